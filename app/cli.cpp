@@ -1,0 +1,67 @@
+#include "app/cli.h"
+
+#include "engine/pprof/pprof_reader.h"
+#include "engine/report/report.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+
+#include <cstdio>
+
+namespace emberline::app {
+
+int runReport(const QStringList &args)
+{
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "Print the top functions of a pprof profile (self and total per function, like go tool pprof -top)."));
+    parser.addHelpOption();
+    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A .pprof file (gzip-compressed or raw)."));
+    const QCommandLineOption sampleType(QStringLiteral("sample-type"),
+                                        QStringLiteral("Sample type to report (default: the profile's default)."),
+                                        QStringLiteral("NAME"));
+    const QCommandLineOption top(QStringLiteral("top"), QStringLiteral("Print only the first N functions."),
+                                 QStringLiteral("N"));
+    const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print JSON instead of a table."));
+    parser.addOptions({sampleType, top, json});
+    if (!parser.parse(args)) {
+        std::fprintf(stderr, "emberline report: %s\n", qPrintable(parser.errorText()));
+        return 2;
+    }
+    if (parser.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(parser.helpText()), stdout);
+        return 0;
+    }
+    const QStringList files = parser.positionalArguments();
+    if (files.size() != 1) {
+        std::fprintf(stderr, "emberline report: expected exactly one FILE (see emberline report --help)\n");
+        return 2;
+    }
+    engine::ReportOptions options;
+    options.sampleType = parser.value(sampleType).toStdString();
+    options.json = parser.isSet(json);
+    options.fileName = files.first().toStdString();
+    if (parser.isSet(top)) {
+        bool ok = false;
+        options.top = parser.value(top).toInt(&ok);
+        if (!ok || options.top < 0) {
+            std::fprintf(stderr, "emberline report: --top needs a whole number, got '%s'\n",
+                         qPrintable(parser.value(top)));
+            return 2;
+        }
+    }
+    auto profile = engine::readPprofFile(files.first().toStdString());
+    if (!profile) {
+        std::fprintf(stderr, "emberline report: %s\n", profile.error().message.c_str());
+        return 1;
+    }
+    auto report = engine::buildReport(profile.value(), options);
+    if (!report) {
+        std::fprintf(stderr, "emberline report: %s\n", report.error().message.c_str());
+        return 1;
+    }
+    std::fputs(report.value().c_str(), stdout);
+    return 0;
+}
+
+} // namespace emberline::app

@@ -1,0 +1,4 @@
+#include "engine/common/logging.h"
+
+Q_LOGGING_CATEGORY(lcPprof, "emberline.pprof", QtWarningMsg)
+Q_LOGGING_CATEGORY(lcModel, "emberline.model", QtWarningMsg)

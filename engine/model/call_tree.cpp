@@ -1,0 +1,129 @@
+#include "engine/model/call_tree.h"
+
+#include "engine/common/flat_hash.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace emberline::engine {
+
+std::optional<CallTree> CallTree::build(const Profile &profile, const FrameTable &frames,
+                                        std::span<const int64_t> perStack, const std::atomic<bool> *cancel)
+{
+    CallTree tree;
+    tree.m_nodes.push_back(Node{});
+    U64ToU32Map childOf(perStack.size() * 4);
+    std::vector<uint32_t> path;
+    const StackTable &stacks = profile.stacks();
+
+    for (uint32_t s = 0; s < perStack.size(); ++s) {
+        const int64_t v = perStack[s];
+        if (v == 0)
+            continue;
+        if ((s & 0x3FFF) == 0 && cancel && cancel->load(std::memory_order_relaxed))
+            return std::nullopt;
+        path.clear();
+        frames.expandRootFirst(stacks.stack(s), path);
+        uint32_t node = 0;
+        tree.m_nodes[0].total += v;
+        for (uint32_t frame : path) {
+            bool inserted = false;
+            const auto candidate = static_cast<uint32_t>(tree.m_nodes.size());
+            const uint32_t child =
+                childOf.findOrInsert((static_cast<uint64_t>(node) << 32) | frame, candidate, inserted);
+            if (inserted) {
+                const uint32_t depth = tree.m_nodes[node].depth + 1;
+                tree.m_nodes.push_back(Node{frame, node, depth, 0, 0});
+                tree.m_maxDepth = std::max(tree.m_maxDepth, depth);
+            }
+            tree.m_nodes[child].total += v;
+            node = child;
+        }
+        tree.m_nodes[node].self += v;
+    }
+
+    // Children in CSR form, ordered by frame name (rank computed once over frames, not per comparison).
+    std::vector<uint32_t> rank(frames.size());
+    {
+        std::vector<uint32_t> order(frames.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::sort(order.begin(), order.end(),
+                  [&](uint32_t a, uint32_t b) { return frames.frame(a).name < frames.frame(b).name; });
+        for (uint32_t i = 0; i < order.size(); ++i)
+            rank[order[i]] = i;
+    }
+    const size_t n = tree.m_nodes.size();
+    tree.m_childOffsets.assign(n + 1, 0);
+    for (size_t i = 1; i < n; ++i)
+        tree.m_childOffsets[tree.m_nodes[i].parent + 1]++;
+    std::partial_sum(tree.m_childOffsets.begin(), tree.m_childOffsets.end(), tree.m_childOffsets.begin());
+    tree.m_children.resize(n > 0 ? n - 1 : 0);
+    std::vector<uint32_t> fill(tree.m_childOffsets.begin(), tree.m_childOffsets.end() - 1);
+    for (uint32_t i = 1; i < n; ++i)
+        tree.m_children[fill[tree.m_nodes[i].parent]++] = i;
+    for (size_t p = 0; p < n; ++p) {
+        auto begin = tree.m_children.begin() + tree.m_childOffsets[p];
+        auto end = tree.m_children.begin() + tree.m_childOffsets[p + 1];
+        if (end - begin > 1) {
+            std::sort(begin, end, [&](uint32_t a, uint32_t b) {
+                return rank[tree.m_nodes[a].frame] < rank[tree.m_nodes[b].frame];
+            });
+        }
+    }
+    return tree;
+}
+
+std::vector<uint32_t> CallTree::pathTo(uint32_t id) const
+{
+    std::vector<uint32_t> path;
+    for (uint32_t n = id; n != 0 && n != kNoIndex; n = m_nodes[n].parent)
+        path.push_back(m_nodes[n].frame);
+    std::reverse(path.begin(), path.end());
+    return path;
+}
+
+uint32_t CallTree::findPath(const FrameTable &frames, std::span<const std::string> names) const
+{
+    uint32_t node = 0;
+    for (const std::string &name : names) {
+        uint32_t next = kNoIndex;
+        for (uint32_t c : children(node)) {
+            if (frames.frame(m_nodes[c].frame).name == name) {
+                next = c;
+                break;
+            }
+        }
+        if (next == kNoIndex)
+            return kNoIndex;
+        node = next;
+    }
+    return node;
+}
+
+std::string CallTree::dump(const FrameTable &frames, int64_t minTotal) const
+{
+    std::string out;
+    if (m_nodes.empty())
+        return out;
+    out += "<root> " + std::to_string(m_nodes[0].self) + " " + std::to_string(m_nodes[0].total) + "\n";
+    // Iterative pre-order walk: recursion depth of real profiles reaches thousands of frames.
+    std::vector<uint32_t> stack;
+    const auto rootChildren = children(0);
+    for (auto it = rootChildren.rbegin(); it != rootChildren.rend(); ++it)
+        stack.push_back(*it);
+    while (!stack.empty()) {
+        const uint32_t id = stack.back();
+        stack.pop_back();
+        const Node &n = m_nodes[id];
+        if (n.total < minTotal && n.total >= 0)
+            continue;
+        out.append(2 * n.depth, ' ');
+        out += frames.frame(n.frame).name + " " + std::to_string(n.self) + " " + std::to_string(n.total) + "\n";
+        auto c = children(id);
+        for (auto it = c.rbegin(); it != c.rend(); ++it)
+            stack.push_back(*it);
+    }
+    return out;
+}
+
+} // namespace emberline::engine

@@ -1,0 +1,58 @@
+#pragma once
+
+#include "engine/model/frame_table.h"
+#include "engine/model/profile.h"
+
+#include <atomic>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace emberline::engine {
+
+// The top-down call tree of one sample type: node 0 is the root (all samples), every other node is a frame
+// reached by one call path. total = value of the samples passing through the node; self = value of the
+// samples ending there. Children are ordered by frame name, so the layout of a flame graph is stable when
+// the same profile grows between live refreshes.
+//
+// Thread: built on a worker (never the GUI thread for large profiles); immutable afterwards.
+class CallTree {
+public:
+    struct Node {
+        uint32_t frame = kNoIndex; // kNoIndex for the root
+        uint32_t parent = kNoIndex;
+        uint32_t depth = 0;        // root is 0
+        int64_t self = 0;
+        int64_t total = 0;
+    };
+
+    // perStack: value per interned stack (valuesPerStack()); returns nullopt when cancelled.
+    static std::optional<CallTree> build(const Profile &profile, const FrameTable &frames,
+                                         std::span<const int64_t> perStack,
+                                         const std::atomic<bool> *cancel = nullptr);
+
+    size_t size() const { return m_nodes.size(); }
+    const Node &node(uint32_t id) const { return m_nodes[id]; }
+    std::span<const uint32_t> children(uint32_t id) const
+    {
+        return {m_children.data() + m_childOffsets[id], m_childOffsets[id + 1] - m_childOffsets[id]};
+    }
+    int64_t total() const { return m_nodes.empty() ? 0 : m_nodes[0].total; }
+    uint32_t maxDepth() const { return m_maxDepth; }
+    // Frames from the root's child down to `id`.
+    std::vector<uint32_t> pathTo(uint32_t id) const;
+    // Finds the node reached by following frame names from the root; kNoIndex if absent.
+    uint32_t findPath(const FrameTable &frames, std::span<const std::string> names) const;
+
+    // Indented text, one node a line: "<indent>name self total". Nodes under minTotal are left out.
+    std::string dump(const FrameTable &frames, int64_t minTotal = 0) const;
+
+private:
+    std::vector<Node> m_nodes;
+    std::vector<uint32_t> m_childOffsets;
+    std::vector<uint32_t> m_children;
+    uint32_t m_maxDepth = 0;
+};
+
+} // namespace emberline::engine

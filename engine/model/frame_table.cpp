@@ -1,0 +1,99 @@
+#include "engine/model/frame_table.h"
+
+#include <cstdio>
+#include <unordered_map>
+
+namespace emberline::engine {
+namespace {
+
+std::string baseName(const std::string &path)
+{
+    const auto slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string hex(uint64_t v)
+{
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+} // namespace
+
+FrameTable::FrameTable(const Profile &profile)
+{
+    std::unordered_map<std::string, uint32_t> byKey;
+    auto intern = [&](Frame f) {
+        std::string key = f.name;
+        key.push_back('\0');
+        key += f.file;
+        auto [it, inserted] = byKey.try_emplace(std::move(key), static_cast<uint32_t>(m_frames.size()));
+        if (inserted)
+            m_frames.push_back(std::move(f));
+        return it->second;
+    };
+
+    // Function index -> frame id, computed once per function rather than per line.
+    std::vector<uint32_t> functionFrame(profile.functions().size(), kNoIndex);
+    const auto &locations = profile.locations();
+    m_locOffsets.reserve(locations.size() + 1);
+    m_locOffsets.push_back(0);
+    for (const Location &loc : locations) {
+        std::string module;
+        const Mapping *mapping = loc.mappingIndex != kNoIndex ? &profile.mappings()[loc.mappingIndex] : nullptr;
+        if (mapping)
+            module = baseName(profile.str(mapping->filename));
+        bool any = false;
+        for (const Line &line : loc.lines) {
+            if (line.functionIndex == kNoIndex)
+                continue;
+            uint32_t &fid = functionFrame[line.functionIndex];
+            if (fid == kNoIndex) {
+                const Function &fn = profile.functions()[line.functionIndex];
+                Frame f;
+                f.name = profile.str(fn.name);
+                if (f.name.empty())
+                    f.name = profile.str(fn.systemName);
+                if (f.name.empty())
+                    f.name = module.empty() ? hex(loc.address) : module + "+" + hex(loc.address);
+                f.file = profile.str(fn.filename);
+                f.line = fn.startLine;
+                f.module = module;
+                fid = intern(std::move(f));
+            }
+            m_locFrames.push_back(fid);
+            any = true;
+        }
+        if (!any) {
+            Frame f;
+            const uint64_t offset = mapping ? loc.address - mapping->start + mapping->offset : loc.address;
+            f.name = module.empty() ? hex(loc.address) : module + "+" + hex(offset);
+            f.module = module;
+            f.symbolized = false;
+            m_locFrames.push_back(intern(std::move(f)));
+        }
+        m_locOffsets.push_back(static_cast<uint32_t>(m_locFrames.size()));
+    }
+}
+
+void FrameTable::expandRootFirst(std::span<const uint32_t> stack, std::vector<uint32_t> &out) const
+{
+    for (size_t i = stack.size(); i-- > 0;) {
+        const auto frames = locationFrames(stack[i]);
+        for (size_t j = frames.size(); j-- > 0;)
+            out.push_back(frames[j]);
+    }
+}
+
+std::vector<uint32_t> FrameTable::findByName(std::string_view name) const
+{
+    std::vector<uint32_t> ids;
+    for (uint32_t i = 0; i < m_frames.size(); ++i) {
+        if (m_frames[i].name == name)
+            ids.push_back(i);
+    }
+    return ids;
+}
+
+} // namespace emberline::engine

@@ -1,0 +1,50 @@
+#pragma once
+
+#include "engine/model/profile.h"
+
+#include <span>
+#include <string>
+#include <vector>
+
+namespace emberline::engine {
+
+// A frame as the user sees it: one function (by name and source file), or, for a location without symbols,
+// `module+0xoffset`.
+struct Frame {
+    std::string name;
+    std::string file;
+    int64_t line = 0;      // the function's start line, 0 when unknown
+    std::string module;    // basename of the mapping's file, empty when the profile has no mappings
+    bool symbolized = true;
+};
+
+// Maps every location of a profile to its frames, de-duplicating functions that share a name and file (as
+// `go tool pprof` does at function granularity), so that derived views aggregate by what the user reads.
+//
+// Thread: built on a worker from an immutable Profile; immutable afterwards.
+class FrameTable {
+public:
+    explicit FrameTable(const Profile &profile);
+
+    size_t size() const { return m_frames.size(); }
+    const Frame &frame(uint32_t id) const { return m_frames[id]; }
+    // Frames of one location, inlined callee first (the order of Location::lines).
+    std::span<const uint32_t> locationFrames(uint32_t locationIndex) const
+    {
+        return {m_locFrames.data() + m_locOffsets[locationIndex],
+                m_locOffsets[locationIndex + 1] - m_locOffsets[locationIndex]};
+    }
+    // Appends the frames of a stack (location indices, leaf first) to `out`, root first.
+    void expandRootFirst(std::span<const uint32_t> stack, std::vector<uint32_t> &out) const;
+    // Frame ids whose name matches exactly; empty if none.
+    std::vector<uint32_t> findByName(std::string_view name) const;
+
+private:
+    uint32_t internFrame(Frame frame);
+
+    std::vector<Frame> m_frames;
+    std::vector<uint32_t> m_locFrames;
+    std::vector<uint32_t> m_locOffsets;
+};
+
+} // namespace emberline::engine

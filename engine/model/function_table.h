@@ -1,0 +1,53 @@
+#pragma once
+
+#include "engine/model/frame_table.h"
+
+#include <atomic>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace emberline::engine {
+
+// Self and total per frame for one sample type, like `go tool pprof -top`: self counts the samples whose
+// leaf is the frame; total counts each sample once even when the frame recurs in its stack.
+//
+// Thread: built on a worker; immutable afterwards.
+class FunctionTable {
+public:
+    struct Row {
+        uint32_t frame = 0;
+        int64_t self = 0;
+        int64_t total = 0;
+    };
+
+    static std::optional<FunctionTable> build(const Profile &profile, const FrameTable &frames,
+                                              std::span<const int64_t> perStack,
+                                              const std::atomic<bool> *cancel = nullptr);
+
+    // Rows with a non-zero self or total, ordered by self then total (descending), then by name.
+    const std::vector<Row> &rows() const { return m_rows; }
+    int64_t grandTotal() const { return m_grandTotal; }
+
+private:
+    std::vector<Row> m_rows;
+    int64_t m_grandTotal = 0;
+};
+
+// Who calls a frame and whom it calls, weighted by the samples that pass through it.
+struct CallerCallee {
+    struct Edge {
+        uint32_t frame = 0;
+        int64_t value = 0;
+    };
+    uint32_t frame = 0;
+    int64_t self = 0;
+    int64_t total = 0;
+    std::vector<Edge> callers; // descending by value
+    std::vector<Edge> callees; // descending by value
+};
+
+CallerCallee computeCallerCallee(const Profile &profile, const FrameTable &frames, std::span<const int64_t> perStack,
+                                 uint32_t frame);
+
+} // namespace emberline::engine

@@ -1,0 +1,155 @@
+#pragma once
+
+#include "engine/model/stack_table.h"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace emberline::engine {
+
+using StringId = uint32_t;       // index into Profile::strings(); 0 is always ""
+inline constexpr uint32_t kNoIndex = UINT32_MAX;
+
+struct ValueType {
+    StringId type = 0;
+    StringId unit = 0;
+};
+
+struct Function {
+    uint64_t id = 0;
+    StringId name = 0;
+    StringId systemName = 0;
+    StringId filename = 0;
+    int64_t startLine = 0;
+};
+
+// One source line of a location. Lines of a location run from the inlined callee outwards to its caller.
+struct Line {
+    uint32_t functionIndex = kNoIndex; // index into Profile::functions()
+    int64_t line = 0;
+    int64_t column = 0;
+};
+
+struct Location {
+    uint64_t id = 0;
+    uint32_t mappingIndex = kNoIndex; // index into Profile::mappings(), or kNoIndex
+    uint64_t address = 0;
+    std::vector<Line> lines;
+    bool isFolded = false;
+};
+
+struct Mapping {
+    uint64_t id = 0;
+    uint64_t start = 0;
+    uint64_t limit = 0;
+    uint64_t offset = 0;
+    StringId filename = 0;
+    StringId buildId = 0;
+    bool hasFunctions = false;
+    bool hasFilenames = false;
+    bool hasLineNumbers = false;
+    bool hasInlineFrames = false;
+};
+
+struct Label {
+    StringId key = 0;
+    StringId str = 0;   // 0 when the label is numeric
+    int64_t num = 0;
+    StringId numUnit = 0;
+};
+
+// A read-only view of one sample; spans point into the owning Profile.
+struct SampleView {
+    std::span<const uint32_t> locations; // location indices, leaf first
+    std::span<const int64_t> values;     // parallel to Profile::sampleTypes()
+    std::span<const Label> labels;
+    uint32_t stackId = 0;
+};
+
+// The pprof data model, in memory. Strings live in one table and are referred to by id, exactly as in
+// profile.proto; ids from the file (location, function, mapping ids) are resolved to vector indices once,
+// when the profile is built, so derived structures never hash ids. Samples are stored column-wise with their
+// stacks interned in a StackTable, so a million samples of depth 32 cost a few bytes each beyond their unique
+// stacks.
+//
+// Thread: a Profile is built on one thread and is immutable afterwards; it crosses threads only as
+// std::shared_ptr<const Profile>.
+class Profile {
+public:
+    Profile();
+
+    // --- strings
+    const std::vector<std::string> &strings() const { return m_strings; }
+    const std::string &str(StringId id) const { return id < m_strings.size() ? m_strings[id] : m_strings[0]; }
+    StringId intern(std::string_view s);
+    // Appends a string without de-duplication (the reader's path: the file's table is taken as is).
+    StringId appendString(std::string s);
+
+    // --- tables
+    std::vector<ValueType> &sampleTypes() { return m_sampleTypes; }
+    const std::vector<ValueType> &sampleTypes() const { return m_sampleTypes; }
+    std::vector<Function> &functions() { return m_functions; }
+    const std::vector<Function> &functions() const { return m_functions; }
+    std::vector<Location> &locations() { return m_locations; }
+    const std::vector<Location> &locations() const { return m_locations; }
+    std::vector<Mapping> &mappings() { return m_mappings; }
+    const std::vector<Mapping> &mappings() const { return m_mappings; }
+    std::vector<StringId> &comments() { return m_comments; }
+    const std::vector<StringId> &comments() const { return m_comments; }
+
+    // --- samples
+    size_t sampleCount() const { return m_sampleStacks.size(); }
+    SampleView sample(size_t i) const;
+    uint32_t sampleStackId(size_t i) const { return m_sampleStacks[i]; }
+    std::span<const int64_t> sampleValues(size_t i) const;
+    std::span<const Label> sampleLabels(size_t i) const;
+    const StackTable &stacks() const { return m_stacks; }
+    // Adds a sample; `locations` are location indices, leaf first. values.size() must equal sampleTypes().size().
+    void addSample(std::span<const uint32_t> locations, std::span<const int64_t> values,
+                   std::span<const Label> labels = {});
+    void addSampleWithStack(uint32_t stackId, std::span<const int64_t> values, std::span<const Label> labels = {});
+    uint32_t internStack(std::span<const uint32_t> locations) { return m_stacks.intern(locations); }
+    void reserveSamples(size_t n);
+
+    // --- scalars
+    int64_t timeNanos = 0;
+    int64_t durationNanos = 0;
+    ValueType periodType;
+    int64_t period = 0;
+    StringId dropFrames = 0;
+    StringId keepFrames = 0;
+    StringId defaultSampleType = 0;
+
+    // --- derived helpers
+    // The sample type shown by default: default_sample_type if set and present, else the last one (pprof's rule).
+    int defaultSampleTypeIndex() const;
+    int sampleTypeIndex(std::string_view type) const; // -1 if absent
+    std::vector<int64_t> totals() const;              // sum of each sample type over all samples
+    // Label lookups by key name; returns kNoIndex-equivalent (false) when absent.
+    StringId findString(std::string_view s) const;
+
+private:
+    friend class PprofDecoder; // fills the columns directly while streaming
+
+    std::vector<std::string> m_strings;
+    std::unordered_map<std::string_view, StringId> m_stringIndex; // built lazily by intern()
+    bool m_stringIndexBuilt = false;
+
+    std::vector<ValueType> m_sampleTypes;
+    std::vector<Function> m_functions;
+    std::vector<Location> m_locations;
+    std::vector<Mapping> m_mappings;
+    std::vector<StringId> m_comments;
+
+    StackTable m_stacks;
+    std::vector<uint32_t> m_sampleStacks;
+    std::vector<int64_t> m_values;         // sampleCount * sampleTypes().size()
+    std::vector<uint32_t> m_labelOffsets;  // sampleCount + 1 entries
+    std::vector<Label> m_labels;
+};
+
+} // namespace emberline::engine

@@ -1,0 +1,480 @@
+#include "engine/pprof/pprof_reader.h"
+
+#include "engine/common/flat_hash.h"
+#include "engine/common/logging.h"
+#include "engine/pprof/profile.pb.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/gzip_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/wire_format_lite.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <unordered_map>
+
+namespace emberline::engine {
+
+namespace pb = perftools::profiles;
+using google::protobuf::io::CodedInputStream;
+using google::protobuf::io::ZeroCopyInputStream;
+using google::protobuf::internal::WireFormatLite;
+
+namespace {
+
+// Counts the bytes that pass through and, when a limit is set, ends the stream past it.
+class CountingStream final : public ZeroCopyInputStream {
+public:
+    CountingStream(ZeroCopyInputStream *inner, uint64_t limit) : m_inner(inner), m_limit(limit) {}
+
+    bool Next(const void **data, int *size) override
+    {
+        if (!m_inner->Next(data, size))
+            return false;
+        m_count += static_cast<uint64_t>(*size);
+        if (m_count > m_limit) {
+            m_exceeded = true;
+            return false;
+        }
+        return true;
+    }
+    void BackUp(int count) override
+    {
+        m_inner->BackUp(count);
+        m_count -= static_cast<uint64_t>(count);
+    }
+    bool Skip(int count) override
+    {
+        const void *data;
+        int size;
+        while (count > 0) {
+            if (!Next(&data, &size))
+                return false;
+            if (size > count) {
+                BackUp(size - count);
+                return true;
+            }
+            count -= size;
+        }
+        return true;
+    }
+    int64_t ByteCount() const override { return static_cast<int64_t>(m_count); }
+    bool exceeded() const { return m_exceeded; }
+
+private:
+    ZeroCopyInputStream *m_inner;
+    uint64_t m_limit;
+    uint64_t m_count = 0;
+    bool m_exceeded = false;
+};
+
+constexpr uint32_t kBigIdTag = 0x80000000u;
+
+} // namespace
+
+// Decodes the top level of profile.proto field by field, so that each Sample is turned into interned columns
+// as soon as it is read. Small tables (locations, functions, mappings) are parsed with the generated classes.
+class PprofDecoder {
+public:
+    PprofDecoder(const std::string &name, const PprofReadOptions &options, CountingStream *compressed,
+                 uint64_t inputSize)
+        : m_name(name), m_options(options), m_compressed(compressed), m_inputSize(inputSize)
+    {
+    }
+
+    Result<Profile> decode(ZeroCopyInputStream *input, CountingStream *decompressed,
+                           google::protobuf::io::GzipInputStream *gzip);
+
+private:
+    Error fail(const std::string &what) const
+    {
+        return makeError(Error::Code::Format, m_name + ": " + what);
+    }
+    template <typename Message>
+    bool readMessage(CodedInputStream &in, Message &msg);
+    bool readSample(CodedInputStream &in);
+    uint32_t rawLocationRef(uint64_t id);
+    std::optional<Error> finish();
+    std::optional<Error> checkString(int64_t index, const char *what) const;
+
+    std::string m_name;
+    const PprofReadOptions &m_options;
+    CountingStream *m_compressed;
+    uint64_t m_inputSize;
+
+    Profile m_profile;
+    pb::Sample m_sample; // reused for every sample: no allocation after the first few
+    std::vector<uint32_t> m_stackBuffer;
+    std::vector<uint64_t> m_bigIds; // location ids that do not fit in 31 bits, by ordinal
+    std::unordered_map<uint64_t, uint32_t> m_bigIdOrdinal;
+    size_t m_valuesPerSample = SIZE_MAX;
+    std::vector<pb::Location> m_locations;
+    std::vector<pb::Function> m_functions;
+    std::vector<pb::Mapping> m_mappings;
+    int64_t m_comments = 0;
+};
+
+template <typename Message>
+bool PprofDecoder::readMessage(CodedInputStream &in, Message &msg)
+{
+    uint32_t length = 0;
+    if (!in.ReadVarint32(&length))
+        return false;
+    const auto limit = in.PushLimit(static_cast<int>(std::min<uint32_t>(length, INT32_MAX)));
+    msg.Clear();
+    const bool ok = msg.MergeFromCodedStream(&in) && in.ConsumedEntireMessage();
+    in.PopLimit(limit);
+    return ok;
+}
+
+uint32_t PprofDecoder::rawLocationRef(uint64_t id)
+{
+    // Ids normally are small and dense; they are kept as is and resolved once per unique stack in finish().
+    if (id < kBigIdTag)
+        return static_cast<uint32_t>(id);
+    auto [it, inserted] = m_bigIdOrdinal.try_emplace(id, static_cast<uint32_t>(m_bigIds.size()));
+    if (inserted)
+        m_bigIds.push_back(id);
+    return kBigIdTag | it->second;
+}
+
+bool PprofDecoder::readSample(CodedInputStream &in)
+{
+    if (!readMessage(in, m_sample))
+        return false;
+    m_stackBuffer.clear();
+    for (uint64_t id : m_sample.location_id())
+        m_stackBuffer.push_back(rawLocationRef(id));
+    Profile &p = m_profile;
+    if (m_valuesPerSample == SIZE_MAX)
+        m_valuesPerSample = static_cast<size_t>(m_sample.value_size());
+    if (static_cast<size_t>(m_sample.value_size()) != m_valuesPerSample) {
+        m_valuesPerSample = SIZE_MAX - 1; // reported in finish()
+        return true;
+    }
+    p.m_sampleStacks.push_back(p.m_stacks.intern(m_stackBuffer));
+    p.m_values.insert(p.m_values.end(), m_sample.value().begin(), m_sample.value().end());
+    for (const pb::Label &l : m_sample.label()) {
+        p.m_labels.push_back(Label{static_cast<StringId>(std::clamp<int64_t>(l.key(), 0, UINT32_MAX)),
+                                   static_cast<StringId>(std::clamp<int64_t>(l.str(), 0, UINT32_MAX)), l.num(),
+                                   static_cast<StringId>(std::clamp<int64_t>(l.num_unit(), 0, UINT32_MAX))});
+        if (l.key() < 0 || l.key() >= UINT32_MAX || l.str() < 0 || l.str() >= UINT32_MAX || l.num_unit() < 0 ||
+            l.num_unit() >= UINT32_MAX)
+            p.m_labels.back().key = UINT32_MAX; // out of range: reported in finish()
+    }
+    p.m_labelOffsets.push_back(static_cast<uint32_t>(p.m_labels.size()));
+    return true;
+}
+
+Result<Profile> PprofDecoder::decode(ZeroCopyInputStream *input, CountingStream *decompressed,
+                                     google::protobuf::io::GzipInputStream *gzip)
+{
+    CodedInputStream in(input);
+    m_profile.m_strings.clear();
+    auto streamError = [&](const char *field) -> Error {
+        if (decompressed->exceeded())
+            return makeError(Error::Code::Limit,
+                             m_name + ": decompressed size exceeds the limit of " +
+                                 std::to_string(m_options.maxDecompressedBytes >> 20) + " MiB (a gzip bomb?)");
+        if (gzip && gzip->ZlibErrorCode() < 0) {
+            const char *msg = gzip->ZlibErrorMessage();
+            return fail(std::string("corrupt or truncated gzip data (") + (msg ? msg : "zlib error") + ")");
+        }
+        return fail(std::string("truncated or corrupt protobuf while reading ") + field);
+    };
+
+    size_t fieldsRead = 0;
+    while (true) {
+        const uint32_t tag = in.ReadTag();
+        if (tag == 0) {
+            if (in.ConsumedEntireMessage() && !decompressed->exceeded() && !(gzip && gzip->ZlibErrorCode() < 0))
+                break;
+            return streamError("a field tag");
+        }
+        if ((++fieldsRead & 0xFFF) == 0) {
+            if (m_options.cancel && m_options.cancel->load(std::memory_order_relaxed))
+                return makeError(Error::Code::Cancelled, m_name + ": loading cancelled");
+            if (m_options.progress && m_inputSize > 0)
+                m_options.progress(static_cast<double>(m_compressed->ByteCount()) / m_inputSize);
+        }
+        const int field = WireFormatLite::GetTagFieldNumber(tag);
+        const auto wire = WireFormatLite::GetTagWireType(tag);
+        const bool delimited = wire == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+        const bool varint = wire == WireFormatLite::WIRETYPE_VARINT;
+        bool ok = true;
+        uint64_t v = 0;
+        switch (field) {
+        case 1: {
+            pb::ValueType vt;
+            ok = delimited && readMessage(in, vt);
+            if (ok)
+                m_profile.m_sampleTypes.push_back(ValueType{static_cast<StringId>(std::clamp<int64_t>(vt.type(), 0, UINT32_MAX)),
+                                                            static_cast<StringId>(std::clamp<int64_t>(vt.unit(), 0, UINT32_MAX))});
+            break;
+        }
+        case 2:
+            ok = delimited && readSample(in);
+            break;
+        case 3:
+            ok = delimited && readMessage(in, m_mappings.emplace_back());
+            break;
+        case 4:
+            ok = delimited && readMessage(in, m_locations.emplace_back());
+            break;
+        case 5:
+            ok = delimited && readMessage(in, m_functions.emplace_back());
+            break;
+        case 6: {
+            uint32_t length = 0;
+            ok = delimited && in.ReadVarint32(&length);
+            if (ok && length > m_options.maxStringBytes)
+                return makeError(Error::Code::Limit, m_name + ": a string of " + std::to_string(length) +
+                                                         " bytes exceeds the limit of " +
+                                                         std::to_string(m_options.maxStringBytes) + " bytes");
+            std::string s;
+            ok = ok && in.ReadString(&s, static_cast<int>(length));
+            if (ok)
+                m_profile.m_strings.push_back(std::move(s));
+            break;
+        }
+        case 7: case 8: case 9: case 10: case 12: case 14:
+            ok = varint && in.ReadVarint64(&v);
+            if (ok) {
+                const auto sv = static_cast<int64_t>(v);
+                if (field == 7) m_profile.dropFrames = static_cast<StringId>(std::clamp<int64_t>(sv, 0, UINT32_MAX));
+                if (field == 8) m_profile.keepFrames = static_cast<StringId>(std::clamp<int64_t>(sv, 0, UINT32_MAX));
+                if (field == 9) m_profile.timeNanos = sv;
+                if (field == 10) m_profile.durationNanos = sv;
+                if (field == 12) m_profile.period = sv;
+                if (field == 14) m_profile.defaultSampleType = static_cast<StringId>(std::clamp<int64_t>(sv, 0, UINT32_MAX));
+            }
+            break;
+        case 11: {
+            pb::ValueType vt;
+            ok = delimited && readMessage(in, vt);
+            if (ok)
+                m_profile.periodType = ValueType{static_cast<StringId>(std::clamp<int64_t>(vt.type(), 0, UINT32_MAX)),
+                                                 static_cast<StringId>(std::clamp<int64_t>(vt.unit(), 0, UINT32_MAX))};
+            break;
+        }
+        case 13: {
+            // repeated int64: packed or not
+            if (delimited) {
+                uint32_t length = 0;
+                ok = in.ReadVarint32(&length);
+                const auto limit = in.PushLimit(static_cast<int>(std::min<uint32_t>(length, INT32_MAX)));
+                while (ok && in.BytesUntilLimit() > 0) {
+                    ok = in.ReadVarint64(&v);
+                    if (ok)
+                        m_profile.m_comments.push_back(static_cast<StringId>(std::clamp<int64_t>(static_cast<int64_t>(v), 0, UINT32_MAX)));
+                }
+                in.PopLimit(limit);
+            } else {
+                ok = varint && in.ReadVarint64(&v);
+                if (ok)
+                    m_profile.m_comments.push_back(static_cast<StringId>(std::clamp<int64_t>(static_cast<int64_t>(v), 0, UINT32_MAX)));
+            }
+            break;
+        }
+        default:
+            ok = WireFormatLite::SkipField(&in, tag);
+            break;
+        }
+        if (!ok) {
+            static const char *names[] = {"?", "sample_type", "sample", "mapping", "location", "function",
+                                          "string_table", "drop_frames", "keep_frames", "time_nanos",
+                                          "duration_nanos", "period_type", "period", "comment",
+                                          "default_sample_type"};
+            return streamError(field >= 1 && field <= 14 ? names[field] : "an unknown field");
+        }
+    }
+    if (auto error = finish())
+        return *error;
+    return std::move(m_profile);
+}
+
+std::optional<Error> PprofDecoder::checkString(int64_t index, const char *what) const
+{
+    if (index < 0 || static_cast<uint64_t>(index) >= m_profile.m_strings.size())
+        return fail(std::string(what) + " refers to string " + std::to_string(index) + ", but the string table has " +
+                    std::to_string(m_profile.m_strings.size()) + " entries");
+    return std::nullopt;
+}
+
+std::optional<Error> PprofDecoder::finish()
+{
+    Profile &p = m_profile;
+    if (p.m_strings.empty()) {
+        if (m_locations.empty() && p.m_sampleStacks.empty() && p.m_sampleTypes.empty())
+            return fail("not a pprof profile (no string table, no sample types, no samples)");
+        return fail("the string table is missing");
+    }
+    if (!p.m_strings[0].empty())
+        return fail("string_table[0] must be the empty string");
+    if (p.m_sampleTypes.empty())
+        return fail("the profile declares no sample types");
+    for (const ValueType &vt : p.m_sampleTypes) {
+        if (auto e = checkString(vt.type, "a sample type")) return e;
+        if (auto e = checkString(vt.unit, "a sample type's unit")) return e;
+    }
+    if (auto e = checkString(p.periodType.type, "period_type")) return e;
+    if (auto e = checkString(p.periodType.unit, "period_type's unit")) return e;
+    if (auto e = checkString(p.dropFrames, "drop_frames")) return e;
+    if (auto e = checkString(p.keepFrames, "keep_frames")) return e;
+    if (auto e = checkString(p.defaultSampleType, "default_sample_type")) return e;
+    for (StringId c : p.m_comments)
+        if (auto e = checkString(c, "a comment")) return e;
+    if (m_valuesPerSample == SIZE_MAX - 1)
+        return fail("samples carry different numbers of values");
+    if (!p.m_sampleStacks.empty() && m_valuesPerSample != p.m_sampleTypes.size())
+        return fail("samples carry " + std::to_string(m_valuesPerSample) + " values but the profile declares " +
+                    std::to_string(p.m_sampleTypes.size()) + " sample types");
+    for (const Label &l : p.m_labels) {
+        if (l.key == UINT32_MAX)
+            return fail("a sample label has a negative or huge string index");
+        if (auto e = checkString(l.key, "a label key")) return e;
+        if (auto e = checkString(l.str, "a label value")) return e;
+        if (auto e = checkString(l.numUnit, "a label unit")) return e;
+    }
+
+    // Mappings and functions: ids to indices.
+    std::unordered_map<uint64_t, uint32_t> mappingIndex;
+    for (const pb::Mapping &m : m_mappings) {
+        if (m.id() == 0 || !mappingIndex.emplace(m.id(), static_cast<uint32_t>(p.m_mappings.size())).second)
+            return fail("mapping id " + std::to_string(m.id()) + " is zero or repeated");
+        if (auto e = checkString(m.filename(), "a mapping's file name")) return e;
+        if (auto e = checkString(m.build_id(), "a mapping's build id")) return e;
+        p.m_mappings.push_back(Mapping{m.id(), m.memory_start(), m.memory_limit(), m.file_offset(),
+                                       static_cast<StringId>(m.filename()), static_cast<StringId>(m.build_id()),
+                                       m.has_functions(), m.has_filenames(), m.has_line_numbers(),
+                                       m.has_inline_frames()});
+    }
+    std::unordered_map<uint64_t, uint32_t> functionIndex;
+    for (const pb::Function &f : m_functions) {
+        if (f.id() == 0 || !functionIndex.emplace(f.id(), static_cast<uint32_t>(p.m_functions.size())).second)
+            return fail("function id " + std::to_string(f.id()) + " is zero or repeated");
+        if (auto e = checkString(f.name(), "a function name")) return e;
+        if (auto e = checkString(f.system_name(), "a function's system name")) return e;
+        if (auto e = checkString(f.filename(), "a function's file name")) return e;
+        p.m_functions.push_back(Function{f.id(), static_cast<StringId>(f.name()),
+                                         static_cast<StringId>(f.system_name()), static_cast<StringId>(f.filename()),
+                                         f.start_line()});
+    }
+    std::unordered_map<uint64_t, uint32_t> locationIndex;
+    p.m_locations.reserve(m_locations.size());
+    for (const pb::Location &l : m_locations) {
+        if (l.id() == 0 || !locationIndex.emplace(l.id(), static_cast<uint32_t>(p.m_locations.size())).second)
+            return fail("location id " + std::to_string(l.id()) + " is zero or repeated");
+        Location loc;
+        loc.id = l.id();
+        loc.address = l.address();
+        loc.isFolded = l.is_folded();
+        if (l.mapping_id() != 0) {
+            auto it = mappingIndex.find(l.mapping_id());
+            if (it == mappingIndex.end())
+                return fail("location " + std::to_string(l.id()) + " refers to missing mapping " +
+                            std::to_string(l.mapping_id()));
+            loc.mappingIndex = it->second;
+        }
+        loc.lines.reserve(l.line_size());
+        for (const pb::Line &line : l.line()) {
+            uint32_t fn = kNoIndex;
+            if (line.function_id() != 0) {
+                auto it = functionIndex.find(line.function_id());
+                if (it == functionIndex.end())
+                    return fail("location " + std::to_string(l.id()) + " refers to missing function " +
+                                std::to_string(line.function_id()));
+                fn = it->second;
+            }
+            loc.lines.push_back(Line{fn, line.line(), line.column()});
+        }
+        p.m_locations.push_back(std::move(loc));
+    }
+    m_locations.clear();
+    m_locations.shrink_to_fit();
+
+    // Stacks were interned over raw ids; resolve each unique stack once and re-intern.
+    StackTable resolved;
+    resolved.reserve(p.m_stacks.size(), p.m_stacks.frameCount());
+    std::vector<uint32_t> newId(p.m_stacks.size());
+    std::vector<uint32_t> frames;
+    for (uint32_t s = 0; s < p.m_stacks.size(); ++s) {
+        frames.clear();
+        for (uint32_t raw : p.m_stacks.stack(s)) {
+            const uint64_t id = (raw & kBigIdTag) ? m_bigIds[raw & ~kBigIdTag] : raw;
+            auto it = locationIndex.find(id);
+            if (it == locationIndex.end())
+                return fail("a sample refers to missing location " + std::to_string(id));
+            frames.push_back(it->second);
+        }
+        newId[s] = resolved.intern(frames);
+    }
+    for (uint32_t &s : p.m_sampleStacks)
+        s = newId[s];
+    p.m_stacks = std::move(resolved);
+    return std::nullopt;
+}
+
+namespace {
+
+Result<Profile> decodeStream(ZeroCopyInputStream *raw, bool gzipped, const std::string &name,
+                             const PprofReadOptions &options, uint64_t inputSize)
+{
+    CountingStream compressed(raw, UINT64_MAX);
+    std::optional<google::protobuf::io::GzipInputStream> gzip;
+    ZeroCopyInputStream *source = &compressed;
+    if (gzipped) {
+        gzip.emplace(&compressed, google::protobuf::io::GzipInputStream::GZIP);
+        source = &*gzip;
+    }
+    CountingStream decompressed(source, options.maxDecompressedBytes);
+    PprofDecoder decoder(name, options, &compressed, inputSize);
+    return decoder.decode(&decompressed, &decompressed, gzip ? &*gzip : nullptr);
+}
+
+bool isGzip(const unsigned char *p, size_t n)
+{
+    return n >= 2 && p[0] == 0x1f && p[1] == 0x8b;
+}
+
+} // namespace
+
+Result<Profile> readPprofBytes(std::string_view bytes, const std::string &name, const PprofReadOptions &options)
+{
+    if (bytes.empty())
+        return makeError(Error::Code::Format, name + ": the file is empty");
+    const bool gz = isGzip(reinterpret_cast<const unsigned char *>(bytes.data()), bytes.size());
+    google::protobuf::io::ArrayInputStream array(bytes.data(), static_cast<int>(bytes.size()));
+    return decodeStream(&array, gz, name, options, bytes.size());
+}
+
+Result<Profile> readPprofFile(const std::string &path, const PprofReadOptions &options)
+{
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return makeError(Error::Code::Io, path + ": " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return makeError(Error::Code::Io, path + ": not a regular file");
+    }
+    if (st.st_size == 0) {
+        ::close(fd);
+        return makeError(Error::Code::Format, path + ": the file is empty");
+    }
+    unsigned char magic[2] = {0, 0};
+    const bool gz = ::pread(fd, magic, 2, 0) == 2 && isGzip(magic, 2);
+    google::protobuf::io::FileInputStream file(fd, 1 << 16);
+    file.SetCloseOnDelete(true);
+    auto result = decodeStream(&file, gz, path, options, static_cast<uint64_t>(st.st_size));
+    if (!result.ok() && file.GetErrno() != 0)
+        return makeError(Error::Code::Io, path + ": " + std::strerror(file.GetErrno()));
+    return result;
+}
+
+} // namespace emberline::engine

@@ -1,0 +1,143 @@
+#include "engine/pprof/pprof_writer.h"
+
+#include "engine/pprof/profile.pb.h"
+
+#include <google/protobuf/io/gzip_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace emberline::engine {
+
+namespace pb = perftools::profiles;
+
+namespace {
+
+void fillTables(const Profile &p, pb::Profile &out)
+{
+    for (const ValueType &vt : p.sampleTypes()) {
+        auto *t = out.add_sample_type();
+        t->set_type(vt.type);
+        t->set_unit(vt.unit);
+    }
+    // Ids are written as index + 1: dense, non-zero, and independent of what the source file used.
+    for (size_t i = 0; i < p.mappings().size(); ++i) {
+        const Mapping &m = p.mappings()[i];
+        auto *o = out.add_mapping();
+        o->set_id(i + 1);
+        o->set_memory_start(m.start);
+        o->set_memory_limit(m.limit);
+        o->set_file_offset(m.offset);
+        o->set_filename(m.filename);
+        o->set_build_id(m.buildId);
+        o->set_has_functions(m.hasFunctions);
+        o->set_has_filenames(m.hasFilenames);
+        o->set_has_line_numbers(m.hasLineNumbers);
+        o->set_has_inline_frames(m.hasInlineFrames);
+    }
+    for (size_t i = 0; i < p.locations().size(); ++i) {
+        const Location &l = p.locations()[i];
+        auto *o = out.add_location();
+        o->set_id(i + 1);
+        o->set_mapping_id(l.mappingIndex == kNoIndex ? 0 : l.mappingIndex + 1);
+        o->set_address(l.address);
+        o->set_is_folded(l.isFolded);
+        for (const Line &line : l.lines) {
+            auto *ol = o->add_line();
+            ol->set_function_id(line.functionIndex == kNoIndex ? 0 : line.functionIndex + 1);
+            ol->set_line(line.line);
+            ol->set_column(line.column);
+        }
+    }
+    for (size_t i = 0; i < p.functions().size(); ++i) {
+        const Function &f = p.functions()[i];
+        auto *o = out.add_function();
+        o->set_id(i + 1);
+        o->set_name(f.name);
+        o->set_system_name(f.systemName);
+        o->set_filename(f.filename);
+        o->set_start_line(f.startLine);
+    }
+    for (const std::string &s : p.strings())
+        out.add_string_table(s);
+    out.set_drop_frames(p.dropFrames);
+    out.set_keep_frames(p.keepFrames);
+    out.set_time_nanos(p.timeNanos);
+    out.set_duration_nanos(p.durationNanos);
+    out.mutable_period_type()->set_type(p.periodType.type);
+    out.mutable_period_type()->set_unit(p.periodType.unit);
+    out.set_period(p.period);
+    for (StringId c : p.comments())
+        out.add_comment(c);
+    out.set_default_sample_type(p.defaultSampleType);
+}
+
+} // namespace
+
+std::string writePprof(const Profile &p, bool compress)
+{
+    pb::Profile out;
+    fillTables(p, out);
+    out.mutable_sample()->Reserve(static_cast<int>(p.sampleCount()));
+    for (size_t i = 0; i < p.sampleCount(); ++i) {
+        const SampleView s = p.sample(i);
+        auto *o = out.add_sample();
+        o->mutable_location_id()->Reserve(static_cast<int>(s.locations.size()));
+        for (uint32_t loc : s.locations)
+            o->add_location_id(loc + 1);
+        for (int64_t v : s.values)
+            o->add_value(v);
+        for (const Label &l : s.labels) {
+            auto *ol = o->add_label();
+            ol->set_key(l.key);
+            ol->set_str(l.str);
+            ol->set_num(l.num);
+            ol->set_num_unit(l.numUnit);
+        }
+    }
+    std::string raw = out.SerializeAsString();
+    if (!compress)
+        return raw;
+    std::string gz;
+    {
+        google::protobuf::io::StringOutputStream sink(&gz);
+        google::protobuf::io::GzipOutputStream::Options options;
+        options.format = google::protobuf::io::GzipOutputStream::GZIP;
+        options.compression_level = 6;
+        google::protobuf::io::GzipOutputStream zip(&sink, options);
+        void *data;
+        int size;
+        size_t done = 0;
+        while (done < raw.size() && zip.Next(&data, &size)) {
+            const size_t n = std::min(static_cast<size_t>(size), raw.size() - done);
+            std::memcpy(data, raw.data() + done, n);
+            done += n;
+            if (n < static_cast<size_t>(size))
+                zip.BackUp(size - static_cast<int>(n));
+        }
+        zip.Close();
+    }
+    return gz;
+}
+
+Status writePprofFile(const Profile &profile, const std::string &path)
+{
+    const std::string bytes = writePprof(profile, true);
+    // Written beside the target and renamed, so that a reader never sees half a file.
+    const std::string tmp = path + ".tmp";
+    FILE *f = std::fopen(tmp.c_str(), "wb");
+    if (!f)
+        return makeError(Error::Code::Io, path + ": " + std::strerror(errno));
+    const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    const bool closed = std::fclose(f) == 0;
+    if (!ok || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int err = errno;
+        std::remove(tmp.c_str());
+        return makeError(Error::Code::Io, path + ": " + std::strerror(err));
+    }
+    return Ok{};
+}
+
+} // namespace emberline::engine

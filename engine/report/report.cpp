@@ -1,0 +1,103 @@
+#include "engine/report/report.h"
+
+#include "engine/model/frame_table.h"
+#include "engine/model/function_table.h"
+#include "engine/model/sample_filter.h"
+#include "engine/model/units.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <cstdio>
+
+namespace emberline::engine {
+namespace {
+
+std::string textReport(const Profile &p, const FrameTable &frames, const FunctionTable &table, int typeIndex,
+                       const ReportOptions &o)
+{
+    const std::string &unit = p.str(p.sampleTypes()[typeIndex].unit);
+    std::string out;
+    if (!o.fileName.empty())
+        out += "File: " + o.fileName + "\n";
+    out += "Type: " + p.str(p.sampleTypes()[typeIndex].type) + " (" + unit + ")\n";
+    if (p.durationNanos > 0)
+        out += "Duration: " + formatValue(p.durationNanos, "nanoseconds") + "\n";
+    out += "Samples: " + std::to_string(p.sampleCount()) + ", total " + formatValue(table.grandTotal(), unit) + "\n";
+    const auto &rows = table.rows();
+    const size_t n = o.top > 0 ? std::min<size_t>(rows.size(), static_cast<size_t>(o.top)) : rows.size();
+    out += "Showing " + std::to_string(n) + " of " + std::to_string(rows.size()) + " functions\n";
+    char line[256];
+    std::snprintf(line, sizeof line, "%12s %8s %8s %12s %8s  %s\n", "self", "self%", "sum%", "total", "total%",
+                  "function");
+    out += line;
+    int64_t sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const auto &r = rows[i];
+        sum += r.self;
+        std::snprintf(line, sizeof line, "%12s %8s %8s %12s %8s  ", formatValue(r.self, unit).c_str(),
+                      formatPercent(r.self, table.grandTotal()).c_str(), formatPercent(sum, table.grandTotal()).c_str(),
+                      formatValue(r.total, unit).c_str(), formatPercent(r.total, table.grandTotal()).c_str());
+        out += line;
+        out += frames.frame(r.frame).name + "\n";
+    }
+    return out;
+}
+
+std::string jsonReport(const Profile &p, const FrameTable &frames, const FunctionTable &table,
+                       const ReportOptions &o)
+{
+    QJsonObject root;
+    QJsonArray types;
+    const std::vector<int64_t> totals = p.totals();
+    for (size_t i = 0; i < p.sampleTypes().size(); ++i) {
+        QJsonObject t;
+        t.insert(QStringLiteral("type"), QString::fromStdString(p.str(p.sampleTypes()[i].type)));
+        t.insert(QStringLiteral("unit"), QString::fromStdString(p.str(p.sampleTypes()[i].unit)));
+        t.insert(QStringLiteral("total"), static_cast<qint64>(totals[i]));
+        types.append(t);
+    }
+    root.insert(QStringLiteral("sample_types"), types);
+    root.insert(QStringLiteral("samples"), static_cast<qint64>(p.sampleCount()));
+    QJsonArray functions;
+    const auto &rows = table.rows();
+    const size_t n = o.top > 0 ? std::min<size_t>(rows.size(), static_cast<size_t>(o.top)) : rows.size();
+    for (size_t i = 0; i < n; ++i) {
+        QJsonObject f;
+        f.insert(QStringLiteral("name"), QString::fromStdString(frames.frame(rows[i].frame).name));
+        f.insert(QStringLiteral("self"), static_cast<qint64>(rows[i].self));
+        f.insert(QStringLiteral("total"), static_cast<qint64>(rows[i].total));
+        functions.append(f);
+    }
+    root.insert(QStringLiteral("functions"), functions);
+    return QJsonDocument(root).toJson(QJsonDocument::Indented).toStdString();
+}
+
+} // namespace
+
+Result<std::string> buildReport(const Profile &profile, const ReportOptions &options)
+{
+    int typeIndex = profile.defaultSampleTypeIndex();
+    if (!options.sampleType.empty()) {
+        typeIndex = profile.sampleTypeIndex(options.sampleType);
+        if (typeIndex < 0) {
+            std::string known;
+            for (const ValueType &vt : profile.sampleTypes())
+                known += (known.empty() ? "" : ", ") + profile.str(vt.type);
+            return makeError(Error::Code::Invalid,
+                             "no sample type '" + options.sampleType + "' in this profile (it has: " + known + ")");
+        }
+    }
+    if (typeIndex < 0)
+        return makeError(Error::Code::Invalid, "the profile has no sample types");
+    const FrameTable frames(profile);
+    const std::vector<int64_t> perStack = valuesPerStack(profile, typeIndex, {});
+    std::optional<FunctionTable> table = FunctionTable::build(profile, frames, perStack);
+    if (!table)
+        return makeError(Error::Code::Cancelled, "cancelled");
+    return options.json ? jsonReport(profile, frames, *table, options)
+                        : textReport(profile, frames, *table, typeIndex, options);
+}
+
+} // namespace emberline::engine

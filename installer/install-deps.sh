@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package Emberline needs to build, test and run, and nothing when all are present.
+#   installer/install-deps.sh          build + run dependencies
+#   installer/install-deps.sh --test   also what the test suite uses (go tool pprof, Xvfb, linux-perf, ...)
+set -euo pipefail
+
+build_pkgs=(
+    cmake ninja-build g++ pkg-config
+    qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6 libgl-dev
+    libunwind-dev libprotobuf-dev protobuf-compiler
+    libcurl4-openssl-dev libdw-dev libelf-dev zlib1g-dev libzstd-dev
+)
+test_pkgs=(
+    golang-go clang libclang-rt-14-dev
+    xvfb xauth imagemagick xdotool
+    linux-perf python3
+    desktop-file-utils appstream dpkg-dev fakeroot debootstrap
+)
+
+pkgs=("${build_pkgs[@]}")
+if [[ "${1:-}" == "--test" ]]; then
+    pkgs+=("${test_pkgs[@]}")
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+    exit 0
+fi
+
+echo "Installing: ${missing[*]}"
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then
+    SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
