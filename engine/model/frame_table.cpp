@@ -23,12 +23,12 @@ std::string hex(uint64_t v)
 
 FrameTable::FrameTable(const Profile &profile)
 {
+    // Keyed by name alone: `go tool pprof` at function granularity clears file names before it aggregates, so
+    // two functions of the same name in different files are one row there, and must be one frame here for
+    // `emberline report` and the views to show the same numbers. The first function seen gives file and line.
     std::unordered_map<std::string, uint32_t> byKey;
     auto intern = [&](Frame f) {
-        std::string key = f.name;
-        key.push_back('\0');
-        key += f.file;
-        auto [it, inserted] = byKey.try_emplace(std::move(key), static_cast<uint32_t>(m_frames.size()));
+        auto [it, inserted] = byKey.try_emplace(f.name, static_cast<uint32_t>(m_frames.size()));
         if (inserted)
             m_frames.push_back(std::move(f));
         return it->second;

@@ -18,8 +18,9 @@ struct Frame {
     bool symbolized = true;
 };
 
-// Maps every location of a profile to its frames, de-duplicating functions that share a name and file (as
-// `go tool pprof` does at function granularity), so that derived views aggregate by what the user reads.
+// Maps every location of a profile to its frames, de-duplicating functions that share a name (as `go tool pprof`
+// does at function granularity, where file names are dropped before aggregating), so that derived views
+// aggregate by what the user reads.
 //
 // Thread: built on a worker from an immutable Profile; immutable afterwards.
 class FrameTable {

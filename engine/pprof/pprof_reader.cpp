@@ -5,10 +5,11 @@
 #include "engine/pprof/profile.pb.h"
 
 #include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/gzip_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/wire_format_lite.h>
+
+#include <zlib.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <unordered_map>
 
 namespace emberline::engine {
@@ -73,7 +75,121 @@ private:
     bool m_exceeded = false;
 };
 
+// Inflates gzip (several concatenated members too) straight from zlib. protobuf's GzipInputStream reports an
+// input that ends in the middle of the deflate stream or its trailer as a clean end, so a cut file whose
+// protobuf happens to be complete would be accepted; this stream knows whether zlib saw the member's end and
+// its CRC and length checked.
+class GzipStream final : public ZeroCopyInputStream {
+public:
+    explicit GzipStream(ZeroCopyInputStream *source) : m_source(source), m_buffer(new unsigned char[kBufferSize])
+    {
+        m_ok = inflateInit2(&m_z, 16 + MAX_WBITS) == Z_OK;
+        if (!m_ok)
+            m_error = "zlib could not be initialised";
+    }
+    ~GzipStream() override { inflateEnd(&m_z); }
+    GzipStream(const GzipStream &) = delete;
+    GzipStream &operator=(const GzipStream &) = delete;
+
+    bool Next(const void **data, int *size) override
+    {
+        if (m_backedUp > 0) {
+            *data = m_buffer.get() + m_chunkSize - m_backedUp;
+            *size = m_backedUp;
+            m_count += static_cast<uint64_t>(m_backedUp);
+            m_backedUp = 0;
+            return true;
+        }
+        while (m_ok) {
+            if (m_z.avail_in == 0) {
+                const void *in = nullptr;
+                int n = 0;
+                if (!m_source->Next(&in, &n)) {
+                    if (!m_memberEnded) {
+                        m_ok = false;
+                        m_error = m_anyInput ? "the gzip stream is truncated" : "no data";
+                    }
+                    return false;
+                }
+                m_z.next_in = static_cast<Bytef *>(const_cast<void *>(in));
+                m_z.avail_in = static_cast<uInt>(n);
+                if (n == 0)
+                    continue;
+                m_anyInput = true;
+            }
+            if (m_memberEnded) {
+                // More bytes after a complete member: another gzip member follows (or garbage, which fails).
+                inflateReset(&m_z);
+                m_memberEnded = false;
+            }
+            m_z.next_out = m_buffer.get();
+            m_z.avail_out = kBufferSize;
+            const int rc = inflate(&m_z, Z_NO_FLUSH);
+            if (rc == Z_STREAM_END) {
+                m_memberEnded = true;
+            } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+                m_ok = false;
+                m_error = m_z.msg ? m_z.msg : "zlib error " + std::to_string(rc);
+                return false;
+            }
+            const int produced = static_cast<int>(kBufferSize - m_z.avail_out);
+            if (produced > 0) {
+                m_chunkSize = produced;
+                *data = m_buffer.get();
+                *size = produced;
+                m_count += static_cast<uint64_t>(produced);
+                return true;
+            }
+        }
+        return false;
+    }
+    void BackUp(int count) override
+    {
+        m_backedUp = count;
+        m_count -= static_cast<uint64_t>(count);
+    }
+    bool Skip(int count) override
+    {
+        const void *data;
+        int size;
+        while (count > 0) {
+            if (!Next(&data, &size))
+                return false;
+            if (size > count) {
+                BackUp(size - count);
+                return true;
+            }
+            count -= size;
+        }
+        return true;
+    }
+    int64_t ByteCount() const override { return static_cast<int64_t>(m_count); }
+    // Empty while the stream is sound; otherwise what zlib (or the end of input) said.
+    const std::string &error() const { return m_error; }
+
+private:
+    static constexpr uInt kBufferSize = 256u << 10;
+
+    ZeroCopyInputStream *m_source;
+    std::unique_ptr<unsigned char[]> m_buffer;
+    z_stream m_z{};
+    bool m_ok = false;
+    bool m_memberEnded = false;
+    bool m_anyInput = false;
+    int m_chunkSize = 0;
+    int m_backedUp = 0;
+    uint64_t m_count = 0;
+    std::string m_error;
+};
+
 constexpr uint32_t kBigIdTag = 0x80000000u;
+
+// A string index from the file as a StringId; negative or huge indices become UINT32_MAX, which no string table
+// reaches, so the check in finish() refuses them instead of silently reading string 0.
+StringId toStringId(int64_t index)
+{
+    return index >= 0 && index < static_cast<int64_t>(UINT32_MAX) ? static_cast<StringId>(index) : UINT32_MAX;
+}
 
 } // namespace
 
@@ -87,8 +203,7 @@ public:
     {
     }
 
-    Result<Profile> decode(ZeroCopyInputStream *input, CountingStream *decompressed,
-                           google::protobuf::io::GzipInputStream *gzip);
+    Result<Profile> decode(ZeroCopyInputStream *input, CountingStream *decompressed, GzipStream *gzip);
 
 private:
     Error fail(const std::string &what) const
@@ -171,9 +286,10 @@ bool PprofDecoder::readSample(CodedInputStream &in)
     return true;
 }
 
-Result<Profile> PprofDecoder::decode(ZeroCopyInputStream *input, CountingStream *decompressed,
-                                     google::protobuf::io::GzipInputStream *gzip)
+Result<Profile> PprofDecoder::decode(ZeroCopyInputStream *input, CountingStream *decompressed, GzipStream *gzip)
 {
+    if (m_options.cancel && m_options.cancel->load(std::memory_order_relaxed))
+        return makeError(Error::Code::Cancelled, m_name + ": loading cancelled");
     CodedInputStream in(input);
     m_profile.m_strings.clear();
     auto streamError = [&](const char *field) -> Error {
@@ -181,10 +297,8 @@ Result<Profile> PprofDecoder::decode(ZeroCopyInputStream *input, CountingStream 
             return makeError(Error::Code::Limit,
                              m_name + ": decompressed size exceeds the limit of " +
                                  std::to_string(m_options.maxDecompressedBytes >> 20) + " MiB (a gzip bomb?)");
-        if (gzip && gzip->ZlibErrorCode() < 0) {
-            const char *msg = gzip->ZlibErrorMessage();
-            return fail(std::string("corrupt or truncated gzip data (") + (msg ? msg : "zlib error") + ")");
-        }
+        if (gzip && !gzip->error().empty())
+            return fail("corrupt or truncated gzip data (" + gzip->error() + ")");
         return fail(std::string("truncated or corrupt protobuf while reading ") + field);
     };
 
@@ -192,7 +306,7 @@ Result<Profile> PprofDecoder::decode(ZeroCopyInputStream *input, CountingStream 
     while (true) {
         const uint32_t tag = in.ReadTag();
         if (tag == 0) {
-            if (in.ConsumedEntireMessage() && !decompressed->exceeded() && !(gzip && gzip->ZlibErrorCode() < 0))
+            if (in.ConsumedEntireMessage() && !decompressed->exceeded() && !(gzip && !gzip->error().empty()))
                 break;
             return streamError("a field tag");
         }
@@ -213,8 +327,8 @@ Result<Profile> PprofDecoder::decode(ZeroCopyInputStream *input, CountingStream 
             pb::ValueType vt;
             ok = delimited && readMessage(in, vt);
             if (ok)
-                m_profile.m_sampleTypes.push_back(ValueType{static_cast<StringId>(std::clamp<int64_t>(vt.type(), 0, UINT32_MAX)),
-                                                            static_cast<StringId>(std::clamp<int64_t>(vt.unit(), 0, UINT32_MAX))});
+                m_profile.m_sampleTypes.push_back(ValueType{toStringId(vt.type()),
+                                                            toStringId(vt.unit())});
             break;
         }
         case 2:
@@ -246,20 +360,20 @@ Result<Profile> PprofDecoder::decode(ZeroCopyInputStream *input, CountingStream 
             ok = varint && in.ReadVarint64(&v);
             if (ok) {
                 const auto sv = static_cast<int64_t>(v);
-                if (field == 7) m_profile.dropFrames = static_cast<StringId>(std::clamp<int64_t>(sv, 0, UINT32_MAX));
-                if (field == 8) m_profile.keepFrames = static_cast<StringId>(std::clamp<int64_t>(sv, 0, UINT32_MAX));
+                if (field == 7) m_profile.dropFrames = toStringId(sv);
+                if (field == 8) m_profile.keepFrames = toStringId(sv);
                 if (field == 9) m_profile.timeNanos = sv;
                 if (field == 10) m_profile.durationNanos = sv;
                 if (field == 12) m_profile.period = sv;
-                if (field == 14) m_profile.defaultSampleType = static_cast<StringId>(std::clamp<int64_t>(sv, 0, UINT32_MAX));
+                if (field == 14) m_profile.defaultSampleType = toStringId(sv);
             }
             break;
         case 11: {
             pb::ValueType vt;
             ok = delimited && readMessage(in, vt);
             if (ok)
-                m_profile.periodType = ValueType{static_cast<StringId>(std::clamp<int64_t>(vt.type(), 0, UINT32_MAX)),
-                                                 static_cast<StringId>(std::clamp<int64_t>(vt.unit(), 0, UINT32_MAX))};
+                m_profile.periodType = ValueType{toStringId(vt.type()),
+                                                 toStringId(vt.unit())};
             break;
         }
         case 13: {
@@ -271,13 +385,13 @@ Result<Profile> PprofDecoder::decode(ZeroCopyInputStream *input, CountingStream 
                 while (ok && in.BytesUntilLimit() > 0) {
                     ok = in.ReadVarint64(&v);
                     if (ok)
-                        m_profile.m_comments.push_back(static_cast<StringId>(std::clamp<int64_t>(static_cast<int64_t>(v), 0, UINT32_MAX)));
+                        m_profile.m_comments.push_back(toStringId(static_cast<int64_t>(v)));
                 }
                 in.PopLimit(limit);
             } else {
                 ok = varint && in.ReadVarint64(&v);
                 if (ok)
-                    m_profile.m_comments.push_back(static_cast<StringId>(std::clamp<int64_t>(static_cast<int64_t>(v), 0, UINT32_MAX)));
+                    m_profile.m_comments.push_back(toStringId(static_cast<int64_t>(v)));
             }
             break;
         }
@@ -426,10 +540,10 @@ Result<Profile> decodeStream(ZeroCopyInputStream *raw, bool gzipped, const std::
                              const PprofReadOptions &options, uint64_t inputSize)
 {
     CountingStream compressed(raw, UINT64_MAX);
-    std::optional<google::protobuf::io::GzipInputStream> gzip;
+    std::optional<GzipStream> gzip;
     ZeroCopyInputStream *source = &compressed;
     if (gzipped) {
-        gzip.emplace(&compressed, google::protobuf::io::GzipInputStream::GZIP);
+        gzip.emplace(&compressed);
         source = &*gzip;
     }
     CountingStream decompressed(source, options.maxDecompressedBytes);

@@ -1,0 +1,200 @@
+// Call trees: golden text dumps of every real file's default sample type (tests/data/golden, regenerated with
+// EMBERLINE_UPDATE_GOLDEN=1), and a small hand-built profile whose tree is known exactly.
+
+#include "test_support.h"
+
+#include "engine/model/call_tree.h"
+#include "engine/model/frame_table.h"
+#include "engine/model/sample_filter.h"
+#include "engine/pprof/pprof_reader.h"
+
+#include <QDir>
+#include <QTest>
+
+using namespace emberline;
+using namespace emberline::engine;
+
+namespace {
+
+// main → a → rec → rec → rec, main → a → rec → (no symbols), main → b with `inner` inlined into b, main alone.
+Profile handBuilt()
+{
+    test::ProfileBuilder b({{"samples", "count"}});
+    const uint32_t fMain = b.function("main", "main.c", 1);
+    const uint32_t fA = b.function("a", "a.c", 10);
+    const uint32_t fB = b.function("b", "b.c", 20);
+    const uint32_t fRec = b.function("rec", "rec.c", 30);
+    const uint32_t fInner = b.function("inner", "b.c", 40);
+    const uint32_t fLeaf = b.function("leaf", "leaf.c", 50);
+    const uint32_t lib = b.mapping("/usr/lib/libfoo.so", 0x1000, 0x9000, 0x200);
+    const uint32_t lMain = b.location({fMain});
+    const uint32_t lA = b.location({fA});
+    const uint32_t lB = b.location({fInner, fB}); // inlined callee first
+    const uint32_t lRec = b.location({fRec});
+    const uint32_t lLeaf = b.location({fLeaf});
+    const uint32_t lRaw = b.location({}, lib, 0x1500); // no lines: shown as libfoo.so+0x700
+    b.sample({lA, lMain}, {5});
+    b.sample({lB, lMain}, {3});
+    b.sample({lRec, lRec, lRec, lA, lMain}, {2});
+    b.sample({lRaw, lRec, lA, lMain}, {7});
+    b.sample({lMain}, {1});
+    b.sample({lA, lMain}, {4});        // same stack as the first: interned once, values add up
+    b.sample({lLeaf, lB, lMain}, {0}); // a zero value adds no node
+    return b.take();
+}
+
+const char *kHandBuiltDump = "<root> 0 22\n"
+                             "  main 1 22\n"
+                             "    a 9 18\n"
+                             "      rec 0 9\n"
+                             "        libfoo.so+0x700 7 7\n"
+                             "        rec 0 2\n"
+                             "          rec 2 2\n"
+                             "    b 0 3\n"
+                             "      inner 3 3\n";
+
+CallTree buildTree(const Profile &p, const FrameTable &frames, int type, const std::vector<uint8_t> &mask = {})
+{
+    const std::vector<int64_t> perStack = valuesPerStack(p, type, mask);
+    return *CallTree::build(p, frames, perStack);
+}
+
+} // namespace
+
+class TestCallTree : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void handBuiltTree();
+    void handBuiltNodes();
+    void cancelled();
+    void golden_data();
+    void golden();
+};
+
+// If this fails, the call tree gets self/total wrong for recursion, inlined frames, unsymbolized locations or
+// repeated stacks, or orders children unstably: the flame graph would be wrong.
+void TestCallTree::handBuiltTree()
+{
+    const Profile p = handBuilt();
+    const FrameTable frames(p);
+    const CallTree tree = buildTree(p, frames, 0);
+    QCOMPARE(QString::fromStdString(tree.dump(frames)), QString::fromLatin1(kHandBuiltDump));
+    QCOMPARE(tree.total(), int64_t(22));
+    QCOMPARE(tree.maxDepth(), 5u);
+    // minTotal leaves small nodes out.
+    QCOMPARE(QString::fromStdString(tree.dump(frames, 9)),
+             QStringLiteral("<root> 0 22\n  main 1 22\n    a 9 18\n      rec 0 9\n"));
+}
+
+// If this fails, navigation (zoom, breadcrumb, search) reaches the wrong node, or a node's frame lost its
+// source file and line.
+void TestCallTree::handBuiltNodes()
+{
+    const Profile p = handBuilt();
+    const FrameTable frames(p);
+    const CallTree tree = buildTree(p, frames, 0);
+    const std::vector<std::string> path{"main", "a", "rec", "rec"};
+    const uint32_t node = tree.findPath(frames, path);
+    QVERIFY(node != kNoIndex);
+    QCOMPARE(tree.node(node).depth, 4u);
+    QCOMPARE(tree.node(node).self, int64_t(0));
+    QCOMPARE(tree.node(node).total, int64_t(2));
+    std::vector<std::string> names;
+    for (uint32_t f : tree.pathTo(node))
+        names.push_back(frames.frame(f).name);
+    QCOMPARE(names, path);
+    const std::vector<std::string> missing{"main", "b", "rec"};
+    QCOMPARE(tree.findPath(frames, missing), kNoIndex);
+
+    const uint32_t inner = tree.findPath(frames, std::vector<std::string>{"main", "b", "inner"});
+    QVERIFY(inner != kNoIndex);
+    const Frame &f = frames.frame(tree.node(inner).frame);
+    QCOMPARE(f.file, std::string("b.c"));
+    QCOMPARE(f.line, int64_t(40));
+    QVERIFY(f.symbolized);
+    const uint32_t raw = tree.findPath(frames, std::vector<std::string>{"main", "a", "rec", "libfoo.so+0x700"});
+    QVERIFY(raw != kNoIndex);
+    QVERIFY(!frames.frame(tree.node(raw).frame).symbolized);
+    QCOMPARE(frames.frame(tree.node(raw).frame).module, std::string("libfoo.so"));
+    // The totals of a node's children never exceed its own total; self + children == total.
+    for (uint32_t n = 0; n < tree.size(); ++n) {
+        int64_t children = 0;
+        for (uint32_t c : tree.children(n)) {
+            children += tree.node(c).total;
+            QCOMPARE(tree.node(c).parent, n);
+            QCOMPARE(tree.node(c).depth, tree.node(n).depth + 1);
+        }
+        QCOMPARE(tree.node(n).self + children, tree.node(n).total);
+    }
+}
+
+// If this fails, a cancelled build still runs to the end (the GUI would wait on stale work).
+void TestCallTree::cancelled()
+{
+    const Profile p = handBuilt();
+    const FrameTable frames(p);
+    const std::vector<int64_t> perStack = valuesPerStack(p, 0, {});
+    std::atomic<bool> cancel{true};
+    QVERIFY(!CallTree::build(p, frames, perStack, &cancel).has_value());
+}
+
+void TestCallTree::golden_data()
+{
+    QTest::addColumn<QString>("file");
+    for (const QString &f : test::realFiles())
+        QTest::newRow(qPrintable(f)) << f;
+}
+
+// If this fails, the call tree of a real profile changed: either the reader, the frame table or the tree
+// builder changed behaviour. If the change is intended, regenerate with EMBERLINE_UPDATE_GOLDEN=1 and review the
+// diff of tests/data/golden.
+void TestCallTree::golden()
+{
+    QFETCH(QString, file);
+    auto r = readPprofFile(test::realPath(file));
+    QVERIFY(r.ok());
+    const Profile &p = r.value();
+    const int type = p.defaultSampleTypeIndex();
+    const FrameTable frames(p);
+    const CallTree tree = buildTree(p, frames, type);
+    // Independent of the golden file: the root holds the whole total, and the self values add up to it.
+    QCOMPARE(tree.total(), p.totals()[size_t(type)]);
+    int64_t selfSum = 0;
+    for (uint32_t n = 0; n < tree.size(); ++n)
+        selfSum += tree.node(n).self;
+    QCOMPARE(selfSum, tree.total());
+
+    const std::string dump = tree.dump(frames);
+    const QString golden = test::goldenDir() + QLatin1Char('/') + file + QLatin1Char('.') +
+                           QString::fromStdString(p.str(p.sampleTypes()[size_t(type)].type)) +
+                           QStringLiteral(".txt");
+    if (qEnvironmentVariable("EMBERLINE_UPDATE_GOLDEN") == QLatin1String("1")) {
+        QDir().mkpath(test::goldenDir());
+        QFile out(golden);
+        QVERIFY(out.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        out.write(dump.data(), qint64(dump.size()));
+        qInfo("regenerated %s (%zu bytes)", qPrintable(golden), dump.size());
+        return;
+    }
+    QFile in(golden);
+    QVERIFY2(in.open(QIODevice::ReadOnly),
+             qPrintable(golden + QStringLiteral(" is missing: run with EMBERLINE_UPDATE_GOLDEN=1")));
+    const QByteArray expected = in.readAll();
+    if (expected.toStdString() != dump) {
+        // Point at the first differing line rather than dumping thousands of lines.
+        const QList<QByteArray> a = expected.split('\n');
+        const QList<QByteArray> b = QByteArray::fromStdString(dump).split('\n');
+        qsizetype i = 0;
+        while (i < a.size() && i < b.size() && a[i] == b[i])
+            ++i;
+        QFAIL(qPrintable(QStringLiteral("%1 differs at line %2:\n  expected: %3\n  actual:   %4")
+                             .arg(golden)
+                             .arg(i + 1)
+                             .arg(QString::fromUtf8(i < a.size() ? a[i] : "<end>"),
+                                  QString::fromUtf8(i < b.size() ? b[i] : "<end>"))));
+    }
+}
+
+QTEST_GUILESS_MAIN(TestCallTree)
+#include "tst_call_tree.moc"

@@ -1,0 +1,146 @@
+// Merging profiles: a session's flushes into one profile, several files opened as one.
+
+#include "test_support.h"
+
+#include "engine/model/frame_table.h"
+#include "engine/model/function_table.h"
+#include "engine/model/merge.h"
+#include "engine/model/sample_filter.h"
+#include "engine/pprof/pprof_reader.h"
+
+#include <QTest>
+
+#include <map>
+
+using namespace emberline;
+using namespace emberline::engine;
+
+namespace {
+
+std::map<std::string, std::pair<int64_t, int64_t>> functionValues(const Profile &p, int type)
+{
+    const FrameTable frames(p);
+    const auto table = FunctionTable::build(p, frames, valuesPerStack(p, type, {}));
+    std::map<std::string, std::pair<int64_t, int64_t>> out;
+    for (const auto &row : table->rows())
+        out[frames.frame(row.frame).name] = {row.self, row.total};
+    return out;
+}
+
+} // namespace
+
+class TestMerge : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void selfMergeDoubles_data();
+    void selfMergeDoubles();
+    void differentSampleTypesRefused();
+    void labelsAndTimeSpan();
+};
+
+void TestMerge::selfMergeDoubles_data()
+{
+    QTest::addColumn<QString>("file");
+    for (const QString &f : test::realFiles())
+        QTest::newRow(qPrintable(f)) << f;
+}
+
+// If this fails, merging loses or duplicates samples, or fails to share identical functions, locations,
+// mappings and strings (a long session's merged profile would grow with every flush instead of with new code).
+void TestMerge::selfMergeDoubles()
+{
+    QFETCH(QString, file);
+    auto r = readPprofFile(test::realPath(file));
+    QVERIFY(r.ok());
+    const Profile &p = r.value();
+    const Profile *inputs[] = {&p, &p};
+    auto merged = mergeProfiles(inputs);
+    QVERIFY2(merged.ok(), merged.ok() ? "" : merged.error().message.c_str());
+    const Profile &m = merged.value();
+
+    QCOMPARE(m.sampleCount(), 2 * p.sampleCount());
+    std::vector<int64_t> doubled = p.totals();
+    for (int64_t &v : doubled)
+        v *= 2;
+    QCOMPARE(m.totals(), doubled);
+    // The second copy adds no table entry: the tables are those of the file merged alone (which may already
+    // fold a file's own duplicates: node-heap declares two identical functions).
+    const Profile *single[] = {&p};
+    auto alone = mergeProfiles(single);
+    QVERIFY(alone.ok());
+    QCOMPARE(m.functions().size(), alone->functions().size());
+    QCOMPARE(m.locations().size(), alone->locations().size());
+    QCOMPARE(m.mappings().size(), alone->mappings().size());
+    QCOMPARE(m.strings().size(), alone->strings().size());
+    QCOMPARE(m.stacks().size(), alone->stacks().size());
+    QVERIFY(alone->functions().size() <= p.functions().size());
+    QVERIFY(alone->functions().size() + 1 >= p.functions().size());
+    QCOMPARE(alone->mappings().size(), p.mappings().size());
+    QCOMPARE(m.defaultSampleTypeIndex(), p.defaultSampleTypeIndex());
+    QCOMPARE(m.period, p.period);
+
+    const int type = p.defaultSampleTypeIndex();
+    auto before = functionValues(p, type);
+    auto after = functionValues(m, type);
+    QCOMPARE(after.size(), before.size());
+    for (const auto &[name, v] : before)
+        QCOMPARE(after.at(name), std::make_pair(2 * v.first, 2 * v.second));
+}
+
+// If this fails, profiles of different kinds (CPU and heap) are summed into nonsense instead of refused.
+void TestMerge::differentSampleTypesRefused()
+{
+    auto cpu = readPprofFile(test::realPath(QStringLiteral("go-cpu.pprof")));
+    auto heap = readPprofFile(test::realPath(QStringLiteral("go-heap.pprof")));
+    QVERIFY(cpu.ok() && heap.ok());
+    const Profile *inputs[] = {&cpu.value(), &heap.value()};
+    auto merged = mergeProfiles(inputs);
+    QVERIFY(!merged.ok());
+    QCOMPARE(merged.error().code, Error::Code::Invalid);
+    QVERIFY(merged.error().message.find("sample types") != std::string::npos);
+
+    // Same types in another order are different too: values are positional.
+    test::ProfileBuilder a({{"samples", "count"}, {"cpu", "nanoseconds"}});
+    test::ProfileBuilder b({{"cpu", "nanoseconds"}, {"samples", "count"}});
+    const Profile pa = a.take();
+    const Profile pb = b.take();
+    const Profile *swapped[] = {&pa, &pb};
+    QVERIFY(!mergeProfiles(swapped).ok());
+    QVERIFY(!mergeProfiles(std::span<const Profile *const>()).ok());
+}
+
+// If this fails, merged samples lose their labels (thread filter, timeline) or the merged time span does not
+// cover all inputs.
+void TestMerge::labelsAndTimeSpan()
+{
+    test::ProfileBuilder a({{"cpu", "nanoseconds"}});
+    const uint32_t la = a.location({a.function("f", "f.c")});
+    a.sample({la}, {10}, {a.numLabel("thread id", 7), a.strLabel("thread name", "main")});
+    a.profile().timeNanos = 1000;
+    a.profile().durationNanos = 500;
+    test::ProfileBuilder b({{"cpu", "nanoseconds"}});
+    b.profile().intern("padding so that string ids differ");
+    const uint32_t lb = b.location({b.function("g", "g.c")});
+    b.sample({lb}, {20}, {b.strLabel("thread name", "worker")});
+    b.profile().timeNanos = 1200;
+    b.profile().durationNanos = 800;
+    const Profile pa = a.take();
+    const Profile pb = b.take();
+    const Profile *inputs[] = {&pa, &pb};
+    auto merged = mergeProfiles(inputs);
+    QVERIFY(merged.ok());
+    const Profile &m = merged.value();
+    QCOMPARE(m.timeNanos, int64_t(1000));
+    QCOMPARE(m.durationNanos, int64_t(1000));
+    QCOMPARE(m.sampleCount(), size_t(2));
+    const ThreadIndex threads(m);
+    QCOMPARE(threads.threads().size(), size_t(2));
+    QCOMPARE(threads.threads()[threads.threadOf(0)].displayName(), std::string("main (7)"));
+    QCOMPARE(threads.threads()[threads.threadOf(1)].displayName(), std::string("worker"));
+    QCOMPARE(m.str(m.functions()[m.locations()[m.sample(1).locations[0]].lines[0].functionIndex].name),
+             std::string("g"));
+}
+
+QTEST_GUILESS_MAIN(TestMerge)
+#include "tst_merge.moc"
