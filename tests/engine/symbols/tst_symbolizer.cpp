@@ -336,9 +336,10 @@ private:
         Symbolizer own;
         Symbolizer &symbolizer = shared != nullptr ? *shared : own;
         const auto frames = symbolizer.symbolize(path, image.buildId(), offsetOf(image, "emberline_mark_inline_leaf"));
-        const SourcePosition leaf = findInSource("symbols_inline.h", "LINE: inline leaf");
-        const SourcePosition callLeaf = findInSource("symbols_target.cpp", "CALL: inlinedLeaf", "inlinedLeaf(");
-        const SourcePosition callMiddle = findInSource("symbols_target.cpp", "CALL: inlinedMiddle", "inlinedMiddle(");
+        const SourcePosition leaf = findInSource("symbols_inline.h", "LINE: inline leaf", "EMBERLINE_MARK");
+        // GCC records a call's column at its opening parenthesis.
+        const SourcePosition callLeaf = findInSource("symbols_target.cpp", "CALL: inlinedLeaf", "(x + 2)");
+        const SourcePosition callMiddle = findInSource("symbols_target.cpp", "CALL: inlinedMiddle", "(x) + 7");
         QCOMPARE(describe(frames), (QStringList{
                                        frameText("symbols::inlinedLeaf(int)", sourcePath("symbols_inline.h"), leaf.line),
                                        frameText("symbols::inlinedMiddle(int)", sourcePath("symbols_target.cpp"),
@@ -347,6 +348,7 @@ private:
                                                  callMiddle.line),
                                    }));
         // Columns of the call sites: the call expressions themselves.
+        QCOMPARE(frames[0].column, leaf.column);
         QCOMPARE(frames[1].column, callLeaf.column);
         QCOMPARE(frames[2].column, callMiddle.column);
     }

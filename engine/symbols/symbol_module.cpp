@@ -1,0 +1,232 @@
+#include "engine/symbols/symbol_module.h"
+
+#include "engine/symbols/demangle.h"
+#include "engine/symbols/dwarf_inline.h"
+#include "engine/symbols/symbols_logging.h"
+
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace emberline::engine {
+namespace {
+
+std::string toHex(const unsigned char *bytes, size_t length)
+{
+    static const char digits[] = "0123456789abcdef";
+    std::string hex;
+    hex.reserve(length * 2);
+    for (size_t i = 0; i < length; ++i) {
+        hex.push_back(digits[bytes[i] >> 4]);
+        hex.push_back(digits[bytes[i] & 0xf]);
+    }
+    return hex;
+}
+
+std::string lowercase(std::string text)
+{
+    for (char &c : text) {
+        if (c >= 'A' && c <= 'F')
+            c = static_cast<char>(c - 'A' + 'a');
+    }
+    return text;
+}
+
+// O_NONBLOCK and the S_ISREG check keep a FIFO or device named by a mapping from blocking or being read.
+int openRegularFile(const std::string &path)
+{
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return -1;
+    struct stat status {};
+    if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+void initLibelf()
+{
+    static const bool initialised = elf_version(EV_CURRENT) != EV_NONE;
+    (void)initialised;
+}
+
+std::string joinSearchPath(const std::vector<std::string> &debugDirectories)
+{
+    // "" is the binary's own directory and ".debug" its subdirectory (gdb's defaults for .gnu_debuglink);
+    // libdwfl consults only the absolute entries for build ids. A ':' cannot be expressed in the list.
+    std::string path = ":.debug";
+    for (const std::string &directory : debugDirectories) {
+        if (!directory.empty() && directory.find(':') == std::string::npos)
+            path += ':' + directory;
+    }
+    return path;
+}
+
+} // namespace
+
+SymbolModule::SymbolModule(const std::vector<std::string> &debugDirectories)
+    : m_debuginfoPath(joinSearchPath(debugDirectories))
+{
+    m_debuginfoPathPointer = m_debuginfoPath.data();
+    m_callbacks.find_elf = dwfl_build_id_find_elf;
+    m_callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+    m_callbacks.section_address = dwfl_offline_section_address;
+    m_callbacks.debuginfo_path = &m_debuginfoPathPointer;
+    m_dwfl = dwfl_begin(&m_callbacks);
+}
+
+SymbolModule::~SymbolModule()
+{
+    if (m_dwfl != nullptr)
+        dwfl_end(m_dwfl);
+}
+
+std::unique_ptr<SymbolModule> SymbolModule::openFile(const std::string &path, const std::string &expectedBuildId,
+                                                     const std::vector<std::string> &debugDirectories)
+{
+    const int fd = openRegularFile(path);
+    if (fd < 0) {
+        qCDebug(lcSymbols, "cannot open %s", path.c_str());
+        return nullptr;
+    }
+    std::unique_ptr<SymbolModule> module(new SymbolModule(debugDirectories));
+    if (!module->report(path, fd))
+        return nullptr;
+    if (!expectedBuildId.empty() && module->m_buildId != lowercase(expectedBuildId)) {
+        qCInfo(lcSymbols, "%s changed since it was mapped: build id %s, expected %s", path.c_str(),
+               module->m_buildId.c_str(), expectedBuildId.c_str());
+        return nullptr;
+    }
+    return module;
+}
+
+std::unique_ptr<SymbolModule> SymbolModule::openImage(const std::string &name, const void *image, size_t size,
+                                                      const std::vector<std::string> &debugDirectories)
+{
+    const int fd = ::memfd_create("emberline-elf-image", MFD_CLOEXEC);
+    if (fd < 0)
+        return nullptr;
+    const auto *bytes = static_cast<const char *>(image);
+    for (size_t written = 0; written < size;) {
+        const ssize_t n = ::write(fd, bytes + written, size - written);
+        if (n <= 0) {
+            ::close(fd);
+            return nullptr;
+        }
+        written += static_cast<size_t>(n);
+    }
+    std::unique_ptr<SymbolModule> module(new SymbolModule(debugDirectories));
+    if (!module->report(name, fd))
+        return nullptr;
+    return module;
+}
+
+// Takes ownership of fd in every case.
+bool SymbolModule::report(const std::string &name, int fd)
+{
+    if (m_dwfl == nullptr) {
+        ::close(fd);
+        return false;
+    }
+    dwfl_report_begin(m_dwfl);
+    // Base 0: an ET_DYN file is placed at its link-time addresses, like an ET_EXEC one.
+    m_module = dwfl_report_elf(m_dwfl, name.c_str(), name.c_str(), fd, 0, false);
+    dwfl_report_end(m_dwfl, nullptr, nullptr);
+    if (m_module == nullptr) {
+        ::close(fd); // not consumed on failure
+        qCDebug(lcSymbols, "%s is not a usable ELF file: %s", name.c_str(), dwfl_errmsg(-1));
+        return false;
+    }
+
+    Elf *elf = dwfl_module_getelf(m_module, &m_bias);
+    size_t headerCount = 0;
+    if (elf == nullptr || elf_getphdrnum(elf, &headerCount) != 0)
+        return false;
+    for (size_t i = 0; i < headerCount; ++i) {
+        GElf_Phdr header;
+        if (gelf_getphdr(elf, static_cast<int>(i), &header) != nullptr && header.p_type == PT_LOAD)
+            m_segments.push_back({header.p_offset, header.p_filesz, header.p_vaddr});
+    }
+
+    const unsigned char *bits = nullptr;
+    GElf_Addr noteAddress = 0;
+    const int length = dwfl_module_build_id(m_module, &bits, &noteAddress);
+    if (length > 0)
+        m_buildId = toHex(bits, static_cast<size_t>(length));
+    return true;
+}
+
+std::optional<Dwarf_Addr> SymbolModule::moduleAddress(uint64_t fileOffset) const
+{
+    for (const LoadSegment &segment : m_segments) {
+        if (fileOffset >= segment.offset && fileOffset - segment.offset < segment.fileSize)
+            return fileOffset - segment.offset + segment.address + m_bias;
+    }
+    return std::nullopt;
+}
+
+std::string SymbolModule::elfSymbolName(Dwarf_Addr address, Dwarf_Addr *symbolStart) const
+{
+    GElf_Off offsetInSymbol = 0;
+    GElf_Sym symbol;
+    const char *name = dwfl_module_addrinfo(m_module, address, &offsetInSymbol, &symbol, nullptr, nullptr, nullptr);
+    if (name == nullptr || *name == '\0')
+        return {};
+    if (symbolStart != nullptr)
+        *symbolStart = address - offsetInSymbol;
+    return demangleSymbol(name);
+}
+
+std::vector<SymbolFrame> SymbolModule::symbolizeFileOffset(uint64_t fileOffset) const
+{
+    const std::optional<Dwarf_Addr> address = moduleAddress(fileOffset);
+    if (!address)
+        return {};
+    DwarfFrames dwarf = dwarfFrames(m_module, *address);
+    std::vector<SymbolFrame> &frames = dwarf.frames;
+    if (!frames.empty()) {
+        std::string &outerName = frames.back().function;
+        if (!dwarf.outermostFromLinkageName) {
+            // Internal-linkage C++ functions have no DW_AT_linkage_name, but their ELF symbol is mangled:
+            // use it when it is the same function (starts at its entry), for the parameter types.
+            Dwarf_Addr symbolStart = 0;
+            std::string symbolName = elfSymbolName(*address, &symbolStart);
+            const bool sameFunction = dwarf.outermostEntry && symbolStart == *dwarf.outermostEntry;
+            if (!symbolName.empty() && (outerName.empty() || (sameFunction && symbolName != outerName
+                                                               && symbolName.find('(') != std::string::npos)))
+                outerName = std::move(symbolName);
+        }
+        if (outerName.empty())
+            outerName = "??";
+        return frames;
+    }
+    std::string name = elfSymbolName(*address);
+    if (name.empty())
+        return {};
+    return {SymbolFrame{std::move(name), {}, 0, 0}};
+}
+
+std::string readElfBuildId(const std::string &path)
+{
+    initLibelf();
+    const int fd = openRegularFile(path);
+    if (fd < 0)
+        return {};
+    std::string buildId;
+    if (Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
+        const void *bits = nullptr;
+        const ssize_t length = dwelf_elf_gnu_build_id(elf, &bits);
+        if (length > 0)
+            buildId = toHex(static_cast<const unsigned char *>(bits), static_cast<size_t>(length));
+        elf_end(elf);
+    }
+    ::close(fd);
+    return buildId;
+}
+
+} // namespace emberline::engine

@@ -1,0 +1,62 @@
+#pragma once
+
+#include "engine/symbols/symbol_frame.h"
+
+#include <cstdint>
+#include <elfutils/libdwfl.h>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace emberline::engine {
+
+// One ELF file opened through libdwfl at its own link-time addresses, together with its separate debug file
+// when one is found by build id or .gnu_debuglink under the configured directories. Answers file offsets
+// (what a mapping tells the sampler) by translating them through the PT_LOAD program headers.
+// Thread: belongs to its Symbolizer (the exporter thread); libdwfl sessions are not shared between threads.
+// Invariant: m_dwfl and m_module are valid for the object's whole life (the factories return nullptr
+// otherwise).
+class SymbolModule {
+public:
+    // nullptr when the file is missing, not a regular file, not ELF, or when `expectedBuildId` is not empty
+    // and the file's build id differs (the file was replaced since it was mapped).
+    static std::unique_ptr<SymbolModule> openFile(const std::string &path, const std::string &expectedBuildId,
+                                                  const std::vector<std::string> &debugDirectories);
+    // An ELF image in memory (the vdso), handed to libdwfl through an anonymous file.
+    static std::unique_ptr<SymbolModule> openImage(const std::string &name, const void *image, size_t size,
+                                                   const std::vector<std::string> &debugDirectories);
+    ~SymbolModule();
+    SymbolModule(const SymbolModule &) = delete;
+    SymbolModule &operator=(const SymbolModule &) = delete;
+
+    // Empty when the offset lies in no loaded segment or nothing names it.
+    std::vector<SymbolFrame> symbolizeFileOffset(uint64_t fileOffset) const;
+    const std::string &buildId() const { return m_buildId; }
+
+private:
+    struct LoadSegment {
+        uint64_t offset = 0;
+        uint64_t fileSize = 0;
+        uint64_t address = 0; // p_vaddr
+    };
+
+    explicit SymbolModule(const std::vector<std::string> &debugDirectories);
+    bool report(const std::string &name, int fd);
+    std::optional<Dwarf_Addr> moduleAddress(uint64_t fileOffset) const;
+    std::string elfSymbolName(Dwarf_Addr address, Dwarf_Addr *symbolStart = nullptr) const;
+
+    std::string m_debuginfoPath; // libdwfl's search path: ":.debug:<dir>:<dir>..."
+    char *m_debuginfoPathPointer = nullptr;
+    Dwfl_Callbacks m_callbacks{};
+    Dwfl *m_dwfl = nullptr;
+    Dwfl_Module *m_module = nullptr;
+    Dwarf_Addr m_bias = 0; // libdwfl address = p_vaddr + m_bias
+    std::vector<LoadSegment> m_segments;
+    std::string m_buildId;
+};
+
+// Lowercase hex of the GNU build id note of an ELF file; "" if it has none or cannot be read.
+std::string readElfBuildId(const std::string &path);
+
+} // namespace emberline::engine

@@ -1,0 +1,117 @@
+#include "engine/symbols/symbolizer.h"
+
+#include "engine/symbols/symbol_module.h"
+#include "engine/symbols/symbols_logging.h"
+
+#include <algorithm>
+#include <cstring>
+#include <elf.h>
+#include <sys/auxv.h>
+
+Q_LOGGING_CATEGORY(lcSymbols, "emberline.symbols", QtWarningMsg)
+
+namespace emberline::engine {
+namespace {
+
+// A key no file path or build id can take: paths never contain NUL.
+const std::string vdsoCacheKey("\0[vdso]", 7);
+
+// The size of the vdso image: its end is the furthest of the section header table and the loaded segments.
+size_t vdsoImageSize(const unsigned char *image)
+{
+    static_assert(sizeof(void *) == 8, "the vdso reader expects a 64-bit process");
+    const auto *header = reinterpret_cast<const Elf64_Ehdr *>(image);
+    if (std::memcmp(header->e_ident, ELFMAG, SELFMAG) != 0 || header->e_ident[EI_CLASS] != ELFCLASS64)
+        return 0;
+    size_t size = header->e_shoff + size_t(header->e_shnum) * header->e_shentsize;
+    const auto *programHeaders = reinterpret_cast<const Elf64_Phdr *>(image + header->e_phoff);
+    for (int i = 0; i < header->e_phnum; ++i) {
+        if (programHeaders[i].p_type == PT_LOAD)
+            size = std::max<size_t>(size, programHeaders[i].p_offset + programHeaders[i].p_filesz);
+    }
+    // A vdso is a few pages; anything larger means the headers are not what we think.
+    constexpr size_t maximumVdsoSize = 1 << 20;
+    return size <= maximumVdsoSize ? size : 0;
+}
+
+} // namespace
+
+Symbolizer::Symbolizer(Options options)
+    : m_options(std::move(options))
+{
+}
+
+Symbolizer::~Symbolizer() = default;
+
+std::vector<SymbolFrame> Symbolizer::symbolize(const std::string &path, const std::string &buildId,
+                                               uint64_t fileOffset)
+{
+    try {
+        SymbolModule *symbolModule = module(path, buildId);
+        if (symbolModule == nullptr)
+            return {};
+        // The module's own build id, not the caller's spelling of it, so that all spellings share answers.
+        const std::string &cacheKey = symbolModule->buildId().empty() ? path : symbolModule->buildId();
+        return answer(cacheKey, fileOffset, *symbolModule);
+    } catch (...) {
+        return {};
+    }
+}
+
+std::vector<SymbolFrame> Symbolizer::symbolizeVdso(uint64_t offset)
+{
+    try {
+        SymbolModule *symbolModule = vdsoModule();
+        if (symbolModule == nullptr)
+            return {};
+        return answer(vdsoCacheKey, offset, *symbolModule);
+    } catch (...) {
+        return {};
+    }
+}
+
+std::string Symbolizer::readBuildId(const std::string &path)
+{
+    try {
+        return readElfBuildId(path);
+    } catch (...) {
+        return {};
+    }
+}
+
+SymbolModule *Symbolizer::module(const std::string &path, const std::string &buildId)
+{
+    std::string key = path + '\n' + buildId;
+    auto it = m_modules.find(key);
+    if (it == m_modules.end())
+        it = m_modules.emplace(std::move(key), SymbolModule::openFile(path, buildId, m_options.debugDirectories))
+                 .first;
+    return it->second.get();
+}
+
+SymbolModule *Symbolizer::vdsoModule()
+{
+    if (!m_vdsoOpened) {
+        m_vdsoOpened = true;
+        const auto *image = reinterpret_cast<const unsigned char *>(getauxval(AT_SYSINFO_EHDR));
+        const size_t size = image != nullptr ? vdsoImageSize(image) : 0;
+        if (size != 0)
+            m_vdso = SymbolModule::openImage("[vdso]", image, size, m_options.debugDirectories);
+        if (!m_vdso)
+            qCInfo(lcSymbols, "this process has no readable vdso image; vdso frames stay unnamed");
+    }
+    return m_vdso.get();
+}
+
+Symbolizer::Frames Symbolizer::answer(const std::string &cacheKey, uint64_t fileOffset, const SymbolModule &module)
+{
+    auto &answers = m_answers[cacheKey];
+    auto it = answers.find(fileOffset);
+    if (it == answers.end()) {
+        it = answers.emplace(fileOffset, module.symbolizeFileOffset(fileOffset)).first;
+        ++m_answerCount;
+    }
+    return it->second;
+}
+
+} // namespace emberline::engine

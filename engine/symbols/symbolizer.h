@@ -1,0 +1,64 @@
+#pragma once
+
+#include "engine/symbols/symbol_frame.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace emberline::engine {
+
+class SymbolModule;
+
+// Where separate debug files are looked for: `<dir>/.build-id/ab/cdef….debug` by build id, and the name in
+// .gnu_debuglink under each directory (and next to the binary, and in its .debug subdirectory).
+struct SymbolizerOptions {
+    std::vector<std::string> debugDirectories{"/usr/lib/debug"};
+};
+
+// Turns (ELF file, build id, file offset) into function names and source locations with elfutils, at flush
+// time. Caches one libdwfl session per (path, build id) and every answer per (build id, or path when there is
+// none; file offset), so a flush symbolizes only addresses it has not seen. A file that vanished, changed
+// (build id mismatch), or is not ELF yields an empty answer, never a crash; nothing throws out of the class.
+// Thread: lives on the exporter thread; not synchronised. A file that cannot be opened is not retried.
+class Symbolizer {
+public:
+    using Options = SymbolizerOptions;
+
+    explicit Symbolizer(Options options = {});
+    ~Symbolizer();
+    Symbolizer(const Symbolizer &) = delete;
+    Symbolizer &operator=(const Symbolizer &) = delete;
+
+    // `fileOffset` = runtime address - mapping start + mapping file offset. Frames innermost (inlined callee)
+    // first, outermost last; names demangled; each inline level with its file:line (outer levels at the call
+    // site). A name without file:line when only the ELF symbol table knows the address. Empty vector when
+    // nothing is known: the caller then writes `module+0xoffset`.
+    std::vector<SymbolFrame> symbolize(const std::string &path, const std::string &buildId, uint64_t fileOffset);
+    // The vdso: the target runs the same kernel as we do, so our own vdso image (getauxval(AT_SYSINFO_EHDR))
+    // symbolizes it; `offset` is relative to the vdso mapping start.
+    std::vector<SymbolFrame> symbolizeVdso(uint64_t offset);
+    // GNU build id of an ELF file as lowercase hex, "" if none or unreadable.
+    static std::string readBuildId(const std::string &path);
+    // Answers held in the cache (empty answers included).
+    size_t cachedAddresses() const { return m_answerCount; }
+
+private:
+    using Frames = std::vector<SymbolFrame>;
+    SymbolModule *module(const std::string &path, const std::string &buildId);
+    SymbolModule *vdsoModule();
+    Frames answer(const std::string &cacheKey, uint64_t fileOffset, const SymbolModule &module);
+
+    Options m_options;
+    // Key: path '\n' build id. A null entry remembers a file that could not be used.
+    std::unordered_map<std::string, std::unique_ptr<SymbolModule>> m_modules;
+    // Key: build id, or path when the file has none; then the file offset.
+    std::unordered_map<std::string, std::unordered_map<uint64_t, Frames>> m_answers;
+    size_t m_answerCount = 0;
+    std::unique_ptr<SymbolModule> m_vdso;
+    bool m_vdsoOpened = false;
+};
+
+} // namespace emberline::engine
