@@ -15,6 +15,7 @@ test_pkgs=(
     xvfb xauth imagemagick xdotool
     linux-perf python3
     desktop-file-utils appstream dpkg-dev fakeroot debootstrap
+    binutils  # objcopy: stripped copies and separate debug files of tests/targets/symbols
 )
 
 pkgs=("${build_pkgs[@]}")
