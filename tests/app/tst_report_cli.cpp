@@ -1,0 +1,327 @@
+// `emberline report` as a user runs it, checked against `go tool pprof` as an independent reader: the totals of
+// every sample type and, for every function pprof lists, self and total in raw units. Plus the text header and
+// the error cases (missing file, corrupt file, unknown sample type, bad arguments).
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <map>
+
+namespace {
+
+const QString kEmberline = QStringLiteral(EMBERLINE_BINARY_DIR "/app/emberline");
+const QString kData = QStringLiteral(EMBERLINE_TEST_DATA "/pprof");
+
+struct Run {
+    int exitCode = -1;
+    QByteArray out;
+    QByteArray err;
+};
+
+Run run(const QString &program, const QStringList &args)
+{
+    QProcess p;
+    p.start(program, args);
+    Run r;
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+        r.err = "timed out";
+        return r;
+    }
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+struct Values {
+    qint64 self = 0;
+    qint64 total = 0;
+    bool operator==(const Values &) const = default;
+};
+
+// One sample type as go tool pprof -top reports it.
+struct PprofTop {
+    bool ok = false;
+    QString error;
+    qint64 total = -1;
+    std::map<QString, Values> functions;
+};
+
+// "1040000000ns", "479064B", "0" → the integer; -1 when the cell is not an integer in raw units.
+qint64 rawValue(const QString &cell)
+{
+    static const QRegularExpression re(QStringLiteral("^(-?\\d+)(ns|B)?$"));
+    const auto m = re.match(cell);
+    return m.hasMatch() ? m.captured(1).toLongLong() : -1;
+}
+
+// Runs `go tool pprof -top` so that it prints every function in raw units: -nodecount and the fractions keep every
+// node; -unit=ns (time) or -unit=B (bytes; counts are printed as is, with a "B" suffix) avoid rounding;
+// -symbolize=none keeps names as stored (otherwise pprof "demangles" names that look like C++, e.g. it strips
+// the parentheses of Node's `RegExp: ([a-z]+)@...` frames).
+PprofTop goTop(const QString &go, const QString &file, int sampleIndex, const QString &unit)
+{
+    PprofTop top;
+    const Run r = run(go, {QStringLiteral("tool"), QStringLiteral("pprof"), QStringLiteral("-top"),
+                           QStringLiteral("-symbolize=none"), QStringLiteral("-nodecount=1000000"),
+                           QStringLiteral("-nodefraction=0"), QStringLiteral("-edgefraction=0"),
+                           QStringLiteral("-sample_index=%1").arg(sampleIndex),
+                           unit == QLatin1String("nanoseconds") ? QStringLiteral("-unit=ns") : QStringLiteral("-unit=B"),
+                           file});
+    if (r.exitCode != 0) {
+        top.error = QString::fromUtf8(r.err);
+        return top;
+    }
+    bool inTable = false;
+    static const QRegularExpression totalRe(QStringLiteral("accounting for \\S+, [\\d.]+% of (\\S+) total"));
+    for (const QByteArray &rawLine : r.out.split('\n')) {
+        const QString line = QString::fromUtf8(rawLine);
+        if (const auto m = totalRe.match(line); m.hasMatch())
+            top.total = rawValue(m.captured(1));
+        if (line.trimmed().startsWith(QLatin1String("flat  flat%"))) {
+            inTable = true;
+            continue;
+        }
+        if (!inTable || line.trimmed().isEmpty())
+            continue;
+        // flat flat% sum% cum cum% name — the name may contain spaces.
+        static const QRegularExpression rowRe(QStringLiteral("^\\s*(\\S+)\\s+\\S+%\\s+\\S+%\\s+(\\S+)\\s+\\S+%\\s+(.*)$"));
+        const auto m = rowRe.match(line);
+        if (!m.hasMatch()) {
+            top.error = QStringLiteral("unparsed pprof line: ") + line;
+            return top;
+        }
+        // pprof marks a function reached only through inlining "(inline)", and one reached both ways
+        // "(partial-inline)": an annotation on the row, not part of the name.
+        QString name = m.captured(3);
+        static const QRegularExpression inlineRe(QStringLiteral(" \\((partial-)?inline\\)$"));
+        name.remove(inlineRe);
+        const Values v{rawValue(m.captured(1)), rawValue(m.captured(2))};
+        if (v.self < 0 || v.total < 0) {
+            top.error = QStringLiteral("value not in raw units: ") + line;
+            return top;
+        }
+        if (top.functions.count(name)) {
+            top.error = QStringLiteral("pprof listed a name twice: ") + name;
+            return top;
+        }
+        top.functions[name] = v;
+    }
+    top.ok = top.total >= 0;
+    if (!top.ok && top.error.isEmpty())
+        top.error = QStringLiteral("no total in pprof's output");
+    return top;
+}
+
+QString goBinary()
+{
+    return QStandardPaths::findExecutable(QStringLiteral("go"));
+}
+
+} // namespace
+
+class TestReportCli : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void matchesGoToolPprof_data();
+    void matchesGoToolPprof();
+    void textHeader();
+    void topLimitsRows();
+    void missingFile();
+    void corruptFile();
+    void unknownSampleType();
+    void badArguments();
+};
+
+// If this fails, the executable under test was not built (the test depends on the `emberline` target).
+void TestReportCli::initTestCase()
+{
+    QVERIFY2(QFile::exists(kEmberline), qPrintable(kEmberline + QStringLiteral(" does not exist")));
+}
+
+void TestReportCli::matchesGoToolPprof_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("sampleType");
+    QTest::addColumn<int>("index");
+    const std::vector<std::pair<QString, QStringList>> files = {
+        {QStringLiteral("go-cpu.pprof"), {QStringLiteral("samples"), QStringLiteral("cpu")}},
+        {QStringLiteral("go-heap.pprof"),
+         {QStringLiteral("alloc_objects"), QStringLiteral("alloc_space"), QStringLiteral("inuse_objects"),
+          QStringLiteral("inuse_space")}},
+        {QStringLiteral("node-wall.pb.gz"), {QStringLiteral("sample"), QStringLiteral("wall")}},
+        {QStringLiteral("node-heap.pb.gz"), {QStringLiteral("inuse_objects"), QStringLiteral("inuse_space")}},
+    };
+    for (const auto &[file, types] : files) {
+        for (int i = 0; i < types.size(); ++i)
+            QTest::newRow(qPrintable(file + QLatin1Char(' ') + types[i])) << file << types[i] << i;
+    }
+}
+
+// If this fails, `emberline report` disagrees with `go tool pprof` on a real file: a sample type total, or the
+// self or total of a function (so the GUI's top table, which uses the same engine, would too).
+void TestReportCli::matchesGoToolPprof()
+{
+    QFETCH(QString, file);
+    QFETCH(QString, sampleType);
+    QFETCH(int, index);
+    const QString go = goBinary();
+    if (go.isEmpty()) {
+        if (qEnvironmentVariable("CI") == QLatin1String("true"))
+            QFAIL("go is not installed, and CI=true requires the go tool pprof cross-check");
+        QSKIP("go (golang-go) is not installed: cannot cross-check with go tool pprof");
+    }
+    const QString path = kData + QLatin1Char('/') + file;
+    const Run ours = run(kEmberline, {QStringLiteral("report"), path, QStringLiteral("--json"),
+                                      QStringLiteral("--sample-type"), sampleType});
+    QVERIFY2(ours.exitCode == 0, ours.err.constData());
+    QVERIFY2(ours.err.isEmpty(), ours.err.constData());
+    QJsonParseError parseError;
+    const QJsonObject json = QJsonDocument::fromJson(ours.out, &parseError).object();
+    QVERIFY2(parseError.error == QJsonParseError::NoError, qPrintable(parseError.errorString()));
+    const QJsonArray types = json.value(QStringLiteral("sample_types")).toArray();
+    QVERIFY(index < types.size());
+    const QJsonObject type = types[index].toObject();
+    QCOMPARE(type.value(QStringLiteral("type")).toString(), sampleType);
+    QVERIFY(json.value(QStringLiteral("samples")).toInteger() > 0);
+
+    const PprofTop theirs = goTop(go, path, index, type.value(QStringLiteral("unit")).toString());
+    QVERIFY2(theirs.ok, qPrintable(theirs.error));
+    QCOMPARE(type.value(QStringLiteral("total")).toInteger(), theirs.total);
+
+    std::map<QString, Values> mine;
+    for (const QJsonValue &v : json.value(QStringLiteral("functions")).toArray()) {
+        const QJsonObject f = v.toObject();
+        const QString name = f.value(QStringLiteral("name")).toString();
+        QVERIFY2(!mine.count(name), qPrintable(QStringLiteral("listed twice: ") + name));
+        mine[name] = {f.value(QStringLiteral("self")).toInteger(), f.value(QStringLiteral("total")).toInteger()};
+    }
+    QVERIFY(!theirs.functions.empty());
+    for (const auto &[name, v] : theirs.functions) {
+        const auto it = mine.find(name);
+        QVERIFY2(it != mine.end(), qPrintable(QStringLiteral("missing function: ") + name));
+        if (!(it->second == v))
+            QFAIL(qPrintable(QStringLiteral("%1: ours self %2 total %3, pprof self %4 total %5")
+                                 .arg(name)
+                                 .arg(it->second.self)
+                                 .arg(it->second.total)
+                                 .arg(v.self)
+                                 .arg(v.total)));
+    }
+    for (const auto &[name, v] : mine)
+        QVERIFY2(theirs.functions.count(name), qPrintable(QStringLiteral("pprof does not list: ") + name));
+}
+
+// If this fails, the text report's header no longer tells which file, sample type, duration and totals it shows.
+void TestReportCli::textHeader()
+{
+    const QString path = kData + QStringLiteral("/go-cpu.pprof");
+    const Run r = run(kEmberline, {QStringLiteral("report"), path});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.err.isEmpty(), r.err.constData());
+    const QList<QByteArray> lines = r.out.split('\n');
+    QVERIFY(lines.size() > 10);
+    QCOMPARE(QString::fromUtf8(lines[0]), QStringLiteral("File: ") + path);
+    QCOMPARE(QString::fromUtf8(lines[1]), QStringLiteral("Type: cpu (nanoseconds)")); // the default: last type
+    QCOMPARE(QString::fromUtf8(lines[2]), QStringLiteral("Duration: 5.12 s"));
+    QCOMPARE(QString::fromUtf8(lines[3]), QStringLiteral("Samples: 805, total 9.78 s"));
+    QVERIFY(lines[4].startsWith("Showing "));
+    QVERIFY(lines[5].contains("self") && lines[5].contains("total") && lines[5].contains("function"));
+    // The heaviest function first, as in pprof -top.
+    QVERIFY2(lines[6].endsWith("crypto/sha256.block"), lines[6].constData());
+    QVERIFY(lines[6].contains("1.04 s"));
+
+    const Run heap = run(kEmberline, {QStringLiteral("report"), kData + QStringLiteral("/go-heap.pprof"),
+                                      QStringLiteral("--sample-type"), QStringLiteral("alloc_space")});
+    QCOMPARE(heap.exitCode, 0);
+    QVERIFY(heap.out.contains("Type: alloc_space (bytes)\n"));
+    QVERIFY(heap.out.contains("Samples: 130, total 90.9 MiB\n"));
+}
+
+// If this fails, --top does not limit the rows (or miscounts them in the header and in JSON).
+void TestReportCli::topLimitsRows()
+{
+    const QString path = kData + QStringLiteral("/node-wall.pb.gz");
+    const Run r = run(kEmberline, {QStringLiteral("report"), path, QStringLiteral("--top"), QStringLiteral("3")});
+    QCOMPARE(r.exitCode, 0);
+    const QList<QByteArray> lines = r.out.trimmed().split('\n');
+    QVERIFY2(lines[4].startsWith("Showing 3 of 32 functions"), lines[4].constData());
+    QCOMPARE(lines.size(), 6 + 3);
+    QVERIFY(lines.last().endsWith("jsonRoundTrip"));
+    const Run j = run(kEmberline, {QStringLiteral("report"), path, QStringLiteral("--top"), QStringLiteral("2"),
+                                   QStringLiteral("--json")});
+    QCOMPARE(j.exitCode, 0);
+    QCOMPARE(QJsonDocument::fromJson(j.out).object().value(QStringLiteral("functions")).toArray().size(), 2);
+}
+
+// If this fails, a missing file exits 0, prints to stdout, or does not name the file.
+void TestReportCli::missingFile()
+{
+    const QString path = QStringLiteral("/nonexistent/profile.pprof");
+    const Run r = run(kEmberline, {QStringLiteral("report"), path, QStringLiteral("--json")});
+    QVERIFY(r.exitCode != 0);
+    QVERIFY(r.out.isEmpty());
+    QVERIFY2(r.err.contains(path.toUtf8()), r.err.constData());
+    QVERIFY2(r.err.contains("No such file"), r.err.constData());
+}
+
+// If this fails, a corrupt file is reported as a success or without saying what is wrong with which file.
+void TestReportCli::corruptFile()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("cut.pprof"));
+    QFile in(kData + QStringLiteral("/go-cpu.pprof"));
+    QVERIFY(in.open(QIODevice::ReadOnly));
+    QFile out(path);
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write(in.read(in.size() / 2));
+    out.close();
+    const Run r = run(kEmberline, {QStringLiteral("report"), path});
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY(r.out.isEmpty());
+    QVERIFY2(r.err.contains(path.toUtf8()) && r.err.contains("truncated"), r.err.constData());
+}
+
+// If this fails, an unknown --sample-type is not refused, or the message does not list what the file offers.
+void TestReportCli::unknownSampleType()
+{
+    const Run r = run(kEmberline, {QStringLiteral("report"), kData + QStringLiteral("/go-heap.pprof"),
+                                   QStringLiteral("--sample-type"), QStringLiteral("cpu")});
+    QVERIFY(r.exitCode != 0);
+    QVERIFY(r.out.isEmpty());
+    QVERIFY2(r.err.contains("'cpu'"), r.err.constData());
+    for (const char *type : {"alloc_objects", "alloc_space", "inuse_objects", "inuse_space"})
+        QVERIFY2(r.err.contains(type), r.err.constData());
+}
+
+// If this fails, malformed command lines are accepted or fail without a usage message.
+void TestReportCli::badArguments()
+{
+    const QString path = kData + QStringLiteral("/go-heap.pprof");
+    const std::vector<QStringList> cases = {
+        {QStringLiteral("report")},
+        {QStringLiteral("report"), path, path},
+        {QStringLiteral("report"), path, QStringLiteral("--top"), QStringLiteral("many")},
+        {QStringLiteral("report"), path, QStringLiteral("--top"), QStringLiteral("-4")},
+        {QStringLiteral("report"), path, QStringLiteral("--no-such-option")},
+    };
+    for (const QStringList &args : cases) {
+        const Run r = run(kEmberline, args);
+        QVERIFY2(r.exitCode == 2, qPrintable(args.join(QLatin1Char(' '))));
+        QVERIFY(r.out.isEmpty());
+        QVERIFY(r.err.startsWith("emberline report: "));
+    }
+}
+
+QTEST_GUILESS_MAIN(TestReportCli)
+#include "tst_report_cli.moc"
