@@ -9,12 +9,14 @@ build_pkgs=(
     qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6 libgl-dev
     libunwind-dev libprotobuf-dev protobuf-compiler
     libcurl4-openssl-dev libdw-dev libelf-dev zlib1g-dev libzstd-dev
+    librsvg2-bin
 )
 test_pkgs=(
     golang-go clang libclang-rt-14-dev
     xvfb xauth imagemagick xdotool
     linux-perf python3
     desktop-file-utils appstream dpkg-dev fakeroot debootstrap
+    shared-mime-info libglib2.0-bin groff-base bsdextrautils
     binutils  # objcopy: stripped copies and separate debug files of tests/targets/symbols
 )
 
