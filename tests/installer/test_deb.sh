@@ -206,7 +206,9 @@ check_gui() {
     GUI_PID=$!
     local window=""
     for _ in $(seq 60); do
-        window=$(DISPLAY=$display xdotool search --onlyvisible --name '.' 2>/dev/null | head -n 1) || true
+        # The window must be emberline's own: its _NET_WM_PID is the process started here (chroot, env and
+        # unshare exec, so the pid is the same).
+        window=$(DISPLAY=$display xdotool search --onlyvisible --pid "$GUI_PID" 2>/dev/null | head -n 1) || true
         [[ -n "$window" ]] && break
         kill -0 "$GUI_PID" 2>/dev/null || break
         sleep 0.5
