@@ -16,7 +16,7 @@ test_pkgs=(
     xvfb xauth imagemagick xdotool
     linux-perf python3
     desktop-file-utils appstream dpkg-dev fakeroot debootstrap
-    shared-mime-info libglib2.0-bin groff-base bsdextrautils
+    shared-mime-info libglib2.0-bin groff-base bsdextrautils x11-utils
     binutils  # objcopy: stripped copies and separate debug files of tests/targets/symbols
 )
 

@@ -3,7 +3,7 @@
 # by debootstrap from Debian's archive, with apt resolving the package's dependencies (no recommends, so the
 # declared Depends alone must be enough). Then, inside that root: `emberline --version` prints the package's
 # version, `emberline report` prints a test profile's functions, and the GUI opens a window on an Xvfb display
-# (a visible window, and a screenshot that is not blank).
+# (a visible window of the emberline process, with its icon, and a screenshot that is not blank).
 #
 # If this fails, a user installing the package gets a broken program: a library missing from Depends, a file
 # installed in the wrong place, or a GUI that cannot start outside the build machine.
@@ -48,7 +48,7 @@ cleanup() {
 trap cleanup EXIT
 
 [[ $(id -u) -eq 0 ]] || skip "needs root for debootstrap and chroot"
-for tool in cpack dpkg-deb apt-get debootstrap unshare chroot Xvfb xdotool import convert python3; do
+for tool in cpack dpkg-deb apt-get debootstrap unshare chroot Xvfb xdotool xprop import convert python3; do
     command -v "$tool" >/dev/null || skip "$tool is missing (installer/install-deps.sh --test installs it)"
 done
 mkdir -p "$CACHE/apt-archives/partial" "$CACHE/debootstrap-debs"
@@ -224,6 +224,11 @@ check_gui() {
     local title
     title=$(DISPLAY=$display xdotool getwindowname "$window")
     echo "window $window: \"$title\""
+    # A window icon means the embedded SVG icon loaded, so the SVG plugin the package depends on is there.
+    local icon
+    icon=$(DISPLAY=$display xprop -id "$window" _NET_WM_ICON 2>&1 | head -c 120)
+    [[ "$icon" == *"_NET_WM_ICON(CARDINAL)"* ]] || die "the window has no icon: $icon"
+    echo "window icon set"
     sleep 2 # let the first paint finish
     kill -0 "$GUI_PID" 2>/dev/null || { cat "$WORK/gui.log"; die "emberline died after showing its window"; }
     DISPLAY=$display import -window root "$WORK/gui.png"
