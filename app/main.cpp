@@ -1,6 +1,88 @@
 #include "app/cli.h"
+#include "app/record_command.h"
+#include "ui/app_icon.h"
+#include "ui/main_window.h"
 
+#include <QApplication>
+#include <QCommandLineParser>
 #include <QCoreApplication>
+
+#include <cstdio>
+
+namespace {
+
+void setApplicationNames()
+{
+    QCoreApplication::setOrganizationName(QStringLiteral("Emberline"));
+    QCoreApplication::setApplicationName(QStringLiteral("Emberline"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(EMBERLINE_VERSION));
+}
+
+// The GUI's command line. The parser knows the GUI's options only; the verbs are dispatched before it runs and
+// described in the text that --help appends.
+void configureParser(QCommandLineParser &parser)
+{
+    parser.setApplicationDescription(QStringLiteral(
+        "Emberline: a desktop profiler for native Linux programs.\n"
+        "Without a command, opens the window and each FILE in a tab. FILE is a pprof profile (profile.proto),\n"
+        "gzip-compressed or raw, as written by Go, Datadog's profilers or Emberline."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("pprof profiles to open."),
+                                 QStringLiteral("[FILE...]"));
+}
+
+QString helpText(const QCommandLineParser &parser)
+{
+    QString text = parser.helpText();
+    const qsizetype firstLineEnd = text.indexOf(QLatin1Char('\n'));
+    text.insert(firstLineEnd + 1,
+                QStringLiteral("       emberline report [--sample-type NAME] [--top N] [--json] FILE\n"));
+    text += QStringLiteral(
+        "\nCommands:\n"
+        "  report FILE              Print the top functions of FILE by self value, with totals, like\n"
+        "                           `go tool pprof -top`. Needs no display.\n"
+        "    --sample-type NAME     Sample type to report (default: the profile's default sample type).\n"
+        "    --top N                Print only the first N functions.\n"
+        "    --json                 Print {\"sample_types\":[{\"type\",\"unit\",\"total\"}],\"samples\":N,\n"
+        "                           \"functions\":[{\"name\",\"self\",\"total\"}]} instead of a table.\n"
+        "  See `emberline report --help`.\n");
+    return text;
+}
+
+bool asksForInformation(int argc, char **argv)
+{
+    for (int i = 1; i < argc; ++i) {
+        if (qstrcmp(argv[i], "--") == 0)
+            return false;
+        for (const char *option : {"-h", "--help", "-?", "--help-all", "-v", "--version"}) {
+            if (qstrcmp(argv[i], option) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+// --help and --version print and exit without opening a display.
+int printInformation(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    setApplicationNames();
+    QCommandLineParser parser;
+    configureParser(parser);
+    if (!parser.parse(QCoreApplication::arguments())) {
+        std::fprintf(stderr, "emberline: %s\n", qPrintable(parser.errorText()));
+        return 2;
+    }
+    if (parser.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(helpText(parser)), stdout);
+        return 0;
+    }
+    parser.process(app); // --help-all and --version: prints and exits
+    return 0;
+}
+
+} // namespace
 
 int main(int argc, char **argv)
 {
@@ -10,5 +92,27 @@ int main(int argc, char **argv)
         args.removeAt(1);
         return emberline::app::runReport(args);
     }
-    return 0;
+    if (argc >= 2 && qstrcmp(argv[1], "record") == 0) {
+        QCoreApplication app(argc, argv);
+        QStringList args = QCoreApplication::arguments();
+        args.removeAt(1);
+        return emberline::app::runRecord(args);
+    }
+    if (asksForInformation(argc, argv))
+        return printInformation(argc, argv);
+
+    QApplication app(argc, argv);
+    setApplicationNames();
+    QGuiApplication::setDesktopFileName(QStringLiteral("io.github.emberline.Emberline"));
+    QApplication::setWindowIcon(emberline::ui::applicationIcon());
+    QCommandLineParser parser;
+    configureParser(parser);
+    if (!parser.parse(QCoreApplication::arguments())) {
+        std::fprintf(stderr, "emberline: %s\n(see emberline --help)\n", qPrintable(parser.errorText()));
+        return 2;
+    }
+    emberline::ui::MainWindow window;
+    window.show();
+    window.openFiles(parser.positionalArguments());
+    return app.exec();
 }

@@ -3,32 +3,53 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 namespace emberline::engine {
 namespace {
 
-// Copies one source profile's tables into the destination, de-duplicating by content.
-class Merger {
-public:
-    explicit Merger(Profile &dst) : m_dst(dst) {}
+bool sameTypes(const Profile &a, const Profile &b)
+{
+    if (a.sampleTypes().size() != b.sampleTypes().size())
+        return false;
+    for (size_t i = 0; i < a.sampleTypes().size(); ++i) {
+        if (a.str(a.sampleTypes()[i].type) != b.str(b.sampleTypes()[i].type) ||
+            a.str(a.sampleTypes()[i].unit) != b.str(b.sampleTypes()[i].unit))
+            return false;
+    }
+    return true;
+}
 
-    void add(const Profile &src)
+} // namespace
+
+// Copies each source profile's tables into the destination, de-duplicating by content.
+class ProfileMerger::Impl {
+public:
+    explicit Impl(Options options) : m_options(std::move(options)) {}
+
+    Status add(const Profile &src)
     {
+        if (m_added == 0) {
+            start(src);
+        } else if (!sameTypes(m_dst, src)) {
+            return makeError(Error::Code::Invalid, "profiles have different sample types and cannot be merged");
+        }
+        ++m_added;
         std::vector<StringId> strings(src.strings().size());
         for (size_t i = 0; i < strings.size(); ++i)
             strings[i] = m_dst.intern(src.strings()[i]);
-
         std::vector<uint32_t> mappings(src.mappings().size());
         for (size_t i = 0; i < mappings.size(); ++i)
             mappings[i] = mapping(src.mappings()[i], strings);
-
         std::vector<uint32_t> functions(src.functions().size());
         for (size_t i = 0; i < functions.size(); ++i)
             functions[i] = function(src.functions()[i], strings);
-
         std::vector<uint32_t> locations(src.locations().size());
         for (size_t i = 0; i < locations.size(); ++i)
             locations[i] = location(src.locations()[i], mappings, functions);
+        std::vector<StringId> dropped;
+        for (const std::string &key : m_options.dropLabels)
+            dropped.push_back(m_dst.intern(key));
 
         std::vector<uint32_t> stack;
         std::vector<Label> labels;
@@ -37,19 +58,61 @@ public:
             stack.clear();
             for (uint32_t l : s.locations)
                 stack.push_back(locations[l]);
-            labels.assign(s.labels.begin(), s.labels.end());
-            for (Label &l : labels) {
+            labels.clear();
+            for (Label l : s.labels) {
                 l.key = strings[l.key];
                 l.str = strings[l.str];
                 l.numUnit = strings[l.numUnit];
+                if (std::find(dropped.begin(), dropped.end(), l.key) == dropped.end())
+                    labels.push_back(l);
             }
-            m_dst.addSample(stack, s.values, labels);
+            addSample(stack, s.values, labels);
         }
-        for (StringId c : src.comments())
-            m_dst.comments().push_back(strings[c]);
+        for (StringId c : src.comments()) {
+            if (std::find(m_dst.comments().begin(), m_dst.comments().end(), strings[c]) == m_dst.comments().end())
+                m_dst.comments().push_back(strings[c]);
+        }
+        if (src.timeNanos != 0) {
+            m_start = std::min(m_start, src.timeNanos);
+            m_end = std::max(m_end, src.timeNanos + src.durationNanos);
+            m_dst.timeNanos = m_start;
+            m_dst.durationNanos = m_end - m_start;
+        }
+        return Ok{};
     }
 
+    const Profile &result() const { return m_dst; }
+    size_t added() const { return m_added; }
+
 private:
+    void start(const Profile &first)
+    {
+        for (const ValueType &vt : first.sampleTypes())
+            m_dst.sampleTypes().push_back({m_dst.intern(first.str(vt.type)), m_dst.intern(first.str(vt.unit))});
+        m_dst.periodType = {m_dst.intern(first.str(first.periodType.type)),
+                            m_dst.intern(first.str(first.periodType.unit))};
+        m_dst.period = first.period;
+        m_dst.defaultSampleType = m_dst.intern(first.str(first.defaultSampleType));
+    }
+
+    void addSample(const std::vector<uint32_t> &stack, std::span<const int64_t> values,
+                   const std::vector<Label> &labels)
+    {
+        const uint32_t stackId = m_dst.internStack(stack);
+        if (!m_options.aggregate) {
+            m_dst.addSampleWithStack(stackId, values, labels);
+            return;
+        }
+        std::vector<int64_t> key{stackId};
+        for (const Label &l : labels)
+            key.insert(key.end(), {l.key, l.str, l.num, l.numUnit});
+        auto [it, inserted] = m_samples.try_emplace(std::move(key), m_dst.sampleCount());
+        if (inserted)
+            m_dst.addSampleWithStack(stackId, values, labels);
+        else
+            m_dst.addToSampleValues(it->second, values);
+    }
+
     uint32_t mapping(const Mapping &m, const std::vector<StringId> &strings)
     {
         auto key = std::make_tuple(m.start, m.limit, m.offset, strings[m.filename], strings[m.buildId]);
@@ -96,58 +159,34 @@ private:
         return it->second;
     }
 
-    Profile &m_dst;
+    Options m_options;
+    Profile m_dst;
+    size_t m_added = 0;
+    int64_t m_start = INT64_MAX;
+    int64_t m_end = INT64_MIN;
     std::map<std::tuple<uint64_t, uint64_t, uint64_t, StringId, StringId>, uint32_t> m_mappings;
     std::map<std::tuple<StringId, StringId, StringId, int64_t>, uint32_t> m_functions;
     std::map<std::vector<int64_t>, uint32_t> m_locations;
+    std::map<std::vector<int64_t>, size_t> m_samples;
 };
 
-bool sameTypes(const Profile &a, const Profile &b)
-{
-    if (a.sampleTypes().size() != b.sampleTypes().size())
-        return false;
-    for (size_t i = 0; i < a.sampleTypes().size(); ++i) {
-        if (a.str(a.sampleTypes()[i].type) != b.str(b.sampleTypes()[i].type) ||
-            a.str(a.sampleTypes()[i].unit) != b.str(b.sampleTypes()[i].unit))
-            return false;
-    }
-    return true;
-}
-
-} // namespace
+ProfileMerger::ProfileMerger() : ProfileMerger(Options{}) {}
+ProfileMerger::ProfileMerger(Options options) : m_impl(std::make_unique<Impl>(std::move(options))) {}
+ProfileMerger::~ProfileMerger() = default;
+Status ProfileMerger::add(const Profile &profile) { return m_impl->add(profile); }
+const Profile &ProfileMerger::result() const { return m_impl->result(); }
+size_t ProfileMerger::added() const { return m_impl->added(); }
 
 Result<Profile> mergeProfiles(std::span<const Profile *const> profiles)
 {
     if (profiles.empty())
         return makeError(Error::Code::Invalid, "no profiles to merge");
-    const Profile &first = *profiles[0];
+    ProfileMerger merger;
     for (const Profile *p : profiles) {
-        if (!sameTypes(first, *p))
-            return makeError(Error::Code::Invalid, "profiles have different sample types and cannot be merged");
+        if (auto st = merger.add(*p); !st)
+            return st.error();
     }
-
-    Profile out;
-    for (const ValueType &vt : first.sampleTypes())
-        out.sampleTypes().push_back({out.intern(first.str(vt.type)), out.intern(first.str(vt.unit))});
-    out.periodType = {out.intern(first.str(first.periodType.type)), out.intern(first.str(first.periodType.unit))};
-    out.period = first.period;
-    out.defaultSampleType = out.intern(first.str(first.defaultSampleType));
-
-    int64_t start = INT64_MAX;
-    int64_t end = INT64_MIN;
-    Merger merger(out);
-    for (const Profile *p : profiles) {
-        merger.add(*p);
-        if (p->timeNanos != 0) {
-            start = std::min(start, p->timeNanos);
-            end = std::max(end, p->timeNanos + p->durationNanos);
-        }
-    }
-    if (start != INT64_MAX) {
-        out.timeNanos = start;
-        out.durationNanos = end - start;
-    }
-    return out;
+    return merger.result();
 }
 
 } // namespace emberline::engine

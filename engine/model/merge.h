@@ -3,7 +3,10 @@
 #include "engine/common/result.h"
 #include "engine/model/profile.h"
 
+#include <memory>
 #include <span>
+#include <string>
+#include <vector>
 
 namespace emberline::engine {
 
@@ -11,5 +14,28 @@ namespace emberline::engine {
 // mappings and locations are shared, samples are appended with their labels, and the time span covers all
 // inputs. Used to build a session's whole profile from its flushes and to open several files as one.
 Result<Profile> mergeProfiles(std::span<const Profile *const> profiles);
+
+// Merges profiles one at a time into a growing result. With `aggregate`, samples with the same stack and
+// labels (after dropping the `dropLabels` keys) are summed into one sample, so a long session's merged
+// profile grows with its distinct stacks, not with its sample count.
+//
+// Thread: one owner at a time.
+class ProfileMerger {
+public:
+    struct Options {
+        bool aggregate = false;
+        std::vector<std::string> dropLabels;
+    };
+    ProfileMerger();
+    explicit ProfileMerger(Options options);
+    ~ProfileMerger();
+    Status add(const Profile &profile);
+    const Profile &result() const;
+    size_t added() const;
+
+private:
+    class Impl;
+    std::unique_ptr<Impl> m_impl;
+};
 
 } // namespace emberline::engine

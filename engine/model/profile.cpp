@@ -71,6 +71,13 @@ void Profile::addSampleWithStack(uint32_t stackId, std::span<const int64_t> valu
     m_labelOffsets.push_back(static_cast<uint32_t>(m_labels.size()));
 }
 
+void Profile::addToSampleValues(size_t i, std::span<const int64_t> values)
+{
+    const size_t n = m_sampleTypes.size();
+    for (size_t t = 0; t < n && t < values.size(); ++t)
+        m_values[i * n + t] += values[t];
+}
+
 std::span<const int64_t> Profile::sampleValues(size_t i) const
 {
     const size_t n = m_sampleTypes.size();

@@ -113,6 +113,8 @@ public:
                    std::span<const Label> labels = {});
     void addSampleWithStack(uint32_t stackId, std::span<const int64_t> values, std::span<const Label> labels = {});
     uint32_t internStack(std::span<const uint32_t> locations) { return m_stacks.intern(locations); }
+    // Adds `values` to sample i's values (aggregation of identical samples).
+    void addToSampleValues(size_t i, std::span<const int64_t> values);
     void reserveSamples(size_t n);
 
     // --- scalars

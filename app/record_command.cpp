@@ -1,0 +1,151 @@
+#include "app/record_command.h"
+
+#include "engine/model/units.h"
+#include "engine/session/record_session.h"
+
+#include <QCommandLineParser>
+#include <QDateTime>
+#include <QDir>
+
+#include <csignal>
+#include <cstdio>
+
+namespace emberline::app {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void onSignal(int)
+{
+    g_stop.store(true);
+}
+
+void printSummary(const engine::SessionSummary &s)
+{
+    const double incompletePct = s.samples ? 100.0 * static_cast<double>(s.incomplete) / s.samples : 0;
+    const double overheadPct = s.targetCpuNs ? 100.0 * static_cast<double>(s.profilerCpuNs) / s.targetCpuNs : 0;
+    std::fprintf(stderr,
+                 "emberline: %s\n"
+                 "emberline: %s after %s: %llu samples (%.1f per second), %llu lost, %.2f%% incomplete stacks\n"
+                 "emberline: target CPU sampled %s; profiler CPU %s (%.2f%% of the target's)\n",
+                 s.samplerDescription.c_str(), s.endReason.c_str(),
+                 engine::formatValue(s.durationNs, "nanoseconds").c_str(),
+                 static_cast<unsigned long long>(s.samples), s.realRateHz, static_cast<unsigned long long>(s.lost),
+                 incompletePct, engine::formatValue(s.targetCpuNs, "nanoseconds").c_str(),
+                 engine::formatValue(s.profilerCpuNs, "nanoseconds").c_str(), overheadPct);
+    for (const auto &[module, count] : s.incompleteByModule)
+        std::fprintf(stderr, "emberline:   incomplete stacks ending in %s: %llu\n", module.c_str(),
+                     static_cast<unsigned long long>(count));
+    if (!s.sessionProfilePath.empty())
+        std::fprintf(stderr, "emberline: wrote %u flush(es) and %s\n", s.flushes, s.sessionProfilePath.c_str());
+}
+
+} // namespace
+
+int runRecord(const QStringList &args)
+{
+    // Everything after "--" is the command, untouched by option parsing.
+    const qsizetype dashes = args.indexOf(QStringLiteral("--"));
+    const QStringList own = dashes < 0 ? args : args.mid(0, dashes);
+    const QStringList command = dashes < 0 ? QStringList{} : args.mid(dashes + 1);
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Profile a program without the GUI: launch it "
+                                                    "(-- COMMAND ARGS) or attach to it (--pid PID)."));
+    parser.addHelpOption();
+    const QCommandLineOption pid(QStringLiteral("pid"), QStringLiteral("Attach to a running process."),
+                                 QStringLiteral("PID"));
+    const QCommandLineOption frequency(QStringLiteral("frequency"), QStringLiteral("Samples per second (default 99)."),
+                                       QStringLiteral("HZ"), QStringLiteral("99"));
+    const QCommandLineOption duration(QStringLiteral("duration"),
+                                      QStringLiteral("Stop after this many seconds (default: when the target "
+                                                     "exits or on Ctrl+C)."),
+                                      QStringLiteral("SECONDS"));
+    const QCommandLineOption flushPeriod(QStringLiteral("flush-period"),
+                                         QStringLiteral("Seconds between flushes, 1 to 60 (default 10)."),
+                                         QStringLiteral("SECONDS"), QStringLiteral("10"));
+    const QCommandLineOption sampler(QStringLiteral("sampler"), QStringLiteral("perf or auto (default auto)."),
+                                     QStringLiteral("NAME"), QStringLiteral("auto"));
+    const QCommandLineOption output(QStringLiteral("output"),
+                                    QStringLiteral("Write flush-NNNN.pprof and profile.pprof here (default "
+                                                   "./emberline-<time>)."),
+                                    QStringLiteral("DIR"));
+    const QCommandLineOption stackSize(QStringLiteral("stack-size"),
+                                       QStringLiteral("Bytes of user stack copied per sample (default 32768)."),
+                                       QStringLiteral("BYTES"), QStringLiteral("32768"));
+    parser.addOptions({pid, frequency, duration, flushPeriod, sampler, output, stackSize});
+    if (!parser.parse(own)) {
+        std::fprintf(stderr, "emberline record: %s\n", qPrintable(parser.errorText()));
+        return 2;
+    }
+    if (parser.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(parser.helpText()), stdout);
+        return 0;
+    }
+    auto number = [&](const QCommandLineOption &o, double &out) {
+        bool ok = false;
+        out = parser.value(o).toDouble(&ok);
+        if (!ok)
+            std::fprintf(stderr, "emberline record: --%s needs a number, got '%s'\n", qPrintable(o.names().first()),
+                         qPrintable(parser.value(o)));
+        return ok;
+    };
+
+    engine::SessionConfig config;
+    for (const QString &c : command)
+        config.command.push_back(c.toStdString());
+    double value = 0;
+    if (parser.isSet(pid)) {
+        if (!number(pid, value))
+            return 2;
+        config.pid = static_cast<int>(value);
+    }
+    if (!number(frequency, value))
+        return 2;
+    config.frequency = static_cast<int>(value);
+    if (parser.isSet(duration)) {
+        if (!number(duration, value))
+            return 2;
+        config.durationNs = static_cast<int64_t>(value * 1e9);
+    }
+    if (!number(flushPeriod, value))
+        return 2;
+    config.flushPeriodNs = static_cast<int64_t>(value * 1e9);
+    if (!number(stackSize, value))
+        return 2;
+    config.stackBytes = static_cast<uint32_t>(value);
+    config.sampler = parser.value(sampler).toStdString();
+    config.outputDirectory = parser.isSet(output)
+                                 ? parser.value(output).toStdString()
+                                 : QDir::current()
+                                       .filePath(QStringLiteral("emberline-%1")
+                                                     .arg(QDateTime::currentDateTime().toString(
+                                                         QStringLiteral("yyyyMMdd-HHmmss"))))
+                                       .toStdString();
+    if (auto st = engine::validateConfig(config); !st) {
+        std::fprintf(stderr, "emberline record: %s\n", st.error().message.c_str());
+        return 2;
+    }
+
+    struct sigaction sa {};
+    sa.sa_handler = onSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+
+    engine::RecordSession session(config);
+    auto result = session.run(g_stop, [](std::shared_ptr<const engine::Flush> flush) {
+        std::fprintf(stderr, "emberline: flush %u: %llu samples -> %s\n", flush->sequence,
+                     static_cast<unsigned long long>(flush->profile->sampleCount()), flush->path.c_str());
+    });
+    if (!result) {
+        std::fprintf(stderr, "emberline record: %s\n", result.error().message.c_str());
+        return 1;
+    }
+    printSummary(result.value());
+    if (result->launched)
+        return result->exitStatus;
+    return 0;
+}
+
+} // namespace emberline::app

@@ -1,0 +1,199 @@
+#include "engine/export/exporter.h"
+
+#include "engine/pprof/pprof_writer.h"
+
+#include <cstdio>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace emberline::engine {
+namespace {
+
+std::string baseName(const std::string &path)
+{
+    const auto slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string hex(uint64_t v)
+{
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+ProfileMerger::Options sessionMergeOptions()
+{
+    ProfileMerger::Options o;
+    o.aggregate = true;
+    o.dropLabels = {"end_timestamp_ns"};
+    return o;
+}
+
+} // namespace
+
+Exporter::Exporter(ExporterOptions options)
+    : m_options(std::move(options)), m_symbolizer(m_options.symbolizer), m_session(sessionMergeOptions())
+{
+}
+
+const std::vector<SymbolFrame> &Exporter::symbolize(const LocationKey &key, const ModuleInfo *module)
+{
+    const uint64_t cacheKey = (static_cast<uint64_t>(key.moduleId) << 48) ^ key.address;
+    auto it = m_symbolCache.find(cacheKey);
+    if (it != m_symbolCache.end())
+        return it->second;
+    std::vector<SymbolFrame> frames;
+    if (module) {
+        const uint64_t offset = key.address - module->start + module->pgoff;
+        if (module->path == "[vdso]")
+            frames = m_symbolizer.symbolizeVdso(key.address - module->start);
+        else if (!module->path.empty() && module->path[0] == '/')
+            frames = m_symbolizer.symbolize(module->path, module->buildId, offset);
+    }
+    return m_symbolCache.emplace(cacheKey, std::move(frames)).first->second;
+}
+
+Profile Exporter::buildProfile(const FlushInput &in)
+{
+    Profile p;
+    p.sampleTypes().push_back({p.intern("cpu-samples"), p.intern("count")});
+    p.sampleTypes().push_back({p.intern("cpu-time"), p.intern("nanoseconds")});
+    p.periodType = {p.intern("cpu-time"), p.intern("nanoseconds")};
+    p.period = m_options.frequency > 0 ? 1'000'000'000 / m_options.frequency : 0;
+    p.timeNanos = in.startNs;
+    p.durationNanos = in.endNs - in.startNs;
+    p.comments().push_back(p.intern("emberline " EMBERLINE_VERSION));
+    if (!m_options.samplerDescription.empty())
+        p.comments().push_back(p.intern(m_options.samplerDescription));
+
+    std::map<uint32_t, uint32_t> mappingOf;
+    std::map<uint32_t, const ModuleInfo *> moduleOf;
+    for (const ModuleInfo &m : in.modules) {
+        moduleOf[m.id] = &m;
+        Mapping mapping;
+        mapping.id = p.mappings().size() + 1;
+        mapping.start = m.start;
+        mapping.limit = m.end;
+        mapping.offset = m.pgoff;
+        mapping.filename = p.intern(m.path);
+        mapping.buildId = p.intern(m.buildId);
+        mapping.hasFunctions = mapping.hasFilenames = mapping.hasLineNumbers = mapping.hasInlineFrames = true;
+        mappingOf[m.id] = static_cast<uint32_t>(p.mappings().size());
+        p.mappings().push_back(mapping);
+    }
+
+    std::map<std::pair<StringId, StringId>, uint32_t> functionOf;
+    auto function = [&](const std::string &name, const std::string &file, int64_t line) {
+        const StringId n = p.intern(name);
+        const StringId f = p.intern(file);
+        auto [it, inserted] = functionOf.try_emplace({n, f}, static_cast<uint32_t>(p.functions().size()));
+        if (inserted)
+            p.functions().push_back(Function{p.functions().size() + 1, n, n, f, line});
+        return it->second;
+    };
+
+    for (const LocationKey &key : in.locations) {
+        Location loc;
+        loc.id = p.locations().size() + 1;
+        loc.address = key.address;
+        const ModuleInfo *module = nullptr;
+        if (auto m = moduleOf.find(key.moduleId); m != moduleOf.end()) {
+            module = m->second;
+            loc.mappingIndex = mappingOf[key.moduleId];
+        }
+        if (key.moduleId == kKernelModule) {
+            loc.lines.push_back(Line{function("[kernel]", "", 0), 0, 0});
+        } else {
+            const std::vector<SymbolFrame> &frames = symbolize(key, module);
+            for (const SymbolFrame &f : frames) {
+                if (!f.function.empty())
+                    loc.lines.push_back(Line{function(f.function, f.file, 0), f.line, f.column});
+            }
+            if (loc.lines.empty()) {
+                // Never an empty name: module+offset is what a user can feed to addr2line.
+                const std::string name = module ? baseName(module->path) + "+" + hex(key.address - module->start + module->pgoff)
+                                                : "[unknown] " + hex(key.address);
+                loc.lines.push_back(Line{function(name, "", 0), 0, 0});
+            }
+        }
+        p.locations().push_back(std::move(loc));
+    }
+
+    std::set<uint32_t> pids;
+    for (const auto &[tid, pid] : in.processOfThread)
+        pids.insert(pid);
+    const bool manyProcesses = pids.size() > 1;
+    const StringId tidKey = p.intern("thread id");
+    const StringId nameKey = p.intern("thread name");
+    const StringId timeKey = p.intern("end_timestamp_ns");
+    const StringId pidKey = p.intern("process_id");
+    const StringId nsUnit = p.intern("nanoseconds");
+    std::map<uint32_t, StringId> threadNameIds;
+    for (const auto &[tid, name] : in.threadNames)
+        threadNameIds[tid] = p.intern(name);
+    p.reserveSamples(in.samples.size());
+    std::vector<Label> labels;
+    for (const RecordedSample &s : in.samples) {
+        labels.clear();
+        labels.push_back(Label{tidKey, 0, s.tid, 0});
+        if (auto n = threadNameIds.find(s.tid); n != threadNameIds.end())
+            labels.push_back(Label{nameKey, n->second, 0, 0});
+        labels.push_back(Label{timeKey, 0, s.timeNs, nsUnit});
+        if (manyProcesses)
+            labels.push_back(Label{pidKey, 0, s.pid, 0});
+        const int64_t values[2] = {1, s.cpuNs};
+        p.addSample(in.stacks.stack(s.stackId), values, labels);
+    }
+    return p;
+}
+
+Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &input)
+{
+    if (input.samples.empty())
+        return std::shared_ptr<const Flush>();
+    auto profile = std::make_shared<Profile>(buildProfile(input));
+    if (auto st = m_session.add(*profile); !st)
+        return st.error();
+    // Like Datadog's exporter: a flush shorter than the minimum is not reported on its own; its samples are
+    // still part of the session's merged profile.
+    if (input.endNs - input.startNs < m_options.minimumFlushNs)
+        return std::shared_ptr<const Flush>();
+
+    auto flush = std::make_shared<Flush>();
+    flush->sequence = ++m_sequence;
+    flush->startNs = input.startNs;
+    flush->endNs = input.endNs;
+    flush->final = input.final;
+    flush->pprofBytes = writePprof(*profile, true);
+    flush->samples = input.samples.size();
+    flush->lost = input.lost;
+    flush->incomplete = input.incomplete;
+    flush->profile = std::move(profile);
+    if (!m_options.outputDirectory.empty()) {
+        char name[32];
+        std::snprintf(name, sizeof name, "flush-%04u.pprof", flush->sequence);
+        flush->path = m_options.outputDirectory + "/" + name;
+        std::FILE *f = std::fopen((flush->path + ".tmp").c_str(), "wb");
+        const bool ok = f && std::fwrite(flush->pprofBytes.data(), 1, flush->pprofBytes.size(), f) ==
+                                 flush->pprofBytes.size();
+        if (f)
+            std::fclose(f);
+        if (!ok || std::rename((flush->path + ".tmp").c_str(), flush->path.c_str()) != 0)
+            return makeError(Error::Code::Io, "cannot write " + flush->path);
+    }
+    return std::shared_ptr<const Flush>(std::move(flush));
+}
+
+Result<std::string> Exporter::writeSessionProfile()
+{
+    if (m_session.added() == 0 || m_options.outputDirectory.empty())
+        return std::string();
+    const std::string path = m_options.outputDirectory + "/profile.pprof";
+    if (auto st = writePprofFile(m_session.result(), path); !st)
+        return st.error();
+    return path;
+}
+
+} // namespace emberline::engine

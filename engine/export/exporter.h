@@ -1,0 +1,55 @@
+#pragma once
+
+#include "engine/common/result.h"
+#include "engine/export/flush.h"
+#include "engine/model/merge.h"
+#include "engine/recorder/recorder.h"
+#include "engine/symbols/symbolizer.h"
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace emberline::engine {
+
+struct ExporterOptions {
+    std::string outputDirectory;     // flush-NNNN.pprof and profile.pprof go here; empty: nothing written
+    int frequency = 99;
+    int64_t minimumFlushNs = 1'000'000'000; // shorter flushes are not reported (their samples still count)
+    std::string samplerDescription;
+    Symbolizer::Options symbolizer;
+};
+
+// Turns a FlushInput into a Flush: symbolizes the flush's unique locations (cached across flushes), builds the
+// pprof Profile (sample types cpu-samples/count and cpu-time/nanoseconds; labels thread id, thread name,
+// end_timestamp_ns, and process_id when several processes are followed), serializes it, writes it, and folds
+// it into the session's merged profile.
+//
+// Thread: the exporter thread (ExportWorker) only.
+class Exporter {
+public:
+    explicit Exporter(ExporterOptions options);
+
+    // nullptr (and no error) when the flush is empty or shorter than the minimum duration.
+    Result<std::shared_ptr<const Flush>> exportFlush(const FlushInput &input);
+    // Writes profile.pprof, the whole session merged; returns its path ("" when nothing was recorded).
+    Result<std::string> writeSessionProfile();
+    const Profile &sessionProfile() const { return m_session.result(); }
+    uint32_t flushesReported() const { return m_sequence; }
+
+private:
+    struct SymbolizedLocation {
+        std::vector<SymbolFrame> frames;
+    };
+    Profile buildProfile(const FlushInput &input);
+    const std::vector<SymbolFrame> &symbolize(const LocationKey &key, const ModuleInfo *module);
+
+    ExporterOptions m_options;
+    Symbolizer m_symbolizer;
+    std::unordered_map<uint64_t, std::vector<SymbolFrame>> m_symbolCache; // by (module id, address)
+    ProfileMerger m_session;
+    uint32_t m_sequence = 0;
+};
+
+} // namespace emberline::engine

@@ -1,0 +1,30 @@
+#pragma once
+
+#include "engine/model/profile.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace emberline::engine {
+
+// One flush of a profiling session: what the views show, what is written to disk and what is uploaded.
+// Immutable once built; crosses threads as std::shared_ptr<const Flush>.
+struct Flush {
+    uint32_t sequence = 0;   // 1, 2, ... within the session
+    int64_t startNs = 0;     // wall clock, ns since the epoch
+    int64_t endNs = 0;
+    bool final = false;
+    std::shared_ptr<const Profile> profile;
+    std::string pprofBytes;  // gzip-compressed profile.proto
+    std::string path;        // where it was written, empty if not written
+    std::string codeProvenanceJson;
+    std::map<std::string, std::string> tags;
+    // Session counters at flush time.
+    uint64_t samples = 0;
+    uint64_t lost = 0;
+    uint64_t incomplete = 0;
+};
+
+} // namespace emberline::engine

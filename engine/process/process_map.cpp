@@ -1,0 +1,136 @@
+#include "engine/process/process_map.h"
+
+#include <elf.h>
+#include <sys/auxv.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace emberline::engine {
+
+std::shared_ptr<const ElfImage> ElfCache::get(const std::string &path)
+{
+    std::lock_guard lock(m_mutex);
+    auto it = m_images.find(path);
+    if (it != m_images.end())
+        return it->second;
+    std::shared_ptr<const ElfImage> image;
+    if (!path.empty() && path[0] == '/') {
+        if (auto opened = ElfImage::open(path))
+            image = std::move(opened).value();
+    }
+    m_images.emplace(path, image);
+    return image;
+}
+
+std::shared_ptr<const ElfImage> ElfCache::vdso()
+{
+    std::lock_guard lock(m_mutex);
+    if (!m_vdsoTried) {
+        m_vdsoTried = true;
+        // Every process runs the kernel's one vdso; ours has the same bytes as the target's.
+        if (const auto base = getauxval(AT_SYSINFO_EHDR)) {
+            const auto *ehdr = reinterpret_cast<const Elf64_Ehdr *>(base);
+            const auto *phdrs = reinterpret_cast<const Elf64_Phdr *>(base + ehdr->e_phoff);
+            uint64_t size = 0;
+            for (int i = 0; i < ehdr->e_phnum; ++i) {
+                if (phdrs[i].p_type == PT_LOAD)
+                    size = std::max<uint64_t>(size, phdrs[i].p_offset + phdrs[i].p_filesz);
+            }
+            size = std::max<uint64_t>(size, ehdr->e_shoff + uint64_t(ehdr->e_shnum) * ehdr->e_shentsize);
+            if (auto image = ElfImage::fromMemory("[vdso]", reinterpret_cast<const void *>(base), size))
+                m_vdso = std::move(image).value();
+        }
+    }
+    return m_vdso;
+}
+
+size_t ElfCache::size() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_images.size();
+}
+
+Status ProcessMap::loadFromProc(int pid)
+{
+    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+    if (!maps)
+        return makeError(Error::Code::Io, "cannot read /proc/" + std::to_string(pid) + "/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+        unsigned long long start = 0, end = 0, offset = 0;
+        char perms[8] = {};
+        int pathStart = 0;
+        if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset, &pathStart) < 4)
+            continue;
+        std::string path = pathStart > 0 && pathStart <= static_cast<int>(line.size()) ? line.substr(pathStart) : "";
+        addMapping(start, end - start, offset, path, perms[2] == 'x');
+    }
+    return Ok{};
+}
+
+void ProcessMap::addMapping(uint64_t start, uint64_t length, uint64_t pgoff, const std::string &path,
+                            bool executable)
+{
+    const uint64_t end = start + length;
+    // A new mapping replaces whatever it overlaps (mmap semantics).
+    auto it = m_modules.upper_bound(start);
+    if (it != m_modules.begin() && std::prev(it)->second.end > start)
+        --it;
+    while (it != m_modules.end() && it->first < end)
+        it = m_modules.erase(it);
+    ++m_generation;
+    if (!executable)
+        return;
+    MappedModule m;
+    m.start = start;
+    m.end = end;
+    m.pgoff = pgoff;
+    m.path = path;
+    if (path == "[vdso]")
+        m.image = m_cache->vdso();
+    else if (!path.empty() && path[0] == '/' && path.find(" (deleted)") == std::string::npos)
+        m.image = m_cache->get(path);
+    if (m.image) {
+        for (const ElfImage::Segment &s : m.image->segments()) {
+            const uint64_t segPage = s.offset & ~uint64_t(0xfff);
+            if (pgoff >= segPage && pgoff < s.offset + s.filesz) {
+                m.bias = static_cast<int64_t>(start + s.offset - s.vaddr - pgoff);
+                break;
+            }
+        }
+    }
+    m.id = (*m_nextModuleId)++;
+    m_modules.emplace(start, std::move(m));
+}
+
+const MappedModule *ProcessMap::find(uint64_t address) const
+{
+    auto it = m_modules.upper_bound(address);
+    if (it == m_modules.begin())
+        return nullptr;
+    --it;
+    return address < it->second.end ? &it->second : nullptr;
+}
+
+bool ProcessMap::readImage(uint64_t address, void *out, size_t size) const
+{
+    // Unwind tables usually live in a read-only segment that has no executable mapping of its own, so look
+    // through every image at its load bias rather than only the module that contains the address.
+    if (const MappedModule *m = find(address); m && m->image &&
+        m->image->readVaddr(address - static_cast<uint64_t>(m->bias), out, size))
+        return true;
+    const ElfImage *last = nullptr;
+    for (const auto &[start, m] : m_modules) {
+        if (!m.image || m.image.get() == last)
+            continue;
+        last = m.image.get();
+        if (m.image->readVaddr(address - static_cast<uint64_t>(m.bias), out, size))
+            return true;
+    }
+    return false;
+}
+
+} // namespace emberline::engine

@@ -1,0 +1,105 @@
+#include "engine/recorder/recorder.h"
+
+#include <unordered_map>
+
+namespace emberline::engine {
+namespace {
+
+// Module ids are small and user-space addresses fit in 48 bits, so one 64-bit word identifies a location.
+uint64_t locationKey(uint32_t moduleId, uint64_t address)
+{
+    return (static_cast<uint64_t>(moduleId) << 48) ^ address;
+}
+
+const std::string kNoName;
+
+} // namespace
+
+void Recorder::registerModule(const ModuleInfo &module)
+{
+    m_modules.try_emplace(module.id, module);
+}
+
+void Recorder::setThreadName(uint32_t pid, uint32_t tid, std::string name)
+{
+    m_threadNames[tid] = std::move(name);
+    m_processOfThread[tid] = pid;
+}
+
+const std::string &Recorder::threadName(uint32_t tid) const
+{
+    auto it = m_threadNames.find(tid);
+    return it == m_threadNames.end() ? kNoName : it->second;
+}
+
+uint32_t Recorder::internLocation(uint32_t moduleId, uint64_t address)
+{
+    const uint64_t key = locationKey(moduleId, address);
+    auto [it, inserted] = m_locationIds.try_emplace(key, static_cast<uint32_t>(m_locations.size()));
+    if (inserted) {
+        m_locations.push_back(LocationKey{moduleId, address});
+    } else if (m_locations[it->second].moduleId != moduleId || m_locations[it->second].address != address) {
+        // A collision of the packed key (an address above 48 bits): keep such locations apart.
+        const auto id = static_cast<uint32_t>(m_locations.size());
+        m_locations.push_back(LocationKey{moduleId, address});
+        return id;
+    }
+    return it->second;
+}
+
+void Recorder::record(int64_t timeNs, uint32_t pid, uint32_t tid, int64_t cpuNs, std::span<const uint32_t> locations)
+{
+    m_samples.push_back(RecordedSample{timeNs, pid, tid, m_stacks.intern(locations), cpuNs});
+    m_processOfThread.try_emplace(tid, pid);
+    ++m_totalSamples;
+    m_totalCpuNs += cpuNs;
+}
+
+void Recorder::countIncomplete(const std::string &module)
+{
+    ++m_incomplete;
+    ++m_incompleteByModule[module];
+}
+
+FlushInput Recorder::takeFlush(int64_t startNs, int64_t endNs, bool final)
+{
+    FlushInput flush;
+    flush.startNs = startNs;
+    flush.endNs = endNs;
+    flush.final = final;
+    flush.samples.swap(m_samples);
+    m_samples.reserve(flush.samples.size());
+
+    // Renumber the stacks, locations and modules this flush uses.
+    std::unordered_map<uint32_t, uint32_t> stackMap, locationMap, moduleMap;
+    std::vector<uint32_t> frames;
+    for (RecordedSample &s : flush.samples) {
+        auto [it, inserted] = stackMap.try_emplace(s.stackId, 0);
+        if (inserted) {
+            frames.clear();
+            for (uint32_t loc : m_stacks.stack(s.stackId)) {
+                auto [lit, newLoc] = locationMap.try_emplace(loc, static_cast<uint32_t>(flush.locations.size()));
+                if (newLoc) {
+                    LocationKey key = m_locations[loc];
+                    if (key.moduleId >= kFirstModuleId && moduleMap.try_emplace(key.moduleId, 0).second) {
+                        if (auto m = m_modules.find(key.moduleId); m != m_modules.end())
+                            flush.modules.push_back(m->second);
+                    }
+                    flush.locations.push_back(key);
+                }
+                frames.push_back(lit->second);
+            }
+            it->second = flush.stacks.intern(frames);
+        }
+        s.stackId = it->second;
+        if (auto name = m_threadNames.find(s.tid); name != m_threadNames.end())
+            flush.threadNames.try_emplace(s.tid, name->second);
+        flush.processOfThread.try_emplace(s.tid, s.pid);
+    }
+    flush.lost = m_lost;
+    flush.incomplete = m_incomplete;
+    flush.incompleteByModule = m_incompleteByModule;
+    return flush;
+}
+
+} // namespace emberline::engine

@@ -1,0 +1,101 @@
+#pragma once
+
+#include "engine/model/stack_table.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace emberline::engine {
+
+// Module ids the recorder reserves; real mappings get ids from kFirstModuleId on (ProcessMap hands them out).
+inline constexpr uint32_t kUnknownModule = 0;
+inline constexpr uint32_t kKernelModule = 1;
+inline constexpr uint32_t kFirstModuleId = 2;
+
+struct ModuleInfo {
+    uint32_t id = 0;
+    std::string path;
+    std::string buildId;
+    uint64_t start = 0;
+    uint64_t end = 0;
+    uint64_t pgoff = 0;
+};
+
+struct LocationKey {
+    uint32_t moduleId = kUnknownModule;
+    uint64_t address = 0;
+};
+
+struct RecordedSample {
+    int64_t timeNs = 0; // wall clock, ns since the epoch
+    uint32_t pid = 0;
+    uint32_t tid = 0;
+    uint32_t stackId = 0;
+    int64_t cpuNs = 0;
+};
+
+// Everything one flush needs, self-contained: its samples, and only the stacks, locations and modules they
+// use (renumbered densely). Built by the recorder on the session thread, consumed by the exporter thread.
+struct FlushInput {
+    int64_t startNs = 0;
+    int64_t endNs = 0;
+    bool final = false;
+    std::vector<RecordedSample> samples;
+    StackTable stacks;                 // of indices into `locations`, leaf first
+    std::vector<LocationKey> locations;
+    std::vector<ModuleInfo> modules;   // every module a location refers to
+    std::map<uint32_t, std::string> threadNames; // by tid
+    std::map<uint32_t, uint32_t> processOfThread;
+    // Session counters at flush time.
+    uint64_t lost = 0;
+    uint64_t incomplete = 0;
+    std::map<std::string, uint64_t> incompleteByModule;
+};
+
+// Interns locations (module, address) and stacks, and keeps the samples of the current flush. At a flush it
+// swaps its sample buffer for an empty one and packs what the exporter needs, so sampling never waits for
+// symbolization or serialization.
+//
+// Thread: the session thread.
+class Recorder {
+public:
+    void registerModule(const ModuleInfo &module);
+    void setThreadName(uint32_t pid, uint32_t tid, std::string name);
+    const std::string &threadName(uint32_t tid) const;
+
+    uint32_t internLocation(uint32_t moduleId, uint64_t address);
+    void record(int64_t timeNs, uint32_t pid, uint32_t tid, int64_t cpuNs, std::span<const uint32_t> locations);
+    void countLost(uint64_t n) { m_lost += n; }
+    void countIncomplete(const std::string &module);
+
+    FlushInput takeFlush(int64_t startNs, int64_t endNs, bool final);
+
+    uint64_t totalSamples() const { return m_totalSamples; }
+    int64_t totalCpuNs() const { return m_totalCpuNs; }
+    const std::map<std::string, uint64_t> &incompleteByModule() const { return m_incompleteByModule; }
+    uint64_t lost() const { return m_lost; }
+    uint64_t incomplete() const { return m_incomplete; }
+    size_t pendingSamples() const { return m_samples.size(); }
+    size_t uniqueStacks() const { return m_stacks.size(); }
+
+private:
+    std::unordered_map<uint64_t, ModuleInfo> m_modules;
+    std::vector<LocationKey> m_locations;
+    std::unordered_map<uint64_t, uint32_t> m_locationIds; // (module id, address) hashed; see locationKey()
+    StackTable m_stacks;
+    std::vector<RecordedSample> m_samples;
+    std::map<uint32_t, std::string> m_threadNames;
+    std::map<uint32_t, uint32_t> m_processOfThread;
+    uint64_t m_totalSamples = 0;
+    int64_t m_totalCpuNs = 0;
+    uint64_t m_lost = 0;
+    uint64_t m_incomplete = 0;
+    std::map<std::string, uint64_t> m_incompleteByModule;
+};
+
+} // namespace emberline::engine

@@ -1,0 +1,385 @@
+#include "engine/sampler/perf_sampler.h"
+
+#include "engine/unwind/unwinder.h"
+
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <dirent.h>
+#include <fstream>
+#include <set>
+#include <thread>
+
+namespace emberline::engine {
+
+struct PerfSampler::Buffer {
+    int fd = -1;
+    void *base = nullptr;
+    size_t mapSize = 0;
+    size_t dataSize = 0;
+    perf_event_mmap_page *meta = nullptr;
+    const uint8_t *data = nullptr;
+};
+
+namespace {
+
+long perfEventOpen(perf_event_attr *attr, int pid, int cpu, int groupFd, unsigned long flags)
+{
+    return ::syscall(SYS_perf_event_open, attr, pid, cpu, groupFd, flags);
+}
+
+int readParanoid()
+{
+    std::ifstream f("/proc/sys/kernel/perf_event_paranoid");
+    int v = 2;
+    f >> v;
+    return v;
+}
+
+std::vector<int> threadsOf(int pid)
+{
+    std::vector<int> tids;
+    const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+    if (DIR *d = ::opendir(dir.c_str())) {
+        while (dirent *e = ::readdir(d)) {
+            if (e->d_name[0] >= '0' && e->d_name[0] <= '9')
+                tids.push_back(std::atoi(e->d_name));
+        }
+        ::closedir(d);
+    }
+    return tids;
+}
+
+template <typename T>
+T take(const uint8_t *&p)
+{
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    p += sizeof v;
+    return v;
+}
+
+} // namespace
+
+std::string perfOpenErrorMessage(int error, int pid)
+{
+    const std::string target = "process " + std::to_string(pid);
+    switch (error) {
+    case EACCES:
+    case EPERM:
+        return "perf events are not allowed for " + target + " (perf_event_paranoid is " +
+               std::to_string(readParanoid()) +
+               "). Run as root, grant CAP_PERFMON (setcap cap_perfmon+ep on emberline), lower "
+               "/proc/sys/kernel/perf_event_paranoid (e.g. sysctl kernel.perf_event_paranoid=1), or use "
+               "--sampler ptrace";
+    case ESRCH:
+        return target + " does not exist (it may have exited)";
+    case ENOENT:
+    case ENODEV:
+    case EOPNOTSUPP:
+        return "this kernel does not support the cpu-clock perf event with user stack sampling";
+    case EMFILE:
+        return "too many open files: raise the limit (ulimit -n) to profile a target with this many threads";
+    case EINVAL:
+        return "the kernel refused the perf event settings (sampling frequency above "
+               "/proc/sys/kernel/perf_event_max_sample_rate, or a stack size it does not accept)";
+    default:
+        return std::string("perf_event_open failed: ") + std::strerror(error);
+    }
+}
+
+PerfSampler::~PerfSampler()
+{
+    for (auto &b : m_buffers) {
+        if (b->base)
+            ::munmap(b->base, b->mapSize);
+    }
+    for (int fd : m_fds)
+        ::close(fd);
+}
+
+Status PerfSampler::openEvent(int pid, int cpu, bool forLaunch, int outputFd, int &fdOut)
+{
+    perf_event_attr attr;
+    std::memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_CPU_CLOCK;
+    attr.freq = 1;
+    attr.sample_freq = static_cast<uint64_t>(m_options.frequency);
+    attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+                       PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+    attr.sample_regs_user = kPerfRegsMask;
+    attr.sample_stack_user = m_options.stackBytes;
+    attr.exclude_callchain_kernel = 1;
+    attr.exclude_kernel = m_kernelExcluded ? 1 : 0;
+    attr.exclude_hv = 1;
+    attr.inherit = 1;
+    attr.mmap = 1;
+    attr.mmap2 = 1;
+    attr.comm = 1;
+    attr.comm_exec = 1;
+    attr.task = 1;
+    attr.sample_id_all = 1;
+    attr.use_clockid = 1;
+    attr.clockid = CLOCK_MONOTONIC;
+    attr.watermark = 1;
+    attr.wakeup_watermark = m_options.bufferPages * 4096u / 4;
+    attr.disabled = forLaunch ? 1 : 0;
+    attr.enable_on_exec = forLaunch ? 1 : 0;
+    m_sampleType = attr.sample_type;
+
+    long fd = perfEventOpen(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0 && (errno == EACCES || errno == EPERM) && !m_kernelExcluded) {
+        // Kernel samples need more privilege than user ones; keep going with user space only.
+        m_kernelExcluded = true;
+        attr.exclude_kernel = 1;
+        fd = perfEventOpen(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    }
+    if (fd < 0)
+        return makeError(errno == EACCES || errno == EPERM ? Error::Code::Permission : Error::Code::Io,
+                         perfOpenErrorMessage(errno, pid));
+    if (outputFd >= 0 && ::ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, outputFd) != 0) {
+        const int err = errno;
+        ::close(static_cast<int>(fd));
+        return makeError(Error::Code::Io, std::string("cannot share a perf ring buffer: ") + std::strerror(err));
+    }
+    fdOut = static_cast<int>(fd);
+    m_fds.push_back(fdOut);
+    return Ok{};
+}
+
+Status PerfSampler::mapBuffer(int fd)
+{
+    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    auto b = std::make_unique<Buffer>();
+    b->fd = fd;
+    b->dataSize = m_options.bufferPages * page;
+    b->mapSize = b->dataSize + page;
+    b->base = ::mmap(nullptr, b->mapSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (b->base == MAP_FAILED) {
+        b->base = nullptr;
+        return makeError(Error::Code::Io, std::string("cannot map the perf ring buffer: ") + std::strerror(errno) +
+                                              " (check /proc/sys/kernel/perf_event_mlock_kb)");
+    }
+    b->meta = static_cast<perf_event_mmap_page *>(b->base);
+    b->data = static_cast<const uint8_t *>(b->base) + page;
+    m_buffers.push_back(std::move(b));
+    return Ok{};
+}
+
+Result<std::unique_ptr<PerfSampler>> PerfSampler::openForLaunch(int childPid, const PerfSamplerOptions &options)
+{
+    std::unique_ptr<PerfSampler> s(new PerfSampler);
+    s->m_options = options;
+    const int cpus = static_cast<int>(::sysconf(_SC_NPROCESSORS_CONF));
+    for (int cpu = 0; cpu < cpus; ++cpu) {
+        int fd = -1;
+        if (auto st = s->openEvent(childPid, cpu, true, -1, fd); !st)
+            return st.error();
+        s->m_cpuLeaderFd.push_back(fd);
+        if (auto st = s->mapBuffer(fd); !st)
+            return st.error();
+    }
+    return s;
+}
+
+Result<std::unique_ptr<PerfSampler>> PerfSampler::openForAttach(int pid, const PerfSamplerOptions &options)
+{
+    std::unique_ptr<PerfSampler> s(new PerfSampler);
+    s->m_options = options;
+    if (::kill(pid, 0) != 0 && errno == ESRCH)
+        return makeError(Error::Code::Invalid, "no process with pid " + std::to_string(pid));
+    const int cpus = static_cast<int>(::sysconf(_SC_NPROCESSORS_CONF));
+    s->m_cpuLeaderFd.assign(cpus, -1);
+    // Threads may start while we open events: list again until a pass finds nothing new. Threads that start
+    // after their creator's event exists are inherited by the kernel.
+    std::set<int> done;
+    for (int pass = 0; pass < 50; ++pass) {
+        bool added = false;
+        for (int tid : threadsOf(pid)) {
+            if (!done.insert(tid).second)
+                continue;
+            added = true;
+            for (int cpu = 0; cpu < cpus; ++cpu) {
+                int fd = -1;
+                auto st = s->openEvent(tid, cpu, false, s->m_cpuLeaderFd[cpu], fd);
+                if (!st) {
+                    if (errno == ESRCH) // the thread ended meanwhile
+                        break;
+                    return st.error();
+                }
+                if (s->m_cpuLeaderFd[cpu] < 0) {
+                    // The kernel redirects other events only into a buffer that is already mapped.
+                    s->m_cpuLeaderFd[cpu] = fd;
+                    if (auto mapped = s->mapBuffer(fd); !mapped)
+                        return mapped.error();
+                }
+            }
+        }
+        if (!added)
+            break;
+    }
+    if (done.empty() || s->m_fds.empty())
+        return makeError(Error::Code::Invalid, "process " + std::to_string(pid) + " has no threads to sample");
+    return s;
+}
+
+void PerfSampler::wait(int timeoutMs)
+{
+    std::vector<pollfd> fds;
+    for (const auto &b : m_buffers)
+        fds.push_back(pollfd{b->fd, POLLIN, 0});
+    ::poll(fds.data(), fds.size(), timeoutMs);
+}
+
+void PerfSampler::disable()
+{
+    for (int fd : m_fds)
+        ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
+std::string PerfSampler::description() const
+{
+    return "perf cpu-clock at " + std::to_string(m_options.frequency) + " Hz, " +
+           (m_kernelExcluded ? "user space only" : "user and kernel") + ", " +
+           std::to_string(m_options.stackBytes / 1024) + " KiB stacks";
+}
+
+size_t PerfSampler::drain(SampleSink &sink)
+{
+    size_t records = 0;
+    for (auto &b : m_buffers) {
+        const uint64_t head = __atomic_load_n(&b->meta->data_head, __ATOMIC_ACQUIRE);
+        uint64_t tail = b->meta->data_tail;
+        while (tail < head) {
+            const size_t offset = tail % b->dataSize;
+            perf_event_header hdr;
+            // The header itself may straddle the end of the ring.
+            for (size_t i = 0; i < sizeof hdr; ++i)
+                reinterpret_cast<uint8_t *>(&hdr)[i] = b->data[(offset + i) % b->dataSize];
+            if (hdr.size < sizeof hdr || tail + hdr.size > head)
+                break;
+            const uint8_t *record = b->data + offset;
+            if (offset + hdr.size > b->dataSize) {
+                m_scratch.resize(hdr.size);
+                const size_t first = b->dataSize - offset;
+                std::memcpy(m_scratch.data(), b->data + offset, first);
+                std::memcpy(m_scratch.data() + first, b->data, hdr.size - first);
+                record = m_scratch.data();
+            }
+            handleRecord(record, hdr.size, sink);
+            tail += hdr.size;
+            ++records;
+        }
+        __atomic_store_n(&b->meta->data_tail, tail, __ATOMIC_RELEASE);
+    }
+    return records;
+}
+
+void PerfSampler::handleRecord(const uint8_t *record, size_t size, SampleSink &sink)
+{
+    perf_event_header hdr;
+    std::memcpy(&hdr, record, sizeof hdr);
+    const uint8_t *p = record + sizeof hdr;
+    const uint8_t *end = record + size;
+    switch (hdr.type) {
+    case PERF_RECORD_SAMPLE: {
+        RawSample s;
+        s.ip = take<uint64_t>(p);
+        s.pid = take<uint32_t>(p);
+        s.tid = take<uint32_t>(p);
+        s.timeNs = take<uint64_t>(p);
+        s.period = take<uint64_t>(p);
+        const auto nr = take<uint64_t>(p);
+        if (p + nr * 8 > end)
+            return;
+        const auto *chain = reinterpret_cast<const uint64_t *>(p);
+        p += nr * 8;
+        size_t first = 0;
+        for (size_t i = 0; i < nr; ++i) {
+            if (chain[i] == PERF_CONTEXT_USER) {
+                first = i + 1;
+                break;
+            }
+        }
+        if (first > 0 || (nr > 0 && chain[0] < PERF_CONTEXT_MAX))
+            s.userCallchain = {chain + first, nr - first};
+        s.inKernel = (hdr.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+        const auto abi = take<uint64_t>(p);
+        if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+            if (p + RegCount * 8 > end)
+                return;
+            s.regs = {reinterpret_cast<const uint64_t *>(p), static_cast<size_t>(RegCount)};
+            p += RegCount * 8;
+        }
+        const auto stackSize = take<uint64_t>(p);
+        if (stackSize > 0) {
+            if (p + stackSize + 8 > end)
+                return;
+            const uint8_t *stack = p;
+            p += stackSize;
+            const auto dynSize = take<uint64_t>(p);
+            s.stack = {stack, static_cast<size_t>(std::min(dynSize, stackSize))};
+        }
+        sink.onSample(s);
+        break;
+    }
+    case PERF_RECORD_MMAP2: {
+        const auto pid = take<uint32_t>(p);
+        take<uint32_t>(p); // tid
+        const auto addr = take<uint64_t>(p);
+        const auto len = take<uint64_t>(p);
+        const auto pgoff = take<uint64_t>(p);
+        p += 4 + 4 + 8 + 8; // maj, min, ino, ino_generation
+        const auto prot = take<uint32_t>(p);
+        take<uint32_t>(p); // flags
+        const char *name = reinterpret_cast<const char *>(p);
+        const size_t maxLen = static_cast<size_t>(end - p);
+        sink.onMmap(pid, addr, len, pgoff, (prot & PROT_EXEC) != 0, std::string_view(name, strnlen(name, maxLen)));
+        break;
+    }
+    case PERF_RECORD_COMM: {
+        const auto pid = take<uint32_t>(p);
+        const auto tid = take<uint32_t>(p);
+        const char *name = reinterpret_cast<const char *>(p);
+        sink.onComm(pid, tid, std::string_view(name, strnlen(name, static_cast<size_t>(end - p))),
+                    (hdr.misc & PERF_RECORD_MISC_COMM_EXEC) != 0);
+        break;
+    }
+    case PERF_RECORD_FORK: {
+        const auto pid = take<uint32_t>(p);
+        const auto ppid = take<uint32_t>(p);
+        const auto tid = take<uint32_t>(p);
+        sink.onFork(pid, ppid, tid);
+        break;
+    }
+    case PERF_RECORD_EXIT: {
+        const auto pid = take<uint32_t>(p);
+        take<uint32_t>(p);
+        const auto tid = take<uint32_t>(p);
+        sink.onExit(pid, tid);
+        break;
+    }
+    case PERF_RECORD_LOST: {
+        take<uint64_t>(p);
+        sink.onLost(take<uint64_t>(p));
+        break;
+    }
+    case PERF_RECORD_LOST_SAMPLES:
+        sink.onLost(take<uint64_t>(p));
+        break;
+    default:
+        break;
+    }
+}
+
+} // namespace emberline::engine

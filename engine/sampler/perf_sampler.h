@@ -1,0 +1,65 @@
+#pragma once
+
+#include "engine/common/result.h"
+#include "engine/sampler/sample_sink.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace emberline::engine {
+
+struct PerfSamplerOptions {
+    int frequency = 99;              // samples per second per thread on CPU
+    uint32_t stackBytes = 32768;     // user stack copied per sample (multiple of 8, at most 65000)
+    uint32_t bufferPages = 512;      // ring buffer data pages per CPU (power of two)
+};
+
+// perf_event `cpu-clock` sampling of one target: one event per CPU for the target (launch; inherit follows
+// every thread and child created later) or per CPU and thread (attach), each CPU's events sharing one mmap
+// ring buffer. Samples carry TID, time, period, user registers, a copy of the user stack and the kernel's
+// frame-pointer chain; MMAP2/COMM/FORK/EXIT records keep the memory maps and thread names current.
+//
+// Thread: opened on any thread, then drained by the session thread only.
+class PerfSampler {
+public:
+    ~PerfSampler();
+    PerfSampler(const PerfSampler &) = delete;
+    PerfSampler &operator=(const PerfSampler &) = delete;
+
+    // The child must not have exec'd yet: events start counting at its exec.
+    static Result<std::unique_ptr<PerfSampler>> openForLaunch(int childPid, const PerfSamplerOptions &options);
+    // Every current thread of `pid`; threads they create later are followed through inherit.
+    static Result<std::unique_ptr<PerfSampler>> openForAttach(int pid, const PerfSamplerOptions &options);
+
+    // Waits until a buffer passes its watermark or the timeout ends.
+    void wait(int timeoutMs);
+    // Hands every complete record of every buffer to the sink. Returns how many records were read.
+    size_t drain(SampleSink &sink);
+    void disable();
+
+    bool kernelExcluded() const { return m_kernelExcluded; }
+    size_t eventCount() const { return m_fds.size(); }
+    std::string description() const;
+
+private:
+    struct Buffer;
+    PerfSampler() = default;
+    Status openEvent(int pid, int cpu, bool forLaunch, int groupOutputFd, int &fdOut);
+    Status mapBuffer(int fd);
+    void handleRecord(const uint8_t *record, size_t size, SampleSink &sink);
+
+    PerfSamplerOptions m_options;
+    bool m_kernelExcluded = false;
+    std::vector<int> m_fds;
+    std::vector<int> m_cpuLeaderFd; // per CPU, the fd that owns that CPU's buffer
+    std::vector<std::unique_ptr<Buffer>> m_buffers;
+    std::vector<uint8_t> m_scratch; // a record that wraps around the ring end is copied here
+    uint64_t m_sampleType = 0;
+};
+
+// A message for an errno from perf_event_open, saying what to change.
+std::string perfOpenErrorMessage(int error, int pid);
+
+} // namespace emberline::engine

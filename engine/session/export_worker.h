@@ -1,0 +1,45 @@
+#pragma once
+
+#include "engine/export/exporter.h"
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace emberline::engine {
+
+// Runs the Exporter on its own thread, so that symbolization, serialization and disk writes never hold up the
+// session thread. Flush inputs are processed in order; each finished Flush goes to the callback (called on
+// the exporter thread).
+//
+// Thread: submit()/finish() from the session thread; everything else on the exporter thread.
+class ExportWorker {
+public:
+    using FlushCallback = std::function<void(std::shared_ptr<const Flush>)>;
+    using ErrorCallback = std::function<void(const Error &)>;
+
+    ExportWorker(ExporterOptions options, FlushCallback onFlush, ErrorCallback onError);
+    ~ExportWorker();
+
+    void submit(FlushInput input);
+    // Processes what is queued, writes the session's merged profile, stops the thread. Returns its path.
+    Result<std::string> finish();
+    uint32_t flushesReported() const;
+
+private:
+    void run();
+
+    Exporter m_exporter;
+    FlushCallback m_onFlush;
+    ErrorCallback m_onError;
+    mutable std::mutex m_mutex;
+    std::condition_variable m_wake;
+    std::deque<FlushInput> m_queue;
+    bool m_stopping = false;
+    bool m_busy = false;
+    std::thread m_thread;
+};
+
+} // namespace emberline::engine

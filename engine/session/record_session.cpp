@@ -1,0 +1,197 @@
+#include "engine/session/record_session.h"
+
+#include "engine/process/launcher.h"
+#include "engine/recorder/recorder.h"
+#include "engine/sampler/perf_sampler.h"
+#include "engine/session/export_worker.h"
+#include "engine/session/sampling_pipeline.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <optional>
+
+namespace emberline::engine {
+namespace {
+
+int64_t clockNs(clockid_t clock)
+{
+    timespec ts {};
+    clock_gettime(clock, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+int64_t ownCpuNs()
+{
+    rusage ru {};
+    getrusage(RUSAGE_SELF, &ru);
+    auto ns = [](const timeval &tv) { return static_cast<int64_t>(tv.tv_sec) * 1'000'000'000 + tv.tv_usec * 1000; };
+    return ns(ru.ru_utime) + ns(ru.ru_stime);
+}
+
+bool processAlive(int pid)
+{
+    return ::kill(pid, 0) == 0 || errno == EPERM;
+}
+
+Status makeOutputDirectory(const std::string &dir)
+{
+    if (dir.empty())
+        return Ok{};
+    std::string partial;
+    for (size_t i = 0; i <= dir.size(); ++i) {
+        if (i == dir.size() || dir[i] == '/') {
+            partial = dir.substr(0, i);
+            if (!partial.empty() && ::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
+                return makeError(Error::Code::Io, "cannot create " + partial + ": " + std::strerror(errno));
+        }
+    }
+    if (::access(dir.c_str(), W_OK) != 0)
+        return makeError(Error::Code::Io, dir + ": " + std::strerror(errno));
+    return Ok{};
+}
+
+} // namespace
+
+Status validateConfig(const SessionConfig &c)
+{
+    if (c.command.empty() == (c.pid <= 0))
+        return makeError(Error::Code::Invalid, "give either a command to launch or a pid to attach to");
+    if (c.frequency < 1 || c.frequency > 100000)
+        return makeError(Error::Code::Invalid, "the frequency must be between 1 and 100000 Hz");
+    if (c.flushPeriodNs < 1'000'000'000 || c.flushPeriodNs > 60'000'000'000)
+        return makeError(Error::Code::Invalid, "the flush period must be between 1 and 60 seconds");
+    if (c.durationNs < 0)
+        return makeError(Error::Code::Invalid, "the duration cannot be negative");
+    if (c.stackBytes < 1024 || c.stackBytes > 65000 || c.stackBytes % 8 != 0)
+        return makeError(Error::Code::Invalid, "the stack size must be a multiple of 8 between 1024 and 65000 bytes");
+    if (c.sampler != "auto" && c.sampler != "perf")
+        return makeError(Error::Code::Unsupported, "unknown sampler '" + c.sampler + "' (this build has: auto, perf)");
+    return Ok{};
+}
+
+Result<SessionSummary> RecordSession::run(const std::atomic<bool> &stop, FlushCallback onFlush)
+{
+    if (auto st = validateConfig(m_config); !st)
+        return st.error();
+    if (auto st = makeOutputDirectory(m_config.outputDirectory); !st)
+        return st.error();
+
+    SessionSummary summary;
+    PerfSamplerOptions samplerOptions;
+    samplerOptions.frequency = m_config.frequency;
+    samplerOptions.stackBytes = m_config.stackBytes;
+
+    std::optional<LaunchedProcess> child;
+    std::unique_ptr<PerfSampler> sampler;
+    if (!m_config.command.empty()) {
+        LaunchOptions launch{m_config.command, m_config.workingDirectory, m_config.environment};
+        auto spawned = LaunchedProcess::spawn(launch);
+        if (!spawned)
+            return spawned.error();
+        child.emplace(std::move(spawned).value());
+        auto opened = PerfSampler::openForLaunch(child->pid(), samplerOptions);
+        if (!opened)
+            return opened.error(); // the child reads EOF on its gate and exits without running the command
+        sampler = std::move(opened).value();
+        summary.launched = true;
+    } else {
+        auto opened = PerfSampler::openForAttach(m_config.pid, samplerOptions);
+        if (!opened)
+            return opened.error();
+        sampler = std::move(opened).value();
+    }
+    summary.samplerDescription = sampler->description();
+
+    Recorder recorder;
+    SamplingPipeline pipeline(recorder);
+    ExporterOptions exporterOptions;
+    exporterOptions.outputDirectory = m_config.outputDirectory;
+    exporterOptions.frequency = m_config.frequency;
+    exporterOptions.samplerDescription = summary.samplerDescription;
+    std::string exportError;
+    ExportWorker exporter(exporterOptions, onFlush, [&](const Error &e) { exportError = e.message; });
+
+    const int64_t cpuAtStart = ownCpuNs();
+    const int64_t monoStart = clockNs(CLOCK_MONOTONIC);
+    int64_t flushStartReal = clockNs(CLOCK_REALTIME);
+    int64_t nextFlushMono = monoStart + m_config.flushPeriodNs;
+
+    if (child) {
+        if (auto st = child->release(); !st)
+            return st.error();
+    } else {
+        pipeline.primeProcess(m_config.pid);
+    }
+
+    while (true) {
+        sampler->wait(20);
+        sampler->drain(pipeline);
+        const int64_t now = clockNs(CLOCK_MONOTONIC);
+        bool ending = false;
+        if (stop.load()) {
+            ending = true;
+            summary.endReason = "stopped";
+        } else if (m_config.durationNs > 0 && now - monoStart >= m_config.durationNs) {
+            ending = true;
+            summary.endReason = "duration reached";
+        } else if (child) {
+            int status = 0;
+            if (child->poll(status)) {
+                ending = true;
+                summary.targetExited = true;
+                summary.exitStatus = status;
+                summary.endReason = status > 128 ? "target killed by signal " + std::to_string(status - 128)
+                                                 : "target exited with status " + std::to_string(status);
+            }
+        } else if (!processAlive(m_config.pid)) {
+            ending = true;
+            summary.targetExited = true;
+            summary.endReason = "target exited";
+        }
+        if (ending)
+            break;
+        if (now >= nextFlushMono) {
+            const int64_t real = clockNs(CLOCK_REALTIME);
+            exporter.submit(recorder.takeFlush(flushStartReal, real, false));
+            flushStartReal = real;
+            nextFlushMono += m_config.flushPeriodNs;
+        }
+    }
+
+    // Ending: a launched target still running is ended (after our own stop); an attached one is left alone.
+    sampler->disable();
+    sampler->drain(pipeline);
+    if (child && !summary.targetExited) {
+        int status = 0;
+        child->terminate(2000, status);
+        summary.exitStatus = status;
+    }
+    const int64_t endReal = clockNs(CLOCK_REALTIME);
+    FlushInput last = recorder.takeFlush(flushStartReal, endReal, true);
+    exporter.submit(std::move(last));
+    auto sessionPath = exporter.finish();
+    if (!sessionPath)
+        return sessionPath.error();
+    if (!exportError.empty())
+        return makeError(Error::Code::Io, exportError);
+
+    summary.sessionProfilePath = sessionPath.value();
+    summary.durationNs = clockNs(CLOCK_MONOTONIC) - monoStart;
+    summary.samples = recorder.totalSamples();
+    summary.lost = recorder.lost();
+    summary.incomplete = recorder.incomplete();
+    summary.framePointerFallbacks = pipeline.framePointerFallbacks();
+    summary.flushes = exporter.flushesReported();
+    summary.realRateHz = summary.durationNs > 0 ? summary.samples * 1e9 / summary.durationNs : 0;
+    summary.profilerCpuNs = ownCpuNs() - cpuAtStart;
+    summary.targetCpuNs = recorder.totalCpuNs();
+    summary.incompleteByModule = recorder.incompleteByModule();
+    return summary;
+}
+
+} // namespace emberline::engine

@@ -1,0 +1,68 @@
+#pragma once
+
+#include "engine/common/result.h"
+#include "engine/export/flush.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace emberline::engine {
+
+struct SessionConfig {
+    // Launch (command) or attach (pid); exactly one.
+    std::vector<std::string> command;
+    std::string workingDirectory;
+    std::vector<std::pair<std::string, std::string>> environment;
+    int pid = 0;
+
+    int frequency = 99;
+    int64_t durationNs = 0;                  // 0: until the target exits or stop is requested
+    int64_t flushPeriodNs = 10'000'000'000;  // 1 s to 60 s
+    std::string outputDirectory;             // empty: flushes are not written
+    uint32_t stackBytes = 32768;
+    std::string sampler = "auto";            // auto | perf
+};
+
+Status validateConfig(const SessionConfig &config);
+
+struct SessionSummary {
+    std::string samplerDescription;
+    int64_t durationNs = 0;
+    uint64_t samples = 0;
+    uint64_t lost = 0;
+    uint64_t incomplete = 0;
+    std::map<std::string, uint64_t> incompleteByModule;
+    uint64_t framePointerFallbacks = 0;
+    double realRateHz = 0;       // samples per second of session per thread-second on CPU is not known; per s
+    int64_t targetCpuNs = 0;     // CPU time the samples stand for
+    int64_t profilerCpuNs = 0;   // our own user+system time
+    uint32_t flushes = 0;
+    std::string sessionProfilePath;
+    bool launched = false;
+    bool targetExited = false;
+    int exitStatus = 0;          // the launched target's, shell style
+    std::string endReason;
+};
+
+// A whole recording: launch or attach, sample with perf events, unwind and record on the calling thread
+// (the session thread), flush every period through the exporter thread, and a final flush at the end.
+// The GUI runs it on its engine thread; `emberline record` runs it on the main thread.
+//
+// Thread: run() on the session thread; `stop` may be set from any thread or a signal handler.
+class RecordSession {
+public:
+    using FlushCallback = std::function<void(std::shared_ptr<const Flush>)>;
+
+    explicit RecordSession(SessionConfig config) : m_config(std::move(config)) {}
+    Result<SessionSummary> run(const std::atomic<bool> &stop, FlushCallback onFlush = {});
+
+private:
+    SessionConfig m_config;
+};
+
+} // namespace emberline::engine

@@ -1,0 +1,167 @@
+#include "engine/session/sampling_pipeline.h"
+
+#include <ctime>
+#include <fstream>
+#include <dirent.h>
+
+namespace emberline::engine {
+namespace {
+
+int64_t clockNs(clockid_t clock)
+{
+    timespec ts {};
+    clock_gettime(clock, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::string baseName(const std::string &path)
+{
+    const auto slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string readComm(int pid, int tid)
+{
+    std::ifstream f("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
+    std::string name;
+    std::getline(f, name);
+    return name;
+}
+
+} // namespace
+
+SamplingPipeline::SamplingPipeline(Recorder &recorder) : m_recorder(recorder)
+{
+    m_realtimeOffsetNs = clockNs(CLOCK_REALTIME) - clockNs(CLOCK_MONOTONIC);
+}
+
+ProcessMap &SamplingPipeline::processMap(uint32_t pid)
+{
+    auto &slot = m_processes[pid];
+    if (!slot) {
+        slot = std::make_unique<ProcessMap>(&m_elfCache, &m_nextModuleId);
+        (void)slot->loadFromProc(static_cast<int>(pid));
+    }
+    return *slot;
+}
+
+void SamplingPipeline::primeProcess(int pid)
+{
+    ProcessMap &map = processMap(static_cast<uint32_t>(pid));
+    (void)map;
+    const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+    if (DIR *d = ::opendir(dir.c_str())) {
+        while (dirent *e = ::readdir(d)) {
+            if (e->d_name[0] >= '0' && e->d_name[0] <= '9') {
+                const int tid = std::atoi(e->d_name);
+                m_recorder.setThreadName(static_cast<uint32_t>(pid), static_cast<uint32_t>(tid), readComm(pid, tid));
+            }
+        }
+        ::closedir(d);
+    }
+}
+
+uint32_t SamplingPipeline::moduleIdFor(const MappedModule &module)
+{
+    ModuleInfo info;
+    info.id = module.id;
+    info.path = module.path;
+    info.buildId = module.image ? module.image->buildId() : std::string();
+    info.start = module.start;
+    info.end = module.end;
+    info.pgoff = module.pgoff;
+    m_recorder.registerModule(info);
+    return module.id;
+}
+
+void SamplingPipeline::onSample(const RawSample &sample)
+{
+    ProcessMap &map = processMap(sample.pid);
+    if (m_recorder.threadName(sample.tid).empty())
+        m_recorder.setThreadName(sample.pid, sample.tid, readComm(static_cast<int>(sample.pid), static_cast<int>(sample.tid)));
+
+    UnwindOutput &out = m_unwound;
+    if (sample.regs.size() == RegCount) {
+        const UnwindInput input{sample.regs, sample.stack, &map, static_cast<int>(sample.pid)};
+        // A library mapped moments ago may not be in our map yet: reload from /proc, at most every 100 ms.
+        if (!map.find(sample.regs[RegIP])) {
+            const int64_t now = clockNs(CLOCK_MONOTONIC);
+            if (now - m_lastReload[sample.pid] > 100'000'000) {
+                m_lastReload[sample.pid] = now;
+                (void)map.loadFromProc(static_cast<int>(sample.pid));
+            }
+        }
+        m_unwinder.unwind(input, out);
+        if (!out.complete) {
+            // DWARF stopped short (no unwind info, or a stack deeper than the copy): the frame-pointer chain
+            // may go further.
+            m_unwinder.unwindFramePointers(input, m_fpUnwound);
+            if (m_fpUnwound.complete && m_fpUnwound.ips.size() > out.ips.size()) {
+                std::swap(out, m_fpUnwound);
+                ++m_framePointerFallbacks;
+            }
+        }
+    } else {
+        out.ips.assign(1, sample.ip);
+        out.complete = false;
+    }
+
+    m_locations.clear();
+    if (sample.inKernel)
+        m_locations.push_back(m_recorder.internLocation(kKernelModule, 0));
+    for (uint64_t ip : out.ips) {
+        const MappedModule *module = map.find(ip);
+        m_locations.push_back(module ? m_recorder.internLocation(moduleIdFor(*module), ip)
+                                     : m_recorder.internLocation(kUnknownModule, ip));
+    }
+    if (!out.complete) {
+        const MappedModule *last = out.ips.empty() ? nullptr : map.find(out.ips.back());
+        m_recorder.countIncomplete(last ? baseName(last->path) : std::string("[unknown]"));
+    }
+    m_recorder.record(static_cast<int64_t>(sample.timeNs) + m_realtimeOffsetNs, sample.pid, sample.tid,
+                      static_cast<int64_t>(sample.period), m_locations);
+}
+
+void SamplingPipeline::onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool executable,
+                              std::string_view path)
+{
+    processMap(pid).addMapping(start, length, pgoff, std::string(path), executable);
+}
+
+void SamplingPipeline::onComm(uint32_t pid, uint32_t tid, std::string_view name, bool exec)
+{
+    m_recorder.setThreadName(pid, tid, std::string(name));
+    if (exec && pid == tid) {
+        // A new program image: the old map and libunwind's cached unwind info no longer apply.
+        if (auto it = m_processes.find(pid); it != m_processes.end())
+            it->second->clear();
+        m_unwinder.forgetProcess(static_cast<int>(pid));
+    }
+}
+
+void SamplingPipeline::onFork(uint32_t pid, uint32_t ppid, uint32_t tid)
+{
+    if (pid != tid || pid == ppid)
+        return; // a new thread shares its process's map
+    // A forked child starts with a copy of its parent's address space.
+    auto parent = m_processes.find(ppid);
+    auto &slot = m_processes[pid];
+    slot = std::make_unique<ProcessMap>(&m_elfCache, &m_nextModuleId);
+    if (parent != m_processes.end()) {
+        for (const auto &[start, m] : parent->second->modules())
+            slot->addMapping(m.start, m.end - m.start, m.pgoff, m.path, true);
+    }
+}
+
+void SamplingPipeline::onExit(uint32_t pid, uint32_t tid)
+{
+    if (pid == tid)
+        m_unwinder.forgetProcess(static_cast<int>(pid));
+}
+
+void SamplingPipeline::onLost(uint64_t count)
+{
+    m_recorder.countLost(count);
+}
+
+} // namespace emberline::engine

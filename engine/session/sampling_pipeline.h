@@ -1,0 +1,51 @@
+#pragma once
+
+#include "engine/process/process_map.h"
+#include "engine/recorder/recorder.h"
+#include "engine/sampler/sample_sink.h"
+#include "engine/unwind/unwinder.h"
+
+#include <map>
+#include <memory>
+
+namespace emberline::engine {
+
+// The sampling half of the pipeline: takes the sampler's records, keeps each followed process's memory map
+// and thread names, unwinds every sample and hands the stack to the recorder.
+//
+// Thread: the session thread.
+class SamplingPipeline final : public SampleSink {
+public:
+    explicit SamplingPipeline(Recorder &recorder);
+
+    void onSample(const RawSample &sample) override;
+    void onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool executable,
+                std::string_view path) override;
+    void onComm(uint32_t pid, uint32_t tid, std::string_view name, bool exec) override;
+    void onFork(uint32_t pid, uint32_t ppid, uint32_t tid) override;
+    void onExit(uint32_t pid, uint32_t tid) override;
+    void onLost(uint64_t count) override;
+
+    // Reads thread names and the memory map of a process we attach to.
+    void primeProcess(int pid);
+    const ElfCache &elfCache() const { return m_elfCache; }
+    uint64_t framePointerFallbacks() const { return m_framePointerFallbacks; }
+
+private:
+    ProcessMap &processMap(uint32_t pid);
+    uint32_t moduleIdFor(const MappedModule &module);
+
+    Recorder &m_recorder;
+    ElfCache m_elfCache;
+    Unwinder m_unwinder;
+    uint32_t m_nextModuleId = kFirstModuleId;
+    std::map<uint32_t, std::unique_ptr<ProcessMap>> m_processes;
+    std::map<uint32_t, int64_t> m_lastReload; // pid -> monotonic ns of the last /proc reload
+    int64_t m_realtimeOffsetNs = 0;           // CLOCK_REALTIME - CLOCK_MONOTONIC
+    UnwindOutput m_unwound;
+    UnwindOutput m_fpUnwound;
+    std::vector<uint32_t> m_locations;
+    uint64_t m_framePointerFallbacks = 0;
+};
+
+} // namespace emberline::engine

@@ -1,0 +1,212 @@
+#include "engine/unwind/unwinder.h"
+
+#include <libunwind.h>
+
+#include <cstring>
+
+// libunwind exports this search over a remote .eh_frame_hdr table but does not declare it in its headers.
+extern "C" int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
+                                                  unw_proc_info_t *pi, int need_unwind_info, void *arg);
+
+namespace emberline::engine {
+namespace {
+
+struct Context {
+    const UnwindInput *input;
+};
+
+int perfIndexOf(unw_regnum_t reg)
+{
+    switch (reg) {
+    case UNW_X86_64_RAX: return RegAX;
+    case UNW_X86_64_RDX: return RegDX;
+    case UNW_X86_64_RCX: return RegCX;
+    case UNW_X86_64_RBX: return RegBX;
+    case UNW_X86_64_RSI: return RegSI;
+    case UNW_X86_64_RDI: return RegDI;
+    case UNW_X86_64_RBP: return RegBP;
+    case UNW_X86_64_RSP: return RegSP;
+    case UNW_X86_64_RIP: return RegIP;
+    default:
+        if (reg >= UNW_X86_64_R8 && reg <= UNW_X86_64_R15)
+            return RegR8 + (reg - UNW_X86_64_R8);
+        return -1;
+    }
+}
+
+bool readStack(const UnwindInput &in, uint64_t address, void *out, size_t size)
+{
+    const uint64_t sp = in.regs[RegSP];
+    if (address < sp || address + size > sp + in.stack.size())
+        return false;
+    std::memcpy(out, in.stack.data() + (address - sp), size);
+    return true;
+}
+
+int findProcInfo(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int needUnwindInfo, void *arg)
+{
+    const auto *ctx = static_cast<Context *>(arg);
+    const MappedModule *m = ctx->input->map->find(ip);
+    if (!m || !m->image || !m->image->fdeCount())
+        return -UNW_ENOINFO;
+    unw_dyn_info_t di;
+    std::memset(&di, 0, sizeof di);
+    di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+    di.start_ip = m->start;
+    di.end_ip = m->end;
+    di.u.rti.segbase = m->image->ehFrameHdrVaddr() + static_cast<uint64_t>(m->bias);
+    di.u.rti.table_data = m->image->fdeTableVaddr() + static_cast<uint64_t>(m->bias);
+    di.u.rti.table_len = m->image->fdeCount() * 8 / sizeof(unw_word_t);
+    return _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, needUnwindInfo, arg);
+}
+
+void putUnwindInfo(unw_addr_space_t, unw_proc_info_t *, void *) {}
+
+int getDynInfoListAddr(unw_addr_space_t, unw_word_t *, void *)
+{
+    return -UNW_ENOINFO;
+}
+
+int accessMem(unw_addr_space_t, unw_word_t address, unw_word_t *value, int write, void *arg)
+{
+    if (write)
+        return -UNW_EREADONLYREG;
+    const auto *ctx = static_cast<Context *>(arg);
+    if (readStack(*ctx->input, address, value, sizeof *value))
+        return 0;
+    if (ctx->input->map->readImage(address, value, sizeof *value))
+        return 0;
+    return -UNW_EINVAL;
+}
+
+int accessReg(unw_addr_space_t, unw_regnum_t reg, unw_word_t *value, int write, void *arg)
+{
+    if (write)
+        return -UNW_EREADONLYREG;
+    const auto *ctx = static_cast<Context *>(arg);
+    const int index = perfIndexOf(reg);
+    if (index < 0 || static_cast<size_t>(index) >= ctx->input->regs.size())
+        return -UNW_EBADREG;
+    *value = ctx->input->regs[index];
+    return 0;
+}
+
+int accessFpreg(unw_addr_space_t, unw_regnum_t, unw_fpreg_t *, int, void *)
+{
+    return -UNW_EBADREG;
+}
+
+int resume(unw_addr_space_t, unw_cursor_t *, void *)
+{
+    return -UNW_EINVAL;
+}
+
+int getProcName(unw_addr_space_t, unw_word_t, char *, size_t, unw_word_t *, void *)
+{
+    return -UNW_ENOINFO; // names come from the symbolizer at flush time
+}
+
+unw_accessors_t g_accessors = {findProcInfo, putUnwindInfo, getDynInfoListAddr, accessMem,
+                               accessReg,    accessFpreg,   resume,             getProcName};
+
+} // namespace
+
+struct Unwinder::Space {
+    unw_addr_space_t as = nullptr;
+    uint64_t mapGeneration = 0;
+};
+
+Unwinder::Unwinder() = default;
+
+Unwinder::~Unwinder()
+{
+    for (auto &[pid, space] : m_spaces) {
+        unw_destroy_addr_space(space->as);
+        delete space;
+    }
+}
+
+Unwinder::Space &Unwinder::spaceFor(int pid, const ProcessMap *map)
+{
+    auto it = m_spaces.find(pid);
+    if (it == m_spaces.end()) {
+        auto *space = new Space;
+        space->as = unw_create_addr_space(&g_accessors, 0);
+        unw_set_caching_policy(space->as, UNW_CACHE_GLOBAL);
+        space->mapGeneration = map->generation();
+        it = m_spaces.emplace(pid, space).first;
+    } else if (it->second->mapGeneration != map->generation()) {
+        // A library came or went: cached procedure info may describe addresses that now mean something else.
+        unw_flush_cache(it->second->as, 0, 0);
+        it->second->mapGeneration = map->generation();
+    }
+    return *it->second;
+}
+
+void Unwinder::forgetProcess(int pid)
+{
+    auto it = m_spaces.find(pid);
+    if (it == m_spaces.end())
+        return;
+    unw_destroy_addr_space(it->second->as);
+    delete it->second;
+    m_spaces.erase(it);
+}
+
+void Unwinder::unwind(const UnwindInput &input, UnwindOutput &out, size_t maxFrames)
+{
+    out.ips.clear();
+    out.complete = false;
+    out.usedFramePointers = false;
+    Space &space = spaceFor(input.pid, input.map);
+    Context ctx{&input};
+    unw_cursor_t cursor;
+    if (unw_init_remote(&cursor, space.as, &ctx) < 0) {
+        out.ips.push_back(input.regs[RegIP]);
+        return;
+    }
+    while (out.ips.size() < maxFrames) {
+        unw_word_t ip = 0;
+        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
+            break;
+        out.ips.push_back(out.ips.empty() ? ip : ip - 1);
+        const int step = unw_step(&cursor);
+        if (step == 0) {
+            out.complete = true;
+            break;
+        }
+        if (step < 0)
+            break;
+    }
+}
+
+void Unwinder::unwindFramePointers(const UnwindInput &input, UnwindOutput &out, size_t maxFrames) const
+{
+    out.ips.clear();
+    out.complete = false;
+    out.usedFramePointers = true;
+    out.ips.push_back(input.regs[RegIP]);
+    uint64_t fp = input.regs[RegBP];
+    uint64_t lastFp = 0;
+    while (out.ips.size() < maxFrames) {
+        uint64_t frame[2];
+        if (fp <= lastFp || !readStack(input, fp, frame, sizeof frame))
+            break;
+        const uint64_t ret = frame[1];
+        if (ret == 0) {
+            out.complete = true;
+            break;
+        }
+        if (!input.map->find(ret))
+            break;
+        out.ips.push_back(ret - 1);
+        lastFp = fp;
+        fp = frame[0];
+        if (fp == 0) {
+            out.complete = true;
+            break;
+        }
+    }
+}
+
+} // namespace emberline::engine
