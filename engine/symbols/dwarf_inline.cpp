@@ -13,12 +13,6 @@ struct FreeDeleter {
     void operator()(void *pointer) const { std::free(pointer); }
 };
 
-bool isFunctionScope(Dwarf_Die *die)
-{
-    const int tag = dwarf_tag(die);
-    return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_entry_point;
-}
-
 // dwarf_attr_integrate follows DW_AT_abstract_origin (inlined and out-of-line instances) and
 // DW_AT_specification (members defined outside their class), where the names live.
 struct FunctionName {
@@ -49,26 +43,7 @@ Dwarf_Die declarationOf(Dwarf_Die die)
     return die;
 }
 
-// "ns::(anonymous namespace)::Class::" for a declaration, from its enclosing DIEs.
-std::string scopePrefix(Dwarf_Die declaration)
-{
-    Dwarf_Die *scopesRaw = nullptr;
-    const int count = dwarf_getscopes_die(&declaration, &scopesRaw);
-    std::unique_ptr<Dwarf_Die, FreeDeleter> scopes(scopesRaw);
-    std::string prefix;
-    for (int i = 1; i < count; ++i) {
-        Dwarf_Die *scope = &scopes.get()[i];
-        const int tag = dwarf_tag(scope);
-        if (tag != DW_TAG_namespace && tag != DW_TAG_class_type && tag != DW_TAG_structure_type
-            && tag != DW_TAG_union_type)
-            continue;
-        const char *name = dwarf_diename(scope);
-        prefix.insert(0, std::string(name != nullptr ? name : "(anonymous namespace)") + "::");
-    }
-    return prefix;
-}
-
-FunctionName functionName(Dwarf_Die *die)
+FunctionName functionName(Dwarf_Die *die, DwarfFunctionIndex &index)
 {
     // DW_AT_name is unqualified ("area"); the linkage name demangles to what a debugger shows
     // ("ns::Shape::area(int) const"). Functions with internal linkage have no linkage name: qualify their
@@ -81,7 +56,7 @@ FunctionName functionName(Dwarf_Die *die)
     const char *name = integratedString(die, DW_AT_name);
     if (name == nullptr)
         return {};
-    return {scopePrefix(declarationOf(*die)) + name, false};
+    return {index.scopePrefix(declarationOf(*die)) + name, false};
 }
 
 bool readUnsigned(Dwarf_Die *die, unsigned int attributeName, Dwarf_Word &value)
@@ -127,49 +102,61 @@ SymbolFrame lineTableLocation(Dwfl_Module *module, Dwarf_Addr address)
     return location;
 }
 
+// Appends the inlined instances nested in `scope` that contain `pc`, outermost first. Lexical blocks are
+// looked through; one without addresses of its own may still hold inlined code.
+void appendInlinedInstances(Dwarf_Die scope, Dwarf_Addr pc, std::vector<Dwarf_Die> &chain, int depth)
+{
+    Dwarf_Die child;
+    if (depth > 64 || dwarf_child(&scope, &child) != 0)
+        return;
+    do {
+        const int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_inlined_subroutine) {
+            if (dwarf_haspc(&child, pc) > 0) {
+                chain.push_back(child);
+                appendInlinedInstances(child, pc, chain, depth + 1);
+                return;
+            }
+        } else if (tag == DW_TAG_lexical_block || tag == DW_TAG_try_block || tag == DW_TAG_catch_block) {
+            const bool hasAddresses = dwarf_hasattr(&child, DW_AT_low_pc) || dwarf_hasattr(&child, DW_AT_ranges);
+            if (!hasAddresses || dwarf_haspc(&child, pc) > 0) {
+                const size_t before = chain.size();
+                appendInlinedInstances(child, pc, chain, depth + 1);
+                if (hasAddresses || chain.size() != before)
+                    return;
+            }
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+}
+
 } // namespace
 
-DwarfFrames dwarfFrames(Dwfl_Module *module, Dwarf_Addr address)
+DwarfFrames dwarfFrames(Dwfl_Module *module, DwarfFunctionIndex &index, Dwarf_Addr address)
 {
     DwarfFrames result;
+    Dwarf_Die function;
     Dwarf_Addr bias = 0;
-    Dwarf_Die *cu = dwfl_module_addrdie(module, address, &bias);
-    if (cu == nullptr)
+    if (!index.findFunction(address, &function, &bias))
         return result;
-
-    Dwarf_Die *pcScopesRaw = nullptr;
-    const int pcScopeCount = dwarf_getscopes(cu, address - bias, &pcScopesRaw);
-    std::unique_ptr<Dwarf_Die, FreeDeleter> pcScopes(pcScopesRaw);
-    if (pcScopeCount <= 0)
-        return result;
-
-    // Past an inlined instance, dwarf_getscopes continues into the scopes of its abstract definition (what
-    // name lookup needs). The call chain is the physical nesting of the innermost scope in the DIE tree.
-    Dwarf_Die innermost = pcScopes.get()[0];
-    Dwarf_Die *scopesRaw = nullptr;
-    const int scopeCount = dwarf_getscopes_die(&innermost, &scopesRaw);
-    std::unique_ptr<Dwarf_Die, FreeDeleter> scopes(scopesRaw);
-    if (scopeCount <= 0)
-        return result;
+    std::vector<Dwarf_Die> chain{function}; // outermost first
+    appendInlinedInstances(function, address - bias, chain, 0);
 
     SymbolFrame location = lineTableLocation(module, address);
-    for (int i = 0; i < scopeCount; ++i) {
-        Dwarf_Die *scope = &scopes.get()[i];
-        if (!isFunctionScope(scope))
-            continue;
-        FunctionName name = functionName(scope);
+    for (size_t level = chain.size(); level-- > 0;) {
+        Dwarf_Die *scope = &chain[level];
+        FunctionName name = functionName(scope, index);
         location.function = std::move(name.name);
-        const bool inlined = dwarf_tag(scope) == DW_TAG_inlined_subroutine;
-        if (inlined && location.function.empty())
-            location.function = "??";
-        result.frames.push_back(std::move(location));
-        if (!inlined) {
+        if (level == 0) {
             result.outermostFromLinkageName = name.fromLinkageName;
             Dwarf_Addr entry = 0;
             if (dwarf_entrypc(scope, &entry) == 0)
                 result.outermostEntry = entry + bias;
+            result.frames.push_back(std::move(location));
             break;
         }
+        if (location.function.empty())
+            location.function = "??";
+        result.frames.push_back(std::move(location));
         location = callSiteOf(scope);
     }
     return result;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/symbols/dwarf_function_index.h"
 #include "engine/symbols/symbol_frame.h"
 
 #include <elfutils/libdwfl.h>
@@ -22,6 +23,6 @@ struct DwarfFrames {
 // Names are the demangled linkage names, or DW_AT_name qualified by its enclosing namespaces and classes when
 // there is none (internal linkage, C functions, main). No frames when no function DIE covers the address; the
 // outermost name is empty when DWARF does not name it, so that the caller can ask the ELF symbol table.
-DwarfFrames dwarfFrames(Dwfl_Module *module, Dwarf_Addr address);
+DwarfFrames dwarfFrames(Dwfl_Module *module, DwarfFunctionIndex &index, Dwarf_Addr address);
 
 } // namespace emberline::engine

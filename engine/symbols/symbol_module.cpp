@@ -170,24 +170,26 @@ std::optional<Dwarf_Addr> SymbolModule::moduleAddress(uint64_t fileOffset) const
     return std::nullopt;
 }
 
-std::string SymbolModule::elfSymbolName(Dwarf_Addr address, Dwarf_Addr *symbolStart) const
+std::string SymbolModule::elfSymbolName(Dwarf_Addr address, Dwarf_Addr *symbolStart)
 {
-    GElf_Off offsetInSymbol = 0;
-    GElf_Sym symbol;
-    const char *name = dwfl_module_addrinfo(m_module, address, &offsetInSymbol, &symbol, nullptr, nullptr, nullptr);
-    if (name == nullptr || *name == '\0')
+    if (!m_symbols)
+        m_symbols = std::make_unique<ElfSymbolTable>(m_module);
+    const std::optional<ElfSymbolTable::Match> match = m_symbols->find(address);
+    if (!match)
         return {};
     if (symbolStart != nullptr)
-        *symbolStart = address - offsetInSymbol;
-    return demangleSymbol(name);
+        *symbolStart = match->start;
+    return demangleSymbol(match->name);
 }
 
-std::vector<SymbolFrame> SymbolModule::symbolizeFileOffset(uint64_t fileOffset) const
+std::vector<SymbolFrame> SymbolModule::symbolizeFileOffset(uint64_t fileOffset)
 {
     const std::optional<Dwarf_Addr> address = moduleAddress(fileOffset);
     if (!address)
         return {};
-    DwarfFrames dwarf = dwarfFrames(m_module, *address);
+    if (!m_functions)
+        m_functions = std::make_unique<DwarfFunctionIndex>(m_module);
+    DwarfFrames dwarf = dwarfFrames(m_module, *m_functions, *address);
     std::vector<SymbolFrame> &frames = dwarf.frames;
     if (!frames.empty()) {
         std::string &outerName = frames.back().function;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "engine/symbols/dwarf_function_index.h"
+#include "engine/symbols/elf_symbol_table.h"
 #include "engine/symbols/symbol_frame.h"
 
 #include <cstdint>
@@ -31,7 +33,7 @@ public:
     SymbolModule &operator=(const SymbolModule &) = delete;
 
     // Empty when the offset lies in no loaded segment or nothing names it.
-    std::vector<SymbolFrame> symbolizeFileOffset(uint64_t fileOffset) const;
+    std::vector<SymbolFrame> symbolizeFileOffset(uint64_t fileOffset);
     const std::string &buildId() const { return m_buildId; }
 
 private:
@@ -44,7 +46,7 @@ private:
     explicit SymbolModule(const std::vector<std::string> &debugDirectories);
     bool report(const std::string &name, int fd);
     std::optional<Dwarf_Addr> moduleAddress(uint64_t fileOffset) const;
-    std::string elfSymbolName(Dwarf_Addr address, Dwarf_Addr *symbolStart = nullptr) const;
+    std::string elfSymbolName(Dwarf_Addr address, Dwarf_Addr *symbolStart = nullptr);
 
     std::string m_debuginfoPath; // libdwfl's search path: ":.debug:<dir>:<dir>..."
     char *m_debuginfoPathPointer = nullptr;
@@ -54,6 +56,9 @@ private:
     Dwarf_Addr m_bias = 0; // libdwfl address = p_vaddr + m_bias
     std::vector<LoadSegment> m_segments;
     std::string m_buildId;
+    // Built on first use: a module whose addresses all have DWARF names never sorts its symbol table.
+    std::unique_ptr<ElfSymbolTable> m_symbols;
+    std::unique_ptr<DwarfFunctionIndex> m_functions;
 };
 
 // Lowercase hex of the GNU build id note of an ELF file; "" if it has none or cannot be read.

@@ -103,7 +103,7 @@ SymbolModule *Symbolizer::vdsoModule()
     return m_vdso.get();
 }
 
-Symbolizer::Frames Symbolizer::answer(const std::string &cacheKey, uint64_t fileOffset, const SymbolModule &module)
+Symbolizer::Frames Symbolizer::answer(const std::string &cacheKey, uint64_t fileOffset, SymbolModule &module)
 {
     auto &answers = m_answers[cacheKey];
     auto it = answers.find(fileOffset);

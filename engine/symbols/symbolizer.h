@@ -49,7 +49,7 @@ private:
     using Frames = std::vector<SymbolFrame>;
     SymbolModule *module(const std::string &path, const std::string &buildId);
     SymbolModule *vdsoModule();
-    Frames answer(const std::string &cacheKey, uint64_t fileOffset, const SymbolModule &module);
+    Frames answer(const std::string &cacheKey, uint64_t fileOffset, SymbolModule &module);
 
     Options m_options;
     // Key: path '\n' build id. A null entry remembers a file that could not be used.

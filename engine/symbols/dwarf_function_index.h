@@ -1,0 +1,43 @@
+#pragma once
+
+#include <elfutils/libdwfl.h>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace emberline::engine {
+
+// Per compilation unit, built on first use: the code ranges of its out-of-line functions (DW_TAG_subprogram
+// with addresses) and the namespace/class prefix of every function declared without a linkage name. One walk
+// over a CU's namespace tree replaces the whole-CU walk that dwarf_getscopes does for every address, which
+// costs milliseconds per address in large C++ units.
+// Thread: belongs to its SymbolModule.
+class DwarfFunctionIndex {
+public:
+    explicit DwarfFunctionIndex(Dwfl_Module *module) : m_module(module) {}
+
+    // The innermost out-of-line function whose code contains `address` (libdwfl address); `bias` turns
+    // libdwfl addresses into the DWARF's own.
+    bool findFunction(Dwarf_Addr address, Dwarf_Die *function, Dwarf_Addr *bias);
+    // "ns::(anonymous namespace)::Class::" for a function declaration DIE.
+    std::string scopePrefix(Dwarf_Die declaration);
+
+private:
+    struct Range {
+        Dwarf_Addr low = 0;
+        Dwarf_Addr high = 0;
+        Dwarf_Off function = 0;
+    };
+    using DieKey = std::pair<const Dwarf *, Dwarf_Off>;
+
+    const std::vector<Range> &unitRanges(Dwarf_Die *cu);
+    void indexScope(Dwarf_Die scope, const std::string &prefix, std::vector<Range> &ranges, int depth);
+
+    Dwfl_Module *m_module;
+    std::unordered_map<Dwarf_Off, std::vector<Range>> m_units; // by CU DIE offset; ranges sorted by low
+    std::map<DieKey, std::string> m_prefixes;
+};
+
+} // namespace emberline::engine
