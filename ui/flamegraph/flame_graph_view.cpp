@@ -1,0 +1,346 @@
+#include "ui/flamegraph/flame_graph_view.h"
+
+#include "engine/model/units.h"
+
+#include <QHelpEvent>
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScrollBar>
+#include <QToolTip>
+
+#include <cmath>
+
+namespace emberline::ui {
+namespace {
+
+constexpr double kTextPadding = 4.0;
+
+QString formatValue(int64_t value, const std::string &unit)
+{
+    return QString::fromStdString(engine::formatValue(value, unit));
+}
+
+QString formatPercent(int64_t part, int64_t total)
+{
+    return QString::fromStdString(engine::formatPercent(part, total));
+}
+
+} // namespace
+
+FlameGraphView::FlameGraphView(QWidget *parent) : QAbstractScrollArea(parent)
+{
+    setupUi();
+    connectSignals();
+}
+
+void FlameGraphView::setupUi()
+{
+    setObjectName(QStringLiteral("flameGraph"));
+    setFocusPolicy(Qt::StrongFocus);
+    setFrameShape(QFrame::NoFrame);
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+    verticalScrollBar()->setObjectName(QStringLiteral("flameGraphScrollBar"));
+    viewport()->setMouseTracking(true);
+    viewport()->setAttribute(Qt::WA_OpaquePaintEvent);
+    setMinimumSize(200, 120);
+    updateFontMetrics();
+}
+
+void FlameGraphView::connectSignals()
+{
+    connect(verticalScrollBar(), &QScrollBar::valueChanged, this, &FlameGraphView::onScrollBarMoved);
+}
+
+void FlameGraphView::setTree(std::shared_ptr<const engine::CallTree> tree,
+                             std::shared_ptr<const engine::FrameTable> frames, const std::string &unit,
+                             bool keepZoom)
+{
+    std::vector<uint32_t> zoomPath;
+    if (keepZoom && m_layout.tree())
+        zoomPath = m_layout.tree()->pathTo(m_layout.zoomNode());
+    const bool newFrames = frames.get() != m_layout.frames();
+    const double scroll = m_layout.scrollOffset();
+    m_unit = unit;
+    m_layout.setTree(std::move(tree), std::move(frames));
+    if (newFrames) {
+        m_palette.reset(m_layout.frames());
+        m_textWidth.assign(m_layout.frames() ? m_layout.frames()->size() : 0, -1.0f);
+    }
+    if (!zoomPath.empty())
+        m_layout.setZoomNode(m_layout.findByFramePath(zoomPath));
+    if (keepZoom)
+        m_layout.setScrollOffset(scroll);
+    m_hovered = engine::kNoIndex;
+    m_pressed = engine::kNoIndex;
+    updateScrollBar();
+    viewport()->update();
+    emitSearchResult();
+    Q_EMIT zoomChanged(m_layout.zoomNode());
+}
+
+void FlameGraphView::setOrientation(FlameGraphLayout::Orientation orientation)
+{
+    if (orientation == m_layout.orientation())
+        return;
+    m_layout.setOrientation(orientation);
+    updateScrollBar();
+    viewport()->update();
+}
+
+void FlameGraphView::setSearch(const QString &text)
+{
+    m_layout.setSearch(text);
+    viewport()->update();
+    emitSearchResult();
+}
+
+void FlameGraphView::setSelectedFrame(uint32_t frame)
+{
+    m_layout.setSelectedFrame(frame);
+    viewport()->update();
+}
+
+void FlameGraphView::zoomTo(uint32_t node)
+{
+    if (m_layout.isEmpty())
+        return;
+    const uint32_t before = m_layout.zoomNode();
+    m_layout.setZoomNode(node);
+    m_layout.setScrollOffset(0); // the zoomed frame and its callees start at the root edge
+    updateScrollBar();
+    viewport()->update();
+    if (m_layout.zoomNode() != before)
+        Q_EMIT zoomChanged(m_layout.zoomNode());
+}
+
+void FlameGraphView::emitSearchResult()
+{
+    Q_EMIT searchResultChanged(m_layout.matchedTotal(), m_layout.matchedShare(), m_layout.matchedFrameCount());
+}
+
+QString FlameGraphView::toolTipFor(uint32_t node) const
+{
+    const engine::CallTree *tree = m_layout.tree();
+    if (!tree || node >= tree->size())
+        return {};
+    const auto &n = tree->node(node);
+    QString text = QStringLiteral("<b>%1</b><table>").arg(m_layout.nodeName(node).toHtmlEscaped());
+    const auto row = [&text](const QString &label, const QString &value) {
+        text += QStringLiteral("<tr><td>%1</td><td>&nbsp;%2</td></tr>").arg(label, value.toHtmlEscaped());
+    };
+    row(tr("Total"), QStringLiteral("%1 (%2 of all)").arg(formatValue(n.total, m_unit),
+                                                          formatPercent(n.total, tree->total())));
+    row(tr("Self"), QStringLiteral("%1 (%2 of all)").arg(formatValue(n.self, m_unit),
+                                                         formatPercent(n.self, tree->total())));
+    if (n.frame != engine::kNoIndex) {
+        const engine::Frame &frame = m_layout.frames()->frame(n.frame);
+        if (!frame.file.empty()) {
+            QString source = QString::fromStdString(frame.file);
+            if (frame.line > 0)
+                source += QLatin1Char(':') + QString::number(frame.line);
+            row(tr("Source"), source);
+        }
+        if (!frame.module.empty())
+            row(tr("Module"), QString::fromStdString(frame.module));
+    }
+    text += QStringLiteral("</table>");
+    return text;
+}
+
+void FlameGraphView::updateFontMetrics()
+{
+    m_metrics = QFontMetricsF(font());
+    m_minTextWidth = m_metrics.horizontalAdvance(QStringLiteral("Wi…"));
+    m_ellipsisWidth = m_metrics.horizontalAdvance(QChar(0x2026));
+    const double rowHeight = std::ceil(m_metrics.height() + 6);
+    m_baseline = (rowHeight - 1 - m_metrics.height()) / 2 + m_metrics.ascent();
+    m_layout.setRowHeight(rowHeight);
+    std::fill(m_textWidth.begin(), m_textWidth.end(), -1.0f);
+    updateScrollBar();
+}
+
+void FlameGraphView::updateScrollBar()
+{
+    m_updatingScrollBar = true;
+    const int max = static_cast<int>(std::ceil(m_layout.maxScrollOffset()));
+    QScrollBar *bar = verticalScrollBar();
+    bar->setRange(0, max);
+    bar->setPageStep(viewport()->height());
+    bar->setSingleStep(static_cast<int>(m_layout.rowHeight()));
+    // With the root at the bottom, the bar's bottom end is the root: scrolling up reveals deeper frames.
+    const int offset = static_cast<int>(std::lround(m_layout.scrollOffset()));
+    bar->setValue(m_layout.orientation() == FlameGraphLayout::Orientation::RootAtTop ? offset : max - offset);
+    m_updatingScrollBar = false;
+}
+
+void FlameGraphView::onScrollBarMoved(int value)
+{
+    if (m_updatingScrollBar)
+        return;
+    const int max = verticalScrollBar()->maximum();
+    m_layout.setScrollOffset(m_layout.orientation() == FlameGraphLayout::Orientation::RootAtTop ? value
+                                                                                                 : max - value);
+    viewport()->update();
+}
+
+void FlameGraphView::resizeEvent(QResizeEvent *event)
+{
+    QAbstractScrollArea::resizeEvent(event);
+    m_layout.setViewportSize(viewport()->size());
+    updateScrollBar();
+}
+
+void FlameGraphView::changeEvent(QEvent *event)
+{
+    QAbstractScrollArea::changeEvent(event);
+    if (event->type() == QEvent::FontChange)
+        updateFontMetrics();
+}
+
+void FlameGraphView::paintEvent(QPaintEvent *)
+{
+    QPainter painter(viewport());
+    painter.fillRect(viewport()->rect(), palette().color(QPalette::Base));
+    if (m_layout.isEmpty()) {
+        painter.setPen(palette().color(QPalette::PlaceholderText));
+        painter.drawText(viewport()->rect(), Qt::AlignCenter, tr("No samples to show"));
+        return;
+    }
+    painter.setFont(font());
+    m_layout.visibleRects(m_rects);
+    for (const FlameRect &rect : m_rects)
+        paintRect(painter, rect);
+}
+
+void FlameGraphView::paintRect(QPainter &painter, const FlameRect &rect)
+{
+    const engine::CallTree &tree = *m_layout.tree();
+    const auto &node = tree.node(rect.node);
+    // Integer edges from the fractional ones: neighbours share an edge exactly, so no pixel is painted twice.
+    const int left = static_cast<int>(std::floor(rect.pixels.left()));
+    const int right = static_cast<int>(std::floor(rect.pixels.right()));
+    const int top = static_cast<int>(std::lround(rect.pixels.top()));
+    const int width = std::max(1, right - left - (right - left >= 3 ? 1 : 0));
+    const QRect box(left, top, width, static_cast<int>(m_layout.rowHeight()) - 1);
+
+    QColor fill;
+    if (node.frame == engine::kNoIndex)
+        fill = FramePalette::rootColor();
+    else if (m_layout.hasSearch())
+        fill = m_layout.isMatch(rect.node) ? FramePalette::matchColor() : m_palette.dimmed(node.frame);
+    else if (node.depth < tree.node(m_layout.zoomNode()).depth)
+        fill = m_palette.dimmed(node.frame);
+    else
+        fill = m_palette.normal(node.frame);
+    painter.fillRect(box, fill);
+
+    if (m_layout.isSelected(rect.node) && box.width() >= 3) {
+        painter.setPen(QPen(QColor(0x10, 0x30, 0x80), 2));
+        painter.drawRect(box.adjusted(1, 1, -1, -1));
+    } else if (rect.node == m_hovered && box.width() >= 2) {
+        painter.setPen(QColor(0x20, 0x20, 0x20));
+        painter.drawRect(box.adjusted(0, 0, -1, -1));
+    }
+    if (box.width() - 2 * kTextPadding >= m_minTextWidth)
+        paintLabel(painter, box, rect.node);
+}
+
+void FlameGraphView::paintLabel(QPainter &painter, const QRect &box, uint32_t node)
+{
+    const QString &name = m_layout.nodeName(node);
+    const uint32_t frame = m_layout.tree()->node(node).frame;
+    const double available = box.width() - 2 * kTextPadding;
+    // Measuring text is the expensive part of a paint: a frame's full width is measured once, and eliding
+    // happens only for the rectangles too narrow for the whole name.
+    double textWidth = 0;
+    if (frame == engine::kNoIndex) {
+        textWidth = m_metrics.horizontalAdvance(name);
+    } else {
+        float &cached = m_textWidth[frame];
+        if (cached < 0)
+            cached = static_cast<float>(m_metrics.horizontalAdvance(name));
+        textWidth = cached;
+    }
+    painter.setPen(QColor(0x1a, 0x1a, 0x1a));
+    const QPointF origin(box.left() + kTextPadding, box.top() + m_baseline);
+    if (textWidth <= available) {
+        painter.drawText(origin, name);
+        return;
+    }
+    const QString elided = m_metrics.elidedText(name, Qt::ElideRight, available);
+    if (elided.size() > 1)
+        painter.drawText(origin, elided);
+}
+
+void FlameGraphView::mouseMoveEvent(QMouseEvent *event)
+{
+    const uint32_t node = m_layout.nodeAt(event->position());
+    if (node != m_hovered) {
+        m_hovered = node;
+        viewport()->setCursor(node == engine::kNoIndex ? Qt::ArrowCursor : Qt::PointingHandCursor);
+        viewport()->update();
+    }
+    QAbstractScrollArea::mouseMoveEvent(event);
+}
+
+void FlameGraphView::mousePressEvent(QMouseEvent *event)
+{
+    m_pressed = event->button() == Qt::LeftButton ? m_layout.nodeAt(event->position()) : engine::kNoIndex;
+    QAbstractScrollArea::mousePressEvent(event);
+}
+
+void FlameGraphView::mouseReleaseEvent(QMouseEvent *event)
+{
+    const uint32_t node = m_layout.nodeAt(event->position());
+    if (event->button() == Qt::LeftButton && node != engine::kNoIndex && node == m_pressed) {
+        zoomTo(node);
+        const uint32_t frame = m_layout.tree()->node(node).frame;
+        if (frame != engine::kNoIndex)
+            Q_EMIT frameClicked(frame);
+    }
+    m_pressed = engine::kNoIndex;
+    QAbstractScrollArea::mouseReleaseEvent(event);
+}
+
+void FlameGraphView::leaveEvent(QEvent *event)
+{
+    if (m_hovered != engine::kNoIndex) {
+        m_hovered = engine::kNoIndex;
+        viewport()->update();
+    }
+    QAbstractScrollArea::leaveEvent(event);
+}
+
+void FlameGraphView::keyPressEvent(QKeyEvent *event)
+{
+    if (event->key() == Qt::Key_Escape && m_layout.zoomNode() != 0) {
+        resetZoom();
+        return;
+    }
+    if (event->key() == Qt::Key_Backspace && m_layout.zoomNode() != 0) {
+        zoomTo(m_layout.tree()->node(m_layout.zoomNode()).parent);
+        return;
+    }
+    QAbstractScrollArea::keyPressEvent(event);
+}
+
+bool FlameGraphView::viewportEvent(QEvent *event)
+{
+    if (event->type() == QEvent::ToolTip) {
+        auto *help = static_cast<QHelpEvent *>(event);
+        const uint32_t node = m_layout.nodeAt(help->pos());
+        if (node == engine::kNoIndex) {
+            QToolTip::hideText();
+            event->ignore();
+        } else {
+            QToolTip::showText(help->globalPos(), toolTipFor(node), viewport(),
+                               m_layout.nodeRect(node).toAlignedRect());
+        }
+        return true;
+    }
+    return QAbstractScrollArea::viewportEvent(event);
+}
+
+} // namespace emberline::ui

@@ -1,0 +1,82 @@
+#pragma once
+
+#include "ui/flamegraph/flame_graph_layout.h"
+#include "ui/flamegraph/frame_colors.h"
+
+#include <QAbstractScrollArea>
+#include <QFont>
+#include <QFontMetricsF>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace emberline::ui {
+
+// The flame graph widget: paints what FlameGraphLayout lists (visible and wider than a pixel), nothing else.
+// Click zooms into a frame (or back to an ancestor), Esc resets the zoom, Backspace zooms out one level, hover
+// shows a tooltip, the search and the selected function are highlighted. Scrolls vertically when the stacks
+// are deeper than the window.
+//
+// Thread: GUI thread. The call tree and frame table are immutable results shared with the worker that built them.
+class FlameGraphView : public QAbstractScrollArea {
+    Q_OBJECT
+public:
+    explicit FlameGraphView(QWidget *parent = nullptr);
+
+    // Shows a new tree. When keepZoom is set, the zoom follows the same call path in the new tree (a sample
+    // type or thread switch keeps the user where they were).
+    void setTree(std::shared_ptr<const engine::CallTree> tree, std::shared_ptr<const engine::FrameTable> frames,
+                 const std::string &unit, bool keepZoom);
+    const FlameGraphLayout &layout() const { return m_layout; }
+    const std::string &unit() const { return m_unit; }
+
+    void setOrientation(FlameGraphLayout::Orientation orientation);
+    void setSearch(const QString &text);
+    void setSelectedFrame(uint32_t frame);
+    void zoomTo(uint32_t node);
+    void resetZoom() { zoomTo(0); }
+    // The tooltip text for a node (name, self, total, share of all, source, module).
+    QString toolTipFor(uint32_t node) const;
+
+Q_SIGNALS:
+    void zoomChanged(uint32_t node);
+    void frameClicked(uint32_t frame);
+    void searchResultChanged(int64_t matchedTotal, double share, size_t matchedFrames);
+
+protected:
+    void paintEvent(QPaintEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+    void mouseMoveEvent(QMouseEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
+    void mouseReleaseEvent(QMouseEvent *event) override;
+    void leaveEvent(QEvent *event) override;
+    void keyPressEvent(QKeyEvent *event) override;
+    bool viewportEvent(QEvent *event) override;
+    void changeEvent(QEvent *event) override;
+
+private:
+    void setupUi();
+    void connectSignals();
+    void updateFontMetrics();
+    void updateScrollBar();
+    void onScrollBarMoved(int value);
+    void paintRect(QPainter &painter, const FlameRect &rect);
+    void paintLabel(QPainter &painter, const QRect &box, uint32_t node);
+    void emitSearchResult();
+
+    FlameGraphLayout m_layout;
+    FramePalette m_palette;
+    std::string m_unit;
+    std::vector<FlameRect> m_rects; // reused between paints
+    QFontMetricsF m_metrics{QFont()};
+    double m_minTextWidth = 0;
+    double m_ellipsisWidth = 0;
+    double m_baseline = 0;
+    mutable std::vector<float> m_textWidth; // per frame, -1 until measured
+    uint32_t m_hovered = engine::kNoIndex;
+    uint32_t m_pressed = engine::kNoIndex;
+    bool m_updatingScrollBar = false;
+};
+
+} // namespace emberline::ui

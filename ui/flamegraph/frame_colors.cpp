@@ -1,0 +1,106 @@
+#include "ui/flamegraph/frame_colors.h"
+
+#include <QHash>
+
+namespace emberline::ui {
+namespace {
+
+bool endsWith(const std::string &s, std::string_view suffix)
+{
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// "github.com/x/y.(*T).M" → "github.com/x/y"; "main.fib" → "main".
+QString goPackage(const std::string &name)
+{
+    const size_t slash = name.rfind('/');
+    const size_t dot = name.find('.', slash == std::string::npos ? 0 : slash + 1);
+    return QString::fromStdString(dot == std::string::npos ? name : name.substr(0, dot));
+}
+
+QString nodePackage(const std::string &file)
+{
+    static const std::string kModules = "node_modules/";
+    const size_t pos = file.rfind(kModules);
+    if (pos != std::string::npos) {
+        const size_t start = pos + kModules.size();
+        size_t end = file.find('/', start);
+        if (end != std::string::npos && file[start] == '@') // scoped package: @scope/name
+            end = file.find('/', end + 1);
+        return QString::fromStdString(file.substr(start, end == std::string::npos ? end : end - start));
+    }
+    if (file.rfind("node:", 0) == 0) {
+        const size_t slash = file.find('/');
+        return QString::fromStdString(file.substr(0, slash));
+    }
+    const size_t slash = file.rfind('/');
+    return QString::fromStdString(slash == std::string::npos ? file : file.substr(slash + 1));
+}
+
+bool isScriptFile(const std::string &file)
+{
+    return endsWith(file, ".js") || endsWith(file, ".mjs") || endsWith(file, ".cjs") || endsWith(file, ".ts") ||
+           file.rfind("node:", 0) == 0;
+}
+
+} // namespace
+
+QString frameColorKey(const engine::Frame &frame)
+{
+    if (!frame.name.empty() && frame.name.front() == '(' && frame.file.empty())
+        return QStringLiteral("(pseudo)");
+    if (endsWith(frame.file, ".go"))
+        return goPackage(frame.name);
+    if (isScriptFile(frame.file))
+        return nodePackage(frame.file);
+    if (!frame.module.empty())
+        return QString::fromStdString(frame.module);
+    const size_t scope = frame.name.find("::");
+    if (scope != std::string::npos && scope > 0)
+        return QString::fromStdString(frame.name.substr(0, scope));
+    return QString::fromStdString(frame.name);
+}
+
+QColor colorForKey(const QString &key)
+{
+    // FNV-1a over the UTF-8 bytes, then a multiplicative mix so that similar keys land far apart.
+    uint32_t h = 2166136261u;
+    for (char c : key.toUtf8()) {
+        h ^= static_cast<uint8_t>(c);
+        h *= 16777619u;
+    }
+    h ^= h >> 15;
+    h *= 0x2c1b3c6du;
+    h ^= h >> 12;
+    const int hue = static_cast<int>(h % 360);
+    const int saturation = 150 + static_cast<int>((h >> 9) % 60);
+    const int lightness = 168 + static_cast<int>((h >> 17) % 24);
+    return QColor::fromHsl(hue, saturation, lightness);
+}
+
+void FramePalette::reset(const engine::FrameTable *frames)
+{
+    m_normal.clear();
+    m_dimmed.clear();
+    if (!frames)
+        return;
+    QHash<QString, QColor> byKey;
+    m_normal.reserve(frames->size());
+    m_dimmed.reserve(frames->size());
+    for (uint32_t f = 0; f < frames->size(); ++f) {
+        const engine::Frame &frame = frames->frame(f);
+        const QString key = frameColorKey(frame);
+        auto it = byKey.find(key);
+        if (it == byKey.end())
+            it = byKey.insert(key, key == QLatin1String("(pseudo)") ? QColor(0xb4, 0xb4, 0xbc) : colorForKey(key));
+        QColor color = *it;
+        if (!frame.symbolized)
+            color = QColor(0xb0, 0xb0, 0xb0);
+        m_normal.push_back(color);
+        const int grey = qGray(color.rgb());
+        const auto fade = [grey](int channel) { return qMin(255, (channel + 3 * grey) / 4 + 24); };
+        m_dimmed.push_back(QColor(fade(color.red()), fade(color.green()), fade(color.blue())));
+    }
+}
+
+} // namespace emberline::ui

@@ -1,0 +1,68 @@
+#include "ui/views/profile_analysis.h"
+
+#include "ui/logging.h"
+
+#include <QElapsedTimer>
+
+#include <algorithm>
+
+namespace emberline::ui {
+
+LoadOutcome loadProfile(const QString &path, const engine::PprofReadOptions &options)
+{
+    LoadOutcome outcome;
+    QElapsedTimer timer;
+    timer.start();
+    auto result = engine::readPprofFile(path.toStdString(), options);
+    if (!result) {
+        if (result.error().code == engine::Error::Code::Cancelled)
+            outcome.cancelled = true;
+        else
+            outcome.error = QString::fromStdString(result.error().message);
+        return outcome;
+    }
+    auto profile = std::make_shared<const engine::Profile>(std::move(result).value());
+    auto loaded = std::make_shared<LoadedProfile>();
+    loaded->path = path;
+    loaded->frames = std::make_shared<const engine::FrameTable>(*profile);
+    loaded->threads = std::make_shared<const engine::ThreadIndex>(*profile);
+    loaded->totals = profile->totals();
+    loaded->profile = std::move(profile);
+    qCDebug(lcUiLoad) << "loaded" << path << "in" << timer.elapsed() << "ms";
+    outcome.loaded = std::move(loaded);
+    return outcome;
+}
+
+std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const std::atomic<bool> *cancel)
+{
+    QElapsedTimer timer;
+    timer.start();
+    const LoadedProfile &loaded = *request.loaded;
+    const engine::Profile &profile = *loaded.profile;
+    auto analysis = std::make_shared<Analysis>();
+    analysis->sampleType = request.sampleType;
+    analysis->filter = request.filter;
+    if (request.sampleType >= 0 && static_cast<size_t>(request.sampleType) < profile.sampleTypes().size())
+        analysis->unit = profile.str(profile.sampleTypes()[static_cast<size_t>(request.sampleType)].unit);
+
+    const std::vector<uint8_t> mask = engine::selectSamples(profile, loaded.threads.get(), request.filter);
+    analysis->keptSamples = mask.empty() ? profile.sampleCount()
+                                         : static_cast<size_t>(std::count(mask.begin(), mask.end(), uint8_t(1)));
+    auto perStack = engine::valuesPerStack(profile, request.sampleType, mask, cancel);
+    if (cancel && cancel->load())
+        return nullptr;
+    auto tree = engine::CallTree::build(profile, *loaded.frames, perStack, cancel);
+    if (!tree)
+        return nullptr;
+    auto functions = engine::FunctionTable::build(profile, *loaded.frames, perStack, cancel);
+    if (!functions)
+        return nullptr;
+    analysis->perStack = std::make_shared<const std::vector<int64_t>>(std::move(perStack));
+    analysis->tree = std::make_shared<const engine::CallTree>(std::move(*tree));
+    analysis->functions = std::make_shared<const engine::FunctionTable>(std::move(*functions));
+    qCDebug(lcUiAnalysis) << "analysis of" << loaded.path << "type" << request.sampleType << "in"
+                          << timer.elapsed() << "ms," << analysis->tree->size() << "nodes";
+    return analysis;
+}
+
+} // namespace emberline::ui

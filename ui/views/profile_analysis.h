@@ -1,0 +1,61 @@
+#pragma once
+
+#include "engine/model/call_tree.h"
+#include "engine/model/frame_table.h"
+#include "engine/model/function_table.h"
+#include "engine/model/profile.h"
+#include "engine/model/sample_filter.h"
+#include "engine/pprof/pprof_reader.h"
+
+#include <QString>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace emberline::ui {
+
+// A profile as the viewer holds it once loaded: the model plus what every view of it shares (frames, threads,
+// totals). Built on the loading worker; immutable afterwards.
+struct LoadedProfile {
+    QString path;
+    std::shared_ptr<const engine::Profile> profile;
+    std::shared_ptr<const engine::FrameTable> frames;
+    std::shared_ptr<const engine::ThreadIndex> threads; // empty index when samples carry no thread labels
+    std::vector<int64_t> totals;                        // per sample type, over all samples
+};
+
+// The outcome of a load: a profile, or an error message naming the file, or cancelled.
+struct LoadOutcome {
+    std::shared_ptr<const LoadedProfile> loaded;
+    QString error;
+    bool cancelled = false;
+};
+
+// Reads a pprof file and derives the shared tables. Runs on a worker.
+LoadOutcome loadProfile(const QString &path, const engine::PprofReadOptions &options);
+
+// What one view of a loaded profile asks for: a sample type and a sample filter (threads).
+struct AnalysisRequest {
+    std::shared_ptr<const LoadedProfile> loaded;
+    int sampleType = 0;
+    engine::SampleFilter filter;
+};
+
+// Everything derived for one request; immutable, shared with the GUI thread.
+struct Analysis {
+    int sampleType = 0;
+    std::string unit;
+    engine::SampleFilter filter;
+    size_t keptSamples = 0;
+    std::shared_ptr<const std::vector<int64_t>> perStack;
+    std::shared_ptr<const engine::CallTree> tree;
+    std::shared_ptr<const engine::FunctionTable> functions;
+};
+
+// valuesPerStack, CallTree::build and FunctionTable::build for a request. Runs on a worker; returns null when
+// cancelled.
+std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const std::atomic<bool> *cancel);
+
+} // namespace emberline::ui

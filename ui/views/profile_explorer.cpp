@@ -1,0 +1,276 @@
+#include "ui/views/profile_explorer.h"
+
+#include "engine/model/units.h"
+#include "ui/flamegraph/breadcrumb_bar.h"
+#include "ui/flamegraph/flame_graph_view.h"
+#include "ui/models/top_functions_model.h"
+#include "ui/views/analysis_runner.h"
+#include "ui/views/caller_callee_view.h"
+#include "ui/views/thread_filter_button.h"
+#include "ui/views/top_functions_view.h"
+
+#include <QAction>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSplitter>
+#include <QTimer>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace emberline::ui {
+namespace {
+
+constexpr int kSearchDelayMs = 120;
+
+QString valueText(int64_t value, const std::string &unit)
+{
+    return QString::fromStdString(engine::formatValue(value, unit));
+}
+
+} // namespace
+
+ProfileExplorer::ProfileExplorer(std::shared_ptr<const LoadedProfile> loaded, QWidget *parent)
+    : QWidget(parent), m_loaded(std::move(loaded))
+{
+    setupUi();
+    createActions();
+    connectSignals();
+    requestAnalysis();
+}
+
+void ProfileExplorer::setupUi()
+{
+    setObjectName(QStringLiteral("profileExplorer"));
+    m_runner = new AnalysisRunner(this);
+    m_breadcrumb = new BreadcrumbBar(this);
+    m_flame = new FlameGraphView(this);
+    m_status = new QLabel(this);
+    m_status->setObjectName(QStringLiteral("statusLine"));
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    m_splitter = new QSplitter(Qt::Vertical, this);
+    m_splitter->setObjectName(QStringLiteral("mainSplitter"));
+    auto *graphPane = new QWidget(m_splitter);
+    auto *graphLayout = new QVBoxLayout(graphPane);
+    graphLayout->setContentsMargins(0, 0, 0, 0);
+    graphLayout->setSpacing(2);
+    graphLayout->addWidget(m_breadcrumb);
+    graphLayout->addWidget(m_flame, 1);
+    m_splitter->addWidget(graphPane);
+    m_splitter->addWidget(createTablesPane());
+    m_splitter->setStretchFactor(0, 3);
+    m_splitter->setStretchFactor(1, 2);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 4);
+    layout->setSpacing(4);
+    layout->addWidget(createToolbar());
+    layout->addWidget(m_splitter, 1);
+    layout->addWidget(m_status);
+}
+
+QWidget *ProfileExplorer::createToolbar()
+{
+    auto *bar = new QWidget(this);
+    auto *layout = new QHBoxLayout(bar);
+    layout->setContentsMargins(0, 0, 0, 0);
+
+    m_sampleType = new QComboBox(bar);
+    m_sampleType->setObjectName(QStringLiteral("sampleTypeCombo"));
+    m_sampleType->setToolTip(tr("Sample type: which value the flame graph and the tables show"));
+    const engine::Profile &profile = *m_loaded->profile;
+    for (const engine::ValueType &type : profile.sampleTypes())
+        m_sampleType->addItem(QStringLiteral("%1 (%2)").arg(QString::fromStdString(profile.str(type.type)),
+                                                             QString::fromStdString(profile.str(type.unit))));
+    m_sampleType->setCurrentIndex(std::max(0, profile.defaultSampleTypeIndex()));
+
+    m_threads = new ThreadFilterButton(bar);
+    m_threads->setThreads(m_loaded->threads);
+    m_threads->setVisible(!m_loaded->threads->empty());
+
+    m_search = new QLineEdit(bar);
+    m_search->setObjectName(QStringLiteral("flameSearch"));
+    m_search->setPlaceholderText(tr("Search frames (Ctrl+F)"));
+    m_search->setClearButtonEnabled(true);
+    m_search->setMinimumWidth(260);
+    m_searchDelay = new QTimer(this);
+    m_searchDelay->setSingleShot(true);
+    m_searchDelay->setInterval(kSearchDelayMs);
+    m_searchResult = new QLabel(bar);
+    m_searchResult->setObjectName(QStringLiteral("searchResultLabel"));
+
+    m_icicle = new QToolButton(bar);
+    m_icicle->setObjectName(QStringLiteral("icicleToggle"));
+    m_icicle->setText(tr("Icicle"));
+    m_icicle->setToolTip(tr("Draw the root at the top (icicle graph) instead of at the bottom"));
+    m_icicle->setCheckable(true);
+    m_resetZoom = new QToolButton(bar);
+    m_resetZoom->setObjectName(QStringLiteral("resetZoomButton"));
+    m_resetZoom->setText(tr("Reset zoom"));
+    m_resetZoom->setToolTip(tr("Show the whole profile again (Esc)"));
+    m_resetZoom->setEnabled(false);
+
+    layout->addWidget(new QLabel(tr("Sample type:"), bar));
+    layout->addWidget(m_sampleType);
+    layout->addWidget(m_threads);
+    layout->addSpacing(12);
+    layout->addWidget(m_search);
+    layout->addWidget(m_searchResult);
+    layout->addStretch();
+    layout->addWidget(m_icicle);
+    layout->addWidget(m_resetZoom);
+    return bar;
+}
+
+QWidget *ProfileExplorer::createTablesPane()
+{
+    auto *tables = new QSplitter(Qt::Horizontal, this);
+    tables->setObjectName(QStringLiteral("tablesSplitter"));
+    m_topFunctions = new TopFunctionsView(tables);
+    m_callerCallee = new CallerCalleeView(tables);
+    tables->addWidget(m_topFunctions);
+    tables->addWidget(m_callerCallee);
+    tables->setStretchFactor(0, 3);
+    tables->setStretchFactor(1, 2);
+    return tables;
+}
+
+void ProfileExplorer::createActions()
+{
+    auto *reset = new QAction(tr("Reset Zoom"), this);
+    reset->setObjectName(QStringLiteral("resetZoomAction"));
+    reset->setShortcut(Qt::Key_Escape);
+    reset->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    connect(reset, &QAction::triggered, this, &ProfileExplorer::resetZoom);
+    addAction(reset);
+}
+
+void ProfileExplorer::connectSignals()
+{
+    connect(m_runner, &AnalysisRunner::analysisStarted, this, &ProfileExplorer::updateStatusLine);
+    connect(m_runner, &AnalysisRunner::analysisReady, this, &ProfileExplorer::applyAnalysis);
+    connect(m_runner, &AnalysisRunner::callerCalleeReady, this,
+            [this](std::shared_ptr<const engine::CallerCallee> result) {
+                m_callerCallee->setCallerCallee(std::move(result), m_loaded->frames,
+                                                m_analysis ? m_analysis->unit : std::string());
+            });
+    connect(m_sampleType, &QComboBox::currentIndexChanged, this, &ProfileExplorer::requestAnalysis);
+    connect(m_threads, &ThreadFilterButton::selectionChanged, this, &ProfileExplorer::requestAnalysis);
+    connect(m_search, &QLineEdit::textChanged, m_searchDelay, qOverload<>(&QTimer::start));
+    connect(m_searchDelay, &QTimer::timeout, this, [this] { m_flame->setSearch(m_search->text()); });
+    connect(m_flame, &FlameGraphView::searchResultChanged, this, &ProfileExplorer::updateSearchLabel);
+    connect(m_flame, &FlameGraphView::zoomChanged, this, &ProfileExplorer::updateBreadcrumb);
+    connect(m_flame, &FlameGraphView::frameClicked, this, &ProfileExplorer::selectFrame);
+    connect(m_breadcrumb, &BreadcrumbBar::nodeActivated, m_flame, &FlameGraphView::zoomTo);
+    connect(m_icicle, &QToolButton::toggled, this, [this](bool icicle) {
+        m_flame->setOrientation(icicle ? FlameGraphLayout::Orientation::RootAtTop
+                                       : FlameGraphLayout::Orientation::RootAtBottom);
+    });
+    connect(m_resetZoom, &QToolButton::clicked, this, &ProfileExplorer::resetZoom);
+    connect(m_topFunctions, &TopFunctionsView::frameSelected, this, &ProfileExplorer::selectFrame);
+    connect(m_callerCallee, &CallerCalleeView::frameActivated, this, &ProfileExplorer::selectFrame);
+}
+
+bool ProfileExplorer::isAnalysing() const
+{
+    return m_runner->isAnalysing();
+}
+
+void ProfileExplorer::focusSearch()
+{
+    m_search->setFocus(Qt::ShortcutFocusReason);
+    m_search->selectAll();
+}
+
+void ProfileExplorer::resetZoom()
+{
+    m_flame->resetZoom();
+}
+
+void ProfileExplorer::requestAnalysis()
+{
+    AnalysisRequest request;
+    request.loaded = m_loaded;
+    request.sampleType = m_sampleType->currentIndex();
+    request.filter.threads = m_threads->selectedThreads();
+    m_runner->requestAnalysis(std::move(request));
+}
+
+void ProfileExplorer::applyAnalysis(std::shared_ptr<const Analysis> analysis)
+{
+    const bool keepZoom = m_analysis != nullptr;
+    m_analysis = std::move(analysis);
+    m_flame->setTree(m_analysis->tree, m_loaded->frames, m_analysis->unit, keepZoom);
+    m_topFunctions->model()->setFunctions(m_analysis->functions, m_loaded->frames, m_analysis->unit);
+    if (m_selectedFrame != UINT32_MAX) {
+        m_topFunctions->selectFrame(m_selectedFrame);
+        requestCallerCallee();
+    }
+    updateStatusLine();
+    Q_EMIT analysisApplied();
+}
+
+void ProfileExplorer::selectFrame(uint32_t frame)
+{
+    if (frame == m_selectedFrame || frame >= m_loaded->frames->size())
+        return;
+    m_selectedFrame = frame;
+    m_flame->setSelectedFrame(frame);
+    m_topFunctions->selectFrame(frame);
+    requestCallerCallee();
+}
+
+void ProfileExplorer::requestCallerCallee()
+{
+    if (m_analysis && m_selectedFrame != UINT32_MAX)
+        m_runner->requestCallerCallee(m_loaded, m_analysis, m_selectedFrame);
+}
+
+void ProfileExplorer::updateBreadcrumb()
+{
+    const FlameGraphLayout &layout = m_flame->layout();
+    std::vector<BreadcrumbBar::Crumb> path;
+    for (uint32_t node : layout.breadcrumb())
+        path.push_back({node, layout.nodeName(node)});
+    m_breadcrumb->setPath(std::move(path));
+    m_resetZoom->setEnabled(layout.zoomNode() != 0);
+}
+
+void ProfileExplorer::updateSearchLabel(int64_t matchedTotal, double share, size_t matchedFrames)
+{
+    if (!m_flame->layout().hasSearch()) {
+        m_searchResult->clear();
+        return;
+    }
+    if (matchedFrames == 0) {
+        m_searchResult->setText(tr("No match"));
+        return;
+    }
+    const QString functions = matchedFrames == 1 ? tr("1 function") : tr("%1 functions").arg(matchedFrames);
+    m_searchResult->setText(tr("%1 matched: %2 of the total (%3)")
+                                .arg(functions, QString::number(share * 100.0, 'f', 2) + QLatin1Char('%'),
+                                     valueText(matchedTotal, m_flame->unit())));
+}
+
+void ProfileExplorer::updateStatusLine()
+{
+    const engine::Profile &profile = *m_loaded->profile;
+    QStringList parts;
+    parts << tr("%1 samples").arg(profile.sampleCount());
+    if (profile.durationNanos > 0)
+        parts << tr("duration %1").arg(valueText(profile.durationNanos, "nanoseconds"));
+    for (size_t i = 0; i < profile.sampleTypes().size(); ++i) {
+        const engine::ValueType &type = profile.sampleTypes()[i];
+        parts << QStringLiteral("%1 %2").arg(QString::fromStdString(profile.str(type.type)),
+                                             valueText(m_loaded->totals[i], profile.str(type.unit)));
+    }
+    if (m_analysis && !m_analysis->filter.threads.empty())
+        parts << tr("thread filter: %1 samples shown").arg(m_analysis->keptSamples);
+    if (m_runner->isAnalysing())
+        parts << tr("updating…");
+    m_status->setText(parts.join(QStringLiteral("  ·  ")));
+}
+
+} // namespace emberline::ui

@@ -1,0 +1,81 @@
+#pragma once
+
+#include "ui/views/profile_analysis.h"
+
+#include <QWidget>
+
+#include <memory>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QSplitter;
+class QTimer;
+class QToolButton;
+
+namespace emberline::ui {
+
+class AnalysisRunner;
+class BreadcrumbBar;
+class CallerCalleeView;
+class FlameGraphView;
+class ThreadFilterButton;
+class TopFunctionsView;
+
+// Everything shown for one loaded profile: the sample-type selector, the thread filter, the flame-graph search,
+// the flame graph with its breadcrumb, the top-functions table, the caller/callee view and a status line.
+// It keeps the user's choices (sample type, threads, selected function, zoom path) and asks its AnalysisRunner
+// for the matching derivations; it never derives anything itself.
+//
+// Thread: GUI thread.
+class ProfileExplorer : public QWidget {
+    Q_OBJECT
+public:
+    explicit ProfileExplorer(std::shared_ptr<const LoadedProfile> loaded, QWidget *parent = nullptr);
+
+    const LoadedProfile &loaded() const { return *m_loaded; }
+    std::shared_ptr<const Analysis> analysis() const { return m_analysis; }
+    bool isAnalysing() const;
+    FlameGraphView *flameGraph() const { return m_flame; }
+    void focusSearch();
+    void resetZoom();
+    void selectFrame(uint32_t frame);
+    uint32_t selectedFrame() const { return m_selectedFrame; }
+
+Q_SIGNALS:
+    void analysisApplied();
+
+private:
+    void setupUi();
+    void createActions();
+    void connectSignals();
+    QWidget *createToolbar();
+    QWidget *createTablesPane();
+    void requestAnalysis();
+    void applyAnalysis(std::shared_ptr<const Analysis> analysis);
+    void requestCallerCallee();
+    void updateBreadcrumb();
+    void updateSearchLabel(int64_t matchedTotal, double share, size_t matchedFrames);
+    void updateStatusLine();
+
+    std::shared_ptr<const LoadedProfile> m_loaded;
+    std::shared_ptr<const Analysis> m_analysis;
+    uint32_t m_selectedFrame = UINT32_MAX;
+
+    AnalysisRunner *m_runner = nullptr;
+    QComboBox *m_sampleType = nullptr;
+    ThreadFilterButton *m_threads = nullptr;
+    QLineEdit *m_search = nullptr;
+    QTimer *m_searchDelay = nullptr;
+    QLabel *m_searchResult = nullptr;
+    QToolButton *m_icicle = nullptr;
+    QToolButton *m_resetZoom = nullptr;
+    BreadcrumbBar *m_breadcrumb = nullptr;
+    FlameGraphView *m_flame = nullptr;
+    TopFunctionsView *m_topFunctions = nullptr;
+    CallerCalleeView *m_callerCallee = nullptr;
+    QSplitter *m_splitter = nullptr;
+    QLabel *m_status = nullptr;
+};
+
+} // namespace emberline::ui

@@ -1,0 +1,131 @@
+#include "ui/views/profile_view.h"
+
+#include "ui/views/profile_explorer.h"
+#include "ui/views/profile_loader.h"
+
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QStackedWidget>
+#include <QVBoxLayout>
+
+namespace emberline::ui {
+
+ProfileView::ProfileView(const QString &path, QWidget *parent) : QWidget(parent), m_path(path)
+{
+    setupUi();
+    connectSignals();
+}
+
+void ProfileView::setupUi()
+{
+    setObjectName(QStringLiteral("profileView"));
+    m_loader = new ProfileLoader(this);
+    m_stack = new QStackedWidget(this);
+    m_loadingPage = createLoadingPage();
+    m_errorPage = createErrorPage();
+    m_stack->addWidget(m_loadingPage);
+    m_stack->addWidget(m_errorPage);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_stack);
+}
+
+QWidget *ProfileView::createLoadingPage()
+{
+    auto *page = new QWidget(this);
+    m_loadingLabel = new QLabel(tr("Loading %1…").arg(QFileInfo(m_path).fileName()), page);
+    m_loadingLabel->setObjectName(QStringLiteral("loadingLabel"));
+    m_loadingLabel->setAlignment(Qt::AlignCenter);
+    m_progress = new QProgressBar(page);
+    m_progress->setObjectName(QStringLiteral("loadProgress"));
+    m_progress->setRange(0, 100);
+    m_progress->setMaximumWidth(420);
+    m_cancel = new QPushButton(tr("Cancel"), page);
+    m_cancel->setObjectName(QStringLiteral("loadCancelButton"));
+
+    auto *layout = new QVBoxLayout(page);
+    layout->addStretch();
+    layout->addWidget(m_loadingLabel);
+    layout->addWidget(m_progress, 0, Qt::AlignHCenter);
+    layout->addWidget(m_cancel, 0, Qt::AlignHCenter);
+    layout->addStretch();
+    return page;
+}
+
+QWidget *ProfileView::createErrorPage()
+{
+    auto *page = new QWidget(this);
+    auto *title = new QLabel(tr("<b>This profile could not be opened</b>"), page);
+    title->setAlignment(Qt::AlignCenter);
+    m_errorLabel = new QLabel(page);
+    m_errorLabel->setObjectName(QStringLiteral("errorLabel"));
+    m_errorLabel->setTextFormat(Qt::PlainText);
+    m_errorLabel->setWordWrap(true);
+    m_errorLabel->setAlignment(Qt::AlignCenter);
+    m_errorLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_errorLabel->setMaximumWidth(720);
+    m_retry = new QPushButton(tr("Retry"), page);
+    m_retry->setObjectName(QStringLiteral("retryButton"));
+    m_close = new QPushButton(tr("Close"), page);
+    m_close->setObjectName(QStringLiteral("closeTabButton"));
+
+    auto *buttons = new QHBoxLayout;
+    buttons->addStretch();
+    buttons->addWidget(m_retry);
+    buttons->addWidget(m_close);
+    buttons->addStretch();
+    auto *layout = new QVBoxLayout(page);
+    layout->addStretch();
+    layout->addWidget(title);
+    layout->addWidget(m_errorLabel, 0, Qt::AlignHCenter);
+    layout->addLayout(buttons);
+    layout->addStretch();
+    return page;
+}
+
+void ProfileView::connectSignals()
+{
+    connect(m_loader, &ProfileLoader::progressChanged, this,
+            [this](double fraction) { m_progress->setValue(static_cast<int>(fraction * 100)); });
+    connect(m_loader, &ProfileLoader::loaded, this, &ProfileView::onLoaded);
+    connect(m_loader, &ProfileLoader::failed, this, &ProfileView::onFailed);
+    connect(m_loader, &ProfileLoader::cancelled, this, &ProfileView::closeRequested);
+    connect(m_cancel, &QPushButton::clicked, m_loader, &ProfileLoader::cancel);
+    connect(m_retry, &QPushButton::clicked, this, &ProfileView::load);
+    connect(m_close, &QPushButton::clicked, this, &ProfileView::closeRequested);
+}
+
+void ProfileView::load()
+{
+    m_state = State::Loading;
+    m_progress->setValue(0);
+    m_stack->setCurrentWidget(m_loadingPage);
+    m_loader->start(m_path);
+}
+
+QString ProfileView::errorMessage() const
+{
+    return m_state == State::Failed ? m_errorLabel->text() : QString();
+}
+
+void ProfileView::onLoaded(std::shared_ptr<const LoadedProfile> loaded)
+{
+    m_state = State::Ready;
+    m_explorer = new ProfileExplorer(std::move(loaded), this);
+    m_stack->addWidget(m_explorer);
+    m_stack->setCurrentWidget(m_explorer);
+    Q_EMIT loadFinished(true);
+}
+
+void ProfileView::onFailed(const QString &message)
+{
+    m_state = State::Failed;
+    m_errorLabel->setText(message);
+    m_stack->setCurrentWidget(m_errorPage);
+    Q_EMIT loadFinished(false);
+}
+
+} // namespace emberline::ui

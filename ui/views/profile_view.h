@@ -1,0 +1,62 @@
+#pragma once
+
+#include "ui/views/profile_analysis.h"
+
+#include <QWidget>
+
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QStackedWidget;
+
+namespace emberline::ui {
+
+class ProfileExplorer;
+class ProfileLoader;
+
+// One tab: a profile file through its life. While loading it shows the file name, a progress bar and Cancel;
+// if loading fails it shows the error (which names the file and the problem) with Retry and Close; once loaded
+// it shows a ProfileExplorer.
+//
+// Thread: GUI thread; loading runs on a worker through ProfileLoader.
+class ProfileView : public QWidget {
+    Q_OBJECT
+public:
+    enum class State { Loading, Failed, Ready };
+
+    explicit ProfileView(const QString &path, QWidget *parent = nullptr);
+
+    void load();
+    const QString &path() const { return m_path; }
+    State state() const { return m_state; }
+    QString errorMessage() const;
+    ProfileExplorer *explorer() const { return m_explorer; }
+
+Q_SIGNALS:
+    void loadFinished(bool ok);
+    void closeRequested();
+
+private:
+    void setupUi();
+    void connectSignals();
+    QWidget *createLoadingPage();
+    QWidget *createErrorPage();
+    void onLoaded(std::shared_ptr<const LoadedProfile> loaded);
+    void onFailed(const QString &message);
+
+    QString m_path;
+    State m_state = State::Loading;
+    ProfileLoader *m_loader = nullptr;
+    QStackedWidget *m_stack = nullptr;
+    QWidget *m_loadingPage = nullptr;
+    QLabel *m_loadingLabel = nullptr;
+    QProgressBar *m_progress = nullptr;
+    QPushButton *m_cancel = nullptr;
+    QWidget *m_errorPage = nullptr;
+    QLabel *m_errorLabel = nullptr;
+    QPushButton *m_retry = nullptr;
+    QPushButton *m_close = nullptr;
+    ProfileExplorer *m_explorer = nullptr;
+};
+
+} // namespace emberline::ui

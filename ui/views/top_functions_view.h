@@ -1,0 +1,41 @@
+#pragma once
+
+#include <QWidget>
+
+class QLineEdit;
+class QTreeView;
+
+namespace emberline::ui {
+
+class TopFunctionsModel;
+class FunctionFilterProxy;
+
+// The top-functions table with its filter field. Emits the frame of the selected function; selectFrame()
+// selects a function from elsewhere (a click in the flame graph), clearing the filter if it hides it.
+//
+// Thread: GUI thread.
+class TopFunctionsView : public QWidget {
+    Q_OBJECT
+public:
+    explicit TopFunctionsView(QWidget *parent = nullptr);
+
+    TopFunctionsModel *model() const { return m_model; }
+    FunctionFilterProxy *proxy() const { return m_proxy; }
+    QTreeView *table() const { return m_table; }
+    void selectFrame(uint32_t frame);
+    uint32_t selectedFrame() const;
+
+Q_SIGNALS:
+    void frameSelected(uint32_t frame);
+
+private:
+    void setupUi();
+    void connectSignals();
+
+    TopFunctionsModel *m_model = nullptr;
+    FunctionFilterProxy *m_proxy = nullptr;
+    QLineEdit *m_filter = nullptr;
+    QTreeView *m_table = nullptr;
+};
+
+} // namespace emberline::ui
