@@ -156,9 +156,10 @@ Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &inp
     auto profile = std::make_shared<Profile>(buildProfile(input));
     if (auto st = m_session.add(*profile); !st)
         return st.error();
-    // Like Datadog's exporter: a flush shorter than the minimum is not reported on its own; its samples are
-    // still part of the session's merged profile.
-    if (input.endNs - input.startNs < m_options.minimumFlushNs)
+    // Like Datadog's exporter: a final flush shorter than the minimum is not reported on its own; its samples
+    // are still part of the session's merged profile. Scheduled flushes last one period (at least 1 s) by
+    // construction, give or take timer jitter, and are always reported.
+    if (input.final && input.endNs - input.startNs < m_options.minimumFlushNs)
         return std::shared_ptr<const Flush>();
 
     auto flush = std::make_shared<Flush>();

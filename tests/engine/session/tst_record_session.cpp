@@ -1,0 +1,378 @@
+// The sampling engine end to end: real target programs from tests/targets, sampled by the real perf sampler,
+// unwound, recorded, symbolized and exported; the numbers are checked against what the targets do by
+// construction.
+
+#include "tests/engine/session/perf_guard.h"
+
+#include "engine/model/frame_table.h"
+#include "engine/model/function_table.h"
+#include "engine/model/sample_filter.h"
+#include "engine/pprof/pprof_reader.h"
+#include "engine/session/record_session.h"
+
+#include <QDir>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <signal.h>
+
+#include <set>
+
+using namespace emberline::engine;
+
+namespace {
+
+QString targetPath(const char *name)
+{
+    return QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/") + QLatin1String(name);
+}
+
+struct Recorded {
+    SessionSummary summary;
+    Profile profile;
+    std::vector<std::shared_ptr<const Flush>> flushes;
+};
+
+Recorded record(SessionConfig config, const QString &dir)
+{
+    config.outputDirectory = dir.toStdString();
+    std::atomic<bool> stop{false};
+    RecordSession session(config);
+    Recorded r;
+    std::mutex mutex;
+    auto result = session.run(stop, [&](std::shared_ptr<const Flush> f) {
+        std::lock_guard lock(mutex);
+        r.flushes.push_back(f);
+    });
+    if (!result.ok())
+        qFatal("recording failed: %s", result.error().message.c_str());
+    r.summary = result.value();
+    auto profile = readPprofFile(r.summary.sessionProfilePath);
+    if (!profile.ok())
+        qFatal("cannot read the session profile: %s", profile.error().message.c_str());
+    r.profile = std::move(profile).value();
+    return r;
+}
+
+// Share of cpu-time whose stacks pass through `name` (each sample counted once).
+double share(const Profile &p, const std::string &name)
+{
+    const FrameTable frames(p);
+    const int type = p.sampleTypeIndex("cpu-time");
+    const auto perStack = valuesPerStack(p, type, {});
+    const auto table = FunctionTable::build(p, frames, perStack);
+    for (const auto &row : table->rows()) {
+        if (frames.frame(row.frame).name == name)
+            return static_cast<double>(row.total) / static_cast<double>(table->grandTotal());
+    }
+    return 0;
+}
+
+// Fraction of samples (weighted by cpu-samples: the merged profile aggregates identical stacks) whose stack
+// contains one of `roots` (main, or a thread's start routine).
+double completeFraction(const Profile &p, const std::set<std::string> &roots)
+{
+    const FrameTable frames(p);
+    std::vector<uint32_t> path;
+    int64_t complete = 0, all = 0;
+    for (size_t i = 0; i < p.sampleCount(); ++i) {
+        const int64_t weight = p.sampleValues(i)[0];
+        all += weight;
+        path.clear();
+        frames.expandRootFirst(p.sample(i).locations, path);
+        for (uint32_t f : path) {
+            if (roots.count(frames.frame(f).name)) {
+                complete += weight;
+                break;
+            }
+        }
+    }
+    return all ? static_cast<double>(complete) / static_cast<double>(all) : 0;
+}
+
+// Up to three stacks that lack every root, for the failure message.
+QString incompleteStacks(const Profile &p, const std::set<std::string> &roots)
+{
+    const FrameTable frames(p);
+    std::vector<uint32_t> path;
+    QStringList out;
+    for (size_t i = 0; i < p.sampleCount() && out.size() < 3; ++i) {
+        path.clear();
+        frames.expandRootFirst(p.sample(i).locations, path);
+        bool found = false;
+        QStringList names;
+        for (uint32_t f : path) {
+            found = found || roots.count(frames.frame(f).name);
+            names << QString::fromStdString(frames.frame(f).name);
+        }
+        if (!found)
+            out << names.join(QLatin1String(" > "));
+    }
+    return out.join(QLatin1String(" | "));
+}
+
+#define VERIFY_COMPLETE(profile, ...)                                                                           \
+    do {                                                                                                        \
+        const std::set<std::string> roots{__VA_ARGS__};                                                         \
+        const double fraction = completeFraction(profile, roots);                                               \
+        QVERIFY2(fraction >= 0.99, qPrintable(QString::number(fraction) + QLatin1String(": ") +                \
+                                              incompleteStacks(profile, roots)));                               \
+    } while (0)
+
+SessionConfig launch(std::initializer_list<QString> argv, int frequency = 999)
+{
+    SessionConfig c;
+    for (const QString &a : argv)
+        c.command.push_back(a.toStdString());
+    c.frequency = frequency;
+    return c;
+}
+
+} // namespace
+
+class TestRecordSession : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init() { REQUIRE_PERF_EVENTS(); }
+
+    void cpuSplit_data()
+    {
+        QTest::addColumn<QString>("target");
+        QTest::newRow("frame pointers, -O1") << targetPath("cpu_split");
+        QTest::newRow("no frame pointers, -O2") << targetPath("cpu_split_nofp");
+    }
+
+    // The target gives 60/30/10% of identical work chunks to three functions at random. If the shares were
+    // off, the sampler would be biased (or unwinding would lose the callers); if stacks were incomplete,
+    // DWARF unwinding through -O2 code without frame pointers or through 48 recursive frames is broken.
+    void cpuSplit()
+    {
+        QFETCH(QString, target);
+        QTemporaryDir dir;
+        const Recorded r = record(launch({target, QStringLiteral("3")}), dir.path());
+        QVERIFY2(r.summary.samples > 1500, qPrintable(QString::number(r.summary.samples)));
+        QCOMPARE(r.summary.exitStatus, 0);
+        const double hot = share(r.profile, "hot_sixty");
+        const double warm = share(r.profile, "warm_thirty");
+        const double cool = share(r.profile, "cool_ten");
+        const QString shares = QStringLiteral("%1 / %2 / %3").arg(hot).arg(warm).arg(cool);
+        // Binomial noise over ~3000 samples is under 1 point; 5 points leaves room for a busy machine.
+        QVERIFY2(std::abs(hot - 0.60) < 0.05, qPrintable(shares));
+        QVERIFY2(std::abs(warm - 0.30) < 0.05, qPrintable(shares));
+        QVERIFY2(std::abs(cool - 0.10) < 0.04, qPrintable(shares));
+        QVERIFY2(share(r.profile, "recurse_deep") > 0.2, qPrintable(shares));
+        VERIFY_COMPLETE(r.profile, "main");
+        QVERIFY(r.summary.incomplete * 100 <= r.summary.samples);
+    }
+
+    // Thread names come from COMM records and /proc; each thread's samples must hold its own function.
+    void namedThreads()
+    {
+        QTemporaryDir dir;
+        const Recorded r = record(launch({targetPath("named_threads"), QStringLiteral("1.5")}, 499), dir.path());
+        const Profile &p = r.profile;
+        const FrameTable frames(p);
+        const ThreadIndex threads(p);
+        std::map<std::string, std::set<std::string>> functionsByThread;
+        std::vector<uint32_t> path;
+        for (size_t i = 0; i < p.sampleCount(); ++i) {
+            const uint32_t t = threads.threadOf(i);
+            QVERIFY(t != kNoIndex);
+            path.clear();
+            frames.expandRootFirst(p.sample(i).locations, path);
+            for (uint32_t f : path)
+                functionsByThread[threads.threads()[t].name].insert(frames.frame(f).name);
+        }
+        QVERIFY(functionsByThread["alpha-worker"].count("alpha_work"));
+        QVERIFY(!functionsByThread["alpha-worker"].count("beta_work"));
+        QVERIFY(functionsByThread["beta-worker"].count("beta_work"));
+        QVERIFY(!functionsByThread["beta-worker"].count("alpha_work"));
+        VERIFY_COMPLETE(p, "main", "run", "_start"); // _start: exit handlers after main returned
+    }
+
+    // A forked child is followed: its function appears, and samples say which process they came from.
+    void forkedChild()
+    {
+        QTemporaryDir dir;
+        const Recorded r = record(launch({targetPath("forker"), QStringLiteral("1.5")}, 499), dir.path());
+        QVERIFY(share(r.profile, "parent_work") > 0.2);
+        QVERIFY(share(r.profile, "child_work") > 0.2);
+        const StringId pidKey = r.profile.findString("process_id");
+        QVERIFY(pidKey != kNoIndex);
+        std::set<int64_t> pids;
+        for (size_t i = 0; i < r.profile.sampleCount(); ++i) {
+            for (const Label &l : r.profile.sampleLabels(i)) {
+                if (l.key == pidKey)
+                    pids.insert(l.num);
+            }
+        }
+        QCOMPARE(pids.size(), size_t(2));
+    }
+
+    // A library loaded with dlopen after sampling started is unwound through and symbolized with its source.
+    void dlopenedLibrary()
+    {
+        QTemporaryDir dir;
+        const Recorded r = record(launch({targetPath("dlopener"), targetPath("libdlwork.so"), QStringLiteral("1.5")}, 499),
+                                  dir.path());
+        QVERIFY2(share(r.profile, "dl_spin") > 0.8, qPrintable(QString::number(share(r.profile, "dl_spin"))));
+        VERIFY_COMPLETE(r.profile, "main");
+        const FrameTable frames(r.profile);
+        const auto ids = frames.findByName("dl_spin");
+        QVERIFY(!ids.empty());
+        QVERIFY(QString::fromStdString(frames.frame(ids[0]).file).endsWith(QLatin1String("dlwork.c")));
+        QCOMPARE(QString::fromStdString(frames.frame(ids[0]).module), QStringLiteral("libdlwork.so"));
+    }
+
+    // An always-inlined function shows as its own frame above its caller, within one location.
+    void inlinedFrames()
+    {
+        QTemporaryDir dir;
+        const Recorded r = record(launch({targetPath("inlined"), QStringLiteral("1")}, 499), dir.path());
+        const Profile &p = r.profile;
+        bool found = false;
+        for (const Location &loc : p.locations()) {
+            if (loc.lines.size() >= 2 && p.str(p.functions()[loc.lines[0].functionIndex].name) == "mix_inline" &&
+                p.str(p.functions()[loc.lines[1].functionIndex].name) == "outer_caller")
+                found = true;
+        }
+        QVERIFY(found);
+        QVERIFY(share(p, "mix_inline") > 0.9);
+    }
+
+    // Every flush period produces a readable flush; the merged profile holds every sample of the session.
+    void flushesAndMergedProfile()
+    {
+        QTemporaryDir dir;
+        SessionConfig c = launch({targetPath("cpu_split"), QStringLiteral("3.6")}, 199);
+        c.flushPeriodNs = 1'000'000'000;
+        const Recorded r = record(c, dir.path());
+        QVERIFY2(r.flushes.size() >= 3, qPrintable(QString::number(r.flushes.size())));
+        int64_t flushSamples = 0;
+        for (size_t i = 0; i < r.flushes.size(); ++i) {
+            const auto &f = r.flushes[i];
+            QCOMPARE(f->sequence, uint32_t(i + 1));
+            QVERIFY(f->endNs - f->startNs >= 900'000'000);
+            const QString name = QStringLiteral("flush-%1.pprof").arg(i + 1, 4, 10, QLatin1Char('0'));
+            QCOMPARE(QString::fromStdString(f->path), QDir(dir.path()).filePath(name));
+            auto onDisk = readPprofFile(f->path);
+            QVERIFY2(onDisk.ok(), onDisk.ok() ? "" : onDisk.error().message.c_str());
+            QCOMPARE(onDisk->sampleCount(), f->profile->sampleCount());
+            QVERIFY(onDisk->findString("end_timestamp_ns") != kNoIndex);
+            QVERIFY(onDisk->sampleTypeIndex("cpu-samples") == 0 && onDisk->sampleTypeIndex("cpu-time") == 1);
+            flushSamples += onDisk->totals()[0];
+        }
+        const int64_t merged = r.profile.totals()[0];
+        QCOMPARE(static_cast<uint64_t>(merged), r.summary.samples);
+        QVERIFY(merged >= flushSamples); // a final flush under 1 s is only in the merged profile
+    }
+
+    // A target that crashes mid-flush ends the session cleanly, with its status and its last samples kept.
+    void targetCrashes()
+    {
+        QTemporaryDir dir;
+        const Recorded r = record(launch({targetPath("crasher"), QStringLiteral("1.2"), QStringLiteral("segv")}, 499),
+                                  dir.path());
+        QVERIFY(r.summary.targetExited);
+        QCOMPARE(r.summary.exitStatus, 128 + SIGSEGV);
+        QVERIFY(share(r.profile, "before_crash") > 0.8);
+        QVERIFY(QFile::exists(dir.filePath(QStringLiteral("flush-0001.pprof"))));
+    }
+
+    // A program that execs another mid-session: the new image is mapped, unwound and symbolized afresh.
+    void targetExecs()
+    {
+        QTemporaryDir dir;
+        const QString script = QStringLiteral("sleep 0.3; exec %1 1.5").arg(targetPath("cpu_split"));
+        const Recorded r = record(launch({QStringLiteral("/bin/sh"), QStringLiteral("-c"), script}, 499), dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        QVERIFY2(share(r.profile, "hot_sixty") > 0.4, qPrintable(QString::number(share(r.profile, "hot_sixty"))));
+        VERIFY_COMPLETE(r.profile, "main");
+    }
+
+    // Attaching samples a running process's threads and leaves it running when the session ends.
+    void attachLeavesTargetRunning()
+    {
+        QProcess target;
+        target.start(targetPath("named_threads"), {QStringLiteral("3")});
+        QVERIFY(target.waitForStarted());
+        QTest::qWait(200);
+        SessionConfig c;
+        c.pid = static_cast<int>(target.processId());
+        c.frequency = 499;
+        c.durationNs = 1'000'000'000;
+        QTemporaryDir dir;
+        const Recorded r = record(c, dir.path());
+        QVERIFY(!r.summary.targetExited);
+        QCOMPARE(target.state(), QProcess::Running);
+        QVERIFY(share(r.profile, "alpha_work") > 0.2);
+        QVERIFY(share(r.profile, "beta_work") > 0.2);
+        QVERIFY(target.waitForFinished(10000));
+        QCOMPARE(target.exitCode(), 0);
+        QCOMPARE(target.exitStatus(), QProcess::NormalExit);
+    }
+
+    // Setting the stop flag ends a session early; a launched target is ended, the data is written.
+    void stopEndsLaunchedTarget()
+    {
+        QTemporaryDir dir;
+        SessionConfig c = launch({targetPath("cpu_split"), QStringLiteral("30")}, 199);
+        c.outputDirectory = dir.path().toStdString();
+        std::atomic<bool> stop{false};
+        std::thread stopper([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+            stop = true;
+        });
+        RecordSession session(c);
+        auto result = session.run(stop);
+        stopper.join();
+        QVERIFY(result.ok());
+        QCOMPARE(QString::fromStdString(result->endReason), QStringLiteral("stopped"));
+        QVERIFY(result->durationNs < 10'000'000'000);
+        QCOMPARE(result->exitStatus, 128 + SIGTERM);
+        QVERIFY(QFile::exists(dir.filePath(QStringLiteral("profile.pprof"))));
+    }
+
+    void refusesBadInput()
+    {
+        std::atomic<bool> stop{false};
+        {
+            RecordSession s(launch({QStringLiteral("/no/such/program")}));
+            auto r = s.run(stop);
+            QVERIFY(!r.ok());
+            QVERIFY(QString::fromStdString(r.error().message).contains(QLatin1String("command not found")));
+        }
+        {
+            QTemporaryDir dir;
+            QFile plain(dir.filePath(QStringLiteral("data.txt")));
+            QVERIFY(plain.open(QIODevice::WriteOnly));
+            plain.write("not a program");
+            plain.close();
+            RecordSession s(launch({plain.fileName()}));
+            auto r = s.run(stop);
+            QVERIFY(!r.ok());
+            QVERIFY(QString::fromStdString(r.error().message).contains(QLatin1String("not an executable")));
+        }
+        {
+            SessionConfig c;
+            c.pid = 0x3fffffff; // beyond pid_max
+            RecordSession s(c);
+            auto r = s.run(stop);
+            QVERIFY(!r.ok());
+            QVERIFY(QString::fromStdString(r.error().message).contains(QLatin1String("no process")));
+        }
+        {
+            SessionConfig c = launch({QStringLiteral("/bin/true")});
+            c.flushPeriodNs = 500'000'000;
+            QVERIFY(!validateConfig(c).ok());
+            c.flushPeriodNs = 10'000'000'000;
+            c.frequency = 0;
+            QVERIFY(!validateConfig(c).ok());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRecordSession)
+#include "tst_record_session.moc"
