@@ -34,10 +34,12 @@ void configureParser(QCommandLineParser &parser)
 
 QString helpText(const QCommandLineParser &parser)
 {
+    // Qt's first line names argv[0] (a build path, say); the usage is stated with the command's own name.
     QString text = parser.helpText();
     const qsizetype firstLineEnd = text.indexOf(QLatin1Char('\n'));
-    text.insert(firstLineEnd + 1,
-                QStringLiteral("       emberline report [--sample-type NAME] [--top N] [--json] FILE\n"));
+    text.replace(0, firstLineEnd + 1,
+                 QStringLiteral("Usage: emberline [options] [FILE...]\n"
+                                "       emberline report [--sample-type NAME] [--top N] [--json] FILE\n\n"));
     text += QStringLiteral(
         "\nCommands:\n"
         "  report FILE              Print the top functions of FILE by self value, with totals, like\n"

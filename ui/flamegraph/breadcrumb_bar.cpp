@@ -46,6 +46,11 @@ void BreadcrumbBar::rebuild()
     const size_t last = m_path.size() - 1;
     const size_t tailStart = last > kShownTail ? last - kShownTail : 1;
     addCrumbButton(m_path[0], 0, last == 0);
+    if (last == 0) {
+        auto *hint = new QLabel(tr("Click a frame to zoom into it; Esc zooms out."), this);
+        hint->setForegroundRole(QPalette::PlaceholderText);
+        m_layout->addWidget(hint);
+    }
     if (tailStart > 1) {
         addSeparator();
         auto *more = new QToolButton(this);

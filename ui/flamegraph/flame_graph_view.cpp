@@ -128,7 +128,8 @@ QString FlameGraphView::toolTipFor(uint32_t node) const
     const auto &n = tree->node(node);
     QString text = QStringLiteral("<b>%1</b><table>").arg(m_layout.nodeName(node).toHtmlEscaped());
     const auto row = [&text](const QString &label, const QString &value) {
-        text += QStringLiteral("<tr><td>%1</td><td>&nbsp;%2</td></tr>").arg(label, value.toHtmlEscaped());
+        text += QStringLiteral("<tr><td>%1</td><td style=\"white-space:nowrap\">&nbsp;%2</td></tr>")
+                    .arg(label, value.toHtmlEscaped());
     };
     row(tr("Total"), QStringLiteral("%1 (%2 of all)").arg(formatValue(n.total, m_unit),
                                                           formatPercent(n.total, tree->total())));

@@ -2,6 +2,8 @@
 
 #include <QHash>
 
+#include <algorithm>
+
 namespace emberline::ui {
 namespace {
 
@@ -41,6 +43,20 @@ bool isScriptFile(const std::string &file)
 {
     return endsWith(file, ".js") || endsWith(file, ".mjs") || endsWith(file, ".cjs") || endsWith(file, ".ts") ||
            file.rfind("node:", 0) == 0;
+}
+
+// Neighbouring frames of one package differ slightly in shade (by a hash of the function name), so that they
+// read as separate boxes while the package's hue stays recognisable.
+QColor varied(const QColor &base, const std::string &name)
+{
+    uint32_t h = 2166136261u;
+    for (char c : name) {
+        h ^= static_cast<uint8_t>(c);
+        h *= 16777619u;
+    }
+    const int hue = (base.hslHue() + static_cast<int>(h % 13) - 6 + 360) % 360;
+    const int lightness = std::clamp(base.lightness() + static_cast<int>((h >> 8) % 21) - 10, 0, 255);
+    return QColor::fromHsl(hue, base.hslSaturation(), lightness);
 }
 
 } // namespace
@@ -93,7 +109,7 @@ void FramePalette::reset(const engine::FrameTable *frames)
         auto it = byKey.find(key);
         if (it == byKey.end())
             it = byKey.insert(key, key == QLatin1String("(pseudo)") ? QColor(0xb4, 0xb4, 0xbc) : colorForKey(key));
-        QColor color = *it;
+        QColor color = varied(*it, frame.name);
         if (!frame.symbolized)
             color = QColor(0xb0, 0xb0, 0xb0);
         m_normal.push_back(color);

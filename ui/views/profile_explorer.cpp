@@ -62,6 +62,7 @@ void ProfileExplorer::setupUi()
     m_splitter->addWidget(createTablesPane());
     m_splitter->setStretchFactor(0, 3);
     m_splitter->setStretchFactor(1, 2);
+    m_splitter->setSizes({620, 300}); // the flame graph is the main view; the tables' size hints are larger
 
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 4);
@@ -261,11 +262,13 @@ void ProfileExplorer::updateStatusLine()
     parts << tr("%1 samples").arg(profile.sampleCount());
     if (profile.durationNanos > 0)
         parts << tr("duration %1").arg(valueText(profile.durationNanos, "nanoseconds"));
+    QStringList totals;
     for (size_t i = 0; i < profile.sampleTypes().size(); ++i) {
         const engine::ValueType &type = profile.sampleTypes()[i];
-        parts << QStringLiteral("%1 %2").arg(QString::fromStdString(profile.str(type.type)),
-                                             valueText(m_loaded->totals[i], profile.str(type.unit)));
+        totals << QStringLiteral("%1 %2").arg(QString::fromStdString(profile.str(type.type)),
+                                              valueText(m_loaded->totals[i], profile.str(type.unit)));
     }
+    parts << tr("totals: %1").arg(totals.join(QStringLiteral(", ")));
     if (m_analysis && !m_analysis->filter.threads.empty())
         parts << tr("thread filter: %1 samples shown").arg(m_analysis->keptSamples);
     if (m_runner->isAnalysing())

@@ -36,6 +36,8 @@ void StartPage::setupUi()
     m_recent = new QListWidget(this);
     m_recent->setObjectName(QStringLiteral("recentFilesList"));
     m_recent->setMaximumHeight(240);
+    m_recent->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_recent->setTextElideMode(Qt::ElideMiddle);
 
     auto *hint = new QLabel(tr("Tip: drop .pprof files anywhere on this window to open them."), this);
     hint->setObjectName(QStringLiteral("dropHint"));
@@ -53,7 +55,8 @@ void StartPage::setupUi()
     column->addWidget(hint);
 
     auto *frame = new QWidget(this);
-    frame->setMaximumWidth(640);
+    frame->setMinimumWidth(600);
+    frame->setMaximumWidth(760);
     frame->setLayout(column);
     auto *outer = new QVBoxLayout(this);
     outer->addStretch(1);
