@@ -4,7 +4,7 @@
 # icon agree on one application id and one MIME type; the shared-mime-info database built from our XML gives
 # that type to every test profile, *.pb.gz included, and leaves plain *.gz files alone; the rendered icons have
 # their sizes; the man page formats without warnings and documents every option that `emberline --help` and
-# `emberline report --help` print.
+# `emberline report --help` and `emberline record --help` print.
 #   test_desktop_files.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 
@@ -94,7 +94,8 @@ grep -q '@PROJECT_VERSION@' "$MAN" && fail "man page version was not filled in"
 if [[ -x "$EMBERLINE" ]]; then
     man_text=$(groff -man -Tutf8 "$MAN" 2>/dev/null | col -b)
     # Every long option the binary prints must be documented.
-    for options in "$("$EMBERLINE" --help 2>&1 || true)" "$("$EMBERLINE" report --help 2>&1 || true)"; do
+    for options in "$("$EMBERLINE" --help 2>&1 || true)" "$("$EMBERLINE" report --help 2>&1 || true)" \
+        "$("$EMBERLINE" record --help 2>&1 || true)"; do
         for opt in $(grep -oE '(^|[ ,])--[a-z][a-z-]*' <<<"$options" | tr -d ' ,' | sort -u); do
             grep -qe "$opt" <<<"$man_text" && pass "man page documents $opt" || fail "man page lacks $opt"
         done
