@@ -98,16 +98,15 @@ sort "$(dirname "$0")/expected-contents.txt" | diff -u - "$WORK/contents.txt" \
 # --- 2. a fresh Debian root ----------------------------------------------------------------------------------
 # A command in the root, with /proc, /dev, the apt cache and the X socket directory mounted in a private mount
 # namespace: the mounts vanish with the command, whatever way it ends.
-in_root() {
-    unshare --mount --propagation private -- bash -euc '
+IN_ROOT=(unshare --mount --propagation private -- bash -euc '
         root=$1 cache=$2; shift 2
         mount -t proc proc "$root/proc"
         mount --rbind /dev "$root/dev"
         mount --bind "$cache" "$root/var/cache/apt/archives"
         if [[ -d /tmp/.X11-unix ]]; then mkdir -p "$root/tmp/.X11-unix"; mount --bind /tmp/.X11-unix "$root/tmp/.X11-unix"; fi
         exec chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"
-    ' in_root "$ROOT" "$CACHE/apt-archives" "$@"
-}
+    ' in_root "$ROOT" "$CACHE/apt-archives")
+in_root() { "${IN_ROOT[@]}" "$@"; }
 
 make_root_tarball() {
     local tarball=$1 scratch=$WORK/debootstrap
@@ -164,13 +163,14 @@ install_in_root() {
 
 # --- 3. the three checks -------------------------------------------------------------------------------------
 # run COMMAND...: runs an emberline command where the package was installed.
-run() {
+run_prefix() {
     if [[ "$MODE" == chroot ]]; then
-        in_root "$@"
+        RUN=("${IN_ROOT[@]}")
     else
-        env LD_LIBRARY_PATH= PATH="$WORK/extract/usr/bin:/usr/bin:/bin" "$@"
+        RUN=(env LD_LIBRARY_PATH= PATH="$WORK/extract/usr/bin:/usr/bin:/bin")
     fi
 }
+run() { run_prefix; "${RUN[@]}" "$@"; }
 
 check_version() {
     step "emberline --version"
@@ -202,12 +202,13 @@ check_gui() {
     [[ -s "$WORK/display" ]] || { cat "$WORK/xvfb.log"; die "Xvfb did not start"; }
     local display=":$(head -n 1 "$WORK/display")"
 
-    run env DISPLAY="$display" QT_QPA_PLATFORM=xcb emberline "$profile" >"$WORK/gui.log" 2>&1 &
+    # exec all the way down (subshell, unshare, bash, chroot, env), so that $! is emberline's own pid.
+    run_prefix
+    (exec "${RUN[@]}" env DISPLAY="$display" QT_QPA_PLATFORM=xcb emberline "$profile" >"$WORK/gui.log" 2>&1) &
     GUI_PID=$!
     local window=""
     for _ in $(seq 60); do
-        # The window must be emberline's own: its _NET_WM_PID is the process started here (chroot, env and
-        # unshare exec, so the pid is the same).
+        # The window must be emberline's own: its _NET_WM_PID is the process started here.
         window=$(DISPLAY=$display xdotool search --onlyvisible --pid "$GUI_PID" 2>/dev/null | head -n 1) || true
         [[ -n "$window" ]] && break
         kill -0 "$GUI_PID" 2>/dev/null || break
