@@ -72,7 +72,7 @@ host_debian_mirror() {
         else
             sed -E 's/\[[^]]*\]//' "$f" | awk -v suite="$SUITE" '$1 == "deb" && $3 == suite && $2 ~ /\/debian\/?$/ { print $2 }'
         fi
-    done | head -n 1
+    done | awk "NR == 1"
 }
 MIRROR=${EMBERLINE_DEBIAN_MIRROR:-$(host_debian_mirror)}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
@@ -227,8 +227,8 @@ check_gui() {
     echo "window $window: \"$title\""
     # A window icon means the embedded SVG icon loaded, so the SVG plugin the package depends on is there.
     local icon
-    icon=$(DISPLAY=$display xprop -id "$window" _NET_WM_ICON 2>&1 | head -c 120)
-    [[ "$icon" == *"_NET_WM_ICON(CARDINAL)"* ]] || die "the window has no icon: $icon"
+    icon=$(DISPLAY=$display xprop -id "$window" _NET_WM_ICON 2>&1) || true
+    [[ "$icon" == "_NET_WM_ICON(CARDINAL)"* ]] || die "the window has no icon: ${icon:0:200}"
     echo "window icon set"
     sleep 2 # let the first paint finish
     kill -0 "$GUI_PID" 2>/dev/null || { cat "$WORK/gui.log"; die "emberline died after showing its window"; }
