@@ -115,11 +115,12 @@ Status PerfSampler::openEvent(int pid, int cpu, bool forLaunch, int outputFd, in
     attr.config = PERF_COUNT_SW_CPU_CLOCK;
     attr.freq = 1;
     attr.sample_freq = static_cast<uint64_t>(m_options.frequency);
+    // No PERF_SAMPLE_CALLCHAIN: the kernel's frame-pointer walk reads user memory at every sample, in the
+    // target's time; the same walk runs here over the copied stack when DWARF unwinding stops short.
     attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
-                       PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+                       PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
     attr.sample_regs_user = kPerfRegsMask;
     attr.sample_stack_user = m_options.stackBytes;
-    attr.exclude_callchain_kernel = 1;
     attr.exclude_kernel = m_kernelExcluded ? 1 : 0;
     attr.exclude_hv = 1;
     attr.inherit = 1;
@@ -299,20 +300,6 @@ void PerfSampler::handleRecord(const uint8_t *record, size_t size, SampleSink &s
         s.tid = take<uint32_t>(p);
         s.timeNs = take<uint64_t>(p);
         s.period = take<uint64_t>(p);
-        const auto nr = take<uint64_t>(p);
-        if (p + nr * 8 > end)
-            return;
-        const auto *chain = reinterpret_cast<const uint64_t *>(p);
-        p += nr * 8;
-        size_t first = 0;
-        for (size_t i = 0; i < nr; ++i) {
-            if (chain[i] == PERF_CONTEXT_USER) {
-                first = i + 1;
-                break;
-            }
-        }
-        if (first > 0 || (nr > 0 && chain[0] < PERF_CONTEXT_MAX))
-            s.userCallchain = {chain + first, nr - first};
         s.inKernel = (hdr.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
         const auto abi = take<uint64_t>(p);
         if (abi != PERF_SAMPLE_REGS_ABI_NONE) {

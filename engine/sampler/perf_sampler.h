@@ -18,8 +18,8 @@ struct PerfSamplerOptions {
 
 // perf_event `cpu-clock` sampling of one target: one event per CPU for the target (launch; inherit follows
 // every thread and child created later) or per CPU and thread (attach), each CPU's events sharing one mmap
-// ring buffer. Samples carry TID, time, period, user registers, a copy of the user stack and the kernel's
-// frame-pointer chain; MMAP2/COMM/FORK/EXIT records keep the memory maps and thread names current.
+// ring buffer. Samples carry TID, time, period, user registers and a copy of the user stack; MMAP2/COMM/
+// FORK/EXIT records keep the memory maps and thread names current.
 //
 // Thread: opened on any thread, then drained by the session thread only.
 class PerfSampler {

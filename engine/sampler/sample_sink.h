@@ -15,7 +15,6 @@ struct RawSample {
     uint64_t period = 0;               // cpu-clock: nanoseconds of CPU this sample stands for
     uint64_t ip = 0;
     bool inKernel = false;             // the thread was in the kernel; regs/stack are its user state
-    std::span<const uint64_t> userCallchain; // frame-pointer chain from the kernel, leaf first
     std::span<const uint64_t> regs;    // user registers in kPerfRegsMask order, empty if unavailable
     std::span<const uint8_t> stack;    // copy of the user stack from regs[SP]
 };

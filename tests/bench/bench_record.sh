@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The sampling engine's cost, side by side in one run with `perf record --call-graph dwarf` at the same
+# frequency, on a CPU-bound target that reports its own throughput (tests/targets/cpu_split).
+#
+#   tests/bench/bench_record.sh [BUILD_DIR] [SECONDS_PER_RUN] [ROUNDS]
+#   EMBERLINE_BENCH_SOAK=600 tests/bench/bench_record.sh   # also a 10-minute 999 Hz memory soak
+#
+# Prints, per configuration, the median target throughput and its slowdown against the unprofiled target,
+# the profiler's own CPU time per target CPU-second, and then the processing throughput: samples unwound and
+# recorded per second of our CPU, next to `perf report` processing the same perf.data. Needs root (or
+# perf_event_paranoid <= 1) and linux-perf. Runs are interleaved round by round so that a busy machine
+# affects every configuration alike.
+set -euo pipefail
+build=${1:-build/dev}
+secs=${2:-5}
+rounds=${3:-3}
+emberline=$build/app/emberline
+target=$build/tests/targets/cpu_split
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+command -v perf >/dev/null || { echo "linux-perf is not installed" >&2; exit 1; }
+[[ -x $emberline && -x $target ]] || { echo "build $build first (targets: emberline emberline_targets)" >&2; exit 1; }
+
+throughput() { sed -n 's/^chunks_per_second \([0-9.]*\).*/\1/p' "$1"; }
+cpu_of() { awk '{print $1 + $2}' "$1"; } # user + sys seconds from /usr/bin/time -f '%U %S'
+# A profiler's own CPU: everything its /usr/bin/time counted (it waits for the target, so the target's time is
+# included) minus what the target's own /usr/bin/time counted.
+own_cpu() { awk -v a="$(cpu_of "$1")" -v b="$(cpu_of "$2")" 'BEGIN { print a - b }'; }
+
+declare -A thr cpu
+configs=(none perf99 ember99 perf999 ember999)
+for ((r = 1; r <= rounds; r++)); do
+    for c in "${configs[@]}"; do
+        out=$work/$c.$r.out
+        timed=(/usr/bin/time -f '%U %S' -o "$work/$c.$r.target" "$target" "$secs")
+        case $c in
+        none) "$target" "$secs" >"$out" ;;
+        perf*)
+            /usr/bin/time -f '%U %S' -o "$work/$c.$r.time" \
+                perf record -q -F "${c#perf}" --call-graph dwarf -o "$work/$c.$r.data" -- "${timed[@]}" >"$out" 2>/dev/null
+            ;;
+        ember*)
+            /usr/bin/time -f '%U %S' -o "$work/$c.$r.time" \
+                "$emberline" record --frequency "${c#ember}" --output "$work/$c.$r.dir" -- "${timed[@]}" \
+                >"$out" 2>"$work/$c.$r.err"
+            ;;
+        esac
+        thr[$c]+="$(throughput "$out") "
+        if [[ -f $work/$c.$r.time ]]; then
+            cpu[$c]+="$(own_cpu "$work/$c.$r.time" "$work/$c.$r.target") "
+        fi
+    done
+done
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+base=$(echo "${thr[none]}" | median)
+printf '\n%-10s %16s %10s %22s\n' config "chunks/s (median)" slowdown "profiler CPU / target s"
+for c in "${configs[@]}"; do
+    t=$(echo "${thr[$c]}" | median)
+    slow=$(awk -v b="$base" -v t="$t" 'BEGIN { printf "%.2f%%", 100 * (b - t) / b }')
+    pc="-"
+    if [[ -n ${cpu[$c]:-} ]]; then
+        pc=$(echo "${cpu[$c]}" | median | awk -v s="$secs" '{ printf "%.4f s (%.2f%%)", $1 / s, 100 * $1 / s }')
+    fi
+    printf '%-10s %16s %10s %22s\n' "$c" "$t" "$slow" "$pc"
+done
+
+# Processing throughput: our CPU per sample during a 999 Hz session, against perf report on perf.data.
+ours_samples=$(sed -n 's/.* \([0-9]*\) samples (.*/\1/p' "$work/ember999.1.err")
+ours_cpu=$(own_cpu "$work/ember999.1.time" "$work/ember999.1.target")
+/usr/bin/time -f '%U %S' -o "$work/report.time" perf report --stdio -i "$work/perf999.1.data" >/dev/null 2>&1
+report_cpu=$(cpu_of "$work/report.time")
+perf_samples=$(perf script -i "$work/perf999.1.data" -F tid 2>/dev/null | wc -l)
+printf '\nprocessing: emberline %d samples in %.3f s CPU = %.0f samples/s (sampling, unwinding, recording, symbolizing, writing)\n' \
+    "$ours_samples" "$ours_cpu" "$(awk -v n="$ours_samples" -v c="$ours_cpu" 'BEGIN { print n / c }')"
+printf '            perf report %d samples in %.3f s CPU = %.0f samples/s (unwinding and reporting perf.data)\n' \
+    "$perf_samples" "$report_cpu" "$(awk -v n="$perf_samples" -v c="$report_cpu" 'BEGIN { print n / c }')"
+
+if [[ -n ${EMBERLINE_BENCH_SOAK:-} ]]; then
+    soak=$EMBERLINE_BENCH_SOAK
+    echo
+    echo "memory soak: $soak s at 999 Hz, RSS of emberline every 30 s (KiB)"
+    "$emberline" record --frequency 999 --output "$work/soak" -- "$target" "$soak" >/dev/null 2>"$work/soak.err" &
+    sleep 1
+    pid=$(pgrep -n -f "emberline record --frequency 999 --output $work/soak" || true)
+    while [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; do
+        printf '%s ' "$(awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null)"
+        sleep 30
+    done
+    echo
+    tail -3 "$work/soak.err"
+fi
