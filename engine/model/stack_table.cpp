@@ -44,6 +44,18 @@ void StackTable::grow()
     m_slots.swap(slots);
 }
 
+void StackTable::rehashAll()
+{
+    for (uint32_t id = 0; id < m_hashes.size(); ++id)
+        m_hashes[id] = hashFrames(stack(id));
+    m_slots.clear();
+    size_t slots = 1024;
+    while (slots < (m_hashes.size() + 1) * 2)
+        slots *= 2;
+    m_slots.resize(slots / 2); // grow() doubles it and reinserts every stack
+    grow();
+}
+
 uint32_t StackTable::intern(std::span<const uint32_t> frames)
 {
     if ((m_hashes.size() + 1) * 2 > m_slots.size())

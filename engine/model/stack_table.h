@@ -21,11 +21,21 @@ public:
     size_t size() const { return m_offsets.size() - 1; }
     size_t frameCount() const { return m_frames.size(); }
     void reserve(size_t stacks, size_t frames);
+    // Rewrites every stored frame as map(frame) and rehashes; stack ids are kept. `map` must be one-to-one over
+    // the frames present, so that distinct stacks stay distinct (the reader's raw id -> location index).
+    template <typename Map>
+    void remapFrames(Map &&map)
+    {
+        for (uint32_t &f : m_frames)
+            f = map(f);
+        rehashAll();
+    }
     size_t memoryBytes() const;
 
 private:
     static uint64_t hashFrames(std::span<const uint32_t> frames);
     void grow();
+    void rehashAll();
 
     std::vector<uint32_t> m_frames;
     std::vector<uint32_t> m_offsets{0};

@@ -512,25 +512,40 @@ std::optional<Error> PprofDecoder::finish()
     m_locations.clear();
     m_locations.shrink_to_fit();
 
-    // Stacks were interned over raw ids; resolve each unique stack once and re-intern.
-    StackTable resolved;
-    resolved.reserve(p.m_stacks.size(), p.m_stacks.frameCount());
-    std::vector<uint32_t> newId(p.m_stacks.size());
-    std::vector<uint32_t> frames;
-    for (uint32_t s = 0; s < p.m_stacks.size(); ++s) {
-        frames.clear();
-        for (uint32_t raw : p.m_stacks.stack(s)) {
-            const uint64_t id = (raw & kBigIdTag) ? m_bigIds[raw & ~kBigIdTag] : raw;
-            auto it = locationIndex.find(id);
-            if (it == locationIndex.end())
-                return fail("a sample refers to missing location " + std::to_string(id));
-            frames.push_back(it->second);
-        }
-        newId[s] = resolved.intern(frames);
+    // Stacks were interned over raw ids. Raw id -> location index is one-to-one, so distinct raw stacks stay
+    // distinct once resolved: the table's frames are rewritten in place (and rehashed) instead of re-interned.
+    // Location ids are usually small and dense, so they resolve through a vector rather than a hash map.
+    std::vector<uint32_t> dense;
+    uint64_t maxSmallId = 0;
+    for (const Location &loc : p.m_locations) {
+        if (loc.id < kBigIdTag)
+            maxSmallId = std::max(maxSmallId, loc.id);
     }
-    for (uint32_t &s : p.m_sampleStacks)
-        s = newId[s];
-    p.m_stacks = std::move(resolved);
+    if (maxSmallId <= 4 * p.m_locations.size() + 1024) {
+        dense.assign(maxSmallId + 1, kNoIndex);
+        for (uint32_t i = 0; i < p.m_locations.size(); ++i) {
+            if (p.m_locations[i].id < kBigIdTag)
+                dense[p.m_locations[i].id] = i;
+        }
+    }
+    auto resolve = [&](uint32_t raw, uint64_t &id) -> uint32_t {
+        id = (raw & kBigIdTag) ? m_bigIds[raw & ~kBigIdTag] : raw;
+        if (!(raw & kBigIdTag) && !dense.empty())
+            return raw < dense.size() ? dense[raw] : kNoIndex;
+        auto it = locationIndex.find(id);
+        return it == locationIndex.end() ? kNoIndex : it->second;
+    };
+    for (uint32_t s = 0; s < p.m_stacks.size(); ++s) {
+        for (uint32_t raw : p.m_stacks.stack(s)) {
+            uint64_t id = 0;
+            if (resolve(raw, id) == kNoIndex)
+                return fail("a sample refers to missing location " + std::to_string(id));
+        }
+    }
+    p.m_stacks.remapFrames([&](uint32_t raw) {
+        uint64_t id = 0;
+        return resolve(raw, id);
+    });
     return std::nullopt;
 }
 

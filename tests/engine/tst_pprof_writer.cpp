@@ -6,6 +6,8 @@
 #include "engine/pprof/pprof_reader.h"
 #include "engine/pprof/pprof_writer.h"
 
+#include <google/protobuf/stubs/logging.h>
+
 #include <QProcess>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -76,6 +78,7 @@ private Q_SLOTS:
     void readableByGoToolPprof_data();
     void readableByGoToolPprof();
     void writeFileErrors();
+    void nonUtf8Strings();
 };
 
 void TestPprofWriter::roundTrip_data()
@@ -233,6 +236,33 @@ void TestPprofWriter::writeFileErrors()
     QVERIFY(!st.ok());
     QCOMPARE(st.error().code, Error::Code::Io);
     QVERIFY(st.error().message.starts_with(path + ":"));
+}
+
+namespace {
+int s_protobufLogs = 0;
+void countProtobufLog(google::protobuf::LogLevel, const char *, int, const std::string &)
+{
+    ++s_protobufLogs;
+}
+} // namespace
+
+// If this fails, a profile whose names or paths are not UTF-8 (common in native binaries) makes protobuf log an
+// error for every such string on stderr, or its bytes change on the way through the file.
+void TestPprofWriter::nonUtf8Strings()
+{
+    test::ProfileBuilder b({{"samples", "count"}});
+    const std::string latin1 = "caf\xe9::\xff\xfe";
+    b.sample({b.location({b.function(latin1, "/src/\xe9t\xe9.c")})}, {3});
+    const Profile p = b.take();
+    s_protobufLogs = 0;
+    google::protobuf::LogHandler *previous = google::protobuf::SetLogHandler(&countProtobufLog);
+    const std::string bytes = writePprof(p);
+    google::protobuf::SetLogHandler(previous);
+    QCOMPARE(s_protobufLogs, 0);
+    auto r = readPprofBytes(bytes, "latin1.pprof");
+    QVERIFY(r.ok());
+    QCOMPARE(r->str(r->functions()[0].name), latin1);
+    QCOMPARE(r->str(r->functions()[0].filename), std::string("/src/\xe9t\xe9.c"));
 }
 
 QTEST_GUILESS_MAIN(TestPprofWriter)
