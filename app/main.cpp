@@ -39,7 +39,8 @@ QString helpText(const QCommandLineParser &parser)
     const qsizetype firstLineEnd = text.indexOf(QLatin1Char('\n'));
     text.replace(0, firstLineEnd + 1,
                  QStringLiteral("Usage: emberline [options] [FILE...]\n"
-                                "       emberline report [--sample-type NAME] [--top N] [--json] FILE\n\n"));
+                                "       emberline report [--sample-type NAME] [--top N] [--json] FILE\n"
+                                "       emberline record [OPTIONS] (--pid PID | -- COMMAND [ARGS...])\n\n"));
     text += QStringLiteral(
         "\nCommands:\n"
         "  report FILE              Print the top functions of FILE by self value, with totals, like\n"
@@ -48,7 +49,17 @@ QString helpText(const QCommandLineParser &parser)
         "    --top N                Print only the first N functions.\n"
         "    --json                 Print {\"sample_types\":[{\"type\",\"unit\",\"total\"}],\"samples\":N,\n"
         "                           \"functions\":[{\"name\",\"self\",\"total\"}]} instead of a table.\n"
-        "  See `emberline report --help`.\n");
+        "  record                   Profile a program without the GUI: launch it (-- COMMAND ARGS) or attach\n"
+        "                           to it (--pid PID); writes flush-NNNN.pprof every flush period and\n"
+        "                           profile.pprof (the whole session) and prints a summary. Exits with the\n"
+        "                           launched program's status.\n"
+        "    --frequency HZ         Samples per second (default 99).\n"
+        "    --duration SECONDS     Stop after this long (default: when the target exits, or on Ctrl+C).\n"
+        "    --flush-period SECONDS Seconds between flushes, 1 to 60 (default 10).\n"
+        "    --sampler NAME         perf or auto (default auto).\n"
+        "    --output DIR           Where to write the profiles (default ./emberline-<time>).\n"
+        "    --stack-size BYTES     User stack copied per sample (default 32768).\n"
+        "  See `emberline report --help` and `emberline record --help`.\n");
     return text;
 }
 
