@@ -230,6 +230,14 @@ check_gui() {
     icon=$(DISPLAY=$display xprop -id "$window" _NET_WM_ICON 2>&1) || true
     [[ "$icon" == "_NET_WM_ICON(CARDINAL)"* ]] || die "the window has no icon: ${icon:0:200}"
     echo "window icon set"
+    # X11 desktops tie the window to the menu entry (its name and icon in the task bar) through WM_CLASS.
+    local installed wm_class startup_class
+    installed=$([[ "$MODE" == chroot ]] && echo "$ROOT" || echo "$WORK/extract")
+    startup_class=$(sed -n 's/^StartupWMClass=//p' "$installed/usr/share/applications/io.github.emberline.Emberline.desktop")
+    wm_class=$(DISPLAY=$display xprop -id "$window" WM_CLASS 2>&1) || true
+    [[ "$wm_class" == *", \"$startup_class\"" ]] \
+        || die "window $wm_class does not match the desktop entry's StartupWMClass=$startup_class"
+    echo "$wm_class matches StartupWMClass"
     sleep 2 # let the first paint finish
     kill -0 "$GUI_PID" 2>/dev/null || { cat "$WORK/gui.log"; die "emberline died after showing its window"; }
     DISPLAY=$display import -window root "$WORK/gui.png"
@@ -269,5 +277,5 @@ check_version
 check_report "$profile_path"
 check_gui "$profile_path"
 
-[[ "$MODE" == chroot ]] && rm -rf "$ROOT"
+rm -rf "$ROOT" "$WORK/extract"
 step "passed ($MODE mode)"
