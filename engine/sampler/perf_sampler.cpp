@@ -75,11 +75,11 @@ std::string perfOpenErrorMessage(int error, int pid)
     switch (error) {
     case EACCES:
     case EPERM:
-        return "perf events are not allowed for " + target + " (perf_event_paranoid is " +
+        return "not allowed to sample " + target + " with perf events (kernel.perf_event_paranoid is " +
                std::to_string(readParanoid()) +
-               "). Run as root, grant CAP_PERFMON (setcap cap_perfmon+ep on emberline), lower "
-               "/proc/sys/kernel/perf_event_paranoid (e.g. sysctl kernel.perf_event_paranoid=1), or use "
-               "--sampler ptrace";
+               "). Profile a process you own with perf_event_paranoid at 2 or lower (sudo sysctl "
+               "kernel.perf_event_paranoid=2), or run Emberline as root or with CAP_PERFMON and CAP_SYS_PTRACE "
+               "(sudo setcap cap_perfmon,cap_sys_ptrace+ep $(command -v emberline))";
     case ESRCH:
         return target + " does not exist (it may have exited)";
     case ENOENT:

@@ -113,6 +113,7 @@ Result<SessionSummary> RecordSession::run(const std::atomic<bool> &stop, FlushCa
     exporterOptions.outputDirectory = m_config.outputDirectory;
     exporterOptions.frequency = m_config.frequency;
     exporterOptions.samplerDescription = summary.samplerDescription;
+    exporterOptions.symbolizer.debugDirectories = m_config.debugDirectories;
     std::string exportError;
     ExportWorker exporter(exporterOptions, onFlush, [&](const Error &e) { exportError = e.message; });
 

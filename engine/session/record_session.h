@@ -26,6 +26,8 @@ struct SessionConfig {
     std::string outputDirectory;             // empty: flushes are not written
     uint32_t stackBytes = 32768;
     std::string sampler = "auto";            // auto | perf
+    // Where separate debug files are looked for (by build id and .gnu_debuglink).
+    std::vector<std::string> debugDirectories{"/usr/lib/debug"};
 };
 
 Status validateConfig(const SessionConfig &config);

@@ -132,7 +132,8 @@ Unwinder::Space &Unwinder::spaceFor(int pid, const ProcessMap *map)
     if (it == m_spaces.end()) {
         auto *space = new Space;
         space->as = unw_create_addr_space(&g_accessors, 0);
-        unw_set_caching_policy(space->as, UNW_CACHE_GLOBAL);
+        // Per-thread caching: the global policy takes a lock and blocks signals (two syscalls) per lookup.
+        unw_set_caching_policy(space->as, UNW_CACHE_PER_THREAD);
         space->mapGeneration = map->generation();
         it = m_spaces.emplace(pid, space).first;
     } else if (it->second->mapGeneration != map->generation()) {

@@ -11,6 +11,7 @@
 #include <QTest>
 
 #include <signal.h>
+#include <unistd.h>
 
 namespace {
 
@@ -110,6 +111,29 @@ private Q_SLOTS:
         QVERIFY(QFile::exists(dir.filePath(QStringLiteral("profile.pprof"))));
         QVERIFY(target.waitForFinished(15000));
         QCOMPARE(target.exitCode(), 0);
+    }
+
+    // A process we may not trace (pid 1, seen from an unprivileged user) is refused with what to change.
+    void refusesProcessItMayNotTrace()
+    {
+        if (::geteuid() != 0) {
+            if (emberline::test::inCi())
+                QFAIL("this test switches to an unprivileged user and needs root, which CI has");
+            QSKIP("needs root to run emberline as an unprivileged user");
+        }
+        QTemporaryDir dir;
+        QVERIFY(QFile::setPermissions(dir.path(), QFileDevice::Permissions(0x7777)));
+        QProcess p;
+        p.start(QStringLiteral("setpriv"), {QStringLiteral("--reuid=65534"), QStringLiteral("--regid=65534"),
+                                           QStringLiteral("--clear-groups"), kEmberline, QStringLiteral("record"),
+                                           QStringLiteral("--pid"), QStringLiteral("1"), QStringLiteral("--output"),
+                                           dir.filePath(QStringLiteral("out"))});
+        QVERIFY(p.waitForFinished(30000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY2(err.contains(QLatin1String("not allowed to sample process 1")), qPrintable(err));
+        QVERIFY2(err.contains(QLatin1String("perf_event_paranoid")) && err.contains(QLatin1String("CAP_PERFMON")),
+                 qPrintable(err));
     }
 
     // What cannot be profiled is said clearly on stderr with a non-zero exit, before anything runs.

@@ -9,8 +9,10 @@
 #include "engine/model/sample_filter.h"
 #include "engine/pprof/pprof_reader.h"
 #include "engine/session/record_session.h"
+#include "engine/symbols/symbolizer.h"
 
 #include <QDir>
+#include <QFileInfo>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -240,6 +242,48 @@ private Q_SLOTS:
         }
         QVERIFY(found);
         QVERIFY(share(p, "mix_inline") > 0.9);
+    }
+
+    // A stripped program is symbolized from its separate debug file, found by build id under a debug
+    // directory, exactly as distributions ship them (/usr/lib/debug/.build-id/ab/cdef....debug).
+    void strippedWithSeparateDebugFile()
+    {
+        QTemporaryDir dir;
+        const QString program = dir.filePath(QStringLiteral("cpu_split_stripped"));
+        const QString debugDir = dir.filePath(QStringLiteral("debug"));
+        QVERIFY(QFile::copy(targetPath("cpu_split_nofp"), program));
+        auto run = [](const QString &tool, const QStringList &args) {
+            QProcess p;
+            p.start(tool, args);
+            return p.waitForFinished(30000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+        };
+        const QString buildId = QString::fromStdString(Symbolizer::readBuildId(program.toStdString()));
+        QVERIFY(buildId.size() > 2);
+        const QString debugFile = QStringLiteral("%1/.build-id/%2/%3.debug").arg(debugDir, buildId.left(2), buildId.mid(2));
+        QVERIFY(QDir().mkpath(QFileInfo(debugFile).path()));
+        QVERIFY(run(QStringLiteral("objcopy"), {QStringLiteral("--only-keep-debug"), program, debugFile}));
+        QVERIFY(run(QStringLiteral("objcopy"), {QStringLiteral("--strip-all"), program}));
+        QVERIFY(QFile::setPermissions(program, QFile::permissions(program) | QFile::ExeOwner));
+
+        SessionConfig c = launch({program, QStringLiteral("1.5")}, 499);
+        c.debugDirectories = {debugDir.toStdString()};
+        const Recorded withDebug = record(c, dir.filePath(QStringLiteral("with")));
+        QVERIFY2(std::abs(share(withDebug.profile, "hot_sixty") - 0.6) < 0.08,
+                 qPrintable(QString::number(share(withDebug.profile, "hot_sixty"))));
+        VERIFY_COMPLETE(withDebug.profile, "main", "_start");
+
+        // Without the debug file the same stacks are still unwound (.eh_frame stays in a stripped binary),
+        // and their frames are named module+offset, never left empty.
+        c.debugDirectories = {dir.filePath(QStringLiteral("nowhere")).toStdString()};
+        const Recorded without = record(c, dir.filePath(QStringLiteral("without")));
+        QCOMPARE(share(without.profile, "hot_sixty"), 0.0);
+        const FrameTable frames(without.profile);
+        bool moduleOffset = false;
+        for (size_t i = 0; i < frames.size(); ++i) {
+            QVERIFY(!frames.frame(uint32_t(i)).name.empty());
+            moduleOffset = moduleOffset || frames.frame(uint32_t(i)).name.rfind("cpu_split_stripped+0x", 0) == 0;
+        }
+        QVERIFY(moduleOffset);
     }
 
     // Every flush period produces a readable flush; the merged profile holds every sample of the session.
