@@ -248,6 +248,12 @@ void PerfSampler::disable()
         ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 }
 
+void PerfSampler::enable()
+{
+    for (int fd : m_fds)
+        ::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+}
+
 std::string PerfSampler::description() const
 {
     return "perf cpu-clock at " + std::to_string(m_options.frequency) + " Hz, " +

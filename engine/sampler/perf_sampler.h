@@ -38,6 +38,7 @@ public:
     // Hands every complete record of every buffer to the sink. Returns how many records were read.
     size_t drain(SampleSink &sink);
     void disable();
+    void enable();
 
     bool kernelExcluded() const { return m_kernelExcluded; }
     size_t eventCount() const { return m_fds.size(); }

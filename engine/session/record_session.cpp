@@ -14,6 +14,7 @@
 #include <cstring>
 #include <ctime>
 #include <optional>
+#include <thread>
 
 namespace emberline::engine {
 namespace {
@@ -76,6 +77,25 @@ Status validateConfig(const SessionConfig &c)
 
 Result<SessionSummary> RecordSession::run(const std::atomic<bool> &stop, FlushCallback onFlush)
 {
+    // Forward the caller's flag to a control block polled by the loop.
+    SessionControl control;
+    std::atomic<bool> done{false};
+    std::thread forward([&] {
+        while (!done.load()) {
+            if (stop.load())
+                control.stop = true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+    });
+    auto result = run(control, Callbacks{std::move(onFlush), {}});
+    done = true;
+    forward.join();
+    return result;
+}
+
+Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbacks &callbacks)
+{
+    const auto &onFlush = callbacks.onFlush;
     if (auto st = validateConfig(m_config); !st)
         return st.error();
     if (auto st = makeOutputDirectory(m_config.outputDirectory); !st)
@@ -129,12 +149,38 @@ Result<SessionSummary> RecordSession::run(const std::atomic<bool> &stop, FlushCa
         pipeline.primeProcess(m_config.pid);
     }
 
+    int64_t lastStatsMono = monoStart;
+    int64_t lastStatsCpu = cpuAtStart;
+    uint64_t lastStatsSamples = 0;
+    bool paused = false;
+    const int targetPid = child ? child->pid() : m_config.pid;
     while (true) {
         sampler->wait(20);
         sampler->drain(pipeline);
         const int64_t now = clockNs(CLOCK_MONOTONIC);
+        if (control.paused.load() != paused) {
+            paused = !paused;
+            paused ? sampler->disable() : sampler->enable();
+        }
+        if (callbacks.onStats && now - lastStatsMono >= 250'000'000) {
+            const int64_t cpu = ownCpuNs();
+            SessionStats stats;
+            stats.elapsedNs = now - monoStart;
+            stats.samples = recorder.totalSamples();
+            stats.lost = recorder.lost();
+            stats.incomplete = recorder.incomplete();
+            stats.rateHz = (stats.samples - lastStatsSamples) * 1e9 / static_cast<double>(now - lastStatsMono);
+            stats.profilerCpuPercent = 100.0 * static_cast<double>(cpu - lastStatsCpu) / static_cast<double>(now - lastStatsMono);
+            stats.paused = paused;
+            stats.targetPid = targetPid;
+            stats.samplerDescription = summary.samplerDescription;
+            callbacks.onStats(stats);
+            lastStatsMono = now;
+            lastStatsCpu = cpu;
+            lastStatsSamples = stats.samples;
+        }
         bool ending = false;
-        if (stop.load()) {
+        if (control.stop.load()) {
             ending = true;
             summary.endReason = "stopped";
         } else if (m_config.durationNs > 0 && now - monoStart >= m_config.durationNs) {

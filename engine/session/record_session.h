@@ -51,6 +51,25 @@ struct SessionSummary {
     std::string endReason;
 };
 
+// Live numbers of a running session, reported a few times a second on the session thread.
+struct SessionStats {
+    int64_t elapsedNs = 0;
+    uint64_t samples = 0;
+    uint64_t lost = 0;
+    uint64_t incomplete = 0;
+    double rateHz = 0;            // samples per second over the last report interval
+    double profilerCpuPercent = 0; // our own CPU over the last interval, % of one core
+    bool paused = false;
+    int targetPid = 0;
+    std::string samplerDescription;
+};
+
+// Set from any thread (or a signal handler) to steer a running session.
+struct SessionControl {
+    std::atomic<bool> stop{false};
+    std::atomic<bool> paused{false}; // while set, no samples are taken
+};
+
 // A whole recording: launch or attach, sample with perf events, unwind and record on the calling thread
 // (the session thread), flush every period through the exporter thread, and a final flush at the end.
 // The GUI runs it on its engine thread; `emberline record` runs it on the main thread.
@@ -59,8 +78,16 @@ struct SessionSummary {
 class RecordSession {
 public:
     using FlushCallback = std::function<void(std::shared_ptr<const Flush>)>;
+    using StatsCallback = std::function<void(const SessionStats &)>;
+
+    struct Callbacks {
+        FlushCallback onFlush; // on the exporter thread, once per reported flush
+        StatsCallback onStats; // on the session thread, about every 250 ms
+    };
 
     explicit RecordSession(SessionConfig config) : m_config(std::move(config)) {}
+    Result<SessionSummary> run(SessionControl &control, const Callbacks &callbacks);
+    // Stop-only form, for callers that neither pause nor watch live numbers.
     Result<SessionSummary> run(const std::atomic<bool> &stop, FlushCallback onFlush = {});
 
 private:
