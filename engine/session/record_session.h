@@ -25,7 +25,8 @@ struct SessionConfig {
     int64_t flushPeriodNs = 10'000'000'000;  // 1 s to 60 s
     std::string outputDirectory;             // empty: flushes are not written
     uint32_t stackBytes = 32768;
-    std::string sampler = "auto";            // auto | perf
+    std::string sampler = "auto";            // auto | perf | ptrace
+    bool wallTime = false;                   // also record wall time (off-CPU stacks)
     // Where separate debug files are looked for (by build id and .gnu_debuglink).
     std::vector<std::string> debugDirectories{"/usr/lib/debug"};
 };
