@@ -33,6 +33,8 @@ void printSummary(const engine::SessionSummary &s)
                  static_cast<unsigned long long>(s.samples), s.realRateHz, static_cast<unsigned long long>(s.lost),
                  incompletePct, engine::formatValue(s.targetCpuNs, "nanoseconds").c_str(),
                  engine::formatValue(s.profilerCpuNs, "nanoseconds").c_str(), overheadPct);
+    if (!s.wallTimeProblem.empty())
+        std::fprintf(stderr, "emberline: %s\n", s.wallTimeProblem.c_str());
     for (const auto &[module, count] : s.incompleteByModule)
         std::fprintf(stderr, "emberline:   incomplete stacks ending in %s: %llu\n", module.c_str(),
                      static_cast<unsigned long long>(count));
@@ -73,7 +75,9 @@ int runRecord(const QStringList &args)
     const QCommandLineOption stackSize(QStringLiteral("stack-size"),
                                        QStringLiteral("Bytes of user stack copied per sample (default 32768)."),
                                        QStringLiteral("BYTES"), QStringLiteral("32768"));
-    parser.addOptions({pid, frequency, duration, flushPeriod, sampler, output, stackSize});
+    const QCommandLineOption wallTime(QStringLiteral("wall-time"),
+                                      QStringLiteral("Also record wall time: where threads wait (sleep, locks, I/O)."));
+    parser.addOptions({pid, frequency, duration, flushPeriod, sampler, output, stackSize, wallTime});
     if (!parser.parse(own)) {
         std::fprintf(stderr, "emberline record: %s\n", qPrintable(parser.errorText()));
         return 2;
@@ -115,6 +119,7 @@ int runRecord(const QStringList &args)
         return 2;
     config.stackBytes = static_cast<uint32_t>(value);
     config.sampler = parser.value(sampler).toStdString();
+    config.wallTime = parser.isSet(wallTime);
     config.outputDirectory = parser.isSet(output)
                                  ? parser.value(output).toStdString()
                                  : QDir::current()

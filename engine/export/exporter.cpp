@@ -1,6 +1,7 @@
 #include "engine/export/exporter.h"
 
 #include "engine/pprof/pprof_writer.h"
+#include "engine/sampler/sample_sink.h"
 
 #include <cstdio>
 #include <map>
@@ -60,6 +61,8 @@ Profile Exporter::buildProfile(const FlushInput &in)
     Profile p;
     p.sampleTypes().push_back({p.intern("cpu-samples"), p.intern("count")});
     p.sampleTypes().push_back({p.intern("cpu-time"), p.intern("nanoseconds")});
+    if (m_options.wallTime)
+        p.sampleTypes().push_back({p.intern("wall-time"), p.intern("nanoseconds")});
     p.periodType = {p.intern("cpu-time"), p.intern("nanoseconds")};
     p.period = m_options.frequency > 0 ? 1'000'000'000 / m_options.frequency : 0;
     p.timeNanos = in.startNs;
@@ -129,6 +132,10 @@ Profile Exporter::buildProfile(const FlushInput &in)
     const StringId nameKey = p.intern("thread name");
     const StringId timeKey = p.intern("end_timestamp_ns");
     const StringId pidKey = p.intern("process_id");
+    const StringId stateKey = p.intern("thread state");
+    StringId stateNames[5];
+    for (uint8_t i = 0; i < 5; ++i)
+        stateNames[i] = p.intern(threadStateName(static_cast<ThreadState>(i)));
     const StringId nsUnit = p.intern("nanoseconds");
     std::map<uint32_t, StringId> threadNameIds;
     for (const auto &[tid, name] : in.threadNames)
@@ -140,11 +147,12 @@ Profile Exporter::buildProfile(const FlushInput &in)
         labels.push_back(Label{tidKey, 0, s.tid, 0});
         if (auto n = threadNameIds.find(s.tid); n != threadNameIds.end())
             labels.push_back(Label{nameKey, n->second, 0, 0});
+        labels.push_back(Label{stateKey, stateNames[s.state < 5 ? s.state : 0], 0, 0});
         labels.push_back(Label{timeKey, 0, s.timeNs, nsUnit});
         if (manyProcesses)
             labels.push_back(Label{pidKey, 0, s.pid, 0});
-        const int64_t values[2] = {1, s.cpuNs};
-        p.addSample(in.stacks.stack(s.stackId), values, labels);
+        const int64_t values[3] = {s.counted ? 1 : 0, s.cpuNs, s.wallNs};
+        p.addSample(in.stacks.stack(s.stackId), std::span<const int64_t>(values, m_options.wallTime ? 3 : 2), labels);
     }
     return p;
 }

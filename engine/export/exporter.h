@@ -16,14 +16,16 @@ namespace emberline::engine {
 struct ExporterOptions {
     std::string outputDirectory;     // flush-NNNN.pprof and profile.pprof go here; empty: nothing written
     int frequency = 99;
+    bool wallTime = false;           // a wall-time/nanoseconds sample type beside the CPU ones
     int64_t minimumFlushNs = 1'000'000'000; // shorter flushes are not reported (their samples still count)
     std::string samplerDescription;
     Symbolizer::Options symbolizer;
 };
 
 // Turns a FlushInput into a Flush: symbolizes the flush's unique locations (cached across flushes), builds the
-// pprof Profile (sample types cpu-samples/count and cpu-time/nanoseconds; labels thread id, thread name,
-// end_timestamp_ns, and process_id when several processes are followed), serializes it, writes it, and folds
+// pprof Profile (sample types cpu-samples/count, cpu-time/nanoseconds and, when measured, wall-time/
+// nanoseconds; labels thread id, thread name, thread state, end_timestamp_ns, and process_id when several
+// processes are followed), serializes it, writes it, and folds
 // it into the session's merged profile.
 //
 // Thread: the exporter thread (ExportWorker) only.

@@ -27,7 +27,7 @@ class ProfileMerger::Impl {
 public:
     explicit Impl(Options options) : m_options(std::move(options)) {}
 
-    Status add(const Profile &src)
+    Status add(const Profile &src, std::vector<uint32_t> *destinationSamples)
     {
         if (m_added == 0) {
             start(src);
@@ -53,6 +53,8 @@ public:
 
         std::vector<uint32_t> stack;
         std::vector<Label> labels;
+        if (destinationSamples)
+            destinationSamples->resize(src.sampleCount());
         for (size_t i = 0; i < src.sampleCount(); ++i) {
             const SampleView s = src.sample(i);
             stack.clear();
@@ -66,7 +68,9 @@ public:
                 if (std::find(dropped.begin(), dropped.end(), l.key) == dropped.end())
                     labels.push_back(l);
             }
-            addSample(stack, s.values, labels);
+            const uint32_t destination = addSample(stack, s.values, labels);
+            if (destinationSamples)
+                (*destinationSamples)[i] = destination;
         }
         for (StringId c : src.comments()) {
             if (std::find(m_dst.comments().begin(), m_dst.comments().end(), strings[c]) == m_dst.comments().end())
@@ -95,13 +99,14 @@ private:
         m_dst.defaultSampleType = m_dst.intern(first.str(first.defaultSampleType));
     }
 
-    void addSample(const std::vector<uint32_t> &stack, std::span<const int64_t> values,
-                   const std::vector<Label> &labels)
+    // Returns the index of the destination sample that received the values.
+    uint32_t addSample(const std::vector<uint32_t> &stack, std::span<const int64_t> values,
+                       const std::vector<Label> &labels)
     {
         const uint32_t stackId = m_dst.internStack(stack);
         if (!m_options.aggregate) {
             m_dst.addSampleWithStack(stackId, values, labels);
-            return;
+            return static_cast<uint32_t>(m_dst.sampleCount() - 1);
         }
         std::vector<int64_t> key{stackId};
         for (const Label &l : labels)
@@ -111,6 +116,7 @@ private:
             m_dst.addSampleWithStack(stackId, values, labels);
         else
             m_dst.addToSampleValues(it->second, values);
+        return static_cast<uint32_t>(it->second);
     }
 
     uint32_t mapping(const Mapping &m, const std::vector<StringId> &strings)
@@ -173,7 +179,10 @@ private:
 ProfileMerger::ProfileMerger() : ProfileMerger(Options{}) {}
 ProfileMerger::ProfileMerger(Options options) : m_impl(std::make_unique<Impl>(std::move(options))) {}
 ProfileMerger::~ProfileMerger() = default;
-Status ProfileMerger::add(const Profile &profile) { return m_impl->add(profile); }
+Status ProfileMerger::add(const Profile &profile, std::vector<uint32_t> *destinationSamples)
+{
+    return m_impl->add(profile, destinationSamples);
+}
 const Profile &ProfileMerger::result() const { return m_impl->result(); }
 size_t ProfileMerger::added() const { return m_impl->added(); }
 

@@ -29,7 +29,9 @@ public:
     ProfileMerger();
     explicit ProfileMerger(Options options);
     ~ProfileMerger();
-    Status add(const Profile &profile);
+    // When `destinationSamples` is given, it receives for each of `profile`'s samples the index of the result's
+    // sample that took its values (a live session's timeline refers to samples of the aggregated profile).
+    Status add(const Profile &profile, std::vector<uint32_t> *destinationSamples = nullptr);
     const Profile &result() const;
     size_t added() const;
 

@@ -1,5 +1,7 @@
 #include "engine/recorder/recorder.h"
 
+#include "engine/sampler/sample_sink.h"
+
 #include <unordered_map>
 
 namespace emberline::engine {
@@ -49,9 +51,16 @@ uint32_t Recorder::internLocation(uint32_t moduleId, uint64_t address)
 
 void Recorder::record(int64_t timeNs, uint32_t pid, uint32_t tid, int64_t cpuNs, std::span<const uint32_t> locations)
 {
-    m_samples.push_back(RecordedSample{timeNs, pid, tid, m_stacks.intern(locations), cpuNs});
+    recordTimed(timeNs, pid, tid, cpuNs, cpuNs, static_cast<uint8_t>(ThreadState::Running), true, locations);
+}
+
+void Recorder::recordTimed(int64_t timeNs, uint32_t pid, uint32_t tid, int64_t cpuNs, int64_t wallNs, uint8_t state,
+                           bool counted, std::span<const uint32_t> locations)
+{
+    m_samples.push_back(RecordedSample{timeNs, pid, tid, m_stacks.intern(locations), cpuNs, wallNs, state, counted});
     m_processOfThread.try_emplace(tid, pid);
-    ++m_totalSamples;
+    if (counted)
+        ++m_totalSamples;
     m_totalCpuNs += cpuNs;
 }
 

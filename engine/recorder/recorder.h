@@ -32,11 +32,14 @@ struct LocationKey {
 };
 
 struct RecordedSample {
-    int64_t timeNs = 0; // wall clock, ns since the epoch
+    int64_t timeNs = 0; // wall clock, ns since the epoch, at the end of the time the sample stands for
     uint32_t pid = 0;
     uint32_t tid = 0;
     uint32_t stackId = 0;
     int64_t cpuNs = 0;
+    int64_t wallNs = 0;
+    uint8_t state = 0;  // ThreadState
+    bool counted = true; // a CPU or periodic sample (false: an off-CPU interval, not a sample taken)
 };
 
 // Everything one flush needs, self-contained: its samples, and only the stacks, locations and modules they
@@ -70,6 +73,9 @@ public:
 
     uint32_t internLocation(uint32_t moduleId, uint64_t address);
     void record(int64_t timeNs, uint32_t pid, uint32_t tid, int64_t cpuNs, std::span<const uint32_t> locations);
+    // A sample with wall time and thread state; `counted` false for an off-CPU interval.
+    void recordTimed(int64_t timeNs, uint32_t pid, uint32_t tid, int64_t cpuNs, int64_t wallNs, uint8_t state,
+                     bool counted, std::span<const uint32_t> locations);
     void countLost(uint64_t n) { m_lost += n; }
     void countIncomplete(const std::string &module);
 

@@ -106,29 +106,38 @@ PerfSampler::~PerfSampler()
         ::close(fd);
 }
 
-Status PerfSampler::openEvent(int pid, int cpu, bool forLaunch, int outputFd, int &fdOut)
+Status PerfSampler::openEvent(EventKind kind, int pid, int cpu, bool forLaunch, int outputFd, int &fdOut)
 {
+    const bool clock = kind == EventKind::Clock;
     perf_event_attr attr;
     std::memset(&attr, 0, sizeof attr);
     attr.size = sizeof attr;
     attr.type = PERF_TYPE_SOFTWARE;
-    attr.config = PERF_COUNT_SW_CPU_CLOCK;
-    attr.freq = 1;
-    attr.sample_freq = static_cast<uint64_t>(m_options.frequency);
+    if (clock) {
+        attr.config = PERF_COUNT_SW_CPU_CLOCK;
+        attr.freq = 1;
+        attr.sample_freq = static_cast<uint64_t>(m_options.frequency);
+        // Side-band records come from the clock events only; context-switch records when wall time is on.
+        attr.mmap = 1;
+        attr.mmap2 = 1;
+        attr.comm = 1;
+        attr.comm_exec = 1;
+        attr.task = 1;
+        attr.context_switch = m_options.wallTime && m_wallTimeProblem.empty() ? 1 : 0;
+    } else {
+        attr.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+        attr.sample_period = 1; // every switch-out: the stack the thread waits in
+    }
     // No PERF_SAMPLE_CALLCHAIN: the kernel's frame-pointer walk reads user memory at every sample, in the
     // target's time; the same walk runs here over the copied stack when DWARF unwinding stops short.
-    attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
-                       PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+    attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                       PERF_SAMPLE_PERIOD | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
     attr.sample_regs_user = kPerfRegsMask;
     attr.sample_stack_user = m_options.stackBytes;
-    attr.exclude_kernel = m_kernelExcluded ? 1 : 0;
+    // Context switches happen in the kernel: that event cannot exclude it.
+    attr.exclude_kernel = clock && m_kernelExcluded ? 1 : 0;
     attr.exclude_hv = 1;
     attr.inherit = 1;
-    attr.mmap = 1;
-    attr.mmap2 = 1;
-    attr.comm = 1;
-    attr.comm_exec = 1;
-    attr.task = 1;
     attr.sample_id_all = 1;
     attr.use_clockid = 1;
     attr.clockid = CLOCK_MONOTONIC;
@@ -139,10 +148,19 @@ Status PerfSampler::openEvent(int pid, int cpu, bool forLaunch, int outputFd, in
     m_sampleType = attr.sample_type;
 
     long fd = perfEventOpen(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-    if (fd < 0 && (errno == EACCES || errno == EPERM) && !m_kernelExcluded) {
-        // Kernel samples need more privilege than user ones; keep going with user space only.
+    if (clock && fd < 0 && (errno == EACCES || errno == EPERM) && !m_kernelExcluded) {
+        // Kernel samples need more privilege than user ones; keep going with user space only. Wall time
+        // needs kernel context-switch samples, so it goes too.
         m_kernelExcluded = true;
         attr.exclude_kernel = 1;
+        if (m_options.wallTime && m_wallTimeProblem.empty()) {
+            m_wallTimeProblem = "wall time is not available with perf events here: it needs kernel "
+                                "context-switch samples, which kernel.perf_event_paranoid " +
+                                std::to_string(readParanoid()) +
+                                " forbids for this user (1 or lower, root, or CAP_PERFMON allow them); the "
+                                "ptrace sampler (--sampler ptrace) measures wall time without them";
+            attr.context_switch = 0;
+        }
         fd = perfEventOpen(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
     }
     if (fd < 0)
@@ -153,9 +171,25 @@ Status PerfSampler::openEvent(int pid, int cpu, bool forLaunch, int outputFd, in
         ::close(static_cast<int>(fd));
         return makeError(Error::Code::Io, std::string("cannot share a perf ring buffer: ") + std::strerror(err));
     }
+    if (!clock) {
+        uint64_t id = 0;
+        if (::ioctl(static_cast<int>(fd), PERF_EVENT_IOC_ID, &id) == 0)
+            m_switchEventIds.push_back(id);
+    }
     fdOut = static_cast<int>(fd);
     m_fds.push_back(fdOut);
     return Ok{};
+}
+
+void PerfSampler::openSwitchEvent(int pid, int cpu, bool forLaunch, int outputFd)
+{
+    if (!m_options.wallTime || !m_wallTimeProblem.empty())
+        return;
+    int fd = -1;
+    if (auto st = openEvent(EventKind::ContextSwitch, pid, cpu, forLaunch, outputFd, fd); !st) {
+        m_wallTimeProblem = "wall time is not available with perf events here (" + st.error().message +
+                            "); the ptrace sampler (--sampler ptrace) measures wall time without them";
+    }
 }
 
 Status PerfSampler::mapBuffer(int fd)
@@ -184,11 +218,12 @@ Result<std::unique_ptr<PerfSampler>> PerfSampler::openForLaunch(int childPid, co
     const int cpus = static_cast<int>(::sysconf(_SC_NPROCESSORS_CONF));
     for (int cpu = 0; cpu < cpus; ++cpu) {
         int fd = -1;
-        if (auto st = s->openEvent(childPid, cpu, true, -1, fd); !st)
+        if (auto st = s->openEvent(EventKind::Clock, childPid, cpu, true, -1, fd); !st)
             return st.error();
         s->m_cpuLeaderFd.push_back(fd);
         if (auto st = s->mapBuffer(fd); !st)
             return st.error();
+        s->openSwitchEvent(childPid, cpu, true, fd);
     }
     return s;
 }
@@ -212,7 +247,7 @@ Result<std::unique_ptr<PerfSampler>> PerfSampler::openForAttach(int pid, const P
             added = true;
             for (int cpu = 0; cpu < cpus; ++cpu) {
                 int fd = -1;
-                auto st = s->openEvent(tid, cpu, false, s->m_cpuLeaderFd[cpu], fd);
+                auto st = s->openEvent(EventKind::Clock, tid, cpu, false, s->m_cpuLeaderFd[cpu], fd);
                 if (!st) {
                     if (errno == ESRCH) // the thread ended meanwhile
                         break;
@@ -224,6 +259,7 @@ Result<std::unique_ptr<PerfSampler>> PerfSampler::openForAttach(int pid, const P
                     if (auto mapped = s->mapBuffer(fd); !mapped)
                         return mapped.error();
                 }
+                s->openSwitchEvent(tid, cpu, false, s->m_cpuLeaderFd[cpu]);
             }
         }
         if (!added)
@@ -256,7 +292,8 @@ void PerfSampler::enable()
 
 std::string PerfSampler::description() const
 {
-    return "perf cpu-clock at " + std::to_string(m_options.frequency) + " Hz, " +
+    return "perf cpu-clock at " + std::to_string(m_options.frequency) + " Hz" +
+           (wallTime() ? " + context switches (wall time)" : "") + ", " +
            (m_kernelExcluded ? "user space only" : "user and kernel") + ", " +
            std::to_string(m_options.stackBytes / 1024) + " KiB stacks";
 }
@@ -301,6 +338,11 @@ void PerfSampler::handleRecord(const uint8_t *record, size_t size, SampleSink &s
     switch (hdr.type) {
     case PERF_RECORD_SAMPLE: {
         RawSample s;
+        const auto id = take<uint64_t>(p);
+        for (uint64_t switchId : m_switchEventIds) {
+            if (id == switchId)
+                s.kind = RawSample::Kind::SwitchOut;
+        }
         s.ip = take<uint64_t>(p);
         s.pid = take<uint32_t>(p);
         s.tid = take<uint32_t>(p);
@@ -365,6 +407,15 @@ void PerfSampler::handleRecord(const uint8_t *record, size_t size, SampleSink &s
     case PERF_RECORD_LOST: {
         take<uint64_t>(p);
         sink.onLost(take<uint64_t>(p));
+        break;
+    }
+    case PERF_RECORD_SWITCH: {
+        // No body: the sample_id trailer (TID, TIME, IDENTIFIER) says who and when.
+        const auto pid = take<uint32_t>(p);
+        const auto tid = take<uint32_t>(p);
+        const auto time = take<uint64_t>(p);
+        sink.onSwitch(pid, tid, time, (hdr.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0,
+                      (hdr.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0);
         break;
     }
     case PERF_RECORD_LOST_SAMPLES:

@@ -14,6 +14,7 @@ struct PerfSamplerOptions {
     int frequency = 99;              // samples per second per thread on CPU
     uint32_t stackBytes = 32768;     // user stack copied per sample (multiple of 8, at most 65000)
     uint32_t bufferPages = 512;      // ring buffer data pages per CPU (power of two)
+    bool wallTime = false;           // also sample at context switches (off-CPU stacks)
 };
 
 // perf_event `cpu-clock` sampling of one target: one event per CPU for the target (launch; inherit follows
@@ -41,13 +42,19 @@ public:
     void enable();
 
     bool kernelExcluded() const { return m_kernelExcluded; }
+    bool wallTime() const { return m_options.wallTime && m_wallTimeProblem.empty(); }
+    // Why wall time was asked for and cannot be measured with perf events here; empty otherwise.
+    const std::string &wallTimeProblem() const { return m_wallTimeProblem; }
     size_t eventCount() const { return m_fds.size(); }
     std::string description() const;
 
 private:
     struct Buffer;
     PerfSampler() = default;
-    Status openEvent(int pid, int cpu, bool forLaunch, int groupOutputFd, int &fdOut);
+    enum class EventKind { Clock, ContextSwitch };
+    Status openEvent(EventKind kind, int pid, int cpu, bool forLaunch, int outputFd, int &fdOut);
+    // Opens the context-switch event beside a clock event; failing that, wall time is declared unavailable.
+    void openSwitchEvent(int pid, int cpu, bool forLaunch, int outputFd);
     Status mapBuffer(int fd);
     void handleRecord(const uint8_t *record, size_t size, SampleSink &sink);
 
@@ -58,6 +65,8 @@ private:
     std::vector<std::unique_ptr<Buffer>> m_buffers;
     std::vector<uint8_t> m_scratch; // a record that wraps around the ring end is copied here
     uint64_t m_sampleType = 0;
+    std::vector<uint64_t> m_switchEventIds; // sample ids of context-switch events
+    std::string m_wallTimeProblem;
 };
 
 // A message for an errno from perf_event_open, saying what to change.

@@ -6,13 +6,25 @@
 
 namespace emberline::engine {
 
-// One stack sample as the kernel delivered it, before unwinding. Spans point into the sampler's buffer and
+// What a thread was doing when it was sampled; the `thread state` label.
+enum class ThreadState : uint8_t { Unknown, Running, Sleeping, DiskWait, Stopped };
+const char *threadStateName(ThreadState state);
+
+// One stack sample as a sampler delivered it, before unwinding. Spans point into the sampler's buffer and
 // are valid only during the callback.
 struct RawSample {
+    enum class Kind : uint8_t {
+        Cpu,       // perf cpu-clock: the thread was on a CPU; `period` ns of CPU
+        SwitchOut, // perf context switch: the thread is leaving the CPU; its off-CPU time is known at switch-in
+        Periodic,  // ptrace: every thread, every interval; cpu and wall deltas given
+    };
+    Kind kind = Kind::Cpu;
     uint32_t pid = 0;
     uint32_t tid = 0;
     uint64_t timeNs = 0;               // CLOCK_MONOTONIC
-    uint64_t period = 0;               // cpu-clock: nanoseconds of CPU this sample stands for
+    uint64_t period = 0;               // nanoseconds of CPU this sample stands for
+    uint64_t wallNs = 0;               // Periodic: nanoseconds of wall time since the thread's previous sample
+    ThreadState state = ThreadState::Running;
     uint64_t ip = 0;
     bool inKernel = false;             // the thread was in the kernel; regs/stack are its user state
     std::span<const uint64_t> regs;    // user registers in kPerfRegsMask order, empty if unavailable
@@ -31,6 +43,11 @@ public:
     virtual void onFork(uint32_t pid, uint32_t ppid, uint32_t tid) = 0;
     virtual void onExit(uint32_t pid, uint32_t tid) = 0;
     virtual void onLost(uint64_t count) = 0;
+    // A thread left (out) or came back to (in) a CPU; `preempted` when it left while still runnable.
+    virtual void onSwitch(uint32_t pid, uint32_t tid, uint64_t timeNs, bool out, bool preempted)
+    {
+        (void)pid, (void)tid, (void)timeNs, (void)out, (void)preempted;
+    }
 };
 
 } // namespace emberline::engine

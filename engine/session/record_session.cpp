@@ -105,6 +105,7 @@ Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbac
     PerfSamplerOptions samplerOptions;
     samplerOptions.frequency = m_config.frequency;
     samplerOptions.stackBytes = m_config.stackBytes;
+    samplerOptions.wallTime = m_config.wallTime;
 
     std::optional<LaunchedProcess> child;
     std::unique_ptr<PerfSampler> sampler;
@@ -126,6 +127,8 @@ Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbac
         sampler = std::move(opened).value();
     }
     summary.samplerDescription = sampler->description();
+    summary.wallTime = sampler->wallTime();
+    summary.wallTimeProblem = sampler->wallTimeProblem();
 
     Recorder recorder;
     SamplingPipeline pipeline(recorder);
@@ -133,6 +136,7 @@ Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbac
     exporterOptions.outputDirectory = m_config.outputDirectory;
     exporterOptions.frequency = m_config.frequency;
     exporterOptions.samplerDescription = summary.samplerDescription;
+    exporterOptions.wallTime = summary.wallTime;
     exporterOptions.symbolizer.debugDirectories = m_config.debugDirectories;
     std::string exportError;
     ExportWorker exporter(exporterOptions, onFlush, [&](const Error &e) { exportError = e.message; });
@@ -204,6 +208,7 @@ Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbac
             break;
         if (now >= nextFlushMono) {
             const int64_t real = clockNs(CLOCK_REALTIME);
+            pipeline.closeOffCpuIntervals(static_cast<uint64_t>(now));
             exporter.submit(recorder.takeFlush(flushStartReal, real, false));
             flushStartReal = real;
             nextFlushMono += m_config.flushPeriodNs;
@@ -219,6 +224,7 @@ Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbac
         summary.exitStatus = status;
     }
     const int64_t endReal = clockNs(CLOCK_REALTIME);
+    pipeline.closeOffCpuIntervals(static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC)));
     FlushInput last = recorder.takeFlush(flushStartReal, endReal, true);
     exporter.submit(std::move(last));
     auto sessionPath = exporter.finish();

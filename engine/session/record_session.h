@@ -35,6 +35,8 @@ Status validateConfig(const SessionConfig &config);
 
 struct SessionSummary {
     std::string samplerDescription;
+    bool wallTime = false;       // wall time was measured
+    std::string wallTimeProblem; // why wall time was asked for and not measured
     int64_t durationNs = 0;
     uint64_t samples = 0;
     uint64_t lost = 0;

@@ -74,12 +74,8 @@ uint32_t SamplingPipeline::moduleIdFor(const MappedModule &module)
     return module.id;
 }
 
-void SamplingPipeline::onSample(const RawSample &sample)
+void SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &map)
 {
-    ProcessMap &map = processMap(sample.pid);
-    if (m_recorder.threadName(sample.tid).empty())
-        m_recorder.setThreadName(sample.pid, sample.tid, readComm(static_cast<int>(sample.pid), static_cast<int>(sample.tid)));
-
     UnwindOutput &out = m_unwound;
     if (sample.regs.size() == RegCount) {
         const UnwindInput input{sample.regs, sample.stack, &map, static_cast<int>(sample.pid)};
@@ -107,7 +103,7 @@ void SamplingPipeline::onSample(const RawSample &sample)
     }
 
     m_locations.clear();
-    if (sample.inKernel)
+    if (sample.inKernel && sample.kind == RawSample::Kind::Cpu)
         m_locations.push_back(m_recorder.internLocation(kKernelModule, 0));
     for (uint64_t ip : out.ips) {
         const MappedModule *module = map.find(ip);
@@ -118,8 +114,77 @@ void SamplingPipeline::onSample(const RawSample &sample)
         const MappedModule *last = out.ips.empty() ? nullptr : map.find(out.ips.back());
         m_recorder.countIncomplete(last ? baseName(last->path) : std::string("[unknown]"));
     }
-    m_recorder.record(static_cast<int64_t>(sample.timeNs) + m_realtimeOffsetNs, sample.pid, sample.tid,
-                      static_cast<int64_t>(sample.period), m_locations);
+}
+
+void SamplingPipeline::onSample(const RawSample &sample)
+{
+    ProcessMap &map = processMap(sample.pid);
+    if (m_recorder.threadName(sample.tid).empty())
+        m_recorder.setThreadName(sample.pid, sample.tid, readComm(static_cast<int>(sample.pid), static_cast<int>(sample.tid)));
+    unwindInto(sample, map);
+    const int64_t when = static_cast<int64_t>(sample.timeNs) + m_realtimeOffsetNs;
+    switch (sample.kind) {
+    case RawSample::Kind::Cpu:
+        m_recorder.recordTimed(when, sample.pid, sample.tid, static_cast<int64_t>(sample.period),
+                               static_cast<int64_t>(sample.period), static_cast<uint8_t>(ThreadState::Running), true,
+                               m_locations);
+        break;
+    case RawSample::Kind::Periodic:
+        m_recorder.recordTimed(when, sample.pid, sample.tid, static_cast<int64_t>(sample.period),
+                               static_cast<int64_t>(sample.wallNs), static_cast<uint8_t>(sample.state), true,
+                               m_locations);
+        break;
+    case RawSample::Kind::SwitchOut: {
+        OffCpu interval{sample.pid, sample.timeNs, false, m_locations};
+        if (auto p = m_lastPreempted.find(sample.tid); p != m_lastPreempted.end())
+            interval.preempted = p->second;
+        // The switch-in may sit in another CPU's buffer that was read first.
+        if (auto in = m_earlySwitchIn.find(sample.tid); in != m_earlySwitchIn.end() && in->second >= sample.timeNs) {
+            recordOffCpu(sample.tid, interval, in->second);
+            m_earlySwitchIn.erase(in);
+        } else {
+            m_offCpu[sample.tid] = std::move(interval);
+        }
+        break;
+    }
+    }
+}
+
+void SamplingPipeline::recordOffCpu(uint32_t tid, const OffCpu &interval, uint64_t untilNs)
+{
+    if (untilNs <= interval.sinceNs)
+        return;
+    const auto state = interval.preempted ? ThreadState::Running : ThreadState::Sleeping;
+    m_recorder.recordTimed(static_cast<int64_t>(untilNs) + m_realtimeOffsetNs, interval.pid, tid, 0,
+                           static_cast<int64_t>(untilNs - interval.sinceNs), static_cast<uint8_t>(state), false,
+                           interval.locations);
+}
+
+void SamplingPipeline::onSwitch(uint32_t pid, uint32_t tid, uint64_t timeNs, bool out, bool preempted)
+{
+    (void)pid;
+    if (out) {
+        // The kernel writes the switch-out sample just before this record: an open interval is this switch's.
+        m_lastPreempted[tid] = preempted;
+        if (auto it = m_offCpu.find(tid); it != m_offCpu.end())
+            it->second.preempted = preempted;
+        return;
+    }
+    auto it = m_offCpu.find(tid);
+    if (it != m_offCpu.end() && it->second.sinceNs <= timeNs) {
+        recordOffCpu(tid, it->second, timeNs);
+        m_offCpu.erase(it);
+    } else {
+        m_earlySwitchIn[tid] = timeNs;
+    }
+}
+
+void SamplingPipeline::closeOffCpuIntervals(uint64_t monotonicNs)
+{
+    for (auto &[tid, interval] : m_offCpu) {
+        recordOffCpu(tid, interval, monotonicNs);
+        interval.sinceNs = std::max(interval.sinceNs, monotonicNs);
+    }
 }
 
 void SamplingPipeline::onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool executable,
@@ -155,6 +220,8 @@ void SamplingPipeline::onFork(uint32_t pid, uint32_t ppid, uint32_t tid)
 
 void SamplingPipeline::onExit(uint32_t pid, uint32_t tid)
 {
+    m_offCpu.erase(tid);
+    m_earlySwitchIn.erase(tid);
     if (pid == tid)
         m_unwinder.forgetProcess(static_cast<int>(pid));
 }

@@ -25,6 +25,11 @@ public:
     void onFork(uint32_t pid, uint32_t ppid, uint32_t tid) override;
     void onExit(uint32_t pid, uint32_t tid) override;
     void onLost(uint64_t count) override;
+    void onSwitch(uint32_t pid, uint32_t tid, uint64_t timeNs, bool out, bool preempted) override;
+
+    // Off-CPU intervals still open (threads waiting right now) are recorded up to `monotonicNs` and continue
+    // from there, so that every flush holds the waiting it covers.
+    void closeOffCpuIntervals(uint64_t monotonicNs);
 
     // Reads thread names and the memory map of a process we attach to.
     void primeProcess(int pid);
@@ -32,7 +37,17 @@ public:
     uint64_t framePointerFallbacks() const { return m_framePointerFallbacks; }
 
 private:
+    // A thread that left the CPU: where it waits, since when, and why.
+    struct OffCpu {
+        uint32_t pid = 0;
+        uint64_t sinceNs = 0;
+        bool preempted = false;
+        std::vector<uint32_t> locations;
+    };
     ProcessMap &processMap(uint32_t pid);
+    // Unwinds a sample into m_locations; false when the stack is incomplete.
+    void unwindInto(const RawSample &sample, ProcessMap &map);
+    void recordOffCpu(uint32_t tid, const OffCpu &interval, uint64_t untilNs);
     uint32_t moduleIdFor(const MappedModule &module);
 
     Recorder &m_recorder;
@@ -46,6 +61,9 @@ private:
     UnwindOutput m_fpUnwound;
     std::vector<uint32_t> m_locations;
     uint64_t m_framePointerFallbacks = 0;
+    std::map<uint32_t, OffCpu> m_offCpu;          // by tid
+    std::map<uint32_t, uint64_t> m_earlySwitchIn; // switch-ins read before their switch-out sample
+    std::map<uint32_t, bool> m_lastPreempted;     // from the switch-out record, by tid
 };
 
 } // namespace emberline::engine

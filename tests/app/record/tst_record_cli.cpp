@@ -136,6 +136,36 @@ private Q_SLOTS:
                  qPrintable(err));
     }
 
+    // An unprivileged user with perf_event_paranoid 2 may sample its own program's CPU but not its context
+    // switches: the session still runs, and says why wall time is missing instead of silently dropping it.
+    void wallTimeUnavailableIsExplained()
+    {
+        if (::geteuid() != 0) {
+            if (emberline::test::inCi())
+                QFAIL("this test switches to an unprivileged user and needs root, which CI has");
+            QSKIP("needs root to run emberline as an unprivileged user");
+        }
+        QFile paranoid(QStringLiteral("/proc/sys/kernel/perf_event_paranoid"));
+        QVERIFY(paranoid.open(QIODevice::ReadOnly));
+        const int level = paranoid.readAll().trimmed().toInt();
+        if (level < 2 || level > 2)
+            QSKIP("needs kernel.perf_event_paranoid = 2 (user-space sampling allowed, kernel events not)");
+        QTemporaryDir dir;
+        QVERIFY(QFile::setPermissions(dir.path(), QFileDevice::Permissions(0x7777)));
+        QProcess p;
+        p.start(QStringLiteral("setpriv"), {QStringLiteral("--reuid=65534"), QStringLiteral("--regid=65534"),
+                                           QStringLiteral("--clear-groups"), kEmberline, QStringLiteral("record"),
+                                           QStringLiteral("--wall-time"), QStringLiteral("--output"),
+                                           dir.filePath(QStringLiteral("out")), QStringLiteral("--"),
+                                           targetPath("cpu_split"), QStringLiteral("0.5")});
+        QVERIFY(p.waitForFinished(30000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QCOMPARE(p.exitCode(), 0);
+        QVERIFY2(err.contains(QLatin1String("wall time is not available")), qPrintable(err));
+        QVERIFY2(err.contains(QLatin1String("--sampler ptrace")), qPrintable(err));
+        QVERIFY(QFile::exists(dir.filePath(QStringLiteral("out/profile.pprof"))));
+    }
+
     // What cannot be profiled is said clearly on stderr with a non-zero exit, before anything runs.
     void clearErrors_data()
     {

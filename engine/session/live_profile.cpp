@@ -1,0 +1,142 @@
+#include "engine/session/live_profile.h"
+
+#include <algorithm>
+
+namespace emberline::engine {
+namespace {
+
+constexpr int64_t kNsPerMs = 1'000'000;
+
+struct SampleKeys {
+    StringId tid = kNoIndex;
+    StringId name = kNoIndex;
+    StringId time = kNoIndex;
+};
+
+struct SampleLabels {
+    int64_t tid = 0;
+    std::string_view name;
+    int64_t timeNs = 0;
+};
+
+SampleLabels readLabels(const Profile &profile, size_t i, const SampleKeys &keys)
+{
+    SampleLabels out;
+    for (const Label &l : profile.sampleLabels(i)) {
+        if (l.key == keys.tid && l.str == 0)
+            out.tid = l.num;
+        else if (l.key == keys.name && l.str != 0)
+            out.name = profile.str(l.str);
+        else if (l.key == keys.time && l.str == 0)
+            out.timeNs = l.num;
+    }
+    return out;
+}
+
+} // namespace
+
+std::string LiveThread::displayName() const
+{
+    if (name.empty())
+        return "thread " + std::to_string(tid);
+    return name + " (" + std::to_string(tid) + ")";
+}
+
+size_t LiveSnapshot::timelineSamples() const
+{
+    size_t n = 0;
+    for (const auto &chunk : chunks)
+        n += chunk->sample.size();
+    return n;
+}
+
+size_t LiveSnapshot::timelineBytes() const
+{
+    size_t n = 0;
+    for (const auto &chunk : chunks)
+        n += chunk->memoryBytes();
+    return n;
+}
+
+LiveProfile::LiveProfile() : m_merger(ProfileMerger::Options{true, {"end_timestamp_ns"}}) {}
+
+LiveProfile::~LiveProfile() = default;
+
+uint32_t LiveProfile::threadOrdinal(int64_t tid, const std::string &name)
+{
+    auto [it, inserted] = m_threadByTid.try_emplace(tid, static_cast<uint32_t>(m_threads.size()));
+    if (inserted)
+        m_threads.push_back(LiveThread{tid, name, 0});
+    else if (!name.empty())
+        m_threads[it->second].name = name; // threads name themselves after they start: the latest name wins
+    return it->second;
+}
+
+Status LiveProfile::add(const Flush &flush)
+{
+    if (!flush.profile)
+        return makeError(Error::Code::Invalid, "a flush without a profile");
+    const Profile &profile = *flush.profile;
+    std::vector<uint32_t> destination;
+    if (auto st = m_merger.add(profile, &destination); !st)
+        return st.error();
+
+    const size_t aggregated = m_merger.result().sampleCount();
+    m_sampleThread.resize(aggregated, kNoIndex);
+    m_sampleHits.resize(aggregated, 0);
+    m_sampleCpuNs.resize(aggregated, 0);
+
+    const SampleKeys keys{profile.findString("thread id"), profile.findString("thread name"),
+                          profile.findString("end_timestamp_ns")};
+    const int cpuType = profile.sampleTypeIndex("cpu-time");
+    auto chunk = std::make_shared<TimelineChunk>();
+    chunk->sequence = flush.sequence;
+    chunk->startNs = flush.startNs;
+    chunk->endNs = std::max(flush.endNs, flush.startNs);
+    chunk->samples = flush.samples >= m_lastSamples ? flush.samples - m_lastSamples : flush.samples;
+    chunk->lost = flush.lost >= m_lastLost ? flush.lost - m_lastLost : flush.lost;
+    chunk->offsetMs.reserve(profile.sampleCount());
+    chunk->sample.reserve(profile.sampleCount());
+    std::string name;
+    for (size_t i = 0; i < profile.sampleCount(); ++i) {
+        const SampleLabels labels = readLabels(profile, i, keys);
+        const uint32_t agg = destination[i];
+        name.assign(labels.name);
+        const uint32_t thread = threadOrdinal(labels.tid, name);
+        if (m_sampleThread[agg] == kNoIndex)
+            m_sampleThread[agg] = thread;
+        m_threads[thread].hits++;
+        m_sampleHits[agg]++;
+        if (cpuType >= 0)
+            m_sampleCpuNs[agg] += profile.sampleValues(i)[static_cast<size_t>(cpuType)];
+        const int64_t time = labels.timeNs != 0 ? labels.timeNs : chunk->endNs;
+        const int64_t offset = std::clamp<int64_t>((time - chunk->startNs) / kNsPerMs, 0, UINT16_MAX);
+        chunk->offsetMs.push_back(static_cast<uint16_t>(offset));
+        chunk->sample.push_back(agg);
+    }
+    if (m_flushes == 0)
+        m_startNs = flush.startNs;
+    m_endNs = std::max(m_endNs, chunk->endNs);
+    m_lastSamples = flush.samples;
+    m_lastLost = flush.lost;
+    m_chunks.push_back(std::move(chunk));
+    ++m_flushes;
+    return Ok{};
+}
+
+std::shared_ptr<const LiveSnapshot> LiveProfile::snapshot() const
+{
+    auto snap = std::make_shared<LiveSnapshot>();
+    snap->flushes = m_flushes;
+    snap->startNs = m_startNs;
+    snap->endNs = m_endNs;
+    snap->profile = std::make_shared<const Profile>(m_merger.result());
+    snap->sampleThread = m_sampleThread;
+    snap->sampleHits = m_sampleHits;
+    snap->sampleCpuNs = m_sampleCpuNs;
+    snap->threads = m_threads;
+    snap->chunks = m_chunks;
+    return snap;
+}
+
+} // namespace emberline::engine

@@ -1,0 +1,93 @@
+#pragma once
+
+#include "engine/common/result.h"
+#include "engine/export/flush.h"
+#include "engine/model/merge.h"
+#include "engine/model/profile.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace emberline::engine {
+
+// One flush's samples on the session timeline, a few bytes each: the time as milliseconds after the flush's
+// start (a flush lasts at most 60 s, so 16 bits suffice) and the index of the aggregated session sample that
+// took its values (which gives its stack and thread). Immutable once built.
+struct TimelineChunk {
+    uint32_t sequence = 0;
+    int64_t startNs = 0;
+    int64_t endNs = 0;
+    uint64_t samples = 0; // samples taken during this flush (session counters' difference)
+    uint64_t lost = 0;    // samples lost during this flush
+    std::vector<uint16_t> offsetMs;
+    std::vector<uint32_t> sample;
+
+    int64_t timeOf(size_t i) const { return startNs + static_cast<int64_t>(offsetMs[i]) * 1'000'000; }
+    size_t memoryBytes() const { return offsetMs.capacity() * 2 + sample.capacity() * 4 + sizeof(*this); }
+};
+
+// A thread of the session, as the timeline shows it. Keyed by thread id; the name is the latest seen.
+struct LiveThread {
+    int64_t tid = 0;
+    std::string name;
+    uint64_t hits = 0; // timeline entries (samples) of this thread
+    std::string displayName() const;
+};
+
+// What a live session's views are derived from, frozen after a flush: the whole session so far aggregated
+// (identical stack and thread summed, no per-sample timestamps), and the compact timeline that keeps when each
+// sample was taken. Per aggregated sample: its thread (a LiveThread ordinal, stable for the whole session), the
+// number of timeline entries that point at it, and the CPU time it holds.
+//
+// Thread: built by LiveProfile on its worker; immutable afterwards, shared as std::shared_ptr<const>.
+struct LiveSnapshot {
+    uint32_t flushes = 0;
+    int64_t startNs = 0;
+    int64_t endNs = 0;
+    std::shared_ptr<const Profile> profile;
+    std::vector<uint32_t> sampleThread;
+    std::vector<uint32_t> sampleHits;
+    std::vector<int64_t> sampleCpuNs;
+    std::vector<LiveThread> threads;
+    std::vector<std::shared_ptr<const TimelineChunk>> chunks;
+
+    size_t timelineSamples() const;
+    size_t timelineBytes() const;
+};
+
+// The accumulator of a live session: merges each flush into the aggregated session profile (ProfileMerger
+// with aggregation, dropping end_timestamp_ns) and appends the flush's samples to the compact timeline. It never
+// keeps a flush's Profile, so memory grows with distinct stacks plus a few bytes per sample.
+//
+// Thread: one owner at a time (the GUI's ingestion worker, one flush after another).
+class LiveProfile {
+public:
+    LiveProfile();
+    ~LiveProfile();
+
+    Status add(const Flush &flush);
+    // Copies the current state into an immutable snapshot (the profile is copied: the merger keeps growing).
+    std::shared_ptr<const LiveSnapshot> snapshot() const;
+    uint32_t flushes() const { return m_flushes; }
+
+private:
+    uint32_t threadOrdinal(int64_t tid, const std::string &name);
+
+    ProfileMerger m_merger;
+    uint32_t m_flushes = 0;
+    int64_t m_startNs = 0;
+    int64_t m_endNs = 0;
+    uint64_t m_lastSamples = 0;
+    uint64_t m_lastLost = 0;
+    std::vector<uint32_t> m_sampleThread;
+    std::vector<uint32_t> m_sampleHits;
+    std::vector<int64_t> m_sampleCpuNs;
+    std::vector<LiveThread> m_threads;
+    std::unordered_map<int64_t, uint32_t> m_threadByTid;
+    std::vector<std::shared_ptr<const TimelineChunk>> m_chunks;
+};
+
+} // namespace emberline::engine

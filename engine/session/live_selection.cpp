@@ -1,0 +1,100 @@
+#include "engine/session/live_selection.h"
+
+#include <algorithm>
+#include <array>
+
+namespace emberline::engine {
+
+std::vector<float> selectionWeights(const LiveSnapshot &snapshot, const LiveSelection &selection)
+{
+    if (selection.coversAllTime() && selection.hiddenThreads.empty())
+        return {};
+    const size_t n = snapshot.sampleHits.size();
+    std::vector<uint8_t> hidden(snapshot.threads.size(), 0);
+    for (uint32_t t : selection.hiddenThreads) {
+        if (t < hidden.size())
+            hidden[t] = 1;
+    }
+    std::vector<float> weights(n, 0.0f);
+    if (selection.coversAllTime()) {
+        for (size_t i = 0; i < n; ++i) {
+            const uint32_t thread = snapshot.sampleThread[i];
+            weights[i] = thread < hidden.size() && hidden[thread] ? 0.0f : 1.0f;
+        }
+        return weights;
+    }
+    std::vector<uint32_t> inRange(n, 0);
+    for (const auto &chunk : snapshot.chunks) {
+        if (chunk->endNs < selection.startNs || chunk->startNs > selection.endNs)
+            continue; // entries are clamped into their flush's span
+        for (size_t i = 0; i < chunk->sample.size(); ++i) {
+            const int64_t t = chunk->timeOf(i);
+            if (t >= selection.startNs && t <= selection.endNs)
+                inRange[chunk->sample[i]]++;
+        }
+    }
+    for (size_t i = 0; i < n; ++i) {
+        const uint32_t thread = snapshot.sampleThread[i];
+        if (inRange[i] == 0 || snapshot.sampleHits[i] == 0 || (thread < hidden.size() && hidden[thread]))
+            continue;
+        weights[i] = static_cast<float>(static_cast<double>(inRange[i]) / snapshot.sampleHits[i]);
+    }
+    return weights;
+}
+
+double ThreadActivity::cpuPercent(size_t thread, size_t bucket) const
+{
+    if (thread >= cpuNs.size() || bucket >= bucketCount || bucketNs <= 0)
+        return 0;
+    return 100.0 * static_cast<double>(cpuNs[thread][bucket]) / static_cast<double>(bucketNs);
+}
+
+size_t ThreadActivity::bucketAt(int64_t timeNs) const
+{
+    if (bucketCount == 0 || bucketNs <= 0 || timeNs <= startNs)
+        return 0;
+    return std::min(bucketCount - 1, static_cast<size_t>((timeNs - startNs) / bucketNs));
+}
+
+ThreadActivity bucketActivity(const LiveSnapshot &snapshot, int64_t bucketNs)
+{
+    ThreadActivity activity;
+    activity.startNs = snapshot.startNs;
+    activity.bucketNs = std::max<int64_t>(bucketNs, 1'000'000);
+    const int64_t span = std::max<int64_t>(snapshot.endNs - snapshot.startNs, 0);
+    activity.bucketCount = static_cast<size_t>((span + activity.bucketNs - 1) / activity.bucketNs);
+    const size_t threads = snapshot.threads.size();
+    activity.cpuNs.assign(threads, std::vector<int64_t>(activity.bucketCount, 0));
+    activity.samples.assign(threads, std::vector<uint32_t>(activity.bucketCount, 0));
+    if (activity.bucketCount == 0)
+        return activity;
+    for (const auto &chunk : snapshot.chunks) {
+        for (size_t i = 0; i < chunk->sample.size(); ++i) {
+            const uint32_t agg = chunk->sample[i];
+            const uint32_t thread = snapshot.sampleThread[agg];
+            if (thread >= threads)
+                continue;
+            const size_t bucket = activity.bucketAt(chunk->timeOf(i));
+            const uint32_t hits = std::max<uint32_t>(snapshot.sampleHits[agg], 1);
+            activity.cpuNs[thread][bucket] += snapshot.sampleCpuNs[agg] / hits;
+            activity.samples[thread][bucket]++;
+        }
+    }
+    return activity;
+}
+
+int64_t chooseBucketNs(int64_t spanNs, size_t maxBuckets)
+{
+    static constexpr std::array<int64_t, 14> kLadderMs{50,    100,    250,    500,     1000,    2000,    5000,
+                                                       10000, 15000, 30000, 60000, 120000, 300000, 600000};
+    maxBuckets = std::max<size_t>(maxBuckets, 1);
+    for (int64_t ms : kLadderMs) {
+        const int64_t ns = ms * 1'000'000;
+        const bool fits = spanNs <= 0 || static_cast<size_t>((spanNs + ns - 1) / ns) <= maxBuckets;
+        if (fits)
+            return ns;
+    }
+    return kLadderMs.back() * 1'000'000;
+}
+
+} // namespace emberline::engine

@@ -1,0 +1,50 @@
+#pragma once
+
+#include "engine/session/live_profile.h"
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace emberline::engine {
+
+// Which part of a live session a view shows: a time range and the threads left out.
+struct LiveSelection {
+    int64_t startNs = std::numeric_limits<int64_t>::min();
+    int64_t endNs = std::numeric_limits<int64_t>::max();
+    std::vector<uint32_t> hiddenThreads; // LiveThread ordinals
+    bool coversAllTime() const
+    {
+        return startNs == std::numeric_limits<int64_t>::min() && endNs == std::numeric_limits<int64_t>::max();
+    }
+};
+
+// Per aggregated sample, the share of its value that falls inside the selection: the timeline entries in the
+// range over all of its entries (exact when the sample's value is the same for each entry, as cpu-samples is),
+// 0 for hidden threads. Empty when the selection keeps everything.
+std::vector<float> selectionWeights(const LiveSnapshot &snapshot, const LiveSelection &selection);
+
+// CPU time per thread in fixed buckets of the session's time, from the timeline entries (each weighted by its
+// aggregated sample's CPU time per entry).
+struct ThreadActivity {
+    int64_t startNs = 0;
+    int64_t bucketNs = 0;
+    size_t bucketCount = 0;
+    std::vector<std::vector<int64_t>> cpuNs; // [thread][bucket]
+    std::vector<std::vector<uint32_t>> samples; // [thread][bucket]
+
+    // Share of one core, in percent, of a thread in a bucket.
+    double cpuPercent(size_t thread, size_t bucket) const;
+    // Bucket index of a time, clamped to the buckets; 0 when there are none.
+    size_t bucketAt(int64_t timeNs) const;
+    int64_t bucketStart(size_t bucket) const { return startNs + static_cast<int64_t>(bucket) * bucketNs; }
+};
+
+ThreadActivity bucketActivity(const LiveSnapshot &snapshot, int64_t bucketNs);
+
+// The finest bucket width of a fixed ladder (50 ms … 10 min) that cuts the span into at most maxBuckets
+// buckets. With a few hundred buckets this stays finer than the flush period for sessions of an hour and more
+// (10 s flushes: 5 s buckets at 30 minutes with 400 buckets).
+int64_t chooseBucketNs(int64_t spanNs, size_t maxBuckets);
+
+} // namespace emberline::engine

@@ -1,0 +1,177 @@
+#include "engine/session/profiling_session.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QLoggingCategory>
+#include <QPointer>
+#include <QStandardPaths>
+#include <QThread>
+
+#include <mutex>
+
+Q_LOGGING_CATEGORY(lcSession, "emberline.session", QtWarningMsg)
+
+namespace emberline::engine {
+
+// What the session thread shares with the facade. The thread posts to the facade only through
+// QMetaObject::invokeMethod while `owner` is set; the facade clears it (under the mutex) before it goes away,
+// so a late callback never reaches a destroyed object.
+struct ProfilingSession::Shared {
+    SessionControl control;
+    std::mutex mutex;
+    ProfilingSession *owner = nullptr;
+
+    // Queues call(owner) on the owner's thread, unless the owner is gone.
+    template <typename F>
+    void post(F call)
+    {
+        std::lock_guard lock(mutex);
+        if (ProfilingSession *target = owner)
+            QMetaObject::invokeMethod(target, [target, call] { call(target); }, Qt::QueuedConnection);
+    }
+};
+
+void registerSessionMetaTypes()
+{
+    static std::once_flag once;
+    std::call_once(once, [] {
+        qRegisterMetaType<std::shared_ptr<const Flush>>();
+        qRegisterMetaType<SessionStats>();
+        qRegisterMetaType<SessionSummary>();
+    });
+}
+
+ProfilingSession::ProfilingSession(SessionConfig config, QObject *parent)
+    : QObject(parent), m_config(std::move(config)), m_shared(std::make_shared<Shared>())
+{
+    registerSessionMetaTypes();
+    m_shared->owner = this;
+}
+
+ProfilingSession::~ProfilingSession()
+{
+    {
+        std::lock_guard lock(m_shared->mutex);
+        m_shared->owner = nullptr;
+    }
+    m_shared->control.stop = true;
+    if (m_thread) {
+        if (m_thread->isRunning())
+            qCInfo(lcSession) << "waiting for the session thread to end";
+        m_thread->wait();
+        delete m_thread;
+    }
+}
+
+QString ProfilingSession::sessionsDirectory()
+{
+    return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).filePath(QStringLiteral("sessions"));
+}
+
+QString ProfilingSession::newSessionDirectory()
+{
+    const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
+    return QDir(sessionsDirectory()).filePath(stamp);
+}
+
+void ProfilingSession::start()
+{
+    if (m_state != State::Idle)
+        return;
+    if (m_config.outputDirectory.empty())
+        m_config.outputDirectory = newSessionDirectory().toStdString();
+    setState(State::Running);
+    std::shared_ptr<Shared> shared = m_shared;
+    const SessionConfig config = m_config;
+    m_thread = QThread::create([shared, config] {
+        RecordSession::Callbacks callbacks;
+        callbacks.onFlush = [shared](std::shared_ptr<const Flush> flush) {
+            shared->post([flush](ProfilingSession *owner) { owner->onFlush(flush); });
+        };
+        callbacks.onStats = [shared](const SessionStats &stats) {
+            shared->post([stats](ProfilingSession *owner) { owner->onStats(stats); });
+        };
+        RecordSession session(config);
+        Result<SessionSummary> result = session.run(shared->control, callbacks);
+        // Plain values cross the thread (a copied variant trips GCC's maybe-uninitialized analysis).
+        const bool ok = result.ok();
+        SessionSummary summary = ok ? result.value() : SessionSummary{};
+        std::string error = ok ? std::string() : result.error().message;
+        shared->post([ok, summary, error](ProfilingSession *owner) { owner->onEnded(ok, summary, error); });
+    });
+    m_thread->setObjectName(QStringLiteral("emberline-session"));
+    qCDebug(lcSession) << "starting a session; flushes go to" << outputDirectory();
+    m_thread->start();
+}
+
+void ProfilingSession::stop()
+{
+    if (m_state != State::Running)
+        return;
+    m_shared->control.stop = true;
+    setState(State::Stopping);
+}
+
+void ProfilingSession::pause()
+{
+    if (m_state != State::Running || m_paused)
+        return;
+    m_shared->control.paused = true;
+    m_paused = true;
+    Q_EMIT stateChanged(m_state);
+}
+
+void ProfilingSession::resume()
+{
+    if (m_state != State::Running || !m_paused)
+        return;
+    m_shared->control.paused = false;
+    m_paused = false;
+    Q_EMIT stateChanged(m_state);
+}
+
+void ProfilingSession::onStats(const SessionStats &stats)
+{
+    if (!isActive())
+        return;
+    m_stats = stats;
+    if (!m_started) {
+        m_started = true;
+        Q_EMIT started();
+    }
+    Q_EMIT statsUpdated(stats);
+}
+
+void ProfilingSession::onFlush(std::shared_ptr<const Flush> flush)
+{
+    ++m_flushes;
+    Q_EMIT flushReady(std::move(flush));
+}
+
+void ProfilingSession::onEnded(bool ok, const SessionSummary &summary, const std::string &error)
+{
+    // The thread posted this as its last act: joining is immediate.
+    m_thread->wait();
+    m_paused = false;
+    if (ok) {
+        m_summary = summary;
+        qCDebug(lcSession) << "session ended:" << QString::fromStdString(m_summary.endReason);
+        setState(State::Finished);
+        Q_EMIT finished(m_summary);
+    } else {
+        m_error = QString::fromStdString(error);
+        qCDebug(lcSession) << "session failed:" << m_error;
+        setState(State::Failed);
+        Q_EMIT failed(m_error);
+    }
+}
+
+void ProfilingSession::setState(State state)
+{
+    if (state == m_state)
+        return;
+    m_state = state;
+    Q_EMIT stateChanged(state);
+}
+
+} // namespace emberline::engine

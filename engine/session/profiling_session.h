@@ -1,0 +1,89 @@
+#pragma once
+
+#include "engine/export/flush.h"
+#include "engine/session/record_session.h"
+
+#include <QMetaType>
+#include <QObject>
+#include <QString>
+
+#include <memory>
+
+class QThread;
+
+namespace emberline::engine {
+
+// The GUI's handle on one recording: a QObject facade over RecordSession, which it runs on its own QThread (the
+// session thread). Everything it emits is an immutable value delivered on the thread this object lives on:
+// started (the first live numbers: the target runs and is sampled), statsUpdated a few times a second,
+// flushReady once per flush, then either finished (with the summary) or failed (with the engine's message,
+// e.g. an attach that was refused). stop(), pause() and resume() only set flags the session thread polls, so
+// they never block; the thread is joined when it has said it is done. When no output directory is given, the
+// flushes go to a new folder under the user's data folder (AppDataLocation/sessions/<time>).
+//
+// Thread: lives on the GUI thread. The destructor of a still running session stops it and waits for the end
+// (the window avoids that by stopping first and closing on finished).
+class ProfilingSession : public QObject {
+    Q_OBJECT
+public:
+    enum class State { Idle, Running, Stopping, Finished, Failed };
+    Q_ENUM(State)
+
+    explicit ProfilingSession(SessionConfig config, QObject *parent = nullptr);
+    ~ProfilingSession() override;
+
+    const SessionConfig &config() const { return m_config; }
+    QString outputDirectory() const { return QString::fromStdString(m_config.outputDirectory); }
+    State state() const { return m_state; }
+    bool isActive() const { return m_state == State::Running || m_state == State::Stopping; }
+    bool hasStarted() const { return m_started; }
+    bool isPaused() const { return m_paused; }
+    const SessionStats &lastStats() const { return m_stats; }
+    const SessionSummary &summary() const { return m_summary; }
+    QString errorMessage() const { return m_error; }
+    uint32_t flushesReceived() const { return m_flushes; }
+
+    void start();
+    void stop();
+    void pause();
+    void resume();
+
+    // AppDataLocation/sessions, and a new folder in it named after the current time.
+    static QString sessionsDirectory();
+    static QString newSessionDirectory();
+
+Q_SIGNALS:
+    void started();
+    void statsUpdated(const emberline::engine::SessionStats &stats);
+    void flushReady(std::shared_ptr<const emberline::engine::Flush> flush);
+    void finished(const emberline::engine::SessionSummary &summary);
+    void failed(const QString &message);
+    void stateChanged(emberline::engine::ProfilingSession::State state);
+
+private:
+    struct Shared;
+    void onStats(const SessionStats &stats);
+    void onFlush(std::shared_ptr<const Flush> flush);
+    void onEnded(bool ok, const SessionSummary &summary, const std::string &error);
+    void setState(State state);
+
+    SessionConfig m_config;
+    std::shared_ptr<Shared> m_shared;
+    QThread *m_thread = nullptr;
+    State m_state = State::Idle;
+    bool m_started = false;
+    bool m_paused = false;
+    uint32_t m_flushes = 0;
+    SessionStats m_stats;
+    SessionSummary m_summary;
+    QString m_error;
+};
+
+// Registers the values that cross threads in queued signals (idempotent).
+void registerSessionMetaTypes();
+
+} // namespace emberline::engine
+
+Q_DECLARE_METATYPE(std::shared_ptr<const emberline::engine::Flush>)
+Q_DECLARE_METATYPE(emberline::engine::SessionStats)
+Q_DECLARE_METATYPE(emberline::engine::SessionSummary)
