@@ -76,15 +76,15 @@ void Uploader::submit(std::shared_ptr<const Flush> flush, const UploadTarget &ta
             ++m_counters.cancelled;
             dropped = recordFor(job);
             dropped->outcome = UploadOutcome::Cancelled;
-            dropped->message = "not sent: the uploader has stopped";
+            dropped->message = "the uploader has stopped";
         } else {
             if (m_queue.size() >= std::max<size_t>(1, m_settings.queueCapacity)) {
                 ++m_counters.dropped;
                 dropped = recordFor(m_queue.front());
                 dropped->outcome = UploadOutcome::Dropped;
-                dropped->message = "dropped: the upload queue was full (" +
+                dropped->message = "the upload queue was full (" +
                                    std::to_string(m_settings.queueCapacity) +
-                                   " flushes waiting); the local copy is kept";
+                                   " flushes waiting), so the oldest was dropped; the local copy is kept";
                 m_queue.pop_front();
             }
             m_queue.push_back(std::move(job));
@@ -136,7 +136,7 @@ void Uploader::run()
     for (const Job &job : left) {
         auto record = recordFor(job);
         record->outcome = UploadOutcome::Cancelled;
-        record->message = "not sent: the session ended before its turn came; the local copy is kept";
+        record->message = "the session ended before its turn came; the local copy is kept";
         report(std::move(record));
     }
     m_idle.notify_all();
@@ -242,7 +242,7 @@ void Uploader::report(std::shared_ptr<UploadRecord> record)
     if (record->outcome == UploadOutcome::Sent)
         qCDebug(lcUpload, "flush %u sent: %s", record->flushSequence, record->message.c_str());
     else
-        qCWarning(lcUpload, "flush %u %s: %s", record->flushSequence, outcomeName(record->outcome),
+        qCWarning(lcUpload, "flush %u (%s): %s", record->flushSequence, outcomeName(record->outcome),
                   record->message.c_str());
     if (m_onRecord)
         m_onRecord(std::move(record));
