@@ -59,6 +59,12 @@ QString helpText(const QCommandLineParser &parser)
         "    --sampler NAME         perf or auto (default auto).\n"
         "    --output DIR           Where to write the profiles (default ./emberline-<time>).\n"
         "    --stack-size BYTES     User stack copied per sample (default 32768).\n"
+        "    --upload               Also send every flush to Datadog, through the agent (DD_TRACE_AGENT_URL,\n"
+        "                           DD_AGENT_HOST, DD_TRACE_AGENT_PORT; default localhost:8126) or agentless.\n"
+        "    --service NAME, --env ENV, --version VERSION, --tags K:V,...\n"
+        "                           Datadog tags (defaults DD_SERVICE, DD_ENV, DD_VERSION; --tags adds to DD_TAGS).\n"
+        "    --agentless            Send to https://intake.profile.<DD_SITE> with an API key, not the agent.\n"
+        "    --api-key-file FILE    API key file, owner-only (default DD_API_KEY or the key saved by the GUI).\n"
         "  See `emberline report --help` and `emberline record --help`.\n");
     return text;
 }

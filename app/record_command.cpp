@@ -1,5 +1,6 @@
 #include "app/record_command.h"
 
+#include "app/upload_options.h"
 #include "engine/model/units.h"
 #include "engine/session/record_session.h"
 
@@ -13,11 +14,11 @@
 namespace emberline::app {
 namespace {
 
-std::atomic<bool> g_stop{false};
+engine::SessionControl g_control;
 
 void onSignal(int)
 {
-    g_stop.store(true);
+    g_control.stop.store(true);
 }
 
 void printSummary(const engine::SessionSummary &s)
@@ -25,10 +26,10 @@ void printSummary(const engine::SessionSummary &s)
     const double incompletePct = s.samples ? 100.0 * static_cast<double>(s.incomplete) / s.samples : 0;
     const double overheadPct = s.targetCpuNs ? 100.0 * static_cast<double>(s.profilerCpuNs) / s.targetCpuNs : 0;
     std::fprintf(stderr,
-                 "emberline: %s\n"
+                 "emberline: %s\nemberline: %s\n"
                  "emberline: %s after %s: %llu samples (%.1f per second), %llu lost, %.2f%% incomplete stacks\n"
                  "emberline: target CPU sampled %s; profiler CPU %s (%.2f%% of the target's)\n",
-                 s.samplerDescription.c_str(), s.endReason.c_str(),
+                 s.samplerChoice.c_str(), s.samplerDescription.c_str(), s.endReason.c_str(),
                  engine::formatValue(s.durationNs, "nanoseconds").c_str(),
                  static_cast<unsigned long long>(s.samples), s.realRateHz, static_cast<unsigned long long>(s.lost),
                  incompletePct, engine::formatValue(s.targetCpuNs, "nanoseconds").c_str(),
@@ -66,7 +67,7 @@ int runRecord(const QStringList &args)
     const QCommandLineOption flushPeriod(QStringLiteral("flush-period"),
                                          QStringLiteral("Seconds between flushes, 1 to 60 (default 10)."),
                                          QStringLiteral("SECONDS"), QStringLiteral("10"));
-    const QCommandLineOption sampler(QStringLiteral("sampler"), QStringLiteral("perf or auto (default auto)."),
+    const QCommandLineOption sampler(QStringLiteral("sampler"), QStringLiteral("auto, perf or ptrace (default auto: perf events where allowed)."),
                                      QStringLiteral("NAME"), QStringLiteral("auto"));
     const QCommandLineOption output(QStringLiteral("output"),
                                     QStringLiteral("Write flush-NNNN.pprof and profile.pprof here (default "
@@ -78,6 +79,8 @@ int runRecord(const QStringList &args)
     const QCommandLineOption wallTime(QStringLiteral("wall-time"),
                                       QStringLiteral("Also record wall time: where threads wait (sleep, locks, I/O)."));
     parser.addOptions({pid, frequency, duration, flushPeriod, sampler, output, stackSize, wallTime});
+    const UploadOptions uploadOptions;
+    parser.addOptions(uploadOptions.all());
     if (!parser.parse(own)) {
         std::fprintf(stderr, "emberline record: %s\n", qPrintable(parser.errorText()));
         return 2;
@@ -132,6 +135,12 @@ int runRecord(const QStringList &args)
         return 2;
     }
 
+    auto upload = RecordUpload::create(parser, uploadOptions, config);
+    if (!upload) {
+        std::fprintf(stderr, "emberline record: upload: %s\n", upload.error().message.c_str());
+        return 2;
+    }
+
     struct sigaction sa {};
     sa.sa_handler = onSignal;
     sigemptyset(&sa.sa_mask);
@@ -139,10 +148,18 @@ int runRecord(const QStringList &args)
     sigaction(SIGTERM, &sa, nullptr);
 
     engine::RecordSession session(config);
-    auto result = session.run(g_stop, [](std::shared_ptr<const engine::Flush> flush) {
+    engine::RecordSession::Callbacks callbacks;
+    callbacks.onFlush = [&upload](std::shared_ptr<const engine::Flush> flush) {
         std::fprintf(stderr, "emberline: flush %u: %llu samples -> %s\n", flush->sequence,
                      static_cast<unsigned long long>(flush->profile->sampleCount()), flush->path.c_str());
-    });
+        if (upload.value())
+            upload.value()->submit(flush); // queued: the exporter never waits on the network
+    };
+    if (upload.value())
+        callbacks.onStats = [&upload](const engine::SessionStats &s) { upload.value()->setTargetPid(s.targetPid); };
+    auto result = session.run(g_control, callbacks);
+    if (upload.value())
+        upload.value()->finish();
     if (!result) {
         std::fprintf(stderr, "emberline record: %s\n", result.error().message.c_str());
         return 1;
