@@ -29,6 +29,12 @@ public:
     Status release();
     // Non-blocking; true once the child has exited, with its shell-style status (code, or 128 + signal).
     bool poll(int &exitStatus);
+    // The child's exit was collected by someone else (its tracer): don't wait for it again.
+    void markReaped(int exitStatus)
+    {
+        m_reaped = true;
+        m_status = exitStatus;
+    }
     // Ends the child: SIGTERM, then SIGKILL after `graceMs`; reaps it.
     void terminate(int graceMs, int &exitStatus);
 

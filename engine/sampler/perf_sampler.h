@@ -1,7 +1,7 @@
 #pragma once
 
 #include "engine/common/result.h"
-#include "engine/sampler/sample_sink.h"
+#include "engine/sampler/sampler.h"
 
 #include <cstdint>
 #include <memory>
@@ -23,9 +23,9 @@ struct PerfSamplerOptions {
 // FORK/EXIT records keep the memory maps and thread names current.
 //
 // Thread: opened on any thread, then drained by the session thread only.
-class PerfSampler {
+class PerfSampler final : public Sampler {
 public:
-    ~PerfSampler();
+    ~PerfSampler() override;
     PerfSampler(const PerfSampler &) = delete;
     PerfSampler &operator=(const PerfSampler &) = delete;
 
@@ -35,18 +35,18 @@ public:
     static Result<std::unique_ptr<PerfSampler>> openForAttach(int pid, const PerfSamplerOptions &options);
 
     // Waits until a buffer passes its watermark or the timeout ends.
-    void wait(int timeoutMs);
+    void wait(int timeoutMs) override;
     // Hands every complete record of every buffer to the sink. Returns how many records were read.
-    size_t drain(SampleSink &sink);
-    void disable();
-    void enable();
+    size_t drain(SampleSink &sink) override;
+    void disable() override;
+    void enable() override;
 
     bool kernelExcluded() const { return m_kernelExcluded; }
-    bool wallTime() const { return m_options.wallTime && m_wallTimeProblem.empty(); }
+    bool wallTime() const override { return m_options.wallTime && m_wallTimeProblem.empty(); }
     // Why wall time was asked for and cannot be measured with perf events here; empty otherwise.
-    const std::string &wallTimeProblem() const { return m_wallTimeProblem; }
+    std::string wallTimeProblem() const override { return m_wallTimeProblem; }
     size_t eventCount() const { return m_fds.size(); }
-    std::string description() const;
+    std::string description() const override;
 
 private:
     struct Buffer;

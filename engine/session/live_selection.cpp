@@ -83,7 +83,7 @@ ThreadActivity bucketActivity(const LiveSnapshot &snapshot, int64_t bucketNs)
     return activity;
 }
 
-int64_t chooseBucketNs(int64_t spanNs, size_t maxBuckets)
+int64_t chooseBucketNs(int64_t spanNs, size_t maxBuckets, int64_t minBucketNs)
 {
     static constexpr std::array<int64_t, 14> kLadderMs{50,    100,    250,    500,     1000,    2000,    5000,
                                                        10000, 15000, 30000, 60000, 120000, 300000, 600000};
@@ -91,7 +91,7 @@ int64_t chooseBucketNs(int64_t spanNs, size_t maxBuckets)
     for (int64_t ms : kLadderMs) {
         const int64_t ns = ms * 1'000'000;
         const bool fits = spanNs <= 0 || static_cast<size_t>((spanNs + ns - 1) / ns) <= maxBuckets;
-        if (fits)
+        if (fits && ns >= minBucketNs)
             return ns;
     }
     return kLadderMs.back() * 1'000'000;

@@ -43,8 +43,8 @@ struct ThreadActivity {
 ThreadActivity bucketActivity(const LiveSnapshot &snapshot, int64_t bucketNs);
 
 // The finest bucket width of a fixed ladder (50 ms … 10 min) that cuts the span into at most maxBuckets
-// buckets. With a few hundred buckets this stays finer than the flush period for sessions of an hour and more
+// buckets and is at least minBucketNs wide (enough samples per bucket for a steady line). With a few hundred buckets this stays finer than the flush period for sessions of an hour and more
 // (10 s flushes: 5 s buckets at 30 minutes with 400 buckets).
-int64_t chooseBucketNs(int64_t spanNs, size_t maxBuckets);
+int64_t chooseBucketNs(int64_t spanNs, size_t maxBuckets, int64_t minBucketNs = 0);
 
 } // namespace emberline::engine

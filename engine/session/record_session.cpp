@@ -3,6 +3,7 @@
 #include "engine/process/launcher.h"
 #include "engine/recorder/recorder.h"
 #include "engine/sampler/perf_sampler.h"
+#include "engine/sampler/ptrace_sampler.h"
 #include "engine/session/export_worker.h"
 #include "engine/session/sampling_pipeline.h"
 
@@ -58,6 +59,41 @@ Status makeOutputDirectory(const std::string &dir)
 
 } // namespace
 
+Result<std::unique_ptr<Sampler>> openSampler(const SessionConfig &c, int childPid, std::string &choice)
+{
+    PerfSamplerOptions perf;
+    perf.frequency = c.frequency;
+    perf.stackBytes = c.stackBytes;
+    perf.wallTime = c.wallTime;
+    PtraceSamplerOptions ptrace;
+    ptrace.frequency = c.frequency;
+    ptrace.stackBytes = c.stackBytes;
+    auto openPtrace = [&]() -> Result<std::unique_ptr<Sampler>> {
+        auto s = childPid ? PtraceSampler::openForLaunch(childPid, ptrace) : PtraceSampler::openForAttach(c.pid, ptrace);
+        if (!s)
+            return s.error();
+        return std::unique_ptr<Sampler>(std::move(s).value());
+    };
+    if (c.sampler == "ptrace") {
+        choice = "ptrace sampler, as asked";
+        return openPtrace();
+    }
+    auto s = childPid ? PerfSampler::openForLaunch(childPid, perf) : PerfSampler::openForAttach(c.pid, perf);
+    if (s) {
+        choice = c.sampler == "auto" ? "perf events (auto: they are allowed here)" : "perf events, as asked";
+        return std::unique_ptr<Sampler>(std::move(s).value());
+    }
+    if (c.sampler == "perf" || (s.error().code != Error::Code::Permission && s.error().code != Error::Code::Io))
+        return s.error();
+    // auto: perf events are forbidden (or missing) here; the ptrace sampler needs only ptrace rights.
+    auto fallback = openPtrace();
+    if (!fallback)
+        return makeError(fallback.error().code, s.error().message + "; the ptrace sampler cannot run either: " +
+                                                    fallback.error().message);
+    choice = "ptrace sampler (auto: " + s.error().message + ")";
+    return fallback;
+}
+
 Status validateConfig(const SessionConfig &c)
 {
     if (c.command.empty() == (c.pid <= 0))
@@ -70,8 +106,8 @@ Status validateConfig(const SessionConfig &c)
         return makeError(Error::Code::Invalid, "the duration cannot be negative");
     if (c.stackBytes < 1024 || c.stackBytes > 65000 || c.stackBytes % 8 != 0)
         return makeError(Error::Code::Invalid, "the stack size must be a multiple of 8 between 1024 and 65000 bytes");
-    if (c.sampler != "auto" && c.sampler != "perf")
-        return makeError(Error::Code::Unsupported, "unknown sampler '" + c.sampler + "' (this build has: auto, perf)");
+    if (c.sampler != "auto" && c.sampler != "perf" && c.sampler != "ptrace")
+        return makeError(Error::Code::Unsupported, "unknown sampler '" + c.sampler + "' (choose auto, perf or ptrace)");
     return Ok{};
 }
 
@@ -102,30 +138,20 @@ Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbac
         return st.error();
 
     SessionSummary summary;
-    PerfSamplerOptions samplerOptions;
-    samplerOptions.frequency = m_config.frequency;
-    samplerOptions.stackBytes = m_config.stackBytes;
-    samplerOptions.wallTime = m_config.wallTime;
-
     std::optional<LaunchedProcess> child;
-    std::unique_ptr<PerfSampler> sampler;
     if (!m_config.command.empty()) {
         LaunchOptions launch{m_config.command, m_config.workingDirectory, m_config.environment};
         auto spawned = LaunchedProcess::spawn(launch);
         if (!spawned)
             return spawned.error();
         child.emplace(std::move(spawned).value());
-        auto opened = PerfSampler::openForLaunch(child->pid(), samplerOptions);
-        if (!opened)
-            return opened.error(); // the child reads EOF on its gate and exits without running the command
-        sampler = std::move(opened).value();
         summary.launched = true;
-    } else {
-        auto opened = PerfSampler::openForAttach(m_config.pid, samplerOptions);
-        if (!opened)
-            return opened.error();
-        sampler = std::move(opened).value();
     }
+    // On failure the launched child reads EOF on its gate and exits without running the command.
+    auto opened = openSampler(m_config, child ? child->pid() : 0, summary.samplerChoice);
+    if (!opened)
+        return opened.error();
+    std::unique_ptr<Sampler> sampler = std::move(opened).value();
     summary.samplerDescription = sampler->description();
     summary.wallTime = sampler->wallTime();
     summary.wallTimeProblem = sampler->wallTimeProblem();
@@ -192,7 +218,9 @@ Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbac
             summary.endReason = "duration reached";
         } else if (child) {
             int status = 0;
-            if (child->poll(status)) {
+            if (sampler->observesTargetExit() ? sampler->targetExited(status) : child->poll(status)) {
+                if (sampler->observesTargetExit())
+                    child->markReaped(status);
                 ending = true;
                 summary.targetExited = true;
                 summary.exitStatus = status;
@@ -218,6 +246,8 @@ Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbac
     // Ending: a launched target still running is ended (after our own stop); an attached one is left alone.
     sampler->disable();
     sampler->drain(pipeline);
+    summary.samplerDescription = sampler->description(); // with the rate it achieved
+    sampler->release();
     if (child && !summary.targetExited) {
         int status = 0;
         child->terminate(2000, status);

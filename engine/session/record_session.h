@@ -35,6 +35,7 @@ Status validateConfig(const SessionConfig &config);
 
 struct SessionSummary {
     std::string samplerDescription;
+    std::string samplerChoice;   // which backend runs and why
     bool wallTime = false;       // wall time was measured
     std::string wallTimeProblem; // why wall time was asked for and not measured
     int64_t durationNs = 0;

@@ -1,0 +1,37 @@
+#pragma once
+
+#include "engine/sampler/sample_sink.h"
+
+#include <string>
+
+namespace emberline::engine {
+
+// What the session loop needs of a sampling backend (perf events or ptrace): wait for data, hand it to the
+// pipeline, pause, and say what it is. A test can drive the pipeline with a fake one.
+//
+// Thread: the session thread only (a ptrace tracer must be one thread).
+class Sampler {
+public:
+    virtual ~Sampler() = default;
+    // Blocks until there may be data, at most `timeoutMs`.
+    virtual void wait(int timeoutMs) = 0;
+    // Hands everything available to the sink; returns how many records or samples.
+    virtual size_t drain(SampleSink &sink) = 0;
+    virtual void disable() = 0;
+    virtual void enable() = 0;
+    virtual std::string description() const = 0;
+    virtual bool wallTime() const = 0;
+    // Why wall time was asked for and cannot be measured; empty otherwise.
+    virtual std::string wallTimeProblem() const { return {}; }
+    // A tracer sees the launched target's exit itself (the status would otherwise be reaped twice).
+    virtual bool observesTargetExit() const { return false; }
+    virtual bool targetExited(int &exitStatus)
+    {
+        (void)exitStatus;
+        return false;
+    }
+    // Leaves the target running and untouched: called before the session ends the target or returns.
+    virtual void release() {}
+};
+
+} // namespace emberline::engine

@@ -1,0 +1,198 @@
+// The ptrace sampler on real targets: the CPU split and wall times it measures, its throttle, and that it
+// never leaves a target stopped, whatever the target does meanwhile (exits, crashes, creates and ends
+// threads, receives signals).
+
+#include "tests/engine/session/session_test_support.h"
+
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <signal.h>
+#include <unistd.h>
+
+using namespace emberline::engine;
+using namespace emberline::test;
+
+namespace {
+
+SessionConfig ptraceLaunch(std::initializer_list<QString> argv, int frequency = 199)
+{
+    SessionConfig c = launch(argv, frequency);
+    c.sampler = "ptrace";
+    return c;
+}
+
+// The state letter of a process from /proc/PID/stat ('t' or 'T' when stopped).
+char processState(qint64 pid)
+{
+    QFile f(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return '?';
+    const QByteArray stat = f.readAll();
+    const int close = stat.lastIndexOf(')');
+    return close > 0 && close + 2 < stat.size() ? stat[close + 2] : '?';
+}
+
+bool ptraceAllowed()
+{
+    return ::geteuid() == 0; // attaching to processes that are not our children needs CAP_SYS_PTRACE here
+}
+
+} // namespace
+
+class TestPtraceSampler : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    // The 60/30/10 split of the engine tests, measured by stopping the thread at intervals instead of perf
+    // events. A biased interval (aliasing with the work) or wrong CPU deltas would move the shares.
+    void cpuSplit()
+    {
+        QTemporaryDir dir;
+        const Recorded r = record(ptraceLaunch({targetPath("cpu_split_nofp"), QStringLiteral("3")}), dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        QVERIFY2(r.summary.samples > 200, qPrintable(QString::number(r.summary.samples)));
+        const double hot = share(r.profile, "hot_sixty"), warm = share(r.profile, "warm_thirty"),
+                     cool = share(r.profile, "cool_ten");
+        const QString shares = QStringLiteral("%1 / %2 / %3").arg(hot).arg(warm).arg(cool);
+        // A few hundred samples: binomial noise of about 3 points.
+        QVERIFY2(std::abs(hot - 0.60) < 0.09, qPrintable(shares));
+        QVERIFY2(std::abs(warm - 0.30) < 0.09, qPrintable(shares));
+        QVERIFY2(std::abs(cool - 0.10) < 0.07, qPrintable(shares));
+        VERIFY_COMPLETE(r.profile, "main", "_start");
+        QVERIFY(r.profile.sampleTypeIndex("wall-time") == 2);
+        QVERIFY2(QString::fromStdString(r.summary.samplerDescription).contains(QLatin1String("Hz effective")),
+                 r.summary.samplerDescription.c_str());
+    }
+
+    // Wall time by construction: the sleeper's wall time spans the run with almost no CPU, and the lock
+    // waiter is found waiting 80% of the time.
+    void wallTimeAndStates()
+    {
+        QTemporaryDir dir;
+        const Recorded r = record(ptraceLaunch({targetPath("waiter"), QStringLiteral("3")}, 99), dir.path());
+        const Profile &p = r.profile;
+        const ThreadIndex threads(p);
+        const FrameTable frames(p);
+        const int cpu = p.sampleTypeIndex("cpu-time"), wall = p.sampleTypeIndex("wall-time");
+        const StringId stateKey = p.findString("thread state");
+        std::map<std::string, int64_t> wallOf, cpuOf, lockWait, sleeping;
+        std::vector<uint32_t> path;
+        for (size_t i = 0; i < p.sampleCount(); ++i) {
+            const std::string &name = threads.threads()[threads.threadOf(i)].name;
+            const auto v = p.sampleValues(i);
+            wallOf[name] += v[wall];
+            cpuOf[name] += v[cpu];
+            path.clear();
+            frames.expandRootFirst(p.sample(i).locations, path);
+            for (uint32_t f : path) {
+                if (frames.frame(f).name.find("lll_lock_wait") != std::string::npos) {
+                    lockWait[name] += v[wall];
+                    break;
+                }
+            }
+            for (const Label &l : p.sampleLabels(i)) {
+                if (l.key == stateKey && p.str(l.str) == "sleeping")
+                    sleeping[name] += v[wall];
+            }
+        }
+        const double sleeperSeconds = wallOf["sleeper"] / 1e9;
+        QVERIFY2(sleeperSeconds > 2.6 && sleeperSeconds < 3.3, qPrintable(QString::number(sleeperSeconds)));
+        QVERIFY(cpuOf["sleeper"] < wallOf["sleeper"] / 20);
+        QVERIFY(sleeping["sleeper"] > wallOf["sleeper"] * 9 / 10);
+        const double waitShare = static_cast<double>(lockWait["lock-waiter"]) / wallOf["lock-waiter"];
+        QVERIFY2(std::abs(waitShare - 0.8) < 0.12, qPrintable(QString::number(waitShare)));
+    }
+
+    // With 64 busy threads a round costs far more than 2% of a 5 ms interval: the sampler must stretch its
+    // interval (a lower effective rate) instead of eating the target's CPU.
+    void throttlesWithManyThreads()
+    {
+        QTemporaryDir dir;
+        SessionConfig c = ptraceLaunch({targetPath("many_threads"), QStringLiteral("64"), QStringLiteral("3")}, 199);
+        const Recorded r = record(c, dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        const QString description = QString::fromStdString(r.summary.samplerDescription);
+        const double effective = description.section(QLatin1Char('('), 1).section(QLatin1Char(' '), 0, 0).toDouble();
+        qInfo("64 busy threads: %s", qPrintable(description));
+        QVERIFY2(effective > 0.5 && effective < 199, qPrintable(description));
+        QVERIFY(share(r.profile, "busy_worker") > 0.9);
+    }
+
+    // Threads that come and go all the time: some vanish between listing and stopping; the session goes on
+    // and the target finishes normally.
+    void threadsComeAndGo()
+    {
+        QTemporaryDir dir;
+        const Recorded r = record(ptraceLaunch({targetPath("many_threads"), QStringLiteral("4"), QStringLiteral("2"),
+                                                QStringLiteral("churn")}),
+                                  dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        QVERIFY(r.summary.samples > 50);
+    }
+
+    // Signals reach the target through the tracer: abort() still kills it with SIGABRT, and its samples
+    // are kept.
+    void targetCrashes()
+    {
+        QTemporaryDir dir;
+        const Recorded r = record(ptraceLaunch({targetPath("crasher"), QStringLiteral("1"), QStringLiteral("abort")}),
+                                  dir.path());
+        QCOMPARE(r.summary.exitStatus, 128 + SIGABRT);
+        QVERIFY(share(r.profile, "before_crash") > 0.8);
+    }
+
+    // An attached target keeps running after the session, not stopped and not traced; a signal sent to it
+    // during the session is delivered (SIGTERM ends it with that status).
+    void attachDetachAndSignals()
+    {
+        if (!ptraceAllowed()) {
+            if (inCi())
+                QFAIL("attaching with ptrace needs root here, which CI has");
+            QSKIP("attaching with ptrace to a process that is not our child needs root (ptrace_scope)");
+        }
+        QProcess target;
+        target.start(targetPath("named_threads"), {QStringLiteral("4")});
+        QVERIFY(target.waitForStarted());
+        QTest::qWait(200);
+        SessionConfig c;
+        c.pid = static_cast<int>(target.processId());
+        c.sampler = "ptrace";
+        c.frequency = 199;
+        c.durationNs = 1'000'000'000;
+        QTemporaryDir dir;
+        const Recorded r = record(c, dir.path());
+        QVERIFY(share(r.profile, "alpha_work") > 0.2);
+        QCOMPARE(target.state(), QProcess::Running);
+        const char state = processState(target.processId());
+        QVERIFY2(state == 'R' || state == 'S', &state);
+        QFile status(QStringLiteral("/proc/%1/status").arg(target.processId()));
+        QVERIFY(status.open(QIODevice::ReadOnly));
+        QVERIFY2(status.readAll().contains("TracerPid:\t0"), "the target is still traced after the session");
+        QVERIFY(target.waitForFinished(10000));
+        QCOMPARE(target.exitCode(), 0);
+
+        // A signal during an attached session is passed on at once.
+        QProcess victim;
+        victim.start(targetPath("cpu_split"), {QStringLiteral("30")});
+        QVERIFY(victim.waitForStarted());
+        SessionConfig v;
+        v.pid = static_cast<int>(victim.processId());
+        v.sampler = "ptrace";
+        std::thread killer([pid = victim.processId()] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(800));
+            ::kill(static_cast<pid_t>(pid), SIGTERM);
+        });
+        QTemporaryDir dir2;
+        const Recorded killed = record(v, dir2.path());
+        killer.join();
+        QVERIFY(killed.summary.targetExited);
+        QVERIFY(victim.waitForFinished(10000));
+        QCOMPARE(victim.exitStatus(), QProcess::CrashExit);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPtraceSampler)
+#include "tst_ptrace_sampler.moc"
