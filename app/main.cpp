@@ -1,11 +1,13 @@
 #include "app/cli.h"
 #include "app/record_command.h"
+#include "engine/session/record_session.h"
 #include "ui/app_icon.h"
 #include "ui/main_window.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QSettings>
 
 #include <cstdio>
 
@@ -28,8 +30,52 @@ void configureParser(QCommandLineParser &parser)
         "gzip-compressed or raw, as written by Go, Datadog's profilers or Emberline."));
     parser.addHelpOption();
     parser.addVersionOption();
+    parser.addOption(QCommandLineOption(QStringLiteral("record"),
+                                        QStringLiteral("Open the window straight into a live session of COMMAND, "
+                                                       "given after --: emberline --record -- COMMAND [ARGS...]")));
+    parser.addOption(QCommandLineOption(QStringLiteral("attach"),
+                                        QStringLiteral("Open the window straight into a live session attached to "
+                                                       "the running process PID."),
+                                        QStringLiteral("PID")));
     parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("pprof profiles to open."),
                                  QStringLiteral("[FILE...]"));
+}
+
+// What --record and --attach ask for, with the Profile Process dialog's remembered frequency and flush period.
+struct LiveRequest {
+    bool wanted = false;
+    emberline::engine::SessionConfig config;
+    QString error;
+};
+
+LiveRequest liveRequest(const QCommandLineParser &parser, const QStringList &command)
+{
+    LiveRequest request;
+    const bool record = parser.isSet(QStringLiteral("record"));
+    const bool attach = parser.isSet(QStringLiteral("attach"));
+    if (!record && !attach)
+        return request;
+    request.wanted = true;
+    if (record && attach) {
+        request.error = QStringLiteral("--record and --attach cannot be used together");
+        return request;
+    }
+    if (record) {
+        if (command.isEmpty())
+            request.error = QStringLiteral("--record needs a command after --: emberline --record -- COMMAND [ARGS...]");
+        for (const QString &arg : command)
+            request.config.command.push_back(arg.toStdString());
+    } else {
+        bool ok = false;
+        request.config.pid = parser.value(QStringLiteral("attach")).toInt(&ok);
+        if (!ok || request.config.pid <= 0)
+            request.error = QStringLiteral("--attach needs a process id, got '%1'").arg(parser.value(QStringLiteral("attach")));
+    }
+    QSettings settings;
+    request.config.frequency = settings.value(QStringLiteral("profileDialog/frequency"), 99).toInt();
+    request.config.flushPeriodNs =
+        static_cast<int64_t>(settings.value(QStringLiteral("profileDialog/flushPeriod"), 5).toInt()) * 1'000'000'000;
+    return request;
 }
 
 QString helpText(const QCommandLineParser &parser)
@@ -39,6 +85,8 @@ QString helpText(const QCommandLineParser &parser)
     const qsizetype firstLineEnd = text.indexOf(QLatin1Char('\n'));
     text.replace(0, firstLineEnd + 1,
                  QStringLiteral("Usage: emberline [options] [FILE...]\n"
+                                "       emberline --record -- COMMAND [ARGS...]\n"
+                                "       emberline --attach PID\n"
                                 "       emberline report [--sample-type NAME] [--top N] [--json] FILE\n"
                                 "       emberline record [OPTIONS] (--pid PID | -- COMMAND [ARGS...])\n\n"));
     text += QStringLiteral(
@@ -124,14 +172,24 @@ int main(int argc, char **argv)
     setApplicationNames();
     QGuiApplication::setDesktopFileName(QStringLiteral("io.github.emberline.Emberline"));
     QApplication::setWindowIcon(emberline::ui::applicationIcon());
+    // Everything after "--" is --record's command, untouched by option parsing.
+    const QStringList arguments = QCoreApplication::arguments();
+    const qsizetype dashes = arguments.indexOf(QStringLiteral("--"));
     QCommandLineParser parser;
     configureParser(parser);
-    if (!parser.parse(QCoreApplication::arguments())) {
+    if (!parser.parse(dashes < 0 ? arguments : arguments.mid(0, dashes))) {
         std::fprintf(stderr, "emberline: %s\n(see emberline --help)\n", qPrintable(parser.errorText()));
+        return 2;
+    }
+    const LiveRequest live = liveRequest(parser, dashes < 0 ? QStringList{} : arguments.mid(dashes + 1));
+    if (!live.error.isEmpty()) {
+        std::fprintf(stderr, "emberline: %s\n(see emberline --help)\n", qPrintable(live.error));
         return 2;
     }
     emberline::ui::MainWindow window;
     window.show();
     window.openFiles(parser.positionalArguments());
+    if (live.wanted)
+        window.startSession(live.config);
     return app.exec();
 }

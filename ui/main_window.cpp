@@ -1,6 +1,7 @@
 #include "ui/main_window.h"
 
 #include "ui/logging.h"
+#include "ui/views/live_session_view.h"
 #include "ui/views/profile_explorer.h"
 #include "ui/views/profile_view.h"
 #include "ui/views/start_page.h"
@@ -70,6 +71,8 @@ void MainWindow::createActions()
     m_openAction = file->addAction(tr("&Open…"), this, &MainWindow::showOpenDialog);
     m_openAction->setObjectName(QStringLiteral("openAction"));
     m_openAction->setShortcut(QKeySequence::Open);
+    m_openSessionAction = file->addAction(tr("Open &Session…"), this, &MainWindow::chooseSessionFolder);
+    m_openSessionAction->setObjectName(QStringLiteral("openSessionAction"));
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     m_recentMenu->setObjectName(QStringLiteral("recentMenu"));
     file->addSeparator();
@@ -80,16 +83,23 @@ void MainWindow::createActions()
     m_quitAction->setObjectName(QStringLiteral("quitAction"));
     m_quitAction->setShortcut(QKeySequence::Quit);
 
+    QMenu *profile = menuBar()->addMenu(tr("&Profile"));
+    m_profileAction = profile->addAction(tr("&Profile Process…"), this, [this] { showProfileDialog(); });
+    m_profileAction->setObjectName(QStringLiteral("profileProcessAction"));
+    m_profileAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    QAction *demo = profile->addAction(tr("Try the &Demo Program"), this, [this] { startDemo(); });
+    demo->setObjectName(QStringLiteral("demoAction"));
+
     QMenu *view = menuBar()->addMenu(tr("&View"));
     m_findAction = view->addAction(tr("&Find Frame…"), this, [this] {
-        if (ProfileView *current = currentProfileView(); current && current->explorer())
-            current->explorer()->focusSearch();
+        if (ProfileExplorer *explorer = currentExplorer())
+            explorer->focusSearch();
     });
     m_findAction->setObjectName(QStringLiteral("findAction"));
     m_findAction->setShortcut(QKeySequence::Find);
     m_resetZoomAction = view->addAction(tr("&Reset Zoom"), this, [this] {
-        if (ProfileView *current = currentProfileView(); current && current->explorer())
-            current->explorer()->resetZoom();
+        if (ProfileExplorer *explorer = currentExplorer())
+            explorer->resetZoom();
     });
     m_resetZoomAction->setObjectName(QStringLiteral("resetZoomMenuAction"));
 
@@ -103,6 +113,8 @@ void MainWindow::connectSignals()
 {
     connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
     connect(m_startPage, &StartPage::openRequested, this, &MainWindow::showOpenDialog);
+    connect(m_startPage, &StartPage::profileRequested, this, [this] { showProfileDialog(); });
+    connect(m_startPage, &StartPage::demoRequested, this, [this] { startDemo(); });
     connect(m_startPage, &StartPage::recentFileActivated, this,
             [this](const QString &path) { openFiles({path}); });
     connect(m_tabs, &QTabWidget::tabCloseRequested, this, &MainWindow::closeTab);
@@ -166,12 +178,18 @@ void MainWindow::onLoadFinished(ProfileView *view, bool ok)
 
 void MainWindow::closeTab(int index)
 {
-    if (ProfileView *view = profileViewAt(index))
+    if (QWidget *view = m_tabs->widget(index))
         closeView(view);
 }
 
-void MainWindow::closeView(ProfileView *view)
+void MainWindow::closeView(QWidget *view)
 {
+    if (auto *live = qobject_cast<LiveSessionView *>(view); live && live->isActive()) {
+        // The tab goes once the session's last flush is written.
+        connect(live, &LiveSessionView::sessionEnded, this, [this, live] { closeView(live); });
+        live->stop();
+        return;
+    }
     const int index = m_tabs->indexOf(view);
     if (index < 0)
         return;
@@ -207,7 +225,11 @@ void MainWindow::updateCentralWidget()
 void MainWindow::updateWindowTitle()
 {
     const ProfileView *view = currentProfileView();
-    setWindowTitle(view ? tr("%1 — Emberline").arg(QFileInfo(view->path()).fileName()) : tr("Emberline"));
+    const LiveSessionView *live = currentLiveView();
+    if (live)
+        setWindowTitle(tr("%1 (live) — Emberline").arg(live->title()));
+    else
+        setWindowTitle(view ? tr("%1 — Emberline").arg(QFileInfo(view->path()).fileName()) : tr("Emberline"));
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent *event)
@@ -227,6 +249,10 @@ void MainWindow::dropEvent(QDropEvent *event)
 
 void MainWindow::closeEvent(QCloseEvent *event)
 {
+    if (stopSessionsBeforeClosing()) {
+        event->ignore(); // closes again once every session has ended
+        return;
+    }
     QSettings().setValue(QStringLiteral("window/geometry"), saveGeometry());
     QMainWindow::closeEvent(event);
 }
@@ -234,8 +260,9 @@ void MainWindow::closeEvent(QCloseEvent *event)
 void MainWindow::showAbout()
 {
     QMessageBox::about(this, tr("About Emberline"),
-                       tr("<b>Emberline %1</b><p>A desktop profiler for native Linux programs. It opens pprof "
-                          "profiles and shows them as flame graphs and tables.</p>")
+                       tr("<b>Emberline %1</b><p>A desktop profiler for native Linux programs. It profiles "
+                          "programs live and opens pprof profiles, and shows them as flame graphs, tables and "
+                          "timelines.</p>")
                            .arg(QStringLiteral(EMBERLINE_VERSION)));
 }
 

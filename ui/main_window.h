@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/session/record_session.h"
 #include "ui/recent_files.h"
 
 #include <QMainWindow>
@@ -9,14 +10,23 @@ class QMenu;
 class QStackedWidget;
 class QTabWidget;
 
+namespace emberline::engine {
+class ProfilingSession;
+}
+
 namespace emberline::ui {
 
+class LiveSessionView;
+class ProfileExplorer;
+class ProfileProcessDialog;
 class ProfileView;
 class StartPage;
 
 // The application window. It coordinates: opens files into tabs (File > Open, Open Recent, drag and drop, the
-// command line all end in openFiles()), shows the start page when no tab is open, and routes window-wide
-// actions (Find, Reset Zoom, Close Tab) to the current tab. It computes nothing.
+// command line all end in openFiles()), starts live sessions into tabs (Profile > Profile Process…, the demo on
+// the start page, --record and --attach all end in addLiveView()), shows the start page when no tab is open,
+// and routes window-wide actions (Find, Reset Zoom, Close Tab) to the current tab. Closing the window during a
+// session stops it first and closes once its last flush is on disk. It computes nothing.
 //
 // Thread: GUI thread.
 class MainWindow : public QMainWindow {
@@ -29,6 +39,19 @@ public:
     QTabWidget *tabs() const { return m_tabs; }
     ProfileView *currentProfileView() const;
     ProfileView *profileViewAt(int index) const;
+    LiveSessionView *liveViewAt(int index) const;
+    LiveSessionView *currentLiveView() const;
+    ProfileExplorer *currentExplorer() const;
+
+    // Opens the Profile Process dialog (non-modal); returns it so that callers and tests can drive it.
+    ProfileProcessDialog *showProfileDialog();
+    // Starts a session straight into a tab (the command line's --record and --attach, the demo).
+    LiveSessionView *startSession(engine::SessionConfig config);
+    LiveSessionView *startDemo();
+    // The bundled demo program, next to the emberline binary.
+    static QString demoProgramPath();
+    // Opens a session folder's merged profile (or its last flush when the session never finished).
+    void openSessionFolder(const QString &directory);
 
 protected:
     void dragEnterEvent(QDragEnterEvent *event) override;
@@ -42,11 +65,15 @@ private:
     void showOpenDialog();
     void rebuildRecentMenu();
     void closeTab(int index);
-    void closeView(ProfileView *view);
+    void closeView(QWidget *view);
     void onLoadFinished(ProfileView *view, bool ok);
     void updateCentralWidget();
     void updateWindowTitle();
     void showAbout();
+    LiveSessionView *addLiveView(engine::ProfilingSession *session);
+    void chooseSessionFolder();
+    void onSessionEnded();
+    bool stopSessionsBeforeClosing();
 
     RecentFiles m_recent;
     QStackedWidget *m_central = nullptr;
@@ -54,6 +81,10 @@ private:
     QTabWidget *m_tabs = nullptr;
     QMenu *m_recentMenu = nullptr;
     QAction *m_openAction = nullptr;
+    QAction *m_profileAction = nullptr;
+    QAction *m_openSessionAction = nullptr;
+    ProfileProcessDialog *m_profileDialog = nullptr;
+    bool m_closeWhenStopped = false;
     QAction *m_closeTabAction = nullptr;
     QAction *m_quitAction = nullptr;
     QAction *m_findAction = nullptr;

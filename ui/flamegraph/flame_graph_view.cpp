@@ -53,6 +53,21 @@ void FlameGraphView::connectSignals()
     connect(verticalScrollBar(), &QScrollBar::valueChanged, this, &FlameGraphView::onScrollBarMoved);
 }
 
+std::vector<uint32_t> FlameGraphView::translateFrames(std::span<const uint32_t> ids, const engine::FrameTable &from,
+                                                      const engine::FrameTable &to)
+{
+    // A live session's next profile has its own frame table: the zoom path is carried over by frame name.
+    std::vector<uint32_t> out;
+    for (uint32_t id : ids) {
+        const std::vector<uint32_t> found = id < from.size() ? to.findByName(from.frame(id).name)
+                                                             : std::vector<uint32_t>{};
+        if (found.empty())
+            break;
+        out.push_back(found.front());
+    }
+    return out;
+}
+
 void FlameGraphView::setTree(std::shared_ptr<const engine::CallTree> tree,
                              std::shared_ptr<const engine::FrameTable> frames, const std::string &unit,
                              bool keepZoom)
@@ -61,6 +76,8 @@ void FlameGraphView::setTree(std::shared_ptr<const engine::CallTree> tree,
     if (keepZoom && m_layout.tree())
         zoomPath = m_layout.tree()->pathTo(m_layout.zoomNode());
     const bool newFrames = frames.get() != m_layout.frames();
+    if (newFrames && !zoomPath.empty() && m_layout.frames() && frames)
+        zoomPath = translateFrames(zoomPath, *m_layout.frames(), *frames);
     const double scroll = m_layout.scrollOffset();
     m_unit = unit;
     m_layout.setTree(std::move(tree), std::move(frames));

@@ -8,6 +8,7 @@
 #include <QFontMetricsF>
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ public:
     void setSelectedFrame(uint32_t frame);
     void zoomTo(uint32_t node);
     void resetZoom() { zoomTo(0); }
+    // The same frames (by name) in another frame table, up to the first one it lacks.
+    static std::vector<uint32_t> translateFrames(std::span<const uint32_t> ids, const engine::FrameTable &from,
+                                                 const engine::FrameTable &to);
     // The tooltip text for a node (name, self, total, share of all, source, module).
     QString toolTipFor(uint32_t node) const;
 

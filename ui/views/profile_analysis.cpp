@@ -5,6 +5,7 @@
 #include <QElapsedTimer>
 
 #include <algorithm>
+#include <cmath>
 
 namespace emberline::ui {
 
@@ -33,6 +34,38 @@ LoadOutcome loadProfile(const QString &path, const engine::PprofReadOptions &opt
     return outcome;
 }
 
+std::vector<int64_t> weightedValuesPerStack(const engine::Profile &profile, int sampleType,
+                                            const std::vector<uint8_t> &mask, const std::vector<float> &weights,
+                                            const std::atomic<bool> *cancel)
+{
+    std::vector<int64_t> perStack(profile.stacks().size(), 0);
+    if (sampleType < 0 || static_cast<size_t>(sampleType) >= profile.sampleTypes().size())
+        return perStack;
+    const auto type = static_cast<size_t>(sampleType);
+    for (size_t i = 0; i < profile.sampleCount() && i < weights.size(); ++i) {
+        if ((i & 0xffff) == 0 && cancel && cancel->load())
+            return perStack;
+        if (weights[i] <= 0.0f || (!mask.empty() && !mask[i]))
+            continue;
+        const auto value = static_cast<double>(profile.sampleValues(i)[type]);
+        perStack[profile.sampleStackId(i)] += std::llround(value * weights[i]);
+    }
+    return perStack;
+}
+
+std::vector<int64_t> weightedTotals(const engine::Profile &profile, const std::vector<float> &weights)
+{
+    std::vector<int64_t> totals(profile.sampleTypes().size(), 0);
+    for (size_t i = 0; i < profile.sampleCount() && i < weights.size(); ++i) {
+        if (weights[i] <= 0.0f)
+            continue;
+        const auto values = profile.sampleValues(i);
+        for (size_t t = 0; t < totals.size(); ++t)
+            totals[t] += std::llround(static_cast<double>(values[t]) * weights[i]);
+    }
+    return totals;
+}
+
 std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const std::atomic<bool> *cancel)
 {
     QElapsedTimer timer;
@@ -40,6 +73,7 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
     const LoadedProfile &loaded = *request.loaded;
     const engine::Profile &profile = *loaded.profile;
     auto analysis = std::make_shared<Analysis>();
+    analysis->loaded = request.loaded;
     analysis->sampleType = request.sampleType;
     analysis->filter = request.filter;
     if (request.sampleType >= 0 && static_cast<size_t>(request.sampleType) < profile.sampleTypes().size())
@@ -48,7 +82,9 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
     const std::vector<uint8_t> mask = engine::selectSamples(profile, loaded.threads.get(), request.filter);
     analysis->keptSamples = mask.empty() ? profile.sampleCount()
                                          : static_cast<size_t>(std::count(mask.begin(), mask.end(), uint8_t(1)));
-    auto perStack = engine::valuesPerStack(profile, request.sampleType, mask, cancel);
+    auto perStack = loaded.sampleWeights
+                        ? weightedValuesPerStack(profile, request.sampleType, mask, *loaded.sampleWeights, cancel)
+                        : engine::valuesPerStack(profile, request.sampleType, mask, cancel);
     if (cancel && cancel->load())
         return nullptr;
     auto tree = engine::CallTree::build(profile, *loaded.frames, perStack, cancel);

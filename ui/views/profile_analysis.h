@@ -23,8 +23,21 @@ struct LoadedProfile {
     std::shared_ptr<const engine::Profile> profile;
     std::shared_ptr<const engine::FrameTable> frames;
     std::shared_ptr<const engine::ThreadIndex> threads; // empty index when samples carry no thread labels
-    std::vector<int64_t> totals;                        // per sample type, over all samples
+    std::vector<int64_t> totals;                        // per sample type, over the samples shown
+    // Per sample, the share of its value shown (a live session's time range over its aggregated profile);
+    // null when every sample counts in full.
+    std::shared_ptr<const std::vector<float>> sampleWeights;
+    // Its samples are sums of many (a live session's aggregated profile): the sample count means little.
+    bool aggregated = false;
 };
+
+// Sum of one sample type per interned stack, each sample scaled by its weight; samples the mask drops and
+// samples of weight 0 count nothing.
+std::vector<int64_t> weightedValuesPerStack(const engine::Profile &profile, int sampleType,
+                                            const std::vector<uint8_t> &mask, const std::vector<float> &weights,
+                                            const std::atomic<bool> *cancel);
+// Totals per sample type with weights.
+std::vector<int64_t> weightedTotals(const engine::Profile &profile, const std::vector<float> &weights);
 
 // The outcome of a load: a profile, or an error message naming the file, or cancelled.
 struct LoadOutcome {
@@ -45,6 +58,7 @@ struct AnalysisRequest {
 
 // Everything derived for one request; immutable, shared with the GUI thread.
 struct Analysis {
+    std::shared_ptr<const LoadedProfile> loaded; // what it was derived from
     int sampleType = 0;
     std::string unit;
     engine::SampleFilter filter;

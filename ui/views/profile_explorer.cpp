@@ -190,6 +190,27 @@ void ProfileExplorer::resetZoom()
     m_flame->resetZoom();
 }
 
+void ProfileExplorer::setLoaded(std::shared_ptr<const LoadedProfile> loaded)
+{
+    if (!loaded || loaded == m_loaded)
+        return;
+    if (m_selectedFrame != UINT32_MAX && loaded->frames != m_loaded->frames) {
+        const uint32_t frame = m_selectedFrame;
+        const auto moved = FlameGraphView::translateFrames({&frame, 1}, *m_loaded->frames, *loaded->frames);
+        m_selectedFrame = moved.empty() ? UINT32_MAX : moved.front();
+        m_flame->setSelectedFrame(m_selectedFrame);
+    }
+    if (loaded->threads != m_loaded->threads && m_threads->isVisible())
+        m_threads->setThreads(loaded->threads);
+    m_loaded = std::move(loaded);
+    requestAnalysis();
+}
+
+void ProfileExplorer::setThreadFilterVisible(bool visible)
+{
+    m_threads->setVisible(visible && !m_loaded->threads->empty());
+}
+
 void ProfileExplorer::requestAnalysis()
 {
     AnalysisRequest request;
@@ -201,12 +222,14 @@ void ProfileExplorer::requestAnalysis()
 
 void ProfileExplorer::applyAnalysis(std::shared_ptr<const Analysis> analysis)
 {
+    if (analysis->loaded != m_loaded)
+        return; // derived from a profile that has since been replaced
     const bool keepZoom = m_analysis != nullptr;
     m_analysis = std::move(analysis);
     m_flame->setTree(m_analysis->tree, m_loaded->frames, m_analysis->unit, keepZoom);
     m_topFunctions->model()->setFunctions(m_analysis->functions, m_loaded->frames, m_analysis->unit);
     if (m_selectedFrame != UINT32_MAX) {
-        m_topFunctions->selectFrame(m_selectedFrame);
+        m_topFunctions->selectFrame(m_selectedFrame, false); // a refresh keeps the user's table filter
         requestCallerCallee();
     }
     updateStatusLine();
@@ -259,7 +282,8 @@ void ProfileExplorer::updateStatusLine()
 {
     const engine::Profile &profile = *m_loaded->profile;
     QStringList parts;
-    parts << tr("%1 samples").arg(profile.sampleCount());
+    if (!m_loaded->aggregated)
+        parts << tr("%1 samples").arg(profile.sampleCount());
     if (profile.durationNanos > 0)
         parts << tr("duration %1").arg(valueText(profile.durationNanos, "nanoseconds"));
     QStringList totals;

@@ -34,6 +34,11 @@ public:
     explicit ProfileExplorer(std::shared_ptr<const LoadedProfile> loaded, QWidget *parent = nullptr);
 
     const LoadedProfile &loaded() const { return *m_loaded; }
+    // Shows another profile of the same kind (a live session's next state) and keeps the user's sample type,
+    // zoom path, selected function, search and table sorting; the frames are matched by name.
+    void setLoaded(std::shared_ptr<const LoadedProfile> loaded);
+    // A live session filters threads in its timeline; its explorer hides its own thread filter.
+    void setThreadFilterVisible(bool visible);
     std::shared_ptr<const Analysis> analysis() const { return m_analysis; }
     bool isAnalysing() const;
     FlameGraphView *flameGraph() const { return m_flame; }

@@ -1,6 +1,7 @@
 #include "ui/views/start_page.h"
 
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
@@ -22,15 +23,24 @@ void StartPage::setupUi()
     titleFont.setPointSizeF(titleFont.pointSizeF() * 2.2);
     titleFont.setBold(true);
     title->setFont(titleFont);
-    auto *subtitle = new QLabel(tr("Open a pprof profile (Go, Node, Datadog, Emberline) to explore it as a flame "
-                                   "graph and a table of top functions."),
+    auto *subtitle = new QLabel(tr("Profile a native program live, or open a pprof profile (Go, Node, Datadog, "
+                                   "Emberline) to explore it as a flame graph and a table of top functions."),
                                 this);
     subtitle->setWordWrap(true);
 
     m_open = new QPushButton(tr("Open Profile…"), this);
     m_open->setObjectName(QStringLiteral("startOpenButton"));
-    m_open->setDefault(true);
     m_open->setMinimumHeight(36);
+
+    m_profile = new QPushButton(tr("Profile a Program…"), this);
+    m_profile->setObjectName(QStringLiteral("startProfileButton"));
+    m_profile->setToolTip(tr("Launch a program or attach to a running one and watch its flame graph live (Ctrl+R)"));
+    m_profile->setMinimumHeight(36);
+    m_demo = new QPushButton(tr("Try it on a demo program"), this);
+    m_demo->setObjectName(QStringLiteral("startDemoButton"));
+    m_demo->setToolTip(tr("Profile the small demo program that comes with Emberline: a live flame graph within "
+                          "seconds"));
+    m_demo->setMinimumHeight(36);
 
     m_recentTitle = new QLabel(tr("<b>Recent files</b>"), this);
     m_recent = new QListWidget(this);
@@ -47,7 +57,12 @@ void StartPage::setupUi()
     column->addWidget(title);
     column->addWidget(subtitle);
     column->addSpacing(16);
-    column->addWidget(m_open, 0, Qt::AlignLeft);
+    auto *buttons = new QHBoxLayout;
+    buttons->addWidget(m_profile);
+    buttons->addWidget(m_demo);
+    buttons->addWidget(m_open);
+    buttons->addStretch();
+    column->addLayout(buttons);
     column->addSpacing(16);
     column->addWidget(m_recentTitle);
     column->addWidget(m_recent);
@@ -68,6 +83,8 @@ void StartPage::setupUi()
 void StartPage::connectSignals()
 {
     connect(m_open, &QPushButton::clicked, this, &StartPage::openRequested);
+    connect(m_profile, &QPushButton::clicked, this, &StartPage::profileRequested);
+    connect(m_demo, &QPushButton::clicked, this, &StartPage::demoRequested);
     // A single click opens, like a link; Enter (activation) does too.
     const auto open = [this](QListWidgetItem *item) { Q_EMIT recentFileActivated(item->data(Qt::UserRole).toString()); };
     connect(m_recent, &QListWidget::itemClicked, this, open);

@@ -9,7 +9,8 @@ class QPushButton;
 
 namespace emberline::ui {
 
-// What the window shows when no profile is open: Open…, the recent files, and a reminder that files can be
+// What the window shows when no profile is open: Open…, Profile a Program… (the Profile Process dialog), "Try it
+// on a demo program" (a live session of the bundled demo), the recent files, and a reminder that files can be
 // dropped on the window.
 //
 // Thread: GUI thread.
@@ -21,6 +22,8 @@ public:
 
 Q_SIGNALS:
     void openRequested();
+    void profileRequested();
+    void demoRequested();
     void recentFileActivated(const QString &path);
 
 private:
@@ -28,6 +31,8 @@ private:
     void connectSignals();
 
     QPushButton *m_open = nullptr;
+    QPushButton *m_profile = nullptr;
+    QPushButton *m_demo = nullptr;
     QLabel *m_recentTitle = nullptr;
     QListWidget *m_recent = nullptr;
 };

@@ -62,13 +62,15 @@ void TopFunctionsView::connectSignals()
             });
 }
 
-void TopFunctionsView::selectFrame(uint32_t frame)
+void TopFunctionsView::selectFrame(uint32_t frame, bool revealIfFiltered)
 {
     const int sourceRow = m_model->rowOfFrame(frame);
     if (sourceRow < 0)
         return;
     QModelIndex index = m_proxy->mapFromSource(m_model->index(sourceRow, 0));
     if (!index.isValid()) {
+        if (!revealIfFiltered)
+            return;
         m_filter->clear();
         index = m_proxy->mapFromSource(m_model->index(sourceRow, 0));
     }

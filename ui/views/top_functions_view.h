@@ -22,7 +22,8 @@ public:
     TopFunctionsModel *model() const { return m_model; }
     FunctionFilterProxy *proxy() const { return m_proxy; }
     QTreeView *table() const { return m_table; }
-    void selectFrame(uint32_t frame);
+    // Selects the frame's row; when the table filter hides it, clears the filter only if revealIfFiltered.
+    void selectFrame(uint32_t frame, bool revealIfFiltered = true);
     uint32_t selectedFrame() const;
 
 Q_SIGNALS:

@@ -1,0 +1,41 @@
+#pragma once
+
+#include "engine/session/record_session.h"
+
+#include <QWidget>
+
+class QLineEdit;
+class QPlainTextEdit;
+class QToolButton;
+
+namespace emberline::ui {
+
+// The "Launch" page of the Profile Process dialog: the program (with a file chooser), its arguments (split like a
+// shell would, quotes respected), the working directory and added environment variables (NAME=value, one a
+// line). fillConfig() checks what it can before anything reaches the engine.
+//
+// Thread: GUI thread.
+class LaunchPage : public QWidget {
+    Q_OBJECT
+public:
+    explicit LaunchPage(QWidget *parent = nullptr);
+
+    // Fills the launch part of `config`; returns an error message for the user, or "" when the values are usable.
+    QString fillConfig(engine::SessionConfig &config) const;
+    void setProgram(const QString &program);
+    void loadSettings();
+    void saveSettings() const;
+
+private:
+    void setupUi();
+    void connectSignals();
+
+    QLineEdit *m_program = nullptr;
+    QToolButton *m_browseProgram = nullptr;
+    QLineEdit *m_arguments = nullptr;
+    QLineEdit *m_workingDirectory = nullptr;
+    QToolButton *m_browseDirectory = nullptr;
+    QPlainTextEdit *m_environment = nullptr;
+};
+
+} // namespace emberline::ui

@@ -1,0 +1,152 @@
+#include "ui/dialogs/profile_process_dialog.h"
+
+#include "ui/dialogs/attach_page.h"
+#include "ui/dialogs/launch_page.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+namespace emberline::ui {
+
+ProfileProcessDialog::ProfileProcessDialog(QWidget *parent) : QDialog(parent)
+{
+    setupUi();
+    connectSignals();
+    loadSettings();
+}
+
+ProfileProcessDialog::~ProfileProcessDialog()
+{
+    discardPending();
+}
+
+void ProfileProcessDialog::setupUi()
+{
+    setObjectName(QStringLiteral("profileProcessDialog"));
+    setWindowTitle(tr("Profile Process"));
+    m_modes = new QTabWidget(this);
+    m_modes->setObjectName(QStringLiteral("modeTabs"));
+    m_launch = new LaunchPage(m_modes);
+    m_attach = new AttachPage(m_modes);
+    m_modes->addTab(m_launch, tr("&Launch a program"));
+    m_modes->addTab(m_attach, tr("Attach to a &running process"));
+
+    m_message = new QLabel(this);
+    m_message->setObjectName(QStringLiteral("dialogMessage"));
+    m_message->setWordWrap(true);
+    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_message->setStyleSheet(QStringLiteral("QLabel { color: #a1140b; }"));
+    m_message->setVisible(false);
+    m_start = new QPushButton(tr("&Start"), this);
+    m_start->setObjectName(QStringLiteral("startButton"));
+    m_start->setDefault(true);
+    m_cancel = new QPushButton(tr("Cancel"), this);
+    m_cancel->setObjectName(QStringLiteral("cancelButton"));
+
+    auto *options = new QHBoxLayout;
+    options->addWidget(createOptions(), 1);
+    options->addWidget(createUpload(), 1);
+    auto *buttons = new QHBoxLayout;
+    buttons->addStretch();
+    buttons->addWidget(m_start);
+    buttons->addWidget(m_cancel);
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(m_modes, 1);
+    layout->addLayout(options);
+    layout->addWidget(m_message);
+    layout->addLayout(buttons);
+    resize(860, 640);
+}
+
+QGroupBox *ProfileProcessDialog::createOptions()
+{
+    auto *box = new QGroupBox(tr("Sampling"), this);
+    m_frequency = new QSpinBox(box);
+    m_frequency->setObjectName(QStringLiteral("frequencySpin"));
+    m_frequency->setRange(1, 10000);
+    m_frequency->setSuffix(tr(" Hz"));
+    m_frequency->setToolTip(tr("Samples per second and thread on CPU; 99 is cheap, 999 shows short functions"));
+    m_flushPeriod = new QSpinBox(box);
+    m_flushPeriod->setObjectName(QStringLiteral("flushPeriodSpin"));
+    m_flushPeriod->setRange(1, 60);
+    m_flushPeriod->setSuffix(tr(" s"));
+    m_flushPeriod->setToolTip(tr("How often the views refresh and a profile is written (1 to 60 s)"));
+    m_sampler = new QComboBox(box);
+    m_sampler->setObjectName(QStringLiteral("samplerCombo"));
+    m_sampler->addItem(tr("Automatic"), QStringLiteral("auto"));
+    m_sampler->addItem(tr("perf events"), QStringLiteral("perf"));
+    m_sampler->addItem(tr("ptrace (no perf events needed)"), QStringLiteral("ptrace"));
+    m_wallTime = new QCheckBox(tr("Also record wall time (off-CPU)"), box);
+    m_wallTime->setObjectName(QStringLiteral("wallTimeCheck"));
+    auto *form = new QFormLayout(box);
+    form->addRow(tr("&Frequency:"), m_frequency);
+    form->addRow(tr("F&lush every:"), m_flushPeriod);
+    form->addRow(tr("Sa&mpler:"), m_sampler);
+    form->addRow(m_wallTime);
+    return box;
+}
+
+QGroupBox *ProfileProcessDialog::createUpload()
+{
+    auto *box = new QGroupBox(tr("Datadog"), this);
+    box->setObjectName(QStringLiteral("uploadGroup"));
+    m_upload = new QCheckBox(tr("Upload each flush to Datadog"), box);
+    m_upload->setObjectName(QStringLiteral("uploadToggle"));
+    m_upload->setEnabled(false);
+    m_upload->setToolTip(tr("Upload comes with the Datadog upload feature; for now every flush is kept on disk"));
+    auto *note = new QLabel(tr("Upload comes with the Datadog upload feature. Every flush is written to the "
+                               "session's folder meanwhile."),
+                            box);
+    note->setWordWrap(true);
+    note->setForegroundRole(QPalette::PlaceholderText);
+    auto *layout = new QVBoxLayout(box);
+    layout->addWidget(m_upload);
+    layout->addWidget(note);
+    layout->addStretch();
+    return box;
+}
+
+void ProfileProcessDialog::connectSignals()
+{
+    connect(m_start, &QPushButton::clicked, this, &ProfileProcessDialog::start);
+    connect(m_cancel, &QPushButton::clicked, this, &ProfileProcessDialog::reject);
+    connect(m_modes, &QTabWidget::currentChanged, this, [this] { m_message->setVisible(false); });
+}
+
+void ProfileProcessDialog::setMode(Mode mode)
+{
+    m_modes->setCurrentIndex(mode == Mode::Launch ? 0 : 1);
+}
+
+ProfileProcessDialog::Mode ProfileProcessDialog::mode() const
+{
+    return m_modes->currentIndex() == 0 ? Mode::Launch : Mode::Attach;
+}
+
+QString ProfileProcessDialog::message() const
+{
+    return m_message->isVisible() ? m_message->text() : QString();
+}
+
+QString ProfileProcessDialog::buildConfig(engine::SessionConfig &config) const
+{
+    const QString error = mode() == Mode::Launch ? m_launch->fillConfig(config) : m_attach->fillConfig(config);
+    if (!error.isEmpty())
+        return error;
+    config.frequency = m_frequency->value();
+    config.flushPeriodNs = static_cast<int64_t>(m_flushPeriod->value()) * 1'000'000'000;
+    config.sampler = m_sampler->currentData().toString().toStdString();
+    config.wallTime = m_wallTime->isChecked();
+    return {};
+}
+
+} // namespace emberline::ui

@@ -1,0 +1,131 @@
+// ProfileProcessDialog: starting the session and waiting for the engine's answer; remembered settings.
+#include "ui/dialogs/profile_process_dialog.h"
+
+#include "ui/dialogs/attach_page.h"
+#include "ui/dialogs/launch_page.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLabel>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QTabWidget>
+
+namespace emberline::ui {
+
+void ProfileProcessDialog::start()
+{
+    if (m_pending)
+        return;
+    engine::SessionConfig config;
+    const QString error = buildConfig(config);
+    if (!error.isEmpty()) {
+        showMessage(error);
+        return;
+    }
+    m_message->setVisible(false);
+    m_pending = new engine::ProfilingSession(std::move(config), this);
+    connect(m_pending, &engine::ProfilingSession::started, this, &ProfileProcessDialog::onStarted);
+    connect(m_pending, &engine::ProfilingSession::failed, this, &ProfileProcessDialog::onRefused);
+    connect(m_pending, &engine::ProfilingSession::finished, this, &ProfileProcessDialog::onEndedEarly);
+    setStarting(true);
+    m_pending->start();
+}
+
+void ProfileProcessDialog::onStarted()
+{
+    engine::ProfilingSession *session = m_pending;
+    m_pending = nullptr;
+    disconnect(session, nullptr, this, nullptr);
+    session->setParent(nullptr);
+    setStarting(false);
+    saveSettings();
+    Q_EMIT sessionStarted(session);
+    accept();
+}
+
+void ProfileProcessDialog::onRefused(const QString &message)
+{
+    discardPending();
+    setStarting(false);
+    QString hint;
+    if (message.contains(QLatin1String("perf_event_paranoid")) || message.contains(QLatin1String("CAP_")))
+        hint = tr(" Run Emberline as root, or lower /proc/sys/kernel/perf_event_paranoid.");
+    showMessage(tr("Emberline could not start profiling: %1.%2").arg(message, hint));
+}
+
+void ProfileProcessDialog::onEndedEarly(const engine::SessionSummary &summary)
+{
+    // The target ended before the session reported that it runs (within a quarter of a second).
+    discardPending();
+    setStarting(false);
+    showMessage(tr("The program ended before it could be sampled (%1).")
+                    .arg(QString::fromStdString(summary.endReason)));
+}
+
+void ProfileProcessDialog::discardPending()
+{
+    if (!m_pending)
+        return;
+    engine::ProfilingSession *session = m_pending;
+    m_pending = nullptr;
+    disconnect(session, nullptr, this, nullptr);
+    if (!session->isActive()) {
+        session->deleteLater();
+        return;
+    }
+    // Still starting: it goes away on its own once its thread has ended, so nobody waits for it here.
+    session->setParent(nullptr);
+    connect(session, &engine::ProfilingSession::finished, session, &QObject::deleteLater);
+    connect(session, &engine::ProfilingSession::failed, session, &QObject::deleteLater);
+    session->stop();
+}
+
+void ProfileProcessDialog::reject()
+{
+    discardPending();
+    setStarting(false);
+    QDialog::reject();
+}
+
+void ProfileProcessDialog::setStarting(bool starting)
+{
+    m_start->setEnabled(!starting);
+    m_start->setText(starting ? tr("Starting…") : tr("&Start"));
+    m_modes->setEnabled(!starting);
+}
+
+void ProfileProcessDialog::showMessage(const QString &text)
+{
+    m_message->setText(text);
+    m_message->setVisible(true);
+}
+
+void ProfileProcessDialog::loadSettings()
+{
+    m_launch->loadSettings();
+    QSettings settings;
+    settings.beginGroup(QStringLiteral("profileDialog"));
+    setMode(settings.value(QStringLiteral("mode")).toString() == QLatin1String("attach") ? Mode::Attach
+                                                                                          : Mode::Launch);
+    m_frequency->setValue(settings.value(QStringLiteral("frequency"), 99).toInt());
+    m_flushPeriod->setValue(settings.value(QStringLiteral("flushPeriod"), 5).toInt());
+    const int sampler = m_sampler->findData(settings.value(QStringLiteral("sampler"), QStringLiteral("auto")));
+    m_sampler->setCurrentIndex(std::max(0, sampler));
+    m_wallTime->setChecked(settings.value(QStringLiteral("wallTime"), false).toBool());
+}
+
+void ProfileProcessDialog::saveSettings() const
+{
+    m_launch->saveSettings();
+    QSettings settings;
+    settings.beginGroup(QStringLiteral("profileDialog"));
+    settings.setValue(QStringLiteral("mode"), mode() == Mode::Attach ? QStringLiteral("attach") : QStringLiteral("launch"));
+    settings.setValue(QStringLiteral("frequency"), m_frequency->value());
+    settings.setValue(QStringLiteral("flushPeriod"), m_flushPeriod->value());
+    settings.setValue(QStringLiteral("sampler"), m_sampler->currentData());
+    settings.setValue(QStringLiteral("wallTime"), m_wallTime->isChecked());
+}
+
+} // namespace emberline::ui

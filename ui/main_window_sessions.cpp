@@ -1,0 +1,152 @@
+// MainWindow: live sessions (the Profile Process dialog, the demo, sessions from the command line), session
+// folders, and stopping sessions before the window closes.
+#include "ui/main_window.h"
+
+#include "engine/session/profiling_session.h"
+#include "ui/dialogs/profile_process_dialog.h"
+#include "ui/logging.h"
+#include "ui/views/live_session_view.h"
+#include "ui/views/profile_explorer.h"
+#include "ui/views/profile_view.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QStatusBar>
+#include <QTabWidget>
+
+namespace emberline::ui {
+
+LiveSessionView *MainWindow::liveViewAt(int index) const
+{
+    return qobject_cast<LiveSessionView *>(m_tabs->widget(index));
+}
+
+LiveSessionView *MainWindow::currentLiveView() const
+{
+    return qobject_cast<LiveSessionView *>(m_tabs->currentWidget());
+}
+
+ProfileExplorer *MainWindow::currentExplorer() const
+{
+    if (const ProfileView *view = currentProfileView())
+        return view->explorer();
+    if (const LiveSessionView *live = currentLiveView())
+        return live->explorer();
+    return nullptr;
+}
+
+ProfileProcessDialog *MainWindow::showProfileDialog()
+{
+    if (!m_profileDialog) {
+        m_profileDialog = new ProfileProcessDialog(this);
+        connect(m_profileDialog, &ProfileProcessDialog::sessionStarted, this,
+                [this](engine::ProfilingSession *session) { addLiveView(session); });
+    }
+    m_profileDialog->show();
+    m_profileDialog->raise();
+    m_profileDialog->activateWindow();
+    return m_profileDialog;
+}
+
+LiveSessionView *MainWindow::startSession(engine::SessionConfig config)
+{
+    auto *session = new engine::ProfilingSession(std::move(config));
+    LiveSessionView *view = addLiveView(session);
+    session->start();
+    return view;
+}
+
+QString MainWindow::demoProgramPath()
+{
+    return QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("emberline-demo"));
+}
+
+LiveSessionView *MainWindow::startDemo()
+{
+    const QString demo = demoProgramPath();
+    if (!QFileInfo(demo).isExecutable()) {
+        QMessageBox::warning(this, tr("Demo Program"),
+                             tr("The demo program was not found at %1. It is installed next to emberline.").arg(demo));
+        return nullptr;
+    }
+    engine::SessionConfig config;
+    config.command = {demo.toStdString(), "60"};
+    config.frequency = 199;
+    config.flushPeriodNs = 1'000'000'000; // a first flame graph after one second
+    return startSession(std::move(config));
+}
+
+LiveSessionView *MainWindow::addLiveView(engine::ProfilingSession *session)
+{
+    auto *view = new LiveSessionView(session, m_tabs);
+    const int index = m_tabs->addTab(view, tr("● %1").arg(view->title()));
+    m_tabs->setTabToolTip(index, tr("Live session; flushes are written to %1").arg(view->sessionDirectory()));
+    m_tabs->setCurrentIndex(index);
+    connect(view, &LiveSessionView::openProfileRequested, this, [this](const QString &path) { openFiles({path}); });
+    connect(view, &LiveSessionView::sessionEnded, this, &MainWindow::onSessionEnded);
+    connect(view, &LiveSessionView::sessionEnded, this, [this, view] {
+        const int at = m_tabs->indexOf(view);
+        if (at >= 0)
+            m_tabs->setTabText(at, view->title());
+    });
+    qCDebug(lcUiWindow) << "live session into" << view->sessionDirectory();
+    updateCentralWidget();
+    return view;
+}
+
+void MainWindow::chooseSessionFolder()
+{
+    const QString sessions = engine::ProfilingSession::sessionsDirectory();
+    QDir().mkpath(sessions);
+    const QString directory = QFileDialog::getExistingDirectory(this, tr("Open Session"), sessions);
+    if (!directory.isEmpty())
+        openSessionFolder(directory);
+}
+
+void MainWindow::openSessionFolder(const QString &directory)
+{
+    const QDir dir(directory);
+    if (dir.exists(QStringLiteral("profile.pprof"))) {
+        openFiles({dir.filePath(QStringLiteral("profile.pprof"))});
+        return;
+    }
+    // A session that never finished (Emberline was killed) still has its flushes.
+    const QStringList flushes = dir.entryList({QStringLiteral("flush-*.pprof")}, QDir::Files, QDir::Name);
+    if (flushes.isEmpty()) {
+        statusBar()->showMessage(tr("%1 holds no profile").arg(directory), 10000);
+        return;
+    }
+    openFiles({dir.filePath(flushes.last())});
+}
+
+bool MainWindow::stopSessionsBeforeClosing()
+{
+    bool anyActive = false;
+    for (int i = 0; i < m_tabs->count(); ++i) {
+        if (LiveSessionView *live = liveViewAt(i); live && live->isActive()) {
+            anyActive = true;
+            live->stop();
+        }
+    }
+    m_closeWhenStopped = anyActive;
+    if (anyActive)
+        statusBar()->showMessage(tr("Stopping the session and writing its last flush before closing…"));
+    return anyActive;
+}
+
+void MainWindow::onSessionEnded()
+{
+    if (!m_closeWhenStopped)
+        return;
+    for (int i = 0; i < m_tabs->count(); ++i) {
+        if (LiveSessionView *live = liveViewAt(i); live && live->isActive())
+            return;
+    }
+    m_closeWhenStopped = false;
+    close();
+}
+
+} // namespace emberline::ui

@@ -1,0 +1,129 @@
+#include "ui/timeline/timeline_chart_view.h"
+
+#include <QMouseEvent>
+#include <QValueAxis>
+
+namespace emberline::ui {
+
+TimelineChartView::TimelineChartView(QChart *chart, QWidget *parent) : QChartView(chart, parent)
+{
+    setRenderHint(QPainter::Antialiasing, false);
+    setMouseTracking(true);
+    setRubberBand(QChartView::NoRubberBand);
+    setCursor(Qt::CrossCursor);
+    connect(chart, &QChart::plotAreaChanged, this, [this] { updateAxis(); });
+}
+
+void TimelineChartView::setTimeRange(int64_t startNs, int64_t endNs)
+{
+    m_axis.setTimeRange(startNs, endNs);
+    const auto horizontal = chart()->axes(Qt::Horizontal);
+    if (auto *x = horizontal.isEmpty() ? nullptr : qobject_cast<QValueAxis *>(horizontal.first())) {
+        // The range is exactly the session's span (the TimeAxis maps the same); ticks fall on round seconds.
+        const double span = std::max(0.001, m_axis.toSeconds(endNs));
+        x->setRange(0.0, span);
+        x->setTickType(QValueAxis::TicksDynamic);
+        x->setTickAnchor(0);
+        double step = 0.5;
+        for (double s : {1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0}) {
+            if (span / step <= 8)
+                break;
+            step = s;
+        }
+        x->setTickInterval(step);
+        x->setLabelFormat(step < 1 ? QStringLiteral("%.1f s") : QStringLiteral("%.0f s"));
+    }
+    updateAxis();
+}
+
+void TimelineChartView::updateAxis()
+{
+    const QRectF plot = chart()->plotArea();
+    // The chart sits at the scene's origin and the view does not scroll, so scene x is view x.
+    m_axis.setPixelRange(mapFromScene(plot.topLeft()).x(), plot.width());
+    viewport()->update();
+}
+
+void TimelineChartView::setSelection(std::optional<std::pair<int64_t, int64_t>> range)
+{
+    m_selection = range;
+    viewport()->update();
+}
+
+void TimelineChartView::setPlotMargins(const QMargins &margins)
+{
+    m_plotMargins = margins;
+    chart()->setPlotArea(QRectF(QPointF(0, 0), size()).marginsRemoved(margins.toMarginsF()));
+    updateAxis();
+}
+
+void TimelineChartView::resizeEvent(QResizeEvent *event)
+{
+    QChartView::resizeEvent(event);
+    if (!m_plotMargins.isNull())
+        chart()->setPlotArea(QRectF(QPointF(0, 0), size()).marginsRemoved(m_plotMargins.toMarginsF()));
+    updateAxis();
+}
+
+void TimelineChartView::mousePressEvent(QMouseEvent *event)
+{
+    if (event->button() != Qt::LeftButton)
+        return QChartView::mousePressEvent(event);
+    m_pressX = event->position().x();
+    m_dragX = *m_pressX;
+    event->accept();
+}
+
+void TimelineChartView::mouseMoveEvent(QMouseEvent *event)
+{
+    const double x = event->position().x();
+    if (m_pressX) {
+        m_dragX = x;
+        viewport()->update();
+    } else if (m_axis.isValid()) {
+        Q_EMIT hovered(m_axis.toTime(x), event->globalPosition().toPoint());
+    }
+    event->accept();
+}
+
+void TimelineChartView::mouseReleaseEvent(QMouseEvent *event)
+{
+    if (event->button() != Qt::LeftButton || !m_pressX)
+        return QChartView::mouseReleaseEvent(event);
+    const double x0 = *m_pressX;
+    const double x1 = event->position().x();
+    m_pressX.reset();
+    viewport()->update();
+    if (!m_axis.isValid())
+        return;
+    if (TimeAxis::isDrag(x0, x1)) {
+        const auto [start, end] = m_axis.rangeBetween(x0, x1);
+        Q_EMIT rangeSelected(start, end);
+    } else {
+        Q_EMIT clicked(m_axis.toTime(x1));
+    }
+    event->accept();
+}
+
+void TimelineChartView::drawForeground(QPainter *painter, const QRectF &rect)
+{
+    QChartView::drawForeground(painter, rect);
+    const QRectF plot = chart()->plotArea();
+    auto band = [&](double x0, double x1, const QColor &fill) {
+        const double left = std::clamp(std::min(x0, x1), plot.left(), plot.right());
+        const double right = std::clamp(std::max(x0, x1), plot.left(), plot.right());
+        painter->fillRect(QRectF(left, plot.top(), right - left, plot.height()), fill);
+        painter->setPen(QPen(fill.darker(160), 1));
+        painter->drawLine(QPointF(left, plot.top()), QPointF(left, plot.bottom()));
+        painter->drawLine(QPointF(right, plot.top()), QPointF(right, plot.bottom()));
+    };
+    // Scene coordinates: the axis maps to view x, the scene's origin is the view's.
+    const double offset = mapFromScene(QPointF(0, 0)).x();
+    if (m_pressX)
+        band(*m_pressX - offset, m_dragX - offset, QColor(30, 110, 220, 50));
+    else if (m_selection && m_axis.isValid())
+        band(m_axis.toPixel(m_selection->first) - offset, m_axis.toPixel(m_selection->second) - offset,
+             QColor(30, 110, 220, 60));
+}
+
+} // namespace emberline::ui

@@ -1,0 +1,78 @@
+#pragma once
+
+#include "engine/session/live_selection.h"
+
+#include <QWidget>
+
+#include <map>
+#include <memory>
+#include <optional>
+
+class QChart;
+class QLabel;
+class QLineSeries;
+class QListView;
+class QToolButton;
+class QValueAxis;
+
+namespace emberline::ui {
+
+class ActivityStrip;
+class LiveThreadModel;
+class TimelineChartView;
+
+// The live session's timelines: CPU per thread over time (QtCharts, one line per shown thread, in buckets finer
+// than a flush), the per-thread activity strip, and samples and lost samples per flush; beside them the thread
+// list, where threads are hidden, shown or isolated. Dragging across any timeline selects a time range; hovering
+// shows the values under the mouse. It draws immutable results and reports what the user chose.
+//
+// Thread: GUI thread.
+class TimelineView : public QWidget {
+    Q_OBJECT
+public:
+    explicit TimelineView(QWidget *parent = nullptr);
+
+    void setData(std::shared_ptr<const engine::LiveSnapshot> snapshot,
+                 std::shared_ptr<const engine::ThreadActivity> activity);
+    void setSelection(std::optional<std::pair<int64_t, int64_t>> range);
+    LiveThreadModel *threadModel() const { return m_threadModel; }
+    TimelineChartView *cpuChart() const { return m_cpuView; }
+    TimelineChartView *flushChart() const { return m_flushView; }
+    ActivityStrip *activityStrip() const { return m_strip; }
+    // What hovering at this time over the CPU chart shows (also used by the tests).
+    QString cpuToolTip(int64_t timeNs) const;
+    QString flushToolTip(int64_t timeNs) const;
+
+Q_SIGNALS:
+    void rangeSelected(int64_t startNs, int64_t endNs);
+    void hiddenThreadsChanged();
+
+private:
+    void setupUi();
+    void connectSignals();
+    QWidget *createThreadPane();
+    QChart *createChart(QValueAxis *&x, QValueAxis *&y, const QString &yTitle);
+    void updateCpuSeries();
+    void updateFlushSeries();
+    void updateStrip();
+    std::vector<uint32_t> shownThreads() const;
+
+    std::shared_ptr<const engine::LiveSnapshot> m_snapshot;
+    std::shared_ptr<const engine::ThreadActivity> m_activity;
+    LiveThreadModel *m_threadModel = nullptr;
+    QListView *m_threadList = nullptr;
+    QToolButton *m_isolate = nullptr;
+    QToolButton *m_showAll = nullptr;
+    TimelineChartView *m_cpuView = nullptr;
+    TimelineChartView *m_flushView = nullptr;
+    ActivityStrip *m_strip = nullptr;
+    QValueAxis *m_cpuX = nullptr;
+    QValueAxis *m_cpuY = nullptr;
+    QValueAxis *m_flushX = nullptr;
+    QValueAxis *m_flushY = nullptr;
+    std::map<uint32_t, QLineSeries *> m_cpuSeries;
+    QLineSeries *m_samplesSeries = nullptr;
+    QLineSeries *m_lostSeries = nullptr;
+};
+
+} // namespace emberline::ui

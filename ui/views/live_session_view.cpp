@@ -1,0 +1,207 @@
+#include "ui/views/live_session_view.h"
+
+#include "ui/logging.h"
+#include "ui/timeline/timeline_view.h"
+#include "ui/models/live_thread_model.h"
+#include "ui/views/profile_explorer.h"
+#include "ui/views/session_status_bar.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QVBoxLayout>
+
+#include <cstring>
+
+namespace emberline::ui {
+
+LiveSessionView::LiveSessionView(engine::ProfilingSession *session, QWidget *parent)
+    : QWidget(parent), m_session(session)
+{
+    setupUi();
+    connectSignals();
+}
+
+LiveSessionView::~LiveSessionView()
+{
+    // The session's destructor stops a running recording and waits for its final flush to be written.
+    delete m_session;
+}
+
+void LiveSessionView::setupUi()
+{
+    setObjectName(QStringLiteral("liveSessionView"));
+    m_clock.start();
+    m_session->setParent(nullptr); // owned (and destroyed last) by this view
+    m_updater = new LiveUpdater(sessionDirectory(), m_session->config().frequency, this);
+    m_status = new SessionStatusBar(this);
+    m_message = new QLabel(this);
+    m_message->setObjectName(QStringLiteral("sessionMessage"));
+    m_message->setWordWrap(true);
+    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_message->setVisible(false);
+    m_timeline = new TimelineView(this);
+    m_waiting = new QLabel(tr("Waiting for the first flush (every %1 s)…")
+                               .arg(static_cast<double>(m_session->config().flushPeriodNs) / 1e9),
+                           this);
+    m_waiting->setObjectName(QStringLiteral("waitingLabel"));
+    m_waiting->setAlignment(Qt::AlignCenter);
+    m_explorerStack = new QStackedWidget(this);
+    m_explorerStack->addWidget(m_waiting);
+
+    m_splitter = new QSplitter(Qt::Vertical, this);
+    m_splitter->setObjectName(QStringLiteral("liveSplitter"));
+    m_splitter->addWidget(m_timeline);
+    m_splitter->addWidget(m_explorerStack);
+    m_splitter->setStretchFactor(0, 2);
+    m_splitter->setStretchFactor(1, 5);
+    m_splitter->setSizes({300, 600});
+
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 2);
+    layout->setSpacing(4);
+    layout->addWidget(createToolbar());
+    layout->addWidget(m_message);
+    layout->addWidget(m_splitter, 1);
+    layout->addWidget(m_status);
+    updateButtons();
+}
+
+QWidget *LiveSessionView::createToolbar()
+{
+    auto *bar = new QWidget(this);
+    auto *row = new QHBoxLayout(bar);
+    row->setContentsMargins(0, 0, 0, 0);
+    auto button = [&](const char *name, const QString &text, const QString &tip) {
+        auto *b = new QPushButton(text, bar);
+        b->setObjectName(QLatin1String(name));
+        b->setToolTip(tip);
+        row->addWidget(b);
+        return b;
+    };
+    m_stop = button("stopButton", tr("Stop"), tr("End the session (a launched program is ended too)"));
+    m_pause = button("pauseButton", tr("Pause"), tr("Stop taking samples for now; the program keeps running"));
+    m_resume = button("resumeButton", tr("Resume"), tr("Take samples again"));
+    row->addSpacing(16);
+    row->addWidget(new QLabel(tr("Show:"), bar));
+    m_scope = new QComboBox(bar);
+    m_scope->setObjectName(QStringLiteral("viewModeCombo"));
+    m_scope->setToolTip(tr("What the flame graph and the tables show. Drag across a timeline to select a range."));
+    m_scope->addItem(tr("Whole session"));
+    m_scope->addItem(tr("Last flush"));
+    m_scope->addItem(tr("Selected range"));
+    row->addWidget(m_scope);
+    row->addStretch();
+    m_save = button("saveSessionButton", tr("Save Session…"),
+                    tr("Copy the session's folder (every flush and the merged profile) elsewhere"));
+    m_openProfile = button("openProfileButton", tr("Open in Viewer"),
+                           tr("Open the session's merged profile in a new tab"));
+    return bar;
+}
+
+void LiveSessionView::connectSignals()
+{
+    connect(m_session, &engine::ProfilingSession::started, this, [this] { updateButtons(); });
+    connect(m_session, &engine::ProfilingSession::stateChanged, this, [this] { updateButtons(); });
+    connect(m_session, &engine::ProfilingSession::statsUpdated, m_status, &SessionStatusBar::setStats);
+    connect(m_session, &engine::ProfilingSession::flushReady, this, &LiveSessionView::onFlush);
+    connect(m_session, &engine::ProfilingSession::finished, this, &LiveSessionView::onFinished);
+    connect(m_session, &engine::ProfilingSession::failed, this, &LiveSessionView::onFailed);
+    connect(m_stop, &QPushButton::clicked, this, &LiveSessionView::stop);
+    connect(m_pause, &QPushButton::clicked, m_session, &engine::ProfilingSession::pause);
+    connect(m_resume, &QPushButton::clicked, m_session, &engine::ProfilingSession::resume);
+    connect(m_scope, &QComboBox::activated, this, [this](int index) { setScope(static_cast<LiveScope>(index)); });
+    connect(m_save, &QPushButton::clicked, this, &LiveSessionView::chooseSaveDirectory);
+    connect(m_openProfile, &QPushButton::clicked, this, [this] {
+        Q_EMIT openProfileRequested(QDir(sessionDirectory()).filePath(QStringLiteral("profile.pprof")));
+    });
+    connect(m_updater, &LiveUpdater::viewReady, this, &LiveSessionView::onViewReady);
+    connect(m_updater, &LiveUpdater::mergeFailed, this,
+            [this](const QString &message) { showMessage(tr("A flush could not be shown: %1").arg(message), true); });
+    connect(m_timeline, &TimelineView::rangeSelected, this, &LiveSessionView::selectRange);
+    connect(m_timeline, &TimelineView::hiddenThreadsChanged, this,
+            [this] { m_updater->setHiddenThreads(m_timeline->threadModel()->hiddenThreads()); });
+}
+
+QString LiveSessionView::title() const
+{
+    const engine::SessionConfig &config = m_session->config();
+    if (!config.command.empty())
+        return QFileInfo(QString::fromStdString(config.command.front())).fileName();
+    return tr("pid %1").arg(config.pid);
+}
+
+QString LiveSessionView::message() const
+{
+    return m_message->isVisible() ? m_message->text() : QString();
+}
+
+void LiveSessionView::stop()
+{
+    m_session->stop();
+    updateButtons();
+}
+
+void LiveSessionView::setScope(LiveScope scope)
+{
+    if (scope == LiveScope::SelectedRange && !m_hasRange)
+        scope = LiveScope::WholeSession;
+    m_scope->setCurrentIndex(static_cast<int>(scope));
+    m_timeline->setSelection(scope == LiveScope::SelectedRange ? std::optional(std::pair(m_rangeStart, m_rangeEnd))
+                                                               : std::nullopt);
+    m_updater->setScope(scope, m_rangeStart, m_rangeEnd);
+}
+
+void LiveSessionView::selectRange(int64_t startNs, int64_t endNs)
+{
+    m_hasRange = true;
+    m_rangeStart = startNs;
+    m_rangeEnd = endNs;
+    setScope(LiveScope::SelectedRange);
+}
+
+void LiveSessionView::onFlush(const std::shared_ptr<const engine::Flush> &flush)
+{
+    m_flushArrivalMs[flush->sequence] = m_clock.elapsed();
+    m_updater->addFlush(flush);
+}
+
+void LiveSessionView::onViewReady(std::shared_ptr<const LiveViewData> data)
+{
+    m_timeline->setData(data->state.snapshot, data->activity);
+    const auto &chunks = data->state.snapshot->chunks;
+    if (data->scope == LiveScope::LastFlush && !chunks.empty())
+        m_timeline->setSelection(std::pair(chunks.back()->startNs, chunks.back()->endNs));
+    m_shownLoaded = data->loaded;
+    m_shownSequence = chunks.empty() ? 0 : chunks.back()->sequence;
+    if (!m_explorer) {
+        m_explorer = new ProfileExplorer(data->loaded, m_explorerStack);
+        m_explorer->setThreadFilterVisible(false);
+        connect(m_explorer, &ProfileExplorer::analysisApplied, this, &LiveSessionView::onAnalysisApplied);
+        m_explorerStack->addWidget(m_explorer);
+        m_explorerStack->setCurrentWidget(m_explorer);
+    } else {
+        m_explorer->setLoaded(data->loaded);
+    }
+}
+
+void LiveSessionView::onAnalysisApplied()
+{
+    if (!m_explorer->analysis() || m_explorer->analysis()->loaded != m_shownLoaded)
+        return;
+    auto it = m_flushArrivalMs.find(m_shownSequence);
+    if (it != m_flushArrivalMs.end()) {
+        const double latency = static_cast<double>(m_clock.elapsed() - it->second);
+        qCDebug(lcUiAnalysis) << "views show flush" << m_shownSequence << latency << "ms after it arrived";
+        Q_EMIT viewsUpdated(m_shownSequence, latency);
+    }
+    m_flushArrivalMs.erase(m_flushArrivalMs.begin(), m_flushArrivalMs.upper_bound(m_shownSequence));
+}
+
+} // namespace emberline::ui

@@ -1,0 +1,146 @@
+#include "ui/views/live_updater.h"
+
+#include "ui/logging.h"
+
+#include <QElapsedTimer>
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace emberline::ui {
+namespace {
+
+constexpr size_t kTimelineBuckets = 400;
+
+struct Ingested {
+    LiveState state;
+    QString error;
+};
+
+Ingested ingest(engine::LiveProfile &live, const engine::Flush &flush)
+{
+    QElapsedTimer timer;
+    timer.start();
+    Ingested out;
+    if (auto st = live.add(flush); !st) {
+        out.error = QString::fromStdString(st.error().message);
+        return out;
+    }
+    out.state.snapshot = live.snapshot();
+    out.state.frames = std::make_shared<const engine::FrameTable>(*out.state.snapshot->profile);
+    out.state.threads = std::make_shared<const engine::ThreadIndex>(*out.state.snapshot->profile);
+    qCDebug(lcUiAnalysis) << "merged flush" << flush.sequence << "in" << timer.elapsed() << "ms;"
+                          << out.state.snapshot->profile->sampleCount() << "aggregated samples,"
+                          << out.state.snapshot->timelineBytes() << "timeline bytes";
+    return out;
+}
+
+std::shared_ptr<const LiveViewData> deriveView(const QString &path, int frequency, LiveState state, LiveScope scope,
+                                               engine::LiveSelection selection)
+{
+    const engine::LiveSnapshot &snap = *state.snapshot;
+    if (scope == LiveScope::LastFlush && !snap.chunks.empty()) {
+        selection.startNs = snap.chunks.back()->startNs;
+        selection.endNs = snap.chunks.back()->endNs;
+    }
+    auto data = std::make_shared<LiveViewData>();
+    auto loaded = std::make_shared<LoadedProfile>();
+    loaded->path = path;
+    loaded->profile = snap.profile;
+    loaded->frames = state.frames;
+    loaded->threads = state.threads;
+    loaded->aggregated = true;
+    std::vector<float> weights = engine::selectionWeights(snap, selection);
+    if (weights.empty()) {
+        loaded->totals = snap.profile->totals();
+    } else {
+        loaded->totals = weightedTotals(*snap.profile, weights);
+        loaded->sampleWeights = std::make_shared<const std::vector<float>>(std::move(weights));
+    }
+    // About twenty samples of a busy thread per bucket at the session's frequency.
+    const int64_t minBucket = frequency > 0 ? 20'000'000'000 / frequency : 0;
+    const int64_t bucket = engine::chooseBucketNs(snap.endNs - snap.startNs, kTimelineBuckets, minBucket);
+    data->activity = std::make_shared<const engine::ThreadActivity>(engine::bucketActivity(snap, bucket));
+    data->loaded = std::move(loaded);
+    data->state = std::move(state);
+    data->scope = scope;
+    data->selection = std::move(selection);
+    return data;
+}
+
+} // namespace
+
+LiveUpdater::LiveUpdater(QString sessionPath, int frequency, QObject *parent)
+    : QObject(parent), m_path(std::move(sessionPath)), m_frequency(frequency), m_live(std::make_shared<engine::LiveProfile>())
+{
+    m_ingestPool.setMaxThreadCount(1); // flushes are merged in order, by one thread
+}
+
+LiveUpdater::~LiveUpdater()
+{
+    // Queued merges own what they use (shared pointers); waiting keeps their watchers' results from arriving
+    // at a destroyed object. A merge takes a fraction of a flush period.
+    m_ingestPool.waitForDone();
+}
+
+void LiveUpdater::addFlush(std::shared_ptr<const engine::Flush> flush)
+{
+    ++m_pendingFlushes;
+    auto *watcher = new QFutureWatcher<Ingested>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+        watcher->deleteLater();
+        --m_pendingFlushes;
+        Ingested result = watcher->result();
+        if (!result.error.isEmpty()) {
+            qCWarning(lcUiAnalysis) << "cannot merge a flush:" << result.error;
+            Q_EMIT mergeFailed(result.error);
+            return;
+        }
+        m_state = std::move(result.state);
+        Q_EMIT stateChanged();
+        derive();
+    });
+    watcher->setFuture(QtConcurrent::run(&m_ingestPool, [live = m_live, flush = std::move(flush)] {
+        return ingest(*live, *flush);
+    }));
+}
+
+void LiveUpdater::setScope(LiveScope scope, int64_t rangeStartNs, int64_t rangeEndNs)
+{
+    m_scope = scope;
+    m_rangeStart = rangeStartNs;
+    m_rangeEnd = rangeEndNs;
+    derive();
+}
+
+void LiveUpdater::setHiddenThreads(std::vector<uint32_t> hidden)
+{
+    m_hidden = std::move(hidden);
+    derive();
+}
+
+void LiveUpdater::derive()
+{
+    if (!m_state.snapshot)
+        return;
+    engine::LiveSelection selection;
+    selection.hiddenThreads = m_hidden;
+    if (m_scope == LiveScope::SelectedRange) {
+        selection.startNs = m_rangeStart;
+        selection.endNs = m_rangeEnd;
+    }
+    const uint64_t generation = ++m_generation;
+    m_deriving = true;
+    auto *watcher = new QFutureWatcher<std::shared_ptr<const LiveViewData>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation] {
+        watcher->deleteLater();
+        if (generation != m_generation)
+            return; // overtaken by a newer flush, scope or thread choice
+        m_deriving = false;
+        Q_EMIT viewReady(watcher->result());
+    });
+    watcher->setFuture(QtConcurrent::run([path = m_path, frequency = m_frequency, state = m_state, scope = m_scope,
+                                          selection] { return deriveView(path, frequency, state, scope, selection);
+    }));
+}
+
+} // namespace emberline::ui

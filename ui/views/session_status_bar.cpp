@@ -1,0 +1,88 @@
+#include "ui/views/session_status_bar.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+
+namespace emberline::ui {
+namespace {
+
+QString elapsedText(int64_t ns)
+{
+    const int64_t s = ns / 1'000'000'000;
+    return QStringLiteral("%1:%2").arg(s / 60, 2, 10, QLatin1Char('0')).arg(s % 60, 2, 10, QLatin1Char('0'));
+}
+
+QString percent(uint64_t part, uint64_t whole)
+{
+    return QString::number(whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0, 'f', 2) +
+           QLatin1Char('%');
+}
+
+} // namespace
+
+SessionStatusBar::SessionStatusBar(QWidget *parent) : QWidget(parent)
+{
+    setupUi();
+}
+
+QLabel *SessionStatusBar::addLabel(const char *name, const QString &toolTip)
+{
+    auto *label = new QLabel(this);
+    label->setObjectName(QLatin1String(name));
+    label->setToolTip(toolTip);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout()->addWidget(label);
+    return label;
+}
+
+void SessionStatusBar::setupUi()
+{
+    setObjectName(QStringLiteral("sessionStatusBar"));
+    auto *row = new QHBoxLayout(this);
+    row->setContentsMargins(4, 2, 4, 2);
+    row->setSpacing(18);
+    m_state = addLabel("sessionStateLabel", tr("What the session is doing"));
+    m_elapsed = addLabel("elapsedLabel", tr("Time since the session started"));
+    m_samples = addLabel("samplesLabel", tr("Samples taken so far"));
+    m_rate = addLabel("rateLabel", tr("Samples per second actually taken (all threads)"));
+    m_lost = addLabel("lostLabel", tr("Samples the kernel dropped because the ring buffers were full"));
+    m_incomplete = addLabel("incompleteLabel", tr("Stacks that could not be unwound to main or a thread start"));
+    m_profilerCpu = addLabel("profilerCpuLabel", tr("Emberline's own CPU use, in % of one core"));
+    m_sampler = addLabel("samplerLabel", tr("The sampler in use"));
+    m_sampler->setMinimumWidth(10);
+    m_sampler->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    row->setStretchFactor(m_sampler, 1);
+    setStateText(tr("Starting…"));
+}
+
+void SessionStatusBar::setStats(const engine::SessionStats &s)
+{
+    m_elapsed->setText(tr("Elapsed %1").arg(elapsedText(s.elapsedNs)));
+    m_samples->setText(tr("%1 samples").arg(s.samples));
+    m_rate->setText(tr("%1 /s").arg(s.rateHz, 0, 'f', 0));
+    m_lost->setText(tr("%1 lost").arg(s.lost));
+    m_incomplete->setText(tr("%1 incomplete").arg(percent(s.incomplete, s.samples)));
+    m_profilerCpu->setText(tr("profiler CPU %1%").arg(s.profilerCpuPercent, 0, 'f', 1));
+    m_sampler->setText(QString::fromStdString(s.samplerDescription));
+    m_sampler->setToolTip(QString::fromStdString(s.samplerDescription));
+}
+
+void SessionStatusBar::setSummary(const engine::SessionSummary &s)
+{
+    m_elapsed->setText(tr("Lasted %1").arg(elapsedText(s.durationNs)));
+    m_samples->setText(tr("%1 samples").arg(s.samples));
+    m_rate->setText(tr("%1 /s").arg(s.realRateHz, 0, 'f', 0));
+    m_lost->setText(tr("%1 lost").arg(s.lost));
+    m_incomplete->setText(tr("%1 incomplete").arg(percent(s.incomplete, s.samples)));
+    const double overhead = s.targetCpuNs ? 100.0 * static_cast<double>(s.profilerCpuNs) / s.targetCpuNs : 0;
+    m_profilerCpu->setText(tr("profiler CPU %1% of the target's").arg(overhead, 0, 'f', 1));
+    if (!s.samplerDescription.empty())
+        m_sampler->setText(QString::fromStdString(s.samplerDescription));
+}
+
+void SessionStatusBar::setStateText(const QString &text)
+{
+    m_state->setText(QStringLiteral("<b>%1</b>").arg(text.toHtmlEscaped()));
+}
+
+} // namespace emberline::ui

@@ -1,0 +1,39 @@
+#pragma once
+
+#include "engine/session/record_session.h"
+
+#include <QWidget>
+
+class QLabel;
+
+namespace emberline::ui {
+
+// The live numbers of a session in one row: elapsed time, samples, real rate, lost samples, incomplete stacks,
+// the profiler's own CPU and the sampler's description. Each is its own label (with an objectName) so that it
+// can be read and tested on its own.
+//
+// Thread: GUI thread.
+class SessionStatusBar : public QWidget {
+    Q_OBJECT
+public:
+    explicit SessionStatusBar(QWidget *parent = nullptr);
+
+    void setStats(const engine::SessionStats &stats);
+    void setSummary(const engine::SessionSummary &summary);
+    void setStateText(const QString &text);
+
+private:
+    void setupUi();
+    QLabel *addLabel(const char *name, const QString &toolTip);
+
+    QLabel *m_state = nullptr;
+    QLabel *m_elapsed = nullptr;
+    QLabel *m_samples = nullptr;
+    QLabel *m_rate = nullptr;
+    QLabel *m_lost = nullptr;
+    QLabel *m_incomplete = nullptr;
+    QLabel *m_profilerCpu = nullptr;
+    QLabel *m_sampler = nullptr;
+};
+
+} // namespace emberline::ui
