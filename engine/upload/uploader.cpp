@@ -239,11 +239,9 @@ bool Uploader::waitBackoff(int attempt)
 
 void Uploader::report(std::shared_ptr<UploadRecord> record)
 {
-    if (record->outcome == UploadOutcome::Sent)
-        qCDebug(lcUpload, "flush %u sent: %s", record->flushSequence, record->message.c_str());
-    else
-        qCWarning(lcUpload, "flush %u (%s): %s", record->flushSequence, outcomeName(record->outcome),
-                  record->message.c_str());
+    // The callback shows every outcome to the user (panel, command line); the log only traces.
+    qCInfo(lcUpload, "flush %u (%s): %s", record->flushSequence, outcomeName(record->outcome),
+           record->message.c_str());
     if (m_onRecord)
         m_onRecord(std::move(record));
 }
