@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The ptrace sampler's cost, side by side in one run with the perf sampler and with no profiler, on targets
+# with 1, 8 and 64 busy threads (tests/targets/many_threads prints its own throughput), and the perf
+# sampler's cost with wall time (context-switch samples) on versus off.
+#
+#   tests/bench/bench_ptrace.sh [BUILD_DIR] [SECONDS_PER_RUN] [ROUNDS]
+#
+# Prints the median throughput and slowdown per configuration, and the ptrace sampler's effective rate.
+# Runs are interleaved round by round, so a busy machine affects every configuration alike.
+set -euo pipefail
+build=${1:-build/dev}
+secs=${2:-4}
+rounds=${3:-3}
+emberline=$build/app/emberline
+target=$build/tests/targets/many_threads
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+[[ -x $emberline && -x $target ]] || { echo "build $build first (targets: emberline emberline_targets)" >&2; exit 1; }
+
+throughput() { sed -n 's/^chunks_per_second \([0-9.]*\).*/\1/p' "$1"; }
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+
+declare -A thr rate
+configs=(none perf ptrace perf-wall)
+for threads in 1 8 64; do
+    for ((r = 1; r <= rounds; r++)); do
+        for c in "${configs[@]}"; do
+            out=$work/$threads.$c.$r
+            cmd=("$target" "$threads" "$secs")
+            case $c in
+            none) "${cmd[@]}" >"$out.out" ;;
+            perf) "$emberline" record --sampler perf --output "$out.d" -- "${cmd[@]}" >"$out.out" 2>"$out.err" ;;
+            perf-wall) "$emberline" record --sampler perf --wall-time --output "$out.d" -- "${cmd[@]}" >"$out.out" 2>"$out.err" ;;
+            ptrace) "$emberline" record --sampler ptrace --output "$out.d" -- "${cmd[@]}" >"$out.out" 2>"$out.err" ;;
+            esac
+            thr[$threads.$c]+="$(throughput "$out.out") "
+            if [[ $c == ptrace ]]; then
+                rate[$threads]+="$(sed -n 's/.*(\([0-9.]*\) Hz effective).*/\1/p' "$out.err") "
+            fi
+        done
+    done
+done
+
+printf '%-8s %-10s %16s %10s %s\n' threads config "chunks/s (median)" slowdown note
+for threads in 1 8 64; do
+    base=$(echo "${thr[$threads.none]}" | median)
+    for c in "${configs[@]}"; do
+        t=$(echo "${thr[$threads.$c]}" | median)
+        slow=$(awk -v b="$base" -v t="$t" 'BEGIN { printf "%.2f%%", 100 * (b - t) / b }')
+        note=""
+        [[ $c == ptrace ]] && note="effective rate $(echo "${rate[$threads]}" | median) Hz (99 Hz asked)"
+        printf '%-8s %-10s %16s %10s %s\n' "$threads" "$c" "$t" "$slow" "$note"
+    done
+done
