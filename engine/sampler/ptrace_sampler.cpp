@@ -305,8 +305,6 @@ void PtraceSampler::sampleRound(SampleSink &sink)
     if (m_captured.size() < tids.size())
         m_captured.resize(tids.size());
     std::vector<uint8_t> interrupted(tids.size(), 0);
-    const int64_t stopStart = clockNs(CLOCK_MONOTONIC);
-    int64_t stoppedThreadNs = 0; // summed over threads: what the target loses to being stopped
     for (size_t i = 0; i < tids.size(); ++i) {
         // State and CPU time first: once stopped, the thread reads as traced.
         if (readThreadClock(tids[i], m_captured[i]) && ::ptrace(PTRACE_INTERRUPT, tids[i], nullptr, nullptr) == 0)
@@ -325,7 +323,6 @@ void PtraceSampler::sampleRound(SampleSink &sink)
         ::ptrace(groupStopSignal ? PTRACE_LISTEN : PTRACE_CONT, tid, nullptr, nullptr);
 
         const uint64_t now = static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC));
-        stoppedThreadNs += static_cast<int64_t>(now) - stopStart;
         Thread &t = m_threads[tid];
         const bool first = !t.baseline;
         c.sample.kind = RawSample::Kind::Periodic;
@@ -352,10 +349,8 @@ void PtraceSampler::sampleRound(SampleSink &sink)
     }
     ++m_rounds;
 
-    // Throttle: neither our CPU time nor the time the target's threads spend stopped (per thread) may exceed
-    // maxOverheadPercent of the interval that follows the round.
-    const int64_t ownCpu = clockNs(CLOCK_THREAD_CPUTIME_ID) - cpuBefore;
-    const int64_t cost = std::max(ownCpu, stoppedThreadNs / std::max<int64_t>(1, static_cast<int64_t>(tids.size())));
+    // Throttle: a round may use at most maxOverheadPercent of the interval that follows it.
+    const int64_t cost = clockNs(CLOCK_THREAD_CPUTIME_ID) - cpuBefore;
     const int64_t base = 1'000'000'000 / std::max(1, m_options.frequency);
     const auto needed = static_cast<int64_t>(static_cast<double>(cost) * 100.0 / m_options.maxOverheadPercent);
     m_intervalNs = std::max(base, (m_intervalNs * 3 + std::max(base, needed)) / 4);

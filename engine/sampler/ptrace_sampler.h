@@ -22,8 +22,7 @@ struct PtraceSamplerOptions {
 // its registers and the top of its stack (process_vm_readv), reads the thread's state and CPU time
 // (/proc/PID/task/TID/stat and schedstat), lets it go, and only then unwinds. Each sample carries the
 // thread's CPU-time and wall-time deltas since its previous sample. The interval stretches whenever a round
-// costs more than the overhead budget allows (our CPU time, or the time an average thread stays stopped),
-// and the effective rate is reported.
+// costs more than the overhead budget allows, and the effective rate is reported.
 //
 // Being the tracer, it also passes every signal on to the target at once, and it detaches from every thread
 // when the session ends, so the target is never left stopped.
