@@ -51,15 +51,16 @@ private Q_SLOTS:
     void cpuSplit()
     {
         QTemporaryDir dir;
-        const Recorded r = record(ptraceLaunch({targetPath("cpu_split_nofp"), QStringLiteral("3")}), dir.path());
+        const Recorded r = record(ptraceLaunch({targetPath("cpu_split_nofp"), QStringLiteral("4")}), dir.path());
         QCOMPARE(r.summary.exitStatus, 0);
-        QVERIFY2(r.summary.samples > 200, qPrintable(QString::number(r.summary.samples)));
+        // The throttle decides the rate (a busy machine makes rounds dearer); enough samples remain either way.
+        QVERIFY2(r.summary.samples > 120, qPrintable(QString::number(r.summary.samples)));
         const double hot = share(r.profile, "hot_sixty"), warm = share(r.profile, "warm_thirty"),
                      cool = share(r.profile, "cool_ten");
         const QString shares = QStringLiteral("%1 / %2 / %3").arg(hot).arg(warm).arg(cool);
-        // A few hundred samples: binomial noise of about 3 points.
-        QVERIFY2(std::abs(hot - 0.60) < 0.09, qPrintable(shares));
-        QVERIFY2(std::abs(warm - 0.30) < 0.09, qPrintable(shares));
+        // At least 120 samples: binomial noise of at most 4.5 points.
+        QVERIFY2(std::abs(hot - 0.60) < 0.11, qPrintable(shares));
+        QVERIFY2(std::abs(warm - 0.30) < 0.10, qPrintable(shares));
         QVERIFY2(std::abs(cool - 0.10) < 0.07, qPrintable(shares));
         VERIFY_COMPLETE(r.profile, "main", "_start");
         QVERIFY(r.profile.sampleTypeIndex("wall-time") == 2);
