@@ -25,6 +25,7 @@ void ProfileProcessDialog::start()
         return;
     }
     m_message->setVisible(false);
+    saveSettings(); // usable values are remembered, whether or not the engine then accepts them
     m_pending = new engine::ProfilingSession(std::move(config), this);
     connect(m_pending, &engine::ProfilingSession::started, this, &ProfileProcessDialog::onStarted);
     connect(m_pending, &engine::ProfilingSession::failed, this, &ProfileProcessDialog::onRefused);
@@ -40,7 +41,6 @@ void ProfileProcessDialog::onStarted()
     disconnect(session, nullptr, this, nullptr);
     session->setParent(nullptr);
     setStarting(false);
-    saveSettings();
     Q_EMIT sessionStarted(session);
     accept();
 }

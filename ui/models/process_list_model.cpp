@@ -96,6 +96,8 @@ QVariant ProcessListModel::headerData(int section, Qt::Orientation orientation, 
 
 Qt::ItemFlags ProcessListModel::flags(const QModelIndex &index) const
 {
+    if (!index.isValid())
+        return Qt::NoItemFlags;
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return Qt::NoItemFlags;
     // Processes that cannot be traced stay visible (with their reason) but cannot be chosen.

@@ -1,0 +1,202 @@
+// The GUI's session facade on a real target: it runs RecordSession on its own thread, delivers started, live
+// numbers, flushes and the end as queued signals on the owner's thread, never blocks the caller when stopping,
+// and reports an engine refusal as failed(message). Plus the live accumulator (LiveProfile) and its
+// derivations on synthetic flushes, where every number is known.
+
+#include "tests/engine/session/perf_guard.h"
+
+#include "engine/session/live_profile.h"
+#include "engine/session/live_selection.h"
+#include "engine/session/profiling_session.h"
+
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QThread>
+
+using namespace emberline::engine;
+
+namespace {
+
+QString targetPath(const char *name)
+{
+    return QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/") + QLatin1String(name);
+}
+
+// A flush of `n` samples on thread `tid`, one every 10 ms from `startNs`, alternating two stacks (a→b, a→c).
+std::shared_ptr<const Flush> syntheticFlush(uint32_t sequence, int64_t startNs, int n, int64_t tid)
+{
+    auto p = std::make_shared<Profile>();
+    p->sampleTypes().push_back({p->intern("cpu-samples"), p->intern("count")});
+    p->sampleTypes().push_back({p->intern("cpu-time"), p->intern("nanoseconds")});
+    for (const char *name : {"a", "b", "c"}) {
+        Function f;
+        f.id = p->functions().size() + 1;
+        f.name = p->intern(name);
+        p->functions().push_back(f);
+        Location loc;
+        loc.id = p->locations().size() + 1;
+        loc.address = 0x1000 + loc.id;
+        loc.lines.push_back({static_cast<uint32_t>(p->functions().size() - 1), 0, 0});
+        p->locations().push_back(loc);
+    }
+    const StringId tidKey = p->intern("thread id"), nameKey = p->intern("thread name");
+    const StringId timeKey = p->intern("end_timestamp_ns"), threadName = p->intern("worker-" + std::to_string(tid));
+    for (int i = 0; i < n; ++i) {
+        const std::vector<uint32_t> stack = i % 2 ? std::vector<uint32_t>{1, 0} : std::vector<uint32_t>{2, 0};
+        const int64_t values[2] = {1, 10'000'000};
+        const Label labels[3] = {{tidKey, 0, tid, 0}, {nameKey, threadName, 0, 0},
+                                 {timeKey, 0, startNs + (i + 1) * 10'000'000LL, 0}};
+        p->addSample(stack, values, labels);
+    }
+    auto flush = std::make_shared<Flush>();
+    flush->sequence = sequence;
+    flush->startNs = startNs;
+    flush->endNs = startNs + n * 10'000'000LL;
+    flush->profile = p;
+    flush->samples = sequence * static_cast<uint64_t>(n);
+    return flush;
+}
+
+} // namespace
+
+class TestProfilingSession : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true); // session folders go to a test location
+    }
+
+    // Launching cpu_split with 1 s flushes: started, then live numbers and two flushes arrive as signals on this
+    // thread; stop() returns at once and finished follows with a summary, the flushes on disk. If this fails,
+    // the GUI would freeze on Stop, miss flushes, or never learn that the session ended.
+    void launchFlushesAndStopWithoutBlocking()
+    {
+        REQUIRE_PERF_EVENTS();
+        QTemporaryDir dir;
+        SessionConfig config;
+        config.command = {targetPath("cpu_split").toStdString(), "20"};
+        config.flushPeriodNs = 1'000'000'000;
+        config.outputDirectory = dir.path().toStdString();
+        ProfilingSession session(config);
+        QSignalSpy started(&session, &ProfilingSession::started);
+        QSignalSpy stats(&session, &ProfilingSession::statsUpdated);
+        QSignalSpy flushes(&session, &ProfilingSession::flushReady);
+        QSignalSpy finished(&session, &ProfilingSession::finished);
+        session.start();
+        QCOMPARE(session.state(), ProfilingSession::State::Running);
+        QVERIFY(started.wait(5000));
+        QTRY_VERIFY_WITH_TIMEOUT(flushes.count() >= 2, 10000);
+        QVERIFY(stats.count() > 0);
+        const auto flush = flushes.at(0).at(0).value<std::shared_ptr<const Flush>>();
+        QVERIFY(flush && flush->profile && flush->profile->sampleCount() > 0);
+        QElapsedTimer timer;
+        timer.start();
+        session.stop();
+        QVERIFY2(timer.elapsed() < 50, "stop() must not wait for the session thread");
+        QCOMPARE(session.state(), ProfilingSession::State::Stopping);
+        QVERIFY(finished.wait(15000));
+        QCOMPARE(session.state(), ProfilingSession::State::Finished);
+        QVERIFY(session.summary().samples > 0);
+        QVERIFY(QFile::exists(dir.filePath(QStringLiteral("flush-0001.pprof"))));
+        QVERIFY(QFile::exists(dir.filePath(QStringLiteral("profile.pprof"))));
+    }
+
+    // Attaching to a pid that does not exist: failed(message) with the engine's words, no finished. If this
+    // fails, the dialog could not tell the user why attaching was refused.
+    void refusedAttachReportsTheEnginesMessage()
+    {
+        QTemporaryDir dir;
+        SessionConfig config;
+        config.pid = 999999;
+        config.outputDirectory = dir.path().toStdString();
+        ProfilingSession session(config);
+        QSignalSpy failed(&session, &ProfilingSession::failed);
+        QSignalSpy finished(&session, &ProfilingSession::finished);
+        session.start();
+        QVERIFY(failed.wait(10000));
+        QVERIFY(!failed.at(0).at(0).toString().isEmpty());
+        QCOMPARE(finished.count(), 0);
+        QCOMPARE(session.state(), ProfilingSession::State::Failed);
+    }
+
+    // Without an output directory, the flushes go to a new folder under AppDataLocation/sessions. If this fails,
+    // a GUI session would lose its flushes.
+    void defaultOutputDirectoryIsUnderSessions()
+    {
+        SessionConfig config;
+        config.pid = 999999;
+        ProfilingSession session(config);
+        QSignalSpy failed(&session, &ProfilingSession::failed);
+        session.start();
+        QVERIFY(session.outputDirectory().startsWith(ProfilingSession::sessionsDirectory()));
+        QVERIFY(failed.wait(10000));
+    }
+
+    // Two synthetic flushes (thread 7 then thread 9, 100 samples each, two stacks): the aggregated profile has
+    // 4 samples (2 stacks x 2 threads) without timestamps, the timeline has 200 entries at 6 bytes each, and a
+    // range over the first flush weighs thread 7 fully and thread 9 not at all. If this fails, the time-range
+    // views or the memory bound of live sessions are wrong.
+    void liveProfileAggregatesAndSelectsByTime()
+    {
+        LiveProfile live;
+        const int64_t t0 = 1'700'000'000'000'000'000;
+        QVERIFY(live.add(*syntheticFlush(1, t0, 100, 7)).ok());
+        QVERIFY(live.add(*syntheticFlush(2, t0 + 1'000'000'000, 100, 9)).ok());
+        const auto snap = live.snapshot();
+        QCOMPARE(snap->profile->sampleCount(), size_t(4));
+        for (size_t i = 0; i < snap->profile->sampleCount(); ++i)
+            QCOMPARE(snap->profile->sampleLabels(i).size(), size_t(2)); // thread id and name, no timestamp
+        QCOMPARE(snap->timelineSamples(), size_t(200));
+        QCOMPARE(snap->threads.size(), size_t(2));
+        QCOMPARE(snap->threads[0].name, std::string("worker-7"));
+        QCOMPARE(snap->chunks[1]->samples, uint64_t(100));
+
+        LiveSelection first;
+        first.startNs = t0;
+        first.endNs = t0 + 1'000'000'000;
+        const auto weights = selectionWeights(*snap, first);
+        for (size_t i = 0; i < weights.size(); ++i)
+            QCOMPARE(weights[i], snap->sampleThread[i] == 0 ? 1.0f : 0.0f);
+
+        LiveSelection half = first; // the first half of flush 1: 50 of its 100 samples
+        half.endNs = t0 + 500'000'000;
+        const auto halfWeights = selectionWeights(*snap, half);
+        double kept = 0;
+        for (size_t i = 0; i < halfWeights.size(); ++i)
+            kept += halfWeights[i] * snap->sampleHits[i];
+        QCOMPARE(qRound(kept), 50);
+
+        LiveSelection hidden;
+        hidden.hiddenThreads = {1};
+        const auto hiddenWeights = selectionWeights(*snap, hidden);
+        for (size_t i = 0; i < hiddenWeights.size(); ++i)
+            QCOMPARE(hiddenWeights[i], snap->sampleThread[i] == 1 ? 0.0f : 1.0f);
+    }
+
+    // CPU per thread in 250 ms buckets: thread 7 is on CPU 100% in the first second, thread 9 in the second.
+    // If this fails, the CPU timeline shows wrong values.
+    void activityBucketsGiveCpuPerThread()
+    {
+        LiveProfile live;
+        const int64_t t0 = 1'700'000'000'000'000'000;
+        QVERIFY(live.add(*syntheticFlush(1, t0, 100, 7)).ok());
+        QVERIFY(live.add(*syntheticFlush(2, t0 + 1'000'000'000, 100, 9)).ok());
+        const ThreadActivity a = bucketActivity(*live.snapshot(), 250'000'000);
+        QCOMPARE(a.bucketCount, size_t(8));
+        QCOMPARE(qRound(a.cpuPercent(0, 1)), 100);
+        QCOMPARE(qRound(a.cpuPercent(1, 1)), 0);
+        QCOMPARE(qRound(a.cpuPercent(1, 6)), 100);
+        QCOMPARE(a.bucketAt(t0 + 600'000'000), size_t(2));
+        QCOMPARE(chooseBucketNs(2'000'000'000, 400, 0), int64_t(50'000'000));
+        QCOMPARE(chooseBucketNs(2'000'000'000, 400, 200'000'000), int64_t(250'000'000));
+        QCOMPARE(chooseBucketNs(1800'000'000'000, 400, 0), int64_t(5'000'000'000)); // 30 minutes: 5 s < a flush
+    }
+};
+
+QTEST_GUILESS_MAIN(TestProfilingSession)
+#include "tst_profiling_session.moc"

@@ -1,0 +1,199 @@
+// The Profile Process dialog driven by objectName, offscreen: what it refuses itself (never reaching the
+// engine), what it shows when the engine refuses (and that it stays open), the upload toggle's state, the
+// remembered settings, and the attach page's process list under QAbstractItemModelTester.
+
+#include "tests/ui/live_test_support.h"
+
+#include "ui/dialogs/attach_page.h"
+#include "ui/dialogs/profile_process_dialog.h"
+#include "ui/models/process_list_model.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QProcess>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <unistd.h>
+
+using namespace emberline::ui;
+using namespace emberline::ui::test;
+
+class TestProfileProcessDialog : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+
+    void pressStart(ProfileProcessDialog &dialog)
+    {
+        QTest::mouseClick(child<QPushButton>(&dialog, "startButton"), Qt::LeftButton);
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("EmberlineTest"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_dialog_profile_process"));
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.path());
+    }
+
+    // An empty program, a program that does not exist, a bad environment line, no pid, and a pid that has
+    // vanished are each refused with a message and no session is started. If this fails, bad values reach the
+    // engine (or nothing tells the user what is wrong).
+    void refusesBadValuesItself()
+    {
+        ProfileProcessDialog dialog;
+        dialog.show();
+        auto *message = child<QLabel>(&dialog, "dialogMessage");
+        child<QTabWidget>(&dialog, "modeTabs")->setCurrentIndex(0);
+        child<QLineEdit>(&dialog, "programEdit")->clear();
+        pressStart(dialog);
+        QVERIFY(!dialog.isStarting());
+        QVERIFY(message->isVisible() && message->text().contains(QStringLiteral("Choose a program")));
+
+        child<QLineEdit>(&dialog, "programEdit")->setText(QStringLiteral("/no/such/program"));
+        pressStart(dialog);
+        QVERIFY(!dialog.isStarting());
+        QVERIFY(message->text().contains(QStringLiteral("/no/such/program")));
+
+        child<QLineEdit>(&dialog, "programEdit")->setText(targetPath("cpu_split"));
+        child<QPlainTextEdit>(&dialog, "environmentEdit")->setPlainText(QStringLiteral("not an assignment"));
+        pressStart(dialog);
+        QVERIFY(!dialog.isStarting());
+        QVERIFY(message->text().contains(QStringLiteral("NAME=value")));
+        child<QPlainTextEdit>(&dialog, "environmentEdit")->clear();
+
+        child<QTabWidget>(&dialog, "modeTabs")->setCurrentIndex(1);
+        child<QLineEdit>(&dialog, "pidEdit")->clear();
+        pressStart(dialog);
+        QVERIFY(!dialog.isStarting());
+        QVERIFY(message->text().contains(QStringLiteral("pid")));
+
+        QProcess gone;
+        gone.start(targetPath("cpu_split"), {QStringLiteral("30")});
+        QVERIFY(gone.waitForStarted());
+        const qint64 pid = gone.processId();
+        gone.kill();
+        gone.waitForFinished();
+        child<QLineEdit>(&dialog, "pidEdit")->setText(QString::number(pid));
+        pressStart(dialog);
+        QVERIFY(!dialog.isStarting());
+        QVERIFY2(message->text().contains(QStringLiteral("no longer exists")), qPrintable(message->text()));
+        QVERIFY(dialog.isVisible());
+    }
+
+    // A process already traced by strace cannot be attached to by the ptrace sampler: the engine refuses, and
+    // the dialog shows the engine's explanation and stays open for another try. If this fails, a refused
+    // attach closes the dialog or hides why.
+    void engineRefusalKeepsDialogOpen()
+    {
+        const QString strace = QStandardPaths::findExecutable(QStringLiteral("strace"));
+        if (strace.isEmpty())
+            QSKIP("strace is not installed: no way to make a process untraceable here");
+        QProcess tracer;
+        tracer.start(strace, {QStringLiteral("-o"), QStringLiteral("/dev/null"), targetPath("named_threads"),
+                              QStringLiteral("20")});
+        QVERIFY(tracer.waitForStarted());
+        QString traced;
+        QVERIFY(QTest::qWaitFor([&] {
+            QFile children(QStringLiteral("/proc/%1/task/%1/children").arg(tracer.processId()));
+            if (children.open(QIODevice::ReadOnly))
+                traced = QString::fromLatin1(children.readAll()).trimmed();
+            return !traced.isEmpty();
+        }, 5000));
+        ProfileProcessDialog dialog;
+        dialog.show();
+        child<QTabWidget>(&dialog, "modeTabs")->setCurrentIndex(1);
+        child<QLineEdit>(&dialog, "pidEdit")->setText(traced);
+        auto *sampler = child<QComboBox>(&dialog, "samplerCombo");
+        sampler->setCurrentIndex(sampler->findData(QStringLiteral("ptrace")));
+        QSignalSpy started(&dialog, &ProfileProcessDialog::sessionStarted);
+        pressStart(dialog);
+        QVERIFY(QTest::qWaitFor([&] { return !dialog.isStarting(); }, 10000));
+        const QString message = child<QLabel>(&dialog, "dialogMessage")->text();
+        QVERIFY2(message.contains(QStringLiteral("could not start profiling")), qPrintable(message));
+        QVERIFY2(message.contains(QStringLiteral("trace")), qPrintable(message));
+        QVERIFY(dialog.isVisible());
+        QCOMPARE(started.count(), 0);
+        QVERIFY(child<QPushButton>(&dialog, "startButton")->isEnabled());
+        tracer.kill();
+        tracer.waitForFinished();
+    }
+
+    // Upload comes with the Datadog upload feature: the toggle is there, disabled, and says so. If this fails,
+    // the dialog offers an upload that does not happen.
+    void uploadToggleSaysItComesLater()
+    {
+        ProfileProcessDialog dialog;
+        auto *upload = child<QCheckBox>(&dialog, "uploadToggle");
+        QVERIFY(upload);
+        QVERIFY(!upload->isEnabled());
+        QVERIFY(upload->toolTip().contains(QStringLiteral("Datadog upload")));
+    }
+
+    // Frequency, flush period, sampler, mode and program come back in the next dialog. If this fails, the user
+    // retypes everything for every session.
+    void remembersTheLastSettings()
+    {
+        {
+            ProfileProcessDialog dialog;
+            child<QTabWidget>(&dialog, "modeTabs")->setCurrentIndex(0);
+            child<QLineEdit>(&dialog, "programEdit")->setText(targetPath("cpu_split"));
+            child<QLineEdit>(&dialog, "argumentsEdit")->setText(QStringLiteral("0.2"));
+            child<QSpinBox>(&dialog, "frequencySpin")->setValue(333);
+            child<QSpinBox>(&dialog, "flushPeriodSpin")->setValue(7);
+            auto *sampler = child<QComboBox>(&dialog, "samplerCombo");
+            sampler->setCurrentIndex(sampler->findData(QStringLiteral("perf")));
+            child<QCheckBox>(&dialog, "wallTimeCheck")->setChecked(true);
+            pressStart(dialog);
+            QVERIFY(QTest::qWaitFor([&] { return !dialog.isStarting(); }, 10000));
+        }
+        ProfileProcessDialog again;
+        QCOMPARE(child<QLineEdit>(&again, "programEdit")->text(), targetPath("cpu_split"));
+        QCOMPARE(child<QLineEdit>(&again, "argumentsEdit")->text(), QStringLiteral("0.2"));
+        QCOMPARE(child<QSpinBox>(&again, "frequencySpin")->value(), 333);
+        QCOMPARE(child<QSpinBox>(&again, "flushPeriodSpin")->value(), 7);
+        QCOMPARE(child<QComboBox>(&again, "samplerCombo")->currentData().toString(), QStringLiteral("perf"));
+        QVERIFY(child<QCheckBox>(&again, "wallTimeCheck")->isChecked());
+    }
+
+    // The attach page lists this very process, greyed out (not selectable) as Emberline itself, and the user's
+    // own processes come first; the model passes QAbstractItemModelTester through a refresh. If this fails, the
+    // list offers processes that cannot be profiled or breaks its views.
+    void processListGreysOutWhatCannotBeTraced()
+    {
+        AttachPage page;
+        QAbstractItemModelTester tester(page.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy refreshed(&page, &AttachPage::refreshed);
+        page.refresh();
+        QVERIFY(refreshed.wait(10000));
+        ProcessListModel *model = page.model();
+        const int self = model->rowOfPid(static_cast<int>(getpid()));
+        QVERIFY(self >= 0);
+        QVERIFY(!(model->flags(model->index(self, 0)) & Qt::ItemIsEnabled));
+        QVERIFY(model->index(self, ProcessListModel::Note).data().toString().contains(QStringLiteral("Emberline")));
+        QVERIFY(model->index(self, 0).data(Qt::ToolTipRole).toString().startsWith(QStringLiteral("Cannot be profiled")));
+        bool seenOther = false;
+        for (int row = 0; row < model->rowCount(); ++row) {
+            const bool own = model->processAt(row)->own;
+            QVERIFY2(!(own && seenOther), "own processes come first");
+            seenOther |= !own;
+        }
+        page.refresh();
+        QVERIFY(refreshed.wait(10000));
+    }
+};
+
+QTEST_MAIN(TestProfileProcessDialog)
+#include "tst_dialog_profile_process.moc"

@@ -1,0 +1,230 @@
+// Live profiling as a user drives it, offscreen: the Profile Process dialog launches a real target (by
+// objectName), flushes arrive every second, the flame graph and tables refresh in place without losing zoom or
+// search, a time range dragged across the timeline filters them, an attach shows a running program's threads,
+// and a crash ends the session with a message while the views keep their data.
+
+#include "tests/engine/session/perf_guard.h"
+#include "tests/ui/live_test_support.h"
+
+#include "ui/dialogs/attach_page.h"
+#include "ui/dialogs/profile_process_dialog.h"
+#include "ui/main_window.h"
+#include "ui/models/live_thread_model.h"
+#include "ui/timeline/timeline_chart_view.h"
+#include "ui/timeline/timeline_view.h"
+
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProcess>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace emberline;
+using namespace emberline::ui;
+using namespace emberline::ui::test;
+
+class TestLiveSession : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+
+    // Fills the Launch page and presses Start; returns the live view the dialog's session went into.
+    LiveSessionView *launch(MainWindow &window, const QString &program, const QString &arguments)
+    {
+        ProfileProcessDialog *dialog = window.showProfileDialog();
+        child<QTabWidget>(dialog, "modeTabs")->setCurrentIndex(0);
+        child<QLineEdit>(dialog, "programEdit")->setText(program);
+        child<QLineEdit>(dialog, "argumentsEdit")->setText(arguments);
+        child<QSpinBox>(dialog, "frequencySpin")->setValue(199);
+        child<QSpinBox>(dialog, "flushPeriodSpin")->setValue(1);
+        child<QComboBox>(dialog, "samplerCombo")->setCurrentIndex(0);
+        QTest::mouseClick(child<QPushButton>(dialog, "startButton"), Qt::LeftButton);
+        if (!QTest::qWaitFor([&] { return !dialog->isVisible(); }, 10000))
+            return nullptr;
+        return window.currentLiveView();
+    }
+
+    // Drags across the CPU chart from one fraction of the session's span to another.
+    void dragAcross(LiveSessionView *view, double from, double to)
+    {
+        TimelineChartView *chart = view->timeline()->cpuChart();
+        const TimeAxis &axis = chart->axis();
+        const auto x = [&](double f) { return static_cast<int>(axis.left() + f * axis.width()); };
+        const int y = chart->viewport()->height() / 2;
+        QTest::mousePress(chart->viewport(), Qt::LeftButton, {}, QPoint(x(from), y));
+        QTest::mouseMove(chart->viewport(), QPoint((x(from) + x(to)) / 2, y));
+        QTest::mouseRelease(chart->viewport(), Qt::LeftButton, {}, QPoint(x(to), y));
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("EmberlineTest"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_live_session"));
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.path());
+    }
+
+    // cpu_split launched from the dialog with 1 s flushes: two flushes arrive, the flame graph holds hot_sixty,
+    // the status bar counts samples. The user zooms into hot_sixty and searches "warm"; after the next flush
+    // the zoom and the search are still there and the totals grew. Stop ends it with a message, and the views
+    // keep the data. If this fails, the live GUI does not show what the target does, or a refresh throws
+    // away the user's place.
+    void launchShowsLiveFlameGraphAndKeepsZoom()
+    {
+        REQUIRE_PERF_EVENTS();
+        MainWindow window;
+        window.show();
+        LiveSessionView *view = launch(window, targetPath("cpu_split"), QStringLiteral("30"));
+        QVERIFY(view);
+        QAbstractItemModelTester threadTester(view->timeline()->threadModel(),
+                                              QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy flushes(view->session(), &engine::ProfilingSession::flushReady);
+        QTRY_VERIFY_WITH_TIMEOUT(flushes.count() >= 2, 15000);
+        QVERIFY(waitSettled(view));
+        QVERIFY(flameTotal(view, "hot_sixty") > 0);
+        QVERIFY(tableHas(view, QStringLiteral("hot_sixty")));
+        QVERIFY(child<QLabel>(view, "samplesLabel")->text().contains(QStringLiteral("samples")));
+        QVERIFY(!child<QLabel>(view, "samplerLabel")->text().isEmpty());
+
+        FlameGraphView *flame = view->explorer()->flameGraph();
+        flame->zoomTo(flame->layout().largestNodeNamed("hot_sixty"));
+        flame->setSearch(QStringLiteral("warm"));
+        const int64_t rootBefore = flame->layout().tree()->total();
+        const qsizetype seen = flushes.count();
+        QTRY_VERIFY_WITH_TIMEOUT(flushes.count() > seen, 5000);
+        QVERIFY(QTest::qWaitFor([&] { return settled(view) && flame->layout().tree()->total() > rootBefore; }, 15000));
+        QCOMPARE(flame->layout().nodeName(flame->layout().zoomNode()), QStringLiteral("hot_sixty"));
+        QCOMPARE(flame->layout().search(), QStringLiteral("warm"));
+        QVERIFY(flame->layout().matchedFrameCount() > 0);
+
+        QSignalSpy ended(view, &LiveSessionView::sessionEnded);
+        QTest::mouseClick(child<QPushButton>(view, "stopButton"), Qt::LeftButton);
+        QVERIFY(ended.wait(15000));
+        QVERIFY(view->message().contains(QStringLiteral("ended")));
+        QVERIFY(flameTotal(view, "warm_thirty") > 0);
+        QVERIFY(child<QPushButton>(view, "openProfileButton")->isEnabled());
+    }
+
+    // phases spends its first half in phase_one and its second in phase_two. Dragging across the first part of
+    // the CPU timeline leaves phase_one alone in the flame graph and the table, the last part phase_two alone,
+    // and "Whole session" both. If this fails, time-range selection filters nothing or the wrong times.
+    void timeRangeFiltersFlameGraphAndTable()
+    {
+        REQUIRE_PERF_EVENTS();
+        MainWindow window;
+        window.resize(1400, 900);
+        window.show();
+        LiveSessionView *view = launch(window, targetPath("phases"), QStringLiteral("4"));
+        QVERIFY(view);
+        QSignalSpy ended(view, &LiveSessionView::sessionEnded);
+        QVERIFY(ended.wait(20000));
+        QVERIFY(waitSettled(view));
+        QVERIFY(flameTotal(view, "phase_one") > 0 && flameTotal(view, "phase_two") > 0);
+        const int64_t wholeTotal = view->explorer()->flameGraph()->layout().tree()->total();
+
+        dragAcross(view, 0.05, 0.35);
+        QCOMPARE(view->scope(), LiveScope::SelectedRange);
+        QVERIFY(waitSettled(view));
+        QVERIFY(flameTotal(view, "phase_one") > 0);
+        QCOMPARE(flameTotal(view, "phase_two"), int64_t(0));
+        QVERIFY(tableHas(view, QStringLiteral("phase_one")));
+        QVERIFY(!tableHas(view, QStringLiteral("phase_two")));
+        QVERIFY(view->explorer()->flameGraph()->layout().tree()->total() < wholeTotal);
+
+        dragAcross(view, 0.65, 0.95);
+        QVERIFY(waitSettled(view));
+        QCOMPARE(flameTotal(view, "phase_one"), int64_t(0));
+        QVERIFY(flameTotal(view, "phase_two") > 0);
+        QVERIFY(tableHas(view, QStringLiteral("phase_two")));
+
+        view->setScope(LiveScope::WholeSession);
+        QVERIFY(waitSettled(view));
+        QVERIFY(flameTotal(view, "phase_one") > 0 && flameTotal(view, "phase_two") > 0);
+        QCOMPARE(view->explorer()->flameGraph()->layout().tree()->total(), wholeTotal);
+    }
+
+    // named_threads started outside Emberline, attached to from the dialog's Attach page: the flame graph
+    // shows alpha_work and the thread list its named threads; Stop leaves the program running. If this fails,
+    // attaching from the GUI does not work or harms the target.
+    void attachShowsNamedThreads()
+    {
+        REQUIRE_PERF_EVENTS();
+        QProcess target;
+        target.start(targetPath("named_threads"), {QStringLiteral("20")});
+        QVERIFY(target.waitForStarted());
+        MainWindow window;
+        window.show();
+        ProfileProcessDialog *dialog = window.showProfileDialog();
+        child<QTabWidget>(dialog, "modeTabs")->setCurrentIndex(1);
+        child<QLineEdit>(dialog, "pidEdit")->setText(QString::number(target.processId()));
+        child<QSpinBox>(dialog, "flushPeriodSpin")->setValue(1);
+        QTest::mouseClick(child<QPushButton>(dialog, "startButton"), Qt::LeftButton);
+        QVERIFY(QTest::qWaitFor([&] { return !dialog->isVisible(); }, 10000));
+        LiveSessionView *view = window.currentLiveView();
+        QVERIFY(view);
+        QSignalSpy flushes(view->session(), &engine::ProfilingSession::flushReady);
+        QTRY_VERIFY_WITH_TIMEOUT(flushes.count() >= 2, 15000);
+        QVERIFY(waitSettled(view));
+        QVERIFY(flameTotal(view, "alpha_work") > 0);
+        LiveThreadModel *threads = view->timeline()->threadModel();
+        bool alpha = false;
+        for (int row = 0; row < threads->rowCount(); ++row)
+            alpha |= threads->index(row).data().toString().contains(QStringLiteral("alpha-worker"));
+        QVERIFY(alpha);
+
+        QSignalSpy ended(view, &LiveSessionView::sessionEnded);
+        view->stop();
+        QVERIFY(ended.wait(15000));
+        QCOMPARE(target.state(), QProcess::Running);
+        target.kill();
+        target.waitForFinished();
+    }
+
+    // crasher segfaults after 1.2 s: the session ends by itself, the message names the signal, and the flame
+    // graph keeps before_crash. If this fails, a crashing target loses the user's data or ends silently.
+    void crashEndsSessionAndKeepsData()
+    {
+        REQUIRE_PERF_EVENTS();
+        MainWindow window;
+        window.show();
+        LiveSessionView *view = launch(window, targetPath("crasher"), QStringLiteral("1.2 segv"));
+        QVERIFY(view);
+        QSignalSpy ended(view, &LiveSessionView::sessionEnded);
+        QVERIFY(ended.wait(20000));
+        QVERIFY(waitSettled(view));
+        QVERIFY2(view->message().contains(QStringLiteral("signal 11")), qPrintable(view->message()));
+        QVERIFY(flameTotal(view, "before_crash") > 0);
+        QVERIFY(!child<QPushButton>(view, "stopButton")->isEnabled());
+    }
+
+    // Closing the window during a session: the close waits for the session to stop, then the window closes and
+    // the flushes are on disk. If this fails, quitting mid-session loses flushes or hangs.
+    void closingTheWindowStopsTheSession()
+    {
+        REQUIRE_PERF_EVENTS();
+        auto *window = new MainWindow;
+        window->show();
+        LiveSessionView *view = launch(*window, targetPath("cpu_split"), QStringLiteral("30"));
+        QVERIFY(view);
+        QSignalSpy flushes(view->session(), &engine::ProfilingSession::flushReady);
+        QTRY_VERIFY_WITH_TIMEOUT(flushes.count() >= 1, 15000);
+        const QString folder = view->sessionDirectory();
+        window->close();
+        QVERIFY(window->isVisible()); // still there until the session has stopped
+        QTRY_VERIFY_WITH_TIMEOUT(!window->isVisible(), 15000);
+        QVERIFY(QFile::exists(folder + QStringLiteral("/flush-0001.pprof")));
+        QVERIFY(QFile::exists(folder + QStringLiteral("/profile.pprof")));
+        delete window;
+    }
+};
+
+QTEST_MAIN(TestLiveSession)
+#include "tst_live_session.moc"
