@@ -2,14 +2,13 @@
 
 #include "engine/common/flat_hash.h"
 #include "engine/common/logging.h"
+#include "engine/pprof/input_streams.h"
 #include "engine/pprof/profile.pb.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/wire_format_lite.h>
-
-#include <zlib.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -28,159 +27,6 @@ using google::protobuf::io::ZeroCopyInputStream;
 using google::protobuf::internal::WireFormatLite;
 
 namespace {
-
-// Counts the bytes that pass through and, when a limit is set, ends the stream past it.
-class CountingStream final : public ZeroCopyInputStream {
-public:
-    CountingStream(ZeroCopyInputStream *inner, uint64_t limit) : m_inner(inner), m_limit(limit) {}
-
-    bool Next(const void **data, int *size) override
-    {
-        if (!m_inner->Next(data, size))
-            return false;
-        m_count += static_cast<uint64_t>(*size);
-        if (m_count > m_limit) {
-            m_exceeded = true;
-            return false;
-        }
-        return true;
-    }
-    void BackUp(int count) override
-    {
-        m_inner->BackUp(count);
-        m_count -= static_cast<uint64_t>(count);
-    }
-    bool Skip(int count) override
-    {
-        const void *data;
-        int size;
-        while (count > 0) {
-            if (!Next(&data, &size))
-                return false;
-            if (size > count) {
-                BackUp(size - count);
-                return true;
-            }
-            count -= size;
-        }
-        return true;
-    }
-    int64_t ByteCount() const override { return static_cast<int64_t>(m_count); }
-    bool exceeded() const { return m_exceeded; }
-
-private:
-    ZeroCopyInputStream *m_inner;
-    uint64_t m_limit;
-    uint64_t m_count = 0;
-    bool m_exceeded = false;
-};
-
-// Inflates gzip (several concatenated members too) straight from zlib. protobuf's GzipInputStream reports an
-// input that ends in the middle of the deflate stream or its trailer as a clean end, so a cut file whose
-// protobuf happens to be complete would be accepted; this stream knows whether zlib saw the member's end and
-// its CRC and length checked.
-class GzipStream final : public ZeroCopyInputStream {
-public:
-    explicit GzipStream(ZeroCopyInputStream *source) : m_source(source), m_buffer(new unsigned char[kBufferSize])
-    {
-        m_ok = inflateInit2(&m_z, 16 + MAX_WBITS) == Z_OK;
-        if (!m_ok)
-            m_error = "zlib could not be initialised";
-    }
-    ~GzipStream() override { inflateEnd(&m_z); }
-    GzipStream(const GzipStream &) = delete;
-    GzipStream &operator=(const GzipStream &) = delete;
-
-    bool Next(const void **data, int *size) override
-    {
-        if (m_backedUp > 0) {
-            *data = m_buffer.get() + m_chunkSize - m_backedUp;
-            *size = m_backedUp;
-            m_count += static_cast<uint64_t>(m_backedUp);
-            m_backedUp = 0;
-            return true;
-        }
-        while (m_ok) {
-            if (m_z.avail_in == 0) {
-                const void *in = nullptr;
-                int n = 0;
-                if (!m_source->Next(&in, &n)) {
-                    if (!m_memberEnded) {
-                        m_ok = false;
-                        m_error = m_anyInput ? "the gzip stream is truncated" : "no data";
-                    }
-                    return false;
-                }
-                m_z.next_in = static_cast<Bytef *>(const_cast<void *>(in));
-                m_z.avail_in = static_cast<uInt>(n);
-                if (n == 0)
-                    continue;
-                m_anyInput = true;
-            }
-            if (m_memberEnded) {
-                // More bytes after a complete member: another gzip member follows (or garbage, which fails).
-                inflateReset(&m_z);
-                m_memberEnded = false;
-            }
-            m_z.next_out = m_buffer.get();
-            m_z.avail_out = kBufferSize;
-            const int rc = inflate(&m_z, Z_NO_FLUSH);
-            if (rc == Z_STREAM_END) {
-                m_memberEnded = true;
-            } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-                m_ok = false;
-                m_error = m_z.msg ? m_z.msg : "zlib error " + std::to_string(rc);
-                return false;
-            }
-            const int produced = static_cast<int>(kBufferSize - m_z.avail_out);
-            if (produced > 0) {
-                m_chunkSize = produced;
-                *data = m_buffer.get();
-                *size = produced;
-                m_count += static_cast<uint64_t>(produced);
-                return true;
-            }
-        }
-        return false;
-    }
-    void BackUp(int count) override
-    {
-        m_backedUp = count;
-        m_count -= static_cast<uint64_t>(count);
-    }
-    bool Skip(int count) override
-    {
-        const void *data;
-        int size;
-        while (count > 0) {
-            if (!Next(&data, &size))
-                return false;
-            if (size > count) {
-                BackUp(size - count);
-                return true;
-            }
-            count -= size;
-        }
-        return true;
-    }
-    int64_t ByteCount() const override { return static_cast<int64_t>(m_count); }
-    // Empty while the stream is sound; otherwise what zlib (or the end of input) said.
-    const std::string &error() const { return m_error; }
-
-private:
-    static constexpr uInt kBufferSize = 256u << 10;
-
-    ZeroCopyInputStream *m_source;
-    std::unique_ptr<unsigned char[]> m_buffer;
-    z_stream m_z{};
-    bool m_ok = false;
-    bool m_memberEnded = false;
-    bool m_anyInput = false;
-    int m_chunkSize = 0;
-    int m_backedUp = 0;
-    uint64_t m_count = 0;
-    std::string m_error;
-};
 
 constexpr uint32_t kBigIdTag = 0x80000000u;
 
