@@ -93,7 +93,6 @@ Status LiveProfile::add(const Flush &flush)
     chunk->sequence = flush.sequence;
     chunk->startNs = flush.startNs;
     chunk->endNs = std::max(flush.endNs, flush.startNs);
-    chunk->samples = flush.samples >= m_lastSamples ? flush.samples - m_lastSamples : flush.samples;
     chunk->lost = flush.lost >= m_lastLost ? flush.lost - m_lastLost : flush.lost;
     chunk->offsetMs.reserve(profile.sampleCount());
     chunk->sample.reserve(profile.sampleCount());
@@ -117,8 +116,8 @@ Status LiveProfile::add(const Flush &flush)
     if (m_flushes == 0)
         m_startNs = flush.startNs;
     m_endNs = std::max(m_endNs, chunk->endNs);
-    m_lastSamples = flush.samples;
     m_lastLost = flush.lost;
+    chunk->samples = chunk->sample.size(); // what this flush holds, whatever the flush's counters mean
     m_chunks.push_back(std::move(chunk));
     ++m_flushes;
     return Ok{};

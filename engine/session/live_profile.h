@@ -20,7 +20,7 @@ struct TimelineChunk {
     uint32_t sequence = 0;
     int64_t startNs = 0;
     int64_t endNs = 0;
-    uint64_t samples = 0; // samples taken during this flush (session counters' difference)
+    uint64_t samples = 0; // samples this flush holds
     uint64_t lost = 0;    // samples lost during this flush
     std::vector<uint16_t> offsetMs;
     std::vector<uint32_t> sample;
@@ -80,7 +80,6 @@ private:
     uint32_t m_flushes = 0;
     int64_t m_startNs = 0;
     int64_t m_endNs = 0;
-    uint64_t m_lastSamples = 0;
     uint64_t m_lastLost = 0;
     std::vector<uint32_t> m_sampleThread;
     std::vector<uint32_t> m_sampleHits;

@@ -15,7 +15,6 @@
 #include <cstring>
 #include <ctime>
 #include <optional>
-#include <thread>
 
 namespace emberline::engine {
 namespace {
@@ -113,20 +112,9 @@ Status validateConfig(const SessionConfig &c)
 
 Result<SessionSummary> RecordSession::run(const std::atomic<bool> &stop, FlushCallback onFlush)
 {
-    // Forward the caller's flag to a control block polled by the loop.
     SessionControl control;
-    std::atomic<bool> done{false};
-    std::thread forward([&] {
-        while (!done.load()) {
-            if (stop.load())
-                control.stop = true;
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        }
-    });
-    auto result = run(control, Callbacks{std::move(onFlush), {}});
-    done = true;
-    forward.join();
-    return result;
+    control.externalStop = &stop;
+    return run(control, Callbacks{std::move(onFlush), {}});
 }
 
 Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbacks &callbacks)
@@ -210,7 +198,7 @@ Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbac
             lastStatsSamples = stats.samples;
         }
         bool ending = false;
-        if (control.stop.load()) {
+        if (control.stopRequested()) {
             ending = true;
             summary.endReason = "stopped";
         } else if (m_config.durationNs > 0 && now - monoStart >= m_config.durationNs) {

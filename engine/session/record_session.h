@@ -72,6 +72,8 @@ struct SessionStats {
 struct SessionControl {
     std::atomic<bool> stop{false};
     std::atomic<bool> paused{false}; // while set, no samples are taken
+    const std::atomic<bool> *externalStop = nullptr; // a flag owned elsewhere (a signal handler's) that also stops
+    bool stopRequested() const { return stop.load() || (externalStop && externalStop->load()); }
 };
 
 // A whole recording: launch or attach, sample with perf events, unwind and record on the calling thread
