@@ -11,6 +11,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -109,8 +110,11 @@ private Q_SLOTS:
         QVERIFY(QTest::qWaitFor([&] {
             QFile children(QStringLiteral("/proc/%1/task/%1/children").arg(tracer.processId()));
             if (children.open(QIODevice::ReadOnly))
-                traced = QString::fromLatin1(children.readAll()).trimmed();
-            return !traced.isEmpty();
+                traced = QString::fromLatin1(children.readAll()).trimmed().section(QLatin1Char(' '), 0, 0);
+            // The traced child has exec'd the target (before that it is strace's own fork).
+            return !traced.isEmpty() && QFileInfo(QStringLiteral("/proc/%1/exe").arg(traced))
+                                            .symLinkTarget()
+                                            .endsWith(QStringLiteral("named_threads"));
         }, 5000));
         ProfileProcessDialog dialog;
         dialog.show();

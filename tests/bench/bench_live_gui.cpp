@@ -1,0 +1,116 @@
+// bench_live_gui: a live session of many_stacks (8 threads, ~100,000 distinct call paths) at 999 Hz in the real
+// live view (offscreen unless QT_QPA_PLATFORM says otherwise). It prints, per flush, how long after the flush
+// arrived the flame graph and tables showed it; the GUI thread's event-loop latency (a 1 ms timer's lateness:
+// max and p99); and memory over the run (RSS, aggregated samples, timeline bytes). It never asserts timings.
+// Usage: bench_live_gui [SECONDS=30] [FLUSH_PERIOD_SECONDS=2]
+
+#include "engine/session/profiling_session.h"
+#include "ui/views/live_session_view.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QTimer>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+using namespace emberline;
+
+namespace {
+
+long rssKiB()
+{
+    QFile status(QStringLiteral("/proc/self/status"));
+    if (!status.open(QIODevice::ReadOnly))
+        return 0;
+    for (const QByteArray &line : status.readAll().split('\n')) {
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').first().toLong();
+    }
+    return 0;
+}
+
+double percentile(std::vector<double> v, double p)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    const double seconds = argc > 1 ? std::atof(argv[1]) : 30;
+    const double flushPeriod = argc > 2 ? std::atof(argv[2]) : 2;
+
+    engine::SessionConfig config;
+    config.command = {EMBERLINE_BINARY_DIR "/tests/targets/many_stacks", std::to_string(seconds + 30)};
+    config.frequency = 999;
+    config.flushPeriodNs = static_cast<int64_t>(flushPeriod * 1e9);
+    config.durationNs = static_cast<int64_t>(seconds * 1e9);
+    auto *session = new engine::ProfilingSession(config);
+    ui::LiveSessionView view(session);
+    view.resize(1400, 900);
+    view.show();
+
+    std::vector<double> lateness;
+    QElapsedTimer clock;
+    clock.start();
+    qint64 lastTick = 0;
+    QTimer tick;
+    tick.setTimerType(Qt::PreciseTimer);
+    tick.setInterval(1);
+    QObject::connect(&tick, &QTimer::timeout, [&] {
+        const qint64 now = clock.nsecsElapsed();
+        if (lastTick > 0)
+            lateness.push_back(std::max(0.0, static_cast<double>(now - lastTick) / 1e6 - 1.0));
+        lastTick = now;
+    });
+
+    std::printf("bench_live_gui: many_stacks, 8 threads, 999 Hz, %.0f s, flush every %.0f s\n", seconds, flushPeriod);
+    std::printf("%8s %10s %12s %14s %14s %10s\n", "flush", "update_ms", "rss_MiB", "agg_samples", "timeline_KiB",
+                "samples");
+    std::vector<double> updates;
+    QObject::connect(&view, &ui::LiveSessionView::viewsUpdated, [&](uint32_t sequence, double latencyMs) {
+        updates.push_back(latencyMs);
+        const auto &state = view.updater()->state();
+        std::printf("%8u %10.1f %12.1f %14zu %14.1f %10zu\n", sequence, latencyMs, rssKiB() / 1024.0,
+                    state.snapshot ? state.snapshot->profile->sampleCount() : size_t(0),
+                    state.snapshot ? state.snapshot->timelineBytes() / 1024.0 : 0.0,
+                    state.snapshot ? state.snapshot->timelineSamples() : size_t(0));
+        std::fflush(stdout);
+    });
+    long peakRss = 0;
+    QTimer rss;
+    rss.setInterval(500);
+    QObject::connect(&rss, &QTimer::timeout, [&] { peakRss = std::max(peakRss, rssKiB()); });
+    QObject::connect(&view, &ui::LiveSessionView::sessionEnded, [&] {
+        // Let the final flush reach the views, then report.
+        QTimer::singleShot(3000, &app, [&] {
+            tick.stop();
+            std::printf("views updated after a flush: %zu updates, median %.1f ms, p99 %.1f ms, max %.1f ms\n",
+                        updates.size(), percentile(updates, 0.5), percentile(updates, 0.99),
+                        updates.empty() ? 0.0 : *std::max_element(updates.begin(), updates.end()));
+            std::printf("GUI event loop (1 ms timer lateness over %zu ticks): p99 %.2f ms, max %.2f ms\n",
+                        lateness.size(), percentile(lateness, 0.99),
+                        lateness.empty() ? 0.0 : *std::max_element(lateness.begin(), lateness.end()));
+            std::printf("memory: peak RSS %.1f MiB, final RSS %.1f MiB\n", peakRss / 1024.0, rssKiB() / 1024.0);
+            const engine::SessionSummary &s = view.session()->summary();
+            std::printf("session: %llu samples, %llu lost, %.0f samples/s, %s\n",
+                        static_cast<unsigned long long>(s.samples), static_cast<unsigned long long>(s.lost),
+                        s.realRateHz, s.endReason.c_str());
+            app.quit();
+        });
+    });
+    tick.start();
+    rss.start();
+    session->start();
+    return app.exec();
+}
