@@ -21,8 +21,8 @@ struct Flush {
     std::string path;        // where it was written, empty if not written
     std::string codeProvenanceJson;
     std::map<std::string, std::string> tags;
-    // Session counters at flush time.
-    uint64_t samples = 0;
+    uint64_t samples = 0;    // samples in this flush
+    // Session counters at flush time (cumulative).
     uint64_t lost = 0;
     uint64_t incomplete = 0;
 };
