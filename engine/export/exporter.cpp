@@ -1,5 +1,7 @@
 #include "engine/export/exporter.h"
 
+#include "engine/common/strings.h"
+
 #include "engine/pprof/pprof_writer.h"
 #include "engine/sampler/sample_sink.h"
 
@@ -10,19 +12,6 @@
 
 namespace emberline::engine {
 namespace {
-
-std::string baseName(const std::string &path)
-{
-    const auto slash = path.rfind('/');
-    return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string hex(uint64_t v)
-{
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-    return buf;
-}
 
 ProfileMerger::Options sessionMergeOptions()
 {
@@ -116,8 +105,8 @@ Profile Exporter::buildProfile(const FlushInput &in)
             }
             if (loc.lines.empty()) {
                 // Never an empty name: module+offset is what a user can feed to addr2line.
-                const std::string name = module ? baseName(module->path) + "+" + hex(key.address - module->start + module->pgoff)
-                                                : "[unknown] " + hex(key.address);
+                const std::string name = module ? baseName(module->path) + "+" + hexAddress(key.address - module->start + module->pgoff)
+                                                : "[unknown] " + hexAddress(key.address);
                 loc.lines.push_back(Line{function(name, "", 0), 0, 0});
             }
         }

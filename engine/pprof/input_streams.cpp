@@ -2,6 +2,22 @@
 
 namespace emberline::engine {
 
+bool skipByReading(ZeroCopyInputStream &stream, int count)
+{
+    const void *data;
+    int size;
+    while (count > 0) {
+        if (!stream.Next(&data, &size))
+            return false;
+        if (size > count) {
+            stream.BackUp(size - count);
+            return true;
+        }
+        count -= size;
+    }
+    return true;
+}
+
 bool GzipStream::Next(const void **data, int *size)
 {
     if (m_backedUp > 0) {

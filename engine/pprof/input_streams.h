@@ -12,6 +12,9 @@ namespace emberline::engine {
 
 using google::protobuf::io::ZeroCopyInputStream;
 
+// Skip() for streams that can only be read forward: read and drop, backing up the excess.
+bool skipByReading(ZeroCopyInputStream &stream, int count);
+
 // Streams under the pprof reader.
 //
 // Thread: each belongs to one read, on one thread.
@@ -37,21 +40,7 @@ public:
         m_inner->BackUp(count);
         m_count -= static_cast<uint64_t>(count);
     }
-    bool Skip(int count) override
-    {
-        const void *data;
-        int size;
-        while (count > 0) {
-            if (!Next(&data, &size))
-                return false;
-            if (size > count) {
-                BackUp(size - count);
-                return true;
-            }
-            count -= size;
-        }
-        return true;
-    }
+    bool Skip(int count) override { return skipByReading(*this, count); }
     int64_t ByteCount() const override { return static_cast<int64_t>(m_count); }
     bool exceeded() const { return m_exceeded; }
 
@@ -84,21 +73,7 @@ public:
         m_backedUp = count;
         m_count -= static_cast<uint64_t>(count);
     }
-    bool Skip(int count) override
-    {
-        const void *data;
-        int size;
-        while (count > 0) {
-            if (!Next(&data, &size))
-                return false;
-            if (size > count) {
-                BackUp(size - count);
-                return true;
-            }
-            count -= size;
-        }
-        return true;
-    }
+    bool Skip(int count) override { return skipByReading(*this, count); }
     int64_t ByteCount() const override { return static_cast<int64_t>(m_count); }
     // Empty while the stream is sound; otherwise what zlib (or the end of input) said.
     const std::string &error() const { return m_error; }

@@ -1,5 +1,7 @@
 #include "engine/sampler/ptrace_sampler.h"
 
+#include "engine/common/clock.h"
+
 #include "engine/unwind/unwinder.h"
 
 #include <dirent.h>
@@ -21,13 +23,6 @@
 
 namespace emberline::engine {
 namespace {
-
-int64_t clockNs(clockid_t clock)
-{
-    timespec ts {};
-    clock_gettime(clock, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 std::string readFile(const std::string &path)
 {

@@ -1,5 +1,7 @@
 #include "engine/session/record_session.h"
 
+#include "engine/common/clock.h"
+
 #include "engine/process/launcher.h"
 #include "engine/recorder/recorder.h"
 #include "engine/sampler/perf_sampler.h"
@@ -18,13 +20,6 @@
 
 namespace emberline::engine {
 namespace {
-
-int64_t clockNs(clockid_t clock)
-{
-    timespec ts {};
-    clock_gettime(clock, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 int64_t ownCpuNs()
 {

@@ -1,24 +1,14 @@
 #include "engine/session/sampling_pipeline.h"
 
+#include "engine/common/clock.h"
+#include "engine/common/strings.h"
+
 #include <ctime>
 #include <fstream>
 #include <dirent.h>
 
 namespace emberline::engine {
 namespace {
-
-int64_t clockNs(clockid_t clock)
-{
-    timespec ts {};
-    clock_gettime(clock, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-std::string baseName(const std::string &path)
-{
-    const auto slash = path.rfind('/');
-    return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 std::string readComm(int pid, int tid)
 {
