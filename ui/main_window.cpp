@@ -1,6 +1,7 @@
 #include "ui/main_window.h"
 
 #include "ui/logging.h"
+#include "ui/upload/session_upload.h"
 #include "ui/views/live_session_view.h"
 #include "ui/views/profile_explorer.h"
 #include "ui/views/profile_view.h"
@@ -89,6 +90,11 @@ void MainWindow::createActions()
     m_profileAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
     QAction *demo = profile->addAction(tr("Try the &Demo Program"), this, [this] { startDemo(); });
     demo->setObjectName(QStringLiteral("demoAction"));
+    profile->addSeparator();
+    m_uploadAction = profile->addAction(tr("&Upload Flushes to Datadog"));
+    m_uploadAction->setObjectName(QStringLiteral("uploadAction"));
+    m_uploadAction->setCheckable(true);
+    m_uploadAction->setToolTip(tr("Send the current session's next flushes to Datadog, or keep them on disk only"));
 
     QMenu *view = menuBar()->addMenu(tr("&View"));
     m_findAction = view->addAction(tr("&Find Frame…"), this, [this] {
@@ -119,7 +125,13 @@ void MainWindow::connectSignals()
             [this](const QString &path) { openFiles({path}); });
     connect(m_tabs, &QTabWidget::tabCloseRequested, this, &MainWindow::closeTab);
     connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::updateWindowTitle);
+    connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::updateUploadAction);
+    connect(m_uploadAction, &QAction::toggled, this, [this](bool on) {
+        if (LiveSessionView *live = currentLiveView(); live && live->upload())
+            live->upload()->setSubmitting(on);
+    });
     updateCentralWidget(); // the start page, until a file is opened
+    updateUploadAction();
 }
 
 void MainWindow::showOpenDialog()

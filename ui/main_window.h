@@ -1,9 +1,12 @@
 #pragma once
 
 #include "engine/session/record_session.h"
+#include "engine/upload/upload_settings.h"
 #include "ui/recent_files.h"
 
 #include <QMainWindow>
+
+#include <optional>
 
 class QAction;
 class QMenu;
@@ -24,7 +27,8 @@ class StartPage;
 
 // The application window. It coordinates: opens files into tabs (File > Open, Open Recent, drag and drop, the
 // command line all end in openFiles()), starts live sessions into tabs (Profile > Profile Process…, the demo on
-// the start page, --record and --attach all end in addLiveView()), shows the start page when no tab is open,
+// the start page, --record and --attach all end in addLiveView()), gives a session started with upload on its
+// uploader and lets Profile > Upload Flushes pause and resume it for the current tab, shows the start page when no tab is open,
 // and routes window-wide actions (Find, Reset Zoom, Close Tab) to the current tab. Closing the window during a
 // session stops it first and closes once its last flush is on disk. It computes nothing.
 //
@@ -70,7 +74,10 @@ private:
     void updateCentralWidget();
     void updateWindowTitle();
     void showAbout();
-    LiveSessionView *addLiveView(engine::ProfilingSession *session);
+    LiveSessionView *addLiveView(engine::ProfilingSession *session,
+                                 std::optional<engine::UploadSettings> upload = std::nullopt);
+    void attachUpload(LiveSessionView *view, engine::UploadSettings settings);
+    void updateUploadAction();
     void chooseSessionFolder();
     void onSessionEnded();
     bool stopSessionsBeforeClosing();
@@ -83,6 +90,7 @@ private:
     QAction *m_openAction = nullptr;
     QAction *m_profileAction = nullptr;
     QAction *m_openSessionAction = nullptr;
+    QAction *m_uploadAction = nullptr;
     ProfileProcessDialog *m_profileDialog = nullptr;
     bool m_closeWhenStopped = false;
     QAction *m_closeTabAction = nullptr;

@@ -5,6 +5,7 @@
 #include "engine/session/profiling_session.h"
 #include "ui/dialogs/profile_process_dialog.h"
 #include "ui/logging.h"
+#include "ui/upload/session_upload.h"
 #include "ui/views/live_session_view.h"
 #include "ui/views/profile_explorer.h"
 #include "ui/views/profile_view.h"
@@ -13,6 +14,7 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QAction>
 #include <QMessageBox>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -43,7 +45,9 @@ ProfileProcessDialog *MainWindow::showProfileDialog()
     if (!m_profileDialog) {
         m_profileDialog = new ProfileProcessDialog(this);
         connect(m_profileDialog, &ProfileProcessDialog::sessionStarted, this,
-                [this](engine::ProfilingSession *session) { addLiveView(session); });
+                [this](engine::ProfilingSession *session) {
+                    addLiveView(session, m_profileDialog->uploadSettings());
+                });
     }
     m_profileDialog->show();
     m_profileDialog->raise();
@@ -79,9 +83,12 @@ LiveSessionView *MainWindow::startDemo()
     return startSession(std::move(config));
 }
 
-LiveSessionView *MainWindow::addLiveView(engine::ProfilingSession *session)
+LiveSessionView *MainWindow::addLiveView(engine::ProfilingSession *session,
+                                         std::optional<engine::UploadSettings> upload)
 {
     auto *view = new LiveSessionView(session, m_tabs);
+    if (upload)
+        attachUpload(view, std::move(*upload));
     const int index = m_tabs->addTab(view, tr("● %1").arg(view->title()));
     m_tabs->setTabToolTip(index, tr("Live session; flushes are written to %1").arg(view->sessionDirectory()));
     m_tabs->setCurrentIndex(index);
@@ -94,7 +101,31 @@ LiveSessionView *MainWindow::addLiveView(engine::ProfilingSession *session)
     });
     qCDebug(lcUiWindow) << "live session into" << view->sessionDirectory();
     updateCentralWidget();
+    updateUploadAction();
     return view;
+}
+
+void MainWindow::attachUpload(LiveSessionView *view, engine::UploadSettings settings)
+{
+    auto upload = SessionUpload::create(std::move(settings), view->session());
+    if (!upload) {
+        statusBar()->showMessage(tr("This session is not uploaded: %1")
+                                     .arg(QString::fromStdString(upload.error().message)),
+                                 15000);
+        return;
+    }
+    view->attachUpload(upload.value());
+    statusBar()->showMessage(tr("Uploading every flush to %1").arg(upload.value()->endpoint()), 10000);
+    connect(upload.value(), &SessionUpload::submittingChanged, this, &MainWindow::updateUploadAction);
+}
+
+void MainWindow::updateUploadAction()
+{
+    const LiveSessionView *live = currentLiveView();
+    SessionUpload *upload = live ? live->upload() : nullptr;
+    const QSignalBlocker blocker(m_uploadAction);
+    m_uploadAction->setEnabled(upload != nullptr);
+    m_uploadAction->setChecked(upload && upload->isSubmitting());
 }
 
 void MainWindow::chooseSessionFolder()

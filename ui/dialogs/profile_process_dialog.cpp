@@ -2,6 +2,7 @@
 
 #include "ui/dialogs/attach_page.h"
 #include "ui/dialogs/launch_page.h"
+#include "ui/upload/upload_settings_widget.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -101,16 +102,12 @@ QGroupBox *ProfileProcessDialog::createUpload()
     box->setObjectName(QStringLiteral("uploadGroup"));
     m_upload = new QCheckBox(tr("Upload each flush to Datadog"), box);
     m_upload->setObjectName(QStringLiteral("uploadToggle"));
-    m_upload->setEnabled(false);
-    m_upload->setToolTip(tr("Upload comes with the Datadog upload feature; for now every flush is kept on disk"));
-    auto *note = new QLabel(tr("Upload comes with the Datadog upload feature. Every flush is written to the "
-                               "session's folder meanwhile."),
-                            box);
-    note->setWordWrap(true);
-    note->setForegroundRole(QPalette::PlaceholderText);
+    m_upload->setToolTip(tr("Also send every flush to Datadog's profiler; the local copy is kept either way"));
+    m_uploadSettings = new UploadSettingsWidget(box);
+    m_uploadSettings->setVisible(false);
     auto *layout = new QVBoxLayout(box);
     layout->addWidget(m_upload);
-    layout->addWidget(note);
+    layout->addWidget(m_uploadSettings);
     layout->addStretch();
     return box;
 }
@@ -120,6 +117,11 @@ void ProfileProcessDialog::connectSignals()
     connect(m_start, &QPushButton::clicked, this, &ProfileProcessDialog::start);
     connect(m_cancel, &QPushButton::clicked, this, &ProfileProcessDialog::reject);
     connect(m_modes, &QTabWidget::currentChanged, this, [this] { m_message->setVisible(false); });
+    connect(m_upload, &QCheckBox::toggled, this, [this](bool on) {
+        m_uploadSettings->setVisible(on);
+        updateStartButton();
+    });
+    connect(m_uploadSettings, &UploadSettingsWidget::changed, this, &ProfileProcessDialog::updateStartButton);
 }
 
 void ProfileProcessDialog::setMode(Mode mode)

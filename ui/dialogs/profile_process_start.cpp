@@ -3,6 +3,7 @@
 
 #include "ui/dialogs/attach_page.h"
 #include "ui/dialogs/launch_page.h"
+#include "ui/upload/upload_settings_widget.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -22,6 +23,10 @@ void ProfileProcessDialog::start()
     const QString error = buildConfig(config);
     if (!error.isEmpty()) {
         showMessage(error);
+        return;
+    }
+    if (const QString uploadError = resolveUpload(); !uploadError.isEmpty()) {
+        showMessage(uploadError);
         return;
     }
     m_message->setVisible(false);
@@ -89,11 +94,35 @@ void ProfileProcessDialog::reject()
     QDialog::reject();
 }
 
+QString ProfileProcessDialog::resolveUpload()
+{
+    m_startedUpload.reset();
+    if (!m_upload->isChecked())
+        return {};
+    if (!m_uploadSettings->isValid())
+        return m_uploadSettings->validationMessage();
+    auto resolved = m_uploadSettings->resolve();
+    if (!resolved)
+        return tr("Upload: %1").arg(QString::fromStdString(resolved.error().message));
+    m_startedUpload = std::move(resolved).value();
+    return {};
+}
+
 void ProfileProcessDialog::setStarting(bool starting)
 {
-    m_start->setEnabled(!starting);
     m_start->setText(starting ? tr("Starting…") : tr("&Start"));
     m_modes->setEnabled(!starting);
+    m_upload->setEnabled(!starting);
+    m_uploadSettings->setEnabled(!starting);
+    updateStartButton();
+}
+
+void ProfileProcessDialog::updateStartButton()
+{
+    const bool uploadBlocks = m_upload->isChecked() && !m_uploadSettings->isValid();
+    m_start->setEnabled(!m_pending && !uploadBlocks);
+    m_start->setToolTip(uploadBlocks ? tr("Fix the upload settings first:\n%1").arg(m_uploadSettings->validationMessage())
+                                     : QString());
 }
 
 void ProfileProcessDialog::showMessage(const QString &text)
@@ -114,9 +143,13 @@ void ProfileProcessDialog::loadSettings()
     const int sampler = m_sampler->findData(settings.value(QStringLiteral("sampler"), QStringLiteral("auto")));
     m_sampler->setCurrentIndex(std::max(0, sampler));
     m_wallTime->setChecked(settings.value(QStringLiteral("wallTime"), false).toBool());
+    m_upload->setChecked(settings.value(QStringLiteral("upload"), false).toBool());
+    settings.endGroup();
+    m_uploadSettings->load(settings); // group "upload"; the API key stays in its own file
+    updateStartButton();
 }
 
-void ProfileProcessDialog::saveSettings() const
+void ProfileProcessDialog::saveSettings()
 {
     m_launch->saveSettings();
     QSettings settings;
@@ -126,6 +159,13 @@ void ProfileProcessDialog::saveSettings() const
     settings.setValue(QStringLiteral("flushPeriod"), m_flushPeriod->value());
     settings.setValue(QStringLiteral("sampler"), m_sampler->currentData());
     settings.setValue(QStringLiteral("wallTime"), m_wallTime->isChecked());
+    settings.setValue(QStringLiteral("upload"), m_upload->isChecked());
+    settings.endGroup();
+    if (m_upload->isChecked()) {
+        // The typed API key goes to its owner-only file, never to QSettings.
+        if (const engine::Status saved = m_uploadSettings->save(settings); !saved)
+            showMessage(tr("The API key could not be saved: %1").arg(QString::fromStdString(saved.error().message)));
+    }
 }
 
 } // namespace emberline::ui

@@ -19,6 +19,7 @@ namespace emberline::ui {
 
 class ProfileExplorer;
 class SessionStatusBar;
+class SessionUpload;
 class TimelineView;
 
 // One live session in a tab: Stop, Pause and Resume, a switch between the whole session so far, the last flush
@@ -26,7 +27,8 @@ class TimelineView;
 // explorer (flame graph, top functions, caller/callee) that files open in, refreshed after every flush without
 // losing the user's zoom, selection or search. When the session ends (stopped, target exited or crashed, or
 // failed) the views keep everything and a message says what happened; the session's folder can then be saved
-// elsewhere or its merged profile opened in the viewer.
+// elsewhere or its merged profile opened in the viewer. A session started with upload on also has an Upload
+// tab beside the explorer: every flush's upload and the uploader's counts (live_session_upload.cpp).
 //
 // Thread: GUI thread. It owns the ProfilingSession (the engine thread) and the LiveUpdater (workers).
 class LiveSessionView : public QWidget {
@@ -48,6 +50,9 @@ public:
     void stop();
     void setScope(LiveScope scope);
     void selectRange(int64_t startNs, int64_t endNs);
+    // Takes ownership of the session's uploader and shows its Upload tab.
+    void attachUpload(SessionUpload *upload);
+    SessionUpload *upload() const { return m_upload; }
     // Copies the session's folder (every flush and the merged profile) into `directory`; an error message or "".
     QString saveSessionTo(const QString &directory) const;
 
@@ -70,6 +75,7 @@ private:
     void showMessage(const QString &text, bool problem);
     void updateButtons();
     void chooseSaveDirectory();
+    void updateUploadCounts();
 
     engine::ProfilingSession *m_session = nullptr;
     LiveUpdater *m_updater = nullptr;
@@ -94,6 +100,8 @@ private:
     std::map<uint32_t, qint64> m_flushArrivalMs; // by flush sequence, until the views show it
     std::shared_ptr<const LoadedProfile> m_shownLoaded;
     uint32_t m_shownSequence = 0;
+    SessionUpload *m_upload = nullptr;
+    QLabel *m_uploadCounts = nullptr;
 };
 
 } // namespace emberline::ui
