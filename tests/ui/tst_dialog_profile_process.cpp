@@ -1,5 +1,5 @@
 // The Profile Process dialog driven by objectName, offscreen: what it refuses itself (never reaching the
-// engine), what it shows when the engine refuses (and that it stays open), the upload toggle's state, the
+// engine), what it shows when the engine refuses (and that it stays open), the upload toggle and its settings, the
 // remembered settings, and the attach page's process list under QAbstractItemModelTester.
 
 #include "tests/ui/live_test_support.h"
@@ -135,15 +135,20 @@ private Q_SLOTS:
         tracer.waitForFinished();
     }
 
-    // Upload comes with the Datadog upload feature: the toggle is there, disabled, and says so. If this fails,
-    // the dialog offers an upload that does not happen.
-    void uploadToggleSaysItComesLater()
+    // The upload toggle is offered, and the upload settings show only while it is on (tst_live_upload drives
+    // it end to end). If this fails, the dialog offers no upload, or shows settings that do not apply.
+    void uploadToggleShowsItsSettings()
     {
         ProfileProcessDialog dialog;
+        dialog.show();
         auto *upload = child<QCheckBox>(&dialog, "uploadToggle");
         QVERIFY(upload);
-        QVERIFY(!upload->isEnabled());
-        QVERIFY(upload->toolTip().contains(QStringLiteral("Datadog upload")));
+        QVERIFY(upload->isEnabled());
+        upload->setChecked(false);
+        QVERIFY(!child<QWidget>(&dialog, "uploadSettings")->isVisible());
+        upload->setChecked(true);
+        QVERIFY(child<QWidget>(&dialog, "uploadSettings")->isVisible());
+        upload->setChecked(false);
     }
 
     // Frequency, flush period, sampler, mode and program come back in the next dialog. If this fails, the user
