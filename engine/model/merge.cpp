@@ -108,15 +108,40 @@ private:
             m_dst.addSampleWithStack(stackId, values, labels);
             return static_cast<uint32_t>(m_dst.sampleCount() - 1);
         }
-        std::vector<int64_t> key{stackId};
-        for (const Label &l : labels)
-            key.insert(key.end(), {l.key, l.str, l.num, l.numUnit});
-        auto [it, inserted] = m_samples.try_emplace(std::move(key), m_dst.sampleCount());
-        if (inserted)
-            m_dst.addSampleWithStack(stackId, values, labels);
-        else
-            m_dst.addToSampleValues(it->second, values);
-        return static_cast<uint32_t>(it->second);
+        // Identical samples are found by a hash of stack and labels, then compared with the stored sample: no
+        // key is kept per sample (a map of key vectors cost ~100 bytes per aggregated sample).
+        uint64_t hash = 0x9e3779b97f4a7c15ULL ^ stackId;
+        const auto mix = [&hash](uint64_t v) { hash = (hash ^ v) * 0x100000001b3ULL + (hash >> 29); };
+        for (const Label &l : labels) {
+            mix(l.key);
+            mix(l.str);
+            mix(static_cast<uint64_t>(l.num));
+            mix(l.numUnit);
+        }
+        auto [it, inserted] = m_sampleByHash.try_emplace(hash, static_cast<uint32_t>(m_dst.sampleCount()));
+        if (!inserted) {
+            for (uint32_t i = it->second; i != kNoIndex; i = m_sameHashNext[i]) {
+                if (sameSample(i, stackId, labels)) {
+                    m_dst.addToSampleValues(i, values);
+                    return i;
+                }
+            }
+        }
+        const auto index = static_cast<uint32_t>(m_dst.sampleCount());
+        m_dst.addSampleWithStack(stackId, values, labels);
+        m_sameHashNext.push_back(inserted ? kNoIndex : it->second);
+        it->second = index;
+        return index;
+    }
+
+    bool sameSample(uint32_t i, uint32_t stackId, const std::vector<Label> &labels) const
+    {
+        if (m_dst.sampleStackId(i) != stackId)
+            return false;
+        const auto stored = m_dst.sampleLabels(i);
+        return std::equal(stored.begin(), stored.end(), labels.begin(), labels.end(), [](const Label &a, const Label &b) {
+            return a.key == b.key && a.str == b.str && a.num == b.num && a.numUnit == b.numUnit;
+        });
     }
 
     uint32_t mapping(const Mapping &m, const std::vector<StringId> &strings)
@@ -173,12 +198,14 @@ private:
     std::map<std::tuple<uint64_t, uint64_t, uint64_t, StringId, StringId>, uint32_t> m_mappings;
     std::map<std::tuple<StringId, StringId, StringId, int64_t>, uint32_t> m_functions;
     std::map<std::vector<int64_t>, uint32_t> m_locations;
-    std::map<std::vector<int64_t>, size_t> m_samples;
+    std::unordered_map<uint64_t, uint32_t> m_sampleByHash; // newest aggregated sample with the hash
+    std::vector<uint32_t> m_sameHashNext;                  // per aggregated sample: older one, same hash
 };
 
 ProfileMerger::ProfileMerger() : ProfileMerger(Options{}) {}
 ProfileMerger::ProfileMerger(Options options) : m_impl(std::make_unique<Impl>(std::move(options))) {}
 ProfileMerger::~ProfileMerger() = default;
+ProfileMerger::ProfileMerger(const ProfileMerger &other) : m_impl(std::make_unique<Impl>(*other.m_impl)) {}
 Status ProfileMerger::add(const Profile &profile, std::vector<uint32_t> *destinationSamples)
 {
     return m_impl->add(profile, destinationSamples);

@@ -29,6 +29,9 @@ public:
     ProfileMerger();
     explicit ProfileMerger(Options options);
     ~ProfileMerger();
+    // A deep copy that goes on merging independently (a live session's second buffer).
+    ProfileMerger(const ProfileMerger &other);
+    ProfileMerger &operator=(const ProfileMerger &) = delete;
     // When `destinationSamples` is given, it receives for each of `profile`'s samples the index of the result's
     // sample that took its values (a live session's timeline refers to samples of the aggregated profile).
     Status add(const Profile &profile, std::vector<uint32_t> *destinationSamples = nullptr);

@@ -12,30 +12,30 @@ Profile::Profile()
 
 StringId Profile::intern(std::string_view s)
 {
-    if (!m_stringIndexBuilt) {
+    if (!m_stringIndex.built) {
         // string_view keys point into m_strings; rebuilt whenever the vector may have reallocated.
-        m_stringIndex.clear();
-        m_stringIndex.reserve(m_strings.size() * 2);
+        m_stringIndex.map.clear();
+        m_stringIndex.map.reserve(m_strings.size() * 2);
         for (StringId i = 0; i < m_strings.size(); ++i)
-            m_stringIndex.emplace(m_strings[i], i);
-        m_stringIndexBuilt = true;
+            m_stringIndex.map.emplace(m_strings[i], i);
+        m_stringIndex.built = true;
     }
-    if (auto it = m_stringIndex.find(s); it != m_stringIndex.end())
+    if (auto it = m_stringIndex.map.find(s); it != m_stringIndex.map.end())
         return it->second;
     const bool willReallocate = m_strings.size() == m_strings.capacity();
     const auto id = static_cast<StringId>(m_strings.size());
     m_strings.emplace_back(s);
     if (willReallocate) {
-        m_stringIndexBuilt = false; // views into moved small strings are stale
+        m_stringIndex.built = false; // views into moved small strings are stale
     } else {
-        m_stringIndex.emplace(m_strings.back(), id);
+        m_stringIndex.map.emplace(m_strings.back(), id);
     }
     return id;
 }
 
 StringId Profile::appendString(std::string s)
 {
-    m_stringIndexBuilt = false;
+    m_stringIndex.built = false;
     m_strings.push_back(std::move(s));
     return static_cast<StringId>(m_strings.size() - 1);
 }

@@ -138,8 +138,23 @@ private:
     friend class PprofDecoder; // fills the columns directly while streaming
 
     std::vector<std::string> m_strings;
-    std::unordered_map<std::string_view, StringId> m_stringIndex; // built lazily by intern()
-    bool m_stringIndexBuilt = false;
+    // Built lazily by intern(). Its keys view this profile's own strings, so a copy starts without one (a
+    // copied index would view the source's strings); a move keeps it (the strings stay where they are).
+    struct StringIndex {
+        std::unordered_map<std::string_view, StringId> map;
+        bool built = false;
+        StringIndex() = default;
+        StringIndex(const StringIndex &) {}
+        StringIndex(StringIndex &&) noexcept = default;
+        StringIndex &operator=(const StringIndex &)
+        {
+            map.clear();
+            built = false;
+            return *this;
+        }
+        StringIndex &operator=(StringIndex &&) noexcept = default;
+    };
+    StringIndex m_stringIndex;
 
     std::vector<ValueType> m_sampleTypes;
     std::vector<Function> m_functions;

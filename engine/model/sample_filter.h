@@ -23,6 +23,11 @@ struct ThreadInfo {
 class ThreadIndex {
 public:
     explicit ThreadIndex(const Profile &profile);
+    // An index already known to its builder (a live session tracks each aggregated sample's thread itself).
+    ThreadIndex(std::vector<ThreadInfo> threads, std::vector<uint32_t> sampleThread)
+        : m_threads(std::move(threads)), m_sampleThread(std::move(sampleThread))
+    {
+    }
     const std::vector<ThreadInfo> &threads() const { return m_threads; }
     uint32_t threadOf(size_t sample) const { return m_sampleThread.empty() ? kNoIndex : m_sampleThread[sample]; }
     bool empty() const { return m_threads.empty(); }

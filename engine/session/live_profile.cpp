@@ -1,6 +1,7 @@
 #include "engine/session/live_profile.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace emberline::engine {
 namespace {
@@ -58,7 +59,27 @@ size_t LiveSnapshot::timelineBytes() const
     return n;
 }
 
-LiveProfile::LiveProfile() : m_merger(ProfileMerger::Options{true, {"end_timestamp_ns"}}) {}
+// One merger and the flushes it has yet to take (the one its twin took while it was published).
+struct LiveProfile::Buffer {
+    explicit Buffer(ProfileMerger m) : merger(std::move(m)) {}
+    ProfileMerger merger;
+    std::vector<std::shared_ptr<const Flush>> missing;
+};
+
+namespace {
+
+ProfileMerger::Options mergeOptions()
+{
+    return ProfileMerger::Options{true, {"end_timestamp_ns"}};
+}
+
+} // namespace
+
+LiveProfile::LiveProfile()
+    : m_published(std::make_shared<Buffer>(ProfileMerger(mergeOptions()))),
+      m_back(std::make_shared<Buffer>(ProfileMerger(mergeOptions())))
+{
+}
 
 LiveProfile::~LiveProfile() = default;
 
@@ -74,14 +95,41 @@ uint32_t LiveProfile::threadOrdinal(int64_t tid, const std::string &name)
 
 Status LiveProfile::add(const Flush &flush)
 {
-    if (!flush.profile)
+    return add(std::make_shared<const Flush>(flush));
+}
+
+Status LiveProfile::mergeIntoBack(const std::shared_ptr<const Flush> &flush, std::vector<uint32_t> &destination)
+{
+    // use_count() is a relaxed read; the fence pairs with the release of the last snapshot's reference, so the
+    // readers' accesses happen before this thread writes the merger again.
+    if (m_back.use_count() > 1) {
+        m_back = std::make_shared<Buffer>(ProfileMerger(m_published->merger));
+    } else {
+        std::atomic_thread_fence(std::memory_order_acquire);
+        for (const auto &missed : m_back->missing) {
+            if (auto st = m_back->merger.add(*missed->profile); !st)
+                return st;
+        }
+    }
+    m_back->missing.clear();
+    if (auto st = m_back->merger.add(*flush->profile, &destination); !st)
+        return st;
+    std::swap(m_back, m_published);
+    m_back->missing.push_back(flush);
+    return Ok{};
+}
+
+Status LiveProfile::add(std::shared_ptr<const Flush> flushPtr)
+{
+    if (!flushPtr || !flushPtr->profile)
         return makeError(Error::Code::Invalid, "a flush without a profile");
+    const Flush &flush = *flushPtr;
     const Profile &profile = *flush.profile;
     std::vector<uint32_t> destination;
-    if (auto st = m_merger.add(profile, &destination); !st)
+    if (auto st = mergeIntoBack(flushPtr, destination); !st)
         return st.error();
 
-    const size_t aggregated = m_merger.result().sampleCount();
+    const size_t aggregated = m_published->merger.result().sampleCount();
     m_sampleThread.resize(aggregated, kNoIndex);
     m_sampleHits.resize(aggregated, 0);
     m_sampleCpuNs.resize(aggregated, 0);
@@ -97,6 +145,8 @@ Status LiveProfile::add(const Flush &flush)
     chunk->offsetMs.reserve(profile.sampleCount());
     chunk->sample.reserve(profile.sampleCount());
     std::string name;
+    std::vector<uint32_t> threadOf(profile.sampleCount());
+    std::vector<int64_t> cpuOf(profile.sampleCount(), 0);
     for (size_t i = 0; i < profile.sampleCount(); ++i) {
         const SampleLabels labels = readLabels(profile, i, keys);
         const uint32_t agg = destination[i];
@@ -106,8 +156,11 @@ Status LiveProfile::add(const Flush &flush)
             m_sampleThread[agg] = thread;
         m_threads[thread].hits++;
         m_sampleHits[agg]++;
-        if (cpuType >= 0)
-            m_sampleCpuNs[agg] += profile.sampleValues(i)[static_cast<size_t>(cpuType)];
+        threadOf[i] = thread;
+        if (cpuType >= 0) {
+            cpuOf[i] = profile.sampleValues(i)[static_cast<size_t>(cpuType)];
+            m_sampleCpuNs[agg] += cpuOf[i];
+        }
         const int64_t time = labels.timeNs != 0 ? labels.timeNs : chunk->endNs;
         const int64_t offset = std::clamp<int64_t>((time - chunk->startNs) / kNsPerMs, 0, UINT16_MAX);
         chunk->offsetMs.push_back(static_cast<uint16_t>(offset));
@@ -117,10 +170,30 @@ Status LiveProfile::add(const Flush &flush)
         m_startNs = flush.startNs;
     m_endNs = std::max(m_endNs, chunk->endNs);
     m_lastLost = flush.lost;
+    addBins(*chunk, threadOf, cpuOf);
     chunk->samples = chunk->sample.size(); // what this flush holds, whatever the flush's counters mean
     m_chunks.push_back(std::move(chunk));
     ++m_flushes;
     return Ok{};
+}
+
+void LiveProfile::addBins(TimelineChunk &chunk, const std::vector<uint32_t> &threadOf,
+                          const std::vector<int64_t> &cpuOf) const
+{
+    constexpr int64_t bin = TimelineChunk::kActivityBinNs;
+    const auto binOf = [&](int64_t t) { return static_cast<size_t>(std::max<int64_t>(t - m_startNs, 0) / bin); };
+    chunk.firstBin = binOf(chunk.startNs);
+    chunk.binCount = binOf(chunk.endNs) - chunk.firstBin + 1;
+    chunk.binThreads = m_threads.size();
+    chunk.binCpuNs.assign(chunk.binThreads * chunk.binCount, 0);
+    chunk.binSamples.assign(chunk.binThreads * chunk.binCount, 0);
+    for (size_t i = 0; i < chunk.sample.size(); ++i) {
+        const size_t b = std::min(binOf(chunk.timeOf(i)) - std::min(binOf(chunk.timeOf(i)), chunk.firstBin),
+                                  chunk.binCount - 1);
+        const size_t cell = threadOf[i] * chunk.binCount + b;
+        chunk.binCpuNs[cell] += cpuOf[i];
+        chunk.binSamples[cell]++;
+    }
 }
 
 std::shared_ptr<const LiveSnapshot> LiveProfile::snapshot() const
@@ -129,7 +202,7 @@ std::shared_ptr<const LiveSnapshot> LiveProfile::snapshot() const
     snap->flushes = m_flushes;
     snap->startNs = m_startNs;
     snap->endNs = m_endNs;
-    snap->profile = std::make_shared<const Profile>(m_merger.result());
+    snap->profile = std::shared_ptr<const Profile>(m_published, &m_published->merger.result());
     snap->sampleThread = m_sampleThread;
     snap->sampleHits = m_sampleHits;
     snap->sampleCpuNs = m_sampleCpuNs;

@@ -24,9 +24,22 @@ struct TimelineChunk {
     uint64_t lost = 0;    // samples lost during this flush
     std::vector<uint16_t> offsetMs;
     std::vector<uint32_t> sample;
+    // CPU time and samples per thread in kActivityBinNs bins of the session's time, from bin `firstBin` on:
+    // [thread * binCount + bin], for the threads known when the flush was added. The timeline's buckets are
+    // sums of bins, so bucketing never walks the samples again.
+    static constexpr int64_t kActivityBinNs = 50'000'000;
+    size_t firstBin = 0;
+    size_t binCount = 0;
+    size_t binThreads = 0;
+    std::vector<int64_t> binCpuNs;
+    std::vector<uint32_t> binSamples;
 
     int64_t timeOf(size_t i) const { return startNs + static_cast<int64_t>(offsetMs[i]) * 1'000'000; }
-    size_t memoryBytes() const { return offsetMs.capacity() * 2 + sample.capacity() * 4 + sizeof(*this); }
+    size_t memoryBytes() const
+    {
+        return offsetMs.capacity() * 2 + sample.capacity() * 4 + binCpuNs.capacity() * 8 + binSamples.capacity() * 4 +
+               sizeof(*this);
+    }
 };
 
 // A thread of the session, as the timeline shows it. Keyed by thread id; the name is the latest seen.
@@ -59,8 +72,14 @@ struct LiveSnapshot {
 };
 
 // The accumulator of a live session: merges each flush into the aggregated session profile (ProfileMerger
-// with aggregation, dropping end_timestamp_ns) and appends the flush's samples to the compact timeline. It never
-// keeps a flush's Profile, so memory grows with distinct stacks plus a few bytes per sample.
+// with aggregation, dropping end_timestamp_ns) and appends the flush's samples to the compact timeline. Memory
+// grows with distinct stacks plus a few bytes per sample.
+//
+// Snapshots share the merged profile instead of copying it: two mergers take the same flushes in the same order
+// (so their sample indices agree). The published one is read by snapshots; the other one, once no snapshot holds
+// it, catches up on the one flush it missed, takes the new one and is published in turn. Only if a snapshot of
+// it is still held when the next flush comes is it replaced by a copy of the published merger (rare: the views
+// drop a snapshot as soon as they show the next one). So at most one flush is kept, until the next one.
 //
 // Thread: one owner at a time (the GUI's ingestion worker, one flush after another).
 class LiveProfile {
@@ -68,15 +87,20 @@ public:
     LiveProfile();
     ~LiveProfile();
 
-    Status add(const Flush &flush);
-    // Copies the current state into an immutable snapshot (the profile is copied: the merger keeps growing).
+    Status add(std::shared_ptr<const Flush> flush);
+    Status add(const Flush &flush); // copies the flush (tests); the GUI passes its shared flush
+    // The current state as an immutable snapshot; its profile is shared with the published merger.
     std::shared_ptr<const LiveSnapshot> snapshot() const;
     uint32_t flushes() const { return m_flushes; }
 
 private:
+    struct Buffer;
     uint32_t threadOrdinal(int64_t tid, const std::string &name);
+    Status mergeIntoBack(const std::shared_ptr<const Flush> &flush, std::vector<uint32_t> &destination);
+    void addBins(TimelineChunk &chunk, const std::vector<uint32_t> &threadOf, const std::vector<int64_t> &cpuOf) const;
 
-    ProfileMerger m_merger;
+    std::shared_ptr<Buffer> m_published;
+    std::shared_ptr<Buffer> m_back;
     uint32_t m_flushes = 0;
     int64_t m_startNs = 0;
     int64_t m_endNs = 0;

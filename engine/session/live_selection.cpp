@@ -56,6 +56,29 @@ size_t ThreadActivity::bucketAt(int64_t timeNs) const
     return std::min(bucketCount - 1, static_cast<size_t>((timeNs - startNs) / bucketNs));
 }
 
+namespace {
+
+// Sums each flush's fixed bins into the buckets: O(threads x bins), however many samples the session holds.
+void addBinnedActivity(const LiveSnapshot &snapshot, ThreadActivity &activity)
+{
+    const auto binsPerBucket = static_cast<size_t>(activity.bucketNs / TimelineChunk::kActivityBinNs);
+    const size_t threads = activity.cpuNs.size();
+    for (const auto &chunk : snapshot.chunks) {
+        for (size_t t = 0; t < std::min(threads, chunk->binThreads); ++t) {
+            for (size_t b = 0; b < chunk->binCount; ++b) {
+                const size_t cell = t * chunk->binCount + b;
+                if (chunk->binSamples[cell] == 0)
+                    continue;
+                const size_t bucket = std::min((chunk->firstBin + b) / binsPerBucket, activity.bucketCount - 1);
+                activity.cpuNs[t][bucket] += chunk->binCpuNs[cell];
+                activity.samples[t][bucket] += chunk->binSamples[cell];
+            }
+        }
+    }
+}
+
+} // namespace
+
 ThreadActivity bucketActivity(const LiveSnapshot &snapshot, int64_t bucketNs)
 {
     ThreadActivity activity;
@@ -68,6 +91,10 @@ ThreadActivity bucketActivity(const LiveSnapshot &snapshot, int64_t bucketNs)
     activity.samples.assign(threads, std::vector<uint32_t>(activity.bucketCount, 0));
     if (activity.bucketCount == 0)
         return activity;
+    if (activity.bucketNs % TimelineChunk::kActivityBinNs == 0) {
+        addBinnedActivity(snapshot, activity);
+        return activity;
+    }
     for (const auto &chunk : snapshot.chunks) {
         for (size_t i = 0; i < chunk->sample.size(); ++i) {
             const uint32_t agg = chunk->sample[i];

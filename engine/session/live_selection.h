@@ -24,8 +24,9 @@ struct LiveSelection {
 // 0 for hidden threads. Empty when the selection keeps everything.
 std::vector<float> selectionWeights(const LiveSnapshot &snapshot, const LiveSelection &selection);
 
-// CPU time per thread in fixed buckets of the session's time, from the timeline entries (each weighted by its
-// aggregated sample's CPU time per entry).
+// CPU time per thread in fixed buckets of the session's time. Buckets that are whole multiples of the flushes'
+// 50 ms bins are sums of those bins (each sample's own CPU time; cost independent of the sample count); other
+// widths walk the timeline entries (each weighted by its aggregated sample's CPU time per entry).
 struct ThreadActivity {
     int64_t startNs = 0;
     int64_t bucketNs = 0;

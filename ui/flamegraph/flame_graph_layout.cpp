@@ -7,48 +7,57 @@ namespace emberline::ui {
 
 using engine::kNoIndex;
 
+std::shared_ptr<const FlameGeometry> FlameGraphLayout::computeGeometry(const engine::CallTree &tree,
+                                                                        const engine::FrameTable &frames)
+{
+    auto geometry = std::make_shared<FlameGeometry>();
+    const auto n = static_cast<uint32_t>(tree.size());
+    // Parents are created before their children, so one forward pass places every child after its elder
+    // siblings and one backward pass carries subtree depths upwards.
+    geometry->offset.assign(n, 0);
+    for (uint32_t p = 0; p < n; ++p) {
+        int64_t next = geometry->offset[p];
+        for (uint32_t c : tree.children(p)) {
+            geometry->offset[c] = next;
+            next += tree.node(c).total;
+        }
+    }
+    geometry->deepest.resize(n);
+    for (uint32_t i = 0; i < n; ++i)
+        geometry->deepest[i] = tree.node(i).depth;
+    for (uint32_t i = n; i-- > 1;) {
+        const uint32_t parent = tree.node(i).parent;
+        geometry->deepest[parent] = std::max(geometry->deepest[parent], geometry->deepest[i]);
+    }
+    geometry->frameNames.reserve(frames.size());
+    for (uint32_t f = 0; f < frames.size(); ++f)
+        geometry->frameNames.push_back(QString::fromStdString(frames.frame(f).name));
+    return geometry;
+}
+
 void FlameGraphLayout::setTree(std::shared_ptr<const engine::CallTree> tree,
-                               std::shared_ptr<const engine::FrameTable> frames)
+                               std::shared_ptr<const engine::FrameTable> frames,
+                               std::shared_ptr<const FlameGeometry> geometry)
 {
     m_tree = std::move(tree);
     m_frames = std::move(frames);
     m_zoom = 0;
     m_scroll = 0;
-    m_offset.clear();
-    m_deepest.clear();
-    m_frameNames.clear();
+    m_geometry.reset();
     if (!m_tree || !m_frames || m_tree->size() == 0) {
         recomputeMatches();
         return;
     }
-    const auto n = static_cast<uint32_t>(m_tree->size());
-    // Parents are created before their children, so one forward pass places every child after its elder
-    // siblings and one backward pass carries subtree depths upwards.
-    m_offset.assign(n, 0);
-    for (uint32_t p = 0; p < n; ++p) {
-        int64_t next = m_offset[p];
-        for (uint32_t c : m_tree->children(p)) {
-            m_offset[c] = next;
-            next += m_tree->node(c).total;
-        }
-    }
-    m_deepest.resize(n);
-    for (uint32_t i = 0; i < n; ++i)
-        m_deepest[i] = m_tree->node(i).depth;
-    for (uint32_t i = n; i-- > 1;) {
-        const uint32_t parent = m_tree->node(i).parent;
-        m_deepest[parent] = std::max(m_deepest[parent], m_deepest[i]);
-    }
-    m_frameNames.reserve(m_frames->size());
-    for (uint32_t f = 0; f < m_frames->size(); ++f)
-        m_frameNames.push_back(QString::fromStdString(m_frames->frame(f).name));
+    const bool fits = geometry && geometry->offset.size() == m_tree->size() &&
+                      geometry->frameNames.size() == m_frames->size();
+    m_geometry = fits ? std::move(geometry) : computeGeometry(*m_tree, *m_frames);
     recomputeMatches();
 }
 
 const QString &FlameGraphLayout::nodeName(uint32_t node) const
 {
     const uint32_t frame = m_tree->node(node).frame;
-    return frame == kNoIndex ? m_rootName : m_frameNames[frame];
+    return frame == kNoIndex ? m_rootName : m_geometry->frameNames[frame];
 }
 
 void FlameGraphLayout::setViewportSize(QSizeF size)
@@ -70,7 +79,7 @@ void FlameGraphLayout::setOrientation(Orientation orientation)
 
 uint32_t FlameGraphLayout::rowCount() const
 {
-    return isEmpty() ? 0 : m_deepest[m_zoom] + 1;
+    return isEmpty() ? 0 : m_geometry->deepest[m_zoom] + 1;
 }
 
 void FlameGraphLayout::setScrollOffset(double offset)
@@ -158,7 +167,7 @@ double FlameGraphLayout::fractionX(uint32_t node) const
 {
     if (!isShown(node) || m_tree->node(node).depth <= m_tree->node(m_zoom).depth)
         return 0.0;
-    return static_cast<double>(m_offset[node] - m_offset[m_zoom]) / static_cast<double>(m_tree->node(m_zoom).total);
+    return static_cast<double>(m_geometry->offset[node] - m_geometry->offset[m_zoom]) / static_cast<double>(m_tree->node(m_zoom).total);
 }
 
 double FlameGraphLayout::fractionWidth(uint32_t node) const
@@ -213,7 +222,7 @@ void FlameGraphLayout::visibleRects(std::vector<FlameRect> &out) const
             out.push_back({n, 0.0, 1.0, row, QRectF(0, rowTop(row), width, m_rowHeight)});
     }
     const double zoomTotal = static_cast<double>(m_tree->node(m_zoom).total);
-    const int64_t zoomOffset = m_offset[m_zoom];
+    const int64_t zoomOffset = m_geometry->offset[m_zoom];
     std::vector<uint32_t> stack(m_tree->children(m_zoom).rbegin(), m_tree->children(m_zoom).rend());
     while (!stack.empty()) {
         const uint32_t n = stack.back();
@@ -222,7 +231,7 @@ void FlameGraphLayout::visibleRects(std::vector<FlameRect> &out) const
         const double fw = static_cast<double>(node.total) / zoomTotal;
         if (fw * width <= m_minPixelWidth || pastFarEdge(node.depth))
             continue; // children are never wider, nor nearer
-        const double fx = static_cast<double>(m_offset[n] - zoomOffset) / zoomTotal;
+        const double fx = static_cast<double>(m_geometry->offset[n] - zoomOffset) / zoomTotal;
         if (rowVisible(node.depth))
             out.push_back({n, fx, fw, node.depth, QRectF(fx * width, rowTop(node.depth), fw * width, m_rowHeight)});
         const auto children = m_tree->children(n);
@@ -251,17 +260,17 @@ uint32_t FlameGraphLayout::nodeAt(QPointF point) const
         return n;
     }
     // Descend from the zoomed node, choosing at each level the child whose value range holds the point.
-    const double value = static_cast<double>(m_offset[m_zoom]) +
+    const double value = static_cast<double>(m_geometry->offset[m_zoom]) +
                          point.x() / m_viewport.width() * static_cast<double>(m_tree->node(m_zoom).total);
     uint32_t node = m_zoom;
     for (uint32_t depth = zoomDepth + 1; depth <= row; ++depth) {
         const auto children = m_tree->children(node);
         auto it = std::upper_bound(children.begin(), children.end(), value,
-                                   [&](double v, uint32_t c) { return v < static_cast<double>(m_offset[c]); });
+                                   [&](double v, uint32_t c) { return v < static_cast<double>(m_geometry->offset[c]); });
         if (it == children.begin())
             return kNoIndex;
         const uint32_t child = *(it - 1);
-        if (value >= static_cast<double>(m_offset[child] + m_tree->node(child).total) ||
+        if (value >= static_cast<double>(m_geometry->offset[child] + m_tree->node(child).total) ||
             pixelWidth(child) <= m_minPixelWidth)
             return kNoIndex;
         node = child;
@@ -282,9 +291,9 @@ void FlameGraphLayout::recomputeMatches()
     m_matchedFrames = 0;
     if (m_search.isEmpty() || isEmpty())
         return;
-    m_frameMatch.assign(m_frameNames.size(), 0);
-    for (size_t f = 0; f < m_frameNames.size(); ++f) {
-        if (m_frameNames[f].contains(m_search, Qt::CaseInsensitive)) {
+    m_frameMatch.assign(m_geometry->frameNames.size(), 0);
+    for (size_t f = 0; f < m_geometry->frameNames.size(); ++f) {
+        if (m_geometry->frameNames[f].contains(m_search, Qt::CaseInsensitive)) {
             m_frameMatch[f] = 1;
             ++m_matchedFrames;
         }

@@ -26,6 +26,17 @@ struct FlameRect {
     QRectF pixels;
 };
 
+// What a flame graph derives from one call tree, O(tree size): each node's start offset (in sample-value units,
+// relative to the root) and the deepest depth in its subtree, plus the frame names as QStrings. Computed on the
+// worker that builds the tree, so that showing a new tree on the GUI thread is a pointer swap.
+//
+// Thread: built on a worker; immutable afterwards, shared.
+struct FlameGeometry {
+    std::vector<int64_t> offset;
+    std::vector<uint32_t> deepest;
+    std::vector<QString> frameNames; // per frame
+};
+
 // The geometry of a flame graph, apart from any painting: call tree → rectangles, zoom (the zoomed node spans
 // the full width, its ancestors are shown full width beneath it), orientation (root at the bottom, or at the
 // top as an icicle graph), vertical scrolling, hit testing, culling of what is invisible or narrower than a
@@ -39,7 +50,11 @@ class FlameGraphLayout {
 public:
     enum class Orientation { RootAtBottom, RootAtTop };
 
-    void setTree(std::shared_ptr<const engine::CallTree> tree, std::shared_ptr<const engine::FrameTable> frames);
+    // Without a geometry built for this tree, it is computed here (fine for small trees and tests).
+    void setTree(std::shared_ptr<const engine::CallTree> tree, std::shared_ptr<const engine::FrameTable> frames,
+                 std::shared_ptr<const FlameGeometry> geometry = nullptr);
+    static std::shared_ptr<const FlameGeometry> computeGeometry(const engine::CallTree &tree,
+                                                                const engine::FrameTable &frames);
     const engine::CallTree *tree() const { return m_tree.get(); }
     const engine::FrameTable *frames() const { return m_frames.get(); }
     bool isEmpty() const { return !m_tree || m_tree->size() == 0 || m_tree->total() <= 0; }
@@ -107,9 +122,7 @@ private:
 
     std::shared_ptr<const engine::CallTree> m_tree;
     std::shared_ptr<const engine::FrameTable> m_frames;
-    std::vector<int64_t> m_offset;         // per node: start in value units, relative to the root
-    std::vector<uint32_t> m_deepest;       // per node: deepest depth in its subtree
-    std::vector<QString> m_frameNames;     // per frame
+    std::shared_ptr<const FlameGeometry> m_geometry; // null when the tree is empty
     QString m_rootName = QStringLiteral("all");
 
     QSizeF m_viewport{0, 0};

@@ -7,6 +7,17 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 namespace emberline::ui {
+
+// The last frame table and the table sizes it was built from: the merged profile's locations, functions and
+// mappings only grow, so while their counts stay the same the frame table (and the frame ids the views hold)
+// stays valid.
+struct FrameCache {
+    std::shared_ptr<const engine::FrameTable> frames;
+    size_t locations = 0;
+    size_t functions = 0;
+    size_t mappings = 0;
+};
+
 namespace {
 
 constexpr size_t kTimelineBuckets = 400;
@@ -16,18 +27,36 @@ struct Ingested {
     QString error;
 };
 
-Ingested ingest(engine::LiveProfile &live, const engine::Flush &flush)
+// The session's threads as the explorer's ThreadIndex, from what the snapshot already tracks (parsing every
+// aggregated sample's labels again would cost O(samples) per flush).
+std::shared_ptr<const engine::ThreadIndex> threadIndex(const engine::LiveSnapshot &snap)
+{
+    std::vector<engine::ThreadInfo> threads;
+    threads.reserve(snap.threads.size());
+    for (const engine::LiveThread &t : snap.threads)
+        threads.push_back(engine::ThreadInfo{t.name, t.tid, t.hits});
+    return std::make_shared<const engine::ThreadIndex>(std::move(threads), snap.sampleThread);
+}
+
+Ingested ingest(engine::LiveProfile &live, FrameCache &cache, const std::shared_ptr<const engine::Flush> &flushPtr)
 {
     QElapsedTimer timer;
     timer.start();
+    const engine::Flush &flush = *flushPtr;
     Ingested out;
-    if (auto st = live.add(flush); !st) {
+    if (auto st = live.add(flushPtr); !st) {
         out.error = QString::fromStdString(st.error().message);
         return out;
     }
     out.state.snapshot = live.snapshot();
-    out.state.frames = std::make_shared<const engine::FrameTable>(*out.state.snapshot->profile);
-    out.state.threads = std::make_shared<const engine::ThreadIndex>(*out.state.snapshot->profile);
+    const engine::Profile &profile = *out.state.snapshot->profile;
+    if (!cache.frames || cache.locations != profile.locations().size() ||
+        cache.functions != profile.functions().size() || cache.mappings != profile.mappings().size()) {
+        cache = {std::make_shared<const engine::FrameTable>(profile), profile.locations().size(),
+                 profile.functions().size(), profile.mappings().size()};
+    }
+    out.state.frames = cache.frames;
+    out.state.threads = threadIndex(*out.state.snapshot);
     qCDebug(lcUiAnalysis) << "merged flush" << flush.sequence << "in" << timer.elapsed() << "ms;"
                           << out.state.snapshot->profile->sampleCount() << "aggregated samples,"
                           << out.state.snapshot->timelineBytes() << "timeline bytes";
@@ -70,7 +99,8 @@ std::shared_ptr<const LiveViewData> deriveView(const QString &path, int frequenc
 } // namespace
 
 LiveUpdater::LiveUpdater(QString sessionPath, int frequency, QObject *parent)
-    : QObject(parent), m_path(std::move(sessionPath)), m_frequency(frequency), m_live(std::make_shared<engine::LiveProfile>())
+    : QObject(parent), m_path(std::move(sessionPath)), m_frequency(frequency),
+      m_live(std::make_shared<engine::LiveProfile>()), m_frameCache(std::make_shared<FrameCache>())
 {
     m_ingestPool.setMaxThreadCount(1); // flushes are merged in order, by one thread
 }
@@ -99,8 +129,8 @@ void LiveUpdater::addFlush(std::shared_ptr<const engine::Flush> flush)
         Q_EMIT stateChanged();
         derive();
     });
-    watcher->setFuture(QtConcurrent::run(&m_ingestPool, [live = m_live, flush = std::move(flush)] {
-        return ingest(*live, *flush);
+    watcher->setFuture(QtConcurrent::run(&m_ingestPool, [live = m_live, cache = m_frameCache, flush = std::move(flush)] {
+        return ingest(*live, *cache, flush);
     }));
 }
 

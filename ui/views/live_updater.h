@@ -14,6 +14,8 @@
 
 namespace emberline::ui {
 
+struct FrameCache;
+
 // What a live session's views show: the whole session so far, the last flush, or a selected time range.
 enum class LiveScope { WholeSession, LastFlush, SelectedRange };
 
@@ -65,6 +67,7 @@ private:
     int m_frequency = 0;
     QThreadPool m_ingestPool;
     std::shared_ptr<engine::LiveProfile> m_live;
+    std::shared_ptr<FrameCache> m_frameCache; // touched by the ingestion thread only
     LiveState m_state;
     LiveScope m_scope = LiveScope::WholeSession;
     int64_t m_rangeStart = 0;

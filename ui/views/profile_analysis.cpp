@@ -95,6 +95,7 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
         return nullptr;
     analysis->perStack = std::make_shared<const std::vector<int64_t>>(std::move(perStack));
     analysis->tree = std::make_shared<const engine::CallTree>(std::move(*tree));
+    analysis->flame = FlameGraphLayout::computeGeometry(*analysis->tree, *loaded.frames);
     analysis->functions = std::make_shared<const engine::FunctionTable>(std::move(*functions));
     qCDebug(lcUiAnalysis) << "analysis of" << loaded.path << "type" << request.sampleType << "in"
                           << timer.elapsed() << "ms," << analysis->tree->size() << "nodes";

@@ -6,6 +6,7 @@
 #include "engine/model/profile.h"
 #include "engine/model/sample_filter.h"
 #include "engine/pprof/pprof_reader.h"
+#include "ui/flamegraph/flame_graph_layout.h"
 
 #include <QString>
 
@@ -66,9 +67,10 @@ struct Analysis {
     std::shared_ptr<const std::vector<int64_t>> perStack;
     std::shared_ptr<const engine::CallTree> tree;
     std::shared_ptr<const engine::FunctionTable> functions;
+    std::shared_ptr<const FlameGeometry> flame; // the flame graph's layout of `tree`, built with it
 };
 
-// valuesPerStack, CallTree::build and FunctionTable::build for a request. Runs on a worker; returns null when
+// valuesPerStack, CallTree::build, the flame graph's geometry and FunctionTable::build for a request. Runs on a worker; returns null when
 // cancelled.
 std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const std::atomic<bool> *cancel);
 

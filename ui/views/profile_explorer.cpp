@@ -2,6 +2,7 @@
 
 #include "engine/model/units.h"
 #include "ui/flamegraph/breadcrumb_bar.h"
+#include "ui/logging.h"
 #include "ui/flamegraph/flame_graph_view.h"
 #include "ui/models/top_functions_model.h"
 #include "ui/views/analysis_runner.h"
@@ -11,6 +12,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QElapsedTimer>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -224,10 +226,15 @@ void ProfileExplorer::applyAnalysis(std::shared_ptr<const Analysis> analysis)
 {
     if (analysis->loaded != m_loaded)
         return; // derived from a profile that has since been replaced
+    QElapsedTimer timer;
+    timer.start();
     const bool keepZoom = m_analysis != nullptr;
     m_analysis = std::move(analysis);
-    m_flame->setTree(m_analysis->tree, m_loaded->frames, m_analysis->unit, keepZoom);
+    m_flame->setTree(m_analysis->tree, m_loaded->frames, m_analysis->unit, keepZoom, m_analysis->flame);
+    const qint64 flameMs = timer.elapsed();
     m_topFunctions->model()->setFunctions(m_analysis->functions, m_loaded->frames, m_analysis->unit);
+    qCDebug(lcUiAnalysis) << "analysis applied on the GUI thread: flame graph" << flameMs << "ms, tables"
+                          << timer.elapsed() - flameMs << "ms";
     if (m_selectedFrame != UINT32_MAX) {
         m_topFunctions->selectFrame(m_selectedFrame, false); // a refresh keeps the user's table filter
         requestCallerCallee();
