@@ -12,12 +12,14 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPixmap>
 #include <QPushButton>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QVBoxLayout>
 
 #include <cstring>
+#include <utility>
 
 namespace emberline::ui {
 
@@ -54,6 +56,7 @@ void LiveSessionView::setupUi()
     m_waiting->setAlignment(Qt::AlignCenter);
     m_explorerStack = new QStackedWidget(this);
     m_explorerStack->addWidget(m_waiting);
+    warmUpExplorer();
 
     m_splitter = new QSplitter(Qt::Vertical, this);
     m_splitter->setObjectName(QStringLiteral("liveSplitter"));
@@ -184,16 +187,33 @@ void LiveSessionView::onViewReady(std::shared_ptr<const LiveViewData> data)
     m_shownLoaded = data->loaded;
     m_shownSequence = chunks.empty() ? 0 : chunks.back()->sequence;
     if (!m_explorer) {
-        m_explorer = new ProfileExplorer(data->loaded, m_explorerStack);
-        m_explorer->setThreadFilterVisible(false);
+        m_explorer = std::exchange(m_warmExplorer, nullptr);
         connect(m_explorer, &ProfileExplorer::analysisApplied, this, &LiveSessionView::onAnalysisApplied);
-        m_explorerStack->addWidget(m_explorer);
+        m_explorer->setLoaded(data->loaded);
         m_explorerStack->setCurrentWidget(m_explorer);
     } else {
         m_explorer->setLoaded(data->loaded);
     }
     qCDebug(lcUiAnalysis) << "view data applied on the GUI thread in" << timer.elapsed() << "ms (timeline"
                           << timelineMs << "ms)";
+}
+
+void LiveSessionView::warmUpExplorer()
+{
+    // The explorer is built and painted once, off screen and empty, before the session starts: its first
+    // polish, layout, text shaping and paint cost tens of milliseconds of GUI time, which a target keeping every
+    // core busy would stretch into a stall of several hundred milliseconds if it came with the first flush.
+    auto empty = std::make_shared<LoadedProfile>();
+    empty->profile = std::make_shared<const engine::Profile>();
+    empty->frames = std::make_shared<const engine::FrameTable>(*empty->profile);
+    empty->threads = std::make_shared<const engine::ThreadIndex>(*empty->profile);
+    empty->aggregated = true;
+    m_warmExplorer = new ProfileExplorer(std::move(empty), m_explorerStack);
+    m_warmExplorer->setThreadFilterVisible(false);
+    m_explorerStack->addWidget(m_warmExplorer);
+    m_warmExplorer->resize(1200, 600);
+    QPixmap scratch(m_warmExplorer->size());
+    m_warmExplorer->render(&scratch);
 }
 
 void LiveSessionView::onAnalysisApplied()

@@ -69,6 +69,7 @@ private:
     void connectSignals();
     void onFlush(const std::shared_ptr<const engine::Flush> &flush);
     void onViewReady(std::shared_ptr<const LiveViewData> data);
+    void warmUpExplorer();
     void onAnalysisApplied();
     void onFinished(const engine::SessionSummary &summary);
     void onFailed(const QString &message);
@@ -79,7 +80,8 @@ private:
 
     engine::ProfilingSession *m_session = nullptr;
     LiveUpdater *m_updater = nullptr;
-    ProfileExplorer *m_explorer = nullptr;
+    ProfileExplorer *m_explorer = nullptr;     // null until the first flush is shown
+    ProfileExplorer *m_warmExplorer = nullptr; // built before the session starts, adopted by the first flush
     TimelineView *m_timeline = nullptr;
     SessionStatusBar *m_status = nullptr;
     QLabel *m_message = nullptr;

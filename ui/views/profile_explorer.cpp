@@ -16,6 +16,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QTimer>
 #include <QToolButton>
@@ -83,11 +84,7 @@ QWidget *ProfileExplorer::createToolbar()
     m_sampleType = new QComboBox(bar);
     m_sampleType->setObjectName(QStringLiteral("sampleTypeCombo"));
     m_sampleType->setToolTip(tr("Sample type: which value the flame graph and the tables show"));
-    const engine::Profile &profile = *m_loaded->profile;
-    for (const engine::ValueType &type : profile.sampleTypes())
-        m_sampleType->addItem(QStringLiteral("%1 (%2)").arg(QString::fromStdString(profile.str(type.type)),
-                                                             QString::fromStdString(profile.str(type.unit))));
-    m_sampleType->setCurrentIndex(std::max(0, profile.defaultSampleTypeIndex()));
+    fillSampleTypes();
 
     m_threads = new ThreadFilterButton(bar);
     m_threads->setThreads(m_loaded->threads);
@@ -205,7 +202,19 @@ void ProfileExplorer::setLoaded(std::shared_ptr<const LoadedProfile> loaded)
     if (loaded->threads != m_loaded->threads && m_threads->isVisible())
         m_threads->setThreads(loaded->threads);
     m_loaded = std::move(loaded);
+    if (m_sampleType->count() == 0)
+        fillSampleTypes(); // it was built empty (a live view made ready before its first flush)
     requestAnalysis();
+}
+
+void ProfileExplorer::fillSampleTypes()
+{
+    const QSignalBlocker blocker(m_sampleType);
+    const engine::Profile &profile = *m_loaded->profile;
+    for (const engine::ValueType &type : profile.sampleTypes())
+        m_sampleType->addItem(QStringLiteral("%1 (%2)").arg(QString::fromStdString(profile.str(type.type)),
+                                                             QString::fromStdString(profile.str(type.unit))));
+    m_sampleType->setCurrentIndex(std::max(0, profile.defaultSampleTypeIndex()));
 }
 
 void ProfileExplorer::setThreadFilterVisible(bool visible)

@@ -55,6 +55,7 @@ private:
     void createActions();
     void connectSignals();
     QWidget *createToolbar();
+    void fillSampleTypes();
     QWidget *createTablesPane();
     void requestAnalysis();
     void applyAnalysis(std::shared_ptr<const Analysis> analysis);
