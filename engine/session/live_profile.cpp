@@ -1,5 +1,7 @@
 #include "engine/session/live_profile.h"
 
+#include "engine/common/logging.h"
+
 #include <algorithm>
 #include <atomic>
 
@@ -103,6 +105,7 @@ Status LiveProfile::mergeIntoBack(const std::shared_ptr<const Flush> &flush, std
     // use_count() is a relaxed read; the fence pairs with the release of the last snapshot's reference, so the
     // readers' accesses happen before this thread writes the merger again.
     if (m_back.use_count() > 1) {
+        qCDebug(lcModel) << "live profile: a snapshot still holds the back buffer; copying the merger";
         m_back = std::make_shared<Buffer>(ProfileMerger(m_published->merger));
     } else {
         std::atomic_thread_fence(std::memory_order_acquire);
