@@ -43,10 +43,9 @@ std::string findExecutable(const std::string &name)
     size_t start = 0;
     while (start <= dirs.size()) {
         const size_t colon = dirs.find(':', start);
-        std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-        if (dir.empty())
-            dir = ".";
-        const std::string candidate = dir + "/" + name;
+        const std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+        // An empty PATH entry means the current directory.
+        const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
         if (isExecutableFile(candidate))
             return candidate;
         if (colon == std::string::npos)
