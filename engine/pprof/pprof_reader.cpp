@@ -77,7 +77,6 @@ private:
     std::vector<pb::Location> m_locations;
     std::vector<pb::Function> m_functions;
     std::vector<pb::Mapping> m_mappings;
-    int64_t m_comments = 0;
 };
 
 template <typename Message>

@@ -38,7 +38,6 @@ private:
     std::condition_variable m_wake;
     std::deque<FlushInput> m_queue;
     bool m_stopping = false;
-    bool m_busy = false;
     std::thread m_thread;
 };
 
