@@ -3,6 +3,7 @@
 #include "engine/common/flat_hash.h"
 
 #include <algorithm>
+#include <string>
 #include <numeric>
 
 namespace emberline::engine {
@@ -124,6 +125,88 @@ std::string CallTree::dump(const FrameTable &frames, int64_t minTotal) const
             stack.push_back(*it);
     }
     return out;
+}
+
+uint32_t CallTreeUpdater::child(const FrameTable &frames, uint32_t parent, uint32_t frame)
+{
+    bool inserted = false;
+    const auto candidate = static_cast<uint32_t>(m_nodes.size());
+    const uint32_t node = m_childOf.findOrInsert((static_cast<uint64_t>(parent) << 32) | frame, candidate, inserted);
+    if (inserted) {
+        m_nodes.push_back(CallTree::Node{frame, parent, m_nodes[parent].depth + 1, 0, 0});
+        m_children.emplace_back();
+        // Frame names are unique (FrameTable keys frames by name), so this order is strict, as build()'s is.
+        std::vector<uint32_t> &siblings = m_children[parent];
+        const std::string &name = frames.frame(frame).name;
+        auto at = std::lower_bound(siblings.begin(), siblings.end(), name, [&](uint32_t n, const std::string &key) {
+            return frames.frame(m_nodes[n].frame).name < key;
+        });
+        siblings.insert(at, node);
+    }
+    return node;
+}
+
+uint32_t CallTreeUpdater::walk(const Profile &profile, const FrameTable &frames, uint32_t stack, int64_t delta)
+{
+    uint32_t leaf = m_leaf[stack];
+    if (leaf == kNoIndex) {
+        m_path.clear();
+        frames.expandRootFirst(profile.stacks().stack(stack), m_path);
+        leaf = 0;
+        for (uint32_t frame : m_path)
+            leaf = child(frames, leaf, frame);
+        m_leaf[stack] = leaf;
+    }
+    m_nodes[leaf].self += delta;
+    for (uint32_t n = leaf; n != kNoIndex; n = m_nodes[n].parent)
+        m_nodes[n].total += delta;
+    return leaf;
+}
+
+CallTree CallTreeUpdater::update(const Profile &profile, const FrameTable &frames, std::span<const int64_t> perStack)
+{
+    if (perStack.size() < m_values.size() || frames.size() < m_frames)
+        *this = CallTreeUpdater{}; // not the profile this tree grew from: start over
+    m_frames = frames.size();
+    m_values.resize(perStack.size(), 0);
+    m_leaf.resize(perStack.size(), kNoIndex);
+    for (uint32_t s = 0; s < perStack.size(); ++s) {
+        if (perStack[s] != m_values[s]) {
+            walk(profile, frames, s, perStack[s] - m_values[s]);
+            m_values[s] = perStack[s];
+        }
+    }
+
+    // The tree of the paths that hold a value, parents before children as in build().
+    CallTree tree;
+    const size_t known = m_nodes.size();
+    std::vector<uint32_t> newId(known, kNoIndex);
+    tree.m_nodes.reserve(known);
+    for (uint32_t n = 0; n < known; ++n) {
+        const CallTree::Node &node = m_nodes[n];
+        if (n != 0 && node.total == 0)
+            continue;
+        newId[n] = static_cast<uint32_t>(tree.m_nodes.size());
+        CallTree::Node copy = node;
+        if (n != 0)
+            copy.parent = newId[node.parent];
+        tree.m_maxDepth = std::max(tree.m_maxDepth, copy.depth);
+        tree.m_nodes.push_back(copy);
+    }
+    const size_t kept = tree.m_nodes.size();
+    tree.m_childOffsets.reserve(kept + 1);
+    tree.m_children.reserve(kept > 0 ? kept - 1 : 0);
+    for (uint32_t n = 0; n < known; ++n) {
+        if (newId[n] == kNoIndex)
+            continue;
+        tree.m_childOffsets.push_back(static_cast<uint32_t>(tree.m_children.size()));
+        for (uint32_t c : m_children[n]) {
+            if (newId[c] != kNoIndex)
+                tree.m_children.push_back(newId[c]);
+        }
+    }
+    tree.m_childOffsets.push_back(static_cast<uint32_t>(tree.m_children.size()));
+    return tree;
 }
 
 } // namespace emberline::engine

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/common/flat_hash.h"
 #include "engine/model/frame_table.h"
 #include "engine/model/profile.h"
 
@@ -49,10 +50,40 @@ public:
     std::string dump(const FrameTable &frames, int64_t minTotal = 0) const;
 
 private:
+    friend class CallTreeUpdater;
     std::vector<Node> m_nodes;
     std::vector<uint32_t> m_childOffsets;
     std::vector<uint32_t> m_children;
     uint32_t m_maxDepth = 0;
+};
+
+// Keeps the call tree of a growing profile (a live session's merged profile) up to date: each update() is given
+// the new value per stack and walks only the stacks whose value changed since the previous update, along paths
+// it already knows, so a refresh costs in proportion to what the last flush touched rather than to the whole
+// session. The tree it returns equals CallTree::build() on the same values (the same nodes and children order;
+// node ids may differ).
+//
+// Requires what a merged profile guarantees: stack ids and frame ids keep their meaning from one update to the
+// next (stacks and locations are only ever appended, and FrameTable numbers frames in location order).
+//
+// Thread: one caller at a time.
+class CallTreeUpdater {
+public:
+    CallTree update(const Profile &profile, const FrameTable &frames, std::span<const int64_t> perStack);
+    // Nodes known so far, including paths whose value fell back to zero (left out of the trees returned).
+    size_t knownNodes() const { return m_nodes.size(); }
+
+private:
+    uint32_t walk(const Profile &profile, const FrameTable &frames, uint32_t stack, int64_t delta);
+    uint32_t child(const FrameTable &frames, uint32_t parent, uint32_t frame);
+
+    std::vector<CallTree::Node> m_nodes{CallTree::Node{}};
+    std::vector<std::vector<uint32_t>> m_children{{}}; // per node, ordered by frame name
+    U64ToU32Map m_childOf;                             // (parent << 32 | frame) -> node
+    std::vector<int64_t> m_values;                     // per stack, as of the last update
+    std::vector<uint32_t> m_leaf;                      // per stack: the node its path ends at, once walked
+    std::vector<uint32_t> m_path;
+    size_t m_frames = 0; // frames known at the last update
 };
 
 } // namespace emberline::engine

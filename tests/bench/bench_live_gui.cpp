@@ -73,6 +73,9 @@ int main(int argc, char **argv)
         const qint64 now = clock.nsecsElapsed();
         if (lastTick > 0) {
             lateness.push_back(std::max(0.0, static_cast<double>(now - lastTick) / 1e6 - 1.0));
+            if (lateness.back() > 30)
+                std::printf("stall: the GUI thread was %.1f ms late at %.3f s\n", lateness.back(),
+                            static_cast<double>(lastTick) / 1e9);
             if (lateness.back() > worstLateness) {
                 worstLateness = lateness.back();
                 worstAtS = static_cast<double>(lastTick) / 1e9;

@@ -5,6 +5,7 @@
 
 #include "engine/model/call_tree.h"
 #include "engine/model/frame_table.h"
+#include "engine/model/merge.h"
 #include "engine/model/sample_filter.h"
 #include "engine/pprof/pprof_reader.h"
 
@@ -70,6 +71,9 @@ private Q_SLOTS:
     void cancelled();
     void golden_data();
     void golden();
+    void updaterFollowsGrowingValues_data();
+    void updaterFollowsGrowingValues();
+    void updaterFollowsAGrowingProfile();
 };
 
 // If this fails, the call tree gets self/total wrong for recursion, inlined frames, unsymbolized locations or
@@ -194,6 +198,75 @@ void TestCallTree::golden()
                              .arg(QString::fromUtf8(i < a.size() ? a[i] : "<end>"),
                                   QString::fromUtf8(i < b.size() ? b[i] : "<end>"))));
     }
+}
+
+void TestCallTree::updaterFollowsGrowingValues_data()
+{
+    golden_data();
+}
+
+// A live session's refresh: the same profile with more of its samples counted each time, then a filter that
+// takes values away again. After every step the updated tree equals a fresh build, node for node.
+void TestCallTree::updaterFollowsGrowingValues()
+{
+    QFETCH(QString, file);
+    auto r = readPprofFile(test::realPath(file));
+    QVERIFY(r.ok());
+    const Profile &p = r.value();
+    const int type = p.defaultSampleTypeIndex();
+    const FrameTable frames(p);
+    CallTreeUpdater updater;
+    const size_t n = p.sampleCount();
+    std::vector<uint8_t> mask(n, 0);
+    constexpr size_t kSteps = 5;
+    for (size_t step = 1; step <= kSteps + 1; ++step) {
+        if (step <= kSteps) {
+            for (size_t i = 0; i < n * step / kSteps; ++i)
+                mask[i] = 1;
+        } else {
+            for (size_t i = 0; i < n; ++i)
+                mask[i] = i % 3 == 0; // a filter: most paths lose value, some to zero
+        }
+        const std::vector<int64_t> perStack = valuesPerStack(p, type, mask);
+        const CallTree updated = updater.update(p, frames, perStack);
+        const CallTree built = *CallTree::build(p, frames, perStack);
+        QCOMPARE(updated.size(), built.size());
+        QCOMPARE(updated.total(), built.total());
+        QCOMPARE(updated.maxDepth(), built.maxDepth());
+        QVERIFY2(updated.dump(frames) == built.dump(frames), qPrintable(QStringLiteral("step %1").arg(step)));
+    }
+    QVERIFY(updater.knownNodes() >= CallTree::build(p, frames, valuesPerStack(p, type, {}))->size());
+}
+
+// Flushes merged one after another: new stacks, locations and frames arrive between updates.
+void TestCallTree::updaterFollowsAGrowingProfile()
+{
+    test::ProfileBuilder later({{"samples", "count"}});
+    const uint32_t fMain = later.function("main", "main.c", 1);
+    const uint32_t fA = later.function("a", "a.c", 10);
+    const uint32_t fNew = later.function("aa_new", "new.c", 5); // sorts before `a`'s siblings
+    const uint32_t lMain = later.location({fMain});
+    const uint32_t lA = later.location({fA});
+    const uint32_t lNew = later.location({fNew});
+    later.sample({lNew, lA, lMain}, {11});
+    later.sample({lNew, lMain}, {6});
+    later.sample({lA, lMain}, {1});
+    const Profile second = later.take();
+
+    ProfileMerger merger(ProfileMerger::Options{true, {}});
+    CallTreeUpdater updater;
+    const Profile first = handBuilt();
+    for (const Profile *flush : {&first, &second}) {
+        QVERIFY(merger.add(*flush).ok());
+        const Profile &merged = merger.result();
+        const FrameTable frames(merged);
+        const std::vector<int64_t> perStack = valuesPerStack(merged, 0, {});
+        const CallTree updated = updater.update(merged, frames, perStack);
+        QCOMPARE(updated.dump(frames), CallTree::build(merged, frames, perStack)->dump(frames));
+    }
+    const FrameTable frames(merger.result());
+    QVERIFY(updater.update(merger.result(), frames, valuesPerStack(merger.result(), 0, {})).dump(frames).find(
+                "      aa_new 11 11\n") != std::string::npos);
 }
 
 QTEST_GUILESS_MAIN(TestCallTree)

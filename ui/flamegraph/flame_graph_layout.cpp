@@ -7,8 +7,18 @@ namespace emberline::ui {
 
 using engine::kNoIndex;
 
+std::shared_ptr<const std::vector<QString>> FlameGraphLayout::frameNames(const engine::FrameTable &frames)
+{
+    auto names = std::make_shared<std::vector<QString>>();
+    names->reserve(frames.size());
+    for (uint32_t f = 0; f < frames.size(); ++f)
+        names->push_back(QString::fromStdString(frames.frame(f).name));
+    return names;
+}
+
 std::shared_ptr<const FlameGeometry> FlameGraphLayout::computeGeometry(const engine::CallTree &tree,
-                                                                        const engine::FrameTable &frames)
+                                                                        const engine::FrameTable &frames,
+                                                                        std::shared_ptr<const std::vector<QString>> names)
 {
     auto geometry = std::make_shared<FlameGeometry>();
     const auto n = static_cast<uint32_t>(tree.size());
@@ -29,9 +39,7 @@ std::shared_ptr<const FlameGeometry> FlameGraphLayout::computeGeometry(const eng
         const uint32_t parent = tree.node(i).parent;
         geometry->deepest[parent] = std::max(geometry->deepest[parent], geometry->deepest[i]);
     }
-    geometry->frameNames.reserve(frames.size());
-    for (uint32_t f = 0; f < frames.size(); ++f)
-        geometry->frameNames.push_back(QString::fromStdString(frames.frame(f).name));
+    geometry->frameNames = names && names->size() == frames.size() ? std::move(names) : frameNames(frames);
     return geometry;
 }
 
@@ -49,7 +57,7 @@ void FlameGraphLayout::setTree(std::shared_ptr<const engine::CallTree> tree,
         return;
     }
     const bool fits = geometry && geometry->offset.size() == m_tree->size() &&
-                      geometry->frameNames.size() == m_frames->size();
+                      geometry->frameNames->size() == m_frames->size();
     m_geometry = fits ? std::move(geometry) : computeGeometry(*m_tree, *m_frames);
     recomputeMatches();
 }
@@ -57,7 +65,7 @@ void FlameGraphLayout::setTree(std::shared_ptr<const engine::CallTree> tree,
 const QString &FlameGraphLayout::nodeName(uint32_t node) const
 {
     const uint32_t frame = m_tree->node(node).frame;
-    return frame == kNoIndex ? m_rootName : m_geometry->frameNames[frame];
+    return frame == kNoIndex ? m_rootName : (*m_geometry->frameNames)[frame];
 }
 
 void FlameGraphLayout::setViewportSize(QSizeF size)
@@ -286,16 +294,25 @@ void FlameGraphLayout::setSearch(const QString &text)
 
 void FlameGraphLayout::recomputeMatches()
 {
-    m_frameMatch.clear();
     m_matchedTotal = 0;
-    m_matchedFrames = 0;
-    if (m_search.isEmpty() || isEmpty())
+    if (m_search.isEmpty() || isEmpty()) {
+        m_frameMatch.clear();
+        m_matchedNames.reset();
+        m_matchedFrames = 0;
         return;
-    m_frameMatch.assign(m_geometry->frameNames.size(), 0);
-    for (size_t f = 0; f < m_geometry->frameNames.size(); ++f) {
-        if (m_geometry->frameNames[f].contains(m_search, Qt::CaseInsensitive)) {
-            m_frameMatch[f] = 1;
-            ++m_matchedFrames;
+    }
+    // A live refresh brings a new tree but mostly the same frame table: the per-frame matches stand.
+    const std::vector<QString> &names = *m_geometry->frameNames;
+    if (m_matchedNames != m_geometry->frameNames || m_matchedSearch != m_search) {
+        m_matchedNames = m_geometry->frameNames;
+        m_matchedSearch = m_search;
+        m_matchedFrames = 0;
+        m_frameMatch.assign(names.size(), 0);
+        for (size_t f = 0; f < names.size(); ++f) {
+            if (names[f].contains(m_search, Qt::CaseInsensitive)) {
+                m_frameMatch[f] = 1;
+                ++m_matchedFrames;
+            }
         }
     }
     // A sample passes through a match when some node on its path matches; counting only the highest matching

@@ -34,7 +34,7 @@ struct FlameRect {
 struct FlameGeometry {
     std::vector<int64_t> offset;
     std::vector<uint32_t> deepest;
-    std::vector<QString> frameNames; // per frame
+    std::shared_ptr<const std::vector<QString>> frameNames; // per frame, shared by every geometry of one frame table
 };
 
 // The geometry of a flame graph, apart from any painting: call tree → rectangles, zoom (the zoomed node spans
@@ -53,8 +53,12 @@ public:
     // Without a geometry built for this tree, it is computed here (fine for small trees and tests).
     void setTree(std::shared_ptr<const engine::CallTree> tree, std::shared_ptr<const engine::FrameTable> frames,
                  std::shared_ptr<const FlameGeometry> geometry = nullptr);
-    static std::shared_ptr<const FlameGeometry> computeGeometry(const engine::CallTree &tree,
-                                                                const engine::FrameTable &frames);
+    // `names`, when given, are the frame table's names as frameNames() made them (kept from one refresh to the
+    // next while the frame table stays the same).
+    static std::shared_ptr<const FlameGeometry> computeGeometry(
+        const engine::CallTree &tree, const engine::FrameTable &frames,
+        std::shared_ptr<const std::vector<QString>> names = nullptr);
+    static std::shared_ptr<const std::vector<QString>> frameNames(const engine::FrameTable &frames);
     const engine::CallTree *tree() const { return m_tree.get(); }
     const engine::FrameTable *frames() const { return m_frames.get(); }
     bool isEmpty() const { return !m_tree || m_tree->size() == 0 || m_tree->total() <= 0; }
@@ -134,6 +138,9 @@ private:
 
     QString m_search;
     std::vector<uint8_t> m_frameMatch;     // per frame; empty when no search
+    // The names and search m_frameMatch was computed for: a refresh with the same frame table keeps it.
+    std::shared_ptr<const std::vector<QString>> m_matchedNames;
+    QString m_matchedSearch;
     int64_t m_matchedTotal = 0;
     size_t m_matchedFrames = 0;
     uint32_t m_selectedFrame = engine::kNoIndex;

@@ -13,6 +13,7 @@ namespace emberline::ui {
 // stays valid.
 struct FrameCache {
     std::shared_ptr<const engine::FrameTable> frames;
+    std::shared_ptr<const std::vector<QString>> names;
     size_t locations = 0;
     size_t functions = 0;
     size_t mappings = 0;
@@ -52,10 +53,13 @@ Ingested ingest(engine::LiveProfile &live, FrameCache &cache, const std::shared_
     const engine::Profile &profile = *out.state.snapshot->profile;
     if (!cache.frames || cache.locations != profile.locations().size() ||
         cache.functions != profile.functions().size() || cache.mappings != profile.mappings().size()) {
-        cache = {std::make_shared<const engine::FrameTable>(profile), profile.locations().size(),
-                 profile.functions().size(), profile.mappings().size()};
+        auto frames = std::make_shared<const engine::FrameTable>(profile);
+        auto names = FlameGraphLayout::frameNames(*frames);
+        cache = {std::move(frames), std::move(names), profile.locations().size(), profile.functions().size(),
+                 profile.mappings().size()};
     }
     out.state.frames = cache.frames;
+    out.state.frameNames = cache.names;
     out.state.threads = threadIndex(*out.state.snapshot);
     qCDebug(lcUiAnalysis) << "merged flush" << flush.sequence << "in" << timer.elapsed() << "ms;"
                           << out.state.snapshot->profile->sampleCount() << "aggregated samples,"
@@ -64,7 +68,7 @@ Ingested ingest(engine::LiveProfile &live, FrameCache &cache, const std::shared_
 }
 
 std::shared_ptr<const LiveViewData> deriveView(const QString &path, int frequency, LiveState state, LiveScope scope,
-                                               engine::LiveSelection selection)
+                                               engine::LiveSelection selection, std::shared_ptr<LiveTrees> trees)
 {
     const engine::LiveSnapshot &snap = *state.snapshot;
     if (scope == LiveScope::LastFlush && !snap.chunks.empty()) {
@@ -76,6 +80,8 @@ std::shared_ptr<const LiveViewData> deriveView(const QString &path, int frequenc
     loaded->path = path;
     loaded->profile = snap.profile;
     loaded->frames = state.frames;
+    loaded->frameNames = state.frameNames;
+    loaded->liveTrees = std::move(trees);
     loaded->threads = state.threads;
     loaded->aggregated = true;
     std::vector<float> weights = engine::selectionWeights(snap, selection);
@@ -100,7 +106,8 @@ std::shared_ptr<const LiveViewData> deriveView(const QString &path, int frequenc
 
 LiveUpdater::LiveUpdater(QString sessionPath, int frequency, QObject *parent)
     : QObject(parent), m_path(std::move(sessionPath)), m_frequency(frequency),
-      m_live(std::make_shared<engine::LiveProfile>()), m_frameCache(std::make_shared<FrameCache>())
+      m_live(std::make_shared<engine::LiveProfile>()), m_frameCache(std::make_shared<FrameCache>()),
+      m_trees(std::make_shared<LiveTrees>())
 {
     m_ingestPool.setMaxThreadCount(1); // flushes are merged in order, by one thread
 }
@@ -169,7 +176,8 @@ void LiveUpdater::derive()
         Q_EMIT viewReady(watcher->result());
     });
     watcher->setFuture(QtConcurrent::run([path = m_path, frequency = m_frequency, state = m_state, scope = m_scope,
-                                          selection] { return deriveView(path, frequency, state, scope, selection);
+                                          selection, trees = m_trees] {
+        return deriveView(path, frequency, state, scope, selection, trees);
     }));
 }
 

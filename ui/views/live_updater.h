@@ -23,6 +23,7 @@ enum class LiveScope { WholeSession, LastFlush, SelectedRange };
 struct LiveState {
     std::shared_ptr<const engine::LiveSnapshot> snapshot;
     std::shared_ptr<const engine::FrameTable> frames;
+    std::shared_ptr<const std::vector<QString>> frameNames;
     std::shared_ptr<const engine::ThreadIndex> threads;
 };
 
@@ -68,6 +69,7 @@ private:
     QThreadPool m_ingestPool;
     std::shared_ptr<engine::LiveProfile> m_live;
     std::shared_ptr<FrameCache> m_frameCache; // touched by the ingestion thread only
+    std::shared_ptr<LiveTrees> m_trees;       // the session's call trees, updated by each analysis
     LiveState m_state;
     LiveScope m_scope = LiveScope::WholeSession;
     int64_t m_rangeStart = 0;

@@ -27,6 +27,7 @@ LoadOutcome loadProfile(const QString &path, const engine::PprofReadOptions &opt
     loaded->path = path;
     loaded->frames = std::make_shared<const engine::FrameTable>(*profile);
     loaded->threads = std::make_shared<const engine::ThreadIndex>(*profile);
+    loaded->frameNames = FlameGraphLayout::frameNames(*loaded->frames);
     loaded->totals = profile->totals();
     loaded->profile = std::move(profile);
     qCDebug(lcUiLoad) << "loaded" << path << "in" << timer.elapsed() << "ms";
@@ -87,18 +88,31 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
                         : engine::valuesPerStack(profile, request.sampleType, mask, cancel);
     if (cancel && cancel->load())
         return nullptr;
-    auto tree = engine::CallTree::build(profile, *loaded.frames, perStack, cancel);
-    if (!tree)
+    const qint64 valuesMs = timer.elapsed();
+
+    std::optional<engine::CallTree> tree;
+    if (loaded.liveTrees) {
+        std::lock_guard lock(loaded.liveTrees->mutex);
+        tree = loaded.liveTrees->bySampleType[request.sampleType].update(profile, *loaded.frames, perStack);
+    } else {
+        tree = engine::CallTree::build(profile, *loaded.frames, perStack, cancel);
+    }
+    if (!tree || (cancel && cancel->load()))
         return nullptr;
+    const qint64 treeMs = timer.elapsed();
+
     auto functions = engine::FunctionTable::build(profile, *loaded.frames, perStack, cancel);
     if (!functions)
         return nullptr;
+    const qint64 functionsMs = timer.elapsed();
     analysis->perStack = std::make_shared<const std::vector<int64_t>>(std::move(perStack));
     analysis->tree = std::make_shared<const engine::CallTree>(std::move(*tree));
-    analysis->flame = FlameGraphLayout::computeGeometry(*analysis->tree, *loaded.frames);
+    analysis->flame = FlameGraphLayout::computeGeometry(*analysis->tree, *loaded.frames, loaded.frameNames);
     analysis->functions = std::make_shared<const engine::FunctionTable>(std::move(*functions));
     qCDebug(lcUiAnalysis) << "analysis of" << loaded.path << "type" << request.sampleType << "in"
-                          << timer.elapsed() << "ms," << analysis->tree->size() << "nodes";
+                          << timer.elapsed() << "ms," << analysis->tree->size() << "nodes (values" << valuesMs
+                          << "ms, tree" << treeMs - valuesMs << "ms, functions" << functionsMs - treeMs
+                          << "ms, flame geometry" << timer.elapsed() - functionsMs << "ms)";
     return analysis;
 }
 

@@ -11,11 +11,22 @@
 #include <QString>
 
 #include <atomic>
+#include <map>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace emberline::ui {
+
+// The call trees of one live session, one per sample type, each brought up to date by the next analysis instead
+// of being rebuilt (the session's merged profile only grows, so its stack and frame ids stay valid).
+//
+// Thread: shared by the analyses of one session; the mutex lets one of them at a time update a tree.
+struct LiveTrees {
+    std::mutex mutex;
+    std::map<int, engine::CallTreeUpdater> bySampleType;
+};
 
 // A profile as the viewer holds it once loaded: the model plus what every view of it shares (frames, threads,
 // totals). Built on the loading worker; immutable afterwards.
@@ -30,6 +41,10 @@ struct LoadedProfile {
     std::shared_ptr<const std::vector<float>> sampleWeights;
     // Its samples are sums of many (a live session's aggregated profile): the sample count means little.
     bool aggregated = false;
+    // The frame table's names for the flame graph (FlameGraphLayout::frameNames), built once per frame table.
+    std::shared_ptr<const std::vector<QString>> frameNames;
+    // A live session's call trees, kept up to date from one refresh to the next; null for a file.
+    std::shared_ptr<LiveTrees> liveTrees;
 };
 
 // Sum of one sample type per interned stack, each sample scaled by its weight; samples the mask drops and
