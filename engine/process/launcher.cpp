@@ -101,6 +101,8 @@ Result<LaunchedProcess> LaunchedProcess::spawn(const LaunchOptions &options)
         char byte;
         if (::read(go[0], &byte, 1) != 1)
             ::_exit(127); // the profiler gave up before releasing us
+        if (options.ownSession)
+            ::setsid(); // cannot fail: a freshly forked child is never a process group leader
         if (!options.workingDirectory.empty() && ::chdir(options.workingDirectory.c_str()) != 0) {
             const int e = errno;
             (void)!::write(err[1], &e, sizeof e);

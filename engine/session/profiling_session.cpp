@@ -46,6 +46,9 @@ ProfilingSession::ProfilingSession(SessionConfig config, QObject *parent)
 {
     registerSessionMetaTypes();
     m_shared->owner = this;
+    // A program launched from the desktop has no terminal to share, and in a session of its own it cannot
+    // crowd the views' threads out of the CPU however many busy threads it runs.
+    m_config.ownSession = true;
 }
 
 ProfilingSession::~ProfilingSession()

@@ -123,7 +123,7 @@ Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbac
     SessionSummary summary;
     std::optional<LaunchedProcess> child;
     if (!m_config.command.empty()) {
-        LaunchOptions launch{m_config.command, m_config.workingDirectory, m_config.environment};
+        LaunchOptions launch{m_config.command, m_config.workingDirectory, m_config.environment, m_config.ownSession};
         auto spawned = LaunchedProcess::spawn(launch);
         if (!spawned)
             return spawned.error();
@@ -149,6 +149,7 @@ Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbac
     exporterOptions.symbolizer.debugDirectories = m_config.debugDirectories;
     std::string exportError;
     ExportWorker exporter(exporterOptions, onFlush, [&](const Error &e) { exportError = e.message; });
+    sampler->countHelperCpu([&exporter] { return exporter.cpuNs(); });
 
     const int64_t cpuAtStart = ownCpuNs();
     const int64_t monoStart = clockNs(CLOCK_MONOTONIC);

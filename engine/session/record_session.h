@@ -18,6 +18,7 @@ struct SessionConfig {
     std::vector<std::string> command;
     std::string workingDirectory;
     std::vector<std::pair<std::string, std::string>> environment;
+    bool ownSession = false; // launch the command in a session of its own (LaunchOptions::ownSession)
     int pid = 0;
 
     int frequency = 99;
