@@ -1,7 +1,8 @@
 // bench_live_gui: a live session of many_stacks (8 threads, ~100,000 distinct call paths) at 999 Hz in the real
 // live view (offscreen unless QT_QPA_PLATFORM says otherwise). It prints, per flush, how long after the flush
 // arrived the flame graph and tables showed it; the GUI thread's event-loop latency (a 1 ms timer's lateness:
-// max and p99); and memory over the run (RSS, aggregated samples, timeline bytes). It never asserts timings.
+// max and p99), with every stall over 30 ms and every event delivery of 8 ms or more named as it happens; and
+// memory over the run (RSS, aggregated samples, timeline bytes). It never asserts timings.
 // Usage: bench_live_gui [SECONDS=30] [FLUSH_PERIOD_SECONDS=2]
 
 #include "engine/session/profiling_session.h"
@@ -40,13 +41,34 @@ double percentile(std::vector<double> v, double p)
     return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
+// Names every event delivery on the GUI thread that takes kSlowEventMs or more (receiver and event type), so a
+// stall can be traced to its cause.
+constexpr qint64 kSlowEventMs = 8;
+
+class TimedApplication : public QApplication {
+public:
+    using QApplication::QApplication;
+    bool notify(QObject *receiver, QEvent *event) override
+    {
+        QElapsedTimer timer;
+        timer.start();
+        const int type = event->type();
+        const bool result = QApplication::notify(receiver, event);
+        if (const qint64 ms = timer.elapsed(); ms >= kSlowEventMs) {
+            std::printf("slow event: %lld ms delivering event type %d to %s \"%s\"\n", static_cast<long long>(ms), type,
+                        receiver->metaObject()->className(), qPrintable(receiver->objectName()));
+        }
+        return result;
+    }
+};
+
 } // namespace
 
 int main(int argc, char **argv)
 {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
+    TimedApplication app(argc, argv);
     const double seconds = argc > 1 ? std::atof(argv[1]) : 30;
     const double flushPeriod = argc > 2 ? std::atof(argv[2]) : 2;
 

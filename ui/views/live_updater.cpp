@@ -6,6 +6,8 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <malloc.h>
+
 namespace emberline::ui {
 
 // The last frame table and the table sizes it was built from: the merged profile's locations, functions and
@@ -61,6 +63,9 @@ Ingested ingest(engine::LiveProfile &live, FrameCache &cache, const std::shared_
     out.state.frames = cache.frames;
     out.state.frameNames = cache.names;
     out.state.threads = threadIndex(*out.state.snapshot);
+    // Every flush frees the previous snapshot's tables and the flush itself, spread over the allocator's
+    // per-thread arenas; give those pages back, or the resident size keeps the high-water mark of every arena.
+    ::malloc_trim(0);
     qCDebug(lcUiAnalysis) << "merged flush" << flush.sequence << "in" << timer.elapsed() << "ms;"
                           << out.state.snapshot->profile->sampleCount() << "aggregated samples,"
                           << out.state.snapshot->timelineBytes() << "timeline bytes";

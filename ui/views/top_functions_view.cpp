@@ -4,10 +4,13 @@
 #include "ui/models/model_roles.h"
 #include "ui/models/top_functions_model.h"
 
+#include <QFontMetrics>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QTreeView>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace emberline::ui {
 
@@ -42,8 +45,18 @@ void TopFunctionsView::setupUi()
     QHeaderView *header = m_table->header();
     header->setStretchLastSection(false);
     header->setSectionResizeMode(TopFunctionsModel::NameColumn, QHeaderView::Stretch);
-    for (int c = TopFunctionsModel::SelfColumn; c < TopFunctionsModel::ColumnCount; ++c)
-        header->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    // Fixed widths wide enough for any value, rather than ResizeToContents: measuring every row's text again
+    // after each live refresh would cost the GUI thread milliseconds per thousand rows.
+    const QFontMetrics metrics(m_table->font());
+    const int valueWidth = metrics.horizontalAdvance(QStringLiteral("99999999999 ")) + 24;
+    const int percentWidth = metrics.horizontalAdvance(QStringLiteral("100.00% ")) + 24;
+    for (int c = TopFunctionsModel::SelfColumn; c < TopFunctionsModel::ColumnCount; ++c) {
+        header->setSectionResizeMode(c, QHeaderView::Interactive);
+        const bool percent = c == TopFunctionsModel::SelfPercentColumn || c == TopFunctionsModel::TotalPercentColumn;
+        const int title = header->fontMetrics().horizontalAdvance(
+                              m_model->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString()) + 32;
+        header->resizeSection(c, std::max(percent ? percentWidth : valueWidth, title));
+    }
 
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
