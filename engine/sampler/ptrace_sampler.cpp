@@ -6,8 +6,10 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -60,6 +62,31 @@ bool isStopSignal(int sig)
     return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+// CPUs the process may run on (its affinity), at least one.
+double allowedCpus(int pid)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(pid, sizeof set, &set) != 0)
+        return std::max(1u, std::thread::hardware_concurrency());
+    return std::max(1, CPU_COUNT(&set));
+}
+
+// /proc/PID/task/TID/schedstat: "time on CPU, time waiting to run, times run", in nanoseconds.
+bool readSchedstat(int fd, uint64_t &cpuNs, uint64_t &runDelayNs, uint64_t &runs)
+{
+    char buf[128];
+    const ssize_t n = fd >= 0 ? ::pread(fd, buf, sizeof buf - 1, 0) : -1;
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    char *end = nullptr;
+    cpuNs = std::strtoull(buf, &end, 10);
+    runDelayNs = std::strtoull(end, &end, 10);
+    runs = std::strtoull(end, nullptr, 10);
+    return true;
+}
+
 int shellStatus(int status)
 {
     if (WIFEXITED(status))
@@ -84,9 +111,7 @@ Result<std::unique_ptr<PtraceSampler>> PtraceSampler::openForLaunch(int childPid
     s->m_launched = true;
     if (auto st = s->seize(childPid, true); !st)
         return st.error();
-    s->m_startNs = clockNs(CLOCK_MONOTONIC);
-    s->m_intervalNs = 1'000'000'000 / std::max(1, options.frequency);
-    s->m_nextRoundNs = s->m_startNs + s->m_intervalNs;
+    s->start();
     return s;
 }
 
@@ -100,10 +125,26 @@ Result<std::unique_ptr<PtraceSampler>> PtraceSampler::openForAttach(int pid, con
     if (auto st = s->seize(pid, true); !st)
         return st.error();
     s->refreshThreads();
-    s->m_startNs = clockNs(CLOCK_MONOTONIC);
-    s->m_intervalNs = 1'000'000'000 / std::max(1, options.frequency);
-    s->m_nextRoundNs = s->m_startNs + s->m_intervalNs;
+    s->start();
     return s;
+}
+
+void PtraceSampler::start()
+{
+    m_startNs = clockNs(CLOCK_MONOTONIC);
+    m_lastOwnCpuNs = clockNs(CLOCK_THREAD_CPUTIME_ID);
+    m_targetCpus = allowedCpus(m_pid);
+    m_intervalNs = 1'000'000'000 / std::max(1, m_options.frequency);
+    // Until rounds have been measured, expect one to cost what the budget allows at the asked frequency.
+    m_budget.emplace(m_options.maxOverheadPercent, m_startNs,
+                     static_cast<int64_t>(static_cast<double>(m_intervalNs) * m_options.maxOverheadPercent / 100));
+    m_nextRoundNs = m_startNs + m_intervalNs;
+}
+
+void PtraceSampler::countHelperCpu(std::function<int64_t()> cpuNs)
+{
+    m_helperCpu = std::move(cpuNs);
+    m_lastHelperCpuNs = m_helperCpu ? m_helperCpu() : 0;
 }
 
 Status PtraceSampler::seize(int tid, bool first)
@@ -132,8 +173,26 @@ Status PtraceSampler::seize(int tid, bool first)
     return Ok{};
 }
 
+bool PtraceSampler::threadListChanged()
+{
+    // /proc/PID/task has two links plus one per thread. A thread that ended stays counted until we reap it
+    // (handleEvents), so an equal count means the same threads; the full listing runs anyway every 64
+    // rounds, in case a thread ended and another began between two looks.
+    if (m_taskDirFd < 0) {
+        const std::string dir = "/proc/" + std::to_string(m_pid) + "/task";
+        m_taskDirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
+    struct stat st {};
+    if (m_taskDirFd < 0 || ::fstat(m_taskDirFd, &st) != 0 || m_rounds - m_lastListingRound >= 64)
+        return true;
+    return st.st_nlink != m_threads.size() + 2;
+}
+
 void PtraceSampler::refreshThreads()
 {
+    if (!threadListChanged())
+        return;
+    m_lastListingRound = m_rounds;
     const std::string dir = "/proc/" + std::to_string(m_pid) + "/task";
     DIR *d = ::opendir(dir.c_str());
     if (!d)
@@ -168,6 +227,7 @@ void PtraceSampler::handleStop(int tid, int status)
             m_exitStatus = shellStatus(status);
         }
         forget(tid);
+        m_exitedThreads.push_back(tid);
         return;
     }
     if (!WIFSTOPPED(status))
@@ -187,11 +247,37 @@ void PtraceSampler::handleStop(int tid, int status)
         ::ptrace(PTRACE_CONT, tid, nullptr, nullptr);
     } else {
         // A signal on its way to the target: deliver it at once.
+        m_lastSignalNs = clockNs(CLOCK_MONOTONIC);
         ::ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void *>(static_cast<long>(sig)));
     }
 }
 
 void PtraceSampler::handleEvents()
+{
+    // One look across all our children first: usually nothing is pending, and one system call then replaces
+    // one per thread. WNOWAIT leaves a child that is not one of our threads (another part of the program
+    // may have children) to its owner; then every thread is asked in turn.
+    for (int guard = 0; guard < 4096; ++guard) {
+        siginfo_t info {};
+        if (::waitid(P_ALL, 0, &info, WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL) != 0) {
+            sweepEvents(); // no children left (each thread is then forgotten), or waitid cannot look
+            break;
+        }
+        if (info.si_pid == 0)
+            break; // nothing pending
+        const int tid = info.si_pid;
+        int status = 0;
+        if (!m_threads.count(tid) || ::waitpid(tid, &status, WNOHANG | __WALL) != tid) {
+            sweepEvents();
+            break;
+        }
+        handleStop(tid, status);
+    }
+    if (m_threads.empty() && !m_exited && ::kill(m_pid, 0) != 0 && errno == ESRCH)
+        m_exited = true; // an attached process ended and was reaped by its own parent
+}
+
+void PtraceSampler::sweepEvents()
 {
     std::vector<int> tids;
     for (const auto &[tid, t] : m_threads)
@@ -209,8 +295,6 @@ void PtraceSampler::handleEvents()
             }
         }
     }
-    if (m_threads.empty() && !m_exited && ::kill(m_pid, 0) != 0 && errno == ESRCH)
-        m_exited = true; // an attached process ended and was reaped by its own parent
 }
 
 bool PtraceSampler::readThreadClock(int tid, Captured &out)
@@ -223,14 +307,18 @@ bool PtraceSampler::readThreadClock(int tid, Captured &out)
     }
     char buf[512];
     const ssize_t n = t.statFd >= 0 ? ::pread(t.statFd, buf, sizeof buf - 1, 0) : -1;
-    const ssize_t m = t.schedstatFd >= 0 ? ::pread(t.schedstatFd, buf + 256, 255, 0) : -1;
-    if (n <= 0 || m <= 0)
+    if (n <= 0 || !readSchedstat(t.schedstatFd, out.cpuNs, out.runDelayNs, out.runs))
         return false;
-    buf[std::min<ssize_t>(n, 255)] = '\0';
-    buf[256 + m] = '\0';
+    buf[n] = '\0';
     out.sample.state = stateFromStat(buf);
-    out.cpuNs = std::strtoull(buf + 256, nullptr, 10);
     return true;
+}
+
+bool PtraceSampler::hasNotMoved(const Thread &t, const Captured &c) const
+{
+    if (!t.delivered || c.sample.state == ThreadState::Running)
+        return false;
+    return c.cpuNs == t.lastCpuNs || (t.quietStop && c.runs == t.runsAtStop + 1);
 }
 
 bool PtraceSampler::waitForInterruptStop(int tid, int &groupStopSignal)
@@ -289,48 +377,73 @@ void PtraceSampler::copyStoppedThread(int tid, Captured &out)
 
 void PtraceSampler::sampleRound(SampleSink &sink)
 {
-    const int64_t cpuBefore = clockNs(CLOCK_THREAD_CPUTIME_ID);
+    const int64_t roundStart = clockNs(CLOCK_MONOTONIC);
     refreshThreads();
     // All threads are asked to stop at once and waited for together, so the scheduler runs them into their
     // stops in parallel; each is let go as soon as its registers and stack are copied. Unwinding happens
-    // afterwards, while the target runs.
+    // afterwards, while the target runs. (Stopping in batches instead leaves each batch waiting for its
+    // threads to get a CPU among all the others still running: rounds of a second with 64 busy threads.)
     std::vector<int> tids;
     for (const auto &[tid, t] : m_threads)
         tids.push_back(tid);
     if (m_captured.size() < tids.size())
         m_captured.resize(tids.size());
-    std::vector<uint8_t> interrupted(tids.size(), 0);
-    for (size_t i = 0; i < tids.size(); ++i) {
-        // State and CPU time first: once stopped, the thread reads as traced.
-        if (readThreadClock(tids[i], m_captured[i]) && ::ptrace(PTRACE_INTERRUPT, tids[i], nullptr, nullptr) == 0)
-            interrupted[i] = 1;
-    }
+    m_looks.assign(tids.size(), Look::Skipped);
+    m_stopped.clear();
+    double targetDemand = 0;
     size_t used = 0;
     for (size_t i = 0; i < tids.size(); ++i) {
-        if (!interrupted[i])
-            continue;
-        const int tid = tids[i];
-        int groupStopSignal = 0;
-        if (!waitForInterruptStop(tid, groupStopSignal))
-            continue;
+        // State and CPU time first: once stopped, the thread reads as traced.
         Captured &c = m_captured[i];
-        copyStoppedThread(tid, c);
-        ::ptrace(groupStopSignal ? PTRACE_LISTEN : PTRACE_CONT, tid, nullptr, nullptr);
-
+        if (!readThreadClock(tids[i], c))
+            continue;
+        const Thread &t = m_threads[tids[i]];
+        targetDemand += t.demand;
+        // The first look only sets the baseline of its CPU and wall time: no need to stop it.
+        if (!t.baseline) {
+            m_looks[i] = Look::Baseline;
+            c.sample.sameStack = false;
+            continue;
+        }
+        // Not runnable and no CPU time since its previous sample: it has not moved, so its stack is the one
+        // already delivered. Not stopping it also leaves a thread in disk wait or group-stop alone.
+        if (hasNotMoved(t, c)) {
+            m_looks[i] = Look::Unchanged;
+            continue;
+        }
+        c.stopFromNs = clockNs(CLOCK_MONOTONIC);
+        if (::ptrace(PTRACE_INTERRUPT, tids[i], nullptr, nullptr) == 0)
+            m_looks[i] = Look::Interrupted;
+    }
+    for (size_t i = 0; i < tids.size(); ++i) {
+        const int tid = tids[i];
+        Captured &c = m_captured[i];
+        if (m_looks[i] == Look::Unchanged) {
+            c.regs.clear();
+            c.stack.clear();
+            c.sample.ip = 0;
+            c.sample.sameStack = true;
+        } else if (m_looks[i] == Look::Interrupted) {
+            int groupStopSignal = 0;
+            if (!waitForInterruptStop(tid, groupStopSignal))
+                continue;
+            copyStoppedThread(tid, c);
+            Thread &t = m_threads[tid];
+            uint64_t cpu = 0, waited = 0;
+            t.quietStop = c.sample.state != ThreadState::Running &&
+                          readSchedstat(t.schedstatFd, cpu, waited, t.runsAtStop);
+            ::ptrace(groupStopSignal ? PTRACE_LISTEN : PTRACE_CONT, tid, nullptr, nullptr);
+            c.sample.sameStack = false;
+            ++m_stops;
+        } else if (m_looks[i] != Look::Baseline) {
+            continue;
+        }
         const uint64_t now = static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC));
-        Thread &t = m_threads[tid];
-        const bool first = !t.baseline;
-        c.sample.kind = RawSample::Kind::Periodic;
-        c.sample.pid = static_cast<uint32_t>(m_pid);
-        c.sample.tid = static_cast<uint32_t>(tid);
-        c.sample.timeNs = now;
-        c.sample.period = first ? 0 : c.cpuNs - std::min(c.cpuNs, t.lastCpuNs);
-        c.sample.wallNs = first ? 0 : now - t.lastWallNs;
-        t.baseline = true;
-        t.lastCpuNs = c.cpuNs;
-        t.lastWallNs = now;
-        // The first look at a thread only sets its baseline.
-        if (!first && !c.regs.empty()) {
+        if (m_looks[i] == Look::Interrupted)
+            m_stopped.push_back({c.stopFromNs, static_cast<int64_t>(now), m_threads[tid].demand});
+        const bool deliver = m_threads[tid].baseline && (c.sample.sameStack || !c.regs.empty());
+        finishSample(tid, c, now);
+        if (deliver) {
             if (used != i)
                 std::swap(m_captured[used], c);
             ++used;
@@ -340,26 +453,78 @@ void PtraceSampler::sampleRound(SampleSink &sink)
         Captured &c = m_captured[i];
         c.sample.regs = c.regs;
         c.sample.stack = c.stack;
+        m_repeats += c.sample.sameStack ? 1 : 0;
         sink.onSample(c.sample);
     }
     ++m_rounds;
 
-    // Throttle: a round may use at most maxOverheadPercent of the interval that follows it.
-    const int64_t cost = clockNs(CLOCK_THREAD_CPUTIME_ID) - cpuBefore;
-    const int64_t base = 1'000'000'000 / std::max(1, m_options.frequency);
-    const auto needed = static_cast<int64_t>(static_cast<double>(cost) * 100.0 / m_options.maxOverheadPercent);
-    m_intervalNs = std::max(base, (m_intervalNs * 3 + std::max(base, needed)) / 4);
-    if (needed > m_intervalNs)
-        m_intervalNs = needed; // never fall behind the budget, even for one round
+    // The target's side: its kernel time per stop, and the CPU it could not use while threads were held.
+    // The sampler's own CPU (one of the CPUs) is counted as its own cost.
+    const int64_t targetCost = static_cast<int64_t>(m_stopped.size()) * m_options.stopCostNs +
+                               stoppedTargetCpuNs(m_stopped, targetDemand, m_targetCpus - 1);
+    account(roundStart, targetCost);
+}
+
+// Fills in the sample's deltas and moves the thread's baseline to now; the first look only sets it.
+void PtraceSampler::finishSample(int tid, Captured &c, uint64_t nowNs)
+{
+    Thread &t = m_threads[tid];
+    const bool first = !t.baseline;
+    c.sample.kind = RawSample::Kind::Periodic;
+    c.sample.pid = static_cast<uint32_t>(m_pid);
+    c.sample.tid = static_cast<uint32_t>(tid);
+    c.sample.timeNs = nowNs;
+    const uint64_t cpu = c.cpuNs - std::min(c.cpuNs, t.lastCpuNs);
+    const uint64_t wall = nowNs - std::min(nowNs, t.lastWallNs);
+    c.sample.period = first ? 0 : cpu;
+    c.sample.wallNs = first ? 0 : wall;
+    if (!first && wall > 0) {
+        const uint64_t waited = c.runDelayNs - std::min(c.runDelayNs, t.lastRunDelayNs);
+        t.demand = std::min(1.0, static_cast<double>(cpu + waited) / static_cast<double>(wall));
+    }
+    if (!c.sample.sameStack)
+        t.delivered = !first && !c.regs.empty();
+    else
+        t.quietStop = false;
+    t.baseline = true;
+    t.lastCpuNs = c.cpuNs;
+    t.lastRunDelayNs = c.runDelayNs;
+    t.lastWallNs = nowNs;
+}
+
+// Throttle: what this round cost (our CPU since the previous round, the helpers' CPU, the target's side) goes
+// into the budget, which says when the next round may start.
+void PtraceSampler::account(int64_t roundStartNs, int64_t targetCostNs)
+{
+    const int64_t ownCpu = clockNs(CLOCK_THREAD_CPUTIME_ID);
+    int64_t own = ownCpu - m_lastOwnCpuNs;
+    m_lastOwnCpuNs = ownCpu;
+    if (m_helperCpu) {
+        const int64_t helper = m_helperCpu();
+        m_budget->addSpreadCost(helper - m_lastHelperCpuNs);
+        m_lastHelperCpuNs = helper;
+    }
+    const int64_t spreadBefore = m_budget->pendingSpreadNs();
     const int64_t now = clockNs(CLOCK_MONOTONIC);
-    m_nextRoundNs = std::max(m_nextRoundNs + m_intervalNs, now + m_intervalNs / 2);
+    m_budget->addRound(roundStartNs, now, own + targetCostNs);
+    own += spreadBefore - m_budget->pendingSpreadNs();
+    m_ownCostNs += own;
+    m_targetCostNs += targetCostNs;
+    const int64_t base = 1'000'000'000 / std::max(1, m_options.frequency);
+    const int64_t next = m_budget->nextRoundNs(base);
+    m_intervalNs = next - roundStartNs;
+    // Never chase rounds missed while we were late: the next one waits at least half an interval.
+    m_nextRoundNs = std::max(next, now + std::min(m_intervalNs, base) / 2);
 }
 
 void PtraceSampler::wait(int timeoutMs)
 {
-    // Short naps: signals for the target wait in our queue until handleEvents() passes them on.
+    // A signal for the target waits (its thread stopped) until handleEvents() passes it on: while the target
+    // receives signals, nap 5 ms at most. Otherwise sleep as long as asked, for each wake-up costs CPU
+    // (30-60 us in a VM, where a 5 ms nap alone takes 0.6-1% of a CPU).
     const int64_t now = clockNs(CLOCK_MONOTONIC);
-    const int64_t until = std::min<int64_t>(now + std::min(timeoutMs, 5) * 1'000'000LL, m_nextRoundNs);
+    const int napMs = now - m_lastSignalNs < 1'000'000'000 ? std::min(timeoutMs, 5) : timeoutMs;
+    const int64_t until = std::min<int64_t>(now + napMs * 1'000'000LL, m_nextRoundNs);
     if (until > now)
         std::this_thread::sleep_for(std::chrono::nanoseconds(until - now));
 }
@@ -367,6 +532,9 @@ void PtraceSampler::wait(int timeoutMs)
 size_t PtraceSampler::drain(SampleSink &sink)
 {
     handleEvents();
+    for (int tid : m_exitedThreads)
+        sink.onExit(static_cast<uint32_t>(m_pid), static_cast<uint32_t>(tid));
+    m_exitedThreads.clear();
     if (m_execPending) {
         m_execPending = false;
         std::string comm = readFile("/proc/" + std::to_string(m_pid) + "/comm");
@@ -381,6 +549,8 @@ size_t PtraceSampler::drain(SampleSink &sink)
         }
         for (int tid : gone)
             forget(tid);
+        if (auto it = m_threads.find(m_pid); it != m_threads.end())
+            it->second.delivered = false; // a new program: its previous stack means nothing now
     }
     if (m_paused || m_exited || m_released || clockNs(CLOCK_MONOTONIC) < m_nextRoundNs)
         return 0;
@@ -401,6 +571,7 @@ void PtraceSampler::release()
     if (m_released)
         return;
     m_released = true;
+    m_helperCpu = nullptr;
     handleEvents();
     for (auto &[tid, t] : m_threads) {
         if (::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0)
@@ -427,6 +598,9 @@ void PtraceSampler::release()
         all.push_back(tid);
     for (int tid : all)
         forget(tid);
+    if (m_taskDirFd >= 0)
+        ::close(m_taskDirFd);
+    m_taskDirFd = -1;
 }
 
 double PtraceSampler::effectiveRateHz() const
@@ -437,11 +611,18 @@ double PtraceSampler::effectiveRateHz() const
 
 std::string PtraceSampler::description() const
 {
-    char buf[200];
+    const int64_t elapsed = std::max<int64_t>(clockNs(CLOCK_MONOTONIC) - m_startNs, 1);
+    const auto percent = [&](int64_t ns) { return 100.0 * static_cast<double>(ns) / static_cast<double>(elapsed); };
+    const uint64_t looks = m_stops + m_repeats;
+    const double reused = looks ? 100.0 * static_cast<double>(m_repeats) / static_cast<double>(looks) : 0;
+    char buf[320];
     std::snprintf(buf, sizeof buf,
-                  "ptrace every thread at %d Hz asked (%.1f Hz effective), throttled to %.1f%% of a CPU, "
-                  "%u KiB stacks, wall time",
-                  m_options.frequency, effectiveRateHz(), m_options.maxOverheadPercent, m_options.stackBytes / 1024);
+                  "ptrace every thread at %d Hz asked (%.1f Hz effective), throttled to %.1f%% of a CPU (spent "
+                  "%.2f%%: %.2f%% sampling, %.2f%% the target's stops), %.0f%% of samples from threads that had not "
+                  "run, %u KiB stacks, wall time",
+                  m_options.frequency, effectiveRateHz(), m_options.maxOverheadPercent,
+                  percent(m_ownCostNs + m_targetCostNs), percent(m_ownCostNs), percent(m_targetCostNs), reused,
+                  m_options.stackBytes / 1024);
     return buf;
 }
 

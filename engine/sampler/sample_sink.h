@@ -27,6 +27,8 @@ struct RawSample {
     ThreadState state = ThreadState::Running;
     uint64_t ip = 0;
     bool inKernel = false;             // the thread was in the kernel; regs/stack are its user state
+    bool sameStack = false;            // Periodic: the thread has not run since its previous sample, whose
+                                       // stack this one repeats (regs and stack are empty)
     std::span<const uint64_t> regs;    // user registers in kPerfRegsMask order, empty if unavailable
     std::span<const uint8_t> stack;    // copy of the user stack from regs[SP]
 };

@@ -2,6 +2,8 @@
 
 #include "engine/sampler/sample_sink.h"
 
+#include <cstdint>
+#include <functional>
 #include <string>
 
 namespace emberline::engine {
@@ -32,6 +34,9 @@ public:
     }
     // Leaves the target running and untouched: called before the session ends the target or returns.
     virtual void release() {}
+    // CPU time (ns, growing) that the session's other threads spend on what this sampler collects, for a
+    // sampler that budgets its overhead. Called on the session thread until release().
+    virtual void countHelperCpu(std::function<int64_t()> cpuNs) { (void)cpuNs; }
 };
 
 } // namespace emberline::engine

@@ -1,5 +1,9 @@
 #include "engine/session/export_worker.h"
 
+#include "engine/common/clock.h"
+
+#include <ctime>
+
 namespace emberline::engine {
 
 ExportWorker::ExportWorker(ExporterOptions options, FlushCallback onFlush, ErrorCallback onError)
@@ -42,6 +46,7 @@ void ExportWorker::run()
         } else if (flush.value() && m_onFlush) {
             m_onFlush(flush.value());
         }
+        m_cpuNs.store(clockNs(CLOCK_THREAD_CPUTIME_ID), std::memory_order_relaxed);
     }
 }
 

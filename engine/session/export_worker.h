@@ -2,6 +2,7 @@
 
 #include "engine/export/exporter.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -27,6 +28,8 @@ public:
     // Processes what is queued, writes the session's merged profile, stops the thread. Returns its path.
     Result<std::string> finish();
     uint32_t flushesReported() const;
+    // CPU time the exporter thread has spent so far, as of its last finished flush (any thread may ask).
+    int64_t cpuNs() const { return m_cpuNs.load(std::memory_order_relaxed); }
 
 private:
     void run();
@@ -38,6 +41,7 @@ private:
     std::condition_variable m_wake;
     std::deque<FlushInput> m_queue;
     bool m_stopping = false;
+    std::atomic<int64_t> m_cpuNs{0};
     std::thread m_thread;
 };
 

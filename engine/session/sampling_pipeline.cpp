@@ -64,7 +64,7 @@ uint32_t SamplingPipeline::moduleIdFor(const MappedModule &module)
     return module.id;
 }
 
-void SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &map)
+std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &map)
 {
     UnwindOutput &out = m_unwound;
     if (sample.regs.size() == RegCount) {
@@ -100,10 +100,12 @@ void SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &map)
         m_locations.push_back(module ? m_recorder.internLocation(moduleIdFor(*module), ip)
                                      : m_recorder.internLocation(kUnknownModule, ip));
     }
-    if (!out.complete) {
-        const MappedModule *last = out.ips.empty() ? nullptr : map.find(out.ips.back());
-        m_recorder.countIncomplete(last ? baseName(last->path) : std::string("[unknown]"));
-    }
+    if (out.complete)
+        return {};
+    const MappedModule *last = out.ips.empty() ? nullptr : map.find(out.ips.back());
+    std::string module = last ? baseName(last->path) : std::string("[unknown]");
+    m_recorder.countIncomplete(module);
+    return module;
 }
 
 void SamplingPipeline::onSample(const RawSample &sample)
@@ -111,7 +113,19 @@ void SamplingPipeline::onSample(const RawSample &sample)
     ProcessMap &map = processMap(sample.pid);
     if (m_recorder.threadName(sample.tid).empty())
         m_recorder.setThreadName(sample.pid, sample.tid, readComm(static_cast<int>(sample.pid), static_cast<int>(sample.tid)));
-    unwindInto(sample, map);
+    if (sample.kind != RawSample::Kind::Periodic) {
+        unwindInto(sample, map);
+    } else if (auto last = m_lastStacks.find(sample.tid); sample.sameStack && last != m_lastStacks.end()) {
+        // The thread has not run since: same stack, nothing to unwind.
+        m_locations = last->second.locations;
+        if (!last->second.incompleteModule.empty())
+            m_recorder.countIncomplete(last->second.incompleteModule);
+    } else {
+        std::string incomplete = unwindInto(sample, map);
+        LastStack &kept = m_lastStacks[sample.tid];
+        kept.locations = m_locations;
+        kept.incompleteModule = std::move(incomplete);
+    }
     const int64_t when = static_cast<int64_t>(sample.timeNs) + m_realtimeOffsetNs;
     switch (sample.kind) {
     case RawSample::Kind::Cpu:
@@ -211,6 +225,7 @@ void SamplingPipeline::onFork(uint32_t pid, uint32_t ppid, uint32_t tid)
 void SamplingPipeline::onExit(uint32_t pid, uint32_t tid)
 {
     m_offCpu.erase(tid);
+    m_lastStacks.erase(tid);
     m_earlySwitchIn.erase(tid);
     if (pid == tid)
         m_unwinder.forgetProcess(static_cast<int>(pid));

@@ -7,6 +7,8 @@
 
 #include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace emberline::engine {
 
@@ -44,9 +46,14 @@ private:
         bool preempted = false;
         std::vector<uint32_t> locations;
     };
+    // A thread's latest periodic stack, which a sample of a thread that has not run since repeats.
+    struct LastStack {
+        std::vector<uint32_t> locations;
+        std::string incompleteModule; // empty when the stack was complete
+    };
     ProcessMap &processMap(uint32_t pid);
-    // Unwinds a sample into m_locations; false when the stack is incomplete.
-    void unwindInto(const RawSample &sample, ProcessMap &map);
+    // Unwinds a sample into m_locations; returns the module where an incomplete stack stopped, else "".
+    std::string unwindInto(const RawSample &sample, ProcessMap &map);
     void recordOffCpu(uint32_t tid, const OffCpu &interval, uint64_t untilNs);
     uint32_t moduleIdFor(const MappedModule &module);
 
@@ -64,6 +71,7 @@ private:
     std::map<uint32_t, OffCpu> m_offCpu;          // by tid
     std::map<uint32_t, uint64_t> m_earlySwitchIn; // switch-ins read before their switch-out sample
     std::map<uint32_t, bool> m_lastPreempted;     // from the switch-out record, by tid
+    std::map<uint32_t, LastStack> m_lastStacks;   // periodic samples only, by tid
 };
 
 } // namespace emberline::engine

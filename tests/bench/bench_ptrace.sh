@@ -5,8 +5,10 @@
 #
 #   tests/bench/bench_ptrace.sh [BUILD_DIR] [SECONDS_PER_RUN] [ROUNDS]
 #
-# Prints the median throughput and slowdown per configuration, and the ptrace sampler's effective rate.
-# Runs are interleaved round by round, so a busy machine affects every configuration alike.
+# Prints every round's throughput and slowdown (against that round's run without a profiler), then per
+# configuration the median throughput, the slowdown of the medians, the per-round slowdowns' min / median /
+# max, and the ptrace sampler's effective rate. Runs are interleaved round by round, so a busy machine affects
+# every configuration alike; the VM's run-to-run noise is about 3-5%, hence the spread.
 set -euo pipefail
 build=${1:-build/dev}
 secs=${2:-4}
@@ -20,7 +22,7 @@ trap 'rm -rf "$work"' EXIT
 throughput() { sed -n 's/^chunks_per_second \([0-9.]*\).*/\1/p' "$1"; }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
-declare -A thr rate
+declare -A thr rate spent
 configs=(none perf ptrace perf-wall)
 for threads in 1 8 64; do
     for ((r = 1; r <= rounds; r++)); do
@@ -36,19 +38,44 @@ for threads in 1 8 64; do
             thr[$threads.$c]+="$(throughput "$out.out") "
             if [[ $c == ptrace ]]; then
                 rate[$threads]+="$(sed -n 's/.*(\([0-9.]*\) Hz effective).*/\1/p' "$out.err") "
+                spent[$threads]+="$(sed -n 's/.*(spent \([0-9.]*\)%.*/\1/p' "$out.err") "
             fi
         done
     done
 done
 
-printf '%-8s %-10s %16s %10s %s\n' threads config "chunks/s (median)" slowdown note
+# Per round: each configuration's throughput and its slowdown against the same round's run without a profiler.
+slowdown() { awk -v b="$1" -v t="$2" 'BEGIN { printf "%.2f", 100 * (b - t) / b }'; }
+declare -A slows
+echo "per round (chunks/s, slowdown against the same round's 'none'):"
+for threads in 1 8 64; do
+    read -ra base_runs <<<"${thr[$threads.none]}"
+    for c in "${configs[@]}"; do
+        read -ra runs <<<"${thr[$threads.$c]}"
+        line=""
+        for ((r = 0; r < ${#runs[@]}; r++)); do
+            s=$(slowdown "${base_runs[$r]}" "${runs[$r]}")
+            slows[$threads.$c]+="$s "
+            line+=$(printf ' %9s' "${runs[$r]}")
+            [[ $c != none ]] && line+=$(printf ' (%5s%%)' "$s")
+        done
+        printf '  %-3s %-10s%s\n' "$threads" "$c" "$line"
+    done
+done
+echo
+printf '%-8s %-10s %16s %10s %22s %s\n' threads config "chunks/s (median)" slowdown "per-round min/med/max" note
 for threads in 1 8 64; do
     base=$(echo "${thr[$threads.none]}" | median)
     for c in "${configs[@]}"; do
         t=$(echo "${thr[$threads.$c]}" | median)
-        slow=$(awk -v b="$base" -v t="$t" 'BEGIN { printf "%.2f%%", 100 * (b - t) / b }')
+        slow="$(slowdown "$base" "$t")%"
+        spread=""
+        if [[ $c != none ]]; then
+            sorted=$(echo "${slows[$threads.$c]}" | tr ' ' '\n' | grep -v '^$' | sort -g)
+            spread="$(echo "$sorted" | head -1) / $(echo "${slows[$threads.$c]}" | median) / $(echo "$sorted" | tail -1)"
+        fi
         note=""
-        [[ $c == ptrace ]] && note="effective rate $(echo "${rate[$threads]}" | median) Hz (99 Hz asked)"
-        printf '%-8s %-10s %16s %10s %s\n' "$threads" "$c" "$t" "$slow" "$note"
+        [[ $c == ptrace ]] && note="effective rate $(echo "${rate[$threads]}" | median) Hz (99 Hz asked), cost it measured $(echo "${spent[$threads]}" | median)% of a CPU"
+        printf '%-8s %-10s %16s %10s %22s %s\n' "$threads" "$c" "$t" "$slow" "$spread" "$note"
     done
 done
