@@ -5,6 +5,9 @@
 #
 #   tests/bench/bench_ptrace.sh [BUILD_DIR] [SECONDS_PER_RUN] [ROUNDS]
 #
+# EMBERLINE_BENCH_THREADS (default "1 8 64") and EMBERLINE_BENCH_CONFIGS (default "none perf ptrace perf-wall")
+# narrow a run to some targets or configurations; "none" must stay in for the slowdowns.
+#
 # Prints every round's throughput and slowdown (against that round's run without a profiler), then per
 # configuration the median throughput, the slowdown of the medians, the per-round slowdowns' min / median /
 # max, and the ptrace sampler's effective rate. Runs are interleaved round by round, so a busy machine affects
@@ -23,8 +26,9 @@ throughput() { sed -n 's/^chunks_per_second \([0-9.]*\).*/\1/p' "$1"; }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
 declare -A thr rate spent
-configs=(none perf ptrace perf-wall)
-for threads in 1 8 64; do
+read -ra configs <<<"${EMBERLINE_BENCH_CONFIGS:-none perf ptrace perf-wall}"
+read -ra thread_counts <<<"${EMBERLINE_BENCH_THREADS:-1 8 64}"
+for threads in "${thread_counts[@]}"; do
     for ((r = 1; r <= rounds; r++)); do
         for c in "${configs[@]}"; do
             out=$work/$threads.$c.$r
@@ -48,7 +52,7 @@ done
 slowdown() { awk -v b="$1" -v t="$2" 'BEGIN { printf "%.2f", 100 * (b - t) / b }'; }
 declare -A slows
 echo "per round (chunks/s, slowdown against the same round's 'none'):"
-for threads in 1 8 64; do
+for threads in "${thread_counts[@]}"; do
     read -ra base_runs <<<"${thr[$threads.none]}"
     for c in "${configs[@]}"; do
         read -ra runs <<<"${thr[$threads.$c]}"
@@ -64,7 +68,7 @@ for threads in 1 8 64; do
 done
 echo
 printf '%-8s %-10s %16s %10s %22s %s\n' threads config "chunks/s (median)" slowdown "per-round min/med/max" note
-for threads in 1 8 64; do
+for threads in "${thread_counts[@]}"; do
     base=$(echo "${thr[$threads.none]}" | median)
     for c in "${configs[@]}"; do
         t=$(echo "${thr[$threads.$c]}" | median)
