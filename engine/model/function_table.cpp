@@ -34,18 +34,61 @@ std::optional<FunctionTable> FunctionTable::build(const Profile &profile, const 
             }
         }
     }
+    table.setRows(frames, self, total);
+    return table;
+}
+
+FunctionTable FunctionTable::fromCallTree(const CallTree &tree, const FrameTable &frames)
+{
+    std::vector<int64_t> self(frames.size(), 0);
+    std::vector<int64_t> total(frames.size(), 0);
+    std::vector<uint32_t> onPath(frames.size(), 0); // occurrences of each frame on the path being walked
+    FunctionTable table;
+    table.m_grandTotal = tree.total();
+    if (tree.size() == 0)
+        return table;
+    // Depth first, so that onPath holds exactly the frames between the root and the node: a node whose frame is
+    // already on its path is a recursive call, and the outer node's total already holds its samples.
+    struct Visit {
+        uint32_t node;
+        bool leaving;
+    };
+    std::vector<Visit> stack;
+    for (uint32_t c : tree.children(0))
+        stack.push_back({c, false});
+    while (!stack.empty()) {
+        const Visit v = stack.back();
+        stack.pop_back();
+        const CallTree::Node &node = tree.node(v.node);
+        if (v.leaving) {
+            --onPath[node.frame];
+            continue;
+        }
+        self[node.frame] += node.self;
+        if (onPath[node.frame]++ == 0)
+            total[node.frame] += node.total;
+        stack.push_back({v.node, true});
+        for (uint32_t c : tree.children(v.node))
+            stack.push_back({c, false});
+    }
+    table.setRows(frames, self, total);
+    return table;
+}
+
+void FunctionTable::setRows(const FrameTable &frames, const std::vector<int64_t> &self,
+                            const std::vector<int64_t> &total)
+{
     for (uint32_t f = 0; f < frames.size(); ++f) {
         if (self[f] != 0 || total[f] != 0)
-            table.m_rows.push_back(Row{f, self[f], total[f]});
+            m_rows.push_back(Row{f, self[f], total[f]});
     }
-    std::sort(table.m_rows.begin(), table.m_rows.end(), [&](const Row &a, const Row &b) {
+    std::sort(m_rows.begin(), m_rows.end(), [&](const Row &a, const Row &b) {
         if (a.self != b.self)
             return a.self > b.self;
         if (a.total != b.total)
             return a.total > b.total;
         return frames.frame(a.frame).name < frames.frame(b.frame).name;
     });
-    return table;
 }
 
 CallerCallee computeCallerCallee(const Profile &profile, const FrameTable &frames, std::span<const int64_t> perStack,

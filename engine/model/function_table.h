@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/model/call_tree.h"
 #include "engine/model/frame_table.h"
 
 #include <atomic>
@@ -24,12 +25,17 @@ public:
     static std::optional<FunctionTable> build(const Profile &profile, const FrameTable &frames,
                                               std::span<const int64_t> perStack,
                                               const std::atomic<bool> *cancel = nullptr);
+    // The same table read off a call tree of the same values, in one pass over its nodes instead of over every
+    // frame of every stack: a frame's total is the sum of its outermost nodes (recursion counted once).
+    static FunctionTable fromCallTree(const CallTree &tree, const FrameTable &frames);
 
     // Rows with a non-zero self or total, ordered by self then total (descending), then by name.
     const std::vector<Row> &rows() const { return m_rows; }
     int64_t grandTotal() const { return m_grandTotal; }
 
 private:
+    void setRows(const FrameTable &frames, const std::vector<int64_t> &self, const std::vector<int64_t> &total);
+
     std::vector<Row> m_rows;
     int64_t m_grandTotal = 0;
 };

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -92,6 +93,7 @@ Result<LaunchedProcess> LaunchedProcess::spawn(const LaunchOptions &options)
         envp.push_back(e.data());
     envp.push_back(nullptr);
 
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0)
         return makeError(Error::Code::Io, std::string("fork: ") + std::strerror(errno));
@@ -101,8 +103,14 @@ Result<LaunchedProcess> LaunchedProcess::spawn(const LaunchOptions &options)
         char byte;
         if (::read(go[0], &byte, 1) != 1)
             ::_exit(127); // the profiler gave up before releasing us
-        if (options.ownSession)
+        if (options.ownSession) {
             ::setsid(); // cannot fail: a freshly forked child is never a process group leader
+            // No terminal hangs up on it any more: if the thread that launched it dies with the profiler, end it
+            // rather than leave it running unseen. (That thread ends a launched target itself before it returns.)
+            ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+            if (::getppid() != parent)
+                ::_exit(127); // the profiler died before the line above
+        }
         if (!options.workingDirectory.empty() && ::chdir(options.workingDirectory.c_str()) != 0) {
             const int e = errno;
             (void)!::write(err[1], &e, sizeof e);

@@ -13,7 +13,8 @@ struct LaunchOptions {
     std::vector<std::pair<std::string, std::string>> environment; // added to ours
     // Start the program in a session of its own (setsid): it leaves our terminal's job control, and where the
     // kernel shares CPU between sessions (autogroup), a target that saturates every core leaves the
-    // profiler's own threads their share instead of outnumbering them thread for thread.
+    // profiler's own threads their share instead of outnumbering them thread for thread. Such a child is also
+    // sent SIGTERM if the thread that launched it dies before ending it (no terminal would hang up on it).
     bool ownSession = false;
 };
 

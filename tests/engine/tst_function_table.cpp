@@ -62,6 +62,8 @@ private Q_SLOTS:
     void realFilesAddUp_data();
     void realFilesAddUp();
     void sameNameInDifferentFiles();
+    void fromCallTreeEqualsBuild_data();
+    void fromCallTreeEqualsBuild();
 };
 
 // If this fails, a recursive function's total counts a sample once per frame (it could exceed 100%), or self
@@ -181,6 +183,46 @@ void TestFunctionTable::sameNameInDifferentFiles()
     for (uint32_t i = 0; i < nodeFrames.size(); ++i)
         QCOMPARE(++seen[nodeFrames.frame(i).name], 1);
     QVERIFY(seen.count("setContext"));
+}
+
+// If this fails, the table read off the call tree (what the views use) disagrees with the one computed from the
+// stacks (what `emberline report` prints): every row, value and the order must be the same, for every sample
+// type of every real file and for the recursive hand-built profile.
+void TestFunctionTable::fromCallTreeEqualsBuild_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::newRow("recursive") << QString();
+    for (const QString &f : test::realFiles())
+        QTest::newRow(qPrintable(f)) << f;
+}
+
+void TestFunctionTable::fromCallTreeEqualsBuild()
+{
+    QFETCH(QString, file);
+    Profile p;
+    if (file.isEmpty()) {
+        p = recursive();
+    } else {
+        auto r = readPprofFile(test::realPath(file));
+        QVERIFY(r.ok());
+        p = std::move(r).value();
+    }
+    const FrameTable frames(p);
+    for (int type = 0; type < int(p.sampleTypes().size()); ++type) {
+        const std::vector<int64_t> perStack = valuesPerStack(p, type, {});
+        const auto built = FunctionTable::build(p, frames, perStack);
+        QVERIFY(built);
+        const FunctionTable derived = FunctionTable::fromCallTree(*CallTree::build(p, frames, perStack), frames);
+        QCOMPARE(derived.grandTotal(), built->grandTotal());
+        QCOMPARE(derived.rows().size(), built->rows().size());
+        for (size_t i = 0; i < built->rows().size(); ++i) {
+            const auto &a = derived.rows()[i];
+            const auto &b = built->rows()[i];
+            QVERIFY2(a.frame == b.frame && a.self == b.self && a.total == b.total,
+                     qPrintable(QStringLiteral("type %1 row %2 (%3)").arg(type).arg(i).arg(
+                         QString::fromStdString(frames.frame(b.frame).name))));
+        }
+    }
 }
 
 QTEST_GUILESS_MAIN(TestFunctionTable)

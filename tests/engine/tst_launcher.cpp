@@ -9,7 +9,9 @@
 
 #include <csignal>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -73,6 +75,33 @@ private Q_SLOTS:
         QVERIFY(!released.ok());
         QVERIFY2(released.error().message.find("cannot execute") != std::string::npos,
                  released.error().message.c_str());
+    }
+
+    // The GUI's session thread launches the target; if that thread goes away without ending it (the profiler
+    // crashed), a target in a session of its own must not be left running.
+    void ownSessionEndsWithItsLauncher()
+    {
+        std::optional<LaunchedProcess> child;
+        std::string error;
+        std::thread launcher([&] {
+            LaunchOptions options;
+            options.argv = {"sleep", "30"};
+            options.ownSession = true;
+            auto spawned = LaunchedProcess::spawn(options);
+            if (!spawned) {
+                error = spawned.error().message;
+                return;
+            }
+            if (auto released = spawned->release(); !released) {
+                error = released.error().message;
+                return;
+            }
+            child.emplace(std::move(spawned).value());
+        });
+        launcher.join();
+        QVERIFY2(error.empty(), error.c_str());
+        QVERIFY(child.has_value());
+        QCOMPARE(waitExit(*child), 128 + SIGTERM);
     }
 
     void workingDirectoryAndEnvironment()

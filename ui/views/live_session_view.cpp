@@ -12,6 +12,7 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPainter>
 #include <QPixmap>
 #include <QPushButton>
 #include <QSplitter>
@@ -214,6 +215,19 @@ void LiveSessionView::warmUpExplorer()
     m_warmExplorer->resize(1200, 600);
     QPixmap scratch(m_warmExplorer->size());
     m_warmExplorer->render(&scratch);
+    // The first real paint lays out hundreds of function names; with the glyphs of every printable ASCII
+    // character already rasterized (normal and bold, as tables and the flame graph draw them), it does not
+    // also pay for loading them.
+    QString ascii;
+    for (char16_t c = 0x20; c < 0x7f; ++c)
+        ascii.append(QChar(c));
+    QPainter painter(&scratch);
+    for (bool bold : {false, true}) {
+        QFont font = m_warmExplorer->font();
+        font.setBold(bold);
+        painter.setFont(font);
+        painter.drawText(QPointF(0, 20), ascii);
+    }
 }
 
 void LiveSessionView::onAnalysisApplied()

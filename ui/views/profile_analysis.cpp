@@ -101,14 +101,12 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
         return nullptr;
     const qint64 treeMs = timer.elapsed();
 
-    auto functions = engine::FunctionTable::build(profile, *loaded.frames, perStack, cancel);
-    if (!functions)
-        return nullptr;
+    auto functions = engine::FunctionTable::fromCallTree(*tree, *loaded.frames);
     const qint64 functionsMs = timer.elapsed();
     analysis->perStack = std::make_shared<const std::vector<int64_t>>(std::move(perStack));
     analysis->tree = std::make_shared<const engine::CallTree>(std::move(*tree));
     analysis->flame = FlameGraphLayout::computeGeometry(*analysis->tree, *loaded.frames, loaded.frameNames);
-    analysis->functions = std::make_shared<const engine::FunctionTable>(std::move(*functions));
+    analysis->functions = std::make_shared<const engine::FunctionTable>(std::move(functions));
     qCDebug(lcUiAnalysis) << "analysis of" << loaded.path << "type" << request.sampleType << "in"
                           << timer.elapsed() << "ms," << analysis->tree->size() << "nodes (values" << valuesMs
                           << "ms, tree" << treeMs - valuesMs << "ms, functions" << functionsMs - treeMs
