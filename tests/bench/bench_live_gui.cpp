@@ -11,6 +11,7 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QPointer>
 #include <QTimer>
 
 #include <algorithm>
@@ -55,7 +56,10 @@ public:
         QElapsedTimer timer;
         timer.start();
         const int type = event->type();
+        const QPointer<QObject> alive(receiver); // the event may delete its receiver (DeferredDelete)
         const bool result = QApplication::notify(receiver, event);
+        if (!alive)
+            return result;
         if (type == QEvent::UpdateRequest && receiver->isWidgetType() && onRepaint)
             onRepaint(); // a window repainted: what the views got before it is now on screen
         if (const qint64 ms = timer.elapsed(); ms >= kSlowEventMs) {
