@@ -16,15 +16,6 @@
 namespace emberline::engine {
 namespace {
 
-int shellStatus(int status)
-{
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
-    return 1;
-}
-
 bool isExecutableFile(const std::string &path)
 {
     struct stat st {};
@@ -32,6 +23,15 @@ bool isExecutableFile(const std::string &path)
 }
 
 } // namespace
+
+int shellExitStatus(int waitStatus)
+{
+    if (WIFEXITED(waitStatus))
+        return WEXITSTATUS(waitStatus);
+    if (WIFSIGNALED(waitStatus))
+        return 128 + WTERMSIG(waitStatus);
+    return 1;
+}
 
 std::string findExecutable(const std::string &name)
 {
@@ -180,7 +180,7 @@ bool LaunchedProcess::poll(int &exitStatus)
         const pid_t r = ::waitpid(m_pid, &status, WNOHANG);
         if (r == m_pid) {
             m_reaped = true;
-            m_status = shellStatus(status);
+            m_status = shellExitStatus(status);
         } else if (r < 0 && errno == ECHILD) {
             m_reaped = true;
             m_status = 1;
@@ -205,7 +205,7 @@ void LaunchedProcess::terminate(int graceMs, int &exitStatus)
     int status = 0;
     ::waitpid(m_pid, &status, 0);
     m_reaped = true;
-    m_status = shellStatus(status);
+    m_status = shellExitStatus(status);
     exitStatus = m_status;
 }
 

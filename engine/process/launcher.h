@@ -52,6 +52,9 @@ private:
     int m_status = 0;
 };
 
+// A waitpid() status as a shell reports it: the exit code, or 128 + the signal.
+int shellExitStatus(int waitStatus);
+
 // PATH lookup as execvp does it; empty when not found or not executable.
 std::string findExecutable(const std::string &name);
 

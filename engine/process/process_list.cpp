@@ -1,5 +1,7 @@
 #include "engine/process/process_list.h"
 
+#include "engine/process/proc_files.h"
+
 #include <dirent.h>
 #include <pwd.h>
 #include <unistd.h>
@@ -13,14 +15,6 @@
 namespace emberline::engine {
 namespace {
 
-std::string readFile(const std::string &path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream out;
-    out << in.rdbuf();
-    return out.str();
-}
-
 int64_t monotonicNs()
 {
     timespec ts{};
@@ -31,7 +25,7 @@ int64_t monotonicNs()
 // State and utime+stime from /proc/PID/stat (the name in parentheses may itself hold spaces and parentheses).
 bool readStat(int pid, char &state, uint64_t &ticks)
 {
-    const std::string stat = readFile("/proc/" + std::to_string(pid) + "/stat");
+    const std::string stat = readProcFile("/proc/" + std::to_string(pid) + "/stat");
     const auto close = stat.rfind(')');
     if (close == std::string::npos)
         return false;
@@ -48,14 +42,14 @@ bool readStat(int pid, char &state, uint64_t &ticks)
 
 uint32_t ownerOf(int pid)
 {
-    const std::string status = readFile("/proc/" + std::to_string(pid) + "/status");
+    const std::string status = readProcFile("/proc/" + std::to_string(pid) + "/status");
     const auto at = status.find("\nUid:");
     return at == std::string::npos ? UINT32_MAX : static_cast<uint32_t>(std::strtoul(status.c_str() + at + 5, nullptr, 10));
 }
 
 int ptraceScope()
 {
-    const std::string scope = readFile("/proc/sys/kernel/yama/ptrace_scope");
+    const std::string scope = readProcFile("/proc/sys/kernel/yama/ptrace_scope");
     return scope.empty() ? 0 : std::atoi(scope.c_str());
 }
 
@@ -112,10 +106,10 @@ std::vector<ProcessEntry> ProcessScanner::scan()
         p.user = userName(p.uid);
         p.own = p.uid == me;
         const std::string base = "/proc/" + std::to_string(pid);
-        p.name = readFile(base + "/comm");
+        p.name = readProcFile(base + "/comm");
         if (!p.name.empty() && p.name.back() == '\n')
             p.name.pop_back();
-        p.commandLine = readFile(base + "/cmdline");
+        p.commandLine = readProcFile(base + "/cmdline");
         while (!p.commandLine.empty() && p.commandLine.back() == '\0')
             p.commandLine.pop_back();
         std::replace(p.commandLine.begin(), p.commandLine.end(), '\0', ' ');

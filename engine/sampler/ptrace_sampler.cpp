@@ -1,12 +1,13 @@
 #include "engine/sampler/ptrace_sampler.h"
 
 #include "engine/common/clock.h"
+#include "engine/process/launcher.h"
+#include "engine/process/proc_files.h"
 
 #include "engine/unwind/unwinder.h"
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
@@ -26,14 +27,6 @@
 namespace emberline::engine {
 namespace {
 
-std::string readFile(const std::string &path)
-{
-    std::ifstream f(path);
-    std::string s;
-    std::getline(f, s, '\0');
-    return s;
-}
-
 int ptraceScope()
 {
     std::ifstream f("/proc/sys/kernel/yama/ptrace_scope");
@@ -42,58 +35,9 @@ int ptraceScope()
     return v;
 }
 
-ThreadState stateFromStat(const std::string &stat)
-{
-    // "tid (comm) S ...": the comm may hold spaces or parentheses, so look after the last ')'.
-    const auto close = stat.rfind(')');
-    if (close == std::string::npos || close + 2 >= stat.size())
-        return ThreadState::Unknown;
-    switch (stat[close + 2]) {
-    case 'R': return ThreadState::Running;
-    case 'S': case 'I': return ThreadState::Sleeping;
-    case 'D': return ThreadState::DiskWait;
-    case 'T': case 't': return ThreadState::Stopped;
-    default: return ThreadState::Unknown;
-    }
-}
-
 bool isStopSignal(int sig)
 {
     return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
-}
-
-// CPUs the process may run on (its affinity), at least one.
-double allowedCpus(int pid)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (::sched_getaffinity(pid, sizeof set, &set) != 0)
-        return std::max(1u, std::thread::hardware_concurrency());
-    return std::max(1, CPU_COUNT(&set));
-}
-
-// /proc/PID/task/TID/schedstat: "time on CPU, time waiting to run, times run", in nanoseconds.
-bool readSchedstat(int fd, uint64_t &cpuNs, uint64_t &runDelayNs, uint64_t &runs)
-{
-    char buf[128];
-    const ssize_t n = fd >= 0 ? ::pread(fd, buf, sizeof buf - 1, 0) : -1;
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    char *end = nullptr;
-    cpuNs = std::strtoull(buf, &end, 10);
-    runDelayNs = std::strtoull(end, &end, 10);
-    runs = std::strtoull(end, nullptr, 10);
-    return true;
-}
-
-int shellStatus(int status)
-{
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
-    return 1;
 }
 
 } // namespace
@@ -224,7 +168,7 @@ void PtraceSampler::handleStop(int tid, int status)
     if (WIFEXITED(status) || WIFSIGNALED(status)) {
         if (tid == m_pid) {
             m_exited = true;
-            m_exitStatus = shellStatus(status);
+            m_exitStatus = shellExitStatus(status);
         }
         forget(tid);
         m_exitedThreads.push_back(tid);
@@ -310,7 +254,7 @@ bool PtraceSampler::readThreadClock(int tid, Captured &out)
     if (n <= 0 || !readSchedstat(t.schedstatFd, out.cpuNs, out.runDelayNs, out.runs))
         return false;
     buf[n] = '\0';
-    out.sample.state = stateFromStat(buf);
+    out.sample.state = threadStateFromStat(buf);
     return true;
 }
 
@@ -537,7 +481,7 @@ size_t PtraceSampler::drain(SampleSink &sink)
     m_exitedThreads.clear();
     if (m_execPending) {
         m_execPending = false;
-        std::string comm = readFile("/proc/" + std::to_string(m_pid) + "/comm");
+        std::string comm = readProcFile("/proc/" + std::to_string(m_pid) + "/comm");
         while (!comm.empty() && comm.back() == '\n')
             comm.pop_back();
         sink.onComm(static_cast<uint32_t>(m_pid), static_cast<uint32_t>(m_pid), comm, true);

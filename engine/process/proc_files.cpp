@@ -1,0 +1,59 @@
+#include "engine/process/proc_files.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace emberline::engine {
+
+std::string readProcFile(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+}
+
+ThreadState threadStateFromStat(const std::string &stat)
+{
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size())
+        return ThreadState::Unknown;
+    switch (stat[close + 2]) {
+    case 'R': return ThreadState::Running;
+    case 'S': case 'I': return ThreadState::Sleeping;
+    case 'D': return ThreadState::DiskWait;
+    case 'T': case 't': return ThreadState::Stopped;
+    default: return ThreadState::Unknown;
+    }
+}
+
+bool readSchedstat(int fd, uint64_t &cpuNs, uint64_t &runDelayNs, uint64_t &runs)
+{
+    char buf[128];
+    const ssize_t n = fd >= 0 ? ::pread(fd, buf, sizeof buf - 1, 0) : -1;
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    char *end = nullptr;
+    cpuNs = std::strtoull(buf, &end, 10);
+    runDelayNs = std::strtoull(end, &end, 10);
+    runs = std::strtoull(end, nullptr, 10);
+    return true;
+}
+
+double allowedCpus(int pid)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(pid, sizeof set, &set) != 0)
+        return std::max(1u, std::thread::hardware_concurrency());
+    return std::max(1, CPU_COUNT(&set));
+}
+
+} // namespace emberline::engine
