@@ -36,20 +36,21 @@ int64_t stoppedTargetCpuNs(std::span<const StoppedSpan> stops, double totalDeman
     return static_cast<int64_t>(std::llround(lost));
 }
 
-OverheadBudget::OverheadBudget(double maxPercent, int64_t startNs, int64_t typicalCostNs, int64_t windowNs,
-                               int64_t spreadNs)
+OverheadBudget::OverheadBudget(double maxPercent, int64_t startNs, int64_t typicalCostNs, int64_t spreadNs)
     : m_share(std::max(maxPercent, 0.01) / 100.0)
-    , m_windowNs(windowNs)
     , m_spreadNs(std::max<int64_t>(spreadNs, 1))
+    , m_lastEndNs(startNs)
     , m_lastStartNs(startNs)
+    , m_creditNs(std::max<int64_t>(typicalCostNs, 1))
     , m_typicalCostNs(std::max<int64_t>(typicalCostNs, 1))
+    , m_paceCostNs(m_typicalCostNs)
 {
-    m_entries.push_back({startNs, 0});
 }
 
 void OverheadBudget::addRound(int64_t startNs, int64_t endNs, int64_t costNs)
 {
     costNs = std::max<int64_t>(costNs, 0);
+    const int64_t since = std::max<int64_t>(endNs - m_lastEndNs, 0);
     // A spike beyond 4 typical rounds is spread; the average follows what is charged, so it can grow by
     // 75% a round when rounds really cost more.
     const int64_t spike = 4 * m_typicalCostNs;
@@ -60,7 +61,6 @@ void OverheadBudget::addRound(int64_t startNs, int64_t endNs, int64_t costNs)
     m_typicalCostNs = std::max<int64_t>((3 * m_typicalCostNs + costNs) / 4, 1);
     if (m_pendingSpreadNs > 0) {
         // Spread costs are charged in proportion to the time that passed, so a burst is paid over spreadNs.
-        const int64_t since = std::max<int64_t>(endNs - m_entries.back().atNs, 0);
         const int64_t part = since >= m_spreadNs
                                  ? m_pendingSpreadNs
                                  : static_cast<int64_t>(static_cast<double>(m_pendingSpreadNs) *
@@ -68,15 +68,13 @@ void OverheadBudget::addRound(int64_t startNs, int64_t endNs, int64_t costNs)
         m_pendingSpreadNs -= part;
         costNs += part;
     }
-    m_entries.push_back({endNs, costNs});
-    m_windowCostNs += costNs;
+    // Credit earned since the previous round, of which at most two typical rounds' worth is kept.
+    const int64_t earned = static_cast<int64_t>(std::llround(static_cast<double>(since) * m_share));
+    m_creditNs = std::min(m_creditNs + earned, 2 * m_typicalCostNs) - costNs;
     m_totalCostNs += costNs;
+    m_paceCostNs = std::max<int64_t>((15 * m_paceCostNs + costNs) / 16, 1);
     m_lastStartNs = startNs;
-    // Keep the anchor and at least the latest round; older rounds leave the window.
-    while (m_entries.size() > 2 && m_entries[1].atNs < endNs - m_windowNs) {
-        m_entries.pop_front();
-        m_windowCostNs -= m_entries.front().costNs;
-    }
+    m_lastEndNs = endNs;
 }
 
 void OverheadBudget::addSpreadCost(int64_t costNs)
@@ -86,12 +84,14 @@ void OverheadBudget::addSpreadCost(int64_t costNs)
 
 int64_t OverheadBudget::nextRoundNs(int64_t baseIntervalNs) const
 {
-    // The window's costs, and the next round's if it costs what the latest did, must not exceed the share of
-    // the time from the window's start to the end of that round.
-    const int64_t expected = m_windowCostNs + m_entries.back().costNs;
-    const auto paidOff =
-        m_entries.front().atNs + static_cast<int64_t>(std::ceil(static_cast<double>(expected) / m_share));
-    return std::max(m_lastStartNs + baseIntervalNs, paidOff);
+    // The next round is due when the credit covers a round at the slow average of what rounds cost. The credit's deviation from zero (a
+    // debt, or what a cheap round left over) counts a quarter, so it is evened out over the next few
+    // intervals instead of making the next one long or short: intervals stay even.
+    const int64_t missing = m_paceCostNs - m_creditNs / 4;
+    const int64_t paced =
+        missing <= 0 ? m_lastEndNs
+                     : m_lastEndNs + static_cast<int64_t>(std::ceil(static_cast<double>(missing) / m_share));
+    return std::max(m_lastStartNs + baseIntervalNs, paced);
 }
 
 } // namespace emberline::engine

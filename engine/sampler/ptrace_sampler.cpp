@@ -376,6 +376,9 @@ void PtraceSampler::sampleRound(SampleSink &sink)
             uint64_t cpu = 0, waited = 0;
             t.quietStop = c.sample.state != ThreadState::Running &&
                           readSchedstat(t.schedstatFd, cpu, waited, t.runsAtStop);
+            // The stop ends when the thread is let go. Read the clock before: once resumed, the thread may
+            // take this CPU from us for a while, which is not time it spent stopped.
+            c.stopToNs = clockNs(CLOCK_MONOTONIC);
             ::ptrace(groupStopSignal ? PTRACE_LISTEN : PTRACE_CONT, tid, nullptr, nullptr);
             c.sample.sameStack = false;
             ++m_stops;
@@ -384,7 +387,7 @@ void PtraceSampler::sampleRound(SampleSink &sink)
         }
         const uint64_t now = static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC));
         if (m_looks[i] == Look::Interrupted)
-            m_stopped.push_back({c.stopFromNs, static_cast<int64_t>(now), m_threads[tid].demand});
+            m_stopped.push_back({c.stopFromNs, c.stopToNs, m_threads[tid].demand});
         const bool deliver = m_threads[tid].baseline && (c.sample.sameStack || !c.regs.empty());
         finishSample(tid, c, now);
         if (deliver) {

@@ -32,8 +32,8 @@ struct PtraceSamplerOptions {
 // previous sample (its CPU time has not moved and it is not runnable) is not stopped at all: its sample
 // repeats the previous stack with the new state and wall time.
 //
-// The interval stretches so that sampling costs at most maxOverheadPercent of one CPU over a sliding window
-// (OverheadBudget). The cost counted is everything the session thread spends (rounds, unwinding, polling for
+// The interval stretches so that sampling costs at most maxOverheadPercent of one CPU, with rounds paced
+// evenly (OverheadBudget). The cost counted is everything the session thread spends (rounds, unwinding, polling for
 // the target's events, recording), the helper threads' CPU (the exporter's symbolization, spread over the
 // following seconds), and an estimate of what the target loses: its kernel time per stop, and the CPU time
 // it could not use while its threads were held (stoppedTargetCpuNs). The effective rate and the measured
@@ -86,6 +86,7 @@ private:
         uint64_t runDelayNs = 0;
         uint64_t runs = 0;
         int64_t stopFromNs = 0;
+        int64_t stopToNs = 0;
         std::vector<uint64_t> regs;
         std::vector<uint8_t> stack;
     };

@@ -58,17 +58,54 @@ private Q_SLOTS:
         QCOMPARE(budget.nextRoundNs(10 * kMs) - last, 30 * kMs);
     }
 
-    // Only the window counts: after a second of silence, old costs no longer hold the next round back.
-    void oldCostsLeaveTheWindow()
+    // A quiet stretch (the target paused, every thread asleep) buys no burst: unspent credit is kept for two
+    // typical rounds at most, after which rounds are back to the budget's pace.
+    void quietStretchBuysNoBurst()
     {
         OverheadBudget budget(2.0, 0, 1 * kMs);
         int64_t now = 0;
         steadyShare(budget, 100, 1 * kMs, 200 * kUs, 10 * kMs, now);
-        const int64_t later = now + 3'000 * kMs;
-        budget.addRound(later, later + 200 * kUs, 1 * kMs);
-        // The window is now the silent stretch plus this round: 1 ms spent (plus 1 ms expected next) allows
-        // the next round right after the asked interval.
-        QCOMPARE(budget.nextRoundNs(10 * kMs), later + 10 * kMs);
+        now += 3'000 * kMs;
+        int atAskedRate = 0;
+        for (int i = 0; i < 10; ++i) {
+            const int64_t roundStart = now;
+            budget.addRound(roundStart, roundStart + 200 * kUs, 1 * kMs);
+            now = std::max(roundStart + 200 * kUs, budget.nextRoundNs(10 * kMs));
+            atAskedRate += now - roundStart == 10 * kMs ? 1 : 0;
+        }
+        QVERIFY2(atAskedRate <= 2, qPrintable(QString::number(atAskedRate)));
+        QVERIFY(budget.creditNs() <= 2 * kMs);
+    }
+
+    // Rounds whose cost varies (a deep stack takes longer to unwind than a shallow one) are still evenly
+    // spaced: the samples' weights are the time between rounds, and uneven intervals would hand a few samples
+    // most of the profile. A sliding window instead alternates bursts at the asked rate with pauses of up to
+    // its length.
+    void unevenRoundsAreEvenlySpaced()
+    {
+        OverheadBudget budget(2.0, 0, 200 * kUs);
+        int64_t now = 0, spent = 0, shortest = INT64_MAX, longest = 0;
+        uint64_t rng = 88172645463325252ull;
+        for (int i = 0; i < 2000; ++i) {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            // Between 100 us and 1.5 ms, at random.
+            const int64_t cost = 100 * kUs + static_cast<int64_t>(rng % 1400) * kUs;
+            const int64_t roundStart = now;
+            budget.addRound(roundStart, roundStart + 200 * kUs, cost);
+            spent += cost;
+            now = std::max(roundStart + 200 * kUs, budget.nextRoundNs(5 * kMs));
+            if (i >= 20) {
+                shortest = std::min(shortest, now - roundStart);
+                longest = std::max(longest, now - roundStart);
+            }
+        }
+        const double share = 100.0 * static_cast<double>(spent) / static_cast<double>(now);
+        QVERIFY2(share <= 2.0 && share > 1.9, qPrintable(QString::number(share)));
+        // The mean interval is 40 ms (800 us at 2%); no interval is shorter than half or longer than twice it.
+        QVERIFY2(shortest >= 20 * kMs && longest <= 80 * kMs,
+                 qPrintable(QStringLiteral("%1 .. %2 ms").arg(shortest / 1e6).arg(longest / 1e6)));
     }
 
     // A burst beyond four typical rounds (a library's unwind tables loaded in one round) is spread over the
@@ -76,7 +113,7 @@ private Q_SLOTS:
     // charged later, so the long-run share still holds.
     void spikesAreSpread()
     {
-        OverheadBudget budget(2.0, 0, 400 * kUs, 1'000 * kMs, 10'000 * kMs);
+        OverheadBudget budget(2.0, 0, 400 * kUs, 10'000 * kMs);
         int64_t now = 0;
         steadyShare(budget, 200, 400 * kUs, 200 * kUs, 10 * kMs, now);
         QCOMPARE(budget.typicalCostNs(), 400 * kUs);
@@ -106,7 +143,7 @@ private Q_SLOTS:
     // Helper threads' CPU (the exporter's symbolization at a flush) is spread, never charged at once.
     void spreadCostIsChargedGradually()
     {
-        OverheadBudget budget(2.0, 0, 200 * kUs, 1'000 * kMs, 10'000 * kMs);
+        OverheadBudget budget(2.0, 0, 200 * kUs, 10'000 * kMs);
         budget.addSpreadCost(100 * kMs);
         budget.addRound(0, 1'000 * kMs, 0); // one second later: a tenth of the spread is due
         QCOMPARE(budget.pendingSpreadNs(), 90 * kMs);

@@ -64,6 +64,18 @@ private Q_SLOTS:
         QVERIFY2(std::abs(hot - 0.60) < 0.11, qPrintable(shares));
         QVERIFY2(std::abs(warm - 0.30) < 0.10, qPrintable(shares));
         QVERIFY2(std::abs(cool - 0.10) < 0.07, qPrintable(shares));
+        // Each sample weighs the CPU time since the thread's previous one, so evenly spaced rounds give even
+        // weights; bursts of rounds followed by long pauses would hand a few samples most of the profile (and
+        // make the shares above a matter of luck). No sample may carry more than 4% of the CPU time.
+        int64_t heaviest = 0, total = 0;
+        for (const auto &f : r.flushes) {
+            const int cpu = f->profile->sampleTypeIndex("cpu-time");
+            for (size_t i = 0; i < f->profile->sampleCount(); ++i) {
+                heaviest = std::max(heaviest, f->profile->sampleValues(i)[cpu]);
+                total += f->profile->sampleValues(i)[cpu];
+            }
+        }
+        QVERIFY2(heaviest * 25 < total, qPrintable(QStringLiteral("%1 of %2 ms").arg(heaviest / 1e6).arg(total / 1e6)));
         VERIFY_COMPLETE(r.profile, "main", "_start");
         QVERIFY(r.profile.sampleTypeIndex("wall-time") == 2);
         QVERIFY2(QString::fromStdString(r.summary.samplerDescription).contains(QLatin1String("Hz effective")),
