@@ -177,9 +177,15 @@ private:
         copy.address = loc.address;
         copy.isFolded = loc.isFolded;
         copy.lines = loc.lines;
+        // Without lines there is no function to go by: the address tells the location.
+        const bool byFunction = m_options.locationsByFunction && !copy.lines.empty();
+        if (byFunction)
+            copy.address = 0;
         std::vector<int64_t> key{copy.mappingIndex, static_cast<int64_t>(copy.address), copy.isFolded};
         for (Line &l : copy.lines) {
             l.functionIndex = l.functionIndex == kNoIndex ? kNoIndex : functions[l.functionIndex];
+            if (byFunction)
+                l.line = l.column = 0;
             key.insert(key.end(), {l.functionIndex, l.line, l.column});
         }
         auto [it, inserted] = m_locations.try_emplace(std::move(key), static_cast<uint32_t>(m_dst.locations().size()));

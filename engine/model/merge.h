@@ -25,6 +25,11 @@ public:
     struct Options {
         bool aggregate = false;
         std::vector<std::string> dropLabels;
+        // Locations with the same function (and inlined functions) in the same mapping become one location
+        // without address or line numbers, so stacks differ only where their functions do. A live session's
+        // views show functions: a busy leaf function hit at hundreds of addresses would otherwise multiply
+        // the distinct stacks (and the memory and time every refresh takes) by as much.
+        bool locationsByFunction = false;
     };
     ProfileMerger();
     explicit ProfileMerger(Options options);

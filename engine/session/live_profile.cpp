@@ -72,7 +72,12 @@ namespace {
 
 ProfileMerger::Options mergeOptions()
 {
-    return ProfileMerger::Options{true, {"end_timestamp_ns"}};
+    ProfileMerger::Options o;
+    o.aggregate = true;
+    // The timestamps live in the timeline; the thread's name in its LiveThread (the id tells the thread).
+    o.dropLabels = {"end_timestamp_ns", "thread name"};
+    o.locationsByFunction = true;
+    return o;
 }
 
 } // namespace

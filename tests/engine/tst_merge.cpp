@@ -37,6 +37,7 @@ private Q_SLOTS:
     void selfMergeDoubles();
     void differentSampleTypesRefused();
     void labelsAndTimeSpan();
+    void locationsByFunction();
 };
 
 void TestMerge::selfMergeDoubles_data()
@@ -140,6 +141,52 @@ void TestMerge::labelsAndTimeSpan()
     QCOMPARE(threads.threads()[threads.threadOf(1)].displayName(), std::string("worker"));
     QCOMPARE(m.str(m.functions()[m.locations()[m.sample(1).locations[0]].lines[0].functionIndex].name),
              std::string("g"));
+}
+
+// A live session merges by function: a hot leaf hit at many addresses, or at several lines, is one location, so
+// stacks that differ only there aggregate into one sample (its values summed) while the function values stay
+// those of the plain merge. Locations without function keep their addresses apart. If this fails, a live
+// session's memory and refresh time grow with every address a busy loop is sampled at.
+void TestMerge::locationsByFunction()
+{
+    test::ProfileBuilder a({{"cpu", "nanoseconds"}});
+    const uint32_t exe = a.mapping("/bin/app", 0x1000, 0x9000);
+    const uint32_t leafFn = a.function("leaf", "leaf.c"), callerFn = a.function("caller", "caller.c");
+    const uint32_t caller = a.location({callerFn}, exe, 0x1100);
+    const uint32_t leafAt1 = a.location({leafFn}, exe, 0x2000), leafAt2 = a.location({leafFn}, exe, 0x2004);
+    const uint32_t raw1 = a.location({}, exe, 0x3000), raw2 = a.location({}, exe, 0x3008);
+    a.sample({leafAt1, caller}, {10}, {a.numLabel("thread id", 7)});
+    a.sample({leafAt2, caller}, {20}, {a.numLabel("thread id", 7)});
+    a.sample({leafAt2, caller}, {40}, {a.numLabel("thread id", 8)});
+    a.sample({raw1, caller}, {1}, {a.numLabel("thread id", 7)});
+    a.sample({raw2, caller}, {2}, {a.numLabel("thread id", 7)});
+    const Profile p = a.take();
+
+    ProfileMerger::Options options;
+    options.aggregate = true;
+    options.locationsByFunction = true;
+    ProfileMerger byFunction(options);
+    std::vector<uint32_t> destination;
+    QVERIFY(byFunction.add(p, &destination).ok());
+    QVERIFY(byFunction.add(p).ok());
+    const Profile &m = byFunction.result();
+    // leaf (thread 7), leaf (thread 8), and the two address-only locations.
+    QCOMPARE(m.sampleCount(), size_t(4));
+    QCOMPARE(destination, (std::vector<uint32_t>{0, 0, 1, 2, 3}));
+    QCOMPARE(m.sampleValues(0)[0], int64_t(60));
+    QCOMPARE(m.locations().size(), size_t(4)); // caller, leaf, two raw addresses
+    for (const Location &loc : m.locations()) {
+        if (!loc.lines.empty()) {
+            QCOMPARE(loc.address, uint64_t(0));
+            QCOMPARE(loc.lines[0].line, int64_t(0));
+        }
+    }
+
+    ProfileMerger plain(ProfileMerger::Options{true, {}});
+    QVERIFY(plain.add(p).ok());
+    QVERIFY(plain.add(p).ok());
+    QCOMPARE(plain.result().sampleCount(), size_t(5));
+    QCOMPARE(functionValues(m, 0), functionValues(plain.result(), 0));
 }
 
 QTEST_GUILESS_MAIN(TestMerge)

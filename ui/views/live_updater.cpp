@@ -24,6 +24,8 @@ struct FrameCache {
 namespace {
 
 constexpr size_t kTimelineBuckets = 400;
+// Flushes shorter than this (a session stopped early) do not make the timeline's buckets finer.
+constexpr int64_t kShortestFlushNs = 1'000'000'000;
 
 struct Ingested {
     LiveState state;
@@ -96,9 +98,19 @@ std::shared_ptr<const LiveViewData> deriveView(const QString &path, int frequenc
         loaded->totals = weightedTotals(*snap.profile, weights);
         loaded->sampleWeights = std::make_shared<const std::vector<float>>(std::move(weights));
     }
-    // About twenty samples of a busy thread per bucket at the session's frequency.
+    // About twenty samples of a busy thread per bucket at the session's frequency, and at least two buckets
+    // per flush however long the session grows (more buckets than kTimelineBuckets then).
     const int64_t minBucket = frequency > 0 ? 20'000'000'000 / frequency : 0;
-    const int64_t bucket = engine::chooseBucketNs(snap.endNs - snap.startNs, kTimelineBuckets, minBucket);
+    const int64_t span = snap.endNs - snap.startNs;
+    size_t buckets = kTimelineBuckets;
+    if (!snap.chunks.empty()) {
+        const auto length = [](const auto &chunk) { return chunk->endNs - chunk->startNs; };
+        // The first and the last flush may be cut short by the session's start and stop.
+        const int64_t flushNs =
+            std::max({length(snap.chunks.front()), length(snap.chunks.back()), kShortestFlushNs});
+        buckets = std::max<size_t>(buckets, static_cast<size_t>(span / std::max<int64_t>(flushNs / 2, 1)) + 1);
+    }
+    const int64_t bucket = engine::chooseBucketNs(span, buckets, minBucket);
     data->activity = std::make_shared<const engine::ThreadActivity>(engine::bucketActivity(snap, bucket));
     data->loaded = std::move(loaded);
     data->state = std::move(state);
