@@ -25,8 +25,12 @@ struct ExporterOptions {
 // Turns a FlushInput into a Flush: symbolizes the flush's unique locations (cached across flushes), builds the
 // pprof Profile (sample types cpu-samples/count, cpu-time/nanoseconds and, when measured, wall-time/
 // nanoseconds; labels thread id, thread name, thread state, end_timestamp_ns, and process_id when several
-// processes are followed), serializes it, writes it, and folds
-// it into the session's merged profile.
+// processes are followed), serializes it and writes it.
+//
+// The session's merged profile (profile.pprof) is built when the session ends, from the flush files just
+// written (plus a final flush too short to be reported on its own), not kept in memory meanwhile: with every
+// address and thread of every stack it grows with the session's distinct samples, which a long session of a
+// program with many call paths keeps producing (hundreds of megabytes in 30 minutes).
 //
 // Thread: the exporter thread (ExportWorker) only.
 class Exporter {
@@ -35,9 +39,9 @@ public:
 
     // nullptr (and no error) when the flush is empty or shorter than the minimum duration.
     Result<std::shared_ptr<const Flush>> exportFlush(const FlushInput &input);
-    // Writes profile.pprof, the whole session merged; returns its path ("" when nothing was recorded).
+    // Writes profile.pprof, the whole session merged; returns its path ("" when nothing was recorded or
+    // nothing is written).
     Result<std::string> writeSessionProfile();
-    const Profile &sessionProfile() const { return m_session.result(); }
     uint32_t flushesReported() const { return m_sequence; }
 
 private:
@@ -50,7 +54,8 @@ private:
     ExporterOptions m_options;
     Symbolizer m_symbolizer;
     std::unordered_map<uint64_t, std::vector<SymbolFrame>> m_symbolCache; // by (module id, address)
-    ProfileMerger m_session;
+    std::vector<std::string> m_flushPaths;                 // written so far, in order
+    std::vector<std::shared_ptr<const Profile>> m_unreported; // flushes too short to be written on their own
     uint32_t m_sequence = 0;
 };
 

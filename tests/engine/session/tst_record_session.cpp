@@ -251,6 +251,56 @@ private Q_SLOTS:
         QCOMPARE(target.exitStatus(), QProcess::NormalExit);
     }
 
+    // profile.pprof is merged from the flush files when the session ends (plus a last flush too short to be
+    // written on its own): it holds every sample recorded, as many as the flushes plus that remainder. If this
+    // fails, the session's merged profile loses or doubles samples.
+    void sessionProfileIsTheMergeOfItsFlushes()
+    {
+        QTemporaryDir dir;
+        SessionConfig c = launch({targetPath("cpu_split"), QStringLiteral("2.5")}, 199);
+        c.flushPeriodNs = 1'000'000'000;
+        const Recorded r = record(c, dir.path());
+        QVERIFY(r.flushes.size() >= 2);
+        int64_t inFlushes = 0;
+        for (const auto &f : r.flushes) {
+            QVERIFY(QFile::exists(QString::fromStdString(f->path)));
+            inFlushes += f->profile->totals()[0];
+        }
+        const int64_t merged = r.profile.totals()[0];
+        QCOMPARE(merged, static_cast<int64_t>(r.summary.samples));
+        QVERIFY(inFlushes <= merged);
+        QCOMPARE(r.profile.sampleTypes().size(), r.flushes.front()->profile->sampleTypes().size());
+    }
+
+    // A flush file damaged on disk during the session: the merge at the end says which file and why, and
+    // the other flushes stay on disk.
+    void damagedFlushFileIsNamed()
+    {
+        QTemporaryDir dir;
+        SessionConfig c = launch({targetPath("cpu_split"), QStringLiteral("2.5")}, 199);
+        c.flushPeriodNs = 1'000'000'000;
+        c.outputDirectory = dir.path().toStdString();
+        std::atomic<bool> stop{false};
+        RecordSession session(c);
+        std::mutex mutex;
+        std::string damaged;
+        auto result = session.run(stop, [&](std::shared_ptr<const Flush> f) {
+            std::lock_guard lock(mutex);
+            if (!damaged.empty() || f->path.empty())
+                return;
+            damaged = f->path;
+            QFile file(QString::fromStdString(f->path));
+            if (file.open(QIODevice::WriteOnly | QIODevice::Truncate))
+                file.write("not a profile");
+        });
+        QVERIFY(!damaged.empty());
+        QVERIFY(!result.ok());
+        const QString message = QString::fromStdString(result.error().message);
+        QVERIFY2(message.contains(QString::fromStdString(damaged)), qPrintable(message));
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("profile.pprof"))));
+        QVERIFY(QDir(dir.path()).entryList({QStringLiteral("flush-*.pprof")}, QDir::Files).size() >= 2);
+    }
+
     // Setting the stop flag ends a session early; a launched target is ended, the data is written.
     void stopEndsLaunchedTarget()
     {
