@@ -158,8 +158,20 @@ uint32_t CallTreeUpdater::walk(const Profile &profile, const FrameTable &frames,
         m_leaf[stack] = leaf;
     }
     m_nodes[leaf].self += delta;
-    for (uint32_t n = leaf; n != kNoIndex; n = m_nodes[n].parent)
+    if (leaf != 0)
+        m_frameSelf[m_nodes[leaf].frame] += delta;
+    if (++m_walks == 0) { // wrapped: forget every mark
+        std::fill(m_frameSeen.begin(), m_frameSeen.end(), 0);
+        m_walks = 1;
+    }
+    for (uint32_t n = leaf; n != kNoIndex; n = m_nodes[n].parent) {
         m_nodes[n].total += delta;
+        const uint32_t frame = m_nodes[n].frame;
+        if (n != 0 && m_frameSeen[frame] != m_walks) {
+            m_frameSeen[frame] = m_walks;
+            m_frameTotal[frame] += delta;
+        }
+    }
     return leaf;
 }
 
@@ -168,6 +180,9 @@ CallTree CallTreeUpdater::update(const Profile &profile, const FrameTable &frame
     if (perStack.size() < m_values.size() || frames.size() < m_frames)
         *this = CallTreeUpdater{}; // not the profile this tree grew from: start over
     m_frames = frames.size();
+    m_frameSelf.resize(m_frames, 0);
+    m_frameTotal.resize(m_frames, 0);
+    m_frameSeen.resize(m_frames, 0);
     m_values.resize(perStack.size(), 0);
     m_leaf.resize(perStack.size(), kNoIndex);
     for (uint32_t s = 0; s < perStack.size(); ++s) {

@@ -72,6 +72,11 @@ public:
     CallTree update(const Profile &profile, const FrameTable &frames, std::span<const int64_t> perStack);
     // Nodes known so far, including paths whose value fell back to zero (left out of the trees returned).
     size_t knownNodes() const { return m_nodes.size(); }
+    // Per frame, as of the last update: its self value, and its total (each stack counted once however often
+    // the frame recurs in it), kept up to date along the same walks, so that the function table costs a pass
+    // over the frames rather than over the tree. Equal to FunctionTable::fromCallTree on the tree returned.
+    std::span<const int64_t> frameSelf() const { return m_frameSelf; }
+    std::span<const int64_t> frameTotal() const { return m_frameTotal; }
 
 private:
     uint32_t walk(const Profile &profile, const FrameTable &frames, uint32_t stack, int64_t delta);
@@ -83,6 +88,10 @@ private:
     std::vector<int64_t> m_values;                     // per stack, as of the last update
     std::vector<uint32_t> m_leaf;                      // per stack: the node its path ends at, once walked
     std::vector<uint32_t> m_path;
+    std::vector<int64_t> m_frameSelf;
+    std::vector<int64_t> m_frameTotal;
+    std::vector<uint32_t> m_frameSeen; // per frame: the walk that last counted it (recursion counts once)
+    uint32_t m_walks = 0;
     size_t m_frames = 0; // frames known at the last update
 };
 

@@ -75,10 +75,18 @@ FunctionTable FunctionTable::fromCallTree(const CallTree &tree, const FrameTable
     return table;
 }
 
-void FunctionTable::setRows(const FrameTable &frames, const std::vector<int64_t> &self,
-                            const std::vector<int64_t> &total)
+FunctionTable FunctionTable::fromFrameTotals(const FrameTable &frames, std::span<const int64_t> self,
+                                             std::span<const int64_t> total, int64_t grandTotal)
 {
-    for (uint32_t f = 0; f < frames.size(); ++f) {
+    FunctionTable table;
+    table.m_grandTotal = grandTotal;
+    table.setRows(frames, self, total);
+    return table;
+}
+
+void FunctionTable::setRows(const FrameTable &frames, std::span<const int64_t> self, std::span<const int64_t> total)
+{
+    for (uint32_t f = 0; f < frames.size() && f < self.size() && f < total.size(); ++f) {
         if (self[f] != 0 || total[f] != 0)
             m_rows.push_back(Row{f, self[f], total[f]});
     }

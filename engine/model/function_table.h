@@ -28,13 +28,16 @@ public:
     // The same table read off a call tree of the same values, in one pass over its nodes instead of over every
     // frame of every stack: a frame's total is the sum of its outermost nodes (recursion counted once).
     static FunctionTable fromCallTree(const CallTree &tree, const FrameTable &frames);
+    // From per-frame self and total values already summed (CallTreeUpdater keeps them).
+    static FunctionTable fromFrameTotals(const FrameTable &frames, std::span<const int64_t> self,
+                                         std::span<const int64_t> total, int64_t grandTotal);
 
     // Rows with a non-zero self or total, ordered by self then total (descending), then by name.
     const std::vector<Row> &rows() const { return m_rows; }
     int64_t grandTotal() const { return m_grandTotal; }
 
 private:
-    void setRows(const FrameTable &frames, const std::vector<int64_t> &self, const std::vector<int64_t> &total);
+    void setRows(const FrameTable &frames, std::span<const int64_t> self, std::span<const int64_t> total);
 
     std::vector<Row> m_rows;
     int64_t m_grandTotal = 0;

@@ -5,6 +5,7 @@
 
 #include "engine/model/call_tree.h"
 #include "engine/model/frame_table.h"
+#include "engine/model/function_table.h"
 #include "engine/model/merge.h"
 #include "engine/model/sample_filter.h"
 #include "engine/pprof/pprof_reader.h"
@@ -234,6 +235,17 @@ void TestCallTree::updaterFollowsGrowingValues()
         QCOMPARE(updated.total(), built.total());
         QCOMPARE(updated.maxDepth(), built.maxDepth());
         QVERIFY2(updated.dump(frames) == built.dump(frames), qPrintable(QStringLiteral("step %1").arg(step)));
+        // The per-frame values it keeps along the way give the function table of the tree it returned.
+        const FunctionTable fromUpdater =
+            FunctionTable::fromFrameTotals(frames, updater.frameSelf(), updater.frameTotal(), updated.total());
+        const FunctionTable fromTree = FunctionTable::fromCallTree(built, frames);
+        QCOMPARE(fromUpdater.grandTotal(), fromTree.grandTotal());
+        QCOMPARE(fromUpdater.rows().size(), fromTree.rows().size());
+        for (size_t i = 0; i < fromTree.rows().size(); ++i) {
+            QCOMPARE(fromUpdater.rows()[i].frame, fromTree.rows()[i].frame);
+            QCOMPARE(fromUpdater.rows()[i].self, fromTree.rows()[i].self);
+            QCOMPARE(fromUpdater.rows()[i].total, fromTree.rows()[i].total);
+        }
     }
     QVERIFY(updater.knownNodes() >= CallTree::build(p, frames, valuesPerStack(p, type, {}))->size());
 }

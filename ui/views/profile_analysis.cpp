@@ -91,9 +91,13 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
     const qint64 valuesMs = timer.elapsed();
 
     std::optional<engine::CallTree> tree;
+    std::optional<engine::FunctionTable> functions;
     if (loaded.liveTrees) {
         std::lock_guard lock(loaded.liveTrees->mutex);
-        tree = loaded.liveTrees->bySampleType[request.sampleType].update(profile, *loaded.frames, perStack);
+        engine::CallTreeUpdater &updater = loaded.liveTrees->bySampleType[request.sampleType];
+        tree = updater.update(profile, *loaded.frames, perStack);
+        functions = engine::FunctionTable::fromFrameTotals(*loaded.frames, updater.frameSelf(), updater.frameTotal(),
+                                                           tree->total());
     } else {
         tree = engine::CallTree::build(profile, *loaded.frames, perStack, cancel);
     }
@@ -101,12 +105,13 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
         return nullptr;
     const qint64 treeMs = timer.elapsed();
 
-    auto functions = engine::FunctionTable::fromCallTree(*tree, *loaded.frames);
+    if (!functions)
+        functions = engine::FunctionTable::fromCallTree(*tree, *loaded.frames);
     const qint64 functionsMs = timer.elapsed();
     analysis->perStack = std::make_shared<const std::vector<int64_t>>(std::move(perStack));
     analysis->tree = std::make_shared<const engine::CallTree>(std::move(*tree));
     analysis->flame = FlameGraphLayout::computeGeometry(*analysis->tree, *loaded.frames, loaded.frameNames);
-    analysis->functions = std::make_shared<const engine::FunctionTable>(std::move(functions));
+    analysis->functions = std::make_shared<const engine::FunctionTable>(std::move(*functions));
     qCDebug(lcUiAnalysis) << "analysis of" << loaded.path << "type" << request.sampleType << "in"
                           << timer.elapsed() << "ms," << analysis->tree->size() << "nodes (values" << valuesMs
                           << "ms, tree" << treeMs - valuesMs << "ms, functions" << functionsMs - treeMs
