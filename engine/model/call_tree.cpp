@@ -134,15 +134,14 @@ uint32_t CallTreeUpdater::child(const FrameTable &frames, uint32_t parent, uint3
     const uint32_t node = m_childOf.findOrInsert((static_cast<uint64_t>(parent) << 32) | frame, candidate, inserted);
     if (inserted) {
         m_nodes.push_back(CallTree::Node{frame, parent, m_nodes[parent].depth + 1, 0, 0});
-        m_firstChild.push_back(kNoIndex);
-        m_nextSibling.push_back(kNoIndex);
+        m_children.emplace_back();
         // Frame names are unique (FrameTable keys frames by name), so this order is strict, as build()'s is.
+        std::vector<uint32_t> &siblings = m_children[parent];
         const std::string &name = frames.frame(frame).name;
-        uint32_t *link = &m_firstChild[parent];
-        while (*link != kNoIndex && frames.frame(m_nodes[*link].frame).name < name)
-            link = &m_nextSibling[*link];
-        m_nextSibling[node] = *link;
-        *link = node;
+        auto at = std::lower_bound(siblings.begin(), siblings.end(), name, [&](uint32_t n, const std::string &key) {
+            return frames.frame(m_nodes[n].frame).name < key;
+        });
+        siblings.insert(at, node);
     }
     return node;
 }
@@ -216,7 +215,7 @@ CallTree CallTreeUpdater::update(const Profile &profile, const FrameTable &frame
         if (newId[n] == kNoIndex)
             continue;
         tree.m_childOffsets.push_back(static_cast<uint32_t>(tree.m_children.size()));
-        for (uint32_t c = m_firstChild[n]; c != kNoIndex; c = m_nextSibling[c]) {
+        for (uint32_t c : m_children[n]) {
             if (newId[c] != kNoIndex)
                 tree.m_children.push_back(newId[c]);
         }

@@ -83,10 +83,7 @@ private:
     uint32_t child(const FrameTable &frames, uint32_t parent, uint32_t frame);
 
     std::vector<CallTree::Node> m_nodes{CallTree::Node{}};
-    // Children as sibling lists in two flat arrays, each list ordered by frame name: a refresh reads them in
-    // node order from contiguous memory (a vector per node cost a pointer chase and ~50 bytes per node).
-    std::vector<uint32_t> m_firstChild{kNoIndex};
-    std::vector<uint32_t> m_nextSibling{kNoIndex};
+    std::vector<std::vector<uint32_t>> m_children{{}}; // per node, ordered by frame name
     U64ToU32Map m_childOf;                             // (parent << 32 | frame) -> node
     std::vector<int64_t> m_values;                     // per stack, as of the last update
     std::vector<uint32_t> m_leaf;                      // per stack: the node its path ends at, once walked
