@@ -62,6 +62,7 @@ Result<std::unique_ptr<Sampler>> openSampler(const SessionConfig &c, int childPi
     PtraceSamplerOptions ptrace;
     ptrace.frequency = c.frequency;
     ptrace.stackBytes = c.stackBytes;
+    ptrace.maxOverheadPercent = c.ptraceMaxOverheadPercent;
     auto openPtrace = [&]() -> Result<std::unique_ptr<Sampler>> {
         auto s = childPid ? PtraceSampler::openForLaunch(childPid, ptrace) : PtraceSampler::openForAttach(c.pid, ptrace);
         if (!s)

@@ -28,6 +28,7 @@ struct SessionConfig {
     uint32_t stackBytes = 32768;
     std::string sampler = "auto";            // auto | perf | ptrace
     bool wallTime = false;                   // also record wall time (off-CPU stacks)
+    double ptraceMaxOverheadPercent = 2.0;   // the ptrace sampler's budget, in % of one CPU
     // Where separate debug files are looked for (by build id and .gnu_debuglink).
     std::vector<std::string> debugDirectories{"/usr/lib/debug"};
 };
