@@ -84,9 +84,9 @@ void OverheadBudget::addSpreadCost(int64_t costNs)
 
 int64_t OverheadBudget::nextRoundNs(int64_t baseIntervalNs) const
 {
-    // The next round is due when the credit covers a round at the slow average of what rounds cost. The credit's deviation from zero (a
-    // debt, or what a cheap round left over) counts a quarter, so it is evened out over the next few
-    // intervals instead of making the next one long or short: intervals stay even.
+    // The next round is due when the credit covers a round at the slow average of what rounds cost. The
+    // credit's deviation from zero (a debt, or what a cheap round left over) counts a quarter, so it is evened
+    // out over the next few intervals instead of making the next one long or short: intervals stay even.
     const int64_t missing = m_paceCostNs - m_creditNs / 4;
     const int64_t paced =
         missing <= 0 ? m_lastEndNs
