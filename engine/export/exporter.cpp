@@ -2,7 +2,6 @@
 
 #include "engine/common/strings.h"
 
-#include "engine/pprof/pprof_reader.h"
 #include "engine/pprof/pprof_writer.h"
 #include "engine/sampler/sample_sink.h"
 
@@ -12,21 +11,14 @@
 #include <tuple>
 
 namespace emberline::engine {
-namespace {
-
-ProfileMerger::Options sessionMergeOptions()
-{
-    ProfileMerger::Options o;
-    o.aggregate = true;
-    o.dropLabels = {"end_timestamp_ns"};
-    return o;
-}
-
-} // namespace
 
 Exporter::Exporter(ExporterOptions options)
     : m_options(std::move(options)), m_symbolizer(m_options.symbolizer)
 {
+    // Per-sample timestamps stay in the flush files; the session's profile adds up each thread's stacks.
+    if (!m_options.outputDirectory.empty())
+        m_sessionProfile = std::make_unique<PprofStreamWriter>(m_options.outputDirectory + "/profile.pprof",
+                                                               std::vector<std::string>{"end_timestamp_ns"});
 }
 
 const std::vector<SymbolFrame> &Exporter::symbolize(const LocationKey &key, const ModuleInfo *module)
@@ -152,13 +144,15 @@ Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &inp
     if (input.samples.empty())
         return std::shared_ptr<const Flush>();
     auto profile = std::make_shared<Profile>(buildProfile(input));
+    if (m_sessionProfile) {
+        if (auto st = m_sessionProfile->add(*profile); !st)
+            return st.error();
+    }
     // Like Datadog's exporter: a final flush shorter than the minimum is not reported on its own; its samples
     // are still part of the session's merged profile. Scheduled flushes last one period (at least 1 s) by
     // construction, give or take timer jitter, and are always reported.
-    if (input.final && input.endNs - input.startNs < m_options.minimumFlushNs) {
-        m_unreported.push_back(std::move(profile));
+    if (input.final && input.endNs - input.startNs < m_options.minimumFlushNs)
         return std::shared_ptr<const Flush>();
-    }
 
     auto flush = std::make_shared<Flush>();
     flush->sequence = ++m_sequence;
@@ -181,33 +175,17 @@ Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &inp
             std::fclose(f);
         if (!ok || std::rename((flush->path + ".tmp").c_str(), flush->path.c_str()) != 0)
             return makeError(Error::Code::Io, "cannot write " + flush->path);
-        m_flushPaths.push_back(flush->path);
     }
     return std::shared_ptr<const Flush>(std::move(flush));
 }
 
 Result<std::string> Exporter::writeSessionProfile()
 {
-    if (m_options.outputDirectory.empty() || (m_flushPaths.empty() && m_unreported.empty()))
+    if (!m_sessionProfile)
         return std::string();
-    // One flush file at a time: only the merged result and one flush are in memory.
-    ProfileMerger merger(sessionMergeOptions());
-    for (const std::string &flushPath : m_flushPaths) {
-        auto flush = readPprofFile(flushPath);
-        if (!flush)
-            return makeError(flush.error().code, "cannot merge " + flushPath + " into the session's profile: " +
-                                                     flush.error().message);
-        if (auto st = merger.add(flush.value()); !st)
-            return st.error();
-    }
-    for (const auto &profile : m_unreported) {
-        if (auto st = merger.add(*profile); !st)
-            return st.error();
-    }
-    const std::string path = m_options.outputDirectory + "/profile.pprof";
-    if (auto st = writePprofFile(merger.result(), path); !st)
-        return st.error();
-    return path;
+    auto written = m_sessionProfile->finish();
+    m_sessionProfile.reset();
+    return written;
 }
 
 } // namespace emberline::engine

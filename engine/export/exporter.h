@@ -2,6 +2,7 @@
 
 #include "engine/common/result.h"
 #include "engine/export/flush.h"
+#include "engine/pprof/pprof_writer.h"
 #include "engine/model/merge.h"
 #include "engine/recorder/recorder.h"
 #include "engine/symbols/symbolizer.h"
@@ -27,10 +28,11 @@ struct ExporterOptions {
 // nanoseconds; labels thread id, thread name, thread state, end_timestamp_ns, and process_id when several
 // processes are followed), serializes it and writes it.
 //
-// The session's merged profile (profile.pprof) is built when the session ends, from the flush files just
-// written (plus a final flush too short to be reported on its own), not kept in memory meanwhile: with every
-// address and thread of every stack it grows with the session's distinct samples, which a long session of a
-// program with many call paths keeps producing (hundreds of megabytes in 30 minutes).
+// The session's merged profile (profile.pprof) is written as the session goes: each flush's samples (a final
+// flush too short to be reported on its own included) are appended to it at once, and its tables when the
+// session ends. Only the tables stay in memory: with every address and thread of every stack, the merged
+// samples grow with the session's distinct samples, which a long session of a program with many call paths
+// keeps producing (hundreds of megabytes in 30 minutes).
 //
 // Thread: the exporter thread (ExportWorker) only.
 class Exporter {
@@ -54,8 +56,7 @@ private:
     ExporterOptions m_options;
     Symbolizer m_symbolizer;
     std::unordered_map<uint64_t, std::vector<SymbolFrame>> m_symbolCache; // by (module id, address)
-    std::vector<std::string> m_flushPaths;                 // written so far, in order
-    std::vector<std::shared_ptr<const Profile>> m_unreported; // flushes too short to be written on their own
+    std::unique_ptr<PprofStreamWriter> m_sessionProfile; // profile.pprof, while it is being written
     uint32_t m_sequence = 0;
 };
 

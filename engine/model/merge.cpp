@@ -27,7 +27,7 @@ class ProfileMerger::Impl {
 public:
     explicit Impl(Options options) : m_options(std::move(options)) {}
 
-    Status add(const Profile &src, std::vector<uint32_t> *destinationSamples)
+    Status addTables(const Profile &src, Remap &remap)
     {
         if (m_added == 0) {
             start(src);
@@ -35,18 +35,37 @@ public:
             return makeError(Error::Code::Invalid, "profiles have different sample types and cannot be merged");
         }
         ++m_added;
-        std::vector<StringId> strings(src.strings().size());
-        for (size_t i = 0; i < strings.size(); ++i)
-            strings[i] = m_dst.intern(src.strings()[i]);
+        remap.strings.resize(src.strings().size());
+        for (size_t i = 0; i < remap.strings.size(); ++i)
+            remap.strings[i] = m_dst.intern(src.strings()[i]);
         std::vector<uint32_t> mappings(src.mappings().size());
         for (size_t i = 0; i < mappings.size(); ++i)
-            mappings[i] = mapping(src.mappings()[i], strings);
+            mappings[i] = mapping(src.mappings()[i], remap.strings);
         std::vector<uint32_t> functions(src.functions().size());
         for (size_t i = 0; i < functions.size(); ++i)
-            functions[i] = function(src.functions()[i], strings);
-        std::vector<uint32_t> locations(src.locations().size());
-        for (size_t i = 0; i < locations.size(); ++i)
-            locations[i] = location(src.locations()[i], mappings, functions);
+            functions[i] = function(src.functions()[i], remap.strings);
+        remap.locations.resize(src.locations().size());
+        for (size_t i = 0; i < remap.locations.size(); ++i)
+            remap.locations[i] = location(src.locations()[i], mappings, functions);
+        for (StringId c : src.comments()) {
+            const StringId mine = remap.strings[c];
+            if (std::find(m_dst.comments().begin(), m_dst.comments().end(), mine) == m_dst.comments().end())
+                m_dst.comments().push_back(mine);
+        }
+        if (src.timeNanos != 0) {
+            m_start = std::min(m_start, src.timeNanos);
+            m_end = std::max(m_end, src.timeNanos + src.durationNanos);
+            m_dst.timeNanos = m_start;
+            m_dst.durationNanos = m_end - m_start;
+        }
+        return Ok{};
+    }
+
+    Status add(const Profile &src, std::vector<uint32_t> *destinationSamples)
+    {
+        Remap remap;
+        if (auto st = addTables(src, remap); !st)
+            return st;
         std::vector<StringId> dropped;
         for (const std::string &key : m_options.dropLabels)
             dropped.push_back(m_dst.intern(key));
@@ -59,28 +78,18 @@ public:
             const SampleView s = src.sample(i);
             stack.clear();
             for (uint32_t l : s.locations)
-                stack.push_back(locations[l]);
+                stack.push_back(remap.locations[l]);
             labels.clear();
             for (Label l : s.labels) {
-                l.key = strings[l.key];
-                l.str = strings[l.str];
-                l.numUnit = strings[l.numUnit];
+                l.key = remap.strings[l.key];
+                l.str = remap.strings[l.str];
+                l.numUnit = remap.strings[l.numUnit];
                 if (std::find(dropped.begin(), dropped.end(), l.key) == dropped.end())
                     labels.push_back(l);
             }
             const uint32_t destination = addSample(stack, s.values, labels);
             if (destinationSamples)
                 (*destinationSamples)[i] = destination;
-        }
-        for (StringId c : src.comments()) {
-            if (std::find(m_dst.comments().begin(), m_dst.comments().end(), strings[c]) == m_dst.comments().end())
-                m_dst.comments().push_back(strings[c]);
-        }
-        if (src.timeNanos != 0) {
-            m_start = std::min(m_start, src.timeNanos);
-            m_end = std::max(m_end, src.timeNanos + src.durationNanos);
-            m_dst.timeNanos = m_start;
-            m_dst.durationNanos = m_end - m_start;
         }
         return Ok{};
     }
@@ -218,6 +227,7 @@ Status ProfileMerger::add(const Profile &profile, std::vector<uint32_t> *destina
 }
 const Profile &ProfileMerger::result() const { return m_impl->result(); }
 size_t ProfileMerger::added() const { return m_impl->added(); }
+Status ProfileMerger::addTables(const Profile &profile, Remap &remap) { return m_impl->addTables(profile, remap); }
 
 Result<Profile> mergeProfiles(std::span<const Profile *const> profiles)
 {

@@ -40,6 +40,15 @@ public:
     // When `destinationSamples` is given, it receives for each of `profile`'s samples the index of the result's
     // sample that took its values (a live session's timeline refers to samples of the aggregated profile).
     Status add(const Profile &profile, std::vector<uint32_t> *destinationSamples = nullptr);
+    // What a profile's ids became in the result.
+    struct Remap {
+        std::vector<StringId> strings;   // per source string
+        std::vector<uint32_t> locations; // per source location
+    };
+    // Takes `profile`'s tables, comments and time span into the result but none of its samples; `remap` tells
+    // where its strings and locations went. A writer that streams samples out (the session's profile.pprof)
+    // keeps only the tables this way.
+    Status addTables(const Profile &profile, Remap &remap);
     const Profile &result() const;
     size_t added() const;
 

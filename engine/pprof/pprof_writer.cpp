@@ -2,12 +2,20 @@
 
 #include "engine/pprof/profile.pb.h"
 
+#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/gzip_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <unordered_map>
 
 namespace emberline::engine {
 
@@ -138,6 +146,166 @@ Status writePprofFile(const Profile &profile, const std::string &path)
         return makeError(Error::Code::Io, path + ": " + std::strerror(err));
     }
     return Ok{};
+}
+
+// The file, its gzip stream and the protobuf encoder over it, closed in that order's reverse.
+class PprofStreamWriter::Stream {
+public:
+    explicit Stream(int fd) : file(fd)
+    {
+        google::protobuf::io::GzipOutputStream::Options options;
+        options.format = google::protobuf::io::GzipOutputStream::GZIP;
+        options.compression_level = 6;
+        zip.emplace(&file, options);
+        coded.emplace(&*zip);
+    }
+    // False when anything failed on the way to the disk.
+    bool close()
+    {
+        const bool codedOk = !coded->HadError();
+        coded.reset();
+        const bool zipOk = zip->Close();
+        zip.reset();
+        closed = true;
+        return file.Close() && codedOk && zipOk;
+    }
+    ~Stream()
+    {
+        coded.reset();
+        zip.reset();
+        if (!closed)
+            file.Close();
+    }
+
+    google::protobuf::io::FileOutputStream file;
+    std::optional<google::protobuf::io::GzipOutputStream> zip;
+    std::optional<google::protobuf::io::CodedOutputStream> coded;
+    bool closed = false;
+};
+
+PprofStreamWriter::PprofStreamWriter(std::string path, std::vector<std::string> dropLabels)
+    : m_path(std::move(path)), m_dropLabels(std::move(dropLabels))
+{
+}
+
+PprofStreamWriter::~PprofStreamWriter()
+{
+    if (m_stream) {
+        m_stream.reset();
+        std::remove((m_path + ".tmp").c_str());
+    }
+}
+
+Status PprofStreamWriter::failed(const std::string &what)
+{
+    m_error = m_path + ": " + what;
+    return makeError(Error::Code::Io, m_error);
+}
+
+Status PprofStreamWriter::open()
+{
+    const int fd = ::open((m_path + ".tmp").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return failed(std::strerror(errno));
+    m_stream = std::make_unique<Stream>(fd);
+    return Ok{};
+}
+
+Status PprofStreamWriter::add(const Profile &src)
+{
+    if (!m_error.empty())
+        return makeError(Error::Code::Io, m_error);
+    if (!m_stream) {
+        if (auto st = open(); !st)
+            return st;
+    }
+    ProfileMerger::Remap remap;
+    if (auto st = m_tables.addTables(src, remap); !st)
+        return st;
+    std::vector<StringId> dropped;
+    for (const std::string &key : m_dropLabels) {
+        if (const StringId id = src.findString(key); id != kNoIndex)
+            dropped.push_back(id);
+    }
+
+    // Samples with the same stack and kept labels become one; the key is their ids, as bytes.
+    struct Merged {
+        size_t first; // the source sample whose stack and labels it has
+        std::vector<int64_t> values;
+    };
+    std::vector<Merged> merged;
+    std::unordered_map<std::string, size_t> byKey;
+    std::string key;
+    const auto append = [&key](auto v) { key.append(reinterpret_cast<const char *>(&v), sizeof v); };
+    for (size_t i = 0; i < src.sampleCount(); ++i) {
+        key.clear();
+        append(src.sampleStackId(i));
+        for (const Label &l : src.sampleLabels(i)) {
+            if (std::find(dropped.begin(), dropped.end(), l.key) != dropped.end())
+                continue;
+            append(l.key);
+            append(l.str);
+            append(l.num);
+            append(l.numUnit);
+        }
+        const auto values = src.sampleValues(i);
+        auto [it, inserted] = byKey.try_emplace(key, merged.size());
+        if (inserted) {
+            merged.push_back({i, std::vector<int64_t>(values.begin(), values.end())});
+        } else {
+            std::vector<int64_t> &sum = merged[it->second].values;
+            for (size_t v = 0; v < sum.size() && v < values.size(); ++v)
+                sum[v] += values[v];
+        }
+    }
+
+    constexpr uint32_t kSampleTag = (2u << 3) | 2u; // Profile.sample, length-delimited
+    pb::Sample out;
+    for (const Merged &m : merged) {
+        out.Clear();
+        for (uint32_t loc : src.stacks().stack(src.sampleStackId(m.first)))
+            out.add_location_id(remap.locations[loc] + 1);
+        for (int64_t v : m.values)
+            out.add_value(v);
+        for (const Label &l : src.sampleLabels(m.first)) {
+            if (std::find(dropped.begin(), dropped.end(), l.key) != dropped.end())
+                continue;
+            auto *ol = out.add_label();
+            ol->set_key(remap.strings[l.key]);
+            ol->set_str(remap.strings[l.str]);
+            ol->set_num(l.num);
+            ol->set_num_unit(remap.strings[l.numUnit]);
+        }
+        m_stream->coded->WriteVarint32(kSampleTag);
+        m_stream->coded->WriteVarint32(static_cast<uint32_t>(out.ByteSizeLong()));
+        out.SerializeWithCachedSizes(&*m_stream->coded);
+    }
+    m_samplesWritten += merged.size();
+    if (m_stream->coded->HadError() || m_stream->file.GetErrno() != 0)
+        return failed(std::strerror(m_stream->file.GetErrno() ? m_stream->file.GetErrno() : EIO));
+    return Ok{};
+}
+
+Result<std::string> PprofStreamWriter::finish()
+{
+    if (!m_error.empty())
+        return makeError(Error::Code::Io, m_error);
+    if (!m_stream)
+        return std::string();
+    // The tables as a message of their own: protobuf reads concatenated messages as one.
+    pb::Profile tables;
+    fillTables(m_tables.result(), tables);
+    tables.SerializeToCodedStream(&*m_stream->coded);
+    const bool ok = m_stream->close();
+    const int err = m_stream->file.GetErrno();
+    m_stream.reset();
+    const std::string tmp = m_path + ".tmp";
+    if (!ok || std::rename(tmp.c_str(), m_path.c_str()) != 0) {
+        const int renameErr = errno;
+        std::remove(tmp.c_str());
+        return failed(std::strerror(err ? err : renameErr ? renameErr : EIO)).error();
+    }
+    return m_path;
 }
 
 } // namespace emberline::engine

@@ -1,9 +1,12 @@
 #pragma once
 
 #include "engine/common/result.h"
+#include "engine/model/merge.h"
 #include "engine/model/profile.h"
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace emberline::engine {
 
@@ -13,5 +16,41 @@ namespace emberline::engine {
 // Thread: any.
 std::string writePprof(const Profile &profile, bool compress = true);
 Status writePprofFile(const Profile &profile, const std::string &path);
+
+// Writes one profile made of many (a session's flushes) to a gzip-compressed file as they come, so that only
+// the tables, never the samples, stay in memory: each profile's samples are written at once with the file's
+// ids, and the tables (mappings, locations, functions, strings) at the end. profile.proto allows that order,
+// since a message's repeated fields may come in any order and interleaved. Samples of one added profile with
+// the same stack and labels (after dropping `dropLabels`) are written as one; samples of different profiles
+// are not combined, as pprof readers add up duplicate stacks.
+//
+// Written beside `path` as path.tmp and renamed by finish(); destroying the writer unfinished removes it.
+//
+// Thread: one owner at a time.
+class PprofStreamWriter {
+public:
+    PprofStreamWriter(std::string path, std::vector<std::string> dropLabels);
+    ~PprofStreamWriter();
+    PprofStreamWriter(const PprofStreamWriter &) = delete;
+    PprofStreamWriter &operator=(const PprofStreamWriter &) = delete;
+
+    // The first call creates the file. After an error the writer refuses everything.
+    Status add(const Profile &profile);
+    // Writes the tables and renames the file into place; returns its path, or "" when nothing was added.
+    Result<std::string> finish();
+    size_t samplesWritten() const { return m_samplesWritten; }
+
+private:
+    class Stream;
+    Status open();
+    Status failed(const std::string &what);
+
+    std::string m_path;
+    std::vector<std::string> m_dropLabels;
+    ProfileMerger m_tables;
+    std::unique_ptr<Stream> m_stream;
+    std::string m_error;
+    size_t m_samplesWritten = 0;
+};
 
 } // namespace emberline::engine

@@ -8,6 +8,9 @@
 
 #include <google/protobuf/stubs/logging.h>
 
+#include <map>
+
+#include <QFile>
 #include <QProcess>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -51,6 +54,24 @@ std::vector<std::string> typeNames(const Profile &p)
     return names;
 }
 
+// Each distinct stack with labels (as describeSample spells them, values left out) and its summed values.
+std::map<std::string, std::vector<int64_t>> valuesByStack(const Profile &p)
+{
+    std::map<std::string, std::vector<int64_t>> out;
+    for (size_t i = 0; i < p.sampleCount(); ++i) {
+        std::string key = describeSample(p, i);
+        const size_t values = key.find(" =");
+        const size_t labels = key.find(" {", values);
+        key = key.substr(0, values) + (labels == std::string::npos ? "" : key.substr(labels));
+        auto &sum = out[key];
+        const auto v = p.sampleValues(i);
+        sum.resize(v.size());
+        for (size_t t = 0; t < v.size(); ++t)
+            sum[t] += v[t];
+    }
+    return out;
+}
+
 QString goBinary()
 {
     return QStandardPaths::findExecutable(QStringLiteral("go"));
@@ -79,6 +100,10 @@ private Q_SLOTS:
     void readableByGoToolPprof();
     void writeFileErrors();
     void nonUtf8Strings();
+    void streamOfProfiles_data();
+    void streamOfProfiles();
+    void streamDropsLabelsAndAddsUpWithinAProfile();
+    void streamErrors();
 };
 
 void TestPprofWriter::roundTrip_data()
@@ -263,6 +288,138 @@ void TestPprofWriter::nonUtf8Strings()
     QVERIFY(r.ok());
     QCOMPARE(r->str(r->functions()[0].name), latin1);
     QCOMPARE(r->str(r->functions()[0].filename), std::string("/src/\xe9t\xe9.c"));
+}
+
+void TestPprofWriter::streamOfProfiles_data()
+{
+    QTest::addColumn<QString>("file");
+    for (const QString &f : test::realFiles())
+        QTest::newRow(qPrintable(f)) << f;
+}
+
+// If this fails, a session's profile.pprof (written a flush at a time) loses, alters or double-counts what its
+// flushes held, or other pprof readers (go tool pprof) cannot read it.
+void TestPprofWriter::streamOfProfiles()
+{
+    QFETCH(QString, file);
+    auto original = readPprofFile(test::realPath(file));
+    QVERIFY(original.ok());
+    const Profile &a = original.value();
+    QTemporaryDir dir;
+    const std::string path = dir.filePath(QStringLiteral("session.pprof")).toStdString();
+    {
+        PprofStreamWriter writer(path, {});
+        for (int i = 0; i < 3; ++i) {
+            const Status st = writer.add(a);
+            QVERIFY2(st.ok(), st.ok() ? "" : st.error().message.c_str());
+        }
+        QVERIFY(!QFile::exists(QString::fromStdString(path))); // only once finished
+        auto written = writer.finish();
+        QVERIFY2(written.ok(), written.ok() ? "" : written.error().message.c_str());
+        QCOMPARE(written.value(), path);
+    }
+    QVERIFY(!QFile::exists(QString::fromStdString(path + ".tmp")));
+    auto back = readPprofFile(path);
+    QVERIFY2(back.ok(), back.ok() ? "" : back.error().message.c_str());
+    const Profile &b = back.value();
+    QCOMPARE(typeNames(b), typeNames(a));
+    std::vector<int64_t> thrice = a.totals();
+    for (int64_t &v : thrice)
+        v *= 3;
+    QCOMPARE(b.totals(), thrice);
+    // The same tables (nothing repeated per added profile), and every stack with its labels thrice its values.
+    // (identical entries of the original's tables become one)
+    QVERIFY(b.locations().size() <= a.locations().size());
+    QVERIFY(b.functions().size() <= a.functions().size());
+    QVERIFY(b.mappings().size() <= a.mappings().size());
+    QCOMPARE(b.timeNanos, a.timeNanos);
+    QCOMPARE(b.durationNanos, a.durationNanos);
+    QCOMPARE(b.period, a.period);
+    auto expected = valuesByStack(a);
+    for (auto &[stack, values] : expected) {
+        for (int64_t &v : values)
+            v *= 3;
+    }
+    QVERIFY(valuesByStack(b) == expected);
+
+    if (goBinary().isEmpty()) {
+        if (qEnvironmentVariable("CI") == QLatin1String("true"))
+            QFAIL("go is not installed, and CI=true requires the go tool pprof cross-check");
+        QSKIP("go (golang-go) is not installed: cannot cross-check with go tool pprof");
+    }
+    const RawSummary theirs = goRaw(QString::fromStdString(path));
+    QVERIFY2(theirs.ok, theirs.error.constData());
+    QVERIFY2(theirs.error.trimmed().isEmpty(), theirs.error.constData());
+    QCOMPARE(theirs.sums, thrice);
+}
+
+// If this fails, the session's profile keeps per-sample timestamps (one sample per sample taken) or adds up
+// samples of different threads, stacks or profiles wrongly.
+void TestPprofWriter::streamDropsLabelsAndAddsUpWithinAProfile()
+{
+    test::ProfileBuilder b({{"cpu-samples", "count"}, {"cpu-time", "nanoseconds"}});
+    const uint32_t hot = b.location({b.function("hot")});
+    const uint32_t main = b.location({b.function("main")});
+    for (int i = 0; i < 5; ++i)
+        b.sample({hot, main}, {1, 10}, {b.numLabel("thread id", 7), b.numLabel("end_timestamp_ns", 100 + i)});
+    b.sample({hot, main}, {1, 10}, {b.numLabel("thread id", 8), b.numLabel("end_timestamp_ns", 200)});
+    b.sample({main}, {1, 10}, {b.numLabel("thread id", 7), b.numLabel("end_timestamp_ns", 300)});
+    const Profile p = b.take();
+
+    QTemporaryDir dir;
+    const std::string path = dir.filePath(QStringLiteral("s.pprof")).toStdString();
+    PprofStreamWriter writer(path, {"end_timestamp_ns"});
+    QVERIFY(writer.add(p).ok());
+    QCOMPARE(writer.samplesWritten(), size_t(3));
+    QVERIFY(writer.add(p).ok());
+    QCOMPARE(writer.samplesWritten(), size_t(6));
+    QVERIFY(writer.finish().ok());
+    auto back = readPprofFile(path);
+    QVERIFY(back.ok());
+    QCOMPARE(back->sampleCount(), size_t(6));
+    const auto byStack = valuesByStack(back.value());
+    QCOMPARE(byStack.size(), size_t(3));
+    QCOMPARE(byStack.at("[0 hot|hot|:10/0][0 main|main|:10/0] {thread id=/7}"), (std::vector<int64_t>{10, 100}));
+    QCOMPARE(byStack.at("[0 hot|hot|:10/0][0 main|main|:10/0] {thread id=/8}"), (std::vector<int64_t>{2, 20}));
+    QCOMPARE(byStack.at("[0 main|main|:10/0] {thread id=/7}"), (std::vector<int64_t>{2, 20}));
+}
+
+// If this fails, a session whose output cannot be written says nothing useful, leaves a half file behind, or
+// takes profiles of another kind into one file.
+void TestPprofWriter::streamErrors()
+{
+    auto cpu = readPprofFile(test::realPath(QStringLiteral("go-cpu.pprof")));
+    auto heap = readPprofFile(test::realPath(QStringLiteral("go-heap.pprof")));
+    QVERIFY(cpu.ok() && heap.ok());
+    {
+        const std::string path = "/nonexistent-dir/x/profile.pprof";
+        PprofStreamWriter writer(path, {});
+        const Status st = writer.add(cpu.value());
+        QVERIFY(!st.ok());
+        QCOMPARE(st.error().code, Error::Code::Io);
+        QVERIFY2(st.error().message.starts_with(path + ": "), st.error().message.c_str());
+        QVERIFY(!writer.add(cpu.value()).ok()); // stays refused
+        QVERIFY(!writer.finish().ok());
+    }
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("p.pprof"));
+    {
+        PprofStreamWriter writer(path.toStdString(), {});
+        QVERIFY(writer.add(cpu.value()).ok());
+        const Status st = writer.add(heap.value());
+        QVERIFY(!st.ok());
+        QVERIFY(QString::fromStdString(st.error().message).contains(QLatin1String("different sample types")));
+        QVERIFY(QFile::exists(path + QStringLiteral(".tmp")));
+    } // destroyed unfinished
+    QVERIFY(!QFile::exists(path + QStringLiteral(".tmp")));
+    QVERIFY(!QFile::exists(path));
+    {
+        PprofStreamWriter writer(path.toStdString(), {});
+        auto nothing = writer.finish();
+        QVERIFY(nothing.ok());
+        QCOMPARE(nothing.value(), std::string());
+        QVERIFY(!QFile::exists(path));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestPprofWriter)
