@@ -36,6 +36,16 @@ public:
         return value;
     }
 
+    // The value slot for key, inserting `value` if key was absent; valid until the next insertion.
+    uint32_t &slotFor(uint64_t key, uint32_t value, bool &inserted)
+    {
+        findOrInsert(key, value, inserted);
+        size_t i = slot(key);
+        while (m_keys[i] != key)
+            i = (i + 1) & m_mask;
+        return m_values[i];
+    }
+
     const uint32_t *find(uint64_t key) const
     {
         size_t i = slot(key);

@@ -1,5 +1,7 @@
 #include "engine/model/merge.h"
 
+#include "engine/common/flat_hash.h"
+
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -127,9 +129,12 @@ private:
             mix(static_cast<uint64_t>(l.num));
             mix(l.numUnit);
         }
-        auto [it, inserted] = m_sampleByHash.try_emplace(hash, static_cast<uint32_t>(m_dst.sampleCount()));
+        if (hash == U64ToU32Map::kEmpty)
+            hash = 0;
+        bool inserted = false;
+        uint32_t &newest = m_sampleByHash.slotFor(hash, static_cast<uint32_t>(m_dst.sampleCount()), inserted);
         if (!inserted) {
-            for (uint32_t i = it->second; i != kNoIndex; i = m_sameHashNext[i]) {
+            for (uint32_t i = newest; i != kNoIndex; i = m_sameHashNext[i]) {
                 if (sameSample(i, stackId, labels)) {
                     m_dst.addToSampleValues(i, values);
                     return i;
@@ -138,8 +143,8 @@ private:
         }
         const auto index = static_cast<uint32_t>(m_dst.sampleCount());
         m_dst.addSampleWithStack(stackId, values, labels);
-        m_sameHashNext.push_back(inserted ? kNoIndex : it->second);
-        it->second = index;
+        m_sameHashNext.push_back(inserted ? kNoIndex : newest);
+        newest = index;
         return index;
     }
 
@@ -213,7 +218,7 @@ private:
     std::map<std::tuple<uint64_t, uint64_t, uint64_t, StringId, StringId>, uint32_t> m_mappings;
     std::map<std::tuple<StringId, StringId, StringId, int64_t>, uint32_t> m_functions;
     std::map<std::vector<int64_t>, uint32_t> m_locations;
-    std::unordered_map<uint64_t, uint32_t> m_sampleByHash; // newest aggregated sample with the hash
+    U64ToU32Map m_sampleByHash;                            // newest aggregated sample with the hash
     std::vector<uint32_t> m_sameHashNext;                  // per aggregated sample: older one, same hash
 };
 

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,18 +25,27 @@ struct ThreadInfo {
 class ThreadIndex {
 public:
     explicit ThreadIndex(const Profile &profile);
-    // An index already known to its builder (a live session tracks each aggregated sample's thread itself).
-    ThreadIndex(std::vector<ThreadInfo> threads, std::vector<uint32_t> sampleThread)
-        : m_threads(std::move(threads)), m_sampleThread(std::move(sampleThread))
+    // An index already known to its builder (a live session tracks each aggregated sample's thread itself):
+    // `sampleThread` is read where it is, kept alive by `owner`.
+    ThreadIndex(std::vector<ThreadInfo> threads, std::span<const uint32_t> sampleThread,
+                std::shared_ptr<const void> owner)
+        : m_threads(std::move(threads)), m_sampleThread(sampleThread), m_owner(std::move(owner))
     {
     }
+    ThreadIndex(const ThreadIndex &) = delete; // the span may point into this object
+    ThreadIndex &operator=(const ThreadIndex &) = delete;
     const std::vector<ThreadInfo> &threads() const { return m_threads; }
-    uint32_t threadOf(size_t sample) const { return m_sampleThread.empty() ? kNoIndex : m_sampleThread[sample]; }
+    uint32_t threadOf(size_t sample) const
+    {
+        return sample < m_sampleThread.size() ? m_sampleThread[sample] : kNoIndex;
+    }
     bool empty() const { return m_threads.empty(); }
 
 private:
     std::vector<ThreadInfo> m_threads;
-    std::vector<uint32_t> m_sampleThread;
+    std::vector<uint32_t> m_ownSampleThread;
+    std::span<const uint32_t> m_sampleThread; // into m_ownSampleThread or the owner's column
+    std::shared_ptr<const void> m_owner;
 };
 
 // Wall-clock time of each sample in ns since the epoch, from its `end_timestamp_ns` label; 0 when absent.

@@ -61,11 +61,21 @@ size_t LiveSnapshot::timelineBytes() const
     return n;
 }
 
-// One merger and the flushes it has yet to take (the one its twin took while it was published).
+// A flush as the columns take it: per sample, the aggregated sample it went to, its thread and its CPU time.
+struct LiveProfile::Missed {
+    std::shared_ptr<const Flush> flush;
+    std::vector<uint32_t> destination;
+    std::vector<uint32_t> thread;
+    std::vector<int64_t> cpuNs;
+};
+
+// One merger with its per-sample columns, and the flushes it has yet to take (the one its twin took while it was
+// published).
 struct LiveProfile::Buffer {
     explicit Buffer(ProfileMerger m) : merger(std::move(m)) {}
     ProfileMerger merger;
-    std::vector<std::shared_ptr<const Flush>> missing;
+    LiveSampleColumns columns;
+    std::vector<std::shared_ptr<const Missed>> missing;
 };
 
 namespace {
@@ -111,20 +121,38 @@ Status LiveProfile::mergeIntoBack(const std::shared_ptr<const Flush> &flush, std
     // readers' accesses happen before this thread writes the merger again.
     if (m_back.use_count() > 1) {
         qCDebug(lcModel) << "live profile: a snapshot still holds the back buffer; copying the merger";
-        m_back = std::make_shared<Buffer>(ProfileMerger(m_published->merger));
+        auto copy = std::make_shared<Buffer>(ProfileMerger(m_published->merger));
+        copy->columns = m_published->columns;
+        m_back = std::move(copy);
     } else {
         std::atomic_thread_fence(std::memory_order_acquire);
         for (const auto &missed : m_back->missing) {
-            if (auto st = m_back->merger.add(*missed->profile); !st)
+            if (auto st = m_back->merger.add(*missed->flush->profile); !st)
                 return st;
+            addToColumns(m_back->columns, *missed);
         }
     }
     m_back->missing.clear();
     if (auto st = m_back->merger.add(*flush->profile, &destination); !st)
         return st;
-    std::swap(m_back, m_published);
-    m_back->missing.push_back(flush);
     return Ok{};
+}
+
+void LiveProfile::addToColumns(LiveSampleColumns &columns, const Missed &flush)
+{
+    size_t aggregated = columns.thread.size();
+    for (uint32_t d : flush.destination)
+        aggregated = std::max<size_t>(aggregated, d + 1);
+    columns.thread.resize(aggregated, kNoIndex);
+    columns.hits.resize(aggregated, 0);
+    columns.cpuNs.resize(aggregated, 0);
+    for (size_t i = 0; i < flush.destination.size(); ++i) {
+        const uint32_t agg = flush.destination[i];
+        if (columns.thread[agg] == kNoIndex)
+            columns.thread[agg] = flush.thread[i];
+        columns.hits[agg]++;
+        columns.cpuNs[agg] += flush.cpuNs[i];
+    }
 }
 
 Status LiveProfile::add(std::shared_ptr<const Flush> flushPtr)
@@ -133,14 +161,10 @@ Status LiveProfile::add(std::shared_ptr<const Flush> flushPtr)
         return makeError(Error::Code::Invalid, "a flush without a profile");
     const Flush &flush = *flushPtr;
     const Profile &profile = *flush.profile;
-    std::vector<uint32_t> destination;
-    if (auto st = mergeIntoBack(flushPtr, destination); !st)
+    auto taken = std::make_shared<Missed>();
+    taken->flush = flushPtr;
+    if (auto st = mergeIntoBack(flushPtr, taken->destination); !st)
         return st.error();
-
-    const size_t aggregated = m_published->merger.result().sampleCount();
-    m_sampleThread.resize(aggregated, kNoIndex);
-    m_sampleHits.resize(aggregated, 0);
-    m_sampleCpuNs.resize(aggregated, 0);
 
     const SampleKeys keys{profile.findString("thread id"), profile.findString("thread name"),
                           profile.findString("end_timestamp_ns")};
@@ -153,22 +177,19 @@ Status LiveProfile::add(std::shared_ptr<const Flush> flushPtr)
     chunk->offsetMs.reserve(profile.sampleCount());
     chunk->sample.reserve(profile.sampleCount());
     std::string name;
-    std::vector<uint32_t> threadOf(profile.sampleCount());
-    std::vector<int64_t> cpuOf(profile.sampleCount(), 0);
+    std::vector<uint32_t> &threadOf = taken->thread;
+    std::vector<int64_t> &cpuOf = taken->cpuNs;
+    threadOf.resize(profile.sampleCount());
+    cpuOf.assign(profile.sampleCount(), 0);
     for (size_t i = 0; i < profile.sampleCount(); ++i) {
         const SampleLabels labels = readLabels(profile, i, keys);
-        const uint32_t agg = destination[i];
+        const uint32_t agg = taken->destination[i];
         name.assign(labels.name);
         const uint32_t thread = threadOrdinal(labels.tid, name);
-        if (m_sampleThread[agg] == kNoIndex)
-            m_sampleThread[agg] = thread;
         m_threads[thread].hits++;
-        m_sampleHits[agg]++;
         threadOf[i] = thread;
-        if (cpuType >= 0) {
+        if (cpuType >= 0)
             cpuOf[i] = profile.sampleValues(i)[static_cast<size_t>(cpuType)];
-            m_sampleCpuNs[agg] += cpuOf[i];
-        }
         const int64_t time = labels.timeNs != 0 ? labels.timeNs : chunk->endNs;
         const int64_t offset = std::clamp<int64_t>((time - chunk->startNs) / kNsPerMs, 0, UINT16_MAX);
         chunk->offsetMs.push_back(static_cast<uint16_t>(offset));
@@ -181,7 +202,15 @@ Status LiveProfile::add(std::shared_ptr<const Flush> flushPtr)
     addBins(*chunk, threadOf, cpuOf);
     chunk->samples = chunk->sample.size(); // what this flush holds, whatever the flush's counters mean
     m_chunks.push_back(std::move(chunk));
+    const std::vector<int64_t> flushTotals = profile.totals();
+    m_totals.resize(std::max(m_totals.size(), flushTotals.size()), 0);
+    for (size_t t = 0; t < flushTotals.size(); ++t)
+        m_totals[t] += flushTotals[t];
     ++m_flushes;
+
+    addToColumns(m_back->columns, *taken);
+    std::swap(m_back, m_published);
+    m_back->missing.push_back(std::move(taken));
     return Ok{};
 }
 
@@ -211,9 +240,11 @@ std::shared_ptr<const LiveSnapshot> LiveProfile::snapshot() const
     snap->startNs = m_startNs;
     snap->endNs = m_endNs;
     snap->profile = std::shared_ptr<const Profile>(m_published, &m_published->merger.result());
-    snap->sampleThread = m_sampleThread;
-    snap->sampleHits = m_sampleHits;
-    snap->sampleCpuNs = m_sampleCpuNs;
+    snap->columns = std::shared_ptr<const LiveSampleColumns>(m_published, &m_published->columns);
+    snap->sampleThread = snap->columns->thread;
+    snap->sampleHits = snap->columns->hits;
+    snap->sampleCpuNs = snap->columns->cpuNs;
+    snap->totals = m_totals;
     snap->threads = m_threads;
     snap->chunks = m_chunks;
     return snap;

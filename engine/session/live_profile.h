@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -50,10 +51,17 @@ struct LiveThread {
     std::string displayName() const;
 };
 
+// Per aggregated sample of a live profile: its thread (a LiveThread ordinal, stable for the whole session), the
+// number of timeline entries that point at it, and the CPU time it holds.
+struct LiveSampleColumns {
+    std::vector<uint32_t> thread;
+    std::vector<uint32_t> hits;
+    std::vector<int64_t> cpuNs;
+};
+
 // What a live session's views are derived from, frozen after a flush: the whole session so far aggregated
 // (identical stack and thread summed, no per-sample timestamps), and the compact timeline that keeps when each
-// sample was taken. Per aggregated sample: its thread (a LiveThread ordinal, stable for the whole session), the
-// number of timeline entries that point at it, and the CPU time it holds.
+// sample was taken.
 //
 // Thread: built by LiveProfile on its worker; immutable afterwards, shared as std::shared_ptr<const>.
 struct LiveSnapshot {
@@ -61,9 +69,12 @@ struct LiveSnapshot {
     int64_t startNs = 0;
     int64_t endNs = 0;
     std::shared_ptr<const Profile> profile;
-    std::vector<uint32_t> sampleThread;
-    std::vector<uint32_t> sampleHits;
-    std::vector<int64_t> sampleCpuNs;
+    // The per-sample columns, shared with the merger that holds `profile` (never copied per flush).
+    std::shared_ptr<const LiveSampleColumns> columns;
+    std::span<const uint32_t> sampleThread;
+    std::span<const uint32_t> sampleHits;
+    std::span<const int64_t> sampleCpuNs;
+    std::vector<int64_t> totals; // per sample type, over every sample of the session
     std::vector<LiveThread> threads;
     std::vector<std::shared_ptr<const TimelineChunk>> chunks;
 
@@ -76,8 +87,9 @@ struct LiveSnapshot {
 // grows with distinct stacks plus a few bytes per sample.
 //
 // Snapshots share the merged profile instead of copying it: two mergers take the same flushes in the same order
-// (so their sample indices agree). The published one is read by snapshots; the other one, once no snapshot holds
-// it, catches up on the one flush it missed, takes the new one and is published in turn. Only if a snapshot of
+// (so their sample indices agree), each with its own per-sample columns. The published one is read by snapshots;
+// the other one, once no snapshot holds it, catches up on the one flush it missed, takes the new one and is
+// published in turn. Only if a snapshot of
 // it is still held when the next flush comes is it replaced by a copy of the published merger (rare: the views
 // drop a snapshot as soon as they show the next one). So at most one flush is kept, until the next one.
 //
@@ -95,8 +107,10 @@ public:
 
 private:
     struct Buffer;
+    struct Missed;
     uint32_t threadOrdinal(int64_t tid, const std::string &name);
     Status mergeIntoBack(const std::shared_ptr<const Flush> &flush, std::vector<uint32_t> &destination);
+    static void addToColumns(LiveSampleColumns &columns, const Missed &flush);
     void addBins(TimelineChunk &chunk, const std::vector<uint32_t> &threadOf, const std::vector<int64_t> &cpuOf) const;
 
     std::shared_ptr<Buffer> m_published;
@@ -105,9 +119,7 @@ private:
     int64_t m_startNs = 0;
     int64_t m_endNs = 0;
     uint64_t m_lastLost = 0;
-    std::vector<uint32_t> m_sampleThread;
-    std::vector<uint32_t> m_sampleHits;
-    std::vector<int64_t> m_sampleCpuNs;
+    std::vector<int64_t> m_totals;
     std::vector<LiveThread> m_threads;
     std::unordered_map<int64_t, uint32_t> m_threadByTid;
     std::vector<std::shared_ptr<const TimelineChunk>> m_chunks;

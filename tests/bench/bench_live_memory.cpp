@@ -1,7 +1,8 @@
 // Where a long live session's memory goes, component by component, without a sampler or a window: flushes shaped
 // like many_stacks' (8 threads, 100,000 call paths of five steps, a busy leaf sampled at 64 addresses, every
 // sample with its thread and timestamp labels, as the recorder writes them) are fed to
-//   - the exporter's session merger (profile.pprof: addresses kept, timestamps dropped),
+//   - the exporter's session profile (profile.pprof written a flush at a time: addresses kept, timestamps
+//     dropped, only the tables kept in memory),
 //   - the live profile (the views' aggregate: two buffers and the timeline),
 //   - a call-tree updater over the live profile's cpu-time per stack (one of the views' trees),
 // one component per pass, measuring the heap in use (mallinfo2: arena plus mmapped blocks) and the time per flush.
@@ -14,6 +15,7 @@
 #include "engine/model/frame_table.h"
 #include "engine/model/merge.h"
 #include "engine/model/sample_filter.h"
+#include "engine/pprof/pprof_writer.h"
 #include "engine/session/live_profile.h"
 
 #include <chrono>
@@ -21,6 +23,7 @@
 #include <cstdlib>
 #include <functional>
 #include <malloc.h>
+#include <unistd.h>
 #include <memory>
 #include <string>
 #include <vector>
@@ -156,14 +159,20 @@ int main(int argc, char **argv)
     const size_t samples = argc > 2 ? static_cast<size_t>(std::atoll(argv[2])) : 3700;
     std::printf("bench_live_memory: %u flushes of %zu samples (many_stacks' shape)\n", flushes, samples);
 
-    run("exporter merger", flushes, samples, [] {
-        auto merger = std::make_shared<ProfileMerger>(ProfileMerger::Options{true, {"end_timestamp_ns"}});
-        return [merger](const std::shared_ptr<const Flush> &f) {
-            if (!merger->add(*f->profile).ok())
+    char directory[] = "/tmp/bench_live_memory.XXXXXX";
+    if (!::mkdtemp(directory))
+        return 1;
+    const std::string sessionPath = std::string(directory) + "/profile.pprof";
+    run("session profile", flushes, samples, [&sessionPath] {
+        auto writer = std::make_shared<PprofStreamWriter>(sessionPath, std::vector<std::string>{"end_timestamp_ns"});
+        return [writer](const std::shared_ptr<const Flush> &f) {
+            if (!writer->add(*f->profile).ok())
                 std::abort();
-            return merger->result().sampleCount();
+            return writer->samplesWritten();
         };
     });
+    std::remove((sessionPath + ".tmp").c_str());
+    ::rmdir(directory);
     run("live profile", flushes, samples, [] {
         auto live = std::make_shared<LiveProfile>();
         auto held = std::make_shared<std::shared_ptr<const LiveSnapshot>>();

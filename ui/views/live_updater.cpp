@@ -40,7 +40,7 @@ std::shared_ptr<const engine::ThreadIndex> threadIndex(const engine::LiveSnapsho
     threads.reserve(snap.threads.size());
     for (const engine::LiveThread &t : snap.threads)
         threads.push_back(engine::ThreadInfo{t.name, t.tid, t.hits});
-    return std::make_shared<const engine::ThreadIndex>(std::move(threads), snap.sampleThread);
+    return std::make_shared<const engine::ThreadIndex>(std::move(threads), snap.sampleThread, snap.columns);
 }
 
 Ingested ingest(engine::LiveProfile &live, FrameCache &cache, const std::shared_ptr<const engine::Flush> &flushPtr)
@@ -93,7 +93,7 @@ std::shared_ptr<const LiveViewData> deriveView(const QString &path, int frequenc
     loaded->aggregated = true;
     std::vector<float> weights = engine::selectionWeights(snap, selection);
     if (weights.empty()) {
-        loaded->totals = snap.profile->totals();
+        loaded->totals = snap.totals;
     } else {
         loaded->totals = weightedTotals(*snap.profile, weights);
         loaded->sampleWeights = std::make_shared<const std::vector<float>>(std::move(weights));

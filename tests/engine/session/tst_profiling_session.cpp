@@ -178,6 +178,51 @@ private Q_SLOTS:
             QCOMPARE(hiddenWeights[i], snap->sampleThread[i] == 1 ? 0.0f : 1.0f);
     }
 
+    // Snapshots share their profile and per-sample columns with one of the live profile's two buffers, which take
+    // turns: a snapshot held across later flushes must stay as it was, and every snapshot's columns must agree
+    // with its profile and timeline. If this fails, a view reads columns of another flush than its profile's
+    // (wrong threads, CPU or range weights), or a held snapshot changes under a view.
+    void snapshotsStayConsistentWhileBuffersTakeTurns()
+    {
+        const auto check = [](const LiveSnapshot &snap) {
+            const Profile &p = *snap.profile;
+            QCOMPARE(snap.sampleThread.size(), p.sampleCount());
+            QCOMPARE(snap.sampleHits.size(), p.sampleCount());
+            QCOMPARE(snap.sampleCpuNs.size(), p.sampleCount());
+            QCOMPARE(snap.totals, p.totals());
+            std::vector<uint32_t> hits(p.sampleCount(), 0);
+            for (const auto &chunk : snap.chunks) {
+                for (uint32_t agg : chunk->sample)
+                    hits.at(agg)++;
+            }
+            const StringId tidKey = p.findString("thread id");
+            for (size_t i = 0; i < p.sampleCount(); ++i) {
+                QCOMPARE(snap.sampleHits[i], hits[i]);
+                QCOMPARE(snap.sampleCpuNs[i], p.sampleValues(i)[1]);
+                QCOMPARE(snap.threads.at(snap.sampleThread[i]).tid, p.sampleLabels(i)[0].num);
+                QCOMPARE(p.sampleLabels(i)[0].key, tidKey);
+            }
+        };
+        LiveProfile live;
+        const int64_t t0 = 1'700'000'000'000'000'000;
+        std::vector<std::pair<std::shared_ptr<const LiveSnapshot>, size_t>> held; // with its sample count then
+        for (uint32_t f = 1; f <= 9; ++f) {
+            const int64_t tid = 7 + f % 3;
+            QVERIFY(live.add(syntheticFlush(f, t0 + f * 1'000'000'000LL, 20 + int(f) * 7, tid)).ok());
+            auto snap = live.snapshot();
+            check(*snap);
+            if (f % 3 != 1) // most snapshots are dropped before the next flush; some are held (the copy path)
+                held.emplace_back(snap, snap->timelineSamples());
+            if (f == 5)
+                held.erase(held.begin()); // a held one let go: its buffer takes flushes again
+        }
+        for (const auto &[snap, samples] : held) {
+            QCOMPARE(snap->timelineSamples(), samples);
+            check(*snap);
+        }
+        QCOMPARE(live.snapshot()->timelineSamples(), size_t(9 * 20 + 7 * 45));
+    }
+
     // CPU per thread in 250 ms buckets: thread 7 is on CPU 100% in the first second, thread 9 in the second.
     // If this fails, the CPU timeline shows wrong values.
     void activityBucketsGiveCpuPerThread()
