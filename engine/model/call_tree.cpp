@@ -133,8 +133,13 @@ uint32_t CallTreeUpdater::child(const FrameTable &frames, uint32_t parent, uint3
     const auto candidate = static_cast<uint32_t>(m_nodes.size());
     const uint32_t node = m_childOf.findOrInsert((static_cast<uint64_t>(parent) << 32) | frame, candidate, inserted);
     if (inserted) {
-        m_nodes.push_back(CallTree::Node{frame, parent, m_nodes[parent].depth + 1, 0, 0});
+        const uint32_t depth = m_nodes[parent].depth + 1;
+        m_nodes.push_back(CallTree::Node{frame, parent, depth, 0, 0});
         m_children.emplace_back();
+        m_newChildren.push_back(0);
+        m_newChildren[parent] = 1;
+        m_maxDepth = std::max(m_maxDepth, depth);
+        ++m_emptyNodes;
         // Frame names are unique (FrameTable keys frames by name), so this order is strict, as build()'s is.
         std::vector<uint32_t> &siblings = m_children[parent];
         const std::string &name = frames.frame(frame).name;
@@ -165,7 +170,10 @@ uint32_t CallTreeUpdater::walk(const Profile &profile, const FrameTable &frames,
         m_walks = 1;
     }
     for (uint32_t n = leaf; n != kNoIndex; n = m_nodes[n].parent) {
+        const bool wasEmpty = m_nodes[n].total == 0;
         m_nodes[n].total += delta;
+        if (n != 0 && wasEmpty != (m_nodes[n].total == 0))
+            wasEmpty ? --m_emptyNodes : ++m_emptyNodes;
         const uint32_t frame = m_nodes[n].frame;
         if (n != 0 && m_frameSeen[frame] != m_walks) {
             m_frameSeen[frame] = m_walks;
@@ -192,6 +200,55 @@ CallTree CallTreeUpdater::update(const Profile &profile, const FrameTable &frame
         }
     }
 
+    return m_emptyNodes == 0 ? publish() : publishSkippingEmpty();
+}
+
+CallTree CallTreeUpdater::publish()
+{
+    CallTree tree;
+    tree.m_nodes = m_nodes;
+    tree.m_maxDepth = m_maxDepth;
+    const size_t known = m_nodes.size();
+    if (m_lastOffsets.empty()) { // first time: every list is new
+        m_lastOffsets.assign(1, 0);
+        std::fill(m_newChildren.begin(), m_newChildren.end(), uint8_t(1));
+    }
+    // The previous lists are copied in runs (memory order); only parents that gained a child are read from
+    // their own list.
+    std::vector<uint32_t> offsets;
+    std::vector<uint32_t> children;
+    offsets.reserve(known + 1);
+    children.reserve(known > 0 ? known - 1 : 0);
+    const size_t lastKnown = m_lastOffsets.size() - 1;
+    for (uint32_t n = 0; n < known; ++n) {
+        offsets.push_back(static_cast<uint32_t>(children.size()));
+        if (n < lastKnown && !m_newChildren[n]) {
+            // A run of unchanged parents.
+            uint32_t end = n + 1;
+            while (end < lastKnown && !m_newChildren[end])
+                ++end;
+            const uint32_t from = m_lastOffsets[n];
+            const uint32_t to = m_lastOffsets[end];
+            const uint32_t base = static_cast<uint32_t>(children.size());
+            children.insert(children.end(), m_lastChildren.begin() + from, m_lastChildren.begin() + to);
+            for (uint32_t k = n + 1; k < end; ++k)
+                offsets.push_back(base + m_lastOffsets[k] - from);
+            n = end - 1;
+            continue;
+        }
+        children.insert(children.end(), m_children[n].begin(), m_children[n].end());
+        m_newChildren[n] = 0;
+    }
+    offsets.push_back(static_cast<uint32_t>(children.size()));
+    tree.m_childOffsets = offsets;
+    tree.m_children = children;
+    m_lastOffsets = std::move(offsets);
+    m_lastChildren = std::move(children);
+    return tree;
+}
+
+CallTree CallTreeUpdater::publishSkippingEmpty() const
+{
     // The tree of the paths that hold a value, parents before children as in build().
     CallTree tree;
     const size_t known = m_nodes.size();

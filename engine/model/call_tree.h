@@ -93,6 +93,16 @@ private:
     std::vector<uint32_t> m_frameSeen; // per frame: the walk that last counted it (recursion counts once)
     uint32_t m_walks = 0;
     size_t m_frames = 0; // frames known at the last update
+    // Publishing: while every node holds a value (a growing session, no filter) the tree returned is the
+    // updater's own nodes in their own order, and its children lists are the previous ones with only the parents
+    // that gained a child since written anew, so a refresh copies arrays instead of walking every node's list.
+    size_t m_emptyNodes = 0;           // nodes other than the root whose total is 0
+    uint32_t m_maxDepth = 0;
+    std::vector<uint8_t> m_newChildren{0}; // per node: gained a child since the last publication
+    std::vector<uint32_t> m_lastOffsets; // the last identity publication's children, in CSR form
+    std::vector<uint32_t> m_lastChildren;
+    CallTree publish();
+    CallTree publishSkippingEmpty() const;
 };
 
 } // namespace emberline::engine

@@ -207,7 +207,9 @@ void TestCallTree::updaterFollowsGrowingValues_data()
 }
 
 // A live session's refresh: the same profile with more of its samples counted each time, then a filter that
-// takes values away again. After every step the updated tree equals a fresh build, node for node.
+// takes values away again, then every sample again (twice: a refresh where nothing changed). After every step the
+// updated tree equals a fresh build, node for node (the updater publishes differently while every path it knows
+// holds a value and once some do not).
 void TestCallTree::updaterFollowsGrowingValues()
 {
     QFETCH(QString, file);
@@ -220,13 +222,15 @@ void TestCallTree::updaterFollowsGrowingValues()
     const size_t n = p.sampleCount();
     std::vector<uint8_t> mask(n, 0);
     constexpr size_t kSteps = 5;
-    for (size_t step = 1; step <= kSteps + 1; ++step) {
+    for (size_t step = 1; step <= kSteps + 3; ++step) {
         if (step <= kSteps) {
             for (size_t i = 0; i < n * step / kSteps; ++i)
                 mask[i] = 1;
-        } else {
+        } else if (step == kSteps + 1) {
             for (size_t i = 0; i < n; ++i)
                 mask[i] = i % 3 == 0; // a filter: most paths lose value, some to zero
+        } else {
+            std::fill(mask.begin(), mask.end(), uint8_t(1));
         }
         const std::vector<int64_t> perStack = valuesPerStack(p, type, mask);
         const CallTree updated = updater.update(p, frames, perStack);
