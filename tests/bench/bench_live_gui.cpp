@@ -15,6 +15,7 @@
 #include <QTimer>
 
 #include <algorithm>
+#include <ctime>
 #include <cstdio>
 #include <functional>
 #include <vector>
@@ -43,6 +44,13 @@ double percentile(std::vector<double> v, double p)
     return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
+double threadCpuMs()
+{
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
 // Names every event delivery on the GUI thread that takes kSlowEventMs or more (receiver and event type), so a
 // stall can be traced to its cause.
 constexpr qint64 kSlowEventMs = 8;
@@ -55,6 +63,7 @@ public:
     {
         QElapsedTimer timer;
         timer.start();
+        const double cpuBefore = threadCpuMs();
         const int type = event->type();
         const QPointer<QObject> alive(receiver); // the event may delete its receiver (DeferredDelete)
         const bool result = QApplication::notify(receiver, event);
@@ -63,7 +72,9 @@ public:
         if (type == QEvent::UpdateRequest && receiver->isWidgetType() && onRepaint)
             onRepaint(); // a window repainted: what the views got before it is now on screen
         if (const qint64 ms = timer.elapsed(); ms >= kSlowEventMs) {
-            std::printf("slow event: %lld ms delivering event type %d to %s \"%s\"\n", static_cast<long long>(ms), type,
+            // CPU time beside wall time: the difference is time the GUI thread waited for a CPU.
+            std::printf("slow event: %lld ms (%.1f ms on CPU) delivering event type %d to %s \"%s\"\n",
+                        static_cast<long long>(ms), threadCpuMs() - cpuBefore, type,
                         receiver->metaObject()->className(), qPrintable(receiver->objectName()));
         }
         return result;

@@ -2,10 +2,12 @@
 // thread colours the charts, strip and list share.
 
 #include "ui/timeline/time_axis.h"
+#include "ui/timeline/timeline_view.h"
 
 #include <QTest>
 
 using emberline::ui::TimeAxis;
+using emberline::ui::TimelineView;
 
 class TestTimelineMath : public QObject {
     Q_OBJECT
@@ -66,6 +68,46 @@ private Q_SLOTS:
         axis.setPixelRange(0, 100);
         QVERIFY(!axis.isValid());
         QCOMPARE(axis.toPixel(5), 0.0);
+    }
+
+    // A CPU line with more buckets than pixels keeps, per pixel column, its lowest and highest bucket in time
+    // order; with few buckets, every bucket. If this fails, a long session's CPU chart loses a peak or a dip, shows
+    // points out of time order, or draws thousands of points a refresh.
+    void cpuLineKeepsEveryPeakWhenThinned()
+    {
+        emberline::engine::ThreadActivity a;
+        a.startNs = 1'000'000'000'000;
+        a.bucketNs = 1'000'000'000;
+        a.bucketCount = 3000;
+        a.cpuNs.assign(1, std::vector<int64_t>(a.bucketCount, 500'000'000)); // 50% throughout
+        a.cpuNs[0][1234] = 1'000'000'000;                                     // one second at 100%
+        a.cpuNs[0][2500] = 0;                                                 // one idle second
+        TimeAxis axis;
+        axis.setTimeRange(a.startNs, a.startNs + 3000 * a.bucketNs);
+        axis.setPixelRange(0, 500);
+        double peak = 0;
+        const QList<QPointF> thin = TimelineView::cpuPoints(a, 0, axis, peak);
+        QVERIFY(thin.size() <= 1000);
+        QVERIFY(thin.size() >= 500);
+        QCOMPARE(peak, 100.0);
+        double highest = 0, lowest = 100;
+        for (qsizetype i = 0; i < thin.size(); ++i) {
+            highest = std::max(highest, thin[i].y());
+            lowest = std::min(lowest, thin[i].y());
+            if (i > 0)
+                QVERIFY(thin[i].x() > thin[i - 1].x());
+        }
+        QCOMPARE(highest, 100.0);
+        QCOMPARE(lowest, 0.0);
+        QCOMPARE(thin.front().x(), 0.5); // bucket centres, in seconds from the span's start
+        QCOMPARE(thin.back().x(), 2999.5);
+
+        a.bucketCount = 800; // under two per pixel: every bucket
+        a.cpuNs[0].resize(800);
+        peak = 0;
+        const QList<QPointF> all = TimelineView::cpuPoints(a, 0, axis, peak);
+        QCOMPARE(all.size(), qsizetype(800));
+        QCOMPARE(all[10].y(), 50.0);
     }
 
     // Thread colours are stable per ordinal and differ between neighbours. If this fails, a thread changes

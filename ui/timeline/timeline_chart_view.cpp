@@ -20,18 +20,24 @@ void TimelineChartView::setTimeRange(int64_t startNs, int64_t endNs)
     const auto horizontal = chart()->axes(Qt::Horizontal);
     if (auto *x = horizontal.isEmpty() ? nullptr : qobject_cast<QValueAxis *>(horizontal.first())) {
         // The range is exactly the session's span (the TimeAxis maps the same); ticks fall on round seconds.
+        // Each setter makes the chart lay its labels out again, so only what changed is set.
         const double span = std::max(0.001, m_axis.toSeconds(endNs));
-        x->setRange(0.0, span);
-        x->setTickType(QValueAxis::TicksDynamic);
-        x->setTickAnchor(0);
         double step = 0.5;
         for (double s : {1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0}) {
             if (span / step <= 8)
                 break;
             step = s;
         }
-        x->setTickInterval(step);
-        x->setLabelFormat(step < 1 ? QStringLiteral("%.1f s") : QStringLiteral("%.0f s"));
+        if (x->tickType() != QValueAxis::TicksDynamic) {
+            x->setTickType(QValueAxis::TicksDynamic);
+            x->setTickAnchor(0);
+        }
+        if (x->tickInterval() != step)
+            x->setTickInterval(step);
+        const QString format = step < 1 ? QStringLiteral("%.1f s") : QStringLiteral("%.0f s");
+        if (x->labelFormat() != format)
+            x->setLabelFormat(format);
+        x->setRange(0.0, span);
     }
     updateAxis();
 }

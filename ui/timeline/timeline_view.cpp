@@ -237,18 +237,53 @@ void TimelineView::updateCpuSeries()
             series->attachAxis(m_cpuY);
         }
         series->setName(QString::fromStdString(m_snapshot->threads[thread].displayName()));
-        QList<QPointF> points;
-        points.reserve(static_cast<qsizetype>(a.bucketCount));
-        for (size_t b = 0; b < a.bucketCount; ++b) {
-            const double cpu = a.cpuPercent(thread, b);
-            peak = std::max(peak, cpu);
-            points.append({axis.toSeconds(a.bucketStart(b) + a.bucketNs / 2), cpu});
-        }
-        series->replace(points);
+        series->replace(cpuPoints(a, thread, axis, peak));
     }
     const double top = std::ceil(peak / 50.0) * 50.0;
-    m_cpuY->setRange(0, top);
-    m_cpuY->setTickCount(std::min(9, static_cast<int>(top / 50.0) + 1));
+    if (m_cpuY->max() != top || m_cpuY->min() != 0) // each change lays the axis' labels out again
+        m_cpuY->setRange(0, top);
+    if (const int ticks = std::min(9, static_cast<int>(top / 50.0) + 1); m_cpuY->tickCount() != ticks)
+        m_cpuY->setTickCount(ticks);
+}
+
+QList<QPointF> TimelineView::cpuPoints(const engine::ThreadActivity &a, uint32_t thread, const TimeAxis &axis,
+                                       double &peak)
+{
+    QList<QPointF> points;
+    const auto point = [&](size_t b) {
+        const double cpu = a.cpuPercent(thread, b);
+        peak = std::max(peak, cpu);
+        return QPointF(axis.toSeconds(a.bucketStart(b) + a.bucketNs / 2), cpu);
+    };
+    // More buckets than two per pixel (a long session) cannot all be seen: each pixel column keeps its lowest and
+    // its highest bucket, in time order, so the line's envelope and every peak stay as they are while the chart
+    // draws (and hit-tests) a few hundred points instead of thousands per thread.
+    const auto columns = static_cast<size_t>(std::max(1.0, axis.width()));
+    if (a.bucketCount <= 2 * columns) {
+        points.reserve(static_cast<qsizetype>(a.bucketCount));
+        for (size_t b = 0; b < a.bucketCount; ++b)
+            points.append(point(b));
+        return points;
+    }
+    points.reserve(static_cast<qsizetype>(2 * columns));
+    for (size_t c = 0; c < columns; ++c) {
+        const size_t begin = c * a.bucketCount / columns;
+        const size_t end = (c + 1) * a.bucketCount / columns;
+        if (begin == end)
+            continue;
+        size_t low = begin;
+        size_t high = begin;
+        for (size_t b = begin; b < end; ++b) {
+            if (a.cpuPercent(thread, b) < a.cpuPercent(thread, low))
+                low = b;
+            if (a.cpuPercent(thread, b) > a.cpuPercent(thread, high))
+                high = b;
+        }
+        points.append(point(std::min(low, high)));
+        if (low != high)
+            points.append(point(std::max(low, high)));
+    }
+    return points;
 }
 
 void TimelineView::updateFlushSeries()
@@ -264,8 +299,10 @@ void TimelineView::updateFlushSeries()
     }
     m_samplesSeries->replace(samples);
     m_lostSeries->replace(lost);
-    m_flushY->setRange(0, niceCeiling(peak));
-    m_flushY->setTickCount(3);
+    if (const double top = niceCeiling(peak); m_flushY->max() != top || m_flushY->min() != 0)
+        m_flushY->setRange(0, top);
+    if (m_flushY->tickCount() != 3)
+        m_flushY->setTickCount(3);
 }
 
 void TimelineView::updateStrip()

@@ -1,7 +1,10 @@
 #pragma once
 
 #include "engine/session/live_selection.h"
+#include "ui/timeline/time_axis.h"
 
+#include <QList>
+#include <QPointF>
 #include <QWidget>
 
 #include <map>
@@ -46,6 +49,11 @@ public:
 Q_SIGNALS:
     void rangeSelected(int64_t startNs, int64_t endNs);
     void hiddenThreadsChanged();
+
+    // One thread's CPU line: a point per bucket, or, with more than two buckets per pixel, each pixel column's
+    // lowest and highest bucket. `peak` is raised to the highest value seen.
+    static QList<QPointF> cpuPoints(const engine::ThreadActivity &activity, uint32_t thread, const TimeAxis &axis,
+                                    double &peak);
 
 private:
     void setupUi();

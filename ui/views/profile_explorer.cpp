@@ -51,7 +51,9 @@ void ProfileExplorer::setupUi()
     m_flame = new FlameGraphView(this);
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("statusLine"));
-    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Plain and not selectable: it changes with every live refresh, and a selectable label lays its text out as a
+    // rich text document whenever the layout asks its size.
+    m_status->setTextFormat(Qt::PlainText);
 
     m_splitter = new QSplitter(Qt::Vertical, this);
     m_splitter->setObjectName(QStringLiteral("mainSplitter"));

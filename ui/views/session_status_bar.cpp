@@ -30,7 +30,9 @@ QLabel *SessionStatusBar::addLabel(const char *name, const QString &toolTip)
     auto *label = new QLabel(this);
     label->setObjectName(QLatin1String(name));
     label->setToolTip(toolTip);
-    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Plain, not selectable: these change every second, and a selectable label lays its text out as a rich text
+    // document each time the window's layout asks its size.
+    label->setTextFormat(Qt::PlainText);
     layout()->addWidget(label);
     return label;
 }
@@ -42,6 +44,9 @@ void SessionStatusBar::setupUi()
     row->setContentsMargins(4, 2, 4, 2);
     row->setSpacing(18);
     m_state = addLabel("sessionStateLabel", tr("What the session is doing"));
+    QFont bold = m_state->font();
+    bold.setBold(true);
+    m_state->setFont(bold);
     m_elapsed = addLabel("elapsedLabel", tr("Time since the session started"));
     m_samples = addLabel("samplesLabel", tr("Samples taken so far"));
     m_rate = addLabel("rateLabel", tr("Samples per second actually taken (all threads)"));
@@ -82,7 +87,7 @@ void SessionStatusBar::setSummary(const engine::SessionSummary &s)
 
 void SessionStatusBar::setStateText(const QString &text)
 {
-    m_state->setText(QStringLiteral("<b>%1</b>").arg(text.toHtmlEscaped()));
+    m_state->setText(text);
 }
 
 } // namespace emberline::ui
