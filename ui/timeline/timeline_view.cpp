@@ -246,44 +246,54 @@ void TimelineView::updateCpuSeries()
         m_cpuY->setTickCount(ticks);
 }
 
-QList<QPointF> TimelineView::cpuPoints(const engine::ThreadActivity &a, uint32_t thread, const TimeAxis &axis,
-                                       double &peak)
+QList<QPointF> TimelineView::thinLine(const QList<QPointF> &points, double pixels)
 {
-    QList<QPointF> points;
-    const auto point = [&](size_t b) {
-        const double cpu = a.cpuPercent(thread, b);
-        peak = std::max(peak, cpu);
-        return QPointF(axis.toSeconds(a.bucketStart(b) + a.bucketNs / 2), cpu);
-    };
-    // More buckets than two per pixel (a long session) cannot all be seen: each pixel column keeps its lowest and
-    // its highest bucket, in time order, so the line's envelope and every peak stay as they are while the chart
-    // draws (and hit-tests) a few hundred points instead of thousands per thread.
-    const auto columns = static_cast<size_t>(std::max(1.0, axis.width()));
-    if (a.bucketCount <= 2 * columns) {
-        points.reserve(static_cast<qsizetype>(a.bucketCount));
-        for (size_t b = 0; b < a.bucketCount; ++b)
-            points.append(point(b));
+    // More points than pixels cannot all be seen: each two-pixel column keeps its lowest and its highest point, in
+    // time order, so the line's envelope and every peak and dip stay while the chart draws (and hit-tests) about
+    // one point per pixel, however long the session.
+    const auto columns = static_cast<size_t>(std::max(1.0, pixels / 2));
+    const auto n = static_cast<size_t>(points.size());
+    if (n <= 2 * columns)
         return points;
-    }
-    points.reserve(static_cast<qsizetype>(2 * columns));
+    QList<QPointF> out;
+    out.reserve(static_cast<qsizetype>(2 * columns + 2));
+    out.append(points.front()); // the line spans the whole time, from its first point to its last
     for (size_t c = 0; c < columns; ++c) {
-        const size_t begin = c * a.bucketCount / columns;
-        const size_t end = (c + 1) * a.bucketCount / columns;
+        const size_t begin = c * n / columns;
+        const size_t end = (c + 1) * n / columns;
         if (begin == end)
             continue;
         size_t low = begin;
         size_t high = begin;
-        for (size_t b = begin; b < end; ++b) {
-            if (a.cpuPercent(thread, b) < a.cpuPercent(thread, low))
-                low = b;
-            if (a.cpuPercent(thread, b) > a.cpuPercent(thread, high))
-                high = b;
+        for (size_t k = begin; k < end; ++k) {
+            if (points[qsizetype(k)].y() < points[qsizetype(low)].y())
+                low = k;
+            if (points[qsizetype(k)].y() > points[qsizetype(high)].y())
+                high = k;
         }
-        points.append(point(std::min(low, high)));
-        if (low != high)
-            points.append(point(std::max(low, high)));
+        const size_t first = std::min(low, high);
+        const size_t second = std::max(low, high);
+        if (first != 0) // the first point is in already
+            out.append(points[qsizetype(first)]);
+        if (second != first)
+            out.append(points[qsizetype(second)]);
     }
-    return points;
+    if (out.back() != points.back())
+        out.append(points.back());
+    return out;
+}
+
+QList<QPointF> TimelineView::cpuPoints(const engine::ThreadActivity &a, uint32_t thread, const TimeAxis &axis,
+                                       double &peak)
+{
+    QList<QPointF> points;
+    points.reserve(static_cast<qsizetype>(a.bucketCount));
+    for (size_t b = 0; b < a.bucketCount; ++b) {
+        const double cpu = a.cpuPercent(thread, b);
+        peak = std::max(peak, cpu);
+        points.append({axis.toSeconds(a.bucketStart(b) + a.bucketNs / 2), cpu});
+    }
+    return thinLine(points, axis.width());
 }
 
 void TimelineView::updateFlushSeries()
@@ -297,8 +307,14 @@ void TimelineView::updateFlushSeries()
         lost.append({x, static_cast<double>(chunk->lost)});
         peak = std::max(peak, static_cast<double>(std::max(chunk->samples, chunk->lost)));
     }
-    m_samplesSeries->replace(samples);
-    m_lostSeries->replace(lost);
+    // A marker per flush while they have room (eight pixels each); a plain, thinned line after that.
+    const bool markers = static_cast<double>(samples.size()) * 8 <= axis.width();
+    for (QLineSeries *series : {m_samplesSeries, m_lostSeries}) {
+        if (series->pointsVisible() != markers)
+            series->setPointsVisible(markers);
+    }
+    m_samplesSeries->replace(thinLine(samples, axis.width()));
+    m_lostSeries->replace(thinLine(lost, axis.width()));
     if (const double top = niceCeiling(peak); m_flushY->max() != top || m_flushY->min() != 0)
         m_flushY->setRange(0, top);
     if (m_flushY->tickCount() != 3)

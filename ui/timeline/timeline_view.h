@@ -35,6 +35,13 @@ class TimelineView : public QWidget {
 public:
     explicit TimelineView(QWidget *parent = nullptr);
 
+    // A line of points in time order as a chart `pixels` wide can show it: as is while there are no more points
+    // than pixels, else each two-pixel column's lowest and highest point.
+    static QList<QPointF> thinLine(const QList<QPointF> &points, double pixels);
+    // One thread's CPU line: a point per bucket, thinned to the axis' width. `peak` is raised to the highest value.
+    static QList<QPointF> cpuPoints(const engine::ThreadActivity &activity, uint32_t thread, const TimeAxis &axis,
+                                    double &peak);
+
     void setData(std::shared_ptr<const engine::LiveSnapshot> snapshot,
                  std::shared_ptr<const engine::ThreadActivity> activity);
     void setSelection(std::optional<std::pair<int64_t, int64_t>> range);
@@ -49,11 +56,6 @@ public:
 Q_SIGNALS:
     void rangeSelected(int64_t startNs, int64_t endNs);
     void hiddenThreadsChanged();
-
-    // One thread's CPU line: a point per bucket, or, with more than two buckets per pixel, each pixel column's
-    // lowest and highest bucket. `peak` is raised to the highest value seen.
-    static QList<QPointF> cpuPoints(const engine::ThreadActivity &activity, uint32_t thread, const TimeAxis &axis,
-                                    double &peak);
 
 private:
     void setupUi();
