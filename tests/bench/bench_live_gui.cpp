@@ -152,6 +152,11 @@ int main(int argc, char **argv)
         std::fflush(stdout);
         pendingSequence = 0;
     };
+    // A session the engine refuses (a flush period under 1 s, say) ends at once: say why.
+    QObject::connect(session, &engine::ProfilingSession::failed, [](const QString &message) {
+        std::printf("session failed: %s\n", qPrintable(message));
+        std::fflush(stdout);
+    });
     long peakRss = 0;
     QTimer rss;
     rss.setInterval(500);
