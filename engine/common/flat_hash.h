@@ -17,7 +17,10 @@ public:
     explicit U64ToU32Map(size_t expected = 16) { rehash(capacityFor(expected)); }
 
     // Returns the value for key, inserting `value` if key was absent; `inserted` tells which.
-    uint32_t findOrInsert(uint64_t key, uint32_t value, bool &inserted)
+    uint32_t findOrInsert(uint64_t key, uint32_t value, bool &inserted) { return slotFor(key, value, inserted); }
+
+    // The value slot for key, inserting `value` if key was absent; valid until the next insertion.
+    uint32_t &slotFor(uint64_t key, uint32_t value, bool &inserted)
     {
         if ((m_size + 1) * 4 > m_keys.size() * 3)
             rehash(m_keys.size() * 2);
@@ -33,16 +36,6 @@ public:
         m_values[i] = value;
         ++m_size;
         inserted = true;
-        return value;
-    }
-
-    // The value slot for key, inserting `value` if key was absent; valid until the next insertion.
-    uint32_t &slotFor(uint64_t key, uint32_t value, bool &inserted)
-    {
-        findOrInsert(key, value, inserted);
-        size_t i = slot(key);
-        while (m_keys[i] != key)
-            i = (i + 1) & m_mask;
         return m_values[i];
     }
 

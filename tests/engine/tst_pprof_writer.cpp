@@ -292,9 +292,7 @@ void TestPprofWriter::nonUtf8Strings()
 
 void TestPprofWriter::streamOfProfiles_data()
 {
-    QTest::addColumn<QString>("file");
-    for (const QString &f : test::realFiles())
-        QTest::newRow(qPrintable(f)) << f;
+    readableByGoToolPprof_data();
 }
 
 // If this fails, a session's profile.pprof (written a flush at a time) loses, alters or double-counts what its
