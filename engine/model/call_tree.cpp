@@ -34,13 +34,18 @@ std::optional<CallTree> CallTree::build(const Profile &profile, const FrameTable
                 childOf.findOrInsert((static_cast<uint64_t>(node) << 32) | frame, candidate, inserted);
             if (inserted) {
                 const uint32_t depth = tree.m_nodes[node].depth + 1;
-                tree.m_nodes.push_back(Node{frame, node, depth, 0, 0});
+                tree.m_nodes.push_back(Node{frame, node, depth, depth, 0, 0});
                 tree.m_maxDepth = std::max(tree.m_maxDepth, depth);
             }
             tree.m_nodes[child].total += v;
             node = child;
         }
         tree.m_nodes[node].self += v;
+    }
+    // Parents come before their children: one backward pass carries subtree depths upwards.
+    for (size_t i = tree.m_nodes.size(); i-- > 1;) {
+        Node &parent = tree.m_nodes[tree.m_nodes[i].parent];
+        parent.deepest = std::max(parent.deepest, tree.m_nodes[i].deepest);
     }
 
     // Children in CSR form, ordered by frame name (rank computed once over frames, not per comparison).
@@ -134,7 +139,9 @@ uint32_t CallTreeUpdater::child(const FrameTable &frames, uint32_t parent, uint3
     const uint32_t node = m_childOf.findOrInsert((static_cast<uint64_t>(parent) << 32) | frame, candidate, inserted);
     if (inserted) {
         const uint32_t depth = m_nodes[parent].depth + 1;
-        m_nodes.push_back(CallTree::Node{frame, parent, depth, 0, 0});
+        m_nodes.push_back(CallTree::Node{frame, parent, depth, depth, 0, 0});
+        for (uint32_t p = parent; p != kNoIndex && m_nodes[p].deepest < depth; p = m_nodes[p].parent)
+            m_nodes[p].deepest = depth;
         m_children.emplace_back();
         m_newChildren.push_back(0);
         m_newChildren[parent] = 1;
@@ -183,21 +190,33 @@ uint32_t CallTreeUpdater::walk(const Profile &profile, const FrameTable &frames,
     return leaf;
 }
 
-CallTree CallTreeUpdater::update(const Profile &profile, const FrameTable &frames, std::span<const int64_t> perStack)
+CallTree CallTreeUpdater::update(const Profile &profile, const FrameTable &frames, std::span<const int64_t> perStack,
+                                 const std::vector<uint32_t> *changed)
 {
-    if (perStack.size() < m_values.size() || frames.size() < m_frames)
+    if (perStack.size() < m_values.size() || frames.size() < m_frames) {
         *this = CallTreeUpdater{}; // not the profile this tree grew from: start over
+        changed = nullptr;
+    }
     m_frames = frames.size();
     m_frameSelf.resize(m_frames, 0);
     m_frameTotal.resize(m_frames, 0);
     m_frameSeen.resize(m_frames, 0);
     m_values.resize(perStack.size(), 0);
     m_leaf.resize(perStack.size(), kNoIndex);
-    for (uint32_t s = 0; s < perStack.size(); ++s) {
+    const auto visit = [&](uint32_t s) {
         if (perStack[s] != m_values[s]) {
             walk(profile, frames, s, perStack[s] - m_values[s]);
             m_values[s] = perStack[s];
         }
+    };
+    if (changed) {
+        for (uint32_t s : *changed) {
+            if (s < perStack.size())
+                visit(s);
+        }
+    } else {
+        for (uint32_t s = 0; s < perStack.size(); ++s)
+            visit(s);
     }
 
     return m_emptyNodes == 0 ? publish() : publishSkippingEmpty();
@@ -260,12 +279,17 @@ CallTree CallTreeUpdater::publishSkippingEmpty() const
             continue;
         newId[n] = static_cast<uint32_t>(tree.m_nodes.size());
         CallTree::Node copy = node;
+        copy.deepest = copy.depth; // paths left out may have been the deepest
         if (n != 0)
             copy.parent = newId[node.parent];
         tree.m_maxDepth = std::max(tree.m_maxDepth, copy.depth);
         tree.m_nodes.push_back(copy);
     }
     const size_t kept = tree.m_nodes.size();
+    for (size_t i = kept; i-- > 1;) {
+        CallTree::Node &parent = tree.m_nodes[tree.m_nodes[i].parent];
+        parent.deepest = std::max(parent.deepest, tree.m_nodes[i].deepest);
+    }
     tree.m_childOffsets.reserve(kept + 1);
     tree.m_children.reserve(kept > 0 ? kept - 1 : 0);
     for (uint32_t n = 0; n < known; ++n) {

@@ -24,6 +24,7 @@ public:
         uint32_t frame = kNoIndex; // kNoIndex for the root
         uint32_t parent = kNoIndex;
         uint32_t depth = 0;        // root is 0
+        uint32_t deepest = 0;      // the largest depth in the node's subtree (its own when a leaf)
         int64_t self = 0;
         int64_t total = 0;
     };
@@ -69,7 +70,11 @@ private:
 // Thread: one caller at a time.
 class CallTreeUpdater {
 public:
-    CallTree update(const Profile &profile, const FrameTable &frames, std::span<const int64_t> perStack);
+    // `changed`, when given, names every stack whose value may differ from the previous update's (repeats are
+    // fine; stacks new since then must be in it): only those are read, so an update costs nothing per stack the
+    // last flush left alone. Without it, every stack's value is compared.
+    CallTree update(const Profile &profile, const FrameTable &frames, std::span<const int64_t> perStack,
+                    const std::vector<uint32_t> *changed = nullptr);
     // Nodes known so far, including paths whose value fell back to zero (left out of the trees returned).
     size_t knownNodes() const { return m_nodes.size(); }
     // Per frame, as of the last update: its self value, and its total (each stack counted once however often

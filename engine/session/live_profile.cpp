@@ -61,6 +61,29 @@ size_t LiveSnapshot::timelineBytes() const
     return n;
 }
 
+std::span<const int64_t> LiveSnapshot::stackValues(int sampleType) const
+{
+    if (!columns || sampleType < 0 || static_cast<size_t>(sampleType) >= columns->stackValues.size())
+        return {};
+    return columns->stackValues[static_cast<size_t>(sampleType)];
+}
+
+std::vector<uint32_t> LiveSnapshot::stacksChangedSince(uint32_t from) const
+{
+    std::vector<uint32_t> stacks;
+    if (!profile || from >= chunks.size())
+        return stacks;
+    for (size_t c = from; c < chunks.size(); ++c) {
+        for (uint32_t agg : chunks[c]->sample) {
+            if (agg < profile->sampleCount())
+                stacks.push_back(profile->sampleStackId(agg));
+        }
+    }
+    std::sort(stacks.begin(), stacks.end());
+    stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());
+    return stacks;
+}
+
 // A flush as the columns take it: per sample, the aggregated sample it went to, its thread and its CPU time.
 struct LiveProfile::Missed {
     std::shared_ptr<const Flush> flush;
@@ -129,7 +152,7 @@ Status LiveProfile::mergeIntoBack(const std::shared_ptr<const Flush> &flush, std
         for (const auto &missed : m_back->missing) {
             if (auto st = m_back->merger.add(*missed->flush->profile); !st)
                 return st;
-            addToColumns(m_back->columns, *missed);
+            addToColumns(m_back->columns, m_back->merger.result(), *missed);
         }
     }
     m_back->missing.clear();
@@ -138,8 +161,21 @@ Status LiveProfile::mergeIntoBack(const std::shared_ptr<const Flush> &flush, std
     return Ok{};
 }
 
-void LiveProfile::addToColumns(LiveSampleColumns &columns, const Missed &flush)
+void LiveProfile::addToColumns(LiveSampleColumns &columns, const Profile &merged, const Missed &flush)
 {
+    const Profile &taken = *flush.flush->profile;
+    const size_t types = taken.sampleTypes().size();
+    if (columns.stackValues.size() < types)
+        columns.stackValues.resize(types);
+    for (std::vector<int64_t> &values : columns.stackValues)
+        values.resize(merged.stacks().size(), 0);
+    for (size_t i = 0; i < flush.destination.size() && i < taken.sampleCount(); ++i) {
+        const uint32_t stack = merged.sampleStackId(flush.destination[i]);
+        const auto values = taken.sampleValues(i);
+        for (size_t t = 0; t < types && t < values.size(); ++t)
+            columns.stackValues[t][stack] += values[t];
+    }
+
     size_t aggregated = columns.thread.size();
     for (uint32_t d : flush.destination)
         aggregated = std::max<size_t>(aggregated, d + 1);
@@ -208,7 +244,7 @@ Status LiveProfile::add(std::shared_ptr<const Flush> flushPtr)
         m_totals[t] += flushTotals[t];
     ++m_flushes;
 
-    addToColumns(m_back->columns, *taken);
+    addToColumns(m_back->columns, m_back->merger.result(), *taken);
     std::swap(m_back, m_published);
     m_back->missing.push_back(std::move(taken));
     return Ok{};

@@ -57,6 +57,9 @@ struct LiveSampleColumns {
     std::vector<uint32_t> thread;
     std::vector<uint32_t> hits;
     std::vector<int64_t> cpuNs;
+    // Per sample type, the session's value per stack of the aggregated profile: what valuesPerStack() gives
+    // without a filter, kept up to date flush by flush so that a refresh of the whole session reads it as is.
+    std::vector<std::vector<int64_t>> stackValues;
 };
 
 // What a live session's views are derived from, frozen after a flush: the whole session so far aggregated
@@ -78,6 +81,11 @@ struct LiveSnapshot {
     std::vector<LiveThread> threads;
     std::vector<std::shared_ptr<const TimelineChunk>> chunks;
 
+    // The session's value per stack for one sample type (empty for a type the profile does not have).
+    std::span<const int64_t> stackValues(int sampleType) const;
+    // Stacks whose value changed in flushes [from, flushes) of this session, each named at least once, from the
+    // timeline; empty when `from` is not an earlier flush count of it.
+    std::vector<uint32_t> stacksChangedSince(uint32_t from) const;
     size_t timelineSamples() const;
     size_t timelineBytes() const;
 };
@@ -110,7 +118,7 @@ private:
     struct Missed;
     uint32_t threadOrdinal(int64_t tid, const std::string &name);
     Status mergeIntoBack(const std::shared_ptr<const Flush> &flush, std::vector<uint32_t> &destination);
-    static void addToColumns(LiveSampleColumns &columns, const Missed &flush);
+    static void addToColumns(LiveSampleColumns &columns, const Profile &merged, const Missed &flush);
     void addBins(TimelineChunk &chunk, const std::vector<uint32_t> &threadOf, const std::vector<int64_t> &cpuOf) const;
 
     std::shared_ptr<Buffer> m_published;

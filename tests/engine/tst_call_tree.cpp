@@ -61,6 +61,19 @@ CallTree buildTree(const Profile &p, const FrameTable &frames, int type, const s
     return *CallTree::build(p, frames, perStack);
 }
 
+// Every node's `deepest` is the largest depth in its subtree; a failure names the first node that is wrong.
+QString wrongDeepest(const CallTree &tree)
+{
+    for (uint32_t n = 0; n < tree.size(); ++n) {
+        uint32_t deepest = tree.node(n).depth;
+        for (uint32_t c : tree.children(n))
+            deepest = std::max(deepest, tree.node(c).deepest);
+        if (tree.node(n).deepest != deepest)
+            return QStringLiteral("node %1: deepest %2, expected %3").arg(n).arg(tree.node(n).deepest).arg(deepest);
+    }
+    return {};
+}
+
 } // namespace
 
 class TestCallTree : public QObject {
@@ -132,6 +145,8 @@ void TestCallTree::handBuiltNodes()
         }
         QCOMPARE(tree.node(n).self + children, tree.node(n).total);
     }
+    QCOMPARE(tree.node(0).deepest, 5u); // main → a → rec → rec → rec (the root is depth 0)
+    QCOMPARE(wrongDeepest(tree), QString());
 }
 
 // If this fails, a cancelled build still runs to the end (the GUI would wait on stale work).
@@ -219,13 +234,18 @@ void TestCallTree::updaterFollowsGrowingValues()
     const int type = p.defaultSampleTypeIndex();
     const FrameTable frames(p);
     CallTreeUpdater updater;
+    CallTreeUpdater hinted; // told which stacks the step changed, as a live session's flushes do
     const size_t n = p.sampleCount();
     std::vector<uint8_t> mask(n, 0);
     constexpr size_t kSteps = 5;
     for (size_t step = 1; step <= kSteps + 3; ++step) {
+        std::vector<uint32_t> changed;
         if (step <= kSteps) {
-            for (size_t i = 0; i < n * step / kSteps; ++i)
+            for (size_t i = 0; i < n * step / kSteps; ++i) {
+                if (!mask[i])
+                    changed.push_back(p.sampleStackId(i));
                 mask[i] = 1;
+            }
         } else if (step == kSteps + 1) {
             for (size_t i = 0; i < n; ++i)
                 mask[i] = i % 3 == 0; // a filter: most paths lose value, some to zero
@@ -239,6 +259,12 @@ void TestCallTree::updaterFollowsGrowingValues()
         QCOMPARE(updated.total(), built.total());
         QCOMPARE(updated.maxDepth(), built.maxDepth());
         QVERIFY2(updated.dump(frames) == built.dump(frames), qPrintable(QStringLiteral("step %1").arg(step)));
+        QCOMPARE(wrongDeepest(built), QString());
+        QCOMPARE(wrongDeepest(updated), QString());
+        QCOMPARE(updated.node(0).deepest, built.node(0).deepest);
+        const CallTree fromHints = hinted.update(p, frames, perStack, step <= kSteps ? &changed : nullptr);
+        QVERIFY2(fromHints.dump(frames) == built.dump(frames), qPrintable(QStringLiteral("hinted, step %1").arg(step)));
+        QCOMPARE(wrongDeepest(fromHints), QString());
         // The per-frame values it keeps along the way give the function table of the tree it returned.
         const FunctionTable fromUpdater =
             FunctionTable::fromFrameTotals(frames, updater.frameSelf(), updater.frameTotal(), updated.total());
@@ -252,6 +278,16 @@ void TestCallTree::updaterFollowsGrowingValues()
         }
     }
     QVERIFY(updater.knownNodes() >= CallTree::build(p, frames, valuesPerStack(p, type, {}))->size());
+    // Stacks left out of `changed` are not read: a refresh that names none keeps the tree as it was.
+    std::vector<int64_t> more = valuesPerStack(p, type, {});
+    const int64_t before = more.empty() ? 0 : CallTree::build(p, frames, more)->total();
+    if (!more.empty()) {
+        more[p.sampleStackId(0)] += 1000;
+        const std::vector<uint32_t> none;
+        QCOMPARE(hinted.update(p, frames, more, &none).total(), before);
+        const std::vector<uint32_t> first{p.sampleStackId(0)};
+        QCOMPARE(hinted.update(p, frames, more, &first).total(), before + 1000);
+    }
 }
 
 // Flushes merged one after another: new stacks, locations and frames arrive between updates.

@@ -16,56 +16,27 @@ std::shared_ptr<const std::vector<QString>> FlameGraphLayout::frameNames(const e
     return names;
 }
 
-std::shared_ptr<const FlameGeometry> FlameGraphLayout::computeGeometry(const engine::CallTree &tree,
-                                                                        const engine::FrameTable &frames,
-                                                                        std::shared_ptr<const std::vector<QString>> names)
-{
-    auto geometry = std::make_shared<FlameGeometry>();
-    const auto n = static_cast<uint32_t>(tree.size());
-    // Parents are created before their children, so one forward pass places every child after its elder
-    // siblings and one backward pass carries subtree depths upwards.
-    geometry->offset.assign(n, 0);
-    for (uint32_t p = 0; p < n; ++p) {
-        int64_t next = geometry->offset[p];
-        for (uint32_t c : tree.children(p)) {
-            geometry->offset[c] = next;
-            next += tree.node(c).total;
-        }
-    }
-    geometry->deepest.resize(n);
-    for (uint32_t i = 0; i < n; ++i)
-        geometry->deepest[i] = tree.node(i).depth;
-    for (uint32_t i = n; i-- > 1;) {
-        const uint32_t parent = tree.node(i).parent;
-        geometry->deepest[parent] = std::max(geometry->deepest[parent], geometry->deepest[i]);
-    }
-    geometry->frameNames = names && names->size() == frames.size() ? std::move(names) : frameNames(frames);
-    return geometry;
-}
-
 void FlameGraphLayout::setTree(std::shared_ptr<const engine::CallTree> tree,
                                std::shared_ptr<const engine::FrameTable> frames,
-                               std::shared_ptr<const FlameGeometry> geometry)
+                               std::shared_ptr<const std::vector<QString>> names)
 {
     m_tree = std::move(tree);
     m_frames = std::move(frames);
     m_zoom = 0;
     m_scroll = 0;
-    m_geometry.reset();
+    m_names.reset();
     if (!m_tree || !m_frames || m_tree->size() == 0) {
         recomputeMatches();
         return;
     }
-    const bool fits = geometry && geometry->offset.size() == m_tree->size() &&
-                      geometry->frameNames->size() == m_frames->size();
-    m_geometry = fits ? std::move(geometry) : computeGeometry(*m_tree, *m_frames);
+    m_names = names && names->size() == m_frames->size() ? std::move(names) : frameNames(*m_frames);
     recomputeMatches();
 }
 
 const QString &FlameGraphLayout::nodeName(uint32_t node) const
 {
     const uint32_t frame = m_tree->node(node).frame;
-    return frame == kNoIndex ? m_rootName : (*m_geometry->frameNames)[frame];
+    return frame == kNoIndex ? m_rootName : (*m_names)[frame];
 }
 
 void FlameGraphLayout::setViewportSize(QSizeF size)
@@ -87,7 +58,7 @@ void FlameGraphLayout::setOrientation(Orientation orientation)
 
 uint32_t FlameGraphLayout::rowCount() const
 {
-    return isEmpty() ? 0 : m_geometry->deepest[m_zoom] + 1;
+    return isEmpty() ? 0 : m_tree->node(m_zoom).deepest + 1;
 }
 
 void FlameGraphLayout::setScrollOffset(double offset)
@@ -175,7 +146,22 @@ double FlameGraphLayout::fractionX(uint32_t node) const
 {
     if (!isShown(node) || m_tree->node(node).depth <= m_tree->node(m_zoom).depth)
         return 0.0;
-    return static_cast<double>(m_geometry->offset[node] - m_geometry->offset[m_zoom]) / static_cast<double>(m_tree->node(m_zoom).total);
+    return static_cast<double>(offsetFromZoom(node)) / static_cast<double>(m_tree->node(m_zoom).total);
+}
+
+int64_t FlameGraphLayout::offsetFromZoom(uint32_t node) const
+{
+    int64_t offset = 0;
+    for (uint32_t n = node; n != m_zoom && n != kNoIndex;) {
+        const uint32_t parent = m_tree->node(n).parent;
+        for (uint32_t sibling : m_tree->children(parent)) {
+            if (sibling == n)
+                break;
+            offset += m_tree->node(sibling).total;
+        }
+        n = parent;
+    }
+    return offset;
 }
 
 double FlameGraphLayout::fractionWidth(uint32_t node) const
@@ -230,21 +216,34 @@ void FlameGraphLayout::visibleRects(std::vector<FlameRect> &out) const
             out.push_back({n, 0.0, 1.0, row, QRectF(0, rowTop(row), width, m_rowHeight)});
     }
     const double zoomTotal = static_cast<double>(m_tree->node(m_zoom).total);
-    const int64_t zoomOffset = m_geometry->offset[m_zoom];
-    std::vector<uint32_t> stack(m_tree->children(m_zoom).rbegin(), m_tree->children(m_zoom).rend());
+    // Pre-order with each node's start (value from the zoomed node's left edge): children start where their
+    // parent does, each after its elder siblings.
+    struct Pending {
+        uint32_t node;
+        int64_t start;
+    };
+    std::vector<Pending> stack;
+    const auto pushChildren = [&](uint32_t parent, int64_t start) {
+        const auto children = m_tree->children(parent);
+        const size_t first = stack.size();
+        for (uint32_t c : children) {
+            stack.push_back({c, start});
+            start += m_tree->node(c).total;
+        }
+        std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(first), stack.end()); // eldest on top
+    };
+    pushChildren(m_zoom, 0);
     while (!stack.empty()) {
-        const uint32_t n = stack.back();
+        const auto [n, start] = stack.back();
         stack.pop_back();
         const auto &node = m_tree->node(n);
         const double fw = static_cast<double>(node.total) / zoomTotal;
         if (fw * width <= m_minPixelWidth || pastFarEdge(node.depth))
             continue; // children are never wider, nor nearer
-        const double fx = static_cast<double>(m_geometry->offset[n] - zoomOffset) / zoomTotal;
+        const double fx = static_cast<double>(start) / zoomTotal;
         if (rowVisible(node.depth))
             out.push_back({n, fx, fw, node.depth, QRectF(fx * width, rowTop(node.depth), fw * width, m_rowHeight)});
-        const auto children = m_tree->children(n);
-        for (auto it = children.rbegin(); it != children.rend(); ++it)
-            stack.push_back(*it);
+        pushChildren(n, start);
     }
 }
 
@@ -268,20 +267,22 @@ uint32_t FlameGraphLayout::nodeAt(QPointF point) const
         return n;
     }
     // Descend from the zoomed node, choosing at each level the child whose value range holds the point.
-    const double value = static_cast<double>(m_geometry->offset[m_zoom]) +
-                         point.x() / m_viewport.width() * static_cast<double>(m_tree->node(m_zoom).total);
+    const double value = point.x() / m_viewport.width() * static_cast<double>(m_tree->node(m_zoom).total);
     uint32_t node = m_zoom;
+    double start = 0; // where `node` starts, in value from the zoomed node's left edge
     for (uint32_t depth = zoomDepth + 1; depth <= row; ++depth) {
-        const auto children = m_tree->children(node);
-        auto it = std::upper_bound(children.begin(), children.end(), value,
-                                   [&](double v, uint32_t c) { return v < static_cast<double>(m_geometry->offset[c]); });
-        if (it == children.begin())
+        uint32_t hit = kNoIndex;
+        for (uint32_t c : m_tree->children(node)) {
+            const double end = start + static_cast<double>(m_tree->node(c).total);
+            if (value < end) {
+                hit = c;
+                break;
+            }
+            start = end;
+        }
+        if (hit == kNoIndex || pixelWidth(hit) <= m_minPixelWidth)
             return kNoIndex;
-        const uint32_t child = *(it - 1);
-        if (value >= static_cast<double>(m_geometry->offset[child] + m_tree->node(child).total) ||
-            pixelWidth(child) <= m_minPixelWidth)
-            return kNoIndex;
-        node = child;
+        node = hit;
     }
     return node;
 }
@@ -302,9 +303,9 @@ void FlameGraphLayout::recomputeMatches()
         return;
     }
     // A live refresh brings a new tree but mostly the same frame table: the per-frame matches stand.
-    const std::vector<QString> &names = *m_geometry->frameNames;
-    if (m_matchedNames != m_geometry->frameNames || m_matchedSearch != m_search) {
-        m_matchedNames = m_geometry->frameNames;
+    const std::vector<QString> &names = *m_names;
+    if (m_matchedNames != m_names || m_matchedSearch != m_search) {
+        m_matchedNames = m_names;
         m_matchedSearch = m_search;
         m_matchedFrames = 0;
         m_frameMatch.assign(names.size(), 0);

@@ -26,38 +26,25 @@ struct FlameRect {
     QRectF pixels;
 };
 
-// What a flame graph derives from one call tree, O(tree size): each node's start offset (in sample-value units,
-// relative to the root) and the deepest depth in its subtree, plus the frame names as QStrings. Computed on the
-// worker that builds the tree, so that showing a new tree on the GUI thread is a pointer swap.
-//
-// Thread: built on a worker; immutable afterwards, shared.
-struct FlameGeometry {
-    std::vector<int64_t> offset;
-    std::vector<uint32_t> deepest;
-    std::shared_ptr<const std::vector<QString>> frameNames; // per frame, shared by every geometry of one frame table
-};
-
 // The geometry of a flame graph, apart from any painting: call tree → rectangles, zoom (the zoomed node spans
 // the full width, its ancestors are shown full width beneath it), orientation (root at the bottom, or at the
 // top as an icicle graph), vertical scrolling, hit testing, culling of what is invisible or narrower than a
 // pixel, and the search match set with its share of the total.
 //
-// Invariant: a node's start offset (in sample-value units) is fixed when the tree is set, so zooming is O(1)
-// and a paint visits only the rectangles it draws plus their immediate too-narrow children.
+// Setting a tree costs nothing per node: a node's start is the sum of its elder siblings' totals, added up
+// while a paint walks down from the zoomed node (which visits only the rectangles it draws plus their immediate
+// too-narrow children), and the rows under a node come from the tree's `deepest`. So a live refresh's new tree
+// is shown at once, whatever its size.
 //
 // Thread: GUI thread (owned by FlameGraphView); the tree it points to is immutable and shared.
 class FlameGraphLayout {
 public:
     enum class Orientation { RootAtBottom, RootAtTop };
 
-    // Without a geometry built for this tree, it is computed here (fine for small trees and tests).
-    void setTree(std::shared_ptr<const engine::CallTree> tree, std::shared_ptr<const engine::FrameTable> frames,
-                 std::shared_ptr<const FlameGeometry> geometry = nullptr);
     // `names`, when given, are the frame table's names as frameNames() made them (kept from one refresh to the
-    // next while the frame table stays the same).
-    static std::shared_ptr<const FlameGeometry> computeGeometry(
-        const engine::CallTree &tree, const engine::FrameTable &frames,
-        std::shared_ptr<const std::vector<QString>> names = nullptr);
+    // next while the frame table stays the same); without them they are made here, O(frames).
+    void setTree(std::shared_ptr<const engine::CallTree> tree, std::shared_ptr<const engine::FrameTable> frames,
+                 std::shared_ptr<const std::vector<QString>> names = nullptr);
     static std::shared_ptr<const std::vector<QString>> frameNames(const engine::FrameTable &frames);
     const engine::CallTree *tree() const { return m_tree.get(); }
     const engine::FrameTable *frames() const { return m_frames.get(); }
@@ -122,11 +109,14 @@ public:
 
 private:
     double pixelWidth(uint32_t node) const;
+    // Value of the node's elder siblings and of its ancestors' elder siblings up to the zoomed node (which must
+    // be the node or one of its ancestors): where the node starts, in sample-value units.
+    int64_t offsetFromZoom(uint32_t node) const;
     void recomputeMatches();
 
     std::shared_ptr<const engine::CallTree> m_tree;
     std::shared_ptr<const engine::FrameTable> m_frames;
-    std::shared_ptr<const FlameGeometry> m_geometry; // null when the tree is empty
+    std::shared_ptr<const std::vector<QString>> m_names; // per frame; null when the tree is empty
     QString m_rootName = QStringLiteral("all");
 
     QSizeF m_viewport{0, 0};

@@ -70,7 +70,7 @@ std::vector<uint32_t> FlameGraphView::translateFrames(std::span<const uint32_t> 
 
 void FlameGraphView::setTree(std::shared_ptr<const engine::CallTree> tree,
                              std::shared_ptr<const engine::FrameTable> frames, const std::string &unit,
-                             bool keepZoom, std::shared_ptr<const FlameGeometry> geometry)
+                             bool keepZoom, std::shared_ptr<const std::vector<QString>> names)
 {
     std::vector<uint32_t> zoomPath;
     if (keepZoom && m_layout.tree())
@@ -80,7 +80,7 @@ void FlameGraphView::setTree(std::shared_ptr<const engine::CallTree> tree,
         zoomPath = translateFrames(zoomPath, *m_layout.frames(), *frames);
     const double scroll = m_layout.scrollOffset();
     m_unit = unit;
-    m_layout.setTree(std::move(tree), std::move(frames), std::move(geometry));
+    m_layout.setTree(std::move(tree), std::move(frames), std::move(names));
     if (newFrames) {
         m_palette.reset(m_layout.frames());
         m_textWidth.assign(m_layout.frames() ? m_layout.frames()->size() : 0, -1.0f);

@@ -28,7 +28,7 @@ public:
     // Shows a new tree. When keepZoom is set, the zoom follows the same call path in the new tree (a sample
     // type or thread switch keeps the user where they were).
     void setTree(std::shared_ptr<const engine::CallTree> tree, std::shared_ptr<const engine::FrameTable> frames,
-                 const std::string &unit, bool keepZoom, std::shared_ptr<const FlameGeometry> geometry = nullptr);
+                 const std::string &unit, bool keepZoom, std::shared_ptr<const std::vector<QString>> names = nullptr);
     const FlameGraphLayout &layout() const { return m_layout; }
     const std::string &unit() const { return m_unit; }
 

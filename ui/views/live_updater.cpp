@@ -89,6 +89,7 @@ std::shared_ptr<const LiveViewData> deriveView(const QString &path, int frequenc
     loaded->frames = state.frames;
     loaded->frameNames = state.frameNames;
     loaded->liveTrees = std::move(trees);
+    loaded->live = state.snapshot;
     loaded->threads = state.threads;
     loaded->aggregated = true;
     std::vector<float> weights = engine::selectionWeights(snap, selection);

@@ -83,21 +83,41 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
     const std::vector<uint8_t> mask = engine::selectSamples(profile, loaded.threads.get(), request.filter);
     analysis->keptSamples = mask.empty() ? profile.sampleCount()
                                          : static_cast<size_t>(std::count(mask.begin(), mask.end(), uint8_t(1)));
-    auto perStack = loaded.sampleWeights
-                        ? weightedValuesPerStack(profile, request.sampleType, mask, *loaded.sampleWeights, cancel)
-                        : engine::valuesPerStack(profile, request.sampleType, mask, cancel);
+    // A live session's whole, unfiltered profile: its values per stack are kept by the session as it goes.
+    const engine::LiveSnapshot *live = loaded.live.get();
+    const std::span<const int64_t> liveValues =
+        live && !loaded.sampleWeights && mask.empty() ? live->stackValues(request.sampleType)
+                                                      : std::span<const int64_t>{};
+    const bool wholeSession = loaded.liveTrees && live && liveValues.size() == profile.stacks().size();
+    if (wholeSession) {
+        analysis->perStack = std::shared_ptr<const std::vector<int64_t>>(
+            live->columns, &live->columns->stackValues[static_cast<size_t>(request.sampleType)]);
+    } else {
+        analysis->perStack = std::make_shared<const std::vector<int64_t>>(
+            loaded.sampleWeights
+                ? weightedValuesPerStack(profile, request.sampleType, mask, *loaded.sampleWeights, cancel)
+                : engine::valuesPerStack(profile, request.sampleType, mask, cancel));
+    }
     if (cancel && cancel->load())
         return nullptr;
+    const std::span<const int64_t> perStack = *analysis->perStack;
     const qint64 valuesMs = timer.elapsed();
 
     std::optional<engine::CallTree> tree;
     std::optional<engine::FunctionTable> functions;
+    size_t walked = perStack.size();
     if (loaded.liveTrees) {
         std::lock_guard lock(loaded.liveTrees->mutex);
-        engine::CallTreeUpdater &updater = loaded.liveTrees->bySampleType[request.sampleType];
-        tree = updater.update(profile, *loaded.frames, perStack);
-        functions = engine::FunctionTable::fromFrameTotals(*loaded.frames, updater.frameSelf(), updater.frameTotal(),
-                                                           tree->total());
+        LiveTrees::Tree &entry = loaded.liveTrees->bySampleType[request.sampleType];
+        std::optional<std::vector<uint32_t>> changed;
+        if (wholeSession && entry.wholeSessionAt != engine::kNoIndex && entry.wholeSessionAt <= live->flushes) {
+            changed = live->stacksChangedSince(entry.wholeSessionAt);
+            walked = changed->size();
+        }
+        tree = entry.updater.update(profile, *loaded.frames, perStack, changed ? &*changed : nullptr);
+        entry.wholeSessionAt = wholeSession ? live->flushes : engine::kNoIndex;
+        functions = engine::FunctionTable::fromFrameTotals(*loaded.frames, entry.updater.frameSelf(),
+                                                           entry.updater.frameTotal(), tree->total());
     } else {
         tree = engine::CallTree::build(profile, *loaded.frames, perStack, cancel);
     }
@@ -108,14 +128,12 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
     if (!functions)
         functions = engine::FunctionTable::fromCallTree(*tree, *loaded.frames);
     const qint64 functionsMs = timer.elapsed();
-    analysis->perStack = std::make_shared<const std::vector<int64_t>>(std::move(perStack));
     analysis->tree = std::make_shared<const engine::CallTree>(std::move(*tree));
-    analysis->flame = FlameGraphLayout::computeGeometry(*analysis->tree, *loaded.frames, loaded.frameNames);
     analysis->functions = std::make_shared<const engine::FunctionTable>(std::move(*functions));
     qCDebug(lcUiAnalysis) << "analysis of" << loaded.path << "type" << request.sampleType << "in"
-                          << timer.elapsed() << "ms," << analysis->tree->size() << "nodes (values" << valuesMs
-                          << "ms, tree" << treeMs - valuesMs << "ms, functions" << functionsMs - treeMs
-                          << "ms, flame geometry" << timer.elapsed() - functionsMs << "ms)";
+                          << timer.elapsed() << "ms," << analysis->tree->size() << "nodes," << walked
+                          << "stacks read (values" << valuesMs << "ms, tree" << treeMs - valuesMs << "ms, functions"
+                          << functionsMs - treeMs << "ms)";
     return analysis;
 }
 

@@ -6,6 +6,7 @@
 #include "engine/model/profile.h"
 #include "engine/model/sample_filter.h"
 #include "engine/pprof/pprof_reader.h"
+#include "engine/session/live_profile.h"
 #include "ui/flamegraph/flame_graph_layout.h"
 
 #include <QString>
@@ -24,8 +25,14 @@ namespace emberline::ui {
 //
 // Thread: shared by the analyses of one session; the mutex lets one of them at a time update a tree.
 struct LiveTrees {
+    struct Tree {
+        engine::CallTreeUpdater updater;
+        // The snapshot's flush count when the updater last took the whole session's values unfiltered; from
+        // there the stacks later flushes changed are all it needs to read. kNoIndex after any other update.
+        uint32_t wholeSessionAt = engine::kNoIndex;
+    };
     std::mutex mutex;
-    std::map<int, engine::CallTreeUpdater> bySampleType;
+    std::map<int, Tree> bySampleType;
 };
 
 // A profile as the viewer holds it once loaded: the model plus what every view of it shares (frames, threads,
@@ -43,8 +50,10 @@ struct LoadedProfile {
     bool aggregated = false;
     // The frame table's names for the flame graph (FlameGraphLayout::frameNames), built once per frame table.
     std::shared_ptr<const std::vector<QString>> frameNames;
-    // A live session's call trees, kept up to date from one refresh to the next; null for a file.
+    // A live session's call trees, kept up to date from one refresh to the next, and the snapshot `profile`
+    // belongs to (its values per stack and its timeline); null for a file.
     std::shared_ptr<LiveTrees> liveTrees;
+    std::shared_ptr<const engine::LiveSnapshot> live;
 };
 
 // Sum of one sample type per interned stack, each sample scaled by its weight; samples the mask drops and
@@ -82,11 +91,10 @@ struct Analysis {
     std::shared_ptr<const std::vector<int64_t>> perStack;
     std::shared_ptr<const engine::CallTree> tree;
     std::shared_ptr<const engine::FunctionTable> functions;
-    std::shared_ptr<const FlameGeometry> flame; // the flame graph's layout of `tree`, built with it
 };
 
-// valuesPerStack, CallTree::build, the flame graph's geometry and FunctionTable::build for a request. Runs on a worker; returns null when
-// cancelled.
+// valuesPerStack, CallTree::build and FunctionTable::build for a request (a live session's tree is updated
+// instead). Runs on a worker; returns null when cancelled.
 std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const std::atomic<bool> *cancel);
 
 } // namespace emberline::ui

@@ -241,7 +241,7 @@ void ProfileExplorer::applyAnalysis(std::shared_ptr<const Analysis> analysis)
     timer.start();
     const bool keepZoom = m_analysis != nullptr;
     m_analysis = std::move(analysis);
-    m_flame->setTree(m_analysis->tree, m_loaded->frames, m_analysis->unit, keepZoom, m_analysis->flame);
+    m_flame->setTree(m_analysis->tree, m_loaded->frames, m_analysis->unit, keepZoom, m_loaded->frameNames);
     const qint64 flameMs = timer.elapsed();
     m_topFunctions->model()->setFunctions(m_analysis->functions, m_loaded->frames, m_analysis->unit);
     qCDebug(lcUiAnalysis) << "analysis applied on the GUI thread: flame graph" << flameMs << "ms, tables"

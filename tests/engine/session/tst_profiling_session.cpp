@@ -5,6 +5,7 @@
 
 #include "tests/engine/session/perf_guard.h"
 
+#include "engine/model/sample_filter.h"
 #include "engine/session/live_profile.h"
 #include "engine/session/live_selection.h"
 #include "engine/session/profiling_session.h"
@@ -202,15 +203,38 @@ private Q_SLOTS:
                 QCOMPARE(snap.threads.at(snap.sampleThread[i]).tid, p.sampleLabels(i)[0].num);
                 QCOMPARE(p.sampleLabels(i)[0].key, tidKey);
             }
+            // The session's values per stack, kept flush by flush, are the aggregated profile's.
+            for (int t = 0; t < int(p.sampleTypes().size()); ++t) {
+                const std::span<const int64_t> kept = snap.stackValues(t);
+                const std::vector<int64_t> computed = valuesPerStack(p, t, {});
+                QVERIFY(std::equal(kept.begin(), kept.end(), computed.begin(), computed.end()));
+            }
+            QVERIFY(snap.stackValues(int(p.sampleTypes().size())).empty());
+        };
+        // Every stack whose value changed since the previous snapshot is named as changed since its flush count.
+        // (Values copied, not the snapshot held: holding it would send every flush down the copy path.)
+        const auto checkChanged = [](uint32_t wasFlushes, const std::vector<int64_t> &was, const LiveSnapshot &after) {
+            const std::vector<uint32_t> changed = after.stacksChangedSince(wasFlushes);
+            QVERIFY(!changed.empty());
+            const std::span<const int64_t> now = after.stackValues(0);
+            for (uint32_t s = 0; s < now.size(); ++s) {
+                if (s >= was.size() || was[s] != now[s])
+                    QVERIFY2(std::binary_search(changed.begin(), changed.end(), s), qPrintable(QString::number(s)));
+            }
+            QVERIFY(after.stacksChangedSince(after.flushes).empty());
         };
         LiveProfile live;
         const int64_t t0 = 1'700'000'000'000'000'000;
         std::vector<std::pair<std::shared_ptr<const LiveSnapshot>, size_t>> held; // with its sample count then
+        std::vector<int64_t> previous; // the last snapshot's values per stack
         for (uint32_t f = 1; f <= 9; ++f) {
             const int64_t tid = 7 + f % 3;
             QVERIFY(live.add(syntheticFlush(f, t0 + f * 1'000'000'000LL, 20 + int(f) * 7, tid)).ok());
             auto snap = live.snapshot();
             check(*snap);
+            if (f > 1)
+                checkChanged(f - 1, previous, *snap);
+            previous.assign(snap->stackValues(0).begin(), snap->stackValues(0).end());
             if (f % 3 != 1) // most snapshots are dropped before the next flush; some are held (the copy path)
                 held.emplace_back(snap, snap->timelineSamples());
             if (f == 5)
