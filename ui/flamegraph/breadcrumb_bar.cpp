@@ -29,6 +29,8 @@ BreadcrumbBar::BreadcrumbBar(QWidget *parent) : QWidget(parent)
 
 void BreadcrumbBar::setPath(std::vector<Crumb> path)
 {
+    if (path == m_path && m_layout->count() > 0)
+        return; // a live refresh at the same zoom: the buttons stand (rebuilding them lays the window out again)
     m_path = std::move(path);
     rebuild();
 }

@@ -20,6 +20,7 @@ public:
     struct Crumb {
         uint32_t node = 0;
         QString name;
+        bool operator==(const Crumb &) const = default;
     };
     explicit BreadcrumbBar(QWidget *parent = nullptr);
 

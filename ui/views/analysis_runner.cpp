@@ -1,6 +1,7 @@
 #include "ui/views/analysis_runner.h"
 
 #include "ui/logging.h"
+#include "ui/views/worker_priority.h"
 
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
@@ -39,7 +40,10 @@ void AnalysisRunner::requestAnalysis(AnalysisRequest request)
             Q_EMIT analysisReady(std::move(result));
     });
     watcher->setFuture(QtConcurrent::run(
-        [request = std::move(request), cancel = m_cancel] { return analyze(request, cancel.get()); }));
+        [request = std::move(request), cancel = m_cancel] {
+            lowerWorkerPriority();
+            return analyze(request, cancel.get());
+        }));
 }
 
 void AnalysisRunner::requestCallerCallee(std::shared_ptr<const LoadedProfile> loaded,
@@ -53,6 +57,7 @@ void AnalysisRunner::requestCallerCallee(std::shared_ptr<const LoadedProfile> lo
             Q_EMIT callerCalleeReady(watcher->result());
     });
     watcher->setFuture(QtConcurrent::run([loaded = std::move(loaded), analysis = std::move(analysis), frame] {
+        lowerWorkerPriority();
         return std::make_shared<const engine::CallerCallee>(
             engine::computeCallerCallee(*loaded->profile, *loaded->frames, *analysis->perStack, frame));
     }));

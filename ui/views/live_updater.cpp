@@ -1,6 +1,7 @@
 #include "ui/views/live_updater.h"
 
 #include "ui/logging.h"
+#include "ui/views/worker_priority.h"
 
 #include <QElapsedTimer>
 #include <QFutureWatcher>
@@ -155,6 +156,7 @@ void LiveUpdater::addFlush(std::shared_ptr<const engine::Flush> flush)
         derive();
     });
     watcher->setFuture(QtConcurrent::run(&m_ingestPool, [live = m_live, cache = m_frameCache, flush = std::move(flush)] {
+        lowerWorkerPriority();
         return ingest(*live, *cache, flush);
     }));
 }
@@ -195,6 +197,7 @@ void LiveUpdater::derive()
     });
     watcher->setFuture(QtConcurrent::run([path = m_path, frequency = m_frequency, state = m_state, scope = m_scope,
                                           selection, trees = m_trees] {
+        lowerWorkerPriority();
         return deriveView(path, frequency, state, scope, selection, trees);
     }));
 }

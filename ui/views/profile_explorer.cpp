@@ -7,6 +7,7 @@
 #include "ui/models/top_functions_model.h"
 #include "ui/views/analysis_runner.h"
 #include "ui/views/caller_callee_view.h"
+#include "ui/views/label_strip.h"
 #include "ui/views/thread_filter_button.h"
 #include "ui/views/top_functions_view.h"
 
@@ -49,11 +50,8 @@ void ProfileExplorer::setupUi()
     m_runner = new AnalysisRunner(this);
     m_breadcrumb = new BreadcrumbBar(this);
     m_flame = new FlameGraphView(this);
-    m_status = new QLabel(this);
-    m_status->setObjectName(QStringLiteral("statusLine"));
-    // Plain and not selectable: it changes with every live refresh, and a selectable label lays its text out as a
-    // rich text document whenever the layout asks its size.
-    m_status->setTextFormat(Qt::PlainText);
+    // It changes with every live refresh: a strip, so that a new text does not lay the window out again.
+    m_status = new LabelStrip(QStringLiteral("statusLine"), this);
 
     m_splitter = new QSplitter(Qt::Vertical, this);
     m_splitter->setObjectName(QStringLiteral("mainSplitter"));

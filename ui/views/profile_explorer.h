@@ -18,6 +18,7 @@ namespace emberline::ui {
 class AnalysisRunner;
 class BreadcrumbBar;
 class CallerCalleeView;
+class LabelStrip;
 class FlameGraphView;
 class ThreadFilterButton;
 class TopFunctionsView;
@@ -81,7 +82,7 @@ private:
     TopFunctionsView *m_topFunctions = nullptr;
     CallerCalleeView *m_callerCallee = nullptr;
     QSplitter *m_splitter = nullptr;
-    QLabel *m_status = nullptr;
+    LabelStrip *m_status = nullptr;
 };
 
 } // namespace emberline::ui

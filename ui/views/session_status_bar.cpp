@@ -3,6 +3,8 @@
 #include <QHBoxLayout>
 #include <QLabel>
 
+#include <algorithm>
+
 namespace emberline::ui {
 namespace {
 
@@ -58,6 +60,30 @@ void SessionStatusBar::setupUi()
     m_sampler->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     row->setStretchFactor(m_sampler, 1);
     setStateText(tr("Starting…"));
+    fitLiveTexts();
+}
+
+void SessionStatusBar::fitTo(QLabel *label, std::initializer_list<QString> widest)
+{
+    const QFontMetrics metrics(label->font());
+    int width = 0;
+    for (const QString &text : widest)
+        width = std::max(width, metrics.horizontalAdvance(text));
+    const QMargins margins = label->contentsMargins();
+    label->setFixedSize(width + margins.left() + margins.right() + 2 * label->margin() + 2,
+                        label->sizeHint().height());
+}
+
+void SessionStatusBar::fitLiveTexts()
+{
+    // The numbers change every second; a label whose size is fixed does not ask the window to lay itself out
+    // again each time (a pass over every widget of it), which a label sized by its text does.
+    fitTo(m_elapsed, {tr("Elapsed %1").arg(QStringLiteral("888:88"))});
+    fitTo(m_samples, {tr("%1 samples").arg(QStringLiteral("8888888888"))});
+    fitTo(m_rate, {tr("%1 /s").arg(QStringLiteral("888888"))});
+    fitTo(m_lost, {tr("%1 lost").arg(QStringLiteral("88888888"))});
+    fitTo(m_incomplete, {tr("%1 incomplete").arg(QStringLiteral("100.00%"))});
+    fitTo(m_profilerCpu, {tr("profiler CPU %1%").arg(QStringLiteral("888.8"))});
 }
 
 void SessionStatusBar::setStats(const engine::SessionStats &s)
@@ -74,6 +100,11 @@ void SessionStatusBar::setStats(const engine::SessionStats &s)
 
 void SessionStatusBar::setSummary(const engine::SessionSummary &s)
 {
+    if (!m_summaryWidths) { // the summary's texts are longer; set once, when the session ends
+        m_summaryWidths = true;
+        fitTo(m_elapsed, {tr("Lasted %1").arg(QStringLiteral("888:88"))});
+        fitTo(m_profilerCpu, {tr("profiler CPU %1% of the target's").arg(QStringLiteral("888.8"))});
+    }
     m_elapsed->setText(tr("Lasted %1").arg(elapsedText(s.durationNs)));
     m_samples->setText(tr("%1 samples").arg(s.samples));
     m_rate->setText(tr("%1 /s").arg(s.realRateHz, 0, 'f', 0));

@@ -4,6 +4,8 @@
 
 #include <QWidget>
 
+#include <initializer_list>
+
 class QLabel;
 
 namespace emberline::ui {
@@ -25,6 +27,10 @@ public:
 private:
     void setupUi();
     QLabel *addLabel(const char *name, const QString &toolTip);
+    // Fixes the label's size to hold the widest of `widest` (texts with the most and widest digits it shows).
+    static void fitTo(QLabel *label, std::initializer_list<QString> widest);
+    void fitLiveTexts();
+    bool m_summaryWidths = false;
 
     QLabel *m_state = nullptr;
     QLabel *m_elapsed = nullptr;
