@@ -148,17 +148,15 @@ Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &inp
         if (auto st = m_sessionProfile->add(*profile); !st)
             return st.error();
     }
-    // Like Datadog's exporter: a final flush shorter than the minimum is not reported on its own; its samples
-    // are still part of the session's merged profile. Scheduled flushes last one period (at least 1 s) by
-    // construction, give or take timer jitter, and are always reported.
-    if (input.final && input.endNs - input.startNs < m_options.minimumFlushNs)
-        return std::shared_ptr<const Flush>();
-
     auto flush = std::make_shared<Flush>();
     flush->sequence = ++m_sequence;
     flush->startNs = input.startNs;
     flush->endNs = input.endNs;
     flush->final = input.final;
+    // Like Datadog's exporter, a final flush shorter than the minimum is not uploaded on its own (its samples are
+    // in the session's profile); it still reaches the live views and the session's folder, which must keep every
+    // sample. Scheduled flushes last one period (at least 1 s) by construction, give or take timer jitter.
+    flush->upload = !(input.final && input.endNs - input.startNs < m_options.minimumFlushNs);
     flush->pprofBytes = writePprof(*profile, true);
     flush->samples = input.samples.size();
     flush->lost = input.lost;

@@ -18,7 +18,7 @@ struct ExporterOptions {
     std::string outputDirectory;     // flush-NNNN.pprof and profile.pprof go here; empty: nothing written
     int frequency = 99;
     bool wallTime = false;           // a wall-time/nanoseconds sample type beside the CPU ones
-    int64_t minimumFlushNs = 1'000'000'000; // shorter flushes are not reported (their samples still count)
+    int64_t minimumFlushNs = 1'000'000'000; // a shorter final flush is not uploaded (Flush::upload)
     std::string samplerDescription;
     Symbolizer::Options symbolizer;
 };

@@ -16,6 +16,9 @@ struct Flush {
     int64_t startNs = 0;     // wall clock, ns since the epoch
     int64_t endNs = 0;
     bool final = false;
+    // False for a final flush shorter than the exporter's minimum: shown and saved like any other, not uploaded
+    // (as Datadog's profilers, which leave such a short tail out; its samples are in the session's profile).
+    bool upload = true;
     std::shared_ptr<const Profile> profile;
     std::string pprofBytes;  // gzip-compressed profile.proto
     std::string path;        // where it was written, empty if not written

@@ -65,8 +65,8 @@ void Uploader::stopNow()
 
 void Uploader::submit(std::shared_ptr<const Flush> flush, const UploadTarget &target)
 {
-    if (!flush)
-        return;
+    if (!flush || !flush->upload)
+        return; // a short final flush: its samples stay local (in the session's profile and folder)
     std::shared_ptr<UploadRecord> dropped;
     {
         std::lock_guard lock(m_mutex);

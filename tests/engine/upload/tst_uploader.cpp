@@ -131,6 +131,32 @@ private Q_SLOTS:
         QVERIFY(idByPid[QStringLiteral("100")].at(0) != idByPid[QStringLiteral("200")].at(0));
     }
 
+    // A short final flush (Flush::upload false) is left out: not sent, not counted, and the process's sequence
+    // goes on as if it had not been there. If this fails, the tail of every session is uploaded as a profile of
+    // a few hundred milliseconds, which Datadog's profilers never send.
+    void shortFinalFlushIsNotUploaded()
+    {
+        LoopbackServer server;
+        QVERIFY(server.listenTcp());
+        server.setStatuses({200});
+        RecordSink sink;
+        auto uploader = makeUploader(loopbackSettings(server.url()), sink);
+        auto tail = std::make_shared<Flush>(*makeFlush(2));
+        tail->final = true;
+        tail->upload = false;
+        uploader->submit(makeFlush(1), UploadTarget{100, {}});
+        uploader->submit(tail, UploadTarget{100, {}});
+        uploader->submit(makeFlush(3), UploadTarget{100, {}});
+        QVERIFY(server.waitForRequests(2, 10'000));
+        QVERIFY(uploader->finish(std::chrono::seconds(5)));
+        QCOMPARE(server.requests().size(), size_t(2));
+        QCOMPARE(uploader->counters().submitted, uint64_t(2));
+        QStringList seq;
+        for (const auto &r : server.requests())
+            seq << checkRequest(r).tag(QStringLiteral("profile_seq"));
+        QCOMPARE(seq, QStringList({QStringLiteral("0"), QStringLiteral("1")}));
+    }
+
     // If this fails, the gzip codec (the spec's alternative to zstd) sends something the intake cannot read.
     void gzipCodec()
     {
