@@ -61,6 +61,21 @@ size_t LiveSnapshot::timelineBytes() const
     return n;
 }
 
+std::span<const uint32_t> LiveSnapshot::sampleThread() const
+{
+    return columns ? std::span<const uint32_t>(columns->thread) : std::span<const uint32_t>{};
+}
+
+std::span<const uint32_t> LiveSnapshot::sampleHits() const
+{
+    return columns ? std::span<const uint32_t>(columns->hits) : std::span<const uint32_t>{};
+}
+
+std::span<const int64_t> LiveSnapshot::sampleCpuNs() const
+{
+    return columns ? std::span<const int64_t>(columns->cpuNs) : std::span<const int64_t>{};
+}
+
 std::span<const int64_t> LiveSnapshot::stackValues(int sampleType) const
 {
     if (!columns || sampleType < 0 || static_cast<size_t>(sampleType) >= columns->stackValues.size())
@@ -85,7 +100,7 @@ std::vector<uint32_t> LiveSnapshot::stacksChangedSince(uint32_t from) const
 }
 
 // A flush as the columns take it: per sample, the aggregated sample it went to, its thread and its CPU time.
-struct LiveProfile::Missed {
+struct LiveProfile::TakenFlush {
     std::shared_ptr<const Flush> flush;
     std::vector<uint32_t> destination;
     std::vector<uint32_t> thread;
@@ -98,7 +113,7 @@ struct LiveProfile::Buffer {
     explicit Buffer(ProfileMerger m) : merger(std::move(m)) {}
     ProfileMerger merger;
     LiveSampleColumns columns;
-    std::vector<std::shared_ptr<const Missed>> missing;
+    std::vector<std::shared_ptr<const TakenFlush>> missing;
 };
 
 namespace {
@@ -138,22 +153,32 @@ Status LiveProfile::add(const Flush &flush)
     return add(std::make_shared<const Flush>(flush));
 }
 
-Status LiveProfile::mergeIntoBack(const std::shared_ptr<const Flush> &flush, std::vector<uint32_t> &destination)
+Status LiveProfile::catchUp()
 {
     // use_count() is a relaxed read; the fence pairs with the release of the last snapshot's reference, so the
     // readers' accesses happen before this thread writes the merger again.
+    if (m_back->missing.empty() || m_back.use_count() > 1)
+        return Ok{};
+    std::atomic_thread_fence(std::memory_order_acquire);
+    while (!m_back->missing.empty()) {
+        const TakenFlush &missed = *m_back->missing.front();
+        if (auto st = m_back->merger.add(*missed.flush->profile); !st)
+            return st;
+        addToColumns(m_back->columns, m_back->merger.result(), missed);
+        m_back->missing.erase(m_back->missing.begin());
+    }
+    return Ok{};
+}
+
+Status LiveProfile::mergeIntoBack(const std::shared_ptr<const Flush> &flush, std::vector<uint32_t> &destination)
+{
     if (m_back.use_count() > 1) {
         qCDebug(lcModel) << "live profile: a snapshot still holds the back buffer; copying the merger";
         auto copy = std::make_shared<Buffer>(ProfileMerger(m_published->merger));
         copy->columns = m_published->columns;
         m_back = std::move(copy);
-    } else {
-        std::atomic_thread_fence(std::memory_order_acquire);
-        for (const auto &missed : m_back->missing) {
-            if (auto st = m_back->merger.add(*missed->flush->profile); !st)
-                return st;
-            addToColumns(m_back->columns, m_back->merger.result(), *missed);
-        }
+    } else if (auto st = catchUp(); !st) {
+        return st;
     }
     m_back->missing.clear();
     if (auto st = m_back->merger.add(*flush->profile, &destination); !st)
@@ -161,7 +186,7 @@ Status LiveProfile::mergeIntoBack(const std::shared_ptr<const Flush> &flush, std
     return Ok{};
 }
 
-void LiveProfile::addToColumns(LiveSampleColumns &columns, const Profile &merged, const Missed &flush)
+void LiveProfile::addToColumns(LiveSampleColumns &columns, const Profile &merged, const TakenFlush &flush)
 {
     const Profile &taken = *flush.flush->profile;
     const size_t types = taken.sampleTypes().size();
@@ -197,7 +222,7 @@ Status LiveProfile::add(std::shared_ptr<const Flush> flushPtr)
         return makeError(Error::Code::Invalid, "a flush without a profile");
     const Flush &flush = *flushPtr;
     const Profile &profile = *flush.profile;
-    auto taken = std::make_shared<Missed>();
+    auto taken = std::make_shared<TakenFlush>();
     taken->flush = flushPtr;
     if (auto st = mergeIntoBack(flushPtr, taken->destination); !st)
         return st.error();
@@ -277,9 +302,6 @@ std::shared_ptr<const LiveSnapshot> LiveProfile::snapshot() const
     snap->endNs = m_endNs;
     snap->profile = std::shared_ptr<const Profile>(m_published, &m_published->merger.result());
     snap->columns = std::shared_ptr<const LiveSampleColumns>(m_published, &m_published->columns);
-    snap->sampleThread = snap->columns->thread;
-    snap->sampleHits = snap->columns->hits;
-    snap->sampleCpuNs = snap->columns->cpuNs;
     snap->totals = m_totals;
     snap->threads = m_threads;
     snap->chunks = m_chunks;

@@ -74,13 +74,14 @@ struct LiveSnapshot {
     std::shared_ptr<const Profile> profile;
     // The per-sample columns, shared with the merger that holds `profile` (never copied per flush).
     std::shared_ptr<const LiveSampleColumns> columns;
-    std::span<const uint32_t> sampleThread;
-    std::span<const uint32_t> sampleHits;
-    std::span<const int64_t> sampleCpuNs;
     std::vector<int64_t> totals; // per sample type, over every sample of the session
     std::vector<LiveThread> threads;
     std::vector<std::shared_ptr<const TimelineChunk>> chunks;
 
+    // Per aggregated sample of `profile`: its thread (a `threads` ordinal), its timeline entries, its CPU time.
+    std::span<const uint32_t> sampleThread() const;
+    std::span<const uint32_t> sampleHits() const;
+    std::span<const int64_t> sampleCpuNs() const;
     // The session's value per stack for one sample type (empty for a type the profile does not have).
     std::span<const int64_t> stackValues(int sampleType) const;
     // Stacks whose value changed in flushes [from, flushes) of this session, each named at least once, from the
@@ -96,10 +97,10 @@ struct LiveSnapshot {
 //
 // Snapshots share the merged profile instead of copying it: two mergers take the same flushes in the same order
 // (so their sample indices agree), each with its own per-sample columns. The published one is read by snapshots;
-// the other one, once no snapshot holds it, catches up on the one flush it missed, takes the new one and is
-// published in turn. Only if a snapshot of
-// it is still held when the next flush comes is it replaced by a copy of the published merger (rare: the views
-// drop a snapshot as soon as they show the next one). So at most one flush is kept, until the next one.
+// the other one, once no snapshot holds it, catches up on the one flush it missed (between flushes, catchUp(),
+// or else when the next flush comes), takes the new one and is published in turn. Only if a snapshot of it is
+// still held when the next flush comes is it replaced by a copy of the published merger (rare: the views drop a
+// snapshot as soon as they show the next one). So at most one flush is kept, until the next one.
 //
 // Thread: one owner at a time (the GUI's ingestion worker, one flush after another).
 class LiveProfile {
@@ -109,16 +110,20 @@ public:
 
     Status add(std::shared_ptr<const Flush> flush);
     Status add(const Flush &flush); // copies the flush (tests); the GUI passes its shared flush
+    // Merges the flush the back buffer missed now, if no snapshot holds that buffer any more, so that the next
+    // add() has only its own flush to merge (called between flushes, once the views let go of the previous
+    // snapshot); otherwise does nothing, and add() catches up as before.
+    Status catchUp();
     // The current state as an immutable snapshot; its profile is shared with the published merger.
     std::shared_ptr<const LiveSnapshot> snapshot() const;
     uint32_t flushes() const { return m_flushes; }
 
 private:
     struct Buffer;
-    struct Missed;
+    struct TakenFlush;
     uint32_t threadOrdinal(int64_t tid, const std::string &name);
     Status mergeIntoBack(const std::shared_ptr<const Flush> &flush, std::vector<uint32_t> &destination);
-    static void addToColumns(LiveSampleColumns &columns, const Profile &merged, const Missed &flush);
+    static void addToColumns(LiveSampleColumns &columns, const Profile &merged, const TakenFlush &flush);
     void addBins(TimelineChunk &chunk, const std::vector<uint32_t> &threadOf, const std::vector<int64_t> &cpuOf) const;
 
     std::shared_ptr<Buffer> m_published;

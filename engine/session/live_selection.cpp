@@ -9,7 +9,9 @@ std::vector<float> selectionWeights(const LiveSnapshot &snapshot, const LiveSele
 {
     if (selection.coversAllTime() && selection.hiddenThreads.empty())
         return {};
-    const size_t n = snapshot.sampleHits.size();
+    const std::span<const uint32_t> threadOf = snapshot.sampleThread();
+    const std::span<const uint32_t> hitsOf = snapshot.sampleHits();
+    const size_t n = hitsOf.size();
     std::vector<uint8_t> hidden(snapshot.threads.size(), 0);
     for (uint32_t t : selection.hiddenThreads) {
         if (t < hidden.size())
@@ -18,7 +20,7 @@ std::vector<float> selectionWeights(const LiveSnapshot &snapshot, const LiveSele
     std::vector<float> weights(n, 0.0f);
     if (selection.coversAllTime()) {
         for (size_t i = 0; i < n; ++i) {
-            const uint32_t thread = snapshot.sampleThread[i];
+            const uint32_t thread = threadOf[i];
             weights[i] = thread < hidden.size() && hidden[thread] ? 0.0f : 1.0f;
         }
         return weights;
@@ -34,10 +36,10 @@ std::vector<float> selectionWeights(const LiveSnapshot &snapshot, const LiveSele
         }
     }
     for (size_t i = 0; i < n; ++i) {
-        const uint32_t thread = snapshot.sampleThread[i];
-        if (inRange[i] == 0 || snapshot.sampleHits[i] == 0 || (thread < hidden.size() && hidden[thread]))
+        const uint32_t thread = threadOf[i];
+        if (inRange[i] == 0 || hitsOf[i] == 0 || (thread < hidden.size() && hidden[thread]))
             continue;
-        weights[i] = static_cast<float>(static_cast<double>(inRange[i]) / snapshot.sampleHits[i]);
+        weights[i] = static_cast<float>(static_cast<double>(inRange[i]) / hitsOf[i]);
     }
     return weights;
 }
@@ -95,15 +97,18 @@ ThreadActivity bucketActivity(const LiveSnapshot &snapshot, int64_t bucketNs)
         addBinnedActivity(snapshot, activity);
         return activity;
     }
+    const std::span<const uint32_t> threadOf = snapshot.sampleThread();
+    const std::span<const uint32_t> hitsOf = snapshot.sampleHits();
+    const std::span<const int64_t> cpuOf = snapshot.sampleCpuNs();
     for (const auto &chunk : snapshot.chunks) {
         for (size_t i = 0; i < chunk->sample.size(); ++i) {
             const uint32_t agg = chunk->sample[i];
-            const uint32_t thread = snapshot.sampleThread[agg];
+            const uint32_t thread = threadOf[agg];
             if (thread >= threads)
                 continue;
             const size_t bucket = activity.bucketAt(chunk->timeOf(i));
-            const uint32_t hits = std::max<uint32_t>(snapshot.sampleHits[agg], 1);
-            activity.cpuNs[thread][bucket] += snapshot.sampleCpuNs[agg] / hits;
+            const uint32_t hits = std::max<uint32_t>(hitsOf[agg], 1);
+            activity.cpuNs[thread][bucket] += cpuOf[agg] / hits;
             activity.samples[thread][bucket]++;
         }
     }

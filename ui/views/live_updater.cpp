@@ -1,10 +1,12 @@
 #include "ui/views/live_updater.h"
 
+#include "engine/common/clock.h"
 #include "ui/logging.h"
 #include "ui/views/worker_priority.h"
 
 #include <QElapsedTimer>
 #include <QFutureWatcher>
+#include <QTimer>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <malloc.h>
@@ -25,6 +27,8 @@ struct FrameCache {
 namespace {
 
 constexpr size_t kTimelineBuckets = 400;
+// How long after a flush is merged its twin buffer is brought up to date (LiveProfile::catchUp).
+constexpr int kCatchUpDelayMs = 300;
 // Flushes shorter than this (a session stopped early) do not make the timeline's buckets finer.
 constexpr int64_t kShortestFlushNs = 1'000'000'000;
 
@@ -41,19 +45,21 @@ std::shared_ptr<const engine::ThreadIndex> threadIndex(const engine::LiveSnapsho
     threads.reserve(snap.threads.size());
     for (const engine::LiveThread &t : snap.threads)
         threads.push_back(engine::ThreadInfo{t.name, t.tid, t.hits});
-    return std::make_shared<const engine::ThreadIndex>(std::move(threads), snap.sampleThread, snap.columns);
+    return std::make_shared<const engine::ThreadIndex>(std::move(threads), snap.sampleThread(), snap.columns);
 }
 
 Ingested ingest(engine::LiveProfile &live, FrameCache &cache, const std::shared_ptr<const engine::Flush> &flushPtr)
 {
     QElapsedTimer timer;
     timer.start();
+    const int64_t cpuStartNs = engine::clockNs(CLOCK_THREAD_CPUTIME_ID);
     const engine::Flush &flush = *flushPtr;
     Ingested out;
     if (auto st = live.add(flushPtr); !st) {
         out.error = QString::fromStdString(st.error().message);
         return out;
     }
+    const qint64 mergeMs = timer.elapsed();
     out.state.snapshot = live.snapshot();
     const engine::Profile &profile = *out.state.snapshot->profile;
     if (!cache.frames || cache.locations != profile.locations().size() ||
@@ -66,10 +72,14 @@ Ingested ingest(engine::LiveProfile &live, FrameCache &cache, const std::shared_
     out.state.frames = cache.frames;
     out.state.frameNames = cache.names;
     out.state.threads = threadIndex(*out.state.snapshot);
+    const qint64 tablesMs = timer.elapsed();
     // Every flush frees the previous snapshot's tables and the flush itself, spread over the allocator's
     // per-thread arenas; give those pages back, or the resident size keeps the high-water mark of every arena.
     ::malloc_trim(0);
-    qCDebug(lcUiAnalysis) << "merged flush" << flush.sequence << "in" << timer.elapsed() << "ms;"
+    qCDebug(lcUiAnalysis) << "merged flush" << flush.sequence << "in" << timer.elapsed() << "ms (merge" << mergeMs
+                          << "ms, snapshot and tables" << tablesMs - mergeMs << "ms, trim"
+                          << timer.elapsed() - tablesMs << "ms;"
+                          << (engine::clockNs(CLOCK_THREAD_CPUTIME_ID) - cpuStartNs) / 1'000'000 << "ms on CPU);"
                           << out.state.snapshot->profile->sampleCount() << "aggregated samples,"
                           << out.state.snapshot->timelineBytes() << "timeline bytes";
     return out;
@@ -154,6 +164,15 @@ void LiveUpdater::addFlush(std::shared_ptr<const engine::Flush> flush)
         m_state = std::move(result.state);
         Q_EMIT stateChanged();
         derive();
+        // By then the views have shown this state and let go of the previous one, whose buffer can take this
+        // flush off the next one's path.
+        QTimer::singleShot(kCatchUpDelayMs, this, [this] {
+            m_ingestPool.start([live = m_live] {
+                lowerWorkerPriority();
+                if (auto st = live->catchUp(); !st)
+                    qCWarning(lcUiAnalysis) << "live profile:" << QString::fromStdString(st.error().message);
+            });
+        });
     });
     watcher->setFuture(QtConcurrent::run(&m_ingestPool, [live = m_live, cache = m_frameCache, flush = std::move(flush)] {
         lowerWorkerPriority();

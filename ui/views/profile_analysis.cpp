@@ -1,5 +1,6 @@
 #include "ui/views/profile_analysis.h"
 
+#include "engine/common/clock.h"
 #include "ui/logging.h"
 
 #include <QElapsedTimer>
@@ -71,6 +72,7 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
 {
     QElapsedTimer timer;
     timer.start();
+    const int64_t cpuStartNs = engine::clockNs(CLOCK_THREAD_CPUTIME_ID);
     const LoadedProfile &loaded = *request.loaded;
     const engine::Profile &profile = *loaded.profile;
     auto analysis = std::make_shared<Analysis>();
@@ -133,7 +135,8 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
     qCDebug(lcUiAnalysis) << "analysis of" << loaded.path << "type" << request.sampleType << "in"
                           << timer.elapsed() << "ms," << analysis->tree->size() << "nodes," << walked
                           << "stacks read (values" << valuesMs << "ms, tree" << treeMs - valuesMs << "ms, functions"
-                          << functionsMs - treeMs << "ms)";
+                          << functionsMs - treeMs << "ms;"
+                          << (engine::clockNs(CLOCK_THREAD_CPUTIME_ID) - cpuStartNs) / 1'000'000 << "ms on CPU)";
     return analysis;
 }
 
