@@ -248,10 +248,10 @@ void TimelineView::updateCpuSeries()
 
 QList<QPointF> TimelineView::thinLine(const QList<QPointF> &points, double pixels)
 {
-    // More points than pixels cannot all be seen: each two-pixel column keeps its lowest and its highest point, in
-    // time order, so the line's envelope and every peak and dip stay while the chart draws (and hit-tests) about
-    // one point per pixel, however long the session.
-    const auto columns = static_cast<size_t>(std::max(1.0, pixels / 2));
+    // More points than pixels cannot all be seen: each four-pixel column keeps its lowest and its highest point,
+    // in time order, so the line's envelope and every peak and dip stay while the chart draws (and hit-tests, the
+    // larger part of a refresh's cost in the chart) about one point per two pixels, however long the session.
+    const auto columns = static_cast<size_t>(std::max(1.0, pixels / 4));
     const auto n = static_cast<size_t>(points.size());
     if (n <= 2 * columns)
         return points;
