@@ -3,6 +3,7 @@
 #include "engine/session/record_session.h"
 #include "ui/app_icon.h"
 #include "ui/main_window.h"
+#include "ui/views/thread_scheduling.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -172,6 +173,7 @@ int main(int argc, char **argv)
     setApplicationNames();
     QGuiApplication::setDesktopFileName(QStringLiteral("io.github.emberline.Emberline"));
     QApplication::setWindowIcon(emberline::ui::applicationIcon());
+    emberline::ui::requestPromptWakeups();
     // Everything after "--" is --record's command, untouched by option parsing.
     const QStringList arguments = QCoreApplication::arguments();
     const qsizetype dashes = arguments.indexOf(QStringLiteral("--"));

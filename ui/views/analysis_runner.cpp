@@ -1,7 +1,7 @@
 #include "ui/views/analysis_runner.h"
 
 #include "ui/logging.h"
-#include "ui/views/worker_priority.h"
+#include "ui/views/thread_scheduling.h"
 
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
@@ -41,7 +41,6 @@ void AnalysisRunner::requestAnalysis(AnalysisRequest request)
     });
     watcher->setFuture(QtConcurrent::run(
         [request = std::move(request), cancel = m_cancel] {
-            lowerWorkerPriority();
             return analyze(request, cancel.get());
         }));
 }
@@ -57,7 +56,6 @@ void AnalysisRunner::requestCallerCallee(std::shared_ptr<const LoadedProfile> lo
             Q_EMIT callerCalleeReady(watcher->result());
     });
     watcher->setFuture(QtConcurrent::run([loaded = std::move(loaded), analysis = std::move(analysis), frame] {
-        lowerWorkerPriority();
         return std::make_shared<const engine::CallerCallee>(
             engine::computeCallerCallee(*loaded->profile, *loaded->frames, *analysis->perStack, frame));
     }));

@@ -2,7 +2,7 @@
 
 #include "engine/common/clock.h"
 #include "ui/logging.h"
-#include "ui/views/worker_priority.h"
+#include "ui/views/thread_scheduling.h"
 
 #include <QElapsedTimer>
 #include <QFutureWatcher>
@@ -76,8 +76,8 @@ Ingested ingest(engine::LiveProfile &live, FrameCache &cache, const std::shared_
     // Every flush frees the previous snapshot's tables and the flush itself, spread over the allocator's
     // per-thread arenas; give those pages back, or the resident size keeps the high-water mark of every arena.
     // Here, while the GUI thread waits for this merge: malloc_trim locks every arena in turn, the GUI thread's
-    // too, and a worker of lowered priority holding that lock at any other moment stalls the GUI thread for as
-    // long as the worker waits for a core (measured: stalls of 65–130 ms with the trim done between flushes).
+    // too, and a worker preempted while it holds that lock at any other moment stalls the GUI thread for as long
+    // as the worker waits for a core (measured: stalls of 65–130 ms with the trim done between flushes).
     ::malloc_trim(0);
     qCDebug(lcUiAnalysis) << "merged flush" << flush.sequence << "in" << timer.elapsed() << "ms (merge" << mergeMs
                           << "ms, snapshot and tables" << tablesMs - mergeMs << "ms, trim"
@@ -171,14 +171,12 @@ void LiveUpdater::addFlush(std::shared_ptr<const engine::Flush> flush)
         // flush off the next one's path.
         QTimer::singleShot(kCatchUpDelayMs, this, [this] {
             m_ingestPool.start([live = m_live] {
-                lowerWorkerPriority();
-                if (auto st = live->catchUp(); !st)
+                    if (auto st = live->catchUp(); !st)
                     qCWarning(lcUiAnalysis) << "live profile:" << QString::fromStdString(st.error().message);
             });
         });
     });
     watcher->setFuture(QtConcurrent::run(&m_ingestPool, [live = m_live, cache = m_frameCache, flush = std::move(flush)] {
-        lowerWorkerPriority();
         return ingest(*live, *cache, flush);
     }));
 }
@@ -219,7 +217,6 @@ void LiveUpdater::derive()
     });
     watcher->setFuture(QtConcurrent::run([path = m_path, frequency = m_frequency, state = m_state, scope = m_scope,
                                           selection, trees = m_trees] {
-        lowerWorkerPriority();
         return deriveView(path, frequency, state, scope, selection, trees);
     }));
 }

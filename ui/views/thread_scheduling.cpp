@@ -1,0 +1,61 @@
+#include "ui/views/thread_scheduling.h"
+
+#include "ui/logging.h"
+
+#include <cerrno>
+#include <cstdint>
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace emberline::ui {
+
+namespace {
+
+// The kernel's struct sched_attr (SCHED_ATTR_SIZE_VER1); glibc has no wrapper for sched_{get,set}attr.
+struct SchedAttr {
+    uint32_t size;
+    uint32_t policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime;
+    uint64_t deadline;
+    uint64_t period;
+    uint32_t utilMin;
+    uint32_t utilMax;
+};
+static_assert(sizeof(SchedAttr) == 56);
+
+constexpr uint32_t kSchedOther = 0;
+constexpr uint64_t kResetOnFork = 0x01;
+// A wakeup of the GUI thread runs a timer or an input event for well under a millisecond; a slice this short
+// gives it an earlier deadline than the default slice of a busy thread, so it preempts one instead of waiting.
+constexpr uint64_t kGuiSliceNs = 500'000;
+
+} // namespace
+
+bool requestPromptWakeups()
+{
+    SchedAttr attr{};
+    attr.size = sizeof(attr);
+    if (::syscall(SYS_sched_getattr, 0, &attr, sizeof(attr), 0) != 0) {
+        qCDebug(lcUiAnalysis) << "cannot read the GUI thread's scheduling:" << qt_error_string(errno);
+        return false;
+    }
+    if (attr.policy != kSchedOther)
+        return false; // a real-time or batch policy chosen by whoever started Emberline: leave it
+    attr.size = sizeof(attr);
+    // The nice value and policy are kept. Reset on fork: threads and processes started from the GUI thread
+    // (pool workers, the engine thread, a program launched for profiling) start with the default slice,
+    // which they would otherwise inherit.
+    attr.flags = kResetOnFork;
+    attr.runtime = kGuiSliceNs;
+    if (::syscall(SYS_sched_setattr, 0, &attr, 0) != 0) {
+        qCDebug(lcUiAnalysis) << "cannot ask for a short time slice:" << qt_error_string(errno);
+        return false;
+    }
+    return true;
+}
+
+} // namespace emberline::ui
