@@ -180,6 +180,12 @@ void TimelineView::setData(std::shared_ptr<const engine::LiveSnapshot> snapshot,
     if (!m_snapshot)
         return;
     m_threadModel->setThreads(m_snapshot->threads);
+    // A new time range makes every series lay out its line again, and so does each series' new points: the
+    // lines are emptied first so that each is laid out once, with its new points over the new range.
+    for (auto &[thread, series] : m_cpuSeries)
+        series->clear();
+    m_samplesSeries->clear();
+    m_lostSeries->clear();
     for (TimelineChartView *view : {m_cpuView, m_flushView})
         view->setTimeRange(m_snapshot->startNs, m_snapshot->endNs);
     updateCpuSeries();
