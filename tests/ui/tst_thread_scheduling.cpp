@@ -1,40 +1,49 @@
 // The GUI thread's request for prompt wakeups: the calling thread gets the short slice, its nice value stays,
 // and a thread it starts afterwards gets the kernel's default slice back (the request is not inherited by
-// workers, the engine thread or a launched program).
+// workers, the engine thread or a launched program). The kernel's view is read from /proc/thread-self/sched.
 
 #include "ui/views/thread_scheduling.h"
 
+#include <QFile>
 #include <QtTest>
 
-#include <cstdint>
+#include <optional>
 #include <thread>
 
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 using namespace emberline;
 
 namespace {
 
-struct Attr {
-    uint32_t size;
-    uint32_t policy;
-    uint64_t flags;
-    int32_t nice;
-    uint32_t priority;
-    uint64_t runtime;
-    uint64_t deadline;
-    uint64_t period;
-    uint32_t utilMin;
-    uint32_t utilMax;
+struct Scheduling {
+    qint64 sliceNs = -1; // -1: the kernel does not report one
+    int policy = -1;
+    int prio = -1; // 120 + nice for a normal thread
 };
 
-bool readAttr(Attr &attr)
+// The calling thread's scheduling as /proc/thread-self/sched reports it.
+std::optional<Scheduling> readScheduling()
 {
-    attr = Attr{};
-    attr.size = sizeof(attr);
-    return ::syscall(SYS_sched_getattr, 0, &attr, sizeof(attr), 0) == 0;
+    QFile file(QStringLiteral("/proc/thread-self/sched"));
+    if (!file.open(QIODevice::ReadOnly))
+        return std::nullopt;
+    Scheduling out;
+    for (const QByteArray &line : file.readAll().split('\n')) {
+        const qsizetype colon = line.indexOf(':');
+        if (colon < 0)
+            continue;
+        const QByteArray key = line.left(colon).trimmed();
+        const qint64 value = line.mid(colon + 1).trimmed().toLongLong();
+        if (key == "se.slice")
+            out.sliceNs = value;
+        else if (key == "policy")
+            out.policy = static_cast<int>(value);
+        else if (key == "prio")
+            out.prio = static_cast<int>(value);
+    }
+    return out;
 }
 
 } // namespace
@@ -44,26 +53,25 @@ class TestThreadScheduling : public QObject {
 private Q_SLOTS:
     void shortSliceForTheCallerOnly()
     {
-        // Run on a thread of its own so the test process's main thread keeps its scheduling.
-        Attr before{}, after{}, child{};
-        bool readBefore = false, requested = false, readAfter = false, readChild = false;
+        // On a thread of its own, so that the test's main thread keeps its scheduling.
+        std::optional<Scheduling> before, after, child;
+        bool requested = false;
         std::thread([&] {
-            readBefore = readAttr(before);
             ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 3);
+            before = readScheduling();
             requested = ui::requestPromptWakeups();
-            readAfter = readAttr(after);
-            std::thread([&] { readChild = readAttr(child); }).join();
+            after = readScheduling();
+            std::thread([&] { child = readScheduling(); }).join();
         }).join();
-        QVERIFY(readBefore);
-        if (before.runtime == 0)
-            QSKIP("this kernel reports no time slice for normal threads (custom slices came with Linux 6.12)");
+        if (!before || before->sliceNs < 0)
+            QSKIP("the kernel does not report a thread's time slice (/proc/thread-self/sched, se.slice)");
         QVERIFY(requested);
-        QVERIFY(readAfter);
-        QCOMPARE(after.runtime, uint64_t(500'000));
-        QCOMPARE(after.nice, 3);
-        QCOMPARE(after.policy, uint32_t(0)); // SCHED_OTHER
-        QVERIFY(readChild);
-        QCOMPARE(child.runtime, before.runtime);
+        QVERIFY(after && child);
+        QCOMPARE(after->sliceNs, qint64(500'000));
+        QCOMPARE(after->policy, 0); // SCHED_OTHER
+        QCOMPARE(after->prio, 123); // nice 3 kept
+        QCOMPARE(child->sliceNs, before->sliceNs);
+        QVERIFY(child->sliceNs != after->sliceNs);
     }
 };
 
