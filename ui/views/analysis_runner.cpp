@@ -1,7 +1,6 @@
 #include "ui/views/analysis_runner.h"
 
 #include "ui/logging.h"
-#include "ui/views/thread_scheduling.h"
 
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
@@ -40,9 +39,7 @@ void AnalysisRunner::requestAnalysis(AnalysisRequest request)
             Q_EMIT analysisReady(std::move(result));
     });
     watcher->setFuture(QtConcurrent::run(
-        [request = std::move(request), cancel = m_cancel] {
-            return analyze(request, cancel.get());
-        }));
+        [request = std::move(request), cancel = m_cancel] { return analyze(request, cancel.get()); }));
 }
 
 void AnalysisRunner::requestCallerCallee(std::shared_ptr<const LoadedProfile> loaded,

@@ -2,7 +2,6 @@
 
 #include "engine/common/clock.h"
 #include "ui/logging.h"
-#include "ui/views/thread_scheduling.h"
 
 #include <QElapsedTimer>
 #include <QFutureWatcher>
@@ -171,7 +170,7 @@ void LiveUpdater::addFlush(std::shared_ptr<const engine::Flush> flush)
         // flush off the next one's path.
         QTimer::singleShot(kCatchUpDelayMs, this, [this] {
             m_ingestPool.start([live = m_live] {
-                    if (auto st = live->catchUp(); !st)
+                if (auto st = live->catchUp(); !st)
                     qCWarning(lcUiAnalysis) << "live profile:" << QString::fromStdString(st.error().message);
             });
         });
