@@ -9,6 +9,7 @@
 // timings.
 // Usage: bench_live_gui [SECONDS=30] [FLUSH_PERIOD_SECONDS=2]
 
+#include "engine/common/clock.h"
 #include "engine/session/profiling_session.h"
 #include "ui/views/live_session_view.h"
 #include "ui/views/thread_scheduling.h"
@@ -22,7 +23,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <functional>
 #include <mutex>
@@ -56,18 +56,10 @@ double percentile(std::vector<double> v, double p)
     return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
-double threadCpuMs()
+// A clock's reading in milliseconds (the engine's clockNs).
+double clockMs(clockid_t clock)
 {
-    timespec ts{};
-    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
-
-double monotonicMs()
-{
-    timespec ts{};
-    ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+    return static_cast<double>(engine::clockNs(clock)) / 1e6;
 }
 
 // The machine's steal time so far (the "cpu" line of /proc/stat), in seconds.
@@ -152,10 +144,10 @@ public:
     ReferenceSleeper()
         : m_thread([this] {
               ui::requestPromptWakeups();
-              double last = monotonicMs();
+              double last = clockMs(CLOCK_MONOTONIC);
               while (!m_stop.load(std::memory_order_relaxed)) {
                   std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                  const double now = monotonicMs();
+                  const double now = clockMs(CLOCK_MONOTONIC);
                   const double late = std::max(0.0, now - last - 1.0);
                   std::lock_guard lock(m_mutex);
                   m_lateness.add(late);
@@ -201,7 +193,7 @@ public:
     {
         QElapsedTimer timer;
         timer.start();
-        const double cpuBefore = threadCpuMs();
+        const double cpuBefore = clockMs(CLOCK_THREAD_CPUTIME_ID);
         const int type = event->type();
         const QPointer<QObject> alive(receiver); // the event may delete its receiver (DeferredDelete)
         const bool result = QApplication::notify(receiver, event);
@@ -212,7 +204,7 @@ public:
         if (const qint64 ms = timer.elapsed(); ms >= kSlowEventMs) {
             // CPU time beside wall time: the difference is time the GUI thread waited for a CPU.
             std::printf("slow event: %lld ms (%.1f ms on CPU) delivering event type %d to %s \"%s\"\n",
-                        static_cast<long long>(ms), threadCpuMs() - cpuBefore, type,
+                        static_cast<long long>(ms), clockMs(CLOCK_THREAD_CPUTIME_ID) - cpuBefore, type,
                         receiver->metaObject()->className(), qPrintable(receiver->objectName()));
         }
         return result;
@@ -270,7 +262,7 @@ int main(int argc, char **argv)
                             "%.1f ms)\n",
                             late, static_cast<double>(lastTick) / 1e9, runMs - lastRunMs, waitMs - lastWaitMs);
             if (late > 50) {
-                const double endMs = monotonicMs();
+                const double endMs = clockMs(CLOCK_MONOTONIC);
                 guiStalls.push_back(Span{endMs - static_cast<double>(now - lastTick) / 1e6, endMs});
             }
             if (late > worstLateness) {
