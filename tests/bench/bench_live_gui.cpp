@@ -3,10 +3,10 @@
 // arrived the flame graph and tables showed it (data applied and the window repainted); the GUI thread's
 // event-loop latency (a 1 ms timer's lateness:
 // max and p99), with every stall over 30 ms and every event delivery of 8 ms or more named as it happens; and
-// memory over the run (RSS, aggregated samples, timeline bytes). Beside the GUI thread, a reference thread that
-// only sleeps 1 ms at a time (scheduled like the GUI thread) and the machine's steal time tell a stall of the GUI
-// thread from a pause of the whole machine (a virtual machine whose CPUs the host took away). It never asserts
-// timings.
+// memory over the run (RSS, aggregated samples, timeline bytes); and the GUI thread's CPU time per flush, with the
+// longest single event delivery. Beside the GUI thread, a reference thread that only sleeps 1 ms at a time
+// (scheduled like the GUI thread) and each CPU's steal time tell a stall of the GUI thread from a pause of the
+// machine (a virtual machine whose CPUs the host took away). It never asserts timings.
 // Usage: bench_live_gui [SECONDS=30] [FLUSH_PERIOD_SECONDS=2]
 
 #include "engine/common/clock.h"
@@ -18,6 +18,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QPointer>
+#include <QThread>
 #include <QTimer>
 
 #include <algorithm>
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 using namespace emberline;
@@ -70,6 +72,28 @@ double stealSeconds()
         return 0;
     const QList<QByteArray> fields = stat.readLine().simplified().split(' ');
     return fields.size() > 8 ? fields[8].toDouble() / static_cast<double>(::sysconf(_SC_CLK_TCK)) : 0;
+}
+
+// Each CPU's steal time so far (the "cpuN" lines of /proc/stat), in milliseconds, by CPU number.
+std::vector<double> stealPerCpuMs()
+{
+    std::vector<double> out;
+    QFile stat(QStringLiteral("/proc/stat"));
+    if (!stat.open(QIODevice::ReadOnly))
+        return out;
+    const double tickMs = 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+    for (const QByteArray &line : stat.readAll().split('\n')) {
+        if (line.size() < 4 || !line.startsWith("cpu") || line[3] < '0' || line[3] > '9')
+            continue;
+        const QList<QByteArray> fields = line.simplified().split(' ');
+        const auto cpu = static_cast<size_t>(fields[0].mid(3).toInt());
+        if (fields.size() <= 8)
+            continue;
+        if (out.size() <= cpu)
+            out.resize(cpu + 1, 0);
+        out[cpu] = fields[8].toDouble() * tickMs;
+    }
+    return out;
 }
 
 // Timer lateness in 10-µs buckets up to 2 s: a fixed size however long the run, so the benchmark's own memory
@@ -137,19 +161,41 @@ struct Span {
     double endMs;
 };
 
+struct GuiStall {
+    Span span;
+    double atS;   // seconds after the start
+    double runMs; // of it, on a CPU
+    double waitMs; // waiting for one
+    int cpuBefore; // the CPU the GUI thread ran on before it and after it
+    int cpuAfter;
+};
+
 // A thread that does nothing but sleep 1 ms at a time, with the GUI thread's scheduling: its late wakeups are
-// what the machine alone costs, so a GUI stall it shares is the machine's.
+// what the machine alone costs, so a GUI stall it shares is the machine's. Every 10 ms it also notes each CPU's
+// steal time, so that a GUI stall can be told how long the host kept the GUI thread's CPU during it.
 class ReferenceSleeper {
 public:
     ReferenceSleeper()
         : m_thread([this] {
               ui::requestPromptWakeups();
               double last = clockMs(CLOCK_MONOTONIC);
+              double lastSteal = 0;
+              m_cpus = stealPerCpuMs().size();
               while (!m_stop.load(std::memory_order_relaxed)) {
                   std::this_thread::sleep_for(std::chrono::milliseconds(1));
                   const double now = clockMs(CLOCK_MONOTONIC);
                   const double late = std::max(0.0, now - last - 1.0);
+                  std::vector<double> steal;
+                  if (now - lastSteal >= 10) {
+                      steal = stealPerCpuMs();
+                      steal.resize(m_cpus, 0);
+                      lastSteal = now;
+                  }
                   std::lock_guard lock(m_mutex);
+                  if (!steal.empty()) {
+                      m_steal.push_back(now);
+                      m_steal.insert(m_steal.end(), steal.begin(), steal.end());
+                  }
                   m_lateness.add(late);
                   if (late > 30)
                       m_stalls.push_back(Span{last, now});
@@ -172,12 +218,34 @@ public:
         return std::any_of(m_stalls.begin(), m_stalls.end(),
                            [&](const Span &s) { return s.startMs < span.endMs && span.startMs < s.endMs; });
     }
+    // After stop(): the steal time of `cpu` between the first and the last note taken within the span (so at most
+    // the span's; 0 if fewer than two notes fall in it). Notes are in steps of the kernel's clock tick (10 ms).
+    double stealDuring(const Span &span, int cpu) const
+    {
+        if (cpu < 0 || static_cast<size_t>(cpu) >= m_cpus)
+            return 0;
+        const size_t stride = m_cpus + 1;
+        const double *first = nullptr;
+        const double *last = nullptr;
+        for (size_t i = 0; i + stride <= m_steal.size(); i += stride) {
+            if (m_steal[i] < span.startMs)
+                continue;
+            if (m_steal[i] > span.endMs)
+                break;
+            if (!first)
+                first = &m_steal[i];
+            last = &m_steal[i];
+        }
+        return first && last != first ? last[1 + cpu] - first[1 + cpu] : 0;
+    }
 
 private:
     std::atomic<bool> m_stop{false};
     std::mutex m_mutex;
     LatenessHistogram m_lateness;
     std::vector<Span> m_stalls;
+    size_t m_cpus = 0;
+    std::vector<double> m_steal; // per note: the time (ms), then each CPU's steal so far (ms)
     std::thread m_thread;
 };
 
@@ -189,26 +257,44 @@ class TimedApplication : public QApplication {
 public:
     using QApplication::QApplication;
     std::function<void()> onRepaint;
+    const QObject *untimed = nullptr; // the benchmark's own tick timer
+    // GUI-thread CPU time in event deliveries (outermost ones, the tick's left out) since the last takeWork(),
+    // and the most any one of them took.
+    double workCpuMs = 0;
+    double maxDeliveryCpuMs = 0;
     bool notify(QObject *receiver, QEvent *event) override
     {
+        // Other threads' event loops (the engine's) deliver through here too.
+        const bool onGui = QThread::currentThread() == thread();
         QElapsedTimer timer;
         timer.start();
         const double cpuBefore = clockMs(CLOCK_THREAD_CPUTIME_ID);
         const int type = event->type();
         const QPointer<QObject> alive(receiver); // the event may delete its receiver (DeferredDelete)
+        const bool outermost = onGui && m_depth == 0 && receiver != untimed;
+        m_depth += onGui ? 1 : 0;
         const bool result = QApplication::notify(receiver, event);
+        m_depth -= onGui ? 1 : 0;
+        const double cpuMs = clockMs(CLOCK_THREAD_CPUTIME_ID) - cpuBefore;
+        if (outermost) {
+            workCpuMs += cpuMs;
+            maxDeliveryCpuMs = std::max(maxDeliveryCpuMs, cpuMs);
+        }
         if (!alive)
             return result;
-        if (type == QEvent::UpdateRequest && receiver->isWidgetType() && onRepaint)
+        if (onGui && type == QEvent::UpdateRequest && receiver->isWidgetType() && onRepaint)
             onRepaint(); // a window repainted: what the views got before it is now on screen
         if (const qint64 ms = timer.elapsed(); ms >= kSlowEventMs) {
-            // CPU time beside wall time: the difference is time the GUI thread waited for a CPU.
-            std::printf("slow event: %lld ms (%.1f ms on CPU) delivering event type %d to %s \"%s\"\n",
-                        static_cast<long long>(ms), clockMs(CLOCK_THREAD_CPUTIME_ID) - cpuBefore, type,
-                        receiver->metaObject()->className(), qPrintable(receiver->objectName()));
+            // CPU time beside wall time: the difference is time the thread waited for a CPU.
+            std::printf("slow event: %lld ms (%.1f ms on CPU) delivering event type %d to %s \"%s\"%s\n",
+                        static_cast<long long>(ms), cpuMs, type, receiver->metaObject()->className(),
+                        qPrintable(receiver->objectName()), onGui ? "" : " on another thread");
         }
         return result;
     }
+
+private:
+    int m_depth = 0; // of the GUI thread's deliveries
 };
 
 } // namespace
@@ -235,7 +321,7 @@ int main(int argc, char **argv)
     view.show();
 
     LatenessHistogram lateness;
-    std::vector<Span> guiStalls; // over 50 ms
+    std::vector<GuiStall> guiStalls; // over 50 ms
     ReferenceSleeper sleeper;
     const double stealAtStart = stealSeconds();
     QElapsedTimer clock;
@@ -247,6 +333,7 @@ int main(int argc, char **argv)
     const ThreadSchedStat schedStat;
     double lastRunMs = 0, lastWaitMs = 0;
     schedStat.read(lastRunMs, lastWaitMs);
+    int lastCpu = ::sched_getcpu();
     QTimer tick;
     tick.setTimerType(Qt::PreciseTimer);
     tick.setInterval(1);
@@ -263,7 +350,9 @@ int main(int argc, char **argv)
                             late, static_cast<double>(lastTick) / 1e9, runMs - lastRunMs, waitMs - lastWaitMs);
             if (late > 50) {
                 const double endMs = clockMs(CLOCK_MONOTONIC);
-                guiStalls.push_back(Span{endMs - static_cast<double>(now - lastTick) / 1e6, endMs});
+                guiStalls.push_back(GuiStall{Span{endMs - static_cast<double>(now - lastTick) / 1e6, endMs},
+                                             static_cast<double>(lastTick) / 1e9, runMs - lastRunMs,
+                                             waitMs - lastWaitMs, lastCpu, ::sched_getcpu()});
             }
             if (late > worstLateness) {
                 worstLateness = late;
@@ -273,11 +362,16 @@ int main(int argc, char **argv)
         lastTick = now;
         lastRunMs = runMs;
         lastWaitMs = waitMs;
+        lastCpu = ::sched_getcpu();
     });
 
     std::printf("bench_live_gui: many_stacks, 8 threads, 999 Hz, %.0f s, flush every %.0f s\n", seconds, flushPeriod);
-    std::printf("%8s %10s %12s %14s %14s %10s\n", "flush", "update_ms", "rss_MiB", "agg_samples", "timeline_KiB",
-                "samples");
+    // gui_cpu_ms: the GUI thread's CPU time in event deliveries since the previous row (the benchmark's tick left
+    // out): about one flush's work; max_event_ms: the most one delivery of those took.
+    std::printf("%8s %10s %12s %14s %14s %10s %10s %12s\n", "flush", "update_ms", "rss_MiB", "agg_samples",
+                "timeline_KiB", "samples", "gui_cpu_ms", "max_event_ms");
+    app.untimed = &tick;
+    std::vector<double> guiCpuPerFlush, maxDeliveryPerFlush;
     // A flush counts as shown once the window has repainted after the views took its data: the view's own
     // latency (flush arrival to data applied) plus the time until that repaint ends.
     std::vector<double> updates;
@@ -295,11 +389,16 @@ int main(int argc, char **argv)
         const double latencyMs = pendingLatencyMs + static_cast<double>(sinceApplied.nsecsElapsed()) / 1e6;
         updates.push_back(latencyMs);
         const auto &state = view.updater()->state();
-        std::printf("%8u %10.1f %12.1f %14zu %14.1f %10zu\n", pendingSequence, latencyMs, rssKiB() / 1024.0,
-                    state.snapshot ? state.snapshot->profile->sampleCount() : size_t(0),
+        std::printf("%8u %10.1f %12.1f %14zu %14.1f %10zu %10.1f %12.1f\n", pendingSequence, latencyMs,
+                    rssKiB() / 1024.0, state.snapshot ? state.snapshot->profile->sampleCount() : size_t(0),
                     state.snapshot ? state.snapshot->timelineBytes() / 1024.0 : 0.0,
-                    state.snapshot ? state.snapshot->timelineSamples() : size_t(0));
+                    state.snapshot ? state.snapshot->timelineSamples() : size_t(0), app.workCpuMs,
+                    app.maxDeliveryCpuMs);
         std::fflush(stdout);
+        guiCpuPerFlush.push_back(app.workCpuMs);
+        maxDeliveryPerFlush.push_back(app.maxDeliveryCpuMs);
+        app.workCpuMs = 0;
+        app.maxDeliveryCpuMs = 0;
         pendingSequence = 0;
     };
     // A session the engine refuses (a flush period under 1 s, say) ends at once: say why.
@@ -318,14 +417,35 @@ int main(int argc, char **argv)
             std::printf("views updated and repainted after a flush: %zu updates, median %.1f ms, p99 %.1f ms, max %.1f ms\n",
                         updates.size(), percentile(updates, 0.5), percentile(updates, 0.99),
                         updates.empty() ? 0.0 : *std::max_element(updates.begin(), updates.end()));
+            std::printf("GUI thread CPU per flush in event deliveries: median %.1f ms, p99 %.1f ms; the longest "
+                        "delivery per flush: median %.1f ms, p99 %.1f ms, max %.1f ms\n",
+                        percentile(guiCpuPerFlush, 0.5), percentile(guiCpuPerFlush, 0.99),
+                        percentile(maxDeliveryPerFlush, 0.5), percentile(maxDeliveryPerFlush, 0.99),
+                        maxDeliveryPerFlush.empty()
+                            ? 0.0
+                            : *std::max_element(maxDeliveryPerFlush.begin(), maxDeliveryPerFlush.end()));
             std::printf("GUI event loop (1 ms timer lateness over %zu ticks): p99 %.2f ms, max %.2f ms (at %.1f s)\n",
                         lateness.count(), lateness.percentile(0.99), worstLateness, worstAtS);
             sleeper.stop();
-            const auto machineStalls = std::count_if(guiStalls.begin(), guiStalls.end(),
-                                                     [&](const Span &s) { return sleeper.stalledDuring(s); });
-            std::printf("GUI thread stalls over 50 ms: %zu, of which %lld while the reference sleeper was also over "
-                        "30 ms late (the machine paused)\n",
-                        guiStalls.size(), static_cast<long long>(machineStalls));
+            // A stall is the machine's when the reference sleeper shared it, or when the host's steal of the GUI
+            // thread's CPU (the one it ran on before or after) during it makes up all but 50 ms of it.
+            size_t shared = 0, stolen = 0;
+            for (const GuiStall &g : guiStalls) {
+                const double stallMs = g.span.endMs - g.span.startMs - 1.0;
+                const double steal = std::max(sleeper.stealDuring(g.span, g.cpuBefore),
+                                              sleeper.stealDuring(g.span, g.cpuAfter));
+                const bool isShared = sleeper.stalledDuring(g.span);
+                shared += isShared ? 1 : 0;
+                stolen += !isShared && stallMs - steal <= 50 ? 1 : 0;
+                std::printf("stall over 50 ms: %.1f ms at %.3f s: on a CPU %.1f ms, waiting for one %.1f ms, neither "
+                            "%.1f ms; CPU %d then %d, the host's steal of it during the stall %.0f ms%s\n",
+                            stallMs, g.atS, g.runMs, g.waitMs, std::max(0.0, stallMs - g.runMs - g.waitMs),
+                            g.cpuBefore, g.cpuAfter, steal, isShared ? "; the reference sleeper stalled too" : "");
+            }
+            std::printf("GUI thread stalls over 50 ms: %zu, of which %zu while the reference sleeper was also over "
+                        "30 ms late and %zu under 50 ms without the host's steal of the GUI thread's CPU (the machine "
+                        "paused)\n",
+                        guiStalls.size(), shared, stolen);
             const LatenessHistogram &ref = sleeper.lateness();
             std::printf("reference sleeper (1 ms sleeps, no work) over %zu ticks: p99 %.2f ms, max %.2f ms\n",
                         ref.count(), ref.percentile(0.99), ref.max());

@@ -25,6 +25,7 @@ public:
                      std::vector<QString> names);
     void setAxis(const TimeAxis &axis);
     void setSelection(std::optional<std::pair<int64_t, int64_t>> range);
+    const std::shared_ptr<const engine::ThreadActivity> &activity() const { return m_activity; }
     QSize sizeHint() const override;
     // The thread shown on the row at y, or kNoIndex.
     uint32_t threadAt(double y) const;

@@ -9,6 +9,8 @@
 #include <QLineSeries>
 #include <QListView>
 #include <QMenu>
+#include <QPen>
+#include <QTimer>
 #include <QToolButton>
 #include <QToolTip>
 #include <QValueAxis>
@@ -44,6 +46,11 @@ QString seconds(double s)
 
 TimelineView::TimelineView(QWidget *parent) : QWidget(parent)
 {
+    m_partTimer = new QTimer(this);
+    m_partTimer->setSingleShot(true);
+    m_partTimer->setTimerType(Qt::PreciseTimer);
+    m_partTimer->setInterval(1);
+    connect(m_partTimer, &QTimer::timeout, this, &TimelineView::applyNextPart);
     setupUi();
     connectSignals();
 }
@@ -130,6 +137,19 @@ QChart *TimelineView::createChart(QValueAxis *&x, QValueAxis *&y, const QString 
     y->setRange(0, 100);
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
+    // One-pixel cosmetic pens (width 0) for the axis lines, ticks and grid: they draw alike, but a line item
+    // with a wider pen strokes a path to find its bounds each time the scene asks, several times per repaint.
+    for (QValueAxis *axis : {x, y}) {
+        QPen pen = axis->linePen();
+        pen.setWidth(0);
+        axis->setLinePen(pen);
+        pen = axis->gridLinePen();
+        pen.setWidth(0);
+        axis->setGridLinePen(pen);
+        pen = axis->minorGridLinePen();
+        pen.setWidth(0);
+        axis->setMinorGridLinePen(pen);
+    }
     return chart;
 }
 
@@ -180,17 +200,44 @@ void TimelineView::setData(std::shared_ptr<const engine::LiveSnapshot> snapshot,
     if (!m_snapshot)
         return;
     m_threadModel->setThreads(m_snapshot->threads);
-    // A new time range makes every series lay out its line again, and so does each series' new points: the
-    // lines are emptied first so that each is laid out once, with its new points over the new range.
+    // A new time range makes every series lay out its line again, and so do its new points: a chart's lines are
+    // emptied first so that each is laid out once, with its new points over the new range.
     for (auto &[thread, series] : m_cpuSeries)
         series->clear();
-    m_samplesSeries->clear();
-    m_lostSeries->clear();
-    for (TimelineChartView *view : {m_cpuView, m_flushView})
-        view->setTimeRange(m_snapshot->startNs, m_snapshot->endNs);
+    m_cpuView->setTimeRange(m_snapshot->startNs, m_snapshot->endNs);
     updateCpuSeries();
-    updateFlushSeries();
-    updateStrip();
+    // The rest waits for the next passes of the event loop. Each chart lays itself out and repaints in the pass
+    // after it changed, so the GUI thread's work for a flush comes in three slices of a few milliseconds, with
+    // input and timers served between them, instead of one piece that a target keeping every core busy would
+    // stretch past a frame's worth of stall.
+    // A timer rather than a posted call: posted events are delivered together, so a posted part would run in the
+    // same pass as the previous part's repaint.
+    m_nextPart = Part::FlushChart;
+    if (!m_partTimer->isActive())
+        m_partTimer->start();
+}
+
+void TimelineView::applyNextPart()
+{
+    if (!m_snapshot)
+        return;
+    switch (m_nextPart) {
+    case Part::None:
+        return;
+    case Part::FlushChart:
+        m_samplesSeries->clear();
+        m_lostSeries->clear();
+        m_flushView->setTimeRange(m_snapshot->startNs, m_snapshot->endNs);
+        updateFlushSeries();
+        m_nextPart = Part::Strip;
+        m_partTimer->start();
+        return;
+    case Part::Strip:
+        updateStrip();
+        m_nextPart = Part::None;
+        Q_EMIT dataShown();
+        return;
+    }
 }
 
 void TimelineView::setSelection(std::optional<std::pair<int64_t, int64_t>> range)

@@ -13,6 +13,7 @@
 
 class QChart;
 class QLabel;
+class QTimer;
 class QLineSeries;
 class QListView;
 class QToolButton;
@@ -36,12 +37,14 @@ public:
     explicit TimelineView(QWidget *parent = nullptr);
 
     // A line of points in time order as a chart `pixels` wide can show it: as is while there are no more points
-    // than pixels, else each two-pixel column's lowest and highest point.
+    // than pixels, else each four-pixel column's lowest and highest point.
     static QList<QPointF> thinLine(const QList<QPointF> &points, double pixels);
     // One thread's CPU line: a point per bucket, thinned to the axis' width. `peak` is raised to the highest value.
     static QList<QPointF> cpuPoints(const engine::ThreadActivity &activity, uint32_t thread, const TimeAxis &axis,
                                     double &peak);
 
+    // Shows a new snapshot: the CPU chart and the thread list at once, the flush chart and the activity strip in
+    // the next passes of the event loop (see applyNextPart); dataShown() follows the last part.
     void setData(std::shared_ptr<const engine::LiveSnapshot> snapshot,
                  std::shared_ptr<const engine::ThreadActivity> activity);
     void setSelection(std::optional<std::pair<int64_t, int64_t>> range);
@@ -56,8 +59,12 @@ public:
 Q_SIGNALS:
     void rangeSelected(int64_t startNs, int64_t endNs);
     void hiddenThreadsChanged();
+    // Every part of the timeline shows the snapshot last given to setData.
+    void dataShown();
 
 private:
+    enum class Part { None, FlushChart, Strip };
+    void applyNextPart();
     void setupUi();
     void connectSignals();
     QWidget *createThreadPane();
@@ -83,6 +90,8 @@ private:
     std::map<uint32_t, QLineSeries *> m_cpuSeries;
     QLineSeries *m_samplesSeries = nullptr;
     QLineSeries *m_lostSeries = nullptr;
+    Part m_nextPart = Part::None; // what of the last snapshot is still to be shown
+    QTimer *m_partTimer = nullptr;
 };
 
 } // namespace emberline::ui

@@ -130,6 +130,10 @@ void LiveSessionView::connectSignals()
     connect(m_updater, &LiveUpdater::mergeFailed, this,
             [this](const QString &message) { showMessage(tr("A flush could not be shown: %1").arg(message), true); });
     connect(m_timeline, &TimelineView::rangeSelected, this, &LiveSessionView::selectRange);
+    connect(m_timeline, &TimelineView::dataShown, this, [this] {
+        m_timelineShown = true;
+        reportShownIfComplete();
+    });
     connect(m_timeline, &TimelineView::hiddenThreadsChanged, this,
             [this] { m_updater->setHiddenThreads(m_timeline->threadModel()->hiddenThreads()); });
 }
@@ -185,6 +189,8 @@ void LiveSessionView::onViewReady(std::shared_ptr<const LiveViewData> data)
     const auto &chunks = data->state.snapshot->chunks;
     m_shownLoaded = data->loaded;
     m_shownSequence = chunks.empty() ? 0 : chunks.back()->sequence;
+    m_analysisShown = false;
+    m_timelineShown = false;
     // The explorer first: it starts the analysis on a worker, which then runs while this thread redraws the
     // timelines.
     if (!m_explorer) {
@@ -238,6 +244,14 @@ void LiveSessionView::warmUpExplorer()
 void LiveSessionView::onAnalysisApplied()
 {
     if (!m_explorer->analysis() || m_explorer->analysis()->loaded != m_shownLoaded)
+        return;
+    m_analysisShown = true;
+    reportShownIfComplete();
+}
+
+void LiveSessionView::reportShownIfComplete()
+{
+    if (!m_analysisShown || !m_timelineShown)
         return;
     auto it = m_flushArrivalMs.find(m_shownSequence);
     if (it != m_flushArrivalMs.end()) {

@@ -57,7 +57,8 @@ public:
     QString saveSessionTo(const QString &directory) const;
 
 Q_SIGNALS:
-    // The flame graph and tables show the state after flush `sequence`, latencyMs after it arrived.
+    // The flame graph, the tables and the timelines show the state after flush `sequence`, latencyMs after it
+    // arrived.
     void viewsUpdated(uint32_t sequence, double latencyMs);
     void sessionEnded();
     void openProfileRequested(const QString &path);
@@ -71,6 +72,7 @@ private:
     void onViewReady(std::shared_ptr<const LiveViewData> data);
     void warmUpExplorer();
     void onAnalysisApplied();
+    void reportShownIfComplete();
     void onFinished(const engine::SessionSummary &summary);
     void onFailed(const QString &message);
     void showMessage(const QString &text, bool problem);
@@ -102,6 +104,8 @@ private:
     std::map<uint32_t, qint64> m_flushArrivalMs; // by flush sequence, until the views show it
     std::shared_ptr<const LoadedProfile> m_shownLoaded;
     uint32_t m_shownSequence = 0;
+    bool m_analysisShown = false; // of m_shownSequence
+    bool m_timelineShown = false;
     SessionUpload *m_upload = nullptr;
     QLabel *m_uploadCounts = nullptr;
 };

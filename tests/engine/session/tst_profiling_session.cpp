@@ -4,6 +4,7 @@
 // derivations on synthetic flushes, where every number is known.
 
 #include "tests/engine/session/perf_guard.h"
+#include "tests/engine/session/synthetic_flush.h"
 
 #include "engine/model/sample_filter.h"
 #include "engine/session/live_profile.h"
@@ -18,47 +19,13 @@
 #include <QThread>
 
 using namespace emberline::engine;
+using emberline::test::syntheticFlush;
 
 namespace {
 
 QString targetPath(const char *name)
 {
     return QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/") + QLatin1String(name);
-}
-
-// A flush of `n` samples on thread `tid`, one every 10 ms from `startNs`, alternating two stacks (a→b, a→c).
-std::shared_ptr<const Flush> syntheticFlush(uint32_t sequence, int64_t startNs, int n, int64_t tid)
-{
-    auto p = std::make_shared<Profile>();
-    p->sampleTypes().push_back({p->intern("cpu-samples"), p->intern("count")});
-    p->sampleTypes().push_back({p->intern("cpu-time"), p->intern("nanoseconds")});
-    for (const char *name : {"a", "b", "c"}) {
-        Function f;
-        f.id = p->functions().size() + 1;
-        f.name = p->intern(name);
-        p->functions().push_back(f);
-        Location loc;
-        loc.id = p->locations().size() + 1;
-        loc.address = 0x1000 + loc.id;
-        loc.lines.push_back({static_cast<uint32_t>(p->functions().size() - 1), 0, 0});
-        p->locations().push_back(loc);
-    }
-    const StringId tidKey = p->intern("thread id"), nameKey = p->intern("thread name");
-    const StringId timeKey = p->intern("end_timestamp_ns"), threadName = p->intern("worker-" + std::to_string(tid));
-    for (int i = 0; i < n; ++i) {
-        const std::vector<uint32_t> stack = i % 2 ? std::vector<uint32_t>{1, 0} : std::vector<uint32_t>{2, 0};
-        const int64_t values[2] = {1, 10'000'000};
-        const Label labels[3] = {{tidKey, 0, tid, 0}, {nameKey, threadName, 0, 0},
-                                 {timeKey, 0, startNs + (i + 1) * 10'000'000LL, 0}};
-        p->addSample(stack, values, labels);
-    }
-    auto flush = std::make_shared<Flush>();
-    flush->sequence = sequence;
-    flush->startNs = startNs;
-    flush->endNs = startNs + n * 10'000'000LL;
-    flush->profile = p;
-    flush->samples = sequence * static_cast<uint64_t>(n);
-    return flush;
 }
 
 } // namespace
