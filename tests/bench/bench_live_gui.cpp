@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <iterator>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -218,25 +219,38 @@ public:
         return std::any_of(m_stalls.begin(), m_stalls.end(),
                            [&](const Span &s) { return s.startMs < span.endMs && span.startMs < s.endMs; });
     }
-    // After stop(): the steal time of `cpu` between the first and the last note taken within the span (so at most
-    // the span's; 0 if fewer than two notes fall in it). Notes are in steps of the kernel's clock tick (10 ms).
+    // After stop(): how much of the span the host at least kept `cpu` away, from the notes just before and just
+    // after it. The notes bound a wider window (more so when this thread was itself held up), so the steal in
+    // that window less the window's time outside the span, less one step of the kernel's counter (10 ms), is
+    // what the span surely had.
     double stealDuring(const Span &span, int cpu) const
     {
         if (cpu < 0 || static_cast<size_t>(cpu) >= m_cpus)
             return 0;
         const size_t stride = m_cpus + 1;
-        const double *first = nullptr;
-        const double *last = nullptr;
+        const double *before = nullptr;
+        const double *after = nullptr;
         for (size_t i = 0; i + stride <= m_steal.size(); i += stride) {
-            if (m_steal[i] < span.startMs)
-                continue;
-            if (m_steal[i] > span.endMs)
+            if (m_steal[i] <= span.startMs)
+                before = &m_steal[i];
+            if (m_steal[i] >= span.endMs) {
+                after = &m_steal[i];
                 break;
-            if (!first)
-                first = &m_steal[i];
-            last = &m_steal[i];
+            }
         }
-        return first && last != first ? last[1 + cpu] - first[1 + cpu] : 0;
+        if (!before || !after)
+            return 0;
+        const double outside = (after[0] - before[0]) - (span.endMs - span.startMs);
+        const double stepMs = 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+        return std::max(0.0, after[1 + cpu] - before[1 + cpu] - outside - stepMs);
+    }
+    // After stop(): its own stalls over 50 ms, as (start, length) in ms.
+    std::vector<Span> longStalls() const
+    {
+        std::vector<Span> out;
+        std::copy_if(m_stalls.begin(), m_stalls.end(), std::back_inserter(out),
+                     [](const Span &s) { return s.endMs - s.startMs > 51; });
+        return out;
     }
 
 private:
@@ -326,6 +340,7 @@ int main(int argc, char **argv)
     const double stealAtStart = stealSeconds();
     QElapsedTimer clock;
     clock.start();
+    const double startMs = clockMs(CLOCK_MONOTONIC);
     qint64 lastTick = 0;
     double worstLateness = 0;
     double worstAtS = 0; // when the longest stall began, seconds after start
@@ -449,6 +464,9 @@ int main(int argc, char **argv)
             const LatenessHistogram &ref = sleeper.lateness();
             std::printf("reference sleeper (1 ms sleeps, no work) over %zu ticks: p99 %.2f ms, max %.2f ms\n",
                         ref.count(), ref.percentile(0.99), ref.max());
+            for (const Span &r : sleeper.longStalls())
+                std::printf("reference sleeper stalled %.1f ms at %.3f s\n", r.endMs - r.startMs - 1.0,
+                            (r.startMs - startMs) / 1000.0);
             std::printf("steal time (the host kept the virtual CPUs): %.2f s over the run\n",
                         stealSeconds() - stealAtStart);
             std::printf("memory: peak RSS %.1f MiB, final RSS %.1f MiB\n", peakRss / 1024.0, rssKiB() / 1024.0);
