@@ -244,7 +244,7 @@ public:
         const double stepMs = 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
         return std::max(0.0, after[1 + cpu] - before[1 + cpu] - outside - stepMs);
     }
-    // After stop(): its own stalls over 50 ms, as (start, length) in ms.
+    // After stop(): its own stalls over 50 ms.
     std::vector<Span> longStalls() const
     {
         std::vector<Span> out;
