@@ -222,10 +222,60 @@ CallTree CallTreeUpdater::update(const Profile &profile, const FrameTable &frame
     return m_emptyNodes == 0 ? publish() : publishSkippingEmpty();
 }
 
+CallTree::~CallTree()
+{
+    if (m_recycler)
+        m_recycler->give({std::move(m_nodes), std::move(m_childOffsets), std::move(m_children)});
+}
+
+void CallTreeRecycler::give(Arrays arrays)
+{
+    std::unique_lock lock(m_mutex);
+    if (!m_kept)
+        m_kept = std::move(arrays);
+    lock.unlock(); // a set not kept is freed here, outside the lock
+}
+
+CallTreeRecycler::Arrays CallTreeRecycler::take()
+{
+    std::lock_guard lock(m_mutex);
+    Arrays out;
+    if (m_kept) {
+        out = std::move(*m_kept);
+        m_kept.reset();
+    }
+    return out;
+}
+
+namespace {
+
+// Makes `out` hold [first, last), growing it with room to spare: the tree grows a little with every refresh,
+// and an array sized exactly would be reallocated, its pages faulted in afresh, every time.
+template <typename T>
+void assignWithRoom(std::vector<T> &out, const T *first, const T *last)
+{
+    const auto n = static_cast<size_t>(last - first);
+    if (out.capacity() < n) {
+        out.clear();
+        out.reserve(n + n / 8 + 1024);
+    }
+    out.assign(first, last);
+}
+
+template <typename T>
+void reserveWithRoom(std::vector<T> &out, size_t n)
+{
+    if (out.capacity() < n)
+        out.reserve(n + n / 8 + 1024);
+}
+
+} // namespace
+
 CallTree CallTreeUpdater::publish()
 {
     CallTree tree;
-    tree.m_nodes = m_nodes;
+    CallTreeRecycler::Arrays arrays = m_recycler->take();
+    assignWithRoom(arrays.nodes, m_nodes.data(), m_nodes.data() + m_nodes.size());
     tree.m_maxDepth = m_maxDepth;
     const size_t known = m_nodes.size();
     if (m_lastOffsets.empty()) { // first time: every list is new
@@ -234,10 +284,12 @@ CallTree CallTreeUpdater::publish()
     }
     // The previous lists are copied in runs (memory order); only parents that gained a child are read from
     // their own list.
-    std::vector<uint32_t> offsets;
-    std::vector<uint32_t> children;
-    offsets.reserve(known + 1);
-    children.reserve(known > 0 ? known - 1 : 0);
+    std::vector<uint32_t> &offsets = arrays.childOffsets;
+    std::vector<uint32_t> &children = arrays.children;
+    offsets.clear();
+    children.clear();
+    reserveWithRoom(offsets, known + 1);
+    reserveWithRoom(children, known > 0 ? known - 1 : 0);
     const size_t lastKnown = m_lastOffsets.size() - 1;
     for (uint32_t n = 0; n < known; ++n) {
         offsets.push_back(static_cast<uint32_t>(children.size()));
@@ -259,10 +311,12 @@ CallTree CallTreeUpdater::publish()
         m_newChildren[n] = 0;
     }
     offsets.push_back(static_cast<uint32_t>(children.size()));
-    tree.m_childOffsets = offsets;
-    tree.m_children = children;
-    m_lastOffsets = std::move(offsets);
-    m_lastChildren = std::move(children);
+    assignWithRoom(m_lastOffsets, offsets.data(), offsets.data() + offsets.size());
+    assignWithRoom(m_lastChildren, children.data(), children.data() + children.size());
+    tree.m_nodes = std::move(arrays.nodes);
+    tree.m_childOffsets = std::move(offsets);
+    tree.m_children = std::move(children);
+    tree.m_recycler = m_recycler;
     return tree;
 }
 

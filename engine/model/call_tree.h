@@ -5,12 +5,16 @@
 #include "engine/model/profile.h"
 
 #include <atomic>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace emberline::engine {
+
+class CallTreeRecycler;
 
 // The top-down call tree of one sample type: node 0 is the root (all samples), every other node is a frame
 // reached by one call path. total = value of the samples passing through the node; self = value of the
@@ -50,12 +54,40 @@ public:
     // Indented text, one node a line: "<indent>name self total". Nodes under minTotal are left out.
     std::string dump(const FrameTable &frames, int64_t minTotal = 0) const;
 
+    CallTree() = default;
+    CallTree(const CallTree &) = default;
+    CallTree(CallTree &&) noexcept = default;
+    CallTree &operator=(const CallTree &) = default;
+    CallTree &operator=(CallTree &&) noexcept = default;
+    ~CallTree(); // a tree from CallTreeUpdater gives its arrays back to it
+
 private:
     friend class CallTreeUpdater;
     std::vector<Node> m_nodes;
     std::vector<uint32_t> m_childOffsets;
     std::vector<uint32_t> m_children;
     uint32_t m_maxDepth = 0;
+    std::shared_ptr<CallTreeRecycler> m_recycler;
+};
+
+// The arrays of trees an updater published, once their readers let go of them, kept for the updater's next tree:
+// a refresh then writes into memory that is already mapped instead of faulting a whole fresh copy of the tree in
+// (tens of megabytes per refresh for a long live session). One set is kept; more are freed.
+//
+// Thread: any; trees are dropped on whichever thread held them last.
+class CallTreeRecycler {
+public:
+    struct Arrays {
+        std::vector<CallTree::Node> nodes;
+        std::vector<uint32_t> childOffsets;
+        std::vector<uint32_t> children;
+    };
+    void give(Arrays arrays);
+    Arrays take(); // empty arrays when none is kept
+
+private:
+    std::mutex m_mutex;
+    std::optional<Arrays> m_kept;
 };
 
 // Keeps the call tree of a growing profile (a live session's merged profile) up to date: each update() is given
@@ -106,6 +138,7 @@ private:
     std::vector<uint8_t> m_newChildren{0}; // per node: gained a child since the last publication
     std::vector<uint32_t> m_lastOffsets; // the last identity publication's children, in CSR form
     std::vector<uint32_t> m_lastChildren;
+    std::shared_ptr<CallTreeRecycler> m_recycler = std::make_shared<CallTreeRecycler>();
     CallTree publish();
     CallTree publishSkippingEmpty() const;
 };

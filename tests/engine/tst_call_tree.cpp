@@ -88,6 +88,7 @@ private Q_SLOTS:
     void updaterFollowsGrowingValues_data();
     void updaterFollowsGrowingValues();
     void updaterFollowsAGrowingProfile();
+    void updaterReusesDroppedTreesArrays();
 };
 
 // If this fails, the call tree gets self/total wrong for recursion, inlined frames, unsymbolized locations or
@@ -319,6 +320,39 @@ void TestCallTree::updaterFollowsAGrowingProfile()
     const FrameTable frames(merger.result());
     QVERIFY(updater.update(merger.result(), frames, valuesPerStack(merger.result(), 0, {})).dump(frames).find(
                 "      aa_new 11 11\n") != std::string::npos);
+}
+
+// A tree the updater published and its readers dropped lends its arrays to the updater's next tree, while a tree
+// still held keeps its own and its values. If this fails, every live refresh faults a fresh copy of the whole
+// tree in, or a tree a view still reads is overwritten by the next refresh.
+void TestCallTree::updaterReusesDroppedTreesArrays()
+{
+    const Profile p = handBuilt();
+    const FrameTable frames(p);
+    std::vector<int64_t> perStack = valuesPerStack(p, 0, {});
+    CallTreeUpdater updater;
+    const CallTree::Node *dropped = nullptr;
+    size_t droppedSize = 0;
+    {
+        const CallTree first = updater.update(p, frames, perStack);
+        dropped = &first.node(0);
+        droppedSize = first.size();
+    }
+    // Had the dropped tree's nodes been freed, an allocation of their size would most likely take their memory.
+    const std::vector<CallTree::Node> decoy(droppedSize + droppedSize / 8 + 1024);
+    perStack[0] += 5;
+    const CallTree second = updater.update(p, frames, perStack);
+    QCOMPARE(&second.node(0), dropped);
+    QVERIFY(&decoy.front() != dropped);
+    QCOMPARE(second.dump(frames), CallTree::build(p, frames, perStack)->dump(frames));
+
+    const std::string held = second.dump(frames);
+    perStack[0] += 5;
+    const CallTree third = updater.update(p, frames, perStack);
+    QVERIFY(&third.node(0) != &second.node(0));
+    QCOMPARE(second.dump(frames), held);
+    QCOMPARE(third.dump(frames), CallTree::build(p, frames, perStack)->dump(frames));
+    QVERIFY(third.dump(frames) != held);
 }
 
 QTEST_GUILESS_MAIN(TestCallTree)
