@@ -72,7 +72,7 @@ private:
 
 // The arrays of trees an updater published, once their readers let go of them, kept for the updater's next tree:
 // a refresh then writes into memory that is already mapped instead of faulting a whole fresh copy of the tree in
-// (tens of megabytes per refresh for a long live session). One set is kept; more are freed.
+// (some 15 MB per refresh at 400,000 nodes). One set is kept; more are freed.
 //
 // Thread: any; trees are dropped on whichever thread held them last.
 class CallTreeRecycler {

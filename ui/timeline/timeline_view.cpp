@@ -206,12 +206,11 @@ void TimelineView::setData(std::shared_ptr<const engine::LiveSnapshot> snapshot,
         series->clear();
     m_cpuView->setTimeRange(m_snapshot->startNs, m_snapshot->endNs);
     updateCpuSeries();
-    // The rest waits for the next passes of the event loop. Each chart lays itself out and repaints in the pass
-    // after it changed, so the GUI thread's work for a flush comes in three slices of a few milliseconds, with
-    // input and timers served between them, instead of one piece that a target keeping every core busy would
-    // stretch past a frame's worth of stall.
-    // A timer rather than a posted call: posted events are delivered together, so a posted part would run in the
-    // same pass as the previous part's repaint.
+    // The flush chart and the strip follow in later passes of the event loop, each chart laying itself out and
+    // repainting in between: a flush's work on this thread comes in slices of a few milliseconds with input and
+    // timers served between them, rather than in one piece that a target keeping every core busy stretches into
+    // a stall. The next part waits on a 1 ms timer, not a posted call: posted events are delivered together, so
+    // a posted part would run in the same pass as the previous part's repaint.
     m_nextPart = Part::FlushChart;
     if (!m_partTimer->isActive())
         m_partTimer->start();
