@@ -249,24 +249,22 @@ CallTreeRecycler::Arrays CallTreeRecycler::take()
 
 namespace {
 
-// Makes `out` hold [first, last), growing it with room to spare: the tree grows a little with every refresh,
-// and an array sized exactly would be reallocated, its pages faulted in afresh, every time.
-template <typename T>
-void assignWithRoom(std::vector<T> &out, const T *first, const T *last)
-{
-    const auto n = static_cast<size_t>(last - first);
-    if (out.capacity() < n) {
-        out.clear();
-        out.reserve(n + n / 8 + 1024);
-    }
-    out.assign(first, last);
-}
-
+// Capacity for n, with room to spare when it has to grow: the tree grows a little with every refresh, and an
+// array sized exactly would be reallocated, its pages faulted in afresh, every time.
 template <typename T>
 void reserveWithRoom(std::vector<T> &out, size_t n)
 {
     if (out.capacity() < n)
         out.reserve(n + n / 8 + 1024);
+}
+
+// Makes `out` hold [first, last), in its own memory when that is large enough.
+template <typename T>
+void assignWithRoom(std::vector<T> &out, const T *first, const T *last)
+{
+    out.clear(); // nothing of the old contents is copied if it has to grow
+    reserveWithRoom(out, static_cast<size_t>(last - first));
+    out.assign(first, last);
 }
 
 } // namespace

@@ -28,6 +28,7 @@
 #include <functional>
 #include <iterator>
 #include <mutex>
+#include <numeric>
 #include <thread>
 #include <vector>
 
@@ -65,16 +66,6 @@ double clockMs(clockid_t clock)
     return static_cast<double>(engine::clockNs(clock)) / 1e6;
 }
 
-// The machine's steal time so far (the "cpu" line of /proc/stat), in seconds.
-double stealSeconds()
-{
-    QFile stat(QStringLiteral("/proc/stat"));
-    if (!stat.open(QIODevice::ReadOnly))
-        return 0;
-    const QList<QByteArray> fields = stat.readLine().simplified().split(' ');
-    return fields.size() > 8 ? fields[8].toDouble() / static_cast<double>(::sysconf(_SC_CLK_TCK)) : 0;
-}
-
 // Each CPU's steal time so far (the "cpuN" lines of /proc/stat), in milliseconds, by CPU number.
 std::vector<double> stealPerCpuMs()
 {
@@ -95,6 +86,13 @@ std::vector<double> stealPerCpuMs()
         out[cpu] = fields[8].toDouble() * tickMs;
     }
     return out;
+}
+
+// The machine's steal time so far, all CPUs together, in seconds.
+double stealSeconds()
+{
+    const std::vector<double> perCpu = stealPerCpuMs();
+    return std::accumulate(perCpu.begin(), perCpu.end(), 0.0) / 1000.0;
 }
 
 // Timer lateness in 10-µs buckets up to 2 s: a fixed size however long the run, so the benchmark's own memory
