@@ -3,7 +3,7 @@
 #include "engine/common/strings.h"
 
 #include "engine/pprof/pprof_writer.h"
-#include "engine/sampler/sample_sink.h"
+#include "engine/model/thread_state.h"
 
 #include <cstdio>
 #include <map>

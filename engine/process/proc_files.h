@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/sampler/sample_sink.h"
+#include "engine/model/thread_state.h"
 
 #include <cstdint>
 #include <string>

@@ -1,6 +1,6 @@
 #include "engine/recorder/recorder.h"
 
-#include "engine/sampler/sample_sink.h"
+#include "engine/model/thread_state.h"
 
 #include <unordered_map>
 

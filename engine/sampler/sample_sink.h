@@ -1,14 +1,12 @@
 #pragma once
 
+#include "engine/model/thread_state.h"
+
 #include <cstdint>
 #include <span>
 #include <string_view>
 
 namespace emberline::engine {
-
-// What a thread was doing when it was sampled; the `thread state` label.
-enum class ThreadState : uint8_t { Unknown, Running, Sleeping, DiskWait, Stopped };
-const char *threadStateName(ThreadState state);
 
 // One stack sample as a sampler delivered it, before unwinding. Spans point into the sampler's buffer and
 // are valid only during the callback.

@@ -32,6 +32,8 @@ public:
         (void)exitStatus;
         return false;
     }
+    // A sampler with a finite source (a replayed log) says when it has delivered everything: the session ends.
+    virtual bool finished() const { return false; }
     // Leaves the target running and untouched: called before the session ends the target or returns.
     virtual void release() {}
     // CPU time (ns, growing) that the session's other threads spend on what this sampler collects, for a

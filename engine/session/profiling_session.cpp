@@ -86,7 +86,7 @@ void ProfilingSession::start()
     setState(State::Running);
     std::shared_ptr<Shared> shared = m_shared;
     const SessionConfig config = m_config;
-    m_thread = QThread::create([shared, config] {
+    m_thread = QThread::create([shared, config, factory = m_samplerFactory] {
         RecordSession::Callbacks callbacks;
         callbacks.onFlush = [shared](std::shared_ptr<const Flush> flush) {
             shared->post([flush](ProfilingSession *owner) { owner->onFlush(flush); });
@@ -94,7 +94,7 @@ void ProfilingSession::start()
         callbacks.onStats = [shared](const SessionStats &stats) {
             shared->post([stats](ProfilingSession *owner) { owner->onStats(stats); });
         };
-        RecordSession session(config);
+        RecordSession session(config, factory);
         Result<SessionSummary> result = session.run(shared->control, callbacks);
         // Plain values cross the thread (a copied variant trips GCC's maybe-uninitialized analysis).
         const bool ok = result.ok();

@@ -43,6 +43,8 @@ public:
     QString errorMessage() const { return m_error; }
     uint32_t flushesReceived() const { return m_flushes; }
 
+    // Where the session takes its sampler (before start(); default: the system's, perf events or ptrace).
+    void setSamplerFactory(SamplerFactory factory) { m_samplerFactory = std::move(factory); }
     void start();
     void stop();
     void pause();
@@ -68,6 +70,7 @@ private:
     void setState(State state);
 
     SessionConfig m_config;
+    SamplerFactory m_samplerFactory;
     std::shared_ptr<Shared> m_shared;
     QThread *m_thread = nullptr;
     State m_state = State::Idle;

@@ -1,17 +1,15 @@
 #include "engine/session/record_session.h"
 
 #include "engine/common/clock.h"
-
+#include "engine/pipeline/sampling_pipeline.h"
 #include "engine/process/launcher.h"
 #include "engine/recorder/recorder.h"
-#include "engine/sampler/perf_sampler.h"
-#include "engine/sampler/ptrace_sampler.h"
 #include "engine/session/export_worker.h"
-#include "engine/session/sampling_pipeline.h"
 
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -51,60 +49,42 @@ Status makeOutputDirectory(const std::string &dir)
     return Ok{};
 }
 
+std::string exitReason(int status)
+{
+    return status > 128 ? "target killed by signal " + std::to_string(status - 128)
+                        : "target exited with status " + std::to_string(status);
+}
+
 } // namespace
 
-Result<std::unique_ptr<Sampler>> openSampler(const SessionConfig &c, int childPid, std::string &choice)
+// Everything one run holds, from start() to finish(). Members are destroyed in reverse order: the sampler
+// first (it asks the exporter for its CPU time), then the exporter (its thread may still report an error),
+// then the pipeline and the recorder it feeds, and the launched child last.
+struct RecordSession::Running {
+    SessionSummary summary;
+    std::optional<LaunchedProcess> child;
+    std::string exportError; // set on the exporter thread, read after finish() joined it
+    Recorder recorder;
+    SamplingPipeline pipeline{recorder};
+    std::unique_ptr<ExportWorker> exporter;
+    std::unique_ptr<Sampler> sampler;
+    int targetPid = 0;
+    int64_t cpuAtStart = 0;
+    int64_t monoStart = 0;
+    int64_t flushStartReal = 0;
+    int64_t nextFlushMono = 0;
+    int64_t lastStatsMono = 0;
+    int64_t lastStatsCpu = 0;
+    uint64_t lastStatsSamples = 0;
+    bool paused = false;
+};
+
+RecordSession::RecordSession(SessionConfig config, SamplerFactory samplerFactory)
+    : m_config(std::move(config)), m_samplerFactory(samplerFactory ? std::move(samplerFactory) : openSystemSampler)
 {
-    PerfSamplerOptions perf;
-    perf.frequency = c.frequency;
-    perf.stackBytes = c.stackBytes;
-    perf.wallTime = c.wallTime;
-    PtraceSamplerOptions ptrace;
-    ptrace.frequency = c.frequency;
-    ptrace.stackBytes = c.stackBytes;
-    ptrace.maxOverheadPercent = c.ptraceMaxOverheadPercent;
-    auto openPtrace = [&]() -> Result<std::unique_ptr<Sampler>> {
-        auto s = childPid ? PtraceSampler::openForLaunch(childPid, ptrace) : PtraceSampler::openForAttach(c.pid, ptrace);
-        if (!s)
-            return s.error();
-        return std::unique_ptr<Sampler>(std::move(s).value());
-    };
-    if (c.sampler == "ptrace") {
-        choice = "ptrace sampler, as asked";
-        return openPtrace();
-    }
-    auto s = childPid ? PerfSampler::openForLaunch(childPid, perf) : PerfSampler::openForAttach(c.pid, perf);
-    if (s) {
-        choice = c.sampler == "auto" ? "perf events (auto: they are allowed here)" : "perf events, as asked";
-        return std::unique_ptr<Sampler>(std::move(s).value());
-    }
-    if (c.sampler == "perf" || (s.error().code != Error::Code::Permission && s.error().code != Error::Code::Io))
-        return s.error();
-    // auto: perf events are forbidden (or missing) here; the ptrace sampler needs only ptrace rights.
-    auto fallback = openPtrace();
-    if (!fallback)
-        return makeError(fallback.error().code, s.error().message + "; the ptrace sampler cannot run either: " +
-                                                    fallback.error().message);
-    choice = "ptrace sampler (auto: " + s.error().message + ")";
-    return fallback;
 }
 
-Status validateConfig(const SessionConfig &c)
-{
-    if (c.command.empty() == (c.pid <= 0))
-        return makeError(Error::Code::Invalid, "give either a command to launch or a pid to attach to");
-    if (c.frequency < 1 || c.frequency > 100000)
-        return makeError(Error::Code::Invalid, "the frequency must be between 1 and 100000 Hz");
-    if (c.flushPeriodNs < 1'000'000'000 || c.flushPeriodNs > 60'000'000'000)
-        return makeError(Error::Code::Invalid, "the flush period must be between 1 and 60 seconds");
-    if (c.durationNs < 0)
-        return makeError(Error::Code::Invalid, "the duration cannot be negative");
-    if (c.stackBytes < 1024 || c.stackBytes > 65000 || c.stackBytes % 8 != 0)
-        return makeError(Error::Code::Invalid, "the stack size must be a multiple of 8 between 1024 and 65000 bytes");
-    if (c.sampler != "auto" && c.sampler != "perf" && c.sampler != "ptrace")
-        return makeError(Error::Code::Unsupported, "unknown sampler '" + c.sampler + "' (choose auto, perf or ptrace)");
-    return Ok{};
-}
+RecordSession::~RecordSession() = default;
 
 Result<SessionSummary> RecordSession::run(const std::atomic<bool> &stop, FlushCallback onFlush)
 {
@@ -115,150 +95,176 @@ Result<SessionSummary> RecordSession::run(const std::atomic<bool> &stop, FlushCa
 
 Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbacks &callbacks)
 {
-    const auto &onFlush = callbacks.onFlush;
+    auto started = start(callbacks);
+    if (!started)
+        return started.error();
+    Running &r = *started.value();
+    loop(r, control, callbacks);
+    return finish(r);
+}
+
+Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callbacks &callbacks)
+{
     if (auto st = validateConfig(m_config); !st)
         return st.error();
     if (auto st = makeOutputDirectory(m_config.outputDirectory); !st)
         return st.error();
 
-    SessionSummary summary;
-    std::optional<LaunchedProcess> child;
+    auto r = std::make_unique<Running>();
     if (!m_config.command.empty()) {
         LaunchOptions launch{m_config.command, m_config.workingDirectory, m_config.environment, m_config.ownSession};
         auto spawned = LaunchedProcess::spawn(launch);
         if (!spawned)
             return spawned.error();
-        child.emplace(std::move(spawned).value());
-        summary.launched = true;
+        r->child.emplace(std::move(spawned).value());
+        r->summary.launched = true;
     }
     // On failure the launched child reads EOF on its gate and exits without running the command.
-    auto opened = openSampler(m_config, child ? child->pid() : 0, summary.samplerChoice);
+    auto opened = m_samplerFactory(m_config, r->child ? r->child->pid() : 0, r->summary.samplerChoice);
     if (!opened)
         return opened.error();
-    std::unique_ptr<Sampler> sampler = std::move(opened).value();
-    summary.samplerDescription = sampler->description();
-    summary.wallTime = sampler->wallTime();
-    summary.wallTimeProblem = sampler->wallTimeProblem();
+    r->sampler = std::move(opened).value();
+    r->summary.samplerDescription = r->sampler->description();
+    r->summary.wallTime = r->sampler->wallTime();
+    r->summary.wallTimeProblem = r->sampler->wallTimeProblem();
 
-    Recorder recorder;
-    SamplingPipeline pipeline(recorder);
     ExporterOptions exporterOptions;
     exporterOptions.outputDirectory = m_config.outputDirectory;
     exporterOptions.frequency = m_config.frequency;
-    exporterOptions.samplerDescription = summary.samplerDescription;
-    exporterOptions.wallTime = summary.wallTime;
+    exporterOptions.samplerDescription = r->summary.samplerDescription;
+    exporterOptions.wallTime = r->summary.wallTime;
     exporterOptions.symbolizer.debugDirectories = m_config.debugDirectories;
-    std::string exportError;
-    ExportWorker exporter(exporterOptions, onFlush, [&](const Error &e) { exportError = e.message; });
-    sampler->countHelperCpu([&exporter] { return exporter.cpuNs(); });
+    Running *run = r.get();
+    r->exporter = std::make_unique<ExportWorker>(exporterOptions, callbacks.onFlush,
+                                                 [run](const Error &e) { run->exportError = e.message; });
+    r->sampler->countHelperCpu([exporter = r->exporter.get()] { return exporter->cpuNs(); });
 
-    const int64_t cpuAtStart = ownCpuNs();
-    const int64_t monoStart = clockNs(CLOCK_MONOTONIC);
-    int64_t flushStartReal = clockNs(CLOCK_REALTIME);
-    int64_t nextFlushMono = monoStart + m_config.flushPeriodNs;
-
-    if (child) {
-        if (auto st = child->release(); !st)
+    r->cpuAtStart = ownCpuNs();
+    r->monoStart = clockNs(CLOCK_MONOTONIC);
+    r->flushStartReal = clockNs(CLOCK_REALTIME);
+    r->nextFlushMono = r->monoStart + m_config.flushPeriodNs;
+    r->lastStatsMono = r->monoStart;
+    r->lastStatsCpu = r->cpuAtStart;
+    r->targetPid = r->child ? r->child->pid() : m_config.pid;
+    if (r->child) {
+        if (auto st = r->child->release(); !st)
             return st.error();
     } else {
-        pipeline.primeProcess(m_config.pid);
+        r->pipeline.primeProcess(m_config.pid);
     }
+    return r;
+}
 
-    int64_t lastStatsMono = monoStart;
-    int64_t lastStatsCpu = cpuAtStart;
-    uint64_t lastStatsSamples = 0;
-    bool paused = false;
-    const int targetPid = child ? child->pid() : m_config.pid;
+void RecordSession::loop(Running &r, SessionControl &control, const Callbacks &callbacks)
+{
     while (true) {
-        sampler->wait(20);
-        sampler->drain(pipeline);
+        r.sampler->wait(20);
+        r.sampler->drain(r.pipeline);
         const int64_t now = clockNs(CLOCK_MONOTONIC);
-        if (control.paused.load() != paused) {
-            paused = !paused;
-            paused ? sampler->disable() : sampler->enable();
+        if (control.paused.load() != r.paused) {
+            r.paused = !r.paused;
+            r.paused ? r.sampler->disable() : r.sampler->enable();
         }
-        if (callbacks.onStats && now - lastStatsMono >= 250'000'000) {
-            const int64_t cpu = ownCpuNs();
-            SessionStats stats;
-            stats.elapsedNs = now - monoStart;
-            stats.samples = recorder.totalSamples();
-            stats.lost = recorder.lost();
-            stats.incomplete = recorder.incomplete();
-            stats.rateHz = (stats.samples - lastStatsSamples) * 1e9 / static_cast<double>(now - lastStatsMono);
-            stats.profilerCpuPercent = 100.0 * static_cast<double>(cpu - lastStatsCpu) / static_cast<double>(now - lastStatsMono);
-            stats.paused = paused;
-            stats.targetPid = targetPid;
-            stats.samplerDescription = summary.samplerDescription;
-            callbacks.onStats(stats);
-            lastStatsMono = now;
-            lastStatsCpu = cpu;
-            lastStatsSamples = stats.samples;
-        }
-        bool ending = false;
-        if (control.stopRequested()) {
-            ending = true;
-            summary.endReason = "stopped";
-        } else if (m_config.durationNs > 0 && now - monoStart >= m_config.durationNs) {
-            ending = true;
-            summary.endReason = "duration reached";
-        } else if (child) {
-            int status = 0;
-            if (sampler->observesTargetExit() ? sampler->targetExited(status) : child->poll(status)) {
-                if (sampler->observesTargetExit())
-                    child->markReaped(status);
-                ending = true;
-                summary.targetExited = true;
-                summary.exitStatus = status;
-                summary.endReason = status > 128 ? "target killed by signal " + std::to_string(status - 128)
-                                                 : "target exited with status " + std::to_string(status);
-            }
-        } else if (!processAlive(m_config.pid)) {
-            ending = true;
-            summary.targetExited = true;
-            summary.endReason = "target exited";
-        }
-        if (ending)
-            break;
-        if (now >= nextFlushMono) {
-            const int64_t real = clockNs(CLOCK_REALTIME);
-            pipeline.closeOffCpuIntervals(static_cast<uint64_t>(now));
-            exporter.submit(recorder.takeFlush(flushStartReal, real, false));
-            flushStartReal = real;
-            nextFlushMono += m_config.flushPeriodNs;
-        }
+        if (callbacks.onStats && now - r.lastStatsMono >= 250'000'000)
+            reportStats(r, callbacks, now);
+        if (ended(r, control, now))
+            return;
+        schedule(r, now);
     }
+}
 
-    // Ending: a launched target still running is ended (after our own stop); an attached one is left alone.
-    sampler->disable();
-    sampler->drain(pipeline);
-    summary.samplerDescription = sampler->description(); // with the rate it achieved
-    sampler->release();
-    if (child && !summary.targetExited) {
+bool RecordSession::ended(Running &r, const SessionControl &control, int64_t now)
+{
+    SessionSummary &s = r.summary;
+    if (control.stopRequested()) {
+        s.endReason = "stopped";
+    } else if (m_config.durationNs > 0 && now - r.monoStart >= m_config.durationNs) {
+        s.endReason = "duration reached";
+    } else if (r.sampler->finished()) {
+        s.endReason = "the sampler has delivered everything";
+    } else if (r.child) {
         int status = 0;
-        child->terminate(2000, status);
+        const bool observes = r.sampler->observesTargetExit();
+        if (!(observes ? r.sampler->targetExited(status) : r.child->poll(status)))
+            return false;
+        if (observes)
+            r.child->markReaped(status);
+        s.targetExited = true;
+        s.exitStatus = status;
+        s.endReason = exitReason(status);
+    } else if (!processAlive(m_config.pid)) {
+        s.targetExited = true;
+        s.endReason = "target exited";
+    } else {
+        return false;
+    }
+    return true;
+}
+
+void RecordSession::schedule(Running &r, int64_t now)
+{
+    if (now < r.nextFlushMono)
+        return;
+    const int64_t real = clockNs(CLOCK_REALTIME);
+    r.pipeline.closeOffCpuIntervals(static_cast<uint64_t>(now));
+    r.exporter->submit(r.recorder.takeFlush(r.flushStartReal, real, false));
+    r.flushStartReal = real;
+    r.nextFlushMono += m_config.flushPeriodNs;
+}
+
+void RecordSession::reportStats(Running &r, const Callbacks &callbacks, int64_t now)
+{
+    const int64_t cpu = ownCpuNs();
+    const double interval = static_cast<double>(now - r.lastStatsMono);
+    SessionStats stats;
+    stats.elapsedNs = now - r.monoStart;
+    stats.samples = r.recorder.totalSamples();
+    stats.lost = r.recorder.lost();
+    stats.incomplete = r.recorder.incomplete();
+    stats.rateHz = static_cast<double>(stats.samples - r.lastStatsSamples) * 1e9 / interval;
+    stats.profilerCpuPercent = 100.0 * static_cast<double>(cpu - r.lastStatsCpu) / interval;
+    stats.paused = r.paused;
+    stats.targetPid = r.targetPid;
+    stats.samplerDescription = r.summary.samplerDescription;
+    callbacks.onStats(stats);
+    r.lastStatsMono = now;
+    r.lastStatsCpu = cpu;
+    r.lastStatsSamples = stats.samples;
+}
+
+Result<SessionSummary> RecordSession::finish(Running &r)
+{
+    SessionSummary &summary = r.summary;
+    // A launched target still running is ended (after our own stop); an attached one is left alone.
+    r.sampler->disable();
+    r.sampler->drain(r.pipeline);
+    summary.samplerDescription = r.sampler->description(); // with the rate it achieved
+    r.sampler->release();
+    if (r.child && !summary.targetExited) {
+        int status = 0;
+        r.child->terminate(2000, status);
         summary.exitStatus = status;
     }
     const int64_t endReal = clockNs(CLOCK_REALTIME);
-    pipeline.closeOffCpuIntervals(static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC)));
-    FlushInput last = recorder.takeFlush(flushStartReal, endReal, true);
-    exporter.submit(std::move(last));
-    auto sessionPath = exporter.finish();
+    r.pipeline.closeOffCpuIntervals(static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC)));
+    r.exporter->submit(r.recorder.takeFlush(r.flushStartReal, endReal, true));
+    auto sessionPath = r.exporter->finish();
     if (!sessionPath)
         return sessionPath.error();
-    if (!exportError.empty())
-        return makeError(Error::Code::Io, exportError);
+    if (!r.exportError.empty())
+        return makeError(Error::Code::Io, r.exportError);
 
     summary.sessionProfilePath = sessionPath.value();
-    summary.durationNs = clockNs(CLOCK_MONOTONIC) - monoStart;
-    summary.samples = recorder.totalSamples();
-    summary.lost = recorder.lost();
-    summary.incomplete = recorder.incomplete();
-    summary.framePointerFallbacks = pipeline.framePointerFallbacks();
-    summary.flushes = exporter.flushesReported();
-    summary.realRateHz = summary.durationNs > 0 ? summary.samples * 1e9 / summary.durationNs : 0;
-    summary.profilerCpuNs = ownCpuNs() - cpuAtStart;
-    summary.targetCpuNs = recorder.totalCpuNs();
-    summary.incompleteByModule = recorder.incompleteByModule();
+    summary.durationNs = clockNs(CLOCK_MONOTONIC) - r.monoStart;
+    summary.samples = r.recorder.totalSamples();
+    summary.lost = r.recorder.lost();
+    summary.incomplete = r.recorder.incomplete();
+    summary.framePointerFallbacks = r.pipeline.framePointerFallbacks();
+    summary.flushes = r.exporter->flushesReported();
+    summary.realRateHz = summary.durationNs > 0 ? static_cast<double>(summary.samples) * 1e9 / summary.durationNs : 0;
+    summary.profilerCpuNs = ownCpuNs() - r.cpuAtStart;
+    summary.targetCpuNs = r.recorder.totalCpuNs();
+    summary.incompleteByModule = r.recorder.incompleteByModule();
     return summary;
 }
 

@@ -2,85 +2,21 @@
 
 #include "engine/common/result.h"
 #include "engine/export/flush.h"
+#include "engine/session/sampler_factory.h"
+#include "engine/session/session_config.h"
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
-#include <vector>
 
 namespace emberline::engine {
 
-struct SessionConfig {
-    // Launch (command) or attach (pid); exactly one.
-    std::vector<std::string> command;
-    std::string workingDirectory;
-    std::vector<std::pair<std::string, std::string>> environment;
-    bool ownSession = false; // launch the command in a session of its own (LaunchOptions::ownSession)
-    int pid = 0;
-
-    int frequency = 99;
-    int64_t durationNs = 0;                  // 0: until the target exits or stop is requested
-    int64_t flushPeriodNs = 10'000'000'000;  // 1 s to 60 s
-    std::string outputDirectory;             // empty: flushes are not written
-    uint32_t stackBytes = 32768;
-    std::string sampler = "auto";            // auto | perf | ptrace
-    bool wallTime = false;                   // also record wall time (off-CPU stacks)
-    double ptraceMaxOverheadPercent = 2.0;   // the ptrace sampler's budget, in % of one CPU
-    // Where separate debug files are looked for (by build id and .gnu_debuglink).
-    std::vector<std::string> debugDirectories{"/usr/lib/debug"};
-};
-
-Status validateConfig(const SessionConfig &config);
-
-struct SessionSummary {
-    std::string samplerDescription;
-    std::string samplerChoice;   // which backend runs and why
-    bool wallTime = false;       // wall time was measured
-    std::string wallTimeProblem; // why wall time was asked for and not measured
-    int64_t durationNs = 0;
-    uint64_t samples = 0;
-    uint64_t lost = 0;
-    uint64_t incomplete = 0;
-    std::map<std::string, uint64_t> incompleteByModule;
-    uint64_t framePointerFallbacks = 0;
-    double realRateHz = 0;       // samples per second of session per thread-second on CPU is not known; per s
-    int64_t targetCpuNs = 0;     // CPU time the samples stand for
-    int64_t profilerCpuNs = 0;   // our own user+system time
-    uint32_t flushes = 0;
-    std::string sessionProfilePath;
-    bool launched = false;
-    bool targetExited = false;
-    int exitStatus = 0;          // the launched target's, shell style
-    std::string endReason;
-};
-
-// Live numbers of a running session, reported a few times a second on the session thread.
-struct SessionStats {
-    int64_t elapsedNs = 0;
-    uint64_t samples = 0;
-    uint64_t lost = 0;
-    uint64_t incomplete = 0;
-    double rateHz = 0;            // samples per second over the last report interval
-    double profilerCpuPercent = 0; // our own CPU over the last interval, % of one core
-    bool paused = false;
-    int targetPid = 0;
-    std::string samplerDescription;
-};
-
-// Set from any thread (or a signal handler) to steer a running session.
-struct SessionControl {
-    std::atomic<bool> stop{false};
-    std::atomic<bool> paused{false}; // while set, no samples are taken
-    const std::atomic<bool> *externalStop = nullptr; // a flag owned elsewhere (a signal handler's) that also stops
-    bool stopRequested() const { return stop.load() || (externalStop && externalStop->load()); }
-};
-
-// A whole recording: launch or attach, sample with perf events, unwind and record on the calling thread
-// (the session thread), flush every period through the exporter thread, and a final flush at the end.
-// The GUI runs it on its engine thread; `emberline record` runs it on the main thread.
+// A whole recording: launch or attach, take a sampler from the factory, unwind and record on the calling thread
+// (the session thread), flush every period through the exporter thread, and a final flush at the end. The GUI
+// runs it on its engine thread; `emberline record` runs it on the main thread; tests run it behind a fake or
+// replayed sampler (the factory).
 //
 // Thread: run() on the session thread; `stop` may be set from any thread or a signal handler.
 class RecordSession {
@@ -93,13 +29,29 @@ public:
         StatsCallback onStats; // on the session thread, about every 250 ms
     };
 
-    explicit RecordSession(SessionConfig config) : m_config(std::move(config)) {}
+    // An empty factory means the system's sampler (openSystemSampler).
+    explicit RecordSession(SessionConfig config, SamplerFactory samplerFactory = {});
+    ~RecordSession();
     Result<SessionSummary> run(SessionControl &control, const Callbacks &callbacks);
     // Stop-only form, for callers that neither pause nor watch live numbers.
     Result<SessionSummary> run(const std::atomic<bool> &stop, FlushCallback onFlush = {});
 
 private:
+    struct Running;
+    // Output folder, target, sampler, recorder and exporter; the target runs when it returns.
+    Result<std::unique_ptr<Running>> start(const Callbacks &callbacks);
+    // Drains the sampler into the pipeline until the session ends; reports live numbers and schedules flushes.
+    void loop(Running &r, SessionControl &control, const Callbacks &callbacks);
+    // Sets the summary's end reason and returns true when the session is over.
+    bool ended(Running &r, const SessionControl &control, int64_t now);
+    // Hands the recorder's flush to the exporter when the flush period has passed.
+    void schedule(Running &r, int64_t now);
+    void reportStats(Running &r, const Callbacks &callbacks, int64_t now);
+    // Stops sampling, ends a launched target, writes the final flush and the session profile, sums up.
+    Result<SessionSummary> finish(Running &r);
+
     SessionConfig m_config;
+    SamplerFactory m_samplerFactory;
 };
 
 } // namespace emberline::engine

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/process/process_map.h"
+#include "engine/unwind/process_map.h"
 
 #include <cstdint>
 #include <span>

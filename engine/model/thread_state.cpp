@@ -1,4 +1,4 @@
-#include "engine/sampler/sample_sink.h"
+#include "engine/model/thread_state.h"
 
 namespace emberline::engine {
 

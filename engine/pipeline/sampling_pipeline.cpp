@@ -1,10 +1,11 @@
-#include "engine/session/sampling_pipeline.h"
+#include "engine/pipeline/sampling_pipeline.h"
 
 #include "engine/common/clock.h"
 #include "engine/common/strings.h"
 
 #include <ctime>
 #include <fstream>
+#include <set>
 #include <dirent.h>
 
 namespace emberline::engine {
@@ -227,8 +228,23 @@ void SamplingPipeline::onExit(uint32_t pid, uint32_t tid)
     m_offCpu.erase(tid);
     m_lastStacks.erase(tid);
     m_earlySwitchIn.erase(tid);
+    m_lastPreempted.erase(tid);
     if (pid == tid)
         m_unwinder.forgetProcess(static_cast<int>(pid));
+}
+
+size_t SamplingPipeline::threadsTracked() const
+{
+    std::set<uint32_t> tids;
+    for (const auto &[tid, v] : m_lastPreempted)
+        tids.insert(tid);
+    for (const auto &[tid, v] : m_offCpu)
+        tids.insert(tid);
+    for (const auto &[tid, v] : m_lastStacks)
+        tids.insert(tid);
+    for (const auto &[tid, v] : m_earlySwitchIn)
+        tids.insert(tid);
+    return tids.size();
 }
 
 void SamplingPipeline::onLost(uint64_t count)

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "engine/process/process_map.h"
 #include "engine/recorder/recorder.h"
 #include "engine/sampler/sample_sink.h"
+#include "engine/unwind/process_map.h"
 #include "engine/unwind/unwinder.h"
 
 #include <map>
@@ -37,6 +37,9 @@ public:
     void primeProcess(int pid);
     const ElfCache &elfCache() const { return m_elfCache; }
     uint64_t framePointerFallbacks() const { return m_framePointerFallbacks; }
+    // Threads with per-thread state kept (an open off-CPU interval, a last stack, a pending switch): the
+    // exited ones are forgotten, so this stays bounded by the live threads.
+    size_t threadsTracked() const;
 
 private:
     // A thread that left the CPU: where it waits, since when, and why.

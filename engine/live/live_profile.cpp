@@ -1,4 +1,4 @@
-#include "engine/session/live_profile.h"
+#include "engine/live/live_profile.h"
 
 #include "engine/common/logging.h"
 

@@ -1,4 +1,4 @@
-#include "engine/session/live_selection.h"
+#include "engine/live/live_selection.h"
 
 #include <algorithm>
 #include <array>

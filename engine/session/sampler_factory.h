@@ -1,0 +1,26 @@
+#pragma once
+
+#include "engine/common/result.h"
+#include "engine/sampler/sampler.h"
+#include "engine/session/session_config.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace emberline::engine {
+
+// Where a session gets its sampler: the system's (perf events, else ptrace) or, in tests and replays, any other
+// Sampler. Given the session's configuration and the launched child's pid (0 when attaching), it returns the
+// sampler and says in `choice` which one runs and why. A session takes its factory at construction, so that the
+// unwinder, recorder, exporter and live stage run unchanged behind a fake or replayed sampler.
+//
+// Thread: called once, on the session thread, before the target runs.
+using SamplerFactory =
+    std::function<Result<std::unique_ptr<Sampler>>(const SessionConfig &config, int childPid, std::string &choice)>;
+
+// perf events where they are allowed, the ptrace sampler where they are not (config.sampler: auto | perf |
+// ptrace).
+Result<std::unique_ptr<Sampler>> openSystemSampler(const SessionConfig &config, int childPid, std::string &choice);
+
+} // namespace emberline::engine
