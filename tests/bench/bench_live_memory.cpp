@@ -16,7 +16,7 @@
 #include "engine/model/merge.h"
 #include "engine/model/sample_filter.h"
 #include "engine/pprof/pprof_writer.h"
-#include "engine/session/live_profile.h"
+#include "engine/live/live_profile.h"
 
 #include <chrono>
 #include <cstdio>

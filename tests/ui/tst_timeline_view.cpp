@@ -4,8 +4,8 @@
 
 #include "tests/engine/session/synthetic_flush.h"
 
-#include "engine/session/live_profile.h"
-#include "engine/session/live_selection.h"
+#include "engine/live/live_profile.h"
+#include "engine/live/live_selection.h"
 #include "ui/models/live_thread_model.h"
 #include "ui/timeline/activity_strip.h"
 #include "ui/timeline/timeline_chart_view.h"

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/session/live_profile.h"
+#include "engine/live/live_profile.h"
 
 #include <QAbstractListModel>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/session/live_selection.h"
+#include "engine/live/live_selection.h"
 #include "ui/timeline/time_axis.h"
 
 #include <QList>

@@ -3,8 +3,8 @@
 #include "engine/export/flush.h"
 #include "engine/model/frame_table.h"
 #include "engine/model/sample_filter.h"
-#include "engine/session/live_profile.h"
-#include "engine/session/live_selection.h"
+#include "engine/live/live_profile.h"
+#include "engine/live/live_selection.h"
 #include "ui/views/profile_analysis.h"
 
 #include <QObject>

@@ -6,7 +6,7 @@
 #include "engine/model/profile.h"
 #include "engine/model/sample_filter.h"
 #include "engine/pprof/pprof_reader.h"
-#include "engine/session/live_profile.h"
+#include "engine/live/live_profile.h"
 #include "ui/flamegraph/flame_graph_layout.h"
 
 #include <QString>

@@ -7,8 +7,8 @@
 #include "tests/engine/session/synthetic_flush.h"
 
 #include "engine/model/sample_filter.h"
-#include "engine/session/live_profile.h"
-#include "engine/session/live_selection.h"
+#include "engine/live/live_profile.h"
+#include "engine/live/live_selection.h"
 #include "engine/session/profiling_session.h"
 
 #include <QElapsedTimer>
