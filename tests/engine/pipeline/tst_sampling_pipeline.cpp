@@ -1,0 +1,247 @@
+// The sampling stage without a kernel: samples of the test process itself (registers and a stack copy, as the
+// perf sampler delivers them) go through the real unwinder, recorder and exporter, alone and inside a whole
+// RecordSession driven by a scripted sampler. Runs unprivileged: no perf events, no ptrace.
+#include "tests/engine/pipeline/own_stack.h"
+
+#include "engine/common/clock.h"
+#include "engine/export/exporter.h"
+#include "engine/model/frame_table.h"
+#include "engine/pipeline/sampling_pipeline.h"
+#include "engine/pprof/pprof_reader.h"
+#include "engine/recorder/recorder.h"
+#include "engine/sampler/replay_sampler.h"
+#include "engine/session/record_session.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <ctime>
+#include <mutex>
+
+using namespace emberline::engine;
+using namespace emberline::test;
+
+namespace {
+
+// A known call chain: outerFrame -> middleFrame -> innerFrame -> captureOwnStack.
+__attribute__((noinline)) OwnSample innerFrame()
+{
+    OwnSample s = captureOwnStack();
+    asm volatile("" ::: "memory"); // keeps the call from becoming a tail call
+    return s;
+}
+__attribute__((noinline)) OwnSample middleFrame()
+{
+    OwnSample s = innerFrame();
+    asm volatile("" ::: "memory");
+    return s;
+}
+__attribute__((noinline)) OwnSample outerFrame()
+{
+    OwnSample s = middleFrame();
+    asm volatile("" ::: "memory");
+    return s;
+}
+
+OwnSample sampleNow()
+{
+    OwnSample s = outerFrame();
+    s.raw.timeNs = static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC));
+    return s;
+}
+
+// Function names of a profile's sample i, leaf first (inlined frames expanded).
+std::vector<std::string> frameNames(const Profile &p, size_t i)
+{
+    std::vector<std::string> names;
+    for (uint32_t loc : p.sample(i).locations) {
+        for (const Line &line : p.locations()[loc].lines)
+            names.push_back(p.str(p.functions()[line.functionIndex].name));
+    }
+    return names;
+}
+
+// Index of the first name containing `what`, or -1.
+int indexOf(const std::vector<std::string> &names, const std::string &what)
+{
+    for (size_t i = 0; i < names.size(); ++i) {
+        if (names[i].find(what) != std::string::npos)
+            return static_cast<int>(i);
+    }
+    return -1;
+}
+
+std::shared_ptr<const Flush> exportAll(Recorder &recorder)
+{
+    Exporter exporter(ExporterOptions{});
+    auto flush = exporter.exportFlush(recorder.takeFlush(0, 2'000'000'000, false));
+    if (!flush)
+        qFatal("export failed: %s", flush.error().message.c_str());
+    return flush.value();
+}
+
+} // namespace
+
+class TestSamplingPipeline : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void unwindsAndSymbolizesOwnStack();
+    void exitedThreadsAreForgotten();
+    void offCpuIntervalLastsUntilSwitchIn();
+    void sessionRunsBehindScriptedSampler();
+    void replayedLogGivesTheSameProfile();
+};
+
+// If this fails, the unwinder, the recorder's interning or the exporter's symbolization lost or reordered
+// frames of a stack whose frames are known.
+void TestSamplingPipeline::unwindsAndSymbolizesOwnStack()
+{
+    Recorder recorder;
+    SamplingPipeline pipeline(recorder);
+    const OwnSample s = sampleNow();
+    pipeline.onSample(s.view());
+    QCOMPARE(recorder.pendingSamples(), size_t(1));
+    auto flush = exportAll(recorder);
+    QVERIFY(flush);
+    QCOMPARE(flush->profile->sampleCount(), size_t(1));
+    const auto names = frameNames(*flush->profile, 0);
+    const int inner = indexOf(names, "innerFrame");
+    const int middle = indexOf(names, "middleFrame");
+    const int outer = indexOf(names, "outerFrame");
+    const QString stack = QString::fromStdString([&] {
+        std::string all;
+        for (const auto &n : names)
+            all += n + " < ";
+        return all;
+    }());
+    QVERIFY2(inner >= 0 && middle == inner + 1 && outer == middle + 1, qPrintable(stack));
+    // The test's own slot and QtTest's machinery lie further out: the walk went past our frames.
+    QVERIFY2(indexOf(names, "unwindsAndSymbolizesOwnStack") > outer, qPrintable(stack));
+    QCOMPARE(recorder.incomplete(), uint64_t(0));
+}
+
+// If this fails, per-thread state of threads that exited stays for the whole session (it grows without bound in
+// a program that keeps starting threads).
+void TestSamplingPipeline::exitedThreadsAreForgotten()
+{
+    Recorder recorder;
+    SamplingPipeline pipeline(recorder);
+    const uint32_t pid = static_cast<uint32_t>(getpid());
+    for (uint32_t tid = 100000; tid < 100050; ++tid) {
+        pipeline.onFork(pid, pid, tid);
+        pipeline.onSwitch(pid, tid, 1000, true, true);  // preempted
+        pipeline.onSwitch(pid, tid, 2000, false, false); // back on a CPU before its switch-out sample
+    }
+    QCOMPARE(pipeline.threadsTracked(), size_t(50));
+    for (uint32_t tid = 100000; tid < 100050; ++tid)
+        pipeline.onExit(pid, tid);
+    QCOMPARE(pipeline.threadsTracked(), size_t(0));
+}
+
+// If this fails, wall time of a waiting thread is lost or weighed by the wrong interval.
+void TestSamplingPipeline::offCpuIntervalLastsUntilSwitchIn()
+{
+    Recorder recorder;
+    SamplingPipeline pipeline(recorder);
+    OwnSample s = sampleNow();
+    s.raw.kind = RawSample::Kind::SwitchOut;
+    const uint64_t out = s.raw.timeNs;
+    pipeline.onSample(s.view());
+    pipeline.onSwitch(s.raw.pid, s.raw.tid, out, true, false);
+    QCOMPARE(recorder.pendingSamples(), size_t(0)); // still waiting
+    pipeline.onSwitch(s.raw.pid, s.raw.tid, out + 7'000'000, false, false);
+    FlushInput flush = recorder.takeFlush(0, 1, false);
+    QCOMPARE(flush.samples.size(), size_t(1));
+    QCOMPARE(flush.samples[0].wallNs, int64_t(7'000'000));
+    QCOMPARE(flush.samples[0].cpuNs, int64_t(0));
+    QVERIFY(!flush.samples[0].counted);
+    QCOMPARE(flush.samples[0].state, static_cast<uint8_t>(ThreadState::Sleeping));
+}
+
+// If this fails, a session cannot run behind a sampler from its factory, or it loses samples between the
+// sampler and the files it writes.
+void TestSamplingPipeline::sessionRunsBehindScriptedSampler()
+{
+    QTemporaryDir dir;
+    SessionConfig config;
+    config.pid = getpid(); // attach to ourselves: the scripted sampler needs no rights
+    config.outputDirectory = dir.path().toStdString();
+    const OwnSample s = sampleNow();
+    std::vector<ScriptedSampler::Step> steps;
+    for (int drain = 0; drain < 5; ++drain) {
+        steps.push_back([&s](SampleSink &sink) {
+            for (int i = 0; i < 40; ++i)
+                sink.onSample(s.view());
+            return size_t(40);
+        });
+    }
+    RecordSession session(config, [&steps](const SessionConfig &, int, std::string &choice) {
+        choice = "scripted, for the test";
+        return Result<std::unique_ptr<Sampler>>(std::make_unique<ScriptedSampler>(steps));
+    });
+    std::mutex mutex;
+    uint64_t inFlushes = 0;
+    std::atomic<bool> stop{false};
+    auto result = session.run(stop, [&](std::shared_ptr<const Flush> f) {
+        std::lock_guard lock(mutex);
+        inFlushes += f->samples;
+    });
+    QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
+    const SessionSummary &summary = result.value();
+    QCOMPARE(summary.samplerChoice, std::string("scripted, for the test"));
+    QCOMPARE(summary.samples, uint64_t(200));
+    QCOMPARE(inFlushes, uint64_t(200));
+    auto profile = readPprofFile(summary.sessionProfilePath);
+    QVERIFY2(profile.ok(), profile.ok() ? "" : profile.error().message.c_str());
+    const int samplesType = profile.value().sampleTypeIndex("cpu-samples");
+    QVERIFY(samplesType >= 0);
+    QCOMPARE(profile.value().totals()[samplesType], int64_t(200));
+    QVERIFY(indexOf(frameNames(profile.value(), 0), "middleFrame") >= 0);
+}
+
+// If this fails, a sample log does not give back what was written to it, or a replayed session differs from
+// the one fed directly.
+void TestSamplingPipeline::replayedLogGivesTheSameProfile()
+{
+    QTemporaryDir dir;
+    const std::string logPath = dir.filePath(QStringLiteral("own.samples")).toStdString();
+    const OwnSample a = sampleNow();
+    const OwnSample b = innerFrame();
+    Recorder direct;
+    SamplingPipeline directPipeline(direct);
+    {
+        auto log = SampleLogWriter::create(logPath);
+        QVERIFY(log.ok());
+        log.value()->setNext(&directPipeline);
+        for (int i = 0; i < 30; ++i)
+            log.value()->onSample((i % 3 ? a : b).view());
+        QVERIFY(log.value()->close().ok());
+    }
+    SessionConfig config;
+    config.pid = getpid();
+    RecordSession session(config, [&](const SessionConfig &, int, std::string &) {
+        auto replay = ReplaySampler::open(logPath, {7, false});
+        if (!replay)
+            return Result<std::unique_ptr<Sampler>>(replay.error());
+        return Result<std::unique_ptr<Sampler>>(std::unique_ptr<Sampler>(std::move(replay).value()));
+    });
+    std::mutex mutex;
+    std::vector<std::shared_ptr<const Flush>> flushes;
+    std::atomic<bool> stop{false};
+    auto result = session.run(stop, [&](std::shared_ptr<const Flush> f) {
+        std::lock_guard lock(mutex);
+        flushes.push_back(f);
+    });
+    QVERIFY(result.ok());
+    QCOMPARE(result.value().samples, uint64_t(30));
+    QCOMPARE(result.value().endReason, std::string("the sampler has delivered everything"));
+    auto directFlush = exportAll(direct);
+    QCOMPARE(flushes.size(), size_t(1));
+    const Profile &replayed = *flushes[0]->profile;
+    QCOMPARE(replayed.sampleCount(), directFlush->profile->sampleCount());
+    for (size_t i = 0; i < replayed.sampleCount(); ++i)
+        QCOMPARE(frameNames(replayed, i), frameNames(*directFlush->profile, i));
+}
+
+QTEST_GUILESS_MAIN(TestSamplingPipeline)
+#include "tst_sampling_pipeline.moc"
