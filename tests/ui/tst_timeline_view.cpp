@@ -2,7 +2,7 @@
 // snapshot shows in the thread list and the CPU chart at once, in the flush chart and the activity strip over the
 // next passes of the event loop, and dataShown() follows once every part shows the newest snapshot.
 
-#include "tests/engine/session/synthetic_flush.h"
+#include "tests/engine/live/synthetic_flush.h"
 
 #include "engine/live/live_profile.h"
 #include "engine/live/live_selection.h"
