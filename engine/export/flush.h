@@ -3,7 +3,6 @@
 #include "engine/model/profile.h"
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 
@@ -22,8 +21,8 @@ struct Flush {
     std::shared_ptr<const Profile> profile;
     std::string pprofBytes;  // gzip-compressed profile.proto
     std::string path;        // where it was written, empty if not written
-    std::string codeProvenanceJson;
-    std::map<std::string, std::string> tags;
+    // No tags or code provenance here: both depend on the upload's settings (service, env, version) and the
+    // tags on the order of submission (profile_seq), so the Uploader derives them when it sends the flush.
     uint64_t samples = 0;    // samples in this flush
     // Session counters at flush time (cumulative).
     uint64_t lost = 0;

@@ -92,13 +92,10 @@ Result<UploadPayload> buildUploadPayload(const Flush &flush, const std::vector<T
     UploadPayload payload;
     payload.tags = tags;
 
-    std::string provenance = flush.codeProvenanceJson;
-    if (provenance.empty()) {
-        CodeProvenanceOptions options;
-        options.mainExecutable = context.mainExecutable;
-        options.mainVersion = context.version;
-        provenance = codeProvenanceJson(codeProvenanceEntries(*flush.profile, options));
-    }
+    CodeProvenanceOptions options;
+    options.mainExecutable = context.mainExecutable;
+    options.mainVersion = context.version;
+    const std::string provenance = codeProvenanceJson(codeProvenanceEntries(*flush.profile, options));
     auto provenancePart = attach("code-provenance.json", provenance, context.codec);
     if (!provenancePart)
         return provenancePart.error();
