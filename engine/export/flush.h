@@ -22,6 +22,12 @@ struct Flush {
     std::shared_ptr<const Profile> profile;
     std::string pprofBytes;  // gzip-compressed profile.proto
     std::string path;        // where it was written, empty if not written
+    // Why it was not written ("<file>: No space left on device"), when writing was asked for and failed. The
+    // flush still reaches the views and the uploader whole; only the disk missed it.
+    std::string saveError;
+    // Set on the flush whose samples the session's profile.pprof could not take (the first failure only):
+    // the session's merged profile will be missing, and why.
+    std::string sessionProfileError;
     std::string codeProvenanceJson;
     std::map<std::string, std::string> tags;
     uint64_t samples = 0;    // samples in this flush

@@ -6,7 +6,7 @@
 #include "engine/recorder/recorder.h"
 #include "engine/sampler/perf_sampler.h"
 #include "engine/sampler/ptrace_sampler.h"
-#include "engine/session/export_worker.h"
+#include "engine/export/export_worker.h"
 #include "engine/session/sampling_pipeline.h"
 
 #include <signal.h>
@@ -242,13 +242,13 @@ Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbac
     pipeline.closeOffCpuIntervals(static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC)));
     FlushInput last = recorder.takeFlush(flushStartReal, endReal, true);
     exporter.submit(std::move(last));
+    // A failed write is not the session's failure: the summary says what could not be saved.
     auto sessionPath = exporter.finish();
-    if (!sessionPath)
-        return sessionPath.error();
+    summary.sessionProfilePath = sessionPath ? sessionPath.value() : std::string();
+    summary.saveErrors = exporter.saveErrors();
+    summary.flushesNotSaved = exporter.flushesNotSaved();
     if (!exportError.empty())
-        return makeError(Error::Code::Io, exportError);
-
-    summary.sessionProfilePath = sessionPath.value();
+        summary.saveErrors.push_back(exportError);
     summary.durationNs = clockNs(CLOCK_MONOTONIC) - monoStart;
     summary.samples = recorder.totalSamples();
     summary.lost = recorder.lost();
