@@ -1,14 +1,37 @@
 #include "app/cli.h"
 
 #include "engine/pprof/pprof_reader.h"
+#include "engine/pprof/session_folder.h"
 #include "engine/report/report.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
 
 #include <cstdio>
+#include <filesystem>
 
 namespace emberline::app {
+namespace {
+
+// A file, or a session folder merged from its flushes when its profile.pprof is missing or broken; what was
+// left out is said on stderr, since the numbers then cover less than the whole session.
+engine::Result<engine::Profile> readProfileOrFolder(const std::string &path)
+{
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec))
+        return engine::readPprofFile(path);
+    auto folder = engine::readSessionFolder(path);
+    if (!folder)
+        return folder.error();
+    if (folder->fromFlushes)
+        std::fprintf(stderr, "emberline report: merged %zu flush file(s), since %s\n", folder->flushesMerged,
+                     folder->sessionProfileProblem.c_str());
+    for (const std::string &skipped : folder->skipped)
+        std::fprintf(stderr, "emberline report: skipped %s\n", skipped.c_str());
+    return std::move(folder->profile);
+}
+
+} // namespace
 
 int runReport(const QStringList &args)
 {
@@ -16,7 +39,7 @@ int runReport(const QStringList &args)
     parser.setApplicationDescription(QStringLiteral(
         "Print the top functions of a pprof profile (self and total per function, like go tool pprof -top)."));
     parser.addHelpOption();
-    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A .pprof file (gzip-compressed or raw)."));
+    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A .pprof file (gzip-compressed or raw), or a session folder."));
     const QCommandLineOption sampleType(QStringLiteral("sample-type"),
                                         QStringLiteral("Sample type to report (default: the profile's default)."),
                                         QStringLiteral("NAME"));
@@ -50,7 +73,7 @@ int runReport(const QStringList &args)
             return 2;
         }
     }
-    auto profile = engine::readPprofFile(files.first().toStdString());
+    auto profile = readProfileOrFolder(files.first().toStdString());
     if (!profile) {
         std::fprintf(stderr, "emberline report: %s\n", profile.error().message.c_str());
         return 1;

@@ -40,7 +40,34 @@ void printSummary(const engine::SessionSummary &s)
         std::fprintf(stderr, "emberline:   incomplete stacks ending in %s: %llu\n", module.c_str(),
                      static_cast<unsigned long long>(count));
     if (!s.sessionProfilePath.empty())
-        std::fprintf(stderr, "emberline: wrote %u flush(es) and %s\n", s.flushes, s.sessionProfilePath.c_str());
+        std::fprintf(stderr, "emberline: wrote %u flush(es) and %s\n", s.flushes - s.flushesNotSaved,
+                     s.sessionProfilePath.c_str());
+    else if (s.flushes > s.flushesNotSaved)
+        std::fprintf(stderr, "emberline: wrote %u flush(es); the session's profile.pprof could not be written\n",
+                     s.flushes - s.flushesNotSaved);
+    if (s.saveErrors.empty())
+        return;
+    std::string what;
+    if (s.flushesNotSaved > 0)
+        what = std::to_string(s.flushesNotSaved) + " of " + std::to_string(s.flushes) + " flush(es)";
+    if (s.sessionProfilePath.empty())
+        what += what.empty() ? "the session's profile.pprof" : " and the session's profile.pprof";
+    std::fprintf(stderr, "emberline: could not save %s:\n", what.c_str());
+    for (const std::string &e : s.saveErrors)
+        std::fprintf(stderr, "emberline:   %s\n", e.c_str());
+}
+
+void printFlush(const engine::Flush &flush)
+{
+    const auto samples = static_cast<unsigned long long>(flush.profile->sampleCount());
+    if (!flush.saveError.empty())
+        std::fprintf(stderr, "emberline: flush %u: %llu samples NOT saved: %s\n", flush.sequence, samples,
+                     flush.saveError.c_str());
+    else if (!flush.path.empty())
+        std::fprintf(stderr, "emberline: flush %u: %llu samples -> %s\n", flush.sequence, samples, flush.path.c_str());
+    if (!flush.sessionProfileError.empty())
+        std::fprintf(stderr, "emberline: the session's profile will be missing: %s\n",
+                     flush.sessionProfileError.c_str());
 }
 
 } // namespace
@@ -150,8 +177,7 @@ int runRecord(const QStringList &args)
     engine::RecordSession session(config);
     engine::RecordSession::Callbacks callbacks;
     callbacks.onFlush = [&upload](std::shared_ptr<const engine::Flush> flush) {
-        std::fprintf(stderr, "emberline: flush %u: %llu samples -> %s\n", flush->sequence,
-                     static_cast<unsigned long long>(flush->profile->sampleCount()), flush->path.c_str());
+        printFlush(*flush);
         if (upload.value())
             upload.value()->submit(flush); // queued: the exporter never waits on the network
     };

@@ -181,7 +181,10 @@ void MainWindow::onLoadFinished(ProfileView *view, bool ok)
 {
     if (ok) {
         m_recent.add(view->path());
-        statusBar()->showMessage(tr("Opened %1").arg(view->path()), 5000);
+        if (view->notice().isEmpty())
+            statusBar()->showMessage(tr("Opened %1").arg(view->path()), 5000);
+        else
+            statusBar()->showMessage(tr("Opened %1. %2").arg(view->path(), view->notice()), 10000);
     } else {
         statusBar()->showMessage(tr("Could not open %1").arg(view->path()), 10000);
     }

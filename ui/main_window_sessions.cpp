@@ -139,18 +139,9 @@ void MainWindow::chooseSessionFolder()
 
 void MainWindow::openSessionFolder(const QString &directory)
 {
-    const QDir dir(directory);
-    if (dir.exists(QStringLiteral("profile.pprof"))) {
-        openFiles({dir.filePath(QStringLiteral("profile.pprof"))});
-        return;
-    }
-    // A session that never finished (Emberline was killed) still has its flushes.
-    const QStringList flushes = dir.entryList({QStringLiteral("flush-*.pprof")}, QDir::Files, QDir::Name);
-    if (flushes.isEmpty()) {
-        statusBar()->showMessage(tr("%1 holds no profile").arg(directory), 10000);
-        return;
-    }
-    openFiles({dir.filePath(flushes.last())});
+    // The folder opens as one profile: its profile.pprof, or (after a crash) its flushes merged, on a worker
+    // like any file; a folder that holds no profile fails there with a message.
+    openFiles({directory});
 }
 
 bool MainWindow::stopSessionsBeforeClosing()

@@ -139,15 +139,37 @@ Profile Exporter::buildProfile(const FlushInput &in)
     return p;
 }
 
+void Exporter::addToSessionProfile(const Profile &profile, Flush &flush)
+{
+    if (!m_sessionProfile || m_sessionProfileFailed)
+        return;
+    if (auto st = m_sessionProfile->add(profile); !st) {
+        // The writer refuses everything after its first error; the file is removed when it is dropped.
+        m_sessionProfileFailed = true;
+        flush.sessionProfileError = st.error().message;
+        m_saveErrors.push_back(st.error().message);
+    }
+}
+
+void Exporter::save(Flush &flush)
+{
+    char name[32];
+    std::snprintf(name, sizeof name, "flush-%04u.pprof", flush.sequence);
+    const std::string path = m_options.outputDirectory + "/" + name;
+    if (auto st = writeFileAtomically(path, flush.pprofBytes); !st) {
+        flush.saveError = st.error().message;
+        m_saveErrors.push_back(st.error().message);
+        ++m_flushesNotSaved;
+        return;
+    }
+    flush.path = path;
+}
+
 Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &input)
 {
     if (input.samples.empty())
         return std::shared_ptr<const Flush>();
     auto profile = std::make_shared<Profile>(buildProfile(input));
-    if (m_sessionProfile) {
-        if (auto st = m_sessionProfile->add(*profile); !st)
-            return st.error();
-    }
     auto flush = std::make_shared<Flush>();
     flush->sequence = ++m_sequence;
     flush->startNs = input.startNs;
@@ -161,19 +183,10 @@ Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &inp
     flush->samples = input.samples.size();
     flush->lost = input.lost;
     flush->incomplete = input.incomplete;
+    addToSessionProfile(*profile, *flush);
     flush->profile = std::move(profile);
-    if (!m_options.outputDirectory.empty()) {
-        char name[32];
-        std::snprintf(name, sizeof name, "flush-%04u.pprof", flush->sequence);
-        flush->path = m_options.outputDirectory + "/" + name;
-        std::FILE *f = std::fopen((flush->path + ".tmp").c_str(), "wb");
-        const bool ok = f && std::fwrite(flush->pprofBytes.data(), 1, flush->pprofBytes.size(), f) ==
-                                 flush->pprofBytes.size();
-        if (f)
-            std::fclose(f);
-        if (!ok || std::rename((flush->path + ".tmp").c_str(), flush->path.c_str()) != 0)
-            return makeError(Error::Code::Io, "cannot write " + flush->path);
-    }
+    if (!m_options.outputDirectory.empty())
+        save(*flush);
     return std::shared_ptr<const Flush>(std::move(flush));
 }
 
@@ -181,8 +194,14 @@ Result<std::string> Exporter::writeSessionProfile()
 {
     if (!m_sessionProfile)
         return std::string();
+    if (m_sessionProfileFailed) {
+        m_sessionProfile.reset(); // removes its temporary file
+        return std::string();
+    }
     auto written = m_sessionProfile->finish();
     m_sessionProfile.reset();
+    if (!written)
+        m_saveErrors.push_back(written.error().message);
     return written;
 }
 

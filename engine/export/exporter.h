@@ -34,6 +34,10 @@ struct ExporterOptions {
 // samples grow with the session's distinct samples, which a long session of a program with many call paths
 // keeps producing (hundreds of megabytes in 30 minutes).
 //
+// A write that fails (a full disk, a folder that cannot be written) costs only the file: the flush still goes to
+// the views with its error (Flush::saveError), no empty or partial file is left under a final name, and the
+// failures are kept for the session's summary.
+//
 // Thread: the exporter thread (ExportWorker) only.
 class Exporter {
 public:
@@ -45,6 +49,9 @@ public:
     // nothing is written).
     Result<std::string> writeSessionProfile();
     uint32_t flushesReported() const { return m_sequence; }
+    // Every write that failed so far, as "<file>: <reason>", in order (profile.pprof's once).
+    const std::vector<std::string> &saveErrors() const { return m_saveErrors; }
+    uint32_t flushesNotSaved() const { return m_flushesNotSaved; }
 
 private:
     struct SymbolizedLocation {
@@ -52,12 +59,17 @@ private:
     };
     Profile buildProfile(const FlushInput &input);
     const std::vector<SymbolFrame> &symbolize(const LocationKey &key, const ModuleInfo *module);
+    void save(Flush &flush);
+    void addToSessionProfile(const Profile &profile, Flush &flush);
 
     ExporterOptions m_options;
     Symbolizer m_symbolizer;
     std::unordered_map<uint64_t, std::vector<SymbolFrame>> m_symbolCache; // by (module id, address)
     std::unique_ptr<PprofStreamWriter> m_sessionProfile; // profile.pprof, while it is being written
     uint32_t m_sequence = 0;
+    std::vector<std::string> m_saveErrors;
+    uint32_t m_flushesNotSaved = 0;
+    bool m_sessionProfileFailed = false;
 };
 
 } // namespace emberline::engine

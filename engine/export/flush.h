@@ -23,6 +23,12 @@ struct Flush {
     std::string path;        // where it was written, empty if not written
     // No tags or code provenance here: both depend on the upload's settings (service, env, version) and the
     // tags on the order of submission (profile_seq), so the Uploader derives them when it sends the flush.
+    // Why it was not written ("<file>: No space left on device"), when writing was asked for and failed. The
+    // flush still reaches the views and the uploader whole; only the disk missed it.
+    std::string saveError;
+    // Set on the flush whose samples the session's profile.pprof could not take (the first failure only):
+    // the session's merged profile will be missing, and why.
+    std::string sessionProfileError;
     uint64_t samples = 0;    // samples in this flush
     // Session counters at flush time (cumulative).
     uint64_t lost = 0;

@@ -97,6 +97,7 @@ public:
     }
 
     const Profile &result() const { return m_dst; }
+    Profile take() { return std::move(m_dst); }
     size_t added() const { return m_added; }
 
 private:
@@ -231,6 +232,7 @@ Status ProfileMerger::add(const Profile &profile, std::vector<uint32_t> *destina
     return m_impl->add(profile, destinationSamples);
 }
 const Profile &ProfileMerger::result() const { return m_impl->result(); }
+Profile ProfileMerger::takeResult() { return m_impl->take(); }
 size_t ProfileMerger::added() const { return m_impl->added(); }
 Status ProfileMerger::addTables(const Profile &profile, Remap &remap) { return m_impl->addTables(profile, remap); }
 
@@ -243,7 +245,7 @@ Result<Profile> mergeProfiles(std::span<const Profile *const> profiles)
         if (auto st = merger.add(*p); !st)
             return st.error();
     }
-    return merger.result();
+    return merger.takeResult();
 }
 
 } // namespace emberline::engine

@@ -50,6 +50,8 @@ public:
     // keeps only the tables this way.
     Status addTables(const Profile &profile, Remap &remap);
     const Profile &result() const;
+    // Moves the result out (no copy of a large merge); the merger is spent.
+    Profile takeResult();
     size_t added() const;
 
 private:

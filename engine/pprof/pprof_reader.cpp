@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -61,6 +62,12 @@ private:
     bool readSample(CodedInputStream &in);
     uint32_t rawLocationRef(uint64_t id);
     std::optional<Error> finish();
+    std::optional<Error> checkLimits(const CountingStream &decompressed, bool gzipped) const;
+    uint64_t modelBytes() const;
+    Error limit(const std::string &what) const
+    {
+        return makeError(Error::Code::Limit, m_name + ": " + what + ": more than a profile can sensibly hold");
+    }
     std::optional<Error> checkString(int64_t index, const char *what) const;
 
     std::string m_name;
@@ -77,7 +84,51 @@ private:
     std::vector<pb::Location> m_locations;
     std::vector<pb::Function> m_functions;
     std::vector<pb::Mapping> m_mappings;
+    uint64_t m_tableHeapBytes = 0;  // heap behind the parsed locations' lines
+    uint32_t m_oversizedMessage = 0; // the length of a sample or table entry over maxMessageBytes
+    uint64_t m_stringHeapBytes = 0; // heap behind the strings too long for std::string's inline buffer
 };
+
+uint64_t PprofDecoder::modelBytes() const
+{
+    // Capacities, not sizes: what a vector holds is what it takes.
+    const Profile &p = m_profile;
+    return p.m_stacks.memoryBytes() + p.m_sampleStacks.capacity() * sizeof(uint32_t) +
+           p.m_values.capacity() * sizeof(int64_t) + p.m_labelOffsets.capacity() * sizeof(uint32_t) +
+           p.m_labels.capacity() * sizeof(Label) + p.m_comments.capacity() * sizeof(StringId) +
+           p.m_strings.capacity() * sizeof(std::string) + m_stringHeapBytes +
+           m_locations.capacity() * sizeof(pb::Location) + m_functions.capacity() * sizeof(pb::Function) +
+           m_mappings.capacity() * sizeof(pb::Mapping) + m_tableHeapBytes +
+           m_bigIds.capacity() * sizeof(uint64_t) + m_bigIdOrdinal.size() * 32;
+}
+
+// Called every few hundred fields, so that no limit is passed by more than that before the read stops.
+std::optional<Error> PprofDecoder::checkLimits(const CountingStream &decompressed, bool gzipped) const
+{
+    const uint64_t out = static_cast<uint64_t>(decompressed.ByteCount());
+    const uint64_t in = static_cast<uint64_t>(m_compressed->ByteCount());
+    if (gzipped && out > m_options.ratioCheckAfterBytes && out / std::max<uint64_t>(in, 1) > m_options.maxCompressionRatio)
+        return makeError(Error::Code::Limit, m_name + ": " + std::to_string(in >> 10) + " KiB of gzip data inflate to " +
+                                                 std::to_string(out >> 20) + " MiB, more than " +
+                                                 std::to_string(m_options.maxCompressionRatio) +
+                                                 " times their size (a gzip bomb?)");
+    const Profile &p = m_profile;
+    if (p.m_sampleStacks.size() > m_options.maxSamples)
+        return limit("more than " + std::to_string(m_options.maxSamples) + " samples");
+    const struct { size_t count; const char *what; } tables[] = {
+        {m_locations.size(), "locations"}, {m_functions.size(), "functions"},
+        {m_mappings.size(), "mappings"}, {p.m_strings.size(), "strings"}};
+    for (const auto &t : tables) {
+        if (t.count > m_options.maxTableEntries)
+            return limit("more than " + std::to_string(m_options.maxTableEntries) + " " + t.what);
+    }
+    if (const uint64_t bytes = modelBytes(); bytes > m_options.maxModelBytes)
+        return limit("its " + std::to_string(p.m_sampleStacks.size()) + " samples, " +
+                     std::to_string(m_locations.size()) + " locations and " + std::to_string(p.m_strings.size()) +
+                     " strings read so far would take more than " + std::to_string(m_options.maxModelBytes >> 20) +
+                     " MiB of memory");
+    return std::nullopt;
+}
 
 template <typename Message>
 bool PprofDecoder::readMessage(CodedInputStream &in, Message &msg)
@@ -85,6 +136,10 @@ bool PprofDecoder::readMessage(CodedInputStream &in, Message &msg)
     uint32_t length = 0;
     if (!in.ReadVarint32(&length))
         return false;
+    if (length > m_options.maxMessageBytes) {
+        m_oversizedMessage = length; // reported by decode()
+        return false;
+    }
     const auto limit = in.PushLimit(static_cast<int>(std::min<uint32_t>(length, INT32_MAX)));
     msg.Clear();
     const bool ok = msg.MergeFromCodedStream(&in) && in.ConsumedEntireMessage();
@@ -138,6 +193,9 @@ Result<Profile> PprofDecoder::decode(ZeroCopyInputStream *input, CountingStream 
     CodedInputStream in(input);
     m_profile.m_strings.clear();
     auto streamError = [&](const char *field) -> Error {
+        if (m_oversizedMessage)
+            return limit(std::string("a ") + field + " of " + std::to_string(m_oversizedMessage) +
+                         " bytes is over the limit of " + std::to_string(m_options.maxMessageBytes) + " bytes");
         if (decompressed->exceeded())
             return makeError(Error::Code::Limit,
                              m_name + ": decompressed size exceeds the limit of " +
@@ -155,7 +213,11 @@ Result<Profile> PprofDecoder::decode(ZeroCopyInputStream *input, CountingStream 
                 break;
             return streamError("a field tag");
         }
-        if ((++fieldsRead & 0xFFF) == 0) {
+        if ((++fieldsRead & 0x3FF) == 0) {
+            if (auto error = checkLimits(*decompressed, gzip != nullptr))
+                return *error;
+        }
+        if ((fieldsRead & 0xFFF) == 0) {
             if (m_options.cancel && m_options.cancel->load(std::memory_order_relaxed))
                 return makeError(Error::Code::Cancelled, m_name + ": loading cancelled");
             if (m_options.progress && m_inputSize > 0)
@@ -184,6 +246,8 @@ Result<Profile> PprofDecoder::decode(ZeroCopyInputStream *input, CountingStream 
             break;
         case 4:
             ok = delimited && readMessage(in, m_locations.emplace_back());
+            if (ok)
+                m_tableHeapBytes += static_cast<uint64_t>(m_locations.back().line_size()) * (sizeof(pb::Line) + 24);
             break;
         case 5:
             ok = delimited && readMessage(in, m_functions.emplace_back());
@@ -197,8 +261,11 @@ Result<Profile> PprofDecoder::decode(ZeroCopyInputStream *input, CountingStream 
                                                          std::to_string(m_options.maxStringBytes) + " bytes");
             std::string s;
             ok = ok && in.ReadString(&s, static_cast<int>(length));
-            if (ok)
+            if (ok) {
+                if (s.capacity() > 15)
+                    m_stringHeapBytes += s.capacity() + 1;
                 m_profile.m_strings.push_back(std::move(s));
+            }
             break;
         }
         case 7: case 8: case 9: case 10: case 12: case 14:

@@ -132,17 +132,32 @@ std::string writePprof(const Profile &p, bool compress)
 
 Status writePprofFile(const Profile &profile, const std::string &path)
 {
-    const std::string bytes = writePprof(profile, true);
-    // Written beside the target and renamed, so that a reader never sees half a file.
+    return writeFileAtomically(path, writePprof(profile, true));
+}
+
+Status writeFileAtomically(const std::string &path, std::string_view bytes)
+{
     const std::string tmp = path + ".tmp";
-    FILE *f = std::fopen(tmp.c_str(), "wb");
-    if (!f)
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
         return makeError(Error::Code::Io, path + ": " + std::strerror(errno));
-    const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-    const bool closed = std::fclose(f) == 0;
-    if (!ok || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int err = errno;
-        std::remove(tmp.c_str());
+    int err = 0;
+    for (size_t done = 0; done < bytes.size() && !err;) {
+        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n > 0)
+            done += static_cast<size_t>(n);
+        else if (n == 0 || errno != EINTR)
+            err = n == 0 ? EIO : errno;
+    }
+    // A full disk may only show at the flush to it (delayed allocation) or at close (network file systems).
+    if (!err && ::fdatasync(fd) != 0 && errno != EINVAL)
+        err = errno;
+    if (::close(fd) != 0 && !err && errno != EINTR)
+        err = errno;
+    if (!err && std::rename(tmp.c_str(), path.c_str()) != 0)
+        err = errno;
+    if (err) {
+        ::unlink(tmp.c_str());
         return makeError(Error::Code::Io, path + ": " + std::strerror(err));
     }
     return Ok{};
@@ -151,7 +166,7 @@ Status writePprofFile(const Profile &profile, const std::string &path)
 // The file, its gzip stream and the protobuf encoder over it, closed in that order's reverse.
 class PprofStreamWriter::Stream {
 public:
-    explicit Stream(int fd) : file(fd)
+    explicit Stream(int fd) : file(fd), fd(fd)
     {
         google::protobuf::io::GzipOutputStream::Options options;
         options.format = google::protobuf::io::GzipOutputStream::GZIP;
@@ -166,8 +181,12 @@ public:
         coded.reset();
         const bool zipOk = zip->Close();
         zip.reset();
+        // On the disk before the rename, so that a crash leaves the old name or a whole file, never half of one.
+        const bool synced = file.Flush() && (::fdatasync(fd) == 0 || errno == EINVAL);
+        if (!synced && file.GetErrno() == 0)
+            syncErrno = errno;
         closed = true;
-        return file.Close() && codedOk && zipOk;
+        return file.Close() && codedOk && zipOk && synced;
     }
     ~Stream()
     {
@@ -180,6 +199,8 @@ public:
     google::protobuf::io::FileOutputStream file;
     std::optional<google::protobuf::io::GzipOutputStream> zip;
     std::optional<google::protobuf::io::CodedOutputStream> coded;
+    int fd;
+    int syncErrno = 0;
     bool closed = false;
 };
 
@@ -297,7 +318,7 @@ Result<std::string> PprofStreamWriter::finish()
     fillTables(m_tables.result(), tables);
     tables.SerializeToCodedStream(&*m_stream->coded);
     const bool ok = m_stream->close();
-    const int err = m_stream->file.GetErrno();
+    const int err = m_stream->file.GetErrno() ? m_stream->file.GetErrno() : m_stream->syncErrno;
     m_stream.reset();
     const std::string tmp = m_path + ".tmp";
     if (!ok || std::rename(tmp.c_str(), m_path.c_str()) != 0) {

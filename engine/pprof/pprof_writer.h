@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace emberline::engine {
@@ -16,6 +17,10 @@ namespace emberline::engine {
 // Thread: any.
 std::string writePprof(const Profile &profile, bool compress = true);
 Status writePprofFile(const Profile &profile, const std::string &path);
+// Writes `bytes` to path.tmp, flushes it to the disk and renames it to `path`: a reader (or a crash) never
+// sees half a file under the final name. On any failure (a full disk, a folder that cannot be written) the
+// temporary file is removed and the Error says which file and why.
+Status writeFileAtomically(const std::string &path, std::string_view bytes);
 
 // Writes one profile made of many (a session's flushes) to a gzip-compressed file as they come, so that only
 // the tables, never the samples, stay in memory: each profile's samples are written at once with the file's

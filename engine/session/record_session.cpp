@@ -4,7 +4,7 @@
 #include "engine/pipeline/sampling_pipeline.h"
 #include "engine/process/launcher.h"
 #include "engine/recorder/recorder.h"
-#include "engine/session/export_worker.h"
+#include "engine/export/export_worker.h"
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -248,13 +248,13 @@ Result<SessionSummary> RecordSession::finish(Running &r)
     const int64_t endReal = clockNs(CLOCK_REALTIME);
     r.pipeline.closeOffCpuIntervals(static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC)));
     r.exporter->submit(r.recorder.takeFlush(r.flushStartReal, endReal, true));
+    // A failed write is not the session's failure: the summary says what could not be saved.
     auto sessionPath = r.exporter->finish();
-    if (!sessionPath)
-        return sessionPath.error();
+    summary.sessionProfilePath = sessionPath ? sessionPath.value() : std::string();
+    summary.saveErrors = r.exporter->saveErrors();
+    summary.flushesNotSaved = r.exporter->flushesNotSaved();
     if (!r.exportError.empty())
-        return makeError(Error::Code::Io, r.exportError);
-
-    summary.sessionProfilePath = sessionPath.value();
+        summary.saveErrors.push_back(r.exportError);
     summary.durationNs = clockNs(CLOCK_MONOTONIC) - r.monoStart;
     summary.samples = r.recorder.totalSamples();
     summary.lost = r.recorder.lost();

@@ -50,7 +50,11 @@ struct SessionSummary {
     int64_t targetCpuNs = 0;     // CPU time the samples stand for
     int64_t profilerCpuNs = 0;   // our own user+system time
     uint32_t flushes = 0;
-    std::string sessionProfilePath;
+    std::string sessionProfilePath; // empty when nothing was recorded or it could not be written
+    // What could not be saved: every failed write as "<file>: <reason>", in order. The session went on; the
+    // views had every flush.
+    std::vector<std::string> saveErrors;
+    uint32_t flushesNotSaved = 0;
     bool launched = false;
     bool targetExited = false;
     int exitStatus = 0;          // the launched target's, shell style

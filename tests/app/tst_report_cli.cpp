@@ -2,6 +2,7 @@
 // every sample type and, for every function pprof lists, self and total in raw units. Plus the text header and
 // the error cases (missing file, corrupt file, unknown sample type, bad arguments).
 
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -141,6 +142,7 @@ private Q_SLOTS:
     void corruptFile();
     void unknownSampleType();
     void badArguments();
+    void sessionFolder();
 };
 
 // If this fails, the executable under test was not built (the test depends on the `emberline` target).
@@ -321,6 +323,53 @@ void TestReportCli::badArguments()
         QVERIFY(r.out.isEmpty());
         QVERIFY(r.err.startsWith("emberline report: "));
     }
+}
+
+// If this fails, `emberline report DIR` cannot read a session that never wrote its profile.pprof (a crash, a
+// SIGKILL), reads it partly without saying so, or gives up on the whole folder for one broken flush.
+void TestReportCli::sessionFolder()
+{
+    QTemporaryDir dir;
+    // Two flushes (the same Go profile twice: the merged totals double) and a third cut short; no profile.pprof.
+    const QString source = kData + QStringLiteral("/go-cpu.pprof");
+    QVERIFY(QFile::copy(source, dir.filePath(QStringLiteral("flush-0001.pprof"))));
+    QVERIFY(QFile::copy(source, dir.filePath(QStringLiteral("flush-0002.pprof"))));
+    QFile broken(dir.filePath(QStringLiteral("flush-0003.pprof")));
+    QVERIFY(broken.open(QIODevice::WriteOnly));
+    QFile whole(source);
+    QVERIFY(whole.open(QIODevice::ReadOnly));
+    broken.write(whole.read(whole.size() / 2));
+    broken.close();
+
+    const Run one = run(kEmberline, {QStringLiteral("report"), source, QStringLiteral("--json")});
+    const Run folder = run(kEmberline, {QStringLiteral("report"), dir.path(), QStringLiteral("--json")});
+    QCOMPARE(folder.exitCode, 0);
+    QVERIFY2(folder.err.contains("merged 2 flush file(s)"), folder.err.constData());
+    QVERIFY2(folder.err.contains("profile.pprof: missing"), folder.err.constData());
+    QVERIFY2(folder.err.contains("skipped " + broken.fileName().toLocal8Bit() + ": "), folder.err.constData());
+    const QJsonObject a = QJsonDocument::fromJson(one.out).object();
+    const QJsonObject b = QJsonDocument::fromJson(folder.out).object();
+    QCOMPARE(b.value(QStringLiteral("samples")).toInteger(), 2 * a.value(QStringLiteral("samples")).toInteger());
+    const QJsonArray ta = a.value(QStringLiteral("sample_types")).toArray();
+    const QJsonArray tb = b.value(QStringLiteral("sample_types")).toArray();
+    QCOMPARE(tb.size(), ta.size());
+    for (qsizetype i = 0; i < ta.size(); ++i)
+        QCOMPARE(tb[i].toObject().value(QStringLiteral("total")).toInteger(),
+                 2 * ta[i].toObject().value(QStringLiteral("total")).toInteger());
+
+    // Once profile.pprof is there and whole, it is what is read, without a word.
+    QVERIFY(QFile::copy(source, dir.filePath(QStringLiteral("profile.pprof"))));
+    const Run finished = run(kEmberline, {QStringLiteral("report"), dir.path(), QStringLiteral("--json")});
+    QCOMPARE(finished.exitCode, 0);
+    QVERIFY2(finished.err.isEmpty(), finished.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(finished.out).object().value(QStringLiteral("samples")).toInteger(),
+             a.value(QStringLiteral("samples")).toInteger());
+
+    // A folder that is no session says so.
+    QTemporaryDir empty;
+    const Run none = run(kEmberline, {QStringLiteral("report"), empty.path()});
+    QCOMPARE(none.exitCode, 1);
+    QVERIFY2(none.err.contains("not a session folder"), none.err.constData());
 }
 
 QTEST_GUILESS_MAIN(TestReportCli)

@@ -10,6 +10,8 @@
 #include "ui/views/thread_filter_button.h"
 
 #include <QComboBox>
+#include <QDir>
+#include <QFile>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMimeData>
@@ -232,6 +234,53 @@ private Q_SLOTS:
         QTRY_COMPARE(explorer->analysis()->tree->total(), 60);
         QCOMPARE(explorer->analysis()->keptSamples, 2u);
         QCOMPARE(button->text(), QStringLiteral("1 of 2 threads"));
+    }
+
+    // A session folder whose profile.pprof was cut short (Emberline was killed) opens as its flushes merged,
+    // from File > Open Session and from a drop, with a notice that names the flush it had to skip. If this
+    // fails, a crashed session cannot be opened in the window, or opens with part of it missing unsaid.
+    void sessionFolderOpens()
+    {
+        const QString folder = m_dir.filePath(QStringLiteral("session"));
+        QVERIFY(QDir().mkpath(folder));
+        const engine::Profile flush = ui::test::makeSmallProfile(true);
+        for (const char *name : {"flush-0001.pprof", "flush-0002.pprof"})
+            QVERIFY(engine::writePprofFile(flush, QDir(folder).filePath(QLatin1String(name)).toStdString()).ok());
+        QFile broken(QDir(folder).filePath(QStringLiteral("flush-0003.pprof")));
+        QVERIFY(broken.open(QIODevice::WriteOnly));
+        broken.write("\x1f\x8b\x08 cut short");
+        broken.close();
+        QFile cut(QDir(folder).filePath(QStringLiteral("profile.pprof")));
+        QVERIFY(cut.open(QIODevice::WriteOnly));
+        cut.write(QByteArray::fromStdString(engine::writePprof(flush)).left(40));
+        cut.close();
+
+        MainWindow window;
+        window.show();
+        window.openSessionFolder(folder);
+        QCOMPARE(window.tabs()->count(), 1);
+        ProfileView *view = window.currentProfileView();
+        QTRY_COMPARE(view->state(), ProfileView::State::Ready);
+        ProfileExplorer *explorer = view->explorer();
+        QTRY_VERIFY(explorer->analysis() != nullptr && !explorer->isAnalysing());
+        QCOMPARE(explorer->analysis()->tree->total(), 200); // both flushes, each 100
+        auto *notice = child<QLabel>(view, "loadNotice");
+        QVERIFY(notice->isVisibleTo(view));
+        QVERIFY2(notice->text().contains(QStringLiteral("Merged from 2 flush file(s)")), qPrintable(notice->text()));
+        QVERIFY2(notice->text().contains(broken.fileName()), qPrintable(notice->text()));
+
+        MainWindow other;
+        other.show();
+        QMimeData mime;
+        mime.setUrls({QUrl::fromLocalFile(folder)});
+        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, {});
+        QApplication::sendEvent(&other, &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, {});
+        QApplication::sendEvent(&other, &drop);
+        QCOMPARE(other.tabs()->count(), 1);
+        QTRY_COMPARE(other.currentProfileView()->state(), ProfileView::State::Ready);
+        QCOMPARE(other.currentProfileView()->notice(), notice->text());
     }
 };
 

@@ -32,11 +32,22 @@ QString endText(const engine::SessionSummary &s, const QString &folder)
     } else {
         what = LiveSessionView::tr("The session was %1.").arg(QString::fromStdString(s.endReason));
     }
-    return LiveSessionView::tr("%1 The session has ended; the views keep all of its data, and its %2 flush(es) "
-                               "and merged profile are in %3.")
+    if (s.saveErrors.empty())
+        return LiveSessionView::tr("%1 The session has ended; the views keep all of its data, and its %2 flush(es) "
+                                   "and merged profile are in %3.")
+            .arg(what)
+            .arg(s.flushes)
+            .arg(folder);
+    QStringList errors;
+    for (const std::string &e : s.saveErrors)
+        errors << QString::fromStdString(e);
+    return LiveSessionView::tr("%1 The session has ended; the views keep all of its data, but %2 of its %3 "
+                               "flush(es)%4 could not be saved in %5:\n%6")
         .arg(what)
+        .arg(s.flushesNotSaved)
         .arg(s.flushes)
-        .arg(folder);
+        .arg(s.sessionProfilePath.empty() ? LiveSessionView::tr(" and its merged profile") : QString())
+        .arg(folder, errors.join(QLatin1Char('\n')));
 }
 
 } // namespace
@@ -45,7 +56,7 @@ void LiveSessionView::onFinished(const engine::SessionSummary &summary)
 {
     m_status->setSummary(summary);
     const bool crashed = summary.targetExited && summary.exitStatus > 128;
-    showMessage(endText(summary, sessionDirectory()), crashed);
+    showMessage(endText(summary, sessionDirectory()), crashed || !summary.saveErrors.empty());
     updateButtons();
     Q_EMIT sessionEnded();
 }

@@ -179,6 +179,16 @@ void LiveSessionView::onFlush(const std::shared_ptr<const engine::Flush> &flush)
 {
     m_flushArrivalMs[flush->sequence] = m_clock.elapsed();
     m_updater->addFlush(flush);
+    // The views keep the flush either way; the message says what the disk missed.
+    if (!flush->saveError.empty())
+        showMessage(tr("Flush %1 is shown but could not be saved: %2")
+                        .arg(flush->sequence)
+                        .arg(QString::fromStdString(flush->saveError)),
+                    true);
+    else if (!flush->sessionProfileError.empty())
+        showMessage(tr("The session's merged profile could not be saved: %1")
+                        .arg(QString::fromStdString(flush->sessionProfileError)),
+                    true);
 }
 
 void LiveSessionView::onViewReady(std::shared_ptr<const LiveViewData> data)

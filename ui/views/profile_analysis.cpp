@@ -1,21 +1,47 @@
 #include "ui/views/profile_analysis.h"
 
 #include "engine/common/clock.h"
+#include "engine/pprof/session_folder.h"
 #include "ui/logging.h"
 
 #include <QElapsedTimer>
+#include <QFileInfo>
 
 #include <algorithm>
 #include <cmath>
 
 namespace emberline::ui {
 
+namespace {
+
+// A session folder: its profile.pprof, or its flushes merged when that is missing or broken; `notice` says so.
+engine::Result<engine::Profile> readFolder(const QString &path, const engine::PprofReadOptions &options,
+                                           QString &notice)
+{
+    auto folder = engine::readSessionFolder(path.toStdString(), options);
+    if (!folder)
+        return folder.error();
+    QStringList notes;
+    if (folder->fromFlushes)
+        notes << QObject::tr("Merged from %1 flush file(s): %2")
+                     .arg(folder->flushesMerged)
+                     .arg(QString::fromStdString(folder->sessionProfileProblem));
+    for (const std::string &skipped : folder->skipped)
+        notes << QObject::tr("Skipped %1").arg(QString::fromStdString(skipped));
+    notice = notes.join(QStringLiteral("; "));
+    return std::move(folder->profile);
+}
+
+} // namespace
+
 LoadOutcome loadProfile(const QString &path, const engine::PprofReadOptions &options)
 {
     LoadOutcome outcome;
     QElapsedTimer timer;
     timer.start();
-    auto result = engine::readPprofFile(path.toStdString(), options);
+    QString notice;
+    auto result = QFileInfo(path).isDir() ? readFolder(path, options, notice)
+                                          : engine::readPprofFile(path.toStdString(), options);
     if (!result) {
         if (result.error().code == engine::Error::Code::Cancelled)
             outcome.cancelled = true;
@@ -26,6 +52,7 @@ LoadOutcome loadProfile(const QString &path, const engine::PprofReadOptions &opt
     auto profile = std::make_shared<const engine::Profile>(std::move(result).value());
     auto loaded = std::make_shared<LoadedProfile>();
     loaded->path = path;
+    loaded->notice = notice;
     loaded->frames = std::make_shared<const engine::FrameTable>(*profile);
     loaded->threads = std::make_shared<const engine::ThreadIndex>(*profile);
     loaded->frameNames = FlameGraphLayout::frameNames(*loaded->frames);

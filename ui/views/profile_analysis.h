@@ -38,7 +38,8 @@ struct LiveTrees {
 // A profile as the viewer holds it once loaded: the model plus what every view of it shares (frames, threads,
 // totals). Built on the loading worker; immutable afterwards.
 struct LoadedProfile {
-    QString path;
+    QString path;   // a file, or a session folder
+    QString notice; // what the user should know about how it was read (a folder merged from its flushes)
     std::shared_ptr<const engine::Profile> profile;
     std::shared_ptr<const engine::FrameTable> frames;
     std::shared_ptr<const engine::ThreadIndex> threads; // empty index when samples carry no thread labels
@@ -71,7 +72,8 @@ struct LoadOutcome {
     bool cancelled = false;
 };
 
-// Reads a pprof file and derives the shared tables. Runs on a worker.
+// Reads a pprof file or a session folder (merging its flushes when its profile.pprof is missing or broken) and
+// derives the shared tables. Runs on a worker.
 LoadOutcome loadProfile(const QString &path, const engine::PprofReadOptions &options);
 
 // What one view of a loaded profile asks for: a sample type and a sample filter (threads).

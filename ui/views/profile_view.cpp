@@ -28,8 +28,15 @@ void ProfileView::setupUi()
     m_errorPage = createErrorPage();
     m_stack->addWidget(m_loadingPage);
     m_stack->addWidget(m_errorPage);
+    // How a session folder was read (merged from its flushes, files skipped): shown above the views.
+    m_notice = new QLabel(this);
+    m_notice->setObjectName(QStringLiteral("loadNotice"));
+    m_notice->setWordWrap(true);
+    m_notice->setStyleSheet(QStringLiteral("QLabel { background: #fff4d6; padding: 6px; }"));
+    m_notice->setVisible(false);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_notice);
     layout->addWidget(m_stack);
 }
 
@@ -106,6 +113,11 @@ void ProfileView::load()
     m_loader->start(m_path);
 }
 
+QString ProfileView::notice() const
+{
+    return m_notice->text();
+}
+
 QString ProfileView::errorMessage() const
 {
     return m_state == State::Failed ? m_errorLabel->text() : QString();
@@ -114,6 +126,8 @@ QString ProfileView::errorMessage() const
 void ProfileView::onLoaded(std::shared_ptr<const LoadedProfile> loaded)
 {
     m_state = State::Ready;
+    m_notice->setText(loaded->notice);
+    m_notice->setVisible(!loaded->notice.isEmpty());
     m_explorer = new ProfileExplorer(std::move(loaded), this);
     m_stack->addWidget(m_explorer);
     m_stack->setCurrentWidget(m_explorer);

@@ -14,7 +14,7 @@ namespace emberline::ui {
 class ProfileExplorer;
 class ProfileLoader;
 
-// One tab: a profile file through its life. While loading it shows the file name, a progress bar and Cancel;
+// One tab: a profile file (or a session folder) through its life. While loading it shows the file name, a progress bar and Cancel;
 // if loading fails it shows the error (which names the file and the problem) with Retry and Close; once loaded
 // it shows a ProfileExplorer.
 //
@@ -30,6 +30,8 @@ public:
     const QString &path() const { return m_path; }
     State state() const { return m_state; }
     QString errorMessage() const;
+    // How a session folder was read (merged from its flushes, files skipped); empty for a plain file.
+    QString notice() const;
     ProfileExplorer *explorer() const { return m_explorer; }
 
 Q_SIGNALS:
@@ -48,6 +50,7 @@ private:
     State m_state = State::Loading;
     ProfileLoader *m_loader = nullptr;
     QStackedWidget *m_stack = nullptr;
+    QLabel *m_notice = nullptr;
     QWidget *m_loadingPage = nullptr;
     QLabel *m_loadingLabel = nullptr;
     QProgressBar *m_progress = nullptr;

@@ -1,4 +1,4 @@
-#include "engine/session/export_worker.h"
+#include "engine/export/export_worker.h"
 
 #include "engine/common/clock.h"
 

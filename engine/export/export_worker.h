@@ -28,6 +28,9 @@ public:
     // Processes what is queued, writes the session's merged profile, stops the thread. Returns its path.
     Result<std::string> finish();
     uint32_t flushesReported() const;
+    // After finish(): the writes that failed ("<file>: <reason>") and how many flushes are not on disk.
+    const std::vector<std::string> &saveErrors() const { return m_exporter.saveErrors(); }
+    uint32_t flushesNotSaved() const { return m_exporter.flushesNotSaved(); }
     // CPU time the exporter thread has spent so far, as of its last finished flush (any thread may ask).
     int64_t cpuNs() const { return m_cpuNs.load(std::memory_order_relaxed); }
 
