@@ -15,7 +15,8 @@ cmake --preset dev
 cmake --build build/dev --parallel "$(nproc)"
 junit="$PWD/build/dev/ctest-junit.xml"
 rm -f "$junit"
-ctest --preset dev --parallel 1 --timeout 900 --output-junit "$junit" 2>&1 | tee build/dev/ctest-summary.log
+ctest --preset dev --parallel 1 --timeout 900 --output-junit "$junit" --test-output-size-passed 4194304 \
+    --test-output-size-failed 4194304 2>&1 | tee build/dev/ctest-summary.log
 tests=$(sed -n 's/.* tests failed out of \([0-9]*\)$/\1/p' build/dev/ctest-summary.log | tail -1)
 tests=${tests:-0}
 read -r qtPassed qtSkipped qtPrograms < <(grep -oE 'Totals: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$junit" |
