@@ -1,5 +1,6 @@
 #include "app/cli.h"
 #include "app/record_command.h"
+#include "engine/session/profiling_session.h"
 #include "engine/session/record_session.h"
 #include "ui/app_icon.h"
 #include "ui/main_window.h"
@@ -188,10 +189,17 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "emberline: %s\n(see emberline --help)\n", qPrintable(live.error));
         return 2;
     }
-    emberline::ui::MainWindow window;
-    window.show();
-    window.openFiles(parser.positionalArguments());
-    if (live.wanted)
-        window.startSession(live.config);
-    return app.exec();
+    int status = 0;
+    {
+        emberline::ui::MainWindow window;
+        window.show();
+        window.openFiles(parser.positionalArguments());
+        if (live.wanted)
+            window.startSession(live.config);
+        status = app.exec();
+    }
+    // Sessions still ending when the window closed write their last flush and profile.pprof; the event loop is
+    // over, so waiting here blocks nothing.
+    emberline::engine::ProfilingSession::waitForEndingSessions();
+    return status;
 }

@@ -264,10 +264,8 @@ void MainWindow::dropEvent(QDropEvent *event)
 
 void MainWindow::closeEvent(QCloseEvent *event)
 {
-    if (stopSessionsBeforeClosing()) {
-        event->ignore(); // closes again once every session has ended
-        return;
-    }
+    // The window closes at once, however long a session's end (its merged profile) takes.
+    stopSessions();
     QSettings().setValue(QStringLiteral("window/geometry"), saveGeometry());
     QMainWindow::closeEvent(event);
 }

@@ -30,7 +30,8 @@ class StartPage;
 // the start page, --record and --attach all end in addLiveView()), gives a session started with upload on its
 // uploader and lets Profile > Upload Flushes pause and resume it for the current tab, shows the start page when no tab is open,
 // and routes window-wide actions (Find, Reset Zoom, Close Tab) to the current tab. Closing the window during a
-// session stops it first and closes once its last flush is on disk. It computes nothing.
+// session stops it and closes at once: the session ends on its own thread (last flush, profile.pprof) and the
+// application waits for it only at exit. It computes nothing.
 //
 // Thread: GUI thread.
 class MainWindow : public QMainWindow {
@@ -79,8 +80,7 @@ private:
     void attachUpload(LiveSessionView *view, engine::UploadSettings settings);
     void updateUploadAction();
     void chooseSessionFolder();
-    void onSessionEnded();
-    bool stopSessionsBeforeClosing();
+    void stopSessions();
 
     RecentFiles m_recent;
     QStackedWidget *m_central = nullptr;
@@ -92,7 +92,6 @@ private:
     QAction *m_openSessionAction = nullptr;
     QAction *m_uploadAction = nullptr;
     ProfileProcessDialog *m_profileDialog = nullptr;
-    bool m_closeWhenStopped = false;
     QAction *m_closeTabAction = nullptr;
     QAction *m_quitAction = nullptr;
     QAction *m_findAction = nullptr;

@@ -93,7 +93,6 @@ LiveSessionView *MainWindow::addLiveView(engine::ProfilingSession *session,
     m_tabs->setTabToolTip(index, tr("Live session; flushes are written to %1").arg(view->sessionDirectory()));
     m_tabs->setCurrentIndex(index);
     connect(view, &LiveSessionView::openProfileRequested, this, [this](const QString &path) { openFiles({path}); });
-    connect(view, &LiveSessionView::sessionEnded, this, &MainWindow::onSessionEnded);
     connect(view, &LiveSessionView::sessionEnded, this, [this, view] {
         const int at = m_tabs->indexOf(view);
         if (at >= 0)
@@ -144,31 +143,14 @@ void MainWindow::openSessionFolder(const QString &directory)
     openFiles({directory});
 }
 
-bool MainWindow::stopSessionsBeforeClosing()
+void MainWindow::stopSessions()
 {
-    bool anyActive = false;
-    for (int i = 0; i < m_tabs->count(); ++i) {
-        if (LiveSessionView *live = liveViewAt(i); live && live->isActive()) {
-            anyActive = true;
-            live->stop();
-        }
-    }
-    m_closeWhenStopped = anyActive;
-    if (anyActive)
-        statusBar()->showMessage(tr("Stopping the session and writing its last flush before closing…"));
-    return anyActive;
-}
-
-void MainWindow::onSessionEnded()
-{
-    if (!m_closeWhenStopped)
-        return;
+    // Only flags: each session ends on its own thread, which finishes its last flush and profile.pprof even
+    // once the window (and the session's facade) is gone; the application waits for it at exit.
     for (int i = 0; i < m_tabs->count(); ++i) {
         if (LiveSessionView *live = liveViewAt(i); live && live->isActive())
-            return;
+            live->stop();
     }
-    m_closeWhenStopped = false;
-    close();
 }
 
 } // namespace emberline::ui

@@ -122,7 +122,12 @@ std::optional<Error> PprofDecoder::checkLimits(const CountingStream &decompresse
         if (t.count > m_options.maxTableEntries)
             return limit("more than " + std::to_string(m_options.maxTableEntries) + " " + t.what);
     }
-    if (const uint64_t bytes = modelBytes(); bytes > m_options.maxModelBytes)
+    const uint64_t bytes = modelBytes();
+    if (bytes > m_options.ratioCheckAfterBytes && bytes / std::max<uint64_t>(out, 1) > m_options.maxModelBytesPerInputByte)
+        return limit("its " + std::to_string(out >> 10) + " KiB read so far take " + std::to_string(bytes >> 20) +
+                     " MiB of memory, more than " + std::to_string(m_options.maxModelBytesPerInputByte) +
+                     " times their size");
+    if (bytes > m_options.maxModelBytes)
         return limit("its " + std::to_string(p.m_sampleStacks.size()) + " samples, " +
                      std::to_string(m_locations.size()) + " locations and " + std::to_string(p.m_strings.size()) +
                      " strings read so far would take more than " + std::to_string(m_options.maxModelBytes >> 20) +

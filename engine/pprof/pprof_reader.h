@@ -24,6 +24,9 @@ struct PprofReadOptions {
     uint32_t maxMessageBytes = 16u << 20; // one sample, location, function or mapping
     uint64_t maxSamples = 50'000'000;
     uint64_t maxTableEntries = 10'000'000; // locations, functions, mappings and strings, each
+    // Past `ratioCheckAfterBytes` of model, a profile whose model takes more than this many bytes per
+    // decompressed byte is refused: real profiles take 2 to 8, floods of empty messages 16 to 36.
+    uint32_t maxModelBytesPerInputByte = 16;
     // Past `ratioCheckAfterBytes` of output, gzip input that inflates more than `maxCompressionRatio` times is
     // refused as a bomb. Real profiles inflate 2 to 20 times; deflate's ceiling is about 1030.
     uint32_t maxCompressionRatio = 100;

@@ -7,7 +7,9 @@
 #include <QStandardPaths>
 #include <QThread>
 
+#include <memory>
 #include <mutex>
+#include <vector>
 
 Q_LOGGING_CATEGORY(lcSession, "emberline.session", QtWarningMsg)
 
@@ -30,6 +32,56 @@ struct ProfilingSession::Shared {
             QMetaObject::invokeMethod(target, [target, call] { call(target); }, Qt::QueuedConnection);
     }
 };
+
+namespace {
+
+// Session threads whose facade went while they were still ending (the window was closed): kept here until
+// they have written their last flush and profile.pprof, so that closing never waits for that and it is never
+// cut short. The application waits for them at exit, after its event loop (waitForEndingSessions); the
+// destructor of this process-wide object is the last resort.
+class EndingSessions {
+public:
+    static EndingSessions &instance()
+    {
+        static EndingSessions sessions;
+        return sessions;
+    }
+    ~EndingSessions() { waitAll(); }
+
+    void adopt(QThread *thread)
+    {
+        std::lock_guard lock(m_mutex);
+        reapFinished();
+        m_threads.emplace_back(thread);
+    }
+    size_t count()
+    {
+        std::lock_guard lock(m_mutex);
+        reapFinished();
+        return m_threads.size();
+    }
+    void waitAll()
+    {
+        std::vector<std::unique_ptr<QThread>> threads;
+        {
+            std::lock_guard lock(m_mutex);
+            threads.swap(m_threads);
+        }
+        for (const auto &thread : threads)
+            thread->wait();
+    }
+
+private:
+    void reapFinished()
+    {
+        std::erase_if(m_threads, [](const std::unique_ptr<QThread> &t) { return t->isFinished(); });
+    }
+
+    std::mutex m_mutex;
+    std::vector<std::unique_ptr<QThread>> m_threads;
+};
+
+} // namespace
 
 void registerSessionMetaTypes()
 {
@@ -58,12 +110,28 @@ ProfilingSession::~ProfilingSession()
         m_shared->owner = nullptr;
     }
     m_shared->control.stop = true;
-    if (m_thread) {
-        if (m_thread->isRunning())
-            qCInfo(lcSession) << "waiting for the session thread to end";
+    if (!m_thread)
+        return;
+    if (!m_thread->isRunning()) {
         m_thread->wait();
         delete m_thread;
+        return;
     }
+    // No wait here, on the GUI thread: the session ends on its own thread, which no longer reports to anyone.
+    qCInfo(lcSession) << "the session ends on its own thread; its last flush and profile.pprof are still being "
+                         "written";
+    EndingSessions::instance().adopt(m_thread);
+    m_thread = nullptr;
+}
+
+void ProfilingSession::waitForEndingSessions()
+{
+    EndingSessions::instance().waitAll();
+}
+
+size_t ProfilingSession::endingSessions()
+{
+    return EndingSessions::instance().count();
 }
 
 QString ProfilingSession::sessionsDirectory()

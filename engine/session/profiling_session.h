@@ -21,8 +21,10 @@ namespace emberline::engine {
 // they never block; the thread is joined when it has said it is done. When no output directory is given, the
 // flushes go to a new folder under the user's data folder (AppDataLocation/sessions/<time>).
 //
-// Thread: lives on the GUI thread. The destructor of a still running session stops it and waits for the end
-// (the window avoids that by stopping first and closing on finished).
+// Thread: lives on the GUI thread. The destructor of a still running session stops it without waiting: the
+// session thread goes on alone to its end (the final flush, profile.pprof), and the application waits for such
+// threads only at exit, after its event loop (waitForEndingSessions), so closing the window is immediate and
+// the end of the session is never lost.
 class ProfilingSession : public QObject {
     Q_OBJECT
 public:
@@ -49,6 +51,12 @@ public:
     void stop();
     void pause();
     void resume();
+
+    // Blocks until every session whose facade was destroyed while it was still ending has finished writing.
+    // For process exit, after the event loop: it blocks no event loop there.
+    static void waitForEndingSessions();
+    // How many such sessions are still ending.
+    static size_t endingSessions();
 
     // AppDataLocation/sessions, and a new folder in it named after the current time.
     static QString sessionsDirectory();

@@ -100,6 +100,7 @@ private Q_SLOTS:
     void tableEntries();
     void modelMemory();
     void oversizedMessage();
+    void modelBytesPerInputByte();
     void sensibleProfilesStillOpen();
 };
 
@@ -208,6 +209,26 @@ void TestPprofReaderLimits::oversizedMessage()
     QCOMPARE(r.error().code, Error::Code::Limit);
     QVERIFY2(mentions(r.error(), "a sample of"), r.error().message.c_str());
     QVERIFY(readPprofBytes(m.SerializeAsString(), "deep.pb").ok());
+}
+
+// If this fails, a flood of empty messages (2 bytes each in the file, 72 in memory) is kept until it reaches
+// the absolute limits, gigabytes later.
+void TestPprofReaderLimits::modelBytesPerInputByte()
+{
+    std::string raw = head().SerializeAsString();
+    const std::string emptyLocation("\x22\x00", 2);
+    for (int i = 0; i < 2'000'000; ++i)
+        raw += emptyLocation;
+    auto r = readPprofBytes(raw, "empty-locations.pb");
+    QVERIFY(!r.ok());
+    QCOMPARE(r.error().code, Error::Code::Limit);
+    QVERIFY2(mentions(r.error(), "times their size"), r.error().message.c_str());
+    // Without that check the same file is refused later (here: it has no valid ids), never accepted.
+    PprofReadOptions options;
+    options.maxModelBytesPerInputByte = 1000;
+    auto later = readPprofBytes(raw, "empty-locations.pb", options);
+    QVERIFY(!later.ok());
+    QVERIFY2(!mentions(later.error(), "times their size"), later.error().message.c_str());
 }
 
 // If this fails, the limits are so tight that real profiles are refused.
