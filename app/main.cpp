@@ -4,7 +4,7 @@
 #include "engine/session/record_session.h"
 #include "ui/app_icon.h"
 #include "ui/main_window.h"
-#include "ui/views/thread_scheduling.h"
+#include "ui/jobs/thread_scheduling.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

@@ -162,7 +162,7 @@ int runRecord(const QStringList &args)
         return 2;
     }
 
-    auto upload = RecordUpload::create(parser, uploadOptions, config);
+    auto upload = RecordUpload::create(parser, uploadOptions);
     if (!upload) {
         std::fprintf(stderr, "emberline record: upload: %s\n", upload.error().message.c_str());
         return 2;
@@ -176,13 +176,9 @@ int runRecord(const QStringList &args)
 
     engine::RecordSession session(config);
     engine::RecordSession::Callbacks callbacks;
-    callbacks.onFlush = [&upload](std::shared_ptr<const engine::Flush> flush) {
-        printFlush(*flush);
-        if (upload.value())
-            upload.value()->submit(flush); // queued: the exporter never waits on the network
-    };
+    callbacks.onFlush = [](std::shared_ptr<const engine::Flush> flush) { printFlush(*flush); };
     if (upload.value())
-        callbacks.onStats = [&upload](const engine::SessionStats &s) { upload.value()->setTargetPid(s.targetPid); };
+        callbacks.upload = upload.value()->uploader(); // fed on the exporter thread; never waits on the network
     auto result = session.run(g_control, callbacks);
     if (upload.value())
         upload.value()->finish();

@@ -37,14 +37,6 @@ engine::Result<std::optional<std::string>> apiKeyFromFile(const QCommandLinePars
     return std::optional<std::string>(std::move(key).value());
 }
 
-std::string executableOf(int pid)
-{
-    char buffer[4096];
-    const std::string link = "/proc/" + std::to_string(pid) + "/exe";
-    const ssize_t n = readlink(link.c_str(), buffer, sizeof buffer - 1);
-    return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string();
-}
-
 } // namespace
 
 UploadOptions::UploadOptions()
@@ -73,8 +65,7 @@ QList<QCommandLineOption> UploadOptions::all() const
 }
 
 engine::Result<std::unique_ptr<RecordUpload>> RecordUpload::create(const QCommandLineParser &parser,
-                                                                  const UploadOptions &options,
-                                                                  const engine::SessionConfig &config)
+                                                                  const UploadOptions &options)
 {
     if (!parser.isSet(options.upload))
         return std::unique_ptr<RecordUpload>();
@@ -97,34 +88,13 @@ engine::Result<std::unique_ptr<RecordUpload>> RecordUpload::create(const QComman
     auto settings = engine::resolveUploadSettings(engine::processEnvironment(), overrides);
     if (!settings)
         return settings.error();
-    auto uploader = engine::Uploader::create(std::move(settings).value(),
-                                             [](std::shared_ptr<const engine::UploadRecord> r) { print(*r); });
+    auto uploader = engine::SessionUploader::create(std::move(settings).value(),
+                                                    [](std::shared_ptr<const engine::UploadRecord> r) { print(*r); });
     if (!uploader)
         return uploader.error();
     std::unique_ptr<RecordUpload> upload(new RecordUpload(std::move(uploader).value()));
-    if (config.pid > 0)
-        upload->setTargetPid(config.pid);
     std::fprintf(stderr, "emberline: uploading each flush to %s\n", upload->m_uploader->endpoint().describe().c_str());
     return upload;
-}
-
-void RecordUpload::setTargetPid(int pid)
-{
-    std::lock_guard lock(m_mutex);
-    if (pid <= 0 || pid == m_target.pid)
-        return;
-    m_target.pid = pid;
-    m_target.executable = executableOf(pid);
-}
-
-void RecordUpload::submit(std::shared_ptr<const engine::Flush> flush)
-{
-    engine::UploadTarget target;
-    {
-        std::lock_guard lock(m_mutex);
-        target = m_target;
-    }
-    m_uploader->submit(std::move(flush), target);
 }
 
 void RecordUpload::print(const engine::UploadRecord &r)

@@ -3,15 +3,13 @@
 #include "engine/common/result.h"
 #include "engine/export/flush.h"
 #include "engine/session/record_session.h"
-#include "engine/upload/uploader.h"
+#include "engine/upload/session_uploader.h"
 
 #include <QCommandLineOption>
 #include <QCommandLineParser>
 #include <QList>
 
-#include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 
 namespace emberline::app {
@@ -31,28 +29,25 @@ struct UploadOptions {
     QCommandLineOption apiKeyFile;
 };
 
-// `emberline record --upload`: the uploader fed from the session's flushes, one line per flush on stderr and
-// a summary at the end. The API key comes from DD_API_KEY, --api-key-file, or the file the GUI saves it in.
+// `emberline record --upload`: the engine's SessionUploader, which the session feeds from its exporter thread,
+// with one line per flush on stderr and a summary at the end. The API key comes from DD_API_KEY, --api-key-file,
+// or the file the GUI saves it in.
 //
-// Thread: created on the main thread; submit() on the exporter thread; setTargetPid() on the session thread.
+// Thread: created and finished on the main thread; the session submits to uploader() on its exporter thread.
 class RecordUpload {
 public:
     // nullptr (no error) when --upload is not given.
     static engine::Result<std::unique_ptr<RecordUpload>> create(const QCommandLineParser &parser,
-                                                               const UploadOptions &options,
-                                                               const engine::SessionConfig &config);
-    void setTargetPid(int pid);
-    void submit(std::shared_ptr<const engine::Flush> flush);
+                                                               const UploadOptions &options);
+    const std::shared_ptr<engine::SessionUploader> &uploader() const { return m_uploader; }
     // Gives waiting uploads a bounded time to finish, then prints the summary.
     void finish();
 
 private:
-    explicit RecordUpload(std::unique_ptr<engine::Uploader> uploader) : m_uploader(std::move(uploader)) {}
+    explicit RecordUpload(std::shared_ptr<engine::SessionUploader> uploader) : m_uploader(std::move(uploader)) {}
     static void print(const engine::UploadRecord &record);
 
-    std::unique_ptr<engine::Uploader> m_uploader;
-    std::mutex m_mutex;
-    engine::UploadTarget m_target;
+    std::shared_ptr<engine::SessionUploader> m_uploader;
 };
 
 } // namespace emberline::app

@@ -96,4 +96,13 @@ std::vector<uint32_t> FrameTable::findByName(std::string_view name) const
     return ids;
 }
 
+std::shared_ptr<const std::vector<QString>> frameDisplayNames(const FrameTable &frames)
+{
+    auto names = std::make_shared<std::vector<QString>>();
+    names->reserve(frames.size());
+    for (uint32_t f = 0; f < frames.size(); ++f)
+        names->push_back(QString::fromStdString(frames.frame(f).name));
+    return names;
+}
+
 } // namespace emberline::engine

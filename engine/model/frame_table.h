@@ -2,6 +2,9 @@
 
 #include "engine/model/profile.h"
 
+#include <QString>
+
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -47,5 +50,9 @@ private:
     std::vector<uint32_t> m_locFrames;
     std::vector<uint32_t> m_locOffsets;
 };
+
+// The frames' names as the window draws them (QString), one per frame id: built once per frame table, on the
+// worker that built the table, so that no paint converts a name.
+std::shared_ptr<const std::vector<QString>> frameDisplayNames(const FrameTable &frames);
 
 } // namespace emberline::engine

@@ -22,6 +22,13 @@ struct ProfilingSession::Shared {
     SessionControl control;
     std::mutex mutex;
     ProfilingSession *owner = nullptr;
+    std::shared_ptr<SessionUploader> lateUpload; // set after the session started
+
+    std::shared_ptr<SessionUploader> uploadAddedLate()
+    {
+        std::lock_guard lock(mutex);
+        return lateUpload;
+    }
 
     // Queues call(owner) on the owner's thread, unless the owner is gone.
     template <typename F>
@@ -88,6 +95,7 @@ void registerSessionMetaTypes()
     static std::once_flag once;
     std::call_once(once, [] {
         qRegisterMetaType<std::shared_ptr<const Flush>>();
+        qRegisterMetaType<std::shared_ptr<const LiveUpdate>>();
         qRegisterMetaType<SessionStats>();
         qRegisterMetaType<SessionSummary>();
     });
@@ -110,6 +118,8 @@ ProfilingSession::~ProfilingSession()
         m_shared->owner = nullptr;
     }
     m_shared->control.stop = true;
+    if (m_stage)
+        m_stage->stop(); // nobody is left to show what it would derive
     if (!m_thread)
         return;
     if (!m_thread->isRunning()) {
@@ -154,16 +164,28 @@ void ProfilingSession::start()
     setState(State::Running);
     std::shared_ptr<Shared> shared = m_shared;
     const SessionConfig config = m_config;
-    m_thread = QThread::create([shared, config, factory = m_samplerFactory] {
+    // The live stage is fed on the exporter thread and publishes on its own; the session thread and this facade
+    // share it, so that it goes on while a session ends without its window.
+    m_stage = std::make_shared<LiveStage>(
+        LiveStage::Options{outputDirectory(), m_config.frequency}, [shared](std::shared_ptr<const LiveUpdate> update) {
+            shared->post([update](ProfilingSession *owner) { owner->onLiveUpdate(update); });
+        });
+    m_stage->setView(m_viewRequest);
+    m_thread = QThread::create([shared, config, factory = m_samplerFactory, upload = m_upload, stage = m_stage] {
         RecordSession::Callbacks callbacks;
-        callbacks.onFlush = [shared](std::shared_ptr<const Flush> flush) {
-            shared->post([flush](ProfilingSession *owner) { owner->onFlush(flush); });
+        callbacks.upload = upload;
+        callbacks.onFlush = [stage, shared](std::shared_ptr<const Flush> flush) {
+            if (auto upload = shared->uploadAddedLate())
+                upload->submit(flush);
+            stage->addFlush(std::move(flush));
         };
         callbacks.onStats = [shared](const SessionStats &stats) {
             shared->post([stats](ProfilingSession *owner) { owner->onStats(stats); });
         };
         RecordSession session(config, factory);
         Result<SessionSummary> result = session.run(shared->control, callbacks);
+        stage->waitUntilIdle(); // the last flush's update is posted before the end is
+
         // Plain values cross the thread (a copied variant trips GCC's maybe-uninitialized analysis).
         const bool ok = result.ok();
         SessionSummary summary = ok ? result.value() : SessionSummary{};
@@ -213,10 +235,31 @@ void ProfilingSession::onStats(const SessionStats &stats)
     Q_EMIT statsUpdated(stats);
 }
 
-void ProfilingSession::onFlush(std::shared_ptr<const Flush> flush)
+void ProfilingSession::setUpload(std::shared_ptr<SessionUploader> upload)
 {
-    ++m_flushes;
-    Q_EMIT flushReady(std::move(flush));
+    m_upload = upload;
+    if (!m_thread)
+        return; // the session passes it to the recording when it starts
+    // Running: the target has exec'd by now (the first live numbers came), so /proc names its executable.
+    const int pid = m_stats.targetPid > 0 ? m_stats.targetPid : m_config.pid;
+    if (upload && pid > 0)
+        upload->setTarget(pid);
+    std::lock_guard lock(m_shared->mutex);
+    m_shared->lateUpload = std::move(upload);
+}
+
+uint64_t ProfilingSession::setLiveView(LiveViewRequest request)
+{
+    m_viewRequest = request;
+    return m_stage ? m_stage->setView(std::move(request)) : 0;
+}
+
+void ProfilingSession::onLiveUpdate(std::shared_ptr<const LiveUpdate> update)
+{
+    m_flushes += static_cast<uint32_t>(update->flushes.size());
+    Q_EMIT liveUpdated(update);
+    for (const auto &flush : update->flushes)
+        Q_EMIT flushReady(flush);
 }
 
 void ProfilingSession::onEnded(bool ok, const SessionSummary &summary, const std::string &error)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/export/flush.h"
+#include "engine/live/live_stage.h"
 #include "engine/session/record_session.h"
 
 #include <QMetaType>
@@ -16,7 +17,9 @@ namespace emberline::engine {
 // The GUI's handle on one recording: a QObject facade over RecordSession, which it runs on its own QThread (the
 // session thread). Everything it emits is an immutable value delivered on the thread this object lives on:
 // started (the first live numbers: the target runs and is sampled), statsUpdated a few times a second,
-// flushReady once per flush, then either finished (with the summary) or failed (with the engine's message,
+// liveUpdated after each flush and each new view request (the session's live stage, LiveStage, builds it on its
+// own thread from the exporter's flushes: a flush reaches this thread once, with everything the views need) and,
+// from it, flushReady once per flush, then either finished (with the summary) or failed (with the engine's message,
 // e.g. an attach that was refused). stop(), pause() and resume() only set flags the session thread polls, so
 // they never block; the thread is joined when it has said it is done. When no output directory is given, the
 // flushes go to a new folder under the user's data folder (AppDataLocation/sessions/<time>).
@@ -47,6 +50,13 @@ public:
 
     // Where the session takes its sampler (before start(); default: the system's, perf events or ptrace).
     void setSamplerFactory(SamplerFactory factory) { m_samplerFactory = std::move(factory); }
+    // Every flush also goes to this uploader, from the exporter thread. Given after start() (a session started by
+    // the dialog, handed to its window once it runs), it takes the flushes from then on.
+    void setUpload(std::shared_ptr<SessionUploader> upload);
+    const std::shared_ptr<SessionUploader> &upload() const { return m_upload; }
+    // What the live views show (scope, hidden threads, sample type); answered by a liveUpdated with the returned
+    // generation or a later one. Before start() it sets what the first flush is derived for.
+    uint64_t setLiveView(LiveViewRequest request);
     void start();
     void stop();
     void pause();
@@ -65,6 +75,7 @@ public:
 Q_SIGNALS:
     void started();
     void statsUpdated(const emberline::engine::SessionStats &stats);
+    void liveUpdated(std::shared_ptr<const emberline::engine::LiveUpdate> update);
     void flushReady(std::shared_ptr<const emberline::engine::Flush> flush);
     void finished(const emberline::engine::SessionSummary &summary);
     void failed(const QString &message);
@@ -73,12 +84,15 @@ Q_SIGNALS:
 private:
     struct Shared;
     void onStats(const SessionStats &stats);
-    void onFlush(std::shared_ptr<const Flush> flush);
+    void onLiveUpdate(std::shared_ptr<const LiveUpdate> update);
     void onEnded(bool ok, const SessionSummary &summary, const std::string &error);
     void setState(State state);
 
     SessionConfig m_config;
     SamplerFactory m_samplerFactory;
+    std::shared_ptr<SessionUploader> m_upload;
+    std::shared_ptr<LiveStage> m_stage;
+    LiveViewRequest m_viewRequest;
     std::shared_ptr<Shared> m_shared;
     QThread *m_thread = nullptr;
     State m_state = State::Idle;
@@ -96,5 +110,6 @@ void registerSessionMetaTypes();
 } // namespace emberline::engine
 
 Q_DECLARE_METATYPE(std::shared_ptr<const emberline::engine::Flush>)
+Q_DECLARE_METATYPE(std::shared_ptr<const emberline::engine::LiveUpdate>)
 Q_DECLARE_METATYPE(emberline::engine::SessionStats)
 Q_DECLARE_METATYPE(emberline::engine::SessionSummary)

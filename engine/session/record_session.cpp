@@ -69,6 +69,7 @@ struct RecordSession::Running {
     std::unique_ptr<ExportWorker> exporter;
     std::unique_ptr<Sampler> sampler;
     int targetPid = 0;
+    bool uploadTargetRead = false; // the launched program's executable, read from /proc once it has run
     int64_t cpuAtStart = 0;
     int64_t monoStart = 0;
     int64_t flushStartReal = 0;
@@ -135,7 +136,14 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
     exporterOptions.wallTime = r->summary.wallTime;
     exporterOptions.symbolizer.debugDirectories = m_config.debugDirectories;
     Running *run = r.get();
-    r->exporter = std::make_unique<ExportWorker>(exporterOptions, callbacks.onFlush,
+    // The uploader takes each flush on the exporter thread, before anyone else sees it.
+    auto onFlush = [upload = callbacks.upload, next = callbacks.onFlush](std::shared_ptr<const Flush> flush) {
+        if (upload)
+            upload->submit(flush);
+        if (next)
+            next(std::move(flush));
+    };
+    r->exporter = std::make_unique<ExportWorker>(exporterOptions, std::move(onFlush),
                                                  [run](const Error &e) { run->exportError = e.message; });
     r->sampler->countHelperCpu([exporter = r->exporter.get()] { return exporter->cpuNs(); });
 
@@ -146,6 +154,9 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
     r->lastStatsMono = r->monoStart;
     r->lastStatsCpu = r->cpuAtStart;
     r->targetPid = r->child ? r->child->pid() : m_config.pid;
+    // A launched program has not called exec yet: its executable is the command until the first live numbers.
+    if (callbacks.upload)
+        callbacks.upload->setTarget(r->targetPid, r->child ? m_config.command.front() : std::string());
     if (r->child) {
         if (auto st = r->child->release(); !st)
             return st.error();
@@ -165,7 +176,7 @@ void RecordSession::loop(Running &r, SessionControl &control, const Callbacks &c
             r.paused = !r.paused;
             r.paused ? r.sampler->disable() : r.sampler->enable();
         }
-        if (callbacks.onStats && now - r.lastStatsMono >= 250'000'000)
+        if ((callbacks.onStats || callbacks.upload) && now - r.lastStatsMono >= 250'000'000)
             reportStats(r, callbacks, now);
         if (ended(r, control, now))
             return;
@@ -226,7 +237,12 @@ void RecordSession::reportStats(Running &r, const Callbacks &callbacks, int64_t 
     stats.paused = r.paused;
     stats.targetPid = r.targetPid;
     stats.samplerDescription = r.summary.samplerDescription;
-    callbacks.onStats(stats);
+    if (callbacks.upload && r.child && !r.uploadTargetRead) {
+        callbacks.upload->setTarget(r.targetPid);
+        r.uploadTargetRead = true;
+    }
+    if (callbacks.onStats)
+        callbacks.onStats(stats);
     r.lastStatsMono = now;
     r.lastStatsCpu = cpu;
     r.lastStatsSamples = stats.samples;

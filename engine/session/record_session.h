@@ -4,6 +4,7 @@
 #include "engine/export/flush.h"
 #include "engine/session/sampler_factory.h"
 #include "engine/session/session_config.h"
+#include "engine/upload/session_uploader.h"
 
 #include <atomic>
 #include <cstdint>
@@ -27,6 +28,8 @@ public:
     struct Callbacks {
         FlushCallback onFlush; // on the exporter thread, once per reported flush
         StatsCallback onStats; // on the session thread, about every 250 ms
+        // When set, every flush is submitted to it from the exporter thread as soon as it is written.
+        std::shared_ptr<SessionUploader> upload;
     };
 
     // An empty factory means the system's sampler (openSystemSampler).

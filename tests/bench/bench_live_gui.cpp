@@ -12,7 +12,7 @@
 #include "engine/common/clock.h"
 #include "engine/session/profiling_session.h"
 #include "ui/views/live_session_view.h"
-#include "ui/views/thread_scheduling.h"
+#include "ui/jobs/thread_scheduling.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -401,11 +401,12 @@ int main(int argc, char **argv)
             return;
         const double latencyMs = pendingLatencyMs + static_cast<double>(sinceApplied.nsecsElapsed()) / 1e6;
         updates.push_back(latencyMs);
-        const auto &state = view.updater()->state();
+        const auto &update = view.lastUpdate();
+        const auto *snapshot = update ? update->snapshot.get() : nullptr;
         std::printf("%8u %10.1f %12.1f %14zu %14.1f %10zu %10.1f %12.1f\n", pendingSequence, latencyMs,
-                    rssKiB() / 1024.0, state.snapshot ? state.snapshot->profile->sampleCount() : size_t(0),
-                    state.snapshot ? state.snapshot->timelineBytes() / 1024.0 : 0.0,
-                    state.snapshot ? state.snapshot->timelineSamples() : size_t(0), app.workCpuMs,
+                    rssKiB() / 1024.0, snapshot ? snapshot->profile->sampleCount() : size_t(0),
+                    snapshot ? snapshot->timelineBytes() / 1024.0 : 0.0,
+                    snapshot ? snapshot->timelineSamples() : size_t(0), app.workCpuMs,
                     app.maxDeliveryCpuMs);
         std::fflush(stdout);
         guiCpuPerFlush.push_back(app.workCpuMs);

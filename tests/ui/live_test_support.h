@@ -31,7 +31,7 @@ T *child(QObject *parent, const char *name)
 inline bool settled(LiveSessionView *view)
 {
     ProfileExplorer *explorer = view->explorer();
-    return explorer && explorer->analysis() && !explorer->isAnalysing() && !view->updater()->isBusy();
+    return explorer && explorer->analysis() && !explorer->isAnalysing() && !view->isUpdating();
 }
 
 inline bool waitSettled(LiveSessionView *view, int timeoutMs = 20000)

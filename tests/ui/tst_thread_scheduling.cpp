@@ -2,7 +2,7 @@
 // and a thread it starts afterwards gets the kernel's default slice back (the request is not inherited by
 // workers, the engine thread or a launched program). The kernel's view is read from /proc/thread-self/sched.
 
-#include "ui/views/thread_scheduling.h"
+#include "ui/jobs/thread_scheduling.h"
 
 #include <QFile>
 #include <QtTest>

@@ -7,15 +7,6 @@ namespace emberline::ui {
 
 using engine::kNoIndex;
 
-std::shared_ptr<const std::vector<QString>> FlameGraphLayout::frameNames(const engine::FrameTable &frames)
-{
-    auto names = std::make_shared<std::vector<QString>>();
-    names->reserve(frames.size());
-    for (uint32_t f = 0; f < frames.size(); ++f)
-        names->push_back(QString::fromStdString(frames.frame(f).name));
-    return names;
-}
-
 void FlameGraphLayout::setTree(std::shared_ptr<const engine::CallTree> tree,
                                std::shared_ptr<const engine::FrameTable> frames,
                                std::shared_ptr<const std::vector<QString>> names)
@@ -29,7 +20,7 @@ void FlameGraphLayout::setTree(std::shared_ptr<const engine::CallTree> tree,
         recomputeMatches();
         return;
     }
-    m_names = names && names->size() == m_frames->size() ? std::move(names) : frameNames(*m_frames);
+    m_names = names && names->size() == m_frames->size() ? std::move(names) : engine::frameDisplayNames(*m_frames);
     recomputeMatches();
 }
 

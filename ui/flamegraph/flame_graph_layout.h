@@ -41,11 +41,10 @@ class FlameGraphLayout {
 public:
     enum class Orientation { RootAtBottom, RootAtTop };
 
-    // `names`, when given, are the frame table's names as frameNames() made them (kept from one refresh to the
+    // `names`, when given, are the frame table's names as engine::frameDisplayNames() made them (kept from one refresh to the
     // next while the frame table stays the same); without them they are made here, O(frames).
     void setTree(std::shared_ptr<const engine::CallTree> tree, std::shared_ptr<const engine::FrameTable> frames,
                  std::shared_ptr<const std::vector<QString>> names = nullptr);
-    static std::shared_ptr<const std::vector<QString>> frameNames(const engine::FrameTable &frames);
     const engine::CallTree *tree() const { return m_tree.get(); }
     const engine::FrameTable *frames() const { return m_frames.get(); }
     bool isEmpty() const { return !m_tree || m_tree->size() == 0 || m_tree->total() <= 0; }

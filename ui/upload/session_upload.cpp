@@ -6,20 +6,10 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include <unistd.h>
-
 #include <chrono>
 
 namespace emberline::ui {
 namespace {
-
-std::string executableOf(int pid)
-{
-    char buffer[4096];
-    const std::string link = "/proc/" + std::to_string(pid) + "/exe";
-    const ssize_t n = readlink(link.c_str(), buffer, sizeof buffer - 1);
-    return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string();
-}
 
 constexpr auto kFinishDeadline = std::chrono::seconds(5);
 
@@ -29,7 +19,7 @@ engine::Result<SessionUpload *> SessionUpload::create(engine::UploadSettings set
                                                       engine::ProfilingSession *session, QObject *parent)
 {
     auto gate = std::make_shared<Gate>();
-    auto uploader = engine::Uploader::create(std::move(settings), [gate](std::shared_ptr<const engine::UploadRecord> r) {
+    auto uploader = engine::SessionUploader::create(std::move(settings), [gate](std::shared_ptr<const engine::UploadRecord> r) {
         std::lock_guard lock(gate->mutex);
         if (gate->notifier)
             gate->notifier->post(std::move(r));
@@ -46,7 +36,7 @@ engine::Result<SessionUpload *> SessionUpload::create(engine::UploadSettings set
     return upload;
 }
 
-SessionUpload::SessionUpload(std::shared_ptr<engine::Uploader> uploader, std::shared_ptr<Gate> gate,
+SessionUpload::SessionUpload(std::shared_ptr<engine::SessionUploader> uploader, std::shared_ptr<Gate> gate,
                              engine::UploadNotifier *notifier, QObject *parent)
     : QObject(parent), m_uploader(std::move(uploader)), m_gate(std::move(gate)), m_notifier(notifier)
 {
@@ -64,13 +54,8 @@ SessionUpload::~SessionUpload()
 
 void SessionUpload::connectSession(engine::ProfilingSession *session)
 {
-    if (!session->config().command.empty())
-        m_target.executable = session->config().command.front();
-    engine::SessionStats attached;
-    attached.targetPid = session->config().pid; // known up front when attaching
-    onStats(attached);
-    connect(session, &engine::ProfilingSession::statsUpdated, this, &SessionUpload::onStats);
-    connect(session, &engine::ProfilingSession::flushReady, this, &SessionUpload::onFlush);
+    // The engine submits every flush from the exporter thread and learns the target's pid itself.
+    session->setUpload(m_uploader);
     connect(session, &engine::ProfilingSession::finished, this, &SessionUpload::finishInBackground);
     connect(session, &engine::ProfilingSession::failed, this, &SessionUpload::finishInBackground);
 }
@@ -82,26 +67,10 @@ QString SessionUpload::endpoint() const
 
 void SessionUpload::setSubmitting(bool on)
 {
-    if (on == m_submitting)
+    if (on == m_uploader->isSubmitting())
         return;
-    m_submitting = on;
+    m_uploader->setSubmitting(on);
     Q_EMIT submittingChanged(on);
-}
-
-void SessionUpload::onStats(const engine::SessionStats &stats)
-{
-    if (stats.targetPid <= 0 || stats.targetPid == m_target.pid)
-        return;
-    m_target.pid = stats.targetPid;
-    // /proc/<pid>/exe is a symlink read, not I/O that can stall.
-    if (std::string exe = executableOf(stats.targetPid); !exe.empty())
-        m_target.executable = std::move(exe);
-}
-
-void SessionUpload::onFlush(std::shared_ptr<const engine::Flush> flush)
-{
-    if (m_submitting && !m_finishing)
-        m_uploader->submit(std::move(flush), m_target); // only locks and queues
 }
 
 void SessionUpload::onRecord(const std::shared_ptr<const engine::UploadRecord> &record)

@@ -9,6 +9,7 @@
 
 #include <QComboBox>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -41,9 +42,7 @@ LiveSessionView::~LiveSessionView()
 void LiveSessionView::setupUi()
 {
     setObjectName(QStringLiteral("liveSessionView"));
-    m_clock.start();
     m_session->setParent(nullptr); // owned (and destroyed last) by this view
-    m_updater = new LiveUpdater(sessionDirectory(), m_session->config().frequency, this);
     m_status = new SessionStatusBar(this);
     m_message = new QLabel(this);
     m_message->setObjectName(QStringLiteral("sessionMessage"));
@@ -115,7 +114,7 @@ void LiveSessionView::connectSignals()
     connect(m_session, &engine::ProfilingSession::started, this, [this] { updateButtons(); });
     connect(m_session, &engine::ProfilingSession::stateChanged, this, [this] { updateButtons(); });
     connect(m_session, &engine::ProfilingSession::statsUpdated, m_status, &SessionStatusBar::setStats);
-    connect(m_session, &engine::ProfilingSession::flushReady, this, &LiveSessionView::onFlush);
+    connect(m_session, &engine::ProfilingSession::liveUpdated, this, &LiveSessionView::onLiveUpdate);
     connect(m_session, &engine::ProfilingSession::finished, this, &LiveSessionView::onFinished);
     connect(m_session, &engine::ProfilingSession::failed, this, &LiveSessionView::onFailed);
     connect(m_stop, &QPushButton::clicked, this, &LiveSessionView::stop);
@@ -126,16 +125,15 @@ void LiveSessionView::connectSignals()
     connect(m_openProfile, &QPushButton::clicked, this, [this] {
         Q_EMIT openProfileRequested(QDir(sessionDirectory()).filePath(QStringLiteral("profile.pprof")));
     });
-    connect(m_updater, &LiveUpdater::viewReady, this, &LiveSessionView::onViewReady);
-    connect(m_updater, &LiveUpdater::mergeFailed, this,
-            [this](const QString &message) { showMessage(tr("A flush could not be shown: %1").arg(message), true); });
     connect(m_timeline, &TimelineView::rangeSelected, this, &LiveSessionView::selectRange);
     connect(m_timeline, &TimelineView::dataShown, this, [this] {
         m_timelineShown = true;
         reportShownIfComplete();
     });
-    connect(m_timeline, &TimelineView::hiddenThreadsChanged, this,
-            [this] { m_updater->setHiddenThreads(m_timeline->threadModel()->hiddenThreads()); });
+    connect(m_timeline, &TimelineView::hiddenThreadsChanged, this, [this] {
+        m_request.hiddenThreads = m_timeline->threadModel()->hiddenThreads();
+        sendRequest();
+    });
 }
 
 QString LiveSessionView::title() const
@@ -164,7 +162,15 @@ void LiveSessionView::setScope(LiveScope scope)
     m_scope->setCurrentIndex(static_cast<int>(scope));
     m_timeline->setSelection(scope == LiveScope::SelectedRange ? std::optional(std::pair(m_rangeStart, m_rangeEnd))
                                                                : std::nullopt);
-    m_updater->setScope(scope, m_rangeStart, m_rangeEnd);
+    m_request.scope = scope;
+    m_request.rangeStartNs = m_rangeStart;
+    m_request.rangeEndNs = m_rangeEnd;
+    sendRequest();
+}
+
+void LiveSessionView::sendRequest()
+{
+    m_requestGeneration = m_session->setLiveView(m_request);
 }
 
 void LiveSessionView::selectRange(int64_t startNs, int64_t endNs)
@@ -175,49 +181,65 @@ void LiveSessionView::selectRange(int64_t startNs, int64_t endNs)
     setScope(LiveScope::SelectedRange);
 }
 
-void LiveSessionView::onFlush(const std::shared_ptr<const engine::Flush> &flush)
+void LiveSessionView::onLiveUpdate(const std::shared_ptr<const engine::LiveUpdate> &update)
 {
-    m_flushArrivalMs[flush->sequence] = m_clock.elapsed();
-    m_updater->addFlush(flush);
+    for (const auto &flush : update->flushes)
+        onFlush(*flush);
+    if (!update->flushes.empty())
+        m_flushArrivalNs[update->flushes.back()->sequence] = update->flushReceivedNs;
+    if (!update->error.empty())
+        showMessage(tr("A flush could not be shown: %1").arg(QString::fromStdString(update->error)), true);
+    // An update for an older request than the latest: the stage is already deriving the newer one.
+    if (!update->loaded || update->generation < m_requestGeneration)
+        return;
+    applyUpdate(update);
+}
+
+void LiveSessionView::onFlush(const engine::Flush &flush)
+{
     // The views keep the flush either way; the message says what the disk missed.
-    if (!flush->saveError.empty())
+    if (!flush.saveError.empty())
         showMessage(tr("Flush %1 is shown but could not be saved: %2")
-                        .arg(flush->sequence)
-                        .arg(QString::fromStdString(flush->saveError)),
+                        .arg(flush.sequence)
+                        .arg(QString::fromStdString(flush.saveError)),
                     true);
-    else if (!flush->sessionProfileError.empty())
+    else if (!flush.sessionProfileError.empty())
         showMessage(tr("The session's merged profile could not be saved: %1")
-                        .arg(QString::fromStdString(flush->sessionProfileError)),
+                        .arg(QString::fromStdString(flush.sessionProfileError)),
                     true);
 }
 
-void LiveSessionView::onViewReady(std::shared_ptr<const LiveViewData> data)
+void LiveSessionView::applyUpdate(const std::shared_ptr<const engine::LiveUpdate> &update)
 {
     QElapsedTimer timer; // GUI-thread time per refresh: it must stay far below the 50 ms stall budget
     timer.start();
     const int64_t cpuStartNs = engine::clockNs(CLOCK_THREAD_CPUTIME_ID);
-    const auto &chunks = data->state.snapshot->chunks;
-    m_shownLoaded = data->loaded;
+    const auto &chunks = update->snapshot->chunks;
+    m_lastUpdate = update;
+    m_shownLoaded = update->loaded;
     m_shownSequence = chunks.empty() ? 0 : chunks.back()->sequence;
     m_analysisShown = false;
     m_timelineShown = false;
-    // The explorer first: it starts the analysis on a worker, which then runs while this thread redraws the
-    // timelines.
     if (!m_explorer) {
         m_explorer = std::exchange(m_warmExplorer, nullptr);
         connect(m_explorer, &ProfileExplorer::analysisApplied, this, &LiveSessionView::onAnalysisApplied);
-        m_explorer->setLoaded(data->loaded);
+        connect(m_explorer, &ProfileExplorer::sampleTypeChanged, this, [this](int sampleType) {
+            m_request.sampleType = sampleType;
+            sendRequest();
+        });
         m_explorerStack->setCurrentWidget(m_explorer);
-    } else {
-        m_explorer->setLoaded(data->loaded);
     }
+    // The analysis is applied as it came when the explorer shows its sample type; otherwise (the user has just
+    // chosen another) the explorer derives its own and the next update brings the new type.
+    m_explorer->setLoaded(update->loaded, update->analysis);
     const qint64 explorerMs = timer.elapsed();
-    m_timeline->setData(data->state.snapshot, data->activity);
-    if (data->scope == LiveScope::LastFlush && !chunks.empty())
+    m_timeline->setData(update->snapshot, update->activity);
+    if (update->request.scope == LiveScope::LastFlush && !chunks.empty())
         m_timeline->setSelection(std::pair(chunks.back()->startNs, chunks.back()->endNs));
-    qCDebug(lcUiAnalysis) << "view data applied on the GUI thread in" << timer.elapsed() << "ms (timeline"
-                          << timer.elapsed() - explorerMs << "ms;"
-                          << static_cast<double>(engine::clockNs(CLOCK_THREAD_CPUTIME_ID) - cpuStartNs) / 1e6 << "ms on CPU)";
+    qCDebug(lcUiAnalysis) << "live update applied on the GUI thread in" << timer.elapsed() << "ms (explorer"
+                          << explorerMs << "ms;"
+                          << static_cast<double>(engine::clockNs(CLOCK_THREAD_CPUTIME_ID) - cpuStartNs) / 1e6
+                          << "ms on CPU)";
 }
 
 void LiveSessionView::warmUpExplorer()
@@ -225,7 +247,7 @@ void LiveSessionView::warmUpExplorer()
     // The explorer is built and painted once, off screen and empty, before the session starts: its first
     // polish, layout, text shaping and paint cost tens of milliseconds of GUI time, which a target keeping every
     // core busy would stretch into a stall of several hundred milliseconds if it came with the first flush.
-    auto empty = std::make_shared<LoadedProfile>();
+    auto empty = std::make_shared<engine::LoadedProfile>();
     empty->profile = std::make_shared<const engine::Profile>();
     empty->frames = std::make_shared<const engine::FrameTable>(*empty->profile);
     empty->threads = std::make_shared<const engine::ThreadIndex>(*empty->profile);
@@ -263,13 +285,13 @@ void LiveSessionView::reportShownIfComplete()
 {
     if (!m_analysisShown || !m_timelineShown)
         return;
-    auto it = m_flushArrivalMs.find(m_shownSequence);
-    if (it != m_flushArrivalMs.end()) {
-        const double latency = static_cast<double>(m_clock.elapsed() - it->second);
+    auto it = m_flushArrivalNs.find(m_shownSequence);
+    if (it != m_flushArrivalNs.end()) {
+        const double latency = static_cast<double>(engine::clockNs(CLOCK_MONOTONIC) - it->second) / 1e6;
         qCDebug(lcUiAnalysis) << "views show flush" << m_shownSequence << latency << "ms after it arrived";
         Q_EMIT viewsUpdated(m_shownSequence, latency);
     }
-    m_flushArrivalMs.erase(m_flushArrivalMs.begin(), m_flushArrivalMs.upper_bound(m_shownSequence));
+    m_flushArrivalNs.erase(m_flushArrivalNs.begin(), m_flushArrivalNs.upper_bound(m_shownSequence));
 }
 
 } // namespace emberline::ui

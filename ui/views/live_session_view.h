@@ -1,7 +1,6 @@
 #pragma once
 
 #include "engine/session/profiling_session.h"
-#include "ui/views/live_updater.h"
 
 #include <QElapsedTimer>
 #include <QWidget>
@@ -17,6 +16,8 @@ class QStackedWidget;
 
 namespace emberline::ui {
 
+using engine::LiveScope;
+
 class ProfileExplorer;
 class SessionStatusBar;
 class SessionUpload;
@@ -30,7 +31,12 @@ class TimelineView;
 // elsewhere or its merged profile opened in the viewer. A session started with upload on also has an Upload
 // tab beside the explorer: every flush's upload and the uploader's counts (live_session_upload.cpp).
 //
-// Thread: GUI thread. It owns the ProfilingSession (the engine thread) and the LiveUpdater (workers).
+// Everything a flush changes arrives in one LiveUpdate from the session's live stage (engine/live/live_stage.h),
+// derived and analysed off this thread; the view only applies it. Scope, range, hidden threads and the explorer's
+// sample type go back to the stage as one request, and an update that answers an older request than the latest
+// is not shown (a newer one follows).
+//
+// Thread: GUI thread. It owns the ProfilingSession (the engine threads, the live stage's among them).
 class LiveSessionView : public QWidget {
     Q_OBJECT
 public:
@@ -40,12 +46,15 @@ public:
     engine::ProfilingSession *session() const { return m_session; }
     ProfileExplorer *explorer() const { return m_explorer; }
     TimelineView *timeline() const { return m_timeline; }
-    LiveUpdater *updater() const { return m_updater; }
+    // The newest update shown (null before the first flush).
+    const std::shared_ptr<const engine::LiveUpdate> &lastUpdate() const { return m_lastUpdate; }
     QString title() const;
     QString sessionDirectory() const { return m_session->outputDirectory(); }
     QString message() const;
     bool isActive() const { return m_session->isActive(); }
-    LiveScope scope() const { return m_updater->scope(); }
+    LiveScope scope() const { return m_request.scope; }
+    // A request (scope, range, threads, sample type) is still being answered by the live stage.
+    bool isUpdating() const { return (m_lastUpdate ? m_lastUpdate->generation : 0) < m_requestGeneration; }
 
     void stop();
     void setScope(LiveScope scope);
@@ -57,8 +66,8 @@ public:
     QString saveSessionTo(const QString &directory) const;
 
 Q_SIGNALS:
-    // The flame graph, the tables and the timelines show the state after flush `sequence`, latencyMs after it
-    // arrived.
+    // The flame graph, the tables and the timelines show the state after flush `sequence`, latencyMs after the
+    // exporter handed it to the live stage.
     void viewsUpdated(uint32_t sequence, double latencyMs);
     void sessionEnded();
     void openProfileRequested(const QString &path);
@@ -68,8 +77,10 @@ private:
     void setupUi();
     QWidget *createToolbar();
     void connectSignals();
-    void onFlush(const std::shared_ptr<const engine::Flush> &flush);
-    void onViewReady(std::shared_ptr<const LiveViewData> data);
+    void onLiveUpdate(const std::shared_ptr<const engine::LiveUpdate> &update);
+    void onFlush(const engine::Flush &flush);
+    void applyUpdate(const std::shared_ptr<const engine::LiveUpdate> &update);
+    void sendRequest();
     void warmUpExplorer();
     void onAnalysisApplied();
     void reportShownIfComplete();
@@ -81,7 +92,9 @@ private:
     void updateUploadCounts();
 
     engine::ProfilingSession *m_session = nullptr;
-    LiveUpdater *m_updater = nullptr;
+    engine::LiveViewRequest m_request;
+    uint64_t m_requestGeneration = 0; // of the latest request sent to the stage
+    std::shared_ptr<const engine::LiveUpdate> m_lastUpdate;
     ProfileExplorer *m_explorer = nullptr;     // null until the first flush is shown
     ProfileExplorer *m_warmExplorer = nullptr; // built before the session starts, adopted by the first flush
     TimelineView *m_timeline = nullptr;
@@ -100,9 +113,8 @@ private:
     int64_t m_rangeStart = 0;
     int64_t m_rangeEnd = 0;
 
-    QElapsedTimer m_clock;
-    std::map<uint32_t, qint64> m_flushArrivalMs; // by flush sequence, until the views show it
-    std::shared_ptr<const LoadedProfile> m_shownLoaded;
+    std::map<uint32_t, int64_t> m_flushArrivalNs; // CLOCK_MONOTONIC, by flush sequence, until the views show it
+    std::shared_ptr<const engine::LoadedProfile> m_shownLoaded;
     uint32_t m_shownSequence = 0;
     bool m_analysisShown = false; // of m_shownSequence
     bool m_timelineShown = false;

@@ -5,7 +5,7 @@
 #include "ui/logging.h"
 #include "ui/flamegraph/flame_graph_view.h"
 #include "ui/models/top_functions_model.h"
-#include "ui/views/analysis_runner.h"
+#include "ui/jobs/analysis_runner.h"
 #include "ui/views/caller_callee_view.h"
 #include "ui/views/label_strip.h"
 #include "ui/views/thread_filter_button.h"
@@ -156,7 +156,10 @@ void ProfileExplorer::connectSignals()
                 m_callerCallee->setCallerCallee(std::move(result), m_loaded->frames,
                                                 m_analysis ? m_analysis->unit : std::string());
             });
-    connect(m_sampleType, &QComboBox::currentIndexChanged, this, &ProfileExplorer::requestAnalysis);
+    connect(m_sampleType, &QComboBox::currentIndexChanged, this, [this](int index) {
+        requestAnalysis();
+        Q_EMIT sampleTypeChanged(index);
+    });
     connect(m_threads, &ThreadFilterButton::selectionChanged, this, &ProfileExplorer::requestAnalysis);
     connect(m_search, &QLineEdit::textChanged, m_searchDelay, qOverload<>(&QTimer::start));
     connect(m_searchDelay, &QTimer::timeout, this, [this] { m_flame->setSearch(m_search->text()); });
@@ -189,7 +192,12 @@ void ProfileExplorer::resetZoom()
     m_flame->resetZoom();
 }
 
-void ProfileExplorer::setLoaded(std::shared_ptr<const LoadedProfile> loaded)
+int ProfileExplorer::sampleType() const
+{
+    return m_sampleType->currentIndex();
+}
+
+void ProfileExplorer::setLoaded(std::shared_ptr<const LoadedProfile> loaded, std::shared_ptr<const Analysis> analysis)
 {
     if (!loaded || loaded == m_loaded)
         return;
@@ -204,6 +212,12 @@ void ProfileExplorer::setLoaded(std::shared_ptr<const LoadedProfile> loaded)
     m_loaded = std::move(loaded);
     if (m_sampleType->count() == 0)
         fillSampleTypes(); // it was built empty (a live view made ready before its first flush)
+    if (analysis && analysis->loaded == m_loaded && analysis->sampleType == m_sampleType->currentIndex() &&
+        analysis->filter.threads == m_threads->selectedThreads()) {
+        m_runner->cancelAnalysis(); // what it would derive is already here
+        applyAnalysis(std::move(analysis));
+        return;
+    }
     requestAnalysis();
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "ui/views/profile_analysis.h"
+#include "engine/model/analysis.h"
 
 #include <QWidget>
 
@@ -14,6 +14,10 @@ class QTimer;
 class QToolButton;
 
 namespace emberline::ui {
+
+using engine::Analysis;
+using engine::AnalysisRequest;
+using engine::LoadedProfile;
 
 class AnalysisRunner;
 class BreadcrumbBar;
@@ -36,8 +40,11 @@ public:
 
     const LoadedProfile &loaded() const { return *m_loaded; }
     // Shows another profile of the same kind (a live session's next state) and keeps the user's sample type,
-    // zoom path, selected function, search and table sorting; the frames are matched by name.
-    void setLoaded(std::shared_ptr<const LoadedProfile> loaded);
+    // zoom path, selected function, search and table sorting; the frames are matched by name. An analysis of it
+    // made elsewhere (a live session's stage) is shown as it is when it answers the explorer's own choice of
+    // sample type and threads; otherwise the explorer asks for one.
+    void setLoaded(std::shared_ptr<const LoadedProfile> loaded, std::shared_ptr<const Analysis> analysis = nullptr);
+    int sampleType() const;
     // A live session filters threads in its timeline; its explorer hides its own thread filter.
     void setThreadFilterVisible(bool visible);
     std::shared_ptr<const Analysis> analysis() const { return m_analysis; }
@@ -50,6 +57,8 @@ public:
 
 Q_SIGNALS:
     void analysisApplied();
+    // The user chose another sample type.
+    void sampleTypeChanged(int sampleType);
 
 private:
     void setupUi();

@@ -1,7 +1,7 @@
 #include "ui/views/profile_view.h"
 
 #include "ui/views/profile_explorer.h"
-#include "ui/views/profile_loader.h"
+#include "ui/jobs/profile_loader.h"
 
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -123,7 +123,7 @@ QString ProfileView::errorMessage() const
     return m_state == State::Failed ? m_errorLabel->text() : QString();
 }
 
-void ProfileView::onLoaded(std::shared_ptr<const LoadedProfile> loaded)
+void ProfileView::onLoaded(std::shared_ptr<const engine::LoadedProfile> loaded)
 {
     m_state = State::Ready;
     m_notice->setText(loaded->notice);

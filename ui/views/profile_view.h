@@ -1,6 +1,6 @@
 #pragma once
 
-#include "ui/views/profile_analysis.h"
+#include "engine/model/analysis.h"
 
 #include <QWidget>
 
@@ -43,7 +43,7 @@ private:
     void connectSignals();
     QWidget *createLoadingPage();
     QWidget *createErrorPage();
-    void onLoaded(std::shared_ptr<const LoadedProfile> loaded);
+    void onLoaded(std::shared_ptr<const engine::LoadedProfile> loaded);
     void onFailed(const QString &message);
 
     QString m_path;

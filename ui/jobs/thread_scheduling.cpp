@@ -1,4 +1,4 @@
-#include "ui/views/thread_scheduling.h"
+#include "ui/jobs/thread_scheduling.h"
 
 #include "ui/logging.h"
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "ui/views/profile_analysis.h"
+#include "engine/pprof/load_profile.h"
 
 #include <QFutureWatcher>
 #include <QObject>
@@ -27,14 +27,14 @@ public:
 
 Q_SIGNALS:
     void progressChanged(double fraction);
-    void loaded(std::shared_ptr<const LoadedProfile> profile);
+    void loaded(std::shared_ptr<const engine::LoadedProfile> profile);
     void failed(const QString &message);
     void cancelled();
 
 private:
     void onFinished();
 
-    QFutureWatcher<LoadOutcome> m_watcher;
+    QFutureWatcher<engine::LoadOutcome> m_watcher;
     std::shared_ptr<std::atomic<bool>> m_cancel;
 };
 

@@ -1,4 +1,4 @@
-#include "ui/views/profile_loader.h"
+#include "ui/jobs/profile_loader.h"
 
 #include "ui/logging.h"
 
@@ -38,7 +38,7 @@ void ProfileLoader::start(const QString &path)
     qCDebug(lcUiLoad) << "loading" << path;
     // The cancel flag is kept alive by the lambda, since the options only point to it.
     m_watcher.setFuture(QtConcurrent::run([path, options = std::move(options), cancel = m_cancel] {
-        return loadProfile(path, options);
+        return engine::loadProfile(path, options);
     }));
 }
 
@@ -54,7 +54,7 @@ void ProfileLoader::onFinished()
         Q_EMIT cancelled();
         return;
     }
-    const LoadOutcome outcome = m_watcher.result();
+    const engine::LoadOutcome outcome = m_watcher.result();
     if (outcome.cancelled) {
         qCDebug(lcUiLoad) << "load cancelled";
         Q_EMIT cancelled();

@@ -1,0 +1,254 @@
+#include "engine/live/live_stage.h"
+
+#include "engine/common/clock.h"
+#include "engine/common/logging.h"
+
+#include <QElapsedTimer>
+
+#include <algorithm>
+#include <chrono>
+
+#include <malloc.h>
+
+namespace emberline::engine {
+
+// The last frame table and the table sizes it was built from: the merged profile's locations, functions and
+// mappings only grow, so while their counts stay the same the frame table (and the frame ids the views hold)
+// stays valid.
+struct LiveStage::FrameCache {
+    std::shared_ptr<const FrameTable> frames;
+    std::shared_ptr<const std::vector<QString>> names;
+    std::shared_ptr<const ThreadIndex> threads;
+    size_t locations = 0;
+    size_t functions = 0;
+    size_t mappings = 0;
+};
+
+namespace {
+
+constexpr size_t kTimelineBuckets = 400;
+// How long after an update the aggregate's back buffer is brought up to date (LiveProfile::catchUp): by then the
+// views have shown the update and let go of the snapshot before it.
+constexpr auto kCatchUpDelay = std::chrono::milliseconds(300);
+// Flushes shorter than this (a session stopped early) do not make the timeline's buckets finer.
+constexpr int64_t kShortestFlushNs = 1'000'000'000;
+
+// The session's threads as the explorer's ThreadIndex, from what the snapshot already tracks (parsing every
+// aggregated sample's labels again would cost O(samples) per flush).
+std::shared_ptr<const ThreadIndex> threadIndex(const LiveSnapshot &snap)
+{
+    std::vector<ThreadInfo> threads;
+    threads.reserve(snap.threads.size());
+    for (const LiveThread &t : snap.threads)
+        threads.push_back(ThreadInfo{t.name, t.tid, t.hits});
+    return std::make_shared<const ThreadIndex>(std::move(threads), snap.sampleThread(), snap.columns);
+}
+
+// About twenty samples of a busy thread per bucket at the session's frequency, and at least two buckets per flush
+// however long the session grows (more buckets than kTimelineBuckets then).
+int64_t timelineBucketNs(const LiveSnapshot &snap, int frequency)
+{
+    const int64_t minBucket = frequency > 0 ? 20'000'000'000 / frequency : 0;
+    const int64_t span = snap.endNs - snap.startNs;
+    size_t buckets = kTimelineBuckets;
+    if (!snap.chunks.empty()) {
+        const auto length = [](const auto &chunk) { return chunk->endNs - chunk->startNs; };
+        // The first and the last flush may be cut short by the session's start and stop.
+        const int64_t flushNs = std::max({length(snap.chunks.front()), length(snap.chunks.back()), kShortestFlushNs});
+        buckets = std::max<size_t>(buckets, static_cast<size_t>(span / std::max<int64_t>(flushNs / 2, 1)) + 1);
+    }
+    return chooseBucketNs(span, buckets, minBucket);
+}
+
+} // namespace
+
+LiveStage::LiveStage(Options options, Publish publish)
+    : m_options(std::move(options)), m_publish(std::move(publish)), m_frameCache(std::make_unique<FrameCache>()),
+      m_trees(std::make_shared<LiveTrees>())
+{
+    m_thread = std::thread([this] { run(); });
+}
+
+LiveStage::~LiveStage()
+{
+    stop();
+    if (m_thread.joinable())
+        m_thread.join();
+}
+
+void LiveStage::addFlush(std::shared_ptr<const Flush> flush)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_stopping)
+            return;
+        m_pendingFlushes.push_back(std::move(flush));
+        m_flushReceivedNs = clockNs(CLOCK_MONOTONIC);
+    }
+    m_wake.notify_one();
+}
+
+uint64_t LiveStage::setView(LiveViewRequest request)
+{
+    uint64_t generation = 0;
+    {
+        std::lock_guard lock(m_mutex);
+        m_request = std::move(request);
+        generation = ++m_generation;
+    }
+    m_wake.notify_one();
+    return generation;
+}
+
+void LiveStage::stop()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_stopping = true;
+        m_pendingFlushes.clear();
+        m_doneGeneration = m_generation;
+    }
+    m_wake.notify_one();
+    m_idle.notify_all();
+}
+
+void LiveStage::waitUntilIdle()
+{
+    std::unique_lock lock(m_mutex);
+    m_idle.wait(lock, [&] {
+        return m_stopping || (m_pendingFlushes.empty() && m_generation == m_doneGeneration && !m_processing);
+    });
+}
+
+void LiveStage::run()
+{
+    bool catchUpDue = false;
+    while (true) {
+        std::vector<std::shared_ptr<const Flush>> flushes;
+        LiveViewRequest request;
+        uint64_t generation = 0;
+        int64_t receivedNs = 0;
+        {
+            std::unique_lock lock(m_mutex);
+            const auto hasWork = [&] {
+                return m_stopping || !m_pendingFlushes.empty() || m_generation != m_doneGeneration;
+            };
+            if (catchUpDue && !m_wake.wait_for(lock, kCatchUpDelay, hasWork)) {
+                lock.unlock();
+                catchUpDue = false;
+                if (auto st = m_live.catchUp(); !st)
+                    qCWarning(lcModel) << "live profile:" << QString::fromStdString(st.error().message);
+                continue;
+            }
+            m_wake.wait(lock, hasWork);
+            if (m_stopping)
+                return;
+            flushes.swap(m_pendingFlushes);
+            request = m_request;
+            generation = m_generation;
+            m_doneGeneration = generation;
+            receivedNs = m_flushReceivedNs;
+            m_processing = true;
+        }
+        process(std::move(flushes), std::move(request), generation);
+        {
+            std::lock_guard lock(m_mutex);
+            m_processing = false;
+        }
+        m_idle.notify_all();
+        if (receivedNs != 0)
+            catchUpDue = true;
+    }
+}
+
+void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, LiveViewRequest request,
+                        uint64_t generation)
+{
+    QElapsedTimer timer;
+    timer.start();
+    const int64_t cpuStartNs = clockNs(CLOCK_THREAD_CPUTIME_ID);
+    auto update = std::make_shared<LiveUpdate>();
+    update->generation = generation;
+    update->request = request;
+
+    // 1. The flushes into the live aggregate, and the tables every view of it shares.
+    for (const auto &flush : flushes) {
+        if (auto st = m_live.add(flush); !st)
+            update->error = st.error().message;
+    }
+    if (!flushes.empty()) {
+        {
+            std::lock_guard lock(m_mutex);
+            update->flushReceivedNs = m_flushReceivedNs;
+        }
+        m_snapshot = m_live.snapshot();
+        const Profile &profile = *m_snapshot->profile;
+        FrameCache &cache = *m_frameCache;
+        if (!cache.frames || cache.locations != profile.locations().size() ||
+            cache.functions != profile.functions().size() || cache.mappings != profile.mappings().size()) {
+            cache.frames = std::make_shared<const FrameTable>(profile);
+            cache.names = frameDisplayNames(*cache.frames);
+            cache.locations = profile.locations().size();
+            cache.functions = profile.functions().size();
+            cache.mappings = profile.mappings().size();
+        }
+        cache.threads = threadIndex(*m_snapshot);
+        // Every flush frees the previous snapshot's tables and the flush itself, spread over the allocator's
+        // per-thread arenas; give those pages back, or the resident size keeps the high-water mark of every arena.
+        ::malloc_trim(0);
+    }
+    update->flushes = std::move(flushes);
+    const qint64 mergeMs = timer.elapsed();
+    if (!m_snapshot) {
+        m_publish(std::move(update)); // nothing merged yet: only the flushes (or the error) to report
+        return;
+    }
+
+    // 2. The scope's profile and the timeline's buckets.
+    const LiveSnapshot &snap = *m_snapshot;
+    LiveSelection selection;
+    selection.hiddenThreads = request.hiddenThreads;
+    if (request.scope == LiveScope::SelectedRange) {
+        selection.startNs = request.rangeStartNs;
+        selection.endNs = request.rangeEndNs;
+    } else if (request.scope == LiveScope::LastFlush && !snap.chunks.empty()) {
+        selection.startNs = snap.chunks.back()->startNs;
+        selection.endNs = snap.chunks.back()->endNs;
+    }
+    auto loaded = std::make_shared<LoadedProfile>();
+    loaded->path = m_options.sessionPath;
+    loaded->profile = snap.profile;
+    loaded->frames = m_frameCache->frames;
+    loaded->frameNames = m_frameCache->names;
+    loaded->threads = m_frameCache->threads;
+    loaded->liveTrees = m_trees;
+    loaded->live = m_snapshot;
+    loaded->aggregated = true;
+    std::vector<float> weights = selectionWeights(snap, selection);
+    if (weights.empty()) {
+        loaded->totals = snap.totals;
+    } else {
+        loaded->totals = weightedTotals(*snap.profile, weights);
+        loaded->sampleWeights = std::make_shared<const std::vector<float>>(std::move(weights));
+    }
+    update->activity =
+        std::make_shared<const ThreadActivity>(bucketActivity(snap, timelineBucketNs(snap, m_options.frequency)));
+    const qint64 deriveMs = timer.elapsed();
+
+    // 3. The call tree and the function table for the sample type the views show.
+    AnalysisRequest analysisRequest;
+    analysisRequest.loaded = loaded;
+    analysisRequest.sampleType = request.sampleType >= 0 ? request.sampleType
+                                                         : std::max(0, snap.profile->defaultSampleTypeIndex());
+    update->analysis = analyze(analysisRequest, nullptr);
+    update->loaded = std::move(loaded);
+    update->snapshot = m_snapshot;
+    update->selection = std::move(selection);
+    qCDebug(lcModel) << "live update" << generation << "in" << timer.elapsed() << "ms (merge" << mergeMs
+                     << "ms, derive" << deriveMs - mergeMs << "ms, analysis" << timer.elapsed() - deriveMs << "ms;"
+                     << (clockNs(CLOCK_THREAD_CPUTIME_ID) - cpuStartNs) / 1'000'000 << "ms on CPU);"
+                     << snap.profile->sampleCount() << "aggregated samples";
+    m_publish(std::move(update));
+}
+
+} // namespace emberline::engine

@@ -1,0 +1,68 @@
+#include "engine/model/live_snapshot.h"
+
+#include <algorithm>
+
+namespace emberline::engine {
+
+std::string LiveThread::displayName() const
+{
+    if (name.empty())
+        return "thread " + std::to_string(tid);
+    return name + " (" + std::to_string(tid) + ")";
+}
+
+size_t LiveSnapshot::timelineSamples() const
+{
+    size_t n = 0;
+    for (const auto &chunk : chunks)
+        n += chunk->sample.size();
+    return n;
+}
+
+size_t LiveSnapshot::timelineBytes() const
+{
+    size_t n = 0;
+    for (const auto &chunk : chunks)
+        n += chunk->memoryBytes();
+    return n;
+}
+
+std::span<const uint32_t> LiveSnapshot::sampleThread() const
+{
+    return columns ? std::span<const uint32_t>(columns->thread) : std::span<const uint32_t>{};
+}
+
+std::span<const uint32_t> LiveSnapshot::sampleHits() const
+{
+    return columns ? std::span<const uint32_t>(columns->hits) : std::span<const uint32_t>{};
+}
+
+std::span<const int64_t> LiveSnapshot::sampleCpuNs() const
+{
+    return columns ? std::span<const int64_t>(columns->cpuNs) : std::span<const int64_t>{};
+}
+
+std::span<const int64_t> LiveSnapshot::stackValues(int sampleType) const
+{
+    if (!columns || sampleType < 0 || static_cast<size_t>(sampleType) >= columns->stackValues.size())
+        return {};
+    return columns->stackValues[static_cast<size_t>(sampleType)];
+}
+
+std::vector<uint32_t> LiveSnapshot::stacksChangedSince(uint32_t from) const
+{
+    std::vector<uint32_t> stacks;
+    if (!profile || from >= chunks.size())
+        return stacks;
+    for (size_t c = from; c < chunks.size(); ++c) {
+        for (uint32_t agg : chunks[c]->sample) {
+            if (agg < profile->sampleCount())
+                stacks.push_back(profile->sampleStackId(agg));
+        }
+    }
+    std::sort(stacks.begin(), stacks.end());
+    stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());
+    return stacks;
+}
+
+} // namespace emberline::engine

@@ -1,0 +1,90 @@
+#pragma once
+
+#include "engine/model/profile.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace emberline::engine {
+
+// One flush's samples on the session timeline, a few bytes each: the time as milliseconds after the flush's
+// start (a flush lasts at most 60 s, so 16 bits suffice) and the index of the aggregated session sample that
+// took its values (which gives its stack and thread). Immutable once built.
+struct TimelineChunk {
+    uint32_t sequence = 0;
+    int64_t startNs = 0;
+    int64_t endNs = 0;
+    uint64_t samples = 0; // samples this flush holds
+    uint64_t lost = 0;    // samples lost during this flush
+    std::vector<uint16_t> offsetMs;
+    std::vector<uint32_t> sample;
+    // CPU time and samples per thread in kActivityBinNs bins of the session's time, from bin `firstBin` on:
+    // [thread * binCount + bin], for the threads known when the flush was added. The timeline's buckets are
+    // sums of bins, so bucketing never walks the samples again.
+    static constexpr int64_t kActivityBinNs = 50'000'000;
+    size_t firstBin = 0;
+    size_t binCount = 0;
+    size_t binThreads = 0;
+    std::vector<int64_t> binCpuNs;
+    std::vector<uint32_t> binSamples;
+
+    int64_t timeOf(size_t i) const { return startNs + static_cast<int64_t>(offsetMs[i]) * 1'000'000; }
+    size_t memoryBytes() const
+    {
+        return offsetMs.capacity() * 2 + sample.capacity() * 4 + binCpuNs.capacity() * 8 + binSamples.capacity() * 4 +
+               sizeof(*this);
+    }
+};
+
+// A thread of the session, as the timeline shows it. Keyed by thread id; the name is the latest seen.
+struct LiveThread {
+    int64_t tid = 0;
+    std::string name;
+    uint64_t hits = 0; // timeline entries (samples) of this thread
+    std::string displayName() const;
+};
+
+// Per aggregated sample of a live profile: its thread (a LiveThread ordinal, stable for the whole session), the
+// number of timeline entries that point at it, and the CPU time it holds.
+struct LiveSampleColumns {
+    std::vector<uint32_t> thread;
+    std::vector<uint32_t> hits;
+    std::vector<int64_t> cpuNs;
+    // Per sample type, the session's value per stack of the aggregated profile: what valuesPerStack() gives
+    // without a filter, kept up to date flush by flush so that a refresh of the whole session reads it as is.
+    std::vector<std::vector<int64_t>> stackValues;
+};
+
+// What a live session's views are derived from, frozen after a flush: the whole session so far aggregated
+// (identical stack and thread summed, no per-sample timestamps), and the compact timeline that keeps when each
+// sample was taken.
+//
+// Thread: built by LiveProfile on its worker; immutable afterwards, shared as std::shared_ptr<const>.
+struct LiveSnapshot {
+    uint32_t flushes = 0;
+    int64_t startNs = 0;
+    int64_t endNs = 0;
+    std::shared_ptr<const Profile> profile;
+    // The per-sample columns, shared with the merger that holds `profile` (never copied per flush).
+    std::shared_ptr<const LiveSampleColumns> columns;
+    std::vector<int64_t> totals; // per sample type, over every sample of the session
+    std::vector<LiveThread> threads;
+    std::vector<std::shared_ptr<const TimelineChunk>> chunks;
+
+    // Per aggregated sample of `profile`: its thread (a `threads` ordinal), its timeline entries, its CPU time.
+    std::span<const uint32_t> sampleThread() const;
+    std::span<const uint32_t> sampleHits() const;
+    std::span<const int64_t> sampleCpuNs() const;
+    // The session's value per stack for one sample type (empty for a type the profile does not have).
+    std::span<const int64_t> stackValues(int sampleType) const;
+    // Stacks whose value changed in flushes [from, flushes) of this session, each named at least once, from the
+    // timeline; empty when `from` is not an earlier flush count of it.
+    std::vector<uint32_t> stacksChangedSince(uint32_t from) const;
+    size_t timelineSamples() const;
+    size_t timelineBytes() const;
+};
+
+} // namespace emberline::engine

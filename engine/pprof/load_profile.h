@@ -1,0 +1,23 @@
+#pragma once
+
+#include "engine/model/analysis.h"
+#include "engine/pprof/pprof_reader.h"
+
+#include <QString>
+
+#include <memory>
+
+namespace emberline::engine {
+
+// The outcome of a load: a profile, or an error message naming the file, or cancelled.
+struct LoadOutcome {
+    std::shared_ptr<const LoadedProfile> loaded;
+    QString error;
+    bool cancelled = false;
+};
+
+// Reads a pprof file or a session folder (merging its flushes when its profile.pprof is missing or broken) and
+// derives the tables every view shares. Runs on a worker.
+LoadOutcome loadProfile(const QString &path, const PprofReadOptions &options);
+
+} // namespace emberline::engine
