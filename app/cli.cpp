@@ -33,28 +33,44 @@ engine::Result<engine::Profile> readProfileOrFolder(const std::string &path)
 
 } // namespace
 
+Verb reportVerb()
+{
+    return {QStringLiteral("report"), QStringLiteral("report [options] FILE"), configureReportParser, runReport};
+}
+
+void configureReportParser(QCommandLineParser &parser)
+{
+    parser.setApplicationDescription(QStringLiteral(
+        "Print the top functions of a pprof profile by self value, with self and total per\n"
+        "function and the totals of every sample type, like `go tool pprof -top`.\n"
+        "Needs no display."));
+    parser.addHelpOption();
+    parser.addOptions({
+        {QStringLiteral("sample-type"), QStringLiteral("Sample type to report (default: the profile's default)."),
+         QStringLiteral("NAME")},
+        {QStringLiteral("top"), QStringLiteral("Print only the first N functions."), QStringLiteral("N")},
+        {QStringLiteral("json"), QStringLiteral("Print JSON instead of a table: sample_types (type, unit, total), "
+                                                "samples, and functions (name, self, total).")},
+    });
+    parser.addPositionalArgument(QStringLiteral("FILE"),
+                                 QStringLiteral("A .pprof file (gzip-compressed or raw), or a session folder."));
+}
+
 int runReport(const QStringList &args)
 {
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral(
-        "Print the top functions of a pprof profile (self and total per function, like go tool pprof -top)."));
-    parser.addHelpOption();
-    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A .pprof file (gzip-compressed or raw), or a session folder."));
-    const QCommandLineOption sampleType(QStringLiteral("sample-type"),
-                                        QStringLiteral("Sample type to report (default: the profile's default)."),
-                                        QStringLiteral("NAME"));
-    const QCommandLineOption top(QStringLiteral("top"), QStringLiteral("Print only the first N functions."),
-                                 QStringLiteral("N"));
-    const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("Print JSON instead of a table."));
-    parser.addOptions({sampleType, top, json});
+    configureReportParser(parser);
     if (!parser.parse(args)) {
         std::fprintf(stderr, "emberline report: %s\n", qPrintable(parser.errorText()));
         return 2;
     }
-    if (parser.isSet(QStringLiteral("help"))) {
-        std::fputs(qPrintable(parser.helpText()), stdout);
+    if (parser.isSet(QStringLiteral("help")) || parser.isSet(QStringLiteral("help-all"))) {
+        std::fputs(qPrintable(helpText(parser, {reportVerb().usage})), stdout);
         return 0;
     }
+    const QString sampleType = QStringLiteral("sample-type");
+    const QString top = QStringLiteral("top");
+    const QString json = QStringLiteral("json");
     const QStringList files = parser.positionalArguments();
     if (files.size() != 1) {
         std::fprintf(stderr, "emberline report: expected exactly one FILE (see emberline report --help)\n");

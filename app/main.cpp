@@ -1,5 +1,4 @@
 #include "app/cli.h"
-#include "app/record_command.h"
 #include "engine/session/profiling_session.h"
 #include "engine/session/record_session.h"
 #include "ui/app_icon.h"
@@ -22,14 +21,15 @@ void setApplicationNames()
     QCoreApplication::setApplicationVersion(QStringLiteral(EMBERLINE_VERSION));
 }
 
-// The GUI's command line. The parser knows the GUI's options only; the verbs are dispatched before it runs and
-// described in the text that --help appends.
+// The GUI's command line. The parser knows the GUI's options only; the verbs are dispatched before it runs, and
+// --help appends their own help (app/cli.h).
 void configureParser(QCommandLineParser &parser)
 {
     parser.setApplicationDescription(QStringLiteral(
         "Emberline: a desktop profiler for native Linux programs.\n"
-        "Without a command, opens the window and each FILE in a tab. FILE is a pprof profile (profile.proto),\n"
-        "gzip-compressed or raw, as written by Go, Datadog's profilers or Emberline."));
+        "Without a command, opens the window and each FILE in a tab. FILE is a pprof\n"
+        "profile (profile.proto), gzip-compressed or raw, as written by Go, Datadog's\n"
+        "profilers or Emberline."));
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addOption(QCommandLineOption(QStringLiteral("record"),
@@ -80,43 +80,11 @@ LiveRequest liveRequest(const QCommandLineParser &parser, const QStringList &com
     return request;
 }
 
-QString helpText(const QCommandLineParser &parser)
+// The GUI's usages; `emberline --help` adds every verb's.
+QStringList guiUsages()
 {
-    // Qt's first line names argv[0] (a build path, say); the usage is stated with the command's own name.
-    QString text = parser.helpText();
-    const qsizetype firstLineEnd = text.indexOf(QLatin1Char('\n'));
-    text.replace(0, firstLineEnd + 1,
-                 QStringLiteral("Usage: emberline [options] [FILE...]\n"
-                                "       emberline --record -- COMMAND [ARGS...]\n"
-                                "       emberline --attach PID\n"
-                                "       emberline report [--sample-type NAME] [--top N] [--json] FILE\n"
-                                "       emberline record [OPTIONS] (--pid PID | -- COMMAND [ARGS...])\n\n"));
-    text += QStringLiteral(
-        "\nCommands:\n"
-        "  report FILE              Print the top functions of FILE by self value, with totals, like\n"
-        "                           `go tool pprof -top`. Needs no display.\n"
-        "    --sample-type NAME     Sample type to report (default: the profile's default sample type).\n"
-        "    --top N                Print only the first N functions.\n"
-        "    --json                 Print {\"sample_types\":[{\"type\",\"unit\",\"total\"}],\"samples\":N,\n"
-        "                           \"functions\":[{\"name\",\"self\",\"total\"}]} instead of a table.\n"
-        "  record                   Profile a program without the GUI: launch it (-- COMMAND ARGS) or attach\n"
-        "                           to it (--pid PID); writes flush-NNNN.pprof every flush period and\n"
-        "                           profile.pprof (the whole session) and prints a summary. Exits with the\n"
-        "                           launched program's status.\n"
-        "    --frequency HZ         Samples per second (default 99).\n"
-        "    --duration SECONDS     Stop after this long (default: when the target exits, or on Ctrl+C).\n"
-        "    --flush-period SECONDS Seconds between flushes, 1 to 60 (default 10).\n"
-        "    --sampler NAME         perf or auto (default auto).\n"
-        "    --output DIR           Where to write the profiles (default ./emberline-<time>).\n"
-        "    --stack-size BYTES     User stack copied per sample (default 32768).\n"
-        "    --upload               Also send every flush to Datadog, through the agent (DD_TRACE_AGENT_URL,\n"
-        "                           DD_AGENT_HOST, DD_TRACE_AGENT_PORT; default localhost:8126) or agentless.\n"
-        "    --service NAME, --env ENV, --version VERSION, --tags K:V,...\n"
-        "                           Datadog tags (defaults DD_SERVICE, DD_ENV, DD_VERSION; --tags adds to DD_TAGS).\n"
-        "    --agentless            Send to https://intake.profile.<DD_SITE> with an API key, not the agent.\n"
-        "    --api-key-file FILE    API key file, owner-only (default DD_API_KEY or the key saved by the GUI).\n"
-        "  See `emberline report --help` and `emberline record --help`.\n");
-    return text;
+    return {QStringLiteral("[options] [FILE...]"), QStringLiteral("--record -- COMMAND [ARGS...]"),
+            QStringLiteral("--attach PID")};
 }
 
 bool asksForInformation(int argc, char **argv)
@@ -144,7 +112,7 @@ int printInformation(int argc, char **argv)
         return 2;
     }
     if (parser.isSet(QStringLiteral("help"))) {
-        std::fputs(qPrintable(helpText(parser)), stdout);
+        std::fputs(qPrintable(emberline::app::topLevelHelp(parser, guiUsages())), stdout);
         return 0;
     }
     parser.process(app); // --help-all and --version: prints and exits
@@ -155,17 +123,13 @@ int printInformation(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && qstrcmp(argv[1], "report") == 0) {
-        QCoreApplication app(argc, argv);
-        QStringList args = QCoreApplication::arguments();
-        args.removeAt(1);
-        return emberline::app::runReport(args);
-    }
-    if (argc >= 2 && qstrcmp(argv[1], "record") == 0) {
-        QCoreApplication app(argc, argv);
-        QStringList args = QCoreApplication::arguments();
-        args.removeAt(1);
-        return emberline::app::runRecord(args);
+    for (const emberline::app::Verb &verb : emberline::app::verbs()) {
+        if (argc >= 2 && verb.name == QLatin1String(argv[1])) {
+            QCoreApplication app(argc, argv);
+            QStringList args = QCoreApplication::arguments();
+            args.removeAt(1);
+            return verb.run(args);
+        }
     }
     if (asksForInformation(argc, argv))
         return printInformation(argc, argv);

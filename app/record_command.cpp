@@ -72,6 +72,41 @@ void printFlush(const engine::Flush &flush)
 
 } // namespace
 
+Verb recordVerb()
+{
+    return {QStringLiteral("record"), QStringLiteral("record [options] (--pid PID | -- COMMAND [ARGS...])"),
+            configureRecordParser, runRecord};
+}
+
+void configureRecordParser(QCommandLineParser &parser)
+{
+    parser.setApplicationDescription(QStringLiteral(
+        "Profile a program without the GUI: launch it (-- COMMAND ARGS) or attach to it\n"
+        "(--pid PID). Writes flush-NNNN.pprof every flush period and profile.pprof (the\n"
+        "whole session), and prints a summary. Exits with the launched program's status."));
+    parser.addHelpOption();
+    parser.addOptions({
+        {QStringLiteral("pid"), QStringLiteral("Attach to a running process."), QStringLiteral("PID")},
+        {QStringLiteral("frequency"), QStringLiteral("Samples per second (default 99)."), QStringLiteral("HZ"),
+         QStringLiteral("99")},
+        {QStringLiteral("duration"),
+         QStringLiteral("Stop after this many seconds (default: when the target exits or on Ctrl+C)."),
+         QStringLiteral("SECONDS")},
+        {QStringLiteral("flush-period"), QStringLiteral("Seconds between flushes, 1 to 60 (default 10)."),
+         QStringLiteral("SECONDS"), QStringLiteral("10")},
+        {QStringLiteral("sampler"), QStringLiteral("auto, perf or ptrace (default auto: perf events where allowed)."),
+         QStringLiteral("NAME"), QStringLiteral("auto")},
+        {QStringLiteral("output"),
+         QStringLiteral("Write flush-NNNN.pprof and profile.pprof here (default ./emberline-<time>)."),
+         QStringLiteral("DIR")},
+        {QStringLiteral("stack-size"), QStringLiteral("Bytes of user stack copied per sample (default 32768)."),
+         QStringLiteral("BYTES"), QStringLiteral("32768")},
+        {QStringLiteral("wall-time"),
+         QStringLiteral("Also record wall time: where threads wait (sleep, locks, I/O).")},
+    });
+    parser.addOptions(UploadOptions().all());
+}
+
 int runRecord(const QStringList &args)
 {
     // Everything after "--" is the command, untouched by option parsing.
@@ -80,48 +115,27 @@ int runRecord(const QStringList &args)
     const QStringList command = dashes < 0 ? QStringList{} : args.mid(dashes + 1);
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Profile a program without the GUI: launch it "
-                                                    "(-- COMMAND ARGS) or attach to it (--pid PID)."));
-    parser.addHelpOption();
-    const QCommandLineOption pid(QStringLiteral("pid"), QStringLiteral("Attach to a running process."),
-                                 QStringLiteral("PID"));
-    const QCommandLineOption frequency(QStringLiteral("frequency"), QStringLiteral("Samples per second (default 99)."),
-                                       QStringLiteral("HZ"), QStringLiteral("99"));
-    const QCommandLineOption duration(QStringLiteral("duration"),
-                                      QStringLiteral("Stop after this many seconds (default: when the target "
-                                                     "exits or on Ctrl+C)."),
-                                      QStringLiteral("SECONDS"));
-    const QCommandLineOption flushPeriod(QStringLiteral("flush-period"),
-                                         QStringLiteral("Seconds between flushes, 1 to 60 (default 10)."),
-                                         QStringLiteral("SECONDS"), QStringLiteral("10"));
-    const QCommandLineOption sampler(QStringLiteral("sampler"), QStringLiteral("auto, perf or ptrace (default auto: perf events where allowed)."),
-                                     QStringLiteral("NAME"), QStringLiteral("auto"));
-    const QCommandLineOption output(QStringLiteral("output"),
-                                    QStringLiteral("Write flush-NNNN.pprof and profile.pprof here (default "
-                                                   "./emberline-<time>)."),
-                                    QStringLiteral("DIR"));
-    const QCommandLineOption stackSize(QStringLiteral("stack-size"),
-                                       QStringLiteral("Bytes of user stack copied per sample (default 32768)."),
-                                       QStringLiteral("BYTES"), QStringLiteral("32768"));
-    const QCommandLineOption wallTime(QStringLiteral("wall-time"),
-                                      QStringLiteral("Also record wall time: where threads wait (sleep, locks, I/O)."));
-    parser.addOptions({pid, frequency, duration, flushPeriod, sampler, output, stackSize, wallTime});
-    const UploadOptions uploadOptions;
-    parser.addOptions(uploadOptions.all());
+    configureRecordParser(parser);
     if (!parser.parse(own)) {
         std::fprintf(stderr, "emberline record: %s\n", qPrintable(parser.errorText()));
         return 2;
     }
-    if (parser.isSet(QStringLiteral("help"))) {
-        std::fputs(qPrintable(parser.helpText()), stdout);
+    if (parser.isSet(QStringLiteral("help")) || parser.isSet(QStringLiteral("help-all"))) {
+        std::fputs(qPrintable(helpText(parser, {recordVerb().usage})), stdout);
         return 0;
     }
-    auto number = [&](const QCommandLineOption &o, double &out) {
+    const QString pid = QStringLiteral("pid");
+    const QString frequency = QStringLiteral("frequency");
+    const QString duration = QStringLiteral("duration");
+    const QString flushPeriod = QStringLiteral("flush-period");
+    const QString stackSize = QStringLiteral("stack-size");
+    const QString output = QStringLiteral("output");
+    auto number = [&](const QString &option, double &out) {
         bool ok = false;
-        out = parser.value(o).toDouble(&ok);
+        out = parser.value(option).toDouble(&ok);
         if (!ok)
-            std::fprintf(stderr, "emberline record: --%s needs a number, got '%s'\n", qPrintable(o.names().first()),
-                         qPrintable(parser.value(o)));
+            std::fprintf(stderr, "emberline record: --%s needs a number, got '%s'\n", qPrintable(option),
+                         qPrintable(parser.value(option)));
         return ok;
     };
 
@@ -148,8 +162,8 @@ int runRecord(const QStringList &args)
     if (!number(stackSize, value))
         return 2;
     config.stackBytes = static_cast<uint32_t>(value);
-    config.sampler = parser.value(sampler).toStdString();
-    config.wallTime = parser.isSet(wallTime);
+    config.sampler = parser.value(QStringLiteral("sampler")).toStdString();
+    config.wallTime = parser.isSet(QStringLiteral("wall-time"));
     config.outputDirectory = parser.isSet(output)
                                  ? parser.value(output).toStdString()
                                  : QDir::current()
@@ -162,6 +176,8 @@ int runRecord(const QStringList &args)
         return 2;
     }
 
+    // The options are looked up by name: these are equal to the ones configureRecordParser() added.
+    const UploadOptions uploadOptions;
     auto upload = RecordUpload::create(parser, uploadOptions);
     if (!upload) {
         std::fprintf(stderr, "emberline record: upload: %s\n", upload.error().message.c_str());

@@ -1,6 +1,6 @@
 // The function table (self and total per function, like `go tool pprof -top`) and the caller/callee view.
 
-#include "test_support.h"
+#include "tests/engine/test_support.h"
 
 #include "engine/model/function_table.h"
 #include "engine/model/sample_filter.h"

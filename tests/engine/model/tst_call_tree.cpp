@@ -1,7 +1,7 @@
 // Call trees: golden text dumps of every real file's default sample type (tests/data/golden, regenerated with
 // EMBERLINE_UPDATE_GOLDEN=1), and a small hand-built profile whose tree is known exactly.
 
-#include "test_support.h"
+#include "tests/engine/test_support.h"
 
 #include "engine/model/call_tree.h"
 #include "engine/model/frame_table.h"

@@ -1,7 +1,7 @@
 // The pprof reader on every kind of malformed input we can think of: each must come back as an Error naming
 // the file and the problem, never as a crash, a hang or unbounded memory.
 
-#include "test_support.h"
+#include "tests/engine/test_support.h"
 
 #include "engine/model/frame_table.h"
 #include "engine/pprof/pprof_reader.h"

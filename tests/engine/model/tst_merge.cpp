@@ -1,6 +1,6 @@
 // Merging profiles: a session's flushes into one profile, several files opened as one.
 
-#include "test_support.h"
+#include "tests/engine/test_support.h"
 
 #include "engine/model/frame_table.h"
 #include "engine/model/function_table.h"

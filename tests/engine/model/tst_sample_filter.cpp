@@ -1,7 +1,7 @@
 // Thread index, timestamps and sample selection (thread set and time range), the inputs of the thread filter
 // and the timeline's range selection.
 
-#include "test_support.h"
+#include "tests/engine/test_support.h"
 
 #include "engine/model/call_tree.h"
 #include "engine/model/frame_table.h"

@@ -1,7 +1,7 @@
 // The pprof writer: every real file survives a write/read round trip unchanged in what the user sees, and what we
 // write is read by `go tool pprof` without a warning and with the same totals.
 
-#include "test_support.h"
+#include "tests/engine/test_support.h"
 
 #include "engine/pprof/pprof_reader.h"
 #include "engine/pprof/pprof_writer.h"

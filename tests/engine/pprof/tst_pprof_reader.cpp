@@ -2,7 +2,7 @@
 // each must decode to exactly what an independent decoder reads (MANIFEST.ndjson), with names, lines, inline
 // frames and labels intact. Malformed input is tst_pprof_reader_errors.
 
-#include "test_support.h"
+#include "tests/engine/test_support.h"
 
 #include "engine/model/frame_table.h"
 #include "engine/pprof/pprof_reader.h"
