@@ -35,7 +35,8 @@ engine::Result<engine::Profile> readProfileOrFolder(const std::string &path)
 
 Verb reportVerb()
 {
-    return {QStringLiteral("report"), QStringLiteral("report [options] FILE"), configureReportParser, runReport};
+    return {QStringLiteral("report"), QStringLiteral("report [options] FILE [--base BASE]"), configureReportParser,
+            runReport};
 }
 
 void configureReportParser(QCommandLineParser &parser)
@@ -43,6 +44,8 @@ void configureReportParser(QCommandLineParser &parser)
     parser.setApplicationDescription(QStringLiteral(
         "Print the top functions of a pprof profile by self value, with self and total per\n"
         "function and the totals of every sample type, like `go tool pprof -top`.\n"
+        "With --base, each function's self and total are FILE minus BASE, ordered by the\n"
+        "size of the change, like `go tool pprof -diff_base=BASE -top FILE`.\n"
         "Needs no display."));
     parser.addHelpOption();
     parser.addOptions({
@@ -50,7 +53,12 @@ void configureReportParser(QCommandLineParser &parser)
          QStringLiteral("NAME")},
         {QStringLiteral("top"), QStringLiteral("Print only the first N functions."), QStringLiteral("N")},
         {QStringLiteral("json"), QStringLiteral("Print JSON instead of a table: sample_types (type, unit, total), "
-                                                "samples, and functions (name, self, total).")},
+                                                "samples, and functions (name, self, total; with --base also "
+                                                "base_self and base_total).")},
+        {QStringLiteral("base"), QStringLiteral("Compare with BASE (a .pprof file or a session folder): self and "
+                                                "total become FILE minus BASE."),
+         QStringLiteral("BASE")},
+        {QStringLiteral("normalize"), QStringLiteral("With --base, scale BASE so that its total equals FILE's.")},
     });
     parser.addPositionalArgument(QStringLiteral("FILE"),
                                  QStringLiteral("A .pprof file (gzip-compressed or raw), or a session folder."));
@@ -94,7 +102,24 @@ int runReport(const QStringList &args)
         std::fprintf(stderr, "emberline report: %s\n", profile.error().message.c_str());
         return 1;
     }
-    auto report = engine::buildReport(profile.value(), options);
+    const QString baseOption = QStringLiteral("base");
+    if (parser.isSet(QStringLiteral("normalize")) && !parser.isSet(baseOption)) {
+        std::fprintf(stderr, "emberline report: --normalize needs --base\n");
+        return 2;
+    }
+    engine::Result<std::string> report = std::string();
+    if (parser.isSet(baseOption)) {
+        auto base = readProfileOrFolder(parser.value(baseOption).toStdString());
+        if (!base) {
+            std::fprintf(stderr, "emberline report: base: %s\n", base.error().message.c_str());
+            return 1;
+        }
+        options.baseFileName = parser.value(baseOption).toStdString();
+        options.normalize = parser.isSet(QStringLiteral("normalize"));
+        report = engine::buildDiffReport(profile.value(), base.value(), options);
+    } else {
+        report = engine::buildReport(profile.value(), options);
+    }
     if (!report) {
         std::fprintf(stderr, "emberline report: %s\n", report.error().message.c_str());
         return 1;

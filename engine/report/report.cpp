@@ -1,5 +1,6 @@
 #include "engine/report/report.h"
 
+#include "engine/model/diff.h"
 #include "engine/model/frame_table.h"
 #include "engine/model/function_table.h"
 #include "engine/model/sample_filter.h"
@@ -74,7 +75,97 @@ std::string jsonReport(const Profile &p, const FrameTable &frames, const Functio
     return QJsonDocument(root).toJson(QJsonDocument::Indented).toStdString();
 }
 
+std::string signedValue(int64_t v, const std::string &unit)
+{
+    return (v > 0 ? "+" : v < 0 ? "-" : "") + formatValue(v < 0 ? -v : v, unit);
+}
+
+std::string textDiffReport(const FunctionDiff &d, const ReportOptions &o)
+{
+    std::string out;
+    if (!o.fileName.empty())
+        out += "File: " + o.fileName + "\n";
+    if (!o.baseFileName.empty())
+        out += "Base: " + o.baseFileName + "\n";
+    out += "Type: " + d.sampleType + " (" + d.unit + ")\n";
+    out += "Total: new " + formatValue(d.newTotal, d.unit) + ", base " + formatValue(d.baseTotal, d.unit);
+    if (d.baseScale != 1.0) {
+        char scale[64];
+        std::snprintf(scale, sizeof scale, " (scaled by %.6g from %s)", d.baseScale,
+                      formatValue(d.baseRawTotal, d.unit).c_str());
+        out += scale;
+    }
+    out += ", change " + signedValue(d.newTotal - d.baseTotal, d.unit) + "\n";
+    const size_t n = o.top > 0 ? std::min<size_t>(d.functions.size(), static_cast<size_t>(o.top)) : d.functions.size();
+    if (d.functions.empty())
+        return out + "No function changed.\n";
+    out += "Showing " + std::to_string(n) + " of " + std::to_string(d.functions.size()) + " functions that changed\n";
+    char line[320];
+    std::snprintf(line, sizeof line, "%12s %8s %12s %12s %12s %12s  %s\n", "self", "self%", "base self", "total",
+                  "base total", "new total", "function");
+    out += line;
+    for (size_t i = 0; i < n; ++i) {
+        const FunctionDelta &f = d.functions[i];
+        const std::string share = f.baseSelf != 0      ? formatPercent(f.selfChange(), std::llabs(f.baseSelf))
+                                  : f.selfChange() != 0 ? "new"
+                                                        : "";
+        std::snprintf(line, sizeof line, "%12s %8s %12s %12s %12s %12s  ", signedValue(f.selfChange(), d.unit).c_str(),
+                      share.c_str(), formatValue(f.baseSelf, d.unit).c_str(), signedValue(f.totalChange(), d.unit).c_str(),
+                      formatValue(f.baseTotal, d.unit).c_str(), formatValue(f.newTotal, d.unit).c_str());
+        out += line;
+        out += f.name + "\n";
+    }
+    return out;
+}
+
+std::string jsonDiffReport(const Profile &next, const FunctionDiff &d, const ReportOptions &o)
+{
+    QJsonObject root;
+    QJsonArray types;
+    const std::vector<int64_t> totals = next.totals();
+    for (size_t i = 0; i < next.sampleTypes().size(); ++i) {
+        QJsonObject t;
+        t.insert(QStringLiteral("type"), QString::fromStdString(next.str(next.sampleTypes()[i].type)));
+        t.insert(QStringLiteral("unit"), QString::fromStdString(next.str(next.sampleTypes()[i].unit)));
+        t.insert(QStringLiteral("total"), static_cast<qint64>(totals[i]));
+        types.append(t);
+    }
+    root.insert(QStringLiteral("sample_types"), types);
+    root.insert(QStringLiteral("samples"), static_cast<qint64>(next.sampleCount()));
+    QJsonObject base;
+    base.insert(QStringLiteral("file"), QString::fromStdString(o.baseFileName));
+    base.insert(QStringLiteral("type"), QString::fromStdString(d.sampleType));
+    base.insert(QStringLiteral("total"), static_cast<qint64>(d.baseTotal));
+    base.insert(QStringLiteral("scale"), d.baseScale);
+    root.insert(QStringLiteral("base"), base);
+    QJsonArray functions;
+    const size_t n = o.top > 0 ? std::min<size_t>(d.functions.size(), static_cast<size_t>(o.top)) : d.functions.size();
+    for (size_t i = 0; i < n; ++i) {
+        const FunctionDelta &f = d.functions[i];
+        QJsonObject j;
+        j.insert(QStringLiteral("name"), QString::fromStdString(f.name));
+        j.insert(QStringLiteral("self"), static_cast<qint64>(f.selfChange()));
+        j.insert(QStringLiteral("total"), static_cast<qint64>(f.totalChange()));
+        j.insert(QStringLiteral("base_self"), static_cast<qint64>(f.baseSelf));
+        j.insert(QStringLiteral("base_total"), static_cast<qint64>(f.baseTotal));
+        functions.append(j);
+    }
+    root.insert(QStringLiteral("functions"), functions);
+    return QJsonDocument(root).toJson(QJsonDocument::Indented).toStdString();
+}
+
 } // namespace
+
+Result<std::string> buildDiffReport(const Profile &next, const Profile &base, const ReportOptions &options)
+{
+    DiffOptions diffOptions;
+    diffOptions.sampleType = options.sampleType;
+    diffOptions.normalize = options.normalize;
+    auto diff = diffFunctions(next, base, diffOptions);
+    if (!diff)
+        return diff.error();
+    return options.json ? jsonDiffReport(next, diff.value(), options) : textDiffReport(diff.value(), options);
+}
 
 Result<std::string> buildReport(const Profile &profile, const ReportOptions &options)
 {

@@ -12,10 +12,18 @@ struct ReportOptions {
     int top = 0;            // rows to print; 0 prints every function
     bool json = false;
     std::string fileName;   // shown in the text header
+    // With a base (buildDiffReport): the base's file name and whether its values are scaled to the new total.
+    std::string baseFileName;
+    bool normalize = false;
 };
 
 // `emberline report`: the top functions by self value, with totals, as text (like `go tool pprof -top`) or as
 // JSON: {"sample_types":[{"type","unit","total"}],"samples":N,"functions":[{"name","self","total"}]}.
 Result<std::string> buildReport(const Profile &profile, const ReportOptions &options);
+
+// `emberline report NEW --base BASE`: per function, self and total as NEW minus BASE (like `go tool pprof
+// -diff_base=BASE -top NEW`), ordered by the size of the change. JSON keeps buildReport's shape and adds
+// "base_self" and "base_total" to every function, and "base" (file, total, scale) beside "sample_types".
+Result<std::string> buildDiffReport(const Profile &next, const Profile &base, const ReportOptions &options);
 
 } // namespace emberline::engine
