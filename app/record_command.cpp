@@ -192,7 +192,7 @@ int runRecord(const QStringList &args)
 
     engine::RecordSession session(config);
     engine::RecordSession::Callbacks callbacks;
-    callbacks.onFlush = [&upload](std::shared_ptr<const engine::Flush> flush) {
+    callbacks.onFlush = [&upload](const std::shared_ptr<const engine::Flush> &flush) {
         printFlush(*flush);
         if (upload.value())
             upload.value()->submit(flush); // queued: the exporter never waits on the network
