@@ -192,7 +192,7 @@ int runRecord(const QStringList &args)
 
     engine::RecordSession session(config);
     engine::RecordSession::Callbacks callbacks;
-    callbacks.onFlush = [](std::shared_ptr<const engine::Flush> flush) { printFlush(*flush); };
+    callbacks.onFlush = [](const std::shared_ptr<const engine::Flush> &flush) { printFlush(*flush); };
     if (upload.value())
         callbacks.upload = upload.value()->uploader(); // fed on the exporter thread; never waits on the network
     auto result = session.run(g_control, callbacks);

@@ -12,7 +12,7 @@ build_pkgs=(
     librsvg2-bin
 )
 test_pkgs=(
-    golang-go clang libclang-rt-14-dev
+    golang-go clang libclang-rt-14-dev clang-tidy
     xvfb xauth imagemagick xdotool
     linux-perf python3
     desktop-file-utils appstream dpkg-dev fakeroot debootstrap

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds Emberline with its tests, and runs the whole suite: the unit, gui, process
-# and package tiers through ctest (labels; see tests/CMakeLists.txt), then the reader's fuzzer for a bounded
+# and package tiers through ctest (labels; see tests/CMakeLists.txt); clang-tidy over the C++ files that the
+# last commit (or merge) changed (tests/run_clang_tidy.sh: any finding fails); the unit and gui tiers again under
+# AddressSanitizer and UndefinedBehaviorSanitizer (tests/run_asan.sh); then the reader's fuzzer for a bounded
 # time. Used by CI (.ci/run) exactly as a developer runs it.
 #
 # The closing line counts test functions: QtTest's passed and skipped functions of every test (read from
-# the JUnit report ctest writes, which keeps every test's output), plus one for each test that is not a QtTest program (the package tests) and one for
-# the fuzzing run. A skipped function is never counted as passed. With CI=true, the tests that need perf events
-# or ptrace fail instead of skipping.
+# the JUnit report ctest writes, which keeps every test's output), plus one for each test that is not a QtTest
+# program (the package tests), one for the clang-tidy check, one for the sanitizer run (its tests are the ones
+# already counted, built again) and one for the fuzzing run. A skipped function is never counted as passed. With
+# CI=true, the tests that need perf events or ptrace fail instead of skipping.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +24,10 @@ tests=$(sed -n 's/.* tests failed out of \([0-9]*\)$/\1/p' build/dev/ctest-summa
 tests=${tests:-0}
 read -r qtPassed qtSkipped qtPrograms < <(grep -oE 'Totals: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$junit" |
     awk '{ p += $2; s += $6; n++ } END { print p + 0, s + 0, n + 0 }')
+tests/run_clang_tidy.sh
+tidy=1
+tests/run_asan.sh --test-output-size-failed 4194304
+asan=1
 fuzz=0
 if [[ -x tests/fuzz/run_fuzz.sh ]]; then
     tests/fuzz/run_fuzz.sh "${EMBERLINE_FUZZ_SECONDS:-60}"
@@ -30,4 +37,4 @@ others=$((tests - qtPrograms))
 (( others < 0 )) && others=0
 echo "ctest: $tests tests ($qtPrograms QtTest programs: $qtPassed functions passed, $qtSkipped skipped; $others others)"
 # Reached only when every step passed (set -e).
-echo "suite: $((qtPassed + others + fuzz)) passed, 0 failed, $qtSkipped skipped"
+echo "suite: $((qtPassed + others + tidy + asan + fuzz)) passed, 0 failed, $qtSkipped skipped"

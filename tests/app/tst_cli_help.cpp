@@ -101,8 +101,7 @@ QStringList argumentsFor(const HelpOption &option)
 class TestCliHelp : public QObject {
     Q_OBJECT
 
-private:
-    QString m_topLevel;
+    QString m_topLevel; // what `emberline --help` prints
 
 private Q_SLOTS:
     void initTestCase()

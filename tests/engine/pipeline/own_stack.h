@@ -43,6 +43,7 @@ struct OwnSample {
 // turn it into a (checked) memcpy call.
 __attribute__((no_sanitize_address)) inline void copyOwnStack(uint8_t *to, uint64_t from, size_t bytes)
 {
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): the stack pointer comes as a register value.
     const volatile uint8_t *source = reinterpret_cast<const volatile uint8_t *>(from);
     for (size_t i = 0; i < bytes; ++i)
         to[i] = source[i];

@@ -96,7 +96,7 @@ void TestPprofReader::realFilesMatchManifest()
             keys.insert(QString::fromStdString(p.str(l.key)));
     }
     QStringList expectedKeys;
-    for (const QJsonValue &k : m.value(QStringLiteral("label_keys")).toArray())
+    for (const QJsonValue k : m.value(QStringLiteral("label_keys")).toArray())
         expectedKeys << k.toString();
     QCOMPARE(QStringList(keys.begin(), keys.end()), expectedKeys);
     QCOMPARE(qint64(maxDepth), m.value(QStringLiteral("max_stack_depth")).toInteger());

@@ -291,7 +291,7 @@ private Q_SLOTS:
         std::string damaged;
         bool tmpDuringSession = true;
         bool finalDuringSession = false;
-        auto result = session.run(stop, [&](std::shared_ptr<const Flush> f) {
+        auto result = session.run(stop, [&](const std::shared_ptr<const Flush> &f) {
             std::lock_guard lock(mutex);
             tmpDuringSession &= QFile::exists(dir.filePath(QStringLiteral("profile.pprof.tmp")));
             finalDuringSession |= QFile::exists(dir.filePath(QStringLiteral("profile.pprof")));

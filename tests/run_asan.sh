@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds the asan preset (AddressSanitizer + UndefinedBehaviorSanitizer, -O1, no benchmarks) and runs the unit and
+# gui tiers under it. Only what those tiers need is built: their test programs, with the targets they depend on
+# (the emberline executable, the live-session target programs). Any sanitizer report fails its test: ASan and
+# UBSan stop the program at the first error (halt_on_error, set by the asan test preset), LeakSanitizer reports
+# leaks at exit.
+#   tests/run_asan.sh [CTEST ARGS...]     e.g. tests/run_asan.sh -R tst_merge
+# Configure, build and test take /tmp/emberline-build.lock (the workspace builds one thing at a time).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+LOCK=/tmp/emberline-build.lock
+flock "$LOCK" cmake --preset asan >/dev/null
+mapfile -t targets < <(ctest --preset asan -N | sed -n 's/^ *Test *#[0-9]*: *//p')
+if [[ ${#targets[@]} -eq 0 ]]; then
+    echo "asan: no unit or gui tests found" >&2
+    exit 1
+fi
+flock "$LOCK" cmake --build build/asan --parallel "$(nproc)" --target "${targets[@]}"
+flock "$LOCK" ctest --preset asan --parallel 1 --timeout 900 "$@"
