@@ -89,7 +89,7 @@ engine::Result<std::unique_ptr<RecordUpload>> RecordUpload::create(const QComman
     if (!settings)
         return settings.error();
     auto uploader = engine::SessionUploader::create(std::move(settings).value(),
-                                                    [](std::shared_ptr<const engine::UploadRecord> r) { print(*r); });
+                                                    [](const std::shared_ptr<const engine::UploadRecord> &r) { print(*r); });
     if (!uploader)
         return uploader.error();
     std::unique_ptr<RecordUpload> upload(new RecordUpload(std::move(uploader).value()));

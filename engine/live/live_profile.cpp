@@ -49,7 +49,8 @@ struct LiveProfile::TakenFlush {
 // One merger with its per-sample columns, and the flushes it has yet to take (the one its twin took while it was
 // published).
 struct LiveProfile::Buffer {
-    explicit Buffer(ProfileMerger m) : merger(std::move(m)) {}
+    // ProfileMerger has no move: a buffer holds a copy (of an empty merger, or of the published one).
+    explicit Buffer(const ProfileMerger &m) : merger(m) {}
     ProfileMerger merger;
     LiveSampleColumns columns;
     std::vector<std::shared_ptr<const TakenFlush>> missing;
@@ -113,7 +114,7 @@ Status LiveProfile::mergeIntoBack(const std::shared_ptr<const Flush> &flush, std
 {
     if (m_back.use_count() > 1) {
         qCDebug(lcModel) << "live profile: a snapshot still holds the back buffer; copying the merger";
-        auto copy = std::make_shared<Buffer>(ProfileMerger(m_published->merger));
+        auto copy = std::make_shared<Buffer>(m_published->merger);
         copy->columns = m_published->columns;
         m_back = std::move(copy);
     } else if (auto st = catchUp(); !st) {
@@ -155,7 +156,7 @@ void LiveProfile::addToColumns(LiveSampleColumns &columns, const Profile &merged
     }
 }
 
-Status LiveProfile::add(std::shared_ptr<const Flush> flushPtr)
+Status LiveProfile::add(const std::shared_ptr<const Flush> &flushPtr)
 {
     if (!flushPtr || !flushPtr->profile)
         return makeError(Error::Code::Invalid, "a flush without a profile");

@@ -32,7 +32,7 @@ public:
     LiveProfile();
     ~LiveProfile();
 
-    Status add(std::shared_ptr<const Flush> flush);
+    Status add(const std::shared_ptr<const Flush> &flush);
     Status add(const Flush &flush); // copies the flush (tests); the GUI passes its shared flush
     // Merges the flush the back buffer missed now, if no snapshot holds that buffer any more, so that the next
     // add() has only its own flush to merge (called between flushes, once the views let go of the previous

@@ -161,7 +161,7 @@ void LiveStage::run()
     }
 }
 
-void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, LiveViewRequest request,
+void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, const LiveViewRequest &request,
                         uint64_t generation)
 {
     QElapsedTimer timer;

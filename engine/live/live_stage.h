@@ -80,7 +80,7 @@ public:
 
 private:
     void run();
-    void process(std::vector<std::shared_ptr<const Flush>> flushes, LiveViewRequest request, uint64_t generation);
+    void process(std::vector<std::shared_ptr<const Flush>> flushes, const LiveViewRequest &request, uint64_t generation);
 
     Options m_options;
     Publish m_publish;

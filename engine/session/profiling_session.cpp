@@ -167,7 +167,7 @@ void ProfilingSession::start()
     // The live stage is fed on the exporter thread and publishes on its own; the session thread and this facade
     // share it, so that it goes on while a session ends without its window.
     m_stage = std::make_shared<LiveStage>(
-        LiveStage::Options{outputDirectory(), m_config.frequency}, [shared](std::shared_ptr<const LiveUpdate> update) {
+        LiveStage::Options{outputDirectory(), m_config.frequency}, [shared](const std::shared_ptr<const LiveUpdate> &update) {
             shared->post([update](ProfilingSession *owner) { owner->onLiveUpdate(update); });
         });
     m_stage->setView(m_viewRequest);
@@ -254,7 +254,7 @@ uint64_t ProfilingSession::setLiveView(LiveViewRequest request)
     return m_stage ? m_stage->setView(std::move(request)) : 0;
 }
 
-void ProfilingSession::onLiveUpdate(std::shared_ptr<const LiveUpdate> update)
+void ProfilingSession::onLiveUpdate(const std::shared_ptr<const LiveUpdate> &update)
 {
     m_flushes += static_cast<uint32_t>(update->flushes.size());
     Q_EMIT liveUpdated(update);

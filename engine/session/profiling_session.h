@@ -84,7 +84,7 @@ Q_SIGNALS:
 private:
     struct Shared;
     void onStats(const SessionStats &stats);
-    void onLiveUpdate(std::shared_ptr<const LiveUpdate> update);
+    void onLiveUpdate(const std::shared_ptr<const LiveUpdate> &update);
     void onEnded(bool ok, const SessionSummary &summary, const std::string &error);
     void setState(State state);
 

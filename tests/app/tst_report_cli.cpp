@@ -91,7 +91,7 @@ void TestReportCli::matchesGoToolPprof()
     QCOMPARE(type.value(QStringLiteral("total")).toInteger(), theirs.total);
 
     std::map<QString, Values> mine;
-    for (const QJsonValue &v : json.value(QStringLiteral("functions")).toArray()) {
+    for (const auto &v : json.value(QStringLiteral("functions")).toArray()) {
         const QJsonObject f = v.toObject();
         const QString name = f.value(QStringLiteral("name")).toString();
         QVERIFY2(!mine.count(name), qPrintable(QStringLiteral("listed twice: ") + name));

@@ -37,7 +37,7 @@ DiffJson readDiff(const QByteArray &out)
 {
     DiffJson d;
     d.root = QJsonDocument::fromJson(out).object();
-    for (const QJsonValue &v : d.root.value(QStringLiteral("functions")).toArray()) {
+    for (const auto &v : d.root.value(QStringLiteral("functions")).toArray()) {
         const QJsonObject f = v.toObject();
         const QString name = f.value(QStringLiteral("name")).toString();
         d.change[name] = {f.value(QStringLiteral("self")).toInteger(), f.value(QStringLiteral("total")).toInteger()};
@@ -49,7 +49,7 @@ DiffJson readDiff(const QByteArray &out)
 
 QString requireGo()
 {
-    const QString go = goBinary();
+    QString go = goBinary();
     if (go.isEmpty() && qEnvironmentVariable("CI") == QLatin1String("true"))
         qFatal("go is not installed, and CI=true requires the go tool pprof cross-check");
     return go;

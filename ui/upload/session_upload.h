@@ -42,8 +42,6 @@ public:
     bool isFinished() const { return m_finished; }
     // The last refusal or failure, in the uploader's words; empty while every flush went through.
     QString lastProblem() const { return m_lastProblem; }
-
-public Q_SLOTS:
     void setSubmitting(bool on);
 
 Q_SIGNALS:

@@ -60,7 +60,7 @@ private Q_SLOTS:
         Published published;
         LiveStage stage({QStringLiteral("/tmp/session"), 100}, published.callback());
         for (uint32_t s = 1; s <= 3; ++s)
-            stage.addFlush(test::syntheticFlush(s, 2 * s * kSecond, 100, 7));
+            stage.addFlush(test::syntheticFlush(s, 2 * int64_t(s) * kSecond, 100, 7));
         stage.waitUntilIdle();
         // Flushes may be merged together by one job, but each reaches the views exactly once, in order.
         QCOMPARE(published.flushSequences(), (std::vector<uint32_t>{1, 2, 3}));

@@ -168,6 +168,7 @@ void TestSamplingPipeline::sessionRunsBehindScriptedSampler()
     config.outputDirectory = dir.path().toStdString();
     const OwnSample s = sampleNow();
     std::vector<ScriptedSampler::Step> steps;
+    steps.reserve(5);
     for (int drain = 0; drain < 5; ++drain) {
         steps.push_back([&s](SampleSink &sink) {
             for (int i = 0; i < 40; ++i)
@@ -182,7 +183,7 @@ void TestSamplingPipeline::sessionRunsBehindScriptedSampler()
     std::mutex mutex;
     uint64_t inFlushes = 0;
     std::atomic<bool> stop{false};
-    auto result = session.run(stop, [&](std::shared_ptr<const Flush> f) {
+    auto result = session.run(stop, [&](const std::shared_ptr<const Flush> &f) {
         std::lock_guard lock(mutex);
         inFlushes += f->samples;
     });
@@ -228,7 +229,7 @@ void TestSamplingPipeline::replayedLogGivesTheSameProfile()
     std::mutex mutex;
     std::vector<std::shared_ptr<const Flush>> flushes;
     std::atomic<bool> stop{false};
-    auto result = session.run(stop, [&](std::shared_ptr<const Flush> f) {
+    auto result = session.run(stop, [&](const std::shared_ptr<const Flush> &f) {
         std::lock_guard lock(mutex);
         flushes.push_back(f);
     });
