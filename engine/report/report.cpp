@@ -46,10 +46,9 @@ std::string textReport(const Profile &p, const FrameTable &frames, const Functio
     return out;
 }
 
-std::string jsonReport(const Profile &p, const FrameTable &frames, const FunctionTable &table,
-                       const ReportOptions &o)
+// Every sample type with its unit and total: {"type","unit","total"}.
+QJsonArray sampleTypesJson(const Profile &p)
 {
-    QJsonObject root;
     QJsonArray types;
     const std::vector<int64_t> totals = p.totals();
     for (size_t i = 0; i < p.sampleTypes().size(); ++i) {
@@ -59,7 +58,14 @@ std::string jsonReport(const Profile &p, const FrameTable &frames, const Functio
         t.insert(QStringLiteral("total"), static_cast<qint64>(totals[i]));
         types.append(t);
     }
-    root.insert(QStringLiteral("sample_types"), types);
+    return types;
+}
+
+std::string jsonReport(const Profile &p, const FrameTable &frames, const FunctionTable &table,
+                       const ReportOptions &o)
+{
+    QJsonObject root;
+    root.insert(QStringLiteral("sample_types"), sampleTypesJson(p));
     root.insert(QStringLiteral("samples"), static_cast<qint64>(p.sampleCount()));
     QJsonArray functions;
     const auto &rows = table.rows();
@@ -121,16 +127,7 @@ std::string textDiffReport(const FunctionDiff &d, const ReportOptions &o)
 std::string jsonDiffReport(const Profile &next, const FunctionDiff &d, const ReportOptions &o)
 {
     QJsonObject root;
-    QJsonArray types;
-    const std::vector<int64_t> totals = next.totals();
-    for (size_t i = 0; i < next.sampleTypes().size(); ++i) {
-        QJsonObject t;
-        t.insert(QStringLiteral("type"), QString::fromStdString(next.str(next.sampleTypes()[i].type)));
-        t.insert(QStringLiteral("unit"), QString::fromStdString(next.str(next.sampleTypes()[i].unit)));
-        t.insert(QStringLiteral("total"), static_cast<qint64>(totals[i]));
-        types.append(t);
-    }
-    root.insert(QStringLiteral("sample_types"), types);
+    root.insert(QStringLiteral("sample_types"), sampleTypesJson(next));
     root.insert(QStringLiteral("samples"), static_cast<qint64>(next.sampleCount()));
     QJsonObject base;
     base.insert(QStringLiteral("file"), QString::fromStdString(o.baseFileName));

@@ -126,6 +126,24 @@ inline PprofTop goTop(const QString &go, const QString &file, int sampleIndex, c
     return top;
 }
 
+// The first function pprof lists that `mine` misses or gives other values; empty when all agree.
+inline QString firstDisagreement(const std::map<QString, Values> &mine, const PprofTop &theirs)
+{
+    for (const auto &[name, v] : theirs.functions) {
+        const auto it = mine.find(name);
+        if (it == mine.end())
+            return QStringLiteral("missing function: ") + name;
+        if (!(it->second == v))
+            return QStringLiteral("%1: ours self %2 total %3, pprof self %4 total %5")
+                .arg(name)
+                .arg(it->second.self)
+                .arg(it->second.total)
+                .arg(v.self)
+                .arg(v.total);
+    }
+    return {};
+}
+
 inline QString goBinary()
 {
     return QStandardPaths::findExecutable(QStringLiteral("go"));

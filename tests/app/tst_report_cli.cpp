@@ -98,17 +98,8 @@ void TestReportCli::matchesGoToolPprof()
         mine[name] = {f.value(QStringLiteral("self")).toInteger(), f.value(QStringLiteral("total")).toInteger()};
     }
     QVERIFY(!theirs.functions.empty());
-    for (const auto &[name, v] : theirs.functions) {
-        const auto it = mine.find(name);
-        QVERIFY2(it != mine.end(), qPrintable(QStringLiteral("missing function: ") + name));
-        if (!(it->second == v))
-            QFAIL(qPrintable(QStringLiteral("%1: ours self %2 total %3, pprof self %4 total %5")
-                                 .arg(name)
-                                 .arg(it->second.self)
-                                 .arg(it->second.total)
-                                 .arg(v.self)
-                                 .arg(v.total)));
-    }
+    const QString disagreement = firstDisagreement(mine, theirs);
+    QVERIFY2(disagreement.isEmpty(), qPrintable(disagreement));
     for (const auto &[name, v] : mine)
         QVERIFY2(theirs.functions.count(name), qPrintable(QStringLiteral("pprof does not list: ") + name));
 }
