@@ -150,19 +150,20 @@ void LiveStage::run()
             receivedNs = m_flushReceivedNs;
             m_processing = true;
         }
-        process(std::move(flushes), std::move(request), generation);
+        const bool merged = !flushes.empty();
+        process(std::move(flushes), request, generation, receivedNs);
         {
             std::lock_guard lock(m_mutex);
             m_processing = false;
         }
         m_idle.notify_all();
-        if (receivedNs != 0)
-            catchUpDue = true;
+        if (merged)
+            catchUpDue = true; // a request alone leaves the aggregate's buffers as they were
     }
 }
 
 void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, const LiveViewRequest &request,
-                        uint64_t generation)
+                        uint64_t generation, int64_t receivedNs)
 {
     QElapsedTimer timer;
     timer.start();
@@ -177,10 +178,7 @@ void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, const
             update->error = st.error().message;
     }
     if (!flushes.empty()) {
-        {
-            std::lock_guard lock(m_mutex);
-            update->flushReceivedNs = m_flushReceivedNs;
-        }
+        update->flushReceivedNs = receivedNs; // when the newest of these flushes arrived
         m_snapshot = m_live.snapshot();
         const Profile &profile = *m_snapshot->profile;
         FrameCache &cache = *m_frameCache;

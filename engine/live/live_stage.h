@@ -80,7 +80,8 @@ public:
 
 private:
     void run();
-    void process(std::vector<std::shared_ptr<const Flush>> flushes, const LiveViewRequest &request, uint64_t generation);
+    void process(std::vector<std::shared_ptr<const Flush>> flushes, const LiveViewRequest &request, uint64_t generation,
+                 int64_t receivedNs);
 
     Options m_options;
     Publish m_publish;
