@@ -10,7 +10,7 @@ namespace {
 
 constexpr int maximumNesting = 64;
 // Functions nested in functions (GNU C) are rare: a lookup checks this many preceding ranges for one.
-constexpr int maximumBacktrack = 16;
+constexpr int maximumRangeBacktrack = 16;
 
 std::pair<const Dwarf *, Dwarf_Off> keyOf(Dwarf_Die &die)
 {
@@ -38,9 +38,43 @@ const char *anonymousName(int tag)
 
 } // namespace
 
+Dwarf_Die *DwarfFunctionIndex::findUnit(Dwarf_Addr address, Dwarf_Addr *bias)
+{
+    if (Dwarf_Die *cu = dwfl_module_addrdie(m_module, address, bias))
+        return cu;
+    if (!m_unitIndexBuilt)
+        buildUnitIndex();
+    *bias = m_unitBias;
+    const Dwarf_Addr pc = address - m_unitBias;
+    auto it = std::upper_bound(m_unitIndex.begin(), m_unitIndex.end(), pc,
+                               [](Dwarf_Addr value, const UnitRange &range) { return value < range.low; });
+    if (it == m_unitIndex.begin())
+        return nullptr;
+    --it;
+    return pc < it->high ? it->unit : nullptr;
+}
+
+void DwarfFunctionIndex::buildUnitIndex()
+{
+    m_unitIndexBuilt = true;
+    Dwarf_Addr bias = 0;
+    for (Dwarf_Die *cu = nullptr; (cu = dwfl_module_nextcu(m_module, cu, &bias)) != nullptr;) {
+        m_unitBias = bias;
+        Dwarf_Addr base = 0;
+        Dwarf_Addr low = 0;
+        Dwarf_Addr high = 0;
+        for (ptrdiff_t offset = 0; (offset = dwarf_ranges(cu, offset, &base, &low, &high)) > 0;) {
+            if (high > low)
+                m_unitIndex.push_back({low, high, cu});
+        }
+    }
+    std::sort(m_unitIndex.begin(), m_unitIndex.end(),
+              [](const UnitRange &a, const UnitRange &b) { return a.low < b.low; });
+}
+
 bool DwarfFunctionIndex::findFunction(Dwarf_Addr address, Dwarf_Die *function, Dwarf_Addr *bias)
 {
-    Dwarf_Die *cu = dwfl_module_addrdie(m_module, address, bias);
+    Dwarf_Die *cu = findUnit(address, bias);
     if (cu == nullptr)
         return false;
     Dwarf *dwarf = dwarf_cu_getdwarf(cu->cu);
@@ -50,7 +84,7 @@ bool DwarfFunctionIndex::findFunction(Dwarf_Addr address, Dwarf_Die *function, D
     auto it = std::upper_bound(ranges.begin(), ranges.end(), pc,
                                [](Dwarf_Addr value, const Range &range) { return value < range.low; });
     const Range *best = nullptr;
-    for (int step = 0; it != ranges.begin() && step < maximumBacktrack; ++step) {
+    for (int step = 0; it != ranges.begin() && step < maximumRangeBacktrack; ++step) {
         --it;
         if (pc < it->high && (best == nullptr || it->high - it->low < best->high - best->low))
             best = &*it;

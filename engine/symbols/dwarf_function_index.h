@@ -13,11 +13,18 @@ namespace emberline::engine {
 // with addresses) and the namespace/class prefix of every function declared without a linkage name. One walk
 // over a CU's namespace tree replaces the whole-CU walk that dwarf_getscopes does for every address, which
 // costs milliseconds per address in large C++ units.
+//
+// Units are found through .debug_aranges when the file has it (libdwfl's lookup). Producers that write none
+// (clang by default) get an index of their own: every unit's DW_AT_ranges, sorted, built once on the first
+// address libdwfl cannot place. Without it such binaries would have names from the symbol table only, with no
+// file, line or inlined frames.
 // Thread: belongs to its SymbolModule.
 class DwarfFunctionIndex {
 public:
     explicit DwarfFunctionIndex(Dwfl_Module *module) : m_module(module) {}
 
+    // The compilation unit whose code contains `address` (libdwfl address), or null; `bias` as below.
+    Dwarf_Die *findUnit(Dwarf_Addr address, Dwarf_Addr *bias);
     // The innermost out-of-line function whose code contains `address` (libdwfl address); `bias` turns
     // libdwfl addresses into the DWARF's own.
     bool findFunction(Dwarf_Addr address, Dwarf_Die *function, Dwarf_Addr *bias);
@@ -30,12 +37,22 @@ private:
         Dwarf_Addr high = 0;
         Dwarf_Off function = 0;
     };
+    struct UnitRange {
+        Dwarf_Addr low = 0;
+        Dwarf_Addr high = 0;
+        Dwarf_Die *unit = nullptr; // owned by libdwfl, valid as long as the module
+    };
     using DieKey = std::pair<const Dwarf *, Dwarf_Off>;
+
+    void buildUnitIndex();
 
     const std::vector<Range> &unitRanges(Dwarf_Die *cu);
     void indexScope(Dwarf_Die scope, const std::string &prefix, std::vector<Range> &ranges, int depth);
 
     Dwfl_Module *m_module;
+    std::vector<UnitRange> m_unitIndex; // sorted by low; built only for files without .debug_aranges
+    Dwarf_Addr m_unitBias = 0;
+    bool m_unitIndexBuilt = false;
     std::unordered_map<Dwarf_Off, std::vector<Range>> m_units; // by CU DIE offset; ranges sorted by low
     std::map<DieKey, std::string> m_prefixes;
 };

@@ -87,7 +87,7 @@ SymbolFrame callSiteOf(Dwarf_Die *inlined)
     return site;
 }
 
-SymbolFrame lineTableLocation(Dwfl_Module *module, Dwarf_Addr address)
+SymbolFrame lineTableLocation(Dwfl_Module *module, DwarfFunctionIndex &index, Dwarf_Addr address)
 {
     SymbolFrame location;
     if (Dwfl_Line *line = dwfl_module_getsrc(module, address)) {
@@ -98,6 +98,22 @@ SymbolFrame lineTableLocation(Dwfl_Module *module, Dwarf_Addr address)
             location.line = lineNumber;
             location.column = column;
         }
+        return location;
+    }
+    // libdwfl places addresses through .debug_aranges; a file without it is read through the index's units.
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = index.findUnit(address, &bias);
+    Dwarf_Line *line = cu != nullptr ? dwarf_getsrc_die(cu, address - bias) : nullptr;
+    if (line == nullptr)
+        return location;
+    if (const char *file = dwarf_linesrc(line, nullptr, nullptr)) {
+        int lineNumber = 0;
+        int column = 0;
+        dwarf_lineno(line, &lineNumber);
+        dwarf_linecol(line, &column);
+        location.file = file;
+        location.line = lineNumber;
+        location.column = column;
     }
     return location;
 }
@@ -141,7 +157,7 @@ DwarfFrames dwarfFrames(Dwfl_Module *module, DwarfFunctionIndex &index, Dwarf_Ad
     std::vector<Dwarf_Die> chain{function}; // outermost first
     appendInlinedInstances(function, address - bias, chain, 0);
 
-    SymbolFrame location = lineTableLocation(module, address);
+    SymbolFrame location = lineTableLocation(module, index, address);
     for (size_t level = chain.size(); level-- > 0;) {
         Dwarf_Die *scope = &chain[level];
         FunctionName name = functionName(scope, index);

@@ -22,7 +22,7 @@ bool namesCode(const GElf_Sym &symbol)
 }
 
 // How far back a lookup looks for a sized symbol that still covers the address (symbols nested in others).
-constexpr int maximumBacktrack = 32;
+constexpr int maximumSymbolBacktrack = 32;
 
 } // namespace
 
@@ -68,7 +68,7 @@ std::optional<ElfSymbolTable::Match> ElfSymbolTable::find(Dwarf_Addr address) co
     // Sorted by start then rank: walking back, the first sized symbol that covers the address is the
     // closest and, among equal starts, the best ranked.
     auto it = end;
-    for (int step = 0; it != m_symbols.begin() && step < maximumBacktrack; ++step) {
+    for (int step = 0; it != m_symbols.begin() && step < maximumSymbolBacktrack; ++step) {
         --it;
         if (it->size > 0 && address - it->start < it->size)
             return Match{it->name, it->start};

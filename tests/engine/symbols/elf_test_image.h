@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <fcntl.h>
 #include <gelf.h>
@@ -83,6 +84,10 @@ public:
 
     const std::string &buildId() const { return m_buildId; }
     uint16_t type() const { return m_type; }
+    bool hasSection(const std::string &name) const
+    {
+        return std::find(m_sections.begin(), m_sections.end(), name) != m_sections.end();
+    }
 
 private:
     static ElfTestImage read(Elf *elf)
@@ -102,6 +107,11 @@ private:
             GElf_Shdr sectionHeader;
             if (gelf_getshdr(section, &sectionHeader) == nullptr)
                 continue;
+            size_t names = 0;
+            if (elf_getshdrstrndx(elf, &names) == 0) {
+                if (const char *name = elf_strptr(elf, names, sectionHeader.sh_name))
+                    image.m_sections.emplace_back(name);
+            }
             if (sectionHeader.sh_type == SHT_SYMTAB || sectionHeader.sh_type == SHT_DYNSYM)
                 image.readSymbols(elf, section, sectionHeader);
             else if (sectionHeader.sh_type == SHT_NOTE)
@@ -149,5 +159,6 @@ private:
     std::map<std::string, Symbol> m_symbols;
     std::vector<GElf_Phdr> m_loads;
     std::string m_buildId;
+    std::vector<std::string> m_sections;
     uint16_t m_type = 0;
 };

@@ -133,6 +133,22 @@ private Q_SLOTS:
         QCOMPARE(frames[0].function, std::string("symbols::Shape::area(int) const"));
     }
 
+    // Without .debug_aranges (clang writes none unless asked): if this fails, such binaries lose their files,
+    // lines and inlined frames and keep only the symbol table's names.
+    void noAddressRangeTable()
+    {
+        const std::string copy = targetPath + ".noaranges";
+        const auto image = ElfTestImage::fromFile(copy);
+        QVERIFY(image.has_value());
+        QVERIFY(!image->hasSection(".debug_aranges"));
+        checkInlineChain(copy, *image);
+        Symbolizer symbolizer;
+        const auto frames = symbolizer.symbolize(copy, image->buildId(), offsetOf(*image, "emberline_mark_method"));
+        QCOMPARE(describe(frames), QStringList{frameText("symbols::Shape::area(int) const",
+                                                         sourcePath("symbols_target.cpp"),
+                                                         findInSource("symbols_target.cpp", "LINE: method").line)});
+    }
+
     // main has no linkage name: if this fails, C-linkage functions lose their DW_AT_name.
     void plainName()
     {
@@ -225,10 +241,12 @@ private Q_SLOTS:
     // The vdso, through our own image: if this fails, every sample in clock_gettime & co. shows as an address.
     void vdso()
     {
+        // The auxiliary vector hands the vdso's address over as an integer.
+        // NOLINTNEXTLINE(performance-no-int-to-ptr)
         const auto *image = reinterpret_cast<const unsigned char *>(getauxval(AT_SYSINFO_EHDR));
         if (image == nullptr)
             QSKIP("this kernel maps no vdso");
-        const auto vdsoImage = ElfTestImage::fromMemory(image, 2 * 4096 * 4); // generous: reads headers only
+        const auto vdsoImage = ElfTestImage::fromMemory(image, size_t{2} * 4096 * 4); // generous: reads headers only
         QVERIFY(vdsoImage);
         std::optional<uint64_t> offset = vdsoImage->symbolFileOffset("__vdso_clock_gettime");
         QVERIFY(offset);
@@ -330,16 +348,20 @@ private Q_SLOTS:
         QCOMPARE(symbolizer.cachedAddresses(), size_t(3));
     }
 
-private:
+// Ends the test slots: moc runs every private slot above as a test, and none below.
+private: // NOLINT(readability-redundant-access-specifiers)
     void checkInlineChain(const std::string &path, const ElfTestImage &image, Symbolizer *shared = nullptr)
     {
         Symbolizer own;
         Symbolizer &symbolizer = shared != nullptr ? *shared : own;
         const auto frames = symbolizer.symbolize(path, image.buildId(), offsetOf(image, "emberline_mark_inline_leaf"));
         const SourcePosition leaf = findInSource("symbols_inline.h", "LINE: inline leaf", "EMBERLINE_MARK");
-        // GCC records a call's column at its opening parenthesis.
+        // GCC records a call's column at its opening parenthesis, clang at the callee's name: either is the call.
         const SourcePosition callLeaf = findInSource("symbols_target.cpp", "CALL: inlinedLeaf", "(x + 2)");
+        const SourcePosition callLeafName = findInSource("symbols_target.cpp", "CALL: inlinedLeaf", "inlinedLeaf(");
         const SourcePosition callMiddle = findInSource("symbols_target.cpp", "CALL: inlinedMiddle", "(x) + 7");
+        const SourcePosition callMiddleName =
+            findInSource("symbols_target.cpp", "CALL: inlinedMiddle", "inlinedMiddle(");
         QCOMPARE(describe(frames), (QStringList{
                                        frameText("symbols::inlinedLeaf(int)", sourcePath("symbols_inline.h"), leaf.line),
                                        frameText("symbols::inlinedMiddle(int)", sourcePath("symbols_target.cpp"),
@@ -349,8 +371,12 @@ private:
                                    }));
         // Columns of the call sites: the call expressions themselves.
         QCOMPARE(frames[0].column, leaf.column);
-        QCOMPARE(frames[1].column, callLeaf.column);
-        QCOMPARE(frames[2].column, callMiddle.column);
+        QVERIFY2(frames[1].column == callLeaf.column || frames[1].column == callLeafName.column,
+                 qPrintable(QStringLiteral("column %1, the call is at %2 or %3")
+                                .arg(frames[1].column).arg(callLeafName.column).arg(callLeaf.column)));
+        QVERIFY2(frames[2].column == callMiddle.column || frames[2].column == callMiddleName.column,
+                 qPrintable(QStringLiteral("column %1, the call is at %2 or %3")
+                                .arg(frames[2].column).arg(callMiddleName.column).arg(callMiddle.column)));
     }
 
     std::optional<ElfTestImage> m_target;
