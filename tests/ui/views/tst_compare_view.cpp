@@ -15,6 +15,7 @@
 #include "ui/views/compare_explorer.h"
 #include "ui/views/compare_view.h"
 #include "ui/views/diff_tables_view.h"
+#include "ui/views/profile_explorer.h"
 #include "ui/views/profile_view.h"
 
 #include <QAbstractItemModelTester>
