@@ -22,7 +22,9 @@ void sizeValueColumns(QTreeView *table, int first, int count)
 {
     QHeaderView *header = table->header();
     header->setStretchLastSection(false);
-    header->setSectionResizeMode(0, QHeaderView::Stretch);
+    // The name keeps room to be read; the table scrolls sideways when the pane is narrower than its columns.
+    header->setSectionResizeMode(0, QHeaderView::Interactive);
+    header->resizeSection(0, table->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 36);
     const int valueWidth = table->fontMetrics().horizontalAdvance(QStringLiteral("+999.99 ms")) + 20;
     for (int c = first; c < count; ++c) {
         header->setSectionResizeMode(c, QHeaderView::Interactive);
