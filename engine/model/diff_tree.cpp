@@ -125,7 +125,7 @@ std::string DiffTree::dump() const
         const uint32_t id = stack.back();
         stack.pop_back();
         const Node &n = m_nodes[id];
-        out.append(2 * n.depth, ' ');
+        out.append(2 * static_cast<size_t>(n.depth), ' ');
         out += (id == 0 ? std::string("<root>") : m_frames->frame(n.frame).name) + " " +
                std::to_string(n.baseTotal) + " " + std::to_string(n.newTotal);
         if (id != 0 && isBaseOnly(id))

@@ -49,7 +49,7 @@ void ComparisonRunner::load(const QString &newPath, const QString &basePath,
             out.base = baseOutcome.loaded;
             return out;
         },
-        [this](Loaded result) {
+        [this](const Loaded &result) {
             if (!result.error.isEmpty()) {
                 qCWarning(lcUiLoad).noquote() << result.error;
                 Q_EMIT loadFailed(result.error);
