@@ -8,6 +8,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QFileInfo>
 #include <QSettings>
 
 #include <cstdio>
@@ -39,6 +40,10 @@ void configureParser(QCommandLineParser &parser)
                                         QStringLiteral("Open the window straight into a live session attached to "
                                                        "the running process PID."),
                                         QStringLiteral("PID")));
+    parser.addOption(QCommandLineOption(QStringLiteral("diff"),
+                                        QStringLiteral("Open the window comparing two profiles: emberline --diff BASE "
+                                                       "NEW (each a .pprof file or a session folder). The flame "
+                                                       "graph's widths come from NEW; red grew, blue shrank.")));
     parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("pprof profiles to open."),
                                  QStringLiteral("[FILE...]"));
 }
@@ -83,8 +88,22 @@ LiveRequest liveRequest(const QCommandLineParser &parser, const QStringList &com
 // The GUI's usages; `emberline --help` adds every verb's.
 QStringList guiUsages()
 {
-    return {QStringLiteral("[options] [FILE...]"), QStringLiteral("--record -- COMMAND [ARGS...]"),
-            QStringLiteral("--attach PID")};
+    return {QStringLiteral("[options] [FILE...]"), QStringLiteral("--diff BASE NEW"),
+            QStringLiteral("--record -- COMMAND [ARGS...]"), QStringLiteral("--attach PID")};
+}
+
+// --diff BASE NEW: both must exist; an error names the one that does not.
+QString diffError(const QCommandLineParser &parser)
+{
+    const QStringList files = parser.positionalArguments();
+    if (files.size() != 2)
+        return QStringLiteral("--diff needs exactly two profiles, BASE then NEW (got %1)").arg(files.size());
+    const QStringList sides{QStringLiteral("BASE"), QStringLiteral("NEW")};
+    for (int i = 0; i < 2; ++i) {
+        if (!QFileInfo::exists(files[i]))
+            return QStringLiteral("--diff: %1 %2 does not exist").arg(sides[i], files[i]);
+    }
+    return {};
 }
 
 bool asksForInformation(int argc, char **argv)
@@ -153,11 +172,21 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "emberline: %s\n(see emberline --help)\n", qPrintable(live.error));
         return 2;
     }
+    const bool diff = parser.isSet(QStringLiteral("diff"));
+    if (diff) {
+        if (const QString error = diffError(parser); !error.isEmpty()) {
+            std::fprintf(stderr, "emberline: %s\n(see emberline --help)\n", qPrintable(error));
+            return 2;
+        }
+    }
     int status = 0;
     {
         emberline::ui::MainWindow window;
         window.show();
-        window.openFiles(parser.positionalArguments());
+        if (diff)
+            window.openComparison(parser.positionalArguments().at(0), parser.positionalArguments().at(1));
+        else
+            window.openFiles(parser.positionalArguments());
         if (live.wanted)
             window.startSession(live.config);
         status = app.exec();

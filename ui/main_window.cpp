@@ -2,6 +2,8 @@
 
 #include "ui/logging.h"
 #include "ui/upload/session_upload.h"
+#include "ui/views/compare_explorer.h"
+#include "ui/views/compare_view.h"
 #include "ui/views/live_session_view.h"
 #include "ui/views/profile_explorer.h"
 #include "ui/views/profile_view.h"
@@ -76,6 +78,7 @@ void MainWindow::createActions()
     m_openSessionAction->setObjectName(QStringLiteral("openSessionAction"));
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     m_recentMenu->setObjectName(QStringLiteral("recentMenu"));
+    createCompareActions(file);
     file->addSeparator();
     m_closeTabAction = file->addAction(tr("&Close Tab"), this, [this] { closeTab(m_tabs->currentIndex()); });
     m_closeTabAction->setObjectName(QStringLiteral("closeTabAction"));
@@ -100,12 +103,16 @@ void MainWindow::createActions()
     m_findAction = view->addAction(tr("&Find Frame…"), this, [this] {
         if (ProfileExplorer *explorer = currentExplorer())
             explorer->focusSearch();
+        else if (CompareView *compare = currentCompareView(); compare && compare->explorer())
+            compare->explorer()->focusSearch();
     });
     m_findAction->setObjectName(QStringLiteral("findAction"));
     m_findAction->setShortcut(QKeySequence::Find);
     m_resetZoomAction = view->addAction(tr("&Reset Zoom"), this, [this] {
         if (ProfileExplorer *explorer = currentExplorer())
             explorer->resetZoom();
+        else if (CompareView *compare = currentCompareView(); compare && compare->explorer())
+            compare->explorer()->resetZoom();
     });
     m_resetZoomAction->setObjectName(QStringLiteral("resetZoomMenuAction"));
 
@@ -241,7 +248,9 @@ void MainWindow::updateWindowTitle()
 {
     const ProfileView *view = currentProfileView();
     const LiveSessionView *live = currentLiveView();
-    if (live)
+    if (const CompareView *compare = currentCompareView())
+        setWindowTitle(tr("%1 — Emberline").arg(compare->title()));
+    else if (live)
         setWindowTitle(tr("%1 (live) — Emberline").arg(live->title()));
     else
         setWindowTitle(view ? tr("%1 — Emberline").arg(QFileInfo(view->path()).fileName()) : tr("Emberline"));

@@ -1,14 +1,17 @@
 #pragma once
 
+#include "engine/model/analysis.h"
 #include "engine/session/record_session.h"
 #include "engine/upload/upload_settings.h"
 #include "ui/recent_files.h"
 
 #include <QMainWindow>
 
+#include <memory>
 #include <optional>
 
 class QAction;
+class QDialog;
 class QMenu;
 class QStackedWidget;
 class QTabWidget;
@@ -19,6 +22,7 @@ class ProfilingSession;
 
 namespace emberline::ui {
 
+class CompareView;
 class LiveSessionView;
 class ProfileExplorer;
 class ProfileProcessDialog;
@@ -55,6 +59,16 @@ public:
     LiveSessionView *startDemo();
     // The bundled demo program, next to the emberline binary.
     static QString demoProgramPath();
+    // Opens a compare tab of two profiles (files or session folders); `loadedNew` is the new profile when a tab
+    // already holds it. File > Compare…, "Compare With…" and --diff all end here.
+    CompareView *openComparison(const QString &basePath, const QString &newPath,
+                                std::shared_ptr<const engine::LoadedProfile> loadedNew = nullptr);
+    CompareView *currentCompareView() const;
+    // File > Compare…: the dialog (non-modal); returns it so that callers and tests can drive it.
+    QDialog *showCompareDialog();
+    // "Compare With…" on the tab at `index`: its profile is the new one, the chosen file the base.
+    void compareTabWith(int index);
+    void compareTabWith(int index, const QString &basePath);
     // Opens a session folder's merged profile (or its last flush when the session never finished).
     void openSessionFolder(const QString &directory);
 
@@ -81,6 +95,8 @@ private:
     void updateUploadAction();
     void chooseSessionFolder();
     void stopSessions();
+    void createCompareActions(QMenu *file);
+    void showTabMenu(const QPoint &pos);
 
     RecentFiles m_recent;
     QStackedWidget *m_central = nullptr;
@@ -90,6 +106,8 @@ private:
     QAction *m_openAction = nullptr;
     QAction *m_profileAction = nullptr;
     QAction *m_openSessionAction = nullptr;
+    QAction *m_compareAction = nullptr;
+    QAction *m_compareWithAction = nullptr;
     QAction *m_uploadAction = nullptr;
     ProfileProcessDialog *m_profileDialog = nullptr;
     QAction *m_closeTabAction = nullptr;

@@ -42,10 +42,33 @@ std::optional<CallTree> CallTree::build(const Profile &profile, const FrameTable
         }
         tree.m_nodes[node].self += v;
     }
+    tree.finish(frames);
+    return tree;
+}
+
+CallTree CallTree::fromNodes(std::vector<Node> nodes, const FrameTable &frames)
+{
+    CallTree tree;
+    tree.m_nodes = std::move(nodes);
+    if (tree.m_nodes.empty())
+        tree.m_nodes.push_back(Node{});
+    for (Node &node : tree.m_nodes) {
+        node.deepest = node.depth;
+        if (node.total != 0)
+            tree.m_maxDepth = std::max(tree.m_maxDepth, node.depth);
+    }
+    tree.finish(frames);
+    return tree;
+}
+
+void CallTree::finish(const FrameTable &frames)
+{
     // Parents come before their children: one backward pass carries subtree depths upwards.
-    for (size_t i = tree.m_nodes.size(); i-- > 1;) {
-        Node &parent = tree.m_nodes[tree.m_nodes[i].parent];
-        parent.deepest = std::max(parent.deepest, tree.m_nodes[i].deepest);
+    for (size_t i = m_nodes.size(); i-- > 1;) {
+        if (m_nodes[i].total == 0)
+            continue; // a path with no value in this tree takes no row
+        Node &parent = m_nodes[m_nodes[i].parent];
+        parent.deepest = std::max(parent.deepest, m_nodes[i].deepest);
     }
 
     // Children in CSR form, ordered by frame name (rank computed once over frames, not per comparison).
@@ -58,25 +81,24 @@ std::optional<CallTree> CallTree::build(const Profile &profile, const FrameTable
         for (uint32_t i = 0; i < order.size(); ++i)
             rank[order[i]] = i;
     }
-    const size_t n = tree.m_nodes.size();
-    tree.m_childOffsets.assign(n + 1, 0);
+    const size_t n = m_nodes.size();
+    m_childOffsets.assign(n + 1, 0);
     for (size_t i = 1; i < n; ++i)
-        tree.m_childOffsets[tree.m_nodes[i].parent + 1]++;
-    std::partial_sum(tree.m_childOffsets.begin(), tree.m_childOffsets.end(), tree.m_childOffsets.begin());
-    tree.m_children.resize(n > 0 ? n - 1 : 0);
-    std::vector<uint32_t> fill(tree.m_childOffsets.begin(), tree.m_childOffsets.end() - 1);
+        m_childOffsets[m_nodes[i].parent + 1]++;
+    std::partial_sum(m_childOffsets.begin(), m_childOffsets.end(), m_childOffsets.begin());
+    m_children.resize(n > 0 ? n - 1 : 0);
+    std::vector<uint32_t> fill(m_childOffsets.begin(), m_childOffsets.end() - 1);
     for (uint32_t i = 1; i < n; ++i)
-        tree.m_children[fill[tree.m_nodes[i].parent]++] = i;
+        m_children[fill[m_nodes[i].parent]++] = i;
     for (size_t p = 0; p < n; ++p) {
-        auto begin = tree.m_children.begin() + tree.m_childOffsets[p];
-        auto end = tree.m_children.begin() + tree.m_childOffsets[p + 1];
+        auto begin = m_children.begin() + m_childOffsets[p];
+        auto end = m_children.begin() + m_childOffsets[p + 1];
         if (end - begin > 1) {
             std::sort(begin, end, [&](uint32_t a, uint32_t b) {
-                return rank[tree.m_nodes[a].frame] < rank[tree.m_nodes[b].frame];
+                return rank[m_nodes[a].frame] < rank[m_nodes[b].frame];
             });
         }
     }
-    return tree;
 }
 
 std::vector<uint32_t> CallTree::pathTo(uint32_t id) const

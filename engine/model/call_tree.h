@@ -37,6 +37,10 @@ public:
     static std::optional<CallTree> build(const Profile &profile, const FrameTable &frames,
                                          std::span<const int64_t> perStack,
                                          const std::atomic<bool> *cancel = nullptr);
+    // A tree from nodes already made (a differential tree's widths): parents before children, node 0 the root.
+    // Node ids are kept, so trees made from the same nodes with other values share ids; `deepest` counts only
+    // nodes whose total is not zero, and children are ordered by frame name as build() orders them.
+    static CallTree fromNodes(std::vector<Node> nodes, const FrameTable &frames);
 
     size_t size() const { return m_nodes.size(); }
     const Node &node(uint32_t id) const { return m_nodes[id]; }
@@ -63,6 +67,8 @@ public:
 
 private:
     friend class CallTreeUpdater;
+    // Depths below each node and the children lists in CSR form, once m_nodes holds every node.
+    void finish(const FrameTable &frames);
     std::vector<Node> m_nodes;
     std::vector<uint32_t> m_childOffsets;
     std::vector<uint32_t> m_children;

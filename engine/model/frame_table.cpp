@@ -77,6 +77,31 @@ FrameTable::FrameTable(const Profile &profile)
     }
 }
 
+FrameTable FrameTable::unionOf(const FrameTable &first, const FrameTable &second,
+                               std::vector<uint32_t> &secondToUnion)
+{
+    FrameTable table;
+    table.m_locOffsets.push_back(0);
+    table.m_frames = first.m_frames;
+    std::unordered_map<std::string_view, uint32_t> byName;
+    byName.reserve(first.size() + second.size());
+    for (uint32_t f = 0; f < first.size(); ++f)
+        byName.emplace(first.m_frames[f].name, f);
+    secondToUnion.assign(second.size(), kNoIndex);
+    table.m_frames.reserve(first.size() + second.size());
+    for (uint32_t f = 0; f < second.size(); ++f) {
+        const Frame &frame = second.m_frames[f];
+        if (auto it = byName.find(frame.name); it != byName.end()) {
+            secondToUnion[f] = it->second;
+            continue;
+        }
+        secondToUnion[f] = static_cast<uint32_t>(table.m_frames.size());
+        table.m_frames.push_back(frame);
+    }
+    // byName's keys point into `first`'s and `second`'s frames, never into this table's (which may move).
+    return table;
+}
+
 void FrameTable::expandRootFirst(std::span<const uint32_t> stack, std::vector<uint32_t> &out) const
 {
     for (size_t i = stack.size(); i-- > 0;) {

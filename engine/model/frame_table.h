@@ -29,6 +29,11 @@ struct Frame {
 class FrameTable {
 public:
     explicit FrameTable(const Profile &profile);
+    // The frames of two tables matched by name, as a comparison of two profiles groups them: `first`'s frames
+    // with their ids unchanged, then those of `second` that `first` lacks. `secondToUnion` maps each of
+    // `second`'s ids to its id here. The table knows no locations.
+    static FrameTable unionOf(const FrameTable &first, const FrameTable &second,
+                              std::vector<uint32_t> &secondToUnion);
 
     size_t size() const { return m_frames.size(); }
     const Frame &frame(uint32_t id) const { return m_frames[id]; }
@@ -44,7 +49,7 @@ public:
     std::vector<uint32_t> findByName(std::string_view name) const;
 
 private:
-    uint32_t internFrame(Frame frame);
+    FrameTable() = default;
 
     std::vector<Frame> m_frames;
     std::vector<uint32_t> m_locFrames;

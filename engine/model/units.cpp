@@ -54,4 +54,26 @@ std::string formatPercent(int64_t part, int64_t total)
     return buf;
 }
 
+std::string formatChange(int64_t change, std::string_view unit)
+{
+    return change > 0 ? "+" + formatValue(change, unit) : formatValue(change, unit);
+}
+
+std::string formatChangePercent(int64_t base, int64_t next)
+{
+    if (base == 0)
+        return next == 0 ? "0%" : "new";
+    char buf[32];
+    const double pct = 100.0 * static_cast<double>(next - base) / std::fabs(static_cast<double>(base));
+    std::snprintf(buf, sizeof buf, "%+.1f%%", pct);
+    return buf;
+}
+
+std::string formatRatio(double ratio)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, ratio >= 10 ? "%.0f×" : "%.2g×", ratio);
+    return buf;
+}
+
 } // namespace emberline::engine

@@ -72,6 +72,10 @@ double FlameGraphLayout::rowTop(uint32_t row) const
 void FlameGraphLayout::setZoomNode(uint32_t node)
 {
     m_zoom = (isEmpty() || node >= m_tree->size()) ? 0 : node;
+    // A path with no value in this tree (a differential tree's other side) has no width: its nearest ancestor
+    // with one is shown instead.
+    while (m_zoom != 0 && m_tree->node(m_zoom).total <= 0)
+        m_zoom = m_tree->node(m_zoom).parent;
     setScrollOffset(m_scroll);
 }
 

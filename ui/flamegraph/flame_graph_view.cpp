@@ -1,6 +1,7 @@
 #include "ui/flamegraph/flame_graph_view.h"
 
 #include "engine/model/units.h"
+#include "ui/flamegraph/diff_colors.h"
 
 #include <QHelpEvent>
 #include <QKeyEvent>
@@ -97,6 +98,12 @@ void FlameGraphView::setTree(std::shared_ptr<const engine::CallTree> tree,
     Q_EMIT zoomChanged(m_layout.zoomNode());
 }
 
+void FlameGraphView::setNodeStyle(std::shared_ptr<const FlameNodeStyle> style)
+{
+    m_style = std::move(style);
+    viewport()->update();
+}
+
 void FlameGraphView::setOrientation(FlameGraphLayout::Orientation orientation)
 {
     if (orientation == m_layout.orientation())
@@ -148,10 +155,15 @@ QString FlameGraphView::toolTipFor(uint32_t node) const
         text += QStringLiteral("<tr><td>%1</td><td style=\"white-space:nowrap\">&nbsp;%2</td></tr>")
                     .arg(label, value.toHtmlEscaped());
     };
-    row(tr("Total"), QStringLiteral("%1 (%2 of all)").arg(formatValue(n.total, m_unit),
-                                                          formatPercent(n.total, tree->total())));
-    row(tr("Self"), QStringLiteral("%1 (%2 of all)").arg(formatValue(n.self, m_unit),
-                                                         formatPercent(n.self, tree->total())));
+    if (m_style) {
+        for (const auto &[label, value] : m_style->toolTipRows(node))
+            row(label, value);
+    } else {
+        row(tr("Total"), QStringLiteral("%1 (%2 of all)").arg(formatValue(n.total, m_unit),
+                                                              formatPercent(n.total, tree->total())));
+        row(tr("Self"), QStringLiteral("%1 (%2 of all)").arg(formatValue(n.self, m_unit),
+                                                             formatPercent(n.self, tree->total())));
+    }
     if (n.frame != engine::kNoIndex) {
         const engine::Frame &frame = m_layout.frames()->frame(n.frame);
         if (!frame.file.empty()) {
@@ -234,8 +246,6 @@ void FlameGraphView::paintEvent(QPaintEvent *)
 
 void FlameGraphView::paintRect(QPainter &painter, const FlameRect &rect)
 {
-    const engine::CallTree &tree = *m_layout.tree();
-    const auto &node = tree.node(rect.node);
     // Integer edges from the fractional ones: neighbours share an edge exactly, so no pixel is painted twice.
     const int left = static_cast<int>(std::floor(rect.pixels.left()));
     const int right = static_cast<int>(std::floor(rect.pixels.right()));
@@ -243,16 +253,7 @@ void FlameGraphView::paintRect(QPainter &painter, const FlameRect &rect)
     const int width = std::max(1, right - left - (right - left >= 3 ? 1 : 0));
     const QRect box(left, top, width, static_cast<int>(m_layout.rowHeight()) - 1);
 
-    QColor fill;
-    if (node.frame == engine::kNoIndex)
-        fill = FramePalette::rootColor();
-    else if (m_layout.hasSearch())
-        fill = m_layout.isMatch(rect.node) ? FramePalette::matchColor() : m_palette.dimmed(node.frame);
-    else if (node.depth < tree.node(m_layout.zoomNode()).depth)
-        fill = m_palette.dimmed(node.frame);
-    else
-        fill = m_palette.normal(node.frame);
-    painter.fillRect(box, fill);
+    painter.fillRect(box, fillFor(rect));
 
     if (m_layout.isSelected(rect.node) && box.width() >= 3) {
         painter.setPen(QPen(QColor(0x10, 0x30, 0x80), 2));
@@ -263,6 +264,23 @@ void FlameGraphView::paintRect(QPainter &painter, const FlameRect &rect)
     }
     if (box.width() - 2 * kTextPadding >= m_minTextWidth)
         paintLabel(painter, box, rect.node);
+}
+
+QColor FlameGraphView::fillFor(const FlameRect &rect) const
+{
+    const engine::CallTree &tree = *m_layout.tree();
+    const auto &node = tree.node(rect.node);
+    if (!m_style && node.frame == engine::kNoIndex)
+        return FramePalette::rootColor();
+    const bool dimmed = m_layout.hasSearch() ? !m_layout.isMatch(rect.node)
+                                             : node.depth < tree.node(m_layout.zoomNode()).depth;
+    if (m_layout.hasSearch() && !dimmed)
+        return FramePalette::matchColor();
+    if (m_style) {
+        const QColor fill = m_style->fill(rect.node);
+        return dimmed ? diffDimmed(fill) : fill;
+    }
+    return dimmed ? m_palette.dimmed(node.frame) : m_palette.normal(node.frame);
 }
 
 void FlameGraphView::paintLabel(QPainter &painter, const QRect &box, uint32_t node)

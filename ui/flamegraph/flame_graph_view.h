@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ui/flamegraph/flame_graph_layout.h"
+#include "ui/flamegraph/flame_node_style.h"
 #include "ui/flamegraph/frame_colors.h"
 
 #include <QAbstractScrollArea>
@@ -31,6 +32,11 @@ public:
                  const std::string &unit, bool keepZoom, std::shared_ptr<const std::vector<QString>> names = nullptr);
     const FlameGraphLayout &layout() const { return m_layout; }
     const std::string &unit() const { return m_unit; }
+
+    // Colours and tooltips from `style` instead of the frame palette (a differential flame graph); null returns
+    // to the palette. Set it with the tree it describes: its node ids are the tree's.
+    void setNodeStyle(std::shared_ptr<const FlameNodeStyle> style);
+    const FlameNodeStyle *nodeStyle() const { return m_style.get(); }
 
     void setOrientation(FlameGraphLayout::Orientation orientation);
     void setSearch(const QString &text);
@@ -67,10 +73,12 @@ private:
     void onScrollBarMoved(int value);
     void paintRect(QPainter &painter, const FlameRect &rect);
     void paintLabel(QPainter &painter, const QRect &box, uint32_t node);
+    QColor fillFor(const FlameRect &rect) const;
     void emitSearchResult();
 
     FlameGraphLayout m_layout;
     FramePalette m_palette;
+    std::shared_ptr<const FlameNodeStyle> m_style;
     std::string m_unit;
     std::vector<FlameRect> m_rects; // reused between paints
     QFontMetricsF m_metrics{QFont()};

@@ -39,6 +39,7 @@ public:
     explicit ProfileExplorer(std::shared_ptr<const LoadedProfile> loaded, QWidget *parent = nullptr);
 
     const LoadedProfile &loaded() const { return *m_loaded; }
+    const std::shared_ptr<const LoadedProfile> &loadedProfile() const { return m_loaded; }
     // Shows another profile of the same kind (a live session's next state) and keeps the user's sample type,
     // zoom path, selected function, search and table sorting; the frames are matched by name. An analysis of it
     // made elsewhere (a live session's stage) is shown as it is when it answers the explorer's own choice of

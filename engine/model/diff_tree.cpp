@@ -1,0 +1,156 @@
+#include "engine/model/diff_tree.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace emberline::engine {
+namespace {
+
+// A node of the differential tree with the nodes it merges from each side (kNoIndex where the path is absent).
+struct Pending {
+    uint32_t node;
+    uint32_t newNode;
+    uint32_t baseNode;
+};
+
+} // namespace
+
+std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree &baseTree,
+                                        std::shared_ptr<const FrameTable> frames,
+                                        std::span<const uint32_t> baseToUnion, const std::atomic<bool> *cancel)
+{
+    DiffTree diff;
+    diff.m_frames = std::move(frames);
+    const FrameTable &table = *diff.m_frames;
+    diff.m_nodes.reserve(std::max(newTree.size(), baseTree.size()) + baseTree.size() / 8);
+    Node root;
+    if (newTree.size() > 0) {
+        root.newSelf = newTree.node(0).self;
+        root.newTotal = newTree.total();
+    }
+    if (baseTree.size() > 0) {
+        root.baseSelf = baseTree.node(0).self;
+        root.baseTotal = baseTree.total();
+    }
+    diff.m_nodes.push_back(root);
+    const auto baseFrame = [&](uint32_t baseNode) { return baseToUnion[baseTree.node(baseNode).frame]; };
+    const auto add = [&](uint32_t parent, uint32_t frame, uint32_t newNode, uint32_t baseNode,
+                         std::vector<Pending> &stack) {
+        Node node;
+        node.frame = frame;
+        node.parent = parent;
+        node.depth = diff.m_nodes[parent].depth + 1;
+        if (newNode != kNoIndex) {
+            node.newSelf = newTree.node(newNode).self;
+            node.newTotal = newTree.node(newNode).total;
+        }
+        if (baseNode != kNoIndex) {
+            node.baseSelf = baseTree.node(baseNode).self;
+            node.baseTotal = baseTree.node(baseNode).total;
+        }
+        stack.push_back({static_cast<uint32_t>(diff.m_nodes.size()), newNode, baseNode});
+        diff.m_nodes.push_back(node);
+    };
+
+    std::vector<Pending> stack{{0, newTree.size() > 0 ? 0u : kNoIndex, baseTree.size() > 0 ? 0u : kNoIndex}};
+    size_t visited = 0;
+    while (!stack.empty()) {
+        const Pending p = stack.back();
+        stack.pop_back();
+        if ((++visited & 0x3FFF) == 0 && cancel && cancel->load(std::memory_order_relaxed))
+            return std::nullopt;
+        // Both trees order children by frame name, and a name is one frame: a merge of the two sorted lists.
+        const auto newKids = p.newNode != kNoIndex ? newTree.children(p.newNode) : std::span<const uint32_t>{};
+        const auto baseKids = p.baseNode != kNoIndex ? baseTree.children(p.baseNode) : std::span<const uint32_t>{};
+        size_t i = 0;
+        size_t j = 0;
+        while (i < newKids.size() || j < baseKids.size()) {
+            const uint32_t nf = i < newKids.size() ? newTree.node(newKids[i]).frame : kNoIndex;
+            const uint32_t bf = j < baseKids.size() ? baseFrame(baseKids[j]) : kNoIndex;
+            if (nf == bf) {
+                add(p.node, nf, newKids[i++], baseKids[j++], stack);
+            } else if (bf == kNoIndex || (nf != kNoIndex && table.frame(nf).name < table.frame(bf).name)) {
+                add(p.node, nf, newKids[i++], kNoIndex, stack);
+            } else {
+                add(p.node, bf, kNoIndex, baseKids[j++], stack);
+            }
+        }
+    }
+    diff.m_unchanged = std::all_of(diff.m_nodes.begin(), diff.m_nodes.end(), [](const Node &n) {
+        return n.baseSelf == n.newSelf && n.baseTotal == n.newTotal;
+    });
+    diff.makeWidthTrees();
+    return diff;
+}
+
+void DiffTree::makeWidthTrees()
+{
+    const size_t n = m_nodes.size();
+    std::vector<CallTree::Node> nodes(n);
+    const auto fill = [&](auto selfOf, auto totalOf) {
+        for (size_t i = 0; i < n; ++i) {
+            const Node &d = m_nodes[i];
+            nodes[i] = CallTree::Node{d.frame, d.parent, d.depth, d.depth, selfOf(i), totalOf(i)};
+        }
+        return std::make_shared<const CallTree>(CallTree::fromNodes(nodes, *m_frames));
+    };
+    m_widths[static_cast<size_t>(Widths::New)] =
+        fill([&](size_t i) { return m_nodes[i].newSelf; }, [&](size_t i) { return m_nodes[i].newTotal; });
+    m_widths[static_cast<size_t>(Widths::Base)] =
+        fill([&](size_t i) { return m_nodes[i].baseSelf; }, [&](size_t i) { return m_nodes[i].baseTotal; });
+
+    // The base-only paths at their base width, added to every ancestor's width: children come after their
+    // parents, so one backward pass carries each node's added width up.
+    std::vector<int64_t> added(n, 0);
+    for (size_t i = n; i-- > 1;) {
+        if (isBaseOnly(static_cast<uint32_t>(i)) && !isBaseOnly(m_nodes[i].parent))
+            added[i] = m_nodes[i].baseTotal;
+        added[m_nodes[i].parent] += isBaseOnly(m_nodes[i].parent) ? 0 : added[i];
+    }
+    m_widths[static_cast<size_t>(Widths::NewWithBaseOnly)] = fill(
+        [&](size_t i) { return isBaseOnly(static_cast<uint32_t>(i)) ? m_nodes[i].baseSelf : m_nodes[i].newSelf; },
+        [&](size_t i) {
+            return isBaseOnly(static_cast<uint32_t>(i)) ? m_nodes[i].baseTotal : m_nodes[i].newTotal + added[i];
+        });
+}
+
+std::string DiffTree::dump() const
+{
+    std::string out;
+    const CallTree &order = *widths(Widths::Base);
+    std::vector<uint32_t> stack{0};
+    // Pre-order over the union of both sides: children of a node are listed in name order.
+    while (!stack.empty()) {
+        const uint32_t id = stack.back();
+        stack.pop_back();
+        const Node &n = m_nodes[id];
+        out.append(2 * static_cast<size_t>(n.depth), ' ');
+        out += (id == 0 ? std::string("<root>") : m_frames->frame(n.frame).name) + " " +
+               std::to_string(n.baseTotal) + " " + std::to_string(n.newTotal);
+        if (id != 0 && isBaseOnly(id))
+            out += " (base only)";
+        out += "\n";
+        const auto kids = order.children(id);
+        for (auto it = kids.rbegin(); it != kids.rend(); ++it)
+            stack.push_back(*it);
+    }
+    return out;
+}
+
+double relativeChange(int64_t base, int64_t next)
+{
+    if (base == next)
+        return 0.0;
+    const double scale = static_cast<double>(std::max(std::llabs(base), std::llabs(next)));
+    return std::clamp(static_cast<double>(next - base) / scale, -1.0, 1.0);
+}
+
+std::optional<double> changePercent(int64_t base, int64_t next)
+{
+    if (base == 0)
+        return std::nullopt;
+    return 100.0 * static_cast<double>(next - base) / static_cast<double>(std::llabs(base));
+}
+
+} // namespace emberline::engine

@@ -1,0 +1,78 @@
+#pragma once
+
+#include "engine/model/call_tree.h"
+#include "engine/model/frame_table.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace emberline::engine {
+
+// The differential call tree of two profiles: every call path of either, with its value in the base and in the
+// new profile. Paths are matched frame by frame as the views group frames (by function name; the file is kept
+// for display), so a path that exists only in the base is a node of its own, flagged base-only, and one that
+// exists only in the new profile is new-only. Node 0 is the root; parents come before their children.
+//
+// The flame graph draws it through three call trees over the same nodes (same ids, same children order), one
+// per choice of widths: the new values, the new values plus the base-only paths (drawn at their base width),
+// or the base values. They are made once here, on the worker, so a toggle in the window costs nothing.
+//
+// Thread: built on a worker; immutable afterwards, shared with the GUI thread.
+class DiffTree {
+public:
+    struct Node {
+        uint32_t frame = kNoIndex; // in frames(); kNoIndex for the root
+        uint32_t parent = kNoIndex;
+        uint32_t depth = 0;
+        int64_t baseSelf = 0;
+        int64_t baseTotal = 0;
+        int64_t newSelf = 0;
+        int64_t newTotal = 0;
+        int64_t change() const { return newTotal - baseTotal; }
+    };
+    enum class Widths { New, NewWithBaseOnly, Base };
+
+    // `newTree` over `frames`' first frames (the new profile's table, whose ids unionOf keeps), `baseTree` over
+    // the base profile's table, whose ids `baseToUnion` maps into `frames`. Returns nullopt when cancelled.
+    static std::optional<DiffTree> build(const CallTree &newTree, const CallTree &baseTree,
+                                         std::shared_ptr<const FrameTable> frames,
+                                         std::span<const uint32_t> baseToUnion,
+                                         const std::atomic<bool> *cancel = nullptr);
+
+    size_t size() const { return m_nodes.size(); }
+    const Node &node(uint32_t id) const { return m_nodes[id]; }
+    const std::shared_ptr<const FrameTable> &frames() const { return m_frames; }
+    bool isBaseOnly(uint32_t id) const { return m_nodes[id].newTotal == 0 && m_nodes[id].baseTotal != 0; }
+    bool isNewOnly(uint32_t id) const { return m_nodes[id].baseTotal == 0 && m_nodes[id].newTotal != 0; }
+    // Every path holds the same value on both sides.
+    bool isUnchanged() const { return m_unchanged; }
+    const std::shared_ptr<const CallTree> &widths(Widths widths) const
+    {
+        return m_widths[static_cast<size_t>(widths)];
+    }
+
+    // Indented text, one node a line in the children order of the trees: "<indent>name base new[ (base only)]".
+    std::string dump() const;
+
+private:
+    void makeWidthTrees();
+
+    std::vector<Node> m_nodes;
+    std::shared_ptr<const FrameTable> m_frames;
+    std::shared_ptr<const CallTree> m_widths[3];
+    bool m_unchanged = true;
+};
+
+// The relative change of a value: (new - base) / max(|base|, |new|), in [-1, 1]. +1 when it is new (base 0),
+// -1 when it is gone (new 0), 0 when unchanged. What the differential flame graph's colour intensity reads.
+double relativeChange(int64_t base, int64_t next);
+
+// The change as a percentage of the base: (new - base) / base * 100; nullopt when the base is 0 (a new path).
+std::optional<double> changePercent(int64_t base, int64_t next);
+
+} // namespace emberline::engine

@@ -1,0 +1,160 @@
+// Opening one profile against comparing two, side by side in one run, the way the window does both: from the
+// files on disk to the flame graph drawn (a ProfileView's flame graph; a CompareView's differential flame graph).
+// While each runs, a 2 ms timer on the GUI thread measures the longest time the event loop was busy.
+//   bench_compare NEW BASE [--repeat N]      (QT_QPA_PLATFORM=offscreen works)
+// Prints per run: open ms, compare ms, their ratio, and the GUI thread's longest busy stretch for each.
+#include "ui/flamegraph/diff_flame_graph_view.h"
+#include "ui/flamegraph/flame_graph_view.h"
+#include "ui/views/compare_explorer.h"
+#include "ui/views/compare_view.h"
+#include "ui/views/profile_explorer.h"
+#include "ui/views/profile_view.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QTimer>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+using namespace emberline::ui;
+
+namespace {
+
+// The longest gap between ticks of a fast timer: how long the GUI thread was busy at a stretch.
+class BusyProbe {
+public:
+    BusyProbe()
+    {
+        m_timer.setInterval(2);
+        QObject::connect(&m_timer, &QTimer::timeout, [this] {
+            const qint64 now = m_clock.nsecsElapsed();
+            m_longest = std::max(m_longest, now - m_last);
+            m_last = now;
+        });
+    }
+    void start()
+    {
+        m_longest = 0;
+        m_clock.start();
+        m_last = 0;
+        m_timer.start();
+    }
+    double stopMs()
+    {
+        m_timer.stop();
+        return static_cast<double>(m_longest) / 1e6;
+    }
+
+private:
+    QTimer m_timer;
+    QElapsedTimer m_clock;
+    qint64 m_last = 0;
+    qint64 m_longest = 0;
+};
+
+struct Timing {
+    double ms = 0;
+    double busyMs = 0;
+};
+
+Timing openOne(const QString &path, BusyProbe &probe)
+{
+    QElapsedTimer timer;
+    QEventLoop loop;
+    probe.start();
+    timer.start();
+    ProfileView view(path);
+    view.resize(1400, 900);
+    view.show();
+    double ms = 0;
+    QObject::connect(&view, &ProfileView::loadFinished, &loop, [&](bool ok) {
+        if (!ok) {
+            std::fprintf(stderr, "bench_compare: %s\n", qPrintable(view.errorMessage()));
+            loop.exit(1);
+            return;
+        }
+        QObject::connect(view.explorer(), &ProfileExplorer::analysisApplied, &loop, [&] {
+            view.explorer()->flameGraph()->viewport()->repaint(); // drawn, not only scheduled
+            ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+            loop.quit();
+        });
+    });
+    view.load();
+    if (loop.exec() != 0)
+        std::exit(1);
+    return {ms, probe.stopMs()};
+}
+
+Timing compareTwo(const QString &next, const QString &base, BusyProbe &probe)
+{
+    QElapsedTimer timer;
+    QEventLoop loop;
+    probe.start();
+    timer.start();
+    CompareView view(base, next);
+    view.resize(1400, 900);
+    view.show();
+    double ms = 0;
+    QObject::connect(&view, &CompareView::loadFinished, &loop, [&](bool ok) {
+        if (!ok) {
+            std::fprintf(stderr, "bench_compare: %s\n", qPrintable(view.errorMessage()));
+            loop.exit(1);
+            return;
+        }
+        QObject::connect(view.explorer(), &CompareExplorer::comparisonFailed, &loop, [&] { loop.exit(1); });
+        QObject::connect(view.explorer(), &CompareExplorer::comparisonApplied, &loop, [&] {
+            view.explorer()->diffFlameGraph()->flameGraph()->viewport()->repaint();
+            ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+            loop.quit();
+        });
+    });
+    view.load();
+    if (loop.exec() != 0)
+        std::exit(1);
+    return {ms, probe.stopMs()};
+}
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QApplication app(argc, argv);
+    const QStringList args = QApplication::arguments();
+    if (args.size() < 3) {
+        std::fprintf(stderr, "usage: bench_compare NEW BASE [--repeat N]\n");
+        return 2;
+    }
+    int repeat = 3;
+    if (const qsizetype at = args.indexOf(QStringLiteral("--repeat")); at > 0 && at + 1 < args.size())
+        repeat = std::max(1, args.at(at + 1).toInt());
+    BusyProbe probe;
+    std::vector<double> open, compare, ratio;
+    double openBusy = 0, compareBusy = 0;
+    for (int r = 0; r < repeat; ++r) {
+        const Timing o = openOne(args.at(1), probe);
+        const Timing c = compareTwo(args.at(1), args.at(2), probe);
+        open.push_back(o.ms);
+        compare.push_back(c.ms);
+        ratio.push_back(c.ms / o.ms);
+        openBusy = std::max(openBusy, o.busyMs);
+        compareBusy = std::max(compareBusy, c.busyMs);
+        std::printf("run %d: open %.0f ms (GUI busy at most %.1f ms) | compare %.0f ms (GUI busy at most %.1f ms) | "
+                    "ratio %.2f\n",
+                    r + 1, o.ms, o.busyMs, c.ms, c.busyMs, c.ms / o.ms);
+        std::fflush(stdout);
+    }
+    std::printf("median: open %.0f ms, compare %.0f ms, ratio %.2f (goal <= 2); GUI thread busy at most %.1f ms "
+                "opening, %.1f ms comparing (goal <= 50)\n",
+                median(open), median(compare), median(ratio), openBusy, compareBusy);
+    return 0;
+}

@@ -1,0 +1,150 @@
+// The comparison's item models under QAbstractItemModelTester: the top-functions table and the caller/callee
+// tables with base, new, change and change %, each column sorted through FunctionFilterProxy by its raw value.
+#include "engine/model/comparison.h"
+#include "ui/models/diff_caller_callee_model.h"
+#include "ui/models/diff_functions_model.h"
+#include "ui/models/function_filter_proxy.h"
+#include "ui/models/model_roles.h"
+
+#include <QAbstractItemModelTester>
+#include <QtTest>
+
+#include <cmath>
+#include <map>
+
+using namespace emberline;
+using emberline::ui::DiffCallerCalleeModel;
+using emberline::ui::DiffFunctionsModel;
+
+namespace {
+
+std::shared_ptr<const engine::LoadedProfile> loaded(engine::Profile profile)
+{
+    auto l = std::make_shared<engine::LoadedProfile>();
+    l->profile = std::make_shared<const engine::Profile>(std::move(profile));
+    l->frames = std::make_shared<const engine::FrameTable>(*l->profile);
+    l->threads = std::make_shared<const engine::ThreadIndex>(*l->profile);
+    l->totals = l->profile->totals();
+    return l;
+}
+
+// A profile of name paths (root first), one sample type cpu/nanoseconds.
+engine::Profile makeProfile(const std::vector<std::pair<std::vector<std::string>, int64_t>> &stacks)
+{
+    engine::Profile p;
+    p.sampleTypes().push_back({p.intern("cpu"), p.intern("nanoseconds")});
+    std::map<std::string, uint32_t> location;
+    for (const auto &[names, value] : stacks) {
+        std::vector<uint32_t> ids;
+        for (auto it = names.rbegin(); it != names.rend(); ++it) {
+            auto [at, inserted] = location.try_emplace(*it, static_cast<uint32_t>(p.locations().size()));
+            if (inserted) {
+                engine::Function f;
+                f.id = p.functions().size() + 1;
+                f.name = p.intern(*it);
+                p.functions().push_back(f);
+                engine::Location loc;
+                loc.id = p.locations().size() + 1;
+                loc.lines.push_back({static_cast<uint32_t>(p.functions().size() - 1), 0, 0});
+                p.locations().push_back(loc);
+            }
+            ids.push_back(at->second);
+        }
+        const int64_t values[] = {value};
+        p.addSample(ids, values, {});
+    }
+    return p;
+}
+
+// Base: main 100 { a 40 (self 10) { b 30 }, c 60 (self 40) { b 20 } }.
+// New:  main 90  { a 50 (self 20) { b 30 }, c 40 (self 40) }: a grew, b and c shrank.
+std::shared_ptr<const engine::Comparison> comparison()
+{
+    engine::ComparisonRequest r;
+    r.base = loaded(makeProfile({{{"main", "a", "b"}, 30}, {{"main", "a"}, 10}, {{"main", "c"}, 40},
+                                 {{"main", "c", "b"}, 20}}));
+    r.next = loaded(makeProfile({{{"main", "a", "b"}, 30}, {{"main", "a"}, 20}, {{"main", "c"}, 40}}));
+    auto c = engine::compareProfiles(r);
+    return c ? c.value() : nullptr;
+}
+
+QString nameAt(const QAbstractItemModel &m, int row)
+{
+    return m.index(row, 0).data().toString();
+}
+
+} // namespace
+
+class TestDiffModels : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // If this fails, a function's base, new, change or change % is wrong in the table, or a column sorts by its
+    // text instead of its value.
+    void functionsModel()
+    {
+        const auto c = comparison();
+        QVERIFY(c);
+        DiffFunctionsModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setComparison(c);
+        QCOMPARE(model.rowCount(), 4);
+        QCOMPARE(model.columnCount(), int(DiffFunctionsModel::ColumnCount));
+        const int a = model.rowOfFrame(c->frames->findByName("a").front());
+        QVERIFY(a >= 0);
+        QCOMPARE(model.index(a, DiffFunctionsModel::BaseSelfColumn).data().toString(), QStringLiteral("10 ns"));
+        QCOMPARE(model.index(a, DiffFunctionsModel::NewSelfColumn).data().toString(), QStringLiteral("20 ns"));
+        QCOMPARE(model.index(a, DiffFunctionsModel::SelfChangeColumn).data().toString(), QStringLiteral("+10 ns"));
+        QCOMPARE(model.index(a, DiffFunctionsModel::SelfChangePercentColumn).data().toString(),
+                 QStringLiteral("+100.0%"));
+        QCOMPARE(model.index(a, DiffFunctionsModel::TotalChangePercentColumn).data(ui::SortRole).toDouble(), 25.0);
+
+        ui::FunctionFilterProxy proxy;
+        proxy.setSourceModel(&model);
+        QAbstractItemModelTester proxyTester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        proxy.sort(DiffFunctionsModel::TotalChangeColumn, Qt::DescendingOrder);
+        // Total change: a +10, main -10, b -20 (50 → 30), c -20 (60 → 40); ties by name keep a stable order.
+        QCOMPARE(nameAt(proxy, 0), QStringLiteral("a"));
+        QCOMPARE(proxy.index(3, DiffFunctionsModel::TotalChangeColumn).data(ui::SortRole).toLongLong(), -20);
+        for (int r = 1; r < proxy.rowCount(); ++r)
+            QVERIFY(proxy.index(r - 1, DiffFunctionsModel::TotalChangeColumn).data(ui::SortRole).toLongLong() >=
+                    proxy.index(r, DiffFunctionsModel::TotalChangeColumn).data(ui::SortRole).toLongLong());
+        proxy.sort(DiffFunctionsModel::SelfChangePercentColumn, Qt::AscendingOrder);
+        QCOMPARE(nameAt(proxy, 0), QStringLiteral("b")); // 50 → 30: -40%
+        model.setComparison(nullptr);
+        QCOMPARE(proxy.rowCount(), 0);
+    }
+
+    // If this fails, a percentage for a function the base lacks sorts among finite ones, or shows a number.
+    void newFunctionPercent()
+    {
+        QVERIFY(std::isinf(ui::changePercentSortValue(0, 5)));
+        QCOMPARE(ui::changePercentSortValue(0, 0), 0.0);
+        QCOMPARE(ui::changePercentSortValue(40, 30), -25.0);
+    }
+
+    // If this fails, the caller/callee tables lose a side or their change columns are wrong.
+    void callerCalleeModels()
+    {
+        const auto c = comparison();
+        const uint32_t b = c->frames->findByName("b").front();
+        auto cc = std::make_shared<const engine::DiffCallerCallee>(engine::diffCallerCallee(*c, b));
+        DiffCallerCalleeModel callers(DiffCallerCalleeModel::Side::Callers);
+        QAbstractItemModelTester tester(&callers, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        callers.setCallerCallee(cc, c->frames, c->unit);
+        QCOMPARE(callers.rowCount(), 2); // a (30 → 30) and c (20 → 0)
+        ui::FunctionFilterProxy proxy;
+        proxy.setSourceModel(&callers);
+        proxy.sort(DiffCallerCalleeModel::ChangeColumn, Qt::AscendingOrder);
+        QCOMPARE(nameAt(proxy, 0), QStringLiteral("c"));
+        QCOMPARE(proxy.index(0, DiffCallerCalleeModel::BaseColumn).data().toString(), QStringLiteral("20 ns"));
+        QCOMPARE(proxy.index(0, DiffCallerCalleeModel::NewColumn).data().toString(), QStringLiteral("0 ns"));
+        QCOMPARE(proxy.index(0, DiffCallerCalleeModel::ChangePercentColumn).data().toString(),
+                 QStringLiteral("-100.0%"));
+        QCOMPARE(proxy.index(1, DiffCallerCalleeModel::ChangeColumn).data().toString(), QStringLiteral("0 ns"));
+        callers.clear();
+        QCOMPARE(callers.rowCount(), 0);
+    }
+};
+
+QTEST_MAIN(TestDiffModels)
+#include "tst_diff_models.moc"

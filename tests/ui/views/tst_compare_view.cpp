@@ -1,0 +1,229 @@
+// The compare tab as a user drives it, offscreen, on real files: Go's CPU profile and pprof's own cut of it
+// (`go tool pprof -proto -ignore=...`), compared; a click into a frame zooms and fills the caller/callee tables;
+// a click on a column header sorts by change. The numbers are checked against the per-function diff that
+// `emberline report --base` prints (engine::diffFunctions). Then bad input: the same file twice, two profiles with
+// no shared sample type, a missing file, and "Compare With…" on an open tab.
+#include "engine/model/diff.h"
+#include "engine/pprof/pprof_reader.h"
+#include "ui/flamegraph/diff_flame_graph_view.h"
+#include "ui/flamegraph/flame_graph_view.h"
+#include "ui/main_window.h"
+#include "ui/models/diff_caller_callee_model.h"
+#include "ui/models/diff_functions_model.h"
+#include "ui/models/function_filter_proxy.h"
+#include "ui/models/model_roles.h"
+#include "ui/views/compare_explorer.h"
+#include "ui/views/compare_view.h"
+#include "ui/views/diff_tables_view.h"
+#include "ui/views/profile_explorer.h"
+#include "ui/views/profile_view.h"
+
+#include <QAbstractItemModelTester>
+#include <QCheckBox>
+#include <QHeaderView>
+#include <QProcess>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTreeView>
+#include <QtTest>
+
+using namespace emberline;
+using emberline::ui::CompareExplorer;
+using emberline::ui::CompareView;
+using emberline::ui::DiffFunctionsModel;
+using emberline::ui::MainWindow;
+
+namespace {
+
+const QString kGoCpu = QStringLiteral(EMBERLINE_TEST_DATA "/pprof/go-cpu.pprof");
+const QString kGoHeap = QStringLiteral(EMBERLINE_TEST_DATA "/pprof/go-heap.pprof");
+
+CompareExplorer *waitForComparison(CompareView *view)
+{
+    if (!view || !QTest::qWaitFor([&] { return view->state() != CompareView::State::Loading; }, 20000))
+        return nullptr;
+    CompareExplorer *explorer = view->explorer();
+    if (!explorer)
+        return nullptr;
+    QTest::qWaitFor([&] { return !explorer->isComparing() && (explorer->comparison() || !explorer->message().isEmpty()); },
+                    20000);
+    return explorer;
+}
+
+} // namespace
+
+class TestCompareView : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    QString m_cut; // go-cpu.pprof without the fibRec and sha256 samples
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        QCoreApplication::setOrganizationName(QStringLiteral("EmberlineTest"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_compare_view"));
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.path());
+        const QString go = QStandardPaths::findExecutable(QStringLiteral("go"));
+        if (go.isEmpty())
+            QSKIP("go (golang-go) is not installed: cannot cut a real profile with go tool pprof");
+        m_cut = m_dir.filePath(QStringLiteral("go-cpu-cut.pprof"));
+        QProcess p;
+        p.start(go, {QStringLiteral("tool"), QStringLiteral("pprof"), QStringLiteral("-proto"),
+                     QStringLiteral("-symbolize=none"), QStringLiteral("-ignore=fibRec|sha256"),
+                     QStringLiteral("-output=") + m_cut, kGoCpu});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0 && QFile::exists(m_cut), p.readAllStandardError().constData());
+    }
+
+    // If this fails, the compare tab shows other numbers than `report --base`, a click does not zoom or select,
+    // or a header click does not sort by change.
+    void compareClickAndSort()
+    {
+        MainWindow window;
+        window.resize(1400, 900);
+        window.show();
+        CompareExplorer *explorer = waitForComparison(window.openComparison(m_cut, kGoCpu)); // base: the cut
+        QVERIFY(explorer);
+        QVERIFY(explorer->comparison());
+        QCOMPARE(window.tabs()->count(), 1);
+        const auto comparison = explorer->comparison();
+        QCOMPARE(comparison->sampleType, std::string("cpu"));
+        QVERIFY2(explorer->message().isEmpty(), qPrintable(explorer->message()));
+
+        // Every function's numbers against the report's diff, read independently from the files.
+        auto next = engine::readPprofFile(kGoCpu.toStdString());
+        auto base = engine::readPprofFile(m_cut.toStdString());
+        QVERIFY(next && base);
+        engine::DiffOptions options;
+        options.sampleType = "cpu";
+        auto report = engine::diffFunctions(next.value(), base.value(), options);
+        QVERIFY(report);
+        QVERIFY(report->functions.size() > 3);
+        DiffFunctionsModel *model = explorer->tables()->functionsModel();
+        QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        for (const engine::FunctionDelta &f : report->functions) {
+            const auto ids = comparison->frames->findByName(f.name);
+            QVERIFY2(ids.size() == 1, f.name.c_str());
+            const int row = model->rowOfFrame(ids.front());
+            QVERIFY2(row >= 0, f.name.c_str());
+            const auto sortValue = [&](int column) {
+                return model->index(row, column).data(ui::SortRole).toLongLong();
+            };
+            QCOMPARE(sortValue(DiffFunctionsModel::BaseSelfColumn), f.baseSelf);
+            QCOMPARE(sortValue(DiffFunctionsModel::NewSelfColumn), f.newSelf);
+            QCOMPARE(sortValue(DiffFunctionsModel::BaseTotalColumn), f.baseTotal);
+            QCOMPARE(sortValue(DiffFunctionsModel::TotalChangeColumn), f.totalChange());
+        }
+
+        // Click into the frame of fibRec: a path only the new profile has, so red, its base 0.
+        ui::FlameGraphView *flame = explorer->diffFlameGraph()->flameGraph();
+        QTRY_VERIFY(flame->layout().viewportSize().width() > 100);
+        const uint32_t node = flame->layout().largestNodeNamed("main.fibRec");
+        QVERIFY(node != engine::kNoIndex);
+        QVERIFY(comparison->tree->isNewOnly(node));
+        const QRectF rect = flame->layout().nodeRect(node);
+        QVERIFY2(rect.width() > 4, "fibRec is too narrow to click");
+        QTest::mouseClick(flame->viewport(), Qt::LeftButton, {}, rect.center().toPoint());
+        QCOMPARE(flame->layout().zoomNode(), node);
+        QCOMPARE(explorer->selectedFrame(), comparison->tree->node(node).frame);
+        ui::DiffCallerCalleeModel *callers = explorer->tables()->callersModel();
+        QTRY_VERIFY(callers->rowCount() > 0);
+        int64_t callerNew = 0;
+        for (int r = 0; r < callers->rowCount(); ++r) {
+            QCOMPARE(callers->index(r, ui::DiffCallerCalleeModel::BaseColumn).data(ui::SortRole).toLongLong(), 0);
+            callerNew += callers->index(r, ui::DiffCallerCalleeModel::NewColumn).data(ui::SortRole).toLongLong();
+        }
+        QVERIFY(callerNew > 0);
+        QVERIFY(flame->toolTipFor(node).contains(QLatin1String("only in the new profile")));
+
+        // Sort by total change with a click on its header: ascending first, then descending.
+        QTreeView *table = explorer->tables()->functionsTable();
+        QHeaderView *header = table->header();
+        const int section = DiffFunctionsModel::TotalChangeColumn;
+        const QPoint at(header->sectionViewportPosition(section) + header->sectionSize(section) / 2,
+                        header->height() / 2);
+        QTest::mouseClick(header->viewport(), Qt::LeftButton, {}, at);
+        const auto changeAt = [&](int row) {
+            return table->model()->index(row, section).data(ui::SortRole).toLongLong();
+        };
+        const Qt::SortOrder first = header->sortIndicatorOrder();
+        QCOMPARE(header->sortIndicatorSection(), section);
+        if (first == Qt::AscendingOrder)
+            QTest::mouseClick(header->viewport(), Qt::LeftButton, {}, at);
+        QCOMPARE(header->sortIndicatorOrder(), Qt::DescendingOrder);
+        for (int r = 1; r < table->model()->rowCount(); ++r)
+            QVERIFY(changeAt(r - 1) >= changeAt(r));
+        // The cut removed fibRec's and sha256's samples from the base: the largest growth is one of their paths.
+        QVERIFY(changeAt(0) > 0);
+        QCOMPARE(changeAt(0), report->functions.empty() ? 0 : [&] {
+            int64_t best = 0;
+            for (const auto &f : report->functions)
+                best = std::max(best, f.totalChange());
+            return best;
+        }());
+    }
+
+    // If this fails, the same file twice is not said to be unchanged, or is painted as a change.
+    void sameFileTwice()
+    {
+        MainWindow window;
+        window.show();
+        CompareExplorer *explorer = waitForComparison(window.openComparison(kGoCpu, kGoCpu));
+        QVERIFY(explorer && explorer->comparison());
+        QVERIFY2(explorer->message().contains(QLatin1String("same file")), qPrintable(explorer->message()));
+        QVERIFY(explorer->comparison()->tree->isUnchanged());
+    }
+
+    // If this fails, two profiles without a shared sample type show a silently wrong picture instead of a
+    // message naming both sets.
+    void noSharedSampleType()
+    {
+        MainWindow window;
+        window.show();
+        CompareExplorer *explorer = waitForComparison(window.openComparison(kGoHeap, kGoCpu));
+        QVERIFY(explorer);
+        QVERIFY(!explorer->comparison());
+        const QString message = explorer->message();
+        QVERIFY2(message.contains(QLatin1String("new: samples/count, cpu/nanoseconds")), qPrintable(message));
+        QVERIFY2(message.contains(QLatin1String("base: alloc_objects/count")), qPrintable(message));
+        QVERIFY(explorer->diffFlameGraph()->flameGraph()->layout().isEmpty());
+    }
+
+    // If this fails, a missing file crashes or hangs instead of naming the side and the file.
+    void missingFile()
+    {
+        MainWindow window;
+        window.show();
+        const QString missing = m_dir.filePath(QStringLiteral("nope.pprof"));
+        CompareView *view = window.openComparison(missing, kGoCpu);
+        QVERIFY(QTest::qWaitFor([&] { return view->state() != CompareView::State::Loading; }, 20000));
+        QCOMPARE(view->state(), CompareView::State::Failed);
+        QVERIFY2(view->errorMessage().contains(QLatin1String("Base profile")), qPrintable(view->errorMessage()));
+        QVERIFY2(view->errorMessage().contains(QLatin1String("nope.pprof")), qPrintable(view->errorMessage()));
+    }
+
+    // If this fails, "Compare With…" does not take the tab's own profile as the new one.
+    void compareTabWith()
+    {
+        MainWindow window;
+        window.show();
+        window.openFiles({kGoCpu});
+        ui::ProfileView *tab = window.currentProfileView();
+        QVERIFY(tab);
+        QTRY_VERIFY_WITH_TIMEOUT(tab->explorer() != nullptr, 20000);
+        window.compareTabWith(0, m_cut);
+        CompareView *view = window.currentCompareView();
+        QVERIFY(view);
+        CompareExplorer *explorer = waitForComparison(view);
+        QVERIFY(explorer && explorer->comparison());
+        QCOMPARE(explorer->comparison()->request.next.get(), tab->explorer()->loadedProfile().get());
+        QVERIFY(explorer->comparison()->newTotal > explorer->comparison()->baseTotal);
+    }
+};
+
+QTEST_MAIN(TestCompareView)
+#include "tst_compare_view.moc"

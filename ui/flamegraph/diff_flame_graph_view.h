@@ -1,0 +1,53 @@
+#pragma once
+
+#include "engine/model/diff_tree.h"
+
+#include <QWidget>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+class QCheckBox;
+class QComboBox;
+
+namespace emberline::ui {
+
+class DiffLegend;
+class FlameGraphView;
+
+// A differential flame graph: a FlameGraphView over one of a DiffTree's width trees, coloured by change
+// (DiffFlameStyle), with its own controls: widths from the new profile or from the base, whether paths that exist
+// only in the base are drawn (at their base width), and the colour legend. A new tree (the next comparison, or a
+// live session's next flush) keeps the zoom path, the selected function and the search.
+//
+// Thread: GUI thread; the trees are immutable results built on a worker.
+class DiffFlameGraphView : public QWidget {
+    Q_OBJECT
+public:
+    explicit DiffFlameGraphView(QWidget *parent = nullptr);
+
+    void setDiff(std::shared_ptr<const engine::DiffTree> tree, const std::string &unit, bool keepZoom,
+                 std::shared_ptr<const std::vector<QString>> names = nullptr);
+    const engine::DiffTree *diff() const { return m_tree.get(); }
+    void setWidthsFromBase(bool fromBase);
+    void setShowBaseOnly(bool show);
+    // The width tree shown: New, NewWithBaseOnly or Base.
+    engine::DiffTree::Widths widths() const;
+    FlameGraphView *flameGraph() const { return m_flame; }
+
+private:
+    void setupUi();
+    void connectSignals();
+    void showTree(bool keepZoom);
+
+    std::shared_ptr<const engine::DiffTree> m_tree;
+    std::shared_ptr<const std::vector<QString>> m_names;
+    std::string m_unit;
+    QComboBox *m_widths = nullptr;
+    QCheckBox *m_baseOnly = nullptr;
+    DiffLegend *m_legend = nullptr;
+    FlameGraphView *m_flame = nullptr;
+};
+
+} // namespace emberline::ui
