@@ -1,25 +1,10 @@
 #include "engine/model/frame_table.h"
 
-#include <cstdio>
+#include "engine/common/strings.h"
+
 #include <unordered_map>
 
 namespace emberline::engine {
-namespace {
-
-std::string baseName(const std::string &path)
-{
-    const auto slash = path.rfind('/');
-    return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string hex(uint64_t v)
-{
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-    return buf;
-}
-
-} // namespace
 
 FrameTable::FrameTable(const Profile &profile)
 {
@@ -56,7 +41,7 @@ FrameTable::FrameTable(const Profile &profile)
                 if (f.name.empty())
                     f.name = profile.str(fn.systemName);
                 if (f.name.empty())
-                    f.name = module.empty() ? hex(loc.address) : module + "+" + hex(loc.address);
+                    f.name = module.empty() ? hexAddress(loc.address) : module + "+" + hexAddress(loc.address);
                 f.file = profile.str(fn.filename);
                 f.line = fn.startLine;
                 f.module = module;
@@ -68,7 +53,7 @@ FrameTable::FrameTable(const Profile &profile)
         if (!any) {
             Frame f;
             const uint64_t offset = mapping ? loc.address - mapping->start + mapping->offset : loc.address;
-            f.name = module.empty() ? hex(loc.address) : module + "+" + hex(offset);
+            f.name = module.empty() ? hexAddress(loc.address) : module + "+" + hexAddress(offset);
             f.module = module;
             f.symbolized = false;
             m_locFrames.push_back(intern(std::move(f)));

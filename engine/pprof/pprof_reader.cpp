@@ -483,7 +483,7 @@ Result<Profile> decodeStream(ZeroCopyInputStream *raw, bool gzipped, const std::
     return decoder.decode(&decompressed, &decompressed, gzip ? &*gzip : nullptr);
 }
 
-bool isGzip(const unsigned char *p, size_t n)
+bool hasGzipMagic(const unsigned char *p, size_t n)
 {
     return n >= 2 && p[0] == 0x1f && p[1] == 0x8b;
 }
@@ -494,7 +494,7 @@ Result<Profile> readPprofBytes(std::string_view bytes, const std::string &name, 
 {
     if (bytes.empty())
         return makeError(Error::Code::Format, name + ": the file is empty");
-    const bool gz = isGzip(reinterpret_cast<const unsigned char *>(bytes.data()), bytes.size());
+    const bool gz = hasGzipMagic(reinterpret_cast<const unsigned char *>(bytes.data()), bytes.size());
     google::protobuf::io::ArrayInputStream array(bytes.data(), static_cast<int>(bytes.size()));
     return decodeStream(&array, gz, name, options, bytes.size());
 }
@@ -514,7 +514,7 @@ Result<Profile> readPprofFile(const std::string &path, const PprofReadOptions &o
         return makeError(Error::Code::Format, path + ": the file is empty");
     }
     unsigned char magic[2] = {0, 0};
-    const bool gz = ::pread(fd, magic, 2, 0) == 2 && isGzip(magic, 2);
+    const bool gz = ::pread(fd, magic, 2, 0) == 2 && hasGzipMagic(magic, 2);
     google::protobuf::io::FileInputStream file(fd, 1 << 16);
     file.SetCloseOnDelete(true);
     auto result = decodeStream(&file, gz, path, options, static_cast<uint64_t>(st.st_size));

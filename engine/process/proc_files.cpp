@@ -56,4 +56,10 @@ double allowedCpus(int pid)
     return std::max(1, CPU_COUNT(&set));
 }
 
+int yamaPtraceScope()
+{
+    const std::string scope = readProcFile("/proc/sys/kernel/yama/ptrace_scope");
+    return scope.empty() ? 0 : std::atoi(scope.c_str());
+}
+
 } // namespace emberline::engine

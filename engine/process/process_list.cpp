@@ -47,12 +47,6 @@ uint32_t ownerOf(int pid)
     return at == std::string::npos ? UINT32_MAX : static_cast<uint32_t>(std::strtoul(status.c_str() + at + 5, nullptr, 10));
 }
 
-int ptraceScope()
-{
-    const std::string scope = readProcFile("/proc/sys/kernel/yama/ptrace_scope");
-    return scope.empty() ? 0 : std::atoi(scope.c_str());
-}
-
 } // namespace
 
 bool processExists(int pid)
@@ -82,7 +76,7 @@ std::vector<ProcessEntry> ProcessScanner::scan()
 {
     const uint32_t me = getuid();
     const bool root = me == 0;
-    const int scope = ptraceScope();
+    const int scope = yamaPtraceScope();
     const int self = getpid();
     const int64_t now = monotonicNs();
     const double wallTicks = m_previousScanNs > 0 ? (now - m_previousScanNs) * 1e-9 * sysconf(_SC_CLK_TCK) : 0;

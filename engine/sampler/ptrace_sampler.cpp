@@ -21,19 +21,10 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <thread>
 
 namespace emberline::engine {
 namespace {
-
-int ptraceScope()
-{
-    std::ifstream f("/proc/sys/kernel/yama/ptrace_scope");
-    int v = -1;
-    f >> v;
-    return v;
-}
 
 bool isStopSignal(int sig)
 {
@@ -104,7 +95,7 @@ Status PtraceSampler::seize(int tid, bool first)
             return makeError(Error::Code::Permission,
                              "not allowed to trace process " + std::to_string(m_pid) +
                                  ": it belongs to another user, is already traced (by a debugger?), or "
-                                 "kernel.yama.ptrace_scope (" + std::to_string(ptraceScope()) +
+                                 "kernel.yama.ptrace_scope (" + std::to_string(yamaPtraceScope()) +
                                  ") forbids attaching to a process that is not our child. Run Emberline as "
                                  "root or with CAP_SYS_PTRACE, set kernel.yama.ptrace_scope=0, or launch the "
                                  "program from Emberline");

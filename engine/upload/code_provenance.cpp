@@ -1,5 +1,7 @@
 #include "engine/upload/code_provenance.h"
 
+#include "engine/common/strings.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -11,12 +13,6 @@
 
 namespace emberline::engine {
 namespace {
-
-std::string baseName(const std::string &path)
-{
-    const size_t slash = path.rfind('/');
-    return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 bool isSharedObject(const std::string &name)
 {

@@ -1,12 +1,14 @@
 #include "ui/views/compare_explorer.h"
 
 #include "engine/model/units.h"
+#include "ui/models/value_text.h"
 #include "ui/flamegraph/breadcrumb_bar.h"
 #include "ui/flamegraph/diff_flame_graph_view.h"
 #include "ui/flamegraph/flame_graph_view.h"
 #include "ui/jobs/comparison_runner.h"
 #include "ui/logging.h"
 #include "ui/views/diff_tables_view.h"
+#include "ui/views/search_delay.h"
 #include "ui/views/label_strip.h"
 #include "ui/views/thread_filter_button.h"
 
@@ -24,16 +26,6 @@
 #include <QVBoxLayout>
 
 namespace emberline::ui {
-namespace {
-
-constexpr int kSearchDelayMs = 120;
-
-QString valueText(int64_t value, const std::string &unit)
-{
-    return QString::fromStdString(engine::formatValue(value, unit));
-}
-
-} // namespace
 
 CompareExplorer::CompareExplorer(std::shared_ptr<const engine::LoadedProfile> next,
                                  std::shared_ptr<const engine::LoadedProfile> base, QWidget *parent)

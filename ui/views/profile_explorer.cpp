@@ -1,6 +1,7 @@
 #include "ui/views/profile_explorer.h"
 
 #include "engine/model/units.h"
+#include "ui/models/value_text.h"
 #include "ui/flamegraph/breadcrumb_bar.h"
 #include "ui/logging.h"
 #include "ui/flamegraph/flame_graph_view.h"
@@ -8,6 +9,7 @@
 #include "ui/jobs/analysis_runner.h"
 #include "ui/views/caller_callee_view.h"
 #include "ui/views/label_strip.h"
+#include "ui/views/search_delay.h"
 #include "ui/views/thread_filter_button.h"
 #include "ui/views/top_functions_view.h"
 
@@ -24,16 +26,6 @@
 #include <QVBoxLayout>
 
 namespace emberline::ui {
-namespace {
-
-constexpr int kSearchDelayMs = 120;
-
-QString valueText(int64_t value, const std::string &unit)
-{
-    return QString::fromStdString(engine::formatValue(value, unit));
-}
-
-} // namespace
 
 ProfileExplorer::ProfileExplorer(std::shared_ptr<const LoadedProfile> loaded, QWidget *parent)
     : QWidget(parent), m_loaded(std::move(loaded))
