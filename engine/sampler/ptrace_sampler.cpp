@@ -87,6 +87,7 @@ Status PtraceSampler::seize(int tid, bool first)
     long options = PTRACE_O_TRACEEXEC;
     if (m_launched)
         options |= PTRACE_O_EXITKILL; // a launched target does not outlive a crashed profiler
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): ptrace takes its data and the remote stack as pointers
     if (::ptrace(PTRACE_SEIZE, tid, nullptr, reinterpret_cast<void *>(options)) != 0) {
         const int err = errno;
         if (!first && err == ESRCH)
@@ -183,6 +184,7 @@ void PtraceSampler::handleStop(int tid, int status)
     } else {
         // A signal on its way to the target: deliver it at once.
         m_lastSignalNs = clockNs(CLOCK_MONOTONIC);
+        // NOLINTNEXTLINE(performance-no-int-to-ptr): ptrace takes its data and the remote stack as pointers
         ::ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void *>(static_cast<long>(sig)));
     }
 }
@@ -286,6 +288,7 @@ void PtraceSampler::copyStoppedThread(int tid, Captured &out)
         return;
     out.stack.resize(m_options.stackBytes);
     iovec local{out.stack.data(), out.stack.size()};
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): ptrace takes its data and the remote stack as pointers
     iovec remote{reinterpret_cast<void *>(regs.rsp), out.stack.size()};
     ssize_t n = ::process_vm_readv(tid, &local, 1, &remote, 1, 0);
     if (n < 0) {
@@ -521,6 +524,7 @@ void PtraceSampler::release()
             const int event = status >> 16;
             if (event == 0) {
                 // A signal was on its way: detaching delivers it.
+                // NOLINTNEXTLINE(performance-no-int-to-ptr): ptrace takes its data and the remote stack as pointers
                 ::ptrace(PTRACE_DETACH, tid, nullptr, reinterpret_cast<void *>(static_cast<long>(WSTOPSIG(status))));
                 break;
             }
