@@ -251,7 +251,7 @@ private Q_SLOTS:
         QFETCH(bool, wallTime);
         QTemporaryDir dir;
         const Run r = runEmberline(QStringList{QStringLiteral("record"), QStringLiteral("--output"), dir.path()} +
-                                   options + QStringList{QStringLiteral("--"), targetPath("waiter"),
+                                   options + QStringList{QStringLiteral("--"), targetPath("cpu_split"),
                                                          QStringLiteral("0.5")});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QVERIFY2(r.err.contains("sample(s) of other processes dropped"), r.err.constData());
