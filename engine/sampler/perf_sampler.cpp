@@ -111,7 +111,7 @@ PerfSampler::~PerfSampler()
 Status PerfSampler::openEvent(EventKind kind, int pid, int cpu, bool forLaunch, int outputFd, int &fdOut)
 {
     const bool clock = kind == EventKind::Clock;
-    perf_event_attr attr;
+    perf_event_attr attr{};
     std::memset(&attr, 0, sizeof attr);
     attr.size = sizeof attr;
     attr.type = PERF_TYPE_SOFTWARE;
@@ -344,7 +344,7 @@ void PerfSampler::followForks(const std::vector<uint64_t> &heads)
     for (size_t i = 0; i < m_buffers.size(); ++i) {
         const Buffer &b = *m_buffers[i];
         for (uint64_t pos = b.meta->data_tail; pos < heads[i];) {
-            perf_event_header hdr;
+            perf_event_header hdr{};
             copyFromRing(b.data, b.dataSize, pos, &hdr, sizeof hdr);
             if (hdr.size < sizeof hdr || pos + hdr.size > heads[i])
                 break;
@@ -384,7 +384,7 @@ size_t PerfSampler::drain(SampleSink &sink)
         uint64_t tail = b.meta->data_tail;
         while (tail < head) {
             const size_t offset = tail % b.dataSize;
-            perf_event_header hdr;
+            perf_event_header hdr{};
             // The header itself may straddle the end of the ring.
             copyFromRing(b.data, b.dataSize, tail, &hdr, sizeof hdr);
             if (hdr.size < sizeof hdr || tail + hdr.size > head)
@@ -437,10 +437,10 @@ void PerfSampler::handleSample(const perf_event_header &hdr, const uint8_t *p, c
     }
     const auto abi = take<uint64_t>(p);
     if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
-        if (p + RegCount * 8 > end)
+        if (p + static_cast<size_t>(RegCount) * 8 > end)
             return;
         s.regs = {reinterpret_cast<const uint64_t *>(p), static_cast<size_t>(RegCount)};
-        p += RegCount * 8;
+        p += static_cast<size_t>(RegCount) * 8;
     }
     const auto stackSize = take<uint64_t>(p);
     if (stackSize > 0) {
@@ -456,7 +456,7 @@ void PerfSampler::handleSample(const perf_event_header &hdr, const uint8_t *p, c
 
 void PerfSampler::handleRecord(const uint8_t *record, size_t size, SampleSink &sink)
 {
-    perf_event_header hdr;
+    perf_event_header hdr{};
     std::memcpy(&hdr, record, sizeof hdr);
     const uint8_t *p = record + sizeof hdr;
     const uint8_t *end = record + size;

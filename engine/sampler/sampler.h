@@ -42,7 +42,8 @@ public:
     virtual void release() {}
     // CPU time (ns, growing) that the session's other threads spend on what this sampler collects, for a
     // sampler that budgets its overhead. Called on the session thread until release().
-    virtual void countHelperCpu(std::function<int64_t()> cpuNs) { (void)cpuNs; }
+    // By value: the samplers that budget their overhead keep it. NOLINTNEXTLINE(performance-unnecessary-value-param)
+    virtual void countHelperCpu(std::function<int64_t()> /*cpuNs*/) {}
 };
 
 } // namespace emberline::engine

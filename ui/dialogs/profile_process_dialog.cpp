@@ -144,7 +144,7 @@ QString ProfileProcessDialog::message() const
 
 QString ProfileProcessDialog::buildConfig(engine::SessionConfig &config) const
 {
-    const QString error = mode() == Mode::Launch ? m_launch->fillConfig(config) : m_attach->fillConfig(config);
+    QString error = mode() == Mode::Launch ? m_launch->fillConfig(config) : m_attach->fillConfig(config);
     if (!error.isEmpty())
         return error;
     config.frequency = m_frequency->value();

@@ -22,7 +22,7 @@ const QString kEmberline = QStringLiteral(EMBERLINE_BINARY_DIR "/app/emberline")
 // private directory), so it runs a copy of the program from the shared directory; empty if the copy failed.
 QString copyForNobody(const QTemporaryDir &dir, const QString &program)
 {
-    const QString copy = dir.filePath(QFileInfo(program).fileName());
+    QString copy = dir.filePath(QFileInfo(program).fileName());
     if (!QFile::copy(program, copy) || !QFile::setPermissions(copy, QFileDevice::Permissions(0x7755)))
         return {};
     return copy;

@@ -92,8 +92,8 @@ private Q_SLOTS:
     {
         FollowTree tree(100);
         for (uint32_t i = 0; i < 1000; ++i) {
-            tree.onFork(1000 + i, 100, 10 * i);
-            tree.onExit(1000 + i, 10 * i + 5);
+            tree.onFork(1000 + i, 100, uint64_t{10} * i);
+            tree.onExit(1000 + i, uint64_t{10} * i + 5);
         }
         tree.onFork(5000, 100, 20'000);
         QCOMPARE(tree.size(), size_t(1002));

@@ -57,7 +57,7 @@ public:
 void writeEveryKind(SampleSink &sink)
 {
     const std::vector<uint64_t> regs{1, 2, 3, 0xffffffffffffffffull};
-    const std::string stack = "stack bytes\0with a NUL";
+    const std::string stack("stack bytes\0with a NUL", 22);
     RawSample s;
     s.kind = RawSample::Kind::Periodic;
     s.pid = 10;
