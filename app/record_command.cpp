@@ -36,6 +36,10 @@ void printSummary(const engine::SessionSummary &s)
                  engine::formatValue(s.profilerCpuNs, "nanoseconds").c_str(), overheadPct);
     if (!s.wallTimeProblem.empty())
         std::fprintf(stderr, "emberline: %s\n", s.wallTimeProblem.c_str());
+    if (!s.kernelFramesProblem.empty())
+        std::fprintf(stderr, "emberline: %s\n", s.kernelFramesProblem.c_str());
+    std::fprintf(stderr, "emberline: %llu sample(s) of other processes dropped (not in the followed tree)\n",
+                 static_cast<unsigned long long>(s.foreignDropped));
     for (const auto &[module, count] : s.incompleteByModule)
         std::fprintf(stderr, "emberline:   incomplete stacks ending in %s: %llu\n", module.c_str(),
                      static_cast<unsigned long long>(count));
@@ -102,7 +106,9 @@ void configureRecordParser(QCommandLineParser &parser)
         {QStringLiteral("stack-size"), QStringLiteral("Bytes of user stack copied per sample (default 32768)."),
          QStringLiteral("BYTES"), QStringLiteral("32768")},
         {QStringLiteral("wall-time"),
-         QStringLiteral("Also record wall time: where threads wait (sleep, locks, I/O).")},
+         QStringLiteral("Record wall time too: where threads wait (sleep, locks, I/O). On by default where "
+                        "perf events may sample context switches.")},
+        {QStringLiteral("no-wall-time"), QStringLiteral("Record CPU time only (no context-switch samples).")},
     });
     parser.addOptions(UploadOptions().all());
 }
@@ -163,7 +169,11 @@ int runRecord(const QStringList &args)
         return 2;
     config.stackBytes = static_cast<uint32_t>(value);
     config.sampler = parser.value(QStringLiteral("sampler")).toStdString();
-    config.wallTime = parser.isSet(QStringLiteral("wall-time"));
+    if (parser.isSet(QStringLiteral("wall-time")) && parser.isSet(QStringLiteral("no-wall-time"))) {
+        std::fprintf(stderr, "emberline record: --wall-time and --no-wall-time contradict each other\n");
+        return 2;
+    }
+    config.wallTime = !parser.isSet(QStringLiteral("no-wall-time"));
     config.outputDirectory = parser.isSet(output)
                                  ? parser.value(output).toStdString()
                                  : QDir::current()

@@ -1,6 +1,7 @@
 #include "engine/export/exporter.h"
 
 #include "engine/common/strings.h"
+#include "engine/symbols/symbols_logging.h"
 
 #include "engine/pprof/pprof_writer.h"
 #include "engine/model/thread_state.h"
@@ -30,12 +31,30 @@ const std::vector<SymbolFrame> &Exporter::symbolize(const LocationKey &key, cons
     std::vector<SymbolFrame> frames;
     if (module) {
         const uint64_t offset = key.address - module->start + module->pgoff;
-        if (module->path == "[vdso]")
+        if (module->id == kKernelSymbolsModule)
+            frames = symbolizeKernel(key.address);
+        else if (module->path == "[vdso]")
             frames = m_symbolizer.symbolizeVdso(key.address - module->start);
         else if (!module->path.empty() && module->path[0] == '/')
             frames = m_symbolizer.symbolize(module->path, module->buildId, offset);
     }
     return m_symbolCache.emplace(cacheKey, std::move(frames)).first->second;
+}
+
+std::vector<SymbolFrame> Exporter::symbolizeKernel(uint64_t address)
+{
+    if (!m_kernelSymbols) {
+        auto loaded = KernelSymbols::load(m_options.kallsymsPath);
+        if (!loaded)
+            qCWarning(lcSymbols, "kernel frames stay unnamed: %s", loaded.error().message.c_str());
+        m_kernelSymbols = loaded ? std::move(loaded).value() : KernelSymbols();
+    }
+    const KernelSymbols::Found found = m_kernelSymbols->lookup(address);
+    if (found.name.empty())
+        return {};
+    SymbolFrame frame;
+    frame.function = std::string(found.name);
+    return {frame};
 }
 
 Profile Exporter::buildProfile(const FlushInput &in)

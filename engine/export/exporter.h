@@ -5,9 +5,11 @@
 #include "engine/pprof/pprof_writer.h"
 #include "engine/model/merge.h"
 #include "engine/recorder/recorder.h"
+#include "engine/symbols/kernel_symbols.h"
 #include "engine/symbols/symbolizer.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -21,6 +23,7 @@ struct ExporterOptions {
     int64_t minimumFlushNs = 1'000'000'000; // a shorter final flush is not uploaded (Flush::upload)
     std::string samplerDescription;
     Symbolizer::Options symbolizer;
+    std::string kallsymsPath = "/proc/kallsyms"; // names the frames under [kernel.kallsyms], read at first use
 };
 
 // Turns a FlushInput into a Flush: symbolizes the flush's unique locations (cached across flushes), builds the
@@ -59,12 +62,15 @@ private:
     };
     Profile buildProfile(const FlushInput &input);
     const std::vector<SymbolFrame> &symbolize(const LocationKey &key, const ModuleInfo *module);
+    // A frame under [kernel.kallsyms]: its kernel function, from /proc/kallsyms read once.
+    std::vector<SymbolFrame> symbolizeKernel(uint64_t address);
     void save(Flush &flush);
     void addToSessionProfile(const Profile &profile, Flush &flush);
 
     ExporterOptions m_options;
     Symbolizer m_symbolizer;
     std::unordered_map<uint64_t, std::vector<SymbolFrame>> m_symbolCache; // by (module id, address)
+    std::optional<KernelSymbols> m_kernelSymbols; // read at the first kernel frame; empty table if unreadable
     std::unique_ptr<PprofStreamWriter> m_sessionProfile; // profile.pprof, while it is being written
     uint32_t m_sequence = 0;
     std::vector<std::string> m_saveErrors;

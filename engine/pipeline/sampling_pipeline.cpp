@@ -2,6 +2,7 @@
 
 #include "engine/common/clock.h"
 #include "engine/common/strings.h"
+#include "engine/symbols/kernel_symbols.h"
 
 #include <ctime>
 #include <fstream>
@@ -95,7 +96,7 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
 
     m_locations.clear();
     if (sample.inKernel && sample.kind == RawSample::Kind::Cpu)
-        m_locations.push_back(m_recorder.internLocation(kKernelModule, 0));
+        addKernelFrames(sample);
     for (uint64_t ip : out.ips) {
         const MappedModule *module = map.find(ip);
         m_locations.push_back(module ? m_recorder.internLocation(moduleIdFor(*module), ip)
@@ -107,6 +108,26 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
     std::string module = last ? baseName(last->path) : std::string("[unknown]");
     m_recorder.countIncomplete(module);
     return module;
+}
+
+void SamplingPipeline::addKernelFrames(const RawSample &sample)
+{
+    if (sample.kernelStack.empty()) {
+        m_locations.push_back(m_recorder.internLocation(kKernelModule, 0));
+        return;
+    }
+    if (!m_kernelModuleRegistered) {
+        // The kernel's half of the address space: every kernel address falls in it, as in perf's mapping.
+        ModuleInfo kernel;
+        kernel.id = kKernelSymbolsModule;
+        kernel.path = std::string(kKernelMappingName);
+        kernel.start = 0xffff800000000000ULL;
+        kernel.end = UINT64_MAX;
+        m_recorder.registerModule(kernel);
+        m_kernelModuleRegistered = true;
+    }
+    for (uint64_t ip : sample.kernelStack)
+        m_locations.push_back(m_recorder.internLocation(kKernelSymbolsModule, ip));
 }
 
 void SamplingPipeline::onSample(const RawSample &sample)

@@ -57,6 +57,8 @@ private:
     ProcessMap &processMap(uint32_t pid);
     // Unwinds a sample into m_locations; returns the module where an incomplete stack stopped, else "".
     std::string unwindInto(const RawSample &sample, ProcessMap &map);
+    // A sample taken in the kernel: its kernel callchain under [kernel.kallsyms], or one [kernel] frame.
+    void addKernelFrames(const RawSample &sample);
     void recordOffCpu(uint32_t tid, const OffCpu &interval, uint64_t untilNs);
     uint32_t moduleIdFor(const MappedModule &module);
 
@@ -71,6 +73,7 @@ private:
     UnwindOutput m_fpUnwound;
     std::vector<uint32_t> m_locations;
     uint64_t m_framePointerFallbacks = 0;
+    bool m_kernelModuleRegistered = false;
     std::map<uint32_t, OffCpu> m_offCpu;          // by tid
     std::map<uint32_t, uint64_t> m_earlySwitchIn; // switch-ins read before their switch-out sample
     std::map<uint32_t, bool> m_lastPreempted;     // from the switch-out record, by tid

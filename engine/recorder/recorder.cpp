@@ -90,7 +90,7 @@ FlushInput Recorder::takeFlush(int64_t startNs, int64_t endNs, bool final)
                 auto [lit, newLoc] = locationMap.try_emplace(loc, static_cast<uint32_t>(flush.locations.size()));
                 if (newLoc) {
                     LocationKey key = m_locations[loc];
-                    if (key.moduleId >= kFirstModuleId && moduleMap.try_emplace(key.moduleId, 0).second) {
+                    if (key.moduleId >= kKernelSymbolsModule && moduleMap.try_emplace(key.moduleId, 0).second) {
                         if (auto m = m_modules.find(key.moduleId); m != m_modules.end())
                             flush.modules.push_back(m->second);
                     }

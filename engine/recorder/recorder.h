@@ -14,8 +14,9 @@ namespace emberline::engine {
 
 // Module ids the recorder reserves; real mappings get ids from kFirstModuleId on (ProcessMap hands them out).
 inline constexpr uint32_t kUnknownModule = 0;
-inline constexpr uint32_t kKernelModule = 1;
-inline constexpr uint32_t kFirstModuleId = 2;
+inline constexpr uint32_t kKernelModule = 1;        // kernel time as one unnamed [kernel] frame, no mapping
+inline constexpr uint32_t kKernelSymbolsModule = 2; // kernel frames by address, under [kernel.kallsyms]
+inline constexpr uint32_t kFirstModuleId = 3;
 
 struct ModuleInfo {
     uint32_t id = 0;

@@ -1,8 +1,9 @@
 #include "engine/sampler/perf_sampler.h"
 
+#include "engine/common/clock.h"
+#include "engine/symbols/kernel_symbols.h"
 #include "engine/unwind/unwinder.h"
 
-#include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -10,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -109,7 +111,7 @@ PerfSampler::~PerfSampler()
 Status PerfSampler::openEvent(EventKind kind, int pid, int cpu, bool forLaunch, int outputFd, int &fdOut)
 {
     const bool clock = kind == EventKind::Clock;
-    perf_event_attr attr;
+    perf_event_attr attr{};
     std::memset(&attr, 0, sizeof attr);
     attr.size = sizeof attr;
     attr.type = PERF_TYPE_SOFTWARE;
@@ -132,6 +134,11 @@ Status PerfSampler::openEvent(EventKind kind, int pid, int cpu, bool forLaunch, 
     // target's time; the same walk runs here over the copied stack when DWARF unwinding stops short.
     attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
                        PERF_SAMPLE_PERIOD | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+    if (clock && m_kernelCallchain) {
+        // The kernel part only (its own unwinder, cheap and exact); the user part is unwound here with DWARF.
+        attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+        attr.exclude_callchain_user = 1;
+    }
     attr.sample_regs_user = kPerfRegsMask;
     attr.sample_stack_user = m_options.stackBytes;
     // Context switches happen in the kernel: that event cannot exclude it.
@@ -145,7 +152,6 @@ Status PerfSampler::openEvent(EventKind kind, int pid, int cpu, bool forLaunch, 
     attr.wakeup_watermark = m_options.bufferPages * 4096u / 4;
     attr.disabled = forLaunch ? 1 : 0;
     attr.enable_on_exec = forLaunch ? 1 : 0;
-    m_sampleType = attr.sample_type;
 
     long fd = perfEventOpen(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
     if (clock && fd < 0 && (errno == EACCES || errno == EPERM) && !m_kernelExcluded) {
@@ -153,6 +159,10 @@ Status PerfSampler::openEvent(EventKind kind, int pid, int cpu, bool forLaunch, 
         // needs kernel context-switch samples, so it goes too.
         m_kernelExcluded = true;
         attr.exclude_kernel = 1;
+        m_kernelCallchain = false; // no kernel samples, so no kernel stacks to name
+        m_kernelFramesProblem.clear();
+        attr.sample_type &= ~static_cast<uint64_t>(PERF_SAMPLE_CALLCHAIN);
+        attr.exclude_callchain_user = 0;
         if (m_options.wallTime && m_wallTimeProblem.empty()) {
             m_wallTimeProblem = "wall time is not available with perf events here: it needs kernel "
                                 "context-switch samples, which kernel.perf_event_paranoid " +
@@ -192,6 +202,15 @@ void PerfSampler::openSwitchEvent(int pid, int cpu, bool forLaunch, int outputFd
     }
 }
 
+void PerfSampler::chooseKernelCallchain()
+{
+    m_kernelCallchain = false;
+    if (!m_options.kernelCallchain)
+        return;
+    m_kernelFramesProblem = KernelSymbols::problem(m_options.kallsymsPath);
+    m_kernelCallchain = m_kernelFramesProblem.empty();
+}
+
 Status PerfSampler::mapBuffer(int fd)
 {
     const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
@@ -215,6 +234,8 @@ Result<std::unique_ptr<PerfSampler>> PerfSampler::openForLaunch(int childPid, co
 {
     std::unique_ptr<PerfSampler> s(new PerfSampler);
     s->m_options = options;
+    s->m_tree.setRoot(static_cast<uint32_t>(childPid));
+    s->chooseKernelCallchain();
     const int cpus = static_cast<int>(::sysconf(_SC_NPROCESSORS_CONF));
     for (int cpu = 0; cpu < cpus; ++cpu) {
         int fd = -1;
@@ -234,6 +255,8 @@ Result<std::unique_ptr<PerfSampler>> PerfSampler::openForAttach(int pid, const P
     s->m_options = options;
     if (::kill(pid, 0) != 0 && errno == ESRCH)
         return makeError(Error::Code::Invalid, "no process with pid " + std::to_string(pid));
+    s->m_tree.setRoot(static_cast<uint32_t>(pid));
+    s->chooseKernelCallchain();
     const int cpus = static_cast<int>(::sysconf(_SC_NPROCESSORS_CONF));
     s->m_cpuLeaderFd.assign(cpus, -1);
     // Threads may start while we open events: list again until a pass finds nothing new. Threads that start
@@ -294,82 +317,165 @@ std::string PerfSampler::description() const
 {
     return "perf cpu-clock at " + std::to_string(m_options.frequency) + " Hz" +
            (wallTime() ? " + context switches (wall time)" : "") + ", " +
-           (m_kernelExcluded ? "user space only" : "user and kernel") + ", " +
+           (m_kernelExcluded ? "user space only" : m_kernelCallchain ? "user and kernel (kernel frames named)"
+                                                                     : "user and kernel") +
+           ", " +
            std::to_string(m_options.stackBytes / 1024) + " KiB stacks";
+}
+
+namespace {
+
+// Copies `size` bytes at ring position `pos` (which may wrap around the end of the ring).
+void copyFromRing(const uint8_t *data, size_t dataSize, uint64_t pos, void *out, size_t size)
+{
+    const size_t offset = pos % dataSize;
+    const size_t first = std::min(size, dataSize - offset);
+    std::memcpy(out, data + offset, first);
+    std::memcpy(static_cast<uint8_t *>(out) + first, data, size - first);
+}
+
+} // namespace
+
+void PerfSampler::followForks(const std::vector<uint64_t> &heads)
+{
+    // A child's fork record may sit in another CPU's buffer than its first samples, and a grandchild's fork in
+    // a buffer read before its parent's: collect every buffer's, then apply them in time order.
+    m_taskEvents.clear();
+    for (size_t i = 0; i < m_buffers.size(); ++i) {
+        const Buffer &b = *m_buffers[i];
+        for (uint64_t pos = b.meta->data_tail; pos < heads[i];) {
+            perf_event_header hdr{};
+            copyFromRing(b.data, b.dataSize, pos, &hdr, sizeof hdr);
+            if (hdr.size < sizeof hdr || pos + hdr.size > heads[i])
+                break;
+            if ((hdr.type == PERF_RECORD_FORK || hdr.type == PERF_RECORD_EXIT) && hdr.size >= sizeof hdr + 24) {
+                uint32_t ids[4]; // pid, ppid, tid, ptid
+                uint64_t time = 0;
+                copyFromRing(b.data, b.dataSize, pos + sizeof hdr, ids, sizeof ids);
+                copyFromRing(b.data, b.dataSize, pos + sizeof hdr + sizeof ids, &time, sizeof time);
+                const bool fork = hdr.type == PERF_RECORD_FORK;
+                if (fork || ids[0] == ids[2]) // only the main thread's exit (pid == tid) ends a process
+                    m_taskEvents.push_back(TaskEvent{time, ids[0], ids[1], fork});
+            }
+            pos += hdr.size;
+        }
+    }
+    std::stable_sort(m_taskEvents.begin(), m_taskEvents.end(),
+                     [](const TaskEvent &a, const TaskEvent &b) { return a.timeNs < b.timeNs; });
+    for (const TaskEvent &e : m_taskEvents)
+        e.fork ? m_tree.onFork(e.pid, e.ppid, e.timeNs) : m_tree.onExit(e.pid, e.timeNs);
 }
 
 size_t PerfSampler::drain(SampleSink &sink)
 {
+    // Records older than the previous drain's start were all read by it: their exits can be forgotten.
+    const auto now = static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC));
+    m_tree.prune(m_previousDrainNs);
+    m_previousDrainNs = now;
+    m_heads.resize(m_buffers.size());
+    for (size_t i = 0; i < m_buffers.size(); ++i)
+        m_heads[i] = __atomic_load_n(&m_buffers[i]->meta->data_head, __ATOMIC_ACQUIRE);
+    followForks(m_heads);
+
     size_t records = 0;
-    for (auto &b : m_buffers) {
-        const uint64_t head = __atomic_load_n(&b->meta->data_head, __ATOMIC_ACQUIRE);
-        uint64_t tail = b->meta->data_tail;
+    for (size_t i = 0; i < m_buffers.size(); ++i) {
+        Buffer &b = *m_buffers[i];
+        const uint64_t head = m_heads[i];
+        uint64_t tail = b.meta->data_tail;
         while (tail < head) {
-            const size_t offset = tail % b->dataSize;
-            perf_event_header hdr;
+            const size_t offset = tail % b.dataSize;
+            perf_event_header hdr{};
             // The header itself may straddle the end of the ring.
-            for (size_t i = 0; i < sizeof hdr; ++i)
-                reinterpret_cast<uint8_t *>(&hdr)[i] = b->data[(offset + i) % b->dataSize];
+            copyFromRing(b.data, b.dataSize, tail, &hdr, sizeof hdr);
             if (hdr.size < sizeof hdr || tail + hdr.size > head)
                 break;
-            const uint8_t *record = b->data + offset;
-            if (offset + hdr.size > b->dataSize) {
+            const uint8_t *record = b.data + offset;
+            if (offset + hdr.size > b.dataSize) {
                 m_scratch.resize(hdr.size);
-                const size_t first = b->dataSize - offset;
-                std::memcpy(m_scratch.data(), b->data + offset, first);
-                std::memcpy(m_scratch.data() + first, b->data, hdr.size - first);
+                copyFromRing(b.data, b.dataSize, tail, m_scratch.data(), hdr.size);
                 record = m_scratch.data();
             }
             handleRecord(record, hdr.size, sink);
             tail += hdr.size;
             ++records;
         }
-        __atomic_store_n(&b->meta->data_tail, tail, __ATOMIC_RELEASE);
+        __atomic_store_n(&b.meta->data_tail, tail, __ATOMIC_RELEASE);
     }
     return records;
 }
 
+void PerfSampler::handleSample(const perf_event_header &hdr, const uint8_t *p, const uint8_t *end, SampleSink &sink)
+{
+    RawSample s;
+    const auto id = take<uint64_t>(p);
+    for (uint64_t switchId : m_switchEventIds) {
+        if (id == switchId)
+            s.kind = RawSample::Kind::SwitchOut;
+    }
+    s.ip = take<uint64_t>(p);
+    s.pid = take<uint32_t>(p);
+    s.tid = take<uint32_t>(p);
+    s.timeNs = take<uint64_t>(p);
+    s.period = take<uint64_t>(p);
+    if (!m_tree.follows(s.pid, s.timeNs)) {
+        ++m_foreignDropped;
+        return;
+    }
+    s.inKernel = (hdr.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+    if (m_kernelCallchain && s.kind == RawSample::Kind::Cpu) {
+        const auto nr = take<uint64_t>(p);
+        if (nr > static_cast<uint64_t>(end - p) / 8)
+            return;
+        m_kernelStack.clear();
+        for (uint64_t i = 0; i < nr; ++i) {
+            const auto ip = take<uint64_t>(p);
+            if (ip < static_cast<uint64_t>(PERF_CONTEXT_MAX)) // not a context marker
+                m_kernelStack.push_back(ip);
+        }
+        if (s.inKernel)
+            s.kernelStack = m_kernelStack;
+    }
+    const auto abi = take<uint64_t>(p);
+    if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+        if (p + static_cast<size_t>(RegCount) * 8 > end)
+            return;
+        s.regs = {reinterpret_cast<const uint64_t *>(p), static_cast<size_t>(RegCount)};
+        p += static_cast<size_t>(RegCount) * 8;
+    }
+    const auto stackSize = take<uint64_t>(p);
+    if (stackSize > 0) {
+        if (p + stackSize + 8 > end)
+            return;
+        const uint8_t *stack = p;
+        p += stackSize;
+        const auto dynSize = take<uint64_t>(p);
+        s.stack = {stack, static_cast<size_t>(std::min(dynSize, stackSize))};
+    }
+    sink.onSample(s);
+}
+
 void PerfSampler::handleRecord(const uint8_t *record, size_t size, SampleSink &sink)
 {
-    perf_event_header hdr;
+    perf_event_header hdr{};
     std::memcpy(&hdr, record, sizeof hdr);
     const uint8_t *p = record + sizeof hdr;
     const uint8_t *end = record + size;
+    // Every side-band record ends with the sample_id trailer (pid, tid, time, identifier): whose it is, and when.
+    auto followed = [&](uint32_t pid) {
+        if (size < sizeof hdr + 24)
+            return false;
+        uint64_t time = 0;
+        std::memcpy(&time, end - 16, sizeof time);
+        return m_tree.follows(pid, time);
+    };
     switch (hdr.type) {
-    case PERF_RECORD_SAMPLE: {
-        RawSample s;
-        const auto id = take<uint64_t>(p);
-        for (uint64_t switchId : m_switchEventIds) {
-            if (id == switchId)
-                s.kind = RawSample::Kind::SwitchOut;
-        }
-        s.ip = take<uint64_t>(p);
-        s.pid = take<uint32_t>(p);
-        s.tid = take<uint32_t>(p);
-        s.timeNs = take<uint64_t>(p);
-        s.period = take<uint64_t>(p);
-        s.inKernel = (hdr.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
-        const auto abi = take<uint64_t>(p);
-        if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
-            if (p + RegCount * 8 > end)
-                return;
-            s.regs = {reinterpret_cast<const uint64_t *>(p), static_cast<size_t>(RegCount)};
-            p += RegCount * 8;
-        }
-        const auto stackSize = take<uint64_t>(p);
-        if (stackSize > 0) {
-            if (p + stackSize + 8 > end)
-                return;
-            const uint8_t *stack = p;
-            p += stackSize;
-            const auto dynSize = take<uint64_t>(p);
-            s.stack = {stack, static_cast<size_t>(std::min(dynSize, stackSize))};
-        }
-        sink.onSample(s);
+    case PERF_RECORD_SAMPLE:
+        handleSample(hdr, p, end, sink);
         break;
-    }
     case PERF_RECORD_MMAP2: {
         const auto pid = take<uint32_t>(p);
+        if (!followed(pid))
+            break;
         take<uint32_t>(p); // tid
         const auto addr = take<uint64_t>(p);
         const auto len = take<uint64_t>(p);
@@ -385,23 +491,26 @@ void PerfSampler::handleRecord(const uint8_t *record, size_t size, SampleSink &s
     case PERF_RECORD_COMM: {
         const auto pid = take<uint32_t>(p);
         const auto tid = take<uint32_t>(p);
+        if (!followed(pid))
+            break;
         const char *name = reinterpret_cast<const char *>(p);
         sink.onComm(pid, tid, std::string_view(name, strnlen(name, static_cast<size_t>(end - p))),
                     (hdr.misc & PERF_RECORD_MISC_COMM_EXEC) != 0);
         break;
     }
-    case PERF_RECORD_FORK: {
+    case PERF_RECORD_FORK:
+    case PERF_RECORD_EXIT: {
         const auto pid = take<uint32_t>(p);
         const auto ppid = take<uint32_t>(p);
         const auto tid = take<uint32_t>(p);
-        sink.onFork(pid, ppid, tid);
-        break;
-    }
-    case PERF_RECORD_EXIT: {
-        const auto pid = take<uint32_t>(p);
-        take<uint32_t>(p);
-        const auto tid = take<uint32_t>(p);
-        sink.onExit(pid, tid);
+        take<uint32_t>(p); // ptid
+        const auto time = take<uint64_t>(p);
+        if (!m_tree.follows(pid, time))
+            break;
+        if (hdr.type == PERF_RECORD_FORK)
+            sink.onFork(pid, ppid, tid);
+        else
+            sink.onExit(pid, tid);
         break;
     }
     case PERF_RECORD_LOST: {
@@ -414,6 +523,8 @@ void PerfSampler::handleRecord(const uint8_t *record, size_t size, SampleSink &s
         const auto pid = take<uint32_t>(p);
         const auto tid = take<uint32_t>(p);
         const auto time = take<uint64_t>(p);
+        if (!m_tree.follows(pid, time))
+            break;
         sink.onSwitch(pid, tid, time, (hdr.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0,
                       (hdr.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0);
         break;

@@ -6,8 +6,11 @@
 namespace emberline::engine {
 namespace {
 
-constexpr char kMagic[] = "EMBERLINE-SAMPLE-LOG 1\n";
+// Version 2 adds each sample's kernel callchain; version 1 logs (without it) are still read.
+constexpr char kMagic[] = "EMBERLINE-SAMPLE-LOG 2\n";
+constexpr char kMagicV1[] = "EMBERLINE-SAMPLE-LOG 1\n";
 constexpr size_t kMagicSize = sizeof kMagic - 1;
+constexpr size_t kMaxKernelFrames = 512;
 // Larger than any record a sampler can deliver (a 64 KiB stack copy, registers, a path): a length past it is
 // corruption, not a record to allocate for.
 constexpr uint32_t kMaxRecordBytes = 1u << 20;
@@ -131,6 +134,8 @@ void SampleLogWriter::onSample(const RawSample &s)
     put(s.regs.data(), s.regs.size_bytes());
     putValue(static_cast<uint32_t>(s.stack.size()));
     put(s.stack.data(), s.stack.size());
+    putValue(static_cast<uint32_t>(s.kernelStack.size()));
+    put(s.kernelStack.data(), s.kernelStack.size_bytes());
     end();
     if (m_next)
         m_next->onSample(s);
@@ -215,11 +220,15 @@ Result<std::unique_ptr<SampleLogReader>> SampleLogReader::open(const std::string
         return makeError(Error::Code::Io, "cannot open " + path + ": " + std::strerror(errno));
     std::setvbuf(file, nullptr, _IOFBF, 1 << 20);
     char magic[kMagicSize];
-    if (std::fread(magic, 1, kMagicSize, file) != kMagicSize || std::memcmp(magic, kMagic, kMagicSize) != 0) {
+    const bool read = std::fread(magic, 1, kMagicSize, file) == kMagicSize;
+    const bool v2 = read && std::memcmp(magic, kMagic, kMagicSize) == 0;
+    if (!v2 && !(read && std::memcmp(magic, kMagicV1, kMagicSize) == 0)) {
         std::fclose(file);
         return makeError(Error::Code::Format, path + " is not an Emberline sample log");
     }
-    return std::unique_ptr<SampleLogReader>(new SampleLogReader(file, path, kMagicSize));
+    auto reader = std::unique_ptr<SampleLogReader>(new SampleLogReader(file, path, kMagicSize));
+    reader->m_kernelStacks = v2;
+    return reader;
 }
 
 SampleLogReader::SampleLogReader(std::FILE *file, std::string path, uint64_t offset)
@@ -292,6 +301,16 @@ Result<bool> SampleLogReader::deliverOne(SampleSink &sink)
         const auto stackSize = c.get<uint32_t>();
         s.stack = c.bytes(stackSize);
         s.regs = std::span<const uint64_t>(m_regs.data(), regCount);
+        if (m_kernelStacks) {
+            const auto kernelFrames = c.get<uint32_t>();
+            if (kernelFrames > kMaxKernelFrames)
+                return corrupt("a malformed sample");
+            m_kernelStack.resize(kernelFrames);
+            const auto kernelBytes = c.bytes(kernelFrames * sizeof(uint64_t));
+            if (!kernelBytes.empty())
+                std::memcpy(m_kernelStack.data(), kernelBytes.data(), kernelBytes.size());
+            s.kernelStack = std::span<const uint64_t>(m_kernelStack.data(), kernelFrames);
+        }
         if (!c.ok())
             return corrupt("a malformed sample");
         sink.onSample(s);

@@ -11,10 +11,10 @@
 
 namespace emberline::engine {
 
-// A file of what a sampler delivered, record by record (samples with their registers and stack copies, memory
-// maps, thread names, forks, exits, context switches, lost counts), so that a session captured from a real
-// program can be replayed later through the real unwinder, recorder and exporter without perf events, ptrace
-// or the program itself (ReplaySampler). The format is Emberline's own and versioned by its magic line;
+// A file of what a sampler delivered, record by record (samples with their registers, stack copies and kernel
+// callchains, memory maps, thread names, forks, exits, context switches, lost counts), so that a session captured
+// from a real program can be replayed later through the real unwinder, recorder and exporter without perf
+// events, ptrace or the program itself (ReplaySampler). The format is Emberline's own and versioned by its magic line;
 // integers are little-endian as this machine writes them.
 //
 // SampleLogWriter is a SampleSink that writes each callback and forwards it to the next sink unchanged.
@@ -88,6 +88,8 @@ private:
     bool m_atEnd = false;
     std::vector<uint8_t> m_record;
     std::vector<uint64_t> m_regs;
+    std::vector<uint64_t> m_kernelStack;
+    bool m_kernelStacks = true; // the log's samples carry their kernel callchain (version 2 on)
 };
 
 } // namespace emberline::engine

@@ -29,6 +29,8 @@ struct RawSample {
                                        // stack this one repeats (regs and stack are empty)
     std::span<const uint64_t> regs;    // user registers in kPerfRegsMask order, empty if unavailable
     std::span<const uint8_t> stack;    // copy of the user stack from regs[SP]
+    std::span<const uint64_t> kernelStack; // Cpu in the kernel: the kernel's own callchain, leaf first (empty
+                                           // when kernel frames are not named)
 };
 
 // What a sampler reports, on the thread that drains it. The sampler stage talks to the rest of the pipeline

@@ -25,6 +25,10 @@ public:
     virtual bool wallTime() const = 0;
     // Why wall time was asked for and cannot be measured; empty otherwise.
     virtual std::string wallTimeProblem() const { return {}; }
+    // Why kernel time is one unnamed [kernel] frame although the kernel is sampled; empty otherwise.
+    virtual std::string kernelFramesProblem() const { return {}; }
+    // Samples of processes outside the followed tree that the kernel delivered and the sampler dropped.
+    virtual uint64_t foreignSamplesDropped() const { return 0; }
     // A tracer sees the launched target's exit itself (the status would otherwise be reaped twice).
     virtual bool observesTargetExit() const { return false; }
     virtual bool targetExited(int &exitStatus)
@@ -38,7 +42,8 @@ public:
     virtual void release() {}
     // CPU time (ns, growing) that the session's other threads spend on what this sampler collects, for a
     // sampler that budgets its overhead. Called on the session thread until release().
-    virtual void countHelperCpu(std::function<int64_t()> cpuNs) { (void)cpuNs; }
+    // By value: the samplers that budget their overhead keep it. NOLINTNEXTLINE(performance-unnecessary-value-param)
+    virtual void countHelperCpu(std::function<int64_t()> /*cpuNs*/) {}
 };
 
 } // namespace emberline::engine

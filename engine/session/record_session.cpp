@@ -128,6 +128,7 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
     r->summary.samplerDescription = r->sampler->description();
     r->summary.wallTime = r->sampler->wallTime();
     r->summary.wallTimeProblem = r->sampler->wallTimeProblem();
+    r->summary.kernelFramesProblem = r->sampler->kernelFramesProblem();
 
     ExporterOptions exporterOptions;
     exporterOptions.outputDirectory = m_config.outputDirectory;
@@ -232,6 +233,7 @@ void RecordSession::reportStats(Running &r, const Callbacks &callbacks, int64_t 
     stats.samples = r.recorder.totalSamples();
     stats.lost = r.recorder.lost();
     stats.incomplete = r.recorder.incomplete();
+    stats.foreignDropped = r.sampler->foreignSamplesDropped();
     stats.rateHz = static_cast<double>(stats.samples - r.lastStatsSamples) * 1e9 / interval;
     stats.profilerCpuPercent = 100.0 * static_cast<double>(cpu - r.lastStatsCpu) / interval;
     stats.paused = r.paused;
@@ -255,6 +257,7 @@ Result<SessionSummary> RecordSession::finish(Running &r)
     r.sampler->disable();
     r.sampler->drain(r.pipeline);
     summary.samplerDescription = r.sampler->description(); // with the rate it achieved
+    summary.foreignDropped = r.sampler->foreignSamplesDropped();
     r.sampler->release();
     if (r.child && !summary.targetExited) {
         int status = 0;

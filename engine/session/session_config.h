@@ -27,7 +27,7 @@ struct SessionConfig {
     std::string outputDirectory;             // empty: flushes are not written
     uint32_t stackBytes = 32768;
     std::string sampler = "auto";            // auto | perf | ptrace
-    bool wallTime = false;                   // also record wall time (off-CPU stacks)
+    bool wallTime = true;                    // also record wall time (off-CPU stacks), where it can be measured
     double ptraceMaxOverheadPercent = 2.0;   // the ptrace sampler's budget, in % of one CPU
     // Where separate debug files are looked for (by build id and .gnu_debuglink).
     std::vector<std::string> debugDirectories{"/usr/lib/debug"};
@@ -40,6 +40,8 @@ struct SessionSummary {
     std::string samplerChoice;   // which backend runs and why
     bool wallTime = false;       // wall time was measured
     std::string wallTimeProblem; // why wall time was asked for and not measured
+    std::string kernelFramesProblem; // why kernel time is one unnamed [kernel] frame; empty when named
+    uint64_t foreignDropped = 0; // samples of processes outside the followed tree, dropped
     int64_t durationNs = 0;
     uint64_t samples = 0;
     uint64_t lost = 0;
@@ -67,6 +69,7 @@ struct SessionStats {
     uint64_t samples = 0;
     uint64_t lost = 0;
     uint64_t incomplete = 0;
+    uint64_t foreignDropped = 0;  // samples of other processes the kernel delivered, dropped
     double rateHz = 0;            // samples per second over the last report interval
     double profilerCpuPercent = 0; // our own CPU over the last interval, % of one core
     bool paused = false;

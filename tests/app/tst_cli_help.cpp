@@ -175,6 +175,7 @@ private Q_SLOTS:
     {
         const QString record = sectionOf(m_topLevel, QStringLiteral("record"));
         QVERIFY(record.contains(QLatin1String("--wall-time")));
+        QVERIFY(record.contains(QLatin1String("--no-wall-time")));
         QVERIFY(record.contains(QLatin1String("ptrace")));
         const QString gui = sectionOf(m_topLevel, QString());
         QVERIFY(gui.contains(QLatin1String("--attach <PID>")));

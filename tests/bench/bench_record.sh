@@ -7,7 +7,8 @@
 #
 # Prints, per configuration, the median target throughput and its slowdown against the unprofiled target,
 # the profiler's own CPU time per target CPU-second, and then the processing throughput: samples unwound and
-# recorded per second of our CPU, next to `perf report` processing the same perf.data. Needs root (or
+# recorded per second of our CPU, next to `perf report` processing the same perf.data. Emberline runs with wall
+# time (its default) and, at 999 Hz, once more without it (--no-wall-time). Needs root (or
 # perf_event_paranoid <= 1) and linux-perf. Runs are interleaved round by round so that a busy machine
 # affects every configuration alike.
 set -euo pipefail
@@ -29,7 +30,8 @@ cpu_of() { awk '{print $1 + $2}' "$1"; } # user + sys seconds from /usr/bin/time
 own_cpu() { awk -v a="$(cpu_of "$1")" -v b="$(cpu_of "$2")" 'BEGIN { print a - b }'; }
 
 declare -A thr cpu
-configs=(none perf99 ember99 perf999 ember999)
+# emberNNN records wall time (the default); emberNNNcpu passes --no-wall-time.
+configs=(none perf99 ember99 perf999 ember999 ember999cpu)
 for ((r = 1; r <= rounds; r++)); do
     for c in "${configs[@]}"; do
         out=$work/$c.$r.out
@@ -41,8 +43,11 @@ for ((r = 1; r <= rounds; r++)); do
                 perf record -q -F "${c#perf}" --call-graph dwarf -o "$work/$c.$r.data" -- "${timed[@]}" >"$out" 2>/dev/null
             ;;
         ember*)
+            hz=${c#ember}
+            wall=()
+            [[ $hz == *cpu ]] && wall=(--no-wall-time) && hz=${hz%cpu}
             /usr/bin/time -f '%U %S' -o "$work/$c.$r.time" \
-                "$emberline" record --frequency "${c#ember}" --output "$work/$c.$r.dir" -- "${timed[@]}" \
+                "$emberline" record --frequency "$hz" "${wall[@]}" --output "$work/$c.$r.dir" -- "${timed[@]}" \
                 >"$out" 2>"$work/$c.$r.err"
             ;;
         esac

@@ -86,8 +86,11 @@ QGroupBox *ProfileProcessDialog::createOptions()
     m_sampler->addItem(tr("Automatic"), QStringLiteral("auto"));
     m_sampler->addItem(tr("perf events"), QStringLiteral("perf"));
     m_sampler->addItem(tr("ptrace (no perf events needed)"), QStringLiteral("ptrace"));
-    m_wallTime = new QCheckBox(tr("Also record wall time (off-CPU)"), box);
+    m_wallTime = new QCheckBox(tr("Record wall time (off-CPU)"), box);
     m_wallTime->setObjectName(QStringLiteral("wallTimeCheck"));
+    m_wallTime->setChecked(true);
+    m_wallTime->setToolTip(tr("Also sample at context switches: where threads wait (sleep, locks, I/O). On by "
+                              "default, as Datadog's profilers record it; turn it off for CPU time only"));
     auto *form = new QFormLayout(box);
     form->addRow(tr("&Frequency:"), m_frequency);
     form->addRow(tr("F&lush every:"), m_flushPeriod);
@@ -141,7 +144,7 @@ QString ProfileProcessDialog::message() const
 
 QString ProfileProcessDialog::buildConfig(engine::SessionConfig &config) const
 {
-    const QString error = mode() == Mode::Launch ? m_launch->fillConfig(config) : m_attach->fillConfig(config);
+    QString error = mode() == Mode::Launch ? m_launch->fillConfig(config) : m_attach->fillConfig(config);
     if (!error.isEmpty())
         return error;
     config.frequency = m_frequency->value();

@@ -142,7 +142,8 @@ void ProfileProcessDialog::loadSettings()
     m_flushPeriod->setValue(settings.value(QStringLiteral("flushPeriod"), 5).toInt());
     const int sampler = m_sampler->findData(settings.value(QStringLiteral("sampler"), QStringLiteral("auto")));
     m_sampler->setCurrentIndex(std::max(0, sampler));
-    m_wallTime->setChecked(settings.value(QStringLiteral("wallTime"), false).toBool());
+    // Its own key since wall time became the default: "wallTime" held the old default (off) for everyone.
+    m_wallTime->setChecked(settings.value(QStringLiteral("recordWallTime"), true).toBool());
     m_upload->setChecked(settings.value(QStringLiteral("upload"), false).toBool());
     settings.endGroup();
     m_uploadSettings->load(settings); // group "upload"; the API key stays in its own file
@@ -158,7 +159,7 @@ void ProfileProcessDialog::saveSettings()
     settings.setValue(QStringLiteral("frequency"), m_frequency->value());
     settings.setValue(QStringLiteral("flushPeriod"), m_flushPeriod->value());
     settings.setValue(QStringLiteral("sampler"), m_sampler->currentData());
-    settings.setValue(QStringLiteral("wallTime"), m_wallTime->isChecked());
+    settings.setValue(QStringLiteral("recordWallTime"), m_wallTime->isChecked());
     settings.setValue(QStringLiteral("upload"), m_upload->isChecked());
     settings.endGroup();
     if (m_upload->isChecked()) {

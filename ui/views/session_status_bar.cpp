@@ -53,6 +53,8 @@ void SessionStatusBar::setupUi()
     m_samples = addLabel("samplesLabel", tr("Samples taken so far"));
     m_rate = addLabel("rateLabel", tr("Samples per second actually taken (all threads)"));
     m_lost = addLabel("lostLabel", tr("Samples the kernel dropped because the ring buffers were full"));
+    m_foreign = addLabel("foreignLabel", tr("Samples of processes outside the profiled program and its children, "
+                                            "which the kernel delivered and Emberline dropped"));
     m_incomplete = addLabel("incompleteLabel", tr("Stacks that could not be unwound to main or a thread start"));
     m_profilerCpu = addLabel("profilerCpuLabel", tr("Emberline's own CPU use, in % of one core"));
     m_sampler = addLabel("samplerLabel", tr("The sampler in use"));
@@ -82,6 +84,7 @@ void SessionStatusBar::fitLiveTexts()
     fitTo(m_samples, {tr("%1 samples").arg(QStringLiteral("8888888888"))});
     fitTo(m_rate, {tr("%1 /s").arg(QStringLiteral("888888"))});
     fitTo(m_lost, {tr("%1 lost").arg(QStringLiteral("88888888"))});
+    fitTo(m_foreign, {tr("%1 foreign dropped").arg(QStringLiteral("88888888"))});
     fitTo(m_incomplete, {tr("%1 incomplete").arg(QStringLiteral("100.00%"))});
     fitTo(m_profilerCpu, {tr("profiler CPU %1%").arg(QStringLiteral("888.8"))});
 }
@@ -92,6 +95,7 @@ void SessionStatusBar::setStats(const engine::SessionStats &s)
     m_samples->setText(tr("%1 samples").arg(s.samples));
     m_rate->setText(tr("%1 /s").arg(s.rateHz, 0, 'f', 0));
     m_lost->setText(tr("%1 lost").arg(s.lost));
+    m_foreign->setText(tr("%1 foreign dropped").arg(s.foreignDropped));
     m_incomplete->setText(tr("%1 incomplete").arg(percent(s.incomplete, s.samples)));
     m_profilerCpu->setText(tr("profiler CPU %1%").arg(s.profilerCpuPercent, 0, 'f', 1));
     m_sampler->setText(QString::fromStdString(s.samplerDescription));
@@ -109,6 +113,7 @@ void SessionStatusBar::setSummary(const engine::SessionSummary &s)
     m_samples->setText(tr("%1 samples").arg(s.samples));
     m_rate->setText(tr("%1 /s").arg(s.realRateHz, 0, 'f', 0));
     m_lost->setText(tr("%1 lost").arg(s.lost));
+    m_foreign->setText(tr("%1 foreign dropped").arg(s.foreignDropped));
     m_incomplete->setText(tr("%1 incomplete").arg(percent(s.incomplete, s.samples)));
     const double overhead = s.targetCpuNs ? 100.0 * static_cast<double>(s.profilerCpuNs) / s.targetCpuNs : 0;
     m_profilerCpu->setText(tr("profiler CPU %1% of the target's").arg(overhead, 0, 'f', 1));

@@ -10,8 +10,8 @@ class QLabel;
 
 namespace emberline::ui {
 
-// The live numbers of a session in one row: elapsed time, samples, real rate, lost samples, incomplete stacks,
-// the profiler's own CPU and the sampler's description. Each is its own label (with an objectName) so that it
+// The live numbers of a session in one row: elapsed time, samples, real rate, lost samples, samples of other
+// processes dropped, incomplete stacks, the profiler's own CPU and the sampler's description. Each is its own label (with an objectName) so that it
 // can be read and tested on its own.
 //
 // Thread: GUI thread.
@@ -37,6 +37,7 @@ private:
     QLabel *m_samples = nullptr;
     QLabel *m_rate = nullptr;
     QLabel *m_lost = nullptr;
+    QLabel *m_foreign = nullptr;
     QLabel *m_incomplete = nullptr;
     QLabel *m_profilerCpu = nullptr;
     QLabel *m_sampler = nullptr;

@@ -22,7 +22,7 @@ const QString kEmberline = QStringLiteral(EMBERLINE_BINARY_DIR "/app/emberline")
 // private directory), so it runs a copy of the program from the shared directory; empty if the copy failed.
 QString copyForNobody(const QTemporaryDir &dir, const QString &program)
 {
-    const QString copy = dir.filePath(QFileInfo(program).fileName());
+    QString copy = dir.filePath(QFileInfo(program).fileName());
     if (!QFile::copy(program, copy) || !QFile::setPermissions(copy, QFileDevice::Permissions(0x7755)))
         return {};
     return copy;
@@ -210,6 +210,10 @@ private Q_SLOTS:
         QTest::newRow("bad frequency") << QStringList{QStringLiteral("--frequency"), QStringLiteral("fast"),
                                                       QStringLiteral("--"), QStringLiteral("true")}
                                        << 2 << QStringLiteral("--frequency needs a number");
+        QTest::newRow("wall time both ways")
+            << QStringList{QStringLiteral("--wall-time"), QStringLiteral("--no-wall-time"), QStringLiteral("--"),
+                           QStringLiteral("true")}
+            << 2 << QStringLiteral("contradict");
         QTest::newRow("flush period") << QStringList{QStringLiteral("--flush-period"), QStringLiteral("0.2"),
                                                      QStringLiteral("--"), QStringLiteral("true")}
                                       << 2 << QStringLiteral("between 1 and 60 seconds");
@@ -226,6 +230,36 @@ private Q_SLOTS:
         const Run r = runEmberline(QStringList{QStringLiteral("record"), QStringLiteral("--output"), dir.path()} + args);
         QCOMPARE(r.exitCode, exitCode);
         QVERIFY2(QString::fromUtf8(r.err).contains(message), r.err.constData());
+    }
+
+    // Wall time is recorded unless --no-wall-time says otherwise (--wall-time is still accepted), and the summary
+    // says how many samples of other processes were dropped. If this fails, the default is not Datadog's, or the
+    // switch does nothing.
+    void wallTimeByDefault_data()
+    {
+        QTest::addColumn<QStringList>("options");
+        QTest::addColumn<bool>("wallTime");
+        QTest::newRow("default") << QStringList{} << true;
+        QTest::newRow("--wall-time") << QStringList{QStringLiteral("--wall-time")} << true;
+        QTest::newRow("--no-wall-time") << QStringList{QStringLiteral("--no-wall-time")} << false;
+    }
+
+    void wallTimeByDefault()
+    {
+        REQUIRE_PERF_EVENTS();
+        QFETCH(QStringList, options);
+        QFETCH(bool, wallTime);
+        QTemporaryDir dir;
+        const Run r = runEmberline(QStringList{QStringLiteral("record"), QStringLiteral("--output"), dir.path()} +
+                                   options + QStringList{QStringLiteral("--"), targetPath("cpu_split"),
+                                                         QStringLiteral("0.5")});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY2(r.err.contains("sample(s) of other processes dropped"), r.err.constData());
+        QCOMPARE(r.err.contains("context switches (wall time)"), wallTime);
+        const Run report = runEmberline({QStringLiteral("report"), QStringLiteral("--json"),
+                                         dir.filePath(QStringLiteral("profile.pprof"))});
+        QVERIFY2(report.exitCode == 0, report.err.constData());
+        QCOMPARE(report.out.contains("\"wall-time\""), wallTime);
     }
 
     // go tool pprof, an independent reader, loads every file without a warning and sees the target's functions.

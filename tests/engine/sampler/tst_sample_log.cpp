@@ -19,11 +19,14 @@ public:
         std::string regs, stack(s.stack.begin(), s.stack.end());
         for (uint64_t r : s.regs)
             regs += std::to_string(r) + ",";
+        std::string kernel;
+        for (uint64_t ip : s.kernelStack)
+            kernel += std::to_string(ip) + ",";
         lines.push_back("sample " + std::to_string(int(s.kind)) + " " + std::to_string(s.pid) + "/" +
                         std::to_string(s.tid) + " t" + std::to_string(s.timeNs) + " p" + std::to_string(s.period) +
                         " w" + std::to_string(s.wallNs) + " s" + std::to_string(int(s.state)) + " ip" +
                         std::to_string(s.ip) + " k" + std::to_string(s.inKernel) + " same" +
-                        std::to_string(s.sameStack) + " regs " + regs + " stack " + stack);
+                        std::to_string(s.sameStack) + " regs " + regs + " stack " + stack + " kernel " + kernel);
     }
     void onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool exec, std::string_view path) override
     {
@@ -54,7 +57,7 @@ public:
 void writeEveryKind(SampleSink &sink)
 {
     const std::vector<uint64_t> regs{1, 2, 3, 0xffffffffffffffffull};
-    const std::string stack = "stack bytes\0with a NUL";
+    const std::string stack("stack bytes\0with a NUL", 22);
     RawSample s;
     s.kind = RawSample::Kind::Periodic;
     s.pid = 10;
@@ -74,6 +77,8 @@ void writeEveryKind(SampleSink &sink)
     s.kind = RawSample::Kind::Cpu;
     s.regs = {};
     s.stack = {};
+    const std::vector<uint64_t> kernel{0xffffffff81001234ull, 0xffffffff81000080ull};
+    s.kernelStack = kernel;
     sink.onSample(s);
     sink.onFork(12, 10, 12);
     sink.onSwitch(10, 11, 99, true, true);

@@ -104,12 +104,15 @@ private Q_SLOTS:
         QCOMPARE(static_cast<uint64_t>(r.profile.totals()[0]), r.summary.samples);
     }
 
-    // Without wall time, profiles keep the two CPU sample types only.
-    void offByDefault()
+    // Wall time is on by default (as Datadog records it); turned off, profiles keep the two CPU sample types only.
+    void onByDefaultOffWhenAsked()
     {
         QTemporaryDir dir;
         // A CPU-bound target: a mostly sleeping one may give no CPU sample at all, and so no profile.
-        const Recorded r = record(launch({targetPath("cpu_split"), QStringLiteral("0.5")}, 99), dir.path());
+        SessionConfig c = launch({targetPath("cpu_split"), QStringLiteral("0.5")}, 99);
+        QVERIFY(c.wallTime);
+        c.wallTime = false;
+        const Recorded r = record(c, dir.path());
         QVERIFY(!r.summary.wallTime);
         QCOMPARE(r.profile.sampleTypes().size(), size_t(2));
         QVERIFY(r.profile.findString("thread state") != kNoIndex);

@@ -151,6 +151,29 @@ private Q_SLOTS:
         upload->setChecked(false);
     }
 
+    // Wall time is on by default, as Datadog records it, even for a user whose settings hold the old default
+    // (off) from before; unticking the switch turns it off in the configuration the dialog starts. If this fails,
+    // sessions from the window record CPU time only unless the user finds the switch.
+    void wallTimeOnByDefault()
+    {
+        {
+            QSettings settings;
+            settings.setValue(QStringLiteral("profileDialog/wallTime"), false);
+        }
+        ProfileProcessDialog dialog;
+        child<QTabWidget>(&dialog, "modeTabs")->setCurrentIndex(0);
+        child<QLineEdit>(&dialog, "programEdit")->setText(targetPath("cpu_split"));
+        auto *wallTime = child<QCheckBox>(&dialog, "wallTimeCheck");
+        QVERIFY(wallTime->isChecked());
+        emberline::engine::SessionConfig config;
+        config.wallTime = false;
+        QVERIFY2(dialog.buildConfig(config).isEmpty(), qPrintable(dialog.buildConfig(config)));
+        QVERIFY(config.wallTime);
+        wallTime->setChecked(false);
+        QVERIFY(dialog.buildConfig(config).isEmpty());
+        QVERIFY(!config.wallTime);
+    }
+
     // Frequency, flush period, sampler, mode and program come back in the next dialog. If this fails, the user
     // retypes everything for every session.
     void remembersTheLastSettings()
@@ -164,7 +187,7 @@ private Q_SLOTS:
             child<QSpinBox>(&dialog, "flushPeriodSpin")->setValue(7);
             auto *sampler = child<QComboBox>(&dialog, "samplerCombo");
             sampler->setCurrentIndex(sampler->findData(QStringLiteral("perf")));
-            child<QCheckBox>(&dialog, "wallTimeCheck")->setChecked(true);
+            child<QCheckBox>(&dialog, "wallTimeCheck")->setChecked(false);
             pressStart(dialog);
             QVERIFY(QTest::qWaitFor([&] { return !dialog.isStarting(); }, 10000));
         }
@@ -174,7 +197,7 @@ private Q_SLOTS:
         QCOMPARE(child<QSpinBox>(&again, "frequencySpin")->value(), 333);
         QCOMPARE(child<QSpinBox>(&again, "flushPeriodSpin")->value(), 7);
         QCOMPARE(child<QComboBox>(&again, "samplerCombo")->currentData().toString(), QStringLiteral("perf"));
-        QVERIFY(child<QCheckBox>(&again, "wallTimeCheck")->isChecked());
+        QVERIFY(!child<QCheckBox>(&again, "wallTimeCheck")->isChecked()); // the user's choice, not the default
     }
 
     // The attach page lists this very process, greyed out (not selectable) as Emberline itself, and the user's

@@ -1,0 +1,197 @@
+// The perf sampler on real targets, where the kernel itself gets things wrong or hides them: samples of
+// unrelated processes delivered to the target's events, and kernel stacks that only the kernel can unwind.
+
+#include "tests/engine/session/session_test_support.h"
+
+#include "engine/common/strings.h"
+#include "engine/symbols/kernel_symbols.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <map>
+
+using namespace emberline::engine;
+using namespace emberline::test;
+
+namespace {
+
+// A shell that forks and execs short programs as fast as it can, as a busy build or a login script does.
+class ForkingNeighbour {
+public:
+    ForkingNeighbour()
+    {
+        m_process.start(QStringLiteral("/bin/sh"),
+                        {QStringLiteral("-c"), QStringLiteral("while :; do /bin/true; readlink -f /proc/self/exe "
+                                                              ">/dev/null; basename /a/b >/dev/null; done")});
+        m_process.waitForStarted();
+    }
+    ~ForkingNeighbour()
+    {
+        m_process.kill();
+        m_process.waitForFinished();
+    }
+    ForkingNeighbour(const ForkingNeighbour &) = delete;
+    ForkingNeighbour &operator=(const ForkingNeighbour &) = delete;
+    bool running() const { return m_process.state() == QProcess::Running; }
+
+private:
+    QProcess m_process;
+};
+
+std::map<std::string, int64_t> labelCounts(const Profile &p, const char *key)
+{
+    std::map<std::string, int64_t> out;
+    const StringId k = p.findString(key);
+    for (size_t i = 0; i < p.sampleCount(); ++i) {
+        for (const Label &l : p.sampleLabels(i)) {
+            if (l.key == k)
+                out[l.str ? p.str(l.str) : std::to_string(l.num)] += p.sampleValues(i)[0];
+        }
+    }
+    return out;
+}
+
+QString describe(const std::map<std::string, int64_t> &counts)
+{
+    QStringList parts;
+    for (const auto &[name, n] : counts)
+        parts << QString::fromStdString(name) + QLatin1Char('=') + QString::number(n);
+    return parts.join(QLatin1String(", "));
+}
+
+} // namespace
+
+class TestPerfSampler : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init() { REQUIRE_PERF_EVENTS(); }
+
+    // A target that forks once (parent and child both busy) is recorded while a neighbour shell forks and
+    // execs true, readlink and basename. A kernel may deliver some of the neighbour's cpu-clock samples to the
+    // target's events; none may reach the profile, and the forked child's must. If this fails, a profile shows
+    // a stranger's time as the program's (or loses the program's own children).
+    void onlyTheFollowedTree()
+    {
+        ForkingNeighbour neighbour;
+        QVERIFY(neighbour.running());
+        QTemporaryDir dir;
+        SessionConfig c = launch({targetPath("forker"), QStringLiteral("2")}, 999);
+        c.wallTime = true; // context-switch samples are filtered the same way
+        const Recorded r = record(c, dir.path());
+        QVERIFY(neighbour.running());
+
+        const auto threads = labelCounts(r.profile, "thread name");
+        const auto pids = labelCounts(r.profile, "process_id");
+        QVERIFY2(threads.size() == 1 && threads.count("forker"), qPrintable(describe(threads)));
+        QVERIFY2(pids.size() == 2, qPrintable(describe(pids))); // the target and its forked child, no stranger
+        QVERIFY(share(r.profile, "parent_work") > 0.2);
+        QVERIFY(share(r.profile, "child_work") > 0.2);
+        const std::set<std::string> strangers{"sh", "dash", "bash", "true", "readlink", "basename"};
+        for (const Mapping &m : r.profile.mappings()) {
+            const std::string file = baseName(r.profile.str(m.filename));
+            QVERIFY2(!strangers.count(file), file.c_str());
+        }
+        const FrameTable frames(r.profile);
+        for (const char *name : {"readlink", "main_loop" /* bash's */, "execute_command"})
+            QVERIFY2(frames.findByName(name).empty(), name);
+        qInfo("%llu sample(s) of other processes dropped", static_cast<unsigned long long>(r.summary.foreignDropped));
+    }
+
+    // A target that lives in write() and getppid(): its kernel time is named by the kernel's own functions
+    // under a [kernel.kallsyms] mapping, below the user frames that made the calls. If this fails, kernel time
+    // is one opaque [kernel] frame, or kernel frames sit in the wrong place of the stack.
+    void kernelFramesNamed()
+    {
+        if (const std::string problem = KernelSymbols::problem(); !problem.empty()) {
+            if (inCi())
+                QFAIL(problem.c_str());
+            QSKIP(problem.c_str());
+        }
+        QTemporaryDir dir;
+        SessionConfig c = launch({targetPath("syscalls"), QStringLiteral("1.5")}, 999);
+        c.wallTime = false;
+        const Recorded r = record(c, dir.path());
+        QVERIFY2(r.summary.kernelFramesProblem.empty(), r.summary.kernelFramesProblem.c_str());
+        QVERIFY2(r.summary.samplerDescription.find("kernel frames named") != std::string::npos,
+                 r.summary.samplerDescription.c_str());
+
+        bool kernelMapping = false;
+        for (const Mapping &m : r.profile.mappings())
+            kernelMapping = kernelMapping || r.profile.str(m.filename) == kKernelMappingName;
+        QVERIFY(kernelMapping);
+        QCOMPARE(share(r.profile, "[kernel]"), 0.0);
+        // The system-call entry and each call's own function: the names perf shows for the same run.
+        const double entry = share(r.profile, "do_syscall_64");
+        const double write = share(r.profile, "ksys_write");
+        const double getppid = share(r.profile, "__x64_sys_getppid");
+        QVERIFY2(entry > 0.3, qPrintable(QString::number(entry)));
+        QVERIFY2(write > 0.02, qPrintable(QString::number(write)));
+        QVERIFY2(getppid > 0.003, qPrintable(QString::number(getppid)));
+
+        // Leaf first: kernel frames, then the user frames that called into the kernel, down to main.
+        const FrameTable frames(r.profile);
+        std::vector<uint32_t> path;
+        int checked = 0;
+        for (size_t i = 0; i < r.profile.sampleCount(); ++i) {
+            path.clear();
+            frames.expandRootFirst(r.profile.sample(i).locations, path);
+            auto at = [&](const char *name) {
+                for (size_t k = 0; k < path.size(); ++k) {
+                    if (frames.frame(path[k]).name == name)
+                        return static_cast<int>(k);
+                }
+                return -1;
+            };
+            const int kernel = at("ksys_write"), user = at("write_loop"), root = at("main");
+            if (kernel < 0)
+                continue;
+            QVERIFY2(user >= 0 && root >= 0 && root < user && user < kernel,
+                     qPrintable(incompleteStacks(r.profile, {"no such root"})));
+            for (size_t k = static_cast<size_t>(user) + 1; k < path.size(); ++k) {
+                const Frame &f = frames.frame(path[k]);
+                if (f.module == kKernelMappingName)
+                    ++checked;
+            }
+        }
+        QVERIFY(checked > 0);
+    }
+
+    // Kernel symbols are read from a file: a kallsyms that shows every address as 0 (kptr_restrict) is refused
+    // with the reason; a readable one finds each address's function. If this fails, kernel frames get wrong
+    // names, or an unreadable kallsyms is not explained.
+    void kallsymsTable()
+    {
+        QTemporaryDir dir;
+        const QString hidden = dir.filePath(QStringLiteral("hidden"));
+        QFile h(hidden);
+        QVERIFY(h.open(QIODevice::WriteOnly));
+        h.write("0000000000000000 T _stext\n0000000000000000 t do_one\n");
+        h.close();
+        QVERIFY(KernelSymbols::problem(hidden.toStdString()).find("kptr_restrict") != std::string::npos);
+        QVERIFY(!KernelSymbols::load(hidden.toStdString()).ok());
+        QVERIFY(KernelSymbols::problem(dir.filePath(QStringLiteral("missing")).toStdString())
+                    .find("cannot read") != std::string::npos);
+
+        const QString shown = dir.filePath(QStringLiteral("shown"));
+        QFile s(shown);
+        QVERIFY(s.open(QIODevice::WriteOnly));
+        s.write("ffffffff81000200 T second\nffffffff81000000 T first\nffffffff81000100 D data_not_code\n"
+                "garbage line\nffffffffc0000000 t mod_fn\t[ext4]\n");
+        s.close();
+        QVERIFY(KernelSymbols::problem(shown.toStdString()).empty());
+        auto table = KernelSymbols::load(shown.toStdString());
+        QVERIFY(table.ok());
+        QCOMPARE(table->size(), size_t(3));
+        QCOMPARE(table->lookup(0xffffffff81000150).name, std::string_view("first"));
+        QCOMPARE(table->lookup(0xffffffff81000150).offset, uint64_t(0x150));
+        QCOMPARE(table->lookup(0xffffffff81000200).name, std::string_view("second"));
+        QCOMPARE(table->lookup(0xffffffffc0000010).name, std::string_view("mod_fn"));
+        QVERIFY(table->lookup(0x1000).name.empty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPerfSampler)
+#include "tst_perf_sampler.moc"
