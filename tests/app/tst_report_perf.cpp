@@ -30,7 +30,8 @@ struct PerfRow {
     qint64 samples = 0;
 };
 
-// `perf report --stdio --no-children --sort symbol -n`: "    59.47%          1189  [.] hot_sixty".
+// `perf report --stdio --no-children --sort symbol -n`: "    59.47%          1189  [.] hot_sixty", and two more
+// columns ("-  -", IPC) after the name on machines that count it.
 std::map<QString, PerfRow> perfReport(const QString &perf, const QString &data, QString &error)
 {
     std::map<QString, PerfRow> rows;
@@ -42,7 +43,7 @@ std::map<QString, PerfRow> perfReport(const QString &perf, const QString &data, 
         error = QString::fromUtf8(r.err);
         return rows;
     }
-    static const QRegularExpression rowRe(QStringLiteral("^\\s*([\\d.]+)%\\s+(\\d+)\\s+\\[.\\] (.+?)\\s*$"));
+    static const QRegularExpression rowRe(QStringLiteral("^\\s*([\\d.]+)%\\s+(\\d+)\\s+\\[.\\] (.+?)(\\s+-\\s+-)?\\s*$"));
     for (const QByteArray &raw : r.out.split('\n')) {
         const auto m = rowRe.match(QString::fromUtf8(raw));
         if (m.hasMatch())
@@ -53,10 +54,12 @@ std::map<QString, PerfRow> perfReport(const QString &perf, const QString &data, 
     return rows;
 }
 
-std::map<QString, Values> reportFunctions(const QByteArray &json, qint64 &total)
+// The functions of `report --json`, and the total of sample type `index`.
+std::map<QString, Values> reportFunctions(const QByteArray &json, int index, qint64 &total)
 {
     const QJsonObject root = QJsonDocument::fromJson(json).object();
-    total = root.value(QStringLiteral("sample_types")).toArray()[0].toObject().value(QStringLiteral("total")).toInteger();
+    total = root.value(QStringLiteral("sample_types")).toArray()[index].toObject().value(QStringLiteral("total"))
+                .toInteger();
     std::map<QString, Values> out;
     for (const auto &v : root.value(QStringLiteral("functions")).toArray()) {
         const QJsonObject f = v.toObject();
@@ -107,11 +110,11 @@ private Q_SLOTS:
                                             QStringLiteral("--sample-type"), QStringLiteral("samples")});
         QVERIFY2(counts.exitCode == 0, counts.err.constData());
         qint64 sampleTotal = 0;
-        const auto mine = reportFunctions(counts.out, sampleTotal);
+        const auto mine = reportFunctions(counts.out, 0, sampleTotal);
         const Run periods = run(kEmberline, {QStringLiteral("report"), m_data, QStringLiteral("--json")});
         QVERIFY2(periods.exitCode == 0, periods.err.constData());
         qint64 periodTotal = 0;
-        const auto minePeriods = reportFunctions(periods.out, periodTotal);
+        const auto minePeriods = reportFunctions(periods.out, 1, periodTotal);
         QCOMPARE(QJsonDocument::fromJson(periods.out).object().value(QStringLiteral("sample_types")).toArray()[1]
                      .toObject().value(QStringLiteral("type")).toString(),
                  QStringLiteral("cpu-clock"));
