@@ -85,7 +85,7 @@ private Q_SLOTS:
         QVERIFY2(e.find("line 1") != std::string::npos && e.find("no count") != std::string::npos, e.c_str());
         e = errorOf("main;;work 3\n");
         QVERIFY2(e.find("empty frame") != std::string::npos, e.c_str());
-        e = errorOf(std::string_view("main;work 3\n\x01\x02\xff\xfe 4\n", 20));
+        e = errorOf(std::string_view("main;work 3\n\x01\x02\xff\xfe 4\n", 19));
         QVERIFY2(e.find("line 2") != std::string::npos && e.find("binary") != std::string::npos, e.c_str());
         e = errorOf("main;work 3x\n");
         QVERIFY2(e.find("'3x' is not a whole") != std::string::npos, e.c_str());

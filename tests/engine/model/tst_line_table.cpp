@@ -11,11 +11,6 @@ using namespace emberline::engine;
 
 namespace {
 
-struct Built {
-    Profile profile;
-    uint32_t main, work, helper;
-};
-
 uint32_t addFunction(Profile &p, const std::string &name, const std::string &file, int64_t start)
 {
     const auto index = static_cast<uint32_t>(p.functions().size());
