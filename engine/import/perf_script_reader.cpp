@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 namespace emberline::engine {
@@ -136,6 +137,12 @@ std::string eventUnit(std::string_view event)
 
 } // namespace
 
+// Hashes std::string and std::string_view alike, so that a lookup by view allocates nothing.
+struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 struct PerfScriptParser::State {
     std::string name;
     std::unique_ptr<TextProfileBuilder> builder;
@@ -148,6 +155,8 @@ struct PerfScriptParser::State {
     std::vector<uint32_t> stack;
     std::vector<int64_t> values;
     size_t samples = 0;
+    // Frame text after the address ("sym+0x12 (dso)") -> location: most frames repeat, and are parsed once.
+    std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> frameLocations;
 
     Error fail(size_t number, std::string_view line, const std::string &why) const
     {
@@ -193,6 +202,12 @@ struct PerfScriptParser::State {
 
     Status addFrame(std::string_view frameText, std::string_view line, size_t number)
     {
+        std::string_view key = frameText.substr(std::min(frameText.find_first_not_of(" \t"), frameText.size()));
+        key = key.substr(std::min(key.find_first_of(" \t"), key.size()));
+        if (const auto it = frameLocations.find(key); it != frameLocations.end() && !key.empty()) {
+            stack.push_back(it->second);
+            return Ok{};
+        }
         const std::optional<FrameLine> f = parseFrame(frameText);
         if (!f)
             return fail(number, line, "not a call-chain frame (`address symbol (dso)`): a cut or damaged line?");
@@ -206,6 +221,8 @@ struct PerfScriptParser::State {
             symbol = "[unknown] (" + std::string(dso) + ")";
         }
         stack.push_back(builder->location(symbol, inlined ? std::string_view() : f->dso, unknown ? f->address : 0));
+        if (!unknown) // an unknown frame is told apart by its address, which the key leaves out
+            frameLocations.emplace(std::string(key), stack.back());
         return Ok{};
     }
 };

@@ -48,7 +48,14 @@ bool isText(std::string_view s, bool atEnd)
 
 bool isTextLine(std::string_view line)
 {
-    return isText(line, true);
+    // Per line, only control bytes: cheap enough for a gigabyte of perf script text, and binary data is never
+    // without them for long. The sniffer checks the head of a file as UTF-8 as well.
+    bool control = false;
+    for (const char ch : line) {
+        const auto c = static_cast<unsigned char>(ch);
+        control |= (c < 0x20 && c != '\t') || c == 0x7f;
+    }
+    return !control;
 }
 
 ProfileFormat sniffFormat(std::string_view head)
@@ -87,7 +94,7 @@ std::string lineContext(size_t number, std::string_view line)
 {
     std::string shown;
     for (char c : line.substr(0, 120))
-        shown += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
+        shown += c == '\t' ? ' ' : static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
     if (line.size() > 120)
         shown += "...";
     return "line " + std::to_string(number) + " (\"" + shown + "\")";

@@ -22,7 +22,7 @@ enum class ProfileFormat {
 ProfileFormat sniffFormat(std::string_view head);
 Result<ProfileFormat> sniffFileFormat(const std::string &path);
 
-// True when `line` holds only printable text (UTF-8 and tabs): what text importers accept on a line.
+// True when `line` holds no control byte but tabs: what text importers accept on a line.
 bool isTextLine(std::string_view line);
 
 // Reads a text file line by line without holding it whole, calling `onLine(line, number)` for each (numbers
