@@ -1,34 +1,88 @@
 #include "app/cli.h"
 
-#include "engine/pprof/pprof_reader.h"
-#include "engine/pprof/session_folder.h"
-#include "engine/report/report.h"
+#include "app/report_command.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
 
 #include <cstdio>
-#include <filesystem>
 
 namespace emberline::app {
 namespace {
 
-// A file, or a session folder merged from its flushes when its profile.pprof is missing or broken; what was
-// left out is said on stderr, since the numbers then cover less than the whole session.
-engine::Result<engine::Profile> readProfileOrFolder(const std::string &path)
+// Parsed and checked, or the exit code of a usage error already printed.
+struct ParsedRequest {
+    ReportRequest request;
+    int usageError = 0;
+};
+
+int usageError(const char *message, const QString &value = {})
 {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(path, ec))
-        return engine::readPprofFile(path);
-    auto folder = engine::readSessionFolder(path);
-    if (!folder)
-        return folder.error();
-    if (folder->fromFlushes)
-        std::fprintf(stderr, "emberline report: merged %zu flush file(s), since %s\n", folder->flushesMerged,
-                     folder->sessionProfileProblem.c_str());
-    for (const std::string &skipped : folder->skipped)
-        std::fprintf(stderr, "emberline report: skipped %s\n", skipped.c_str());
-    return std::move(folder->profile);
+    std::fprintf(stderr, "emberline report: %s%s\n", message, qPrintable(value));
+    return 2;
+}
+
+void addTransforms(const QCommandLineParser &parser, ReportRequest &r)
+{
+    using Kind = engine::Transform::Kind;
+    // pprof applies focus and ignore to the whole stacks first, then hides; the order of the chain does the same.
+    for (const auto &[option, kind] : {std::pair{QStringLiteral("focus"), Kind::Focus},
+                                       std::pair{QStringLiteral("ignore"), Kind::Ignore},
+                                       std::pair{QStringLiteral("hide"), Kind::Hide}}) {
+        for (const QString &value : parser.values(option))
+            r.transforms.push_back({kind, value.toStdString()});
+    }
+}
+
+ParsedRequest parseRequest(const QCommandLineParser &parser)
+{
+    ParsedRequest p;
+    ReportRequest &r = p.request;
+    const QStringList files = parser.positionalArguments();
+    if (files.size() != 1) {
+        p.usageError = usageError("expected exactly one FILE (see emberline report --help)");
+        return p;
+    }
+    r.file = files.first().toStdString();
+    r.options.sampleType = parser.value(QStringLiteral("sample-type")).toStdString();
+    r.options.fileName = r.file;
+    r.format = parser.value(QStringLiteral("format"));
+    if (parser.isSet(QStringLiteral("json"))) {
+        if (parser.isSet(QStringLiteral("format")) && r.format != QLatin1String("json")) {
+            p.usageError = usageError("--json and --format ", r.format + QStringLiteral(" disagree"));
+            return p;
+        }
+        r.format = QStringLiteral("json");
+    }
+    if (r.format != QLatin1String("text") && r.format != QLatin1String("json") && r.format != QLatin1String("folded")) {
+        p.usageError = usageError("--format must be text, json or folded, not ", r.format);
+        return p;
+    }
+    r.options.json = r.format == QLatin1String("json");
+    if (parser.isSet(QStringLiteral("top"))) {
+        bool ok = false;
+        r.options.top = parser.value(QStringLiteral("top")).toInt(&ok);
+        if (!ok || r.options.top < 0) {
+            p.usageError = usageError("--top needs a whole number, got ", parser.value(QStringLiteral("top")));
+            return p;
+        }
+    }
+    r.base = parser.value(QStringLiteral("base")).toStdString();
+    r.options.normalize = parser.isSet(QStringLiteral("normalize"));
+    if (r.options.normalize && r.base.empty()) {
+        p.usageError = usageError("--normalize needs --base");
+        return p;
+    }
+    r.list = parser.isSet(QStringLiteral("list"));
+    r.listPattern = parser.value(QStringLiteral("list")).toStdString();
+    for (const QString &root : parser.values(QStringLiteral("source-root")))
+        r.sourceRoots.push_back(root.toStdString());
+    if (r.list && !r.base.empty())
+        p.usageError = usageError("--list does not combine with --base");
+    else if (r.format == QLatin1String("folded") && (r.list || !r.base.empty()))
+        p.usageError = usageError("--format folded does not combine with --list or --base");
+    addTransforms(parser, r);
+    return p;
 }
 
 } // namespace
@@ -42,10 +96,14 @@ Verb reportVerb()
 void configureReportParser(QCommandLineParser &parser)
 {
     parser.setApplicationDescription(QStringLiteral(
-        "Print the top functions of a pprof profile by self value, with self and total per\n"
+        "Print the top functions of a profile by self value, with self and total per\n"
         "function and the totals of every sample type, like `go tool pprof -top`.\n"
         "With --base, each function's self and total are FILE minus BASE, ordered by the\n"
         "size of the change, like `go tool pprof -diff_base=BASE -top FILE`.\n"
+        "With --list, each line of the matching functions with its self and total and\n"
+        "its source, like `go tool pprof -list`.\n"
+        "FILE is a pprof file, a session folder, a perf.data file (read with `perf\n"
+        "script`), `perf script` output or folded stacks, told apart by their content.\n"
         "Needs no display."));
     parser.addHelpOption();
     parser.addOptions({
@@ -54,14 +112,32 @@ void configureReportParser(QCommandLineParser &parser)
         {QStringLiteral("top"), QStringLiteral("Print only the first N functions."), QStringLiteral("N")},
         {QStringLiteral("json"), QStringLiteral("Print JSON instead of a table: sample_types (type, unit, total), "
                                                 "samples, and functions (name, self, total; with --base also "
-                                                "base_self and base_total).")},
-        {QStringLiteral("base"), QStringLiteral("Compare with BASE (a .pprof file or a session folder): self and "
-                                                "total become FILE minus BASE."),
+                                                "base_self and base_total; with --list, lines).")},
+        {QStringLiteral("format"), QStringLiteral("text (the default), json (as --json), or folded: collapsed "
+                                                  "stacks, `root;...;leaf VALUE`, one line per distinct stack."),
+         QStringLiteral("FORMAT"), QStringLiteral("text")},
+        {QStringLiteral("base"), QStringLiteral("Compare with BASE (any file FILE may be, or a session folder): "
+                                                "self and total become FILE minus BASE."),
          QStringLiteral("BASE")},
         {QStringLiteral("normalize"), QStringLiteral("With --base, scale BASE so that its total equals FILE's.")},
+        {QStringLiteral("list"), QStringLiteral("Print each source line of the functions whose name matches REGEX, "
+                                                "with self and total, and the code when the file is found."),
+         QStringLiteral("REGEX")},
+        {QStringLiteral("source-root"), QStringLiteral("With --list, also look for source files under DIR "
+                                                       "(repeatable), for programs built elsewhere."),
+         QStringLiteral("DIR")},
+        {QStringLiteral("focus"), QStringLiteral("Keep only the samples with a frame matching REGEX (function "
+                                                 "name, source file or binary)."),
+         QStringLiteral("REGEX")},
+        {QStringLiteral("ignore"), QStringLiteral("Drop the samples with a frame matching REGEX."),
+         QStringLiteral("REGEX")},
+        {QStringLiteral("hide"), QStringLiteral("Remove the frames matching REGEX from the stacks; their cost goes "
+                                                "to their callers."),
+         QStringLiteral("REGEX")},
     });
     parser.addPositionalArgument(QStringLiteral("FILE"),
-                                 QStringLiteral("A .pprof file (gzip-compressed or raw), or a session folder."));
+                                 QStringLiteral("A profile file (pprof, perf.data, perf script text or folded "
+                                                "stacks), or a session folder."));
 }
 
 int runReport(const QStringList &args)
@@ -76,56 +152,10 @@ int runReport(const QStringList &args)
         std::fputs(qPrintable(helpText(parser, {reportVerb().usage})), stdout);
         return 0;
     }
-    const QString sampleType = QStringLiteral("sample-type");
-    const QString top = QStringLiteral("top");
-    const QString json = QStringLiteral("json");
-    const QStringList files = parser.positionalArguments();
-    if (files.size() != 1) {
-        std::fprintf(stderr, "emberline report: expected exactly one FILE (see emberline report --help)\n");
-        return 2;
-    }
-    engine::ReportOptions options;
-    options.sampleType = parser.value(sampleType).toStdString();
-    options.json = parser.isSet(json);
-    options.fileName = files.first().toStdString();
-    if (parser.isSet(top)) {
-        bool ok = false;
-        options.top = parser.value(top).toInt(&ok);
-        if (!ok || options.top < 0) {
-            std::fprintf(stderr, "emberline report: --top needs a whole number, got '%s'\n",
-                         qPrintable(parser.value(top)));
-            return 2;
-        }
-    }
-    auto profile = readProfileOrFolder(files.first().toStdString());
-    if (!profile) {
-        std::fprintf(stderr, "emberline report: %s\n", profile.error().message.c_str());
-        return 1;
-    }
-    const QString baseOption = QStringLiteral("base");
-    if (parser.isSet(QStringLiteral("normalize")) && !parser.isSet(baseOption)) {
-        std::fprintf(stderr, "emberline report: --normalize needs --base\n");
-        return 2;
-    }
-    engine::Result<std::string> report = std::string();
-    if (parser.isSet(baseOption)) {
-        auto base = readProfileOrFolder(parser.value(baseOption).toStdString());
-        if (!base) {
-            std::fprintf(stderr, "emberline report: base: %s\n", base.error().message.c_str());
-            return 1;
-        }
-        options.baseFileName = parser.value(baseOption).toStdString();
-        options.normalize = parser.isSet(QStringLiteral("normalize"));
-        report = engine::buildDiffReport(profile.value(), base.value(), options);
-    } else {
-        report = engine::buildReport(profile.value(), options);
-    }
-    if (!report) {
-        std::fprintf(stderr, "emberline report: %s\n", report.error().message.c_str());
-        return 1;
-    }
-    std::fputs(report.value().c_str(), stdout);
-    return 0;
+    const ParsedRequest parsed = parseRequest(parser);
+    if (parsed.usageError != 0)
+        return parsed.usageError;
+    return runReportRequest(parsed.request);
 }
 
 } // namespace emberline::app

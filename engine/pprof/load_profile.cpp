@@ -1,6 +1,7 @@
 #include "engine/pprof/load_profile.h"
 
 #include "engine/common/logging.h"
+#include "engine/import/open_profile.h"
 #include "engine/pprof/session_folder.h"
 
 #include <QElapsedTimer>
@@ -39,7 +40,7 @@ LoadOutcome loadProfile(const QString &path, const PprofReadOptions &options)
     timer.start();
     QString notice;
     auto result = QFileInfo(path).isDir() ? readFolder(path, options, notice)
-                                          : readPprofFile(path.toStdString(), options);
+                                          : readProfileFile(path.toStdString(), options);
     if (!result) {
         if (result.error().code == Error::Code::Cancelled)
             outcome.cancelled = true;

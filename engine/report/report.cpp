@@ -5,6 +5,7 @@
 #include "engine/model/function_table.h"
 #include "engine/model/sample_filter.h"
 #include "engine/model/units.h"
+#include "engine/report/sample_type.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -166,19 +167,10 @@ Result<std::string> buildDiffReport(const Profile &next, const Profile &base, co
 
 Result<std::string> buildReport(const Profile &profile, const ReportOptions &options)
 {
-    int typeIndex = profile.defaultSampleTypeIndex();
-    if (!options.sampleType.empty()) {
-        typeIndex = profile.sampleTypeIndex(options.sampleType);
-        if (typeIndex < 0) {
-            std::string known;
-            for (const ValueType &vt : profile.sampleTypes())
-                known += (known.empty() ? "" : ", ") + profile.str(vt.type);
-            return makeError(Error::Code::Invalid,
-                             "no sample type '" + options.sampleType + "' in this profile (it has: " + known + ")");
-        }
-    }
-    if (typeIndex < 0)
-        return makeError(Error::Code::Invalid, "the profile has no sample types");
+    auto resolved = resolveSampleType(profile, options.sampleType);
+    if (!resolved)
+        return resolved.error();
+    const int typeIndex = resolved.value();
     const FrameTable frames(profile);
     const std::vector<int64_t> perStack = valuesPerStack(profile, typeIndex, {});
     std::optional<FunctionTable> table = FunctionTable::build(profile, frames, perStack);

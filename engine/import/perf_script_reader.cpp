@@ -1,0 +1,297 @@
+#include "engine/import/perf_script_reader.h"
+
+#include "engine/import/text_format.h"
+
+#include <charconv>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+namespace emberline::engine {
+namespace {
+
+struct Header {
+    std::string_view comm;
+    int64_t tid = 0;
+    std::optional<int64_t> period;
+    std::string_view event;
+    std::string_view rest; // what follows the event on the line (a frame, without -g)
+};
+
+bool isDigits(std::string_view s)
+{
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+int64_t toInt(std::string_view s)
+{
+    int64_t v = 0;
+    std::from_chars(s.data(), s.data() + s.size(), v);
+    return v;
+}
+
+// "12.345678:" — the timestamp, which anchors the header: what precedes it is comm, tid and cpu.
+bool isTimestamp(std::string_view s)
+{
+    if (s.size() < 4 || s.back() != ':')
+        return false;
+    s.remove_suffix(1);
+    const size_t dot = s.find('.');
+    return dot != std::string_view::npos && isDigits(s.substr(0, dot)) && isDigits(s.substr(dot + 1));
+}
+
+struct Token {
+    std::string_view text;
+    size_t start;
+};
+
+std::vector<Token> tokens(std::string_view line)
+{
+    std::vector<Token> out;
+    for (size_t pos = 0; pos < line.size();) {
+        const size_t start = line.find_first_not_of(" \t", pos);
+        if (start == std::string_view::npos)
+            break;
+        const size_t end = std::min(line.find_first_of(" \t", start), line.size());
+        out.push_back({line.substr(start, end - start), start});
+        pos = end;
+    }
+    return out;
+}
+
+std::optional<Header> parseHeader(std::string_view line)
+{
+    const std::vector<Token> t = tokens(line);
+    for (size_t i = 2; i < t.size(); ++i) {
+        if (!isTimestamp(t[i].text))
+            continue;
+        size_t pidIndex = i - 1;
+        if (t[pidIndex].text.front() == '[' && t[pidIndex].text.back() == ']' && pidIndex >= 2)
+            --pidIndex;
+        std::string_view pid = t[pidIndex].text;
+        if (const size_t slash = pid.find('/'); slash != std::string_view::npos)
+            pid = pid.substr(slash + 1); // pid/tid: the thread
+        if (!isDigits(pid) || pidIndex == 0)
+            return std::nullopt;
+        Header h;
+        h.comm = line.substr(0, t[pidIndex].start);
+        while (!h.comm.empty() && (h.comm.back() == ' ' || h.comm.back() == '\t'))
+            h.comm.remove_suffix(1);
+        h.tid = toInt(pid);
+        size_t next = i + 1;
+        if (next < t.size() && isDigits(t[next].text))
+            h.period = toInt(t[next++].text);
+        if (next >= t.size() || t[next].text.size() < 2 || t[next].text.back() != ':')
+            return std::nullopt;
+        h.event = t[next].text.substr(0, t[next].text.size() - 1);
+        const size_t restStart = t[next].start + t[next].text.size();
+        h.rest = line.substr(restStart);
+        h.rest.remove_prefix(std::min(h.rest.find_first_not_of(" \t"), h.rest.size()));
+        return h;
+    }
+    return std::nullopt;
+}
+
+struct FrameLine {
+    uint64_t address = 0;
+    std::string_view symbol;
+    std::string_view dso;
+};
+
+// "55d5c1a2b3c4 func+0x12 (/path/bin)": the symbol may hold spaces and parentheses (C++), the dso is the last
+// parenthesised group and ends the line.
+std::optional<FrameLine> parseFrame(std::string_view line)
+{
+    line.remove_prefix(std::min(line.find_first_not_of(" \t"), line.size()));
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t'))
+        line.remove_suffix(1);
+    const size_t space = line.find_first_of(" \t");
+    if (space == std::string_view::npos || line.back() != ')')
+        return std::nullopt;
+    FrameLine f;
+    const std::string_view address = line.substr(0, space);
+    const auto [end, ec] = std::from_chars(address.data(), address.data() + address.size(), f.address, 16);
+    if (ec != std::errc() || end != address.data() + address.size())
+        return std::nullopt;
+    const size_t open = line.rfind(" (");
+    if (open == std::string_view::npos || open < space)
+        return std::nullopt;
+    f.dso = line.substr(open + 2, line.size() - open - 3);
+    f.symbol = line.substr(space, open - space);
+    f.symbol.remove_prefix(std::min(f.symbol.find_first_not_of(" \t"), f.symbol.size()));
+    if (const size_t plus = f.symbol.rfind("+0x"); plus != std::string_view::npos && plus > 0) {
+        const std::string_view offset = f.symbol.substr(plus + 3);
+        if (!offset.empty() && offset.find_first_not_of("0123456789abcdef") == std::string_view::npos)
+            f.symbol = f.symbol.substr(0, plus);
+    }
+    if (f.symbol.empty())
+        return std::nullopt;
+    return f;
+}
+
+std::string eventUnit(std::string_view event)
+{
+    const std::string_view base = event.substr(0, event.find(':'));
+    return base == "cpu-clock" || base == "task-clock" ? "nanoseconds" : "count";
+}
+
+} // namespace
+
+// Hashes std::string and std::string_view alike, so that a lookup by view allocates nothing.
+struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+struct PerfScriptParser::State {
+    std::string name;
+    std::unique_ptr<TextProfileBuilder> builder;
+    std::string event;      // the first sample's
+    size_t eventLine = 0;
+    bool hasPeriod = false;
+    bool inSample = false;
+    int64_t tid = 0;
+    std::string comm;
+    std::vector<uint32_t> stack;
+    std::vector<int64_t> values;
+    size_t samples = 0;
+    // Frame text after the address ("sym+0x12 (dso)") -> location: most frames repeat, and are parsed once.
+    std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> frameLocations;
+
+    Error fail(size_t number, std::string_view line, const std::string &why) const
+    {
+        return makeError(Error::Code::Format, name + ": " + lineContext(number, line) + ": " + why);
+    }
+
+    void endSample()
+    {
+        if (inSample && !stack.empty()) {
+            builder->addSample(stack, values, tid, comm);
+            ++samples;
+        }
+        inSample = false;
+    }
+
+    Status startSample(const Header &h, std::string_view line, size_t number)
+    {
+        if (!builder) {
+            event = std::string(h.event);
+            eventLine = number;
+            hasPeriod = h.period.has_value();
+            std::vector<TextProfileBuilder::SampleType> types{{"samples", "count"}};
+            if (hasPeriod)
+                types.push_back({std::string(h.event.substr(0, h.event.find(':'))), eventUnit(h.event)});
+            builder = std::make_unique<TextProfileBuilder>(types);
+            values.assign(types.size(), 0);
+        } else if (h.event != event) {
+            return fail(number, line, "event '" + std::string(h.event) + "' differs from '" + event + "' (line " +
+                                          std::to_string(eventLine) + "): one profile holds one event; pick one "
+                                          "with `perf script --event " + event + "`");
+        } else if (h.period.has_value() != hasPeriod) {
+            return fail(number, line, "a period on some samples and not on others");
+        }
+        inSample = true;
+        tid = h.tid;
+        comm = std::string(h.comm);
+        stack.clear();
+        values[0] = 1;
+        if (hasPeriod)
+            values[1] = *h.period;
+        return Ok{};
+    }
+
+    Status addFrame(std::string_view frameText, std::string_view line, size_t number)
+    {
+        std::string_view key = frameText.substr(std::min(frameText.find_first_not_of(" \t"), frameText.size()));
+        key = key.substr(std::min(key.find_first_of(" \t"), key.size()));
+        if (const auto it = frameLocations.find(key); it != frameLocations.end() && !key.empty()) {
+            stack.push_back(it->second);
+            return Ok{};
+        }
+        const std::optional<FrameLine> f = parseFrame(frameText);
+        if (!f)
+            return fail(number, line, "not a call-chain frame (`address symbol (dso)`): a cut or damaged line?");
+        const bool inlined = f->dso == "inlined";
+        const bool unknown = f->symbol == "[unknown]";
+        std::string symbol(f->symbol);
+        if (unknown) {
+            const std::string_view dso = f->dso.substr(f->dso.rfind('/') == std::string_view::npos
+                                                           ? 0
+                                                           : f->dso.rfind('/') + 1);
+            symbol = "[unknown] (" + std::string(dso) + ")";
+        }
+        stack.push_back(builder->location(symbol, inlined ? std::string_view() : f->dso, unknown ? f->address : 0));
+        if (!unknown) // an unknown frame is told apart by its address, which the key leaves out
+            frameLocations.emplace(std::string(key), stack.back());
+        return Ok{};
+    }
+};
+
+PerfScriptParser::PerfScriptParser(std::string name) : m_state(std::make_unique<State>())
+{
+    m_state->name = std::move(name);
+}
+
+PerfScriptParser::~PerfScriptParser() = default;
+
+size_t PerfScriptParser::samples() const
+{
+    return m_state->samples;
+}
+
+bool PerfScriptParser::isSampleHeader(std::string_view line)
+{
+    return parseHeader(line).has_value();
+}
+
+Status PerfScriptParser::feed(std::string_view line, size_t number)
+{
+    State &s = *m_state;
+    if (line.find_first_not_of(" \t") == std::string_view::npos) {
+        s.endSample();
+        return Ok{};
+    }
+    if (!isTextLine(line))
+        return s.fail(number, line, "binary data, not perf script text");
+    if (line.front() == '#' && !s.inSample)
+        return Ok{};
+    if (line.front() == ' ' || line.front() == '\t') {
+        if (!s.inSample)
+            return s.fail(number, line, "a call-chain frame outside of a sample");
+        return s.addFrame(line, line, number);
+    }
+    s.endSample();
+    const std::optional<Header> h = parseHeader(line);
+    if (!h)
+        return s.fail(number, line, "not a perf script sample header (`comm tid time: period event:`)");
+    if (Status st = s.startSample(*h, line, number); !st)
+        return st;
+    if (!h->rest.empty() && !parseFrame(h->rest))
+        return s.fail(number, line, "event '" + std::string(h->event) + "' carries data that is not a frame: only " +
+                                        "sampling events (cpu-clock, cycles, ...) with their call chains are imported");
+    if (!h->rest.empty())
+        return s.addFrame(h->rest, line, number);
+    return Ok{};
+}
+
+Result<Profile> PerfScriptParser::finish()
+{
+    State &s = *m_state;
+    s.endSample();
+    if (!s.builder || s.samples == 0)
+        return makeError(Error::Code::Format, s.name + ": no sample with a call chain in the perf script output");
+    return s.builder->take();
+}
+
+Result<Profile> readPerfScriptFile(const std::string &path, const PprofReadOptions &options)
+{
+    PerfScriptParser parser(path);
+    const Status read = readTextLines(
+        path, [&](std::string_view line, size_t number) { return parser.feed(line, number); }, options.cancel,
+        options.progress);
+    if (!read)
+        return read.error();
+    return parser.finish();
+}
+
+} // namespace emberline::engine

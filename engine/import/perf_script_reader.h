@@ -1,0 +1,46 @@
+#pragma once
+
+#include "engine/common/result.h"
+#include "engine/import/text_profile_builder.h"
+#include "engine/model/profile.h"
+#include "engine/pprof/pprof_reader.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace emberline::engine {
+
+// Parses `perf script` text, fed one line at a time: a sample header (`comm tid [cpu] time: [period] event:`,
+// pid/tid and cpu optional) followed by its call chain, one frame a line (`address symbol+offset (dso)`, leaf
+// first), and a blank line. The profile has the sample types samples/count and, when the header carries a
+// period, the event's own (cpu-clock and task-clock in nanoseconds, other events as counts), which is the
+// default, as perf report's overhead is the share of periods. Each sample is labelled with its thread id and
+// name (the comm).
+// Errors name the line: a header or frame that cannot be read (a cut line, binary bytes), and an event other
+// than the first sample's (one profile holds one event; `perf script --event NAME` picks one).
+//
+// Thread: owned by the importing thread.
+class PerfScriptParser {
+public:
+    explicit PerfScriptParser(std::string name);
+    ~PerfScriptParser();
+    PerfScriptParser(const PerfScriptParser &) = delete;
+    PerfScriptParser &operator=(const PerfScriptParser &) = delete;
+
+    Status feed(std::string_view line, size_t number);
+    Result<Profile> finish();
+    size_t samples() const;
+
+    // Whether a line reads as a sample header (used to tell perf script text from folded stacks).
+    static bool isSampleHeader(std::string_view line);
+
+private:
+    struct State;
+    std::unique_ptr<State> m_state;
+};
+
+// Reads a file of `perf script` output.
+Result<Profile> readPerfScriptFile(const std::string &path, const PprofReadOptions &options = {});
+
+} // namespace emberline::engine

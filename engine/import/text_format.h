@@ -1,0 +1,37 @@
+#pragma once
+
+#include "engine/common/result.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace emberline::engine {
+
+// What a profile file holds, told by its content, never by its name.
+enum class ProfileFormat {
+    Pprof,      // gzip or raw profile.proto, and anything that is not one of the others (the reader says why not)
+    PerfData,   // perf record's binary file
+    PerfScript, // `perf script` text
+    Folded,     // Brendan Gregg's collapsed stacks
+};
+
+// Tells the format from the first bytes of a file (a few KiB are enough).
+ProfileFormat sniffFormat(std::string_view head);
+Result<ProfileFormat> sniffFileFormat(const std::string &path);
+
+// True when `line` holds no control byte but tabs: what text importers accept on a line.
+bool isTextLine(std::string_view line);
+
+// Reads a text file line by line without holding it whole, calling `onLine(line, number)` for each (numbers
+// from 1, newline removed). Stops at the first error `onLine` returns, at a line longer than 1 MiB, or when
+// `cancel` rises. `progress` (may be empty) hears the fraction read now and then.
+Status readTextLines(const std::string &path, const std::function<Status(std::string_view, size_t)> &onLine,
+                     const std::atomic<bool> *cancel, const std::function<void(double)> &progress);
+
+// "line 12: " followed by the line itself, cut to a readable length: how importers name a bad line.
+std::string lineContext(size_t number, std::string_view line);
+
+} // namespace emberline::engine
