@@ -24,7 +24,7 @@ using engine::HeatmapCell;
 class HeatmapLayout {
 public:
     static constexpr double kMinCellWidth = 6;
-    static constexpr double kMaxCellWidth = 28;
+    static constexpr double kMaxCellWidth = 40;
     static constexpr double kLeftMargin = 58;   // row labels ("980 ms")
     static constexpr double kTopMargin = 18;    // second labels
     static constexpr double kRightMargin = 8;

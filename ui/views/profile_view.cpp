@@ -14,7 +14,14 @@
 #include <QStackedWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace emberline::ui {
+namespace {
+
+constexpr int kHeatmapHeight = 250;
+
+} // namespace
 
 ProfileView::ProfileView(const QString &path, QWidget *parent) : QWidget(parent), m_path(path)
 {
@@ -150,10 +157,13 @@ void ProfileView::createReadyPage(std::shared_ptr<const engine::LoadedProfile> l
     m_readyPage->addWidget(m_heatmap);
     m_readyPage->addWidget(m_explorer);
     m_readyPage->setStretchFactor(1, 3);
-    m_readyPage->setSizes({230, 700});
+    m_readyPage->setSizes({kHeatmapHeight, 700});
     connect(m_heatmapRunner, &HeatmapRunner::heatmapReady, this,
             [this](std::shared_ptr<const engine::Heatmap> heatmap, const std::string &unit) {
+                const bool shown = m_heatmap->isVisibleTo(m_readyPage);
                 m_heatmap->setVisible(heatmap->hasTimestamps());
+                if (!shown && heatmap->hasTimestamps()) // a splitter gives a widget shown late no room
+                    m_readyPage->setSizes({kHeatmapHeight, std::max(1, m_readyPage->height() - kHeatmapHeight)});
                 m_heatmap->setHeatmap(std::move(heatmap), unit);
             });
     connect(m_heatmapRunner, &HeatmapRunner::failed, this, [this](const QString &message) {

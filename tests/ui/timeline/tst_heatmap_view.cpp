@@ -302,6 +302,7 @@ private Q_SLOTS:
         QTRY_VERIFY(heatmap->heatmap() != nullptr);
         QCOMPARE(heatmap->heatmap()->columns(), size_t(3));
         QCOMPARE(heatmap->heatmap()->total(), int64_t(15));
+        QVERIFY2(heatmap->height() >= 150, qPrintable(QString::number(heatmap->height()))); // room to drag in
         ui::ProfileExplorer *explorer = view.explorer();
         QTRY_VERIFY(explorer->analysis() && !explorer->isAnalysing());
         const auto &layout = explorer->flameGraph()->layout();
