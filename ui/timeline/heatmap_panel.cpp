@@ -18,6 +18,7 @@ void HeatmapPanel::setupUi()
     m_summary = new QLabel(this);
     m_summary->setObjectName(QStringLiteral("heatmapSummary"));
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_summary->setContentsMargins(6, 0, 6, 0);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
