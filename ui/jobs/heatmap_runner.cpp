@@ -31,7 +31,7 @@ void HeatmapRunner::request(std::shared_ptr<const engine::LoadedProfile> loaded,
                                   << "samples placed," << result->heatmap->untimed() << "without a timestamp";
             return std::shared_ptr<const HeatmapResult>(std::move(result));
         },
-        [this](std::shared_ptr<const HeatmapResult> result) {
+        [this](const std::shared_ptr<const HeatmapResult> &result) {
             if (result->cancelled)
                 return;
             if (result->heatmap)

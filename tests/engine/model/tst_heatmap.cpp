@@ -208,7 +208,7 @@ private Q_SLOTS:
         test::ProfileBuilder b({{"cpu-samples", "count"}});
         const uint32_t loc = b.location({b.function("f")});
         b.sample({loc}, {1}, {b.numLabel("end_timestamp_ns", kStart)});
-        b.sample({loc}, {1}, {b.numLabel("end_timestamp_ns", kStart + 2 * 86'400 * kSecond)});
+        b.sample({loc}, {1}, {b.numLabel("end_timestamp_ns", kStart + kSecond * 2 * 86'400)});
         const Profile p = b.take();
         auto h = profileHeatmap(p, nullptr, {});
         QVERIFY(!h.ok());

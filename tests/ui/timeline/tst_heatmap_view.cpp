@@ -42,7 +42,7 @@ std::shared_ptr<const Heatmap> evenHeatmap(size_t columns)
     auto h = std::make_shared<Heatmap>(kStart);
     for (int64_t t = 0; t < static_cast<int64_t>(columns) * kSecond; t += 10 * kMs)
         h->add(kStart + t, 1);
-    h->add(kStart + kSecond + 7 * 20 * kMs, 1);
+    h->add(kStart + kSecond + kMs * 7 * 20, 1);
     return h;
 }
 
@@ -93,11 +93,11 @@ QString writeTimedProfile(const QTemporaryDir &dir)
     const engine::StringId timeKey = p.intern("end_timestamp_ns");
     const int64_t one[] = {1};
     for (int i = 0; i < 10; ++i) {
-        const engine::Label label{timeKey, 0, kStart + i * 20 * kMs, 0};
+        const engine::Label label{timeKey, 0, kStart + kMs * 20 * i, 0};
         p.addSample(std::vector<uint32_t>{0}, one, {&label, 1});
     }
     for (int i = 0; i < 5; ++i) {
-        const engine::Label label{timeKey, 0, kStart + 2 * kSecond + i * 100 * kMs, 0};
+        const engine::Label label{timeKey, 0, kStart + 2 * kSecond + kMs * 100 * i, 0};
         p.addSample(std::vector<uint32_t>{1}, one, {&label, 1});
     }
     p.timeNanos = kStart;
@@ -185,8 +185,8 @@ private Q_SLOTS:
         drag(view, {2, 10}, {1, 45});
         QCOMPARE(selected.count(), 1);
         const TimeRange a = rangeArg(selected.takeFirst(), 0);
-        QCOMPARE(a.startNs, kStart + kSecond + 45 * 20 * kMs);
-        QCOMPARE(a.endNs, kStart + 2 * kSecond + 11 * 20 * kMs);
+        QCOMPARE(a.startNs, kStart + kSecond + kMs * 45 * 20);
+        QCOMPARE(a.endNs, kStart + 2 * kSecond + kMs * 11 * 20);
         QCOMPARE(heatmap->sumIn(a), int64_t(2 * 16));
         QVERIFY2(panel.summary().contains(QStringLiteral("32 samples")), qPrintable(panel.summary()));
 
