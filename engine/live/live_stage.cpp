@@ -231,6 +231,7 @@ void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, const
     }
     update->activity =
         std::make_shared<const ThreadActivity>(bucketActivity(snap, timelineBucketNs(snap, m_options.frequency)));
+    update->heatmap = m_heatmap.update(snap, request.hiddenThreads);
     const qint64 deriveMs = timer.elapsed();
 
     // 3. The call tree and the function table for the sample type the views show.

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/export/flush.h"
+#include "engine/live/live_heatmap.h"
 #include "engine/live/live_profile.h"
 #include "engine/live/live_selection.h"
 #include "engine/model/analysis.h"
@@ -45,6 +46,7 @@ struct LiveUpdate {
     std::shared_ptr<const LiveSnapshot> snapshot;
     std::shared_ptr<const LoadedProfile> loaded;
     std::shared_ptr<const ThreadActivity> activity;
+    std::shared_ptr<const Heatmap> heatmap; // samples per sub-second bucket of the shown threads
     std::shared_ptr<const Analysis> analysis;
     std::string error; // a flush that could not be merged; the views keep what they show
 };
@@ -90,6 +92,7 @@ private:
     struct FrameCache;
     std::unique_ptr<FrameCache> m_frameCache;
     std::shared_ptr<LiveTrees> m_trees;
+    LiveHeatmap m_heatmap;
     std::shared_ptr<const LiveSnapshot> m_snapshot;
     int64_t m_flushReceivedNs = 0;
 

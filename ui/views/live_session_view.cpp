@@ -2,6 +2,7 @@
 
 #include "engine/common/clock.h"
 #include "ui/logging.h"
+#include "ui/timeline/heatmap_panel.h"
 #include "ui/timeline/timeline_view.h"
 #include "ui/models/live_thread_model.h"
 #include "ui/views/profile_explorer.h"
@@ -19,6 +20,7 @@
 #include <QPushButton>
 #include <QSplitter>
 #include <QStackedWidget>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
 #include <cstring>
@@ -61,7 +63,13 @@ void LiveSessionView::setupUi()
 
     m_splitter = new QSplitter(Qt::Vertical, this);
     m_splitter->setObjectName(QStringLiteral("liveSplitter"));
-    m_splitter->addWidget(m_timeline);
+    m_heatmap = new HeatmapPanel(this);
+    m_timelineTabs = new QTabWidget(this);
+    m_timelineTabs->setObjectName(QStringLiteral("timelineTabs"));
+    m_timelineTabs->setDocumentMode(true);
+    m_timelineTabs->addTab(m_timeline, tr("Timeline"));
+    m_timelineTabs->addTab(m_heatmap, tr("Heatmap"));
+    m_splitter->addWidget(m_timelineTabs);
     m_splitter->addWidget(m_explorerStack);
     m_splitter->setStretchFactor(0, 2);
     m_splitter->setStretchFactor(1, 5);
@@ -126,6 +134,11 @@ void LiveSessionView::connectSignals()
         Q_EMIT openProfileRequested(QDir(sessionDirectory()).filePath(QStringLiteral("profile.pprof")));
     });
     connect(m_timeline, &TimelineView::rangeSelected, this, &LiveSessionView::selectRange);
+    // The heatmap's ranges are [start, end); the live stage's include their end.
+    connect(m_heatmap, &HeatmapPanel::rangeSelected, this,
+            [this](int64_t startNs, int64_t endNs) { selectRange(startNs, endNs - 1); });
+    connect(m_heatmap, &HeatmapPanel::selectionCleared, this, [this] { setScope(LiveScope::WholeSession); });
+    connect(m_heatmap, &HeatmapPanel::rangesCompared, this, &LiveSessionView::rangesCompared);
     connect(m_timeline, &TimelineView::dataShown, this, [this] {
         m_timelineShown = true;
         reportShownIfComplete();
@@ -234,6 +247,8 @@ void LiveSessionView::applyUpdate(const std::shared_ptr<const engine::LiveUpdate
     m_explorer->setLoaded(update->loaded, update->analysis);
     const qint64 explorerMs = timer.elapsed();
     m_timeline->setData(update->snapshot, update->activity);
+    if (update->heatmap)
+        m_heatmap->setHeatmap(update->heatmap);
     if (update->request.scope == LiveScope::LastFlush && !chunks.empty())
         m_timeline->setSelection(std::pair(chunks.back()->startNs, chunks.back()->endNs));
     qCDebug(lcUiAnalysis) << "live update applied on the GUI thread in" << timer.elapsed() << "ms (explorer"

@@ -13,11 +13,13 @@ class QLabel;
 class QPushButton;
 class QSplitter;
 class QStackedWidget;
+class QTabWidget;
 
 namespace emberline::ui {
 
 using engine::LiveScope;
 
+class HeatmapPanel;
 class ProfileExplorer;
 class SessionStatusBar;
 class SessionUpload;
@@ -26,7 +28,9 @@ class TimelineView;
 // One live session in a tab: Stop, Pause and Resume, a switch between the whole session so far, the last flush
 // and a selected time range, the live numbers, the timelines and, once the first flush is in, the same
 // explorer (flame graph, top functions, caller/callee) that files open in, refreshed after every flush without
-// losing the user's zoom, selection or search. When the session ends (stopped, target exited or crashed, or
+// losing the user's zoom, selection or search. Beside the timelines, a tab holds the sub-second heatmap, which
+// grows with each flush; a range dragged on it selects that range as the timelines do, and a second one (Shift)
+// compares the two (rangesCompared). When the session ends (stopped, target exited or crashed, or
 // failed) the views keep everything and a message says what happened; the session's folder can then be saved
 // elsewhere or its merged profile opened in the viewer. A session started with upload on also has an Upload
 // tab beside the explorer: every flush's upload and the uploader's counts (live_session_upload.cpp).
@@ -46,6 +50,7 @@ public:
     engine::ProfilingSession *session() const { return m_session; }
     ProfileExplorer *explorer() const { return m_explorer; }
     TimelineView *timeline() const { return m_timeline; }
+    HeatmapPanel *heatmap() const { return m_heatmap; }
     // The newest update shown (null before the first flush).
     const std::shared_ptr<const engine::LiveUpdate> &lastUpdate() const { return m_lastUpdate; }
     QString title() const;
@@ -53,6 +58,8 @@ public:
     QString message() const;
     bool isActive() const { return m_session->isActive(); }
     LiveScope scope() const { return m_request.scope; }
+    // What the views last asked of the live stage.
+    const engine::LiveViewRequest &request() const { return m_request; }
     // A request (scope, range, threads, sample type) is still being answered by the live stage.
     bool isUpdating() const { return (m_lastUpdate ? m_lastUpdate->generation : 0) < m_requestGeneration; }
 
@@ -72,6 +79,8 @@ Q_SIGNALS:
     void sessionEnded();
     void openProfileRequested(const QString &path);
     void titleChanged();
+    // Two time ranges chosen on the heatmap to compare, [startNs, endNs) each: the hook of a differential view.
+    void rangesCompared(emberline::engine::TimeRange a, emberline::engine::TimeRange b);
 
 private:
     void setupUi();
@@ -98,6 +107,8 @@ private:
     ProfileExplorer *m_explorer = nullptr;     // null until the first flush is shown
     ProfileExplorer *m_warmExplorer = nullptr; // built before the session starts, adopted by the first flush
     TimelineView *m_timeline = nullptr;
+    HeatmapPanel *m_heatmap = nullptr;
+    QTabWidget *m_timelineTabs = nullptr;
     SessionStatusBar *m_status = nullptr;
     QLabel *m_message = nullptr;
     QStackedWidget *m_explorerStack = nullptr;

@@ -152,7 +152,10 @@ void ProfileExplorer::connectSignals()
         requestAnalysis();
         Q_EMIT sampleTypeChanged(index);
     });
-    connect(m_threads, &ThreadFilterButton::selectionChanged, this, &ProfileExplorer::requestAnalysis);
+    connect(m_threads, &ThreadFilterButton::selectionChanged, this, [this] {
+        requestAnalysis();
+        Q_EMIT threadsChanged();
+    });
     connect(m_search, &QLineEdit::textChanged, m_searchDelay, qOverload<>(&QTimer::start));
     connect(m_searchDelay, &QTimer::timeout, this, [this] { m_flame->setSearch(m_search->text()); });
     connect(m_flame, &FlameGraphView::searchResultChanged, this, &ProfileExplorer::updateSearchLabel);
@@ -228,12 +231,27 @@ void ProfileExplorer::setThreadFilterVisible(bool visible)
     m_threads->setVisible(visible && !m_loaded->threads->empty());
 }
 
+std::vector<uint32_t> ProfileExplorer::selectedThreads() const
+{
+    return m_threads->selectedThreads();
+}
+
+void ProfileExplorer::setTimeRange(std::optional<engine::TimeRange> range)
+{
+    m_timeRange = range;
+    requestAnalysis();
+}
+
 void ProfileExplorer::requestAnalysis()
 {
     AnalysisRequest request;
     request.loaded = m_loaded;
     request.sampleType = m_sampleType->currentIndex();
     request.filter.threads = m_threads->selectedThreads();
+    if (m_timeRange) { // the filter's range includes its end
+        request.filter.startNs = m_timeRange->startNs;
+        request.filter.endNs = m_timeRange->endNs - 1;
+    }
     m_runner->requestAnalysis(std::move(request));
 }
 
@@ -317,6 +335,10 @@ void ProfileExplorer::updateStatusLine()
     parts << tr("totals: %1").arg(totals.join(QStringLiteral(", ")));
     if (m_analysis && !m_analysis->filter.threads.empty())
         parts << tr("thread filter: %1 samples shown").arg(m_analysis->keptSamples);
+    if (m_analysis && m_timeRange)
+        parts << tr("time range of %1 s: %2 samples shown")
+                     .arg(static_cast<double>(m_timeRange->endNs - m_timeRange->startNs) / 1e9, 0, 'f', 2)
+                     .arg(m_analysis->keptSamples);
     if (m_runner->isAnalysing())
         parts << tr("updating…");
     m_status->setText(parts.join(QStringLiteral("  ·  ")));

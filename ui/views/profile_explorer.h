@@ -1,10 +1,12 @@
 #pragma once
 
 #include "engine/model/analysis.h"
+#include "engine/model/heatmap.h"
 
 #include <QWidget>
 
 #include <memory>
+#include <optional>
 
 class QComboBox;
 class QLabel;
@@ -48,6 +50,9 @@ public:
     int sampleType() const;
     // A live session filters threads in its timeline; its explorer hides its own thread filter.
     void setThreadFilterVisible(bool visible);
+    std::vector<uint32_t> selectedThreads() const;
+    // Shows only the samples taken in [startNs, endNs) (a heatmap's selection); nullopt shows every sample.
+    void setTimeRange(std::optional<engine::TimeRange> range);
     std::shared_ptr<const Analysis> analysis() const { return m_analysis; }
     bool isAnalysing() const;
     FlameGraphView *flameGraph() const { return m_flame; }
@@ -60,6 +65,8 @@ Q_SIGNALS:
     void analysisApplied();
     // The user chose another sample type.
     void sampleTypeChanged(int sampleType);
+    // The user chose other threads in the thread filter.
+    void threadsChanged();
 
 private:
     void setupUi();
@@ -78,6 +85,7 @@ private:
     std::shared_ptr<const LoadedProfile> m_loaded;
     std::shared_ptr<const Analysis> m_analysis;
     uint32_t m_selectedFrame = UINT32_MAX;
+    std::optional<engine::TimeRange> m_timeRange;
 
     AnalysisRunner *m_runner = nullptr;
     QComboBox *m_sampleType = nullptr;

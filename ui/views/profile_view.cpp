@@ -1,17 +1,27 @@
 #include "ui/views/profile_view.h"
 
 #include "ui/views/profile_explorer.h"
+#include "ui/jobs/heatmap_runner.h"
 #include "ui/jobs/profile_loader.h"
+#include "ui/timeline/heatmap_panel.h"
 
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSplitter>
 #include <QStackedWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace emberline::ui {
+namespace {
+
+constexpr int kHeatmapHeight = 250;
+
+} // namespace
 
 ProfileView::ProfileView(const QString &path, QWidget *parent) : QWidget(parent), m_path(path)
 {
@@ -128,10 +138,53 @@ void ProfileView::onLoaded(std::shared_ptr<const engine::LoadedProfile> loaded)
     m_state = State::Ready;
     m_notice->setText(loaded->notice);
     m_notice->setVisible(!loaded->notice.isEmpty());
-    m_explorer = new ProfileExplorer(std::move(loaded), this);
-    m_stack->addWidget(m_explorer);
-    m_stack->setCurrentWidget(m_explorer);
+    createReadyPage(std::move(loaded));
+    m_stack->addWidget(m_readyPage);
+    m_stack->setCurrentWidget(m_readyPage);
+    requestHeatmap();
     Q_EMIT loadFinished(true);
+}
+
+void ProfileView::createReadyPage(std::shared_ptr<const engine::LoadedProfile> loaded)
+{
+    m_loaded = loaded;
+    m_readyPage = new QSplitter(Qt::Vertical, this);
+    m_readyPage->setObjectName(QStringLiteral("heatmapSplitter"));
+    m_heatmap = new HeatmapPanel(m_readyPage);
+    m_heatmap->setVisible(false); // until its samples turn out to carry timestamps
+    m_heatmapRunner = new HeatmapRunner(this);
+    m_explorer = new ProfileExplorer(std::move(loaded), m_readyPage);
+    m_readyPage->addWidget(m_heatmap);
+    m_readyPage->addWidget(m_explorer);
+    m_readyPage->setStretchFactor(1, 3);
+    m_readyPage->setSizes({kHeatmapHeight, 700});
+    connect(m_heatmapRunner, &HeatmapRunner::heatmapReady, this,
+            [this](std::shared_ptr<const engine::Heatmap> heatmap, const std::string &unit) {
+                const bool shown = m_heatmap->isVisibleTo(m_readyPage);
+                m_heatmap->setVisible(heatmap->hasTimestamps());
+                if (!shown && heatmap->hasTimestamps()) // a splitter gives a widget shown late no room
+                    m_readyPage->setSizes({kHeatmapHeight, std::max(1, m_readyPage->height() - kHeatmapHeight)});
+                m_heatmap->setHeatmap(std::move(heatmap), unit);
+            });
+    connect(m_heatmapRunner, &HeatmapRunner::failed, this, [this](const QString &message) {
+        m_heatmap->setVisible(true);
+        m_heatmap->setMessage(tr("No heatmap: %1").arg(message));
+    });
+    // The panel's selection is in [start, end); the explorer's filter takes it as it is.
+    connect(m_heatmap, &HeatmapPanel::rangeSelected, this, [this](int64_t startNs, int64_t endNs) {
+        m_explorer->setTimeRange(engine::TimeRange{startNs, endNs});
+    });
+    connect(m_heatmap, &HeatmapPanel::selectionCleared, this, [this] { m_explorer->setTimeRange(std::nullopt); });
+    connect(m_explorer, &ProfileExplorer::sampleTypeChanged, this, &ProfileView::requestHeatmap);
+    connect(m_explorer, &ProfileExplorer::threadsChanged, this, &ProfileView::requestHeatmap);
+}
+
+void ProfileView::requestHeatmap()
+{
+    engine::HeatmapRequest request;
+    request.sampleType = m_explorer->sampleType();
+    request.threads = m_explorer->selectedThreads();
+    m_heatmapRunner->request(m_loaded, request);
 }
 
 void ProfileView::onFailed(const QString &message)

@@ -7,16 +7,20 @@
 class QLabel;
 class QProgressBar;
 class QPushButton;
+class QSplitter;
 class QStackedWidget;
 
 namespace emberline::ui {
 
+class HeatmapPanel;
+class HeatmapRunner;
 class ProfileExplorer;
 class ProfileLoader;
 
 // One tab: a profile file (or a session folder) through its life. While loading it shows the file name, a progress bar and Cancel;
 // if loading fails it shows the error (which names the file and the problem) with Retry and Close; once loaded
-// it shows a ProfileExplorer.
+// it shows a ProfileExplorer, with the sub-second heatmap above it when the samples carry timestamps (a range
+// selected on it filters the explorer's views to that time).
 //
 // Thread: GUI thread; loading runs on a worker through ProfileLoader.
 class ProfileView : public QWidget {
@@ -33,6 +37,8 @@ public:
     // How a session folder was read (merged from its flushes, files skipped); empty for a plain file.
     QString notice() const;
     ProfileExplorer *explorer() const { return m_explorer; }
+    // Null until the profile is loaded; hidden when its samples carry no timestamps.
+    HeatmapPanel *heatmap() const { return m_heatmap; }
 
 Q_SIGNALS:
     void loadFinished(bool ok);
@@ -45,6 +51,8 @@ private:
     QWidget *createErrorPage();
     void onLoaded(std::shared_ptr<const engine::LoadedProfile> loaded);
     void onFailed(const QString &message);
+    void createReadyPage(std::shared_ptr<const engine::LoadedProfile> loaded);
+    void requestHeatmap();
 
     QString m_path;
     State m_state = State::Loading;
@@ -60,6 +68,10 @@ private:
     QPushButton *m_retry = nullptr;
     QPushButton *m_close = nullptr;
     ProfileExplorer *m_explorer = nullptr;
+    std::shared_ptr<const engine::LoadedProfile> m_loaded;
+    QSplitter *m_readyPage = nullptr;
+    HeatmapPanel *m_heatmap = nullptr;
+    HeatmapRunner *m_heatmapRunner = nullptr;
 };
 
 } // namespace emberline::ui
