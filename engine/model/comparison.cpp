@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <future>
+#include <numeric>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -227,8 +228,17 @@ Result<std::shared_ptr<const Comparison>> compareProfiles(const ComparisonReques
         c->baseRawTotal = baseSide.total;
     c->newPerStack = std::move(nextSide.perStack);
     c->basePerStack = std::move(baseSide.perStack);
-    c->frames = std::make_shared<const FrameTable>(FrameTable::unionOf(*next.frames, *base.frames, c->baseToUnion));
-    c->frameNames = frameDisplayNames(*c->frames);
+    if (next.frames == base.frames) {
+        // Two weighings of one profile (a live session's flushes or ranges): its frames are already shared.
+        c->frames = next.frames;
+        c->baseToUnion.resize(next.frames->size());
+        std::iota(c->baseToUnion.begin(), c->baseToUnion.end(), 0U);
+        c->frameNames = next.frameNames ? next.frameNames : frameDisplayNames(*c->frames);
+    } else {
+        c->frames =
+            std::make_shared<const FrameTable>(FrameTable::unionOf(*next.frames, *base.frames, c->baseToUnion));
+        c->frameNames = frameDisplayNames(*c->frames);
+    }
     auto tree = DiffTree::build(*nextSide.tree, *baseSide.tree, c->frames, c->baseToUnion, cancel);
     if (!tree)
         return makeError(Error::Code::Cancelled, "cancelled");

@@ -155,9 +155,12 @@ QChart *TimelineView::createChart(QValueAxis *&x, QValueAxis *&y, const QString 
 
 void TimelineView::connectSignals()
 {
-    for (TimelineChartView *view : {m_cpuView, m_flushView})
+    for (TimelineChartView *view : {m_cpuView, m_flushView}) {
         connect(view, &TimelineChartView::rangeSelected, this, &TimelineView::rangeSelected);
+        connect(view, &TimelineChartView::comparedRangeSelected, this, &TimelineView::comparedRangeSelected);
+    }
     connect(m_strip, &ActivityStrip::rangeSelected, this, &TimelineView::rangeSelected);
+    connect(m_strip, &ActivityStrip::comparedRangeSelected, this, &TimelineView::comparedRangeSelected);
     connect(m_cpuView, &TimelineChartView::hovered, this,
             [this](int64_t t, const QPoint &pos) { QToolTip::showText(pos, cpuToolTip(t), m_cpuView); });
     connect(m_flushView, &TimelineChartView::hovered, this,
@@ -244,6 +247,13 @@ void TimelineView::setSelection(std::optional<std::pair<int64_t, int64_t>> range
     m_cpuView->setSelection(range);
     m_flushView->setSelection(range);
     m_strip->setSelection(range);
+}
+
+void TimelineView::setComparedRange(std::optional<std::pair<int64_t, int64_t>> range)
+{
+    m_cpuView->setComparedRange(range);
+    m_flushView->setComparedRange(range);
+    m_strip->setComparedRange(range);
 }
 
 std::vector<uint32_t> TimelineView::shownThreads() const

@@ -4,6 +4,7 @@
 #include "ui/logging.h"
 #include "ui/timeline/timeline_view.h"
 #include "ui/models/live_thread_model.h"
+#include "ui/views/compare_explorer.h"
 #include "ui/views/profile_explorer.h"
 #include "ui/views/session_status_bar.h"
 
@@ -58,6 +59,8 @@ void LiveSessionView::setupUi()
     m_explorerStack = new QStackedWidget(this);
     m_explorerStack->addWidget(m_waiting);
     warmUpExplorer();
+    m_compareExplorer = new CompareExplorer(m_explorerStack);
+    m_explorerStack->addWidget(m_compareExplorer);
 
     m_splitter = new QSplitter(Qt::Vertical, this);
     m_splitter->setObjectName(QStringLiteral("liveSplitter"));
@@ -101,6 +104,8 @@ QWidget *LiveSessionView::createToolbar()
     m_scope->addItem(tr("Last flush"));
     m_scope->addItem(tr("Selected range"));
     row->addWidget(m_scope);
+    row->addSpacing(16);
+    row->addWidget(createCompareControls(bar));
     row->addStretch();
     m_save = button("saveSessionButton", tr("Save Session…"),
                     tr("Copy the session's folder (every flush and the merged profile) elsewhere"));
@@ -126,6 +131,7 @@ void LiveSessionView::connectSignals()
         Q_EMIT openProfileRequested(QDir(sessionDirectory()).filePath(QStringLiteral("profile.pprof")));
     });
     connect(m_timeline, &TimelineView::rangeSelected, this, &LiveSessionView::selectRange);
+    connectCompareSignals();
     connect(m_timeline, &TimelineView::dataShown, this, [this] {
         m_timelineShown = true;
         reportShownIfComplete();
@@ -227,11 +233,15 @@ void LiveSessionView::applyUpdate(const std::shared_ptr<const engine::LiveUpdate
             m_request.sampleType = sampleType;
             sendRequest();
         });
-        m_explorerStack->setCurrentWidget(m_explorer);
     }
-    // The analysis is applied as it came when the explorer shows its sample type; otherwise (the user has just
-    // chosen another) the explorer derives its own and the next update brings the new type.
-    m_explorer->setLoaded(update->loaded, update->analysis);
+    showExplorerForMode(update->request.compare.mode);
+    if (update->request.compare.mode != engine::LiveCompareMode::Off) {
+        applyComparison(*update);
+    } else {
+        // The analysis is applied as it came when the explorer shows its sample type; otherwise (the user has
+        // just chosen another) the explorer derives its own and the next update brings the new type.
+        m_explorer->setLoaded(update->loaded, update->analysis);
+    }
     const qint64 explorerMs = timer.elapsed();
     m_timeline->setData(update->snapshot, update->activity);
     if (update->request.scope == LiveScope::LastFlush && !chunks.empty())
