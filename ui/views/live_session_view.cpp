@@ -57,6 +57,7 @@ void LiveSessionView::setupUi()
     m_waiting->setObjectName(QStringLiteral("waitingLabel"));
     m_waiting->setAlignment(Qt::AlignCenter);
     m_explorerStack = new QStackedWidget(this);
+    m_explorerStack->setObjectName(QStringLiteral("liveExplorerStack"));
     m_explorerStack->addWidget(m_waiting);
     warmUpExplorer();
     m_compareExplorer = new CompareExplorer(m_explorerStack);
