@@ -222,6 +222,7 @@ Result<std::shared_ptr<const Comparison>> compareProfiles(const ComparisonReques
     Side nextSide = newSide.get();
     if (!nextSide.tree || !baseSide.tree || (cancel && cancel->load()))
         return makeError(Error::Code::Cancelled, "cancelled");
+    const qint64 sidesMs = timer.elapsed();
     c->newTotal = nextSide.total;
     c->baseTotal = baseSide.total;
     if (!request.normalize)
@@ -243,10 +244,12 @@ Result<std::shared_ptr<const Comparison>> compareProfiles(const ComparisonReques
     if (!tree)
         return makeError(Error::Code::Cancelled, "cancelled");
     c->tree = std::make_shared<const DiffTree>(std::move(*tree));
+    const qint64 treeMs = timer.elapsed();
     c->functions = functionRows(*c, *nextSide.tree, *baseSide.tree, base);
     addNotices(*c);
-    qCDebug(lcModel) << "comparison of" << next.path << "with" << base.path << "in" << timer.elapsed() << "ms,"
-                     << c->tree->size() << "nodes";
+    qCDebug(lcModel) << "comparison of" << next.path << "with" << base.path << "in" << timer.elapsed()
+                     << "ms (both sides" << sidesMs << "ms, frames and differential tree" << treeMs - sidesMs
+                     << "ms, functions" << timer.elapsed() - treeMs << "ms)," << c->tree->size() << "nodes";
     return std::shared_ptr<const Comparison>(std::move(c));
 }
 
