@@ -168,7 +168,7 @@ std::string CallTree::dump(const FrameTable &frames, int64_t minTotal) const
         const Node &n = m_nodes[id];
         if (n.total < minTotal && n.total >= 0)
             continue;
-        out.append(2 * n.depth, ' ');
+        out.append(2 * static_cast<size_t>(n.depth), ' ');
         out += frames.frame(n.frame).name + " " + std::to_string(n.self) + " " + std::to_string(n.total) + "\n";
         auto c = children(id);
         for (auto it = c.rbegin(); it != c.rend(); ++it)

@@ -318,7 +318,7 @@ QList<QPointF> TimelineView::thinLine(const QList<QPointF> &points, double pixel
     if (n <= 2 * columns)
         return points;
     QList<QPointF> out;
-    out.reserve(static_cast<qsizetype>(2 * columns + 2));
+    out.reserve(static_cast<qsizetype>(columns) * 2 + 2);
     out.append(points.front()); // the line spans the whole time, from its first point to its last
     for (size_t c = 0; c < columns; ++c) {
         const size_t begin = c * n / columns;
@@ -387,6 +387,7 @@ void TimelineView::updateStrip()
 {
     const std::vector<uint32_t> shown = shownThreads();
     std::vector<QString> names;
+    names.reserve(shown.size());
     for (uint32_t t : shown)
         names.push_back(QString::fromStdString(m_snapshot->threads[t].displayName()));
     m_strip->setAxis(m_cpuView->axis());
