@@ -138,6 +138,27 @@ int printInformation(int argc, char **argv)
     return 0;
 }
 
+// --diff with a missing file or the wrong count is reported before the window system starts, so that it says
+// what is wrong without a display too. Returns the exit status, 0 when the window may open.
+int checkDiffArguments(int argc, char **argv)
+{
+    QStringList arguments;
+    for (int i = 0; i < argc; ++i)
+        arguments << QString::fromLocal8Bit(argv[i]);
+    const qsizetype dashes = arguments.indexOf(QStringLiteral("--"));
+    if (!arguments.mid(0, dashes < 0 ? arguments.size() : dashes).contains(QStringLiteral("--diff")))
+        return 0;
+    QCommandLineParser parser;
+    configureParser(parser);
+    if (!parser.parse(dashes < 0 ? arguments : arguments.mid(0, dashes)))
+        return 0; // the full parse below reports it
+    if (const QString error = diffError(parser); !error.isEmpty()) {
+        std::fprintf(stderr, "emberline: %s\n(see emberline --help)\n", qPrintable(error));
+        return 2;
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -152,6 +173,8 @@ int main(int argc, char **argv)
     }
     if (asksForInformation(argc, argv))
         return printInformation(argc, argv);
+    if (const int status = checkDiffArguments(argc, argv); status != 0)
+        return status;
 
     QApplication app(argc, argv);
     setApplicationNames();

@@ -234,20 +234,52 @@ void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, const
     update->heatmap = m_heatmap.update(snap, request.hiddenThreads);
     const qint64 deriveMs = timer.elapsed();
 
-    // 3. The call tree and the function table for the sample type the views show.
-    AnalysisRequest analysisRequest;
-    analysisRequest.loaded = loaded;
-    analysisRequest.sampleType = request.sampleType >= 0 ? request.sampleType
-                                                         : std::max(0, snap.profile->defaultSampleTypeIndex());
-    update->analysis = analyze(analysisRequest, nullptr);
+    // 3. The call tree and the function table for the sample type the views show, or the comparison.
+    update->selection = std::move(selection);
+    derive(*update, loaded);
     update->loaded = std::move(loaded);
     update->snapshot = m_snapshot;
-    update->selection = std::move(selection);
     qCDebug(lcModel) << "live update" << generation << "in" << timer.elapsed() << "ms (merge" << mergeMs
-                     << "ms, derive" << deriveMs - mergeMs << "ms, analysis" << timer.elapsed() - deriveMs << "ms;"
+                     << "ms, derive" << deriveMs - mergeMs << "ms, analysis or comparison" << timer.elapsed() - deriveMs << "ms;"
                      << (clockNs(CLOCK_THREAD_CPUTIME_ID) - cpuStartNs) / 1'000'000 << "ms on CPU);"
                      << snap.profile->sampleCount() << "aggregated samples";
     m_publish(std::move(update));
+}
+
+void LiveStage::derive(LiveUpdate &update, const std::shared_ptr<const LoadedProfile> &loaded) const
+{
+    const LiveViewRequest &request = update.request;
+    const int sampleType =
+        request.sampleType >= 0 ? request.sampleType : std::max(0, loaded->profile->defaultSampleTypeIndex());
+    if (request.compare.mode == LiveCompareMode::Off) {
+        AnalysisRequest analysisRequest;
+        analysisRequest.loaded = loaded;
+        analysisRequest.sampleType = sampleType;
+        update.analysis = analyze(analysisRequest, nullptr);
+        return;
+    }
+    auto comparison = compareLive(*m_snapshot, loaded, request.compare, request.hiddenThreads, sampleType);
+    if (!comparison) {
+        update.compareError = comparison.error().message;
+        return;
+    }
+    update.comparison = std::move(comparison).value();
+    if (update.comparison.newLabel.empty()) {
+        switch (request.scope) {
+        case LiveScope::WholeSession:
+            update.comparison.newLabel = "whole session";
+            break;
+        case LiveScope::LastFlush:
+            update.comparison.newLabel = m_snapshot->chunks.empty()
+                                             ? std::string("last flush")
+                                             : "flush " + std::to_string(m_snapshot->chunks.back()->sequence);
+            break;
+        case LiveScope::SelectedRange:
+            update.comparison.newLabel =
+                sessionRangeLabel(*m_snapshot, update.selection.startNs, update.selection.endNs);
+            break;
+        }
+    }
 }
 
 } // namespace emberline::engine

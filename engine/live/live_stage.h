@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/export/flush.h"
+#include "engine/live/live_compare.h"
 #include "engine/live/live_heatmap.h"
 #include "engine/live/live_profile.h"
 #include "engine/live/live_selection.h"
@@ -23,19 +24,21 @@ namespace emberline::engine {
 // What a live session's views show: the whole session so far, the last flush, or a selected time range.
 enum class LiveScope { WholeSession, LastFlush, SelectedRange };
 
-// What the views ask of the live stage: the scope, the hidden threads and the sample type the explorer shows.
+// What the views ask of the live stage: the scope, the hidden threads, the sample type the explorer shows and
+// what to compare the scope with (LiveCompareRequest; off by default).
 struct LiveViewRequest {
     LiveScope scope = LiveScope::WholeSession;
     int64_t rangeStartNs = 0;
     int64_t rangeEndNs = 0;
     std::vector<uint32_t> hiddenThreads; // LiveThread ordinals
     int sampleType = -1;                 // -1: the profile's default
+    LiveCompareRequest compare;
 };
 
 // Everything the views need after a flush or a new request, built in one job off the GUI thread and immutable:
 // the flushes it takes in, the live aggregate (snapshot), the profile as the explorer holds it (with the scope's
 // sample weights), the timeline's buckets and the analysis (call tree and function table) for the requested
-// sample type.
+// sample type; in a compare mode, the comparison instead of the analysis (the explorer is not shown then).
 struct LiveUpdate {
     uint64_t generation = 0; // of the request it answers (LiveStage::setView); later updates have higher ones
     std::vector<std::shared_ptr<const Flush>> flushes; // taken in since the previous update, oldest first
@@ -47,7 +50,10 @@ struct LiveUpdate {
     std::shared_ptr<const LoadedProfile> loaded;
     std::shared_ptr<const ThreadActivity> activity;
     std::shared_ptr<const Heatmap> heatmap; // samples per sub-second bucket of the shown threads
-    std::shared_ptr<const Analysis> analysis;
+    std::shared_ptr<const Analysis> analysis; // null in a compare mode
+    // In a compare mode: the comparison, or why there is none (compareError, in words for the window).
+    LiveComparison comparison;
+    std::string compareError;
     std::string error; // a flush that could not be merged; the views keep what they show
 };
 
@@ -84,6 +90,7 @@ private:
     void run();
     void process(std::vector<std::shared_ptr<const Flush>> flushes, const LiveViewRequest &request, uint64_t generation,
                  int64_t receivedNs);
+    void derive(LiveUpdate &update, const std::shared_ptr<const LoadedProfile> &loaded) const;
 
     Options m_options;
     Publish m_publish;

@@ -2,6 +2,8 @@
 
 #include "engine/common/flat_hash.h"
 
+#include <QtGlobal>
+
 #include <algorithm>
 #include <string>
 #include <numeric>
@@ -58,6 +60,27 @@ CallTree CallTree::fromNodes(std::vector<Node> nodes, const FrameTable &frames)
             tree.m_maxDepth = std::max(tree.m_maxDepth, node.depth);
     }
     tree.finish(frames);
+    return tree;
+}
+
+CallTree CallTree::withValues(std::vector<Node> nodes, const CallTree &shape)
+{
+    Q_ASSERT(nodes.size() == shape.m_nodes.size());
+    CallTree tree;
+    tree.m_nodes = std::move(nodes);
+    for (Node &node : tree.m_nodes) {
+        node.deepest = node.depth;
+        if (node.total != 0)
+            tree.m_maxDepth = std::max(tree.m_maxDepth, node.depth);
+    }
+    for (size_t i = tree.m_nodes.size(); i-- > 1;) {
+        if (tree.m_nodes[i].total == 0)
+            continue;
+        Node &parent = tree.m_nodes[tree.m_nodes[i].parent];
+        parent.deepest = std::max(parent.deepest, tree.m_nodes[i].deepest);
+    }
+    tree.m_childOffsets = shape.m_childOffsets;
+    tree.m_children = shape.m_children;
     return tree;
 }
 
@@ -145,7 +168,7 @@ std::string CallTree::dump(const FrameTable &frames, int64_t minTotal) const
         const Node &n = m_nodes[id];
         if (n.total < minTotal && n.total >= 0)
             continue;
-        out.append(2 * n.depth, ' ');
+        out.append(2 * static_cast<size_t>(n.depth), ' ');
         out += frames.frame(n.frame).name + " " + std::to_string(n.self) + " " + std::to_string(n.total) + "\n";
         auto c = children(id);
         for (auto it = c.rbegin(); it != c.rend(); ++it)

@@ -41,6 +41,9 @@ public:
     // Node ids are kept, so trees made from the same nodes with other values share ids; `deepest` counts only
     // nodes whose total is not zero, and children are ordered by frame name as build() orders them.
     static CallTree fromNodes(std::vector<Node> nodes, const FrameTable &frames);
+    // A tree over the same nodes as `shape` (ids, parents, frames, in the same order) with other values: its
+    // children lists are copied from `shape` instead of being sorted again (a differential tree's width trees).
+    static CallTree withValues(std::vector<Node> nodes, const CallTree &shape);
 
     size_t size() const { return m_nodes.size(); }
     const Node &node(uint32_t id) const { return m_nodes[id]; }

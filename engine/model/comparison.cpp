@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <future>
+#include <numeric>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -221,22 +222,34 @@ Result<std::shared_ptr<const Comparison>> compareProfiles(const ComparisonReques
     Side nextSide = newSide.get();
     if (!nextSide.tree || !baseSide.tree || (cancel && cancel->load()))
         return makeError(Error::Code::Cancelled, "cancelled");
+    const qint64 sidesMs = timer.elapsed();
     c->newTotal = nextSide.total;
     c->baseTotal = baseSide.total;
     if (!request.normalize)
         c->baseRawTotal = baseSide.total;
     c->newPerStack = std::move(nextSide.perStack);
     c->basePerStack = std::move(baseSide.perStack);
-    c->frames = std::make_shared<const FrameTable>(FrameTable::unionOf(*next.frames, *base.frames, c->baseToUnion));
-    c->frameNames = frameDisplayNames(*c->frames);
+    if (next.frames == base.frames) {
+        // Two weighings of one profile (a live session's flushes or ranges): its frames are already shared.
+        c->frames = next.frames;
+        c->baseToUnion.resize(next.frames->size());
+        std::iota(c->baseToUnion.begin(), c->baseToUnion.end(), 0U);
+        c->frameNames = next.frameNames ? next.frameNames : frameDisplayNames(*c->frames);
+    } else {
+        c->frames =
+            std::make_shared<const FrameTable>(FrameTable::unionOf(*next.frames, *base.frames, c->baseToUnion));
+        c->frameNames = frameDisplayNames(*c->frames);
+    }
     auto tree = DiffTree::build(*nextSide.tree, *baseSide.tree, c->frames, c->baseToUnion, cancel);
     if (!tree)
         return makeError(Error::Code::Cancelled, "cancelled");
     c->tree = std::make_shared<const DiffTree>(std::move(*tree));
+    const qint64 treeMs = timer.elapsed();
     c->functions = functionRows(*c, *nextSide.tree, *baseSide.tree, base);
     addNotices(*c);
-    qCDebug(lcModel) << "comparison of" << next.path << "with" << base.path << "in" << timer.elapsed() << "ms,"
-                     << c->tree->size() << "nodes";
+    qCDebug(lcModel) << "comparison of" << next.path << "with" << base.path << "in" << timer.elapsed()
+                     << "ms (both sides" << sidesMs << "ms, frames and differential tree" << treeMs - sidesMs
+                     << "ms, functions" << timer.elapsed() - treeMs << "ms)," << c->tree->size() << "nodes";
     return std::shared_ptr<const Comparison>(std::move(c));
 }
 

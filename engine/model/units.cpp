@@ -61,8 +61,11 @@ std::string formatChange(int64_t change, std::string_view unit)
 
 std::string formatChangePercent(int64_t base, int64_t next)
 {
+    // Unchanged is "0.0%" whether both are 0 or equal, never "+0.0%" beside "0%".
+    if (next == base)
+        return "0.0%";
     if (base == 0)
-        return next == 0 ? "0%" : "new";
+        return "new";
     char buf[32];
     const double pct = 100.0 * static_cast<double>(next - base) / std::fabs(static_cast<double>(base));
     std::snprintf(buf, sizeof buf, "%+.1f%%", pct);

@@ -7,7 +7,10 @@
 // longest single event delivery. Beside the GUI thread, a reference thread that only sleeps 1 ms at a time
 // (scheduled like the GUI thread) and each CPU's steal time tell a stall of the GUI thread from a pause of the
 // machine (a virtual machine whose CPUs the host took away). It never asserts timings.
-// Usage: bench_live_gui [SECONDS=30] [FLUSH_PERIOD_SECONDS=2]
+// COMPARE runs the views in a live compare mode: "previous" (each flush against the one before it) or "pinned"
+// (the whole session against the first flush shown); "off" (the default) shows the plain explorer. Run it once
+// with each to measure what the live diff adds.
+// Usage: bench_live_gui [SECONDS=30] [FLUSH_PERIOD_SECONDS=2] [COMPARE=off|previous|pinned]
 
 #include "engine/common/clock.h"
 #include "engine/session/profiling_session.h"
@@ -321,6 +324,7 @@ int main(int argc, char **argv)
         std::printf("the kernel refused a short time slice for the GUI thread\n");
     const double seconds = argc > 1 ? std::atof(argv[1]) : 30;
     const double flushPeriod = argc > 2 ? std::atof(argv[2]) : 2;
+    const QString compare = argc > 3 ? QString::fromLatin1(argv[3]) : QStringLiteral("off");
 
     engine::SessionConfig config;
     config.command = {EMBERLINE_BINARY_DIR "/tests/targets/many_stacks", std::to_string(seconds + 30)};
@@ -331,6 +335,8 @@ int main(int argc, char **argv)
     ui::LiveSessionView view(session);
     view.resize(1400, 900);
     view.show();
+    if (compare == QLatin1String("previous"))
+        view.compareWithPreviousFlush();
 
     LatenessHistogram lateness;
     std::vector<GuiStall> guiStalls; // over 50 ms
@@ -378,7 +384,8 @@ int main(int argc, char **argv)
         lastCpu = ::sched_getcpu();
     });
 
-    std::printf("bench_live_gui: many_stacks, 8 threads, 999 Hz, %.0f s, flush every %.0f s\n", seconds, flushPeriod);
+    std::printf("bench_live_gui: many_stacks, 8 threads, 999 Hz, %.0f s, flush every %.0f s, compare %s\n", seconds,
+                flushPeriod, qPrintable(compare));
     // gui_cpu_ms: the GUI thread's CPU time in event deliveries since the previous row (the benchmark's tick left
     // out): about one flush's work; max_event_ms: the most one delivery of those took.
     std::printf("%8s %10s %12s %14s %14s %10s %10s %12s\n", "flush", "update_ms", "rss_MiB", "agg_samples",
@@ -392,6 +399,8 @@ int main(int argc, char **argv)
     double pendingLatencyMs = 0;
     QElapsedTimer sinceApplied;
     QObject::connect(&view, &ui::LiveSessionView::viewsUpdated, [&](uint32_t sequence, double latencyMs) {
+        if (compare == QLatin1String("pinned") && view.compareMode() == engine::LiveCompareMode::Off)
+            view.pinBaselineFlush(sequence);
         pendingSequence = sequence;
         pendingLatencyMs = latencyMs;
         sinceApplied.start();

@@ -37,6 +37,12 @@ void ActivityStrip::setSelection(std::optional<std::pair<int64_t, int64_t>> rang
     update();
 }
 
+void ActivityStrip::setComparedRange(std::optional<std::pair<int64_t, int64_t>> range)
+{
+    m_compared = range;
+    update();
+}
+
 QSize ActivityStrip::sizeHint() const
 {
     return {400, std::max<int>(kRowHeight, static_cast<int>(m_threads.size()) * kRowHeight) + 2};
@@ -69,6 +75,11 @@ void ActivityStrip::paintEvent(QPaintEvent *)
             color.setAlphaF(static_cast<float>(0.15 + 0.85 * cpu / 100.0));
             painter.fillRect(QRectF(x0, top, std::max(1.0, x1 - x0), kRowHeight - 2), color);
         }
+    }
+    if (m_compared) {
+        const double left = m_axis.toPixel(m_compared->first);
+        const double right = m_axis.toPixel(m_compared->second);
+        painter.fillRect(QRectF(left, 0, right - left, height()), QColor(230, 140, 30, 50));
     }
     std::optional<std::pair<double, double>> band;
     if (m_pressX)
@@ -110,7 +121,10 @@ void ActivityStrip::mouseReleaseEvent(QMouseEvent *event)
     update();
     if (m_axis.isValid() && TimeAxis::isDrag(x0, event->position().x())) {
         const auto [start, end] = m_axis.rangeBetween(x0, event->position().x());
-        Q_EMIT rangeSelected(start, end);
+        if (event->modifiers().testFlag(Qt::ShiftModifier))
+            Q_EMIT comparedRangeSelected(start, end);
+        else
+            Q_EMIT rangeSelected(start, end);
     }
 }
 

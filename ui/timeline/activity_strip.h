@@ -25,6 +25,8 @@ public:
                      std::vector<QString> names);
     void setAxis(const TimeAxis &axis);
     void setSelection(std::optional<std::pair<int64_t, int64_t>> range);
+    // The range the selection is compared with (range A of a range comparison), drawn in its own colour.
+    void setComparedRange(std::optional<std::pair<int64_t, int64_t>> range);
     const std::shared_ptr<const engine::ThreadActivity> &activity() const { return m_activity; }
     QSize sizeHint() const override;
     // The thread shown on the row at y, or kNoIndex.
@@ -32,6 +34,8 @@ public:
 
 Q_SIGNALS:
     void rangeSelected(int64_t startNs, int64_t endNs);
+    // A Shift+drag: the second range of a comparison.
+    void comparedRangeSelected(int64_t startNs, int64_t endNs);
     void hovered(int64_t timeNs, uint32_t thread, const QPoint &globalPos);
 
 protected:
@@ -48,6 +52,7 @@ private:
     std::vector<QString> m_names;
     TimeAxis m_axis;
     std::optional<std::pair<int64_t, int64_t>> m_selection;
+    std::optional<std::pair<int64_t, int64_t>> m_compared;
     std::optional<double> m_pressX;
     double m_dragX = 0;
 };

@@ -71,6 +71,12 @@ void TimelineChartView::resizeEvent(QResizeEvent *event)
     updateAxis();
 }
 
+void TimelineChartView::setComparedRange(std::optional<std::pair<int64_t, int64_t>> range)
+{
+    m_compared = range;
+    viewport()->update();
+}
+
 void TimelineChartView::mousePressEvent(QMouseEvent *event)
 {
     if (event->button() != Qt::LeftButton)
@@ -104,7 +110,10 @@ void TimelineChartView::mouseReleaseEvent(QMouseEvent *event)
         return;
     if (TimeAxis::isDrag(x0, x1)) {
         const auto [start, end] = m_axis.rangeBetween(x0, x1);
-        Q_EMIT rangeSelected(start, end);
+        if (event->modifiers().testFlag(Qt::ShiftModifier))
+            Q_EMIT comparedRangeSelected(start, end);
+        else
+            Q_EMIT rangeSelected(start, end);
     } else {
         Q_EMIT clicked(m_axis.toTime(x1));
     }
@@ -125,6 +134,9 @@ void TimelineChartView::drawForeground(QPainter *painter, const QRectF &rect)
     };
     // Scene coordinates: the axis maps to view x, the scene's origin is the view's.
     const double offset = mapFromScene(QPointF(0, 0)).x();
+    if (m_compared && m_axis.isValid())
+        band(m_axis.toPixel(m_compared->first) - offset, m_axis.toPixel(m_compared->second) - offset,
+             QColor(230, 140, 30, 60));
     if (m_pressX)
         band(*m_pressX - offset, m_dragX - offset, QColor(30, 110, 220, 50));
     else if (m_selection && m_axis.isValid())

@@ -22,11 +22,15 @@ public:
     void setTimeRange(int64_t startNs, int64_t endNs);
     const TimeAxis &axis() const { return m_axis; }
     void setSelection(std::optional<std::pair<int64_t, int64_t>> range);
+    // The range the selection is compared with (range A of a range comparison), drawn in its own colour.
+    void setComparedRange(std::optional<std::pair<int64_t, int64_t>> range);
     // Fixed room around the plot area (for the axes' labels), so that stacked charts share one time axis.
     void setPlotMargins(const QMargins &margins);
 
 Q_SIGNALS:
     void rangeSelected(int64_t startNs, int64_t endNs);
+    // A Shift+drag: the second range of a comparison.
+    void comparedRangeSelected(int64_t startNs, int64_t endNs);
     void clicked(int64_t timeNs);
     void hovered(int64_t timeNs, const QPoint &globalPos);
 
@@ -45,6 +49,7 @@ private:
     std::optional<double> m_pressX;
     double m_dragX = 0;
     std::optional<std::pair<int64_t, int64_t>> m_selection;
+    std::optional<std::pair<int64_t, int64_t>> m_compared;
 };
 
 } // namespace emberline::ui

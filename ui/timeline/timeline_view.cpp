@@ -155,9 +155,12 @@ QChart *TimelineView::createChart(QValueAxis *&x, QValueAxis *&y, const QString 
 
 void TimelineView::connectSignals()
 {
-    for (TimelineChartView *view : {m_cpuView, m_flushView})
+    for (TimelineChartView *view : {m_cpuView, m_flushView}) {
         connect(view, &TimelineChartView::rangeSelected, this, &TimelineView::rangeSelected);
+        connect(view, &TimelineChartView::comparedRangeSelected, this, &TimelineView::comparedRangeSelected);
+    }
     connect(m_strip, &ActivityStrip::rangeSelected, this, &TimelineView::rangeSelected);
+    connect(m_strip, &ActivityStrip::comparedRangeSelected, this, &TimelineView::comparedRangeSelected);
     connect(m_cpuView, &TimelineChartView::hovered, this,
             [this](int64_t t, const QPoint &pos) { QToolTip::showText(pos, cpuToolTip(t), m_cpuView); });
     connect(m_flushView, &TimelineChartView::hovered, this,
@@ -246,6 +249,13 @@ void TimelineView::setSelection(std::optional<std::pair<int64_t, int64_t>> range
     m_strip->setSelection(range);
 }
 
+void TimelineView::setComparedRange(std::optional<std::pair<int64_t, int64_t>> range)
+{
+    m_cpuView->setComparedRange(range);
+    m_flushView->setComparedRange(range);
+    m_strip->setComparedRange(range);
+}
+
 std::vector<uint32_t> TimelineView::shownThreads() const
 {
     std::vector<uint32_t> out;
@@ -308,7 +318,7 @@ QList<QPointF> TimelineView::thinLine(const QList<QPointF> &points, double pixel
     if (n <= 2 * columns)
         return points;
     QList<QPointF> out;
-    out.reserve(static_cast<qsizetype>(2 * columns + 2));
+    out.reserve(static_cast<qsizetype>(columns) * 2 + 2);
     out.append(points.front()); // the line spans the whole time, from its first point to its last
     for (size_t c = 0; c < columns; ++c) {
         const size_t begin = c * n / columns;
@@ -377,6 +387,7 @@ void TimelineView::updateStrip()
 {
     const std::vector<uint32_t> shown = shownThreads();
     std::vector<QString> names;
+    names.reserve(shown.size());
     for (uint32_t t : shown)
         names.push_back(QString::fromStdString(m_snapshot->threads[t].displayName()));
     m_strip->setAxis(m_cpuView->axis());

@@ -48,6 +48,8 @@ public:
     void setData(std::shared_ptr<const engine::LiveSnapshot> snapshot,
                  std::shared_ptr<const engine::ThreadActivity> activity);
     void setSelection(std::optional<std::pair<int64_t, int64_t>> range);
+    // Range A of a range comparison, drawn beside the selection (range B) in its own colour; nullopt hides it.
+    void setComparedRange(std::optional<std::pair<int64_t, int64_t>> range);
     LiveThreadModel *threadModel() const { return m_threadModel; }
     TimelineChartView *cpuChart() const { return m_cpuView; }
     TimelineChartView *flushChart() const { return m_flushView; }
@@ -58,6 +60,8 @@ public:
 
 Q_SIGNALS:
     void rangeSelected(int64_t startNs, int64_t endNs);
+    // Shift+drag on any timeline: the second range of a comparison (the first is the selected range).
+    void comparedRangeSelected(int64_t startNs, int64_t endNs);
     void hiddenThreadsChanged();
     // Every part of the timeline shows the snapshot last given to setData.
     void dataShown();

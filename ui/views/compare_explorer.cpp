@@ -25,11 +25,20 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace emberline::ui {
 
 CompareExplorer::CompareExplorer(std::shared_ptr<const engine::LoadedProfile> next,
                                  std::shared_ptr<const engine::LoadedProfile> base, QWidget *parent)
     : QWidget(parent), m_next(std::move(next)), m_base(std::move(base))
+{
+    setupUi();
+    createActions();
+    connectSignals();
+}
+
+CompareExplorer::CompareExplorer(QWidget *parent) : QWidget(parent), m_fed(true)
 {
     setupUi();
     createActions();
@@ -82,11 +91,14 @@ QWidget *CompareExplorer::createToolbar()
     m_sampleType = new QComboBox(bar);
     m_sampleType->setObjectName(QStringLiteral("compareSampleTypeCombo"));
     m_sampleType->setToolTip(tr("Sample type: the value both profiles are compared by (only the types both have)"));
-    fillSampleTypes();
     m_threads = new ThreadFilterButton(bar);
-    m_threads->setThreads(m_next->threads);
-    // The base's threads are matched by name; without thread labels on both sides a filter would mislead.
-    m_threads->setVisible(!m_next->threads->empty() && !m_base->threads->empty());
+    if (!m_fed) {
+        fillSampleTypes();
+        m_threads->setThreads(m_next->threads);
+    }
+    // The base's threads are matched by name; without thread labels on both sides a filter would mislead. A live
+    // session's threads are chosen on its timeline.
+    m_threads->setVisible(!m_fed && !m_next->threads->empty() && !m_base->threads->empty());
     m_normalize = new QCheckBox(tr("Normalize"), bar);
     m_normalize->setObjectName(QStringLiteral("normalizeToggle"));
     m_normalize->setToolTip(tr("Scale the base so that its total equals the new total: compare shares, not amounts"));
@@ -149,9 +161,19 @@ void CompareExplorer::connectSignals()
     connect(m_runner, &ComparisonRunner::comparisonReady, this, &CompareExplorer::applyComparison);
     connect(m_runner, &ComparisonRunner::comparisonFailed, this, &CompareExplorer::showError);
     connect(m_runner, &ComparisonRunner::callerCalleeReady, m_tables, &DiffTablesView::setCallerCallee);
-    connect(m_sampleType, &QComboBox::currentIndexChanged, this, &CompareExplorer::requestComparison);
+    connect(m_sampleType, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_fed)
+            Q_EMIT sampleTypeChosen(m_sampleType->currentData().toInt());
+        else
+            requestComparison();
+    });
     connect(m_threads, &ThreadFilterButton::selectionChanged, this, &CompareExplorer::requestComparison);
-    connect(m_normalize, &QCheckBox::toggled, this, &CompareExplorer::requestComparison);
+    connect(m_normalize, &QCheckBox::toggled, this, [this](bool on) {
+        if (m_fed)
+            Q_EMIT normalizeToggled(on);
+        else
+            requestComparison();
+    });
     connect(m_search, &QLineEdit::textChanged, m_searchDelay, qOverload<>(&QTimer::start));
     connect(m_searchDelay, &QTimer::timeout, this, [this] { m_flame->flameGraph()->setSearch(m_search->text()); });
     connect(flame, &FlameGraphView::searchResultChanged, this, &CompareExplorer::updateSearchLabel);
@@ -161,7 +183,8 @@ void CompareExplorer::connectSignals()
     connect(m_resetZoom, &QToolButton::clicked, this, &CompareExplorer::resetZoom);
     connect(m_tables, &DiffTablesView::frameSelected, this, &CompareExplorer::selectFrame);
     // The first comparison once the explorer is shown, so that a failure is seen by whoever shows it.
-    QTimer::singleShot(0, this, &CompareExplorer::requestComparison);
+    if (!m_fed)
+        QTimer::singleShot(0, this, &CompareExplorer::requestComparison);
 }
 
 bool CompareExplorer::isComparing() const
@@ -187,6 +210,8 @@ void CompareExplorer::resetZoom()
 
 void CompareExplorer::requestComparison()
 {
+    if (m_fed)
+        return; // the live stage compares
     engine::ComparisonRequest request;
     request.next = m_next;
     request.base = m_base;
@@ -215,6 +240,37 @@ void CompareExplorer::applyComparison(std::shared_ptr<const engine::Comparison> 
     }
     updateStatusLine();
     Q_EMIT comparisonApplied();
+}
+
+void CompareExplorer::setSampleTypes(const engine::Profile &profile, int current)
+{
+    const QSignalBlocker blocker(m_sampleType);
+    m_sampleType->clear();
+    for (size_t i = 0; i < profile.sampleTypes().size(); ++i) {
+        const engine::ValueType &type = profile.sampleTypes()[i];
+        m_sampleType->addItem(QStringLiteral("%1 (%2)").arg(QString::fromStdString(profile.str(type.type)),
+                                                            QString::fromStdString(profile.str(type.unit))),
+                              static_cast<int>(i));
+    }
+    m_sampleType->setCurrentIndex(std::max(0, m_sampleType->findData(current)));
+    m_sampleType->setEnabled(m_sampleType->count() > 1);
+}
+
+void CompareExplorer::showComparison(std::shared_ptr<const engine::Comparison> comparison, const QString &baseLabel,
+                                     const QString &newLabel)
+{
+    m_baseLabel = baseLabel;
+    m_newLabel = newLabel;
+    applyComparison(std::move(comparison));
+}
+
+void CompareExplorer::showUnavailable(const QString &message)
+{
+    m_comparison.reset();
+    m_flame->setDiff(nullptr, {}, false);
+    m_tables->setComparison(nullptr);
+    showMessage({message}, true);
+    updateStatusLine();
 }
 
 void CompareExplorer::showError(const QString &message)
@@ -275,8 +331,8 @@ void CompareExplorer::updateSearchLabel(int64_t matchedTotal, double share, size
 void CompareExplorer::updateStatusLine()
 {
     QStringList parts;
-    parts << tr("new: %1").arg(QFileInfo(m_next->path).fileName())
-          << tr("base: %1").arg(QFileInfo(m_base->path).fileName());
+    parts << tr("new: %1").arg(m_fed ? m_newLabel : QFileInfo(m_next->path).fileName())
+          << tr("base: %1").arg(m_fed ? m_baseLabel : QFileInfo(m_base->path).fileName());
     if (m_comparison) {
         const std::string &unit = m_comparison->unit;
         parts << tr("%1 total %2 → %3 (%4)")

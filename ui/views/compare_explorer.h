@@ -28,12 +28,25 @@ class ThreadFilterButton;
 // the inputs (no shared sample type, an empty side, the same file twice, a base far larger) and a status line.
 // It keeps the user's choices and asks its ComparisonRunner for the comparison; it derives nothing itself.
 //
+// Fed by a live session instead (the constructor without profiles), it shows the comparisons the session's live
+// stage publishes after every flush, keeping zoom, selection and search; its sample type and normalization go
+// back to the session as requests (sampleTypeChosen, normalizeToggled), and the session's timeline chooses the
+// threads.
+//
 // Thread: GUI thread.
 class CompareExplorer : public QWidget {
     Q_OBJECT
 public:
     CompareExplorer(std::shared_ptr<const engine::LoadedProfile> next, std::shared_ptr<const engine::LoadedProfile> base,
                     QWidget *parent = nullptr);
+    explicit CompareExplorer(QWidget *parent = nullptr);
+
+    // Fed mode: the sample types of the session (by index) and the one shown.
+    void setSampleTypes(const engine::Profile &profile, int current);
+    // Fed mode: the next comparison and what its sides are called, or why there is none.
+    void showComparison(std::shared_ptr<const engine::Comparison> comparison, const QString &baseLabel,
+                        const QString &newLabel);
+    void showUnavailable(const QString &message);
 
     std::shared_ptr<const engine::Comparison> comparison() const { return m_comparison; }
     const engine::LoadedProfile &newProfile() const { return *m_next; }
@@ -51,6 +64,9 @@ public:
 Q_SIGNALS:
     void comparisonApplied();
     void comparisonFailed(const QString &message);
+    // Fed mode: the user chose another sample type (an index into the session's sample types) or normalization.
+    void sampleTypeChosen(int sampleType);
+    void normalizeToggled(bool normalize);
 
 private:
     void setupUi();
@@ -69,6 +85,9 @@ private:
     std::shared_ptr<const engine::LoadedProfile> m_next;
     std::shared_ptr<const engine::LoadedProfile> m_base;
     std::shared_ptr<const engine::Comparison> m_comparison;
+    bool m_fed = false;
+    QString m_baseLabel;
+    QString m_newLabel;
     uint32_t m_selectedFrame = UINT32_MAX;
 
     ComparisonRunner *m_runner = nullptr;

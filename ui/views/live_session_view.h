@@ -20,7 +20,9 @@ namespace emberline::ui {
 using engine::LiveScope;
 
 class HeatmapPanel;
+class CompareExplorer;
 class ProfileExplorer;
+class ProfileLoader;
 class SessionStatusBar;
 class SessionUpload;
 class TimelineView;
@@ -39,6 +41,11 @@ class TimelineView;
 // derived and analysed off this thread; the view only applies it. Scope, range, hidden threads and the explorer's
 // sample type go back to the stage as one request, and an update that answers an older request than the latest
 // is not shown (a newer one follows).
+//
+// Compare (live_session_compare.cpp): off, with the previous flush, or with a pinned baseline (a flush, a time
+// range or a file, loaded off this thread). In a compare mode the stage publishes a comparison with every flush
+// and a CompareExplorer takes the explorer's place. Shift+drag on the timeline compares the dragged range with the
+// range selected before (compareRanges).
 //
 // Thread: GUI thread. It owns the ProfilingSession (the engine threads, the live stage's among them).
 class LiveSessionView : public QWidget {
@@ -66,6 +73,20 @@ public:
     void stop();
     void setScope(LiveScope scope);
     void selectRange(int64_t startNs, int64_t endNs);
+
+    // Compare modes (live_session_compare.cpp).
+    CompareExplorer *compareExplorer() const { return m_compareExplorer; }
+    engine::LiveCompareMode compareMode() const { return m_request.compare.mode; }
+    void compareOff();
+    void compareWithPreviousFlush();
+    // Pins the flush of this sequence, a time range of the session, or a pprof file (loaded on the pool first)
+    // as the baseline the view's scope is compared with.
+    void pinBaselineFlush(uint32_t sequence);
+    void pinBaselineRange(int64_t startNs, int64_t endNs);
+    void pinBaselineFile(const QString &path);
+    // Range B against range A: the scope becomes B, the baseline A. What a second selection on a timeline (Shift+
+    // drag, or the heatmap's rangesCompared) calls.
+    void compareRanges(int64_t startA, int64_t endA, int64_t startB, int64_t endB);
     // Takes ownership of the session's uploader and shows its Upload tab.
     void attachUpload(SessionUpload *upload);
     SessionUpload *upload() const { return m_upload; }
@@ -99,6 +120,12 @@ private:
     void updateButtons();
     void chooseSaveDirectory();
     void updateUploadCounts();
+    QWidget *createCompareControls(QWidget *bar);
+    void connectCompareSignals();
+    void onCompareChosen(int index);
+    void setCompare(engine::LiveCompareRequest compare);
+    void applyComparison(const engine::LiveUpdate &update);
+    void showExplorerForMode(engine::LiveCompareMode mode);
 
     engine::ProfilingSession *m_session = nullptr;
     engine::LiveViewRequest m_request;
@@ -118,6 +145,9 @@ private:
     QPushButton *m_pause = nullptr;
     QPushButton *m_resume = nullptr;
     QComboBox *m_scope = nullptr;
+    QComboBox *m_compare = nullptr;
+    CompareExplorer *m_compareExplorer = nullptr;
+    ProfileLoader *m_baselineLoader = nullptr;
     QPushButton *m_save = nullptr;
     QPushButton *m_openProfile = nullptr;
     bool m_hasRange = false;

@@ -37,8 +37,7 @@ constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kSecond = 1'000'000'000;
 
 // `columns` seconds, a sample every 10 ms (two per cell), one more in the cell (1, 7).
-std::shared_ptr<const Heatmap> evenHeatmap(size_t columns)
-{
+std::shared_ptr<const Heatmap> evenHeatmap(size_t columns) {
     auto h = std::make_shared<Heatmap>(kStart);
     for (int64_t t = 0; t < static_cast<int64_t>(columns) * kSecond; t += 10 * kMs)
         h->add(kStart + t, 1);
@@ -46,14 +45,12 @@ std::shared_ptr<const Heatmap> evenHeatmap(size_t columns)
     return h;
 }
 
-QPoint centreOf(const ui::HeatmapView &view, HeatmapCell cell)
-{
+QPoint centreOf(const ui::HeatmapView &view, HeatmapCell cell) {
     return view.layout().cellRect(cell).center().toPoint();
 }
 
 // A press at one cell, moves to another and a release there, as a user's drag delivers them.
-void drag(ui::HeatmapView &view, HeatmapCell from, HeatmapCell to, Qt::KeyboardModifiers modifiers = {})
-{
+void drag(ui::HeatmapView &view, HeatmapCell from, HeatmapCell to, Qt::KeyboardModifiers modifiers = {}) {
     const QPointF a = centreOf(view, from);
     const QPointF b = centreOf(view, to);
     const QPointF global = view.mapToGlobal(QPoint(0, 0));
@@ -68,15 +65,13 @@ void drag(ui::HeatmapView &view, HeatmapCell from, HeatmapCell to, Qt::KeyboardM
     QApplication::sendEvent(&view, &release);
 }
 
-TimeRange rangeArg(const QList<QVariant> &args, int first)
-{
+TimeRange rangeArg(const QList<QVariant> &args, int first) {
     return {args.at(first).value<int64_t>(), args.at(first + 1).value<int64_t>()};
 }
 
 // A profile over three seconds: "early" ten times in the first 200 ms, "late" five times in second 2, each
 // sample with its end_timestamp_ns, written as a real pprof file.
-QString writeTimedProfile(const QTemporaryDir &dir)
-{
+QString writeTimedProfile(const QTemporaryDir &dir) {
     engine::Profile p;
     p.sampleTypes().push_back({p.intern("cpu-samples"), p.intern("count")});
     for (const char *name : {"early", "late"}) {
@@ -116,8 +111,7 @@ private Q_SLOTS:
     // The cell under each cell's centre is that cell; points outside the grid hit nothing; a scrolled grid shows
     // the columns under its window; a range over three columns is three rectangles (the first column's tail,
     // the whole middle, the last column's head). If this fails, the mouse picks other cells than it points at.
-    void layoutHitTesting()
-    {
+    void layoutHitTesting() {
         ui::HeatmapLayout layout;
         layout.setGrid(300, 50);
         layout.setSize(QSizeF(ui::HeatmapLayout::kLeftMargin + ui::HeatmapLayout::kRightMargin + 600,
@@ -152,8 +146,7 @@ private Q_SLOTS:
     }
 
     // The colour scale: nothing is white, the maximum deep red, and more is never lighter.
-    void colourScale()
-    {
+    void colourScale() {
         QCOMPARE(ui::heatColor(0, 10), qRgb(255, 255, 255));
         QCOMPARE(ui::heatColor(10, 10), qRgb(178, 24, 10));
         QVERIFY(ui::heatColor(1, 1000) != qRgb(255, 255, 255));
@@ -169,8 +162,7 @@ private Q_SLOTS:
     // Dragging from one cell back to an earlier one selects from the earlier cell's start to the later one's end;
     // Shift+drag then selects range B and reports both; the panel says both totals; Esc clears. If this fails, the
     // views show another span of time than the one highlighted, or the comparison gets the wrong ranges.
-    void dragSelectsRangesAndShiftCompares()
-    {
+    void dragSelectsRangesAndShiftCompares() {
         ui::HeatmapPanel panel;
         panel.resize(900, 340);
         panel.show();
@@ -216,8 +208,7 @@ private Q_SLOTS:
     }
 
     // A tooltip names the cell's second, its milliseconds and its samples.
-    void tooltipPerCell()
-    {
+    void tooltipPerCell() {
         ui::HeatmapView view;
         view.resize(900, 300);
         view.show();
@@ -230,8 +221,7 @@ private Q_SLOTS:
     // The live view: each flush's update from a real live stage grows its heatmap by a second of samples, and a
     // range dragged on it becomes the stage's selected range. If this fails, the heatmap stands still while the
     // session runs, or its selection does not reach the views.
-    void liveViewHeatmapGrowsWithFlushes()
-    {
+    void liveViewHeatmapGrowsWithFlushes() {
         engine::SessionConfig config;
         config.command = {"/bin/true"};
         auto *session = new engine::ProfilingSession(config);
@@ -278,15 +268,23 @@ private Q_SLOTS:
         QCOMPARE(compared.count(), 1);
         QCOMPARE(compared.first().at(1).value<TimeRange>(),
                  (TimeRange{kStart + 2 * kSecond, kStart + 2 * kSecond + 500 * kMs}));
+        // The live view compares range B (its scope) with range A (a pinned range baseline).
+        QCOMPARE(view.request().scope, engine::LiveScope::SelectedRange);
+        QCOMPARE(view.request().rangeStartNs, kStart + 2 * kSecond);
+        QCOMPARE(view.request().rangeEndNs, kStart + 2 * kSecond + 500 * kMs - 1);
+        QCOMPARE(view.request().compare.mode, engine::LiveCompareMode::Baseline);
+        QCOMPARE(view.request().compare.baseline.kind, engine::LiveBaseline::Kind::TimeRange);
+        QCOMPARE(view.request().compare.baseline.startNs, kStart + kSecond);
+        QCOMPARE(view.request().compare.baseline.endNs, kStart + kSecond + 500 * kMs - 1);
         heatmap->setFocus();
         QTest::keyClick(heatmap, Qt::Key_Escape);
         QCOMPARE(view.scope(), engine::LiveScope::WholeSession);
+        QCOMPARE(view.request().compare.mode, engine::LiveCompareMode::Off);
     }
 
     // An opened file whose samples carry timestamps shows its heatmap; dragging over the first second filters the
     // flame graph and tables to it (the "late" samples of second 2 drop out); Esc shows everything again.
-    void openedProfileFilteredByRange()
-    {
+    void openedProfileFilteredByRange() {
         QTemporaryDir dir;
         const QString path = writeTimedProfile(dir);
         QVERIFY(!path.isEmpty());

@@ -1,0 +1,144 @@
+#include "engine/live/live_compare.h"
+
+#include "engine/live/live_selection.h"
+
+#include <QFileInfo>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace emberline::engine {
+namespace {
+
+// Per aggregated sample, the share of its value that falls in one flush: that flush's timeline entries over all
+// of the sample's entries; 0 for hidden threads.
+std::vector<float> flushWeights(const LiveSnapshot &snap, const TimelineChunk &chunk,
+                                const std::vector<uint32_t> &hiddenThreads)
+{
+    const std::span<const uint32_t> threadOf = snap.sampleThread();
+    const std::span<const uint32_t> hitsOf = snap.sampleHits();
+    std::vector<uint8_t> hidden(snap.threads.size(), 0);
+    for (uint32_t t : hiddenThreads) {
+        if (t < hidden.size())
+            hidden[t] = 1;
+    }
+    std::vector<uint32_t> inFlush(hitsOf.size(), 0);
+    for (uint32_t sample : chunk.sample) {
+        if (sample < inFlush.size())
+            inFlush[sample]++;
+    }
+    std::vector<float> weights(hitsOf.size(), 0.0f);
+    for (size_t i = 0; i < weights.size(); ++i) {
+        const uint32_t thread = threadOf[i];
+        if (inFlush[i] == 0 || hitsOf[i] == 0 || (thread < hidden.size() && hidden[thread]))
+            continue;
+        weights[i] = static_cast<float>(static_cast<double>(inFlush[i]) / hitsOf[i]);
+    }
+    return weights;
+}
+
+// The session's profile with other weights: the same profile, frames and threads, so a comparison of two of them
+// needs no frame union. Its totals are not those of the weights (the comparison sums its own).
+std::shared_ptr<const LoadedProfile> weighted(const LoadedProfile &scope, std::vector<float> weights)
+{
+    auto side = std::make_shared<LoadedProfile>(scope);
+    side->path.clear(); // not a file: never "the same file" as the other side
+    side->totals.clear();
+    side->liveTrees.reset();
+    if (weights.empty())
+        side->sampleWeights.reset();
+    else
+        side->sampleWeights = std::make_shared<const std::vector<float>>(std::move(weights));
+    return side;
+}
+
+const TimelineChunk *findFlush(const LiveSnapshot &snap, uint32_t sequence)
+{
+    const auto it = std::find_if(snap.chunks.begin(), snap.chunks.end(),
+                                 [&](const auto &chunk) { return chunk->sequence == sequence; });
+    return it == snap.chunks.end() ? nullptr : it->get();
+}
+
+std::string flushLabel(uint32_t sequence)
+{
+    return "flush " + std::to_string(sequence);
+}
+
+} // namespace
+
+std::string sessionRangeLabel(const LiveSnapshot &snapshot, int64_t startNs, int64_t endNs)
+{
+    char text[64];
+    std::snprintf(text, sizeof text, "%.1f–%.1f s", static_cast<double>(startNs - snapshot.startNs) / 1e9,
+                  static_cast<double>(endNs - snapshot.startNs) / 1e9);
+    return text;
+}
+
+Result<LiveComparison> compareLive(const LiveSnapshot &snap, const std::shared_ptr<const LoadedProfile> &scope,
+                                   const LiveCompareRequest &request, const std::vector<uint32_t> &hiddenThreads,
+                                   int sampleType)
+{
+    LiveComparison out;
+    ComparisonRequest compare;
+    compare.normalize = request.normalize;
+    const auto &types = snap.profile->sampleTypes();
+    if (sampleType >= 0 && static_cast<size_t>(sampleType) < types.size())
+        compare.sampleType = snap.profile->str(types[static_cast<size_t>(sampleType)].type);
+    if (request.mode == LiveCompareMode::PreviousFlush) {
+        if (snap.chunks.size() < 2)
+            return makeError(Error::Code::Invalid,
+                             "Comparing with the previous flush needs two flushes; only the first is in so far.");
+        const TimelineChunk &last = *snap.chunks.back();
+        const TimelineChunk &before = *snap.chunks[snap.chunks.size() - 2];
+        compare.next = weighted(*scope, flushWeights(snap, last, hiddenThreads));
+        compare.base = weighted(*scope, flushWeights(snap, before, hiddenThreads));
+        out.newLabel = flushLabel(last.sequence);
+        out.baseLabel = flushLabel(before.sequence);
+    } else {
+        const LiveBaseline &baseline = request.baseline;
+        compare.next = scope;
+        switch (baseline.kind) {
+        case LiveBaseline::Kind::Flush: {
+            const TimelineChunk *chunk = findFlush(snap, baseline.flushSequence);
+            if (!chunk)
+                return makeError(Error::Code::Invalid,
+                                 "The pinned " + flushLabel(baseline.flushSequence) + " is not in this session.");
+            compare.base = weighted(*scope, flushWeights(snap, *chunk, hiddenThreads));
+            out.baseLabel = flushLabel(baseline.flushSequence);
+            break;
+        }
+        case LiveBaseline::Kind::TimeRange: {
+            if (baseline.endNs <= baseline.startNs)
+                return makeError(Error::Code::Invalid,
+                                 "The baseline's time range is empty: select a range on the timeline first.");
+            LiveSelection selection;
+            selection.startNs = baseline.startNs;
+            selection.endNs = baseline.endNs;
+            selection.hiddenThreads = hiddenThreads;
+            compare.base = weighted(*scope, selectionWeights(snap, selection));
+            out.baseLabel = sessionRangeLabel(snap, baseline.startNs, baseline.endNs);
+            break;
+        }
+        case LiveBaseline::Kind::File:
+            if (!baseline.file || !baseline.file->profile)
+                return makeError(Error::Code::Invalid, "No baseline file is loaded.");
+            compare.base = baseline.file;
+            out.baseLabel = QFileInfo(baseline.file->path).fileName().toStdString();
+            // The file's threads are matched by name with the session's threads that are shown.
+            if (!hiddenThreads.empty()) {
+                for (uint32_t t = 0; t < snap.threads.size(); ++t) {
+                    if (std::find(hiddenThreads.begin(), hiddenThreads.end(), t) == hiddenThreads.end())
+                        compare.newThreads.push_back(t);
+                }
+            }
+            break;
+        }
+    }
+    auto comparison = compareProfiles(compare, nullptr);
+    if (!comparison)
+        return comparison.error();
+    out.comparison = std::move(comparison).value();
+    return out;
+}
+
+} // namespace emberline::engine
