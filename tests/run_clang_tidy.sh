@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # clang-tidy with the project's .clang-tidy over the C++ files a change touched, through the dev build's
-# compile_commands.json (build it first). Every finding in those files is an error; findings in files the change
+# compile_commands.json (build it first; a unity build's works too). Every finding in those files is an error; findings in files the change
 # did not touch are not reported.
 #   tests/run_clang_tidy.sh           files changed since the last commit's first parent (a merge: everything
 #                                     it brought in), plus uncommitted changes; none without a parent commit.
@@ -17,10 +17,31 @@ db="$build/compile_commands.json"
 [[ -f "$db" ]] || { echo "clang-tidy: $db is missing (cmake --preset dev first)" >&2; exit 2; }
 
 # Source files of the database that are in the repository (not moc or protobuf output in the build folder).
-mapfile -t known < <(python3 - "$db" "$root" <<'EOF'
-import json, os, sys
-db, root = sys.argv[1], sys.argv[2]
+# A unity build's database names its unity_N_cxx.cxx files; each source they include is checked with its unity
+# file's command, from a database written beside the checks' output.
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+mapfile -t known < <(python3 - "$db" "$root" "$out" <<'EOF'
+import json, os, re, sys
+db, root, out = sys.argv[1], sys.argv[2], sys.argv[3]
+entries = []
 for entry in json.load(open(db)):
+    path = os.path.normpath(os.path.join(entry["directory"], entry["file"]))
+    if re.search(r"/unity_[0-9]+_cxx\.cxx$", path):
+        for line in open(path):
+            m = re.match(r'#include "(.+\.cpp)"', line.strip())
+            if m:
+                e = dict(entry)
+                e["file"] = m.group(1)
+                if "command" in e:
+                    e["command"] = e["command"].replace(entry["file"], m.group(1))
+                if "arguments" in e:
+                    e["arguments"] = [m.group(1) if a == entry["file"] else a for a in e["arguments"]]
+                entries.append(e)
+    else:
+        entries.append(entry)
+json.dump(entries, open(os.path.join(out, "compile_commands.json"), "w"))
+for entry in entries:
     path = os.path.normpath(os.path.join(entry["directory"], entry["file"]))
     rel = os.path.relpath(path, root)
     if rel.endswith(".cpp") and not rel.startswith(("..", "build")):
@@ -77,11 +98,9 @@ else
 fi
 
 # One output file per source, so that parallel runs do not mix their lines.
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
 printf '%s\n' "${sources[@]}" |
     xargs -P "$(nproc)" -I{} sh -c 'clang-tidy -p "$1" --quiet --header-filter="$2" "$3" >"$4/$(echo "$3" | tr / _).log" 2>/dev/null || true' \
-        _ "$build" "$headerFilter" {} "$out"
+        _ "$out" "$headerFilter" {} "$out"
 cat "$out"/*.log
 # One finding per distinct "file:line:col: warning|error:" line (a header's is reported by every source that
 # includes it); notes belong to the finding above them. A source checked only for a header it includes counts

@@ -3,7 +3,6 @@
 #include "engine/common/logging.h"
 
 #include <algorithm>
-#include <atomic>
 
 namespace emberline::engine {
 namespace {
@@ -38,24 +37,6 @@ SampleLabels readLabels(const Profile &profile, size_t i, const SampleKeys &keys
 
 } // namespace
 
-// A flush as the columns take it: per sample, the aggregated sample it went to, its thread and its CPU time.
-struct LiveProfile::TakenFlush {
-    std::shared_ptr<const Flush> flush;
-    std::vector<uint32_t> destination;
-    std::vector<uint32_t> thread;
-    std::vector<int64_t> cpuNs;
-};
-
-// One merger with its per-sample columns, and the flushes it has yet to take (the one its twin took while it was
-// published).
-struct LiveProfile::Buffer {
-    // ProfileMerger has no move: a buffer holds a copy (of an empty merger, or of the published one).
-    explicit Buffer(const ProfileMerger &m) : merger(m) {}
-    ProfileMerger merger;
-    LiveSampleColumns columns;
-    std::vector<std::shared_ptr<const TakenFlush>> missing;
-};
-
 namespace {
 
 ProfileMerger::Options mergeOptions()
@@ -70,11 +51,7 @@ ProfileMerger::Options mergeOptions()
 
 } // namespace
 
-LiveProfile::LiveProfile()
-    : m_published(std::make_shared<Buffer>(ProfileMerger(mergeOptions()))),
-      m_back(std::make_shared<Buffer>(ProfileMerger(mergeOptions())))
-{
-}
+LiveProfile::LiveProfile() : m_merger(mergeOptions()) {}
 
 LiveProfile::~LiveProfile() = default;
 
@@ -93,66 +70,33 @@ Status LiveProfile::add(const Flush &flush)
     return add(std::make_shared<const Flush>(flush));
 }
 
-Status LiveProfile::catchUp()
+void LiveProfile::addToColumns(const Profile &taken, const std::vector<uint32_t> &destination,
+                               const std::vector<uint32_t> &threadOf, const std::vector<int64_t> &cpuOf)
 {
-    // use_count() is a relaxed read; the fence pairs with the release of the last snapshot's reference, so the
-    // readers' accesses happen before this thread writes the merger again.
-    if (m_back->missing.empty() || m_back.use_count() > 1)
-        return Ok{};
-    std::atomic_thread_fence(std::memory_order_acquire);
-    while (!m_back->missing.empty()) {
-        const TakenFlush &missed = *m_back->missing.front();
-        if (auto st = m_back->merger.add(*missed.flush->profile); !st)
-            return st;
-        addToColumns(m_back->columns, m_back->merger.result(), missed);
-        m_back->missing.erase(m_back->missing.begin());
-    }
-    return Ok{};
-}
-
-Status LiveProfile::mergeIntoBack(const std::shared_ptr<const Flush> &flush, std::vector<uint32_t> &destination)
-{
-    if (m_back.use_count() > 1) {
-        qCDebug(lcModel) << "live profile: a snapshot still holds the back buffer; copying the merger";
-        auto copy = std::make_shared<Buffer>(m_published->merger);
-        copy->columns = m_published->columns;
-        m_back = std::move(copy);
-    } else if (auto st = catchUp(); !st) {
-        return st;
-    }
-    m_back->missing.clear();
-    if (auto st = m_back->merger.add(*flush->profile, &destination); !st)
-        return st;
-    return Ok{};
-}
-
-void LiveProfile::addToColumns(LiveSampleColumns &columns, const Profile &merged, const TakenFlush &flush)
-{
-    const Profile &taken = *flush.flush->profile;
+    const Profile &merged = m_merger.result();
+    LiveSampleColumns &columns = m_columns;
     const size_t types = taken.sampleTypes().size();
     if (columns.stackValues.size() < types)
         columns.stackValues.resize(types);
     for (std::vector<int64_t> &values : columns.stackValues)
         values.resize(merged.stacks().size(), 0);
-    for (size_t i = 0; i < flush.destination.size() && i < taken.sampleCount(); ++i) {
-        const uint32_t stack = merged.sampleStackId(flush.destination[i]);
+    for (size_t i = 0; i < destination.size() && i < taken.sampleCount(); ++i) {
+        const uint32_t stack = merged.sampleStackId(destination[i]);
         const auto values = taken.sampleValues(i);
         for (size_t t = 0; t < types && t < values.size(); ++t)
             columns.stackValues[t][stack] += values[t];
     }
 
-    size_t aggregated = columns.thread.size();
-    for (uint32_t d : flush.destination)
-        aggregated = std::max<size_t>(aggregated, d + 1);
+    const size_t aggregated = merged.sampleCount();
     columns.thread.resize(aggregated, kNoIndex);
     columns.hits.resize(aggregated, 0);
     columns.cpuNs.resize(aggregated, 0);
-    for (size_t i = 0; i < flush.destination.size(); ++i) {
-        const uint32_t agg = flush.destination[i];
+    for (size_t i = 0; i < destination.size(); ++i) {
+        const uint32_t agg = destination[i];
         if (columns.thread[agg] == kNoIndex)
-            columns.thread[agg] = flush.thread[i];
+            columns.thread[agg] = threadOf[i];
         columns.hits[agg]++;
-        columns.cpuNs[agg] += flush.cpuNs[i];
+        columns.cpuNs[agg] += cpuOf[i];
     }
 }
 
@@ -162,10 +106,10 @@ Status LiveProfile::add(const std::shared_ptr<const Flush> &flushPtr)
         return makeError(Error::Code::Invalid, "a flush without a profile");
     const Flush &flush = *flushPtr;
     const Profile &profile = *flush.profile;
-    auto taken = std::make_shared<TakenFlush>();
-    taken->flush = flushPtr;
-    if (auto st = mergeIntoBack(flushPtr, taken->destination); !st)
+    std::vector<uint32_t> destination;
+    if (auto st = m_merger.add(profile, &destination); !st)
         return st.error();
+    m_snapshot.reset();
 
     const SampleKeys keys{profile.findString("thread id"), profile.findString("thread name"),
                           profile.findString("end_timestamp_ns")};
@@ -178,13 +122,10 @@ Status LiveProfile::add(const std::shared_ptr<const Flush> &flushPtr)
     chunk->offsetMs.reserve(profile.sampleCount());
     chunk->sample.reserve(profile.sampleCount());
     std::string name;
-    std::vector<uint32_t> &threadOf = taken->thread;
-    std::vector<int64_t> &cpuOf = taken->cpuNs;
-    threadOf.resize(profile.sampleCount());
-    cpuOf.assign(profile.sampleCount(), 0);
+    std::vector<uint32_t> threadOf(profile.sampleCount());
+    std::vector<int64_t> cpuOf(profile.sampleCount(), 0);
     for (size_t i = 0; i < profile.sampleCount(); ++i) {
         const SampleLabels labels = readLabels(profile, i, keys);
-        const uint32_t agg = taken->destination[i];
         name.assign(labels.name);
         const uint32_t thread = threadOrdinal(labels.tid, name);
         m_threads[thread].hits++;
@@ -194,7 +135,7 @@ Status LiveProfile::add(const std::shared_ptr<const Flush> &flushPtr)
         const int64_t time = labels.timeNs != 0 ? labels.timeNs : chunk->endNs;
         const int64_t offset = std::clamp<int64_t>((time - chunk->startNs) / kNsPerMs, 0, UINT16_MAX);
         chunk->offsetMs.push_back(static_cast<uint16_t>(offset));
-        chunk->sample.push_back(agg);
+        chunk->sample.push_back(destination[i]);
     }
     if (m_flushes == 0)
         m_startNs = flush.startNs;
@@ -208,10 +149,7 @@ Status LiveProfile::add(const std::shared_ptr<const Flush> &flushPtr)
     for (size_t t = 0; t < flushTotals.size(); ++t)
         m_totals[t] += flushTotals[t];
     ++m_flushes;
-
-    addToColumns(m_back->columns, m_back->merger.result(), *taken);
-    std::swap(m_back, m_published);
-    m_back->missing.push_back(std::move(taken));
+    addToColumns(profile, destination, threadOf, cpuOf);
     return Ok{};
 }
 
@@ -236,16 +174,20 @@ void LiveProfile::addBins(TimelineChunk &chunk, const std::vector<uint32_t> &thr
 
 std::shared_ptr<const LiveSnapshot> LiveProfile::snapshot() const
 {
+    if (m_snapshot)
+        return m_snapshot;
     auto snap = std::make_shared<LiveSnapshot>();
     snap->flushes = m_flushes;
     snap->startNs = m_startNs;
     snap->endNs = m_endNs;
-    snap->profile = std::shared_ptr<const Profile>(m_published, &m_published->merger.result());
-    snap->columns = std::shared_ptr<const LiveSampleColumns>(m_published, &m_published->columns);
+    // The copy shares the aggregate's sample chunks; the next flush copies those it changes.
+    snap->profile = std::make_shared<const Profile>(m_merger.result());
+    snap->columns = std::make_shared<const LiveSampleColumns>(m_columns);
     snap->totals = m_totals;
     snap->threads = m_threads;
     snap->chunks = m_chunks;
-    return snap;
+    m_snapshot = std::move(snap);
+    return m_snapshot;
 }
 
 } // namespace emberline::engine

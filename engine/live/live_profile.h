@@ -19,39 +19,32 @@ namespace emberline::engine {
 // with aggregation, dropping end_timestamp_ns) and appends the flush's samples to the compact timeline. Memory
 // grows with distinct stacks plus a few bytes per sample.
 //
-// Snapshots share the merged profile instead of copying it: two mergers take the same flushes in the same order
-// (so their sample indices agree), each with its own per-sample columns. The published one is read by snapshots;
-// the other one, once no snapshot holds it, catches up on the one flush it missed (between flushes, catchUp(),
-// or else when the next flush comes), takes the new one and is published in turn. Only if a snapshot of it is
-// still held when the next flush comes is it replaced by a copy of the published merger (rare: the views drop a
-// snapshot as soon as they show the next one). So at most one flush is kept, until the next one.
+// There is one aggregate. A snapshot is a copy of it whose sample columns share their chunks with the aggregate
+// (Profile's ChunkedColumn): the next flush copies only the chunks it changes (the values of the samples it adds
+// to, and the last chunk of each column), and only while a snapshot still holds them. So a session costs one
+// aggregate plus, while the views hold a snapshot, the chunks of values changed since.
 //
-// Thread: one owner at a time (the GUI's ingestion worker, one flush after another).
+// Thread: one owner at a time (the live stage's thread, one flush after another); snapshots are read anywhere.
 class LiveProfile {
 public:
     LiveProfile();
     ~LiveProfile();
 
     Status add(const std::shared_ptr<const Flush> &flush);
-    Status add(const Flush &flush); // copies the flush (tests); the GUI passes its shared flush
-    // Merges the flush the back buffer missed now, if no snapshot holds that buffer any more, so that the next
-    // add() has only its own flush to merge (called between flushes, once the views let go of the previous
-    // snapshot); otherwise does nothing, and add() catches up as before.
-    Status catchUp();
-    // The current state as an immutable snapshot; its profile is shared with the published merger.
+    Status add(const Flush &flush); // copies the flush (tests); the stage passes its shared flush
+    // The current state as an immutable snapshot, taken once per flush and shared by every caller until the next.
     std::shared_ptr<const LiveSnapshot> snapshot() const;
     uint32_t flushes() const { return m_flushes; }
 
 private:
-    struct Buffer;
-    struct TakenFlush;
     uint32_t threadOrdinal(int64_t tid, const std::string &name);
-    Status mergeIntoBack(const std::shared_ptr<const Flush> &flush, std::vector<uint32_t> &destination);
-    static void addToColumns(LiveSampleColumns &columns, const Profile &merged, const TakenFlush &flush);
+    void addToColumns(const Profile &taken, const std::vector<uint32_t> &destination,
+                      const std::vector<uint32_t> &threadOf, const std::vector<int64_t> &cpuOf);
     void addBins(TimelineChunk &chunk, const std::vector<uint32_t> &threadOf, const std::vector<int64_t> &cpuOf) const;
 
-    std::shared_ptr<Buffer> m_published;
-    std::shared_ptr<Buffer> m_back;
+    ProfileMerger m_merger;
+    LiveSampleColumns m_columns;
+    mutable std::shared_ptr<const LiveSnapshot> m_snapshot; // of the newest flush, taken on first demand
     uint32_t m_flushes = 0;
     int64_t m_startNs = 0;
     int64_t m_endNs = 0;

@@ -27,9 +27,6 @@ struct LiveStage::FrameCache {
 namespace {
 
 constexpr size_t kTimelineBuckets = 400;
-// How long after an update the aggregate's back buffer is brought up to date (LiveProfile::catchUp): by then the
-// views have shown the update and let go of the snapshot before it.
-constexpr auto kCatchUpDelay = std::chrono::milliseconds(300);
 // Flushes shorter than this (a session stopped early) do not make the timeline's buckets finer.
 constexpr int64_t kShortestFlushNs = 1'000'000'000;
 
@@ -122,7 +119,6 @@ void LiveStage::waitUntilIdle()
 
 void LiveStage::run()
 {
-    bool catchUpDue = false;
     while (true) {
         std::vector<std::shared_ptr<const Flush>> flushes;
         LiveViewRequest request;
@@ -133,13 +129,6 @@ void LiveStage::run()
             const auto hasWork = [&] {
                 return m_stopping || !m_pendingFlushes.empty() || m_generation != m_doneGeneration;
             };
-            if (catchUpDue && !m_wake.wait_for(lock, kCatchUpDelay, hasWork)) {
-                lock.unlock();
-                catchUpDue = false;
-                if (auto st = m_live.catchUp(); !st)
-                    qCWarning(lcModel) << "live profile:" << QString::fromStdString(st.error().message);
-                continue;
-            }
             m_wake.wait(lock, hasWork);
             if (m_stopping)
                 return;
@@ -150,15 +139,12 @@ void LiveStage::run()
             receivedNs = m_flushReceivedNs;
             m_processing = true;
         }
-        const bool merged = !flushes.empty();
         process(std::move(flushes), request, generation, receivedNs);
         {
             std::lock_guard lock(m_mutex);
             m_processing = false;
         }
         m_idle.notify_all();
-        if (merged)
-            catchUpDue = true; // a request alone leaves the aggregate's buffers as they were
     }
 }
 

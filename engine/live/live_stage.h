@@ -62,8 +62,7 @@ struct LiveUpdate {
 // date for the sample type the views show, all as one job on its own thread, and publishes one LiveUpdate per
 // job. Flushes that arrive while a job runs are merged together by the next one. A new view request (scope,
 // range, hidden threads, sample type) is a job of its own, on the same thread, so requests and flushes are never
-// derived twice or out of order. Between flushes, once the views have let go of the previous snapshot, it lets
-// the aggregate's back buffer catch up (LiveProfile::catchUp), off the next flush's path.
+// derived twice or out of order.
 //
 // Thread: addFlush() and setView() from any thread; the work and the publish callback on the stage's thread.
 class LiveStage {

@@ -7,7 +7,6 @@ namespace emberline::engine {
 Profile::Profile()
 {
     m_strings.emplace_back();
-    m_labelOffsets.push_back(0);
 }
 
 StringId Profile::intern(std::string_view s)
@@ -51,9 +50,14 @@ StringId Profile::findString(std::string_view s) const
 
 void Profile::reserveSamples(size_t n)
 {
-    m_sampleStacks.reserve(n);
-    m_values.reserve(n * m_sampleTypes.size());
-    m_labelOffsets.reserve(n + 1);
+    m_sampleStacks.reserveRows(n);
+    m_values.reserveRows(n);
+    m_labels.reserveRows(n);
+}
+
+size_t Profile::sampleMemoryBytes() const
+{
+    return m_sampleStacks.memoryBytes() + m_values.memoryBytes() + m_labels.memoryBytes();
 }
 
 void Profile::addSample(std::span<const uint32_t> locations, std::span<const int64_t> values,
@@ -65,28 +69,28 @@ void Profile::addSample(std::span<const uint32_t> locations, std::span<const int
 void Profile::addSampleWithStack(uint32_t stackId, std::span<const int64_t> values, std::span<const Label> labels)
 {
     assert(values.size() == m_sampleTypes.size());
+    if (m_values.empty())
+        m_values.setWidth(values.size()); // every sample has a value per sample type
     m_sampleStacks.push_back(stackId);
-    m_values.insert(m_values.end(), values.begin(), values.end());
-    m_labels.insert(m_labels.end(), labels.begin(), labels.end());
-    m_labelOffsets.push_back(static_cast<uint32_t>(m_labels.size()));
+    m_values.appendRow(values);
+    m_labels.appendRow(labels);
 }
 
 void Profile::addToSampleValues(size_t i, std::span<const int64_t> values)
 {
-    const size_t n = m_sampleTypes.size();
-    for (size_t t = 0; t < n && t < values.size(); ++t)
-        m_values[i * n + t] += values[t];
+    const std::span<int64_t> row = m_values.mutableRow(i);
+    for (size_t t = 0; t < row.size() && t < values.size(); ++t)
+        row[t] += values[t];
 }
 
 std::span<const int64_t> Profile::sampleValues(size_t i) const
 {
-    const size_t n = m_sampleTypes.size();
-    return {m_values.data() + i * n, n};
+    return m_values.row(i);
 }
 
 std::span<const Label> Profile::sampleLabels(size_t i) const
 {
-    return {m_labels.data() + m_labelOffsets[i], m_labelOffsets[i + 1] - m_labelOffsets[i]};
+    return m_labels.row(i);
 }
 
 SampleView Profile::sample(size_t i) const
@@ -121,9 +125,10 @@ std::vector<int64_t> Profile::totals() const
 {
     const size_t n = m_sampleTypes.size();
     std::vector<int64_t> sums(n, 0);
-    for (size_t i = 0; i < m_sampleStacks.size(); ++i) {
-        for (size_t t = 0; t < n; ++t)
-            sums[t] += m_values[i * n + t];
+    for (size_t i = 0; i < m_values.rows(); ++i) {
+        const std::span<const int64_t> row = m_values.row(i);
+        for (size_t t = 0; t < n && t < row.size(); ++t)
+            sums[t] += row[t];
     }
     return sums;
 }

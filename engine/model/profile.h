@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/model/chunked_column.h"
 #include "engine/model/stack_table.h"
 
 #include <cstdint>
@@ -76,8 +77,11 @@ struct SampleView {
 // stacks interned in a StackTable, so a million samples of depth 32 cost a few bytes each beyond their unique
 // stacks.
 //
+// Copying a profile shares its sample columns' chunks (ChunkedColumn), so a copy costs its tables and stacks, and
+// the copy and the original pay only for the chunks either one changes afterwards.
+//
 // Thread: a Profile is built on one thread and is immutable afterwards; it crosses threads only as
-// std::shared_ptr<const Profile>.
+// std::shared_ptr<const Profile>. A copy may be taken and changed on one thread while others read the original.
 class Profile {
 public:
     Profile();
@@ -102,7 +106,7 @@ public:
     const std::vector<StringId> &comments() const { return m_comments; }
 
     // --- samples
-    size_t sampleCount() const { return m_sampleStacks.size(); }
+    size_t sampleCount() const { return m_sampleStacks.rows(); }
     SampleView sample(size_t i) const;
     uint32_t sampleStackId(size_t i) const { return m_sampleStacks[i]; }
     std::span<const int64_t> sampleValues(size_t i) const;
@@ -116,6 +120,8 @@ public:
     // Adds `values` to sample i's values (aggregation of identical samples).
     void addToSampleValues(size_t i, std::span<const int64_t> values);
     void reserveSamples(size_t n);
+    // Heap held by the samples' columns (stacks, values, labels), counting chunks shared with copies in full.
+    size_t sampleMemoryBytes() const;
 
     // --- scalars
     int64_t timeNanos = 0;
@@ -163,10 +169,11 @@ private:
     std::vector<StringId> m_comments;
 
     StackTable m_stacks;
-    std::vector<uint32_t> m_sampleStacks;
-    std::vector<int64_t> m_values;         // sampleCount * sampleTypes().size()
-    std::vector<uint32_t> m_labelOffsets;  // sampleCount + 1 entries
-    std::vector<Label> m_labels;
+    // Per sample, in chunks that copies share until one of them writes (a live session's snapshots): the stack
+    // id, the values (one row of sampleTypes().size()) and the labels.
+    ChunkedColumn<uint32_t> m_sampleStacks;
+    ChunkedColumn<int64_t> m_values;
+    ChunkedRows<Label> m_labels;
 };
 
 } // namespace emberline::engine

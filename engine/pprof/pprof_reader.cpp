@@ -78,6 +78,7 @@ private:
     Profile m_profile;
     pb::Sample m_sample; // reused for every sample: no allocation after the first few
     std::vector<uint32_t> m_stackBuffer;
+    std::vector<Label> m_labelBuffer;
     std::vector<uint64_t> m_bigIds; // location ids that do not fit in 31 bits, by ordinal
     std::unordered_map<uint64_t, uint32_t> m_bigIdOrdinal;
     size_t m_valuesPerSample = SIZE_MAX;
@@ -93,9 +94,7 @@ uint64_t PprofDecoder::modelBytes() const
 {
     // Capacities, not sizes: what a vector holds is what it takes.
     const Profile &p = m_profile;
-    return p.m_stacks.memoryBytes() + p.m_sampleStacks.capacity() * sizeof(uint32_t) +
-           p.m_values.capacity() * sizeof(int64_t) + p.m_labelOffsets.capacity() * sizeof(uint32_t) +
-           p.m_labels.capacity() * sizeof(Label) + p.m_comments.capacity() * sizeof(StringId) +
+    return p.m_stacks.memoryBytes() + p.sampleMemoryBytes() + p.m_comments.capacity() * sizeof(StringId) +
            p.m_strings.capacity() * sizeof(std::string) + m_stringHeapBytes +
            m_locations.capacity() * sizeof(pb::Location) + m_functions.capacity() * sizeof(pb::Function) +
            m_mappings.capacity() * sizeof(pb::Mapping) + m_tableHeapBytes +
@@ -113,7 +112,7 @@ std::optional<Error> PprofDecoder::checkLimits(const CountingStream &decompresse
                                                  std::to_string(m_options.maxCompressionRatio) +
                                                  " times their size (a gzip bomb?)");
     const Profile &p = m_profile;
-    if (p.m_sampleStacks.size() > m_options.maxSamples)
+    if (p.sampleCount() > m_options.maxSamples)
         return limit("more than " + std::to_string(m_options.maxSamples) + " samples");
     const struct { size_t count; const char *what; } tables[] = {
         {m_locations.size(), "locations"}, {m_functions.size(), "functions"},
@@ -128,7 +127,7 @@ std::optional<Error> PprofDecoder::checkLimits(const CountingStream &decompresse
                      " MiB of memory, more than " + std::to_string(m_options.maxModelBytesPerInputByte) +
                      " times their size");
     if (bytes > m_options.maxModelBytes)
-        return limit("its " + std::to_string(p.m_sampleStacks.size()) + " samples, " +
+        return limit("its " + std::to_string(p.sampleCount()) + " samples, " +
                      std::to_string(m_locations.size()) + " locations and " + std::to_string(p.m_strings.size()) +
                      " strings read so far would take more than " + std::to_string(m_options.maxModelBytes >> 20) +
                      " MiB of memory");
@@ -177,17 +176,20 @@ bool PprofDecoder::readSample(CodedInputStream &in)
         m_valuesPerSample = SIZE_MAX - 1; // reported in finish()
         return true;
     }
+    if (p.m_values.empty())
+        p.m_values.setWidth(m_valuesPerSample);
     p.m_sampleStacks.push_back(p.m_stacks.intern(m_stackBuffer));
-    p.m_values.insert(p.m_values.end(), m_sample.value().begin(), m_sample.value().end());
+    p.m_values.appendRow(std::span<const int64_t>(m_sample.value().data(), static_cast<size_t>(m_sample.value_size())));
+    m_labelBuffer.clear();
     for (const pb::Label &l : m_sample.label()) {
-        p.m_labels.push_back(Label{static_cast<StringId>(std::clamp<int64_t>(l.key(), 0, UINT32_MAX)),
-                                   static_cast<StringId>(std::clamp<int64_t>(l.str(), 0, UINT32_MAX)), l.num(),
-                                   static_cast<StringId>(std::clamp<int64_t>(l.num_unit(), 0, UINT32_MAX))});
+        m_labelBuffer.push_back(Label{static_cast<StringId>(std::clamp<int64_t>(l.key(), 0, UINT32_MAX)),
+                                      static_cast<StringId>(std::clamp<int64_t>(l.str(), 0, UINT32_MAX)), l.num(),
+                                      static_cast<StringId>(std::clamp<int64_t>(l.num_unit(), 0, UINT32_MAX))});
         if (l.key() < 0 || l.key() >= UINT32_MAX || l.str() < 0 || l.str() >= UINT32_MAX || l.num_unit() < 0 ||
             l.num_unit() >= UINT32_MAX)
-            p.m_labels.back().key = UINT32_MAX; // out of range: reported in finish()
+            m_labelBuffer.back().key = UINT32_MAX; // out of range: reported in finish()
     }
-    p.m_labelOffsets.push_back(static_cast<uint32_t>(p.m_labels.size()));
+    p.m_labels.appendRow(m_labelBuffer);
     return true;
 }
 
@@ -341,7 +343,7 @@ std::optional<Error> PprofDecoder::finish()
 {
     Profile &p = m_profile;
     if (p.m_strings.empty()) {
-        if (m_locations.empty() && p.m_sampleStacks.empty() && p.m_sampleTypes.empty())
+        if (m_locations.empty() && p.sampleCount() == 0 && p.m_sampleTypes.empty())
             return fail("not a pprof profile (no string table, no sample types, no samples)");
         return fail("the string table is missing");
     }
@@ -362,15 +364,17 @@ std::optional<Error> PprofDecoder::finish()
         if (auto e = checkString(c, "a comment")) return e;
     if (m_valuesPerSample == SIZE_MAX - 1)
         return fail("samples carry different numbers of values");
-    if (!p.m_sampleStacks.empty() && m_valuesPerSample != p.m_sampleTypes.size())
+    if (p.sampleCount() != 0 && m_valuesPerSample != p.m_sampleTypes.size())
         return fail("samples carry " + std::to_string(m_valuesPerSample) + " values but the profile declares " +
                     std::to_string(p.m_sampleTypes.size()) + " sample types");
-    for (const Label &l : p.m_labels) {
-        if (l.key == UINT32_MAX)
-            return fail("a sample label has a negative or huge string index");
-        if (auto e = checkString(l.key, "a label key")) return e;
-        if (auto e = checkString(l.str, "a label value")) return e;
-        if (auto e = checkString(l.numUnit, "a label unit")) return e;
+    for (size_t i = 0; i < p.sampleCount(); ++i) {
+        for (const Label &l : p.sampleLabels(i)) {
+            if (l.key == UINT32_MAX)
+                return fail("a sample label has a negative or huge string index");
+            if (auto e = checkString(l.key, "a label key")) return e;
+            if (auto e = checkString(l.str, "a label value")) return e;
+            if (auto e = checkString(l.numUnit, "a label unit")) return e;
+        }
     }
 
     // Mappings and functions: ids to indices.

@@ -1,0 +1,152 @@
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace emberline::engine {
+
+namespace chunked {
+
+// True when `owner` is the only reference to its chunk, so that it may be written in place. use_count() is a
+// relaxed read; the fence pairs with the release of a copy's last reference on another thread, so that thread's
+// reads of the chunk happen before this thread writes it.
+template <typename Chunk>
+bool exclusive(const std::shared_ptr<Chunk> &owner)
+{
+    if (owner.use_count() != 1)
+        return false;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return true;
+}
+
+} // namespace chunked
+
+// A column of fixed-width rows (one value, or one row of sample values) kept in chunks that copies of the column
+// share: copying a column copies a pointer per chunk, and a write (an append or a change) copies only the chunk
+// it touches, and only while another copy still shares it. So a profile that grows flush by flush can be
+// snapshotted after every flush for readers on other threads at the cost of the chunks the next flush changes.
+//
+// Thread: one writer per copy; copies may live on other threads (each chunk is immutable while shared).
+template <typename T>
+class ChunkedColumn {
+public:
+    // Rows of `width` values each; must be set before the first row (0: rows without values).
+    void setWidth(size_t width)
+    {
+        m_width = width;
+        m_rowShift = 0;
+        while (m_rowShift < kMaxRowShift && (size_t{2} << m_rowShift) * std::max<size_t>(width, 1) <= kChunkValues)
+            ++m_rowShift;
+    }
+    size_t width() const { return m_width; }
+    size_t rows() const { return m_rows; }
+    bool empty() const { return m_rows == 0; }
+
+    std::span<const T> row(size_t i) const
+    {
+        return {m_chunks[i >> m_rowShift]->data() + (i & rowMask()) * m_width, m_width};
+    }
+    const T &operator[](size_t i) const { return (*m_chunks[i >> m_rowShift])[i & rowMask()]; } // width 1
+    // The row to change in place; its chunk is copied first if another copy of the column shares it.
+    std::span<T> mutableRow(size_t i)
+    {
+        std::vector<T> &chunk = writable(i >> m_rowShift);
+        return {chunk.data() + (i & rowMask()) * m_width, m_width};
+    }
+    // Appends a row of width() values (missing values are 0, extra ones are dropped).
+    void appendRow(std::span<const T> values)
+    {
+        const size_t c = m_rows >> m_rowShift;
+        if (c == m_chunks.size()) {
+            auto chunk = std::make_shared<std::vector<T>>();
+            chunk->reserve(std::max<size_t>(m_width, 1) << m_rowShift);
+            m_chunks.push_back(std::move(chunk));
+        }
+        std::vector<T> &chunk = writable(c);
+        const size_t n = std::min(values.size(), m_width);
+        chunk.insert(chunk.end(), values.begin(), values.begin() + static_cast<std::ptrdiff_t>(n));
+        chunk.resize(chunk.size() + (m_width - n), T{});
+        ++m_rows;
+    }
+    void push_back(const T &value) { appendRow(std::span<const T>(&value, 1)); }
+    void reserveRows(size_t rows) { m_chunks.reserve((rows >> m_rowShift) + 1); }
+    // Heap taken by the chunks' capacity (shared chunks counted in full by every copy).
+    size_t memoryBytes() const
+    {
+        size_t bytes = m_chunks.capacity() * sizeof(m_chunks[0]);
+        for (const auto &chunk : m_chunks)
+            bytes += chunk->capacity() * sizeof(T);
+        return bytes;
+    }
+
+private:
+    static constexpr size_t kChunkValues = size_t{1} << 16;
+    static constexpr unsigned kMaxRowShift = 16;
+    size_t rowMask() const { return (size_t{1} << m_rowShift) - 1; }
+    std::vector<T> &writable(size_t c)
+    {
+        if (!chunked::exclusive(m_chunks[c])) {
+            auto copy = std::make_shared<std::vector<T>>();
+            copy->reserve(std::max<size_t>(m_width, 1) << m_rowShift);
+            copy->assign(m_chunks[c]->begin(), m_chunks[c]->end());
+            m_chunks[c] = std::move(copy);
+        }
+        return *m_chunks[c];
+    }
+
+    size_t m_width = 1;
+    unsigned m_rowShift = kMaxRowShift;
+    size_t m_rows = 0;
+    std::vector<std::shared_ptr<std::vector<T>>> m_chunks;
+};
+
+// Rows of any length (a sample's labels), in chunks of a fixed number of rows shared between copies as in
+// ChunkedColumn. Rows are only appended.
+template <typename T>
+class ChunkedRows {
+public:
+    size_t rows() const { return m_rows; }
+    std::span<const T> row(size_t i) const
+    {
+        const Chunk &chunk = *m_chunks[i >> kRowShift];
+        const size_t r = i & kRowMask;
+        return {chunk.values.data() + chunk.offsets[r], chunk.offsets[r + 1] - chunk.offsets[r]};
+    }
+    void appendRow(std::span<const T> values)
+    {
+        const size_t c = m_rows >> kRowShift;
+        if (c == m_chunks.size())
+            m_chunks.push_back(std::make_shared<Chunk>());
+        if (!chunked::exclusive(m_chunks[c]))
+            m_chunks[c] = std::make_shared<Chunk>(*m_chunks[c]);
+        Chunk &chunk = *m_chunks[c];
+        chunk.values.insert(chunk.values.end(), values.begin(), values.end());
+        chunk.offsets.push_back(static_cast<uint32_t>(chunk.values.size()));
+        ++m_rows;
+    }
+    void reserveRows(size_t rows) { m_chunks.reserve((rows >> kRowShift) + 1); }
+    size_t memoryBytes() const
+    {
+        size_t bytes = m_chunks.capacity() * sizeof(m_chunks[0]);
+        for (const auto &chunk : m_chunks)
+            bytes += sizeof(Chunk) + chunk->offsets.capacity() * sizeof(uint32_t) + chunk->values.capacity() * sizeof(T);
+        return bytes;
+    }
+
+private:
+    static constexpr unsigned kRowShift = 12;
+    static constexpr size_t kRowMask = (size_t{1} << kRowShift) - 1;
+    struct Chunk {
+        std::vector<uint32_t> offsets{0};
+        std::vector<T> values;
+    };
+    size_t m_rows = 0;
+    std::vector<std::shared_ptr<Chunk>> m_chunks;
+};
+
+} // namespace emberline::engine
