@@ -2,9 +2,9 @@
 
 #include "engine/common/clock.h"
 #include "ui/logging.h"
-#include "ui/models/live_thread_model.h"
 #include "ui/timeline/heatmap_panel.h"
 #include "ui/timeline/timeline_view.h"
+#include "ui/models/live_thread_model.h"
 #include "ui/views/compare_explorer.h"
 #include "ui/views/profile_explorer.h"
 #include "ui/views/session_status_bar.h"
@@ -30,18 +30,20 @@
 namespace emberline::ui {
 
 LiveSessionView::LiveSessionView(engine::ProfilingSession *session, QWidget *parent)
-    : QWidget(parent)
-    , m_session(session) {
+    : QWidget(parent), m_session(session)
+{
     setupUi();
     connectSignals();
 }
 
-LiveSessionView::~LiveSessionView() {
+LiveSessionView::~LiveSessionView()
+{
     // The session's destructor stops a running recording and waits for its final flush to be written.
     delete m_session;
 }
 
-void LiveSessionView::setupUi() {
+void LiveSessionView::setupUi()
+{
     setObjectName(QStringLiteral("liveSessionView"));
     m_session->setParent(nullptr); // owned (and destroyed last) by this view
     m_status = new SessionStatusBar(this);
@@ -87,7 +89,8 @@ void LiveSessionView::setupUi() {
     updateButtons();
 }
 
-QWidget *LiveSessionView::createToolbar() {
+QWidget *LiveSessionView::createToolbar()
+{
     auto *bar = new QWidget(this);
     auto *row = new QHBoxLayout(bar);
     row->setContentsMargins(0, 0, 0, 0);
@@ -115,12 +118,13 @@ QWidget *LiveSessionView::createToolbar() {
     row->addStretch();
     m_save = button("saveSessionButton", tr("Save Session…"),
                     tr("Copy the session's folder (every flush and the merged profile) elsewhere"));
-    m_openProfile =
-        button("openProfileButton", tr("Open in Viewer"), tr("Open the session's merged profile in a new tab"));
+    m_openProfile = button("openProfileButton", tr("Open in Viewer"),
+                           tr("Open the session's merged profile in a new tab"));
     return bar;
 }
 
-void LiveSessionView::connectSignals() {
+void LiveSessionView::connectSignals()
+{
     connect(m_session, &engine::ProfilingSession::started, this, [this] { updateButtons(); });
     connect(m_session, &engine::ProfilingSession::stateChanged, this, [this] { updateButtons(); });
     connect(m_session, &engine::ProfilingSession::statsUpdated, m_status, &SessionStatusBar::setStats);
@@ -141,7 +145,7 @@ void LiveSessionView::connectSignals() {
             [this](int64_t startNs, int64_t endNs) { selectRange(startNs, endNs - 1); });
     connect(m_heatmap, &HeatmapPanel::selectionCleared, this, [this] {
         // Esc clears both selections: a range baseline goes with them.
-        const auto &compare = m_request.compare;
+        const engine::LiveCompareRequest &compare = m_request.compare;
         if (compare.mode == engine::LiveCompareMode::Baseline &&
             compare.baseline.kind == engine::LiveBaseline::Kind::TimeRange)
             compareOff();
@@ -163,23 +167,27 @@ void LiveSessionView::connectSignals() {
     });
 }
 
-QString LiveSessionView::title() const {
+QString LiveSessionView::title() const
+{
     const engine::SessionConfig &config = m_session->config();
     if (!config.command.empty())
         return QFileInfo(QString::fromStdString(config.command.front())).fileName();
     return tr("pid %1").arg(config.pid);
 }
 
-QString LiveSessionView::message() const {
+QString LiveSessionView::message() const
+{
     return m_message->isVisible() ? m_message->text() : QString();
 }
 
-void LiveSessionView::stop() {
+void LiveSessionView::stop()
+{
     m_session->stop();
     updateButtons();
 }
 
-void LiveSessionView::setScope(LiveScope scope) {
+void LiveSessionView::setScope(LiveScope scope)
+{
     if (scope == LiveScope::SelectedRange && !m_hasRange)
         scope = LiveScope::WholeSession;
     m_scope->setCurrentIndex(static_cast<int>(scope));
@@ -191,18 +199,21 @@ void LiveSessionView::setScope(LiveScope scope) {
     sendRequest();
 }
 
-void LiveSessionView::sendRequest() {
+void LiveSessionView::sendRequest()
+{
     m_requestGeneration = m_session->setLiveView(m_request);
 }
 
-void LiveSessionView::selectRange(int64_t startNs, int64_t endNs) {
+void LiveSessionView::selectRange(int64_t startNs, int64_t endNs)
+{
     m_hasRange = true;
     m_rangeStart = startNs;
     m_rangeEnd = endNs;
     setScope(LiveScope::SelectedRange);
 }
 
-void LiveSessionView::onLiveUpdate(const std::shared_ptr<const engine::LiveUpdate> &update) {
+void LiveSessionView::onLiveUpdate(const std::shared_ptr<const engine::LiveUpdate> &update)
+{
     for (const auto &flush : update->flushes)
         onFlush(*flush);
     if (!update->flushes.empty())
@@ -215,7 +226,8 @@ void LiveSessionView::onLiveUpdate(const std::shared_ptr<const engine::LiveUpdat
     applyUpdate(update);
 }
 
-void LiveSessionView::onFlush(const engine::Flush &flush) {
+void LiveSessionView::onFlush(const engine::Flush &flush)
+{
     // The views keep the flush either way; the message says what the disk missed.
     if (!flush.saveError.empty())
         showMessage(tr("Flush %1 is shown but could not be saved: %2")
@@ -228,7 +240,8 @@ void LiveSessionView::onFlush(const engine::Flush &flush) {
                     true);
 }
 
-void LiveSessionView::applyUpdate(const std::shared_ptr<const engine::LiveUpdate> &update) {
+void LiveSessionView::applyUpdate(const std::shared_ptr<const engine::LiveUpdate> &update)
+{
     QElapsedTimer timer; // GUI-thread time per refresh: it must stay far below the 50 ms stall budget
     timer.start();
     const int64_t cpuStartNs = engine::clockNs(CLOCK_THREAD_CPUTIME_ID);
@@ -266,7 +279,8 @@ void LiveSessionView::applyUpdate(const std::shared_ptr<const engine::LiveUpdate
                           << "ms on CPU)";
 }
 
-void LiveSessionView::warmUpExplorer() {
+void LiveSessionView::warmUpExplorer()
+{
     // The explorer is built and painted once, off screen and empty, before the session starts: its first
     // polish, layout, text shaping and paint cost tens of milliseconds of GUI time, which a target keeping every
     // core busy would stretch into a stall of several hundred milliseconds if it came with the first flush.
@@ -296,14 +310,16 @@ void LiveSessionView::warmUpExplorer() {
     }
 }
 
-void LiveSessionView::onAnalysisApplied() {
+void LiveSessionView::onAnalysisApplied()
+{
     if (!m_explorer->analysis() || m_explorer->analysis()->loaded != m_shownLoaded)
         return;
     m_analysisShown = true;
     reportShownIfComplete();
 }
 
-void LiveSessionView::reportShownIfComplete() {
+void LiveSessionView::reportShownIfComplete()
+{
     if (!m_analysisShown || !m_timelineShown)
         return;
     auto it = m_flushArrivalNs.find(m_shownSequence);

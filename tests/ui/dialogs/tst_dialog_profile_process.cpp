@@ -3,6 +3,7 @@
 // remembered settings, and the attach page's process list under QAbstractItemModelTester.
 
 #include "tests/ui/live_test_support.h"
+#include "tests/ui/test_settings.h"
 
 #include "ui/dialogs/attach_page.h"
 #include "ui/dialogs/profile_process_dialog.h"
@@ -43,10 +44,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName(QStringLiteral("EmberlineTest"));
-        QCoreApplication::setApplicationName(QStringLiteral("tst_dialog_profile_process"));
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.path());
+        emberline::ui::test::isolateSettings(m_dir, "tst_dialog_profile_process");
     }
 
     // An empty program, a program that does not exist, a bad environment line, no pid, and a pid that has

@@ -37,7 +37,8 @@ constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kSecond = 1'000'000'000;
 
 // `columns` seconds, a sample every 10 ms (two per cell), one more in the cell (1, 7).
-std::shared_ptr<const Heatmap> evenHeatmap(size_t columns) {
+std::shared_ptr<const Heatmap> evenHeatmap(size_t columns)
+{
     auto h = std::make_shared<Heatmap>(kStart);
     for (int64_t t = 0; t < static_cast<int64_t>(columns) * kSecond; t += 10 * kMs)
         h->add(kStart + t, 1);
@@ -45,12 +46,14 @@ std::shared_ptr<const Heatmap> evenHeatmap(size_t columns) {
     return h;
 }
 
-QPoint centreOf(const ui::HeatmapView &view, HeatmapCell cell) {
+QPoint centreOf(const ui::HeatmapView &view, HeatmapCell cell)
+{
     return view.layout().cellRect(cell).center().toPoint();
 }
 
 // A press at one cell, moves to another and a release there, as a user's drag delivers them.
-void drag(ui::HeatmapView &view, HeatmapCell from, HeatmapCell to, Qt::KeyboardModifiers modifiers = {}) {
+void drag(ui::HeatmapView &view, HeatmapCell from, HeatmapCell to, Qt::KeyboardModifiers modifiers = {})
+{
     const QPointF a = centreOf(view, from);
     const QPointF b = centreOf(view, to);
     const QPointF global = view.mapToGlobal(QPoint(0, 0));
@@ -65,13 +68,15 @@ void drag(ui::HeatmapView &view, HeatmapCell from, HeatmapCell to, Qt::KeyboardM
     QApplication::sendEvent(&view, &release);
 }
 
-TimeRange rangeArg(const QList<QVariant> &args, int first) {
+TimeRange rangeArg(const QList<QVariant> &args, int first)
+{
     return {args.at(first).value<int64_t>(), args.at(first + 1).value<int64_t>()};
 }
 
 // A profile over three seconds: "early" ten times in the first 200 ms, "late" five times in second 2, each
 // sample with its end_timestamp_ns, written as a real pprof file.
-QString writeTimedProfile(const QTemporaryDir &dir) {
+QString writeTimedProfile(const QTemporaryDir &dir)
+{
     engine::Profile p;
     p.sampleTypes().push_back({p.intern("cpu-samples"), p.intern("count")});
     for (const char *name : {"early", "late"}) {
@@ -111,7 +116,8 @@ private Q_SLOTS:
     // The cell under each cell's centre is that cell; points outside the grid hit nothing; a scrolled grid shows
     // the columns under its window; a range over three columns is three rectangles (the first column's tail,
     // the whole middle, the last column's head). If this fails, the mouse picks other cells than it points at.
-    void layoutHitTesting() {
+    void layoutHitTesting()
+    {
         ui::HeatmapLayout layout;
         layout.setGrid(300, 50);
         layout.setSize(QSizeF(ui::HeatmapLayout::kLeftMargin + ui::HeatmapLayout::kRightMargin + 600,
@@ -146,7 +152,8 @@ private Q_SLOTS:
     }
 
     // The colour scale: nothing is white, the maximum deep red, and more is never lighter.
-    void colourScale() {
+    void colourScale()
+    {
         QCOMPARE(ui::heatColor(0, 10), qRgb(255, 255, 255));
         QCOMPARE(ui::heatColor(10, 10), qRgb(178, 24, 10));
         QVERIFY(ui::heatColor(1, 1000) != qRgb(255, 255, 255));
@@ -162,7 +169,8 @@ private Q_SLOTS:
     // Dragging from one cell back to an earlier one selects from the earlier cell's start to the later one's end;
     // Shift+drag then selects range B and reports both; the panel says both totals; Esc clears. If this fails, the
     // views show another span of time than the one highlighted, or the comparison gets the wrong ranges.
-    void dragSelectsRangesAndShiftCompares() {
+    void dragSelectsRangesAndShiftCompares()
+    {
         ui::HeatmapPanel panel;
         panel.resize(900, 340);
         panel.show();
@@ -208,7 +216,8 @@ private Q_SLOTS:
     }
 
     // A tooltip names the cell's second, its milliseconds and its samples.
-    void tooltipPerCell() {
+    void tooltipPerCell()
+    {
         ui::HeatmapView view;
         view.resize(900, 300);
         view.show();
@@ -221,7 +230,8 @@ private Q_SLOTS:
     // The live view: each flush's update from a real live stage grows its heatmap by a second of samples, and a
     // range dragged on it becomes the stage's selected range. If this fails, the heatmap stands still while the
     // session runs, or its selection does not reach the views.
-    void liveViewHeatmapGrowsWithFlushes() {
+    void liveViewHeatmapGrowsWithFlushes()
+    {
         engine::SessionConfig config;
         config.command = {"/bin/true"};
         auto *session = new engine::ProfilingSession(config);
@@ -284,7 +294,8 @@ private Q_SLOTS:
 
     // An opened file whose samples carry timestamps shows its heatmap; dragging over the first second filters the
     // flame graph and tables to it (the "late" samples of second 2 drop out); Esc shows everything again.
-    void openedProfileFilteredByRange() {
+    void openedProfileFilteredByRange()
+    {
         QTemporaryDir dir;
         const QString path = writeTimedProfile(dir);
         QVERIFY(!path.isEmpty());

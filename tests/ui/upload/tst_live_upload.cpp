@@ -8,6 +8,7 @@
 #include "tests/engine/upload/loopback_server.h"
 #include "tests/engine/upload/upload_checks.h"
 #include "tests/ui/live_test_support.h"
+#include "tests/ui/test_settings.h"
 
 #include "ui/dialogs/profile_process_dialog.h"
 #include "ui/main_window.h"
@@ -96,10 +97,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName(QStringLiteral("EmberlineTest"));
-        QCoreApplication::setApplicationName(QStringLiteral("tst_live_upload"));
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.path());
+        emberline::ui::test::isolateSettings(m_dir, "tst_live_upload");
         for (const char *name : {"DD_TRACE_AGENT_URL", "DD_AGENT_HOST", "DD_TRACE_AGENT_PORT", "DD_SERVICE", "DD_ENV",
                                  "DD_VERSION", "DD_TAGS", "DD_API_KEY", "DD_SITE", "DD_PROFILING_AGENTLESS"})
             qunsetenv(name);

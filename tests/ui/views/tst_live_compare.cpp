@@ -5,6 +5,7 @@
 
 #include "tests/engine/session/perf_guard.h"
 #include "tests/ui/live_test_support.h"
+#include "tests/ui/test_settings.h"
 
 #include "ui/dialogs/profile_process_dialog.h"
 #include "ui/flamegraph/diff_flame_graph_view.h"
@@ -101,10 +102,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName(QStringLiteral("EmberlineTest"));
-        QCoreApplication::setApplicationName(QStringLiteral("tst_live_compare"));
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.path());
+        emberline::ui::test::isolateSettings(m_dir, "tst_live_compare");
     }
 
     // "With the previous flush" chosen in the combo box as the session starts: after every flush the compare

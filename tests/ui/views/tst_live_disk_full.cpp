@@ -4,6 +4,7 @@
 
 #include "tests/engine/session/perf_guard.h"
 #include "tests/ui/live_test_support.h"
+#include "tests/ui/test_settings.h"
 
 #include "ui/main_window.h"
 
@@ -29,10 +30,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName(QStringLiteral("EmberlineTest"));
-        QCoreApplication::setApplicationName(QStringLiteral("tst_live_disk_full"));
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.path());
+        emberline::ui::test::isolateSettings(m_dir, "tst_live_disk_full");
     }
 
     // If this fails, a full disk drops flushes from the live views, or the user is not told what was not saved.

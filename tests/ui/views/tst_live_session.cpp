@@ -5,6 +5,7 @@
 
 #include "tests/engine/session/perf_guard.h"
 #include "tests/ui/live_test_support.h"
+#include "tests/ui/test_settings.h"
 
 #include "engine/pprof/pprof_reader.h"
 #include "ui/dialogs/attach_page.h"
@@ -68,10 +69,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName(QStringLiteral("EmberlineTest"));
-        QCoreApplication::setApplicationName(QStringLiteral("tst_live_session"));
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.path());
+        emberline::ui::test::isolateSettings(m_dir, "tst_live_session");
     }
 
     // cpu_split launched from the dialog with 1 s flushes: two flushes arrive, the flame graph holds hot_sixty,
