@@ -13,6 +13,7 @@ build_pkgs=(
 )
 test_pkgs=(
     golang-go clang libclang-rt-14-dev clang-tidy
+    nodejs  # node --perf-basic-prof: JIT frames named from perf maps
     xvfb xauth imagemagick xdotool
     linux-perf python3
     desktop-file-utils appstream dpkg-dev fakeroot debootstrap

@@ -22,12 +22,69 @@ Exporter::Exporter(ExporterOptions options)
                                                                std::vector<std::string>{"end_timestamp_ns"});
 }
 
+namespace {
+
+// Memory that holds no file's code: where JIT compilers put theirs (perf's "//anon", an unnamed or "[anon:…]"
+// mapping of /proc/PID/maps, a memfd).
+bool anonymousCode(const ModuleInfo *module)
+{
+    if (!module)
+        return true;
+    const std::string &path = module->path;
+    return path.empty() || path.starts_with("//anon") || path.starts_with("[anon") || path.starts_with("/memfd:");
+}
+
+} // namespace
+
+void Exporter::refreshPerfMaps(const FlushInput &input)
+{
+    m_flushPerfMaps.clear();
+    std::set<uint32_t> pids;
+    for (const auto &[tid, pid] : input.processOfThread)
+        pids.insert(pid);
+    for (uint32_t pid : pids) {
+        std::unique_ptr<PerfMap> &map = m_perfMaps[pid];
+        if (!map)
+            map = std::make_unique<PerfMap>(m_options.perfMapDirectory + "/perf-" + std::to_string(pid) + ".map");
+        const size_t before = map->entries();
+        const size_t malformedBefore = map->malformedLines();
+        if (!map->refresh())
+            continue;
+        if (map->entries() != before || map->malformedLines() != malformedBefore)
+            qCDebug(lcSymbols, "JIT symbols: %s", map->describe().c_str());
+        m_flushPerfMaps.push_back(map.get());
+    }
+}
+
+std::vector<SymbolFrame> Exporter::symbolizeJit(uint64_t address) const
+{
+    for (const PerfMap *map : m_flushPerfMaps) {
+        const std::string_view name = map->lookup(address);
+        if (!name.empty()) {
+            SymbolFrame frame;
+            frame.function = std::string(name);
+            return {frame};
+        }
+    }
+    return {};
+}
+
 const std::vector<SymbolFrame> &Exporter::symbolize(const LocationKey &key, const ModuleInfo *module)
 {
     const uint64_t cacheKey = (static_cast<uint64_t>(key.moduleId) << 48) ^ key.address;
     auto it = m_symbolCache.find(cacheKey);
     if (it != m_symbolCache.end())
         return it->second;
+    if (key.moduleId != kKernelModule && key.moduleId != kKernelSymbolsModule && anonymousCode(module)) {
+        // JIT code: named from the perf maps when they name it; a miss is asked again at the next flush, once
+        // the maps have been read again.
+        std::vector<SymbolFrame> frames = symbolizeJit(key.address);
+        if (frames.empty()) {
+            static const std::vector<SymbolFrame> kNone;
+            return kNone;
+        }
+        return m_symbolCache.emplace(cacheKey, std::move(frames)).first->second;
+    }
     std::vector<SymbolFrame> frames;
     if (module) {
         const uint64_t offset = key.address - module->start + module->pgoff;
@@ -59,6 +116,7 @@ std::vector<SymbolFrame> Exporter::symbolizeKernel(uint64_t address)
 
 Profile Exporter::buildProfile(const FlushInput &in)
 {
+    refreshPerfMaps(in);
     Profile p;
     p.sampleTypes().push_back({p.intern("cpu-samples"), p.intern("count")});
     p.sampleTypes().push_back({p.intern("cpu-time"), p.intern("nanoseconds")});

@@ -6,6 +6,7 @@
 #include "engine/model/merge.h"
 #include "engine/recorder/recorder.h"
 #include "engine/symbols/kernel_symbols.h"
+#include "engine/symbols/perf_map.h"
 #include "engine/symbols/symbolizer.h"
 
 #include <memory>
@@ -24,12 +25,15 @@ struct ExporterOptions {
     std::string samplerDescription;
     Symbolizer::Options symbolizer;
     std::string kallsymsPath = "/proc/kallsyms"; // names the frames under [kernel.kallsyms], read at first use
+    // Where JIT compilers write perf-PID.map (PerfMap): names code in anonymous memory of the followed processes.
+    std::string perfMapDirectory = "/tmp";
 };
 
 // Turns a FlushInput into a Flush: symbolizes the flush's unique locations (cached across flushes), builds the
 // pprof Profile (sample types cpu-samples/count, cpu-time/nanoseconds and, when measured, wall-time/
 // nanoseconds; labels thread id, thread name, thread state, end_timestamp_ns, and process_id when several
-// processes are followed), serializes it and writes it.
+// processes are followed), serializes it and writes it. Code in anonymous memory is named from the followed
+// processes' perf map files (JIT compilers write them), read again at every flush for what they gained.
 //
 // The session's merged profile (profile.pprof) is written as the session goes: each flush's samples (a final
 // flush too short to be reported on its own included) are appended to it at once, and its tables when the
@@ -64,6 +68,10 @@ private:
     const std::vector<SymbolFrame> &symbolize(const LocationKey &key, const ModuleInfo *module);
     // A frame under [kernel.kallsyms]: its kernel function, from /proc/kallsyms read once.
     std::vector<SymbolFrame> symbolizeKernel(uint64_t address);
+    // The perf maps of the flush's processes, each brought up to date once per flush.
+    void refreshPerfMaps(const FlushInput &input);
+    // A frame for JIT code at `address` from those maps; empty when none names it.
+    std::vector<SymbolFrame> symbolizeJit(uint64_t address) const;
     void save(Flush &flush);
     void addToSessionProfile(const Profile &profile, Flush &flush);
 
@@ -71,6 +79,8 @@ private:
     Symbolizer m_symbolizer;
     std::unordered_map<uint64_t, std::vector<SymbolFrame>> m_symbolCache; // by (module id, address)
     std::optional<KernelSymbols> m_kernelSymbols; // read at the first kernel frame; empty table if unreadable
+    std::unordered_map<uint32_t, std::unique_ptr<PerfMap>> m_perfMaps; // by pid
+    std::vector<const PerfMap *> m_flushPerfMaps; // of the flush being built
     std::unique_ptr<PprofStreamWriter> m_sessionProfile; // profile.pprof, while it is being written
     uint32_t m_sequence = 0;
     std::vector<std::string> m_saveErrors;

@@ -7,6 +7,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cstdio>
+
 using namespace emberline::engine;
 
 namespace {
@@ -44,6 +46,7 @@ private Q_SLOTS:
     void writtenFlushReadsBackAsItsProfile();
     void sessionProfileHoldsEverySample();
     void emptyAndShortFlushes();
+    void jitFramesNamedFromPerfMaps();
 };
 
 // If this fails, Datadog and `go tool pprof` would not find the sample types, threads or timestamps they read,
@@ -128,6 +131,48 @@ void TestExporter::emptyAndShortFlushes()
     QVERIFY(longFinal.ok() && longFinal.value());
     QVERIFY(longFinal.value()->upload);
     QCOMPARE(exporter.flushesReported(), uint32_t(2));
+}
+
+
+// Code in anonymous memory is named from the process's perf-PID.map, and code the JIT compiled after a flush is
+// named in the next one (the map is read again for what it gained); an address no map names keeps its
+// module+offset name. If this fails, node --perf-basic-prof, LuaJIT or a JVM agent's frames show as "anon+0x…".
+void TestExporter::jitFramesNamedFromPerfMaps()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string mapPath = dir.filePath(QStringLiteral("perf-300.map")).toStdString();
+    FILE *f = std::fopen(mapPath.c_str(), "w");
+    QVERIFY(f);
+    std::fputs("10000 40 JS:*hotLoop /tmp/loop.js:1:1\nnot a line\n", f);
+    std::fflush(f);
+    ExporterOptions options;
+    options.perfMapDirectory = dir.path().toStdString();
+    Exporter exporter(options);
+    const auto build = [&](int64_t startNs) {
+        Recorder r;
+        r.registerModule({9, "//anon", "", 0x10000, 0x20000, 0});
+        r.setThreadName(300, 300, "node");
+        const uint32_t stack[] = {r.internLocation(9, 0x10010), r.internLocation(9, 0x10090)};
+        r.recordTimed(startNs, 300, 300, 1000, 1000, static_cast<uint8_t>(ThreadState::Running), true, stack);
+        return exporter.exportFlush(r.takeFlush(startNs, startNs + 1'000'000'000, false));
+    };
+    const auto names = [](const Profile &p) {
+        std::vector<std::string> out;
+        for (uint32_t loc : p.sample(0).locations)
+            out.push_back(p.str(p.functions()[p.locations()[loc].lines[0].functionIndex].name));
+        return out;
+    };
+    auto first = build(1'000'000'000);
+    QVERIFY(first.ok() && first.value());
+    QCOMPARE(names(*first.value()->profile),
+             (std::vector<std::string>{"JS:*hotLoop /tmp/loop.js:1:1", "anon+0x10090"}));
+    std::fputs("10080 20 JS:~driver /tmp/loop.js:2:1\n", f);
+    std::fclose(f);
+    auto second = build(2'000'000'000);
+    QVERIFY(second.ok() && second.value());
+    QCOMPARE(names(*second.value()->profile),
+             (std::vector<std::string>{"JS:*hotLoop /tmp/loop.js:1:1", "JS:~driver /tmp/loop.js:2:1"}));
 }
 
 QTEST_GUILESS_MAIN(TestExporter)
