@@ -62,11 +62,8 @@ public:
     void appendRow(std::span<const T> values)
     {
         const size_t c = m_rows >> m_rowShift;
-        if (c == m_chunks.size()) {
-            auto chunk = std::make_shared<std::vector<T>>();
-            chunk->reserve(std::max<size_t>(m_width, 1) << m_rowShift);
-            m_chunks.push_back(std::move(chunk));
-        }
+        if (c == m_chunks.size())
+            m_chunks.push_back(std::make_shared<std::vector<T>>()); // grows as rows come: small profiles stay small
         std::vector<T> &chunk = writable(c);
         const size_t n = std::min(values.size(), m_width);
         chunk.insert(chunk.end(), values.begin(), values.begin() + static_cast<std::ptrdiff_t>(n));
@@ -90,12 +87,9 @@ private:
     size_t rowMask() const { return (size_t{1} << m_rowShift) - 1; }
     std::vector<T> &writable(size_t c)
     {
-        if (!chunked::exclusive(m_chunks[c])) {
-            auto copy = std::make_shared<std::vector<T>>();
-            copy->reserve(std::max<size_t>(m_width, 1) << m_rowShift);
-            copy->assign(m_chunks[c]->begin(), m_chunks[c]->end());
-            m_chunks[c] = std::move(copy);
-        }
+        // A chunk is written (and may reallocate) only while this column alone holds it.
+        if (!chunked::exclusive(m_chunks[c]))
+            m_chunks[c] = std::make_shared<std::vector<T>>(*m_chunks[c]);
         return *m_chunks[c];
     }
 
