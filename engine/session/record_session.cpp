@@ -91,7 +91,9 @@ Result<SessionSummary> RecordSession::run(const std::atomic<bool> &stop, FlushCa
 {
     SessionControl control;
     control.externalStop = &stop;
-    return run(control, Callbacks{std::move(onFlush), {}});
+    Callbacks callbacks;
+    callbacks.onFlush = std::move(onFlush);
+    return run(control, std::move(callbacks));
 }
 
 Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbacks &callbacks)

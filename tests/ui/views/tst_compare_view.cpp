@@ -47,9 +47,9 @@ CompareExplorer *waitForComparison(CompareView *view)
     CompareExplorer *explorer = view->explorer();
     if (!explorer)
         return nullptr;
-    QTest::qWaitFor([&] { return !explorer->isComparing() && (explorer->comparison() || !explorer->message().isEmpty()); },
-                    20000);
-    return explorer;
+    const bool done = QTest::qWaitFor(
+        [&] { return !explorer->isComparing() && (explorer->comparison() || !explorer->message().isEmpty()); }, 20000);
+    return done ? explorer : nullptr;
 }
 
 } // namespace
