@@ -15,8 +15,8 @@ namespace {
 std::vector<float> flushWeights(const LiveSnapshot &snap, const TimelineChunk &chunk,
                                 const std::vector<uint32_t> &hiddenThreads)
 {
-    const std::span<const uint32_t> threadOf = snap.sampleThread();
-    const std::span<const uint32_t> hitsOf = snap.sampleHits();
+    const ChunkedColumn<uint32_t> &threadOf = snap.sampleThread();
+    const ChunkedColumn<uint32_t> &hitsOf = snap.sampleHits();
     std::vector<uint8_t> hidden(snap.threads.size(), 0);
     for (uint32_t t : hiddenThreads) {
         if (t < hidden.size())

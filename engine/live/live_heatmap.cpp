@@ -26,7 +26,7 @@ std::shared_ptr<const Heatmap> LiveHeatmap::update(const LiveSnapshot &snapshot,
         if (t < hiddenMask.size())
             hiddenMask[t] = 1;
     }
-    const std::span<const uint32_t> sampleThread = snapshot.sampleThread();
+    const ChunkedColumn<uint32_t> &sampleThread = snapshot.sampleThread();
     for (size_t i = m_chunks; i < snapshot.chunks.size(); ++i)
         m_grid.addChunk(*snapshot.chunks[i], sampleThread, hiddenMask);
     m_chunks = snapshot.chunks.size();

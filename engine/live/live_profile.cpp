@@ -87,16 +87,22 @@ void LiveProfile::addToColumns(const Profile &taken, const std::vector<uint32_t>
             columns.stackValues[t][stack] += values[t];
     }
 
+    // Samples new to the aggregate take their thread now; a sample's thread never changes (it is in its key).
     const size_t aggregated = merged.sampleCount();
-    columns.thread.resize(aggregated, kNoIndex);
-    columns.hits.resize(aggregated, 0);
-    columns.cpuNs.resize(aggregated, 0);
+    std::vector<uint32_t> newThread(aggregated - columns.thread.rows(), kNoIndex);
+    for (size_t i = 0; i < destination.size(); ++i) {
+        if (destination[i] >= columns.thread.rows())
+            newThread[destination[i] - columns.thread.rows()] = threadOf[i];
+    }
+    for (uint32_t t : newThread) {
+        columns.thread.push_back(t);
+        columns.hits.push_back(0);
+        columns.cpuNs.push_back(0);
+    }
     for (size_t i = 0; i < destination.size(); ++i) {
         const uint32_t agg = destination[i];
-        if (columns.thread[agg] == kNoIndex)
-            columns.thread[agg] = threadOf[i];
-        columns.hits[agg]++;
-        columns.cpuNs[agg] += cpuOf[i];
+        columns.hits.mutableRow(agg)[0]++;
+        columns.cpuNs.mutableRow(agg)[0] += cpuOf[i];
     }
 }
 

@@ -9,8 +9,8 @@ std::vector<float> selectionWeights(const LiveSnapshot &snapshot, const LiveSele
 {
     if (selection.coversAllTime() && selection.hiddenThreads.empty())
         return {};
-    const std::span<const uint32_t> threadOf = snapshot.sampleThread();
-    const std::span<const uint32_t> hitsOf = snapshot.sampleHits();
+    const ChunkedColumn<uint32_t> &threadOf = snapshot.sampleThread();
+    const ChunkedColumn<uint32_t> &hitsOf = snapshot.sampleHits();
     const size_t n = hitsOf.size();
     std::vector<uint8_t> hidden(snapshot.threads.size(), 0);
     for (uint32_t t : selection.hiddenThreads) {
@@ -97,9 +97,9 @@ ThreadActivity bucketActivity(const LiveSnapshot &snapshot, int64_t bucketNs)
         addBinnedActivity(snapshot, activity);
         return activity;
     }
-    const std::span<const uint32_t> threadOf = snapshot.sampleThread();
-    const std::span<const uint32_t> hitsOf = snapshot.sampleHits();
-    const std::span<const int64_t> cpuOf = snapshot.sampleCpuNs();
+    const ChunkedColumn<uint32_t> &threadOf = snapshot.sampleThread();
+    const ChunkedColumn<uint32_t> &hitsOf = snapshot.sampleHits();
+    const ChunkedColumn<int64_t> &cpuOf = snapshot.sampleCpuNs();
     for (const auto &chunk : snapshot.chunks) {
         for (size_t i = 0; i < chunk->sample.size(); ++i) {
             const uint32_t agg = chunk->sample[i];

@@ -38,7 +38,7 @@ std::shared_ptr<const ThreadIndex> threadIndex(const LiveSnapshot &snap)
     threads.reserve(snap.threads.size());
     for (const LiveThread &t : snap.threads)
         threads.push_back(ThreadInfo{t.name, t.tid, t.hits});
-    return std::make_shared<const ThreadIndex>(std::move(threads), snap.sampleThread(), snap.columns);
+    return std::make_shared<const ThreadIndex>(std::move(threads), snap.sampleThread());
 }
 
 // About twenty samples of a busy thread per bucket at the session's frequency, and at least two buckets per flush

@@ -45,6 +45,7 @@ public:
     }
     size_t width() const { return m_width; }
     size_t rows() const { return m_rows; }
+    size_t size() const { return m_rows; } // of a width-1 column: its values
     bool empty() const { return m_rows == 0; }
 
     std::span<const T> row(size_t i) const

@@ -49,7 +49,7 @@ void Heatmap::add(int64_t timeNs, int64_t value)
     ++m_timed;
 }
 
-void Heatmap::addChunk(const TimelineChunk &chunk, std::span<const uint32_t> sampleThread,
+void Heatmap::addChunk(const TimelineChunk &chunk, const ChunkedColumn<uint32_t> &sampleThread,
                        const std::vector<uint8_t> &hidden)
 {
     const int64_t chunkOffset = chunk.startNs - m_startNs;

@@ -74,7 +74,7 @@ public:
     void add(int64_t timeNs, int64_t value);
     // Adds a live flush's timeline entries, one sample each, except those whose aggregated sample's thread is
     // hidden (`hidden[thread]` non-zero; `sampleThread` maps an aggregated sample to its thread).
-    void addChunk(const TimelineChunk &chunk, std::span<const uint32_t> sampleThread,
+    void addChunk(const TimelineChunk &chunk, const ChunkedColumn<uint32_t> &sampleThread,
                   const std::vector<uint8_t> &hidden);
     // A sample without a timestamp: counted, not placed.
     void addUntimed() { ++m_untimed; }

@@ -27,19 +27,29 @@ size_t LiveSnapshot::timelineBytes() const
     return n;
 }
 
-std::span<const uint32_t> LiveSnapshot::sampleThread() const
+namespace {
+
+const LiveSampleColumns &noColumns()
 {
-    return columns ? std::span<const uint32_t>(columns->thread) : std::span<const uint32_t>{};
+    static const LiveSampleColumns kNone;
+    return kNone;
 }
 
-std::span<const uint32_t> LiveSnapshot::sampleHits() const
+} // namespace
+
+const ChunkedColumn<uint32_t> &LiveSnapshot::sampleThread() const
 {
-    return columns ? std::span<const uint32_t>(columns->hits) : std::span<const uint32_t>{};
+    return (columns ? *columns : noColumns()).thread;
 }
 
-std::span<const int64_t> LiveSnapshot::sampleCpuNs() const
+const ChunkedColumn<uint32_t> &LiveSnapshot::sampleHits() const
 {
-    return columns ? std::span<const int64_t>(columns->cpuNs) : std::span<const int64_t>{};
+    return (columns ? *columns : noColumns()).hits;
+}
+
+const ChunkedColumn<int64_t> &LiveSnapshot::sampleCpuNs() const
+{
+    return (columns ? *columns : noColumns()).cpuNs;
 }
 
 std::span<const int64_t> LiveSnapshot::stackValues(int sampleType) const

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/model/chunked_column.h"
 #include "engine/model/profile.h"
 
 #include <cstdint>
@@ -49,10 +50,12 @@ struct LiveThread {
 
 // Per aggregated sample of a live profile: its thread (a LiveThread ordinal, stable for the whole session), the
 // number of timeline entries that point at it, and the CPU time it holds.
+// In chunks that a snapshot's copy shares with the live aggregate (ChunkedColumn): a flush copies only the chunks
+// it changes while a snapshot holds them.
 struct LiveSampleColumns {
-    std::vector<uint32_t> thread;
-    std::vector<uint32_t> hits;
-    std::vector<int64_t> cpuNs;
+    ChunkedColumn<uint32_t> thread;
+    ChunkedColumn<uint32_t> hits;
+    ChunkedColumn<int64_t> cpuNs;
     // Per sample type, the session's value per stack of the aggregated profile: what valuesPerStack() gives
     // without a filter, kept up to date flush by flush so that a refresh of the whole session reads it as is.
     std::vector<std::vector<int64_t>> stackValues;
@@ -75,9 +78,9 @@ struct LiveSnapshot {
     std::vector<std::shared_ptr<const TimelineChunk>> chunks;
 
     // Per aggregated sample of `profile`: its thread (a `threads` ordinal), its timeline entries, its CPU time.
-    std::span<const uint32_t> sampleThread() const;
-    std::span<const uint32_t> sampleHits() const;
-    std::span<const int64_t> sampleCpuNs() const;
+    const ChunkedColumn<uint32_t> &sampleThread() const;
+    const ChunkedColumn<uint32_t> &sampleHits() const;
+    const ChunkedColumn<int64_t> &sampleCpuNs() const;
     // The session's value per stack for one sample type (empty for a type the profile does not have).
     std::span<const int64_t> stackValues(int sampleType) const;
     // Stacks whose value changed in flushes [from, flushes) of this session, each named at least once, from the

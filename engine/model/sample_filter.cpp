@@ -20,7 +20,7 @@ ThreadIndex::ThreadIndex(const Profile &profile)
     if (tidKey == kNoIndex && nameKey == kNoIndex)
         return;
     std::map<std::pair<int64_t, StringId>, uint32_t> ordinals;
-    m_ownSampleThread.assign(profile.sampleCount(), kNoIndex);
+    std::vector<uint32_t> sampleThread(profile.sampleCount(), kNoIndex);
     for (size_t i = 0; i < profile.sampleCount(); ++i) {
         int64_t tid = 0;
         StringId name = 0;
@@ -40,11 +40,13 @@ ThreadIndex::ThreadIndex(const Profile &profile)
         if (inserted)
             m_threads.push_back(ThreadInfo{profile.str(name), tid, 0});
         m_threads[it->second].samples++;
-        m_ownSampleThread[i] = it->second;
+        sampleThread[i] = it->second;
     }
     if (m_threads.empty())
-        m_ownSampleThread.clear();
-    m_sampleThread = m_ownSampleThread;
+        return;
+    m_sampleThread.reserveRows(sampleThread.size());
+    for (uint32_t t : sampleThread)
+        m_sampleThread.push_back(t);
 }
 
 std::vector<int64_t> sampleTimestamps(const Profile &profile)

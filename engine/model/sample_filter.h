@@ -25,15 +25,12 @@ struct ThreadInfo {
 class ThreadIndex {
 public:
     explicit ThreadIndex(const Profile &profile);
-    // An index already known to its builder (a live session tracks each aggregated sample's thread itself):
-    // `sampleThread` is read where it is, kept alive by `owner`.
-    ThreadIndex(std::vector<ThreadInfo> threads, std::span<const uint32_t> sampleThread,
-                std::shared_ptr<const void> owner)
-        : m_threads(std::move(threads)), m_sampleThread(sampleThread), m_owner(std::move(owner))
+    // An index already known to its builder (a live session tracks each aggregated sample's thread itself): the
+    // column is shared, not copied.
+    ThreadIndex(std::vector<ThreadInfo> threads, ChunkedColumn<uint32_t> sampleThread)
+        : m_threads(std::move(threads)), m_sampleThread(std::move(sampleThread))
     {
     }
-    ThreadIndex(const ThreadIndex &) = delete; // the span may point into this object
-    ThreadIndex &operator=(const ThreadIndex &) = delete;
     const std::vector<ThreadInfo> &threads() const { return m_threads; }
     uint32_t threadOf(size_t sample) const
     {
@@ -43,9 +40,7 @@ public:
 
 private:
     std::vector<ThreadInfo> m_threads;
-    std::vector<uint32_t> m_ownSampleThread;
-    std::span<const uint32_t> m_sampleThread; // into m_ownSampleThread or the owner's column
-    std::shared_ptr<const void> m_owner;
+    ChunkedColumn<uint32_t> m_sampleThread;
 };
 
 // Wall-clock time of each sample in ns since the epoch, from its `end_timestamp_ns` label; 0 when absent.
