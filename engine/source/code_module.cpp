@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <cstring>
 
 namespace emberline::engine {
@@ -39,6 +40,13 @@ std::string searchPath(const std::vector<std::string> &debugDirectories)
             path += ':' + directory;
     }
     return path;
+}
+
+std::string pathOfDescriptor(int fd)
+{
+    std::error_code ec;
+    const auto path = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), ec);
+    return ec ? std::string() : path.string();
 }
 
 } // namespace
@@ -99,17 +107,24 @@ int CodeModule::findDebuginfo(Dwfl_Module *module, void **userdata, const char *
 {
     const int fd = dwfl_standard_find_debuginfo(module, userdata, moduleName, base, fileName, debuglinkFile,
                                                 debuglinkCrc, debuginfoFileName);
-    if (fd >= 0 || userdata == nullptr || *userdata == nullptr)
+    auto *self = userdata != nullptr ? static_cast<CodeModule *>(*userdata) : nullptr;
+    if (self == nullptr)
         return fd;
-    auto *self = static_cast<CodeModule *>(*userdata);
+    if (fd >= 0) {
+        // libdwfl's own debuginfod query (when DEBUGINFOD_URLS was set as it loaded) returns no name.
+        self->m_debugFile = *debuginfoFileName != nullptr ? *debuginfoFileName : pathOfDescriptor(fd);
+        return fd;
+    }
     if (self->m_debuginfod == nullptr || self->m_buildId.empty() || !DebuginfodClient::configured())
         return fd;
     auto found = self->m_debuginfod->findDebuginfo(self->m_buildId);
     if (!found)
         return -1;
     const int debugFd = ::open(found.value().c_str(), O_RDONLY | O_CLOEXEC);
-    if (debugFd >= 0)
+    if (debugFd >= 0) {
         *debuginfoFileName = ::strdup(found.value().c_str());
+        self->m_debugFile = found.value();
+    }
     return debugFd;
 }
 
@@ -210,16 +225,6 @@ CodeModule::SourceLine CodeModule::lineAt(uint64_t address) const
     int number = 0;
     const char *file = dwfl_lineinfo(line, nullptr, &number, nullptr, nullptr, nullptr);
     return {file != nullptr ? file : "", number};
-}
-
-std::string CodeModule::debugFile() const
-{
-    const char *mainFile = nullptr;
-    const char *debugFile = nullptr;
-    dwfl_module_info(m_module, nullptr, nullptr, nullptr, nullptr, nullptr, &mainFile, &debugFile);
-    if (debugFile == nullptr || (mainFile != nullptr && std::strcmp(mainFile, debugFile) == 0))
-        return {};
-    return debugFile;
 }
 
 } // namespace emberline::engine

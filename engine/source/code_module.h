@@ -55,7 +55,7 @@ public:
     const std::string &path() const { return m_path; }
     const std::string &buildId() const { return m_buildId; }
     // Where symbols and lines come from when not from the file itself; empty otherwise.
-    std::string debugFile() const;
+    const std::string &debugFile() const { return m_debugFile; }
 
 private:
     CodeModule() = default;
@@ -80,6 +80,7 @@ private:
     DebuginfodClient *m_debuginfod = nullptr;
     std::vector<LoadSegment> m_segments;
     std::string m_buildId;
+    std::string m_debugFile;
     int m_machine = 0;
     bool m_is64Bit = true;
     std::unique_ptr<DwarfFunctionIndex> m_functions;
