@@ -84,7 +84,7 @@ void DisassemblyView::showResult(const std::shared_ptr<const DisassemblyResult> 
         m_title->setText(tr("%1: not disassembled").arg(QString::fromStdString(fn.name)));
         notes << QString::fromStdString(fn.error);
     } else {
-        m_title->setText(tr("<b>%1</b> — self %2, total %3 (%4 of all) — %5, build id %6, found at the %7")
+        m_title->setText(tr("<b>%1</b> — self %2, total %3 (%4 of all)<br>%5, build id %6, found at the %7")
                              .arg(QString::fromStdString(fn.name).toHtmlEscaped(),
                                   QString::fromStdString(engine::formatValue(fn.self, result->unit)),
                                   QString::fromStdString(engine::formatValue(fn.total, result->unit)),
@@ -100,10 +100,9 @@ void DisassemblyView::showResult(const std::shared_ptr<const DisassemblyResult> 
         m_table->resizeColumnToContents(DisassemblyModel::AddressColumn);
         m_table->resizeColumnToContents(DisassemblyModel::BytesColumn);
         const int hottest = m_model->hottestRow();
-        if (hottest >= 0) {
-            m_table->selectRow(hottest);
+        // Scrolled to, not selected: a selection would hide its heat colour.
+        if (hottest >= 0)
             m_table->scrollTo(m_model->index(hottest, 0), QAbstractItemView::PositionAtCenter);
-        }
     }
     m_notes->setText(notes.join(QLatin1Char('\n')));
     m_notes->setVisible(!notes.isEmpty());
