@@ -82,7 +82,8 @@ ParsedRequest parseRequest(const QCommandLineParser &parser)
     for (const QString &directory : parser.values(QStringLiteral("debug-dir")))
         r.debugDirectories.push_back(directory.toStdString());
     if ((r.list || r.disasm) && !r.base.empty())
-        p.usageError = usageError(r.list ? "--list does not combine with --base" : "--disasm does not combine with --base");
+        p.usageError =
+            usageError(r.list ? "--list does not combine with --base" : "--disasm does not combine with --base");
     else if (r.list && r.disasm)
         p.usageError = usageError("--list and --disasm do not combine");
     else if (r.format == QLatin1String("folded") && (r.list || r.disasm || !r.base.empty()))

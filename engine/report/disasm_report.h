@@ -12,7 +12,7 @@ struct DisasmOptions {
     std::string pattern;    // a regular expression matched anywhere in a function's name
     std::string sampleType; // empty: the profile's default
     bool json = false;
-    std::vector<std::string> sourceRoots;      // where to look for sources besides the recorded paths
+    std::vector<std::string> sourceRoots; // where to look for sources besides the recorded paths
     std::vector<std::string> debugDirectories{"/usr/lib/debug"};
 };
 

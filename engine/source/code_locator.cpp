@@ -8,8 +8,7 @@
 namespace emberline::engine {
 namespace {
 
-std::string lowercase(std::string text)
-{
+std::string lowercase(std::string text) {
     for (char &c : text) {
         if (c >= 'A' && c <= 'F')
             c = static_cast<char>(c - 'A' + 'a');
@@ -17,14 +16,12 @@ std::string lowercase(std::string text)
     return text;
 }
 
-bool exists(const std::string &path)
-{
+bool exists(const std::string &path) {
     std::error_code ec;
     return std::filesystem::exists(path, ec);
 }
 
-std::string joined(const std::vector<std::string> &notes)
-{
+std::string joined(const std::vector<std::string> &notes) {
     std::string text;
     for (const std::string &note : notes)
         text += (text.empty() ? "" : "; ") + note;
@@ -33,8 +30,7 @@ std::string joined(const std::vector<std::string> &notes)
 
 } // namespace
 
-Result<LocatedCode> CodeLocator::locate(const std::string &recordedPath, const std::string &rawBuildId) const
-{
+Result<LocatedCode> CodeLocator::locate(const std::string &recordedPath, const std::string &rawBuildId) const {
     const std::string buildId = lowercase(rawBuildId);
     LocatedCode found;
     if (buildId.empty()) {
@@ -45,9 +41,9 @@ Result<LocatedCode> CodeLocator::locate(const std::string &recordedPath, const s
                                   ": the file could not be checked against it");
             return found;
         }
-        return makeError(Error::Code::Io, (recordedPath.empty() ? std::string("no file recorded") : recordedPath +
-                                                                                                     ": not found") +
-                                              ", and without a build id it cannot be looked up elsewhere");
+        return makeError(Error::Code::Io,
+                         (recordedPath.empty() ? std::string("no file recorded") : recordedPath + ": not found") +
+                             ", and without a build id it cannot be looked up elsewhere");
     }
 
     if (recordedPath.empty()) {

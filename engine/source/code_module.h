@@ -25,8 +25,8 @@ class CodeModule {
 public:
     struct Range {
         uint64_t start = 0;
-        uint64_t end = 0;  // exclusive
-        std::string name;  // demangled symbol, or DWARF's name
+        uint64_t end = 0; // exclusive
+        std::string name; // demangled symbol, or DWARF's name
     };
     struct SourceLine {
         std::string file;
@@ -34,9 +34,8 @@ public:
     };
 
     // `debuginfod` may be null (then only the local directories are searched for symbols).
-    static Result<std::unique_ptr<CodeModule>> open(const std::string &path,
-                                                    const std::vector<std::string> &debugDirectories,
-                                                    DebuginfodClient *debuginfod);
+    static Result<std::unique_ptr<CodeModule>>
+    open(const std::string &path, const std::vector<std::string> &debugDirectories, DebuginfodClient *debuginfod);
     ~CodeModule();
     CodeModule(const CodeModule &) = delete;
     CodeModule &operator=(const CodeModule &) = delete;

@@ -30,9 +30,9 @@ struct AnnotatedInstruction {
 // found, where symbols came from, samples that fell between instructions.
 struct FunctionDisassembly {
     std::string name;
-    std::string file;    // the source file of the function, as the profile records it
-    std::string binary;  // the ELF file disassembled
-    std::string origin;  // how it was found: "recorded path", "debug directory", "debuginfod"
+    std::string file;   // the source file of the function, as the profile records it
+    std::string binary; // the ELF file disassembled
+    std::string origin; // how it was found: "recorded path", "debug directory", "debuginfod"
     std::string buildId;
     uint64_t start = 0;
     uint64_t end = 0;
@@ -45,7 +45,7 @@ struct FunctionDisassembly {
 
 struct DisassemblyRequest {
     using NameMatcher = std::function<bool(const std::string &name)>;
-    NameMatcher matches;     // the functions to show, by the name of the out-of-line function of an address
+    NameMatcher matches; // the functions to show, by the name of the out-of-line function of an address
     int sampleType = 0;
     std::vector<std::string> debugDirectories{"/usr/lib/debug"};
     bool useDebuginfod = true; // when DEBUGINFOD_URLS is set
@@ -62,8 +62,7 @@ struct DisassemblyRequest {
 //
 // Thread: any thread but the GUI thread (it may query debuginfod); reads the immutable profile and the file
 // system. `perStack` is one value per interned stack (valuesPerStack).
-Result<std::vector<FunctionDisassembly>> disassembleFunctions(const Profile &profile,
-                                                              std::span<const int64_t> perStack,
+Result<std::vector<FunctionDisassembly>> disassembleFunctions(const Profile &profile, std::span<const int64_t> perStack,
                                                               const DisassemblyRequest &request,
                                                               const std::atomic<bool> *cancel = nullptr);
 

@@ -21,8 +21,7 @@ const QString kHotLoop = QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/hot
 const QString kOther = QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/cpu_split");
 
 // The report without debuginfod or the system's debug directory, so that only the recorded path can answer.
-Run disasm(const QStringList &args)
-{
+Run disasm(const QStringList &args) {
     qunsetenv("DEBUGINFOD_URLS");
     return run(kEmberline, QStringList{QStringLiteral("report")} + args +
                                QStringList{QStringLiteral("--debug-dir"), QStringLiteral("/nonexistent")});
@@ -34,10 +33,10 @@ struct Loop {
 };
 
 // The innermost backward branch within the function: a jump whose target lies before it, inside the listing.
-Loop findLoop(const QJsonArray &instructions)
-{
+Loop findLoop(const QJsonArray &instructions) {
     static const QRegularExpression jump(QStringLiteral("^j\\w+ 0x([0-9a-f]+)$"));
-    const qint64 start = instructions.first().toObject().value(QStringLiteral("address")).toString().toLongLong(nullptr, 16);
+    const qint64 start =
+        instructions.first().toObject().value(QStringLiteral("address")).toString().toLongLong(nullptr, 16);
     Loop loop;
     for (const auto &v : instructions) {
         const QJsonObject insn = v.toObject();
@@ -52,8 +51,7 @@ Loop findLoop(const QJsonArray &instructions)
     return loop;
 }
 
-QString buildIdOf(const QByteArray &readelf)
-{
+QString buildIdOf(const QByteArray &readelf) {
     static const QRegularExpression re(QStringLiteral("Build ID: ([0-9a-f]+)"));
     return re.match(QString::fromUtf8(readelf)).captured(1);
 }
@@ -65,8 +63,7 @@ class TestReportDisasm : public QObject {
 private Q_SLOTS:
     // If this fails, instruction costs are misplaced (wrong addresses, wrong file offsets, wrong instruction
     // boundaries), or a replaced binary is annotated with a recording that is not its own.
-    void costLandsOnTheLoopAndAReplacedBinaryIsRefused()
-    {
+    void costLandsOnTheLoopAndAReplacedBinaryIsRefused() {
         QTemporaryDir dir;
         const QString binary = dir.filePath(QStringLiteral("hot_loop"));
         QVERIFY(QFile::copy(kHotLoop, binary));
@@ -75,14 +72,17 @@ private Q_SLOTS:
                                          QStringLiteral("--"), binary, QStringLiteral("3")});
         if (rec.exitCode != 0) {
             if (qEnvironmentVariable("CI") == QLatin1String("true"))
-                QFAIL(qPrintable(QStringLiteral("emberline record failed under CI=true: ") + QString::fromUtf8(rec.err)));
+                QFAIL(
+                    qPrintable(QStringLiteral("emberline record failed under CI=true: ") + QString::fromUtf8(rec.err)));
             QSKIP(qPrintable(QStringLiteral("cannot profile here: ") + QString::fromUtf8(rec.err)));
         }
         const QString profile = dir.filePath(QStringLiteral("rec/profile.pprof"));
-        const Run json = disasm({profile, QStringLiteral("--disasm"), QStringLiteral("^spin$"), QStringLiteral("--json"),
-                                 QStringLiteral("--sample-type"), QStringLiteral("cpu-samples")});
+        const Run json =
+            disasm({profile, QStringLiteral("--disasm"), QStringLiteral("^spin$"), QStringLiteral("--json"),
+                    QStringLiteral("--sample-type"), QStringLiteral("cpu-samples")});
         QVERIFY2(json.exitCode == 0, json.err.constData());
-        const QJsonArray functions = QJsonDocument::fromJson(json.out).object().value(QStringLiteral("functions")).toArray();
+        const QJsonArray functions =
+            QJsonDocument::fromJson(json.out).object().value(QStringLiteral("functions")).toArray();
         QCOMPARE(functions.size(), 1);
         const QJsonObject fn = functions[0].toObject();
         QCOMPARE(fn.value(QStringLiteral("name")).toString(), QStringLiteral("spin"));
@@ -102,15 +102,18 @@ private Q_SLOTS:
                 inLoop += s;
         }
         QCOMPARE(sum, self);
-        QVERIFY2(inLoop * 100 >= self * 95,
-                 qPrintable(QStringLiteral("%1 of %2 samples in the loop %3..%4")
-                                .arg(inLoop).arg(self).arg(loop.first, 0, 16).arg(loop.last, 0, 16)));
+        QVERIFY2(inLoop * 100 >= self * 95, qPrintable(QStringLiteral("%1 of %2 samples in the loop %3..%4")
+                                                           .arg(inLoop)
+                                                           .arg(self)
+                                                           .arg(loop.first, 0, 16)
+                                                           .arg(loop.last, 0, 16)));
 
         // The text listing shows the loop's source line and the instructions.
         const Run text = disasm({profile, QStringLiteral("--disasm"), QStringLiteral("^spin$"),
                                  QStringLiteral("--source-root"), QStringLiteral(EMBERLINE_SOURCE_DIR)});
         QVERIFY2(text.exitCode == 0, text.err.constData());
-        QVERIFY2(text.out.contains("ROUTINE ======================== spin in " + binary.toUtf8()), text.out.constData());
+        QVERIFY2(text.out.contains("ROUTINE ======================== spin in " + binary.toUtf8()),
+                 text.out.constData());
         QVERIFY2(text.out.contains("// HOT_LOOP"), text.out.constData());
 
         // Replaced by another program: refused, with the file and both build ids.
@@ -128,8 +131,7 @@ private Q_SLOTS:
     }
 
     // If this fails, bad input crashes, prints nothing useful, or exits 0.
-    void badInputIsAClearError()
-    {
+    void badInputIsAClearError() {
         QTemporaryDir dir;
         const QString folded = dir.filePath(QStringLiteral("stacks.folded"));
         QFile f(folded);
@@ -149,12 +151,13 @@ private Q_SLOTS:
         QCOMPARE(noMatch.exitCode, 1);
         QVERIFY2(noMatch.err.contains("no function with an instruction address matches"), noMatch.err.constData());
 
-        const Run missing = disasm({dir.filePath(QStringLiteral("missing.pprof")), QStringLiteral("--disasm"),
-                                    QStringLiteral("x")});
+        const Run missing =
+            disasm({dir.filePath(QStringLiteral("missing.pprof")), QStringLiteral("--disasm"), QStringLiteral("x")});
         QCOMPARE(missing.exitCode, 1);
         QVERIFY2(missing.err.contains("missing.pprof"), missing.err.constData());
 
-        const Run withBase = disasm({go, QStringLiteral("--disasm"), QStringLiteral("x"), QStringLiteral("--base"), go});
+        const Run withBase =
+            disasm({go, QStringLiteral("--disasm"), QStringLiteral("x"), QStringLiteral("--base"), go});
         QCOMPARE(withBase.exitCode, 2);
     }
 };

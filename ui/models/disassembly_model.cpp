@@ -10,8 +10,7 @@
 namespace emberline::ui {
 namespace {
 
-QString bytesText(const std::vector<uint8_t> &bytes)
-{
+QString bytesText(const std::vector<uint8_t> &bytes) {
     QString text;
     for (uint8_t b : bytes)
         text += QStringLiteral("%1 ").arg(b, 2, 16, QLatin1Char('0'));
@@ -19,8 +18,7 @@ QString bytesText(const std::vector<uint8_t> &bytes)
 }
 
 // From pale yellow to deep orange-red as the share grows, like the flame graph's hot end.
-QColor heat(double share)
-{
+QColor heat(double share) {
     share = std::clamp(share, 0.0, 1.0);
     const int green = static_cast<int>(245 - share * 160);
     const int blue = static_cast<int>(200 - share * 170);
@@ -29,10 +27,10 @@ QColor heat(double share)
 
 } // namespace
 
-DisassemblyModel::DisassemblyModel(QObject *parent) : QAbstractTableModel(parent) {}
+DisassemblyModel::DisassemblyModel(QObject *parent)
+    : QAbstractTableModel(parent) {}
 
-void DisassemblyModel::setResult(std::shared_ptr<const DisassemblyResult> result)
-{
+void DisassemblyModel::setResult(std::shared_ptr<const DisassemblyResult> result) {
     beginResetModel();
     m_result = std::move(result);
     m_rows.clear();
@@ -53,23 +51,19 @@ void DisassemblyModel::setResult(std::shared_ptr<const DisassemblyResult> result
     endResetModel();
 }
 
-int DisassemblyModel::rowCount(const QModelIndex &parent) const
-{
+int DisassemblyModel::rowCount(const QModelIndex &parent) const {
     return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
 }
 
-int DisassemblyModel::columnCount(const QModelIndex &parent) const
-{
+int DisassemblyModel::columnCount(const QModelIndex &parent) const {
     return parent.isValid() ? 0 : ColumnCount;
 }
 
-bool DisassemblyModel::isSourceRow(int row) const
-{
+bool DisassemblyModel::isSourceRow(int row) const {
     return row >= 0 && row < static_cast<int>(m_rows.size()) && m_rows[static_cast<size_t>(row)].instruction < 0;
 }
 
-int DisassemblyModel::hottestRow() const
-{
+int DisassemblyModel::hottestRow() const {
     int best = -1;
     for (int r = 0; r < static_cast<int>(m_rows.size()); ++r) {
         const int i = m_rows[static_cast<size_t>(r)].instruction;
@@ -80,15 +74,15 @@ int DisassemblyModel::hottestRow() const
             continue;
         if (best < 0)
             best = r;
-        const auto &top = m_result->function.instructions[static_cast<size_t>(m_rows[static_cast<size_t>(best)].instruction)];
+        const auto &top =
+            m_result->function.instructions[static_cast<size_t>(m_rows[static_cast<size_t>(best)].instruction)];
         if (insn.self > top.self || (insn.self == top.self && insn.total > top.total))
             best = r;
     }
     return best;
 }
 
-QVariant DisassemblyModel::data(const QModelIndex &index, int role) const
-{
+QVariant DisassemblyModel::data(const QModelIndex &index, int role) const {
     if (!index.isValid() || !m_result || index.row() >= static_cast<int>(m_rows.size()))
         return {};
     const Row &row = m_rows[static_cast<size_t>(index.row())];
@@ -96,11 +90,11 @@ QVariant DisassemblyModel::data(const QModelIndex &index, int role) const
         return row.instruction < 0;
     if (role == Qt::FontRole)
         return QFontDatabase::systemFont(QFontDatabase::FixedFont);
-    return row.instruction < 0 ? sourceData(row, index.column(), role) : instructionData(row.instruction, index.column(), role);
+    return row.instruction < 0 ? sourceData(row, index.column(), role)
+                               : instructionData(row.instruction, index.column(), role);
 }
 
-QVariant DisassemblyModel::sourceData(const Row &row, int column, int role) const
-{
+QVariant DisassemblyModel::sourceData(const Row &row, int column, int role) const {
     const auto &insn = m_result->function.instructions[static_cast<size_t>(row.sourceOf)];
     if (role == Qt::ForegroundRole)
         return QColor(40, 90, 160);
@@ -112,11 +106,13 @@ QVariant DisassemblyModel::sourceData(const Row &row, int column, int role) cons
     const auto it = m_result->sources.find(insn.file);
     if (it != m_result->sources.end() && insn.line >= 1 && insn.line <= static_cast<int64_t>(it->second.size()))
         code = QString::fromStdString(it->second[static_cast<size_t>(insn.line - 1)]).trimmed();
-    return QStringLiteral("%1:%2    %3").arg(QFileInfo(QString::fromStdString(insn.file)).fileName()).arg(insn.line).arg(code);
+    return QStringLiteral("%1:%2    %3")
+        .arg(QFileInfo(QString::fromStdString(insn.file)).fileName())
+        .arg(insn.line)
+        .arg(code);
 }
 
-QVariant DisassemblyModel::instructionData(int instruction, int column, int role) const
-{
+QVariant DisassemblyModel::instructionData(int instruction, int column, int role) const {
     const auto &insn = m_result->function.instructions[static_cast<size_t>(instruction)];
     const std::string &unit = m_result->unit;
     switch (role) {
@@ -140,7 +136,8 @@ QVariant DisassemblyModel::instructionData(int instruction, int column, int role
             return heat(double(insn.self) / double(m_hottestSelf));
         return {};
     case Qt::TextAlignmentRole:
-        return column >= SelfColumn ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
+        return column >= SelfColumn ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
+                                    : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
     case AddressRole:
         return static_cast<qulonglong>(insn.address);
     case SelfRole:
@@ -155,8 +152,7 @@ QVariant DisassemblyModel::instructionData(int instruction, int column, int role
     }
 }
 
-QVariant DisassemblyModel::headerData(int section, Qt::Orientation orientation, int role) const
-{
+QVariant DisassemblyModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {

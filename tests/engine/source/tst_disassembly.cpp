@@ -3,10 +3,10 @@
 // differs from the recording's is refused (and one with the right id is then found by build id), and capstone
 // decodes known bytes.
 
-#include "hot_loop_profile.h"
 #include "engine/report/disasm_report.h"
 #include "engine/source/disassembler.h"
 #include "engine/source/disassembly.h"
+#include "hot_loop_profile.h"
 
 #include <QDir>
 #include <QFile>
@@ -21,8 +21,7 @@ class TestDisassembly : public QObject {
 private Q_SLOTS:
     // If this fails, a sample's cost is put on the wrong instruction, or the function's range, bytes or lines
     // are read wrongly from the recorded file.
-    void costsLandOnTheInstructionAtTheirAddress()
-    {
+    void costsLandOnTheInstructionAtTheirAddress() {
         const std::string buildId = ElfTestImage::fromFile(kHotLoop)->buildId();
         QVERIFY(!buildId.empty());
         HotLoopProfile h = hotLoopProfile(kHotLoop, buildId);
@@ -60,8 +59,7 @@ private Q_SLOTS:
     }
 
     // If this fails, a binary that is not the one that ran (another build id) is annotated with its costs.
-    void refusesAFileWhoseBuildIdDiffers()
-    {
+    void refusesAFileWhoseBuildIdDiffers() {
         QTemporaryDir dir;
         const QString copy = dir.filePath(QStringLiteral("hot_loop"));
         QVERIFY(QFile::copy(QString::fromStdString(kOther), copy));
@@ -89,13 +87,13 @@ private Q_SLOTS:
                  report.error().message.c_str());
 
         // The right file under a debug directory's .build-id tree is used instead, and the refusal noted.
-        const QString byId = dir.filePath(QStringLiteral("debug/.build-id/%1/%2")
-                                              .arg(QString::fromStdString(buildId.substr(0, 2)),
-                                                   QString::fromStdString(buildId.substr(2))));
+        const QString byId = dir.filePath(
+            QStringLiteral("debug/.build-id/%1/%2")
+                .arg(QString::fromStdString(buildId.substr(0, 2)), QString::fromStdString(buildId.substr(2))));
         QVERIFY(QDir().mkpath(QFileInfo(byId).absolutePath()));
         QVERIFY(QFile::copy(QString::fromStdString(kHotLoop), byId));
-        auto found = engine::disassembleFunctions(h.profile, values,
-                                                  request("spin", {dir.filePath(QStringLiteral("debug")).toStdString()}));
+        auto found = engine::disassembleFunctions(
+            h.profile, values, request("spin", {dir.filePath(QStringLiteral("debug")).toStdString()}));
         QVERIFY(found.ok());
         QVERIFY2(found->front().error.empty(), found->front().error.c_str());
         QCOMPARE(found->front().origin, std::string("debug directory"));
@@ -105,14 +103,14 @@ private Q_SLOTS:
     }
 
     // If this fails, a missing file is not said so, or a file without addresses gets a listing of nothing.
-    void badInputIsAnError()
-    {
+    void badInputIsAnError() {
         const std::string buildId = ElfTestImage::fromFile(kHotLoop)->buildId();
         HotLoopProfile missing = hotLoopProfile("/nonexistent/hot_loop", buildId);
         auto result = engine::disassembleFunctions(missing.profile, perStack(missing.profile), request("spin"));
         QVERIFY(result.ok());
-        QVERIFY2(QString::fromStdString(result->front().error).contains(QLatin1String("/nonexistent/hot_loop: not found")),
-                 result->front().error.c_str());
+        QVERIFY2(
+            QString::fromStdString(result->front().error).contains(QLatin1String("/nonexistent/hot_loop: not found")),
+            result->front().error.c_str());
 
         ProfileBuilder b({{"cpu-samples", "count"}});
         const uint32_t f = b.function("spin", "hot_loop.c");
@@ -130,12 +128,12 @@ private Q_SLOTS:
         options.pattern = "(unclosed";
         auto badRegex = engine::buildDisasmReport(h.profile, options);
         QVERIFY(!badRegex.ok());
-        QVERIFY(QString::fromStdString(badRegex.error().message).contains(QLatin1String("not a valid regular expression")));
+        QVERIFY(
+            QString::fromStdString(badRegex.error().message).contains(QLatin1String("not a valid regular expression")));
     }
 
     // If this fails, capstone is driven wrongly: wrong mode, or undecodable bytes end the listing early.
-    void decodesKnownBytes()
-    {
+    void decodesKnownBytes() {
         const std::vector<uint8_t> code = {0x55, 0x48, 0x89, 0xe5, 0x06, 0x5d, 0xc3};
         auto decoded = engine::decodeInstructions(EM_X86_64, true, code, 0x1000);
         QVERIFY(decoded.ok());

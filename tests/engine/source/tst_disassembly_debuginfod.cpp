@@ -26,8 +26,7 @@ using namespace emberline::test;
 namespace {
 
 // A port the kernel says is free now (bound to port 0, then released for the server).
-int freePort()
-{
+int freePort() {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
@@ -42,8 +41,7 @@ int freePort()
 }
 
 // The HTTP status line of GET `path` on the loopback server, empty when it does not answer.
-QByteArray httpStatus(int port, const QByteArray &path)
-{
+QByteArray httpStatus(int port, const QByteArray &path) {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
@@ -63,8 +61,7 @@ QByteArray httpStatus(int port, const QByteArray &path)
     return reply;
 }
 
-void requireOrSkip(bool condition, const QString &why)
-{
+void requireOrSkip(bool condition, const QString &why) {
     if (condition)
         return;
     if (qEnvironmentVariable("CI") == QLatin1String("true"))
@@ -77,8 +74,7 @@ void requireOrSkip(bool condition, const QString &why)
 class TestDisassemblyDebuginfod : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase()
-    {
+    void initTestCase() {
         qunsetenv("DEBUGINFOD_URLS");
         m_buildId = ElfTestImage::fromFile(kHotLoop)->buildId();
         QVERIFY(!m_buildId.empty());
@@ -88,24 +84,24 @@ private Q_SLOTS:
         QVERIFY(QFile::copy(QString::fromStdString(kHotLoop), m_dir.filePath(QStringLiteral("served/hot_loop"))));
         m_stripped = m_dir.filePath(QStringLiteral("stripped/hot_loop"));
         QProcess strip;
-        strip.start(QStringLiteral(OBJCOPY), {QStringLiteral("--strip-all"), QString::fromStdString(kHotLoop), m_stripped});
+        strip.start(QStringLiteral(OBJCOPY),
+                    {QStringLiteral("--strip-all"), QString::fromStdString(kHotLoop), m_stripped});
         QVERIFY(strip.waitForFinished() && strip.exitCode() == 0);
         QCOMPARE(ElfTestImage::fromFile(m_stripped.toStdString())->buildId(), m_buildId);
         QVERIFY(!ElfTestImage::fromFile(m_stripped.toStdString())->address("spin"));
     }
 
     // If this fails, the stripped copy names its functions by itself, and the later cases prove nothing.
-    void strippedCopyAloneHasNoExtent()
-    {
+    void strippedCopyAloneHasNoExtent() {
         HotLoopProfile h = hotLoopProfile(m_stripped.toStdString(), m_buildId);
         auto result = engine::disassembleFunctions(h.profile, perStack(h.profile), request("spin"));
         QVERIFY(result.ok());
-        QVERIFY2(QString::fromStdString(result->front().error).contains(QLatin1String("no symbol or debug information")),
-                 result->front().error.c_str());
+        QVERIFY2(
+            QString::fromStdString(result->front().error).contains(QLatin1String("no symbol or debug information")),
+            result->front().error.c_str());
     }
 
-    void startServer()
-    {
+    void startServer() {
         const QString server = QStandardPaths::findExecutable(QStringLiteral("debuginfod"));
         requireOrSkip(!server.isEmpty(), QStringLiteral("debuginfod is not installed"));
         m_port = freePort();
@@ -129,8 +125,7 @@ private Q_SLOTS:
     }
 
     // If this fails, debug information is not fetched by build id for a stripped binary: no listing, or no lines.
-    void strippedCopyGetsSymbolsFromTheServer()
-    {
+    void strippedCopyGetsSymbolsFromTheServer() {
         QVERIFY(m_port > 0);
         HotLoopProfile h = hotLoopProfile(m_stripped.toStdString(), m_buildId);
         auto result = engine::disassembleFunctions(h.profile, perStack(h.profile), request("spin"));
@@ -150,8 +145,7 @@ private Q_SLOTS:
     }
 
     // If this fails, a binary that is gone from disk is not fetched from the server by its build id.
-    void missingBinaryIsFetched()
-    {
+    void missingBinaryIsFetched() {
         QVERIFY(m_port > 0);
         HotLoopProfile h = hotLoopProfile(m_dir.filePath(QStringLiteral("gone/hot_loop")).toStdString(), m_buildId);
         auto result = engine::disassembleFunctions(h.profile, perStack(h.profile), request("spin"));
@@ -164,8 +158,7 @@ private Q_SLOTS:
     }
 
     // If this fails, a server that is down gives a silent empty answer, a hang or a crash instead of an error.
-    void serverDownIsSaidSo()
-    {
+    void serverDownIsSaidSo() {
         QVERIFY(m_port > 0);
         m_server.terminate();
         QVERIFY(m_server.waitForFinished(10000));
@@ -180,8 +173,7 @@ private Q_SLOTS:
         QVERIFY(timer.elapsed() < 20000);
     }
 
-    void cleanupTestCase()
-    {
+    void cleanupTestCase() {
         if (m_server.state() != QProcess::NotRunning) {
             m_server.terminate();
             m_server.waitForFinished(10000);
@@ -189,8 +181,7 @@ private Q_SLOTS:
     }
 
 private:
-    engine::DisassemblyRequest request(const std::string &name)
-    {
+    engine::DisassemblyRequest request(const std::string &name) {
         engine::DisassemblyRequest r = emberline::test::request(name);
         r.useDebuginfod = true;
         return r;

@@ -24,8 +24,7 @@ const QString kEmberline = QStringLiteral(EMBERLINE_BINARY_DIR "/app/emberline")
 const QString kHotLoop = QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/hot_loop");
 
 // [first, last]: from the backward branch's target to the branch.
-std::pair<uint64_t, uint64_t> innermostLoop(const std::vector<engine::AnnotatedInstruction> &insns)
-{
+std::pair<uint64_t, uint64_t> innermostLoop(const std::vector<engine::AnnotatedInstruction> &insns) {
     static const QRegularExpression jump(QStringLiteral("^j\\w+ 0x([0-9a-f]+)$"));
     std::pair<uint64_t, uint64_t> loop{0, 0};
     for (const auto &insn : insns) {
@@ -47,17 +46,17 @@ class TestDisassemblyView : public QObject {
 private Q_SLOTS:
     // If this fails, the view shows the wrong instructions or costs, blocks on the work, or does not bring the
     // hottest instruction (in the loop) into view.
-    void hottestRowIsInTheLoop()
-    {
+    void hottestRowIsInTheLoop() {
         QTemporaryDir dir;
         QProcess rec;
-        rec.start(kEmberline, {QStringLiteral("record"), QStringLiteral("--frequency"), QStringLiteral("499"),
-                               QStringLiteral("--output"), dir.path(), QStringLiteral("--"), kHotLoop,
-                               QStringLiteral("2")});
+        rec.start(kEmberline,
+                  {QStringLiteral("record"), QStringLiteral("--frequency"), QStringLiteral("499"),
+                   QStringLiteral("--output"), dir.path(), QStringLiteral("--"), kHotLoop, QStringLiteral("2")});
         QVERIFY(rec.waitForFinished(60000));
         if (rec.exitCode() != 0) {
             if (qEnvironmentVariable("CI") == QLatin1String("true"))
-                QFAIL(qPrintable(QStringLiteral("emberline record failed under CI=true: ") + rec.readAllStandardError()));
+                QFAIL(
+                    qPrintable(QStringLiteral("emberline record failed under CI=true: ") + rec.readAllStandardError()));
             QSKIP("cannot profile here");
         }
         auto loaded = engine::readProfileFile(dir.filePath(QStringLiteral("profile.pprof")).toStdString());
@@ -74,7 +73,9 @@ private Q_SLOTS:
         view.show();
         view.showFunction(QStringLiteral("spin"));
         // The work is off the GUI thread: the view answers while it runs.
-        QVERIFY(view.findChild<QLabel *>(QStringLiteral("disassemblyTitle"))->text().contains(QLatin1String("Disassembling")));
+        QVERIFY(view.findChild<QLabel *>(QStringLiteral("disassemblyTitle"))
+                    ->text()
+                    .contains(QLatin1String("Disassembling")));
         QVERIFY2(shown.wait(30000), failed.isEmpty() ? "no answer" : qPrintable(failed.first().first().toString()));
 
         const ui::DisassemblyModel *model = view.model();
@@ -89,7 +90,9 @@ private Q_SLOTS:
         const uint64_t address = model->index(hottest, 0).data(ui::DisassemblyModel::AddressRole).toULongLong();
         QVERIFY2(address >= loop.first && address <= loop.second,
                  qPrintable(QStringLiteral("hottest %1 outside the loop %2..%3")
-                                .arg(address, 0, 16).arg(loop.first, 0, 16).arg(loop.second, 0, 16)));
+                                .arg(address, 0, 16)
+                                .arg(loop.first, 0, 16)
+                                .arg(loop.second, 0, 16)));
         auto *table = view.findChild<QTableView *>(QStringLiteral("disassemblyTable"));
         const int y = table->rowViewportPosition(hottest);
         QVERIFY2(y >= 0 && y < table->viewport()->height(), "the hottest row is not in view");
@@ -113,8 +116,7 @@ private Q_SLOTS:
     }
 
     // If this fails, a function without addresses in the profile gets an empty table instead of a reason.
-    void unknownFunctionIsSaidSo()
-    {
+    void unknownFunctionIsSaidSo() {
         auto profile = std::make_shared<const engine::Profile>();
         ui::DisassemblyView view;
         view.setProfile(profile);
