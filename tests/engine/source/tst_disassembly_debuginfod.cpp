@@ -73,6 +73,18 @@ void requireOrSkip(bool condition, const QString &why) {
 
 class TestDisassemblyDebuginfod : public QObject {
     Q_OBJECT
+    engine::DisassemblyRequest request(const std::string &name) {
+        engine::DisassemblyRequest r = emberline::test::request(name);
+        r.useDebuginfod = true;
+        return r;
+    }
+
+    QTemporaryDir m_dir;
+    QString m_stripped;
+    std::string m_buildId;
+    QProcess m_server;
+    int m_port = 0;
+
 private Q_SLOTS:
     void initTestCase() {
         qunsetenv("DEBUGINFOD_URLS");
@@ -179,19 +191,6 @@ private Q_SLOTS:
             m_server.waitForFinished(10000);
         }
     }
-
-private:
-    engine::DisassemblyRequest request(const std::string &name) {
-        engine::DisassemblyRequest r = emberline::test::request(name);
-        r.useDebuginfod = true;
-        return r;
-    }
-
-    QTemporaryDir m_dir;
-    QString m_stripped;
-    std::string m_buildId;
-    QProcess m_server;
-    int m_port = 0;
 };
 
 QTEST_GUILESS_MAIN(TestDisassemblyDebuginfod)
