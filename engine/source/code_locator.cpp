@@ -33,6 +33,10 @@ std::string joined(const std::vector<std::string> &notes) {
 Result<LocatedCode> CodeLocator::locate(const std::string &recordedPath, const std::string &rawBuildId) const {
     const std::string buildId = lowercase(rawBuildId);
     LocatedCode found;
+    // "[kernel.kallsyms]", "[vdso]", "[anon]", "[jit]": pseudo-files the recorder names; no ELF file to read.
+    if (!recordedPath.empty() && recordedPath.front() == '[')
+        return makeError(Error::Code::Unsupported,
+                         recordedPath + " is kernel, vdso or anonymous code: only code from ELF files is disassembled");
     if (buildId.empty()) {
         if (!recordedPath.empty() && exists(recordedPath)) {
             found.path = recordedPath;

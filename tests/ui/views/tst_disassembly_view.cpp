@@ -4,6 +4,7 @@
 // EMBERLINE_SHOW_MS set, the view stays shown that long (for screenshots).
 
 #include "engine/import/open_profile.h"
+#include "engine/source/debuginfod_client.h"
 #include "ui/models/disassembly_model.h"
 #include "ui/views/disassembly_view.h"
 
@@ -113,6 +114,17 @@ private Q_SLOTS:
 
         if (const int ms = qEnvironmentVariableIntValue("EMBERLINE_SHOW_MS"); ms > 0)
             QTest::qWait(ms);
+    }
+
+    // If this fails, a debuginfod download (seconds, or a timeout) could freeze the window.
+    void debuginfodIsNeverAskedOnTheGuiThread() {
+        qputenv("DEBUGINFOD_URLS", "http://127.0.0.1:9");
+        engine::DebuginfodClient client;
+        auto found = client.findExecutable("c579b694cb4bd59c530392c027ac3cfe1c914ab1");
+        qunsetenv("DEBUGINFOD_URLS");
+        QVERIFY(!found.ok());
+        QVERIFY2(QString::fromStdString(found.error().message).contains(QLatin1String("GUI thread")),
+                 found.error().message.c_str());
     }
 
     // If this fails, a function without addresses in the profile gets an empty table instead of a reason.
