@@ -77,10 +77,17 @@ ParsedRequest parseRequest(const QCommandLineParser &parser)
     r.listPattern = parser.value(QStringLiteral("list")).toStdString();
     for (const QString &root : parser.values(QStringLiteral("source-root")))
         r.sourceRoots.push_back(root.toStdString());
-    if (r.list && !r.base.empty())
-        p.usageError = usageError("--list does not combine with --base");
-    else if (r.format == QLatin1String("folded") && (r.list || !r.base.empty()))
-        p.usageError = usageError("--format folded does not combine with --list or --base");
+    r.disasm = parser.isSet(QStringLiteral("disasm"));
+    r.disasmPattern = parser.value(QStringLiteral("disasm")).toStdString();
+    for (const QString &directory : parser.values(QStringLiteral("debug-dir")))
+        r.debugDirectories.push_back(directory.toStdString());
+    if ((r.list || r.disasm) && !r.base.empty())
+        p.usageError =
+            usageError(r.list ? "--list does not combine with --base" : "--disasm does not combine with --base");
+    else if (r.list && r.disasm)
+        p.usageError = usageError("--list and --disasm do not combine");
+    else if (r.format == QLatin1String("folded") && (r.list || r.disasm || !r.base.empty()))
+        p.usageError = usageError("--format folded does not combine with --list, --disasm or --base");
     addTransforms(parser, r);
     return p;
 }
@@ -102,6 +109,10 @@ void configureReportParser(QCommandLineParser &parser)
         "size of the change, like `go tool pprof -diff_base=BASE -top FILE`.\n"
         "With --list, each line of the matching functions with its self and total and\n"
         "its source, like `go tool pprof -list`.\n"
+        "With --disasm, the machine instructions of the matching functions with their\n"
+        "self and total and the source lines interleaved, like `go tool pprof -disasm`,\n"
+        "from the binary found by build id (the recorded path, the debug directories,\n"
+        "then debuginfod when DEBUGINFOD_URLS is set).\n"
         "FILE is a pprof file, a session folder, a perf.data file (read with `perf\n"
         "script`), `perf script` output or folded stacks, told apart by their content.\n"
         "Needs no display."));
@@ -123,7 +134,13 @@ void configureReportParser(QCommandLineParser &parser)
         {QStringLiteral("list"), QStringLiteral("Print each source line of the functions whose name matches REGEX, "
                                                 "with self and total, and the code when the file is found."),
          QStringLiteral("REGEX")},
-        {QStringLiteral("source-root"), QStringLiteral("With --list, also look for source files under DIR "
+        {QStringLiteral("disasm"), QStringLiteral("Print the instructions of the functions whose name matches REGEX, "
+                                                  "with self and total, source lines interleaved."),
+         QStringLiteral("REGEX")},
+        {QStringLiteral("debug-dir"), QStringLiteral("With --disasm, look for binaries and debug files by build id "
+                                                     "under DIR (repeatable; default /usr/lib/debug)."),
+         QStringLiteral("DIR")},
+        {QStringLiteral("source-root"), QStringLiteral("With --list or --disasm, also look for source files under DIR "
                                                        "(repeatable), for programs built elsewhere."),
          QStringLiteral("DIR")},
         {QStringLiteral("focus"), QStringLiteral("Keep only the samples with a frame matching REGEX (function "

@@ -2,6 +2,7 @@
 
 #include "engine/import/open_profile.h"
 #include "engine/pprof/session_folder.h"
+#include "engine/report/disasm_report.h"
 #include "engine/report/folded_writer.h"
 #include "engine/report/list_report.h"
 
@@ -47,6 +48,16 @@ engine::Result<std::string> buildOutput(const engine::Profile &profile, const Re
         list.json = r.options.json;
         list.sourceRoots = r.sourceRoots;
         return engine::buildListReport(profile, list);
+    }
+    if (r.disasm) {
+        engine::DisasmOptions disasm;
+        disasm.pattern = r.disasmPattern;
+        disasm.sampleType = r.options.sampleType;
+        disasm.json = r.options.json;
+        disasm.sourceRoots = r.sourceRoots;
+        if (!r.debugDirectories.empty())
+            disasm.debugDirectories = r.debugDirectories;
+        return engine::buildDisasmReport(profile, disasm);
     }
     if (r.format == QLatin1String("folded"))
         return engine::writeFoldedStacks(profile, r.options.sampleType);

@@ -20,6 +20,9 @@ struct ReportRequest {
     bool list = false;
     std::string listPattern;
     std::vector<std::string> sourceRoots;
+    bool disasm = false;
+    std::string disasmPattern;
+    std::vector<std::string> debugDirectories; // empty: /usr/lib/debug
 };
 
 // Loads the profile (and base), applies the transforms and prints the report; returns the exit code: 0, or 1

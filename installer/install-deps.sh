@@ -9,6 +9,7 @@ build_pkgs=(
     qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6 libgl-dev
     libunwind-dev libprotobuf-dev protobuf-compiler
     libcurl4-openssl-dev libdw-dev libelf-dev zlib1g-dev libzstd-dev
+    libcapstone-dev libdebuginfod-dev
     librsvg2-bin
 )
 test_pkgs=(
@@ -18,6 +19,7 @@ test_pkgs=(
     linux-perf python3
     desktop-file-utils appstream dpkg-dev fakeroot debootstrap
     shared-mime-info libglib2.0-bin groff-base bsdextrautils x11-utils
+    debuginfod  # a loopback debuginfod server for the disassembly tests
     binutils  # objcopy: stripped copies and separate debug files of tests/targets/symbols
 )
 

@@ -1,0 +1,61 @@
+#pragma once
+
+#include "engine/model/profile.h"
+#include "ui/jobs/disassembly_runner.h"
+
+#include <QWidget>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+class QLabel;
+class QTableView;
+
+namespace emberline::ui {
+
+class DisassemblyModel;
+
+// A function's machine code with each instruction's self and total, hot instructions coloured, and its source lines
+// as separator rows; scrolled to the hottest instruction. The work (finding the binary by build id, possibly
+// through debuginfod, and decoding it) runs in a DisassemblyRunner off the GUI thread; until it answers the view
+// says so, and a failure (binary missing or replaced, no addresses) is shown in words instead of a table.
+//
+// Use: setProfile() once per profile, then showFunction(name) for the function the user picked.
+// Thread: GUI thread.
+class DisassemblyView : public QWidget {
+    Q_OBJECT
+public:
+    explicit DisassemblyView(QWidget *parent = nullptr);
+
+    // `sampleType` < 0: the profile's default.
+    void setProfile(std::shared_ptr<const engine::Profile> profile, int sampleType = -1);
+    void setSourceRoots(std::vector<std::string> roots) { m_sourceRoots = std::move(roots); }
+    void showFunction(const QString &name);
+
+    DisassemblyModel *model() const { return m_model; }
+    QTableView *table() const { return m_table; }
+
+Q_SIGNALS:
+    // The function is shown (with its instructions, or with the reason why there are none).
+    void functionShown(const QString &name);
+    void failed(const QString &message);
+
+private:
+    void setupUi();
+    void connectSignals();
+    void showResult(const std::shared_ptr<const DisassemblyResult> &result);
+    void showError(const QString &message);
+
+    std::shared_ptr<const engine::Profile> m_profile;
+    int m_sampleType = -1;
+    std::vector<std::string> m_sourceRoots;
+    QString m_function;
+    DisassemblyRunner *m_runner = nullptr;
+    DisassemblyModel *m_model = nullptr;
+    QLabel *m_title = nullptr;
+    QLabel *m_notes = nullptr;
+    QTableView *m_table = nullptr;
+};
+
+} // namespace emberline::ui
