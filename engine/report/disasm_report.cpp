@@ -18,13 +18,15 @@
 namespace emberline::engine {
 namespace {
 
-std::string hexAddress(uint64_t address) {
+std::string hexAddress(uint64_t address)
+{
     char text[24];
     std::snprintf(text, sizeof text, "%llx", static_cast<unsigned long long>(address));
     return text;
 }
 
-std::string hexBytes(const std::vector<uint8_t> &bytes) {
+std::string hexBytes(const std::vector<uint8_t> &bytes)
+{
     std::string text;
     char cell[4];
     for (uint8_t b : bytes) {
@@ -34,7 +36,8 @@ std::string hexBytes(const std::vector<uint8_t> &bytes) {
     return text;
 }
 
-std::string costRow(int64_t self, int64_t total, const std::string &unit) {
+std::string costRow(int64_t self, int64_t total, const std::string &unit)
+{
     char cells[64];
     std::snprintf(cells, sizeof cells, "%10s %10s ", self ? formatValue(self, unit).c_str() : ".",
                   total ? formatValue(total, unit).c_str() : ".");
@@ -44,9 +47,9 @@ std::string costRow(int64_t self, int64_t total, const std::string &unit) {
 // Source files read once per report; a file not found shows its line numbers alone.
 class SourceCache {
 public:
-    explicit SourceCache(const std::vector<std::string> &roots)
-        : m_locator(roots) {}
-    std::string line(const std::string &file, int64_t number) {
+    explicit SourceCache(const std::vector<std::string> &roots) : m_locator(roots) {}
+    std::string line(const std::string &file, int64_t number)
+    {
         auto it = m_files.find(file);
         if (it == m_files.end()) {
             auto loaded = m_locator.load(file);
@@ -62,13 +65,15 @@ private:
     std::map<std::string, std::vector<std::string>> m_files;
 };
 
-std::string baseName(const std::string &path) {
+std::string baseName(const std::string &path)
+{
     const size_t slash = path.rfind('/');
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 void appendFunction(std::string &out, const FunctionDisassembly &fn, int64_t grandTotal, const std::string &unit,
-                    SourceCache &sources) {
+                    SourceCache &sources)
+{
     out += "ROUTINE ======================== " + fn.name + " in " + (fn.binary.empty() ? fn.file : fn.binary) + "\n";
     out += costRow(fn.self, fn.total, unit) + "(self, total) " + formatPercent(fn.total, grandTotal) + " of Total\n";
     if (!fn.buildId.empty() && !fn.binary.empty())
@@ -98,7 +103,8 @@ void appendFunction(std::string &out, const FunctionDisassembly &fn, int64_t gra
 }
 
 std::string textReport(const std::vector<FunctionDisassembly> &functions, int64_t grandTotal, const std::string &unit,
-                       const DisasmOptions &options) {
+                       const DisasmOptions &options)
+{
     SourceCache sources(options.sourceRoots);
     std::string out = "Total: " + formatValue(grandTotal, unit) + "\n";
     for (const FunctionDisassembly &fn : functions)
@@ -106,7 +112,8 @@ std::string textReport(const std::vector<FunctionDisassembly> &functions, int64_
     return out;
 }
 
-QJsonObject jsonFunction(const FunctionDisassembly &fn) {
+QJsonObject jsonFunction(const FunctionDisassembly &fn)
+{
     QJsonObject f;
     f.insert(QStringLiteral("name"), QString::fromStdString(fn.name));
     f.insert(QStringLiteral("file"), QString::fromStdString(fn.file));
@@ -136,7 +143,8 @@ QJsonObject jsonFunction(const FunctionDisassembly &fn) {
     return f;
 }
 
-std::string jsonReport(const std::vector<FunctionDisassembly> &functions, const Profile &p, int typeIndex) {
+std::string jsonReport(const std::vector<FunctionDisassembly> &functions, const Profile &p, int typeIndex)
+{
     QJsonArray array;
     for (const FunctionDisassembly &fn : functions)
         array.append(jsonFunction(fn));
@@ -149,7 +157,8 @@ std::string jsonReport(const std::vector<FunctionDisassembly> &functions, const 
 
 } // namespace
 
-Result<std::string> buildDisasmReport(const Profile &profile, const DisasmOptions &options) {
+Result<std::string> buildDisasmReport(const Profile &profile, const DisasmOptions &options)
+{
     const QRegularExpression re(QString::fromStdString(options.pattern));
     if (!re.isValid())
         return makeError(Error::Code::Invalid,

@@ -8,7 +8,8 @@
 namespace emberline::engine {
 namespace {
 
-std::string lowercase(std::string text) {
+std::string lowercase(std::string text)
+{
     for (char &c : text) {
         if (c >= 'A' && c <= 'F')
             c = static_cast<char>(c - 'A' + 'a');
@@ -16,12 +17,14 @@ std::string lowercase(std::string text) {
     return text;
 }
 
-bool exists(const std::string &path) {
+bool exists(const std::string &path)
+{
     std::error_code ec;
     return std::filesystem::exists(path, ec);
 }
 
-std::string joined(const std::vector<std::string> &notes) {
+std::string joined(const std::vector<std::string> &notes)
+{
     std::string text;
     for (const std::string &note : notes)
         text += (text.empty() ? "" : "; ") + note;
@@ -30,7 +33,8 @@ std::string joined(const std::vector<std::string> &notes) {
 
 } // namespace
 
-Result<LocatedCode> CodeLocator::locate(const std::string &recordedPath, const std::string &rawBuildId) const {
+Result<LocatedCode> CodeLocator::locate(const std::string &recordedPath, const std::string &rawBuildId) const
+{
     const std::string buildId = lowercase(rawBuildId);
     LocatedCode found;
     // "[kernel.kallsyms]", "[vdso]", "[anon]", "[jit]": pseudo-files the recorder names; no ELF file to read.

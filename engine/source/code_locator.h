@@ -27,8 +27,9 @@ struct LocatedCode {
 class CodeLocator {
 public:
     CodeLocator(std::vector<std::string> debugDirectories, DebuginfodClient *debuginfod)
-        : m_debugDirectories(std::move(debugDirectories))
-        , m_debuginfod(debuginfod) {}
+        : m_debugDirectories(std::move(debugDirectories)), m_debuginfod(debuginfod)
+    {
+    }
 
     // The error's message says every place looked at and why each was refused.
     Result<LocatedCode> locate(const std::string &recordedPath, const std::string &buildId) const;

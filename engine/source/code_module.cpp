@@ -19,7 +19,8 @@ namespace {
 // Functions larger than this are not disassembled whole: a listing nobody reads, and a bound on memory.
 constexpr uint64_t kMaxFunctionBytes = 4u << 20;
 
-std::string toHex(const unsigned char *bytes, size_t length) {
+std::string toHex(const unsigned char *bytes, size_t length)
+{
     static const char digits[] = "0123456789abcdef";
     std::string hex;
     for (size_t i = 0; i < length; ++i) {
@@ -29,7 +30,8 @@ std::string toHex(const unsigned char *bytes, size_t length) {
     return hex;
 }
 
-std::string searchPath(const std::vector<std::string> &debugDirectories) {
+std::string searchPath(const std::vector<std::string> &debugDirectories)
+{
     // As SymbolModule: the binary's own directory and its .debug subdirectory, then the absolute directories,
     // where libdwfl also looks by build id.
     std::string path = ":.debug";
@@ -40,7 +42,8 @@ std::string searchPath(const std::vector<std::string> &debugDirectories) {
     return path;
 }
 
-std::string pathOfDescriptor(int fd) {
+std::string pathOfDescriptor(int fd)
+{
     std::error_code ec;
     const auto path = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), ec);
     return ec ? std::string() : path.string();
@@ -48,14 +51,16 @@ std::string pathOfDescriptor(int fd) {
 
 } // namespace
 
-CodeModule::~CodeModule() {
+CodeModule::~CodeModule()
+{
     if (m_dwfl != nullptr)
         dwfl_end(m_dwfl);
 }
 
 Result<std::unique_ptr<CodeModule>> CodeModule::open(const std::string &path,
                                                      const std::vector<std::string> &debugDirectories,
-                                                     DebuginfodClient *debuginfod) {
+                                                     DebuginfodClient *debuginfod)
+{
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return makeError(Error::Code::Io, path + ": " + std::strerror(errno));
@@ -98,7 +103,8 @@ Result<std::unique_ptr<CodeModule>> CodeModule::open(const std::string &path,
 // so that the query obeys its thread rule and its failure is ours to report.
 int CodeModule::findDebuginfo(Dwfl_Module *module, void **userdata, const char *moduleName, Dwarf_Addr base,
                               const char *fileName, const char *debuglinkFile, GElf_Word debuglinkCrc,
-                              char **debuginfoFileName) {
+                              char **debuginfoFileName)
+{
     const int fd = dwfl_standard_find_debuginfo(module, userdata, moduleName, base, fileName, debuglinkFile,
                                                 debuglinkCrc, debuginfoFileName);
     auto *self = userdata != nullptr ? static_cast<CodeModule *>(*userdata) : nullptr;
@@ -122,7 +128,8 @@ int CodeModule::findDebuginfo(Dwfl_Module *module, void **userdata, const char *
     return debugFd;
 }
 
-bool CodeModule::readHeaders() {
+bool CodeModule::readHeaders()
+{
     Elf *elf = dwfl_module_getelf(m_module, &m_bias);
     size_t headerCount = 0;
     if (elf == nullptr || elf_getphdrnum(elf, &headerCount) != 0)
@@ -149,7 +156,8 @@ bool CodeModule::readHeaders() {
     return true;
 }
 
-std::optional<uint64_t> CodeModule::addressOfFileOffset(uint64_t fileOffset) const {
+std::optional<uint64_t> CodeModule::addressOfFileOffset(uint64_t fileOffset) const
+{
     for (const LoadSegment &segment : m_segments) {
         if (fileOffset >= segment.offset && fileOffset - segment.offset < segment.fileSize)
             return fileOffset - segment.offset + segment.address;
@@ -157,7 +165,8 @@ std::optional<uint64_t> CodeModule::addressOfFileOffset(uint64_t fileOffset) con
     return std::nullopt;
 }
 
-std::optional<CodeModule::Range> CodeModule::functionAt(uint64_t address) {
+std::optional<CodeModule::Range> CodeModule::functionAt(uint64_t address)
+{
     GElf_Off offset = 0;
     GElf_Sym symbol;
     const char *name = dwfl_module_addrinfo(m_module, address + m_bias, &offset, &symbol, nullptr, nullptr, nullptr);
@@ -181,7 +190,8 @@ std::optional<CodeModule::Range> CodeModule::functionAt(uint64_t address) {
     return std::nullopt;
 }
 
-Result<std::vector<uint8_t>> CodeModule::code(uint64_t start, uint64_t end) const {
+Result<std::vector<uint8_t>> CodeModule::code(uint64_t start, uint64_t end) const
+{
     Dwarf_Addr bias = 0;
     Elf *elf = dwfl_module_getelf(m_module, &bias);
     for (Elf_Scn *section = elf != nullptr ? elf_nextscn(elf, nullptr) : nullptr; section != nullptr;
@@ -206,7 +216,8 @@ Result<std::vector<uint8_t>> CodeModule::code(uint64_t start, uint64_t end) cons
     return makeError(Error::Code::Format, m_path + ": no section holds the function's code");
 }
 
-CodeModule::SourceLine CodeModule::lineAt(uint64_t address) const {
+CodeModule::SourceLine CodeModule::lineAt(uint64_t address) const
+{
     Dwfl_Line *line = dwfl_module_getsrc(m_module, address + m_bias);
     if (line == nullptr)
         return {};

@@ -12,13 +12,15 @@
 namespace emberline::engine {
 namespace {
 
-bool onGuiThread() {
+bool onGuiThread()
+{
     // The engine does not link QtGui: a QGuiApplication is recognised by its meta-object.
     const QCoreApplication *app = QCoreApplication::instance();
     return app != nullptr && app->inherits("QGuiApplication") && QThread::currentThread() == app->thread();
 }
 
-bool isHex(const std::string &text) {
+bool isHex(const std::string &text)
+{
     return !text.empty() && text.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
 }
 
@@ -26,25 +28,30 @@ bool isHex(const std::string &text) {
 
 DebuginfodClient::DebuginfodClient() = default;
 
-DebuginfodClient::~DebuginfodClient() {
+DebuginfodClient::~DebuginfodClient()
+{
     if (m_client != nullptr)
         debuginfod_end(m_client);
 }
 
-bool DebuginfodClient::configured() {
+bool DebuginfodClient::configured()
+{
     const char *urls = std::getenv("DEBUGINFOD_URLS");
     return urls != nullptr && *urls != '\0';
 }
 
-Result<std::string> DebuginfodClient::findExecutable(const std::string &buildId) {
+Result<std::string> DebuginfodClient::findExecutable(const std::string &buildId)
+{
     return find(Kind::Executable, buildId);
 }
 
-Result<std::string> DebuginfodClient::findDebuginfo(const std::string &buildId) {
+Result<std::string> DebuginfodClient::findDebuginfo(const std::string &buildId)
+{
     return find(Kind::Debuginfo, buildId);
 }
 
-Result<std::string> DebuginfodClient::find(Kind kind, const std::string &buildId) {
+Result<std::string> DebuginfodClient::find(Kind kind, const std::string &buildId)
+{
     if (!configured())
         return makeError(Error::Code::Unsupported, "debuginfod: DEBUGINFOD_URLS is not set");
     if (!isHex(buildId))

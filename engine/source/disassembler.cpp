@@ -11,7 +11,8 @@ struct Target {
     cs_mode mode;
 };
 
-Result<Target> targetOf(int elfMachine, bool is64Bit) {
+Result<Target> targetOf(int elfMachine, bool is64Bit)
+{
     switch (elfMachine) {
     case EM_X86_64:
         return Target{CS_ARCH_X86, is64Bit ? CS_MODE_64 : CS_MODE_32};
@@ -31,7 +32,8 @@ Result<Target> targetOf(int elfMachine, bool is64Bit) {
 class Handle {
 public:
     explicit Handle(Target target) { m_ok = cs_open(target.arch, target.mode, &m_handle) == CS_ERR_OK; }
-    ~Handle() {
+    ~Handle()
+    {
         if (m_ok)
             cs_close(&m_handle);
     }
@@ -48,7 +50,8 @@ private:
 } // namespace
 
 Result<std::vector<DecodedInstruction>> decodeInstructions(int elfMachine, bool is64Bit, std::span<const uint8_t> code,
-                                                           uint64_t address) {
+                                                           uint64_t address)
+{
     auto target = targetOf(elfMachine, is64Bit);
     if (!target)
         return target.error();

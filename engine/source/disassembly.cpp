@@ -13,7 +13,8 @@
 namespace emberline::engine {
 namespace {
 
-std::string hex(uint64_t value) {
+std::string hex(uint64_t value)
+{
     char text[24];
     std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
     return text;
@@ -32,7 +33,8 @@ struct Placement {
     uint32_t instruction = kNoIndex;
 };
 
-bool cancelled(const std::atomic<bool> *cancel, uint32_t step) {
+bool cancelled(const std::atomic<bool> *cancel, uint32_t step)
+{
     return (step & 0x3FFF) == 0 && cancel != nullptr && cancel->load(std::memory_order_relaxed);
 }
 
@@ -40,13 +42,13 @@ class Annotator {
 public:
     Annotator(const Profile &profile, std::span<const int64_t> perStack, const DisassemblyRequest &request,
               const std::atomic<bool> *cancel)
-        : m_profile(profile)
-        , m_perStack(perStack)
-        , m_request(request)
-        , m_cancel(cancel)
-        , m_locator(request.debugDirectories, request.useDebuginfod ? &m_debuginfod : nullptr) {}
+        : m_profile(profile), m_perStack(perStack), m_request(request), m_cancel(cancel),
+          m_locator(request.debugDirectories, request.useDebuginfod ? &m_debuginfod : nullptr)
+    {
+    }
 
-    Result<std::vector<FunctionDisassembly>> run() {
+    Result<std::vector<FunctionDisassembly>> run()
+    {
         if (!hasAddresses())
             return makeError(Error::Code::Unsupported,
                              "the profile has no instruction addresses in mapped files (it was not recorded with "
@@ -65,13 +67,15 @@ public:
     }
 
 private:
-    bool hasAddresses() const {
+    bool hasAddresses() const
+    {
         return std::any_of(m_profile.locations().begin(), m_profile.locations().end(), [&](const Location &loc) {
             return loc.address != 0 && loc.mappingIndex < m_profile.mappings().size();
         });
     }
 
-    std::string functionName(const Location &loc) const {
+    std::string functionName(const Location &loc) const
+    {
         if (loc.lines.empty() || loc.lines.back().functionIndex >= m_profile.functions().size())
             return {};
         const Function &fn = m_profile.functions()[loc.lines.back().functionIndex];
@@ -79,7 +83,8 @@ private:
     }
 
     // Opened once per file: a binary's code and data segments are separate mappings of it.
-    OpenedMapping &opened(uint32_t mappingIndex) {
+    OpenedMapping &opened(uint32_t mappingIndex)
+    {
         const Mapping &mapping = m_profile.mappings()[mappingIndex];
         auto [it, inserted] =
             m_opened.try_emplace(m_profile.str(mapping.filename) + '\n' + m_profile.str(mapping.buildId));
@@ -102,7 +107,8 @@ private:
 
     // Every matching location to its function, opening each mapping's file once. A file that cannot be used
     // gives one entry per function name with its error.
-    void placeLocations() {
+    void placeLocations()
+    {
         const auto &locations = m_profile.locations();
         m_placements.assign(locations.size(), Placement{});
         std::map<std::pair<uint32_t, uint64_t>, uint32_t> byRange;      // (mapping, start) -> function
@@ -146,7 +152,8 @@ private:
     }
 
     FunctionDisassembly newFunction(const Location &loc, const std::string &name, const OpenedMapping &file,
-                                    const CodeModule::Range &range) const {
+                                    const CodeModule::Range &range) const
+    {
         FunctionDisassembly fn;
         fn.name = name;
         const Function &profiled = m_profile.functions()[loc.lines.back().functionIndex];
@@ -167,7 +174,8 @@ private:
     }
 
     // Self and total per function, each sample counted once in a function's total.
-    bool sumFunctions() {
+    bool sumFunctions()
+    {
         std::vector<uint32_t> seen(m_functions.size(), kNoIndex);
         for (uint32_t s = 0; s < m_perStack.size(); ++s) {
             if (cancelled(m_cancel, s))
@@ -193,7 +201,8 @@ private:
     }
 
     // The costliest functions only; placements are renumbered to the kept order.
-    void keepCostliest() {
+    void keepCostliest()
+    {
         std::vector<uint32_t> order(m_functions.size());
         for (uint32_t i = 0; i < order.size(); ++i)
             order[i] = i;
@@ -214,7 +223,8 @@ private:
             p.function = p.function == kNoIndex ? kNoIndex : newIndex[p.function];
     }
 
-    CodeModule *moduleOf(const FunctionDisassembly &fn) {
+    CodeModule *moduleOf(const FunctionDisassembly &fn)
+    {
         for (auto &[key, file] : m_opened) {
             if (file.module && file.located.path == fn.binary)
                 return file.module.get();
@@ -222,7 +232,8 @@ private:
         return nullptr;
     }
 
-    void decode(FunctionDisassembly &fn) {
+    void decode(FunctionDisassembly &fn)
+    {
         if (!fn.error.empty())
             return;
         CodeModule *module = moduleOf(fn);
@@ -254,7 +265,8 @@ private:
     }
 
     // Each location of a listed function to the instruction that holds its address.
-    void placeInstructions() {
+    void placeInstructions()
+    {
         std::vector<int64_t> unplaced(m_functions.size(), 0);
         for (uint32_t i = 0; i < m_placements.size(); ++i) {
             Placement &p = m_placements[i];
@@ -282,7 +294,8 @@ private:
         }
     }
 
-    bool sumInstructions() {
+    bool sumInstructions()
+    {
         placeInstructions();
         std::vector<std::vector<uint32_t>> seen(m_functions.size());
         for (size_t f = 0; f < m_functions.size(); ++f)
@@ -326,7 +339,8 @@ private:
 
 Result<std::vector<FunctionDisassembly>> disassembleFunctions(const Profile &profile, std::span<const int64_t> perStack,
                                                               const DisassemblyRequest &request,
-                                                              const std::atomic<bool> *cancel) {
+                                                              const std::atomic<bool> *cancel)
+{
     if (!request.matches)
         return makeError(Error::Code::Invalid, "no function to disassemble was named");
     Annotator annotator(profile, perStack, request, cancel);

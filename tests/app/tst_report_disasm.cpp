@@ -21,7 +21,8 @@ const QString kHotLoop = QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/hot
 const QString kOther = QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/cpu_split");
 
 // The report without debuginfod or the system's debug directory, so that only the recorded path can answer.
-Run disasm(const QStringList &args) {
+Run disasm(const QStringList &args)
+{
     qunsetenv("DEBUGINFOD_URLS");
     return run(kEmberline, QStringList{QStringLiteral("report")} + args +
                                QStringList{QStringLiteral("--debug-dir"), QStringLiteral("/nonexistent")});
@@ -33,7 +34,8 @@ struct Loop {
 };
 
 // The innermost backward branch within the function: a jump whose target lies before it, inside the listing.
-Loop findLoop(const QJsonArray &instructions) {
+Loop findLoop(const QJsonArray &instructions)
+{
     static const QRegularExpression jump(QStringLiteral("^j\\w+ 0x([0-9a-f]+)$"));
     const qint64 start =
         instructions.first().toObject().value(QStringLiteral("address")).toString().toLongLong(nullptr, 16);
@@ -51,7 +53,8 @@ Loop findLoop(const QJsonArray &instructions) {
     return loop;
 }
 
-QString buildIdOf(const QByteArray &readelf) {
+QString buildIdOf(const QByteArray &readelf)
+{
     static const QRegularExpression re(QStringLiteral("Build ID: ([0-9a-f]+)"));
     return re.match(QString::fromUtf8(readelf)).captured(1);
 }
@@ -63,7 +66,8 @@ class TestReportDisasm : public QObject {
 private Q_SLOTS:
     // If this fails, instruction costs are misplaced (wrong addresses, wrong file offsets, wrong instruction
     // boundaries), or a replaced binary is annotated with a recording that is not its own.
-    void costLandsOnTheLoopAndAReplacedBinaryIsRefused() {
+    void costLandsOnTheLoopAndAReplacedBinaryIsRefused()
+    {
         QTemporaryDir dir;
         const QString binary = dir.filePath(QStringLiteral("hot_loop"));
         QVERIFY(QFile::copy(kHotLoop, binary));
@@ -131,7 +135,8 @@ private Q_SLOTS:
     }
 
     // If this fails, bad input crashes, prints nothing useful, or exits 0.
-    void badInputIsAClearError() {
+    void badInputIsAClearError()
+    {
         QTemporaryDir dir;
         const QString folded = dir.filePath(QStringLiteral("stacks.folded"));
         QFile f(folded);

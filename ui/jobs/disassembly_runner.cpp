@@ -11,7 +11,8 @@ namespace {
 
 std::shared_ptr<const DisassemblyResult> disassemble(const engine::Profile &profile, const std::string &name,
                                                      int sampleType, const std::vector<std::string> &sourceRoots,
-                                                     const std::atomic<bool> *cancel) {
+                                                     const std::atomic<bool> *cancel)
+{
     auto result = std::make_shared<DisassemblyResult>();
     if (sampleType < 0 || static_cast<size_t>(sampleType) >= profile.sampleTypes().size())
         sampleType = profile.defaultSampleTypeIndex();
@@ -46,11 +47,11 @@ std::shared_ptr<const DisassemblyResult> disassemble(const engine::Profile &prof
 
 } // namespace
 
-DisassemblyRunner::DisassemblyRunner(QObject *parent)
-    : QObject(parent) {}
+DisassemblyRunner::DisassemblyRunner(QObject *parent) : QObject(parent) {}
 
 void DisassemblyRunner::request(std::shared_ptr<const engine::Profile> profile, const QString &functionName,
-                                int sampleType, std::vector<std::string> sourceRoots) {
+                                int sampleType, std::vector<std::string> sourceRoots)
+{
     m_job.run(
         [profile = std::move(profile), name = functionName.toStdString(), sampleType,
          roots = std::move(sourceRoots)](const std::atomic<bool> *cancel) {

@@ -10,7 +10,8 @@
 namespace emberline::ui {
 namespace {
 
-QString bytesText(const std::vector<uint8_t> &bytes) {
+QString bytesText(const std::vector<uint8_t> &bytes)
+{
     QString text;
     for (uint8_t b : bytes)
         text += QStringLiteral("%1 ").arg(b, 2, 16, QLatin1Char('0'));
@@ -18,7 +19,8 @@ QString bytesText(const std::vector<uint8_t> &bytes) {
 }
 
 // From pale yellow to deep orange-red as the share grows, like the flame graph's hot end.
-QColor heat(double share) {
+QColor heat(double share)
+{
     share = std::clamp(share, 0.0, 1.0);
     const int green = static_cast<int>(245 - share * 160);
     const int blue = static_cast<int>(200 - share * 170);
@@ -27,10 +29,10 @@ QColor heat(double share) {
 
 } // namespace
 
-DisassemblyModel::DisassemblyModel(QObject *parent)
-    : QAbstractTableModel(parent) {}
+DisassemblyModel::DisassemblyModel(QObject *parent) : QAbstractTableModel(parent) {}
 
-void DisassemblyModel::setResult(std::shared_ptr<const DisassemblyResult> result) {
+void DisassemblyModel::setResult(std::shared_ptr<const DisassemblyResult> result)
+{
     beginResetModel();
     m_result = std::move(result);
     m_rows.clear();
@@ -51,19 +53,23 @@ void DisassemblyModel::setResult(std::shared_ptr<const DisassemblyResult> result
     endResetModel();
 }
 
-int DisassemblyModel::rowCount(const QModelIndex &parent) const {
+int DisassemblyModel::rowCount(const QModelIndex &parent) const
+{
     return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
 }
 
-int DisassemblyModel::columnCount(const QModelIndex &parent) const {
+int DisassemblyModel::columnCount(const QModelIndex &parent) const
+{
     return parent.isValid() ? 0 : ColumnCount;
 }
 
-bool DisassemblyModel::isSourceRow(int row) const {
+bool DisassemblyModel::isSourceRow(int row) const
+{
     return row >= 0 && row < static_cast<int>(m_rows.size()) && m_rows[static_cast<size_t>(row)].instruction < 0;
 }
 
-int DisassemblyModel::hottestRow() const {
+int DisassemblyModel::hottestRow() const
+{
     int best = -1;
     for (int r = 0; r < static_cast<int>(m_rows.size()); ++r) {
         const int i = m_rows[static_cast<size_t>(r)].instruction;
@@ -82,7 +88,8 @@ int DisassemblyModel::hottestRow() const {
     return best;
 }
 
-QVariant DisassemblyModel::data(const QModelIndex &index, int role) const {
+QVariant DisassemblyModel::data(const QModelIndex &index, int role) const
+{
     if (!index.isValid() || !m_result || index.row() >= static_cast<int>(m_rows.size()))
         return {};
     const Row &row = m_rows[static_cast<size_t>(index.row())];
@@ -94,7 +101,8 @@ QVariant DisassemblyModel::data(const QModelIndex &index, int role) const {
                                : instructionData(row.instruction, index.column(), role);
 }
 
-QVariant DisassemblyModel::sourceData(const Row &row, int column, int role) const {
+QVariant DisassemblyModel::sourceData(const Row &row, int column, int role) const
+{
     const auto &insn = m_result->function.instructions[static_cast<size_t>(row.sourceOf)];
     if (role == Qt::ForegroundRole)
         return QColor(40, 90, 160);
@@ -112,7 +120,8 @@ QVariant DisassemblyModel::sourceData(const Row &row, int column, int role) cons
         .arg(code);
 }
 
-QVariant DisassemblyModel::instructionData(int instruction, int column, int role) const {
+QVariant DisassemblyModel::instructionData(int instruction, int column, int role) const
+{
     const auto &insn = m_result->function.instructions[static_cast<size_t>(instruction)];
     const std::string &unit = m_result->unit;
     switch (role) {
@@ -152,7 +161,8 @@ QVariant DisassemblyModel::instructionData(int instruction, int column, int role
     }
 }
 
-QVariant DisassemblyModel::headerData(int section, Qt::Orientation orientation, int role) const {
+QVariant DisassemblyModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {

@@ -10,13 +10,14 @@
 
 namespace emberline::ui {
 
-DisassemblyView::DisassemblyView(QWidget *parent)
-    : QWidget(parent) {
+DisassemblyView::DisassemblyView(QWidget *parent) : QWidget(parent)
+{
     setupUi();
     connectSignals();
 }
 
-void DisassemblyView::setupUi() {
+void DisassemblyView::setupUi()
+{
     m_runner = new DisassemblyRunner(this);
     m_model = new DisassemblyModel(this);
     m_title = new QLabel(tr("Pick a function to see its instructions."), this);
@@ -45,12 +46,14 @@ void DisassemblyView::setupUi() {
     layout->addWidget(m_table, 1);
 }
 
-void DisassemblyView::connectSignals() {
+void DisassemblyView::connectSignals()
+{
     connect(m_runner, &DisassemblyRunner::ready, this, &DisassemblyView::showResult);
     connect(m_runner, &DisassemblyRunner::failed, this, &DisassemblyView::showError);
 }
 
-void DisassemblyView::setProfile(std::shared_ptr<const engine::Profile> profile, int sampleType) {
+void DisassemblyView::setProfile(std::shared_ptr<const engine::Profile> profile, int sampleType)
+{
     m_profile = std::move(profile);
     m_sampleType = sampleType;
     m_function.clear();
@@ -59,7 +62,8 @@ void DisassemblyView::setProfile(std::shared_ptr<const engine::Profile> profile,
     m_notes->hide();
 }
 
-void DisassemblyView::showFunction(const QString &name) {
+void DisassemblyView::showFunction(const QString &name)
+{
     if (!m_profile)
         return;
     m_function = name;
@@ -69,7 +73,8 @@ void DisassemblyView::showFunction(const QString &name) {
     m_runner->request(m_profile, name, m_sampleType, m_sourceRoots);
 }
 
-void DisassemblyView::showResult(const std::shared_ptr<const DisassemblyResult> &result) {
+void DisassemblyView::showResult(const std::shared_ptr<const DisassemblyResult> &result)
+{
     const engine::FunctionDisassembly &fn = result->function;
     QStringList notes;
     for (const std::string &note : fn.notes)
@@ -104,7 +109,8 @@ void DisassemblyView::showResult(const std::shared_ptr<const DisassemblyResult> 
     Q_EMIT functionShown(QString::fromStdString(fn.name));
 }
 
-void DisassemblyView::showError(const QString &message) {
+void DisassemblyView::showError(const QString &message)
+{
     m_model->setResult(nullptr);
     m_title->setText(tr("%1: not disassembled").arg(m_function));
     m_notes->setText(message);

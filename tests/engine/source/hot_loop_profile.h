@@ -20,7 +20,8 @@ struct HotLoopProfile {
     uint64_t mainAddress = 0;
 };
 
-inline HotLoopProfile hotLoopProfile(const std::string &path, const std::string &buildId) {
+inline HotLoopProfile hotLoopProfile(const std::string &path, const std::string &buildId)
+{
     const auto image = ElfTestImage::fromFile(kHotLoop);
     HotLoopProfile out;
     if (!image || !image->address("spin") || !image->address("main"))
@@ -40,14 +41,16 @@ inline HotLoopProfile hotLoopProfile(const std::string &path, const std::string 
     return out;
 }
 
-inline std::vector<int64_t> perStack(const engine::Profile &p) {
+inline std::vector<int64_t> perStack(const engine::Profile &p)
+{
     std::vector<int64_t> values(p.stacks().size(), 0);
     for (size_t i = 0; i < p.sampleCount(); ++i)
         values[p.sampleStackId(i)] += p.sampleValues(i)[0];
     return values;
 }
 
-inline engine::DisassemblyRequest request(const std::string &name, std::vector<std::string> debugDirectories = {}) {
+inline engine::DisassemblyRequest request(const std::string &name, std::vector<std::string> debugDirectories = {})
+{
     engine::DisassemblyRequest r;
     r.matches = [name](const std::string &n) { return n == name; };
     r.debugDirectories = std::move(debugDirectories);

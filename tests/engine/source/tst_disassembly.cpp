@@ -21,7 +21,8 @@ class TestDisassembly : public QObject {
 private Q_SLOTS:
     // If this fails, a sample's cost is put on the wrong instruction, or the function's range, bytes or lines
     // are read wrongly from the recorded file.
-    void costsLandOnTheInstructionAtTheirAddress() {
+    void costsLandOnTheInstructionAtTheirAddress()
+    {
         const std::string buildId = ElfTestImage::fromFile(kHotLoop)->buildId();
         QVERIFY(!buildId.empty());
         HotLoopProfile h = hotLoopProfile(kHotLoop, buildId);
@@ -59,7 +60,8 @@ private Q_SLOTS:
     }
 
     // If this fails, a binary that is not the one that ran (another build id) is annotated with its costs.
-    void refusesAFileWhoseBuildIdDiffers() {
+    void refusesAFileWhoseBuildIdDiffers()
+    {
         QTemporaryDir dir;
         const QString copy = dir.filePath(QStringLiteral("hot_loop"));
         QVERIFY(QFile::copy(QString::fromStdString(kOther), copy));
@@ -103,7 +105,8 @@ private Q_SLOTS:
     }
 
     // If this fails, a missing file is not said so, or a file without addresses gets a listing of nothing.
-    void badInputIsAnError() {
+    void badInputIsAnError()
+    {
         const std::string buildId = ElfTestImage::fromFile(kHotLoop)->buildId();
         HotLoopProfile missing = hotLoopProfile("/nonexistent/hot_loop", buildId);
         auto result = engine::disassembleFunctions(missing.profile, perStack(missing.profile), request("spin"));
@@ -133,7 +136,8 @@ private Q_SLOTS:
     }
 
     // If this fails, capstone is driven wrongly: wrong mode, or undecodable bytes end the listing early.
-    void decodesKnownBytes() {
+    void decodesKnownBytes()
+    {
         const std::vector<uint8_t> code = {0x55, 0x48, 0x89, 0xe5, 0x06, 0x5d, 0xc3};
         auto decoded = engine::decodeInstructions(EM_X86_64, true, code, 0x1000);
         QVERIFY(decoded.ok());

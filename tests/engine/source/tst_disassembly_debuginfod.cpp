@@ -26,7 +26,8 @@ using namespace emberline::test;
 namespace {
 
 // A port the kernel says is free now (bound to port 0, then released for the server).
-int freePort() {
+int freePort()
+{
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
@@ -41,7 +42,8 @@ int freePort() {
 }
 
 // The HTTP status line of GET `path` on the loopback server, empty when it does not answer.
-QByteArray httpStatus(int port, const QByteArray &path) {
+QByteArray httpStatus(int port, const QByteArray &path)
+{
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
@@ -61,7 +63,8 @@ QByteArray httpStatus(int port, const QByteArray &path) {
     return reply;
 }
 
-void requireOrSkip(bool condition, const QString &why) {
+void requireOrSkip(bool condition, const QString &why)
+{
     if (condition)
         return;
     if (qEnvironmentVariable("CI") == QLatin1String("true"))
@@ -73,7 +76,8 @@ void requireOrSkip(bool condition, const QString &why) {
 
 class TestDisassemblyDebuginfod : public QObject {
     Q_OBJECT
-    engine::DisassemblyRequest request(const std::string &name) {
+    engine::DisassemblyRequest request(const std::string &name)
+    {
         engine::DisassemblyRequest r = emberline::test::request(name);
         r.useDebuginfod = true;
         return r;
@@ -86,7 +90,8 @@ class TestDisassemblyDebuginfod : public QObject {
     int m_port = 0;
 
 private Q_SLOTS:
-    void initTestCase() {
+    void initTestCase()
+    {
         qunsetenv("DEBUGINFOD_URLS");
         m_buildId = ElfTestImage::fromFile(kHotLoop)->buildId();
         QVERIFY(!m_buildId.empty());
@@ -104,7 +109,8 @@ private Q_SLOTS:
     }
 
     // If this fails, the stripped copy names its functions by itself, and the later cases prove nothing.
-    void strippedCopyAloneHasNoExtent() {
+    void strippedCopyAloneHasNoExtent()
+    {
         HotLoopProfile h = hotLoopProfile(m_stripped.toStdString(), m_buildId);
         auto result = engine::disassembleFunctions(h.profile, perStack(h.profile), request("spin"));
         QVERIFY(result.ok());
@@ -113,7 +119,8 @@ private Q_SLOTS:
             result->front().error.c_str());
     }
 
-    void startServer() {
+    void startServer()
+    {
         const QString server = QStandardPaths::findExecutable(QStringLiteral("debuginfod"));
         requireOrSkip(!server.isEmpty(), QStringLiteral("debuginfod is not installed"));
         m_port = freePort();
@@ -137,7 +144,8 @@ private Q_SLOTS:
     }
 
     // If this fails, debug information is not fetched by build id for a stripped binary: no listing, or no lines.
-    void strippedCopyGetsSymbolsFromTheServer() {
+    void strippedCopyGetsSymbolsFromTheServer()
+    {
         QVERIFY(m_port > 0);
         HotLoopProfile h = hotLoopProfile(m_stripped.toStdString(), m_buildId);
         auto result = engine::disassembleFunctions(h.profile, perStack(h.profile), request("spin"));
@@ -157,7 +165,8 @@ private Q_SLOTS:
     }
 
     // If this fails, a binary that is gone from disk is not fetched from the server by its build id.
-    void missingBinaryIsFetched() {
+    void missingBinaryIsFetched()
+    {
         QVERIFY(m_port > 0);
         HotLoopProfile h = hotLoopProfile(m_dir.filePath(QStringLiteral("gone/hot_loop")).toStdString(), m_buildId);
         auto result = engine::disassembleFunctions(h.profile, perStack(h.profile), request("spin"));
@@ -170,7 +179,8 @@ private Q_SLOTS:
     }
 
     // If this fails, a server that is down gives a silent empty answer, a hang or a crash instead of an error.
-    void serverDownIsSaidSo() {
+    void serverDownIsSaidSo()
+    {
         QVERIFY(m_port > 0);
         m_server.terminate();
         QVERIFY(m_server.waitForFinished(10000));
@@ -185,7 +195,8 @@ private Q_SLOTS:
         QVERIFY(timer.elapsed() < 20000);
     }
 
-    void cleanupTestCase() {
+    void cleanupTestCase()
+    {
         if (m_server.state() != QProcess::NotRunning) {
             m_server.terminate();
             m_server.waitForFinished(10000);

@@ -25,7 +25,8 @@ const QString kEmberline = QStringLiteral(EMBERLINE_BINARY_DIR "/app/emberline")
 const QString kHotLoop = QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/hot_loop");
 
 // [first, last]: from the backward branch's target to the branch.
-std::pair<uint64_t, uint64_t> innermostLoop(const std::vector<engine::AnnotatedInstruction> &insns) {
+std::pair<uint64_t, uint64_t> innermostLoop(const std::vector<engine::AnnotatedInstruction> &insns)
+{
     static const QRegularExpression jump(QStringLiteral("^j\\w+ 0x([0-9a-f]+)$"));
     std::pair<uint64_t, uint64_t> loop{0, 0};
     for (const auto &insn : insns) {
@@ -47,7 +48,8 @@ class TestDisassemblyView : public QObject {
 private Q_SLOTS:
     // If this fails, the view shows the wrong instructions or costs, blocks on the work, or does not bring the
     // hottest instruction (in the loop) into view.
-    void hottestRowIsInTheLoop() {
+    void hottestRowIsInTheLoop()
+    {
         QTemporaryDir dir;
         QProcess rec;
         rec.start(kEmberline,
@@ -117,7 +119,8 @@ private Q_SLOTS:
     }
 
     // If this fails, a debuginfod download (seconds, or a timeout) could freeze the window.
-    void debuginfodIsNeverAskedOnTheGuiThread() {
+    void debuginfodIsNeverAskedOnTheGuiThread()
+    {
         qputenv("DEBUGINFOD_URLS", "http://127.0.0.1:9");
         engine::DebuginfodClient client;
         auto found = client.findExecutable("c579b694cb4bd59c530392c027ac3cfe1c914ab1");
@@ -128,7 +131,8 @@ private Q_SLOTS:
     }
 
     // If this fails, a function without addresses in the profile gets an empty table instead of a reason.
-    void unknownFunctionIsSaidSo() {
+    void unknownFunctionIsSaidSo()
+    {
         auto profile = std::make_shared<const engine::Profile>();
         ui::DisassemblyView view;
         view.setProfile(profile);
