@@ -89,6 +89,8 @@ private:
     void updateCentralWidget();
     void updateWindowTitle();
     void showAbout();
+    // View > Source Roots…: edits the folders sources are looked up under, then lists the sources again.
+    void editSourceRoots();
     LiveSessionView *addLiveView(engine::ProfilingSession *session,
                                  std::optional<engine::UploadSettings> upload = std::nullopt);
     void attachUpload(LiveSessionView *view, engine::UploadSettings settings);

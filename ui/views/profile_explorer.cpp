@@ -7,9 +7,12 @@
 #include "ui/flamegraph/flame_graph_view.h"
 #include "ui/models/top_functions_model.h"
 #include "ui/jobs/analysis_runner.h"
+#include "ui/jobs/source_runner.h"
+#include "ui/source_roots.h"
 #include "ui/views/caller_callee_view.h"
 #include "ui/views/label_strip.h"
 #include "ui/views/search_delay.h"
+#include "ui/views/source_view.h"
 #include "ui/views/thread_filter_button.h"
 #include "ui/views/top_functions_view.h"
 
@@ -21,6 +24,7 @@
 #include <QLineEdit>
 #include <QSignalBlocker>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -40,6 +44,7 @@ void ProfileExplorer::setupUi()
 {
     setObjectName(QStringLiteral("profileExplorer"));
     m_runner = new AnalysisRunner(this);
+    m_sourceRunner = new SourceRunner(this);
     m_breadcrumb = new BreadcrumbBar(this);
     m_flame = new FlameGraphView(this);
     // It changes with every live refresh: a strip, so that a new text does not lay the window out again.
@@ -121,9 +126,14 @@ QWidget *ProfileExplorer::createTablesPane()
     auto *tables = new QSplitter(Qt::Horizontal, this);
     tables->setObjectName(QStringLiteral("tablesSplitter"));
     m_topFunctions = new TopFunctionsView(tables);
-    m_callerCallee = new CallerCalleeView(tables);
+    m_details = new QTabWidget(tables);
+    m_details->setObjectName(QStringLiteral("detailTabs"));
+    m_callerCallee = new CallerCalleeView(m_details);
+    m_source = new SourceView(m_details);
+    m_details->addTab(m_callerCallee, tr("Callers / Callees"));
+    m_details->addTab(m_source, tr("Source"));
     tables->addWidget(m_topFunctions);
-    tables->addWidget(m_callerCallee);
+    tables->addWidget(m_details);
     tables->setStretchFactor(0, 3);
     tables->setStretchFactor(1, 2);
     return tables;
@@ -169,6 +179,47 @@ void ProfileExplorer::connectSignals()
     connect(m_resetZoom, &QToolButton::clicked, this, &ProfileExplorer::resetZoom);
     connect(m_topFunctions, &TopFunctionsView::frameSelected, this, &ProfileExplorer::selectFrame);
     connect(m_callerCallee, &CallerCalleeView::frameActivated, this, &ProfileExplorer::selectFrame);
+    connect(m_details, &QTabWidget::currentChanged, this, [this] {
+        if (m_details->currentWidget() == m_source && m_sourceStale)
+            requestSource();
+    });
+    connect(m_sourceRunner, &SourceRunner::listingReady, this,
+            [this](std::shared_ptr<const engine::SourceListing> listing, const std::string &unit) {
+                m_source->setListing(std::move(listing), unit);
+            });
+    connect(m_sourceRunner, &SourceRunner::failed, m_source, &SourceView::setMessage);
+}
+
+void ProfileExplorer::showSource()
+{
+    m_details->setCurrentWidget(m_source);
+    if (m_sourceStale)
+        requestSource();
+}
+
+void ProfileExplorer::refreshSource()
+{
+    m_sourceStale = true;
+    if (m_details->currentWidget() == m_source)
+        requestSource();
+}
+
+bool ProfileExplorer::isBuildingSource() const
+{
+    return m_sourceRunner->isRunning();
+}
+
+void ProfileExplorer::requestSource()
+{
+    if (!m_analysis || m_selectedFrame == UINT32_MAX)
+        return;
+    m_sourceStale = false;
+    SourceRequest request;
+    request.analysis = m_analysis;
+    request.frame = m_analysis->loaded->frames->frame(m_selectedFrame);
+    request.roots = SourceRoots().forLocator();
+    m_source->setMessage(tr("Reading the lines of %1…").arg(QString::fromStdString(request.frame.name)));
+    m_sourceRunner->request(std::move(request));
 }
 
 bool ProfileExplorer::isAnalysing() const
@@ -271,6 +322,7 @@ void ProfileExplorer::applyAnalysis(std::shared_ptr<const Analysis> analysis)
     if (m_selectedFrame != UINT32_MAX) {
         m_topFunctions->selectFrame(m_selectedFrame, false); // a refresh keeps the user's table filter
         requestCallerCallee();
+        refreshSource();
     }
     updateStatusLine();
     Q_EMIT analysisApplied();
@@ -284,6 +336,7 @@ void ProfileExplorer::selectFrame(uint32_t frame)
     m_flame->setSelectedFrame(frame);
     m_topFunctions->selectFrame(frame);
     requestCallerCallee();
+    refreshSource();
 }
 
 void ProfileExplorer::requestCallerCallee()

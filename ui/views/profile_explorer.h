@@ -12,6 +12,7 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QSplitter;
+class QTabWidget;
 class QTimer;
 class QToolButton;
 
@@ -26,6 +27,8 @@ class BreadcrumbBar;
 class CallerCalleeView;
 class LabelStrip;
 class FlameGraphView;
+class SourceRunner;
+class SourceView;
 class ThreadFilterButton;
 class TopFunctionsView;
 
@@ -60,6 +63,12 @@ public:
     void resetZoom();
     void selectFrame(uint32_t frame);
     uint32_t selectedFrame() const { return m_selectedFrame; }
+    SourceView *sourceView() const { return m_source; }
+    // Shows the source tab (and builds the selected function's listing if it is not yet shown).
+    void showSource();
+    // Builds the source listing again (the source roots changed).
+    void refreshSource();
+    bool isBuildingSource() const;
 
 Q_SIGNALS:
     void analysisApplied();
@@ -78,6 +87,7 @@ private:
     void requestAnalysis();
     void applyAnalysis(std::shared_ptr<const Analysis> analysis);
     void requestCallerCallee();
+    void requestSource();
     void updateBreadcrumb();
     void updateSearchLabel(int64_t matchedTotal, double share, size_t matchedFrames);
     void updateStatusLine();
@@ -99,6 +109,10 @@ private:
     FlameGraphView *m_flame = nullptr;
     TopFunctionsView *m_topFunctions = nullptr;
     CallerCalleeView *m_callerCallee = nullptr;
+    QTabWidget *m_details = nullptr;
+    SourceView *m_source = nullptr;
+    SourceRunner *m_sourceRunner = nullptr;
+    bool m_sourceStale = true; // the source tab does not show the selected function in the current analysis
     QSplitter *m_splitter = nullptr;
     LabelStrip *m_status = nullptr;
 };
