@@ -3,6 +3,7 @@
 #include "engine/model/units.h"
 #include "ui/flamegraph/diff_colors.h"
 
+#include <QContextMenuEvent>
 #include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMouseEvent>
@@ -325,6 +326,14 @@ void FlameGraphView::mousePressEvent(QMouseEvent *event)
 {
     m_pressed = event->button() == Qt::LeftButton ? m_layout.nodeAt(event->position()) : engine::kNoIndex;
     QAbstractScrollArea::mousePressEvent(event);
+}
+
+void FlameGraphView::contextMenuEvent(QContextMenuEvent *event)
+{
+    const uint32_t node = m_layout.nodeAt(event->pos());
+    const uint32_t frame = node == engine::kNoIndex ? engine::kNoIndex : m_layout.tree()->node(node).frame;
+    if (frame != engine::kNoIndex)
+        Q_EMIT frameContextMenuRequested(frame, event->globalPos());
 }
 
 void FlameGraphView::mouseReleaseEvent(QMouseEvent *event)

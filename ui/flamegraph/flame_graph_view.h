@@ -52,6 +52,8 @@ public:
 Q_SIGNALS:
     void zoomChanged(uint32_t node);
     void frameClicked(uint32_t frame);
+    // A right-click on a frame (for its context menu).
+    void frameContextMenuRequested(uint32_t frame, const QPoint &globalPos);
     void searchResultChanged(int64_t matchedTotal, double share, size_t matchedFrames);
 
 protected:
@@ -61,6 +63,7 @@ protected:
     void mousePressEvent(QMouseEvent *event) override;
     void mouseReleaseEvent(QMouseEvent *event) override;
     void leaveEvent(QEvent *event) override;
+    void contextMenuEvent(QContextMenuEvent *event) override;
     void keyPressEvent(QKeyEvent *event) override;
     bool viewportEvent(QEvent *event) override;
     void changeEvent(QEvent *event) override;

@@ -14,6 +14,7 @@
 #include "ui/views/search_delay.h"
 #include "ui/views/source_view.h"
 #include "ui/views/thread_filter_button.h"
+#include "ui/views/transform_chain_bar.h"
 #include "ui/views/top_functions_view.h"
 
 #include <QAction>
@@ -24,6 +25,7 @@
 #include <QLineEdit>
 #include <QSignalBlocker>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTabWidget>
 #include <QTimer>
 #include <QToolButton>
@@ -46,6 +48,7 @@ void ProfileExplorer::setupUi()
     m_runner = new AnalysisRunner(this);
     m_sourceRunner = new SourceRunner(this);
     m_breadcrumb = new BreadcrumbBar(this);
+    m_chain = new TransformChainBar(this);
     m_flame = new FlameGraphView(this);
     // It changes with every live refresh: a strip, so that a new text does not lay the window out again.
     m_status = new LabelStrip(QStringLiteral("statusLine"), this);
@@ -63,12 +66,14 @@ void ProfileExplorer::setupUi()
     m_splitter->setStretchFactor(0, 3);
     m_splitter->setStretchFactor(1, 2);
     m_splitter->setSizes({620, 300}); // the flame graph is the main view; the tables' size hints are larger
+    createMessagePage();
 
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 4);
     layout->setSpacing(4);
     layout->addWidget(createToolbar());
-    layout->addWidget(m_splitter, 1);
+    layout->addWidget(m_chain);
+    layout->addWidget(m_viewStack, 1);
     layout->addWidget(m_status);
 }
 
@@ -103,6 +108,11 @@ QWidget *ProfileExplorer::createToolbar()
     m_icicle->setText(tr("Icicle"));
     m_icicle->setToolTip(tr("Draw the root at the top (icicle graph) instead of at the bottom"));
     m_icicle->setCheckable(true);
+    m_bottomUp = new QToolButton(bar);
+    m_bottomUp->setObjectName(QStringLiteral("bottomUpToggle"));
+    m_bottomUp->setText(tr("Bottom-up"));
+    m_bottomUp->setToolTip(tr("Invert the stacks: each function's self cost at the root, its callers above it"));
+    m_bottomUp->setCheckable(true);
     m_resetZoom = new QToolButton(bar);
     m_resetZoom->setObjectName(QStringLiteral("resetZoomButton"));
     m_resetZoom->setText(tr("Reset zoom"));
@@ -116,6 +126,7 @@ QWidget *ProfileExplorer::createToolbar()
     layout->addWidget(m_search);
     layout->addWidget(m_searchResult);
     layout->addStretch();
+    layout->addWidget(m_bottomUp);
     layout->addWidget(m_icicle);
     layout->addWidget(m_resetZoom);
     return bar;
@@ -155,7 +166,7 @@ void ProfileExplorer::connectSignals()
     connect(m_runner, &AnalysisRunner::analysisReady, this, &ProfileExplorer::applyAnalysis);
     connect(m_runner, &AnalysisRunner::callerCalleeReady, this,
             [this](std::shared_ptr<const engine::CallerCallee> result) {
-                m_callerCallee->setCallerCallee(std::move(result), m_loaded->frames,
+                m_callerCallee->setCallerCallee(std::move(result), m_analysis->loaded->frames,
                                                 m_analysis ? m_analysis->unit : std::string());
             });
     connect(m_sampleType, &QComboBox::currentIndexChanged, this, [this](int index) {
@@ -177,6 +188,7 @@ void ProfileExplorer::connectSignals()
                                        : FlameGraphLayout::Orientation::RootAtBottom);
     });
     connect(m_resetZoom, &QToolButton::clicked, this, &ProfileExplorer::resetZoom);
+    connectTransformSignals();
     connect(m_topFunctions, &TopFunctionsView::frameSelected, this, &ProfileExplorer::selectFrame);
     connect(m_callerCallee, &CallerCalleeView::frameActivated, this, &ProfileExplorer::selectFrame);
     connect(m_details, &QTabWidget::currentChanged, this, [this] {
@@ -217,6 +229,10 @@ void ProfileExplorer::requestSource()
     SourceRequest request;
     request.analysis = m_analysis;
     request.frame = m_analysis->loaded->frames->frame(m_selectedFrame);
+    if (m_shape.inverted) { // lines are counted top-down: through the transforms alone
+        request.source = m_loaded;
+        request.transforms = m_shape.transforms;
+    }
     request.roots = SourceRoots().forLocator();
     m_source->setMessage(tr("Reading the lines of %1…").arg(QString::fromStdString(request.frame.name)));
     m_sourceRunner->request(std::move(request));
@@ -247,18 +263,12 @@ void ProfileExplorer::setLoaded(std::shared_ptr<const LoadedProfile> loaded, std
 {
     if (!loaded || loaded == m_loaded)
         return;
-    if (m_selectedFrame != UINT32_MAX && loaded->frames != m_loaded->frames) {
-        const uint32_t frame = m_selectedFrame;
-        const auto moved = FlameGraphView::translateFrames({&frame, 1}, *m_loaded->frames, *loaded->frames);
-        m_selectedFrame = moved.empty() ? UINT32_MAX : moved.front();
-        m_flame->setSelectedFrame(m_selectedFrame);
-    }
     if (loaded->threads != m_loaded->threads && m_threads->isVisible())
         m_threads->setThreads(loaded->threads);
     m_loaded = std::move(loaded);
     if (m_sampleType->count() == 0)
         fillSampleTypes(); // it was built empty (a live view made ready before its first flush)
-    if (analysis && analysis->loaded == m_loaded && analysis->sampleType == m_sampleType->currentIndex() &&
+    if (analysis && m_shape.isIdentity() && analysis->loaded == m_loaded && analysis->sampleType == m_sampleType->currentIndex() &&
         analysis->filter.threads == m_threads->selectedThreads()) {
         m_runner->cancelAnalysis(); // what it would derive is already here
         applyAnalysis(std::move(analysis));
@@ -303,20 +313,25 @@ void ProfileExplorer::requestAnalysis()
         request.filter.startNs = m_timeRange->startNs;
         request.filter.endNs = m_timeRange->endNs - 1;
     }
-    m_runner->requestAnalysis(std::move(request));
+    m_runner->requestAnalysis(std::move(request), m_shape);
 }
 
 void ProfileExplorer::applyAnalysis(std::shared_ptr<const Analysis> analysis)
 {
-    if (analysis->loaded != m_loaded)
+    const auto &source = analysis->loaded->original ? analysis->loaded->original : analysis->loaded;
+    if (source != m_loaded)
         return; // derived from a profile that has since been replaced
     QElapsedTimer timer;
     timer.start();
     const bool keepZoom = m_analysis != nullptr;
+    translateSelection(analysis->loaded->frames);
     m_analysis = std::move(analysis);
-    m_flame->setTree(m_analysis->tree, m_loaded->frames, m_analysis->unit, keepZoom, m_loaded->frameNames);
+    showMessage(emptyShapeMessage());
+    const LoadedProfile &shown = *m_analysis->loaded;
+    m_flame->setTree(m_analysis->tree, shown.frames, m_analysis->unit, keepZoom, shown.frameNames);
+    m_flame->setSelectedFrame(m_selectedFrame);
     const qint64 flameMs = timer.elapsed();
-    m_topFunctions->model()->setFunctions(m_analysis->functions, m_loaded->frames, m_analysis->unit);
+    m_topFunctions->model()->setFunctions(m_analysis->functions, shown.frames, m_analysis->unit);
     qCDebug(lcUiAnalysis) << "analysis applied on the GUI thread: flame graph" << flameMs << "ms, tables"
                           << timer.elapsed() - flameMs << "ms";
     if (m_selectedFrame != UINT32_MAX) {
@@ -330,7 +345,7 @@ void ProfileExplorer::applyAnalysis(std::shared_ptr<const Analysis> analysis)
 
 void ProfileExplorer::selectFrame(uint32_t frame)
 {
-    if (frame == m_selectedFrame || frame >= m_loaded->frames->size())
+    if (frame == m_selectedFrame || frame >= shownFrames().size())
         return;
     m_selectedFrame = frame;
     m_flame->setSelectedFrame(frame);
@@ -342,7 +357,7 @@ void ProfileExplorer::selectFrame(uint32_t frame)
 void ProfileExplorer::requestCallerCallee()
 {
     if (m_analysis && m_selectedFrame != UINT32_MAX)
-        m_runner->requestCallerCallee(m_loaded, m_analysis, m_selectedFrame);
+        m_runner->requestCallerCallee(m_analysis->loaded, m_analysis, m_selectedFrame);
 }
 
 void ProfileExplorer::updateBreadcrumb()
@@ -392,6 +407,10 @@ void ProfileExplorer::updateStatusLine()
         parts << tr("time range of %1 s: %2 samples shown")
                      .arg(static_cast<double>(m_timeRange->endNs - m_timeRange->startNs) / 1e9, 0, 'f', 2)
                      .arg(m_analysis->keptSamples);
+    if (m_analysis && !m_shape.transforms.empty())
+        parts << tr("after transforms: %1 samples shown").arg(m_analysis->keptSamples);
+    if (m_shape.inverted)
+        parts << tr("bottom-up");
     if (m_runner->isAnalysing())
         parts << tr("updating…");
     m_status->setText(parts.join(QStringLiteral("  ·  ")));
