@@ -63,6 +63,20 @@ void AnalysisRunner::requestAnalysis(engine::AnalysisRequest request, engine::Pr
     Q_EMIT analysisStarted();
 }
 
+void AnalysisRunner::requestSandwich(std::shared_ptr<const engine::Analysis> analysis, uint32_t frame)
+{
+    m_sandwich.run(
+        [analysis, frame](const std::atomic<bool> *cancel) -> std::shared_ptr<const engine::Sandwich> {
+            const engine::LoadedProfile &loaded = *analysis->loaded;
+            auto sandwich = engine::buildSandwich(*loaded.profile, *loaded.frames, *analysis->perStack, frame, cancel);
+            return sandwich ? std::make_shared<const engine::Sandwich>(std::move(*sandwich)) : nullptr;
+        },
+        [this, analysis](std::shared_ptr<const engine::Sandwich> sandwich) {
+            if (sandwich)
+                Q_EMIT sandwichReady(std::move(sandwich), analysis);
+        });
+}
+
 void AnalysisRunner::requestCallerCallee(std::shared_ptr<const engine::LoadedProfile> loaded,
                                          std::shared_ptr<const engine::Analysis> analysis, uint32_t frame)
 {

@@ -2,6 +2,7 @@
 
 #include "engine/model/analysis.h"
 #include "engine/model/derived_profile.h"
+#include "engine/model/sandwich.h"
 #include "ui/jobs/latest_job.h"
 
 #include <QObject>
@@ -31,6 +32,9 @@ public:
     void requestCallerCallee(std::shared_ptr<const engine::LoadedProfile> loaded,
                              std::shared_ptr<const engine::Analysis> analysis, uint32_t frame);
     bool isAnalysing() const { return m_analysis.isPending(); }
+    // The callers and callees of a frame of the analysis's profile.
+    void requestSandwich(std::shared_ptr<const engine::Analysis> analysis, uint32_t frame);
+    bool isBuildingSandwich() const { return m_sandwich.isPending(); }
 
 Q_SIGNALS:
     void analysisStarted();
@@ -38,6 +42,8 @@ Q_SIGNALS:
     // The shape could not be applied: a chain that leaves no sample, a pattern that does not compile.
     void analysisFailed(const QString &message);
     void callerCalleeReady(std::shared_ptr<const engine::CallerCallee> result);
+    void sandwichReady(std::shared_ptr<const engine::Sandwich> sandwich,
+                       std::shared_ptr<const engine::Analysis> analysis);
 
 private:
     struct Outcome {
@@ -51,6 +57,7 @@ private:
     };
     LatestJob<Outcome> m_analysis{this};
     LatestJob<std::shared_ptr<const engine::CallerCallee>> m_callerCallee{this};
+    LatestJob<std::shared_ptr<const engine::Sandwich>> m_sandwich{this};
     Shaped m_lastShaped;
 };
 

@@ -12,6 +12,7 @@
 #include "ui/views/caller_callee_view.h"
 #include "ui/views/label_strip.h"
 #include "ui/views/search_delay.h"
+#include "ui/views/sandwich_view.h"
 #include "ui/views/source_view.h"
 #include "ui/views/thread_filter_button.h"
 #include "ui/views/transform_chain_bar.h"
@@ -143,6 +144,8 @@ QWidget *ProfileExplorer::createTablesPane()
     m_source = new SourceView(m_details);
     m_details->addTab(m_callerCallee, tr("Callers / Callees"));
     m_details->addTab(m_source, tr("Source"));
+    m_sandwich = new SandwichView(m_details);
+    m_details->addTab(m_sandwich, tr("Sandwich"));
     tables->addWidget(m_topFunctions);
     tables->addWidget(m_details);
     tables->setStretchFactor(0, 3);
@@ -194,7 +197,15 @@ void ProfileExplorer::connectSignals()
     connect(m_details, &QTabWidget::currentChanged, this, [this] {
         if (m_details->currentWidget() == m_source && m_sourceStale)
             requestSource();
+        if (m_details->currentWidget() == m_sandwich && m_sandwichStale)
+            requestSandwich();
     });
+    connect(m_runner, &AnalysisRunner::sandwichReady, this,
+            [this](std::shared_ptr<const engine::Sandwich> sandwich, std::shared_ptr<const Analysis> analysis) {
+                m_sandwich->setSandwich(std::move(sandwich), analysis->loaded->frames, analysis->loaded->frameNames,
+                                        analysis->unit, m_shape.inverted);
+            });
+    connect(m_sandwich, &SandwichView::frameActivated, this, &ProfileExplorer::selectFrame);
     connect(m_sourceRunner, &SourceRunner::listingReady, this,
             [this](std::shared_ptr<const engine::SourceListing> listing, const std::string &unit) {
                 m_source->setListing(std::move(listing), unit);
@@ -214,6 +225,34 @@ void ProfileExplorer::refreshSource()
     m_sourceStale = true;
     if (m_details->currentWidget() == m_source)
         requestSource();
+}
+
+void ProfileExplorer::refreshDetails()
+{
+    refreshSource();
+    m_sandwichStale = true;
+    if (m_details->currentWidget() == m_sandwich)
+        requestSandwich();
+}
+
+void ProfileExplorer::showSandwich()
+{
+    m_details->setCurrentWidget(m_sandwich);
+    if (m_sandwichStale)
+        requestSandwich();
+}
+
+bool ProfileExplorer::isBuildingSandwich() const
+{
+    return m_runner->isBuildingSandwich();
+}
+
+void ProfileExplorer::requestSandwich()
+{
+    if (!m_analysis || m_selectedFrame == UINT32_MAX)
+        return;
+    m_sandwichStale = false;
+    m_runner->requestSandwich(m_analysis, m_selectedFrame);
 }
 
 bool ProfileExplorer::isBuildingSource() const
@@ -337,7 +376,7 @@ void ProfileExplorer::applyAnalysis(std::shared_ptr<const Analysis> analysis)
     if (m_selectedFrame != UINT32_MAX) {
         m_topFunctions->selectFrame(m_selectedFrame, false); // a refresh keeps the user's table filter
         requestCallerCallee();
-        refreshSource();
+        refreshDetails();
     }
     updateStatusLine();
     Q_EMIT analysisApplied();
@@ -351,7 +390,7 @@ void ProfileExplorer::selectFrame(uint32_t frame)
     m_flame->setSelectedFrame(frame);
     m_topFunctions->selectFrame(frame);
     requestCallerCallee();
-    refreshSource();
+    refreshDetails();
 }
 
 void ProfileExplorer::requestCallerCallee()

@@ -33,6 +33,7 @@ class LabelStrip;
 class FlameGraphView;
 class SourceRunner;
 class SourceView;
+class SandwichView;
 class ThreadFilterButton;
 class TransformChainBar;
 class TopFunctionsView;
@@ -89,6 +90,10 @@ public:
     // Builds the source listing again (the source roots changed).
     void refreshSource();
     bool isBuildingSource() const;
+    SandwichView *sandwichView() const { return m_sandwich; }
+    // Shows the sandwich tab (and builds the selected function's sandwich if it is not yet shown).
+    void showSandwich();
+    bool isBuildingSandwich() const;
 
 Q_SIGNALS:
     void analysisApplied();
@@ -108,6 +113,8 @@ private:
     void applyAnalysis(std::shared_ptr<const Analysis> analysis);
     void requestCallerCallee();
     void requestSource();
+    void requestSandwich();
+    void refreshDetails();
     void connectTransformSignals();
     void createMessagePage();
     void showMessage(const QString &message);
@@ -147,6 +154,8 @@ private:
     QTabWidget *m_details = nullptr;
     SourceView *m_source = nullptr;
     SourceRunner *m_sourceRunner = nullptr;
+    SandwichView *m_sandwich = nullptr;
+    bool m_sandwichStale = true;
     bool m_sourceStale = true; // the source tab does not show the selected function in the current analysis
     QSplitter *m_splitter = nullptr;
     LabelStrip *m_status = nullptr;

@@ -152,6 +152,11 @@ QMenu *ProfileExplorer::createFrameMenu(uint32_t frame)
         showSource();
     });
     source->setObjectName(QStringLiteral("showSourceMenuAction"));
+    QAction *sandwich = menu->addAction(tr("Show Callers and Callees (Sandwich)"), this, [this, frame] {
+        selectFrame(frame);
+        showSandwich();
+    });
+    sandwich->setObjectName(QStringLiteral("showSandwichMenuAction"));
     menu->addSeparator();
     const QString name = QString::fromStdString(shownFrames().frame(frame).name);
     addTransformActions(menu, name, [this](engine::Transform step) { addTransform(std::move(step)); });
