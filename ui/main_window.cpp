@@ -81,6 +81,7 @@ void MainWindow::createActions()
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     m_recentMenu->setObjectName(QStringLiteral("recentMenu"));
     createCompareActions(file);
+    createExportActions(file);
     file->addSeparator();
     m_closeTabAction = file->addAction(tr("&Close Tab"), this, [this] { closeTab(m_tabs->currentIndex()); });
     m_closeTabAction->setObjectName(QStringLiteral("closeTabAction"));

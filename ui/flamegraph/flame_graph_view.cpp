@@ -2,9 +2,11 @@
 
 #include "engine/model/units.h"
 #include "ui/flamegraph/diff_colors.h"
+#include "ui/flamegraph/flame_graph_svg.h"
 
 #include <QContextMenuEvent>
 #include <QHelpEvent>
+#include <QImage>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
@@ -265,6 +267,16 @@ void FlameGraphView::paintRect(QPainter &painter, const FlameRect &rect)
     }
     if (box.width() - 2 * kTextPadding >= m_minTextWidth)
         paintLabel(painter, box, rect.node);
+}
+
+QByteArray FlameGraphView::toSvg(const QString &title) const
+{
+    return flameGraphSvg(m_layout, [this](const FlameRect &rect) { return fillFor(rect); }, title, m_unit);
+}
+
+QImage FlameGraphView::toImage() const
+{
+    return viewport()->grab().toImage();
 }
 
 QColor FlameGraphView::fillFor(const FlameRect &rect) const

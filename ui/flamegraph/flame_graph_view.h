@@ -46,6 +46,9 @@ public:
     // The same frames (by name) in another frame table, up to the first one it lacks.
     static std::vector<uint32_t> translateFrames(std::span<const uint32_t> ids, const engine::FrameTable &from,
                                                  const engine::FrameTable &to);
+    // The flame graph as an SVG document (its current zoom, every row) and as a picture of what is on screen.
+    QByteArray toSvg(const QString &title) const;
+    QImage toImage() const;
     // The tooltip text for a node (name, self, total, share of all, source, module).
     QString toolTipFor(uint32_t node) const;
 
