@@ -5,6 +5,7 @@
 
 #include <QFileInfo>
 #include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QLabel>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -40,6 +41,7 @@ void SourceView::setupUi()
     m_table->setRootIsDecorated(false);
     m_table->setUniformRowHeights(true);
     m_table->setAlternatingRowColors(false);
+    m_table->setTextElideMode(Qt::ElideNone); // code is cut at the edge, never given an ellipsis
     m_table->header()->setStretchLastSection(true);
     m_table->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->header()->setSectionResizeMode(SourceLinesModel::CodeColumn, QHeaderView::Interactive);
@@ -101,7 +103,8 @@ void SourceView::setListing(std::shared_ptr<const engine::SourceListing> listing
     const int row = m_model->rowOfLine(hottest);
     if (row >= 0) {
         const QModelIndex index = m_model->index(row, SourceLinesModel::LineColumn);
-        m_table->setCurrentIndex(index);
+        // Current but not selected: a selected row's highlight would hide the hottest line's heat.
+        m_table->selectionModel()->setCurrentIndex(index, QItemSelectionModel::NoUpdate);
         m_table->scrollTo(index, QAbstractItemView::PositionAtCenter);
     }
 }
