@@ -155,7 +155,10 @@ void MainWindow::connectSignals()
 
 void MainWindow::showOpenDialog()
 {
-    const QString filter = tr("Profiles (*.pprof *.pb.gz *.pb *.prof);;All files (*)");
+    const QString filter = tr("Profiles (*.pprof *.pb.gz *.pb *.prof perf.data perf.data.* *.perf *.folded "
+                              "*.collapsed *.txt);;pprof (*.pprof *.pb.gz *.pb *.prof);;perf.data (perf.data "
+                              "perf.data.*);;perf script text or folded stacks (*.perf *.folded *.collapsed *.txt);;"
+                              "All files (*)");
     const QStringList paths = QFileDialog::getOpenFileNames(this, tr("Open Profiles"), QString(), filter);
     openFiles(paths);
 }
