@@ -74,8 +74,7 @@ void MainWindow::saveViewAsPprof()
                                                       tr("pprof profiles (*.pprof *.pb.gz)"));
     if (path.isEmpty())
         return;
-    m_exporter->savePprof(path, explorer->loadedProfile(), explorer->shape().transforms,
-                          explorer->analysis()->filter);
+    m_exporter->savePprof(path, explorer->loadedProfile(), explorer->shape().transforms, explorer->analysis()->filter);
 }
 
 } // namespace emberline::ui

@@ -12,8 +12,7 @@ class PathTrie {
 public:
     PathTrie() { m_nodes.push_back(CallTree::Node{}); }
 
-    template <typename It>
-    void add(It first, It last, int64_t value)
+    template <typename It> void add(It first, It last, int64_t value)
     {
         uint32_t node = 0;
         m_nodes[0].total += value;

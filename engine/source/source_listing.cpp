@@ -18,8 +18,8 @@ int64_t hottest(const std::vector<LineCost> &lines)
 Result<SourceListing> buildSourceListing(const Profile &profile, std::span<const int64_t> perStack, const Frame &frame,
                                          const SourceLocator &locator, const std::atomic<bool> *cancel)
 {
-    auto functions =
-        LineTable::build(profile, perStack, [&](const std::string &name) { return name == frame.name; }, cancel);
+    auto functions = LineTable::build(
+        profile, perStack, [&](const std::string &name) { return name == frame.name; }, cancel);
     if (!functions)
         return makeError(Error::Code::Cancelled, "cancelled");
     if (functions->empty())

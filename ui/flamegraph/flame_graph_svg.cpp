@@ -61,8 +61,7 @@ QByteArray flameGraphSvg(const FlameGraphLayout &source, const std::function<QCo
                    .arg(escaped(name), escaped(valueText(value, unit)), QString::number(share, 'f', 2));
         svg += QStringLiteral("<rect x=\"%1\" y=\"%2\" width=\"%3\" height=\"%4\" fill=\"%5\" stroke=\"#ffffff\" "
                               "stroke-width=\"0.5\"/>")
-                   .arg(number(box.x()), number(box.y()), number(box.width()), number(box.height()),
-                        fill(rect).name());
+                   .arg(number(box.x()), number(box.y()), number(box.width()), number(box.height()), fill(rect).name());
         const QString text = label(name, box.width());
         if (!text.isEmpty())
             svg += QStringLiteral("<text x=\"%1\" y=\"%2\">%3</text>")

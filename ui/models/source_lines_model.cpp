@@ -49,8 +49,8 @@ void SourceLinesModel::setListing(std::shared_ptr<const engine::SourceListing> l
             m_rows.push_back({n, costly ? cost->self : 0, costly ? cost->total : 0, QString::fromStdString(lines[i])});
         }
         for (const engine::LineCost &l : m_listing->pastEnd)
-            m_rows.push_back({l.line, l.self, l.total, tr("(past the end of the file: it changed since the recording)"),
-                              true});
+            m_rows.push_back(
+                {l.line, l.self, l.total, tr("(past the end of the file: it changed since the recording)"), true});
     } else {
         for (const engine::LineCost &l : costs)
             m_rows.push_back({l.line, l.self, l.total, QString()});

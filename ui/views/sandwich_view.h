@@ -27,8 +27,7 @@ public:
     explicit SandwichView(QWidget *parent = nullptr);
 
     // `bottomUp`: the sandwich was built on inverted stacks, where callers and callees trade places.
-    void setSandwich(std::shared_ptr<const engine::Sandwich> sandwich,
-                     std::shared_ptr<const engine::FrameTable> frames,
+    void setSandwich(std::shared_ptr<const engine::Sandwich> sandwich, std::shared_ptr<const engine::FrameTable> frames,
                      std::shared_ptr<const std::vector<QString>> names, const std::string &unit, bool bottomUp);
     void setMessage(const QString &message);
     FlameGraphView *callers() const { return m_callers; }

@@ -75,11 +75,11 @@ void SourceView::showNote(const QString &text)
 void SourceView::setListing(std::shared_ptr<const engine::SourceListing> listing, const std::string &unit)
 {
     const engine::FunctionLines &fn = listing->function;
-    const QString file = listing->source ? QString::fromStdString(listing->source->path)
-                                         : QString::fromStdString(fn.file);
-    m_title->setText(tr("%1 — %2 — self %3, total %4")
-                         .arg(QString::fromStdString(fn.name), file, valueText(fn.self, unit),
-                              valueText(fn.total, unit)));
+    const QString file =
+        listing->source ? QString::fromStdString(listing->source->path) : QString::fromStdString(fn.file);
+    m_title->setText(
+        tr("%1 — %2 — self %3, total %4")
+            .arg(QString::fromStdString(fn.name), file, valueText(fn.self, unit), valueText(fn.total, unit)));
     QStringList notes;
     if (!listing->source)
         notes << tr("Source %1: only the lines with a cost are listed. Add the folder that holds it in "

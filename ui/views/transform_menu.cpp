@@ -6,12 +6,11 @@
 
 namespace emberline::ui {
 
-void addTransformActions(QMenu *menu, const QString &functionName,
-                         const std::function<void(engine::Transform)> &apply)
+void addTransformActions(QMenu *menu, const QString &functionName, const std::function<void(engine::Transform)> &apply)
 {
     using Kind = engine::Transform::Kind;
-    const std::string exact = (QLatin1Char('^') + QRegularExpression::escape(functionName) + QLatin1Char('$'))
-                                  .toStdString();
+    const std::string exact =
+        (QLatin1Char('^') + QRegularExpression::escape(functionName) + QLatin1Char('$')).toStdString();
     const std::string name = functionName.toStdString();
     struct Item {
         QString text;

@@ -16,7 +16,6 @@ namespace emberline::ui {
 // same pattern. `apply` receives the chosen step.
 //
 // Thread: GUI thread.
-void addTransformActions(QMenu *menu, const QString &functionName,
-                         const std::function<void(engine::Transform)> &apply);
+void addTransformActions(QMenu *menu, const QString &functionName, const std::function<void(engine::Transform)> &apply);
 
 } // namespace emberline::ui

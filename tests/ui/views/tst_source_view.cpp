@@ -39,8 +39,8 @@ struct Cost {
 std::map<qint64, Cost> reportLines(const QString &regex, Cost *function)
 {
     QString error;
-    const QByteArray json = test::reportOutput({test::kGoCpu, QStringLiteral("--list"), regex, QStringLiteral("--json")},
-                                               &error);
+    const QByteArray json =
+        test::reportOutput({test::kGoCpu, QStringLiteral("--list"), regex, QStringLiteral("--json")}, &error);
     const QJsonArray functions = QJsonDocument::fromJson(json).object().value(QStringLiteral("functions")).toArray();
     std::map<qint64, Cost> lines;
     if (functions.size() != 1) {
@@ -201,8 +201,11 @@ private Q_SLOTS:
         QVERIFY(modelLines(source->model()) == m_expected);
         QVERIFY2(source->note().contains(QStringLiteral("past the end")), qPrintable(source->note()));
         const int lastRow = source->model()->rowCount() - 1;
-        QVERIFY(source->model()->index(lastRow, SourceLinesModel::CodeColumn).data().toString().contains(
-            QStringLiteral("past the end of the file")));
+        QVERIFY(source->model()
+                    ->index(lastRow, SourceLinesModel::CodeColumn)
+                    .data()
+                    .toString()
+                    .contains(QStringLiteral("past the end of the file")));
     }
 };
 

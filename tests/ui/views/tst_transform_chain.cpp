@@ -149,7 +149,8 @@ private Q_SLOTS:
         explorer->selectFrame(explorer->shownFrames().findByName("main.fibRec").front());
         const QRect row = top->table()->visualRect(top->table()->currentIndex());
         QSignalSpy menuSpy(top, &ui::TopFunctionsView::frameContextMenuRequested);
-        QContextMenuEvent event(QContextMenuEvent::Mouse, row.center(), top->table()->viewport()->mapToGlobal(row.center()));
+        QContextMenuEvent event(QContextMenuEvent::Mouse, row.center(),
+                                top->table()->viewport()->mapToGlobal(row.center()));
         QApplication::sendEvent(top->table()->viewport(), &event);
         QCOMPARE(menuSpy.count(), 1);
         auto *menu = qobject_cast<QMenu *>(QApplication::activePopupWidget());
@@ -177,8 +178,8 @@ private Q_SLOTS:
         QCOMPARE(firstDifference(tableFunctions(explorer), untouched), QString());
         explorer->addTransform({engine::Transform::Kind::Hide, "^runtime\\."});
         QVERIFY(test::waitForAnalysis(explorer));
-        QCOMPARE(firstDifference(tableFunctions(explorer), reportFunctions({QStringLiteral("--hide"),
-                                                                             QStringLiteral("^runtime\\.")})),
+        QCOMPARE(firstDifference(tableFunctions(explorer),
+                                 reportFunctions({QStringLiteral("--hide"), QStringLiteral("^runtime\\.")})),
                  QString());
     }
 

@@ -70,7 +70,8 @@ private Q_SLOTS:
         QVERIFY(static_cast<size_t>(rects - 1) <= nonZero); // narrower than a pixel is left out, nothing invented
         QCOMPARE(titles.size(), rects - 1);
         QVERIFY(titles.filter(QStringLiteral("main.runCPU.func17 (")).size() >= 1);
-        QVERIFY(titles.first().startsWith(QStringLiteral("all (")) && titles.first().endsWith(QStringLiteral("100.00%)")));
+        QVERIFY(titles.first().startsWith(QStringLiteral("all (")) &&
+                titles.first().endsWith(QStringLiteral("100.00%)")));
 
         // PNG: the picture on screen, not blank.
         const QString pngPath = m_dir.filePath(QStringLiteral("flame.png"));
@@ -90,7 +91,8 @@ private Q_SLOTS:
         QVERIFY(back);
         QCOMPARE(back->totals()[1], tree.total());
         const QByteArray ours = test::reportOutput({pprofPath, QStringLiteral("--json")});
-        const QByteArray theirs = test::reportOutput({test::kGoCpu, QStringLiteral("--json"), QStringLiteral("--focus"), focus});
+        const QByteArray theirs =
+            test::reportOutput({test::kGoCpu, QStringLiteral("--json"), QStringLiteral("--focus"), focus});
         QVERIFY(!ours.isEmpty());
         QCOMPARE(ours, theirs);
 
