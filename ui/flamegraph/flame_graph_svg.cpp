@@ -54,7 +54,7 @@ QByteArray flameGraphSvg(const FlameGraphLayout &source, const std::function<QCo
                .arg(number(width / 2), escaped(title));
     for (const FlameRect &rect : layout.visibleRects()) {
         const QRectF box = rect.pixels.translated(0, kTitleHeight);
-        const QString name = layout.nodeName(rect.node);
+        const QString &name = layout.nodeName(rect.node);
         const int64_t value = layout.tree()->node(rect.node).total;
         const double share = total > 0 ? 100.0 * static_cast<double>(value) / static_cast<double>(total) : 0.0;
         svg += QStringLiteral("<g><title>%1 (%2, %3%)</title>")

@@ -22,7 +22,7 @@ bool sameShape(const engine::ProfileShape &a, const engine::ProfileShape &b)
 
 AnalysisRunner::AnalysisRunner(QObject *parent) : QObject(parent) {}
 
-void AnalysisRunner::requestAnalysis(engine::AnalysisRequest request, engine::ProfileShape shape)
+void AnalysisRunner::requestAnalysis(engine::AnalysisRequest request, const engine::ProfileShape &shape)
 {
     std::shared_ptr<const engine::LoadedProfile> cached;
     if (!shape.isIdentity() && m_lastShaped.source == request.loaded && sameShape(m_lastShaped.shape, shape))
@@ -63,7 +63,7 @@ void AnalysisRunner::requestAnalysis(engine::AnalysisRequest request, engine::Pr
     Q_EMIT analysisStarted();
 }
 
-void AnalysisRunner::requestSandwich(std::shared_ptr<const engine::Analysis> analysis, uint32_t frame)
+void AnalysisRunner::requestSandwich(const std::shared_ptr<const engine::Analysis> &analysis, uint32_t frame)
 {
     m_sandwich.run(
         [analysis, frame](const std::atomic<bool> *cancel) -> std::shared_ptr<const engine::Sandwich> {

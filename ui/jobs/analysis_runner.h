@@ -26,14 +26,14 @@ public:
 
     // `request.loaded` is the profile as loaded; the analysis's `loaded` is the shaped one (its `original` is
     // request.loaded) unless the shape changes nothing.
-    void requestAnalysis(engine::AnalysisRequest request, engine::ProfileShape shape = {});
+    void requestAnalysis(engine::AnalysisRequest request, const engine::ProfileShape &shape = {});
     // Drops the analysis under way (its result is no longer wanted).
     void cancelAnalysis() { m_analysis.cancel(); }
     void requestCallerCallee(std::shared_ptr<const engine::LoadedProfile> loaded,
                              std::shared_ptr<const engine::Analysis> analysis, uint32_t frame);
     bool isAnalysing() const { return m_analysis.isPending(); }
     // The callers and callees of a frame of the analysis's profile.
-    void requestSandwich(std::shared_ptr<const engine::Analysis> analysis, uint32_t frame);
+    void requestSandwich(const std::shared_ptr<const engine::Analysis> &analysis, uint32_t frame);
     bool isBuildingSandwich() const { return m_sandwich.isPending(); }
 
 Q_SIGNALS:

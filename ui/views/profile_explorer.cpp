@@ -201,7 +201,7 @@ void ProfileExplorer::connectSignals()
             requestSandwich();
     });
     connect(m_runner, &AnalysisRunner::sandwichReady, this,
-            [this](std::shared_ptr<const engine::Sandwich> sandwich, std::shared_ptr<const Analysis> analysis) {
+            [this](std::shared_ptr<const engine::Sandwich> sandwich, const std::shared_ptr<const Analysis> &analysis) {
                 m_sandwich->setSandwich(std::move(sandwich), analysis->loaded->frames, analysis->loaded->frameNames,
                                         analysis->unit, m_shape.inverted);
             });
@@ -307,7 +307,9 @@ void ProfileExplorer::setLoaded(std::shared_ptr<const LoadedProfile> loaded, std
     m_loaded = std::move(loaded);
     if (m_sampleType->count() == 0)
         fillSampleTypes(); // it was built empty (a live view made ready before its first flush)
-    if (analysis && m_shape.isIdentity() && analysis->loaded == m_loaded && analysis->sampleType == m_sampleType->currentIndex() &&
+    // A stage's analysis is of the profile as loaded: it answers the explorer's choice only without a shape.
+    if (analysis && m_shape.isIdentity() && analysis->loaded == m_loaded &&
+        analysis->sampleType == m_sampleType->currentIndex() &&
         analysis->filter.threads == m_threads->selectedThreads()) {
         m_runner->cancelAnalysis(); // what it would derive is already here
         applyAnalysis(std::move(analysis));

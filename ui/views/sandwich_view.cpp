@@ -54,8 +54,8 @@ void SandwichView::setMessage(const QString &message)
 }
 
 void SandwichView::setSandwich(std::shared_ptr<const engine::Sandwich> sandwich,
-                               std::shared_ptr<const engine::FrameTable> frames,
-                               std::shared_ptr<const std::vector<QString>> names, const std::string &unit,
+                               const std::shared_ptr<const engine::FrameTable> &frames,
+                               const std::shared_ptr<const std::vector<QString>> &names, const std::string &unit,
                                bool bottomUp)
 {
     m_sandwich = std::move(sandwich);

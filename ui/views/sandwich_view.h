@@ -27,8 +27,9 @@ public:
     explicit SandwichView(QWidget *parent = nullptr);
 
     // `bottomUp`: the sandwich was built on inverted stacks, where callers and callees trade places.
-    void setSandwich(std::shared_ptr<const engine::Sandwich> sandwich, std::shared_ptr<const engine::FrameTable> frames,
-                     std::shared_ptr<const std::vector<QString>> names, const std::string &unit, bool bottomUp);
+    void setSandwich(std::shared_ptr<const engine::Sandwich> sandwich,
+                     const std::shared_ptr<const engine::FrameTable> &frames,
+                     const std::shared_ptr<const std::vector<QString>> &names, const std::string &unit, bool bottomUp);
     void setMessage(const QString &message);
     FlameGraphView *callers() const { return m_callers; }
     FlameGraphView *callees() const { return m_callees; }

@@ -69,7 +69,7 @@ private Q_SLOTS:
         QVERIFY(rects > 10);
         QVERIFY(static_cast<size_t>(rects - 1) <= nonZero); // narrower than a pixel is left out, nothing invented
         QCOMPARE(titles.size(), rects - 1);
-        QVERIFY(titles.filter(QStringLiteral("main.runCPU.func17 (")).size() >= 1);
+        QVERIFY(!titles.filter(QStringLiteral("main.runCPU.func17 (")).isEmpty());
         QVERIFY(titles.first().startsWith(QStringLiteral("all (")) &&
                 titles.first().endsWith(QStringLiteral("100.00%)")));
 
