@@ -1,6 +1,8 @@
 #include "ui/main_window.h"
 
+#include "ui/dialogs/source_roots_dialog.h"
 #include "ui/logging.h"
+#include "ui/source_roots.h"
 #include "ui/upload/session_upload.h"
 #include "ui/views/compare_explorer.h"
 #include "ui/views/compare_view.h"
@@ -79,6 +81,7 @@ void MainWindow::createActions()
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     m_recentMenu->setObjectName(QStringLiteral("recentMenu"));
     createCompareActions(file);
+    createExportActions(file);
     file->addSeparator();
     m_closeTabAction = file->addAction(tr("&Close Tab"), this, [this] { closeTab(m_tabs->currentIndex()); });
     m_closeTabAction->setObjectName(QStringLiteral("closeTabAction"));
@@ -115,6 +118,15 @@ void MainWindow::createActions()
             compare->explorer()->resetZoom();
     });
     m_resetZoomAction->setObjectName(QStringLiteral("resetZoomMenuAction"));
+    view->addSeparator();
+    QAction *source = view->addAction(tr("Show &Source"), this, [this] {
+        if (ProfileExplorer *explorer = currentExplorer())
+            explorer->showSource();
+    });
+    source->setObjectName(QStringLiteral("showSourceAction"));
+    source->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_U));
+    view->addAction(tr("Source R&oots…"), this, &MainWindow::editSourceRoots)
+        ->setObjectName(QStringLiteral("sourceRootsAction"));
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     m_aboutAction = help->addAction(tr("&About Emberline"), this, &MainWindow::showAbout);
@@ -143,7 +155,10 @@ void MainWindow::connectSignals()
 
 void MainWindow::showOpenDialog()
 {
-    const QString filter = tr("Profiles (*.pprof *.pb.gz *.pb *.prof);;All files (*)");
+    const QString filter = tr("Profiles (*.pprof *.pb.gz *.pb *.prof perf.data perf.data.* *.perf *.folded "
+                              "*.collapsed *.txt);;pprof (*.pprof *.pb.gz *.pb *.prof);;perf.data (perf.data "
+                              "perf.data.*);;perf script text or folded stacks (*.perf *.folded *.collapsed *.txt);;"
+                              "All files (*)");
     const QStringList paths = QFileDialog::getOpenFileNames(this, tr("Open Profiles"), QString(), filter);
     openFiles(paths);
 }
@@ -277,6 +292,19 @@ void MainWindow::closeEvent(QCloseEvent *event)
     stopSessions();
     QSettings().setValue(QStringLiteral("window/geometry"), saveGeometry());
     QMainWindow::closeEvent(event);
+}
+
+void MainWindow::editSourceRoots()
+{
+    SourceRoots roots;
+    SourceRootsDialog dialog(roots.folders(), this);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    roots.setFolders(dialog.folders());
+    for (int i = 0; i < m_tabs->count(); ++i) {
+        if (ProfileView *view = profileViewAt(i); view && view->explorer())
+            view->explorer()->refreshSource();
+    }
 }
 
 void MainWindow::showAbout()

@@ -28,6 +28,7 @@ class ProfileExplorer;
 class ProfileProcessDialog;
 class ProfileView;
 class StartPage;
+class ViewExporter;
 
 // The application window. It coordinates: opens files into tabs (File > Open, Open Recent, drag and drop, the
 // command line all end in openFiles()), starts live sessions into tabs (Profile > Profile Process…, the demo on
@@ -89,6 +90,8 @@ private:
     void updateCentralWidget();
     void updateWindowTitle();
     void showAbout();
+    // View > Source Roots…: edits the folders sources are looked up under, then lists the sources again.
+    void editSourceRoots();
     LiveSessionView *addLiveView(engine::ProfilingSession *session,
                                  std::optional<engine::UploadSettings> upload = std::nullopt);
     void attachUpload(LiveSessionView *view, engine::UploadSettings settings);
@@ -96,12 +99,17 @@ private:
     void chooseSessionFolder();
     void stopSessions();
     void createCompareActions(QMenu *file);
+    void createExportActions(QMenu *file);
+    // File > Export: the current tab's flame graph as SVG (svg) or PNG, and its view as pprof.
+    void exportFlameGraph(bool svg);
+    void saveViewAsPprof();
     void showTabMenu(const QPoint &pos);
 
     RecentFiles m_recent;
     QStackedWidget *m_central = nullptr;
     StartPage *m_startPage = nullptr;
     QTabWidget *m_tabs = nullptr;
+    ViewExporter *m_exporter = nullptr;
     QMenu *m_recentMenu = nullptr;
     QAction *m_openAction = nullptr;
     QAction *m_profileAction = nullptr;

@@ -54,6 +54,9 @@ struct LoadedProfile {
     // belongs to (its values per stack and its timeline); null for a file.
     std::shared_ptr<LiveTrees> liveTrees;
     std::shared_ptr<const LiveSnapshot> live;
+    // The profile this one was derived from by a view's transforms or inversion (deriveProfile); null for a
+    // profile as it was loaded.
+    std::shared_ptr<const LoadedProfile> original;
 };
 
 // Sum of one sample type per interned stack, each sample scaled by its weight; samples the mask drops and

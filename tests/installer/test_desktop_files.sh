@@ -44,7 +44,12 @@ fi
 desktop_key() { sed -n "s/^$1=//p" "$DESKTOP"; }
 [[ "$(desktop_key Icon)" == "$APP_ID" ]] || fail "desktop Icon= is '$(desktop_key Icon)', not $APP_ID"
 [[ "$(desktop_key Exec)" == "emberline %F" ]] || fail "desktop Exec= is '$(desktop_key Exec)'"
-[[ "$(desktop_key MimeType)" == "$MIME_TYPE;" ]] || fail "desktop MimeType= is '$(desktop_key MimeType)'"
+OTHER_TYPES="application/x-perf-data text/x-folded-stacks text/x-perf-script"
+[[ "$(desktop_key MimeType)" == "$MIME_TYPE;${OTHER_TYPES// /;};" ]] || fail "desktop MimeType= is '$(desktop_key MimeType)'"
+for type in $OTHER_TYPES; do
+    grep -q "<mediatype>$type</mediatype>" "$METAINFO" || fail "metainfo does not provide $type"
+    grep -q "<mime-type type=\"$type\">" "$MIME_XML" || fail "MIME XML does not declare $type"
+done
 grep -q "<id>$APP_ID</id>" "$METAINFO" || fail "metainfo id is not $APP_ID"
 grep -q "<launchable type=\"desktop-id\">$APP_ID.desktop</launchable>" "$METAINFO" \
     || fail "metainfo launchable is not $APP_ID.desktop"
@@ -70,6 +75,19 @@ for f in "$scratch"/files/*.gz; do
     [[ "$f" == *.pb.gz ]] && continue
     type=$(content_type "$f")
     [[ "$type" != "$MIME_TYPE" ]] && pass "$(basename "$f") stays $type" || fail "$(basename "$f") taken as pprof"
+done
+
+# The other formats Emberline opens: perf.data by its magic (whatever its name), folded stacks and perf script
+# text by their names.
+printf 'PERFILE2\x68\x00\x00\x00' >"$scratch/files/perf.data"
+printf 'PERFILE2\x68\x00\x00\x00' >"$scratch/files/recording.bin"
+printf 'main;work 10\n' >"$scratch/files/cpu.folded"
+printf 'app 123 1.0: cpu-clock:\n\t4005d0 work (/app)\n' >"$scratch/files/cpu.perf"
+for expected in "perf.data application/x-perf-data" "recording.bin application/x-perf-data" \
+    "cpu.folded text/x-folded-stacks" "cpu.perf text/x-perf-script"; do
+    set -- $expected
+    type=$(content_type "$scratch/files/$1")
+    [[ "$type" == "$2" ]] && pass "$1 is $type" || fail "$1 is '$type', not $2"
 done
 
 # --- icons ---------------------------------------------------------------------------------------------------

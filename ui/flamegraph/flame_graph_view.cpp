@@ -2,8 +2,11 @@
 
 #include "engine/model/units.h"
 #include "ui/flamegraph/diff_colors.h"
+#include "ui/flamegraph/flame_graph_svg.h"
 
+#include <QContextMenuEvent>
 #include <QHelpEvent>
+#include <QImage>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
@@ -266,6 +269,16 @@ void FlameGraphView::paintRect(QPainter &painter, const FlameRect &rect)
         paintLabel(painter, box, rect.node);
 }
 
+QByteArray FlameGraphView::toSvg(const QString &title) const
+{
+    return flameGraphSvg(m_layout, [this](const FlameRect &rect) { return fillFor(rect); }, title, m_unit);
+}
+
+QImage FlameGraphView::toImage() const
+{
+    return viewport()->grab().toImage();
+}
+
 QColor FlameGraphView::fillFor(const FlameRect &rect) const
 {
     const engine::CallTree &tree = *m_layout.tree();
@@ -325,6 +338,14 @@ void FlameGraphView::mousePressEvent(QMouseEvent *event)
 {
     m_pressed = event->button() == Qt::LeftButton ? m_layout.nodeAt(event->position()) : engine::kNoIndex;
     QAbstractScrollArea::mousePressEvent(event);
+}
+
+void FlameGraphView::contextMenuEvent(QContextMenuEvent *event)
+{
+    const uint32_t node = m_layout.nodeAt(event->pos());
+    const uint32_t frame = node == engine::kNoIndex ? engine::kNoIndex : m_layout.tree()->node(node).frame;
+    if (frame != engine::kNoIndex)
+        Q_EMIT frameContextMenuRequested(frame, event->globalPos());
 }
 
 void FlameGraphView::mouseReleaseEvent(QMouseEvent *event)

@@ -46,12 +46,17 @@ public:
     // The same frames (by name) in another frame table, up to the first one it lacks.
     static std::vector<uint32_t> translateFrames(std::span<const uint32_t> ids, const engine::FrameTable &from,
                                                  const engine::FrameTable &to);
+    // The flame graph as an SVG document (its current zoom, every row) and as a picture of what is on screen.
+    QByteArray toSvg(const QString &title) const;
+    QImage toImage() const;
     // The tooltip text for a node (name, self, total, share of all, source, module).
     QString toolTipFor(uint32_t node) const;
 
 Q_SIGNALS:
     void zoomChanged(uint32_t node);
     void frameClicked(uint32_t frame);
+    // A right-click on a frame (for its context menu).
+    void frameContextMenuRequested(uint32_t frame, const QPoint &globalPos);
     void searchResultChanged(int64_t matchedTotal, double share, size_t matchedFrames);
 
 protected:
@@ -61,6 +66,7 @@ protected:
     void mousePressEvent(QMouseEvent *event) override;
     void mouseReleaseEvent(QMouseEvent *event) override;
     void leaveEvent(QEvent *event) override;
+    void contextMenuEvent(QContextMenuEvent *event) override;
     void keyPressEvent(QKeyEvent *event) override;
     bool viewportEvent(QEvent *event) override;
     void changeEvent(QEvent *event) override;

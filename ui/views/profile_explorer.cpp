@@ -7,10 +7,15 @@
 #include "ui/flamegraph/flame_graph_view.h"
 #include "ui/models/top_functions_model.h"
 #include "ui/jobs/analysis_runner.h"
+#include "ui/jobs/source_runner.h"
+#include "ui/source_roots.h"
 #include "ui/views/caller_callee_view.h"
 #include "ui/views/label_strip.h"
 #include "ui/views/search_delay.h"
+#include "ui/views/sandwich_view.h"
+#include "ui/views/source_view.h"
 #include "ui/views/thread_filter_button.h"
+#include "ui/views/transform_chain_bar.h"
 #include "ui/views/top_functions_view.h"
 
 #include <QAction>
@@ -21,6 +26,8 @@
 #include <QLineEdit>
 #include <QSignalBlocker>
 #include <QSplitter>
+#include <QStackedWidget>
+#include <QTabWidget>
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -40,7 +47,9 @@ void ProfileExplorer::setupUi()
 {
     setObjectName(QStringLiteral("profileExplorer"));
     m_runner = new AnalysisRunner(this);
+    m_sourceRunner = new SourceRunner(this);
     m_breadcrumb = new BreadcrumbBar(this);
+    m_chain = new TransformChainBar(this);
     m_flame = new FlameGraphView(this);
     // It changes with every live refresh: a strip, so that a new text does not lay the window out again.
     m_status = new LabelStrip(QStringLiteral("statusLine"), this);
@@ -58,12 +67,14 @@ void ProfileExplorer::setupUi()
     m_splitter->setStretchFactor(0, 3);
     m_splitter->setStretchFactor(1, 2);
     m_splitter->setSizes({620, 300}); // the flame graph is the main view; the tables' size hints are larger
+    createMessagePage();
 
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 4);
     layout->setSpacing(4);
     layout->addWidget(createToolbar());
-    layout->addWidget(m_splitter, 1);
+    layout->addWidget(m_chain);
+    layout->addWidget(m_viewStack, 1);
     layout->addWidget(m_status);
 }
 
@@ -98,6 +109,11 @@ QWidget *ProfileExplorer::createToolbar()
     m_icicle->setText(tr("Icicle"));
     m_icicle->setToolTip(tr("Draw the root at the top (icicle graph) instead of at the bottom"));
     m_icicle->setCheckable(true);
+    m_bottomUp = new QToolButton(bar);
+    m_bottomUp->setObjectName(QStringLiteral("bottomUpToggle"));
+    m_bottomUp->setText(tr("Bottom-up"));
+    m_bottomUp->setToolTip(tr("Invert the stacks: each function's self cost at the root, its callers above it"));
+    m_bottomUp->setCheckable(true);
     m_resetZoom = new QToolButton(bar);
     m_resetZoom->setObjectName(QStringLiteral("resetZoomButton"));
     m_resetZoom->setText(tr("Reset zoom"));
@@ -111,6 +127,7 @@ QWidget *ProfileExplorer::createToolbar()
     layout->addWidget(m_search);
     layout->addWidget(m_searchResult);
     layout->addStretch();
+    layout->addWidget(m_bottomUp);
     layout->addWidget(m_icicle);
     layout->addWidget(m_resetZoom);
     return bar;
@@ -121,9 +138,16 @@ QWidget *ProfileExplorer::createTablesPane()
     auto *tables = new QSplitter(Qt::Horizontal, this);
     tables->setObjectName(QStringLiteral("tablesSplitter"));
     m_topFunctions = new TopFunctionsView(tables);
-    m_callerCallee = new CallerCalleeView(tables);
+    m_details = new QTabWidget(tables);
+    m_details->setObjectName(QStringLiteral("detailTabs"));
+    m_callerCallee = new CallerCalleeView(m_details);
+    m_source = new SourceView(m_details);
+    m_details->addTab(m_callerCallee, tr("Callers / Callees"));
+    m_details->addTab(m_source, tr("Source"));
+    m_sandwich = new SandwichView(m_details);
+    m_details->addTab(m_sandwich, tr("Sandwich"));
     tables->addWidget(m_topFunctions);
-    tables->addWidget(m_callerCallee);
+    tables->addWidget(m_details);
     tables->setStretchFactor(0, 3);
     tables->setStretchFactor(1, 2);
     return tables;
@@ -145,7 +169,7 @@ void ProfileExplorer::connectSignals()
     connect(m_runner, &AnalysisRunner::analysisReady, this, &ProfileExplorer::applyAnalysis);
     connect(m_runner, &AnalysisRunner::callerCalleeReady, this,
             [this](std::shared_ptr<const engine::CallerCallee> result) {
-                m_callerCallee->setCallerCallee(std::move(result), m_loaded->frames,
+                m_callerCallee->setCallerCallee(std::move(result), m_analysis->loaded->frames,
                                                 m_analysis ? m_analysis->unit : std::string());
             });
     connect(m_sampleType, &QComboBox::currentIndexChanged, this, [this](int index) {
@@ -167,8 +191,90 @@ void ProfileExplorer::connectSignals()
                                        : FlameGraphLayout::Orientation::RootAtBottom);
     });
     connect(m_resetZoom, &QToolButton::clicked, this, &ProfileExplorer::resetZoom);
+    connectTransformSignals();
     connect(m_topFunctions, &TopFunctionsView::frameSelected, this, &ProfileExplorer::selectFrame);
     connect(m_callerCallee, &CallerCalleeView::frameActivated, this, &ProfileExplorer::selectFrame);
+    connect(m_details, &QTabWidget::currentChanged, this, [this] {
+        if (m_details->currentWidget() == m_source && m_sourceStale)
+            requestSource();
+        if (m_details->currentWidget() == m_sandwich && m_sandwichStale)
+            requestSandwich();
+    });
+    connect(m_runner, &AnalysisRunner::sandwichReady, this,
+            [this](std::shared_ptr<const engine::Sandwich> sandwich, const std::shared_ptr<const Analysis> &analysis) {
+                m_sandwich->setSandwich(std::move(sandwich), analysis->loaded->frames, analysis->loaded->frameNames,
+                                        analysis->unit, m_shape.inverted);
+            });
+    connect(m_sandwich, &SandwichView::frameActivated, this, &ProfileExplorer::selectFrame);
+    connect(m_sourceRunner, &SourceRunner::listingReady, this,
+            [this](std::shared_ptr<const engine::SourceListing> listing, const std::string &unit) {
+                m_source->setListing(std::move(listing), unit);
+            });
+    connect(m_sourceRunner, &SourceRunner::failed, m_source, &SourceView::setMessage);
+}
+
+void ProfileExplorer::showSource()
+{
+    m_details->setCurrentWidget(m_source);
+    if (m_sourceStale)
+        requestSource();
+}
+
+void ProfileExplorer::refreshSource()
+{
+    m_sourceStale = true;
+    if (m_details->currentWidget() == m_source)
+        requestSource();
+}
+
+void ProfileExplorer::refreshDetails()
+{
+    refreshSource();
+    m_sandwichStale = true;
+    if (m_details->currentWidget() == m_sandwich)
+        requestSandwich();
+}
+
+void ProfileExplorer::showSandwich()
+{
+    m_details->setCurrentWidget(m_sandwich);
+    if (m_sandwichStale)
+        requestSandwich();
+}
+
+bool ProfileExplorer::isBuildingSandwich() const
+{
+    return m_runner->isBuildingSandwich();
+}
+
+void ProfileExplorer::requestSandwich()
+{
+    if (!m_analysis || m_selectedFrame == UINT32_MAX)
+        return;
+    m_sandwichStale = false;
+    m_runner->requestSandwich(m_analysis, m_selectedFrame);
+}
+
+bool ProfileExplorer::isBuildingSource() const
+{
+    return m_sourceRunner->isRunning();
+}
+
+void ProfileExplorer::requestSource()
+{
+    if (!m_analysis || m_selectedFrame == UINT32_MAX)
+        return;
+    m_sourceStale = false;
+    SourceRequest request;
+    request.analysis = m_analysis;
+    request.frame = m_analysis->loaded->frames->frame(m_selectedFrame);
+    if (m_shape.inverted) { // lines are counted top-down: through the transforms alone
+        request.source = m_loaded;
+        request.transforms = m_shape.transforms;
+    }
+    request.roots = SourceRoots().forLocator();
+    m_source->setMessage(tr("Reading the lines of %1…").arg(QString::fromStdString(request.frame.name)));
+    m_sourceRunner->request(std::move(request));
 }
 
 bool ProfileExplorer::isAnalysing() const
@@ -196,18 +302,14 @@ void ProfileExplorer::setLoaded(std::shared_ptr<const LoadedProfile> loaded, std
 {
     if (!loaded || loaded == m_loaded)
         return;
-    if (m_selectedFrame != UINT32_MAX && loaded->frames != m_loaded->frames) {
-        const uint32_t frame = m_selectedFrame;
-        const auto moved = FlameGraphView::translateFrames({&frame, 1}, *m_loaded->frames, *loaded->frames);
-        m_selectedFrame = moved.empty() ? UINT32_MAX : moved.front();
-        m_flame->setSelectedFrame(m_selectedFrame);
-    }
     if (loaded->threads != m_loaded->threads && m_threads->isVisible())
         m_threads->setThreads(loaded->threads);
     m_loaded = std::move(loaded);
     if (m_sampleType->count() == 0)
         fillSampleTypes(); // it was built empty (a live view made ready before its first flush)
-    if (analysis && analysis->loaded == m_loaded && analysis->sampleType == m_sampleType->currentIndex() &&
+    // A stage's analysis is of the profile as loaded: it answers the explorer's choice only without a shape.
+    if (analysis && m_shape.isIdentity() && analysis->loaded == m_loaded &&
+        analysis->sampleType == m_sampleType->currentIndex() &&
         analysis->filter.threads == m_threads->selectedThreads()) {
         m_runner->cancelAnalysis(); // what it would derive is already here
         applyAnalysis(std::move(analysis));
@@ -252,25 +354,31 @@ void ProfileExplorer::requestAnalysis()
         request.filter.startNs = m_timeRange->startNs;
         request.filter.endNs = m_timeRange->endNs - 1;
     }
-    m_runner->requestAnalysis(std::move(request));
+    m_runner->requestAnalysis(std::move(request), m_shape);
 }
 
 void ProfileExplorer::applyAnalysis(std::shared_ptr<const Analysis> analysis)
 {
-    if (analysis->loaded != m_loaded)
+    const auto &source = analysis->loaded->original ? analysis->loaded->original : analysis->loaded;
+    if (source != m_loaded)
         return; // derived from a profile that has since been replaced
     QElapsedTimer timer;
     timer.start();
     const bool keepZoom = m_analysis != nullptr;
+    translateSelection(analysis->loaded->frames);
     m_analysis = std::move(analysis);
-    m_flame->setTree(m_analysis->tree, m_loaded->frames, m_analysis->unit, keepZoom, m_loaded->frameNames);
+    showMessage(emptyShapeMessage());
+    const LoadedProfile &shown = *m_analysis->loaded;
+    m_flame->setTree(m_analysis->tree, shown.frames, m_analysis->unit, keepZoom, shown.frameNames);
+    m_flame->setSelectedFrame(m_selectedFrame);
     const qint64 flameMs = timer.elapsed();
-    m_topFunctions->model()->setFunctions(m_analysis->functions, m_loaded->frames, m_analysis->unit);
+    m_topFunctions->model()->setFunctions(m_analysis->functions, shown.frames, m_analysis->unit);
     qCDebug(lcUiAnalysis) << "analysis applied on the GUI thread: flame graph" << flameMs << "ms, tables"
                           << timer.elapsed() - flameMs << "ms";
     if (m_selectedFrame != UINT32_MAX) {
         m_topFunctions->selectFrame(m_selectedFrame, false); // a refresh keeps the user's table filter
         requestCallerCallee();
+        refreshDetails();
     }
     updateStatusLine();
     Q_EMIT analysisApplied();
@@ -278,18 +386,19 @@ void ProfileExplorer::applyAnalysis(std::shared_ptr<const Analysis> analysis)
 
 void ProfileExplorer::selectFrame(uint32_t frame)
 {
-    if (frame == m_selectedFrame || frame >= m_loaded->frames->size())
+    if (frame == m_selectedFrame || frame >= shownFrames().size())
         return;
     m_selectedFrame = frame;
     m_flame->setSelectedFrame(frame);
     m_topFunctions->selectFrame(frame);
     requestCallerCallee();
+    refreshDetails();
 }
 
 void ProfileExplorer::requestCallerCallee()
 {
     if (m_analysis && m_selectedFrame != UINT32_MAX)
-        m_runner->requestCallerCallee(m_loaded, m_analysis, m_selectedFrame);
+        m_runner->requestCallerCallee(m_analysis->loaded, m_analysis, m_selectedFrame);
 }
 
 void ProfileExplorer::updateBreadcrumb()
@@ -339,6 +448,10 @@ void ProfileExplorer::updateStatusLine()
         parts << tr("time range of %1 s: %2 samples shown")
                      .arg(static_cast<double>(m_timeRange->endNs - m_timeRange->startNs) / 1e9, 0, 'f', 2)
                      .arg(m_analysis->keptSamples);
+    if (m_analysis && !m_shape.transforms.empty())
+        parts << tr("after transforms: %1 samples shown").arg(m_analysis->keptSamples);
+    if (m_shape.inverted)
+        parts << tr("bottom-up");
     if (m_runner->isAnalysing())
         parts << tr("updating…");
     m_status->setText(parts.join(QStringLiteral("  ·  ")));

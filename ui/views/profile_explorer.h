@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/model/analysis.h"
+#include "engine/model/derived_profile.h"
 #include "engine/model/heatmap.h"
 
 #include <QWidget>
@@ -11,7 +12,11 @@
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QMenu;
+class QPushButton;
+class QStackedWidget;
 class QSplitter;
+class QTabWidget;
 class QTimer;
 class QToolButton;
 
@@ -26,13 +31,18 @@ class BreadcrumbBar;
 class CallerCalleeView;
 class LabelStrip;
 class FlameGraphView;
+class SourceRunner;
+class SourceView;
+class SandwichView;
 class ThreadFilterButton;
+class TransformChainBar;
 class TopFunctionsView;
 
 // Everything shown for one loaded profile: the sample-type selector, the thread filter, the flame-graph search,
-// the flame graph with its breadcrumb, the top-functions table, the caller/callee view and a status line.
-// It keeps the user's choices (sample type, threads, selected function, zoom path) and asks its AnalysisRunner
-// for the matching derivations; it never derives anything itself.
+// the flame graph with its breadcrumb, the top-functions table, the caller/callee and source tabs and a status
+// line. It keeps the user's choices (sample type, threads, selected function, zoom path, the transform chain and
+// the bottom-up toggle) and asks its runners for the matching derivations; it never derives anything itself.
+// A chain that leaves no sample replaces the views with a message until a step is removed.
 //
 // Thread: GUI thread.
 class ProfileExplorer : public QWidget {
@@ -60,6 +70,30 @@ public:
     void resetZoom();
     void selectFrame(uint32_t frame);
     uint32_t selectedFrame() const { return m_selectedFrame; }
+    // The frame table of what the views show (the shaped profile's when transforms or bottom-up apply).
+    const engine::FrameTable &shownFrames() const;
+
+    // Transforms, applied in order on a worker, with the thread filter, time range and sample type.
+    const engine::ProfileShape &shape() const { return m_shape; }
+    void addTransform(engine::Transform step);
+    void removeTransform(int index);
+    void clearTransforms();
+    void setBottomUp(bool bottomUp);
+    TransformChainBar *transformChain() const { return m_chain; }
+    // The message shown instead of the views (a chain that leaves no sample); empty when the views show.
+    QString message() const;
+    // The context menu of a frame (Show Source, then the transforms), not yet shown.
+    QMenu *createFrameMenu(uint32_t frame);
+    SourceView *sourceView() const { return m_source; }
+    // Shows the source tab (and builds the selected function's listing if it is not yet shown).
+    void showSource();
+    // Builds the source listing again (the source roots changed).
+    void refreshSource();
+    bool isBuildingSource() const;
+    SandwichView *sandwichView() const { return m_sandwich; }
+    // Shows the sandwich tab (and builds the selected function's sandwich if it is not yet shown).
+    void showSandwich();
+    bool isBuildingSandwich() const;
 
 Q_SIGNALS:
     void analysisApplied();
@@ -78,6 +112,18 @@ private:
     void requestAnalysis();
     void applyAnalysis(std::shared_ptr<const Analysis> analysis);
     void requestCallerCallee();
+    void requestSource();
+    void requestSandwich();
+    void refreshDetails();
+    void connectTransformSignals();
+    void createMessagePage();
+    void showMessage(const QString &message);
+    // What to say when the transforms leave samples, but none in the chosen threads or time range; else empty.
+    QString emptyShapeMessage() const;
+    void onAnalysisFailed(const QString &message);
+    void showFrameMenu(uint32_t frame, const QPoint &globalPos);
+    void setShape(engine::ProfileShape shape);
+    void translateSelection(const std::shared_ptr<const engine::FrameTable> &to);
     void updateBreadcrumb();
     void updateSearchLabel(int64_t matchedTotal, double share, size_t matchedFrames);
     void updateStatusLine();
@@ -86,6 +132,7 @@ private:
     std::shared_ptr<const Analysis> m_analysis;
     uint32_t m_selectedFrame = UINT32_MAX;
     std::optional<engine::TimeRange> m_timeRange;
+    engine::ProfileShape m_shape;
 
     AnalysisRunner *m_runner = nullptr;
     QComboBox *m_sampleType = nullptr;
@@ -94,11 +141,22 @@ private:
     QTimer *m_searchDelay = nullptr;
     QLabel *m_searchResult = nullptr;
     QToolButton *m_icicle = nullptr;
+    QToolButton *m_bottomUp = nullptr;
+    TransformChainBar *m_chain = nullptr;
+    QStackedWidget *m_viewStack = nullptr; // the views, or the message page
+    QLabel *m_message = nullptr;
+    QPushButton *m_undoTransform = nullptr;
     QToolButton *m_resetZoom = nullptr;
     BreadcrumbBar *m_breadcrumb = nullptr;
     FlameGraphView *m_flame = nullptr;
     TopFunctionsView *m_topFunctions = nullptr;
     CallerCalleeView *m_callerCallee = nullptr;
+    QTabWidget *m_details = nullptr;
+    SourceView *m_source = nullptr;
+    SourceRunner *m_sourceRunner = nullptr;
+    SandwichView *m_sandwich = nullptr;
+    bool m_sandwichStale = true;
+    bool m_sourceStale = true; // the source tab does not show the selected function in the current analysis
     QSplitter *m_splitter = nullptr;
     LabelStrip *m_status = nullptr;
 };

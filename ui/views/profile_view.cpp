@@ -58,7 +58,7 @@ QWidget *ProfileView::createLoadingPage()
     m_loadingLabel->setAlignment(Qt::AlignCenter);
     m_progress = new QProgressBar(page);
     m_progress->setObjectName(QStringLiteral("loadProgress"));
-    m_progress->setRange(0, 100);
+    m_progress->setRange(0, 0); // busy until the reader reports progress (`perf script` on a perf.data reports none)
     m_progress->setMaximumWidth(420);
     m_cancel = new QPushButton(tr("Cancel"), page);
     m_cancel->setObjectName(QStringLiteral("loadCancelButton"));
@@ -106,7 +106,10 @@ QWidget *ProfileView::createErrorPage()
 void ProfileView::connectSignals()
 {
     connect(m_loader, &ProfileLoader::progressChanged, this,
-            [this](double fraction) { m_progress->setValue(static_cast<int>(fraction * 100)); });
+            [this](double fraction) {
+                m_progress->setRange(0, 100);
+                m_progress->setValue(static_cast<int>(fraction * 100));
+            });
     connect(m_loader, &ProfileLoader::loaded, this, &ProfileView::onLoaded);
     connect(m_loader, &ProfileLoader::failed, this, &ProfileView::onFailed);
     connect(m_loader, &ProfileLoader::cancelled, this, &ProfileView::closeRequested);
@@ -118,7 +121,7 @@ void ProfileView::connectSignals()
 void ProfileView::load()
 {
     m_state = State::Loading;
-    m_progress->setValue(0);
+    m_progress->setRange(0, 0);
     m_stack->setCurrentWidget(m_loadingPage);
     m_loader->start(m_path);
 }

@@ -39,6 +39,7 @@ void TopFunctionsView::setupUi()
     m_table->setUniformRowHeights(true);
     m_table->setAlternatingRowColors(true);
     m_table->setSortingEnabled(true);
+    m_table->setContextMenuPolicy(Qt::CustomContextMenu);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->sortByColumn(TopFunctionsModel::SelfColumn, Qt::DescendingOrder);
@@ -73,6 +74,11 @@ void TopFunctionsView::connectSignals()
                 if (current.isValid())
                     Q_EMIT frameSelected(current.data(FrameRole).toUInt());
             });
+    connect(m_table, &QTreeView::customContextMenuRequested, this, [this](const QPoint &pos) {
+        const QModelIndex index = m_table->indexAt(pos);
+        if (index.isValid())
+            Q_EMIT frameContextMenuRequested(index.data(FrameRole).toUInt(), m_table->viewport()->mapToGlobal(pos));
+    });
 }
 
 void TopFunctionsView::selectFrame(uint32_t frame, bool revealIfFiltered)

@@ -28,6 +28,8 @@ public:
 
 Q_SIGNALS:
     void frameSelected(uint32_t frame);
+    // A right-click on a function's row (for its context menu).
+    void frameContextMenuRequested(uint32_t frame, const QPoint &globalPos);
 
 private:
     void setupUi();
