@@ -125,6 +125,12 @@ void MainWindow::createActions()
     });
     source->setObjectName(QStringLiteral("showSourceAction"));
     source->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_U));
+    QAction *disassembly = view->addAction(tr("Show &Disassembly"), this, [this] {
+        if (ProfileExplorer *explorer = currentExplorer())
+            explorer->showDisassembly();
+    });
+    disassembly->setObjectName(QStringLiteral("showDisassemblyAction"));
+    disassembly->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_U));
     view->addAction(tr("Source R&oots…"), this, &MainWindow::editSourceRoots)
         ->setObjectName(QStringLiteral("sourceRootsAction"));
 

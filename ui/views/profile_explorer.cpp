@@ -13,6 +13,7 @@
 #include "ui/views/label_strip.h"
 #include "ui/views/search_delay.h"
 #include "ui/views/sandwich_view.h"
+#include "ui/views/disassembly_view.h"
 #include "ui/views/source_view.h"
 #include "ui/views/thread_filter_button.h"
 #include "ui/views/transform_chain_bar.h"
@@ -146,6 +147,8 @@ QWidget *ProfileExplorer::createTablesPane()
     m_details->addTab(m_source, tr("Source"));
     m_sandwich = new SandwichView(m_details);
     m_details->addTab(m_sandwich, tr("Sandwich"));
+    m_disassembly = new DisassemblyView(m_details);
+    m_details->addTab(m_disassembly, tr("Disassembly"));
     tables->addWidget(m_topFunctions);
     tables->addWidget(m_details);
     tables->setStretchFactor(0, 3);
@@ -199,6 +202,8 @@ void ProfileExplorer::connectSignals()
             requestSource();
         if (m_details->currentWidget() == m_sandwich && m_sandwichStale)
             requestSandwich();
+        if (m_details->currentWidget() == m_disassembly && m_disassemblyStale)
+            requestDisassembly();
     });
     connect(m_runner, &AnalysisRunner::sandwichReady, this,
             [this](std::shared_ptr<const engine::Sandwich> sandwich, const std::shared_ptr<const Analysis> &analysis) {
@@ -233,6 +238,28 @@ void ProfileExplorer::refreshDetails()
     m_sandwichStale = true;
     if (m_details->currentWidget() == m_sandwich)
         requestSandwich();
+    m_disassemblyStale = true;
+    if (m_details->currentWidget() == m_disassembly)
+        requestDisassembly();
+}
+
+void ProfileExplorer::showDisassembly()
+{
+    m_details->setCurrentWidget(m_disassembly);
+    if (m_disassemblyStale)
+        requestDisassembly();
+}
+
+void ProfileExplorer::requestDisassembly()
+{
+    if (!m_analysis || !m_loaded || m_selectedFrame == UINT32_MAX)
+        return;
+    m_disassemblyStale = false;
+    // The recorded addresses of every sample of the function (the binary's view of it: transforms, which
+    // rewrite stacks, and filters do not apply), in the sample type shown.
+    m_disassembly->setProfile(m_loaded->profile, m_analysis->sampleType);
+    m_disassembly->setSourceRoots(SourceRoots().forLocator());
+    m_disassembly->showFunction(QString::fromStdString(m_analysis->loaded->frames->frame(m_selectedFrame).name));
 }
 
 void ProfileExplorer::showSandwich()

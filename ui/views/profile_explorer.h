@@ -33,6 +33,7 @@ class LabelStrip;
 class FlameGraphView;
 class SourceRunner;
 class SourceView;
+class DisassemblyView;
 class SandwichView;
 class ThreadFilterButton;
 class TransformChainBar;
@@ -94,6 +95,9 @@ public:
     // Shows the sandwich tab (and builds the selected function's sandwich if it is not yet shown).
     void showSandwich();
     bool isBuildingSandwich() const;
+    // Shows the disassembly tab (the selected function's instructions, from the binary found by build id).
+    void showDisassembly();
+    DisassemblyView *disassemblyView() const { return m_disassembly; }
 
 Q_SIGNALS:
     void analysisApplied();
@@ -114,6 +118,7 @@ private:
     void requestCallerCallee();
     void requestSource();
     void requestSandwich();
+    void requestDisassembly();
     void refreshDetails();
     void connectTransformSignals();
     void createMessagePage();
@@ -156,6 +161,8 @@ private:
     SourceRunner *m_sourceRunner = nullptr;
     SandwichView *m_sandwich = nullptr;
     bool m_sandwichStale = true;
+    DisassemblyView *m_disassembly = nullptr;
+    bool m_disassemblyStale = true;
     bool m_sourceStale = true; // the source tab does not show the selected function in the current analysis
     QSplitter *m_splitter = nullptr;
     LabelStrip *m_status = nullptr;

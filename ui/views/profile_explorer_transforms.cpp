@@ -152,6 +152,11 @@ QMenu *ProfileExplorer::createFrameMenu(uint32_t frame)
         showSource();
     });
     source->setObjectName(QStringLiteral("showSourceMenuAction"));
+    QAction *disassembly = menu->addAction(tr("Show Disassembly"), this, [this, frame] {
+        selectFrame(frame);
+        showDisassembly();
+    });
+    disassembly->setObjectName(QStringLiteral("showDisassemblyMenuAction"));
     QAction *sandwich = menu->addAction(tr("Show Callers and Callees (Sandwich)"), this, [this, frame] {
         selectFrame(frame);
         showSandwich();

@@ -6,7 +6,10 @@
 #include "engine/import/open_profile.h"
 #include "engine/source/debuginfod_client.h"
 #include "ui/models/disassembly_model.h"
+#include "tests/ui/views/explorer_test_support.h"
 #include "ui/views/disassembly_view.h"
+#include "ui/views/profile_explorer.h"
+#include "ui/views/profile_view.h"
 
 #include <QAbstractItemModelTester>
 #include <QLabel>
@@ -48,13 +51,13 @@ class TestDisassemblyView : public QObject {
 private Q_SLOTS:
     // If this fails, the view shows the wrong instructions or costs, blocks on the work, or does not bring the
     // hottest instruction (in the loop) into view.
-    void hottestRowIsInTheLoop()
+    void initTestCase()
     {
-        QTemporaryDir dir;
+        QVERIFY(m_dir.isValid());
         QProcess rec;
         rec.start(kEmberline,
                   {QStringLiteral("record"), QStringLiteral("--frequency"), QStringLiteral("499"),
-                   QStringLiteral("--output"), dir.path(), QStringLiteral("--"), kHotLoop, QStringLiteral("2")});
+                   QStringLiteral("--output"), m_dir.path(), QStringLiteral("--"), kHotLoop, QStringLiteral("2")});
         QVERIFY(rec.waitForFinished(60000));
         if (rec.exitCode() != 0) {
             if (qEnvironmentVariable("CI") == QLatin1String("true"))
@@ -62,7 +65,12 @@ private Q_SLOTS:
                     qPrintable(QStringLiteral("emberline record failed under CI=true: ") + rec.readAllStandardError()));
             QSKIP("cannot profile here");
         }
-        auto loaded = engine::readProfileFile(dir.filePath(QStringLiteral("profile.pprof")).toStdString());
+        m_recording = m_dir.filePath(QStringLiteral("profile.pprof"));
+    }
+
+    void hottestRowIsInTheLoop()
+    {
+        auto loaded = engine::readProfileFile(m_recording.toStdString());
         QVERIFY2(loaded.ok(), loaded ? "" : loaded.error().message.c_str());
         auto profile = std::make_shared<const engine::Profile>(std::move(loaded).value());
 
@@ -118,6 +126,28 @@ private Q_SLOTS:
             QTest::qWait(ms);
     }
 
+    // The explorer's Disassembly tab (a frame's "Show Disassembly") shows the selected function of the opened
+    // recording, with its loop. If this fails, the view exists but the window never shows it.
+    void explorerTabShowsTheSelectedFunction()
+    {
+        ui::ProfileView profileView(m_recording);
+        ui::ProfileExplorer *explorer = test::openExplorer(profileView);
+        QVERIFY(explorer);
+        const std::vector<uint32_t> frames = explorer->loaded().frames->findByName("spin");
+        QVERIFY(!frames.empty());
+        explorer->selectFrame(frames.front());
+        ui::DisassemblyView *view = explorer->disassemblyView();
+        QSignalSpy shown(view, &ui::DisassemblyView::functionShown);
+        explorer->showDisassembly();
+        QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 30000);
+        QCOMPARE(shown.first().first().toString(), QStringLiteral("spin"));
+        const ui::DisassemblyResult *result = view->model()->result();
+        QVERIFY(result != nullptr);
+        QVERIFY2(result->function.error.empty(), result->function.error.c_str());
+        QVERIFY(innermostLoop(result->function.instructions).second != 0);
+        QVERIFY(result->function.self > 0);
+    }
+
     // If this fails, a debuginfod download (seconds, or a timeout) could freeze the window.
     void debuginfodIsNeverAskedOnTheGuiThread()
     {
@@ -142,6 +172,10 @@ private Q_SLOTS:
         QVERIFY(!view.findChild<QLabel *>(QStringLiteral("disassemblyNotes"))->text().isEmpty());
         QCOMPARE(view.model()->rowCount(), 0);
     }
+
+private:
+    QTemporaryDir m_dir;
+    QString m_recording;
 };
 
 QTEST_MAIN(TestDisassemblyView)
