@@ -6,24 +6,6 @@
 namespace emberline::engine {
 namespace {
 
-Profile tablesOf(const Profile &s)
-{
-    Profile out;
-    for (size_t i = 1; i < s.strings().size(); ++i)
-        out.appendString(s.strings()[i]);
-    out.sampleTypes() = s.sampleTypes();
-    out.functions() = s.functions();
-    out.locations() = s.locations();
-    out.mappings() = s.mappings();
-    out.comments() = s.comments();
-    out.timeNanos = s.timeNanos;
-    out.durationNanos = s.durationNanos;
-    out.periodType = s.periodType;
-    out.period = s.period;
-    out.defaultSampleType = s.defaultSampleType;
-    return out;
-}
-
 // Per location, the location to use in a reversed stack: itself, or a copy with its lines reversed.
 std::vector<uint32_t> reversedLocations(Profile &out)
 {
@@ -49,7 +31,7 @@ std::vector<uint32_t> reversedLocations(Profile &out)
 
 Result<Profile> invertStacks(const Profile &profile, const std::atomic<bool> *cancel)
 {
-    Profile out = tablesOf(profile);
+    Profile out = profile.withoutSamples();
     const std::vector<uint32_t> reversed = reversedLocations(out);
     std::vector<uint32_t> stackMap(profile.stacks().size(), kNoIndex);
     std::vector<uint32_t> frames;

@@ -121,6 +121,25 @@ int Profile::sampleTypeIndex(std::string_view type) const
     return -1;
 }
 
+Profile Profile::withoutSamples() const
+{
+    Profile out;
+    out.m_strings = m_strings; // the index is built again on the first intern()
+    out.m_sampleTypes = m_sampleTypes;
+    out.m_functions = m_functions;
+    out.m_locations = m_locations;
+    out.m_mappings = m_mappings;
+    out.m_comments = m_comments;
+    out.timeNanos = timeNanos;
+    out.durationNanos = durationNanos;
+    out.periodType = periodType;
+    out.period = period;
+    out.dropFrames = dropFrames;
+    out.keepFrames = keepFrames;
+    out.defaultSampleType = defaultSampleType;
+    return out;
+}
+
 std::vector<int64_t> Profile::totals() const
 {
     const size_t n = m_sampleTypes.size();

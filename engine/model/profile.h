@@ -122,6 +122,9 @@ public:
     void reserveSamples(size_t n);
     // Heap held by the samples' columns (stacks, values, labels), counting chunks shared with copies in full.
     size_t sampleMemoryBytes() const;
+    // A profile with this one's strings (same ids), tables and scalars and no samples: what a transform of the
+    // samples starts from.
+    Profile withoutSamples() const;
 
     // --- scalars
     int64_t timeNanos = 0;

@@ -158,20 +158,7 @@ private:
     void copyTables()
     {
         const Profile &s = m_source;
-        for (size_t i = 1; i < s.strings().size(); ++i)
-            m_out.appendString(s.strings()[i]);
-        m_out.sampleTypes() = s.sampleTypes();
-        m_out.functions() = s.functions();
-        m_out.locations() = s.locations();
-        m_out.mappings() = s.mappings();
-        m_out.comments() = s.comments();
-        m_out.timeNanos = s.timeNanos;
-        m_out.durationNanos = s.durationNanos;
-        m_out.periodType = s.periodType;
-        m_out.period = s.period;
-        m_out.dropFrames = s.dropFrames;
-        m_out.keepFrames = s.keepFrames;
-        m_out.defaultSampleType = s.defaultSampleType;
+        m_out = s.withoutSamples();
         for (const Location &loc : s.locations())
             m_nextLocationId = std::max(m_nextLocationId, loc.id + 1);
     }

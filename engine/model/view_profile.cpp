@@ -6,27 +6,6 @@
 #include <vector>
 
 namespace emberline::engine {
-namespace {
-
-Profile tablesOf(const Profile &s)
-{
-    Profile out;
-    for (size_t i = 1; i < s.strings().size(); ++i)
-        out.appendString(s.strings()[i]);
-    out.sampleTypes() = s.sampleTypes();
-    out.functions() = s.functions();
-    out.locations() = s.locations();
-    out.mappings() = s.mappings();
-    out.comments() = s.comments();
-    out.timeNanos = s.timeNanos;
-    out.durationNanos = s.durationNanos;
-    out.periodType = s.periodType;
-    out.period = s.period;
-    out.defaultSampleType = s.defaultSampleType;
-    return out;
-}
-
-} // namespace
 
 Result<Profile> viewProfile(const std::shared_ptr<const LoadedProfile> &source, std::span<const Transform> transforms,
                             const SampleFilter &filter, const std::atomic<bool> *cancel)
@@ -38,7 +17,7 @@ Result<Profile> viewProfile(const std::shared_ptr<const LoadedProfile> &source, 
     const Profile &profile = *view.profile;
     const std::vector<uint8_t> mask = selectSamples(profile, view.threads.get(), filter);
     const std::vector<float> *weights = view.sampleWeights.get();
-    Profile out = tablesOf(profile);
+    Profile out = profile.withoutSamples();
     std::vector<uint32_t> stackMap(profile.stacks().size(), kNoIndex);
     std::vector<int64_t> values;
     for (size_t i = 0; i < profile.sampleCount(); ++i) {
