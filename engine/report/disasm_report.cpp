@@ -2,6 +2,7 @@
 
 #include "engine/model/sample_filter.h"
 #include "engine/model/units.h"
+#include "engine/report/report_common.h"
 #include "engine/report/sample_type.h"
 #include "engine/source/disassembly.h"
 #include "engine/source/source_locator.h"
@@ -148,22 +149,17 @@ std::string jsonReport(const std::vector<FunctionDisassembly> &functions, const 
     QJsonArray array;
     for (const FunctionDisassembly &fn : functions)
         array.append(jsonFunction(fn));
-    QJsonObject root;
-    root.insert(QStringLiteral("type"), QString::fromStdString(p.str(p.sampleTypes()[typeIndex].type)));
-    root.insert(QStringLiteral("unit"), QString::fromStdString(p.str(p.sampleTypes()[typeIndex].unit)));
-    root.insert(QStringLiteral("functions"), array);
-    return QJsonDocument(root).toJson(QJsonDocument::Indented).toStdString();
+    return functionsJson(p, typeIndex, array);
 }
 
 } // namespace
 
 Result<std::string> buildDisasmReport(const Profile &profile, const DisasmOptions &options)
 {
-    const QRegularExpression re(QString::fromStdString(options.pattern));
-    if (!re.isValid())
-        return makeError(Error::Code::Invalid,
-                         "--disasm: '" + options.pattern +
-                             "' is not a valid regular expression: " + re.errorString().toStdString());
+    auto pattern = functionPattern("--disasm", options.pattern);
+    if (!pattern)
+        return pattern.error();
+    const QRegularExpression &re = pattern.value();
     auto typeIndex = resolveSampleType(profile, options.sampleType);
     if (!typeIndex)
         return typeIndex.error();

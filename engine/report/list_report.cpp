@@ -3,6 +3,7 @@
 #include "engine/model/line_table.h"
 #include "engine/model/sample_filter.h"
 #include "engine/model/units.h"
+#include "engine/report/report_common.h"
 #include "engine/report/sample_type.h"
 #include "engine/source/source_locator.h"
 
@@ -101,21 +102,17 @@ std::string jsonList(const std::vector<FunctionLines> &functions, const Profile 
         f.insert(QStringLiteral("lines"), lines);
         array.append(f);
     }
-    QJsonObject root;
-    root.insert(QStringLiteral("type"), QString::fromStdString(p.str(p.sampleTypes()[typeIndex].type)));
-    root.insert(QStringLiteral("unit"), QString::fromStdString(p.str(p.sampleTypes()[typeIndex].unit)));
-    root.insert(QStringLiteral("functions"), array);
-    return QJsonDocument(root).toJson(QJsonDocument::Indented).toStdString();
+    return functionsJson(p, typeIndex, array);
 }
 
 } // namespace
 
 Result<std::string> buildListReport(const Profile &profile, const ListOptions &options)
 {
-    const QRegularExpression re(QString::fromStdString(options.pattern));
-    if (!re.isValid())
-        return makeError(Error::Code::Invalid, "--list: '" + options.pattern + "' is not a valid regular expression: " +
-                                                   re.errorString().toStdString());
+    auto pattern = functionPattern("--list", options.pattern);
+    if (!pattern)
+        return pattern.error();
+    const QRegularExpression &re = pattern.value();
     auto typeIndex = resolveSampleType(profile, options.sampleType);
     if (!typeIndex)
         return typeIndex.error();
