@@ -5,13 +5,13 @@
 namespace emberline::ui {
 namespace {
 
-const QString kKey = QStringLiteral("sourceRoots");
+const QString kRootsKey = QStringLiteral("sourceRoots");
 
 } // namespace
 
 QStringList SourceRoots::folders() const
 {
-    return QSettings().value(kKey).toStringList();
+    return QSettings().value(kRootsKey).toStringList();
 }
 
 void SourceRoots::setFolders(const QStringList &folders)
@@ -21,7 +21,7 @@ void SourceRoots::setFolders(const QStringList &folders)
         if (!folder.isEmpty() && !kept.contains(folder))
             kept << folder;
     }
-    QSettings().setValue(kKey, kept);
+    QSettings().setValue(kRootsKey, kept);
 }
 
 std::vector<std::string> SourceRoots::forLocator() const

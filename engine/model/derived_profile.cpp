@@ -19,16 +19,14 @@ std::shared_ptr<const ThreadIndex> sourceOrdinals(const ThreadIndex &source, con
     for (size_t i = 0; i < source.threads().size(); ++i)
         ordinal.try_emplace({source.threads()[i].tid, source.threads()[i].name}, static_cast<uint32_t>(i));
     const ThreadIndex own(derived);
-    auto column = std::make_shared<std::vector<uint32_t>>(derived.sampleCount(), kNoIndex);
+    ChunkedColumn<uint32_t> column;
+    column.reserveRows(derived.sampleCount());
     for (size_t i = 0; i < derived.sampleCount(); ++i) {
         const uint32_t t = own.threadOf(i);
-        if (t == kNoIndex)
-            continue;
-        const auto it = ordinal.find({own.threads()[t].tid, own.threads()[t].name});
-        (*column)[i] = it == ordinal.end() ? kNoIndex : it->second;
+        const auto it = t == kNoIndex ? ordinal.end() : ordinal.find({own.threads()[t].tid, own.threads()[t].name});
+        column.push_back(it == ordinal.end() ? kNoIndex : it->second);
     }
-    const std::span<const uint32_t> span(*column);
-    return std::make_shared<const ThreadIndex>(source.threads(), span, std::move(column));
+    return std::make_shared<const ThreadIndex>(source.threads(), std::move(column));
 }
 
 } // namespace

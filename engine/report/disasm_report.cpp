@@ -1,5 +1,6 @@
 #include "engine/report/disasm_report.h"
 
+#include "engine/common/strings.h"
 #include "engine/model/sample_filter.h"
 #include "engine/model/units.h"
 #include "engine/report/report_common.h"
@@ -19,14 +20,16 @@
 namespace emberline::engine {
 namespace {
 
-std::string hexAddress(uint64_t address)
+// Without "0x": the listing's address column, as objdump prints it.
+std::string plainHex(uint64_t address)
 {
     char text[24];
     std::snprintf(text, sizeof text, "%llx", static_cast<unsigned long long>(address));
     return text;
 }
 
-std::string hexBytes(const std::vector<uint8_t> &bytes)
+// An instruction's bytes as objdump shows them: "48 89 e5".
+std::string spacedHexBytes(const std::vector<uint8_t> &bytes)
 {
     std::string text;
     char cell[4];
@@ -35,14 +38,6 @@ std::string hexBytes(const std::vector<uint8_t> &bytes)
         text += (text.empty() ? "" : " ") + std::string(cell);
     }
     return text;
-}
-
-std::string costRow(int64_t self, int64_t total, const std::string &unit)
-{
-    char cells[64];
-    std::snprintf(cells, sizeof cells, "%10s %10s ", self ? formatValue(self, unit).c_str() : ".",
-                  total ? formatValue(total, unit).c_str() : ".");
-    return cells;
 }
 
 // Source files read once per report; a file not found shows its line numbers alone.
@@ -65,12 +60,6 @@ private:
     SourceLocator m_locator;
     std::map<std::string, std::vector<std::string>> m_files;
 };
-
-std::string baseName(const std::string &path)
-{
-    const size_t slash = path.rfind('/');
-    return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 void appendFunction(std::string &out, const FunctionDisassembly &fn, int64_t grandTotal, const std::string &unit,
                     SourceCache &sources)
@@ -96,8 +85,8 @@ void appendFunction(std::string &out, const FunctionDisassembly &fn, int64_t gra
                 out += blank + baseName(file) + ":" + std::to_string(line) + "  " + sources.line(file, line) + "\n";
         }
         char address[32];
-        std::snprintf(address, sizeof address, "%10s: ", hexAddress(insn.address).c_str());
-        std::string bytes = hexBytes(insn.bytes);
+        std::snprintf(address, sizeof address, "%10s: ", plainHex(insn.address).c_str());
+        std::string bytes = spacedHexBytes(insn.bytes);
         bytes.resize(std::max<size_t>(bytes.size(), 29), ' ');
         out += costRow(insn.self, insn.total, unit) + address + bytes + " " + insn.text + "\n";
     }
@@ -131,8 +120,8 @@ QJsonObject jsonFunction(const FunctionDisassembly &fn)
     QJsonArray instructions;
     for (const AnnotatedInstruction &insn : fn.instructions) {
         QJsonObject i;
-        i.insert(QStringLiteral("address"), QString::fromStdString("0x" + hexAddress(insn.address)));
-        i.insert(QStringLiteral("bytes"), QString::fromStdString(hexBytes(insn.bytes)));
+        i.insert(QStringLiteral("address"), QString::fromStdString(hexAddress(insn.address)));
+        i.insert(QStringLiteral("bytes"), QString::fromStdString(spacedHexBytes(insn.bytes)));
         i.insert(QStringLiteral("text"), QString::fromStdString(insn.text));
         i.insert(QStringLiteral("file"), QString::fromStdString(insn.file));
         i.insert(QStringLiteral("line"), static_cast<qint64>(insn.line));

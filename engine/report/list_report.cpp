@@ -21,14 +21,6 @@ namespace {
 // Lines of context shown around the costly ones, as pprof shows them.
 constexpr int64_t kMargin = 5;
 
-std::string costRow(int64_t self, int64_t total, const std::string &unit)
-{
-    char cells[64];
-    std::snprintf(cells, sizeof cells, "%10s %10s ", self ? formatValue(self, unit).c_str() : ".",
-                  total ? formatValue(total, unit).c_str() : ".");
-    return cells;
-}
-
 std::string lineNumber(int64_t line)
 {
     char cell[32];

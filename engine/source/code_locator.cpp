@@ -1,5 +1,6 @@
 #include "engine/source/code_locator.h"
 
+#include "engine/common/strings.h"
 #include "engine/source/debuginfod_client.h"
 #include "engine/symbols/symbol_module.h"
 
@@ -7,15 +8,6 @@
 
 namespace emberline::engine {
 namespace {
-
-std::string lowercase(std::string text)
-{
-    for (char &c : text) {
-        if (c >= 'A' && c <= 'F')
-            c = static_cast<char>(c - 'A' + 'a');
-    }
-    return text;
-}
 
 bool exists(const std::string &path)
 {
@@ -35,7 +27,7 @@ std::string joined(const std::vector<std::string> &notes)
 
 Result<LocatedCode> CodeLocator::locate(const std::string &recordedPath, const std::string &rawBuildId) const
 {
-    const std::string buildId = lowercase(rawBuildId);
+    const std::string buildId = lowercaseHex(rawBuildId);
     LocatedCode found;
     // "[kernel.kallsyms]", "[vdso]", "[anon]", "[jit]": pseudo-files the recorder names; no ELF file to read.
     if (!recordedPath.empty() && recordedPath.front() == '[')

@@ -1,5 +1,6 @@
 #include "engine/source/code_module.h"
 
+#include "engine/common/strings.h"
 #include "engine/source/debuginfod_client.h"
 #include "engine/symbols/demangle.h"
 
@@ -18,17 +19,6 @@ namespace {
 
 // Functions larger than this are not disassembled whole: a listing nobody reads, and a bound on memory.
 constexpr uint64_t kMaxFunctionBytes = 4u << 20;
-
-std::string toHex(const unsigned char *bytes, size_t length)
-{
-    static const char digits[] = "0123456789abcdef";
-    std::string hex;
-    for (size_t i = 0; i < length; ++i) {
-        hex.push_back(digits[bytes[i] >> 4]);
-        hex.push_back(digits[bytes[i] & 0xf]);
-    }
-    return hex;
-}
 
 std::string searchPath(const std::vector<std::string> &debugDirectories)
 {
@@ -148,7 +138,7 @@ bool CodeModule::readHeaders()
     GElf_Addr noteAddress = 0;
     const int length = dwfl_module_build_id(m_module, &bits, &noteAddress);
     if (length > 0)
-        m_buildId = toHex(bits, static_cast<size_t>(length));
+        m_buildId = hexBytes(bits, static_cast<size_t>(length));
     // Loads the symbols and DWARF now (from wherever they are), so that debugFile() can tell.
     Dwarf_Addr bias = 0;
     dwfl_module_getdwarf(m_module, &bias);

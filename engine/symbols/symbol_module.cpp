@@ -1,5 +1,6 @@
 #include "engine/symbols/symbol_module.h"
 
+#include "engine/common/strings.h"
 #include "engine/symbols/demangle.h"
 #include "engine/symbols/dwarf_inline.h"
 #include "engine/symbols/symbols_logging.h"
@@ -13,27 +14,6 @@
 
 namespace emberline::engine {
 namespace {
-
-std::string toHex(const unsigned char *bytes, size_t length)
-{
-    static const char digits[] = "0123456789abcdef";
-    std::string hex;
-    hex.reserve(length * 2);
-    for (size_t i = 0; i < length; ++i) {
-        hex.push_back(digits[bytes[i] >> 4]);
-        hex.push_back(digits[bytes[i] & 0xf]);
-    }
-    return hex;
-}
-
-std::string lowercase(std::string text)
-{
-    for (char &c : text) {
-        if (c >= 'A' && c <= 'F')
-            c = static_cast<char>(c - 'A' + 'a');
-    }
-    return text;
-}
 
 // O_NONBLOCK and the S_ISREG check keep a FIFO or device named by a mapping from blocking or being read.
 int openRegularFile(const std::string &path)
@@ -97,7 +77,7 @@ std::unique_ptr<SymbolModule> SymbolModule::openFile(const std::string &path, co
     std::unique_ptr<SymbolModule> module(new SymbolModule(debugDirectories));
     if (!module->report(path, fd))
         return nullptr;
-    if (!expectedBuildId.empty() && module->m_buildId != lowercase(expectedBuildId)) {
+    if (!expectedBuildId.empty() && module->m_buildId != lowercaseHex(expectedBuildId)) {
         qCInfo(lcSymbols, "%s changed since it was mapped: build id %s, expected %s", path.c_str(),
                module->m_buildId.c_str(), expectedBuildId.c_str());
         return nullptr;
@@ -157,7 +137,7 @@ bool SymbolModule::report(const std::string &name, int fd)
     GElf_Addr noteAddress = 0;
     const int length = dwfl_module_build_id(m_module, &bits, &noteAddress);
     if (length > 0)
-        m_buildId = toHex(bits, static_cast<size_t>(length));
+        m_buildId = hexBytes(bits, static_cast<size_t>(length));
     return true;
 }
 
@@ -224,7 +204,7 @@ std::string readElfBuildId(const std::string &path)
         const void *bits = nullptr;
         const ssize_t length = dwelf_elf_gnu_build_id(elf, &bits);
         if (length > 0)
-            buildId = toHex(static_cast<const unsigned char *>(bits), static_cast<size_t>(length));
+            buildId = hexBytes(static_cast<const unsigned char *>(bits), static_cast<size_t>(length));
         elf_end(elf);
     }
     ::close(fd);

@@ -1,5 +1,7 @@
 #include "engine/unwind/elf_image.h"
 
+#include "engine/common/strings.h"
+
 #include <elf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -18,18 +20,6 @@ constexpr uint8_t kDwEhPeOmit = 0xff;
 constexpr uint8_t kDwEhPeUdata4 = 0x03;
 constexpr uint8_t kDwEhPeSdata4 = 0x0b;
 constexpr uint8_t kDwEhPeDatarel = 0x30;
-
-std::string hexBytes(const uint8_t *p, size_t n)
-{
-    static const char digits[] = "0123456789abcdef";
-    std::string s;
-    s.reserve(n * 2);
-    for (size_t i = 0; i < n; ++i) {
-        s.push_back(digits[p[i] >> 4]);
-        s.push_back(digits[p[i] & 15]);
-    }
-    return s;
-}
 
 } // namespace
 
