@@ -3,6 +3,7 @@
 #include "engine/common/strings.h"
 #include "engine/source/debuginfod_client.h"
 #include "engine/symbols/demangle.h"
+#include "engine/symbols/dwarf_inline.h"
 
 #include <elfutils/libdw.h>
 #include <fcntl.h>
@@ -208,12 +209,10 @@ Result<std::vector<uint8_t>> CodeModule::code(uint64_t start, uint64_t end) cons
 
 CodeModule::SourceLine CodeModule::lineAt(uint64_t address) const
 {
-    Dwfl_Line *line = dwfl_module_getsrc(m_module, address + m_bias);
-    if (line == nullptr)
-        return {};
-    int number = 0;
-    const char *file = dwfl_lineinfo(line, nullptr, &number, nullptr, nullptr, nullptr);
-    return {file != nullptr ? file : "", number};
+    if (!m_functions)
+        m_functions = std::make_unique<DwarfFunctionIndex>(m_module);
+    const SymbolFrame location = lineTableLocation(m_module, *m_functions, address + m_bias);
+    return {location.file, location.line};
 }
 
 } // namespace emberline::engine

@@ -82,7 +82,7 @@ private:
     std::string m_debugFile;
     int m_machine = 0;
     bool m_is64Bit = true;
-    std::unique_ptr<DwarfFunctionIndex> m_functions;
+    mutable std::unique_ptr<DwarfFunctionIndex> m_functions; // built at first use (lineAt is const)
 };
 
 } // namespace emberline::engine

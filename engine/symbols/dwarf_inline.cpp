@@ -87,6 +87,36 @@ SymbolFrame callSiteOf(Dwarf_Die *inlined)
     return site;
 }
 
+
+// Appends the inlined instances nested in `scope` that contain `pc`, outermost first. Lexical blocks are
+// looked through; one without addresses of its own may still hold inlined code.
+void appendInlinedInstances(Dwarf_Die scope, Dwarf_Addr pc, std::vector<Dwarf_Die> &chain, int depth)
+{
+    Dwarf_Die child;
+    if (depth > 64 || dwarf_child(&scope, &child) != 0)
+        return;
+    do {
+        const int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_inlined_subroutine) {
+            if (dwarf_haspc(&child, pc) > 0) {
+                chain.push_back(child);
+                appendInlinedInstances(child, pc, chain, depth + 1);
+                return;
+            }
+        } else if (tag == DW_TAG_lexical_block || tag == DW_TAG_try_block || tag == DW_TAG_catch_block) {
+            const bool hasAddresses = dwarf_hasattr(&child, DW_AT_low_pc) || dwarf_hasattr(&child, DW_AT_ranges);
+            if (!hasAddresses || dwarf_haspc(&child, pc) > 0) {
+                const size_t before = chain.size();
+                appendInlinedInstances(child, pc, chain, depth + 1);
+                if (hasAddresses || chain.size() != before)
+                    return;
+            }
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+} // namespace
+
 SymbolFrame lineTableLocation(Dwfl_Module *module, DwarfFunctionIndex &index, Dwarf_Addr address)
 {
     SymbolFrame location;
@@ -117,35 +147,6 @@ SymbolFrame lineTableLocation(Dwfl_Module *module, DwarfFunctionIndex &index, Dw
     }
     return location;
 }
-
-// Appends the inlined instances nested in `scope` that contain `pc`, outermost first. Lexical blocks are
-// looked through; one without addresses of its own may still hold inlined code.
-void appendInlinedInstances(Dwarf_Die scope, Dwarf_Addr pc, std::vector<Dwarf_Die> &chain, int depth)
-{
-    Dwarf_Die child;
-    if (depth > 64 || dwarf_child(&scope, &child) != 0)
-        return;
-    do {
-        const int tag = dwarf_tag(&child);
-        if (tag == DW_TAG_inlined_subroutine) {
-            if (dwarf_haspc(&child, pc) > 0) {
-                chain.push_back(child);
-                appendInlinedInstances(child, pc, chain, depth + 1);
-                return;
-            }
-        } else if (tag == DW_TAG_lexical_block || tag == DW_TAG_try_block || tag == DW_TAG_catch_block) {
-            const bool hasAddresses = dwarf_hasattr(&child, DW_AT_low_pc) || dwarf_hasattr(&child, DW_AT_ranges);
-            if (!hasAddresses || dwarf_haspc(&child, pc) > 0) {
-                const size_t before = chain.size();
-                appendInlinedInstances(child, pc, chain, depth + 1);
-                if (hasAddresses || chain.size() != before)
-                    return;
-            }
-        }
-    } while (dwarf_siblingof(&child, &child) == 0);
-}
-
-} // namespace
 
 DwarfFrames dwarfFrames(Dwfl_Module *module, DwarfFunctionIndex &index, Dwarf_Addr address)
 {

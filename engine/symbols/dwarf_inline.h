@@ -25,4 +25,8 @@ struct DwarfFrames {
 // outermost name is empty when DWARF does not name it, so that the caller can ask the ELF symbol table.
 DwarfFrames dwarfFrames(Dwfl_Module *module, DwarfFunctionIndex &index, Dwarf_Addr address);
 
+// The line table's file:line:column for an address of a module (libdwfl's space): through libdwfl, which places
+// addresses by .debug_aranges, else through `index`'s units (binaries built by clang carry no .debug_aranges).
+SymbolFrame lineTableLocation(Dwfl_Module *module, DwarfFunctionIndex &index, Dwarf_Addr address);
+
 } // namespace emberline::engine
