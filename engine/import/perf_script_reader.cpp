@@ -1,13 +1,21 @@
 #include "engine/import/perf_script_reader.h"
 
+#include "engine/common/strings.h"
 #include "engine/import/text_format.h"
 
 #include <charconv>
+#include <cstring>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 namespace emberline::engine {
+
+// A blank-separated word of a header line and where it starts.
+struct PerfScriptToken {
+    std::string_view text;
+    size_t start;
+};
+
 namespace {
 
 struct Header {
@@ -20,7 +28,16 @@ struct Header {
 
 bool isDigits(std::string_view s)
 {
-    return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+    for (const char c : s) {
+        if (c < '0' || c > '9')
+            return false;
+    }
+    return !s.empty();
+}
+
+bool isHexDigit(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
 int64_t toInt(std::string_view s)
@@ -40,28 +57,25 @@ bool isTimestamp(std::string_view s)
     return dot != std::string_view::npos && isDigits(s.substr(0, dot)) && isDigits(s.substr(dot + 1));
 }
 
-struct Token {
-    std::string_view text;
-    size_t start;
-};
 
-std::vector<Token> tokens(std::string_view line)
+// Splits `line` at blanks into `out` (cleared first; its storage is reused from line to line).
+void splitPerfScriptTokens(std::string_view line, std::vector<PerfScriptToken> &out)
 {
-    std::vector<Token> out;
+    out.clear();
     for (size_t pos = 0; pos < line.size();) {
-        const size_t start = line.find_first_not_of(" \t", pos);
-        if (start == std::string_view::npos)
+        while (pos < line.size() && isBlank(line[pos]))
+            ++pos;
+        if (pos == line.size())
             break;
-        const size_t end = std::min(line.find_first_of(" \t", start), line.size());
-        out.push_back({line.substr(start, end - start), start});
-        pos = end;
+        const size_t length = firstBlank(line.substr(pos));
+        out.push_back({line.substr(pos, length), pos});
+        pos += length;
     }
-    return out;
 }
 
-std::optional<Header> parseHeader(std::string_view line)
+std::optional<Header> parseHeader(std::string_view line, std::vector<PerfScriptToken> &t)
 {
-    const std::vector<Token> t = tokens(line);
+    splitPerfScriptTokens(line, t);
     for (size_t i = 2; i < t.size(); ++i) {
         if (!isTimestamp(t[i].text))
             continue;
@@ -74,9 +88,7 @@ std::optional<Header> parseHeader(std::string_view line)
         if (!isDigits(pid) || pidIndex == 0)
             return std::nullopt;
         Header h;
-        h.comm = line.substr(0, t[pidIndex].start);
-        while (!h.comm.empty() && (h.comm.back() == ' ' || h.comm.back() == '\t'))
-            h.comm.remove_suffix(1);
+        h.comm = trimTrailingBlanks(line.substr(0, t[pidIndex].start));
         h.tid = toInt(pid);
         size_t next = i + 1;
         if (next < t.size() && isDigits(t[next].text))
@@ -85,8 +97,7 @@ std::optional<Header> parseHeader(std::string_view line)
             return std::nullopt;
         h.event = t[next].text.substr(0, t[next].text.size() - 1);
         const size_t restStart = t[next].start + t[next].text.size();
-        h.rest = line.substr(restStart);
-        h.rest.remove_prefix(std::min(h.rest.find_first_not_of(" \t"), h.rest.size()));
+        h.rest = skipBlanks(line.substr(restStart));
         return h;
     }
     return std::nullopt;
@@ -102,11 +113,9 @@ struct FrameLine {
 // parenthesised group and ends the line.
 std::optional<FrameLine> parseFrame(std::string_view line)
 {
-    line.remove_prefix(std::min(line.find_first_not_of(" \t"), line.size()));
-    while (!line.empty() && (line.back() == ' ' || line.back() == '\t'))
-        line.remove_suffix(1);
-    const size_t space = line.find_first_of(" \t");
-    if (space == std::string_view::npos || line.back() != ')')
+    line = trimTrailingBlanks(skipBlanks(line));
+    const size_t space = firstBlank(line);
+    if (space == line.size() || line.back() != ')')
         return std::nullopt;
     FrameLine f;
     const std::string_view address = line.substr(0, space);
@@ -117,8 +126,7 @@ std::optional<FrameLine> parseFrame(std::string_view line)
     if (open == std::string_view::npos || open < space)
         return std::nullopt;
     f.dso = line.substr(open + 2, line.size() - open - 3);
-    f.symbol = line.substr(space, open - space);
-    f.symbol.remove_prefix(std::min(f.symbol.find_first_not_of(" \t"), f.symbol.size()));
+    f.symbol = skipBlanks(line.substr(space, open - space));
     if (const size_t plus = f.symbol.rfind("+0x"); plus != std::string_view::npos && plus > 0) {
         const std::string_view offset = f.symbol.substr(plus + 3);
         if (!offset.empty() && offset.find_first_not_of("0123456789abcdef") == std::string_view::npos)
@@ -137,10 +145,85 @@ std::string eventUnit(std::string_view event)
 
 } // namespace
 
-// Hashes std::string and std::string_view alike, so that a lookup by view allocates nothing.
-struct TextHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+// Frame text -> location, for the hot loop of an import: the keys live end to end in one string and the table is
+// open-addressed, so a lookup is one hash over the text, one probe and one comparison, without a node or an
+// allocation per frame.
+class FrameTextCache {
+public:
+    FrameTextCache() { m_slots.resize(1024); }
+
+    const uint32_t *find(std::string_view key) const
+    {
+        const uint64_t h = hashText(key);
+        for (size_t i = h & (m_slots.size() - 1);; i = (i + 1) & (m_slots.size() - 1)) {
+            const Slot &slot = m_slots[i];
+            if (slot.length == kEmptySlot)
+                return nullptr;
+            if (slot.hash == h && slot.length == key.size() &&
+                std::memcmp(m_text.data() + slot.offset, key.data(), key.size()) == 0)
+                return &slot.location;
+        }
+    }
+
+    // Adds a key that find() did not find.
+    void insert(std::string_view key, uint32_t location)
+    {
+        if ((m_size + 1) * 4 > m_slots.size() * 3)
+            grow();
+        place(Slot{hashText(key), m_text.size(), static_cast<uint32_t>(key.size()), location});
+        m_text.append(key);
+        ++m_size;
+    }
+
+private:
+    static constexpr uint32_t kEmptySlot = UINT32_MAX;
+    struct Slot {
+        uint64_t hash = 0;
+        size_t offset = 0;
+        uint32_t length = kEmptySlot;
+        uint32_t location = 0;
+    };
+
+    // Eight bytes at a time, each word folded in with a multiply; the length goes into the last mix.
+    static uint64_t hashText(std::string_view s)
+    {
+        constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+        uint64_t h = 0;
+        size_t i = 0;
+        for (; i + 8 <= s.size(); i += 8) {
+            uint64_t w = 0;
+            std::memcpy(&w, s.data() + i, 8);
+            h = (h ^ w) * kMul;
+            h ^= h >> 29;
+        }
+        uint64_t tail = 0;
+        if (i < s.size())
+            std::memcpy(&tail, s.data() + i, s.size() - i);
+        h = (h ^ tail ^ (static_cast<uint64_t>(s.size()) << 56)) * kMul;
+        return h ^ (h >> 32);
+    }
+
+    void place(const Slot &slot)
+    {
+        size_t i = slot.hash & (m_slots.size() - 1);
+        while (m_slots[i].length != kEmptySlot)
+            i = (i + 1) & (m_slots.size() - 1);
+        m_slots[i] = slot;
+    }
+
+    void grow()
+    {
+        std::vector<Slot> old(m_slots.size() * 2);
+        old.swap(m_slots);
+        for (const Slot &slot : old) {
+            if (slot.length != kEmptySlot)
+                place(slot);
+        }
+    }
+
+    std::vector<Slot> m_slots;
+    std::string m_text;
+    size_t m_size = 0;
 };
 
 struct PerfScriptParser::State {
@@ -154,9 +237,10 @@ struct PerfScriptParser::State {
     std::string comm;
     std::vector<uint32_t> stack;
     std::vector<int64_t> values;
+    std::vector<PerfScriptToken> headerTokens; // scratch for parseHeader
     size_t samples = 0;
-    // Frame text after the address ("sym+0x12 (dso)") -> location: most frames repeat, and are parsed once.
-    std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> frameLocations;
+    // Frame text after the address (" sym+0x12 (dso)") -> location: most frames repeat, and are parsed once.
+    FrameTextCache frameLocations;
 
     Error fail(size_t number, std::string_view line, const std::string &why) const
     {
@@ -192,7 +276,7 @@ struct PerfScriptParser::State {
         }
         inSample = true;
         tid = h.tid;
-        comm = std::string(h.comm);
+        comm.assign(h.comm);
         stack.clear();
         values[0] = 1;
         if (hasPeriod)
@@ -200,14 +284,24 @@ struct PerfScriptParser::State {
         return Ok{};
     }
 
+    // `frameText` is "  address symbol+offset (dso)". A frame seen before is known by the text after its address,
+    // which was checked as text then; only the blanks and hex digits in front of it are checked again.
     Status addFrame(std::string_view frameText, std::string_view line, size_t number)
     {
-        std::string_view key = frameText.substr(std::min(frameText.find_first_not_of(" \t"), frameText.size()));
-        key = key.substr(std::min(key.find_first_of(" \t"), key.size()));
-        if (const auto it = frameLocations.find(key); it != frameLocations.end() && !key.empty()) {
-            stack.push_back(it->second);
+        const std::string_view addressed = skipBlanks(frameText);
+        size_t addressLength = 0;
+        bool hexAddress = true;
+        for (; addressLength < addressed.size() && !isBlank(addressed[addressLength]); ++addressLength)
+            hexAddress = hexAddress && isHexDigit(addressed[addressLength]);
+        const std::string_view key = addressed.substr(addressLength);
+        if (const uint32_t *known = key.empty() ? nullptr : frameLocations.find(key)) {
+            if (!hexAddress || addressLength == 0)
+                return fail(number, line, "not a call-chain frame (`address symbol (dso)`): a damaged address?");
+            stack.push_back(*known);
             return Ok{};
         }
+        if (!isTextLine(line))
+            return fail(number, line, "binary data, not perf script text");
         const std::optional<FrameLine> f = parseFrame(frameText);
         if (!f)
             return fail(number, line, "not a call-chain frame (`address symbol (dso)`): a cut or damaged line?");
@@ -222,7 +316,7 @@ struct PerfScriptParser::State {
         }
         stack.push_back(builder->location(symbol, inlined ? std::string_view() : f->dso, unknown ? f->address : 0));
         if (!unknown) // an unknown frame is told apart by its address, which the key leaves out
-            frameLocations.emplace(std::string(key), stack.back());
+            frameLocations.insert(key, stack.back());
         return Ok{};
     }
 };
@@ -241,27 +335,29 @@ size_t PerfScriptParser::samples() const
 
 bool PerfScriptParser::isSampleHeader(std::string_view line)
 {
-    return parseHeader(line).has_value();
+    std::vector<PerfScriptToken> scratch;
+    return parseHeader(line, scratch).has_value();
 }
 
 Status PerfScriptParser::feed(std::string_view line, size_t number)
 {
     State &s = *m_state;
-    if (line.find_first_not_of(" \t") == std::string_view::npos) {
+    if (skipBlanks(line).empty()) {
         s.endSample();
         return Ok{};
+    }
+    if (line.front() == ' ' || line.front() == '\t') { // a frame: addFrame checks it as text
+        if (!s.inSample)
+            return s.fail(number, line, isTextLine(line) ? "a call-chain frame outside of a sample"
+                                                         : "binary data, not perf script text");
+        return s.addFrame(line, line, number);
     }
     if (!isTextLine(line))
         return s.fail(number, line, "binary data, not perf script text");
     if (line.front() == '#' && !s.inSample)
         return Ok{};
-    if (line.front() == ' ' || line.front() == '\t') {
-        if (!s.inSample)
-            return s.fail(number, line, "a call-chain frame outside of a sample");
-        return s.addFrame(line, line, number);
-    }
     s.endSample();
-    const std::optional<Header> h = parseHeader(line);
+    const std::optional<Header> h = parseHeader(line, s.headerTokens);
     if (!h)
         return s.fail(number, line, "not a perf script sample header (`comm tid time: period event:`)");
     if (Status st = s.startSample(*h, line, number); !st)

@@ -6,7 +6,10 @@
 #include "engine/model/function_table.h"
 #include "engine/model/sample_filter.h"
 
+#include <QTemporaryDir>
 #include <QTest>
+
+#include <fstream>
 
 #include <map>
 
@@ -120,8 +123,55 @@ private Q_SLOTS:
         QVERIFY2(e.find("line 1") != std::string::npos && e.find("not a frame") != std::string::npos, e.c_str());
         e = errorOf("\t    55d5 hot+0x15 (/tmp/spin)\n");
         QVERIFY2(e.find("outside of a sample") != std::string::npos, e.c_str());
+        // A frame seen before is matched by the text after its address: the address and the rest are still checked.
+        e = errorOf(good + "spin  1509 14773.2:    1001001 cpu-clock: \n\t    55zz hot+0x15 (/tmp/spin)\n");
+        QVERIFY2(e.find("line 5") != std::string::npos && e.find("damaged address") != std::string::npos, e.c_str());
+        e = errorOf(good + "spin  1509 14773.2:    1001001 cpu-clock: \n\t    55d5 hot+0x15 (/tmp/sp\x01n)\n");
+        QVERIFY2(e.find("line 5") != std::string::npos && e.find("binary") != std::string::npos, e.c_str());
         e = errorOf("# nothing\n");
         QVERIFY2(e.find("no sample") != std::string::npos, e.c_str());
+    }
+
+    // If this fails, reading a file loses, splits or joins lines where the reader's blocks meet, or a line too long
+    // for a text profile is no longer refused.
+    void fileReadAcrossBlocks()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        // About 12 MiB of samples with CRLF line ends: several of the reader's blocks, cut at arbitrary bytes.
+        std::string text;
+        int64_t expected = 0;
+        for (int i = 0; text.size() < (12u << 20); ++i) {
+            const int period = 1000 + i % 7;
+            expected += period;
+            text += "spin  1509 1.000" + std::to_string(i) + ":    " + std::to_string(period) + " cpu-clock: \r\n";
+            text += "\t    55d5c1a2b3c4 f" + std::to_string(i % 13) + "+0x15 (/tmp/spin)\r\n";
+            text += "\t    55d5c1a2b400 main+0x40 (/tmp/spin)\r\n\r\n";
+        }
+        const std::string path = dir.filePath("big.perf").toStdString();
+        {
+            std::ofstream out(path, std::ios::binary);
+            out << text;
+        }
+        auto p = readPerfScriptFile(path);
+        QVERIFY2(p, p ? "" : p.error().message.c_str());
+        QCOMPARE(p->totals()[1], expected);
+        const FrameTable frames(p.value());
+        const auto functions = FunctionTable::build(p.value(), frames, valuesPerStack(p.value(), 1, {}));
+        QVERIFY(functions);
+        QCOMPARE(functions->rows().size(), size_t(14)); // f0..f12 and main
+        QCOMPARE(functions->grandTotal(), expected);
+
+        std::string longLine = "spin  1509 1.0:    1 cpu-clock: \n\t    55d5 " + std::string(2u << 20, 'x') + " (/tmp/spin)\n";
+        const std::string longPath = dir.filePath("long.perf").toStdString();
+        {
+            std::ofstream out(longPath, std::ios::binary);
+            out << longLine;
+        }
+        auto refused = readPerfScriptFile(longPath);
+        QVERIFY(!refused);
+        QVERIFY2(refused.error().message.find("line 2 is longer than 1 MiB") != std::string::npos,
+                 refused.error().message.c_str());
     }
 };
 
