@@ -28,8 +28,7 @@ std::optional<CallTree> CallTree::build(const Profile &profile, const FrameTable
         path.clear();
         frames.expandRootFirst(stacks.stack(s), path);
         uint32_t node = 0;
-        tree.m_nodes[0].total += v;
-        for (uint32_t frame : path) {
+        for (const uint32_t frame : path) {
             bool inserted = false;
             const auto candidate = static_cast<uint32_t>(tree.m_nodes.size());
             const uint32_t child =
@@ -39,11 +38,16 @@ std::optional<CallTree> CallTree::build(const Profile &profile, const FrameTable
                 tree.m_nodes.push_back(Node{frame, node, depth, depth, 0, 0});
                 tree.m_maxDepth = std::max(tree.m_maxDepth, depth);
             }
-            tree.m_nodes[child].total += v;
             node = child;
         }
         tree.m_nodes[node].self += v;
     }
+    // Totals from the selves, children before parents: one sequential pass instead of a write to every node of
+    // every stack's path.
+    for (Node &node : tree.m_nodes)
+        node.total = node.self;
+    for (size_t i = tree.m_nodes.size(); i-- > 1;)
+        tree.m_nodes[tree.m_nodes[i].parent].total += tree.m_nodes[i].total;
     tree.finish(frames);
     return tree;
 }

@@ -2,6 +2,7 @@
 
 #include "engine/model/inverted_profile.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -36,10 +37,13 @@ Result<std::shared_ptr<const LoadedProfile>> deriveProfile(const std::shared_ptr
 {
     if (shape.isIdentity())
         return source;
-    if (source->sampleWeights && !shape.transforms.empty())
-        return makeError(Error::Code::Invalid, "transforms apply once the session has ended");
-    Result<Profile> profile = shape.transforms.empty() ? invertStacks(*source->profile, cancel)
-                                                       : applyTransforms(*source->profile, shape.transforms, cancel);
+    // A live session's time range weighs its samples: the weights follow the samples a transform keeps (inversion
+    // keeps every sample in order).
+    std::vector<uint32_t> kept;
+    Result<Profile> profile =
+        shape.transforms.empty()
+            ? invertStacks(*source->profile, cancel)
+            : applyTransforms(*source->profile, shape.transforms, cancel, source->sampleWeights ? &kept : nullptr);
     if (profile && shape.inverted && !shape.transforms.empty())
         profile = invertStacks(profile.value(), cancel);
     if (!profile)
@@ -49,11 +53,28 @@ Result<std::shared_ptr<const LoadedProfile>> deriveProfile(const std::shared_ptr
     derived->path = source->path;
     derived->notice = source->notice;
     derived->aggregated = source->aggregated;
-    derived->sampleWeights = source->sampleWeights; // only inversion keeps them, and it keeps every sample in order
+    if (source->sampleWeights && !shape.transforms.empty()) {
+        auto weights = std::make_shared<std::vector<float>>();
+        weights->reserve(kept.size());
+        for (const uint32_t i : kept)
+            weights->push_back((*source->sampleWeights)[i]);
+        derived->totals = weightedTotals(*shared, *weights);
+        const bool anyShown = std::any_of(derived->totals.begin(), derived->totals.end(), [](int64_t v) { return v != 0; });
+        const bool anyBefore = std::any_of(source->totals.begin(), source->totals.end(), [](int64_t v) { return v != 0; });
+        if (anyBefore && !anyShown) {
+            std::string chain;
+            for (const Transform &t : shape.transforms)
+                chain += (chain.empty() ? "" : ", then ") + t.describe();
+            return makeError(Error::Code::Invalid, "no sample of the selected time range is left after " + chain);
+        }
+        derived->sampleWeights = std::move(weights);
+    } else {
+        derived->sampleWeights = source->sampleWeights;
+        derived->totals = source->sampleWeights ? source->totals : shared->totals();
+    }
     derived->frames = std::make_shared<const FrameTable>(*shared);
     derived->frameNames = frameDisplayNames(*derived->frames);
     derived->threads = sourceOrdinals(*source->threads, *shared);
-    derived->totals = source->sampleWeights ? source->totals : shared->totals();
     derived->profile = std::move(shared);
     derived->original = source;
     return std::shared_ptr<const LoadedProfile>(std::move(derived));

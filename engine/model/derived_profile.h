@@ -21,8 +21,10 @@ struct ProfileShape {
 // transformed (then inverted) samples with its own frame table and names, whose `original` is `source`. Its
 // thread index keeps `source`'s thread ordinals, so a thread filter chosen on the source applies to it; sample
 // timestamps travel with the samples' labels, so a time range does too.
-// Errors: a transform's regular expression, a chain that leaves no sample (both named), a live session's
-// weighted samples (which a transform cannot carry), Cancelled.
+// A live session's time range (`sampleWeights`) carries over: each kept sample keeps its weight, and the totals are
+// those of the kept samples within the range.
+// Errors: a transform's regular expression, a chain that leaves no sample, or none within the time range (both
+// named), Cancelled.
 //
 // Thread: any but the GUI's; reads the immutable source.
 Result<std::shared_ptr<const LoadedProfile>> deriveProfile(const std::shared_ptr<const LoadedProfile> &source,

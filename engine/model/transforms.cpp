@@ -236,8 +236,10 @@ std::string Transform::describe() const
 }
 
 Result<Profile> applyTransforms(const Profile &profile, std::span<const Transform> chain,
-                                const std::atomic<bool> *cancel)
+                                const std::atomic<bool> *cancel, std::vector<uint32_t> *sourceSamples)
 {
+    if (sourceSamples)
+        sourceSamples->clear();
     std::vector<StepMatcher> steps;
     for (const Transform &t : chain) {
         auto step = compile(profile, t);
@@ -251,8 +253,11 @@ Result<Profile> applyTransforms(const Profile &profile, std::span<const Transfor
         if ((i & 0xFFFF) == 0 && cancel && cancel->load(std::memory_order_relaxed))
             return makeError(Error::Code::Cancelled, "cancelled");
         const uint32_t stack = runner.mapStack(profile.sampleStackId(i));
-        if (stack != kNoIndex)
-            runner.out().addSampleWithStack(stack, profile.sampleValues(i), profile.sampleLabels(i));
+        if (stack == kNoIndex)
+            continue;
+        runner.out().addSampleWithStack(stack, profile.sampleValues(i), profile.sampleLabels(i));
+        if (sourceSamples)
+            sourceSamples->push_back(static_cast<uint32_t>(i));
     }
     if (profile.sampleCount() > 0 && runner.out().sampleCount() == 0)
         return makeError(Error::Code::Invalid, "no sample is left after " + chainText(chain) + " (of " +

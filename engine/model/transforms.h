@@ -35,8 +35,12 @@ struct Transform {
 // Errors: a regular expression that does not compile (named), and a chain that leaves no sample of a profile
 // that had some (the chain is named in the message). Returns a Cancelled error when `cancel` rises.
 //
+// Samples keep their order; `sourceSamples`, when given, receives each kept sample's index in `profile` (so that
+// per-sample data such as a time range's weights can follow them).
+//
 // Thread: any; reads an immutable Profile.
 Result<Profile> applyTransforms(const Profile &profile, std::span<const Transform> chain,
-                                const std::atomic<bool> *cancel = nullptr);
+                                const std::atomic<bool> *cancel = nullptr,
+                                std::vector<uint32_t> *sourceSamples = nullptr);
 
 } // namespace emberline::engine

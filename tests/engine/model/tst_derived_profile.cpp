@@ -73,6 +73,43 @@ private Q_SLOTS:
         QVERIFY(empty.error().message.find("no sample is left") != std::string::npos);
     }
 
+    // If this fails, a transform in a live session loses the time range: the kept samples must keep their weights
+    // (the share of each inside the range), and a chain that leaves nothing inside the range must say so.
+    void timeRangeWeightsFollowTransforms()
+    {
+        auto weighted = std::make_shared<engine::LoadedProfile>(*makeLoaded());
+        // Sample 0 (main → work → inl, 10) lies half in the range, sample 1 (main, 5) wholly.
+        weighted->sampleWeights = std::make_shared<const std::vector<float>>(std::vector<float>{0.5f, 1.0f});
+        weighted->totals = engine::weightedTotals(*weighted->profile, *weighted->sampleWeights);
+        QCOMPARE(weighted->totals[0], int64_t(10));
+        const std::shared_ptr<const engine::LoadedProfile> source = weighted;
+
+        auto focused = engine::deriveProfile(source, {{{engine::Transform::Kind::Focus, "^work$"}}, false});
+        QVERIFY2(focused, focused ? "" : focused.error().message.c_str());
+        QVERIFY(focused.value()->sampleWeights);
+        QCOMPARE(*focused.value()->sampleWeights, std::vector<float>{0.5f});
+        QCOMPARE(focused.value()->totals[0], int64_t(5));
+        const std::vector<int64_t> perStack =
+            engine::weightedValuesPerStack(*focused.value()->profile, 0, {}, *focused.value()->sampleWeights, nullptr);
+        int64_t sum = 0;
+        for (const int64_t v : perStack)
+            sum += v;
+        QCOMPARE(sum, int64_t(5));
+
+        auto ignored = engine::deriveProfile(source, {{{engine::Transform::Kind::Ignore, "^work$"}}, true});
+        QVERIFY(ignored);
+        QCOMPARE(*ignored.value()->sampleWeights, std::vector<float>{1.0f});
+        QCOMPARE(ignored.value()->totals[0], int64_t(5));
+
+        auto outOfRange = std::make_shared<engine::LoadedProfile>(*weighted);
+        outOfRange->sampleWeights = std::make_shared<const std::vector<float>>(std::vector<float>{0.0f, 1.0f});
+        outOfRange->totals = engine::weightedTotals(*outOfRange->profile, *outOfRange->sampleWeights);
+        auto none = engine::deriveProfile(outOfRange, {{{engine::Transform::Kind::Focus, "^work$"}}, false});
+        QVERIFY(!none);
+        QVERIFY2(none.error().message.find("no sample of the selected time range") != std::string::npos,
+                 none.error().message.c_str());
+    }
+
     // If this fails, the saved view holds samples the view does not show.
     void viewKeepsFilteredSamples()
     {

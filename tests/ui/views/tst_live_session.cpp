@@ -151,6 +151,50 @@ private Q_SLOTS:
         QCOMPARE(view->explorer()->flameGraph()->layout().tree()->total(), wholeTotal);
     }
 
+    // A transform chosen while the session runs stays through the flushes that follow and combines with a time
+    // range afterwards: focusing on phase_one leaves it alone over the whole session and over the first part; over
+    // the last part (phase_two only) nothing is left, which the explorer says instead of an empty picture.
+    // If this fails, a live session refuses transforms, drops them at the next flush, or loses the time range.
+    void transformsFollowFlushesAndTimeRanges()
+    {
+        REQUIRE_PERF_EVENTS();
+        MainWindow window;
+        window.resize(1400, 900);
+        window.show();
+        LiveSessionView *view = launch(window, targetPath("phases"), QStringLiteral("4"));
+        QVERIFY(view);
+        QSignalSpy ended(view, &LiveSessionView::sessionEnded);
+        QSignalSpy flushes(view->session(), &engine::ProfilingSession::flushReady);
+        QTRY_VERIFY_WITH_TIMEOUT(flushes.count() >= 1, 15000);
+        ProfileExplorer *explorer = view->explorer();
+        explorer->addTransform({engine::Transform::Kind::Focus, "^phase_one$"});
+        QVERIFY(ended.wait(20000));
+        QVERIFY(waitSettled(view));
+        QVERIFY2(flushes.count() >= 3, qPrintable(QString::number(flushes.count())));
+        QCOMPARE(explorer->shape().transforms.size(), size_t(1));
+        QVERIFY(explorer->message().isEmpty());
+        QVERIFY(explorer->analysis()->loaded->original); // drawn from the transformed profile
+        QVERIFY(flameTotal(view, "phase_one") > 0);
+        QCOMPARE(flameTotal(view, "phase_two"), int64_t(0));
+        QVERIFY(!tableHas(view, QStringLiteral("phase_two")));
+
+        dragAcross(view, 0.05, 0.35);
+        QCOMPARE(view->scope(), LiveScope::SelectedRange);
+        QVERIFY(waitSettled(view));
+        QVERIFY(explorer->message().isEmpty());
+        QVERIFY(flameTotal(view, "phase_one") > 0);
+        QCOMPARE(flameTotal(view, "phase_two"), int64_t(0));
+
+        dragAcross(view, 0.7, 0.95);
+        QTRY_VERIFY2_WITH_TIMEOUT(explorer->message().contains(QStringLiteral("no sample of the selected time range")),
+                                  qPrintable(explorer->message()), 20000);
+
+        explorer->clearTransforms();
+        QVERIFY(waitSettled(view));
+        QVERIFY(explorer->message().isEmpty());
+        QVERIFY(flameTotal(view, "phase_two") > 0);
+    }
+
     // named_threads started outside Emberline, attached to from the dialog's Attach page: the flame graph
     // shows alpha_work and the thread list its named threads; Stop leaves the program running. If this fails,
     // attaching from the GUI does not work or harms the target.
