@@ -17,4 +17,4 @@ if [[ ${#targets[@]} -eq 0 ]]; then
     exit 1
 fi
 flock "$LOCK" cmake --build build/asan --parallel "$(nproc)" --target "${targets[@]}"
-flock "$LOCK" ctest --preset asan --parallel 1 --timeout 900 "$@"
+flock "$LOCK" ctest --preset asan --parallel 2 --timeout 900 "$@"
