@@ -14,6 +14,9 @@ std::optional<CallTree> CallTree::build(const Profile &profile, const FrameTable
                                         std::span<const int64_t> perStack, const std::atomic<bool> *cancel)
 {
     CallTree tree;
+    // Most trees hold a few nodes per distinct stack: reserved address space, touched only as nodes are added,
+    // spares the copies of a growing vector.
+    tree.m_nodes.reserve(perStack.size() * 4 + 1);
     tree.m_nodes.push_back(Node{});
     U64ToU32Map childOf(perStack.size() * 4);
     std::vector<uint32_t> path;

@@ -48,6 +48,11 @@ StringId Profile::findString(std::string_view s) const
     return kNoIndex;
 }
 
+void Profile::reserveStacks(size_t stacks, size_t frames)
+{
+    m_stacks.reserve(stacks, frames);
+}
+
 void Profile::reserveSamples(size_t n)
 {
     m_sampleStacks.reserveRows(n);
