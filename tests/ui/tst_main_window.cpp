@@ -215,6 +215,44 @@ private Q_SLOTS:
         QCOMPARE(window.tabs()->count(), 1);
     }
 
+    // Dropping `perf script` text and folded stacks (named as nothing in particular) opens each in a tab of its own,
+    // read by its content. If this fails, the window accepts only pprof files from a drop.
+    void dropOpensPerfScriptAndFoldedStacks()
+    {
+        const QString script = m_dir.filePath(QStringLiteral("dropped-script.txt"));
+        const QString folded = m_dir.filePath(QStringLiteral("dropped-stacks.txt"));
+        for (const auto &[path, text] :
+             {std::pair{script, QByteArray("spin  1509 14773.167766:    1000 cpu-clock: \n"
+                                           "\t    55d5c1a2b3c4 hot+0x15 (/tmp/spin)\n"
+                                           "\t    55d5c1a2b400 main+0x40 (/tmp/spin)\n\n"
+                                           "spin  1509 14773.168766:    3000 cpu-clock: \n"
+                                           "\t    55d5c1a2b400 main+0x40 (/tmp/spin)\n\n")},
+              std::pair{folded, QByteArray("main;work;hot 5\nmain;idle 2\n")}}) {
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(text);
+        }
+        MainWindow window;
+        window.show();
+        QMimeData mime;
+        mime.setUrls({QUrl::fromLocalFile(script), QUrl::fromLocalFile(folded)});
+        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, {});
+        QApplication::sendEvent(&window, &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, {});
+        QApplication::sendEvent(&window, &drop);
+        QCOMPARE(window.tabs()->count(), 2);
+        const int64_t expected[] = {4000, 7}; // cpu-clock nanoseconds; folded counts
+        for (int i = 0; i < 2; ++i) {
+            window.tabs()->setCurrentIndex(i);
+            ProfileView *view = window.currentProfileView();
+            QTRY_COMPARE(view->state(), ProfileView::State::Ready);
+            ProfileExplorer *explorer = view->explorer();
+            QTRY_VERIFY(explorer->analysis() != nullptr && !explorer->isAnalysing());
+            QCOMPARE(explorer->analysis()->tree->total(), expected[i]);
+        }
+    }
+
     // A profile whose samples carry thread labels gets a thread filter; unchecking a thread re-derives the
     // tree without its samples. If this fails, the filter is missing or ignored.
     void threadFilter()
