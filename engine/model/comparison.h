@@ -11,6 +11,14 @@
 
 namespace emberline::engine {
 
+// One side of a comparison as derived: its values per stack (of its profile's stacks; a shorter list means
+// zeros after it) and the call tree over them, with their total.
+struct ComparisonSide {
+    std::shared_ptr<const std::vector<int64_t>> perStack;
+    std::shared_ptr<const CallTree> tree;
+    int64_t total = 0;
+};
+
 // What a compare view asks for: two loaded profiles, a sample type both have (by name; empty: the shared
 // default), normalization, and the threads of the new profile to show (the base's threads of the same names are
 // shown beside them).
@@ -20,6 +28,11 @@ struct ComparisonRequest {
     std::string sampleType;
     bool normalize = false;
     std::vector<uint32_t> newThreads; // ThreadIndex ordinals of `next`; empty: every thread
+    // Sides already derived by the caller for this sample type and these threads (a live session's flushes,
+    // each derived once): used as they are, instead of being derived from `next` and `base`. A given base side is
+    // not used when normalizing (its values would need scaling).
+    std::shared_ptr<const ComparisonSide> nextSide;
+    std::shared_ptr<const ComparisonSide> baseSide;
 };
 
 // One function's values on both sides, by its id in the comparison's frame table.
