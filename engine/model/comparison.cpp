@@ -40,16 +40,22 @@ std::vector<uint32_t> matchingThreads(const LoadedProfile &next, const LoadedPro
     return out;
 }
 
-std::vector<uint8_t> maskFor(const LoadedProfile &loaded, const std::vector<uint32_t> &threads, bool filtered)
+// The samples one side keeps: of `threads` when filtered, in `range` when given; empty keeps every sample.
+std::vector<uint8_t> maskFor(const LoadedProfile &loaded, const std::vector<uint32_t> &threads, bool filtered,
+                             const std::optional<TimeRange> &range)
 {
-    if (!filtered)
+    if (!filtered && !range)
         return {};
+    if (filtered && threads.empty()) // no thread matched: nothing is kept (an empty filter would keep everything)
+        return std::vector<uint8_t>(loaded.profile->sampleCount(), 0);
     SampleFilter filter;
-    filter.threads = threads;
-    std::vector<uint8_t> mask = selectSamples(*loaded.profile, loaded.threads.get(), filter);
-    if (mask.empty()) // no thread matched: nothing is kept (an empty mask would keep everything)
-        mask.assign(loaded.profile->sampleCount(), 0);
-    return mask;
+    if (filtered)
+        filter.threads = threads;
+    if (range) { // the filter's range includes its end
+        filter.startNs = range->startNs;
+        filter.endNs = range->endNs - 1;
+    }
+    return selectSamples(*loaded.profile, loaded.threads.get(), filter);
 }
 
 // Values per stack, each sample's value multiplied by `scale` and truncated toward zero (pprof's ScaleN).
@@ -198,12 +204,13 @@ Result<std::shared_ptr<const Comparison>> compareProfiles(const ComparisonReques
     c->sampleType = next.profile->str(vt.type);
     c->unit = next.profile->str(vt.unit);
     const QString newPath = QFileInfo(next.path).canonicalFilePath();
-    c->sameFile = !newPath.isEmpty() && newPath == QFileInfo(base.path).canonicalFilePath();
+    c->sameFile = !newPath.isEmpty() && newPath == QFileInfo(base.path).canonicalFilePath() &&
+                  request.newRange == request.baseRange;
 
     const bool filtered = !request.newThreads.empty();
-    const std::vector<uint8_t> newMask = maskFor(next, request.newThreads, filtered);
-    const std::vector<uint8_t> baseMask =
-        maskFor(base, matchingThreads(next, base, request.newThreads), filtered && !base.threads->empty());
+    const std::vector<uint8_t> newMask = maskFor(next, request.newThreads, filtered, request.newRange);
+    const std::vector<uint8_t> baseMask = maskFor(base, matchingThreads(next, base, request.newThreads),
+                                                  filtered && !base.threads->empty(), request.baseRange);
     if (request.normalize) {
         // The scale needs both totals first; the scaled pass over the base follows.
         auto newValues = std::async(std::launch::async, [&] {

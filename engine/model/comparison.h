@@ -3,9 +3,11 @@
 #include "engine/common/result.h"
 #include "engine/model/analysis.h"
 #include "engine/model/diff_tree.h"
+#include "engine/model/heatmap.h"
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,10 @@ struct ComparisonRequest {
     std::string sampleType;
     bool normalize = false;
     std::vector<uint32_t> newThreads; // ThreadIndex ordinals of `next`; empty: every thread
+    // Time ranges of each side, [startNs, endNs) by the samples' end_timestamp_ns: two ranges of one profile
+    // compared (nullopt: every sample of that side).
+    std::optional<TimeRange> newRange;
+    std::optional<TimeRange> baseRange;
     // Sides already derived by the caller for this sample type and these threads (a live session's flushes,
     // each derived once): used as they are, instead of being derived from `next` and `base`. A given base side is
     // not used when normalizing (its values would need scaling).

@@ -12,6 +12,8 @@
 #include "ui/timeline/heatmap_layout.h"
 #include "ui/timeline/heatmap_panel.h"
 #include "ui/timeline/heatmap_view.h"
+#include "ui/flamegraph/diff_flame_graph_view.h"
+#include "ui/views/compare_explorer.h"
 #include "ui/views/live_session_view.h"
 #include "ui/views/profile_explorer.h"
 #include "ui/views/profile_view.h"
@@ -327,6 +329,60 @@ private Q_SLOTS:
         QTest::keyClick(heatmap, Qt::Key_Escape);
         QTRY_VERIFY(!explorer->isAnalysing() && explorer->analysis()->filter.isEmpty());
         QVERIFY(explorer->flameGraph()->layout().largestNodeNamed("late") != engine::kNoIndex);
+    }
+
+    // On an opened file, range A then a Shift+drag for range B compares B with A in the tab: the differential
+    // views show "early" (only in second 0) as gone and "late" (only in second 2) as new, with the ranges' own
+    // totals, never as "the same file"; a new drag shows the profile's explorer again, filtered to it. If this
+    // fails, a file's two ranges cannot be compared the way a live session's can.
+    void openedProfileComparesTwoRanges()
+    {
+        QTemporaryDir dir;
+        const QString path = writeTimedProfile(dir);
+        QVERIFY(!path.isEmpty());
+        ui::ProfileView view(path);
+        view.resize(1200, 900);
+        view.show();
+        QSignalSpy loaded(&view, &ui::ProfileView::loadFinished);
+        view.load();
+        QVERIFY(loaded.wait(10000));
+        QTRY_VERIFY(view.heatmap() && view.heatmap()->isVisible());
+        ui::HeatmapView *heatmap = view.heatmap()->view();
+        QTRY_VERIFY(heatmap->heatmap() != nullptr);
+        QVERIFY(!view.isComparingRanges());
+
+        drag(*heatmap, {0, 0}, {0, 49});
+        drag(*heatmap, {2, 0}, {2, 49}, Qt::ShiftModifier);
+        QVERIFY(view.isComparingRanges());
+        ui::CompareExplorer *compare = view.rangeCompare();
+        QVERIFY(compare && compare->isVisible());
+        QVERIFY(!view.explorer()->isVisible());
+        QTRY_VERIFY(compare->comparison() && !compare->isComparing());
+        const engine::Comparison &c = *compare->comparison();
+        QCOMPARE(c.baseTotal, int64_t(10));
+        QCOMPARE(c.newTotal, int64_t(5));
+        QVERIFY(!c.sameFile);
+        const auto row = [&](const char *name) {
+            for (const engine::DiffFunction &r : c.functions)
+                if (c.frames->frame(r.frame).name == name)
+                    return r;
+            return engine::DiffFunction{0, -1, -1, -1, -1};
+        };
+        QCOMPARE(row("early").baseSelf, int64_t(10));
+        QCOMPARE(row("early").newSelf, int64_t(0));
+        QCOMPARE(row("late").baseSelf, int64_t(0));
+        QCOMPARE(row("late").newSelf, int64_t(5));
+        const auto &layout = compare->diffFlameGraph()->flameGraph()->layout();
+        QVERIFY(layout.largestNodeNamed("late") != engine::kNoIndex);
+        QVERIFY(compare->message().isEmpty() || !compare->message().contains(QStringLiteral("same file")));
+        QVERIFY2(compare->findChild<QWidget *>(QStringLiteral("compareStatusLine")) != nullptr, "status line");
+
+        // A new range A: the explorer again, filtered to it.
+        drag(*heatmap, {2, 0}, {2, 49});
+        QVERIFY(!view.isComparingRanges());
+        QVERIFY(view.explorer()->isVisible());
+        QTRY_VERIFY(!view.explorer()->isAnalysing() && view.explorer()->analysis()->filter.startNs == kStart + 2 * kSecond);
+        QCOMPARE(view.explorer()->analysis()->keptSamples, size_t(5));
     }
 };
 
