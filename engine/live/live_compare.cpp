@@ -5,6 +5,7 @@
 #include <QFileInfo>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace emberline::engine {
@@ -64,7 +65,67 @@ std::string flushLabel(uint32_t sequence)
     return "flush " + std::to_string(sequence);
 }
 
+// A flush's side straight from its timeline entries: each aggregated sample it names counts with the share of its
+// value those entries hold, as flushWeights weighs it, so the cost follows the flush and not the whole session.
+std::shared_ptr<const ComparisonSide> deriveFlushSide(const LiveSnapshot &snap, const FrameTable &frames,
+                                                      const TimelineChunk &chunk, int sampleType,
+                                                      const std::vector<uint32_t> &hiddenThreads)
+{
+    const Profile &profile = *snap.profile;
+    const ChunkedColumn<uint32_t> &threadOf = snap.sampleThread();
+    const ChunkedColumn<uint32_t> &hitsOf = snap.sampleHits();
+    std::vector<uint8_t> hidden(snap.threads.size(), 0);
+    for (uint32_t t : hiddenThreads) {
+        if (t < hidden.size())
+            hidden[t] = 1;
+    }
+    std::vector<uint32_t> samples = chunk.sample;
+    std::sort(samples.begin(), samples.end());
+    auto perStack = std::make_shared<std::vector<int64_t>>(profile.stacks().size(), 0);
+    auto side = std::make_shared<ComparisonSide>();
+    const auto type = static_cast<size_t>(sampleType);
+    const size_t known = std::min<size_t>(hitsOf.size(), profile.sampleCount());
+    for (size_t k = 0; k < samples.size();) {
+        const uint32_t i = samples[k];
+        const size_t first = k;
+        while (k < samples.size() && samples[k] == i)
+            ++k;
+        if (i >= known || hitsOf[i] == 0 || (threadOf[i] < hidden.size() && hidden[threadOf[i]]))
+            continue;
+        const auto weight = static_cast<float>(static_cast<double>(k - first) / hitsOf[i]);
+        const int64_t value = std::llround(static_cast<double>(profile.sampleValues(i)[type]) * weight);
+        (*perStack)[profile.sampleStackId(i)] += value;
+        side->total += value;
+    }
+    side->tree = std::make_shared<const CallTree>(*CallTree::build(profile, frames, *perStack));
+    side->perStack = std::move(perStack);
+    return side;
+}
+
 } // namespace
+
+std::shared_ptr<const ComparisonSide> LiveFlushSides::side(const LiveSnapshot &snapshot, const FrameTable &frames,
+                                                           const TimelineChunk &chunk, int sampleType,
+                                                           const std::vector<uint32_t> &hiddenThreads)
+{
+    if (sampleType != m_sampleType || hiddenThreads != m_hiddenThreads) {
+        m_entries.clear();
+        m_sampleType = sampleType;
+        m_hiddenThreads = hiddenThreads;
+    }
+    const auto it = std::find_if(m_entries.begin(), m_entries.end(),
+                                 [&](const Entry &e) { return e.sequence == chunk.sequence; });
+    if (it != m_entries.end()) {
+        Entry entry = std::move(*it);
+        m_entries.erase(it);
+        m_entries.push_back(std::move(entry));
+        return m_entries.back().side;
+    }
+    m_entries.push_back(Entry{chunk.sequence, deriveFlushSide(snapshot, frames, chunk, sampleType, hiddenThreads)});
+    if (m_entries.size() > kKept)
+        m_entries.erase(m_entries.begin());
+    return m_entries.back().side;
+}
 
 std::string sessionRangeLabel(const LiveSnapshot &snapshot, int64_t startNs, int64_t endNs)
 {
@@ -76,22 +137,36 @@ std::string sessionRangeLabel(const LiveSnapshot &snapshot, int64_t startNs, int
 
 Result<LiveComparison> compareLive(const LiveSnapshot &snap, const std::shared_ptr<const LoadedProfile> &scope,
                                    const LiveCompareRequest &request, const std::vector<uint32_t> &hiddenThreads,
-                                   int sampleType)
+                                   int sampleType, LiveFlushSides *flushSides)
 {
     LiveComparison out;
     ComparisonRequest compare;
     compare.normalize = request.normalize;
     const auto &types = snap.profile->sampleTypes();
-    if (sampleType >= 0 && static_cast<size_t>(sampleType) < types.size())
+    const bool knownType = sampleType >= 0 && static_cast<size_t>(sampleType) < types.size();
+    if (knownType)
         compare.sampleType = snap.profile->str(types[static_cast<size_t>(sampleType)].type);
+    // Sides kept from earlier updates (and derived from the flush's entries only) where the caller keeps them.
+    // Not when normalizing: a scaled base is derived from its weights.
+    const bool keptSides = flushSides && knownType && scope->frames && !request.normalize;
+    const auto flushSide = [&](const TimelineChunk &chunk) {
+        return flushSides->side(snap, *scope->frames, chunk, sampleType, hiddenThreads);
+    };
     if (request.mode == LiveCompareMode::PreviousFlush) {
         if (snap.chunks.size() < 2)
             return makeError(Error::Code::Invalid,
                              "Comparing with the previous flush needs two flushes; only the first is in so far.");
         const TimelineChunk &last = *snap.chunks.back();
         const TimelineChunk &before = *snap.chunks[snap.chunks.size() - 2];
-        compare.next = weighted(*scope, flushWeights(snap, last, hiddenThreads));
-        compare.base = weighted(*scope, flushWeights(snap, before, hiddenThreads));
+        if (keptSides) {
+            compare.next = weighted(*scope, {});
+            compare.base = compare.next;
+            compare.baseSide = flushSide(before);
+            compare.nextSide = flushSide(last);
+        } else {
+            compare.next = weighted(*scope, flushWeights(snap, last, hiddenThreads));
+            compare.base = weighted(*scope, flushWeights(snap, before, hiddenThreads));
+        }
         out.newLabel = flushLabel(last.sequence);
         out.baseLabel = flushLabel(before.sequence);
     } else {
@@ -103,7 +178,12 @@ Result<LiveComparison> compareLive(const LiveSnapshot &snap, const std::shared_p
             if (!chunk)
                 return makeError(Error::Code::Invalid,
                                  "The pinned " + flushLabel(baseline.flushSequence) + " is not in this session.");
-            compare.base = weighted(*scope, flushWeights(snap, *chunk, hiddenThreads));
+            if (keptSides) {
+                compare.base = weighted(*scope, {});
+                compare.baseSide = flushSide(*chunk);
+            } else {
+                compare.base = weighted(*scope, flushWeights(snap, *chunk, hiddenThreads));
+            }
             out.baseLabel = flushLabel(baseline.flushSequence);
             break;
         }

@@ -232,7 +232,7 @@ void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, const
     m_publish(std::move(update));
 }
 
-void LiveStage::derive(LiveUpdate &update, const std::shared_ptr<const LoadedProfile> &loaded) const
+void LiveStage::derive(LiveUpdate &update, const std::shared_ptr<const LoadedProfile> &loaded)
 {
     const LiveViewRequest &request = update.request;
     const int sampleType =
@@ -244,7 +244,8 @@ void LiveStage::derive(LiveUpdate &update, const std::shared_ptr<const LoadedPro
         update.analysis = analyze(analysisRequest, nullptr);
         return;
     }
-    auto comparison = compareLive(*m_snapshot, loaded, request.compare, request.hiddenThreads, sampleType);
+    auto comparison =
+        compareLive(*m_snapshot, loaded, request.compare, request.hiddenThreads, sampleType, &m_flushSides);
     if (!comparison) {
         update.compareError = comparison.error().message;
         return;

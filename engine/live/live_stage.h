@@ -89,7 +89,7 @@ private:
     void run();
     void process(std::vector<std::shared_ptr<const Flush>> flushes, const LiveViewRequest &request, uint64_t generation,
                  int64_t receivedNs);
-    void derive(LiveUpdate &update, const std::shared_ptr<const LoadedProfile> &loaded) const;
+    void derive(LiveUpdate &update, const std::shared_ptr<const LoadedProfile> &loaded);
 
     Options m_options;
     Publish m_publish;
@@ -99,6 +99,7 @@ private:
     std::unique_ptr<FrameCache> m_frameCache;
     std::shared_ptr<LiveTrees> m_trees;
     LiveHeatmap m_heatmap;
+    LiveFlushSides m_flushSides; // the flushes' sides of the compare modes, each derived once
     std::shared_ptr<const LiveSnapshot> m_snapshot;
     int64_t m_flushReceivedNs = 0;
 

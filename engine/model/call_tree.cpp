@@ -18,7 +18,11 @@ std::optional<CallTree> CallTree::build(const Profile &profile, const FrameTable
     // spares the copies of a growing vector.
     tree.m_nodes.reserve(perStack.size() * 4 + 1);
     tree.m_nodes.push_back(Node{});
-    U64ToU32Map childOf(perStack.size() * 4);
+    // Sized by the stacks that hold a value, not by every stack of the profile: a live session's flush touches a
+    // few thousand of its hundreds of thousands, and clearing a map sized for all of them cost more than the walk.
+    const auto valued = static_cast<size_t>(
+        std::count_if(perStack.begin(), perStack.end(), [](int64_t v) { return v != 0; }));
+    U64ToU32Map childOf(valued * 4);
     std::vector<uint32_t> path;
     const StackTable &stacks = profile.stacks();
 
@@ -75,20 +79,37 @@ CallTree CallTree::withValues(std::vector<Node> nodes, const CallTree &shape)
     Q_ASSERT(nodes.size() == shape.m_nodes.size());
     CallTree tree;
     tree.m_nodes = std::move(nodes);
-    for (Node &node : tree.m_nodes) {
-        node.deepest = node.depth;
-        if (node.total != 0)
-            tree.m_maxDepth = std::max(tree.m_maxDepth, node.depth);
-    }
-    for (size_t i = tree.m_nodes.size(); i-- > 1;) {
-        if (tree.m_nodes[i].total == 0)
-            continue;
-        Node &parent = tree.m_nodes[tree.m_nodes[i].parent];
-        parent.deepest = std::max(parent.deepest, tree.m_nodes[i].deepest);
-    }
+    tree.computeDepths();
     tree.m_childOffsets = shape.m_childOffsets;
     tree.m_children = shape.m_children;
     return tree;
+}
+
+CallTree CallTree::withChildren(std::vector<Node> nodes, std::vector<uint32_t> childOffsets,
+                                std::vector<uint32_t> children)
+{
+    Q_ASSERT(childOffsets.size() == nodes.size() + 1);
+    CallTree tree;
+    tree.m_nodes = std::move(nodes);
+    tree.computeDepths();
+    tree.m_childOffsets = std::move(childOffsets);
+    tree.m_children = std::move(children);
+    return tree;
+}
+
+void CallTree::computeDepths()
+{
+    for (Node &node : m_nodes) {
+        node.deepest = node.depth;
+        if (node.total != 0)
+            m_maxDepth = std::max(m_maxDepth, node.depth);
+    }
+    for (size_t i = m_nodes.size(); i-- > 1;) {
+        if (m_nodes[i].total == 0)
+            continue;
+        Node &parent = m_nodes[m_nodes[i].parent];
+        parent.deepest = std::max(parent.deepest, m_nodes[i].deepest);
+    }
 }
 
 void CallTree::finish(const FrameTable &frames)
@@ -101,16 +122,8 @@ void CallTree::finish(const FrameTable &frames)
         parent.deepest = std::max(parent.deepest, m_nodes[i].deepest);
     }
 
-    // Children in CSR form, ordered by frame name (rank computed once over frames, not per comparison).
-    std::vector<uint32_t> rank(frames.size());
-    {
-        std::vector<uint32_t> order(frames.size());
-        std::iota(order.begin(), order.end(), 0);
-        std::sort(order.begin(), order.end(),
-                  [&](uint32_t a, uint32_t b) { return frames.frame(a).name < frames.frame(b).name; });
-        for (uint32_t i = 0; i < order.size(); ++i)
-            rank[order[i]] = i;
-    }
+    // Children in CSR form, ordered by frame name (the table ranks its names once, not per tree).
+    const std::vector<uint32_t> &rank = frames.nameRank();
     const size_t n = m_nodes.size();
     m_childOffsets.assign(n + 1, 0);
     for (size_t i = 1; i < n; ++i)

@@ -44,6 +44,11 @@ public:
     // A tree over the same nodes as `shape` (ids, parents, frames, in the same order) with other values: its
     // children lists are copied from `shape` instead of being sorted again (a differential tree's width trees).
     static CallTree withValues(std::vector<Node> nodes, const CallTree &shape);
+    // A tree from nodes already made whose children lists are known too, in CSR form (the children of node i are
+    // children[childOffsets[i]] up to children[childOffsets[i + 1]], in frame-name order, as build() orders
+    // them): nothing is sorted (a differential tree, whose merge visits children in name order).
+    static CallTree withChildren(std::vector<Node> nodes, std::vector<uint32_t> childOffsets,
+                                 std::vector<uint32_t> children);
 
     size_t size() const { return m_nodes.size(); }
     const Node &node(uint32_t id) const { return m_nodes[id]; }
@@ -72,6 +77,8 @@ private:
     friend class CallTreeUpdater;
     // Depths below each node and the children lists in CSR form, once m_nodes holds every node.
     void finish(const FrameTable &frames);
+    // Each node's `deepest` and the tree's maxDepth, counting only nodes whose total is not zero.
+    void computeDepths();
     std::vector<Node> m_nodes;
     std::vector<uint32_t> m_childOffsets;
     std::vector<uint32_t> m_children;

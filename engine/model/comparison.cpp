@@ -17,12 +17,6 @@
 namespace emberline::engine {
 namespace {
 
-// One side of a comparison: its values per stack (scaled), its call tree and its function table.
-struct Side {
-    std::shared_ptr<const std::vector<int64_t>> perStack;
-    std::optional<CallTree> tree;
-    int64_t total = 0;
-};
 
 std::string threadKey(const ThreadInfo &info)
 {
@@ -46,16 +40,22 @@ std::vector<uint32_t> matchingThreads(const LoadedProfile &next, const LoadedPro
     return out;
 }
 
-std::vector<uint8_t> maskFor(const LoadedProfile &loaded, const std::vector<uint32_t> &threads, bool filtered)
+// The samples one side keeps: of `threads` when filtered, in `range` when given; empty keeps every sample.
+std::vector<uint8_t> maskFor(const LoadedProfile &loaded, const std::vector<uint32_t> &threads, bool filtered,
+                             const std::optional<TimeRange> &range)
 {
-    if (!filtered)
+    if (!filtered && !range)
         return {};
+    if (filtered && threads.empty()) // no thread matched: nothing is kept (an empty filter would keep everything)
+        return std::vector<uint8_t>(loaded.profile->sampleCount(), 0);
     SampleFilter filter;
-    filter.threads = threads;
-    std::vector<uint8_t> mask = selectSamples(*loaded.profile, loaded.threads.get(), filter);
-    if (mask.empty()) // no thread matched: nothing is kept (an empty mask would keep everything)
-        mask.assign(loaded.profile->sampleCount(), 0);
-    return mask;
+    if (filtered)
+        filter.threads = threads;
+    if (range) { // the filter's range includes its end
+        filter.startNs = range->startNs;
+        filter.endNs = range->endNs - 1;
+    }
+    return selectSamples(*loaded.profile, loaded.threads.get(), filter);
 }
 
 // Values per stack, each sample's value multiplied by `scale` and truncated toward zero (pprof's ScaleN).
@@ -79,14 +79,16 @@ std::vector<int64_t> sideValues(const LoadedProfile &loaded, int type, const std
     return perStack;
 }
 
-Side buildSide(const LoadedProfile &loaded, int type, const std::vector<uint8_t> &mask, double scale,
-               const std::atomic<bool> *cancel)
+// One side's values per stack (scaled) and its call tree; a side without a tree when cancelled.
+ComparisonSide buildSide(const LoadedProfile &loaded, int type, const std::vector<uint8_t> &mask, double scale,
+                         const std::atomic<bool> *cancel)
 {
-    Side side;
+    ComparisonSide side;
     side.perStack = std::make_shared<const std::vector<int64_t>>(sideValues(loaded, type, mask, scale, cancel));
     for (int64_t v : *side.perStack)
         side.total += v;
-    side.tree = CallTree::build(*loaded.profile, *loaded.frames, *side.perStack, cancel);
+    if (auto tree = CallTree::build(*loaded.profile, *loaded.frames, *side.perStack, cancel))
+        side.tree = std::make_shared<const CallTree>(std::move(*tree));
     return side;
 }
 
@@ -202,24 +204,33 @@ Result<std::shared_ptr<const Comparison>> compareProfiles(const ComparisonReques
     c->sampleType = next.profile->str(vt.type);
     c->unit = next.profile->str(vt.unit);
     const QString newPath = QFileInfo(next.path).canonicalFilePath();
-    c->sameFile = !newPath.isEmpty() && newPath == QFileInfo(base.path).canonicalFilePath();
+    c->sameFile = !newPath.isEmpty() && newPath == QFileInfo(base.path).canonicalFilePath() &&
+                  request.newRange == request.baseRange;
 
     const bool filtered = !request.newThreads.empty();
-    const std::vector<uint8_t> newMask = maskFor(next, request.newThreads, filtered);
-    const std::vector<uint8_t> baseMask =
-        maskFor(base, matchingThreads(next, base, request.newThreads), filtered && !base.threads->empty());
+    const std::vector<uint8_t> newMask = maskFor(next, request.newThreads, filtered, request.newRange);
+    const std::vector<uint8_t> baseMask = maskFor(base, matchingThreads(next, base, request.newThreads),
+                                                  filtered && !base.threads->empty(), request.baseRange);
     if (request.normalize) {
         // The scale needs both totals first; the scaled pass over the base follows.
-        auto newValues = std::async(std::launch::async,
-                                    [&] { return sumOf(sideValues(next, c->newTypeIndex, newMask, 1.0, cancel)); });
-        c->baseRawTotal = sumOf(sideValues(base, c->baseTypeIndex, baseMask, 1.0, cancel));
+        auto newValues = std::async(std::launch::async, [&] {
+            return request.nextSide ? request.nextSide->total
+                                    : sumOf(sideValues(next, c->newTypeIndex, newMask, 1.0, cancel));
+        });
+        c->baseRawTotal = request.baseSide ? request.baseSide->total
+                                           : sumOf(sideValues(base, c->baseTypeIndex, baseMask, 1.0, cancel));
         const int64_t newTotal = newValues.get();
         if (c->baseRawTotal != 0)
             c->baseScale = static_cast<double>(newTotal) / static_cast<double>(c->baseRawTotal);
     }
-    auto newSide = std::async(std::launch::async, [&] { return buildSide(next, c->newTypeIndex, newMask, 1.0, cancel); });
-    Side baseSide = buildSide(base, c->baseTypeIndex, baseMask, c->baseScale, cancel);
-    Side nextSide = newSide.get();
+    // Sides the caller derived already are taken as they are; the others are derived here, side by side.
+    std::future<ComparisonSide> newSide;
+    if (!request.nextSide)
+        newSide = std::async(std::launch::async, [&] { return buildSide(next, c->newTypeIndex, newMask, 1.0, cancel); });
+    const bool baseGiven = request.baseSide && c->baseScale == 1.0;
+    ComparisonSide baseSide =
+        baseGiven ? *request.baseSide : buildSide(base, c->baseTypeIndex, baseMask, c->baseScale, cancel);
+    ComparisonSide nextSide = request.nextSide ? *request.nextSide : newSide.get();
     if (!nextSide.tree || !baseSide.tree || (cancel && cancel->load()))
         return makeError(Error::Code::Cancelled, "cancelled");
     const qint64 sidesMs = timer.elapsed();
@@ -227,8 +238,8 @@ Result<std::shared_ptr<const Comparison>> compareProfiles(const ComparisonReques
     c->baseTotal = baseSide.total;
     if (!request.normalize)
         c->baseRawTotal = baseSide.total;
-    c->newPerStack = std::move(nextSide.perStack);
-    c->basePerStack = std::move(baseSide.perStack);
+    c->newPerStack = nextSide.perStack;
+    c->basePerStack = baseSide.perStack;
     if (next.frames == base.frames) {
         // Two weighings of one profile (a live session's flushes or ranges): its frames are already shared.
         c->frames = next.frames;

@@ -3,13 +3,23 @@
 #include "engine/common/result.h"
 #include "engine/model/analysis.h"
 #include "engine/model/diff_tree.h"
+#include "engine/model/heatmap.h"
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace emberline::engine {
+
+// One side of a comparison as derived: its values per stack (of its profile's stacks; a shorter list means
+// zeros after it) and the call tree over them, with their total.
+struct ComparisonSide {
+    std::shared_ptr<const std::vector<int64_t>> perStack;
+    std::shared_ptr<const CallTree> tree;
+    int64_t total = 0;
+};
 
 // What a compare view asks for: two loaded profiles, a sample type both have (by name; empty: the shared
 // default), normalization, and the threads of the new profile to show (the base's threads of the same names are
@@ -20,6 +30,15 @@ struct ComparisonRequest {
     std::string sampleType;
     bool normalize = false;
     std::vector<uint32_t> newThreads; // ThreadIndex ordinals of `next`; empty: every thread
+    // Time ranges of each side, [startNs, endNs) by the samples' end_timestamp_ns: two ranges of one profile
+    // compared (nullopt: every sample of that side).
+    std::optional<TimeRange> newRange;
+    std::optional<TimeRange> baseRange;
+    // Sides already derived by the caller for this sample type and these threads (a live session's flushes,
+    // each derived once): used as they are, instead of being derived from `next` and `base`. A given base side is
+    // not used when normalizing (its values would need scaling).
+    std::shared_ptr<const ComparisonSide> nextSide;
+    std::shared_ptr<const ComparisonSide> baseSide;
 };
 
 // One function's values on both sides, by its id in the comparison's frame table.

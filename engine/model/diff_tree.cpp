@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <future>
+#include <numeric>
 
 namespace emberline::engine {
 namespace {
@@ -24,7 +25,14 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
     DiffTree diff;
     diff.m_frames = std::move(frames);
     const FrameTable &table = *diff.m_frames;
-    diff.m_nodes.reserve(std::max(newTree.size(), baseTree.size()) + baseTree.size() / 8);
+    // Every node of either side at most: growing the vector instead cost a copy of every node per doubling.
+    diff.m_nodes.reserve(newTree.size() + baseTree.size());
+    // Per node, where its children begin and how many there are: the merge below adds a node's children one
+    // after the other in name order, so the width trees need no sort.
+    std::vector<uint32_t> firstChild;
+    std::vector<uint32_t> childCount;
+    firstChild.reserve(diff.m_nodes.capacity());
+    childCount.reserve(diff.m_nodes.capacity());
     Node root;
     if (newTree.size() > 0) {
         root.newSelf = newTree.node(0).self;
@@ -35,6 +43,8 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
         root.baseTotal = baseTree.total();
     }
     diff.m_nodes.push_back(root);
+    firstChild.push_back(0);
+    childCount.push_back(0);
     const auto baseFrame = [&](uint32_t baseNode) { return baseToUnion[baseTree.node(baseNode).frame]; };
     const auto add = [&](uint32_t parent, uint32_t frame, uint32_t newNode, uint32_t baseNode,
                          std::vector<Pending> &stack) {
@@ -52,6 +62,8 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
         }
         stack.push_back({static_cast<uint32_t>(diff.m_nodes.size()), newNode, baseNode});
         diff.m_nodes.push_back(node);
+        firstChild.push_back(0);
+        childCount.push_back(0);
     };
 
     std::vector<Pending> stack{{0, newTree.size() > 0 ? 0u : kNoIndex, baseTree.size() > 0 ? 0u : kNoIndex}};
@@ -66,6 +78,7 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
         const auto baseKids = p.baseNode != kNoIndex ? baseTree.children(p.baseNode) : std::span<const uint32_t>{};
         size_t i = 0;
         size_t j = 0;
+        const auto first = static_cast<uint32_t>(diff.m_nodes.size());
         while (i < newKids.size() || j < baseKids.size()) {
             const uint32_t nf = i < newKids.size() ? newTree.node(newKids[i]).frame : kNoIndex;
             const uint32_t bf = j < baseKids.size() ? baseFrame(baseKids[j]) : kNoIndex;
@@ -77,15 +90,24 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
                 add(p.node, bf, kNoIndex, baseKids[j++], stack);
             }
         }
+        firstChild[p.node] = first;
+        childCount[p.node] = static_cast<uint32_t>(diff.m_nodes.size()) - first;
     }
     diff.m_unchanged = std::all_of(diff.m_nodes.begin(), diff.m_nodes.end(), [](const Node &n) {
         return n.baseSelf == n.newSelf && n.baseTotal == n.newTotal;
     });
-    diff.makeWidthTrees();
+    const size_t n = diff.m_nodes.size();
+    std::vector<uint32_t> childOffsets(n + 1, 0);
+    for (size_t k = 0; k < n; ++k)
+        childOffsets[k + 1] = childOffsets[k] + childCount[k];
+    std::vector<uint32_t> children(n - 1);
+    for (size_t k = 0; k < n; ++k)
+        std::iota(children.begin() + childOffsets[k], children.begin() + childOffsets[k + 1], firstChild[k]);
+    diff.makeWidthTrees(std::move(childOffsets), std::move(children));
     return diff;
 }
 
-void DiffTree::makeWidthTrees()
+void DiffTree::makeWidthTrees(std::vector<uint32_t> childOffsets, std::vector<uint32_t> children)
 {
     const size_t n = m_nodes.size();
     const auto fill = [&](auto selfOf, auto totalOf) {
@@ -96,17 +118,16 @@ void DiffTree::makeWidthTrees()
         }
         return nodes;
     };
-    // The three trees share their shape: the first sorts the children, the other two copy its lists, and those
-    // two are built side by side (a million-sample comparison has millions of nodes).
-    auto newWidths = std::make_shared<const CallTree>(CallTree::fromNodes(
-        fill([&](size_t i) { return m_nodes[i].newSelf; }, [&](size_t i) { return m_nodes[i].newTotal; }), *m_frames));
-    const CallTree &shape = *newWidths;
-    m_widths[static_cast<size_t>(Widths::New)] = std::move(newWidths);
+    // The three trees share their shape (the children lists the merge made); two of them are built side by side
+    // (a million-sample comparison has millions of nodes).
     auto base = std::async(std::launch::async, [&] {
-        return std::make_shared<const CallTree>(CallTree::withValues(
+        return std::make_shared<const CallTree>(CallTree::withChildren(
             fill([&](size_t i) { return m_nodes[i].baseSelf; }, [&](size_t i) { return m_nodes[i].baseTotal; }),
-            shape));
+            childOffsets, children));
     });
+    m_widths[static_cast<size_t>(Widths::New)] = std::make_shared<const CallTree>(CallTree::withChildren(
+        fill([&](size_t i) { return m_nodes[i].newSelf; }, [&](size_t i) { return m_nodes[i].newTotal; }),
+        childOffsets, children));
 
     // The base-only paths at their base width, added to every ancestor's width: children come after their
     // parents, so one backward pass carries each node's added width up.
@@ -116,13 +137,15 @@ void DiffTree::makeWidthTrees()
             added[i] = m_nodes[i].baseTotal;
         added[m_nodes[i].parent] += isBaseOnly(m_nodes[i].parent) ? 0 : added[i];
     }
-    m_widths[static_cast<size_t>(Widths::NewWithBaseOnly)] = std::make_shared<const CallTree>(CallTree::withValues(
-        fill([&](size_t i) { return isBaseOnly(static_cast<uint32_t>(i)) ? m_nodes[i].baseSelf : m_nodes[i].newSelf; },
-             [&](size_t i) {
-                 return isBaseOnly(static_cast<uint32_t>(i)) ? m_nodes[i].baseTotal : m_nodes[i].newTotal + added[i];
-             }),
-        shape));
+    auto withBaseOnly = fill(
+        [&](size_t i) { return isBaseOnly(static_cast<uint32_t>(i)) ? m_nodes[i].baseSelf : m_nodes[i].newSelf; },
+        [&](size_t i) {
+            return isBaseOnly(static_cast<uint32_t>(i)) ? m_nodes[i].baseTotal : m_nodes[i].newTotal + added[i];
+        });
+    // The base tree copies the lists while this one runs: wait for it before the last tree takes them.
     m_widths[static_cast<size_t>(Widths::Base)] = base.get();
+    m_widths[static_cast<size_t>(Widths::NewWithBaseOnly)] = std::make_shared<const CallTree>(
+        CallTree::withChildren(std::move(withBaseOnly), std::move(childOffsets), std::move(children)));
 }
 
 std::string DiffTree::dump() const

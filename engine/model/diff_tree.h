@@ -60,7 +60,7 @@ public:
     std::string dump() const;
 
 private:
-    void makeWidthTrees();
+    void makeWidthTrees(std::vector<uint32_t> childOffsets, std::vector<uint32_t> children);
 
     std::vector<Node> m_nodes;
     std::shared_ptr<const FrameTable> m_frames;

@@ -2,6 +2,8 @@
 
 #include "engine/common/strings.h"
 
+#include <algorithm>
+#include <numeric>
 #include <unordered_map>
 
 namespace emberline::engine {
@@ -104,6 +106,21 @@ std::vector<uint32_t> FrameTable::findByName(std::string_view name) const
             ids.push_back(i);
     }
     return ids;
+}
+
+const std::vector<uint32_t> &FrameTable::nameRank() const
+{
+    std::call_once(m_nameRank->once, [this] {
+        std::vector<uint32_t> order(m_frames.size());
+        std::iota(order.begin(), order.end(), 0U);
+        std::sort(order.begin(), order.end(),
+                  [&](uint32_t a, uint32_t b) { return m_frames[a].name < m_frames[b].name; });
+        std::vector<uint32_t> &rank = m_nameRank->rank;
+        rank.resize(order.size());
+        for (uint32_t i = 0; i < order.size(); ++i)
+            rank[order[i]] = i;
+    });
+    return m_nameRank->rank;
 }
 
 std::shared_ptr<const std::vector<QString>> frameDisplayNames(const FrameTable &frames)

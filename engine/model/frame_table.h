@@ -5,6 +5,7 @@
 #include <QString>
 
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -47,13 +48,22 @@ public:
     void expandRootFirst(std::span<const uint32_t> stack, std::vector<uint32_t> &out) const;
     // Frame ids whose name matches exactly; empty if none.
     std::vector<uint32_t> findByName(std::string_view name) const;
+    // Per frame id, its place among the frames ordered by name (equal names share none: a name is one frame).
+    // Sorted once per table, on first use from any thread, and kept: every call tree built over the table orders
+    // children by it, and sorting the names again per tree cost more than building a small tree.
+    const std::vector<uint32_t> &nameRank() const;
 
 private:
     FrameTable() = default;
+    struct NameRank {
+        std::once_flag once;
+        std::vector<uint32_t> rank;
+    };
 
     std::vector<Frame> m_frames;
     std::vector<uint32_t> m_locFrames;
     std::vector<uint32_t> m_locOffsets;
+    std::shared_ptr<NameRank> m_nameRank = std::make_shared<NameRank>();
 };
 
 // The frames' names as the window draws them (QString), one per frame id: built once per frame table, on the

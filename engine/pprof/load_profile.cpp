@@ -2,7 +2,6 @@
 
 #include "engine/common/logging.h"
 #include "engine/import/open_profile.h"
-#include "engine/pprof/session_folder.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -14,10 +13,10 @@ namespace emberline::engine {
 namespace {
 
 // A session folder: its profile.pprof, or its flushes merged when that is missing or broken; `notice` says so.
-Result<Profile> readFolder(const QString &path, const PprofReadOptions &options,
-                                           QString &notice)
+Result<Profile> readFolder(const QString &path, const PprofReadOptions &options, SessionTimes times,
+                           QString &notice)
 {
-    auto folder = readSessionFolder(path.toStdString(), options);
+    auto folder = readSessionFolder(path.toStdString(), options, times);
     if (!folder)
         return folder.error();
     QStringList notes;
@@ -25,6 +24,9 @@ Result<Profile> readFolder(const QString &path, const PprofReadOptions &options,
         notes << QObject::tr("Merged from %1 flush file(s): %2")
                      .arg(folder->flushesMerged)
                      .arg(QString::fromStdString(folder->sessionProfileProblem));
+    if (!folder->timesProblem.empty())
+        notes << QObject::tr("No heatmap or time ranges: %1; profile.pprof, without them, is shown")
+                     .arg(QString::fromStdString(folder->timesProblem));
     for (const std::string &skipped : folder->skipped)
         notes << QObject::tr("Skipped %1").arg(QString::fromStdString(skipped));
     notice = notes.join(QStringLiteral("; "));
@@ -33,13 +35,13 @@ Result<Profile> readFolder(const QString &path, const PprofReadOptions &options,
 
 } // namespace
 
-LoadOutcome loadProfile(const QString &path, const PprofReadOptions &options)
+LoadOutcome loadProfile(const QString &path, const PprofReadOptions &options, SessionTimes times)
 {
     LoadOutcome outcome;
     QElapsedTimer timer;
     timer.start();
     QString notice;
-    auto result = QFileInfo(path).isDir() ? readFolder(path, options, notice)
+    auto result = QFileInfo(path).isDir() ? readFolder(path, options, times, notice)
                                           : readProfileFile(path.toStdString(), options);
     if (!result) {
         if (result.error().code == Error::Code::Cancelled)

@@ -2,6 +2,7 @@
 
 #include "engine/model/analysis.h"
 #include "engine/pprof/pprof_reader.h"
+#include "engine/pprof/session_folder.h"
 
 #include <QString>
 
@@ -16,8 +17,10 @@ struct LoadOutcome {
     bool cancelled = false;
 };
 
-// Reads a pprof file or a session folder (merging its flushes when its profile.pprof is missing or broken) and
-// derives the tables every view shares. Runs on a worker.
-LoadOutcome loadProfile(const QString &path, const PprofReadOptions &options);
+// Reads a pprof file or a session folder (merging its flushes when its profile.pprof is missing or broken, or,
+// with SessionTimes::Wanted, for their timestamps: see readSessionFolder) and derives the tables every view
+// shares. Runs on a worker.
+LoadOutcome loadProfile(const QString &path, const PprofReadOptions &options,
+                        SessionTimes times = SessionTimes::Wanted);
 
 } // namespace emberline::engine

@@ -2,9 +2,11 @@
 // files on disk to the flame graph drawn (a ProfileView's flame graph; a CompareView's differential flame graph).
 // While each runs, a 2 ms timer on the GUI thread measures the longest time the event loop was busy.
 //   bench_compare NEW BASE [--repeat N]      (QT_QPA_PLATFORM=offscreen works)
-// Prints per run: open ms, compare ms, their ratio, and the GUI thread's longest busy stretch for each.
+// Prints per run: open ms, compare ms, their ratio, and the GUI thread's longest busy stretch for each; every
+// event delivery on the GUI thread of 20 ms or more is named as it happens (receiver and event type).
 #include "ui/flamegraph/diff_flame_graph_view.h"
 #include "ui/flamegraph/flame_graph_view.h"
+#include "ui/jobs/thread_scheduling.h"
 #include "ui/views/compare_explorer.h"
 #include "ui/views/compare_view.h"
 #include "ui/views/profile_explorer.h"
@@ -13,11 +15,14 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QEventLoop>
+#include <QPointer>
+#include <QThread>
 #include <QTimer>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 using namespace emberline::ui;
@@ -54,6 +59,45 @@ private:
     QElapsedTimer m_clock;
     qint64 m_last = 0;
     qint64 m_longest = 0;
+};
+
+double threadCpuMs()
+{
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+// Names every outermost event delivery on the GUI thread that takes kSlowDeliveryMs or more.
+constexpr qint64 kSlowDeliveryMs = 20;
+
+class SlowEventApplication : public QApplication {
+public:
+    using QApplication::QApplication;
+    bool notify(QObject *receiver, QEvent *event) override
+    {
+        const bool outermost = m_depth == 0 && QThread::currentThread() == thread();
+        if (!outermost)
+            return QApplication::notify(receiver, event);
+        QElapsedTimer timer;
+        timer.start();
+        const double cpuBefore = threadCpuMs();
+        const int type = event->type();
+        const QPointer<QObject> alive(receiver); // the event may delete its receiver (DeferredDelete)
+        const QByteArray name = receiver->metaObject()->className();
+        ++m_depth;
+        const bool result = QApplication::notify(receiver, event);
+        --m_depth;
+        // CPU time beside wall time: the difference is time the thread waited for a CPU (a loaded machine).
+        if (const qint64 ms = timer.elapsed(); ms >= kSlowDeliveryMs)
+            std::printf("  slow GUI event: %lld ms (%.1f ms on CPU) delivering event type %d to %s \"%s\"\n",
+                        static_cast<long long>(ms), threadCpuMs() - cpuBefore, type, name.constData(),
+                        alive ? qPrintable(alive->objectName()) : "(deleted)");
+        return result;
+    }
+
+private:
+    int m_depth = 0;
 };
 
 struct Timing {
@@ -128,7 +172,10 @@ double median(std::vector<double> v)
 
 int main(int argc, char **argv)
 {
-    QApplication app(argc, argv);
+    SlowEventApplication app(argc, argv);
+    // As Emberline's main() does: the GUI thread runs promptly when it wakes.
+    if (!requestPromptWakeups())
+        std::printf("the kernel refused a short time slice for the GUI thread\n");
     const QStringList args = QApplication::arguments();
     if (args.size() < 3) {
         std::fprintf(stderr, "usage: bench_compare NEW BASE [--repeat N]\n");

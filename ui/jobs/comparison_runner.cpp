@@ -13,7 +13,8 @@ engine::LoadOutcome loadOne(const QString &path, const std::atomic<bool> *cancel
 {
     engine::PprofReadOptions options;
     options.cancel = cancel;
-    return engine::loadProfile(path, options);
+    // A comparison of files or session folders reads no sample's time: a folder's profile.pprof will do.
+    return engine::loadProfile(path, options, engine::SessionTimes::NotNeeded);
 }
 
 // The error of one side, with the side named (a message from the reader names the file).

@@ -183,8 +183,12 @@ void CompareExplorer::connectSignals()
     connect(m_resetZoom, &QToolButton::clicked, this, &CompareExplorer::resetZoom);
     connect(m_tables, &DiffTablesView::frameSelected, this, &CompareExplorer::selectFrame);
     // The first comparison once the explorer is shown, so that a failure is seen by whoever shows it.
-    if (!m_fed)
-        QTimer::singleShot(0, this, &CompareExplorer::requestComparison);
+    if (!m_fed) {
+        QTimer::singleShot(0, this, [this] {
+            if (!m_requested)
+                requestComparison();
+        });
+    }
 }
 
 bool CompareExplorer::isComparing() const
@@ -219,6 +223,9 @@ void CompareExplorer::requestComparison()
     request.normalize = m_normalize->isChecked();
     if (!m_threads->isHidden())
         request.newThreads = m_threads->selectedThreads();
+    request.baseRange = m_baseRange;
+    request.newRange = m_newRange;
+    m_requested = true;
     m_runner->requestComparison(std::move(request));
     updateStatusLine();
 }
@@ -262,6 +269,16 @@ void CompareExplorer::showComparison(std::shared_ptr<const engine::Comparison> c
     m_baseLabel = baseLabel;
     m_newLabel = newLabel;
     applyComparison(std::move(comparison));
+}
+
+void CompareExplorer::compareRanges(engine::TimeRange base, engine::TimeRange next, const QString &baseLabel,
+                                    const QString &newLabel)
+{
+    m_baseRange = base;
+    m_newRange = next;
+    m_baseLabel = baseLabel;
+    m_newLabel = newLabel;
+    requestComparison();
 }
 
 void CompareExplorer::showUnavailable(const QString &message)
@@ -331,8 +348,10 @@ void CompareExplorer::updateSearchLabel(int64_t matchedTotal, double share, size
 void CompareExplorer::updateStatusLine()
 {
     QStringList parts;
-    parts << tr("new: %1").arg(m_fed ? m_newLabel : QFileInfo(m_next->path).fileName())
-          << tr("base: %1").arg(m_fed ? m_baseLabel : QFileInfo(m_base->path).fileName());
+    // A live session's sides and time ranges are named by their labels; files by their names.
+    const bool labelled = m_fed || m_newRange || m_baseRange;
+    parts << tr("new: %1").arg(labelled ? m_newLabel : QFileInfo(m_next->path).fileName())
+          << tr("base: %1").arg(labelled ? m_baseLabel : QFileInfo(m_base->path).fileName());
     if (m_comparison) {
         const std::string &unit = m_comparison->unit;
         parts << tr("%1 total %2 → %3 (%4)")

@@ -5,6 +5,7 @@
 #include <QWidget>
 
 #include <memory>
+#include <optional>
 
 class QCheckBox;
 class QComboBox;
@@ -47,6 +48,13 @@ public:
     void showComparison(std::shared_ptr<const engine::Comparison> comparison, const QString &baseLabel,
                         const QString &newLabel);
     void showUnavailable(const QString &message);
+    // Compares two time ranges of the profiles, [startNs, endNs) each (an opened profile's range B against its
+    // range A, as a Shift+drag on its heatmap asks), called by the labels in the status line. Zoom, selection and
+    // search stay.
+    void compareRanges(engine::TimeRange base, engine::TimeRange next, const QString &baseLabel,
+                       const QString &newLabel);
+    std::optional<engine::TimeRange> baseRange() const { return m_baseRange; }
+    std::optional<engine::TimeRange> newRange() const { return m_newRange; }
 
     std::shared_ptr<const engine::Comparison> comparison() const { return m_comparison; }
     const engine::LoadedProfile &newProfile() const { return *m_next; }
@@ -86,6 +94,9 @@ private:
     std::shared_ptr<const engine::LoadedProfile> m_base;
     std::shared_ptr<const engine::Comparison> m_comparison;
     bool m_fed = false;
+    bool m_requested = false; // a comparison was asked for (the first one waits for the event loop)
+    std::optional<engine::TimeRange> m_baseRange;
+    std::optional<engine::TimeRange> m_newRange;
     QString m_baseLabel;
     QString m_newLabel;
     uint32_t m_selectedFrame = UINT32_MAX;

@@ -1,5 +1,6 @@
 #include "ui/views/profile_view.h"
 
+#include "ui/views/compare_explorer.h"
 #include "ui/views/profile_explorer.h"
 #include "ui/jobs/heatmap_runner.h"
 #include "ui/jobs/profile_loader.h"
@@ -156,9 +157,12 @@ void ProfileView::createReadyPage(std::shared_ptr<const engine::LoadedProfile> l
     m_heatmap = new HeatmapPanel(m_readyPage);
     m_heatmap->setVisible(false); // until its samples turn out to carry timestamps
     m_heatmapRunner = new HeatmapRunner(this);
-    m_explorer = new ProfileExplorer(std::move(loaded), m_readyPage);
+    m_views = new QStackedWidget(m_readyPage);
+    m_views->setObjectName(QStringLiteral("profileViewsStack"));
+    m_explorer = new ProfileExplorer(std::move(loaded), m_views);
+    m_views->addWidget(m_explorer);
     m_readyPage->addWidget(m_heatmap);
-    m_readyPage->addWidget(m_explorer);
+    m_readyPage->addWidget(m_views);
     m_readyPage->setStretchFactor(1, 3);
     m_readyPage->setSizes({kHeatmapHeight, 700});
     connect(m_heatmapRunner, &HeatmapRunner::heatmapReady, this,
@@ -175,9 +179,14 @@ void ProfileView::createReadyPage(std::shared_ptr<const engine::LoadedProfile> l
     });
     // The panel's selection is in [start, end); the explorer's filter takes it as it is.
     connect(m_heatmap, &HeatmapPanel::rangeSelected, this, [this](int64_t startNs, int64_t endNs) {
+        showExplorer();
         m_explorer->setTimeRange(engine::TimeRange{startNs, endNs});
     });
-    connect(m_heatmap, &HeatmapPanel::selectionCleared, this, [this] { m_explorer->setTimeRange(std::nullopt); });
+    connect(m_heatmap, &HeatmapPanel::selectionCleared, this, [this] {
+        showExplorer();
+        m_explorer->setTimeRange(std::nullopt);
+    });
+    connect(m_heatmap, &HeatmapPanel::rangesCompared, this, &ProfileView::compareRanges);
     connect(m_explorer, &ProfileExplorer::sampleTypeChanged, this, &ProfileView::requestHeatmap);
     connect(m_explorer, &ProfileExplorer::threadsChanged, this, &ProfileView::requestHeatmap);
 }
@@ -188,6 +197,34 @@ void ProfileView::requestHeatmap()
     request.sampleType = m_explorer->sampleType();
     request.threads = m_explorer->selectedThreads();
     m_heatmapRunner->request(m_loaded, request);
+}
+
+void ProfileView::compareRanges(engine::TimeRange a, engine::TimeRange b)
+{
+    if (!m_rangeCompare) {
+        m_rangeCompare = new CompareExplorer(m_loaded, m_loaded, m_views);
+        m_rangeCompare->setObjectName(QStringLiteral("rangeCompareExplorer"));
+        m_views->addWidget(m_rangeCompare);
+    }
+    const engine::Heatmap *heatmap = m_heatmap->view()->heatmap().get();
+    const int64_t start = heatmap ? heatmap->startNs() : 0;
+    const auto label = [start](engine::TimeRange r) {
+        const auto seconds = [start](int64_t t) { return QString::number(static_cast<double>(t - start) / 1e9, 'f', 2); };
+        return tr("range %1–%2 s").arg(seconds(r.startNs), seconds(r.endNs));
+    };
+    m_rangeCompare->compareRanges(a, b, label(a), label(b));
+    m_views->setCurrentWidget(m_rangeCompare);
+}
+
+void ProfileView::showExplorer()
+{
+    if (m_views->currentWidget() != m_explorer)
+        m_views->setCurrentWidget(m_explorer);
+}
+
+bool ProfileView::isComparingRanges() const
+{
+    return m_rangeCompare && m_views->currentWidget() == m_rangeCompare;
 }
 
 void ProfileView::onFailed(const QString &message)

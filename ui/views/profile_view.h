@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/model/analysis.h"
+#include "engine/model/heatmap.h"
 
 #include <QWidget>
 
@@ -12,6 +13,7 @@ class QStackedWidget;
 
 namespace emberline::ui {
 
+class CompareExplorer;
 class HeatmapPanel;
 class HeatmapRunner;
 class ProfileExplorer;
@@ -20,7 +22,9 @@ class ProfileLoader;
 // One tab: a profile file (or a session folder) through its life. While loading it shows the file name, a progress bar and Cancel;
 // if loading fails it shows the error (which names the file and the problem) with Retry and Close; once loaded
 // it shows a ProfileExplorer, with the sub-second heatmap above it when the samples carry timestamps (a range
-// selected on it filters the explorer's views to that time).
+// selected on it filters the explorer's views to that time). A second range (Shift+drag on the heatmap) compares
+// range B with range A: a CompareExplorer over the profile takes the explorer's place until a new range A is
+// selected or the selection is cleared (Esc).
 //
 // Thread: GUI thread; loading runs on a worker through ProfileLoader.
 class ProfileView : public QWidget {
@@ -39,6 +43,9 @@ public:
     ProfileExplorer *explorer() const { return m_explorer; }
     // Null until the profile is loaded; hidden when its samples carry no timestamps.
     HeatmapPanel *heatmap() const { return m_heatmap; }
+    // Range B against range A; null until two ranges were compared. Shown while they are.
+    CompareExplorer *rangeCompare() const { return m_rangeCompare; }
+    bool isComparingRanges() const;
 
 Q_SIGNALS:
     void loadFinished(bool ok);
@@ -53,6 +60,8 @@ private:
     void onFailed(const QString &message);
     void createReadyPage(std::shared_ptr<const engine::LoadedProfile> loaded);
     void requestHeatmap();
+    void compareRanges(engine::TimeRange a, engine::TimeRange b);
+    void showExplorer();
 
     QString m_path;
     State m_state = State::Loading;
@@ -72,6 +81,8 @@ private:
     QSplitter *m_readyPage = nullptr;
     HeatmapPanel *m_heatmap = nullptr;
     HeatmapRunner *m_heatmapRunner = nullptr;
+    QStackedWidget *m_views = nullptr; // the explorer, or the range comparison
+    CompareExplorer *m_rangeCompare = nullptr;
 };
 
 } // namespace emberline::ui

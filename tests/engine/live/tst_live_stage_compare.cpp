@@ -2,6 +2,7 @@
 // previous one, the scope against a pinned flush, range B against range A, a file as the baseline, combined with
 // hidden threads and the sample type, and the words for what cannot be compared.
 #include "engine/live/live_stage.h"
+#include "engine/model/sample_filter.h"
 
 #include "synthetic_flush.h"
 
@@ -79,11 +80,68 @@ LiveViewRequest comparing(LiveCompareMode mode, int sampleType = 0)
     return request;
 }
 
+// The session of `flushes` as the stage's scope sees it: the whole session, its frames and threads.
+std::shared_ptr<const LoadedProfile> sessionScope(const LiveSnapshot &snap)
+{
+    auto loaded = std::make_shared<LoadedProfile>();
+    loaded->profile = snap.profile;
+    loaded->frames = std::make_shared<const FrameTable>(*snap.profile);
+    loaded->threads = std::make_shared<const ThreadIndex>(*snap.profile);
+    loaded->totals = snap.totals;
+    loaded->live = std::shared_ptr<const LiveSnapshot>(&snap, [](const LiveSnapshot *) {});
+    return loaded;
+}
+
+// The differential tree and function rows of a comparison, as text.
+std::string comparisonText(const Comparison &c)
+{
+    std::string out = c.tree->dump();
+    for (const DiffFunction &row : c.functions)
+        out += c.frames->frame(row.frame).name + " " + std::to_string(row.baseSelf) + " " +
+               std::to_string(row.baseTotal) + " " + std::to_string(row.newSelf) + " " +
+               std::to_string(row.newTotal) + "\n";
+    return out + "totals " + std::to_string(c.baseTotal) + " " + std::to_string(c.newTotal) + "\n";
+}
+
 } // namespace
 
 class TestLiveStageCompare : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    // The stage derives each flush's side once (from its timeline entries) and keeps it for the next comparison.
+    // Whatever the sample type and hidden threads, the result must be the comparison derived from the flushes'
+    // weights over the whole session; if this fails, the kept sides show other numbers than the comparison would.
+    void keptFlushSidesEqualTheWeightedComparison()
+    {
+        LiveProfile live;
+        QVERIFY(live.add(*test::syntheticLeafFlush(1, 1 * kSecond, 7, {{"b", 90}, {"c", 10}})).ok());
+        QVERIFY(live.add(*test::syntheticLeafFlush(2, 3 * kSecond, 8, {{"b", 50}, {"c", 50}})).ok());
+        QVERIFY(live.add(*test::syntheticLeafFlush(3, 5 * kSecond, 7, {{"c", 70}, {"d", 30}})).ok());
+        const auto snap = live.snapshot();
+        const auto scope = sessionScope(*snap);
+        LiveCompareRequest previous;
+        previous.mode = LiveCompareMode::PreviousFlush;
+        LiveCompareRequest pinned;
+        pinned.mode = LiveCompareMode::Baseline;
+        pinned.baseline.kind = LiveBaseline::Kind::Flush;
+        pinned.baseline.flushSequence = 1;
+        for (int type : {0, 1}) {
+            for (const std::vector<uint32_t> &hidden : {std::vector<uint32_t>{}, std::vector<uint32_t>{1}}) {
+                for (const LiveCompareRequest &request : {previous, pinned}) {
+                    LiveFlushSides sides;
+                    auto kept = compareLive(*snap, scope, request, hidden, type, &sides);
+                    auto weighted = compareLive(*snap, scope, request, hidden, type);
+                    QVERIFY(kept.ok() && weighted.ok());
+                    QCOMPARE(comparisonText(*kept->comparison), comparisonText(*weighted->comparison));
+                    QVERIFY(sides.kept() > 0);
+                    // Asked again, the kept sides give the same comparison.
+                    auto again = compareLive(*snap, scope, request, hidden, type, &sides);
+                    QCOMPARE(comparisonText(*again->comparison), comparisonText(*weighted->comparison));
+                }
+            }
+        }
+    }
+
     void offModeBringsTheAnalysisOnly()
     {
         LastUpdate last;

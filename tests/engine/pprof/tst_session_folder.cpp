@@ -47,6 +47,18 @@ void writeSession(const QString &dir, int flushes, bool withProfile)
     }
 }
 
+// profile.pprof as a recording writes it: the flushes' samples added up per stack, without their timestamps.
+void writeUntimedSessionProfile(const QString &dir, int flushes)
+{
+    test::ProfileBuilder b({{"cpu-samples", "count"}, {"cpu-time", "nanoseconds"}});
+    const uint32_t main = b.location({b.function("main")});
+    for (int n = 1; n <= flushes; ++n) {
+        const uint32_t work = b.location({b.function("work_" + std::to_string(n))});
+        b.sample({work, main}, {n, 10 * n * n}, {});
+    }
+    QVERIFY(writePprofFile(b.take(), QDir(dir).filePath(QStringLiteral("profile.pprof")).toStdString()).ok());
+}
+
 void cutFile(const QString &path, qint64 keep)
 {
     QFile f(path);
@@ -71,7 +83,45 @@ private Q_SLOTS:
     void emptyProfileMergesFlushes();
     void corruptFlushIsNamedAndSkipped();
     void nothingReadable();
+    void timesComeFromTheFlushes();
 };
+
+// If this fails, a finished session opened in the window has no heatmap or time ranges (its profile.pprof keeps no
+// sample's time, its flush files do), or a reader that needs no times reads every flush for nothing, or a broken
+// flush makes the window show less than the whole session.
+void TestSessionFolder::timesComeFromTheFlushes()
+{
+    QTemporaryDir dir;
+    writeSession(dir.path(), 3, false);
+    writeUntimedSessionProfile(dir.path(), 3);
+    auto plain = readSessionFolder(dir.path().toStdString());
+    QVERIFY2(plain.ok(), plain.ok() ? "" : plain.error().message.c_str());
+    QVERIFY(!plain->timesFromFlushes && !plain->fromFlushes);
+    QCOMPARE(plain->profile.sampleCount(), size_t(3));
+
+    auto timed = readSessionFolder(dir.path().toStdString(), {}, SessionTimes::Wanted);
+    QVERIFY2(timed.ok(), timed.ok() ? "" : timed.error().message.c_str());
+    QVERIFY(timed->timesFromFlushes);
+    QVERIFY(!timed->fromFlushes); // profile.pprof was whole: nothing to warn about
+    QCOMPARE(timed->flushesMerged, size_t(3));
+    QCOMPARE(timed->profile.sampleCount(), size_t(1 + 2 + 3));
+    QCOMPARE(total(timed->profile, 1), total(plain->profile, 1));
+    QVERIFY(timed->profile.findString("end_timestamp_ns") != kNoIndex);
+
+    // A broken flush: profile.pprof, whole, stays, and the reason is given.
+    cutFile(dir.filePath(QStringLiteral("flush-0002.pprof")), 20);
+    auto partial = readSessionFolder(dir.path().toStdString(), {}, SessionTimes::Wanted);
+    QVERIFY2(partial.ok(), partial.ok() ? "" : partial.error().message.c_str());
+    QVERIFY(!partial->timesFromFlushes);
+    QCOMPARE(partial->profile.sampleCount(), size_t(3));
+    QVERIFY2(partial->timesProblem.find("flush-0002.pprof") != std::string::npos, partial->timesProblem.c_str());
+
+    // A profile.pprof that keeps its samples' times is read as it is.
+    QTemporaryDir timedDir;
+    writeSession(timedDir.path(), 2, true);
+    auto whole = readSessionFolder(timedDir.path().toStdString(), {}, SessionTimes::Wanted);
+    QVERIFY(whole.ok() && !whole->timesFromFlushes && whole->timesProblem.empty());
+}
 
 // If this fails, a finished session's profile.pprof is not what opens (the flushes are merged for nothing).
 void TestSessionFolder::wholeProfileIsUsed()

@@ -12,11 +12,14 @@
 #include "ui/timeline/heatmap_layout.h"
 #include "ui/timeline/heatmap_panel.h"
 #include "ui/timeline/heatmap_view.h"
+#include "ui/flamegraph/diff_flame_graph_view.h"
+#include "ui/views/compare_explorer.h"
 #include "ui/views/live_session_view.h"
 #include "ui/views/profile_explorer.h"
 #include "ui/views/profile_view.h"
 
 #include <QApplication>
+#include <QDir>
 #include <QMouseEvent>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -75,7 +78,9 @@ TimeRange rangeArg(const QList<QVariant> &args, int first)
 
 // A profile over three seconds: "early" ten times in the first 200 ms, "late" five times in second 2, each
 // sample with its end_timestamp_ns, written as a real pprof file.
-QString writeTimedProfile(const QTemporaryDir &dir)
+// Ten samples of "early" in the first 200 ms and five of "late" in the third second, each with its timestamp
+// (`timed`) or without; `early` and `late` choose which of the two are in.
+engine::Profile timedProfile(bool early = true, bool late = true, bool timed = true)
 {
     engine::Profile p;
     p.sampleTypes().push_back({p.intern("cpu-samples"), p.intern("count")});
@@ -90,21 +95,45 @@ QString writeTimedProfile(const QTemporaryDir &dir)
         loc.lines.push_back({static_cast<uint32_t>(p.functions().size() - 1), 0, 0});
         p.locations().push_back(loc);
     }
-    const engine::StringId timeKey = p.intern("end_timestamp_ns");
+    const engine::StringId timeKey = timed ? p.intern("end_timestamp_ns") : 0;
     const int64_t one[] = {1};
-    for (int i = 0; i < 10; ++i) {
-        const engine::Label label{timeKey, 0, kStart + kMs * 20 * i, 0};
-        p.addSample(std::vector<uint32_t>{0}, one, {&label, 1});
-    }
-    for (int i = 0; i < 5; ++i) {
-        const engine::Label label{timeKey, 0, kStart + 2 * kSecond + kMs * 100 * i, 0};
-        p.addSample(std::vector<uint32_t>{1}, one, {&label, 1});
-    }
+    const auto add = [&](uint32_t location, int64_t timeNs) {
+        const engine::Label label{timeKey, 0, timeNs, 0};
+        p.addSample(std::vector<uint32_t>{location}, one, {&label, timed ? size_t(1) : size_t(0)});
+    };
+    for (int i = 0; early && i < 10; ++i)
+        add(0, kStart + kMs * 20 * i);
+    for (int i = 0; late && i < 5; ++i)
+        add(1, kStart + 2 * kSecond + kMs * 100 * i);
     p.timeNanos = kStart;
     p.durationNanos = 3 * kSecond;
+    return p;
+}
+
+QString writeTimedProfile(const QTemporaryDir &dir)
+{
     const QString path = dir.filePath(QStringLiteral("timed.pprof"));
-    const auto written = engine::writePprofFile(p, path.toStdString());
+    const auto written = engine::writePprofFile(timedProfile(), path.toStdString());
     return written.ok() ? path : QString();
+}
+
+// A session folder as a recording leaves it: two flush files whose samples carry their times (the early samples,
+// then the late ones) and profile.pprof, the whole session without them.
+QString writeTimedSessionFolder(const QTemporaryDir &dir)
+{
+    const QString folder = dir.filePath(QStringLiteral("session"));
+    if (!QDir().mkpath(folder))
+        return {};
+    const std::pair<const char *, engine::Profile> files[] = {
+        {"flush-0001.pprof", timedProfile(true, false)},
+        {"flush-0002.pprof", timedProfile(false, true)},
+        {"profile.pprof", timedProfile(true, true, false)},
+    };
+    for (const auto &[name, profile] : files) {
+        if (!engine::writePprofFile(profile, QDir(folder).filePath(QLatin1String(name)).toStdString()).ok())
+            return {};
+    }
+    return folder;
 }
 
 } // namespace
@@ -327,6 +356,92 @@ private Q_SLOTS:
         QTest::keyClick(heatmap, Qt::Key_Escape);
         QTRY_VERIFY(!explorer->isAnalysing() && explorer->analysis()->filter.isEmpty());
         QVERIFY(explorer->flameGraph()->layout().largestNodeNamed("late") != engine::kNoIndex);
+    }
+
+    // An opened session folder shows the heatmap from its flush files' timestamps (its profile.pprof keeps none),
+    // with the same cells as the profile they add up to, and a range dragged on it filters the views. If this
+    // fails, a finished session opened from disk has no heatmap although every sample's time is on disk.
+    void sessionFolderShowsTheHeatmap()
+    {
+        QTemporaryDir dir;
+        const QString folder = writeTimedSessionFolder(dir);
+        QVERIFY(!folder.isEmpty());
+        ui::ProfileView view(folder);
+        view.resize(1200, 900);
+        view.show();
+        QSignalSpy loaded(&view, &ui::ProfileView::loadFinished);
+        view.load();
+        QVERIFY(loaded.wait(10000));
+        QVERIFY(loaded.first().first().toBool());
+        QVERIFY2(view.notice().isEmpty(), qPrintable(view.notice()));
+        QTRY_VERIFY(view.heatmap() && view.heatmap()->isVisible());
+        ui::HeatmapView *heatmap = view.heatmap()->view();
+        QTRY_VERIFY(heatmap->heatmap() != nullptr);
+        QCOMPARE(heatmap->heatmap()->columns(), size_t(3));
+        QCOMPARE(heatmap->heatmap()->total(), int64_t(15));
+        QCOMPARE(heatmap->heatmap()->value(0, 0), int64_t(1));
+        QCOMPARE(heatmap->heatmap()->value(2, 0), int64_t(1));
+
+        ui::ProfileExplorer *explorer = view.explorer();
+        QTRY_VERIFY(explorer->analysis() && !explorer->isAnalysing());
+        drag(*heatmap, {2, 0}, {2, 49});
+        QTRY_VERIFY(!explorer->isAnalysing() && explorer->analysis()->filter.startNs == kStart + 2 * kSecond);
+        QCOMPARE(explorer->analysis()->keptSamples, size_t(5));
+        QCOMPARE(explorer->flameGraph()->layout().largestNodeNamed("early"), engine::kNoIndex);
+    }
+
+    // On an opened file, range A then a Shift+drag for range B compares B with A in the tab: the differential
+    // views show "early" (only in second 0) as gone and "late" (only in second 2) as new, with the ranges' own
+    // totals, never as "the same file"; a new drag shows the profile's explorer again, filtered to it. If this
+    // fails, a file's two ranges cannot be compared the way a live session's can.
+    void openedProfileComparesTwoRanges()
+    {
+        QTemporaryDir dir;
+        const QString path = writeTimedProfile(dir);
+        QVERIFY(!path.isEmpty());
+        ui::ProfileView view(path);
+        view.resize(1200, 900);
+        view.show();
+        QSignalSpy loaded(&view, &ui::ProfileView::loadFinished);
+        view.load();
+        QVERIFY(loaded.wait(10000));
+        QTRY_VERIFY(view.heatmap() && view.heatmap()->isVisible());
+        ui::HeatmapView *heatmap = view.heatmap()->view();
+        QTRY_VERIFY(heatmap->heatmap() != nullptr);
+        QVERIFY(!view.isComparingRanges());
+
+        drag(*heatmap, {0, 0}, {0, 49});
+        drag(*heatmap, {2, 0}, {2, 49}, Qt::ShiftModifier);
+        QVERIFY(view.isComparingRanges());
+        ui::CompareExplorer *compare = view.rangeCompare();
+        QVERIFY(compare && compare->isVisible());
+        QVERIFY(!view.explorer()->isVisible());
+        QTRY_VERIFY(compare->comparison() && !compare->isComparing());
+        const engine::Comparison &c = *compare->comparison();
+        QCOMPARE(c.baseTotal, int64_t(10));
+        QCOMPARE(c.newTotal, int64_t(5));
+        QVERIFY(!c.sameFile);
+        const auto row = [&](const char *name) {
+            for (const engine::DiffFunction &r : c.functions)
+                if (c.frames->frame(r.frame).name == name)
+                    return r;
+            return engine::DiffFunction{0, -1, -1, -1, -1};
+        };
+        QCOMPARE(row("early").baseSelf, int64_t(10));
+        QCOMPARE(row("early").newSelf, int64_t(0));
+        QCOMPARE(row("late").baseSelf, int64_t(0));
+        QCOMPARE(row("late").newSelf, int64_t(5));
+        const auto &layout = compare->diffFlameGraph()->flameGraph()->layout();
+        QVERIFY(layout.largestNodeNamed("late") != engine::kNoIndex);
+        QVERIFY(compare->message().isEmpty() || !compare->message().contains(QStringLiteral("same file")));
+        QVERIFY2(compare->findChild<QWidget *>(QStringLiteral("compareStatusLine")) != nullptr, "status line");
+
+        // A new range A: the explorer again, filtered to it.
+        drag(*heatmap, {2, 0}, {2, 49});
+        QVERIFY(!view.isComparingRanges());
+        QVERIFY(view.explorer()->isVisible());
+        QTRY_VERIFY(!view.explorer()->isAnalysing() && view.explorer()->analysis()->filter.startNs == kStart + 2 * kSecond);
+        QCOMPARE(view.explorer()->analysis()->keptSamples, size_t(5));
     }
 };
 
