@@ -14,14 +14,14 @@ std::optional<CallTree> CallTree::build(const Profile &profile, const FrameTable
                                         std::span<const int64_t> perStack, const std::atomic<bool> *cancel)
 {
     CallTree tree;
-    // Most trees hold a few nodes per distinct stack: reserved address space, touched only as nodes are added,
-    // spares the copies of a growing vector.
-    tree.m_nodes.reserve(perStack.size() * 4 + 1);
-    tree.m_nodes.push_back(Node{});
     // Sized by the stacks that hold a value, not by every stack of the profile: a live session's flush touches a
     // few thousand of its hundreds of thousands, and clearing a map sized for all of them cost more than the walk.
     const auto valued = static_cast<size_t>(
         std::count_if(perStack.begin(), perStack.end(), [](int64_t v) { return v != 0; }));
+    // Most trees hold a few nodes per such stack: reserved address space, touched only as nodes are added, spares
+    // the copies of a growing vector.
+    tree.m_nodes.reserve(valued * 4 + 1);
+    tree.m_nodes.push_back(Node{});
     U64ToU32Map childOf(valued * 4);
     std::vector<uint32_t> path;
     const StackTable &stacks = profile.stacks();
