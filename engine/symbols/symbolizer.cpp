@@ -1,5 +1,7 @@
 #include "engine/symbols/symbolizer.h"
 
+#include "engine/common/strings.h"
+
 #include "engine/symbols/symbol_module.h"
 #include "engine/symbols/symbols_logging.h"
 
@@ -87,6 +89,21 @@ SymbolModule *Symbolizer::module(const std::string &path, const std::string &bui
         it = m_modules.emplace(std::move(key), SymbolModule::openFile(path, buildId, m_options.debugDirectories))
                  .first;
     return it->second.get();
+}
+
+ModuleSymbols Symbolizer::moduleSymbols(const std::string &path, const std::string &buildId, bool *replaced)
+{
+    if (replaced != nullptr)
+        *replaced = false;
+    if (SymbolModule *m = module(path, buildId))
+        return m->symbolInfo();
+    if (replaced != nullptr && !buildId.empty()) {
+        const std::string now = readElfBuildId(path);
+        *replaced = !now.empty() && now != lowercaseHex(buildId);
+    }
+    ModuleSymbols none;
+    none.status = SymbolStatus::None;
+    return none;
 }
 
 SymbolModule *Symbolizer::vdsoModule()

@@ -22,6 +22,21 @@ std::shared_ptr<const ElfImage> ElfCache::get(const std::string &path)
     return image;
 }
 
+std::shared_ptr<const ElfImage> ElfCache::get(const std::string &path, uint64_t inode)
+{
+    std::shared_ptr<const ElfImage> image = get(path);
+    if (inode == 0 || !image || image->inode() == inode)
+        return image;
+    std::shared_ptr<const ElfImage> reopened;
+    if (auto opened = ElfImage::open(path))
+        reopened = std::move(opened).value();
+    if (!reopened || reopened->inode() != inode)
+        return nullptr;
+    std::lock_guard lock(m_mutex);
+    m_images[path] = reopened;
+    return reopened;
+}
+
 std::shared_ptr<const ElfImage> ElfCache::vdso()
 {
     std::lock_guard lock(m_mutex);
