@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <utility>
 
 namespace emberline::engine {
 
@@ -69,8 +71,8 @@ std::string healthFixFor(const ModuleHealth &m, const ModuleUnwindInfo &info, ui
         switch (m.cause) {
         case UnwindCause::StackCopyTooSmall:
             if (m.suggestedStackBytes > stackBytes)
-                return "copy more stack: --stack-size " + std::to_string(m.suggestedStackBytes) + " (" +
-                       std::to_string(stackBytes) + " was used)";
+                return "copy more stack: --stack-size " + std::to_string(m.suggestedStackBytes) +
+                       (m.suggestionIsLowerBound ? " or more" : "") + " (" + std::to_string(stackBytes) + " was used)";
             return "the stacks are deeper than the largest copy perf allows (" +
                    std::to_string(kMaxStackCopyBytes) + " bytes): only their innermost frames can be shown";
         case UnwindCause::NoUnwindInfo:
@@ -81,7 +83,8 @@ std::string healthFixFor(const ModuleHealth &m, const ModuleUnwindInfo &info, ui
         case UnwindCause::FileMissing:
             return name + " was deleted or replaced on disk during the session: profile a fresh start of the program";
         case UnwindCause::Other:
-            return "build with -fno-omit-frame-pointer so that a second walk can finish these stacks";
+            return "no simple fix: the stack or its unwind info looks damaged here; frame pointers in the callers "
+                   "let the fallback walk go on";
         case UnwindCause::FramePointers:
             break;
         }
@@ -127,30 +130,54 @@ UnwindHealth buildUnwindHealth(const UnwindCounters &counters, const std::vector
     health.incomplete = counters.incomplete;
     health.stackBytes = counters.stackBytes;
     health.faults = std::move(faults);
+    // One row per file: a library loaded by many processes (each at its own address, so under its own module id)
+    // is one thing to fix.
     static const ModuleUnwindInfo kNoInfo;
+    std::map<std::pair<std::string, std::string>, size_t> rowOf;
+    std::vector<const ModuleUnwindInfo *> infoOf;
+    std::vector<uint64_t> neededOf;
+    std::vector<bool> exactOf;
     for (size_t id = 0; id < counters.byModule.size(); ++id) {
         const ModuleUnwindCounters &c = counters.byModule[id];
         if (c.samples == 0 && c.incomplete == 0)
             continue;
         const ModuleUnwindInfo &info = id < counters.modules.size() ? counters.modules[id] : kNoInfo;
-        ModuleHealth m;
-        m.path = info.path.empty() ? std::string("[unknown]") : info.path;
-        m.buildId = info.buildId;
-        m.samples = c.samples;
-        m.incomplete = c.incomplete;
-        m.incompleteShare = counters.incomplete ? double(c.incomplete) / double(counters.incomplete) : 0;
-        m.causes = c.causes;
-        if (id < symbols.size())
+        auto [it, inserted] = rowOf.try_emplace({info.path, info.buildId}, health.modules.size());
+        if (inserted) {
+            ModuleHealth m;
+            m.path = info.path.empty() ? std::string("[unknown]") : info.path;
+            m.buildId = info.buildId;
+            health.modules.push_back(std::move(m));
+            infoOf.push_back(&info);
+            neededOf.push_back(0);
+            exactOf.push_back(false);
+        }
+        ModuleHealth &m = health.modules[it->second];
+        m.samples += c.samples;
+        m.incomplete += c.incomplete;
+        for (size_t i = 0; i < kUnwindCauseCount; ++i)
+            m.causes[i] += c.causes[i];
+        if (c.neededStackBytes > neededOf[it->second]) {
+            neededOf[it->second] = c.neededStackBytes;
+            exactOf[it->second] = c.neededExact;
+        }
+        if (id < symbols.size() && m.symbols.status == SymbolStatus::Unknown)
             m.symbols = symbols[id];
+    }
+    for (size_t row = 0; row < health.modules.size(); ++row) {
+        ModuleHealth &m = health.modules[row];
+        const ModuleUnwindInfo &info = *infoOf[row];
+        m.incompleteShare = counters.incomplete ? double(m.incomplete) / double(counters.incomplete) : 0;
         if (info.anonymous || info.path.empty())
             m.symbols.status = SymbolStatus::None;
         pickHealthCause(m);
-        if (m.hasCause && m.cause == UnwindCause::StackCopyTooSmall)
-            m.suggestedStackBytes = suggestedStackCopy(c.neededStackBytes, counters.stackBytes);
+        if (m.hasCause && m.cause == UnwindCause::StackCopyTooSmall) {
+            m.suggestedStackBytes = suggestedStackCopy(neededOf[row], counters.stackBytes);
+            m.suggestionIsLowerBound = !exactOf[row];
+        }
         m.causeText = m.hasCause ? std::string(unwindCauseName(m.cause)) : std::string();
         m.symbolText = healthSymbolText(m.symbols);
         m.fix = healthFixFor(m, info, counters.stackBytes, context);
-        health.modules.push_back(std::move(m));
     }
     std::stable_sort(health.modules.begin(), health.modules.end(), [](const ModuleHealth &a, const ModuleHealth &b) {
         return a.incomplete != b.incomplete ? a.incomplete > b.incomplete : a.samples > b.samples;
@@ -172,7 +199,7 @@ std::vector<std::string> describeUnwindHealth(const UnwindHealth &health, size_t
             continue;
         if (shown++ == maxModules)
             break;
-        std::string line = "  " + baseName(m.path) + ": " + std::to_string(m.samples) + " samples";
+        std::string line = "  " + baseName(m.path) + ": " + std::to_string(m.samples) + " stacks";
         if (m.incomplete > 0) {
             std::snprintf(buf, sizeof buf, ", %.0f%% of the incomplete stacks end here", 100.0 * m.incompleteShare);
             line += buf;

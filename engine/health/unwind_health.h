@@ -25,10 +25,11 @@ inline constexpr uint32_t kMaxStackCopyBytes = 65000;
 
 // Counters of one module (one ModuleIds id), kept by the sampling pipeline per sample without allocating.
 struct ModuleUnwindCounters {
-    uint64_t samples = 0;    // samples whose stack has a frame in the module
+    uint64_t samples = 0;    // stacks unwound (samples and off-CPU switches) with a frame in the module
     uint64_t incomplete = 0; // incomplete stacks whose outermost frame is in the module
     std::array<uint64_t, kUnwindCauseCount> causes{};
     uint64_t neededStackBytes = 0; // the largest stack copy a cut-short stack needed, as far as known
+    bool neededExact = false;      // it is the whole stack's size (the main thread's), not how far a walk reached
     uint64_t lastSample = 0;       // the pipeline's sample serial that counted it last (one count per sample)
 };
 
@@ -71,6 +72,7 @@ struct ModuleHealth {
     UnwindCause cause = UnwindCause::Other; // the most frequent (FramePointers only when nothing failed)
     ModuleSymbols symbols;
     uint32_t suggestedStackBytes = 0; // for StackCopyTooSmall: the copy that would have sufficed (0: unknown)
+    bool suggestionIsLowerBound = false; // the stacks may need more: only how far their walks reached is known
     std::string causeText;
     std::string symbolText;
     std::string fix;

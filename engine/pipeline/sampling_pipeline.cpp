@@ -95,7 +95,7 @@ void SamplingPipeline::countModuleSample(uint32_t id)
     }
 }
 
-void SamplingPipeline::countIncompleteEnd(uint32_t id, UnwindCause cause, uint64_t neededBytes)
+void SamplingPipeline::countIncompleteEnd(uint32_t id, UnwindCause cause, uint64_t neededBytes, bool neededExact)
 {
     if (m_health.byModule.size() <= id)
         m_health.byModule.resize(id + 1);
@@ -105,7 +105,10 @@ void SamplingPipeline::countIncompleteEnd(uint32_t id, UnwindCause cause, uint64
         return;
     ++c.incomplete;
     ++m_health.incomplete;
-    c.neededStackBytes = std::max(c.neededStackBytes, neededBytes);
+    if (neededBytes > c.neededStackBytes) {
+        c.neededStackBytes = neededBytes;
+        c.neededExact = neededExact;
+    }
 }
 
 UnwindCause SamplingPipeline::classifyIncomplete(const UnwindOutput &out, const MappedModule *last,
@@ -124,10 +127,13 @@ UnwindCause SamplingPipeline::classifyIncomplete(const UnwindOutput &out, const 
 
 // The stack copy that would have held the whole stack: exact for the main thread (its [stack] mapping ends
 // where its frames end), else the furthest the walk tried to reach.
-uint64_t SamplingPipeline::stackNeeded(const RawSample &sample, const ProcessMap &map, uint64_t reached) const
+uint64_t SamplingPipeline::stackNeeded(const RawSample &sample, ProcessMap &map, uint64_t reached, bool &exact) const
 {
     const uint64_t sp = sample.regs.size() == RegCount ? sample.regs[RegSP] : 0;
-    if (sp >= map.mainStackStart() && sp < map.mainStackEnd())
+    if (sample.pid == sample.tid)
+        map.readMainStack(static_cast<int>(sample.pid)); // once per process image, for its cut-short stacks only
+    exact = sp >= map.mainStackStart() && sp < map.mainStackEnd();
+    if (exact)
         return std::max(reached, map.mainStackEnd() - sp);
     return reached;
 }
@@ -149,13 +155,16 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
                 (void)map.loadFromProc(static_cast<int>(sample.pid));
             }
         }
-        m_health.stackBytes = std::max(m_health.stackBytes, static_cast<uint32_t>(sample.stack.size()));
+        m_health.stackBytes = m_stackCopyBytes ? m_stackCopyBytes
+                                               : std::max(m_health.stackBytes, static_cast<uint32_t>(sample.stack.size()));
+        // A copy shorter than asked for reached the top of the thread's stack: it cannot have been too small.
+        const bool copyFull = sample.stack.size() >= m_health.stackBytes;
         m_unwinder.unwind(input, out);
         if (!out.complete) {
             if (!out.ips.empty())
                 if (const MappedModule *m = map.find(out.ips.back()))
                     dwarfEnd = moduleIdFor(*m);
-            copyEnded = out.stop == UnwindStop::StackCopyEnded;
+            copyEnded = copyFull && out.stop == UnwindStop::StackCopyEnded;
             reached = out.stackNeeded;
             // DWARF stopped short (no unwind info, or a stack deeper than the copy): the frame-pointer chain
             // may go further.
@@ -164,7 +173,8 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
                 std::swap(out, m_fpUnwound);
                 ++m_framePointerFallbacks;
                 framePointersFinished = true;
-            } else if (m_fpUnwound.stop == UnwindStop::StackCopyEnded && m_fpUnwound.ips.size() >= out.ips.size()) {
+            } else if (copyFull && m_fpUnwound.stop == UnwindStop::StackCopyEnded &&
+                       m_fpUnwound.ips.size() >= out.ips.size()) {
                 copyEnded = true;
                 reached = std::max(reached, m_fpUnwound.stackNeeded);
             }
@@ -194,11 +204,15 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
     const MappedModule *last = out.ips.empty() ? nullptr : map.find(out.ips.back());
     const uint32_t endId = last ? last->id : kUnknownModule;
     const UnwindCause cause = classifyIncomplete(out, last, copyEnded);
-    countIncompleteEnd(endId, cause, copyEnded ? stackNeeded(sample, map, reached) : 0);
+    bool exact = false;
+    const uint64_t needed = copyEnded ? stackNeeded(sample, map, reached, exact) : 0;
+    countIncompleteEnd(endId, cause, needed, exact);
     m_lastEnd = endId;
     m_lastCause = cause;
     std::string module = last ? baseName(last->path) : std::string("[unknown]");
-    m_recorder.countIncomplete(module);
+    // The recorder's count is of samples (its percentage is of them): an off-CPU switch's stack is not one.
+    if (sample.kind != RawSample::Kind::SwitchOut)
+        m_recorder.countIncomplete(module);
     return module;
 }
 

@@ -39,6 +39,9 @@ public:
     void primeProcess(int pid);
     const ElfCache &elfCache() const { return m_elfCache; }
     uint64_t framePointerFallbacks() const { return m_framePointerFallbacks; }
+    // The user stack copy the sampler asks for: a copy this long that ends under the next frame was too small
+    // (a shorter one reached the top of the thread's stack). 0: judged by the longest copy seen.
+    void setStackCopyBytes(uint32_t bytes) { m_stackCopyBytes = bytes; }
     // Per module id: samples, incomplete stacks ending there and why (cumulative); what the health view reads.
     const UnwindCounters &unwindCounters() const { return m_health; }
     // Distinct modules (file and load address) seen so far: stays put across /proc reloads and forks.
@@ -73,9 +76,10 @@ private:
     uint32_t moduleIdFor(const MappedModule &module);
     // Health counters: a sample's frame in module `id` (once per sample), and how an incomplete stack ended.
     void countModuleSample(uint32_t id);
-    void countIncompleteEnd(uint32_t id, UnwindCause cause, uint64_t neededBytes);
+    void countIncompleteEnd(uint32_t id, UnwindCause cause, uint64_t neededBytes, bool neededExact = false);
     UnwindCause classifyIncomplete(const UnwindOutput &out, const MappedModule *last, bool copyEnded) const;
-    uint64_t stackNeeded(const RawSample &sample, const ProcessMap &map, uint64_t reached) const;
+    // The copy the stack needed: exact (`exact` set) for the main thread, else how far the walk reached.
+    uint64_t stackNeeded(const RawSample &sample, ProcessMap &map, uint64_t reached, bool &exact) const;
     void countRepeatedStack(const LastStack &stack);
 
     Recorder &m_recorder;
@@ -84,6 +88,7 @@ private:
     ModuleIds m_moduleIds{kFirstModuleId};
     UnwindCounters m_health;
     uint64_t m_sampleSerial = 0;
+    uint32_t m_stackCopyBytes = 0;
     uint32_t m_lastEnd = kUnknownModule;       // of the last incomplete stack unwound
     UnwindCause m_lastCause = UnwindCause::Other;
     std::map<uint32_t, std::unique_ptr<ProcessMap>> m_processes;

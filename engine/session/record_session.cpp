@@ -151,6 +151,7 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
                                                  [run](const Error &e) { run->exportError = e.message; });
     r->sampler->countHelperCpu([exporter = r->exporter.get()] { return exporter->cpuNs(); });
 
+    r->pipeline.setStackCopyBytes(m_config.stackBytes);
     r->cpuAtStart = ownCpuNs();
     r->monoStart = clockNs(CLOCK_MONOTONIC);
     r->flushStartReal = clockNs(CLOCK_REALTIME);

@@ -26,10 +26,28 @@ Status ProcessMap::loadFromProc(int pid)
         if (path == "[stack]") {
             m_mainStackStart = start;
             m_mainStackEnd = end;
+            m_mainStackRead = true;
         }
         addMapping(start, end - start, offset, path, perms[2] == 'x', inode);
     }
     return Ok{};
+}
+
+void ProcessMap::readMainStack(int pid)
+{
+    if (m_mainStackRead || m_mainStackEnd != 0)
+        return;
+    m_mainStackRead = true;
+    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+        unsigned long long start = 0, end = 0;
+        if (line.ends_with(" [stack]") && std::sscanf(line.c_str(), "%llx-%llx", &start, &end) == 2) {
+            m_mainStackStart = start;
+            m_mainStackEnd = end;
+            return;
+        }
+    }
 }
 
 void ProcessMap::addMapping(uint64_t start, uint64_t length, uint64_t pgoff, const std::string &path,

@@ -41,7 +41,14 @@ public:
     // `inode`: the mapped file's inode when the source tells it (0: unknown), to notice a file replaced on disk.
     void addMapping(uint64_t start, uint64_t length, uint64_t pgoff, const std::string &path, bool executable,
                     uint64_t inode = 0);
-    void clear() { m_modules.clear(); }
+    void clear()
+    {
+        m_modules.clear();
+        m_mainStackStart = m_mainStackEnd = 0;
+        m_mainStackRead = false;
+    }
+    // Reads the [stack] line of /proc/PID/maps once (a map built from records or a parent's copy lacks it).
+    void readMainStack(int pid);
 
     const MappedModule *find(uint64_t address) const;
     // Reads target memory that is backed by a mapped file image; false for anything else.
@@ -59,6 +66,7 @@ private:
     uint64_t m_generation = 0;
     uint64_t m_mainStackStart = 0;
     uint64_t m_mainStackEnd = 0;
+    bool m_mainStackRead = false;
 };
 
 } // namespace emberline::engine

@@ -121,6 +121,30 @@ private Q_SLOTS:
         QCOMPARE(h.faults.size(), size_t(1));
     }
 
+    // A library loaded by several processes has a module id per load address, but it is one file to fix: one row,
+    // with the counts of all of them.
+    void oneRowPerFile()
+    {
+        UnwindCounters c;
+        c.samples = 30;
+        c.stackBytes = 8192;
+        for (uint32_t id : {3u, 4u, 5u}) {
+            addModule(c, id, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+            c.modules[id].buildId = "aa";
+            c.byModule[id].samples = 10;
+            addIncomplete(c, id, UnwindCause::StackCopyTooSmall, 2, 10000 + id);
+        }
+        addModule(c, 6, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+        c.modules[6].buildId = "bb"; // another build of it: another row
+        c.byModule[6].samples = 1;
+        const UnwindHealth h = buildUnwindHealth(c, {}, {}, {});
+        QCOMPARE(h.modules.size(), size_t(2));
+        QCOMPARE(h.modules[0].samples, uint64_t(30));
+        QCOMPARE(h.modules[0].incomplete, uint64_t(6));
+        QCOMPARE(h.modules[0].suggestedStackBytes, uint32_t(12288)); // from the largest need of the three
+        QCOMPARE(h.modules[1].buildId, std::string("bb"));
+    }
+
     // The record summary's lines: the totals, a line per module to act on, then the faults.
     void summaryLines()
     {
@@ -134,7 +158,7 @@ private Q_SLOTS:
         const std::vector<std::string> lines = describeUnwindHealth(h);
         QCOMPARE(lines.size(), size_t(3));
         QVERIFY2(lines[0].find("5 of 10 stacks incomplete (50.00%)") != std::string::npos, lines[0].c_str());
-        QVERIFY2(lines[1].find("server: 10 samples, 100% of the incomplete stacks end here; cause: stack copy too "
+        QVERIFY2(lines[1].find("server: 10 stacks, 100% of the incomplete stacks end here; cause: stack copy too "
                                "small") != std::string::npos,
                  lines[1].c_str());
         QVERIFY2(lines[1].find("--stack-size 20480") != std::string::npos, lines[1].c_str());
