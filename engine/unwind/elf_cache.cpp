@@ -30,6 +30,11 @@ std::shared_ptr<const ElfImage> ElfCache::get(const std::string &path, uint64_t 
     std::shared_ptr<const ElfImage> reopened;
     if (auto opened = ElfImage::open(path))
         reopened = std::move(opened).value();
+    if (reopened && reopened->inode() == image->inode()) {
+        // The file did not change since it was opened: the numbers differ by the filesystem (an overlay reports
+        // another inode in /proc than stat does), not by a replacement, which /proc shows as " (deleted)".
+        return image;
+    }
     if (!reopened || reopened->inode() != inode)
         return nullptr;
     std::lock_guard lock(m_mutex);
