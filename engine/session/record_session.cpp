@@ -93,7 +93,7 @@ Result<SessionSummary> RecordSession::run(const std::atomic<bool> &stop, FlushCa
     control.externalStop = &stop;
     Callbacks callbacks;
     callbacks.onFlush = std::move(onFlush);
-    return run(control, std::move(callbacks));
+    return run(control, callbacks);
 }
 
 Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbacks &callbacks)

@@ -21,7 +21,7 @@ class PerfMap {
 public:
     struct Limits {
         uint64_t maxBytes = uint64_t(256) << 20; // stop reading past this
-        size_t maxLineBytes = 64 * 1024;          // a longer line is malformed
+        size_t maxLineBytes = size_t(64) * 1024; // a longer line is malformed
     };
 
     explicit PerfMap(std::string path) : PerfMap(std::move(path), Limits()) {}

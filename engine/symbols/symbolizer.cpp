@@ -110,6 +110,7 @@ SymbolModule *Symbolizer::vdsoModule()
 {
     if (!m_vdsoOpened) {
         m_vdsoOpened = true;
+        // NOLINTNEXTLINE(performance-no-int-to-ptr): the auxiliary vector gives the vdso's address as a number
         const auto *image = reinterpret_cast<const unsigned char *>(getauxval(AT_SYSINFO_EHDR));
         const size_t size = image != nullptr ? vdsoImageSize(image) : 0;
         if (size != 0)

@@ -6,6 +6,7 @@
 #include <cstring>
 
 // libunwind exports this search over a remote .eh_frame_hdr table but does not declare it in its headers.
+// NOLINTNEXTLINE(bugprone-reserved-identifier): libunwind's own name
 extern "C" int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
                                                   unw_proc_info_t *pi, int need_unwind_info, void *arg);
 
@@ -17,7 +18,7 @@ namespace {
 constexpr uint64_t kStackReachBytes = 8u << 20;
 
 struct Context {
-    const UnwindInput *input;
+    const UnwindInput *input = nullptr;
     bool noInfo = false;         // the last procedure lookup found no unwind table
     uint64_t missedStackEnd = 0; // the highest end of a read above the copied stack (0: none)
 };
