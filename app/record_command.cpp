@@ -40,9 +40,14 @@ void printSummary(const engine::SessionSummary &s)
         std::fprintf(stderr, "emberline: %s\n", s.kernelFramesProblem.c_str());
     std::fprintf(stderr, "emberline: %llu sample(s) of other processes dropped (not in the followed tree)\n",
                  static_cast<unsigned long long>(s.foreignDropped));
-    for (const auto &[module, count] : s.incompleteByModule)
-        std::fprintf(stderr, "emberline:   incomplete stacks ending in %s: %llu\n", module.c_str(),
-                     static_cast<unsigned long long>(count));
+    if (s.health) {
+        for (const std::string &line : engine::describeUnwindHealth(*s.health))
+            std::fprintf(stderr, "emberline: %s\n", line.c_str());
+    } else {
+        for (const auto &[module, count] : s.incompleteByModule)
+            std::fprintf(stderr, "emberline:   incomplete stacks ending in %s: %llu\n", module.c_str(),
+                         static_cast<unsigned long long>(count));
+    }
     if (!s.sessionProfilePath.empty())
         std::fprintf(stderr, "emberline: wrote %u flush(es) and %s\n", s.flushes - s.flushesNotSaved,
                      s.sessionProfilePath.c_str());

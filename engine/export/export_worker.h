@@ -31,6 +31,8 @@ public:
     // After finish(): the writes that failed ("<file>: <reason>") and how many flushes are not on disk.
     const std::vector<std::string> &saveErrors() const { return m_exporter.saveErrors(); }
     uint32_t flushesNotSaved() const { return m_exporter.flushesNotSaved(); }
+    // After finish(): the unwind and symbol health as of the last flush.
+    std::shared_ptr<const UnwindHealth> health() const { return m_exporter.health(); }
     // CPU time the exporter thread has spent so far, as of its last finished flush (any thread may ask).
     int64_t cpuNs() const { return m_cpuNs.load(std::memory_order_relaxed); }
 

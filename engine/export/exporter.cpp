@@ -71,7 +71,7 @@ std::vector<SymbolFrame> Exporter::symbolizeJit(uint64_t address) const
 
 const std::vector<SymbolFrame> &Exporter::symbolize(const LocationKey &key, const ModuleInfo *module)
 {
-    const uint64_t cacheKey = (static_cast<uint64_t>(key.moduleId) << 48) ^ key.address;
+    const LocationKey &cacheKey = key;
     auto it = m_symbolCache.find(cacheKey);
     if (it != m_symbolCache.end())
         return it->second;
@@ -102,8 +102,10 @@ std::vector<SymbolFrame> Exporter::symbolizeKernel(uint64_t address)
 {
     if (!m_kernelSymbols) {
         auto loaded = KernelSymbols::load(m_options.kallsymsPath);
-        if (!loaded)
+        if (!loaded) {
             qCWarning(lcSymbols, "kernel frames stay unnamed: %s", loaded.error().message.c_str());
+            m_kernelSymbolsProblem = "kernel frames stay unnamed: " + loaded.error().message;
+        }
         m_kernelSymbols = loaded ? std::move(loaded).value() : KernelSymbols();
     }
     const KernelSymbols::Found found = m_kernelSymbols->lookup(address);
@@ -244,6 +246,8 @@ void Exporter::save(Flush &flush)
 
 Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &input)
 {
+    if (input.unwind)
+        m_health = buildHealth(*input.unwind);
     if (input.samples.empty())
         return std::shared_ptr<const Flush>();
     auto profile = std::make_shared<Profile>(buildProfile(input));
@@ -260,6 +264,7 @@ Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &inp
     flush->samples = input.samples.size();
     flush->lost = input.lost;
     flush->incomplete = input.incomplete;
+    flush->health = m_health;
     addToSessionProfile(*profile, *flush);
     flush->profile = std::move(profile);
     if (!m_options.outputDirectory.empty())

@@ -27,6 +27,8 @@ struct ExporterOptions {
     std::string kallsymsPath = "/proc/kallsyms"; // names the frames under [kernel.kallsyms], read at first use
     // Where JIT compilers write perf-PID.map (PerfMap): names code in anonymous memory of the followed processes.
     std::string perfMapDirectory = "/tmp";
+    // Why the sampler could not name kernel frames (kptr_restrict, perf_event_paranoid); a line of the health view.
+    std::string kernelFramesProblem;
 };
 
 // Turns a FlushInput into a Flush: symbolizes the flush's unique locations (cached across flushes), builds the
@@ -59,6 +61,8 @@ public:
     // Every write that failed so far, as "<file>: <reason>", in order (profile.pprof's once).
     const std::vector<std::string> &saveErrors() const { return m_saveErrors; }
     uint32_t flushesNotSaved() const { return m_flushesNotSaved; }
+    // The health as of the last flush input that carried unwind counters (empty flushes included); null before.
+    std::shared_ptr<const UnwindHealth> health() const { return m_health; }
 
 private:
     struct SymbolizedLocation {
@@ -73,11 +77,15 @@ private:
     // A frame for JIT code at `address` from those maps; empty when none names it.
     std::vector<SymbolFrame> symbolizeJit(uint64_t address) const;
     void save(Flush &flush);
+    // exporter_health.cpp: the health view's rows and faults from the pipeline's counters.
+    std::shared_ptr<const UnwindHealth> buildHealth(const UnwindCounters &counters);
+    const ModuleSymbols &moduleSymbols(uint32_t id, const ModuleUnwindInfo &info);
+    std::vector<std::string> healthFaults(const UnwindCounters &counters) const;
     void addToSessionProfile(const Profile &profile, Flush &flush);
 
     ExporterOptions m_options;
     Symbolizer m_symbolizer;
-    std::unordered_map<uint64_t, std::vector<SymbolFrame>> m_symbolCache; // by (module id, address)
+    std::unordered_map<LocationKey, std::vector<SymbolFrame>, LocationKeyHash> m_symbolCache;
     std::optional<KernelSymbols> m_kernelSymbols; // read at the first kernel frame; empty table if unreadable
     std::unordered_map<uint32_t, std::unique_ptr<PerfMap>> m_perfMaps; // by pid
     std::vector<const PerfMap *> m_flushPerfMaps; // of the flush being built
@@ -86,6 +94,10 @@ private:
     std::vector<std::string> m_saveErrors;
     uint32_t m_flushesNotSaved = 0;
     bool m_sessionProfileFailed = false;
+    std::shared_ptr<const UnwindHealth> m_health;
+    std::unordered_map<uint32_t, ModuleSymbols> m_moduleSymbols; // by module id (stable within the session)
+    std::vector<std::string> m_replacedFiles;                    // whose build id changed on disk
+    std::string m_kernelSymbolsProblem;                          // why /proc/kallsyms could not be read
 };
 
 } // namespace emberline::engine

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/health/unwind_health.h"
 #include "engine/model/profile.h"
 
 #include <cstdint>
@@ -33,6 +34,9 @@ struct Flush {
     // Session counters at flush time (cumulative).
     uint64_t lost = 0;
     uint64_t incomplete = 0;
+    // Unwind and symbol health of the session as of this flush: per module, the cause and the fix; null when
+    // the session's pipeline did not report it.
+    std::shared_ptr<const UnwindHealth> health;
 };
 
 } // namespace emberline::engine

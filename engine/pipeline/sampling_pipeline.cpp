@@ -4,6 +4,7 @@
 #include "engine/common/strings.h"
 #include "engine/symbols/kernel_symbols.h"
 
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <set>
@@ -31,7 +32,7 @@ ProcessMap &SamplingPipeline::processMap(uint32_t pid)
 {
     auto &slot = m_processes[pid];
     if (!slot) {
-        slot = std::make_unique<ProcessMap>(&m_elfCache, &m_nextModuleId);
+        slot = std::make_unique<ProcessMap>(&m_elfCache, &m_moduleIds);
         (void)slot->loadFromProc(static_cast<int>(pid));
     }
     return *slot;
@@ -55,6 +56,9 @@ void SamplingPipeline::primeProcess(int pid)
 
 uint32_t SamplingPipeline::moduleIdFor(const MappedModule &module)
 {
+    // Registered once per id: ids are stable, so the module's strings are copied once, not per frame.
+    if (module.id < m_health.modules.size() && !m_health.modules[module.id].path.empty())
+        return module.id;
     ModuleInfo info;
     info.id = module.id;
     info.path = module.path;
@@ -63,12 +67,84 @@ uint32_t SamplingPipeline::moduleIdFor(const MappedModule &module)
     info.end = module.end;
     info.pgoff = module.pgoff;
     m_recorder.registerModule(info);
+    if (m_health.modules.size() <= module.id)
+        m_health.modules.resize(module.id + 1);
+    ModuleUnwindInfo &health = m_health.modules[module.id];
+    health.path = module.path.empty() ? std::string("[anonymous]") : module.path;
+    health.buildId = info.buildId;
+    health.hasUnwindTable = module.image && module.image->fdeCount() > 0;
+    health.fileMissing = module.fileMissing;
+    health.anonymous = !module.image && !module.fileMissing;
     return module.id;
+}
+
+uint32_t SamplingPipeline::moduleIdAt(uint32_t pid, uint64_t address)
+{
+    const MappedModule *module = processMap(pid).find(address);
+    return module ? moduleIdFor(*module) : kUnknownModule;
+}
+
+void SamplingPipeline::countModuleSample(uint32_t id)
+{
+    if (m_health.byModule.size() <= id)
+        m_health.byModule.resize(id + 1);
+    ModuleUnwindCounters &c = m_health.byModule[id];
+    if (c.lastSample != m_sampleSerial) {
+        c.lastSample = m_sampleSerial;
+        ++c.samples;
+    }
+}
+
+void SamplingPipeline::countIncompleteEnd(uint32_t id, UnwindCause cause, uint64_t neededBytes, bool neededExact)
+{
+    if (m_health.byModule.size() <= id)
+        m_health.byModule.resize(id + 1);
+    ModuleUnwindCounters &c = m_health.byModule[id];
+    ++c.causes[static_cast<size_t>(cause)];
+    if (cause == UnwindCause::FramePointers)
+        return;
+    ++c.incomplete;
+    ++m_health.incomplete;
+    if (neededBytes > c.neededStackBytes) {
+        c.neededStackBytes = neededBytes;
+        c.neededExact = neededExact;
+    }
+}
+
+UnwindCause SamplingPipeline::classifyIncomplete(const UnwindOutput &out, const MappedModule *last,
+                                                 bool copyEnded) const
+{
+    if (copyEnded)
+        return UnwindCause::StackCopyTooSmall;
+    if (!last || (!last->image && !last->fileMissing))
+        return UnwindCause::JitOrAnonymous;
+    if (last->fileMissing)
+        return UnwindCause::FileMissing;
+    if (out.stop == UnwindStop::NoUnwindInfo || !last->image->fdeCount())
+        return UnwindCause::NoUnwindInfo;
+    return UnwindCause::Other;
+}
+
+// The stack copy that would have held the whole stack: exact for the main thread (its [stack] mapping ends
+// where its frames end), else the furthest the walk tried to reach.
+uint64_t SamplingPipeline::stackNeeded(const RawSample &sample, ProcessMap &map, uint64_t reached, bool &exact) const
+{
+    const uint64_t sp = sample.regs.size() == RegCount ? sample.regs[RegSP] : 0;
+    if (sample.pid == sample.tid)
+        map.readMainStack(static_cast<int>(sample.pid)); // once per process image, for its cut-short stacks only
+    exact = sp >= map.mainStackStart() && sp < map.mainStackEnd();
+    if (exact)
+        return std::max(reached, map.mainStackEnd() - sp);
+    return reached;
 }
 
 std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &map)
 {
     UnwindOutput &out = m_unwound;
+    bool copyEnded = false;
+    bool framePointersFinished = false;
+    uint64_t reached = 0;
+    uint32_t dwarfEnd = kUnknownModule;
     if (sample.regs.size() == RegCount) {
         const UnwindInput input{sample.regs, sample.stack, &map, static_cast<int>(sample.pid)};
         // A library mapped moments ago may not be in our map yet: reload from /proc, at most every 100 ms.
@@ -79,35 +155,80 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
                 (void)map.loadFromProc(static_cast<int>(sample.pid));
             }
         }
+        m_health.stackBytes = m_stackCopyBytes ? m_stackCopyBytes
+                                               : std::max(m_health.stackBytes, static_cast<uint32_t>(sample.stack.size()));
+        // A copy shorter than asked for reached the top of the thread's stack: it cannot have been too small.
+        const bool copyFull = sample.stack.size() >= m_health.stackBytes;
         m_unwinder.unwind(input, out);
         if (!out.complete) {
+            if (!out.ips.empty())
+                if (const MappedModule *m = map.find(out.ips.back()))
+                    dwarfEnd = moduleIdFor(*m);
+            copyEnded = copyFull && out.stop == UnwindStop::StackCopyEnded;
+            reached = out.stackNeeded;
             // DWARF stopped short (no unwind info, or a stack deeper than the copy): the frame-pointer chain
             // may go further.
             m_unwinder.unwindFramePointers(input, m_fpUnwound);
             if (m_fpUnwound.complete && m_fpUnwound.ips.size() > out.ips.size()) {
                 std::swap(out, m_fpUnwound);
                 ++m_framePointerFallbacks;
+                framePointersFinished = true;
+            } else if (copyFull && m_fpUnwound.stop == UnwindStop::StackCopyEnded &&
+                       m_fpUnwound.ips.size() >= out.ips.size()) {
+                copyEnded = true;
+                reached = std::max(reached, m_fpUnwound.stackNeeded);
             }
         }
     } else {
         out.ips.assign(1, sample.ip);
         out.complete = false;
+        out.stop = UnwindStop::Other;
     }
 
     m_locations.clear();
     if (sample.inKernel && sample.kind == RawSample::Kind::Cpu)
         addKernelFrames(sample);
+    ++m_sampleSerial;
+    ++m_health.samples;
     for (uint64_t ip : out.ips) {
         const MappedModule *module = map.find(ip);
-        m_locations.push_back(module ? m_recorder.internLocation(moduleIdFor(*module), ip)
-                                     : m_recorder.internLocation(kUnknownModule, ip));
+        const uint32_t id = module ? moduleIdFor(*module) : kUnknownModule;
+        countModuleSample(id);
+        m_locations.push_back(m_recorder.internLocation(id, ip));
     }
-    if (out.complete)
+    if (out.complete) {
+        if (framePointersFinished)
+            countIncompleteEnd(dwarfEnd, UnwindCause::FramePointers, 0);
         return {};
+    }
     const MappedModule *last = out.ips.empty() ? nullptr : map.find(out.ips.back());
+    const uint32_t endId = last ? last->id : kUnknownModule;
+    const UnwindCause cause = classifyIncomplete(out, last, copyEnded);
+    bool exact = false;
+    const uint64_t needed = copyEnded ? stackNeeded(sample, map, reached, exact) : 0;
+    countIncompleteEnd(endId, cause, needed, exact);
+    m_lastEnd = endId;
+    m_lastCause = cause;
     std::string module = last ? baseName(last->path) : std::string("[unknown]");
-    m_recorder.countIncomplete(module);
+    // The recorder's count is of samples (its percentage is of them): an off-CPU switch's stack is not one.
+    if (sample.kind != RawSample::Kind::SwitchOut)
+        m_recorder.countIncomplete(module);
     return module;
+}
+
+void SamplingPipeline::countRepeatedStack(const LastStack &stack)
+{
+    ++m_sampleSerial;
+    ++m_health.samples;
+    for (uint32_t location : stack.locations) {
+        const uint32_t id = m_recorder.locationModule(location);
+        if (id >= kFirstModuleId || id == kUnknownModule)
+            countModuleSample(id);
+    }
+    if (!stack.incompleteModule.empty()) {
+        countIncompleteEnd(stack.endModule, stack.cause, 0);
+        m_recorder.countIncomplete(stack.incompleteModule);
+    }
 }
 
 void SamplingPipeline::addKernelFrames(const RawSample &sample)
@@ -140,13 +261,14 @@ void SamplingPipeline::onSample(const RawSample &sample)
     } else if (auto last = m_lastStacks.find(sample.tid); sample.sameStack && last != m_lastStacks.end()) {
         // The thread has not run since: same stack, nothing to unwind.
         m_locations = last->second.locations;
-        if (!last->second.incompleteModule.empty())
-            m_recorder.countIncomplete(last->second.incompleteModule);
+        countRepeatedStack(last->second);
     } else {
         std::string incomplete = unwindInto(sample, map);
         LastStack &kept = m_lastStacks[sample.tid];
         kept.locations = m_locations;
         kept.incompleteModule = std::move(incomplete);
+        kept.endModule = m_lastEnd;
+        kept.cause = m_lastCause;
     }
     const int64_t when = static_cast<int64_t>(sample.timeNs) + m_realtimeOffsetNs;
     switch (sample.kind) {
@@ -237,10 +359,10 @@ void SamplingPipeline::onFork(uint32_t pid, uint32_t ppid, uint32_t tid)
     // A forked child starts with a copy of its parent's address space.
     auto parent = m_processes.find(ppid);
     auto &slot = m_processes[pid];
-    slot = std::make_unique<ProcessMap>(&m_elfCache, &m_nextModuleId);
+    slot = std::make_unique<ProcessMap>(&m_elfCache, &m_moduleIds);
     if (parent != m_processes.end()) {
         for (const auto &[start, m] : parent->second->modules())
-            slot->addMapping(m.start, m.end - m.start, m.pgoff, m.path, true);
+            slot->addMapping(m.start, m.end - m.start, m.pgoff, m.path, true, m.inode);
     }
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 
+#include "engine/health/unwind_health.h"
 #include "engine/recorder/recorder.h"
 #include "engine/sampler/sample_sink.h"
+#include "engine/unwind/module_ids.h"
 #include "engine/unwind/process_map.h"
 #include "engine/unwind/unwinder.h"
 
@@ -37,6 +39,15 @@ public:
     void primeProcess(int pid);
     const ElfCache &elfCache() const { return m_elfCache; }
     uint64_t framePointerFallbacks() const { return m_framePointerFallbacks; }
+    // The user stack copy the sampler asks for: a copy this long that ends under the next frame was too small
+    // (a shorter one reached the top of the thread's stack). 0: judged by the longest copy seen.
+    void setStackCopyBytes(uint32_t bytes) { m_stackCopyBytes = bytes; }
+    // Per module id: samples, incomplete stacks ending there and why (cumulative); what the health view reads.
+    const UnwindCounters &unwindCounters() const { return m_health; }
+    // Distinct modules (file and load address) seen so far: stays put across /proc reloads and forks.
+    size_t modulesKnown() const { return m_moduleIds.size(); }
+    // The id of the module at `address` in process `pid`'s map as known now; kUnknownModule when none.
+    uint32_t moduleIdAt(uint32_t pid, uint64_t address);
     // Threads with per-thread state kept (an open off-CPU interval, a last stack, a pending switch): the
     // exited ones are forgotten, so this stays bounded by the live threads.
     size_t threadsTracked() const;
@@ -53,6 +64,8 @@ private:
     struct LastStack {
         std::vector<uint32_t> locations;
         std::string incompleteModule; // empty when the stack was complete
+        uint32_t endModule = kUnknownModule; // where an incomplete stack ended, and why
+        UnwindCause cause = UnwindCause::Other;
     };
     ProcessMap &processMap(uint32_t pid);
     // Unwinds a sample into m_locations; returns the module where an incomplete stack stopped, else "".
@@ -61,11 +74,23 @@ private:
     void addKernelFrames(const RawSample &sample);
     void recordOffCpu(uint32_t tid, const OffCpu &interval, uint64_t untilNs);
     uint32_t moduleIdFor(const MappedModule &module);
+    // Health counters: a sample's frame in module `id` (once per sample), and how an incomplete stack ended.
+    void countModuleSample(uint32_t id);
+    void countIncompleteEnd(uint32_t id, UnwindCause cause, uint64_t neededBytes, bool neededExact = false);
+    UnwindCause classifyIncomplete(const UnwindOutput &out, const MappedModule *last, bool copyEnded) const;
+    // The copy the stack needed: exact (`exact` set) for the main thread, else how far the walk reached.
+    uint64_t stackNeeded(const RawSample &sample, ProcessMap &map, uint64_t reached, bool &exact) const;
+    void countRepeatedStack(const LastStack &stack);
 
     Recorder &m_recorder;
     ElfCache m_elfCache;
     Unwinder m_unwinder;
-    uint32_t m_nextModuleId = kFirstModuleId;
+    ModuleIds m_moduleIds{kFirstModuleId};
+    UnwindCounters m_health;
+    uint64_t m_sampleSerial = 0;
+    uint32_t m_stackCopyBytes = 0;
+    uint32_t m_lastEnd = kUnknownModule;       // of the last incomplete stack unwound
+    UnwindCause m_lastCause = UnwindCause::Other;
     std::map<uint32_t, std::unique_ptr<ProcessMap>> m_processes;
     std::map<uint32_t, int64_t> m_lastReload; // pid -> monotonic ns of the last /proc reload
     int64_t m_realtimeOffsetNs = 0;           // CLOCK_REALTIME - CLOCK_MONOTONIC

@@ -7,12 +7,6 @@
 namespace emberline::engine {
 namespace {
 
-// Module ids are small and user-space addresses fit in 48 bits, so one 64-bit word identifies a location.
-uint64_t locationKey(uint32_t moduleId, uint64_t address)
-{
-    return (static_cast<uint64_t>(moduleId) << 48) ^ address;
-}
-
 const std::string kNoName;
 
 } // namespace
@@ -36,16 +30,10 @@ const std::string &Recorder::threadName(uint32_t tid) const
 
 uint32_t Recorder::internLocation(uint32_t moduleId, uint64_t address)
 {
-    const uint64_t key = locationKey(moduleId, address);
+    const LocationKey key{moduleId, address};
     auto [it, inserted] = m_locationIds.try_emplace(key, static_cast<uint32_t>(m_locations.size()));
-    if (inserted) {
-        m_locations.push_back(LocationKey{moduleId, address});
-    } else if (m_locations[it->second].moduleId != moduleId || m_locations[it->second].address != address) {
-        // A collision of the packed key (an address above 48 bits): keep such locations apart.
-        const auto id = static_cast<uint32_t>(m_locations.size());
-        m_locations.push_back(LocationKey{moduleId, address});
-        return id;
-    }
+    if (inserted)
+        m_locations.push_back(key);
     return it->second;
 }
 

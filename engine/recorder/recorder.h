@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/health/unwind_health.h"
 #include "engine/model/stack_table.h"
 
 #include <cstdint>
@@ -30,6 +31,18 @@ struct ModuleInfo {
 struct LocationKey {
     uint32_t moduleId = kUnknownModule;
     uint64_t address = 0;
+    friend bool operator==(const LocationKey &, const LocationKey &) = default;
+};
+
+// Both halves of the key, whole: no packing of the module id into the address's high bits, which kernel
+// addresses and module ids past 16 bits would collide in.
+struct LocationKeyHash {
+    size_t operator()(const LocationKey &key) const noexcept
+    {
+        uint64_t h = key.address * 0x9E3779B97F4A7C15ull;
+        h ^= (static_cast<uint64_t>(key.moduleId) + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
+        return static_cast<size_t>(h ^ (h >> 31));
+    }
 };
 
 struct RecordedSample {
@@ -59,6 +72,8 @@ struct FlushInput {
     uint64_t lost = 0;
     uint64_t incomplete = 0;
     std::map<std::string, uint64_t> incompleteByModule;
+    // The sampling pipeline's unwind counters at flush time (cumulative), for the health view; may be null.
+    std::shared_ptr<const UnwindCounters> unwind;
 };
 
 // Interns locations (module, address) and stacks, and keeps the samples of the current flush. At a flush it
@@ -73,6 +88,9 @@ public:
     const std::string &threadName(uint32_t tid) const;
 
     uint32_t internLocation(uint32_t moduleId, uint64_t address);
+    uint32_t locationModule(uint32_t location) const { return m_locations[location].moduleId; }
+    size_t locationsInterned() const { return m_locations.size(); }
+    size_t modulesRegistered() const { return m_modules.size(); }
     void record(int64_t timeNs, uint32_t pid, uint32_t tid, int64_t cpuNs, std::span<const uint32_t> locations);
     // A sample with wall time and thread state; `counted` false for an off-CPU interval.
     void recordTimed(int64_t timeNs, uint32_t pid, uint32_t tid, int64_t cpuNs, int64_t wallNs, uint8_t state,
@@ -93,7 +111,7 @@ public:
 private:
     std::unordered_map<uint64_t, ModuleInfo> m_modules;
     std::vector<LocationKey> m_locations;
-    std::unordered_map<uint64_t, uint32_t> m_locationIds; // (module id, address) hashed; see locationKey()
+    std::unordered_map<LocationKey, uint32_t, LocationKeyHash> m_locationIds;
     StackTable m_stacks;
     std::vector<RecordedSample> m_samples;
     std::map<uint32_t, std::string> m_threadNames;

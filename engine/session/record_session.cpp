@@ -93,7 +93,7 @@ Result<SessionSummary> RecordSession::run(const std::atomic<bool> &stop, FlushCa
     control.externalStop = &stop;
     Callbacks callbacks;
     callbacks.onFlush = std::move(onFlush);
-    return run(control, std::move(callbacks));
+    return run(control, callbacks);
 }
 
 Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbacks &callbacks)
@@ -138,6 +138,7 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
     exporterOptions.samplerDescription = r->summary.samplerDescription;
     exporterOptions.wallTime = r->summary.wallTime;
     exporterOptions.symbolizer.debugDirectories = m_config.debugDirectories;
+    exporterOptions.kernelFramesProblem = r->summary.kernelFramesProblem;
     Running *run = r.get();
     // The uploader takes each flush on the exporter thread, before anyone else sees it.
     auto onFlush = [upload = callbacks.upload, next = callbacks.onFlush](std::shared_ptr<const Flush> flush) {
@@ -150,6 +151,7 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
                                                  [run](const Error &e) { run->exportError = e.message; });
     r->sampler->countHelperCpu([exporter = r->exporter.get()] { return exporter->cpuNs(); });
 
+    r->pipeline.setStackCopyBytes(m_config.stackBytes);
     r->cpuAtStart = ownCpuNs();
     r->monoStart = clockNs(CLOCK_MONOTONIC);
     r->flushStartReal = clockNs(CLOCK_REALTIME);
@@ -221,7 +223,9 @@ void RecordSession::schedule(Running &r, int64_t now)
         return;
     const int64_t real = clockNs(CLOCK_REALTIME);
     r.pipeline.closeOffCpuIntervals(static_cast<uint64_t>(now));
-    r.exporter->submit(r.recorder.takeFlush(r.flushStartReal, real, false));
+    FlushInput input = r.recorder.takeFlush(r.flushStartReal, real, false);
+    input.unwind = std::make_shared<const UnwindCounters>(r.pipeline.unwindCounters());
+    r.exporter->submit(std::move(input));
     r.flushStartReal = real;
     r.nextFlushMono += m_config.flushPeriodNs;
 }
@@ -268,11 +272,14 @@ Result<SessionSummary> RecordSession::finish(Running &r)
     }
     const int64_t endReal = clockNs(CLOCK_REALTIME);
     r.pipeline.closeOffCpuIntervals(static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC)));
-    r.exporter->submit(r.recorder.takeFlush(r.flushStartReal, endReal, true));
+    FlushInput input = r.recorder.takeFlush(r.flushStartReal, endReal, true);
+    input.unwind = std::make_shared<const UnwindCounters>(r.pipeline.unwindCounters());
+    r.exporter->submit(std::move(input));
     // A failed write is not the session's failure: the summary says what could not be saved.
     auto sessionPath = r.exporter->finish();
     summary.sessionProfilePath = sessionPath ? sessionPath.value() : std::string();
     summary.saveErrors = r.exporter->saveErrors();
+    summary.health = r.exporter->health();
     summary.flushesNotSaved = r.exporter->flushesNotSaved();
     if (!r.exportError.empty())
         summary.saveErrors.push_back(r.exportError);

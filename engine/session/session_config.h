@@ -1,10 +1,12 @@
 #pragma once
 
 #include "engine/common/result.h"
+#include "engine/health/unwind_health.h"
 
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +50,8 @@ struct SessionSummary {
     uint64_t incomplete = 0;
     std::map<std::string, uint64_t> incompleteByModule;
     uint64_t framePointerFallbacks = 0;
+    // Per module: where stacks ended and why, symbol status and the fix to try; faults met (null: not known).
+    std::shared_ptr<const UnwindHealth> health;
     double realRateHz = 0;       // samples per second of session per thread-second on CPU is not known; per s
     int64_t targetCpuNs = 0;     // CPU time the samples stand for
     int64_t profilerCpuNs = 0;   // our own user+system time

@@ -90,8 +90,10 @@ bool PerfMap::refresh()
     const auto size = static_cast<uint64_t>(st.st_size);
     if (size < m_readBytes) {
         // Rewritten (a new process with this pid): start again.
+        const size_t rewrites = m_rewrites + 1;
         *this = PerfMap(m_path, m_limits);
         m_opened = true;
+        m_rewrites = rewrites;
     }
     const uint64_t end = std::min(size, m_limits.maxBytes);
     m_overLimit = size > m_limits.maxBytes;

@@ -21,7 +21,7 @@ class PerfMap {
 public:
     struct Limits {
         uint64_t maxBytes = uint64_t(256) << 20; // stop reading past this
-        size_t maxLineBytes = 64 * 1024;          // a longer line is malformed
+        size_t maxLineBytes = size_t(64) * 1024; // a longer line is malformed
     };
 
     explicit PerfMap(std::string path) : PerfMap(std::move(path), Limits()) {}
@@ -36,6 +36,8 @@ public:
     size_t entries() const { return m_entries.size(); }
     size_t malformedLines() const { return m_malformed; }
     bool truncatedAtLimit() const { return m_overLimit; }
+    // Times the file shrank while it was being read (rewritten): the names read before were dropped.
+    size_t rewrites() const { return m_rewrites; }
     // A line for the record summary or the log: what was read and what was wrong with it.
     std::string describe() const;
 
@@ -60,6 +62,7 @@ private:
     size_t m_malformed = 0;
     bool m_overLimit = false;
     bool m_opened = false;
+    size_t m_rewrites = 0;
 };
 
 } // namespace emberline::engine

@@ -141,6 +141,34 @@ bool SymbolModule::report(const std::string &name, int fd)
     return true;
 }
 
+ModuleSymbols SymbolModule::symbolInfo()
+{
+    ModuleSymbols info;
+    Dwarf_Addr bias = 0;
+    Dwarf *dwarf = dwfl_module_getdwarf(m_module, &bias);
+    const char *mainFile = nullptr;
+    const char *debugFile = nullptr;
+    dwfl_module_info(m_module, nullptr, nullptr, nullptr, nullptr, nullptr, &mainFile, &debugFile);
+    const std::string_view debug = debugFile != nullptr ? std::string_view(debugFile) : std::string_view();
+    if (dwarf != nullptr) {
+        info.status = SymbolStatus::FullDwarf;
+        if (debug.empty() || (mainFile != nullptr && debug == mainFile))
+            info.source = SymbolSource::InFile;
+        else if (debug.find("/.build-id/") != std::string_view::npos)
+            info.source = SymbolSource::BuildId;
+        else if (debug.find("/debuginfod") != std::string_view::npos)
+            info.source = SymbolSource::Debuginfod;
+        else
+            info.source = SymbolSource::Debuglink;
+    } else if (dwfl_module_getsymtab(m_module) > 0) {
+        info.status = SymbolStatus::SymbolTable;
+        info.source = SymbolSource::InFile;
+    } else {
+        info.status = SymbolStatus::None;
+    }
+    return info;
+}
+
 std::optional<Dwarf_Addr> SymbolModule::moduleAddress(uint64_t fileOffset) const
 {
     for (const LoadSegment &segment : m_segments) {

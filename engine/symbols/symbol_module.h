@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/health/unwind_health.h"
 #include "engine/symbols/dwarf_function_index.h"
 #include "engine/symbols/elf_symbol_table.h"
 #include "engine/symbols/symbol_frame.h"
@@ -35,6 +36,9 @@ public:
     // Empty when the offset lies in no loaded segment or nothing names it.
     std::vector<SymbolFrame> symbolizeFileOffset(uint64_t fileOffset);
     const std::string &buildId() const { return m_buildId; }
+    // Whether names come with DWARF or from the symbol table alone, and where the debug file was found.
+    // Loads the debug information if it was not loaded yet.
+    ModuleSymbols symbolInfo();
 
 private:
     struct LoadSegment {

@@ -1,5 +1,7 @@
 #include "engine/symbols/symbolizer.h"
 
+#include "engine/common/strings.h"
+
 #include "engine/symbols/symbol_module.h"
 #include "engine/symbols/symbols_logging.h"
 
@@ -89,10 +91,26 @@ SymbolModule *Symbolizer::module(const std::string &path, const std::string &bui
     return it->second.get();
 }
 
+ModuleSymbols Symbolizer::moduleSymbols(const std::string &path, const std::string &buildId, bool *replaced)
+{
+    if (replaced != nullptr)
+        *replaced = false;
+    if (SymbolModule *m = module(path, buildId))
+        return m->symbolInfo();
+    if (replaced != nullptr && !buildId.empty()) {
+        const std::string now = readElfBuildId(path);
+        *replaced = !now.empty() && now != lowercaseHex(buildId);
+    }
+    ModuleSymbols none;
+    none.status = SymbolStatus::None;
+    return none;
+}
+
 SymbolModule *Symbolizer::vdsoModule()
 {
     if (!m_vdsoOpened) {
         m_vdsoOpened = true;
+        // NOLINTNEXTLINE(performance-no-int-to-ptr): the auxiliary vector gives the vdso's address as a number
         const auto *image = reinterpret_cast<const unsigned char *>(getauxval(AT_SYSINFO_EHDR));
         const size_t size = image != nullptr ? vdsoImageSize(image) : 0;
         if (size != 0)

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/health/unwind_health.h"
 #include "engine/symbols/symbol_frame.h"
 
 #include <cstdint>
@@ -40,6 +41,9 @@ public:
     // The vdso: the target runs the same kernel as we do, so our own vdso image (getauxval(AT_SYSINFO_EHDR))
     // symbolizes it; `offset` is relative to the vdso mapping start.
     std::vector<SymbolFrame> symbolizeVdso(uint64_t offset);
+    // How the names of this file are found (DWARF or symbol table; in the file, by build id, by debuglink).
+    // None when the file cannot be opened or is not the one with `buildId` any more (`replaced` is then set).
+    ModuleSymbols moduleSymbols(const std::string &path, const std::string &buildId, bool *replaced = nullptr);
     // GNU build id of an ELF file as lowercase hex, "" if none or unreadable.
     static std::string readBuildId(const std::string &path);
     // Answers held in the cache (empty answers included).

@@ -42,6 +42,8 @@ Result<std::shared_ptr<const ElfImage>> ElfImage::open(const std::string &path)
     image->m_data = static_cast<const uint8_t *>(data);
     image->m_size = static_cast<size_t>(st.st_size);
     image->m_mapped = true;
+    image->m_device = static_cast<uint64_t>(st.st_dev);
+    image->m_inode = static_cast<uint64_t>(st.st_ino);
     if (auto status = image->parse(); !status)
         return status.error();
     return std::shared_ptr<const ElfImage>(std::move(image));

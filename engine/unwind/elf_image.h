@@ -37,6 +37,9 @@ public:
     const std::string &buildId() const { return m_buildId; }
     const std::vector<Segment> &segments() const { return m_segments; }
     bool isDynamic() const { return m_dynamic; } // ET_DYN (PIE or shared library)
+    // The file's device and inode when it was opened (0 for an in-memory image): who it is on disk.
+    uint64_t device() const { return m_device; }
+    uint64_t inode() const { return m_inode; }
 
     // Unwind table: .eh_frame_hdr virtual address, its binary-search table and entry count; 0 when absent.
     uint64_t ehFrameHdrVaddr() const { return m_ehFrameHdr; }
@@ -60,6 +63,8 @@ private:
     std::string m_owned; // for in-memory images
     std::vector<Segment> m_segments;
     bool m_dynamic = false;
+    uint64_t m_device = 0;
+    uint64_t m_inode = 0;
     uint64_t m_ehFrameHdr = 0;
     uint64_t m_fdeTable = 0;
     uint64_t m_fdeCount = 0;

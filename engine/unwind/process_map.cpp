@@ -16,19 +16,42 @@ Status ProcessMap::loadFromProc(int pid)
         return makeError(Error::Code::Io, "cannot read /proc/" + std::to_string(pid) + "/maps");
     std::string line;
     while (std::getline(maps, line)) {
-        unsigned long long start = 0, end = 0, offset = 0;
+        unsigned long long start = 0, end = 0, offset = 0, inode = 0;
         char perms[8] = {};
         int pathStart = 0;
-        if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset, &pathStart) < 4)
+        if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %*s %llu %n", &start, &end, perms, &offset, &inode,
+                        &pathStart) < 5)
             continue;
         std::string path = pathStart > 0 && pathStart <= static_cast<int>(line.size()) ? line.substr(pathStart) : "";
-        addMapping(start, end - start, offset, path, perms[2] == 'x');
+        if (path == "[stack]") {
+            m_mainStackStart = start;
+            m_mainStackEnd = end;
+            m_mainStackRead = true;
+        }
+        addMapping(start, end - start, offset, path, perms[2] == 'x', inode);
     }
     return Ok{};
 }
 
+void ProcessMap::readMainStack(int pid)
+{
+    if (m_mainStackRead || m_mainStackEnd != 0)
+        return;
+    m_mainStackRead = true;
+    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+        unsigned long long start = 0, end = 0;
+        if (line.ends_with(" [stack]") && std::sscanf(line.c_str(), "%llx-%llx", &start, &end) == 2) {
+            m_mainStackStart = start;
+            m_mainStackEnd = end;
+            return;
+        }
+    }
+}
+
 void ProcessMap::addMapping(uint64_t start, uint64_t length, uint64_t pgoff, const std::string &path,
-                            bool executable)
+                            bool executable, uint64_t inode)
 {
     const uint64_t end = start + length;
     // A new mapping replaces whatever it overlaps (mmap semantics).
@@ -45,10 +68,15 @@ void ProcessMap::addMapping(uint64_t start, uint64_t length, uint64_t pgoff, con
     m.end = end;
     m.pgoff = pgoff;
     m.path = path;
-    if (path == "[vdso]")
+    m.inode = inode;
+    if (path == "[vdso]") {
         m.image = m_cache->vdso();
-    else if (!path.empty() && path[0] == '/' && path.find(" (deleted)") == std::string::npos)
-        m.image = m_cache->get(path);
+    } else if (!path.empty() && path[0] == '/') {
+        // " (deleted)": the file the process runs was removed or replaced on disk since it was mapped.
+        if (path.find(" (deleted)") == std::string::npos)
+            m.image = m_cache->get(path, inode);
+        m.fileMissing = !m.image && !path.starts_with("/memfd:") && !path.starts_with("/dev/");
+    }
     if (m.image) {
         for (const ElfImage::Segment &s : m.image->segments()) {
             const uint64_t segPage = s.offset & ~uint64_t(0xfff);
@@ -58,7 +86,17 @@ void ProcessMap::addMapping(uint64_t start, uint64_t length, uint64_t pgoff, con
             }
         }
     }
-    m.id = (*m_nextModuleId)++;
+    ModuleIdentity identity;
+    identity.path = path;
+    identity.start = start;
+    identity.pgoff = pgoff;
+    if (m.image) {
+        // The image's own identity, not the source's: an MMAP2 record and a /proc reload name the same file.
+        identity.buildId = m.image->buildId();
+        identity.device = m.image->device();
+        identity.inode = m.image->inode();
+    }
+    m.id = m_ids->idFor(identity);
     m_modules.emplace(start, std::move(m));
 }
 

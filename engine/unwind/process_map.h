@@ -3,6 +3,7 @@
 #include "engine/common/result.h"
 #include "engine/unwind/elf_cache.h"
 #include "engine/unwind/elf_image.h"
+#include "engine/unwind/module_ids.h"
 
 #include <cstdint>
 #include <map>
@@ -20,7 +21,10 @@ struct MappedModule {
     std::string path;
     std::shared_ptr<const ElfImage> image; // null for anonymous or unreadable memory
     int64_t bias = 0;                      // runtime address = ELF virtual address + bias
-    uint32_t id = 0;                       // stable id within the session, for the recorder's interning
+    uint32_t id = 0;                       // ModuleIds' id: the same for the same file loaded at the same place
+    uint64_t inode = 0;                    // as the kernel reported it (/proc/PID/maps), 0 when not known
+    // The file at `path` is not the one the process mapped: deleted, replaced on disk, or unreadable.
+    bool fileMissing = false;
 };
 
 // The executable memory map of one target process, kept current from /proc/PID/maps and PERF_RECORD_MMAP2.
@@ -30,23 +34,39 @@ struct MappedModule {
 // Thread: the session thread.
 class ProcessMap {
 public:
-    ProcessMap(ElfCache *cache, uint32_t *nextModuleId) : m_cache(cache), m_nextModuleId(nextModuleId) {}
+    ProcessMap(ElfCache *cache, ModuleIds *ids) : m_cache(cache), m_ids(ids) {}
 
+    // Reads /proc/PID/maps. Mappings already known with the same file and place keep their id (ModuleIds).
     Status loadFromProc(int pid);
-    void addMapping(uint64_t start, uint64_t length, uint64_t pgoff, const std::string &path, bool executable);
-    void clear() { m_modules.clear(); }
+    // `inode`: the mapped file's inode when the source tells it (0: unknown), to notice a file replaced on disk.
+    void addMapping(uint64_t start, uint64_t length, uint64_t pgoff, const std::string &path, bool executable,
+                    uint64_t inode = 0);
+    void clear()
+    {
+        m_modules.clear();
+        m_mainStackStart = m_mainStackEnd = 0;
+        m_mainStackRead = false;
+    }
+    // Reads the [stack] line of /proc/PID/maps once (a map built from records or a parent's copy lacks it).
+    void readMainStack(int pid);
 
     const MappedModule *find(uint64_t address) const;
     // Reads target memory that is backed by a mapped file image; false for anything else.
     bool readImage(uint64_t address, void *out, size_t size) const;
     const std::map<uint64_t, MappedModule> &modules() const { return m_modules; }
     uint64_t generation() const { return m_generation; }
+    // The main thread's stack ([stack] in /proc/PID/maps), [start, end); 0, 0 when not known.
+    uint64_t mainStackEnd() const { return m_mainStackEnd; }
+    uint64_t mainStackStart() const { return m_mainStackStart; }
 
 private:
     ElfCache *m_cache;
-    uint32_t *m_nextModuleId;
+    ModuleIds *m_ids;
     std::map<uint64_t, MappedModule> m_modules; // by start address
     uint64_t m_generation = 0;
+    uint64_t m_mainStackStart = 0;
+    uint64_t m_mainStackEnd = 0;
+    bool m_mainStackRead = false;
 };
 
 } // namespace emberline::engine

@@ -2,17 +2,25 @@
 
 #include <libunwind.h>
 
+#include <algorithm>
 #include <cstring>
 
 // libunwind exports this search over a remote .eh_frame_hdr table but does not declare it in its headers.
+// NOLINTNEXTLINE(bugprone-reserved-identifier): libunwind's own name
 extern "C" int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
                                                   unw_proc_info_t *pi, int need_unwind_info, void *arg);
 
 namespace emberline::engine {
 namespace {
 
+// Reads above the copy this far from the stack pointer count as "the copy was too small"; farther ones are
+// stray pointers, not stack.
+constexpr uint64_t kStackReachBytes = 8u << 20;
+
 struct Context {
-    const UnwindInput *input;
+    const UnwindInput *input = nullptr;
+    bool noInfo = false;         // the last procedure lookup found no unwind table
+    uint64_t missedStackEnd = 0; // the highest end of a read above the copied stack (0: none)
 };
 
 int perfIndexOf(unw_regnum_t reg)
@@ -45,9 +53,10 @@ bool readStack(const UnwindInput &in, uint64_t address, void *out, size_t size)
 
 int findProcInfo(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int needUnwindInfo, void *arg)
 {
-    const auto *ctx = static_cast<Context *>(arg);
+    auto *ctx = static_cast<Context *>(arg);
     const MappedModule *m = ctx->input->map->find(ip);
-    if (!m || !m->image || !m->image->fdeCount())
+    ctx->noInfo = !m || !m->image || !m->image->fdeCount();
+    if (ctx->noInfo)
         return -UNW_ENOINFO;
     unw_dyn_info_t di;
     std::memset(&di, 0, sizeof di);
@@ -71,11 +80,14 @@ int accessMem(unw_addr_space_t, unw_word_t address, unw_word_t *value, int write
 {
     if (write)
         return -UNW_EREADONLYREG;
-    const auto *ctx = static_cast<Context *>(arg);
+    auto *ctx = static_cast<Context *>(arg);
     if (readStack(*ctx->input, address, value, sizeof *value))
         return 0;
     if (ctx->input->map->readImage(address, value, sizeof *value))
         return 0;
+    const uint64_t copyEnd = ctx->input->regs[RegSP] + ctx->input->stack.size();
+    if (address >= copyEnd && address - copyEnd < kStackReachBytes)
+        ctx->missedStackEnd = std::max<uint64_t>(ctx->missedStackEnd, address + sizeof *value);
     return -UNW_EINVAL;
 }
 
@@ -108,6 +120,22 @@ int getProcName(unw_addr_space_t, unw_word_t, char *, size_t, unw_word_t *, void
 
 unw_accessors_t g_accessors = {findProcInfo, putUnwindInfo, getDynInfoListAddr, accessMem,
                                accessReg,    accessFpreg,   resume,             getProcName};
+
+// Why an unfinished walk stopped: the copied stack ended under the next frame (a read past its end, or a
+// stack pointer already beyond it), or there was no unwind table for the last pc.
+void classifyUnwindStop(const UnwindInput &input, unw_cursor_t *cursor, const Context *ctx, UnwindOutput &out)
+{
+    const uint64_t sp0 = input.regs[RegSP];
+    const uint64_t copyEnd = sp0 + input.stack.size();
+    unw_word_t sp = 0;
+    const bool spPastCopy = unw_get_reg(cursor, UNW_REG_SP, &sp) >= 0 && sp >= copyEnd && sp - copyEnd < kStackReachBytes;
+    if (ctx->missedStackEnd > 0 || spPastCopy) {
+        out.stop = UnwindStop::StackCopyEnded;
+        out.stackNeeded = std::max<uint64_t>(ctx->missedStackEnd, spPastCopy ? sp + 16 : 0) - sp0;
+    } else if (ctx->noInfo) {
+        out.stop = UnwindStop::NoUnwindInfo;
+    }
+}
 
 } // namespace
 
@@ -159,6 +187,8 @@ void Unwinder::unwind(const UnwindInput &input, UnwindOutput &out, size_t maxFra
     out.ips.clear();
     out.complete = false;
     out.usedFramePointers = false;
+    out.stop = UnwindStop::Other;
+    out.stackNeeded = 0;
     Space &space = spaceFor(input.pid, input.map);
     Context ctx{&input};
     unw_cursor_t cursor;
@@ -174,28 +204,44 @@ void Unwinder::unwind(const UnwindInput &input, UnwindOutput &out, size_t maxFra
         const int step = unw_step(&cursor);
         if (step == 0) {
             out.complete = true;
-            break;
+            out.stop = UnwindStop::Outermost;
+            return;
         }
         if (step < 0)
             break;
     }
+    if (out.ips.size() >= maxFrames) {
+        out.stop = UnwindStop::MaxFrames;
+        return;
+    }
+    classifyUnwindStop(input, &cursor, &ctx, out);
 }
+
 
 void Unwinder::unwindFramePointers(const UnwindInput &input, UnwindOutput &out, size_t maxFrames) const
 {
     out.ips.clear();
     out.complete = false;
     out.usedFramePointers = true;
+    out.stop = UnwindStop::Other;
+    out.stackNeeded = 0;
     out.ips.push_back(input.regs[RegIP]);
     uint64_t fp = input.regs[RegBP];
     uint64_t lastFp = 0;
+    const uint64_t copyEnd = input.regs[RegSP] + input.stack.size();
     while (out.ips.size() < maxFrames) {
         uint64_t frame[2];
-        if (fp <= lastFp || !readStack(input, fp, frame, sizeof frame))
+        if (fp <= lastFp || !readStack(input, fp, frame, sizeof frame)) {
+            if (fp > lastFp && fp + sizeof frame > copyEnd && fp < copyEnd + kStackReachBytes) {
+                out.stop = UnwindStop::StackCopyEnded;
+                out.stackNeeded = fp + sizeof frame - input.regs[RegSP];
+            }
             break;
+        }
         const uint64_t ret = frame[1];
         if (ret == 0) {
             out.complete = true;
+            out.stop = UnwindStop::Outermost;
             break;
         }
         if (!input.map->find(ret))
@@ -205,6 +251,7 @@ void Unwinder::unwindFramePointers(const UnwindInput &input, UnwindOutput &out, 
         fp = frame[0];
         if (fp == 0) {
             out.complete = true;
+            out.stop = UnwindStop::Outermost;
             break;
         }
     }

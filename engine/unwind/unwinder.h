@@ -22,11 +22,24 @@ struct UnwindInput {
     int pid = 0;
 };
 
+// Where a walk ended.
+enum class UnwindStop : uint8_t {
+    Outermost,      // complete: the unwind info says the stack ends here
+    StackCopyEnded, // the next frame lies above the copied stack (its CFA, or a read, past the copy's end)
+    NoUnwindInfo,   // no unwind table covers the last pc
+    MaxFrames,
+    Other,
+};
+
 struct UnwindOutput {
     std::vector<uint64_t> ips; // leaf first; return addresses of callers are moved back by one byte, so they
                                // fall inside the call instruction (the right line and inline chain)
     bool complete = false;     // reached the outermost frame (CFI says the stack ends here)
     bool usedFramePointers = false;
+    UnwindStop stop = UnwindStop::Other;
+    // StackCopyEnded: bytes above the sampled stack pointer the walk tried to reach (a lower bound of the copy
+    // the whole stack needs); 0 otherwise.
+    uint64_t stackNeeded = 0;
 };
 
 // Unwinds a sampled user stack with libunwind's remote API: registers come from the sample, memory from the

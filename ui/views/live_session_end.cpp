@@ -55,6 +55,8 @@ QString endText(const engine::SessionSummary &s, const QString &folder)
 void LiveSessionView::onFinished(const engine::SessionSummary &summary)
 {
     m_status->setSummary(summary);
+    if (summary.health)
+        showHealth(summary.health); // the final flush's, even when it was too short to be shown
     const bool crashed = summary.targetExited && summary.exitStatus > 128;
     showMessage(endText(summary, sessionDirectory()), crashed || !summary.saveErrors.empty());
     updateButtons();

@@ -6,6 +6,7 @@
 #include "ui/timeline/timeline_view.h"
 #include "ui/models/live_thread_model.h"
 #include "ui/views/compare_explorer.h"
+#include "ui/views/health_view.h"
 #include "ui/views/profile_explorer.h"
 #include "ui/views/session_status_bar.h"
 
@@ -73,6 +74,8 @@ void LiveSessionView::setupUi()
     m_timelineTabs->setDocumentMode(true);
     m_timelineTabs->addTab(m_timeline, tr("Timeline"));
     m_timelineTabs->addTab(m_heatmap, tr("Heatmap"));
+    m_health = new HealthView(this);
+    m_timelineTabs->addTab(m_health, tr("Health"));
     m_splitter->addWidget(m_timelineTabs);
     m_splitter->addWidget(m_explorerStack);
     m_splitter->setStretchFactor(0, 2);
@@ -228,6 +231,8 @@ void LiveSessionView::onLiveUpdate(const std::shared_ptr<const engine::LiveUpdat
 
 void LiveSessionView::onFlush(const engine::Flush &flush)
 {
+    if (flush.health)
+        showHealth(flush.health);
     // The views keep the flush either way; the message says what the disk missed.
     if (!flush.saveError.empty())
         showMessage(tr("Flush %1 is shown but could not be saved: %2")
@@ -238,6 +243,15 @@ void LiveSessionView::onFlush(const engine::Flush &flush)
         showMessage(tr("The session's merged profile could not be saved: %1")
                         .arg(QString::fromStdString(flush.sessionProfileError)),
                     true);
+}
+
+void LiveSessionView::showHealth(std::shared_ptr<const engine::UnwindHealth> health)
+{
+    m_health->setHealth(std::move(health));
+    const int tab = m_timelineTabs->indexOf(m_health);
+    // The tab says at a glance that something needs a look; its tooltip says what.
+    m_timelineTabs->setTabText(tab, m_health->hasProblems() ? tr("Health ⚠") : tr("Health"));
+    m_timelineTabs->setTabToolTip(tab, m_health->summaryText());
 }
 
 void LiveSessionView::applyUpdate(const std::shared_ptr<const engine::LiveUpdate> &update)

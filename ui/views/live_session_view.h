@@ -19,6 +19,7 @@ namespace emberline::ui {
 
 using engine::LiveScope;
 
+class HealthView;
 class HeatmapPanel;
 class CompareExplorer;
 class ProfileExplorer;
@@ -58,6 +59,7 @@ public:
     ProfileExplorer *explorer() const { return m_explorer; }
     TimelineView *timeline() const { return m_timeline; }
     HeatmapPanel *heatmap() const { return m_heatmap; }
+    HealthView *health() const { return m_health; }
     // The newest update shown (null before the first flush).
     const std::shared_ptr<const engine::LiveUpdate> &lastUpdate() const { return m_lastUpdate; }
     QString title() const;
@@ -117,6 +119,7 @@ private:
     void onFinished(const engine::SessionSummary &summary);
     void onFailed(const QString &message);
     void showMessage(const QString &text, bool problem);
+    void showHealth(std::shared_ptr<const engine::UnwindHealth> health);
     void updateButtons();
     void chooseSaveDirectory();
     void updateUploadCounts();
@@ -135,6 +138,7 @@ private:
     ProfileExplorer *m_warmExplorer = nullptr; // built before the session starts, adopted by the first flush
     TimelineView *m_timeline = nullptr;
     HeatmapPanel *m_heatmap = nullptr;
+    HealthView *m_health = nullptr;
     QTabWidget *m_timelineTabs = nullptr;
     SessionStatusBar *m_status = nullptr;
     QLabel *m_message = nullptr;

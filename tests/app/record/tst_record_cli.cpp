@@ -71,6 +71,21 @@ private Q_SLOTS:
         QVERIFY(QFile::exists(dir.filePath(QStringLiteral("profile.pprof"))));
     }
 
+    // The summary's health lines name why a deep stack is cut short with a small copy, and the size to ask for.
+    void summaryNamesStackCopyTooSmall()
+    {
+        REQUIRE_PERF_EVENTS();
+        QTemporaryDir dir;
+        const Run r = runEmberline({QStringLiteral("record"), QStringLiteral("--stack-size"), QStringLiteral("4096"),
+                                    QStringLiteral("--output"), dir.path(), QStringLiteral("--"), targetPath("deep_stack"),
+                                    QStringLiteral("1")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.err.contains("emberline: unwind health: "), r.err.constData());
+        QVERIFY2(r.err.contains("deep_stack: "), r.err.constData());
+        QVERIFY2(r.err.contains("cause: stack copy too small"), r.err.constData());
+        QVERIFY2(r.err.contains("fix: copy more stack: --stack-size "), r.err.constData());
+    }
+
     // stdin reaches the program and its stdout reaches ours, byte for byte.
     void stdioPassesThrough()
     {

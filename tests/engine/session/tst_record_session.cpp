@@ -106,6 +106,41 @@ private Q_SLOTS:
         QCOMPARE(pids.size(), size_t(2));
     }
 
+    // The health view on a ~40 KiB deep stack copied 4 KiB at a time: if this fails, the unwinder does not tell a
+    // copy that ended from other failures, or the size it suggests would not have held the stack (the second
+    // recording, with that size, must then be complete).
+    void deepStackNeedsBiggerCopy()
+    {
+        QTemporaryDir dir;
+        SessionConfig small = launch({targetPath("deep_stack"), QStringLiteral("1.5")}, 499);
+        small.stackBytes = 4096;
+        const Recorded r = record(small, dir.path());
+        QVERIFY(r.summary.health);
+        QVERIFY(!r.flushes.empty() && r.flushes.back()->health);
+        const UnwindHealth &health = *r.summary.health;
+        QVERIFY2(health.incomplete * 2 > health.samples, qPrintable(QString::number(health.incomplete)));
+        const ModuleHealth &worst = health.modules.front();
+        QVERIFY2(worst.path.ends_with("/deep_stack"), worst.path.c_str());
+        QCOMPARE(worst.causeText, std::string("stack copy too small"));
+        QVERIFY(worst.incompleteShare > 0.9);
+        QCOMPARE(worst.symbols.status, SymbolStatus::FullDwarf);
+        QVERIFY2(worst.suggestedStackBytes > 40 * 1024 && worst.suggestedStackBytes <= kMaxStackCopyBytes,
+                 qPrintable(QString::number(worst.suggestedStackBytes)));
+        QVERIFY2(worst.fix.find("--stack-size " + std::to_string(worst.suggestedStackBytes)) != std::string::npos,
+                 worst.fix.c_str());
+
+        QTemporaryDir again;
+        SessionConfig suggested = launch({targetPath("deep_stack"), QStringLiteral("1.5")}, 499);
+        suggested.stackBytes = worst.suggestedStackBytes;
+        const Recorded fixed = record(suggested, again.path());
+        QVERIFY(fixed.summary.health);
+        QVERIFY2(fixed.summary.health->incomplete * 20 <= fixed.summary.health->samples,
+                 qPrintable(QStringLiteral("%1 of %2 incomplete with %3 bytes")
+                                .arg(fixed.summary.health->incomplete)
+                                .arg(fixed.summary.health->samples)
+                                .arg(worst.suggestedStackBytes)));
+    }
+
     // A library loaded with dlopen after sampling started is unwound through and symbolized with its source.
     void dlopenedLibrary()
     {

@@ -14,6 +14,8 @@
 #include "ui/models/live_thread_model.h"
 #include "ui/timeline/timeline_chart_view.h"
 #include "ui/timeline/timeline_view.h"
+#include "ui/models/unwind_health_model.h"
+#include "ui/views/health_view.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -111,6 +113,33 @@ private Q_SLOTS:
         QVERIFY(view->message().contains(QStringLiteral("ended")));
         QVERIFY(flameTotal(view, "warm_thirty") > 0);
         QVERIFY(child<QPushButton>(view, "openProfileButton")->isEnabled());
+    }
+
+    // deep_stack's ~40 KiB stack, copied 32 KiB at a time (the dialog's sessions use the default copy): the Health
+    // tab warns, and its first row names the program, "stack copy too small" and the --stack-size to use. If this
+    // fails, the health does not reach the live window with the flushes.
+    void healthTabNamesStackCopyTooSmall()
+    {
+        REQUIRE_PERF_EVENTS();
+        MainWindow window;
+        window.show();
+        LiveSessionView *view = launch(window, targetPath("deep_stack"), QStringLiteral("30"));
+        QVERIFY(view);
+        QSignalSpy flushes(view->session(), &engine::ProfilingSession::flushReady);
+        QTRY_VERIFY_WITH_TIMEOUT(flushes.count() >= 1, 15000);
+        QVERIFY(waitSettled(view));
+        UnwindHealthModel *model = view->health()->model();
+        QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 0, 5000);
+        auto *tabs = child<QTabWidget>(view, "timelineTabs");
+        tabs->setCurrentWidget(view->health());
+        QCOMPARE(tabs->tabText(tabs->currentIndex()), QStringLiteral("Health ⚠"));
+        QCOMPARE(model->index(0, UnwindHealthModel::ModuleColumn).data().toString(), QStringLiteral("deep_stack"));
+        QCOMPARE(model->index(0, UnwindHealthModel::CauseColumn).data().toString(), QStringLiteral("stack copy too small"));
+        QVERIFY(model->index(0, UnwindHealthModel::FixColumn).data().toString().contains(QStringLiteral("--stack-size ")));
+        QSignalSpy ended(view, &LiveSessionView::sessionEnded);
+        QTest::mouseClick(child<QPushButton>(view, "stopButton"), Qt::LeftButton);
+        QVERIFY(ended.wait(15000));
+        QVERIFY(model->rowCount() > 0);
     }
 
     // phases spends its first half in phase_one and its second in phase_two. Dragging across the first part of

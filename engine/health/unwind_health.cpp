@@ -1,0 +1,219 @@
+#include "engine/health/unwind_health.h"
+
+#include "engine/common/strings.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <utility>
+
+namespace emberline::engine {
+
+std::string_view unwindCauseName(UnwindCause cause)
+{
+    switch (cause) {
+    case UnwindCause::StackCopyTooSmall: return "stack copy too small";
+    case UnwindCause::NoUnwindInfo: return "no unwind info";
+    case UnwindCause::JitOrAnonymous: return "JIT or anonymous code";
+    case UnwindCause::FileMissing: return "file missing or replaced";
+    case UnwindCause::FramePointers: return "frame pointers used";
+    case UnwindCause::Other: return "damaged or unusual stack";
+    }
+    return "unknown";
+}
+
+std::string_view symbolStatusName(SymbolStatus status)
+{
+    switch (status) {
+    case SymbolStatus::FullDwarf: return "full DWARF";
+    case SymbolStatus::SymbolTable: return "symbol table only";
+    case SymbolStatus::None: return "no symbols";
+    case SymbolStatus::Unknown: break;
+    }
+    return "not looked up";
+}
+
+std::string_view symbolSourceName(SymbolSource source)
+{
+    switch (source) {
+    case SymbolSource::InFile: return "in the file";
+    case SymbolSource::BuildId: return "found by build id";
+    case SymbolSource::Debuglink: return "found by debuglink";
+    case SymbolSource::Debuginfod: return "found by debuginfod";
+    case SymbolSource::None: break;
+    }
+    return "";
+}
+
+uint32_t suggestedStackCopy(uint64_t neededBytes, uint32_t currentBytes)
+{
+    uint64_t bytes = neededBytes > 0 ? neededBytes : uint64_t(currentBytes) * 2;
+    bytes = (bytes + 4095) / 4096 * 4096;
+    return static_cast<uint32_t>(std::min<uint64_t>(std::max<uint64_t>(bytes, currentBytes), kMaxStackCopyBytes));
+}
+
+namespace {
+
+std::string healthSymbolText(const ModuleSymbols &symbols)
+{
+    std::string text(symbolStatusName(symbols.status));
+    const std::string_view source = symbolSourceName(symbols.source);
+    if (!source.empty() && symbols.status != SymbolStatus::None && symbols.status != SymbolStatus::Unknown)
+        text += ", " + std::string(source);
+    return text;
+}
+
+std::string healthFixFor(const ModuleHealth &m, const ModuleUnwindInfo &info, uint32_t stackBytes,
+                         const UnwindHealthContext &context)
+{
+    const std::string name = info.path.empty() ? std::string("[unknown]") : baseName(info.path);
+    if (m.hasCause) {
+        switch (m.cause) {
+        case UnwindCause::StackCopyTooSmall:
+            if (m.suggestedStackBytes > stackBytes)
+                return "copy more stack: --stack-size " + std::to_string(m.suggestedStackBytes) +
+                       (m.suggestionIsLowerBound ? " or more" : "") + " (" + std::to_string(stackBytes) + " was used)";
+            return "the stacks are deeper than the largest copy perf allows (" +
+                   std::to_string(kMaxStackCopyBytes) + " bytes): only their innermost frames can be shown";
+        case UnwindCause::NoUnwindInfo:
+            return "rebuild " + name + " with -fno-omit-frame-pointer (or -fasynchronous-unwind-tables)";
+        case UnwindCause::JitOrAnonymous:
+            return "let the JIT write /tmp/perf-PID.map and keep frame pointers (node --perf-basic-prof, "
+                   "python3 -X perf)";
+        case UnwindCause::FileMissing:
+            return name + " was deleted or replaced on disk during the session: profile a fresh start of the program";
+        case UnwindCause::Other:
+            return "no simple fix: the stack or its unwind info looks damaged here; frame pointers in the callers "
+                   "let the fallback walk go on";
+        case UnwindCause::FramePointers:
+            break;
+        }
+    }
+    if (!info.anonymous && !info.path.empty() && info.path[0] == '/' &&
+        (m.symbols.status == SymbolStatus::None || m.symbols.status == SymbolStatus::SymbolTable)) {
+        std::string fix = "install the -dbgsym package that holds " + name + "'s debug file";
+        if (!context.debuginfodConfigured)
+            fix += ", or set DEBUGINFOD_URLS (https://debuginfod.debian.net)";
+        return fix;
+    }
+    if (m.hasCause && m.cause == UnwindCause::FramePointers)
+        return "nothing: frame pointers finished these stacks";
+    return {};
+}
+
+// The most frequent failure; FramePointers only when no stack failed in the module.
+void pickHealthCause(ModuleHealth &m)
+{
+    uint64_t best = 0;
+    for (size_t i = 0; i < kUnwindCauseCount; ++i) {
+        if (static_cast<UnwindCause>(i) == UnwindCause::FramePointers)
+            continue;
+        if (m.causes[i] > best) {
+            best = m.causes[i];
+            m.cause = static_cast<UnwindCause>(i);
+        }
+    }
+    m.hasCause = best > 0;
+    if (!m.hasCause && m.causes[size_t(UnwindCause::FramePointers)] > 0) {
+        m.cause = UnwindCause::FramePointers;
+        m.hasCause = true;
+    }
+}
+
+} // namespace
+
+UnwindHealth buildUnwindHealth(const UnwindCounters &counters, const std::vector<ModuleSymbols> &symbols,
+                               std::vector<std::string> faults, const UnwindHealthContext &context)
+{
+    UnwindHealth health;
+    health.samples = counters.samples;
+    health.incomplete = counters.incomplete;
+    health.stackBytes = counters.stackBytes;
+    health.faults = std::move(faults);
+    // One row per file: a library loaded by many processes (each at its own address, so under its own module id)
+    // is one thing to fix.
+    static const ModuleUnwindInfo kNoInfo;
+    std::map<std::pair<std::string, std::string>, size_t> rowOf;
+    std::vector<const ModuleUnwindInfo *> infoOf;
+    std::vector<uint64_t> neededOf;
+    std::vector<bool> exactOf;
+    for (size_t id = 0; id < counters.byModule.size(); ++id) {
+        const ModuleUnwindCounters &c = counters.byModule[id];
+        if (c.samples == 0 && c.incomplete == 0)
+            continue;
+        const ModuleUnwindInfo &info = id < counters.modules.size() ? counters.modules[id] : kNoInfo;
+        auto [it, inserted] = rowOf.try_emplace({info.path, info.buildId}, health.modules.size());
+        if (inserted) {
+            ModuleHealth m;
+            m.path = info.path.empty() ? std::string("[unknown]") : info.path;
+            m.buildId = info.buildId;
+            health.modules.push_back(std::move(m));
+            infoOf.push_back(&info);
+            neededOf.push_back(0);
+            exactOf.push_back(false);
+        }
+        ModuleHealth &m = health.modules[it->second];
+        m.samples += c.samples;
+        m.incomplete += c.incomplete;
+        for (size_t i = 0; i < kUnwindCauseCount; ++i)
+            m.causes[i] += c.causes[i];
+        if (c.neededStackBytes > neededOf[it->second]) {
+            neededOf[it->second] = c.neededStackBytes;
+            exactOf[it->second] = c.neededExact;
+        }
+        if (id < symbols.size() && m.symbols.status == SymbolStatus::Unknown)
+            m.symbols = symbols[id];
+    }
+    for (size_t row = 0; row < health.modules.size(); ++row) {
+        ModuleHealth &m = health.modules[row];
+        const ModuleUnwindInfo &info = *infoOf[row];
+        m.incompleteShare = counters.incomplete ? double(m.incomplete) / double(counters.incomplete) : 0;
+        if (info.anonymous || info.path.empty())
+            m.symbols.status = SymbolStatus::None;
+        pickHealthCause(m);
+        if (m.hasCause && m.cause == UnwindCause::StackCopyTooSmall) {
+            m.suggestedStackBytes = suggestedStackCopy(neededOf[row], counters.stackBytes);
+            m.suggestionIsLowerBound = !exactOf[row];
+        }
+        m.causeText = m.hasCause ? std::string(unwindCauseName(m.cause)) : std::string();
+        m.symbolText = healthSymbolText(m.symbols);
+        m.fix = healthFixFor(m, info, counters.stackBytes, context);
+    }
+    std::stable_sort(health.modules.begin(), health.modules.end(), [](const ModuleHealth &a, const ModuleHealth &b) {
+        return a.incomplete != b.incomplete ? a.incomplete > b.incomplete : a.samples > b.samples;
+    });
+    return health;
+}
+
+std::vector<std::string> describeUnwindHealth(const UnwindHealth &health, size_t maxModules)
+{
+    std::vector<std::string> lines;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "unwind health: %llu of %llu stacks incomplete (%.2f%%)",
+                  static_cast<unsigned long long>(health.incomplete), static_cast<unsigned long long>(health.samples),
+                  health.samples ? 100.0 * double(health.incomplete) / double(health.samples) : 0.0);
+    lines.emplace_back(buf);
+    size_t shown = 0;
+    for (const ModuleHealth &m : health.modules) {
+        if (m.fix.empty() && m.incomplete == 0)
+            continue;
+        if (shown++ == maxModules)
+            break;
+        std::string line = "  " + baseName(m.path) + ": " + std::to_string(m.samples) + " stacks";
+        if (m.incomplete > 0) {
+            std::snprintf(buf, sizeof buf, ", %.0f%% of the incomplete stacks end here", 100.0 * m.incompleteShare);
+            line += buf;
+        }
+        if (m.hasCause)
+            line += "; cause: " + m.causeText;
+        line += "; symbols: " + m.symbolText;
+        if (!m.fix.empty())
+            line += "; fix: " + m.fix;
+        lines.push_back(std::move(line));
+    }
+    for (const std::string &fault : health.faults)
+        lines.push_back("  problem: " + fault);
+    return lines;
+}
+
+} // namespace emberline::engine

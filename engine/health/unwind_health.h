@@ -1,0 +1,111 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace emberline::engine {
+
+// Why a stack stopped short of main or a thread's start (or, for FramePointers, how a stack that DWARF could
+// not finish was completed).
+enum class UnwindCause : uint8_t {
+    StackCopyTooSmall, // the walk reached the end of the copied stack: the frames above were not copied
+    NoUnwindInfo,      // the code's file has no unwind table (.eh_frame) for the address, and no frame chain
+    JitOrAnonymous,    // code outside any file (JIT, anonymous memory), or at an address no mapping holds
+    FileMissing,       // the mapped file is gone or was replaced on disk, so its unwind tables cannot be read
+    FramePointers,     // not a failure: DWARF stopped here and the frame-pointer chain finished the stack
+    Other,             // the walk broke for another reason (a damaged stack, code the unwinder misreads)
+};
+inline constexpr size_t kUnwindCauseCount = 6;
+
+// Largest user stack copy perf takes (SessionConfig's limit).
+inline constexpr uint32_t kMaxStackCopyBytes = 65000;
+
+// Counters of one module (one ModuleIds id), kept by the sampling pipeline per sample without allocating.
+struct ModuleUnwindCounters {
+    uint64_t samples = 0;    // stacks unwound (samples and off-CPU switches) with a frame in the module
+    uint64_t incomplete = 0; // incomplete stacks whose outermost frame is in the module
+    std::array<uint64_t, kUnwindCauseCount> causes{};
+    uint64_t neededStackBytes = 0; // the largest stack copy a cut-short stack needed, as far as known
+    bool neededExact = false;      // it is the whole stack's size (the main thread's), not how far a walk reached
+    uint64_t lastSample = 0;       // the pipeline's sample serial that counted it last (one count per sample)
+};
+
+// What a module id stands for, registered once per id.
+struct ModuleUnwindInfo {
+    std::string path;   // "" for addresses no mapping holds
+    std::string buildId;
+    bool hasUnwindTable = false;
+    bool fileMissing = false;
+    bool anonymous = false; // no file: JIT or anonymous memory
+};
+
+// The sampling pipeline's counters as of a flush (cumulative over the session), indexed by module id.
+struct UnwindCounters {
+    uint64_t samples = 0;
+    uint64_t incomplete = 0;
+    uint32_t stackBytes = 0; // the largest user stack copy a sample carried
+    std::vector<ModuleUnwindCounters> byModule;
+    std::vector<ModuleUnwindInfo> modules;
+};
+
+enum class SymbolStatus : uint8_t { Unknown, FullDwarf, SymbolTable, None };
+enum class SymbolSource : uint8_t { None, InFile, BuildId, Debuglink, Debuginfod };
+
+// How a module's names were found, as the symbolizer saw the file.
+struct ModuleSymbols {
+    SymbolStatus status = SymbolStatus::Unknown;
+    SymbolSource source = SymbolSource::None;
+};
+
+// One row of the health view: a module, how its stacks ended, its symbols, and the fix to try.
+struct ModuleHealth {
+    std::string path; // "[unknown]" for addresses outside every mapping
+    std::string buildId;
+    uint64_t samples = 0;
+    uint64_t incomplete = 0;
+    double incompleteShare = 0; // of all incomplete stacks, those ending here (0..1)
+    std::array<uint64_t, kUnwindCauseCount> causes{};
+    bool hasCause = false;
+    UnwindCause cause = UnwindCause::Other; // the most frequent (FramePointers only when nothing failed)
+    ModuleSymbols symbols;
+    uint32_t suggestedStackBytes = 0; // for StackCopyTooSmall: the copy that would have sufficed (0: unknown)
+    bool suggestionIsLowerBound = false; // the stacks may need more: only how far their walks reached is known
+    std::string causeText;
+    std::string symbolText;
+    std::string fix;
+};
+
+// The unwind and symbol health of a session as of one flush: per module, worst first, and the faults met
+// (bad perf maps, unreadable kallsyms, a replaced binary...), each a line for the user. Immutable once built;
+// travels in the Flush.
+struct UnwindHealth {
+    uint64_t samples = 0;
+    uint64_t incomplete = 0;
+    uint32_t stackBytes = 0;
+    std::vector<ModuleHealth> modules;
+    std::vector<std::string> faults;
+};
+
+std::string_view unwindCauseName(UnwindCause cause);
+std::string_view symbolStatusName(SymbolStatus status);
+std::string_view symbolSourceName(SymbolSource source);
+// The stack copy to suggest for stacks seen to need `neededBytes`: rounded up to 4 KiB, at most perf's limit.
+uint32_t suggestedStackCopy(uint64_t neededBytes, uint32_t currentBytes);
+
+struct UnwindHealthContext {
+    bool debuginfodConfigured = false; // DEBUGINFOD_URLS is set
+};
+
+// Builds the view's rows from the pipeline's counters and each module's symbols (parallel to
+// counters.modules; missing entries are Unknown). Modules without samples are left out.
+UnwindHealth buildUnwindHealth(const UnwindCounters &counters, const std::vector<ModuleSymbols> &symbols,
+                               std::vector<std::string> faults, const UnwindHealthContext &context);
+
+// The health as lines for `emberline record`'s summary (without a prefix): the modules where stacks end or
+// names are missing, at most `maxModules` of them, then every fault.
+std::vector<std::string> describeUnwindHealth(const UnwindHealth &health, size_t maxModules = 8);
+
+} // namespace emberline::engine

@@ -1,0 +1,127 @@
+// The Health tab offscreen: the model under QAbstractItemModelTester, the rows a user reads (module, cause,
+// symbols, fix), the faults as lines, and the tab of a LiveSessionView fed a flush that carries health.
+#include "engine/health/unwind_health.h"
+#include "ui/models/unwind_health_model.h"
+#include "ui/views/health_view.h"
+
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QLabel>
+#include <QTableView>
+#include <QTest>
+
+using namespace emberline;
+using namespace emberline::engine;
+using namespace emberline::ui;
+
+namespace {
+
+std::shared_ptr<const UnwindHealth> sampleHealth()
+{
+    UnwindCounters c;
+    c.samples = 200;
+    c.stackBytes = 4096;
+    c.modules.resize(5);
+    c.byModule.resize(5);
+    c.modules[3].path = "/work/bin/deep_stack";
+    c.modules[3].hasUnwindTable = true;
+    c.modules[4].path = "/usr/lib/x86_64-linux-gnu/libstripped.so.1";
+    c.modules[4].hasUnwindTable = true;
+    c.byModule[3].samples = 190;
+    c.byModule[3].incomplete = 180;
+    c.byModule[3].causes[size_t(UnwindCause::StackCopyTooSmall)] = 180;
+    c.byModule[3].neededStackBytes = 40000;
+    c.byModule[4].samples = 10;
+    c.incomplete = 180;
+    std::vector<ModuleSymbols> symbols(5);
+    symbols[3] = {SymbolStatus::FullDwarf, SymbolSource::InFile};
+    symbols[4] = {SymbolStatus::SymbolTable, SymbolSource::InFile};
+    return std::make_shared<const UnwindHealth>(buildUnwindHealth(
+        c, symbols, {"perf map /tmp/perf-42.map: 7 malformed line(s) skipped", "kernel frames stay unnamed: kptr_restrict"},
+        UnwindHealthContext{false}));
+}
+
+QString cell(const QAbstractItemModel *model, int row, int column)
+{
+    return model->index(row, column).data().toString();
+}
+
+} // namespace
+
+class TestHealthView : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // If this fails, the model breaks Qt's rules (the tester warns and fails) or the rows lose their meaning.
+    void modelRows()
+    {
+        UnwindHealthModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(model.rowCount(), 0);
+        model.setHealth(sampleHealth());
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.columnCount(), int(UnwindHealthModel::ColumnCount));
+        QCOMPARE(cell(&model, 0, UnwindHealthModel::ModuleColumn), QStringLiteral("deep_stack"));
+        QCOMPARE(cell(&model, 0, UnwindHealthModel::CauseColumn), QStringLiteral("stack copy too small"));
+        QVERIFY(cell(&model, 0, UnwindHealthModel::IncompleteColumn).startsWith(QStringLiteral("180 (100.0%")));
+        QVERIFY(cell(&model, 0, UnwindHealthModel::FixColumn).contains(QStringLiteral("--stack-size 40960")));
+        QCOMPARE(cell(&model, 1, UnwindHealthModel::SymbolsColumn), QStringLiteral("symbol table only, in the file"));
+        QVERIFY(cell(&model, 1, UnwindHealthModel::FixColumn).contains(QStringLiteral("-dbgsym")));
+        QVERIFY(model.index(0, 0).data(Qt::ToolTipRole).toString().contains(QStringLiteral("/work/bin/deep_stack")));
+        QCOMPARE(model.index(0, 0).data(UnwindHealthModel::SeverityRole).toInt(), 2);
+        QCOMPARE(model.index(1, 0).data(UnwindHealthModel::SeverityRole).toInt(), 1);
+        model.setHealth(nullptr);
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    // What a user sees: the totals, the table, and each fault as a line of its own; nothing before a flush.
+    void viewShowsSummaryAndFaults()
+    {
+        HealthView view;
+        view.resize(1000, 400);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        auto *summary = view.findChild<QLabel *>(QStringLiteral("healthSummary"));
+        auto *faults = view.findChild<QLabel *>(QStringLiteral("healthFaults"));
+        auto *table = view.findChild<QTableView *>(QStringLiteral("healthTable"));
+        QVERIFY(summary && faults && table);
+        QVERIFY(summary->text().contains(QStringLiteral("first flush")));
+        QVERIFY(!faults->isVisible());
+        QVERIFY(!view.hasProblems());
+
+        view.setHealth(sampleHealth());
+        QVERIFY2(summary->text().contains(QStringLiteral("180 of 200 stacks incomplete (90.00%)")),
+                 qPrintable(summary->text()));
+        QVERIFY(summary->text().contains(QStringLiteral("4096 bytes")));
+        QVERIFY(faults->isVisible());
+        const QStringList lines = faults->text().split(QLatin1Char('\n'));
+        QCOMPARE(lines.size(), 2);
+        QVERIFY(lines[0].contains(QStringLiteral("7 malformed line(s)")));
+        QVERIFY(lines[1].contains(QStringLiteral("kptr_restrict")));
+        QCOMPARE(table->model()->rowCount(), 2);
+        QVERIFY(view.hasProblems());
+        // The fix column is the last and stretches: its text is not cut to a sliver.
+        QVERIFY(table->columnWidth(UnwindHealthModel::FixColumn) > 200);
+    }
+
+    // A healthy session: no faults shown, and the summary says every stack was complete.
+    void healthySession()
+    {
+        UnwindCounters c;
+        c.samples = 50;
+        c.stackBytes = 32768;
+        c.modules.resize(4);
+        c.byModule.resize(4);
+        c.modules[3].path = "/work/bin/app";
+        c.byModule[3].samples = 50;
+        std::vector<ModuleSymbols> symbols(4);
+        symbols[3] = {SymbolStatus::FullDwarf, SymbolSource::BuildId};
+        HealthView view;
+        view.setHealth(std::make_shared<const UnwindHealth>(buildUnwindHealth(c, symbols, {}, {})));
+        QVERIFY(!view.hasProblems());
+        QVERIFY(view.summaryText().contains(QStringLiteral("every stack reached main")));
+        QVERIFY(view.findChild<QLabel *>(QStringLiteral("healthFaults"))->isHidden());
+    }
+};
+
+QTEST_MAIN(TestHealthView)
+#include "tst_health_view.moc"
