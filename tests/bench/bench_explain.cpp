@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <regex>
 #include <string>
@@ -64,7 +65,7 @@ long peakRssKb()
 
 } // namespace
 
-int main(int argc, char **argv)
+int runBench(int argc, char **argv)
 {
     if (argc < 2) {
         std::fprintf(stderr, "usage: bench_explain FILE [--disasm REGEX] [--rank N] [--repeat N]\n");
@@ -193,4 +194,14 @@ int main(int argc, char **argv)
                     functions.size(), bytes, instructions);
     }
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    try {
+        return runBench(argc, argv);
+    } catch (const std::exception &e) { // a --disasm pattern that does not compile, or memory running out
+        std::fprintf(stderr, "bench_explain: %s\n", e.what());
+        return 1;
+    }
 }

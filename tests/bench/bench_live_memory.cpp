@@ -80,15 +80,18 @@ std::shared_ptr<const Flush> makeFlush(uint32_t sequence, size_t samples)
     const uint32_t dispatchFn = function("dispatch");
     const uint32_t dispatchToStep = location(dispatchFn, 0x404010), dispatchToBurn = location(dispatchFn, 0x404020);
     std::vector<uint32_t> steps;
+    steps.reserve(10);
     for (int i = 0; i < 10; ++i)
         steps.push_back(location(function("step" + std::to_string(i)), 0x405000 + 0x100 * i));
     const uint32_t burnFn = function("burn");
     std::vector<uint32_t> burn;
+    burn.reserve(64);
     for (int i = 0; i < 64; ++i)
         burn.push_back(location(burnFn, 0x406000 + 4 * i));
     const StringId tidKey = p.intern("thread id"), nameKey = p.intern("thread name"),
                    timeKey = p.intern("end_timestamp_ns");
     std::vector<StringId> names;
+    names.reserve(8);
     for (int t = 0; t < 8; ++t)
         names.push_back(p.intern("stacks-" + std::to_string(t)));
 

@@ -24,7 +24,7 @@ Profile flushProfile(int n)
     const uint32_t main = b.location({b.function("main")});
     const uint32_t work = b.location({b.function("work_" + std::to_string(n))});
     for (int i = 0; i < n; ++i)
-        b.sample({work, main}, {1, 10 * n}, {b.numLabel("end_timestamp_ns", 1000 * n + i)});
+        b.sample({work, main}, {1, int64_t(10) * n}, {b.numLabel("end_timestamp_ns", int64_t(1000) * n + i)});
     return b.take();
 }
 
@@ -32,6 +32,7 @@ Profile flushProfile(int n)
 void writeSession(const QString &dir, int flushes, bool withProfile)
 {
     std::vector<Profile> all;
+    all.reserve(static_cast<size_t>(flushes));
     for (int n = 1; n <= flushes; ++n) {
         all.push_back(flushProfile(n));
         const QString name = QStringLiteral("flush-%1.pprof").arg(n, 4, 10, QLatin1Char('0'));
@@ -39,6 +40,7 @@ void writeSession(const QString &dir, int flushes, bool withProfile)
     }
     if (withProfile) {
         std::vector<const Profile *> parts;
+        parts.reserve(all.size());
         for (const Profile &p : all)
             parts.push_back(&p);
         auto merged = mergeProfiles(parts);
@@ -54,7 +56,7 @@ void writeUntimedSessionProfile(const QString &dir, int flushes)
     const uint32_t main = b.location({b.function("main")});
     for (int n = 1; n <= flushes; ++n) {
         const uint32_t work = b.location({b.function("work_" + std::to_string(n))});
-        b.sample({work, main}, {n, 10 * n * n}, {});
+        b.sample({work, main}, {n, int64_t(10) * n * n}, {});
     }
     QVERIFY(writePprofFile(b.take(), QDir(dir).filePath(QStringLiteral("profile.pprof")).toStdString()).ok());
 }

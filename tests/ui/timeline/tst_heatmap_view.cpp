@@ -121,7 +121,7 @@ QString writeTimedProfile(const QTemporaryDir &dir)
 // then the late ones) and profile.pprof, the whole session without them.
 QString writeTimedSessionFolder(const QTemporaryDir &dir)
 {
-    const QString folder = dir.filePath(QStringLiteral("session"));
+    QString folder = dir.filePath(QStringLiteral("session"));
     if (!QDir().mkpath(folder))
         return {};
     const std::pair<const char *, engine::Profile> files[] = {
