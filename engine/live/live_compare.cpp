@@ -11,6 +11,17 @@
 namespace emberline::engine {
 namespace {
 
+// Per thread of the snapshot, 1 when the user hid it.
+std::vector<uint8_t> hiddenThreadMask(const LiveSnapshot &snap, const std::vector<uint32_t> &hiddenThreads)
+{
+    std::vector<uint8_t> hidden(snap.threads.size(), 0);
+    for (const uint32_t t : hiddenThreads) {
+        if (t < hidden.size())
+            hidden[t] = 1;
+    }
+    return hidden;
+}
+
 // Per aggregated sample, the share of its value that falls in one flush: that flush's timeline entries over all
 // of the sample's entries; 0 for hidden threads.
 std::vector<float> flushWeights(const LiveSnapshot &snap, const TimelineChunk &chunk,
@@ -18,11 +29,7 @@ std::vector<float> flushWeights(const LiveSnapshot &snap, const TimelineChunk &c
 {
     const ChunkedColumn<uint32_t> &threadOf = snap.sampleThread();
     const ChunkedColumn<uint32_t> &hitsOf = snap.sampleHits();
-    std::vector<uint8_t> hidden(snap.threads.size(), 0);
-    for (uint32_t t : hiddenThreads) {
-        if (t < hidden.size())
-            hidden[t] = 1;
-    }
+    const std::vector<uint8_t> hidden = hiddenThreadMask(snap, hiddenThreads);
     std::vector<uint32_t> inFlush(hitsOf.size(), 0);
     for (uint32_t sample : chunk.sample) {
         if (sample < inFlush.size())
@@ -74,11 +81,7 @@ std::shared_ptr<const ComparisonSide> deriveFlushSide(const LiveSnapshot &snap, 
     const Profile &profile = *snap.profile;
     const ChunkedColumn<uint32_t> &threadOf = snap.sampleThread();
     const ChunkedColumn<uint32_t> &hitsOf = snap.sampleHits();
-    std::vector<uint8_t> hidden(snap.threads.size(), 0);
-    for (uint32_t t : hiddenThreads) {
-        if (t < hidden.size())
-            hidden[t] = 1;
-    }
+    const std::vector<uint8_t> hidden = hiddenThreadMask(snap, hiddenThreads);
     std::vector<uint32_t> samples = chunk.sample;
     std::sort(samples.begin(), samples.end());
     auto perStack = std::make_shared<std::vector<int64_t>>(profile.stacks().size(), 0);
