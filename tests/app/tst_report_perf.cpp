@@ -147,7 +147,10 @@ private Q_SLOTS:
                      qPrintable(QStringLiteral("%1: ours %2%, perf %3%").arg(name).arg(share).arg(row.percent)));
             ++compared;
         }
-        QVERIFY(compared >= 2);
+        QString rows; // perf report's own rows, to tell an unnamed recording from a misread one
+        for (const auto &[name, row] : theirs)
+            rows += QStringLiteral("%1 (%2); ").arg(name).arg(row.samples);
+        QVERIFY2(compared >= 2, qPrintable(QStringLiteral("perf report named fewer than two functions: ") + rows));
         // The target's own split shows through: burn is where every chunk's work is done.
         QVERIFY(mine.count(QStringLiteral("burn")) && mine.at(QStringLiteral("burn")).self * 2 > sampleTotal);
         QVERIFY(mine.at(QStringLiteral("hot_sixty")).total > mine.at(QStringLiteral("cool_ten")).total);
