@@ -42,6 +42,41 @@ std::vector<int64_t> weightedTotals(const Profile &profile, const std::vector<fl
     return totals;
 }
 
+namespace {
+
+bool sameFrameNames(const FrameTable &a, const FrameTable &b)
+{
+    if (a.size() != b.size())
+        return false;
+    for (uint32_t f = 0; f < a.size(); ++f) {
+        if (a.frame(f).name != b.frame(f).name)
+            return false;
+    }
+    return true;
+}
+
+// The call tree of a transformed profile made from its untransformed analysis's tree, when that analysis fits the
+// request: the same sample type and filter, no time-range weights, frame ids that mean the same in both profiles.
+std::optional<CallTree> treeFromUntransformed(const AnalysisRequest &request, const std::atomic<bool> *cancel)
+{
+    const LoadedProfile &loaded = *request.loaded;
+    const Analysis *base = request.untransformed.get();
+    if (!base || !base->tree || !loaded.original || loaded.transformedBy.empty() || base->loaded != loaded.original ||
+        base->sampleType != request.sampleType || loaded.sampleWeights || loaded.original->sampleWeights ||
+        loaded.original->liveTrees)
+        return std::nullopt;
+    const SampleFilter &a = base->filter;
+    const SampleFilter &b = request.filter;
+    if (a.threads != b.threads || a.startNs != b.startNs || a.endNs != b.endNs)
+        return std::nullopt;
+    const LoadedProfile &source = *loaded.original;
+    if (!sameFrameNames(*source.frames, *loaded.frames))
+        return std::nullopt;
+    return transformCallTree(*source.profile, *source.frames, *base->tree, loaded.transformedBy, cancel);
+}
+
+} // namespace
+
 std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const std::atomic<bool> *cancel)
 {
     QElapsedTimer timer;
@@ -94,6 +129,9 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
         entry.wholeSessionAt = wholeSession ? live->flushes : kNoIndex;
         functions = FunctionTable::fromFrameTotals(*loaded.frames, entry.updater.frameSelf(),
                                                            entry.updater.frameTotal(), tree->total());
+    } else if (auto mapped = treeFromUntransformed(request, cancel)) {
+        tree = std::move(mapped);
+        walked = 0;
     } else {
         tree = CallTree::build(profile, *loaded.frames, perStack, cancel);
     }

@@ -6,6 +6,7 @@
 #include "engine/model/profile.h"
 #include "engine/model/sample_filter.h"
 #include "engine/model/live_snapshot.h"
+#include "engine/model/transforms.h"
 
 #include <QString>
 
@@ -57,6 +58,8 @@ struct LoadedProfile {
     // The profile this one was derived from by a view's transforms or inversion (deriveProfile); null for a
     // profile as it was loaded.
     std::shared_ptr<const LoadedProfile> original;
+    // The transforms that made this profile from `original`, when that is all that did (not inverted).
+    std::vector<Transform> transformedBy;
 };
 
 // Sum of one sample type per interned stack, each sample scaled by its weight; samples the mask drops and
@@ -67,11 +70,18 @@ std::vector<int64_t> weightedValuesPerStack(const Profile &profile, int sampleTy
 // Totals per sample type with weights.
 std::vector<int64_t> weightedTotals(const Profile &profile, const std::vector<float> &weights);
 
+struct Analysis;
+
 // What one view of a loaded profile asks for: a sample type and a sample filter (threads).
 struct AnalysisRequest {
     std::shared_ptr<const LoadedProfile> loaded;
     int sampleType = 0;
     SampleFilter filter;
+    // An analysis of `loaded->original` for the same sample type and filter, when one is at hand: the call tree of a
+    // transformed profile is then made from its tree (transformCallTree), a pass over its nodes, instead of a walk
+    // of every transformed stack. Ignored when it does not fit (another sample type or filter, time-range weights,
+    // a chain the tree cannot follow exactly).
+    std::shared_ptr<const Analysis> untransformed;
 };
 
 // Everything derived for one request; immutable, shared with the GUI thread.

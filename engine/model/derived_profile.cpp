@@ -20,12 +20,18 @@ std::shared_ptr<const ThreadIndex> sourceOrdinals(const ThreadIndex &source, con
     for (size_t i = 0; i < source.threads().size(); ++i)
         ordinal.try_emplace({source.threads()[i].tid, source.threads()[i].name}, static_cast<uint32_t>(i));
     const ThreadIndex own(derived);
+    // Each of the derived profile's threads looked up once, not once per sample.
+    std::vector<uint32_t> toSource(own.threads().size(), kNoIndex);
+    for (size_t t = 0; t < own.threads().size(); ++t) {
+        const auto it = ordinal.find({own.threads()[t].tid, own.threads()[t].name});
+        if (it != ordinal.end())
+            toSource[t] = it->second;
+    }
     ChunkedColumn<uint32_t> column;
     column.reserveRows(derived.sampleCount());
     for (size_t i = 0; i < derived.sampleCount(); ++i) {
         const uint32_t t = own.threadOf(i);
-        const auto it = t == kNoIndex ? ordinal.end() : ordinal.find({own.threads()[t].tid, own.threads()[t].name});
-        column.push_back(it == ordinal.end() ? kNoIndex : it->second);
+        column.push_back(t < toSource.size() ? toSource[t] : kNoIndex);
     }
     return std::make_shared<const ThreadIndex>(source.threads(), std::move(column));
 }
@@ -77,6 +83,8 @@ Result<std::shared_ptr<const LoadedProfile>> deriveProfile(const std::shared_ptr
     derived->threads = sourceOrdinals(*source->threads, *shared);
     derived->profile = std::move(shared);
     derived->original = source;
+    if (!shape.inverted)
+        derived->transformedBy = shape.transforms;
     return std::shared_ptr<const LoadedProfile>(std::move(derived));
 }
 

@@ -1,9 +1,12 @@
 #pragma once
 
 #include "engine/common/result.h"
+#include "engine/model/call_tree.h"
+#include "engine/model/frame_table.h"
 #include "engine/model/profile.h"
 
 #include <atomic>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,5 +45,20 @@ struct Transform {
 Result<Profile> applyTransforms(const Profile &profile, std::span<const Transform> chain,
                                 const std::atomic<bool> *cancel = nullptr,
                                 std::vector<uint32_t> *sourceSamples = nullptr);
+
+// The call tree that CallTree::build would give for the transformed profile, made from `tree` (a call tree of
+// `profile` over `frames`) in one pass over its nodes instead of a walk of every transformed stack: Focus and
+// Ignore keep or drop each node's self value by the frames on its path, Hide and MergeIntoCaller give a matching
+// node's children and self value to its nearest kept ancestor, merging what meets there. Frame ids stay those of
+// `frames`. A frame is matched or not as a whole, so the result is exact only where every instance of a frame
+// (each line of each location it stands for) matches a step alike: when some frame mixes (a regular expression
+// that matches the file of one function of that name but not of another, or a mapping's file), for
+// CollapseRecursion, and for a pattern that does not compile, it returns nullopt and the caller builds the tree
+// from the transformed profile. Also nullopt when cancelled.
+//
+// Thread: any; reads immutable inputs.
+std::optional<CallTree> transformCallTree(const Profile &profile, const FrameTable &frames, const CallTree &tree,
+                                          std::span<const Transform> chain,
+                                          const std::atomic<bool> *cancel = nullptr);
 
 } // namespace emberline::engine

@@ -3,13 +3,14 @@
 //               what the GUI does before it draws the flame graph
 //   list        LineTable::build for the function with the largest total: the Source tab and `report --list`
 //   focus/ignore/hide
-//               deriveProfile with one transform of that name, plus analyze of the result: what the GUI does
-//               before it redraws the flame graph after a transform (patterns: the function ranked `--rank` by
-//               total, 10th by default, so that each transform keeps and drops a real share)
+//               deriveProfile with one transform of that name, plus analyze of the result given the open's
+//               analysis (whose call tree the transform maps): what the GUI does before it redraws the flame graph
+//               after a transform (patterns: the function ranked `--rank` by total, 10th by default, so that each
+//               transform keeps and drops a real share)
 //   disasm      disassembleFunctions for the functions matching `--disasm REGEX` (a recording's, with addresses
 //               and build ids): prints each function's size in bytes and instructions
 // Each figure is the median of `--repeat` runs (default 3).
-//   bench_explain FILE [--disasm REGEX] [--rank N] [--repeat N]
+//   bench_explain FILE [--disasm REGEX] [--rank N] [--repeat N] [--only focus|ignore|hide]
 #include "engine/model/derived_profile.h"
 #include "engine/model/line_table.h"
 #include "engine/pprof/load_profile.h"
@@ -68,13 +69,14 @@ long peakRssKb()
 int runBench(int argc, char **argv)
 {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: bench_explain FILE [--disasm REGEX] [--rank N] [--repeat N]\n");
+        std::fprintf(stderr, "usage: bench_explain FILE [--disasm REGEX] [--rank N] [--repeat N] [--only focus|ignore|hide]\n");
         return 2;
     }
     const QString path = QString::fromLocal8Bit(argv[1]);
     std::string disasm;
     size_t rank = 10;
     int repeat = 3;
+    std::string only; // one transform alone (to profile it)
     for (int i = 2; i + 1 < argc; i += 2) {
         if (std::strcmp(argv[i], "--disasm") == 0)
             disasm = argv[i + 1];
@@ -82,13 +84,17 @@ int runBench(int argc, char **argv)
             rank = std::max(1, std::atoi(argv[i + 1]));
         else if (std::strcmp(argv[i], "--repeat") == 0)
             repeat = std::max(1, std::atoi(argv[i + 1]));
+        else if (std::strcmp(argv[i], "--only") == 0)
+            only = argv[i + 1];
     }
 
     std::shared_ptr<const LoadedProfile> loaded;
     std::shared_ptr<const Analysis> analysis;
-    const auto analyzeLoaded = [](const std::shared_ptr<const LoadedProfile> &profile) {
+    const auto analyzeLoaded = [](const std::shared_ptr<const LoadedProfile> &profile,
+                                  std::shared_ptr<const Analysis> untransformed = nullptr) {
         AnalysisRequest request;
         request.loaded = profile;
+        request.untransformed = std::move(untransformed);
         request.sampleType = profile->profile->defaultSampleTypeIndex();
         return analyze(request, nullptr);
     };
@@ -133,6 +139,8 @@ int runBench(int argc, char **argv)
     const std::pair<const char *, Transform::Kind> kinds[] = {
         {"focus", Transform::Kind::Focus}, {"ignore", Transform::Kind::Ignore}, {"hide", Transform::Kind::Hide}};
     for (const auto &[label, kind] : kinds) {
+        if (!only.empty() && only != label)
+            continue;
         ProfileShape shape;
         shape.transforms.push_back({kind, "^" + regexQuote(ranked) + "$"});
         size_t kept = 0;
@@ -146,7 +154,8 @@ int runBench(int argc, char **argv)
                 why = QString::fromStdString(derived.error().message);
                 return false;
             }
-            const auto result = analyzeLoaded(derived.value());
+            // As the window asks: with the analysis already shown, whose tree the transform maps.
+            const auto result = analyzeLoaded(derived.value(), analysis);
             kept = result ? result->keptSamples : 0;
             return result != nullptr;
         });

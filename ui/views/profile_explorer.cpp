@@ -332,6 +332,7 @@ void ProfileExplorer::setLoaded(std::shared_ptr<const LoadedProfile> loaded, std
     if (loaded->threads != m_loaded->threads && m_threads->isVisible())
         m_threads->setThreads(loaded->threads);
     m_loaded = std::move(loaded);
+    m_untransformed.reset(); // of the profile before
     if (m_sampleType->count() == 0)
         fillSampleTypes(); // it was built empty (a live view made ready before its first flush)
     // A stage's analysis is of the profile as loaded: it answers the explorer's choice only without a shape.
@@ -381,6 +382,8 @@ void ProfileExplorer::requestAnalysis()
         request.filter.startNs = m_timeRange->startNs;
         request.filter.endNs = m_timeRange->endNs - 1;
     }
+    if (!m_shape.isIdentity() && m_untransformed && m_untransformed->loaded == m_loaded)
+        request.untransformed = m_untransformed;
     m_runner->requestAnalysis(std::move(request), m_shape);
 }
 
@@ -393,6 +396,8 @@ void ProfileExplorer::applyAnalysis(std::shared_ptr<const Analysis> analysis)
     timer.start();
     const bool keepZoom = m_analysis != nullptr;
     translateSelection(analysis->loaded->frames);
+    if (analysis->loaded == m_loaded)
+        m_untransformed = analysis;
     m_analysis = std::move(analysis);
     showMessage(emptyShapeMessage());
     const LoadedProfile &shown = *m_analysis->loaded;

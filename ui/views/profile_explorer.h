@@ -135,6 +135,8 @@ private:
 
     std::shared_ptr<const LoadedProfile> m_loaded;
     std::shared_ptr<const Analysis> m_analysis;
+    // The last analysis of the profile as loaded (no shape): a transform's call tree is made from its tree.
+    std::shared_ptr<const Analysis> m_untransformed;
     uint32_t m_selectedFrame = UINT32_MAX;
     std::optional<engine::TimeRange> m_timeRange;
     engine::ProfileShape m_shape;

@@ -14,6 +14,7 @@
 #include <QTest>
 
 #include <map>
+#include <random>
 
 using namespace emberline;
 using namespace emberline::engine;
@@ -71,6 +72,53 @@ Costs apply(std::vector<Transform> chain)
 }
 
 using Pair = std::pair<int64_t, int64_t>;
+
+// Many random stacks over few functions, so that paths meet: recursion, inlined pairs, two binaries, frames without
+// symbols and samples with no frame at all.
+Profile randomProfile(unsigned seed)
+{
+    std::mt19937 rng(seed);
+    test::ProfileBuilder b({{"cpu", "nanoseconds"}});
+    const uint32_t exe = b.mapping("/usr/bin/app", 0x1000, 0x9000);
+    const uint32_t lib = b.mapping("/usr/lib/libz.so.1", 0x10000, 0x90000);
+    std::vector<uint32_t> locations;
+    const char *names[] = {"main", "run", "parse", "eval", "alloc", "free", "hash", "read"};
+    std::vector<uint32_t> functions;
+    for (const char *name : names)
+        functions.push_back(b.function(name, std::string(name) + ".c"));
+    for (uint32_t f = 0; f < functions.size(); ++f) {
+        locations.push_back(b.location({functions[f]}, f < 6 ? exe : lib, 0x1000 + 0x10 * f));
+        locations.push_back(b.location({functions[f]}, f < 6 ? exe : lib, 0x1008 + 0x10 * f)); // another line
+    }
+    locations.push_back(b.location({functions[6], functions[3]}, exe, 0x2000)); // hash inlined into eval
+    locations.push_back(b.location({}, lib, 0x20000));                          // no symbols
+    for (int i = 0; i < 400; ++i) {
+        std::vector<uint32_t> stack(rng() % 12);
+        for (uint32_t &l : stack)
+            l = locations[rng() % locations.size()];
+        b.sample(stack, {static_cast<int64_t>(1 + rng() % 50)});
+    }
+    return b.take();
+}
+
+// The call tree of `profile` through `chain` both ways: built from the transformed profile's stacks, and made from
+// the untransformed tree by transformCallTree. Empty strings when the chain leaves nothing; "declined" when the
+// tree transform cannot follow it.
+std::pair<std::string, std::string> treesBothWays(const Profile &profile, const std::vector<Transform> &chain)
+{
+    const FrameTable frames(profile);
+    const auto tree = CallTree::build(profile, frames, valuesPerStack(profile, 0, {}));
+    auto out = applyTransforms(profile, chain);
+    std::string built;
+    if (out) {
+        const FrameTable outFrames(out.value());
+        built = CallTree::build(out.value(), outFrames, valuesPerStack(out.value(), 0, {}))->dump(outFrames);
+    }
+    const auto mapped = transformCallTree(profile, frames, *tree, chain);
+    if (!mapped)
+        return {built, "declined"};
+    return {built, mapped->total() == 0 ? std::string() : mapped->dump(frames)};
+}
 
 } // namespace
 
@@ -180,6 +228,85 @@ private Q_SLOTS:
         std::atomic<bool> cancel{true};
         auto cancelled = applyTransforms(sampleProfile(), std::vector<Transform>{{Kind::Focus, "a"}}, &cancel);
         QVERIFY(!cancelled && cancelled.error().code == Error::Code::Cancelled);
+    }
+
+    // If this fails, a transformed call tree made from the untransformed one (what the window draws after a transform)
+    // differs from the tree of the transformed profile: every one- and two-step chain of Focus, Ignore, Hide and
+    // Merge over every function, on random profiles with recursion, inlining and empty stacks.
+    void treeTransformEqualsProfileTransform()
+    {
+        const char *names[] = {"main", "run", "parse", "eval", "alloc", "free", "hash", "read"};
+        const Kind kinds[] = {Kind::Focus, Kind::Ignore, Kind::Hide, Kind::MergeIntoCaller};
+        size_t compared = 0;
+        for (unsigned seed = 1; seed <= 3; ++seed) {
+            const Profile profile = randomProfile(seed);
+            for (const Kind first : kinds) {
+                for (const char *a : names) {
+                    const std::string pa = first == Kind::MergeIntoCaller ? a : "^" + std::string(a) + "$";
+                    const auto [built, mapped] = treesBothWays(profile, {{first, pa}});
+                    QVERIFY2(mapped != "declined", pa.c_str());
+                    QCOMPARE(mapped, built);
+                    ++compared;
+                    for (const Kind second : kinds) {
+                        const char *b = names[(seed + compared) % std::size(names)];
+                        const std::string pb = second == Kind::MergeIntoCaller ? b : "^" + std::string(b) + "$";
+                        const auto [built2, mapped2] = treesBothWays(profile, {{first, pa}, {second, pb}});
+                        std::string chain = pa;
+                        chain += " then ";
+                        chain += pb;
+                        QVERIFY2(mapped2 != "declined", chain.c_str());
+                        QCOMPARE(mapped2, built2);
+                        ++compared;
+                    }
+                }
+            }
+            // Patterns over files and binaries that every frame answers alike.
+            for (const char *pattern : {"libz", "app", "eval\\.c|read", "a"}) {
+                for (const Kind kind : {Kind::Focus, Kind::Ignore, Kind::Hide}) {
+                    const auto [built, mapped] = treesBothWays(profile, {{kind, pattern}});
+                    if (mapped != "declined") {
+                        QCOMPARE(mapped, built);
+                        ++compared;
+                    }
+                }
+            }
+        }
+        QVERIFY(compared > 400);
+        // The hand-made profile: hiding every frame of some samples, an inlined frame, recursion.
+        for (const auto &chain : std::vector<std::vector<Transform>>{{{Kind::Hide, "^(main|a)$"}},
+                                                                     {{Kind::Hide, "^helper$"}},
+                                                                     {{Kind::Focus, "^b$"}, {Kind::Hide, "^b$"}},
+                                                                     {{Kind::Ignore, "malloc"}}}) {
+            const auto [built, mapped] = treesBothWays(sampleProfile(), chain);
+            QCOMPARE(mapped, built);
+        }
+    }
+
+    // If this fails, the tree transform draws a tree it cannot know to be right: a frame standing for two functions
+    // that a pattern tells apart by file or binary, collapse recursion, a bad pattern, or a tree not in build order.
+    void treeTransformDeclinesWhatItCannotFollow()
+    {
+        test::ProfileBuilder b({{"cpu", "nanoseconds"}});
+        const uint32_t exe = b.mapping("/usr/bin/app", 0x1000, 0x9000);
+        const uint32_t lib = b.mapping("/usr/lib/libx.so", 0x10000, 0x90000);
+        const uint32_t inX = b.location({b.function("dup", "x.c")}, exe, 0x1100);
+        const uint32_t inY = b.location({b.function("dup", "y.c")}, lib, 0x10100);
+        const uint32_t top = b.location({b.function("top", "top.c")}, exe, 0x1200);
+        b.sample({inX, top}, {3});
+        b.sample({inY, top}, {4});
+        const Profile profile = b.take();
+        const FrameTable frames(profile);
+        const auto tree = CallTree::build(profile, frames, valuesPerStack(profile, 0, {}));
+        QVERIFY(!transformCallTree(profile, frames, *tree, std::vector<Transform>{{Kind::Focus, "x\\.c"}}));
+        QVERIFY(!transformCallTree(profile, frames, *tree, std::vector<Transform>{{Kind::Hide, "libx"}}));
+        QVERIFY(!transformCallTree(profile, frames, *tree, std::vector<Transform>{{Kind::CollapseRecursion, "top"}}));
+        QVERIFY(!transformCallTree(profile, frames, *tree, std::vector<Transform>{{Kind::Hide, "a("}}));
+        // By name, both functions called dup answer alike: the tree follows.
+        const auto byName = transformCallTree(profile, frames, *tree, std::vector<Transform>{{Kind::Hide, "^dup$"}});
+        QVERIFY(byName);
+        QCOMPARE(byName->dump(frames), std::string("<root> 0 7\n  top 7 7\n"));
+        std::atomic<bool> cancel{true};
+        QVERIFY(!transformCallTree(profile, frames, *tree, std::vector<Transform>{{Kind::Hide, "^dup$"}}, &cancel));
     }
 
     // If this fails, the transformed profile no longer keeps the source's labels and sample count of kept ones.

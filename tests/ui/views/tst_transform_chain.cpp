@@ -64,6 +64,17 @@ std::map<QString, Values> tableFunctions(ProfileExplorer *explorer)
     return out;
 }
 
+// The flame graph's tree, and the tree built from the stacks of the profile the explorer derived: the window makes
+// a transformed tree from the untransformed one (engine::transformCallTree) and must draw exactly the same.
+std::pair<QString, QString> drawnAndRebuiltTree(ProfileExplorer *explorer)
+{
+    const auto analysis = explorer->analysis();
+    const engine::LoadedProfile &shown = *analysis->loaded;
+    const auto rebuilt = engine::CallTree::build(*shown.profile, *shown.frames, *analysis->perStack);
+    return {QString::fromStdString(explorer->flameGraph()->layout().tree()->dump(*shown.frames)),
+            QString::fromStdString(rebuilt->dump(*shown.frames))};
+}
+
 QString firstDifference(const std::map<QString, Values> &mine, const std::map<QString, Values> &theirs)
 {
     if (mine.size() != theirs.size())
@@ -143,6 +154,8 @@ private Q_SLOTS:
         const auto focused = reportFunctions({QStringLiteral("--focus"), fibRec});
         QCOMPARE(firstDifference(tableFunctions(explorer), focused), QString());
         QCOMPARE(explorer->flameGraph()->layout().tree()->total(), focused.at(QStringLiteral("main.fibRec")).total);
+        const auto [focusDrawn, focusBuilt] = drawnAndRebuiltTree(explorer);
+        QCOMPARE(focusDrawn, focusBuilt);
 
         // Then ignore it, from the table: nothing is left, and the views say so.
         ui::TopFunctionsView *top = explorer->findChild<ui::TopFunctionsView *>();
@@ -181,6 +194,8 @@ private Q_SLOTS:
         QCOMPARE(firstDifference(tableFunctions(explorer),
                                  reportFunctions({QStringLiteral("--hide"), QStringLiteral("^runtime\\.")})),
                  QString());
+        const auto [hideDrawn, hideBuilt] = drawnAndRebuiltTree(explorer);
+        QCOMPARE(hideDrawn, hideBuilt);
     }
 
     // If this fails, the thread filter and the chain do not combine (a thread's samples through a focus), or
