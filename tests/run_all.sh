@@ -13,18 +13,29 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each step's wall time goes to the log, so that CI's time can be read step by step.
+step_start=$SECONDS
+step_done() {
+    echo "run_all: $1 took $((SECONDS - step_start)) s"
+    step_start=$SECONDS
+}
+
 installer/install-deps.sh --test
+step_done "installing dependencies"
 # The ci preset is the dev build as a unity build with line tables only: the same code and tests, built from
 # scratch in far less time (tests/targets keep their own flags and full debug information).
 cmake --preset ci
 cmake --build build/ci --parallel "$(nproc)"
+step_done "the ci build"
 # The unit and gui tiers run two at a time (no privileges, no timing); the process and package tiers one at a
 # time, alone on the machine, as their sampling and timing tests need.
 rm -f build/ci/ctest-junit-*.xml build/ci/ctest-summary-*.log
 ctest --preset ci -L '^(unit|gui)$' --parallel 2 --timeout 900 --output-junit "$PWD/build/ci/ctest-junit-fast.xml" \
     --test-output-size-passed 4194304 --test-output-size-failed 4194304 2>&1 | tee build/ci/ctest-summary-fast.log
+step_done "the unit and gui tiers"
 ctest --preset ci -LE '^(unit|gui)$' --parallel 1 --timeout 900 --output-junit "$PWD/build/ci/ctest-junit-slow.xml" \
     --test-output-size-passed 4194304 --test-output-size-failed 4194304 2>&1 | tee build/ci/ctest-summary-slow.log
+step_done "the process and package tiers"
 tests=$(cat build/ci/ctest-summary-fast.log build/ci/ctest-summary-slow.log |
     sed -n 's/.* tests failed out of \([0-9]*\)$/\1/p' | awk '{ n += $1 } END { print n + 0 }')
 read -r qtPassed qtSkipped qtPrograms < <(cat build/ci/ctest-junit-fast.xml build/ci/ctest-junit-slow.xml |
@@ -32,12 +43,15 @@ read -r qtPassed qtSkipped qtPrograms < <(cat build/ci/ctest-junit-fast.xml buil
     awk '{ p += $2; s += $6; n++ } END { print p + 0, s + 0, n + 0 }')
 EMBERLINE_TIDY_BUILD=build/ci tests/run_clang_tidy.sh
 tidy=1
+step_done "clang-tidy"
 tests/run_asan.sh --test-output-size-failed 4194304
 asan=1
+step_done "the sanitizer build and run"
 fuzz=0
 if [[ -x tests/fuzz/run_fuzz.sh ]]; then
     tests/fuzz/run_fuzz.sh "${EMBERLINE_FUZZ_SECONDS:-60}"
     fuzz=1
+    step_done "the fuzzer build and run"
 fi
 others=$((tests - qtPrograms))
 (( others < 0 )) && others=0
