@@ -12,6 +12,8 @@
 
 #include <map>
 
+#include <sys/resource.h>
+
 using namespace emberline::engine;
 using namespace emberline::test;
 
@@ -98,6 +100,37 @@ private Q_SLOTS:
         for (const char *name : {"readlink", "main_loop" /* bash's */, "execute_command"})
             QVERIFY2(frames.findByName(name).empty(), name);
         qInfo("%llu sample(s) of other processes dropped", static_cast<unsigned long long>(r.summary.foreignDropped));
+    }
+
+    // 64 busy threads at 999 Hz on a machine with far fewer cores: every thread is sampled, the kernel reports no
+    // lost record, and the samples account for the CPU the target used (its own rusage, read after it exits). If
+    // this fails, the sampling thread does not keep up with many threads, or the ring buffers overflow.
+    void manyThreadsLoseNothing()
+    {
+        QTemporaryDir dir;
+        SessionConfig c = launch({targetPath("many_threads"), QStringLiteral("64"), QStringLiteral("3")}, 999);
+        c.wallTime = false; // cpu-clock samples only: one per millisecond of a thread's CPU
+        rusage before{};
+        getrusage(RUSAGE_CHILDREN, &before); // the session reaps the target it launched: its CPU lands here
+        const Recorded r = record(c, dir.path());
+        rusage after{};
+        getrusage(RUSAGE_CHILDREN, &after);
+        QVERIFY(r.summary.targetExited);
+        QCOMPARE(r.summary.lost, uint64_t(0));
+        const auto seconds = [](const timeval &t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+        const double targetS = seconds(after.ru_utime) + seconds(after.ru_stime) - seconds(before.ru_utime) -
+                               seconds(before.ru_stime);
+        const auto tids = labelCounts(r.profile, "thread id");
+        QVERIFY2(tids.size() >= 65, qPrintable(QString::number(tids.size()))); // the main thread and 64 workers
+        // Each sample stands for about 1/999 s of a thread's CPU: the samples must account for at least 90% of the
+        // CPU time the target used.
+        const double sampledS = static_cast<double>(r.summary.samples) / 999.0;
+        qInfo("%llu samples (%.2f s of CPU) over %zu threads; the target used %.2f s of CPU; profiler CPU %.2f s",
+              static_cast<unsigned long long>(r.summary.samples), sampledS, tids.size(), targetS,
+              static_cast<double>(r.summary.profilerCpuNs) / 1e9);
+        QVERIFY(targetS > 1.0);
+        QVERIFY2(sampledS >= 0.9 * targetS, qPrintable(QStringLiteral("%1 s sampled of %2 s").arg(sampledS).arg(targetS)));
+        QVERIFY(share(r.profile, "busy_worker") > 0.9);
     }
 
     // A target that lives in write() and getppid(): its kernel time is named by the kernel's own functions
