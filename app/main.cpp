@@ -1,4 +1,5 @@
 #include "app/cli.h"
+#include "engine/common/huge_page_malloc.h"
 #include "engine/session/profiling_session.h"
 #include "engine/session/record_session.h"
 #include "ui/app_icon.h"
@@ -163,6 +164,7 @@ int checkDiffArguments(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    emberline::engine::useHugePageMalloc(argv);
     for (const emberline::app::Verb &verb : emberline::app::verbs()) {
         if (argc >= 2 && verb.name == QLatin1String(argv[1])) {
             QCoreApplication app(argc, argv);

@@ -4,6 +4,7 @@
 //   bench_compare NEW BASE [--repeat N]      (QT_QPA_PLATFORM=offscreen works)
 // Prints per run: open ms, compare ms, their ratio, and the GUI thread's longest busy stretch for each; every
 // event delivery on the GUI thread of 20 ms or more is named as it happens (receiver and event type).
+#include "engine/common/huge_page_malloc.h"
 #include "ui/flamegraph/diff_flame_graph_view.h"
 #include "ui/flamegraph/flame_graph_view.h"
 #include "ui/jobs/thread_scheduling.h"
@@ -172,6 +173,7 @@ double median(std::vector<double> v)
 
 int main(int argc, char **argv)
 {
+    emberline::engine::useHugePageMalloc(argv); // as the emberline program runs
     SlowEventApplication app(argc, argv);
     // As Emberline's main() does: the GUI thread runs promptly when it wakes.
     if (!requestPromptWakeups())

@@ -11,6 +11,7 @@
 //               and build ids): prints each function's size in bytes and instructions
 // Each figure is the median of `--repeat` runs (default 3).
 //   bench_explain FILE [--disasm REGEX] [--rank N] [--repeat N] [--only focus|ignore|hide]
+#include "engine/common/huge_page_malloc.h"
 #include "engine/model/derived_profile.h"
 #include "engine/model/line_table.h"
 #include "engine/pprof/load_profile.h"
@@ -207,6 +208,7 @@ int runBench(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    emberline::engine::useHugePageMalloc(argv); // as the emberline program runs
     try {
         return runBench(argc, argv);
     } catch (const std::exception &e) { // a --disasm pattern that does not compile, or memory running out

@@ -12,6 +12,7 @@
 // with each to measure what the live diff adds.
 // Usage: bench_live_gui [SECONDS=30] [FLUSH_PERIOD_SECONDS=2] [COMPARE=off|previous|pinned]
 
+#include "engine/common/huge_page_malloc.h"
 #include "engine/common/clock.h"
 #include "engine/session/profiling_session.h"
 #include "ui/views/live_session_view.h"
@@ -316,6 +317,7 @@ private:
 
 int main(int argc, char **argv)
 {
+    emberline::engine::useHugePageMalloc(argv); // as the emberline program runs
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
     TimedApplication app(argc, argv);

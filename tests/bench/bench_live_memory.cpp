@@ -10,6 +10,7 @@
 //   bench_live_memory [FLUSHES] [SAMPLES_PER_FLUSH]    (defaults 900 and 3700: 30 minutes of 2 s flushes at the
 //                                                      ~1,850 samples/s that bench_live_gui records)
 
+#include "engine/common/huge_page_malloc.h"
 #include "engine/export/flush.h"
 #include "engine/model/call_tree.h"
 #include "engine/model/frame_table.h"
@@ -158,6 +159,7 @@ void run(const char *name, uint32_t flushes, size_t samples,
 
 int main(int argc, char **argv)
 {
+    emberline::engine::useHugePageMalloc(argv); // as the emberline program runs
     const uint32_t flushes = argc > 1 ? static_cast<uint32_t>(std::atoi(argv[1])) : 900;
     const size_t samples = argc > 2 ? static_cast<size_t>(std::atoll(argv[2])) : 3700;
     std::printf("bench_live_memory: %u flushes of %zu samples (many_stacks' shape)\n", flushes, samples);

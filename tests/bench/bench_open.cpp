@@ -2,6 +2,7 @@
 // values per stack, call tree (the flame graph's data) and function table (the top table). Prints the phase
 // times and the peak resident memory of the process.
 //   bench_open FILE [--sample-type NAME] [--repeat N]
+#include "engine/common/huge_page_malloc.h"
 #include "engine/model/call_tree.h"
 #include "engine/model/frame_table.h"
 #include "engine/model/function_table.h"
@@ -36,6 +37,7 @@ long peakRssKb()
 
 int main(int argc, char **argv)
 {
+    emberline::engine::useHugePageMalloc(argv); // as the emberline program runs
     if (argc < 2) {
         std::fprintf(stderr, "usage: bench_open FILE [--sample-type NAME] [--repeat N]\n");
         return 2;
