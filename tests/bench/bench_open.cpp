@@ -35,9 +35,8 @@ long peakRssKb()
 
 } // namespace
 
-int main(int argc, char **argv)
+int runBench(int argc, char **argv)
 {
-    emberline::engine::useHugePageMalloc(argv); // as the emberline program runs
     if (argc < 2) {
         std::fprintf(stderr, "usage: bench_open FILE [--sample-type NAME] [--repeat N]\n");
         return 2;
@@ -89,4 +88,15 @@ int main(int argc, char **argv)
             return 1;
     }
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    emberline::engine::useHugePageMalloc(argv); // as the emberline program runs
+    try {
+        return runBench(argc, argv);
+    } catch (const std::exception &e) { // memory running out
+        std::fprintf(stderr, "bench_open: %s\n", e.what());
+        return 1;
+    }
 }
