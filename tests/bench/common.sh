@@ -1,5 +1,5 @@
-# Sourced by the bench scripts that open generated profiles (bench_open.sh, bench_explain.sh, bench_compare.sh)
-# and by bench_perf_import.sh: it moves to the repository's root and sets
+# Sourced by the bench scripts that open generated profiles (bench_open.sh, bench_explain.sh, bench_compare.sh),
+# by bench_perf_import.sh and by bench_live_compare.sh: it moves to the repository's root and sets
 #   BUILD_DIR  the build (env BUILD_DIR, default build/dev)
 #   LOCK       /tmp/emberline-build.lock, held by builds and measurements alike
 #   WORK       where generated inputs and outputs stay between runs (env BENCH_DIR, default $TMPDIR/emberline-bench)
