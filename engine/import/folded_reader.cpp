@@ -73,13 +73,7 @@ private:
 
 Result<Profile> readFoldedFile(const std::string &path, const PprofReadOptions &options)
 {
-    FoldedParser parser(path);
-    const Status read = readTextLines(
-        path, [&](std::string_view line, size_t number) { return parser.feed(line, number); }, options.cancel,
-        options.progress);
-    if (!read)
-        return read.error();
-    return parser.finish();
+    return readTextProfileFile<FoldedParser>(path, options);
 }
 
 Result<Profile> readFoldedText(std::string_view text, const std::string &name)

@@ -381,13 +381,7 @@ Result<Profile> PerfScriptParser::finish()
 
 Result<Profile> readPerfScriptFile(const std::string &path, const PprofReadOptions &options)
 {
-    PerfScriptParser parser(path);
-    const Status read = readTextLines(
-        path, [&](std::string_view line, size_t number) { return parser.feed(line, number); }, options.cancel,
-        options.progress);
-    if (!read)
-        return read.error();
-    return parser.finish();
+    return readTextProfileFile<PerfScriptParser>(path, options);
 }
 
 } // namespace emberline::engine

@@ -1,6 +1,8 @@
 #pragma once
 
 #include "engine/common/result.h"
+#include "engine/model/profile.h"
+#include "engine/pprof/pprof_reader.h"
 
 #include <atomic>
 #include <cstdint>
@@ -30,6 +32,21 @@ bool isTextLine(std::string_view line);
 // `cancel` rises. `progress` (may be empty) hears the fraction read now and then.
 Status readTextLines(const std::string &path, const std::function<Status(std::string_view, size_t)> &onLine,
                      const std::atomic<bool> *cancel, const std::function<void(double)> &progress);
+
+// Reads a text profile file with a `Parser` made from the file's path (the name its errors give): every line
+// through `feed(line, number)`, then the profile `finish()` makes. `options` gives the cancel flag and the
+// progress callback.
+template <typename Parser>
+Result<Profile> readTextProfileFile(const std::string &path, const PprofReadOptions &options)
+{
+    Parser parser(path);
+    const Status read = readTextLines(
+        path, [&](std::string_view line, size_t number) { return parser.feed(line, number); }, options.cancel,
+        options.progress);
+    if (!read)
+        return read.error();
+    return parser.finish();
+}
 
 // "line 12: " followed by the line itself, cut to a readable length: how importers name a bad line.
 std::string lineContext(size_t number, std::string_view line);

@@ -1,17 +1,14 @@
 #include "engine/report/disasm_report.h"
 
 #include "engine/common/strings.h"
-#include "engine/model/sample_filter.h"
 #include "engine/model/units.h"
 #include "engine/report/report_common.h"
-#include "engine/report/sample_type.h"
 #include "engine/source/disassembly.h"
 #include "engine/source/source_locator.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QRegularExpression>
 
 #include <algorithm>
 #include <cstdio>
@@ -145,19 +142,15 @@ std::string jsonReport(const std::vector<FunctionDisassembly> &functions, const 
 
 Result<std::string> buildDisasmReport(const Profile &profile, const DisasmOptions &options)
 {
-    auto pattern = functionPattern("--disasm", options.pattern);
-    if (!pattern)
-        return pattern.error();
-    const QRegularExpression &re = pattern.value();
-    auto typeIndex = resolveSampleType(profile, options.sampleType);
-    if (!typeIndex)
-        return typeIndex.error();
-    const std::vector<int64_t> perStack = valuesPerStack(profile, typeIndex.value(), {});
+    auto selection = selectFunctions(profile, "--disasm", options.pattern, options.sampleType);
+    if (!selection)
+        return selection.error();
+    const FunctionSelection &selected = selection.value();
     DisassemblyRequest request;
-    request.matches = [&](const std::string &name) { return re.match(QString::fromStdString(name)).hasMatch(); };
-    request.sampleType = typeIndex.value();
+    request.matches = [&](const std::string &name) { return selected.matches(name); };
+    request.sampleType = selected.typeIndex;
     request.debugDirectories = options.debugDirectories;
-    auto functions = disassembleFunctions(profile, perStack, request);
+    auto functions = disassembleFunctions(profile, selected.perStack, request);
     if (!functions) {
         if (functions.error().code == Error::Code::Invalid)
             return makeError(Error::Code::Invalid,
@@ -173,12 +166,8 @@ Result<std::string> buildDisasmReport(const Profile &profile, const DisasmOption
         return makeError(Error::Code::Io, message);
     }
     if (options.json)
-        return jsonReport(functions.value(), profile, typeIndex.value());
-    int64_t grandTotal = 0;
-    for (int64_t v : perStack)
-        grandTotal += v;
-    return textReport(functions.value(), grandTotal, profile.str(profile.sampleTypes()[typeIndex.value()].unit),
-                      options);
+        return jsonReport(functions.value(), profile, selected.typeIndex);
+    return textReport(functions.value(), selected.grandTotal, selected.unit, options);
 }
 
 } // namespace emberline::engine

@@ -1,16 +1,13 @@
 #include "engine/report/list_report.h"
 
 #include "engine/model/line_table.h"
-#include "engine/model/sample_filter.h"
 #include "engine/model/units.h"
 #include "engine/report/report_common.h"
-#include "engine/report/sample_type.h"
 #include "engine/source/source_locator.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QRegularExpression>
 
 #include <algorithm>
 #include <cstdio>
@@ -101,28 +98,19 @@ std::string jsonList(const std::vector<FunctionLines> &functions, const Profile 
 
 Result<std::string> buildListReport(const Profile &profile, const ListOptions &options)
 {
-    auto pattern = functionPattern("--list", options.pattern);
-    if (!pattern)
-        return pattern.error();
-    const QRegularExpression &re = pattern.value();
-    auto typeIndex = resolveSampleType(profile, options.sampleType);
-    if (!typeIndex)
-        return typeIndex.error();
-    const std::vector<int64_t> perStack = valuesPerStack(profile, typeIndex.value(), {});
-    auto functions = LineTable::build(profile, perStack, [&](const std::string &name) {
-        return re.match(QString::fromStdString(name)).hasMatch();
-    });
+    auto selection = selectFunctions(profile, "--list", options.pattern, options.sampleType);
+    if (!selection)
+        return selection.error();
+    const FunctionSelection &selected = selection.value();
+    auto functions = LineTable::build(profile, selected.perStack,
+                                      [&](const std::string &name) { return selected.matches(name); });
     if (!functions)
         return makeError(Error::Code::Cancelled, "cancelled");
     if (functions->empty())
         return makeError(Error::Code::Invalid, "--list: no function with a cost matches '" + options.pattern + "'");
     if (options.json)
-        return jsonList(functions.value(), profile, typeIndex.value());
-    int64_t grandTotal = 0;
-    for (int64_t v : perStack)
-        grandTotal += v;
-    const std::string &unit = profile.str(profile.sampleTypes()[typeIndex.value()].unit);
-    return textList(functions.value(), grandTotal, unit, options);
+        return jsonList(functions.value(), profile, selected.typeIndex);
+    return textList(functions.value(), selected.grandTotal, selected.unit, options);
 }
 
 } // namespace emberline::engine

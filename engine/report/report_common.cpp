@@ -1,6 +1,8 @@
 #include "engine/report/report_common.h"
 
+#include "engine/model/sample_filter.h"
 #include "engine/model/units.h"
+#include "engine/report/sample_type.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -16,6 +18,30 @@ Result<QRegularExpression> functionPattern(const std::string &option, const std:
         return makeError(Error::Code::Invalid, option + ": '" + pattern + "' is not a valid regular expression: " +
                                                    re.errorString().toStdString());
     return re;
+}
+
+bool FunctionSelection::matches(const std::string &name) const
+{
+    return pattern.match(QString::fromStdString(name)).hasMatch();
+}
+
+Result<FunctionSelection> selectFunctions(const Profile &profile, const std::string &option,
+                                          const std::string &pattern, const std::string &sampleType)
+{
+    auto re = functionPattern(option, pattern);
+    if (!re)
+        return re.error();
+    auto typeIndex = resolveSampleType(profile, sampleType);
+    if (!typeIndex)
+        return typeIndex.error();
+    FunctionSelection selection;
+    selection.pattern = std::move(re).value();
+    selection.typeIndex = typeIndex.value();
+    selection.perStack = valuesPerStack(profile, selection.typeIndex, {});
+    for (int64_t v : selection.perStack)
+        selection.grandTotal += v;
+    selection.unit = profile.str(profile.sampleTypes()[static_cast<size_t>(selection.typeIndex)].unit);
+    return selection;
 }
 
 std::string costRow(int64_t self, int64_t total, const std::string &unit)

@@ -106,60 +106,63 @@ struct Timing {
     double busyMs = 0;
 };
 
-Timing openOne(const QString &path, BusyProbe &probe)
+// Shows `view` at 1400×900, loads it and runs an event loop until its explorer has drawn the first picture:
+// `watchDrawn(loop, drawn)`, called once the view loaded, connects the explorer's signal to a slot that repaints
+// and then calls `drawn()`, or exits `loop` with 1 on failure. The milliseconds since `timer` started; the bench
+// ends when loading or the analysis fails.
+template <typename View, typename WatchDrawn>
+double msUntilDrawn(View &view, const QElapsedTimer &timer, WatchDrawn watchDrawn)
 {
-    QElapsedTimer timer;
     QEventLoop loop;
-    probe.start();
-    timer.start();
-    ProfileView view(path);
     view.resize(1400, 900);
     view.show();
     double ms = 0;
-    QObject::connect(&view, &ProfileView::loadFinished, &loop, [&](bool ok) {
+    const auto drawn = [&] {
+        ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+        loop.quit();
+    };
+    QObject::connect(&view, &View::loadFinished, &loop, [&](bool ok) {
         if (!ok) {
             std::fprintf(stderr, "bench_compare: %s\n", qPrintable(view.errorMessage()));
             loop.exit(1);
             return;
         }
-        QObject::connect(view.explorer(), &ProfileExplorer::analysisApplied, &loop, [&] {
-            view.explorer()->flameGraph()->viewport()->repaint(); // drawn, not only scheduled
-            ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
-            loop.quit();
-        });
+        watchDrawn(loop, drawn);
     });
     view.load();
     if (loop.exec() != 0)
         std::exit(1);
+    return ms;
+}
+
+Timing openOne(const QString &path, BusyProbe &probe)
+{
+    QElapsedTimer timer;
+    probe.start();
+    timer.start();
+    ProfileView view(path);
+    const double ms = msUntilDrawn(view, timer, [&](QEventLoop &loop, const auto &drawn) {
+        QObject::connect(view.explorer(), &ProfileExplorer::analysisApplied, &loop, [&view, drawn] {
+            view.explorer()->flameGraph()->viewport()->repaint(); // drawn, not only scheduled
+            drawn();
+        });
+    });
     return {ms, probe.stopMs()};
 }
 
 Timing compareTwo(const QString &next, const QString &base, BusyProbe &probe)
 {
     QElapsedTimer timer;
-    QEventLoop loop;
     probe.start();
     timer.start();
     CompareView view(base, next);
-    view.resize(1400, 900);
-    view.show();
-    double ms = 0;
-    QObject::connect(&view, &CompareView::loadFinished, &loop, [&](bool ok) {
-        if (!ok) {
-            std::fprintf(stderr, "bench_compare: %s\n", qPrintable(view.errorMessage()));
-            loop.exit(1);
-            return;
-        }
-        QObject::connect(view.explorer(), &CompareExplorer::comparisonFailed, &loop, [&] { loop.exit(1); });
-        QObject::connect(view.explorer(), &CompareExplorer::comparisonApplied, &loop, [&] {
+    const double ms = msUntilDrawn(view, timer, [&](QEventLoop &loop, const auto &drawn) {
+        QObject::connect(view.explorer(), &CompareExplorer::comparisonFailed, &loop, [&loop] { loop.exit(1); });
+        QObject::connect(view.explorer(), &CompareExplorer::comparisonApplied, &loop, [&view, drawn] {
             view.explorer()->diffFlameGraph()->flameGraph()->viewport()->repaint();
-            ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
-            loop.quit();
+            drawn();
         });
     });
-    view.load();
-    if (loop.exec() != 0)
-        std::exit(1);
     return {ms, probe.stopMs()};
 }
 

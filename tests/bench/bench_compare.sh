@@ -5,18 +5,13 @@
 # The goal (issue 17): the comparison takes at most twice the time of opening one, and the GUI thread is never
 # busy for more than 50 ms at a time. Takes /tmp/emberline-build.lock; do not call it while holding the lock.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+source "$(dirname "$0")/common.sh"
 SAMPLES=${1:-1000000}
 REPEAT=${2:-3}
-BUILD_DIR=${BUILD_DIR:-build/dev}
-LOCK=/tmp/emberline-build.lock
-WORK=${BENCH_DIR:-${TMPDIR:-/tmp}/emberline-bench}
 mkdir -p "$WORK"
 flock "$LOCK" cmake --build "$BUILD_DIR" --target emberline_gen_pprof bench_compare >/dev/null
 for seed in 1 2; do
-    file="$WORK/compare-$SAMPLES-$seed.pprof"
-    [ -s "$file" ] || "$BUILD_DIR/tests/bench/emberline_gen_pprof" --output "$file" --samples "$SAMPLES" --depth 32 \
-        --functions 5000 --label-fraction 0.3 --seed "$seed"
+    generate_profile "$WORK/compare-$SAMPLES-$seed.pprof" "$seed"
 done
 flock "$LOCK" env QT_QPA_PLATFORM=offscreen "$BUILD_DIR/tests/bench/bench_compare" \
     "$WORK/compare-$SAMPLES-1.pprof" "$WORK/compare-$SAMPLES-2.pprof" --repeat "$REPEAT"

@@ -10,21 +10,15 @@
 # transform in at most a third of the time opening takes.
 # Builds and measurements take /tmp/emberline-build.lock; do not call this script while holding that lock.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+source "$(dirname "$0")/common.sh"
 
 SAMPLES=${1:-1000000}
-BUILD_DIR=${BUILD_DIR:-build/dev}
-LOCK=/tmp/emberline-build.lock
-WORK=${BENCH_DIR:-${TMPDIR:-/tmp}/emberline-bench}
 FILE="$WORK/bench-$SAMPLES.pprof"
 mkdir -p "$WORK"
 command -v python3 >/dev/null || { echo "bench_explain.sh: python3 is needed for the disassembly run" >&2; exit 1; }
 
 flock "$LOCK" cmake --build "$BUILD_DIR" --target emberline_gen_pprof bench_explain emberline >/dev/null
-if [ ! -s "$FILE" ]; then
-    "$BUILD_DIR/tests/bench/emberline_gen_pprof" --output "$FILE" --samples "$SAMPLES" --depth 32 \
-        --functions 5000 --label-fraction 0.3 --seed 1
-fi
+generate_profile "$FILE" 1
 RECORDING="$WORK/explain-python"
 if [ ! -s "$RECORDING/profile.pprof" ]; then
     rm -rf "$RECORDING"

@@ -6,13 +6,11 @@
 #   tests/bench/bench_live_compare.sh [SECONDS=30] [FLUSH_SECONDS=2] [ROUNDS=2]   (env BUILD_DIR, default build/dev)
 # Takes /tmp/emberline-build.lock for the build and for each round; do not call it while holding the lock.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+source "$(dirname "$0")/common.sh"
 SECONDS_PER_RUN=${1:-30}
 FLUSH=${2:-2}
 ROUNDS=${3:-2}
-BUILD_DIR=${BUILD_DIR:-build/dev}
-LOCK=/tmp/emberline-build.lock
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/emberline-live-compare.XXXXXX")
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/emberline-live-compare.XXXXXX") # this run's outputs only
 trap 'rm -rf "$WORK"' EXIT
 flock "$LOCK" cmake --build "$BUILD_DIR" --target bench_live_gui >/dev/null
 for round in $(seq 1 "$ROUNDS"); do

@@ -7,12 +7,9 @@
 # Builds and measurements take /tmp/emberline-build.lock, so that builds of the shared workspace do not disturb
 # the timings; do not call this script while holding that lock.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+source "$(dirname "$0")/common.sh"
 
 SAMPLES=${1:-1000000}
-BUILD_DIR=${BUILD_DIR:-build/dev}
-LOCK=/tmp/emberline-build.lock
-WORK=${BENCH_DIR:-${TMPDIR:-/tmp}/emberline-bench}
 FILE="$WORK/bench-$SAMPLES.pprof"
 mkdir -p "$WORK"
 
@@ -20,22 +17,8 @@ command -v go >/dev/null || { echo "bench_open.sh: go (golang-go) is needed for 
 [ -x /usr/bin/time ] || { echo "bench_open.sh: /usr/bin/time (package time) is needed" >&2; exit 1; }
 
 flock "$LOCK" cmake --build "$BUILD_DIR" --target emberline_gen_pprof bench_open emberline >/dev/null
-if [ ! -s "$FILE" ]; then
-    "$BUILD_DIR/tests/bench/emberline_gen_pprof" --output "$FILE" --samples "$SAMPLES" --depth 32 \
-        --functions 5000 --label-fraction 0.3 --seed 1
-fi
+generate_profile "$FILE" 1
 echo "profile: $FILE ($(du -h "$FILE" | cut -f1) compressed, $SAMPLES samples)"
-
-# measure NAME COMMAND...: runs the command under /usr/bin/time; leaves "seconds kilobytes" in $WORK/NAME.time.
-measure() {
-    local name=$1
-    shift
-    /usr/bin/time -f '%e %M' -o "$WORK/$name.time" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || {
-        echo "bench_open.sh: $name failed:" >&2
-        cat "$WORK/$name.err" >&2
-        exit 1
-    }
-}
 
 # One lock for the three runs: they are measured under the same conditions, one after the other.
 exec 9>"$LOCK"

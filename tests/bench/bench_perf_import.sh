@@ -13,18 +13,16 @@
 # The goal (issue 18): importing the text takes at most 1/3 of perf report's time.
 # Builds and measurements take /tmp/emberline-build.lock; do not call this script while holding that lock.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+source "$(dirname "$0")/common.sh"
 
 SAMPLES=${1:-1000000}
-BUILD_DIR=${BUILD_DIR:-build/dev}
-LOCK=/tmp/emberline-build.lock
 CALL_GRAPH=${CALL_GRAPH:-fp}
 case "$CALL_GRAPH" in
 fp) CALL_GRAPH_OPTION=fp; SUFFIX= ;;
 dwarf) CALL_GRAPH_OPTION=dwarf,2048; SUFFIX=-dwarf ;;
 *) echo "bench_perf_import.sh: CALL_GRAPH is fp or dwarf" >&2; exit 2 ;;
 esac
-WORK=${BENCH_DIR:-${TMPDIR:-/tmp}/emberline-bench}/perf-$SAMPLES$SUFFIX
+WORK=$WORK/perf-$SAMPLES$SUFFIX
 mkdir -p "$WORK"
 
 command -v perf >/dev/null || { echo "bench_perf_import.sh: perf is needed (apt install linux-perf)" >&2; exit 1; }
@@ -44,21 +42,10 @@ fi
 echo "perf.data: $DATA ($(du -h "$DATA" | cut -f1)); perf script text: $(du -h "$TEXT" | cut -f1)," \
     "$(grep -c 'cpu-clock' "$TEXT") samples"
 
-# measure NAME COMMAND...: runs the command under /usr/bin/time; leaves "seconds kilobytes" in $WORK/NAME.time.
-measure() {
-    local name=$1
-    shift
-    /usr/bin/time -f '%e %M' -o "$WORK/$name.time" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || {
-        echo "bench_perf_import.sh: $name failed:" >&2
-        cat "$WORK/$name.err" >&2
-        exit 1
-    }
-}
-
 # One lock for every run: they are measured under the same conditions, one after the other. The text is read
 # once beforehand so that every run finds it in the page cache.
 cat "$TEXT" >/dev/null
-flock "$LOCK" bash -c "$(declare -f measure); WORK='$WORK'
+flock "$LOCK" bash -c "$(declare -f measure); WORK='$WORK'; BENCH_NAME='$BENCH_NAME'
     measure perf_report perf report -i '$DATA' --stdio --no-children
     measure import_text '$BUILD_DIR/app/emberline' report '$TEXT' --json
     measure import_data '$BUILD_DIR/app/emberline' report '$DATA' --json"

@@ -1,8 +1,12 @@
 #pragma once
 
+#include "engine/model/analysis.h"
 #include "engine/model/profile.h"
 
+#include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace emberline::ui::test {
@@ -47,6 +51,46 @@ inline engine::Profile makeSmallProfile(bool withThreads = false)
     add({B, C, Main}, 20, 1);
     p.durationNanos = 1'000'000'000;
     return p;
+}
+
+// A profile of name paths (root first) with their values, one sample type cpu/nanoseconds, one function and one
+// location a name.
+inline engine::Profile profileOfPaths(const std::vector<std::pair<std::vector<std::string>, int64_t>> &stacks)
+{
+    engine::Profile p;
+    p.sampleTypes().push_back({p.intern("cpu"), p.intern("nanoseconds")});
+    std::map<std::string, uint32_t> location;
+    for (const auto &[names, value] : stacks) {
+        std::vector<uint32_t> ids;
+        for (auto it = names.rbegin(); it != names.rend(); ++it) { // leaf first
+            auto [at, inserted] = location.try_emplace(*it, static_cast<uint32_t>(p.locations().size()));
+            if (inserted) {
+                engine::Function f;
+                f.id = p.functions().size() + 1;
+                f.name = p.intern(*it);
+                p.functions().push_back(f);
+                engine::Location loc;
+                loc.id = p.locations().size() + 1;
+                loc.lines.push_back({static_cast<uint32_t>(p.functions().size() - 1), 0, 0});
+                p.locations().push_back(loc);
+            }
+            ids.push_back(at->second);
+        }
+        const int64_t values[] = {value};
+        p.addSample(ids, values, {});
+    }
+    return p;
+}
+
+// `profile` with the frame table, thread index and totals a comparison needs (no path, no frame display names).
+inline std::shared_ptr<const engine::LoadedProfile> loadedFrom(engine::Profile profile)
+{
+    auto l = std::make_shared<engine::LoadedProfile>();
+    l->profile = std::make_shared<const engine::Profile>(std::move(profile));
+    l->frames = std::make_shared<const engine::FrameTable>(*l->profile);
+    l->threads = std::make_shared<const engine::ThreadIndex>(*l->profile);
+    l->totals = l->profile->totals();
+    return l;
 }
 
 } // namespace emberline::ui::test

@@ -2,12 +2,10 @@
 
 #include "ui/jobs/comparison_runner.h"
 #include "ui/views/compare_explorer.h"
+#include "ui/views/load_error_page.h"
+#include "ui/views/loading_page.h"
 
 #include <QFileInfo>
-#include <QHBoxLayout>
-#include <QLabel>
-#include <QProgressBar>
-#include <QPushButton>
 #include <QStackedWidget>
 #include <QVBoxLayout>
 
@@ -26,8 +24,11 @@ void CompareView::setupUi()
     setObjectName(QStringLiteral("compareView"));
     m_runner = new ComparisonRunner(this);
     m_stack = new QStackedWidget(this);
-    m_loadingPage = createLoadingPage();
-    m_errorPage = createErrorPage();
+    // Busy throughout: two readers at once have no single fraction.
+    m_loadingPage = new LoadingPage(tr("Loading %1 (base) and %2 (new)…")
+                                        .arg(QFileInfo(m_basePath).fileName(), QFileInfo(m_newPath).fileName()),
+                                    this);
+    m_errorPage = new LoadErrorPage(tr("These profiles could not be compared"), this);
     m_stack->addWidget(m_loadingPage);
     m_stack->addWidget(m_errorPage);
     auto *layout = new QVBoxLayout(this);
@@ -35,70 +36,17 @@ void CompareView::setupUi()
     layout->addWidget(m_stack);
 }
 
-QWidget *CompareView::createLoadingPage()
-{
-    auto *page = new QWidget(this);
-    auto *label = new QLabel(tr("Loading %1 (base) and %2 (new)…")
-                                 .arg(QFileInfo(m_basePath).fileName(), QFileInfo(m_newPath).fileName()),
-                             page);
-    label->setObjectName(QStringLiteral("compareLoadingLabel"));
-    label->setAlignment(Qt::AlignCenter);
-    m_progress = new QProgressBar(page);
-    m_progress->setObjectName(QStringLiteral("compareLoadProgress"));
-    m_progress->setRange(0, 0); // busy: two readers at once have no single fraction
-    m_progress->setMaximumWidth(420);
-    m_cancel = new QPushButton(tr("Cancel"), page);
-    m_cancel->setObjectName(QStringLiteral("compareCancelButton"));
-    auto *layout = new QVBoxLayout(page);
-    layout->addStretch();
-    layout->addWidget(label);
-    layout->addWidget(m_progress, 0, Qt::AlignHCenter);
-    layout->addWidget(m_cancel, 0, Qt::AlignHCenter);
-    layout->addStretch();
-    return page;
-}
-
-QWidget *CompareView::createErrorPage()
-{
-    auto *page = new QWidget(this);
-    auto *title = new QLabel(tr("<b>These profiles could not be compared</b>"), page);
-    title->setAlignment(Qt::AlignCenter);
-    m_errorLabel = new QLabel(page);
-    m_errorLabel->setObjectName(QStringLiteral("compareErrorLabel"));
-    m_errorLabel->setTextFormat(Qt::PlainText);
-    m_errorLabel->setWordWrap(true);
-    m_errorLabel->setAlignment(Qt::AlignCenter);
-    m_errorLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_errorLabel->setMaximumWidth(720);
-    m_retry = new QPushButton(tr("Retry"), page);
-    m_retry->setObjectName(QStringLiteral("compareRetryButton"));
-    m_close = new QPushButton(tr("Close"), page);
-    m_close->setObjectName(QStringLiteral("compareCloseButton"));
-    auto *buttons = new QHBoxLayout;
-    buttons->addStretch();
-    buttons->addWidget(m_retry);
-    buttons->addWidget(m_close);
-    buttons->addStretch();
-    auto *layout = new QVBoxLayout(page);
-    layout->addStretch();
-    layout->addWidget(title);
-    layout->addWidget(m_errorLabel, 0, Qt::AlignHCenter);
-    layout->addLayout(buttons);
-    layout->addStretch();
-    return page;
-}
-
 void CompareView::connectSignals()
 {
     connect(m_runner, &ComparisonRunner::loaded, this, &CompareView::onLoaded);
     connect(m_runner, &ComparisonRunner::loadFailed, this, &CompareView::onFailed);
     connect(m_runner, &ComparisonRunner::loadCancelled, this, &CompareView::closeRequested);
-    connect(m_cancel, &QPushButton::clicked, this, [this] {
+    connect(m_loadingPage, &LoadingPage::cancelClicked, this, [this] {
         m_runner->cancelLoad();
         Q_EMIT closeRequested();
     });
-    connect(m_retry, &QPushButton::clicked, this, &CompareView::load);
-    connect(m_close, &QPushButton::clicked, this, &CompareView::closeRequested);
+    connect(m_errorPage, &LoadErrorPage::retryClicked, this, &CompareView::load);
+    connect(m_errorPage, &LoadErrorPage::closeClicked, this, &CompareView::closeRequested);
 }
 
 QString CompareView::title() const
@@ -115,7 +63,7 @@ void CompareView::load()
 
 QString CompareView::errorMessage() const
 {
-    return m_state == State::Failed ? m_errorLabel->text() : QString();
+    return m_state == State::Failed ? m_errorPage->message() : QString();
 }
 
 void CompareView::onLoaded(std::shared_ptr<const engine::LoadedProfile> next,
@@ -131,7 +79,7 @@ void CompareView::onLoaded(std::shared_ptr<const engine::LoadedProfile> next,
 void CompareView::onFailed(const QString &message)
 {
     m_state = State::Failed;
-    m_errorLabel->setText(message);
+    m_errorPage->setMessage(message);
     m_stack->setCurrentWidget(m_errorPage);
     Q_EMIT loadFinished(false);
 }

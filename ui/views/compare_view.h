@@ -6,15 +6,14 @@
 
 #include <memory>
 
-class QLabel;
-class QProgressBar;
-class QPushButton;
 class QStackedWidget;
 
 namespace emberline::ui {
 
 class CompareExplorer;
 class ComparisonRunner;
+class LoadErrorPage;
+class LoadingPage;
 
 // One compare tab: two profiles (files or session folders) through their life. While they load it names both
 // with a busy bar and Cancel; if either fails it shows the error (which names the side and the file) with Retry
@@ -45,8 +44,6 @@ Q_SIGNALS:
 private:
     void setupUi();
     void connectSignals();
-    QWidget *createLoadingPage();
-    QWidget *createErrorPage();
     void onLoaded(std::shared_ptr<const engine::LoadedProfile> next, std::shared_ptr<const engine::LoadedProfile> base);
     void onFailed(const QString &message);
 
@@ -56,13 +53,8 @@ private:
     State m_state = State::Loading;
     ComparisonRunner *m_runner = nullptr;
     QStackedWidget *m_stack = nullptr;
-    QWidget *m_loadingPage = nullptr;
-    QProgressBar *m_progress = nullptr;
-    QPushButton *m_cancel = nullptr;
-    QWidget *m_errorPage = nullptr;
-    QLabel *m_errorLabel = nullptr;
-    QPushButton *m_retry = nullptr;
-    QPushButton *m_close = nullptr;
+    LoadingPage *m_loadingPage = nullptr;
+    LoadErrorPage *m_errorPage = nullptr;
     CompareExplorer *m_explorer = nullptr;
 };
 

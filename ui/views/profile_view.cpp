@@ -5,12 +5,11 @@
 #include "ui/jobs/heatmap_runner.h"
 #include "ui/jobs/profile_loader.h"
 #include "ui/timeline/heatmap_panel.h"
+#include "ui/views/load_error_page.h"
+#include "ui/views/loading_page.h"
 
 #include <QFileInfo>
-#include <QHBoxLayout>
 #include <QLabel>
-#include <QProgressBar>
-#include <QPushButton>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QVBoxLayout>
@@ -35,8 +34,8 @@ void ProfileView::setupUi()
     setObjectName(QStringLiteral("profileView"));
     m_loader = new ProfileLoader(this);
     m_stack = new QStackedWidget(this);
-    m_loadingPage = createLoadingPage();
-    m_errorPage = createErrorPage();
+    m_loadingPage = new LoadingPage(tr("Loading %1…").arg(QFileInfo(m_path).fileName()), this);
+    m_errorPage = new LoadErrorPage(tr("This profile could not be opened"), this);
     m_stack->addWidget(m_loadingPage);
     m_stack->addWidget(m_errorPage);
     // How a session folder was read (merged from its flushes, files skipped): shown above the views.
@@ -51,78 +50,22 @@ void ProfileView::setupUi()
     layout->addWidget(m_stack);
 }
 
-QWidget *ProfileView::createLoadingPage()
-{
-    auto *page = new QWidget(this);
-    m_loadingLabel = new QLabel(tr("Loading %1…").arg(QFileInfo(m_path).fileName()), page);
-    m_loadingLabel->setObjectName(QStringLiteral("loadingLabel"));
-    m_loadingLabel->setAlignment(Qt::AlignCenter);
-    m_progress = new QProgressBar(page);
-    m_progress->setObjectName(QStringLiteral("loadProgress"));
-    m_progress->setRange(0, 0); // busy until the reader reports progress (`perf script` on a perf.data reports none)
-    m_progress->setMaximumWidth(420);
-    m_cancel = new QPushButton(tr("Cancel"), page);
-    m_cancel->setObjectName(QStringLiteral("loadCancelButton"));
-
-    auto *layout = new QVBoxLayout(page);
-    layout->addStretch();
-    layout->addWidget(m_loadingLabel);
-    layout->addWidget(m_progress, 0, Qt::AlignHCenter);
-    layout->addWidget(m_cancel, 0, Qt::AlignHCenter);
-    layout->addStretch();
-    return page;
-}
-
-QWidget *ProfileView::createErrorPage()
-{
-    auto *page = new QWidget(this);
-    auto *title = new QLabel(tr("<b>This profile could not be opened</b>"), page);
-    title->setAlignment(Qt::AlignCenter);
-    m_errorLabel = new QLabel(page);
-    m_errorLabel->setObjectName(QStringLiteral("errorLabel"));
-    m_errorLabel->setTextFormat(Qt::PlainText);
-    m_errorLabel->setWordWrap(true);
-    m_errorLabel->setAlignment(Qt::AlignCenter);
-    m_errorLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_errorLabel->setMaximumWidth(720);
-    m_retry = new QPushButton(tr("Retry"), page);
-    m_retry->setObjectName(QStringLiteral("retryButton"));
-    m_close = new QPushButton(tr("Close"), page);
-    m_close->setObjectName(QStringLiteral("closeTabButton"));
-
-    auto *buttons = new QHBoxLayout;
-    buttons->addStretch();
-    buttons->addWidget(m_retry);
-    buttons->addWidget(m_close);
-    buttons->addStretch();
-    auto *layout = new QVBoxLayout(page);
-    layout->addStretch();
-    layout->addWidget(title);
-    layout->addWidget(m_errorLabel, 0, Qt::AlignHCenter);
-    layout->addLayout(buttons);
-    layout->addStretch();
-    return page;
-}
-
 void ProfileView::connectSignals()
 {
-    connect(m_loader, &ProfileLoader::progressChanged, this,
-            [this](double fraction) {
-                m_progress->setRange(0, 100);
-                m_progress->setValue(static_cast<int>(fraction * 100));
-            });
+    // Busy until the reader reports progress (`perf script` on a perf.data reports none).
+    connect(m_loader, &ProfileLoader::progressChanged, m_loadingPage, &LoadingPage::setFraction);
     connect(m_loader, &ProfileLoader::loaded, this, &ProfileView::onLoaded);
     connect(m_loader, &ProfileLoader::failed, this, &ProfileView::onFailed);
     connect(m_loader, &ProfileLoader::cancelled, this, &ProfileView::closeRequested);
-    connect(m_cancel, &QPushButton::clicked, m_loader, &ProfileLoader::cancel);
-    connect(m_retry, &QPushButton::clicked, this, &ProfileView::load);
-    connect(m_close, &QPushButton::clicked, this, &ProfileView::closeRequested);
+    connect(m_loadingPage, &LoadingPage::cancelClicked, m_loader, &ProfileLoader::cancel);
+    connect(m_errorPage, &LoadErrorPage::retryClicked, this, &ProfileView::load);
+    connect(m_errorPage, &LoadErrorPage::closeClicked, this, &ProfileView::closeRequested);
 }
 
 void ProfileView::load()
 {
     m_state = State::Loading;
-    m_progress->setRange(0, 0);
+    m_loadingPage->setBusy();
     m_stack->setCurrentWidget(m_loadingPage);
     m_loader->start(m_path);
 }
@@ -134,7 +77,7 @@ QString ProfileView::notice() const
 
 QString ProfileView::errorMessage() const
 {
-    return m_state == State::Failed ? m_errorLabel->text() : QString();
+    return m_state == State::Failed ? m_errorPage->message() : QString();
 }
 
 void ProfileView::onLoaded(std::shared_ptr<const engine::LoadedProfile> loaded)
@@ -230,7 +173,7 @@ bool ProfileView::isComparingRanges() const
 void ProfileView::onFailed(const QString &message)
 {
     m_state = State::Failed;
-    m_errorLabel->setText(message);
+    m_errorPage->setMessage(message);
     m_stack->setCurrentWidget(m_errorPage);
     Q_EMIT loadFinished(false);
 }

@@ -6,8 +6,6 @@
 #include <QWidget>
 
 class QLabel;
-class QProgressBar;
-class QPushButton;
 class QSplitter;
 class QStackedWidget;
 
@@ -16,6 +14,8 @@ namespace emberline::ui {
 class CompareExplorer;
 class HeatmapPanel;
 class HeatmapRunner;
+class LoadErrorPage;
+class LoadingPage;
 class ProfileExplorer;
 class ProfileLoader;
 
@@ -54,8 +54,6 @@ Q_SIGNALS:
 private:
     void setupUi();
     void connectSignals();
-    QWidget *createLoadingPage();
-    QWidget *createErrorPage();
     void onLoaded(std::shared_ptr<const engine::LoadedProfile> loaded);
     void onFailed(const QString &message);
     void createReadyPage(std::shared_ptr<const engine::LoadedProfile> loaded);
@@ -68,14 +66,8 @@ private:
     ProfileLoader *m_loader = nullptr;
     QStackedWidget *m_stack = nullptr;
     QLabel *m_notice = nullptr;
-    QWidget *m_loadingPage = nullptr;
-    QLabel *m_loadingLabel = nullptr;
-    QProgressBar *m_progress = nullptr;
-    QPushButton *m_cancel = nullptr;
-    QWidget *m_errorPage = nullptr;
-    QLabel *m_errorLabel = nullptr;
-    QPushButton *m_retry = nullptr;
-    QPushButton *m_close = nullptr;
+    LoadingPage *m_loadingPage = nullptr;
+    LoadErrorPage *m_errorPage = nullptr;
     ProfileExplorer *m_explorer = nullptr;
     std::shared_ptr<const engine::LoadedProfile> m_loaded;
     QSplitter *m_readyPage = nullptr;

@@ -51,6 +51,16 @@ Profile newProfile()
     return b.take();
 }
 
+// newProfile() against baseProfile(), in cpu.
+ComparisonRequest newAgainstBase()
+{
+    ComparisonRequest r;
+    r.next = loadedFrom(newProfile());
+    r.base = loadedFrom(baseProfile());
+    r.sampleType = "cpu";
+    return r;
+}
+
 std::shared_ptr<const Comparison> compare(const ComparisonRequest &request)
 {
     auto c = compareProfiles(request);
@@ -86,11 +96,7 @@ private Q_SLOTS:
     // base-only path is lost instead of kept and flagged.
     void perPathBaseAndNew()
     {
-        ComparisonRequest r;
-        r.next = loadedFrom(newProfile());
-        r.base = loadedFrom(baseProfile());
-        r.sampleType = "cpu";
-        const auto c = compare(r);
+        const auto c = compare(newAgainstBase());
         QVERIFY(c);
         QCOMPARE(c->tree->dump(), std::string("<root> 45 95\n"
                                               "  main 45 95\n"
@@ -110,11 +116,7 @@ private Q_SLOTS:
     // base-only frames shown, their base width is added to every ancestor.
     void widthTrees()
     {
-        ComparisonRequest r;
-        r.next = loadedFrom(newProfile());
-        r.base = loadedFrom(baseProfile());
-        r.sampleType = "cpu";
-        const auto c = compare(r);
+        const auto c = compare(newAgainstBase());
         QVERIFY(c);
         const DiffTree &d = *c->tree;
         const CallTree &fresh = *d.widths(DiffTree::Widths::New);
@@ -146,11 +148,7 @@ private Q_SLOTS:
     // If this fails, the per-function table of the window disagrees with `report --base` (diffFunctions).
     void functionsMatchReport()
     {
-        ComparisonRequest r;
-        r.next = loadedFrom(newProfile());
-        r.base = loadedFrom(baseProfile());
-        r.sampleType = "cpu";
-        const auto c = compare(r);
+        const auto c = compare(newAgainstBase());
         QVERIFY(c);
         QCOMPARE(c->functions.size(), size_t(4));
         QCOMPARE(c->frames->frame(c->functions[0].frame).name, std::string("work"));
@@ -165,10 +163,7 @@ private Q_SLOTS:
     // If this fails, normalization does not scale the base per sample as pprof's -normalize does.
     void normalize()
     {
-        ComparisonRequest r;
-        r.next = loadedFrom(newProfile());
-        r.base = loadedFrom(baseProfile());
-        r.sampleType = "cpu";
+        ComparisonRequest r = newAgainstBase();
         r.normalize = true;
         const auto c = compare(r);
         QVERIFY(c);
@@ -209,11 +204,7 @@ private Q_SLOTS:
     // If this fails, the caller/callee view of a comparison loses one side or mismatches frames across tables.
     void callersAndCallees()
     {
-        ComparisonRequest r;
-        r.next = loadedFrom(newProfile());
-        r.base = loadedFrom(baseProfile());
-        r.sampleType = "cpu";
-        const auto c = compare(r);
+        const auto c = compare(newAgainstBase());
         QVERIFY(c);
         const auto mainIds = c->frames->findByName("main");
         QCOMPARE(mainIds.size(), size_t(1));

@@ -2,6 +2,7 @@
 // colours (red grew, blue shrank, intensity by relative change, neutral unchanged), the tooltip, and the widget's
 // toggles and refreshes keeping zoom, selection and search. Painting is checked on an offscreen grab.
 #include "engine/model/comparison.h"
+#include "tests/ui/test_profiles.h"
 #include "ui/flamegraph/diff_colors.h"
 #include "ui/flamegraph/diff_flame_graph_view.h"
 #include "ui/flamegraph/flame_graph_layout.h"
@@ -11,7 +12,6 @@
 #include <QComboBox>
 #include <QtTest>
 
-#include <map>
 
 using namespace emberline;
 using emberline::engine::DiffTree;
@@ -20,49 +20,17 @@ using emberline::ui::FlameGraphLayout;
 
 namespace {
 
-engine::Profile makeProfile(const std::vector<std::pair<std::vector<std::string>, int64_t>> &stacks)
-{
-    engine::Profile p;
-    p.sampleTypes().push_back({p.intern("cpu"), p.intern("nanoseconds")});
-    std::map<std::string, uint32_t> location;
-    for (const auto &[names, value] : stacks) {
-        std::vector<uint32_t> ids;
-        for (auto it = names.rbegin(); it != names.rend(); ++it) { // leaf first
-            auto [at, inserted] = location.try_emplace(*it, static_cast<uint32_t>(p.locations().size()));
-            if (inserted) {
-                engine::Function f;
-                f.id = p.functions().size() + 1;
-                f.name = p.intern(*it);
-                p.functions().push_back(f);
-                engine::Location loc;
-                loc.id = p.locations().size() + 1;
-                loc.lines.push_back({static_cast<uint32_t>(p.functions().size() - 1), 0, 0});
-                p.locations().push_back(loc);
-            }
-            ids.push_back(at->second);
-        }
-        const int64_t values[] = {value};
-        p.addSample(ids, values, {});
-    }
-    return p;
-}
-
-std::shared_ptr<const engine::LoadedProfile> loaded(engine::Profile profile)
-{
-    auto l = std::make_shared<engine::LoadedProfile>();
-    l->profile = std::make_shared<const engine::Profile>(std::move(profile));
-    l->frames = std::make_shared<const engine::FrameTable>(*l->profile);
-    l->threads = std::make_shared<const engine::ThreadIndex>(*l->profile);
-    l->totals = l->profile->totals();
-    return l;
-}
+using ui::test::loadedFrom;
+using ui::test::profileOfPaths;
 
 // Base: main→work 40, main→idle 10, main→work→hash 10.  New: main→work 60, main→parse 30, main→work→hash 10.
 std::shared_ptr<const engine::Comparison> comparison(int64_t newWork = 60)
 {
     engine::ComparisonRequest r;
-    r.base = loaded(makeProfile({{{"main", "work"}, 40}, {{"main", "idle"}, 10}, {{"main", "work", "hash"}, 10}}));
-    r.next = loaded(makeProfile({{{"main", "work"}, newWork}, {{"main", "parse"}, 30}, {{"main", "work", "hash"}, 10}}));
+    r.base = loadedFrom(
+        profileOfPaths({{{"main", "work"}, 40}, {{"main", "idle"}, 10}, {{"main", "work", "hash"}, 10}}));
+    r.next = loadedFrom(
+        profileOfPaths({{{"main", "work"}, newWork}, {{"main", "parse"}, 30}, {{"main", "work", "hash"}, 10}}));
     auto c = engine::compareProfiles(r);
     return c ? c.value() : nullptr;
 }

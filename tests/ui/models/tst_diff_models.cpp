@@ -1,6 +1,7 @@
 // The comparison's item models under QAbstractItemModelTester: the top-functions table and the caller/callee
 // tables with base, new, change and change %, each column sorted through FunctionFilterProxy by its raw value.
 #include "engine/model/comparison.h"
+#include "tests/ui/test_profiles.h"
 #include "ui/models/diff_caller_callee_model.h"
 #include "ui/models/diff_functions_model.h"
 #include "ui/models/function_filter_proxy.h"
@@ -10,7 +11,6 @@
 #include <QtTest>
 
 #include <cmath>
-#include <map>
 
 using namespace emberline;
 using emberline::ui::DiffCallerCalleeModel;
@@ -18,52 +18,17 @@ using emberline::ui::DiffFunctionsModel;
 
 namespace {
 
-std::shared_ptr<const engine::LoadedProfile> loaded(engine::Profile profile)
-{
-    auto l = std::make_shared<engine::LoadedProfile>();
-    l->profile = std::make_shared<const engine::Profile>(std::move(profile));
-    l->frames = std::make_shared<const engine::FrameTable>(*l->profile);
-    l->threads = std::make_shared<const engine::ThreadIndex>(*l->profile);
-    l->totals = l->profile->totals();
-    return l;
-}
-
-// A profile of name paths (root first), one sample type cpu/nanoseconds.
-engine::Profile makeProfile(const std::vector<std::pair<std::vector<std::string>, int64_t>> &stacks)
-{
-    engine::Profile p;
-    p.sampleTypes().push_back({p.intern("cpu"), p.intern("nanoseconds")});
-    std::map<std::string, uint32_t> location;
-    for (const auto &[names, value] : stacks) {
-        std::vector<uint32_t> ids;
-        for (auto it = names.rbegin(); it != names.rend(); ++it) {
-            auto [at, inserted] = location.try_emplace(*it, static_cast<uint32_t>(p.locations().size()));
-            if (inserted) {
-                engine::Function f;
-                f.id = p.functions().size() + 1;
-                f.name = p.intern(*it);
-                p.functions().push_back(f);
-                engine::Location loc;
-                loc.id = p.locations().size() + 1;
-                loc.lines.push_back({static_cast<uint32_t>(p.functions().size() - 1), 0, 0});
-                p.locations().push_back(loc);
-            }
-            ids.push_back(at->second);
-        }
-        const int64_t values[] = {value};
-        p.addSample(ids, values, {});
-    }
-    return p;
-}
+using ui::test::loadedFrom;
+using ui::test::profileOfPaths;
 
 // Base: main 100 { a 40 (self 10) { b 30 }, c 60 (self 40) { b 20 } }.
 // New:  main 90  { a 50 (self 20) { b 30 }, c 40 (self 40) }: a grew, b and c shrank.
 std::shared_ptr<const engine::Comparison> comparison()
 {
     engine::ComparisonRequest r;
-    r.base = loaded(makeProfile({{{"main", "a", "b"}, 30}, {{"main", "a"}, 10}, {{"main", "c"}, 40},
-                                 {{"main", "c", "b"}, 20}}));
-    r.next = loaded(makeProfile({{{"main", "a", "b"}, 30}, {{"main", "a"}, 20}, {{"main", "c"}, 40}}));
+    r.base = loadedFrom(profileOfPaths({{{"main", "a", "b"}, 30}, {{"main", "a"}, 10}, {{"main", "c"}, 40},
+                                        {{"main", "c", "b"}, 20}}));
+    r.next = loadedFrom(profileOfPaths({{{"main", "a", "b"}, 30}, {{"main", "a"}, 20}, {{"main", "c"}, 40}}));
     auto c = engine::compareProfiles(r);
     return c ? c.value() : nullptr;
 }

@@ -4,6 +4,7 @@
 // samples carry timestamps, filtered to the range dragged on its heatmap.
 
 #include "tests/engine/live/synthetic_flush.h"
+#include "tests/ui/views/explorer_test_support.h"
 
 #include "engine/live/live_stage.h"
 #include "engine/pprof/pprof_writer.h"
@@ -329,15 +330,8 @@ private Q_SLOTS:
         const QString path = writeTimedProfile(dir);
         QVERIFY(!path.isEmpty());
         ui::ProfileView view(path);
-        view.resize(1200, 900);
-        view.show();
-        QSignalSpy loaded(&view, &ui::ProfileView::loadFinished);
-        view.load();
-        QVERIFY(loaded.wait(10000));
-        QVERIFY(loaded.first().first().toBool());
-        QTRY_VERIFY(view.heatmap() && view.heatmap()->isVisible());
-        ui::HeatmapView *heatmap = view.heatmap()->view();
-        QTRY_VERIFY(heatmap->heatmap() != nullptr);
+        ui::HeatmapView *heatmap = test::openWithHeatmap(view);
+        QVERIFY2(heatmap, qPrintable(view.errorMessage()));
         QCOMPARE(heatmap->heatmap()->columns(), size_t(3));
         QCOMPARE(heatmap->heatmap()->total(), int64_t(15));
         QVERIFY2(heatmap->height() >= 150, qPrintable(QString::number(heatmap->height()))); // room to drag in
@@ -367,16 +361,9 @@ private Q_SLOTS:
         const QString folder = writeTimedSessionFolder(dir);
         QVERIFY(!folder.isEmpty());
         ui::ProfileView view(folder);
-        view.resize(1200, 900);
-        view.show();
-        QSignalSpy loaded(&view, &ui::ProfileView::loadFinished);
-        view.load();
-        QVERIFY(loaded.wait(10000));
-        QVERIFY(loaded.first().first().toBool());
+        ui::HeatmapView *heatmap = test::openWithHeatmap(view);
+        QVERIFY2(heatmap, qPrintable(view.errorMessage()));
         QVERIFY2(view.notice().isEmpty(), qPrintable(view.notice()));
-        QTRY_VERIFY(view.heatmap() && view.heatmap()->isVisible());
-        ui::HeatmapView *heatmap = view.heatmap()->view();
-        QTRY_VERIFY(heatmap->heatmap() != nullptr);
         QCOMPARE(heatmap->heatmap()->columns(), size_t(3));
         QCOMPARE(heatmap->heatmap()->total(), int64_t(15));
         QCOMPARE(heatmap->heatmap()->value(0, 0), int64_t(1));
@@ -400,14 +387,8 @@ private Q_SLOTS:
         const QString path = writeTimedProfile(dir);
         QVERIFY(!path.isEmpty());
         ui::ProfileView view(path);
-        view.resize(1200, 900);
-        view.show();
-        QSignalSpy loaded(&view, &ui::ProfileView::loadFinished);
-        view.load();
-        QVERIFY(loaded.wait(10000));
-        QTRY_VERIFY(view.heatmap() && view.heatmap()->isVisible());
-        ui::HeatmapView *heatmap = view.heatmap()->view();
-        QTRY_VERIFY(heatmap->heatmap() != nullptr);
+        ui::HeatmapView *heatmap = test::openWithHeatmap(view);
+        QVERIFY2(heatmap, qPrintable(view.errorMessage()));
         QVERIFY(!view.isComparingRanges());
 
         drag(*heatmap, {0, 0}, {0, 49});

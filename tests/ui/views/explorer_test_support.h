@@ -1,8 +1,10 @@
 #pragma once
 
-// Opening a real profile in a ProfileView offscreen and waiting for its explorer, and `emberline report` run as a
-// second, independent reader of the same file, for the explorer's widget tests.
+// Opening a real profile in a ProfileView offscreen and waiting for its explorer (or its heatmap), and
+// `emberline report` run as a second, independent reader of the same file, for the explorer's widget tests.
 
+#include "ui/timeline/heatmap_panel.h"
+#include "ui/timeline/heatmap_view.h"
 #include "ui/views/profile_explorer.h"
 #include "ui/views/profile_view.h"
 
@@ -33,6 +35,22 @@ inline ui::ProfileExplorer *openExplorer(ui::ProfileView &view)
         return nullptr;
     ui::ProfileExplorer *explorer = view.explorer();
     return explorer && waitForAnalysis(explorer) ? explorer : nullptr;
+}
+
+// Loads `view` at 1200×900 and waits until it loaded and its heatmap is shown with cells; the heatmap, or null
+// when the profile failed to load or no heatmap came (ProfileView::errorMessage() says why it failed).
+inline ui::HeatmapView *openWithHeatmap(ui::ProfileView &view)
+{
+    view.resize(1200, 900);
+    view.show();
+    view.load();
+    if (!QTest::qWaitFor([&] { return view.state() != ui::ProfileView::State::Loading; }, 10000) ||
+        view.state() != ui::ProfileView::State::Ready)
+        return nullptr;
+    if (!QTest::qWaitFor([&] { return view.heatmap() && view.heatmap()->isVisible(); }, 5000))
+        return nullptr;
+    ui::HeatmapView *heatmap = view.heatmap()->view();
+    return QTest::qWaitFor([&] { return heatmap->heatmap() != nullptr; }, 5000) ? heatmap : nullptr;
 }
 
 // `emberline report ARGS`' standard output; empty (and the error in `error`) when it fails.

@@ -3,6 +3,8 @@
 // a click on a column header sorts by change. The numbers are checked against the per-function diff that
 // `emberline report --base` prints (engine::diffFunctions). Then bad input: the same file twice, two profiles with
 // no shared sample type, a missing file, and "Compare With…" on an open tab.
+#include "tests/ui/test_settings.h"
+
 #include "engine/model/diff.h"
 #include "engine/pprof/pprof_reader.h"
 #include "ui/flamegraph/diff_flame_graph_view.h"
@@ -22,7 +24,6 @@
 #include <QCheckBox>
 #include <QHeaderView>
 #include <QProcess>
-#include <QSettings>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -64,9 +65,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        QCoreApplication::setOrganizationName(QStringLiteral("EmberlineTest"));
-        QCoreApplication::setApplicationName(QStringLiteral("tst_compare_view"));
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.path());
+        ui::test::isolateSettings(m_dir, "tst_compare_view");
         const QString go = QStandardPaths::findExecutable(QStringLiteral("go"));
         if (go.isEmpty())
             QSKIP("go (golang-go) is not installed: cannot cut a real profile with go tool pprof");

@@ -67,32 +67,6 @@ class TestLiveCompare : public QObject {
 
     QTemporaryDir m_dir;
 
-    LiveSessionView *launch(MainWindow &window, const QString &program, const QString &arguments)
-    {
-        ProfileProcessDialog *dialog = window.showProfileDialog();
-        child<QTabWidget>(dialog, "modeTabs")->setCurrentIndex(0);
-        child<QLineEdit>(dialog, "programEdit")->setText(program);
-        child<QLineEdit>(dialog, "argumentsEdit")->setText(arguments);
-        child<QSpinBox>(dialog, "frequencySpin")->setValue(199);
-        child<QSpinBox>(dialog, "flushPeriodSpin")->setValue(1);
-        child<QComboBox>(dialog, "samplerCombo")->setCurrentIndex(0);
-        QTest::mouseClick(child<QPushButton>(dialog, "startButton"), Qt::LeftButton);
-        if (!QTest::qWaitFor([&] { return !dialog->isVisible(); }, 10000))
-            return nullptr;
-        return window.currentLiveView();
-    }
-
-    void dragAcross(LiveSessionView *view, double from, double to, Qt::KeyboardModifiers modifiers = {})
-    {
-        TimelineChartView *chart = view->timeline()->cpuChart();
-        const TimeAxis &axis = chart->axis();
-        const auto x = [&](double f) { return static_cast<int>(axis.left() + f * axis.width()); };
-        const int y = chart->viewport()->height() / 2;
-        QTest::mousePress(chart->viewport(), Qt::LeftButton, modifiers, QPoint(x(from), y));
-        QTest::mouseMove(chart->viewport(), QPoint((x(from) + x(to)) / 2, y));
-        QTest::mouseRelease(chart->viewport(), Qt::LeftButton, modifiers, QPoint(x(to), y));
-    }
-
     static bool compared(LiveSessionView *view)
     {
         return !view->isUpdating() && view->compareExplorer()->comparison() != nullptr;
@@ -116,7 +90,7 @@ private Q_SLOTS:
         MainWindow window;
         window.resize(1400, 900);
         window.show();
-        LiveSessionView *view = launch(window, targetPath("phases"), QStringLiteral("6"));
+        LiveSessionView *view = launchFromDialog(window, targetPath("phases"), QStringLiteral("6"));
         QVERIFY(view);
         auto *combo = child<QComboBox>(view, "liveCompareCombo");
         QVERIFY(combo);

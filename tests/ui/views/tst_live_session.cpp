@@ -39,34 +39,6 @@ class TestLiveSession : public QObject {
 
     QTemporaryDir m_dir;
 
-    // Fills the Launch page and presses Start; returns the live view the dialog's session went into.
-    LiveSessionView *launch(MainWindow &window, const QString &program, const QString &arguments)
-    {
-        ProfileProcessDialog *dialog = window.showProfileDialog();
-        child<QTabWidget>(dialog, "modeTabs")->setCurrentIndex(0);
-        child<QLineEdit>(dialog, "programEdit")->setText(program);
-        child<QLineEdit>(dialog, "argumentsEdit")->setText(arguments);
-        child<QSpinBox>(dialog, "frequencySpin")->setValue(199);
-        child<QSpinBox>(dialog, "flushPeriodSpin")->setValue(1);
-        child<QComboBox>(dialog, "samplerCombo")->setCurrentIndex(0);
-        QTest::mouseClick(child<QPushButton>(dialog, "startButton"), Qt::LeftButton);
-        if (!QTest::qWaitFor([&] { return !dialog->isVisible(); }, 10000))
-            return nullptr;
-        return window.currentLiveView();
-    }
-
-    // Drags across the CPU chart from one fraction of the session's span to another.
-    void dragAcross(LiveSessionView *view, double from, double to)
-    {
-        TimelineChartView *chart = view->timeline()->cpuChart();
-        const TimeAxis &axis = chart->axis();
-        const auto x = [&](double f) { return static_cast<int>(axis.left() + f * axis.width()); };
-        const int y = chart->viewport()->height() / 2;
-        QTest::mousePress(chart->viewport(), Qt::LeftButton, {}, QPoint(x(from), y));
-        QTest::mouseMove(chart->viewport(), QPoint((x(from) + x(to)) / 2, y));
-        QTest::mouseRelease(chart->viewport(), Qt::LeftButton, {}, QPoint(x(to), y));
-    }
-
 private Q_SLOTS:
     void initTestCase()
     {
@@ -84,7 +56,7 @@ private Q_SLOTS:
         REQUIRE_PERF_EVENTS();
         MainWindow window;
         window.show();
-        LiveSessionView *view = launch(window, targetPath("cpu_split"), QStringLiteral("30"));
+        LiveSessionView *view = launchFromDialog(window, targetPath("cpu_split"), QStringLiteral("30"));
         QVERIFY(view);
         QAbstractItemModelTester threadTester(view->timeline()->threadModel(),
                                               QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -123,7 +95,7 @@ private Q_SLOTS:
         REQUIRE_PERF_EVENTS();
         MainWindow window;
         window.show();
-        LiveSessionView *view = launch(window, targetPath("deep_stack"), QStringLiteral("30"));
+        LiveSessionView *view = launchFromDialog(window, targetPath("deep_stack"), QStringLiteral("30"));
         QVERIFY(view);
         QSignalSpy flushes(view->session(), &engine::ProfilingSession::flushReady);
         QTRY_VERIFY_WITH_TIMEOUT(flushes.count() >= 1, 15000);
@@ -151,7 +123,7 @@ private Q_SLOTS:
         MainWindow window;
         window.resize(1400, 900);
         window.show();
-        LiveSessionView *view = launch(window, targetPath("phases"), QStringLiteral("4"));
+        LiveSessionView *view = launchFromDialog(window, targetPath("phases"), QStringLiteral("4"));
         QVERIFY(view);
         QSignalSpy ended(view, &LiveSessionView::sessionEnded);
         QVERIFY(ended.wait(20000));
@@ -190,7 +162,7 @@ private Q_SLOTS:
         MainWindow window;
         window.resize(1400, 900);
         window.show();
-        LiveSessionView *view = launch(window, targetPath("phases"), QStringLiteral("4"));
+        LiveSessionView *view = launchFromDialog(window, targetPath("phases"), QStringLiteral("4"));
         QVERIFY(view);
         QSignalSpy ended(view, &LiveSessionView::sessionEnded);
         QSignalSpy flushes(view->session(), &engine::ProfilingSession::flushReady);
@@ -268,7 +240,7 @@ private Q_SLOTS:
         REQUIRE_PERF_EVENTS();
         MainWindow window;
         window.show();
-        LiveSessionView *view = launch(window, targetPath("crasher"), QStringLiteral("1.2 segv"));
+        LiveSessionView *view = launchFromDialog(window, targetPath("crasher"), QStringLiteral("1.2 segv"));
         QVERIFY(view);
         QSignalSpy ended(view, &LiveSessionView::sessionEnded);
         QVERIFY(ended.wait(20000));

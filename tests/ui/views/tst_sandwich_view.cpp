@@ -4,6 +4,7 @@
 // above); a click on a caller selects it.
 #include "engine/model/frame_table.h"
 #include "tests/ui/test_profiles.h"
+#include "tests/ui/test_settings.h"
 #include "tests/ui/views/explorer_test_support.h"
 #include "ui/flamegraph/flame_graph_view.h"
 #include "ui/views/sandwich_view.h"
@@ -11,7 +12,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QSettings>
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QtTest>
@@ -67,9 +67,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        QCoreApplication::setOrganizationName(QStringLiteral("EmberlineTest"));
-        QCoreApplication::setApplicationName(QStringLiteral("tst_sandwich_view"));
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.path());
+        ui::test::isolateSettings(m_dir, "tst_sandwich_view");
     }
 
     // If this fails, the sandwich's callers or callees differ from the profile's known calls, bottom-up swaps

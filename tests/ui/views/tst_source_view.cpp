@@ -3,6 +3,7 @@
 // `go tool pprof -list`), without the source file (the costly lines alone, and a note saying where it was
 // looked for), with it found under a source root from the settings (every line, the hot ones tinted, scrolled
 // to the hottest), and with a source shorter than the recording (the lines past its end said so).
+#include "tests/ui/test_settings.h"
 #include "tests/ui/views/explorer_test_support.h"
 #include "ui/models/source_lines_model.h"
 #include "ui/source_roots.h"
@@ -15,7 +16,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QScrollBar>
-#include <QSettings>
 #include <QTemporaryDir>
 #include <QTreeView>
 #include <QtTest>
@@ -101,9 +101,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        QCoreApplication::setOrganizationName(QStringLiteral("EmberlineTest"));
-        QCoreApplication::setApplicationName(QStringLiteral("tst_source_view"));
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.path());
+        ui::test::isolateSettings(m_dir, "tst_source_view");
         m_expected = reportLines(QStringLiteral("^main\\.\\(\\*Matrix\\)\\.Mul$"), &m_function);
         QVERIFY(m_expected.size() >= 3); // a few lines of the loop, one of them much hotter
     }

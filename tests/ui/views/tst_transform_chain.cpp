@@ -5,6 +5,7 @@
 // puts each function's self cost at the root.
 #include "engine/model/frame_table.h"
 #include "tests/ui/test_profiles.h"
+#include "tests/ui/test_settings.h"
 #include "tests/ui/views/explorer_test_support.h"
 #include "ui/flamegraph/flame_graph_view.h"
 #include "ui/models/model_roles.h"
@@ -19,7 +20,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMenu>
-#include <QSettings>
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QTreeView>
@@ -129,9 +129,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        QCoreApplication::setOrganizationName(QStringLiteral("EmberlineTest"));
-        QCoreApplication::setApplicationName(QStringLiteral("tst_transform_chain"));
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.path());
+        ui::test::isolateSettings(m_dir, "tst_transform_chain");
     }
 
     // If this fails, a transform chosen in a frame's menu does not give `report`'s numbers, a chip does not

@@ -3,13 +3,13 @@
 // pprof, read back by `emberline report` with the same numbers as `report --focus` on the original file; a
 // folder that does not exist is an error naming the file.
 #include "engine/pprof/pprof_reader.h"
+#include "tests/ui/test_settings.h"
 #include "tests/ui/views/explorer_test_support.h"
 #include "ui/flamegraph/flame_graph_view.h"
 #include "ui/jobs/view_exporter.h"
 
 #include <QFile>
 #include <QImage>
-#include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
@@ -26,9 +26,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        QCoreApplication::setOrganizationName(QStringLiteral("EmberlineTest"));
-        QCoreApplication::setApplicationName(QStringLiteral("tst_view_export"));
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.path());
+        ui::test::isolateSettings(m_dir, "tst_view_export");
     }
 
     // If this fails, an export leaves out frames, writes another view than the one shown, or fails silently.
