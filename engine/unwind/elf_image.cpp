@@ -121,6 +121,14 @@ Status ElfImage::parse()
     }
     if (!m_fdeCount)
         m_ehFrameHdr = 0;
+    for (const Segment &s : m_segments) {
+        if (m_fdeCount && m_fdeTable >= s.vaddr && m_fdeTable + m_fdeCount * 8 <= s.vaddr + s.filesz) {
+            const uint64_t off = s.offset + (m_fdeTable - s.vaddr);
+            if (off + m_fdeCount * 8 <= m_size)
+                m_fdeTableBytes = m_data + off;
+            break; // the segment readVaddr() would read the table from
+        }
+    }
     return Ok{};
 }
 

@@ -191,9 +191,9 @@ int main(int argc, char **argv)
         }
         while (true) {
             auto n = reader.value()->deliver(store, 4096);
-            if (!n) {
+            if (!n) { // a log cut short (the recording was killed): what came before it is replayed
                 std::fprintf(stderr, "bench_replay: %s\n", n.error().message.c_str());
-                return 1;
+                break;
             }
             if (n.value() == 0)
                 break;
