@@ -134,10 +134,12 @@ Status ElfImage::parse()
 
 bool ElfImage::readVaddr(uint64_t vaddr, void *out, size_t size) const
 {
+    // Written so that no sum wraps around: an address just below a segment (a bias applied to an address of
+    // another image) must not pass for one inside it.
     for (const Segment &s : m_segments) {
-        if (vaddr >= s.vaddr && vaddr + size <= s.vaddr + s.filesz) {
+        if (vaddr >= s.vaddr && size <= s.filesz && vaddr - s.vaddr <= s.filesz - size) {
             const uint64_t off = s.offset + (vaddr - s.vaddr);
-            if (off + size > m_size)
+            if (off > m_size || size > m_size - off)
                 return false;
             std::memcpy(out, m_data + off, size);
             return true;

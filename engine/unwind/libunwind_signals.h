@@ -16,5 +16,7 @@ void skipLibunwindSignalMasks();
 
 // How many of libunwind's sigprocmask calls were answered without a system call (for tests).
 unsigned long long libunwindSignalMasksSkipped();
+// False in a build where libunwind keeps its system calls (sanitizers).
+bool libunwindSignalMasksCanBeSkipped();
 
 } // namespace emberline::engine
