@@ -40,6 +40,9 @@ struct MappedModule {
 class ProcessMap {
 public:
     ProcessMap(ElfCache *cache, ModuleIds *ids) : m_cache(cache), m_ids(ids) {}
+    // Not copied: the index points into this map's own modules.
+    ProcessMap(const ProcessMap &) = delete;
+    ProcessMap &operator=(const ProcessMap &) = delete;
 
     // Reads /proc/PID/maps. Mappings already known with the same file and place keep their id (ModuleIds).
     Status loadFromProc(int pid);
