@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <exception>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -161,9 +162,7 @@ double median(std::vector<double> v)
     return v[v.size() / 2];
 }
 
-} // namespace
-
-int main(int argc, char **argv)
+int run(int argc, char **argv)
 {
     std::string logPath;
     std::string foldedPath;
@@ -262,4 +261,16 @@ int main(int argc, char **argv)
         line("later passes (median)", median(ur), median(ex));
     }
     return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    try {
+        return run(argc, argv);
+    } catch (const std::exception &e) { // out of memory for a large log
+        std::fprintf(stderr, "bench_replay: %s\n", e.what());
+        return 1;
+    }
 }
