@@ -2,6 +2,7 @@
 
 #include "app/upload_options.h"
 #include "engine/model/units.h"
+#include "engine/sampler/replay_sampler.h"
 #include "engine/session/record_session.h"
 
 #include <QCommandLineParser>
@@ -116,6 +117,14 @@ void configureRecordParser(QCommandLineParser &parser)
         {QStringLiteral("no-wall-time"), QStringLiteral("Record CPU time only (no context-switch samples).")},
     });
     parser.addOptions(UploadOptions().all());
+    // For benchmarks and bug reports, not for everyday use: everything the sampler delivers (registers, stack
+    // copies, maps, thread names) is also written to FILE, which tests/bench/bench_replay replays later through
+    // the unwinder and recorder without the program.
+    QCommandLineOption sampleLog(QStringLiteral("sample-log"),
+                                 QStringLiteral("Also write every record the sampler delivers to FILE."),
+                                 QStringLiteral("FILE"));
+    sampleLog.setFlags(QCommandLineOption::HiddenFromHelp);
+    parser.addOption(sampleLog);
 }
 
 int runRecord(const QStringList &args)
@@ -205,7 +214,21 @@ int runRecord(const QStringList &args)
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
 
-    engine::RecordSession session(config);
+    engine::SamplerFactory factory;
+    if (const QString log = parser.value(QStringLiteral("sample-log")); !log.isEmpty()) {
+        factory = [path = log.toStdString()](const engine::SessionConfig &c, int child, std::string &choice) {
+            using Opened = engine::Result<std::unique_ptr<engine::Sampler>>;
+            auto inner = engine::openSystemSampler(c, child, choice);
+            if (!inner)
+                return inner;
+            auto writer = engine::SampleLogWriter::create(path);
+            if (!writer)
+                return Opened(writer.error());
+            return Opened(std::make_unique<engine::CapturingSampler>(std::move(inner).value(),
+                                                                     std::move(writer).value()));
+        };
+    }
+    engine::RecordSession session(config, factory);
     engine::RecordSession::Callbacks callbacks;
     callbacks.onFlush = [](const std::shared_ptr<const engine::Flush> &flush) { printFlush(*flush); };
     if (upload.value())

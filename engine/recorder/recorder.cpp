@@ -31,10 +31,11 @@ const std::string &Recorder::threadName(uint32_t tid) const
 uint32_t Recorder::internLocation(uint32_t moduleId, uint64_t address)
 {
     const LocationKey key{moduleId, address};
-    auto [it, inserted] = m_locationIds.try_emplace(key, static_cast<uint32_t>(m_locations.size()));
+    bool inserted = false;
+    const uint32_t id = m_locationIds.findOrInsert(key, static_cast<uint32_t>(m_locations.size()), inserted);
     if (inserted)
         m_locations.push_back(key);
-    return it->second;
+    return id;
 }
 
 void Recorder::record(int64_t timeNs, uint32_t pid, uint32_t tid, int64_t cpuNs, std::span<const uint32_t> locations)

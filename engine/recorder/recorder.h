@@ -2,6 +2,8 @@
 
 #include "engine/health/unwind_health.h"
 #include "engine/model/stack_table.h"
+#include "engine/recorder/location_index.h"
+#include "engine/recorder/location_key.h"
 
 #include <cstdint>
 #include <map>
@@ -13,12 +15,6 @@
 
 namespace emberline::engine {
 
-// Module ids the recorder reserves; real mappings get ids from kFirstModuleId on (ProcessMap hands them out).
-inline constexpr uint32_t kUnknownModule = 0;
-inline constexpr uint32_t kKernelModule = 1;        // kernel time as one unnamed [kernel] frame, no mapping
-inline constexpr uint32_t kKernelSymbolsModule = 2; // kernel frames by address, under [kernel.kallsyms]
-inline constexpr uint32_t kFirstModuleId = 3;
-
 struct ModuleInfo {
     uint32_t id = 0;
     std::string path;
@@ -26,23 +22,6 @@ struct ModuleInfo {
     uint64_t start = 0;
     uint64_t end = 0;
     uint64_t pgoff = 0;
-};
-
-struct LocationKey {
-    uint32_t moduleId = kUnknownModule;
-    uint64_t address = 0;
-    friend bool operator==(const LocationKey &, const LocationKey &) = default;
-};
-
-// Both halves of the key, whole: no packing of the module id into the address's high bits, which kernel
-// addresses and module ids past 16 bits would collide in.
-struct LocationKeyHash {
-    size_t operator()(const LocationKey &key) const noexcept
-    {
-        uint64_t h = key.address * 0x9E3779B97F4A7C15ull;
-        h ^= (static_cast<uint64_t>(key.moduleId) + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
-        return static_cast<size_t>(h ^ (h >> 31));
-    }
 };
 
 struct RecordedSample {
@@ -111,7 +90,7 @@ public:
 private:
     std::unordered_map<uint64_t, ModuleInfo> m_modules;
     std::vector<LocationKey> m_locations;
-    std::unordered_map<LocationKey, uint32_t, LocationKeyHash> m_locationIds;
+    LocationIndex m_locationIds;
     StackTable m_stacks;
     std::vector<RecordedSample> m_samples;
     std::map<uint32_t, std::string> m_threadNames;

@@ -121,15 +121,25 @@ Status ElfImage::parse()
     }
     if (!m_fdeCount)
         m_ehFrameHdr = 0;
+    for (const Segment &s : m_segments) {
+        if (m_fdeCount && m_fdeTable >= s.vaddr && m_fdeTable + m_fdeCount * 8 <= s.vaddr + s.filesz) {
+            const uint64_t off = s.offset + (m_fdeTable - s.vaddr);
+            if (off + m_fdeCount * 8 <= m_size)
+                m_fdeTableBytes = m_data + off;
+            break; // the segment readVaddr() would read the table from
+        }
+    }
     return Ok{};
 }
 
 bool ElfImage::readVaddr(uint64_t vaddr, void *out, size_t size) const
 {
+    // Written so that no sum wraps around: an address just below a segment (a bias applied to an address of
+    // another image) must not pass for one inside it.
     for (const Segment &s : m_segments) {
-        if (vaddr >= s.vaddr && vaddr + size <= s.vaddr + s.filesz) {
+        if (vaddr >= s.vaddr && size <= s.filesz && vaddr - s.vaddr <= s.filesz - size) {
             const uint64_t off = s.offset + (vaddr - s.vaddr);
-            if (off + size > m_size)
+            if (off > m_size || size > m_size - off)
                 return false;
             std::memcpy(out, m_data + off, size);
             return true;

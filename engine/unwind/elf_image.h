@@ -46,8 +46,18 @@ public:
     uint64_t fdeTableVaddr() const { return m_fdeTable; }
     uint64_t fdeCount() const { return m_fdeCount; }
 
+    // The .eh_frame_hdr binary-search table in our memory (fdeCount() entries of two int32: the start pc and the
+    // FDE, both relative to ehFrameHdrVaddr()), so that a lookup reads no target memory; null when it is absent or
+    // not wholly backed by the file.
+    const uint8_t *fdeTableBytes() const { return m_fdeTableBytes; }
+
     // Reads `size` bytes at virtual address `vaddr` from the file image; false when outside the file.
     bool readVaddr(uint64_t vaddr, void *out, size_t size) const;
+    // The file bytes that back a loadable segment as readVaddr() reads them: from its file offset, at most to the
+    // end of the file (a truncated file holds fewer than filesz). A read inside [vaddr, vaddr + filesz) that goes
+    // past the bytes available fails.
+    const uint8_t *segmentData(const Segment &s) const { return s.offset <= m_size ? m_data + s.offset : nullptr; }
+    uint64_t segmentAvailable(const Segment &s) const { return s.offset <= m_size ? m_size - s.offset : 0; }
     // Virtual address of a file offset inside a loadable segment; false when not loaded.
     bool offsetToVaddr(uint64_t offset, uint64_t &vaddr) const;
 
@@ -68,6 +78,7 @@ private:
     uint64_t m_ehFrameHdr = 0;
     uint64_t m_fdeTable = 0;
     uint64_t m_fdeCount = 0;
+    const uint8_t *m_fdeTableBytes = nullptr;
 };
 
 } // namespace emberline::engine

@@ -58,9 +58,13 @@ void ProcessMap::addMapping(uint64_t start, uint64_t length, uint64_t pgoff, con
     auto it = m_modules.upper_bound(start);
     if (it != m_modules.begin() && std::prev(it)->second.end > start)
         --it;
-    while (it != m_modules.end() && it->first < end)
+    bool erased = false;
+    while (it != m_modules.end() && it->first < end) {
         it = m_modules.erase(it);
-    ++m_generation;
+        erased = true;
+    }
+    if (erased || executable)
+        changed();
     if (!executable)
         return;
     MappedModule m;
@@ -100,19 +104,60 @@ void ProcessMap::addMapping(uint64_t start, uint64_t length, uint64_t pgoff, con
     m_modules.emplace(start, std::move(m));
 }
 
+void ProcessMap::index() const
+{
+    m_byAddress.clear();
+    m_imageBytes.clear();
+    const ElfImage *lastImage = nullptr;
+    int64_t lastBias = 0;
+    for (const auto &[start, m] : m_modules) {
+        m_byAddress.add(m.start, m.end, &m);
+        // An image mapped twice at the same bias (its text split in two mappings) backs the same addresses once.
+        if (!m.image || (m.image.get() == lastImage && m.bias == lastBias))
+            continue;
+        lastImage = m.image.get();
+        lastBias = m.bias;
+        for (const ElfImage::Segment &s : m.image->segments()) {
+            const uint64_t runtime = s.vaddr + static_cast<uint64_t>(m.bias);
+            m_imageBytes.add(runtime, runtime + s.filesz,
+                             ImageBytes{m.image->segmentData(s), m.image->segmentAvailable(s)});
+        }
+    }
+    m_byAddress.build(); // modules never overlap: a new mapping replaces what it covers
+    m_imageBytes.build();
+    m_indexed = true;
+}
+
 const MappedModule *ProcessMap::find(uint64_t address) const
 {
-    auto it = m_modules.upper_bound(address);
-    if (it == m_modules.begin())
-        return nullptr;
-    --it;
-    return address < it->second.end ? &it->second : nullptr;
+    if (!m_indexed)
+        index();
+    const auto *range = m_byAddress.find(address);
+    return range ? range->value : nullptr;
 }
 
 bool ProcessMap::readImage(uint64_t address, void *out, size_t size) const
 {
-    // Unwind tables usually live in a read-only segment that has no executable mapping of its own, so look
-    // through every image at its load bias rather than only the module that contains the address.
+    // Unwind tables usually live in a read-only segment that has no executable mapping of its own, so every
+    // segment of every image at its load bias is looked at, not only the module that contains the address.
+    if (!m_indexed)
+        index();
+    if (m_imageBytes.overlaps())
+        return readImageByWalk(address, out, size);
+    const auto *range = m_imageBytes.find(address, size);
+    if (!range)
+        return false;
+    const uint64_t offset = address - range->start;
+    if (!range->value.data || offset + size > range->value.available)
+        return false;
+    std::memcpy(out, range->value.data + offset, size);
+    return true;
+}
+
+// Two images claim the same addresses (a stale mapping, or a file loaded twice): the first image, in the order of
+// the modules, whose bytes hold the read answers, as it did before the index existed.
+bool ProcessMap::readImageByWalk(uint64_t address, void *out, size_t size) const
+{
     if (const MappedModule *m = find(address); m && m->image &&
         m->image->readVaddr(address - static_cast<uint64_t>(m->bias), out, size))
         return true;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/common/result.h"
+#include "engine/unwind/address_index.h"
 #include "engine/unwind/elf_cache.h"
 #include "engine/unwind/elf_image.h"
 #include "engine/unwind/module_ids.h"
@@ -31,10 +32,17 @@ struct MappedModule {
 // Answers "which module holds this address" for unwinding and recording, and reads the file-backed bytes at
 // a runtime address (unwind tables, text) without touching the target.
 //
+// Both questions are asked on every frame, so both are answered from sorted arrays (AddressIndex) rebuilt after the
+// map changed: the modules by address, and every loadable segment of every mapped image at its load bias (unwind
+// tables live in read-only segments that have no executable mapping of their own).
+//
 // Thread: the session thread.
 class ProcessMap {
 public:
     ProcessMap(ElfCache *cache, ModuleIds *ids) : m_cache(cache), m_ids(ids) {}
+    // Not copied: the index points into this map's own modules.
+    ProcessMap(const ProcessMap &) = delete;
+    ProcessMap &operator=(const ProcessMap &) = delete;
 
     // Reads /proc/PID/maps. Mappings already known with the same file and place keep their id (ModuleIds).
     Status loadFromProc(int pid);
@@ -43,6 +51,8 @@ public:
                     uint64_t inode = 0);
     void clear()
     {
+        if (!m_modules.empty())
+            changed();
         m_modules.clear();
         m_mainStackStart = m_mainStackEnd = 0;
         m_mainStackRead = false;
@@ -54,16 +64,35 @@ public:
     // Reads target memory that is backed by a mapped file image; false for anything else.
     bool readImage(uint64_t address, void *out, size_t size) const;
     const std::map<uint64_t, MappedModule> &modules() const { return m_modules; }
+    // Changes whenever a module comes or goes (not for mappings of data, which unwinding does not read).
     uint64_t generation() const { return m_generation; }
     // The main thread's stack ([stack] in /proc/PID/maps), [start, end); 0, 0 when not known.
     uint64_t mainStackEnd() const { return m_mainStackEnd; }
     uint64_t mainStackStart() const { return m_mainStackStart; }
 
 private:
+    // File bytes that back a runtime address range: a segment of a mapped image at its module's bias.
+    struct ImageBytes {
+        const uint8_t *data = nullptr; // the bytes at the range's start
+        uint64_t available = 0;        // bytes readable from there (a truncated file holds fewer than the range)
+    };
+    void changed()
+    {
+        ++m_generation;
+        m_indexed = false;
+    }
+    // Rebuilds the sorted arrays after a change; the first lookup after it pays.
+    void index() const;
+    // The walk over every image that readImage() makes when two images claim the same addresses.
+    bool readImageByWalk(uint64_t address, void *out, size_t size) const;
+
     ElfCache *m_cache;
     ModuleIds *m_ids;
     std::map<uint64_t, MappedModule> m_modules; // by start address
     uint64_t m_generation = 0;
+    mutable AddressIndex<const MappedModule *> m_byAddress;
+    mutable AddressIndex<ImageBytes> m_imageBytes;
+    mutable bool m_indexed = false;
     uint64_t m_mainStackStart = 0;
     uint64_t m_mainStackEnd = 0;
     bool m_mainStackRead = false;

@@ -1,5 +1,7 @@
 #include "engine/unwind/unwinder.h"
 
+#include "engine/unwind/libunwind_signals.h"
+
 #include <libunwind.h>
 
 #include <algorithm>
@@ -16,6 +18,8 @@ namespace {
 // Reads above the copy this far from the stack pointer count as "the copy was too small"; farther ones are
 // stray pointers, not stack.
 constexpr uint64_t kStackReachBytes = 8u << 20;
+// libunwind's per-address-space cache of register rules by pc (a power of two, at most 2^15).
+constexpr size_t kUnwindCacheEntries = 4096;
 
 struct Context {
     const UnwindInput *input = nullptr;
@@ -51,6 +55,23 @@ bool readStack(const UnwindInput &in, uint64_t address, void *out, size_t size)
     return true;
 }
 
+// In a .eh_frame_hdr table (pairs of int32: start pc, FDE, sorted by start pc): how many entries start at or before
+// `relative`, the same comparison as libunwind's own search. 0: none does.
+uint64_t fdeEntryBefore(const uint8_t *table, uint64_t count, int32_t relative)
+{
+    uint64_t lo = 0, hi = count;
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        int32_t start = 0;
+        std::memcpy(&start, table + mid * 8, sizeof start);
+        if (relative < start)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return hi;
+}
+
 int findProcInfo(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int needUnwindInfo, void *arg)
 {
     auto *ctx = static_cast<Context *>(arg);
@@ -66,6 +87,16 @@ int findProcInfo(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int ne
     di.u.rti.segbase = m->image->ehFrameHdrVaddr() + static_cast<uint64_t>(m->bias);
     di.u.rti.table_data = m->image->fdeTableVaddr() + static_cast<uint64_t>(m->bias);
     di.u.rti.table_len = m->image->fdeCount() * 8 / sizeof(unw_word_t);
+    if (const uint8_t *table = m->image->fdeTableBytes()) {
+        // libunwind would binary-search the table through accessMem, a read per probe: search it here, in the
+        // image's own bytes, and hand libunwind the one entry it would have found.
+        const auto relative = static_cast<int32_t>(ip - di.u.rti.segbase);
+        const uint64_t index = fdeEntryBefore(table, m->image->fdeCount(), relative);
+        if (index == 0)
+            return -UNW_ENOINFO; // below the first entry: libunwind's answer too
+        di.u.rti.table_data += (index - 1) * 8;
+        di.u.rti.table_len = 8 / sizeof(unw_word_t);
+    }
     return _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, needUnwindInfo, arg);
 }
 
@@ -144,7 +175,10 @@ struct Unwinder::Space {
     uint64_t mapGeneration = 0;
 };
 
-Unwinder::Unwinder() = default;
+Unwinder::Unwinder()
+{
+    skipLibunwindSignalMasks();
+}
 
 Unwinder::~Unwinder()
 {
@@ -160,8 +194,14 @@ Unwinder::Space &Unwinder::spaceFor(int pid, const ProcessMap *map)
     if (it == m_spaces.end()) {
         auto *space = new Space;
         space->as = unw_create_addr_space(&g_accessors, 0);
-        // Per-thread caching: the global policy takes a lock and blocks signals (two syscalls) per lookup.
-        unw_set_caching_policy(space->as, UNW_CACHE_PER_THREAD);
+        // The address space's own cache of register rules by pc. (UNW_CACHE_PER_THREAD would ask for the same: a
+        // libunwind built without thread-local storage, as Debian's, turns it into this one.) Its lock blocks
+        // signals, a system call that skipLibunwindSignalMasks() answers in process.
+        unw_set_caching_policy(space->as, UNW_CACHE_GLOBAL);
+        // The default cache holds 128 frames' register rules, fewer than a deep program's distinct pcs: a miss
+        // parses the FDE again and allocates from libunwind's pool, which blocks signals around its lock (four
+        // system calls). kUnwindCacheEntries entries cost about 300 bytes each per process.
+        unw_set_cache_size(space->as, kUnwindCacheEntries, 0);
         space->mapGeneration = map->generation();
         it = m_spaces.emplace(pid, space).first;
     } else if (it->second->mapGeneration != map->generation()) {

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace emberline::engine {
+
+// Module ids the recorder reserves; real mappings get ids from kFirstModuleId on (ProcessMap hands them out).
+inline constexpr uint32_t kUnknownModule = 0;
+inline constexpr uint32_t kKernelModule = 1;        // kernel time as one unnamed [kernel] frame, no mapping
+inline constexpr uint32_t kKernelSymbolsModule = 2; // kernel frames by address, under [kernel.kallsyms]
+inline constexpr uint32_t kFirstModuleId = 3;
+
+struct LocationKey {
+    uint32_t moduleId = kUnknownModule;
+    uint64_t address = 0;
+    friend bool operator==(const LocationKey &, const LocationKey &) = default;
+};
+
+// Both halves of the key, whole: no packing of the module id into the address's high bits, which kernel
+// addresses and module ids past 16 bits would collide in.
+struct LocationKeyHash {
+    size_t operator()(const LocationKey &key) const noexcept
+    {
+        uint64_t h = key.address * 0x9E3779B97F4A7C15ull;
+        h ^= (static_cast<uint64_t>(key.moduleId) + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
+        return static_cast<size_t>(h ^ (h >> 31));
+    }
+};
+
+} // namespace emberline::engine

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The engine's cost per sample, replayed: CPython running a pure-Python recursive loop (a real program none of us
+# wrote, no frame pointers) is recorded at 999 Hz with `emberline record --sample-log`, and the captured samples
+# (registers, 32 KiB stack copies, maps) are replayed on one core through the unwinder, recorder and exporter by
+# bench_replay. Beside it, in the same run, `perf record --call-graph dwarf` samples the same program for the same
+# time and `perf report --stdio` processes its perf.data: its samples per second of CPU.
+#
+#   tests/bench/bench_replay.sh [BUILD_DIR] [SECONDS] [PASSES]
+#
+# Needs root (or perf_event_paranoid <= 1), linux-perf and python3. EMBERLINE_REPLAY_KEEP=DIR keeps the log and
+# the replay's folded stacks there.
+set -euo pipefail
+build=${1:-build/dev}
+secs=${2:-5}
+passes=${3:-5}
+emberline=$build/app/emberline
+bench=$build/tests/bench/bench_replay
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+command -v perf >/dev/null || { echo "linux-perf is not installed" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "python3 is not installed" >&2; exit 1; }
+[[ -x $emberline && -x $bench ]] || { echo "build $build first (targets: emberline bench_replay)" >&2; exit 1; }
+
+program='
+def f(n):
+    return f(n - 1) if n else sum(range(2000))
+while True:
+    f(60)
+'
+cpu_of() { awk '{print $1 + $2}' "$1"; } # user + sys seconds from /usr/bin/time -f '%U %S'
+
+"$emberline" record --frequency 999 --no-wall-time --duration "$secs" --sample-log "$work/python.samples" \
+    --output "$work/ember" -- python3 -c "$program" >/dev/null 2>"$work/ember.err" || true
+grep -E 'samples \(|incomplete' "$work/ember.err" | sed 's/^/record: /' | head -3
+perf record -q -F 999 --call-graph dwarf -o "$work/perf.data" -- timeout "$secs" python3 -c "$program" \
+    >/dev/null 2>&1 || true
+/usr/bin/time -f '%U %S' -o "$work/report.time" perf report --stdio -i "$work/perf.data" >/dev/null 2>&1
+report_cpu=$(cpu_of "$work/report.time")
+perf_samples=$(perf script -i "$work/perf.data" -F tid 2>/dev/null | wc -l)
+
+echo
+folded=()
+if [[ -n ${EMBERLINE_REPLAY_KEEP:-} ]]; then
+    mkdir -p "$EMBERLINE_REPLAY_KEEP"
+    cp "$work/python.samples" "$EMBERLINE_REPLAY_KEEP/"
+    folded=(--folded "$EMBERLINE_REPLAY_KEEP/replay.folded")
+fi
+"$bench" "$work/python.samples" "$passes" "${folded[@]}"
+printf 'perf report --stdio         %d samples in %.3f s CPU = %.0f samples/s (perf record --call-graph dwarf -F 999, %s s)\n' \
+    "$perf_samples" "$report_cpu" "$(awk -v n="$perf_samples" -v c="$report_cpu" 'BEGIN { print n / c }')" "$secs"
