@@ -108,13 +108,13 @@ private Q_SLOTS:
     {
         REQUIRE_PERF_EVENTS();
         const QString script = QStringLiteral(
-            "tr '\\0' '\\n' < /proc/$PPID/environ | grep -c '^EMBERLINE_SAVED_GLIBC_TUNABLES='; "
+            "cat /proc/$PPID/comm; tr '\\0' '\\n' < /proc/$PPID/environ | grep -c '^EMBERLINE_SAVED_GLIBC_TUNABLES='; "
             "echo \"[${GLIBC_TUNABLES-unset}] [${EMBERLINE_SAVED_GLIBC_TUNABLES-unset}]\"");
         QTemporaryDir dir;
         const Run plain = runEmberline({QStringLiteral("record"), QStringLiteral("--output"), dir.filePath("a"),
                                         QStringLiteral("--"), QStringLiteral("/bin/sh"), QStringLiteral("-c"), script});
         QCOMPARE(plain.exitCode, 0);
-        QCOMPARE(plain.out, QByteArray("1\n[unset] [unset]\n"));
+        QCOMPARE(plain.out, QByteArray("emberline\n1\n[unset] [unset]\n")); // named emberline in ps, not exe
 
         // A user's own tunables reach the target as they were, and emberline adds its own to them.
         QProcess p;
@@ -125,7 +125,7 @@ private Q_SLOTS:
                              QStringLiteral("--"), QStringLiteral("/bin/sh"), QStringLiteral("-c"), script});
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 0);
-        QCOMPARE(p.readAllStandardOutput(), QByteArray("1\n[glibc.malloc.check=0] [unset]\n"));
+        QCOMPARE(p.readAllStandardOutput(), QByteArray("emberline\n1\n[glibc.malloc.check=0] [unset]\n"));
 
         // EMBERLINE_HUGE_PAGES=0 keeps the ordinary pages: no restart, nothing added.
         QProcess off;
@@ -135,7 +135,7 @@ private Q_SLOTS:
         off.start(kEmberline, {QStringLiteral("record"), QStringLiteral("--output"), dir.filePath("c"),
                                QStringLiteral("--"), QStringLiteral("/bin/sh"), QStringLiteral("-c"), script});
         QVERIFY(off.waitForFinished(60000));
-        QCOMPARE(off.readAllStandardOutput(), QByteArray("0\n[unset] [unset]\n"));
+        QCOMPARE(off.readAllStandardOutput(), QByteArray("emberline\n0\n[unset] [unset]\n"));
     }
 
     // Ctrl+C ends the session with a final flush; the launched program is ended too.
