@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include <malloc.h>
 
 namespace emberline::engine {
 
@@ -178,8 +177,9 @@ void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, const
         }
         cache.threads = threadIndex(*m_snapshot);
         // Every flush frees the previous snapshot's tables and the flush itself, spread over the allocator's
-        // per-thread arenas; give those pages back, or the resident size keeps the high-water mark of every arena.
-        ::malloc_trim(0);
+        // per-thread arenas: their pages go back to the system once the process has grown past the trimmer's
+        // slack, and are otherwise reused by the next flush's work without a page fault.
+        m_heapTrimmer.afterWork();
     }
     update->flushes = std::move(flushes);
     const qint64 mergeMs = timer.elapsed();

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/common/heap_trimmer.h"
 #include "engine/export/flush.h"
 #include "engine/live/live_compare.h"
 #include "engine/live/live_heatmap.h"
@@ -101,6 +102,7 @@ private:
     LiveHeatmap m_heatmap;
     LiveFlushSides m_flushSides; // the flushes' sides of the compare modes, each derived once
     std::shared_ptr<const LiveSnapshot> m_snapshot;
+    HeapTrimmer m_heapTrimmer;
     int64_t m_flushReceivedNs = 0;
 
     std::mutex m_mutex;

@@ -251,7 +251,8 @@ Result<std::shared_ptr<const Comparison>> compareProfiles(const ComparisonReques
             std::make_shared<const FrameTable>(FrameTable::unionOf(*next.frames, *base.frames, c->baseToUnion));
         c->frameNames = frameDisplayNames(*c->frames);
     }
-    auto tree = DiffTree::build(*nextSide.tree, *baseSide.tree, c->frames, c->baseToUnion, cancel);
+    auto tree = DiffTree::build(*nextSide.tree, *baseSide.tree, c->frames, c->baseToUnion, cancel,
+                                next.frames == base.frames);
     if (!tree)
         return makeError(Error::Code::Cancelled, "cancelled");
     c->tree = std::make_shared<const DiffTree>(std::move(*tree));

@@ -20,7 +20,8 @@ struct Pending {
 
 std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree &baseTree,
                                         std::shared_ptr<const FrameTable> frames,
-                                        std::span<const uint32_t> baseToUnion, const std::atomic<bool> *cancel)
+                                        std::span<const uint32_t> baseToUnion, const std::atomic<bool> *cancel,
+                                        bool sharedTable)
 {
     DiffTree diff;
     diff.m_frames = std::move(frames);
@@ -46,6 +47,12 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
     firstChild.push_back(0);
     childCount.push_back(0);
     const auto baseFrame = [&](uint32_t baseNode) { return baseToUnion[baseTree.node(baseNode).frame]; };
+    // Children come in name order on both sides. Over one table that order is its name ranks (ties between equal
+    // names included); over two tables, names are compared.
+    const std::vector<uint32_t> *rank = sharedTable ? &table.nameRank() : nullptr;
+    const auto before = [&](uint32_t a, uint32_t b) {
+        return rank ? (*rank)[a] < (*rank)[b] : table.frame(a).name < table.frame(b).name;
+    };
     const auto add = [&](uint32_t parent, uint32_t frame, uint32_t newNode, uint32_t baseNode,
                          std::vector<Pending> &stack) {
         Node node;
@@ -84,7 +91,7 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
             const uint32_t bf = j < baseKids.size() ? baseFrame(baseKids[j]) : kNoIndex;
             if (nf == bf) {
                 add(p.node, nf, newKids[i++], baseKids[j++], stack);
-            } else if (bf == kNoIndex || (nf != kNoIndex && table.frame(nf).name < table.frame(bf).name)) {
+            } else if (bf == kNoIndex || (nf != kNoIndex && before(nf, bf))) {
                 add(p.node, nf, newKids[i++], kNoIndex, stack);
             } else {
                 add(p.node, bf, kNoIndex, baseKids[j++], stack);

@@ -145,6 +145,52 @@ private Q_SLOTS:
         QCOMPARE(fresh.node(0).deepest, uint32_t(3));
     }
 
+    // If this fails, two weighings of one profile (a live session's flushes or ranges: one frame table, whose
+    // name ranks order both trees' children) are merged differently from the same two sides over two tables,
+    // merged by comparing names. Function ids are in the opposite of name order, so an id order would not do.
+    void oneTableMergesAsTwoTablesDo()
+    {
+        ProfileBuilder b({{"cpu", "nanoseconds"}});
+        const uint32_t main = b.location({b.function("main", "main.c")});
+        const uint32_t zeta = b.location({b.function("zeta")});
+        const uint32_t mid = b.location({b.function("mid")});
+        const uint32_t alpha = b.location({b.function("alpha")});
+        b.sample({zeta, main}, {10});
+        b.sample({mid, zeta, main}, {7});
+        b.sample({alpha, main}, {20});
+        b.sample({alpha, mid, main}, {3});
+        b.sample({mid, main}, {5});
+        const Profile built = b.take();
+        const auto whole = loadedFrom(built);
+        const std::vector<float> nextWeights{1, 0, 1, 1, 0};
+        const std::vector<float> baseWeights{0, 1, 1, 0, 1};
+        const auto weighed = [](const std::shared_ptr<const LoadedProfile> &of, const std::vector<float> &w) {
+            auto side = std::make_shared<LoadedProfile>(*of);
+            side->sampleWeights = std::make_shared<const std::vector<float>>(w);
+            return side;
+        };
+        ComparisonRequest oneTable;
+        oneTable.next = weighed(whole, nextWeights);
+        oneTable.base = weighed(whole, baseWeights);
+        ComparisonRequest twoTables;
+        twoTables.next = weighed(loadedFrom(built), nextWeights);
+        twoTables.base = weighed(loadedFrom(built), baseWeights);
+        const auto shared = compare(oneTable);
+        const auto separate = compare(twoTables);
+        QVERIFY(shared && separate);
+        QCOMPARE(shared->frames, whole->frames); // one table: no union
+        QVERIFY(separate->frames != twoTables.next->frames);
+        QCOMPARE(shared->tree->dump(), separate->tree->dump());
+        // Base: zeta→mid 7, alpha 20, mid 5; new: zeta 10, alpha 20, mid→alpha 3.
+        QCOMPARE(shared->tree->dump(), std::string("<root> 32 33\n"
+                                                   "  main 32 33\n"
+                                                   "    alpha 20 20\n"
+                                                   "    mid 5 3\n"
+                                                   "      alpha 0 3\n"
+                                                   "    zeta 7 10\n"
+                                                   "      mid 7 0 (base only)\n"));
+    }
+
     // If this fails, the per-function table of the window disagrees with `report --base` (diffFunctions).
     void functionsMatchReport()
     {
