@@ -100,11 +100,11 @@ int64_t sumOf(const std::vector<int64_t> &values)
     return total;
 }
 
-std::vector<DiffFunction> functionRows(const Comparison &c, const CallTree &newTree, const CallTree &baseTree,
-                                       const LoadedProfile &base)
+std::vector<DiffFunction> functionRows(const FrameTable &frames, const std::vector<uint32_t> &baseToUnion,
+                                       const CallTree &newTree, const CallTree &baseTree, const LoadedProfile &base)
 {
     std::vector<DiffFunction> rows;
-    std::vector<uint32_t> rowOf(c.frames->size(), kNoIndex);
+    std::vector<uint32_t> rowOf(frames.size(), kNoIndex);
     const auto rowFor = [&](uint32_t frame) -> DiffFunction & {
         if (rowOf[frame] == kNoIndex) {
             rowOf[frame] = static_cast<uint32_t>(rows.size());
@@ -112,7 +112,7 @@ std::vector<DiffFunction> functionRows(const Comparison &c, const CallTree &newT
         }
         return rows[rowOf[frame]];
     };
-    const FunctionTable newTable = FunctionTable::fromCallTree(newTree, *c.frames);
+    const FunctionTable newTable = FunctionTable::fromCallTree(newTree, frames);
     const FunctionTable baseTable = FunctionTable::fromCallTree(baseTree, *base.frames);
     for (const FunctionTable::Row &r : newTable.rows()) {
         DiffFunction &row = rowFor(r.frame);
@@ -120,7 +120,7 @@ std::vector<DiffFunction> functionRows(const Comparison &c, const CallTree &newT
         row.newTotal = r.total;
     }
     for (const FunctionTable::Row &r : baseTable.rows()) {
-        DiffFunction &row = rowFor(c.baseToUnion[r.frame]);
+        DiffFunction &row = rowFor(baseToUnion[r.frame]);
         row.baseSelf = r.self;
         row.baseTotal = r.total;
     }
@@ -131,7 +131,7 @@ std::vector<DiffFunction> functionRows(const Comparison &c, const CallTree &newT
         const int64_t at = std::llabs(a.newTotal - a.baseTotal), bt = std::llabs(b.newTotal - b.baseTotal);
         if (at != bt)
             return at > bt;
-        return c.frames->frame(a.frame).name < c.frames->frame(b.frame).name;
+        return frames.frame(a.frame).name < frames.frame(b.frame).name;
     });
     return rows;
 }
@@ -251,17 +251,21 @@ Result<std::shared_ptr<const Comparison>> compareProfiles(const ComparisonReques
             std::make_shared<const FrameTable>(FrameTable::unionOf(*next.frames, *base.frames, c->baseToUnion));
         c->frameNames = frameDisplayNames(*c->frames);
     }
-    auto tree = DiffTree::build(*nextSide.tree, *baseSide.tree, c->frames, c->baseToUnion, cancel,
-                                next.frames == base.frames);
+    // The function table needs the frames and both sides, not the differential tree: built beside it.
+    auto functions = std::async(std::launch::async, [&, frames = c->frames] {
+        return functionRows(*frames, c->baseToUnion, *nextSide.tree, *baseSide.tree, base);
+    });
+    auto tree = DiffTree::build(*nextSide.tree, *baseSide.tree, c->frames, c->baseToUnion, cancel);
+    const qint64 treeMs = timer.elapsed();
+    c->functions = functions.get();
     if (!tree)
         return makeError(Error::Code::Cancelled, "cancelled");
     c->tree = std::make_shared<const DiffTree>(std::move(*tree));
-    const qint64 treeMs = timer.elapsed();
-    c->functions = functionRows(*c, *nextSide.tree, *baseSide.tree, base);
     addNotices(*c);
     qCDebug(lcModel) << "comparison of" << next.path << "with" << base.path << "in" << timer.elapsed()
                      << "ms (both sides" << sidesMs << "ms, frames and differential tree" << treeMs - sidesMs
-                     << "ms, functions" << timer.elapsed() - treeMs << "ms)," << c->tree->size() << "nodes";
+                     << "ms, then the functions beside it" << timer.elapsed() - treeMs << "ms more),"
+                     << c->tree->size() << "nodes";
     return std::shared_ptr<const Comparison>(std::move(c));
 }
 

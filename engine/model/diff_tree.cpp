@@ -20,8 +20,7 @@ struct Pending {
 
 std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree &baseTree,
                                         std::shared_ptr<const FrameTable> frames,
-                                        std::span<const uint32_t> baseToUnion, const std::atomic<bool> *cancel,
-                                        bool sharedTable)
+                                        std::span<const uint32_t> baseToUnion, const std::atomic<bool> *cancel)
 {
     DiffTree diff;
     diff.m_frames = std::move(frames);
@@ -47,12 +46,9 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
     firstChild.push_back(0);
     childCount.push_back(0);
     const auto baseFrame = [&](uint32_t baseNode) { return baseToUnion[baseTree.node(baseNode).frame]; };
-    // Children come in name order on both sides. Over one table that order is its name ranks (ties between equal
-    // names included); over two tables, names are compared.
-    const std::vector<uint32_t> *rank = sharedTable ? &table.nameRank() : nullptr;
-    const auto before = [&](uint32_t a, uint32_t b) {
-        return rank ? (*rank)[a] < (*rank)[b] : table.frame(a).name < table.frame(b).name;
-    };
+    // Children come in name order on both sides, and a name is one frame in each table and in `frames` (the
+    // union matches frames by name): the order of `frames`' name ranks is that order, without comparing strings.
+    const std::vector<uint32_t> &rank = table.nameRank();
     const auto add = [&](uint32_t parent, uint32_t frame, uint32_t newNode, uint32_t baseNode,
                          std::vector<Pending> &stack) {
         Node node;
@@ -80,7 +76,7 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
         stack.pop_back();
         if ((++visited & 0x3FFF) == 0 && cancel && cancel->load(std::memory_order_relaxed))
             return std::nullopt;
-        // Both trees order children by frame name, and a name is one frame: a merge of the two sorted lists.
+        // Both trees order children by frame name: a merge of the two sorted lists.
         const auto newKids = p.newNode != kNoIndex ? newTree.children(p.newNode) : std::span<const uint32_t>{};
         const auto baseKids = p.baseNode != kNoIndex ? baseTree.children(p.baseNode) : std::span<const uint32_t>{};
         size_t i = 0;
@@ -91,7 +87,7 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
             const uint32_t bf = j < baseKids.size() ? baseFrame(baseKids[j]) : kNoIndex;
             if (nf == bf) {
                 add(p.node, nf, newKids[i++], baseKids[j++], stack);
-            } else if (bf == kNoIndex || (nf != kNoIndex && before(nf, bf))) {
+            } else if (bf == kNoIndex || (nf != kNoIndex && rank[nf] < rank[bf])) {
                 add(p.node, nf, newKids[i++], kNoIndex, stack);
             } else {
                 add(p.node, bf, kNoIndex, baseKids[j++], stack);

@@ -38,14 +38,11 @@ public:
     enum class Widths { New, NewWithBaseOnly, Base };
 
     // `newTree` over `frames`' first frames (the new profile's table, whose ids unionOf keeps), `baseTree` over
-    // the base profile's table, whose ids `baseToUnion` maps into `frames`. With `sharedTable`, both trees were
-    // built over `frames` itself (two weighings of one profile; `baseToUnion` is the identity), so their children
-    // are in the order of its name ranks and are merged by rank rather than by comparing names. Returns nullopt
-    // when cancelled.
+    // the base profile's table, whose ids `baseToUnion` maps into `frames`. Returns nullopt when cancelled.
     static std::optional<DiffTree> build(const CallTree &newTree, const CallTree &baseTree,
                                          std::shared_ptr<const FrameTable> frames,
                                          std::span<const uint32_t> baseToUnion,
-                                         const std::atomic<bool> *cancel = nullptr, bool sharedTable = false);
+                                         const std::atomic<bool> *cancel = nullptr);
 
     size_t size() const { return m_nodes.size(); }
     const Node &node(uint32_t id) const { return m_nodes[id]; }
