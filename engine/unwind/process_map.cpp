@@ -82,13 +82,18 @@ void ProcessMap::addMapping(uint64_t start, uint64_t length, uint64_t pgoff, con
         m.fileMissing = !m.image && !path.starts_with("/memfd:") && !path.starts_with("/dev/");
     }
     if (m.image) {
+        // The segment this mapping loads: the one whose file pages hold `pgoff`. A linker that packs segments
+        // without page alignment in the file (lld) puts the end of the read-only segment and the start of the
+        // code in one file page, so two segments hold it; this mapping is executable, and so is the segment it
+        // loads.
+        const ElfImage::Segment *loaded = nullptr;
         for (const ElfImage::Segment &s : m.image->segments()) {
             const uint64_t segPage = s.offset & ~uint64_t(0xfff);
-            if (pgoff >= segPage && pgoff < s.offset + s.filesz) {
-                m.bias = static_cast<int64_t>(start + s.offset - s.vaddr - pgoff);
-                break;
-            }
+            if (pgoff >= segPage && pgoff < s.offset + s.filesz && (!loaded || (s.executable && !loaded->executable)))
+                loaded = &s;
         }
+        if (loaded)
+            m.bias = static_cast<int64_t>(start + loaded->offset - loaded->vaddr - pgoff);
     }
     ModuleIdentity identity;
     identity.path = path;

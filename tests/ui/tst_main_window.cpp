@@ -21,7 +21,7 @@
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QTreeView>
-#include <QtTest>
+#include <QTest>
 
 using namespace emberline;
 using emberline::ui::FlameGraphView;

@@ -6,7 +6,7 @@
 #include "engine/model/chunked_column.h"
 #include "engine/model/profile.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <numeric>
 

@@ -16,7 +16,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 using namespace emberline::engine;
@@ -139,6 +141,39 @@ private Q_SLOTS:
         const ElfImage::Segment &first = image.value()->segments().front();
         QVERIFY(image.value()->readVaddr(first.vaddr, &out, 8));
         QVERIFY(!image.value()->readVaddr(first.vaddr + first.filesz - 7, &out, 8));
+    }
+
+    // If this fails, the code of a program linked by lld gets a wrong load bias: lld packs the read-only segment
+    // and the code into one file page, and the executable mapping was matched to the read-only segment, a page
+    // off, so that unwinding and symbolization read the wrong bytes.
+    void lldPackedSegmentsGetTheirBias()
+    {
+        const std::string path = EMBERLINE_BINARY_DIR "/tests/targets/cpu_split_lld";
+        auto image = ElfImage::open(path);
+        QVERIFY2(image, path.c_str());
+        const auto &segments = image.value()->segments();
+        const auto code = std::find_if(segments.begin(), segments.end(), [](const auto &s) { return s.executable; });
+        QVERIFY(code != segments.end() && code != segments.begin());
+        const auto before = std::prev(code);
+        const uint64_t codePage = code->offset & ~uint64_t(0xfff);
+        QVERIFY2(codePage < before->offset + before->filesz, "the layout this test is about: one file page, two segments");
+
+        ElfCache cache;
+        ModuleIds ids(kFirstModuleId);
+        ProcessMap map(&cache, &ids);
+        const uint64_t base = 0x555555554000;
+        const uint64_t start = base + (code->vaddr & ~uint64_t(0xfff));
+        map.addMapping(base, before->offset + before->filesz, 0, path, false);
+        map.addMapping(start, code->filesz + (code->offset - codePage), codePage, path, true);
+        const MappedModule *m = map.find(base + code->vaddr);
+        QVERIFY(m);
+        QCOMPARE(m->bias, static_cast<int64_t>(base));
+        // The bytes read at a runtime address are the file's bytes of the code there.
+        uint64_t fromMap = 0;
+        uint64_t fromFile = 0;
+        QVERIFY(map.readImage(base + code->vaddr + 16, &fromMap, sizeof fromMap));
+        QVERIFY(image.value()->readVaddr(code->vaddr + 16, &fromFile, sizeof fromFile));
+        QCOMPARE(fromMap, fromFile);
     }
 
     // If this fails, a mapping of data (which never holds code) makes the unwinder flush libunwind's cache, as every

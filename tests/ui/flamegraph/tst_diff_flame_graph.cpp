@@ -10,7 +10,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QtTest>
+#include <QTest>
 
 
 using namespace emberline;

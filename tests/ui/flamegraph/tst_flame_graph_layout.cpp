@@ -5,7 +5,7 @@
 #include "ui/flamegraph/flame_graph_layout.h"
 #include "ui/flamegraph/frame_colors.h"
 
-#include <QtTest>
+#include <QTest>
 
 using namespace emberline;
 using emberline::engine::kNoIndex;

@@ -5,7 +5,7 @@
 #include "ui/jobs/thread_scheduling.h"
 
 #include <QFile>
-#include <QtTest>
+#include <QTest>
 
 #include <optional>
 #include <thread>

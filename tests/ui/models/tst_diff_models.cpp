@@ -8,7 +8,7 @@
 #include "ui/models/model_roles.h"
 
 #include <QAbstractItemModelTester>
-#include <QtTest>
+#include <QTest>
 
 #include <cmath>
 

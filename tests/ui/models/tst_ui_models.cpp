@@ -9,7 +9,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
-#include <QtTest>
+#include <QTest>
 
 using namespace emberline;
 using emberline::ui::SortRole;

@@ -28,7 +28,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTreeView>
-#include <QtTest>
+#include <QTest>
 
 using namespace emberline;
 using emberline::ui::CompareExplorer;

@@ -25,7 +25,8 @@
 #include <QStackedWidget>
 #include <QTabWidget>
 #include <QTemporaryDir>
-#include <QtTest>
+#include <QSignalSpy>
+#include <QTest>
 
 using namespace emberline;
 using namespace emberline::ui;

@@ -14,7 +14,7 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QToolButton>
-#include <QtTest>
+#include <QTest>
 
 #include <map>
 

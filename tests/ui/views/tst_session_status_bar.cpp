@@ -5,7 +5,7 @@
 #include "ui/views/session_status_bar.h"
 
 #include <QLabel>
-#include <QtTest>
+#include <QTest>
 
 using namespace emberline;
 using namespace emberline::ui;

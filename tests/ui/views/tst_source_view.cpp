@@ -18,7 +18,7 @@
 #include <QScrollBar>
 #include <QTemporaryDir>
 #include <QTreeView>
-#include <QtTest>
+#include <QTest>
 
 #include <map>
 

@@ -23,7 +23,8 @@
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QTreeView>
-#include <QtTest>
+#include <QSignalSpy>
+#include <QTest>
 
 #include <map>
 
