@@ -145,6 +145,7 @@ Result<LiveComparison> compareLive(const LiveSnapshot &snap, const std::shared_p
     LiveComparison out;
     ComparisonRequest compare;
     compare.normalize = request.normalize;
+    compare.widths = request.widths;
     const auto &types = snap.profile->sampleTypes();
     const bool knownType = sampleType >= 0 && static_cast<size_t>(sampleType) < types.size();
     if (knownType)

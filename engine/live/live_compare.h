@@ -32,6 +32,7 @@ struct LiveCompareRequest {
     LiveCompareMode mode = LiveCompareMode::Off;
     LiveBaseline baseline;
     bool normalize = false;
+    DiffTree::Widths widths = DiffTree::Widths::New; // the widths the view draws (ComparisonRequest::widths)
 };
 
 // One comparison of a live session and what its two sides are called in the window ("flush 7", "0.0–4.5 s",

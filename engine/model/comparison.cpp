@@ -255,7 +255,7 @@ Result<std::shared_ptr<const Comparison>> compareProfiles(const ComparisonReques
     auto functions = std::async(std::launch::async, [&, frames = c->frames] {
         return functionRows(*frames, c->baseToUnion, *nextSide.tree, *baseSide.tree, base);
     });
-    auto tree = DiffTree::build(*nextSide.tree, *baseSide.tree, c->frames, c->baseToUnion, cancel);
+    auto tree = DiffTree::build(*nextSide.tree, *baseSide.tree, c->frames, c->baseToUnion, cancel, request.widths);
     const qint64 treeMs = timer.elapsed();
     c->functions = functions.get();
     if (!tree)

@@ -39,6 +39,8 @@ struct ComparisonRequest {
     // not used when normalizing (its values would need scaling).
     std::shared_ptr<const ComparisonSide> nextSide;
     std::shared_ptr<const ComparisonSide> baseSide;
+    // The widths the view draws: made with the differential tree (the others are made when first asked for).
+    DiffTree::Widths widths = DiffTree::Widths::New;
 };
 
 // One function's values on both sides, by its id in the comparison's frame table.

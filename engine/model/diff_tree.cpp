@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <future>
 #include <numeric>
 
 namespace emberline::engine {
@@ -20,7 +19,8 @@ struct Pending {
 
 std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree &baseTree,
                                         std::shared_ptr<const FrameTable> frames,
-                                        std::span<const uint32_t> baseToUnion, const std::atomic<bool> *cancel)
+                                        std::span<const uint32_t> baseToUnion, const std::atomic<bool> *cancel,
+                                        Widths shown)
 {
     DiffTree diff;
     diff.m_frames = std::move(frames);
@@ -106,55 +106,73 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
     std::vector<uint32_t> children(n - 1);
     for (size_t k = 0; k < n; ++k)
         std::iota(children.begin() + childOffsets[k], children.begin() + childOffsets[k + 1], firstChild[k]);
-    diff.makeWidthTrees(std::move(childOffsets), std::move(children));
+    // The new widths own the shape (the children lists the merge made); the other choices copy it when made.
+    std::vector<CallTree::Node> nodes(n);
+    for (size_t i = 0; i < n; ++i) {
+        const Node &d = diff.m_nodes[i];
+        nodes[i] = CallTree::Node{d.frame, d.parent, d.depth, d.depth, d.newSelf, d.newTotal};
+    }
+    diff.m_widths->trees[static_cast<size_t>(Widths::New)] = std::make_shared<const CallTree>(
+        CallTree::withChildren(std::move(nodes), std::move(childOffsets), std::move(children)));
+    if (shown != Widths::New)
+        diff.m_widths->trees[static_cast<size_t>(shown)] = diff.makeWidths(shown);
     return diff;
 }
 
-void DiffTree::makeWidthTrees(std::vector<uint32_t> childOffsets, std::vector<uint32_t> children)
+std::shared_ptr<const CallTree> DiffTree::widths(Widths widths) const
+{
+    std::lock_guard lock(m_widths->mutex);
+    auto &tree = m_widths->trees[static_cast<size_t>(widths)];
+    if (!tree)
+        tree = makeWidths(widths);
+    return tree;
+}
+
+bool DiffTree::hasWidths(Widths widths) const
+{
+    std::lock_guard lock(m_widths->mutex);
+    return m_widths->trees[static_cast<size_t>(widths)] != nullptr;
+}
+
+std::shared_ptr<const CallTree> DiffTree::makeWidths(Widths widths) const
 {
     const size_t n = m_nodes.size();
-    const auto fill = [&](auto selfOf, auto totalOf) {
-        std::vector<CallTree::Node> nodes(n);
+    std::vector<CallTree::Node> nodes(n);
+    if (widths == Widths::Base) {
         for (size_t i = 0; i < n; ++i) {
             const Node &d = m_nodes[i];
-            nodes[i] = CallTree::Node{d.frame, d.parent, d.depth, d.depth, selfOf(i), totalOf(i)};
+            nodes[i] = CallTree::Node{d.frame, d.parent, d.depth, d.depth, d.baseSelf, d.baseTotal};
         }
-        return nodes;
-    };
-    // The three trees share their shape (the children lists the merge made); two of them are built side by side
-    // (a million-sample comparison has millions of nodes).
-    auto base = std::async(std::launch::async, [&] {
-        return std::make_shared<const CallTree>(CallTree::withChildren(
-            fill([&](size_t i) { return m_nodes[i].baseSelf; }, [&](size_t i) { return m_nodes[i].baseTotal; }),
-            childOffsets, children));
-    });
-    m_widths[static_cast<size_t>(Widths::New)] = std::make_shared<const CallTree>(CallTree::withChildren(
-        fill([&](size_t i) { return m_nodes[i].newSelf; }, [&](size_t i) { return m_nodes[i].newTotal; }),
-        childOffsets, children));
-
-    // The base-only paths at their base width, added to every ancestor's width: children come after their
-    // parents, so one backward pass carries each node's added width up.
-    std::vector<int64_t> added(n, 0);
-    for (size_t i = n; i-- > 1;) {
-        if (isBaseOnly(static_cast<uint32_t>(i)) && !isBaseOnly(m_nodes[i].parent))
-            added[i] = m_nodes[i].baseTotal;
-        added[m_nodes[i].parent] += isBaseOnly(m_nodes[i].parent) ? 0 : added[i];
+    } else {
+        // The base-only paths at their base width, added to every ancestor's width: children come after their
+        // parents, so one backward pass carries each node's added width up.
+        std::vector<int64_t> added(widths == Widths::NewWithBaseOnly ? n : 0, 0);
+        for (size_t i = added.size(); i-- > 1;) {
+            if (isBaseOnly(static_cast<uint32_t>(i)) && !isBaseOnly(m_nodes[i].parent))
+                added[i] = m_nodes[i].baseTotal;
+            added[m_nodes[i].parent] += isBaseOnly(m_nodes[i].parent) ? 0 : added[i];
+        }
+        for (size_t i = 0; i < n; ++i) {
+            const Node &d = m_nodes[i];
+            const bool baseOnly = !added.empty() && isBaseOnly(static_cast<uint32_t>(i));
+            nodes[i] = CallTree::Node{d.frame,
+                                      d.parent,
+                                      d.depth,
+                                      d.depth,
+                                      baseOnly ? d.baseSelf : d.newSelf,
+                                      baseOnly ? d.baseTotal : d.newTotal + (added.empty() ? 0 : added[i])};
+        }
     }
-    auto withBaseOnly = fill(
-        [&](size_t i) { return isBaseOnly(static_cast<uint32_t>(i)) ? m_nodes[i].baseSelf : m_nodes[i].newSelf; },
-        [&](size_t i) {
-            return isBaseOnly(static_cast<uint32_t>(i)) ? m_nodes[i].baseTotal : m_nodes[i].newTotal + added[i];
-        });
-    // The base tree copies the lists while this one runs: wait for it before the last tree takes them.
-    m_widths[static_cast<size_t>(Widths::Base)] = base.get();
-    m_widths[static_cast<size_t>(Widths::NewWithBaseOnly)] = std::make_shared<const CallTree>(
-        CallTree::withChildren(std::move(withBaseOnly), std::move(childOffsets), std::move(children)));
+    // The shape is the new widths' (made with the tree, never dropped).
+    return std::make_shared<const CallTree>(
+        CallTree::withValues(std::move(nodes), *m_widths->trees[static_cast<size_t>(Widths::New)]));
 }
 
 std::string DiffTree::dump() const
 {
     std::string out;
-    const CallTree &order = *widths(Widths::Base);
+    const std::shared_ptr<const CallTree> base = widths(Widths::Base);
+    const CallTree &order = *base;
     std::vector<uint32_t> stack{0};
     // Pre-order over the union of both sides: children of a node are listed in name order.
     while (!stack.empty()) {

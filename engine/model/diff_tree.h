@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -20,9 +21,13 @@ namespace emberline::engine {
 //
 // The flame graph draws it through three call trees over the same nodes (same ids, same children order), one
 // per choice of widths: the new values, the new values plus the base-only paths (drawn at their base width),
-// or the base values. They are made once here, on the worker, so a toggle in the window costs nothing.
+// or the base values. The new widths (and the widths the view shows, when it asks for others) are made with the
+// tree, on the worker; the others on first use, from any thread (a view asks for them off the GUI thread: at
+// millions of nodes each is hundreds of megabytes and hundreds of milliseconds that a comparison would
+// otherwise spend on widths nobody looks at).
 //
-// Thread: built on a worker; immutable afterwards, shared with the GUI thread.
+// Thread: built on a worker; immutable afterwards (the width trees made on first use once, under a lock), shared
+// with the GUI thread.
 class DiffTree {
 public:
     struct Node {
@@ -42,7 +47,7 @@ public:
     static std::optional<DiffTree> build(const CallTree &newTree, const CallTree &baseTree,
                                          std::shared_ptr<const FrameTable> frames,
                                          std::span<const uint32_t> baseToUnion,
-                                         const std::atomic<bool> *cancel = nullptr);
+                                         const std::atomic<bool> *cancel = nullptr, Widths shown = Widths::New);
 
     size_t size() const { return m_nodes.size(); }
     const Node &node(uint32_t id) const { return m_nodes[id]; }
@@ -51,20 +56,26 @@ public:
     bool isNewOnly(uint32_t id) const { return m_nodes[id].baseTotal == 0 && m_nodes[id].newTotal != 0; }
     // Every path holds the same value on both sides.
     bool isUnchanged() const { return m_unchanged; }
-    const std::shared_ptr<const CallTree> &widths(Widths widths) const
-    {
-        return m_widths[static_cast<size_t>(widths)];
-    }
+    // The tree of one choice of widths, made now if it was not made yet (linear in the nodes).
+    std::shared_ptr<const CallTree> widths(Widths widths) const;
+    // Whether widths() returns at once for this choice.
+    bool hasWidths(Widths widths) const;
 
     // Indented text, one node a line in the children order of the trees: "<indent>name base new[ (base only)]".
     std::string dump() const;
 
 private:
-    void makeWidthTrees(std::vector<uint32_t> childOffsets, std::vector<uint32_t> children);
+    // The width trees, made once each; shared, so that the tree stays movable.
+    struct WidthTrees {
+        std::mutex mutex;
+        std::shared_ptr<const CallTree> trees[3];
+    };
+
+    std::shared_ptr<const CallTree> makeWidths(Widths widths) const; // New's shape, these values
 
     std::vector<Node> m_nodes;
     std::shared_ptr<const FrameTable> m_frames;
-    std::shared_ptr<const CallTree> m_widths[3];
+    std::shared_ptr<WidthTrees> m_widths = std::make_shared<WidthTrees>();
     bool m_unchanged = true;
 };
 

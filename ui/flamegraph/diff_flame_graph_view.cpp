@@ -51,8 +51,12 @@ void DiffFlameGraphView::connectSignals()
     connect(m_widths, &QComboBox::currentIndexChanged, this, [this](int index) {
         m_baseOnly->setEnabled(index == 0); // the base's widths draw every base path already
         showTree(true);
+        Q_EMIT widthsChanged(widths());
     });
-    connect(m_baseOnly, &QCheckBox::toggled, this, [this] { showTree(true); });
+    connect(m_baseOnly, &QCheckBox::toggled, this, [this] {
+        showTree(true);
+        Q_EMIT widthsChanged(widths());
+    });
 }
 
 void DiffFlameGraphView::setDiff(std::shared_ptr<const engine::DiffTree> tree, const std::string &unit,
@@ -83,14 +87,29 @@ engine::DiffTree::Widths DiffFlameGraphView::widths() const
 
 void DiffFlameGraphView::showTree(bool keepZoom)
 {
+    m_prepare.cancel();
     if (!m_tree) {
         m_flame->setNodeStyle(nullptr);
         m_flame->setTree(nullptr, nullptr, m_unit, false);
         return;
     }
+    const engine::DiffTree::Widths chosen = widths();
+    if (m_tree->hasWidths(chosen)) {
+        drawTree(m_tree->widths(chosen), keepZoom);
+        return;
+    }
+    // Made off the GUI thread (a comparison of millions of nodes takes hundreds of milliseconds); the picture
+    // stays as it is until then. A newer tree or choice drops this one.
+    m_prepare.run([tree = m_tree, chosen](const std::atomic<bool> *) { return tree->widths(chosen); },
+                  [this, keepZoom](std::shared_ptr<const engine::CallTree> made) { drawTree(made, keepZoom); });
+}
+
+void DiffFlameGraphView::drawTree(const std::shared_ptr<const engine::CallTree> &tree, bool keepZoom)
+{
     // The style first: the tree's first paint reads it.
     m_flame->setNodeStyle(std::make_shared<const DiffFlameStyle>(m_tree, m_unit));
-    m_flame->setTree(m_tree->widths(widths()), m_tree->frames(), m_unit, keepZoom, m_names);
+    m_flame->setTree(tree, m_tree->frames(), m_unit, keepZoom, m_names);
+    Q_EMIT widthsShown();
 }
 
 } // namespace emberline::ui

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/model/diff_tree.h"
+#include "ui/jobs/latest_job.h"
 
 #include <QWidget>
 
@@ -32,14 +33,24 @@ public:
     const engine::DiffTree *diff() const { return m_tree.get(); }
     void setWidthsFromBase(bool fromBase);
     void setShowBaseOnly(bool show);
-    // The width tree shown: New, NewWithBaseOnly or Base.
+    // The width tree chosen: New, NewWithBaseOnly or Base.
     engine::DiffTree::Widths widths() const;
     FlameGraphView *flameGraph() const { return m_flame; }
+    // Whether the chosen widths are being made in the background (the picture shows the previous choice).
+    bool isPreparingWidths() const { return m_prepare.isPending(); }
+
+Q_SIGNALS:
+    // The user chose other widths: the next comparison should come with them made (ComparisonRequest::widths).
+    void widthsChanged(engine::DiffTree::Widths widths);
+    // The chosen widths are drawn (at once, or once made in the background).
+    void widthsShown();
 
 private:
     void setupUi();
     void connectSignals();
+    // Draws the chosen widths of the tree; widths the tree has not made yet are made on a pool thread first.
     void showTree(bool keepZoom);
+    void drawTree(const std::shared_ptr<const engine::CallTree> &tree, bool keepZoom);
 
     std::shared_ptr<const engine::DiffTree> m_tree;
     std::shared_ptr<const std::vector<QString>> m_names;
@@ -48,6 +59,7 @@ private:
     QCheckBox *m_baseOnly = nullptr;
     DiffLegend *m_legend = nullptr;
     FlameGraphView *m_flame = nullptr;
+    LatestJob<std::shared_ptr<const engine::CallTree>> m_prepare{this};
 };
 
 } // namespace emberline::ui

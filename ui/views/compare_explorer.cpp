@@ -174,6 +174,11 @@ void CompareExplorer::connectSignals()
         else
             requestComparison();
     });
+    // The view makes widths it lacks itself; later comparisons come with them made.
+    connect(m_flame, &DiffFlameGraphView::widthsChanged, this, [this](engine::DiffTree::Widths widths) {
+        if (m_fed)
+            Q_EMIT widthsChosen(widths);
+    });
     connect(m_search, &QLineEdit::textChanged, m_searchDelay, qOverload<>(&QTimer::start));
     connect(m_searchDelay, &QTimer::timeout, this, [this] { m_flame->flameGraph()->setSearch(m_search->text()); });
     connect(flame, &FlameGraphView::searchResultChanged, this, &CompareExplorer::updateSearchLabel);
@@ -221,6 +226,7 @@ void CompareExplorer::requestComparison()
     request.base = m_base;
     request.sampleType = m_sampleType->currentData().toString().toStdString();
     request.normalize = m_normalize->isChecked();
+    request.widths = m_flame->widths();
     if (!m_threads->isHidden())
         request.newThreads = m_threads->selectedThreads();
     request.baseRange = m_baseRange;

@@ -75,6 +75,7 @@ Q_SIGNALS:
     // Fed mode: the user chose another sample type (an index into the session's sample types) or normalization.
     void sampleTypeChosen(int sampleType);
     void normalizeToggled(bool normalize);
+    void widthsChosen(engine::DiffTree::Widths widths);
 
 private:
     void setupUi();

@@ -88,6 +88,11 @@ void LiveSessionView::connectCompareSignals()
         m_request.compare.normalize = normalize;
         sendRequest();
     });
+    connect(m_compareExplorer, &CompareExplorer::widthsChosen, this, [this](engine::DiffTree::Widths widths) {
+        // The view draws them already (made in the background); the stage makes them with every comparison.
+        m_request.compare.widths = widths;
+        sendRequest();
+    });
     connect(m_compareExplorer, &CompareExplorer::comparisonApplied, this, [this] {
         m_analysisShown = true;
         reportShownIfComplete();

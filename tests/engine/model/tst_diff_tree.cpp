@@ -119,6 +119,10 @@ private Q_SLOTS:
         const auto c = compare(newAgainstBase());
         QVERIFY(c);
         const DiffTree &d = *c->tree;
+        // The new widths come with the tree; the others are made when first asked for, and kept.
+        QVERIFY(d.hasWidths(DiffTree::Widths::New));
+        QVERIFY(!d.hasWidths(DiffTree::Widths::Base));
+        QVERIFY(!d.hasWidths(DiffTree::Widths::NewWithBaseOnly));
         const CallTree &fresh = *d.widths(DiffTree::Widths::New);
         const CallTree &with = *d.widths(DiffTree::Widths::NewWithBaseOnly);
         const CallTree &base = *d.widths(DiffTree::Widths::Base);
@@ -143,6 +147,21 @@ private Q_SLOTS:
         QCOMPARE(base.node(idle).total, int64_t(10));
         // Rows: the recursion makes three frame rows under the root in every tree.
         QCOMPARE(fresh.node(0).deepest, uint32_t(3));
+        QCOMPARE(d.widths(DiffTree::Widths::Base).get(), &base);
+
+        // Widths the view draws come made with the tree, with the same values.
+        ComparisonRequest drawnFromBase = newAgainstBase();
+        drawnFromBase.widths = DiffTree::Widths::Base;
+        const auto b = compare(drawnFromBase);
+        QVERIFY(b);
+        QVERIFY(b->tree->hasWidths(DiffTree::Widths::Base));
+        QVERIFY(!b->tree->hasWidths(DiffTree::Widths::NewWithBaseOnly));
+        const CallTree &eager = *b->tree->widths(DiffTree::Widths::Base);
+        QCOMPARE(eager.size(), base.size());
+        for (uint32_t id = 0; id < eager.size(); ++id) {
+            QCOMPARE(eager.node(id).total, base.node(id).total);
+            QCOMPARE(eager.node(id).self, base.node(id).self);
+        }
     }
 
     // If this fails, two weighings of one profile (a live session's flushes or ranges: one frame table, whose

@@ -10,6 +10,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QSignalSpy>
 #include <QTest>
 
 
@@ -143,17 +144,28 @@ private Q_SLOTS:
         flame->setSelectedFrame(c->tree->node(work).frame);
         flame->setSearch(QStringLiteral("hash"));
 
+        // Widths the tree has not made yet are made off the GUI thread; the picture changes when they are drawn.
+        QVERIFY(!c->tree->hasWidths(DiffTree::Widths::NewWithBaseOnly));
+        QSignalSpy shown(&view, &ui::DiffFlameGraphView::widthsShown);
+        QSignalSpy chosen(&view, &ui::DiffFlameGraphView::widthsChanged);
         view.findChild<QCheckBox *>(QStringLiteral("diffBaseOnlyToggle"))->setChecked(true);
+        QCOMPARE(chosen.count(), 1);
+        QVERIFY(view.isPreparingWidths());
+        QCOMPARE(flame->layout().tree(), c->tree->widths(DiffTree::Widths::New).get()); // still the old picture
+        QTRY_COMPARE(shown.count(), 1);
+        QVERIFY(!view.isPreparingWidths());
         QCOMPARE(flame->layout().tree(), c->tree->widths(DiffTree::Widths::NewWithBaseOnly).get());
         QCOMPARE(flame->layout().zoomNode(), work);
         view.findChild<QComboBox *>(QStringLiteral("diffWidthsCombo"))->setCurrentIndex(1);
         QCOMPARE(view.widths(), DiffTree::Widths::Base);
+        QTRY_COMPARE(shown.count(), 2);
         QCOMPARE(flame->layout().tree(), c->tree->widths(DiffTree::Widths::Base).get());
         QCOMPARE(flame->layout().zoomNode(), work);
 
         // The next comparison: another tree and frame table; zoom path, selected frame and search follow by name.
         const auto next = comparison(90);
         view.setDiff(next->tree, next->unit, true, next->frameNames);
+        QTRY_COMPARE(shown.count(), 3);
         QCOMPARE(flame->layout().tree(), next->tree->widths(DiffTree::Widths::Base).get());
         QCOMPARE(next->frames->frame(flame->layout().tree()->node(flame->layout().zoomNode()).frame).name,
                  std::string("work"));
