@@ -25,24 +25,33 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
     DiffTree diff;
     diff.m_frames = std::move(frames);
     const FrameTable &table = *diff.m_frames;
-    // Every node of either side at most: growing the vector instead cost a copy of every node per doubling.
-    diff.m_nodes.reserve(newTree.size() + baseTree.size());
+    // The merged nodes as the new widths' tree holds them (frame, parent, depth and the new values), and the base
+    // values beside them: every node of either side at most (growing the vectors instead cost a copy of every
+    // node per doubling; reserved address space is touched only as nodes are added).
+    std::vector<CallTree::Node> nodes;
+    std::vector<BaseValues> &base = diff.m_base;
+    nodes.reserve(newTree.size() + baseTree.size());
+    base.reserve(nodes.capacity());
     // Per node, where its children begin and how many there are: the merge below adds a node's children one
     // after the other in name order, so the width trees need no sort.
     std::vector<uint32_t> firstChild;
     std::vector<uint32_t> childCount;
-    firstChild.reserve(diff.m_nodes.capacity());
-    childCount.reserve(diff.m_nodes.capacity());
-    Node root;
+    firstChild.reserve(nodes.capacity());
+    childCount.reserve(nodes.capacity());
+    CallTree::Node root{};
+    root.frame = kNoIndex;
+    root.parent = kNoIndex;
+    BaseValues rootBase;
     if (newTree.size() > 0) {
-        root.newSelf = newTree.node(0).self;
-        root.newTotal = newTree.total();
+        root.self = newTree.node(0).self;
+        root.total = newTree.total();
     }
     if (baseTree.size() > 0) {
-        root.baseSelf = baseTree.node(0).self;
-        root.baseTotal = baseTree.total();
+        rootBase.self = baseTree.node(0).self;
+        rootBase.total = baseTree.total();
     }
-    diff.m_nodes.push_back(root);
+    nodes.push_back(root);
+    base.push_back(rootBase);
     firstChild.push_back(0);
     childCount.push_back(0);
     const auto baseFrame = [&](uint32_t baseNode) { return baseToUnion[baseTree.node(baseNode).frame]; };
@@ -51,20 +60,20 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
     const std::vector<uint32_t> &rank = table.nameRank();
     const auto add = [&](uint32_t parent, uint32_t frame, uint32_t newNode, uint32_t baseNode,
                          std::vector<Pending> &stack) {
-        Node node;
-        node.frame = frame;
-        node.parent = parent;
-        node.depth = diff.m_nodes[parent].depth + 1;
+        const uint32_t depth = nodes[parent].depth + 1;
+        CallTree::Node node{frame, parent, depth, depth, 0, 0};
         if (newNode != kNoIndex) {
-            node.newSelf = newTree.node(newNode).self;
-            node.newTotal = newTree.node(newNode).total;
+            node.self = newTree.node(newNode).self;
+            node.total = newTree.node(newNode).total;
         }
+        BaseValues values;
         if (baseNode != kNoIndex) {
-            node.baseSelf = baseTree.node(baseNode).self;
-            node.baseTotal = baseTree.node(baseNode).total;
+            values.self = baseTree.node(baseNode).self;
+            values.total = baseTree.node(baseNode).total;
         }
-        stack.push_back({static_cast<uint32_t>(diff.m_nodes.size()), newNode, baseNode});
-        diff.m_nodes.push_back(node);
+        stack.push_back({static_cast<uint32_t>(nodes.size()), newNode, baseNode});
+        nodes.push_back(node);
+        base.push_back(values);
         firstChild.push_back(0);
         childCount.push_back(0);
     };
@@ -81,7 +90,7 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
         const auto baseKids = p.baseNode != kNoIndex ? baseTree.children(p.baseNode) : std::span<const uint32_t>{};
         size_t i = 0;
         size_t j = 0;
-        const auto first = static_cast<uint32_t>(diff.m_nodes.size());
+        const auto first = static_cast<uint32_t>(nodes.size());
         while (i < newKids.size() || j < baseKids.size()) {
             const uint32_t nf = i < newKids.size() ? newTree.node(newKids[i]).frame : kNoIndex;
             const uint32_t bf = j < baseKids.size() ? baseFrame(baseKids[j]) : kNoIndex;
@@ -94,12 +103,12 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
             }
         }
         firstChild[p.node] = first;
-        childCount[p.node] = static_cast<uint32_t>(diff.m_nodes.size()) - first;
+        childCount[p.node] = static_cast<uint32_t>(nodes.size()) - first;
     }
-    diff.m_unchanged = std::all_of(diff.m_nodes.begin(), diff.m_nodes.end(), [](const Node &n) {
-        return n.baseSelf == n.newSelf && n.baseTotal == n.newTotal;
-    });
-    const size_t n = diff.m_nodes.size();
+    const size_t n = nodes.size();
+    diff.m_unchanged = true;
+    for (size_t k = 0; k < n && diff.m_unchanged; ++k)
+        diff.m_unchanged = base[k].self == nodes[k].self && base[k].total == nodes[k].total;
     std::vector<uint32_t> childOffsets(n + 1, 0);
     for (size_t k = 0; k < n; ++k)
         childOffsets[k + 1] = childOffsets[k] + childCount[k];
@@ -107,16 +116,19 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
     for (size_t k = 0; k < n; ++k)
         std::iota(children.begin() + childOffsets[k], children.begin() + childOffsets[k + 1], firstChild[k]);
     // The new widths own the shape (the children lists the merge made); the other choices copy it when made.
-    std::vector<CallTree::Node> nodes(n);
-    for (size_t i = 0; i < n; ++i) {
-        const Node &d = diff.m_nodes[i];
-        nodes[i] = CallTree::Node{d.frame, d.parent, d.depth, d.depth, d.newSelf, d.newTotal};
-    }
-    diff.m_widths->trees[static_cast<size_t>(Widths::New)] = std::make_shared<const CallTree>(
+    auto fresh = std::make_shared<const CallTree>(
         CallTree::withChildren(std::move(nodes), std::move(childOffsets), std::move(children)));
+    diff.m_new = fresh.get();
+    diff.m_widths->trees[static_cast<size_t>(Widths::New)] = std::move(fresh);
     if (shown != Widths::New)
         diff.m_widths->trees[static_cast<size_t>(shown)] = diff.makeWidths(shown);
     return diff;
+}
+
+DiffTree::Node DiffTree::node(uint32_t id) const
+{
+    const CallTree::Node &n = m_new->node(id);
+    return Node{n.frame, n.parent, n.depth, m_base[id].self, m_base[id].total, n.self, n.total};
 }
 
 std::shared_ptr<const CallTree> DiffTree::widths(Widths widths) const
@@ -136,36 +148,36 @@ bool DiffTree::hasWidths(Widths widths) const
 
 std::shared_ptr<const CallTree> DiffTree::makeWidths(Widths widths) const
 {
-    const size_t n = m_nodes.size();
+    const size_t n = size();
     std::vector<CallTree::Node> nodes(n);
     if (widths == Widths::Base) {
         for (size_t i = 0; i < n; ++i) {
-            const Node &d = m_nodes[i];
-            nodes[i] = CallTree::Node{d.frame, d.parent, d.depth, d.depth, d.baseSelf, d.baseTotal};
+            const CallTree::Node &d = m_new->node(static_cast<uint32_t>(i));
+            nodes[i] = CallTree::Node{d.frame, d.parent, d.depth, d.depth, m_base[i].self, m_base[i].total};
         }
     } else {
         // The base-only paths at their base width, added to every ancestor's width: children come after their
         // parents, so one backward pass carries each node's added width up.
         std::vector<int64_t> added(widths == Widths::NewWithBaseOnly ? n : 0, 0);
         for (size_t i = added.size(); i-- > 1;) {
-            if (isBaseOnly(static_cast<uint32_t>(i)) && !isBaseOnly(m_nodes[i].parent))
-                added[i] = m_nodes[i].baseTotal;
-            added[m_nodes[i].parent] += isBaseOnly(m_nodes[i].parent) ? 0 : added[i];
+            const uint32_t parent = m_new->node(static_cast<uint32_t>(i)).parent;
+            if (isBaseOnly(static_cast<uint32_t>(i)) && !isBaseOnly(parent))
+                added[i] = m_base[i].total;
+            added[parent] += isBaseOnly(parent) ? 0 : added[i];
         }
         for (size_t i = 0; i < n; ++i) {
-            const Node &d = m_nodes[i];
+            const CallTree::Node &d = m_new->node(static_cast<uint32_t>(i));
             const bool baseOnly = !added.empty() && isBaseOnly(static_cast<uint32_t>(i));
             nodes[i] = CallTree::Node{d.frame,
                                       d.parent,
                                       d.depth,
                                       d.depth,
-                                      baseOnly ? d.baseSelf : d.newSelf,
-                                      baseOnly ? d.baseTotal : d.newTotal + (added.empty() ? 0 : added[i])};
+                                      baseOnly ? m_base[i].self : d.self,
+                                      baseOnly ? m_base[i].total : d.total + (added.empty() ? 0 : added[i])};
         }
     }
     // The shape is the new widths' (made with the tree, never dropped).
-    return std::make_shared<const CallTree>(
-        CallTree::withValues(std::move(nodes), *m_widths->trees[static_cast<size_t>(Widths::New)]));
+    return std::make_shared<const CallTree>(CallTree::withValues(std::move(nodes), *m_new));
 }
 
 std::string DiffTree::dump() const
@@ -178,7 +190,7 @@ std::string DiffTree::dump() const
     while (!stack.empty()) {
         const uint32_t id = stack.back();
         stack.pop_back();
-        const Node &n = m_nodes[id];
+        const Node n = node(id);
         out.append(2 * static_cast<size_t>(n.depth), ' ');
         out += (id == 0 ? std::string("<root>") : m_frames->frame(n.frame).name) + " " +
                std::to_string(n.baseTotal) + " " + std::to_string(n.newTotal);

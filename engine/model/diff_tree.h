@@ -49,11 +49,11 @@ public:
                                          std::span<const uint32_t> baseToUnion,
                                          const std::atomic<bool> *cancel = nullptr, Widths shown = Widths::New);
 
-    size_t size() const { return m_nodes.size(); }
-    const Node &node(uint32_t id) const { return m_nodes[id]; }
+    size_t size() const { return m_base.size(); }
+    Node node(uint32_t id) const;
     const std::shared_ptr<const FrameTable> &frames() const { return m_frames; }
-    bool isBaseOnly(uint32_t id) const { return m_nodes[id].newTotal == 0 && m_nodes[id].baseTotal != 0; }
-    bool isNewOnly(uint32_t id) const { return m_nodes[id].baseTotal == 0 && m_nodes[id].newTotal != 0; }
+    bool isBaseOnly(uint32_t id) const { return m_new->node(id).total == 0 && m_base[id].total != 0; }
+    bool isNewOnly(uint32_t id) const { return m_base[id].total == 0 && m_new->node(id).total != 0; }
     // Every path holds the same value on both sides.
     bool isUnchanged() const { return m_unchanged; }
     // The tree of one choice of widths, made now if it was not made yet (linear in the nodes).
@@ -73,7 +73,13 @@ private:
 
     std::shared_ptr<const CallTree> makeWidths(Widths widths) const; // New's shape, these values
 
-    std::vector<Node> m_nodes;
+    // A node is the new widths' node (frame, parent, depth, new values) and its base values.
+    struct BaseValues {
+        int64_t self = 0;
+        int64_t total = 0;
+    };
+    std::vector<BaseValues> m_base;
+    const CallTree *m_new = nullptr; // the new widths' tree, kept by m_widths
     std::shared_ptr<const FrameTable> m_frames;
     std::shared_ptr<WidthTrees> m_widths = std::make_shared<WidthTrees>();
     bool m_unchanged = true;
