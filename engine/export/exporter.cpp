@@ -244,8 +244,23 @@ void Exporter::save(Flush &flush)
     flush.path = path;
 }
 
+void Exporter::adoptDebuginfodDownloads(bool finalFlush)
+{
+    if (!m_options.symbolizer.debuginfod)
+        return;
+    if (finalFlush && !m_symbolizer.waitForDownloads(m_options.finalDebuginfodWaitMs))
+        qCInfo(lcSymbols, "debuginfod downloads still running at the end of the session are abandoned");
+    if (m_symbolizer.adoptDownloads().empty())
+        return;
+    // Rare (once per module at most): start the location and health caches over rather than sort out which
+    // entries belong to the modules that changed.
+    m_symbolCache.clear();
+    m_moduleSymbols.clear();
+}
+
 Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &input)
 {
+    adoptDebuginfodDownloads(input.final);
     if (input.unwind)
         m_health = buildHealth(*input.unwind);
     if (input.samples.empty())

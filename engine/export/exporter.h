@@ -29,6 +29,9 @@ struct ExporterOptions {
     std::string perfMapDirectory = "/tmp";
     // Why the sampler could not name kernel frames (kptr_restrict, perf_event_paranoid); a line of the health view.
     std::string kernelFramesProblem;
+    // With debuginfod on (symbolizer.debuginfod), how long the final flush waits for downloads still running, so
+    // that a short session's last flush and profile.pprof get the names they bring. Only the session's end waits.
+    int finalDebuginfodWaitMs = 5000;
 };
 
 // Turns a FlushInput into a Flush: symbolizes the flush's unique locations (cached across flushes), builds the
@@ -82,6 +85,8 @@ private:
     const ModuleSymbols &moduleSymbols(uint32_t id, const ModuleUnwindInfo &info);
     std::vector<std::string> healthFaults(const UnwindCounters &counters) const;
     void addToSessionProfile(const Profile &profile, Flush &flush);
+    // The debug files debuginfod delivered since the last flush: their modules' names are looked up again.
+    void adoptDebuginfodDownloads(bool finalFlush);
 
     ExporterOptions m_options;
     Symbolizer m_symbolizer;

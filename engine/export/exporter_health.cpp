@@ -3,6 +3,7 @@
 #include "engine/export/exporter.h"
 
 #include <cstdlib>
+#include <set>
 
 namespace emberline::engine {
 
@@ -47,6 +48,15 @@ std::vector<std::string> Exporter::healthFaults(const UnwindCounters &counters) 
             faults.push_back(info.path + ": deleted or replaced on disk while the program ran; its frames are not "
                                          "unwound through or named");
     }
+    std::set<std::string> debuginfodFailures; // one line per file, however many processes map it
+    for (size_t id = 0; id < counters.modules.size() && id < counters.byModule.size(); ++id) {
+        const ModuleUnwindInfo &info = counters.modules[id];
+        if (counters.byModule[id].samples == 0 || info.buildId.empty() || !debuginfodFailures.insert(info.path).second)
+            continue;
+        const DebuginfodStatus status = m_symbolizer.debuginfodStatus(info.buildId);
+        if (status.state == DebuginfodState::Failed)
+            faults.push_back("debuginfod could not give " + info.path + "'s debug file: " + status.error);
+    }
     for (const std::string &path : m_replacedFiles)
         faults.push_back(path + " was replaced on disk during the session (another build id): its frames are named "
                                 "by address only");
@@ -57,8 +67,12 @@ std::shared_ptr<const UnwindHealth> Exporter::buildHealth(const UnwindCounters &
 {
     std::vector<ModuleSymbols> symbols(counters.modules.size());
     for (size_t id = 0; id < counters.modules.size() && id < counters.byModule.size(); ++id) {
-        if (counters.byModule[id].samples > 0)
-            symbols[id] = moduleSymbols(static_cast<uint32_t>(id), counters.modules[id]);
+        if (counters.byModule[id].samples == 0)
+            continue;
+        symbols[id] = moduleSymbols(static_cast<uint32_t>(id), counters.modules[id]);
+        // Not cached with the rest: a download moves on between flushes.
+        if (!counters.modules[id].buildId.empty())
+            symbols[id].debuginfod = m_symbolizer.debuginfodStatus(counters.modules[id].buildId);
     }
     UnwindHealthContext context;
     const char *urls = std::getenv("DEBUGINFOD_URLS");

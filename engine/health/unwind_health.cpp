@@ -45,6 +45,33 @@ std::string_view symbolSourceName(SymbolSource source)
     return "";
 }
 
+namespace {
+
+std::string megabytes(int64_t bytes)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f MB", double(bytes) / 1e6);
+    return text;
+}
+
+} // namespace
+
+std::string debuginfodStatusText(const DebuginfodStatus &status)
+{
+    switch (status.state) {
+    case DebuginfodState::NotAsked: return {};
+    case DebuginfodState::Waiting: return "debuginfod: download queued";
+    case DebuginfodState::Downloading:
+        if (status.totalBytes > 0)
+            return "debuginfod: downloading " + megabytes(status.bytes) + " of " + megabytes(status.totalBytes);
+        return "debuginfod: downloading, " + megabytes(status.bytes) + " so far";
+    case DebuginfodState::Found: return "debuginfod: debug file downloaded";
+    case DebuginfodState::NotFound: return "debuginfod: not on the server";
+    case DebuginfodState::Failed: return "debuginfod: failed: " + status.error;
+    }
+    return {};
+}
+
 uint32_t suggestedStackCopy(uint64_t neededBytes, uint32_t currentBytes)
 {
     uint64_t bytes = neededBytes > 0 ? neededBytes : uint64_t(currentBytes) * 2;
@@ -60,6 +87,9 @@ std::string healthSymbolText(const ModuleSymbols &symbols)
     const std::string_view source = symbolSourceName(symbols.source);
     if (!source.empty() && symbols.status != SymbolStatus::None && symbols.status != SymbolStatus::Unknown)
         text += ", " + std::string(source);
+    // Once the names come from the downloaded file, "found by debuginfod" says it all.
+    if (symbols.source != SymbolSource::Debuginfod && symbols.debuginfod.state != DebuginfodState::NotAsked)
+        text += "; " + debuginfodStatusText(symbols.debuginfod);
     return text;
 }
 
@@ -91,6 +121,9 @@ std::string healthFixFor(const ModuleHealth &m, const ModuleUnwindInfo &info, ui
     }
     if (!info.anonymous && !info.path.empty() && info.path[0] == '/' &&
         (m.symbols.status == SymbolStatus::None || m.symbols.status == SymbolStatus::SymbolTable)) {
+        const DebuginfodState fetch = m.symbols.debuginfod.state;
+        if (fetch == DebuginfodState::Waiting || fetch == DebuginfodState::Downloading)
+            return "wait: debuginfod is downloading " + name + "'s debug file; later flushes use it";
         std::string fix = "install the -dbgsym package that holds " + name + "'s debug file";
         if (!context.debuginfodConfigured)
             fix += ", or set DEBUGINFOD_URLS (https://debuginfod.debian.net)";
@@ -195,7 +228,7 @@ std::vector<std::string> describeUnwindHealth(const UnwindHealth &health, size_t
     lines.emplace_back(buf);
     size_t shown = 0;
     for (const ModuleHealth &m : health.modules) {
-        if (m.fix.empty() && m.incomplete == 0)
+        if (m.fix.empty() && m.incomplete == 0 && m.symbols.debuginfod.state == DebuginfodState::NotAsked)
             continue;
         if (shown++ == maxModules)
             break;

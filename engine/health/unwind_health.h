@@ -54,10 +54,23 @@ struct UnwindCounters {
 enum class SymbolStatus : uint8_t { Unknown, FullDwarf, SymbolTable, None };
 enum class SymbolSource : uint8_t { None, InFile, BuildId, Debuglink, Debuginfod };
 
-// How a module's names were found, as the symbolizer saw the file.
+// Where a module's debug file stands with debuginfod (DEBUGINFOD_URLS), as of one flush.
+// NotFound is the servers' plain answer that they do not have the file; Failed is everything that went wrong.
+enum class DebuginfodState : uint8_t { NotAsked, Waiting, Downloading, Found, NotFound, Failed };
+
+struct DebuginfodStatus {
+    DebuginfodState state = DebuginfodState::NotAsked;
+    int64_t bytes = 0;      // Downloading: received so far
+    int64_t totalBytes = 0; // Downloading: the size the server announced, 0 when it did not say
+    std::string path;       // Found: the checked debug file in libdebuginfod's cache
+    std::string error;      // Failed: why, in words (server down, timed out, not found, not a debug file...)
+};
+
+// How a module's names were found, as the symbolizer saw the file, and its debuginfod download if one was asked.
 struct ModuleSymbols {
     SymbolStatus status = SymbolStatus::Unknown;
     SymbolSource source = SymbolSource::None;
+    DebuginfodStatus debuginfod;
 };
 
 // One row of the health view: a module, how its stacks ended, its symbols, and the fix to try.
@@ -92,6 +105,8 @@ struct UnwindHealth {
 std::string_view unwindCauseName(UnwindCause cause);
 std::string_view symbolStatusName(SymbolStatus status);
 std::string_view symbolSourceName(SymbolSource source);
+// "debuginfod: downloading 1.2 of 3.4 MB", "debuginfod: failed: ..."; "" when nothing was asked.
+std::string debuginfodStatusText(const DebuginfodStatus &status);
 // The stack copy to suggest for stacks seen to need `neededBytes`: rounded up to 4 KiB, at most perf's limit.
 uint32_t suggestedStackCopy(uint64_t neededBytes, uint32_t currentBytes);
 

@@ -2,9 +2,13 @@
 
 #include "engine/common/strings.h"
 #include "engine/symbols/demangle.h"
+#include "engine/symbols/debuginfod_fetcher.h"
 #include "engine/symbols/dwarf_inline.h"
 #include "engine/symbols/symbols_logging.h"
 
+#include <cstdlib>
+#include <cstring>
+#include <elfutils/debuginfod.h>
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -47,6 +51,28 @@ std::string joinSearchPath(const std::vector<std::string> &debugDirectories)
     return path;
 }
 
+// libdwfl's last resort for a debug file is debuginfod, a download on the caller's thread; cancelling it at its
+// first progress report leaves only the cache lookup, which answers at once.
+int refuseDownload(debuginfod_client * /*client*/, long /*bytes*/, long /*total*/)
+{
+    return 1;
+}
+
+// The GNU build id of the ELF file open at fd, "" if none; the descriptor stays open and unmoved.
+std::string buildIdOf(int fd)
+{
+    initLibelf();
+    std::string buildId;
+    if (Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
+        const void *bits = nullptr;
+        const ssize_t length = dwelf_elf_gnu_build_id(elf, &bits);
+        if (length > 0)
+            buildId = hexBytes(static_cast<const unsigned char *>(bits), static_cast<size_t>(length));
+        elf_end(elf);
+    }
+    return buildId;
+}
+
 } // namespace
 
 SymbolModule::SymbolModule(const std::vector<std::string> &debugDirectories)
@@ -54,10 +80,43 @@ SymbolModule::SymbolModule(const std::vector<std::string> &debugDirectories)
 {
     m_debuginfoPathPointer = m_debuginfoPath.data();
     m_callbacks.find_elf = dwfl_build_id_find_elf;
-    m_callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+    m_callbacks.find_debuginfo = &SymbolModule::findDebuginfo;
     m_callbacks.section_address = dwfl_offline_section_address;
     m_callbacks.debuginfo_path = &m_debuginfoPathPointer;
     m_dwfl = dwfl_begin(&m_callbacks);
+    const char *urls = std::getenv("DEBUGINFOD_URLS");
+    if (m_dwfl != nullptr && urls != nullptr && *urls != '\0') {
+        if (debuginfod_client *client = dwfl_get_debuginfod_client(m_dwfl))
+            debuginfod_set_progressfn(client, &refuseDownload);
+    }
+}
+
+int SymbolModule::findDebuginfo(Dwfl_Module *module, void **userdata, const char *moduleName, Dwarf_Addr base,
+                                const char *fileName, const char *debuglinkFile, GElf_Word debuglinkCrc,
+                                char **debuginfoFileName)
+{
+    const auto *self = static_cast<const SymbolModule *>(*userdata);
+    if (self != nullptr && !self->m_debugFile.empty()) {
+        const int fd = openRegularFile(self->m_debugFile);
+        if (fd >= 0) {
+            *debuginfoFileName = ::strdup(self->m_debugFile.c_str());
+            return fd;
+        }
+    }
+    const int fd = dwfl_standard_find_debuginfo(module, userdata, moduleName, base, fileName, debuglinkFile,
+                                                debuglinkCrc, debuginfoFileName);
+    if (fd < 0 || self == nullptr || self->m_buildId.empty())
+        return fd;
+    // A file from debuginfod's cache is not checked by libdwfl: a wrong one would name every frame wrongly.
+    const std::string found = buildIdOf(fd);
+    if (found.empty() || found == self->m_buildId)
+        return fd;
+    qCInfo(lcSymbols, "%s: debug file %s has build id %s, not %s; not used", moduleName,
+           *debuginfoFileName != nullptr ? *debuginfoFileName : "?", found.c_str(), self->m_buildId.c_str());
+    ::close(fd);
+    std::free(*debuginfoFileName);
+    *debuginfoFileName = nullptr;
+    return -1;
 }
 
 SymbolModule::~SymbolModule()
@@ -67,7 +126,8 @@ SymbolModule::~SymbolModule()
 }
 
 std::unique_ptr<SymbolModule> SymbolModule::openFile(const std::string &path, const std::string &expectedBuildId,
-                                                     const std::vector<std::string> &debugDirectories)
+                                                     const std::vector<std::string> &debugDirectories,
+                                                     const std::string &debugFile)
 {
     const int fd = openRegularFile(path);
     if (fd < 0) {
@@ -75,6 +135,7 @@ std::unique_ptr<SymbolModule> SymbolModule::openFile(const std::string &path, co
         return nullptr;
     }
     std::unique_ptr<SymbolModule> module(new SymbolModule(debugDirectories));
+    module->m_debugFile = debugFile;
     if (!module->report(path, fd))
         return nullptr;
     if (!expectedBuildId.empty() && module->m_buildId != lowercaseHex(expectedBuildId)) {
@@ -138,6 +199,11 @@ bool SymbolModule::report(const std::string &name, int fd)
     const int length = dwfl_module_build_id(m_module, &bits, &noteAddress);
     if (length > 0)
         m_buildId = hexBytes(bits, static_cast<size_t>(length));
+    // The find_debuginfo callback finds this object through the module's user data.
+    void **userdata = nullptr;
+    dwfl_module_info(m_module, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+    if (userdata != nullptr)
+        *userdata = this;
     return true;
 }
 
@@ -152,12 +218,13 @@ ModuleSymbols SymbolModule::symbolInfo()
     const std::string_view debug = debugFile != nullptr ? std::string_view(debugFile) : std::string_view();
     if (dwarf != nullptr) {
         info.status = SymbolStatus::FullDwarf;
+        const std::string cache = DebuginfodFetcher::cacheDirectory();
         if (debug.empty() || (mainFile != nullptr && debug == mainFile))
             info.source = SymbolSource::InFile;
+        else if ((!m_debugFile.empty() && debug == m_debugFile) || (!cache.empty() && debug.starts_with(cache + '/')))
+            info.source = SymbolSource::Debuginfod;
         else if (debug.find("/.build-id/") != std::string_view::npos)
             info.source = SymbolSource::BuildId;
-        else if (debug.find("/debuginfod") != std::string_view::npos)
-            info.source = SymbolSource::Debuginfod;
         else
             info.source = SymbolSource::Debuglink;
     } else if (dwfl_module_getsymtab(m_module) > 0) {
