@@ -66,18 +66,20 @@ std::vector<std::string> Exporter::healthFaults(const UnwindCounters &counters) 
 std::shared_ptr<const UnwindHealth> Exporter::buildHealth(const UnwindCounters &counters)
 {
     std::vector<ModuleSymbols> symbols(counters.modules.size());
+    std::vector<DebuginfodStatus> debuginfod(counters.modules.size());
     for (size_t id = 0; id < counters.modules.size() && id < counters.byModule.size(); ++id) {
         if (counters.byModule[id].samples == 0)
             continue;
         symbols[id] = moduleSymbols(static_cast<uint32_t>(id), counters.modules[id]);
-        // Not cached with the rest: a download moves on between flushes.
+        // Not cached with the symbols: a download moves on between flushes.
         if (!counters.modules[id].buildId.empty())
-            symbols[id].debuginfod = m_symbolizer.debuginfodStatus(counters.modules[id].buildId);
+            debuginfod[id] = m_symbolizer.debuginfodStatus(counters.modules[id].buildId);
     }
     UnwindHealthContext context;
     const char *urls = std::getenv("DEBUGINFOD_URLS");
     context.debuginfodConfigured = urls != nullptr && *urls != '\0';
-    return std::make_shared<const UnwindHealth>(buildUnwindHealth(counters, symbols, healthFaults(counters), context));
+    return std::make_shared<const UnwindHealth>(buildUnwindHealth(counters, symbols, healthFaults(counters), context,
+                                                                 debuginfod));
 }
 
 } // namespace emberline::engine

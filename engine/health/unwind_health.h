@@ -66,11 +66,10 @@ struct DebuginfodStatus {
     std::string error;      // Failed: why, in words (server down, timed out, not found, not a debug file...)
 };
 
-// How a module's names were found, as the symbolizer saw the file, and its debuginfod download if one was asked.
+// How a module's names were found, as the symbolizer saw the file.
 struct ModuleSymbols {
     SymbolStatus status = SymbolStatus::Unknown;
     SymbolSource source = SymbolSource::None;
-    DebuginfodStatus debuginfod;
 };
 
 // One row of the health view: a module, how its stacks ended, its symbols, and the fix to try.
@@ -84,6 +83,7 @@ struct ModuleHealth {
     bool hasCause = false;
     UnwindCause cause = UnwindCause::Other; // the most frequent (FramePointers only when nothing failed)
     ModuleSymbols symbols;
+    DebuginfodStatus debuginfod; // its debug file's download, when one was asked
     uint32_t suggestedStackBytes = 0; // for StackCopyTooSmall: the copy that would have sufficed (0: unknown)
     bool suggestionIsLowerBound = false; // the stacks may need more: only how far their walks reached is known
     std::string causeText;
@@ -114,10 +114,12 @@ struct UnwindHealthContext {
     bool debuginfodConfigured = false; // DEBUGINFOD_URLS is set
 };
 
-// Builds the view's rows from the pipeline's counters and each module's symbols (parallel to
-// counters.modules; missing entries are Unknown). Modules without samples are left out.
+// Builds the view's rows from the pipeline's counters, each module's symbols and its debug file's download
+// (both parallel to counters.modules; missing entries are Unknown and not asked). Modules without samples are
+// left out.
 UnwindHealth buildUnwindHealth(const UnwindCounters &counters, const std::vector<ModuleSymbols> &symbols,
-                               std::vector<std::string> faults, const UnwindHealthContext &context);
+                               std::vector<std::string> faults, const UnwindHealthContext &context,
+                               const std::vector<DebuginfodStatus> &debuginfod = {});
 
 // The health as lines for `emberline record`'s summary (without a prefix): the modules where stacks end or
 // names are missing, at most `maxModules` of them, then every fault.
