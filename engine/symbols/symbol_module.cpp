@@ -2,13 +2,11 @@
 
 #include "engine/common/strings.h"
 #include "engine/symbols/demangle.h"
-#include "engine/symbols/debuginfod_fetcher.h"
+#include "engine/symbols/debuglink_search.h"
 #include "engine/symbols/dwarf_inline.h"
 #include "engine/symbols/symbols_logging.h"
 
-#include <cstdlib>
 #include <cstring>
-#include <elfutils/debuginfod.h>
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -51,32 +49,10 @@ std::string joinSearchPath(const std::vector<std::string> &debugDirectories)
     return path;
 }
 
-// libdwfl's last resort for a debug file is debuginfod, a download on the caller's thread; cancelling it at its
-// first progress report leaves only the cache lookup, which answers at once.
-int refuseDownload(debuginfod_client * /*client*/, long /*bytes*/, long /*total*/)
-{
-    return 1;
-}
-
-// The GNU build id of the ELF file open at fd, "" if none; the descriptor stays open and unmoved.
-std::string buildIdOf(int fd)
-{
-    initLibelf();
-    std::string buildId;
-    if (Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
-        const void *bits = nullptr;
-        const ssize_t length = dwelf_elf_gnu_build_id(elf, &bits);
-        if (length > 0)
-            buildId = hexBytes(static_cast<const unsigned char *>(bits), static_cast<size_t>(length));
-        elf_end(elf);
-    }
-    return buildId;
-}
-
 } // namespace
 
 SymbolModule::SymbolModule(const std::vector<std::string> &debugDirectories)
-    : m_debuginfoPath(joinSearchPath(debugDirectories))
+    : m_debuginfoPath(joinSearchPath(debugDirectories)), m_debugDirectories(debugDirectories)
 {
     m_debuginfoPathPointer = m_debuginfoPath.data();
     m_callbacks.find_elf = dwfl_build_id_find_elf;
@@ -84,39 +60,39 @@ SymbolModule::SymbolModule(const std::vector<std::string> &debugDirectories)
     m_callbacks.section_address = dwfl_offline_section_address;
     m_callbacks.debuginfo_path = &m_debuginfoPathPointer;
     m_dwfl = dwfl_begin(&m_callbacks);
-    const char *urls = std::getenv("DEBUGINFOD_URLS");
-    if (m_dwfl != nullptr && urls != nullptr && *urls != '\0') {
-        if (debuginfod_client *client = dwfl_get_debuginfod_client(m_dwfl))
-            debuginfod_set_progressfn(client, &refuseDownload);
-    }
 }
 
+// libdwfl's standard search ends with a debuginfod download on this thread; this one stops before it (the
+// download is DebuginfodFetcher's, on its own thread) and takes the file it was given first.
 int SymbolModule::findDebuginfo(Dwfl_Module *module, void **userdata, const char *moduleName, Dwarf_Addr base,
                                 const char *fileName, const char *debuglinkFile, GElf_Word debuglinkCrc,
                                 char **debuginfoFileName)
 {
-    const auto *self = static_cast<const SymbolModule *>(*userdata);
-    if (self != nullptr && !self->m_debugFile.empty()) {
+    auto *self = static_cast<SymbolModule *>(*userdata);
+    // The first call asks for the module's debug file; a later one for a dwz file, which is found by build id.
+    if (self != nullptr && !self->m_debugFile.empty() && !self->m_debugFileHandedOut) {
+        self->m_debugFileHandedOut = true;
         const int fd = openRegularFile(self->m_debugFile);
         if (fd >= 0) {
             *debuginfoFileName = ::strdup(self->m_debugFile.c_str());
             return fd;
         }
     }
-    const int fd = dwfl_standard_find_debuginfo(module, userdata, moduleName, base, fileName, debuglinkFile,
+    const int fd = dwfl_build_id_find_debuginfo(module, userdata, moduleName, base, fileName, debuglinkFile,
                                                 debuglinkCrc, debuginfoFileName);
-    if (fd < 0 || self == nullptr || self->m_buildId.empty())
+    if (fd >= 0 || self == nullptr || fileName == nullptr || debuglinkFile == nullptr)
         return fd;
-    // A file from debuginfod's cache is not checked by libdwfl: a wrong one would name every frame wrongly.
-    const std::string found = buildIdOf(fd);
-    if (found.empty() || found == self->m_buildId)
-        return fd;
-    qCInfo(lcSymbols, "%s: debug file %s has build id %s, not %s; not used", moduleName,
-           *debuginfoFileName != nullptr ? *debuginfoFileName : "?", found.c_str(), self->m_buildId.c_str());
-    ::close(fd);
-    std::free(*debuginfoFileName);
-    *debuginfoFileName = nullptr;
-    return -1;
+    DebuglinkSearch search;
+    search.binaryPath = fileName;
+    search.debuglink = debuglinkFile;
+    search.crc = debuglinkCrc;
+    search.buildId = self->m_buildId;
+    search.debugDirectories = self->m_debugDirectories;
+    std::string found;
+    const int linked = findDebuglinkFile(search, &found);
+    if (linked >= 0)
+        *debuginfoFileName = ::strdup(found.c_str());
+    return linked;
 }
 
 SymbolModule::~SymbolModule()
@@ -218,10 +194,9 @@ ModuleSymbols SymbolModule::symbolInfo()
     const std::string_view debug = debugFile != nullptr ? std::string_view(debugFile) : std::string_view();
     if (dwarf != nullptr) {
         info.status = SymbolStatus::FullDwarf;
-        const std::string cache = DebuginfodFetcher::cacheDirectory();
         if (debug.empty() || (mainFile != nullptr && debug == mainFile))
             info.source = SymbolSource::InFile;
-        else if ((!m_debugFile.empty() && debug == m_debugFile) || (!cache.empty() && debug.starts_with(cache + '/')))
+        else if (!m_debugFile.empty() && debug == m_debugFile)
             info.source = SymbolSource::Debuginfod;
         else if (debug.find("/.build-id/") != std::string_view::npos)
             info.source = SymbolSource::BuildId;

@@ -16,9 +16,9 @@ namespace emberline::engine {
 
 // One ELF file opened through libdwfl at its own link-time addresses, together with its separate debug file
 // when one is found by build id or .gnu_debuglink under the configured directories, or given (a file debuginfod
-// downloaded and DebuginfodFetcher checked). libdwfl's own debuginfod lookup is kept from the network: a
-// download would hold up the exporter thread, so DebuginfodFetcher does it on its own thread; a debug file that
-// libdwfl finds in debuginfod's cache is used only when its build id is the module's. Answers file offsets
+// downloaded and DebuginfodFetcher checked). libdwfl's standard search is not used: its last resort, a
+// debuginfod download, would hold up the exporter thread, so DebuginfodFetcher does it on its own thread.
+// Answers file offsets
 // (what a mapping tells the sampler) by translating them through the PT_LOAD program headers.
 // Thread: belongs to its Symbolizer (the exporter thread); libdwfl sessions are not shared between threads.
 // Invariant: m_dwfl and m_module are valid for the object's whole life (the factories return nullptr
@@ -68,7 +68,9 @@ private:
     Dwarf_Addr m_bias = 0; // libdwfl address = p_vaddr + m_bias
     std::vector<LoadSegment> m_segments;
     std::string m_buildId;
+    std::vector<std::string> m_debugDirectories;
     std::string m_debugFile; // given by the caller (debuginfod), or ""
+    bool m_debugFileHandedOut = false;
     // Built on first use: a module whose addresses all have DWARF names never sorts its symbol table.
     std::unique_ptr<ElfSymbolTable> m_symbols;
     std::unique_ptr<DwarfFunctionIndex> m_functions;
