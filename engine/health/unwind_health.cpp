@@ -47,10 +47,15 @@ std::string_view symbolSourceName(SymbolSource source)
 
 namespace {
 
-std::string megabytes(int64_t bytes)
+std::string byteSize(int64_t bytes)
 {
     char text[32];
-    std::snprintf(text, sizeof text, "%.1f MB", double(bytes) / 1e6);
+    if (bytes < 1000)
+        std::snprintf(text, sizeof text, "%lld bytes", static_cast<long long>(bytes));
+    else if (bytes < 1000 * 1000)
+        std::snprintf(text, sizeof text, "%.0f KB", double(bytes) / 1e3);
+    else
+        std::snprintf(text, sizeof text, "%.1f MB", double(bytes) / 1e6);
     return text;
 }
 
@@ -63,8 +68,8 @@ std::string debuginfodStatusText(const DebuginfodStatus &status)
     case DebuginfodState::Waiting: return "debuginfod: download queued";
     case DebuginfodState::Downloading:
         if (status.totalBytes > 0)
-            return "debuginfod: downloading " + megabytes(status.bytes) + " of " + megabytes(status.totalBytes);
-        return "debuginfod: downloading, " + megabytes(status.bytes) + " so far";
+            return "debuginfod: downloading " + byteSize(status.bytes) + " of " + byteSize(status.totalBytes);
+        return "debuginfod: downloading, " + byteSize(status.bytes) + " so far";
     case DebuginfodState::Found: return "debuginfod: debug file downloaded";
     case DebuginfodState::NotFound: return "debuginfod: not on the server";
     case DebuginfodState::Failed: return "debuginfod: failed: " + status.error;

@@ -1,15 +1,16 @@
 // `emberline record` of a stripped copy of tests/targets/hot_loop while a real debuginfod (Debian's, started on
 // loopback over a folder holding the unstripped build) serves its debug file: the recorded frames carry the
 // function's name, and the health lines say the symbols were found by debuginfod. Without DEBUGINFOD_URLS the
-// same copy records no name, which shows that the server made the difference. A server that is down, and one that
-// answers with garbage or with the debug file of another build, leave the frames named by address, never wrongly,
-// with a line that says why.
+// same copy records no name, which shows that the server made the difference. A server that is down, one that
+// stalls, and one that answers with garbage or with the debug file of another build leave the frames named by
+// address, never wrongly, with a line that says why.
 
 #include "engine/symbols/symbolizer.h"
 #include "tests/engine/session/perf_guard.h"
 #include "tests/engine/source/loopback_debuginfod.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -158,6 +159,25 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, 0);
         QVERIFY2(r.err.contains("debuginfod could not give") && r.err.contains("down or unreachable"),
                  r.err.constData());
+        verifyNamedByAddressOnly(output);
+    }
+
+    // If this fails, a server that sends half a file and then nothing holds the session's end up for longer than
+    // the final flush's bounded wait, or is not said to be still downloading.
+    void slowServerDoesNotHoldUpTheSession()
+    {
+        REQUIRE_PERF_EVENTS();
+        QFile served(kHotLoop);
+        QVERIFY(served.open(QIODevice::ReadOnly));
+        const QByteArray body = served.readAll();
+        FixedAnswerServer server(body, body.size() / 2);
+        const QString output = m_dir.filePath(QStringLiteral("slow-run"));
+        QElapsedTimer timer;
+        timer.start();
+        const Run r = record(server.url(), output, 2);
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(timer.elapsed() < 2000 + 5000 + 5000, qPrintable(QString::number(timer.elapsed())));
+        QVERIFY2(r.err.contains("debuginfod: downloading"), r.err.constData());
         verifyNamedByAddressOnly(output);
     }
 

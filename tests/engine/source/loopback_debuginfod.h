@@ -102,10 +102,12 @@ private:
 };
 
 // An HTTP server on a loopback port that answers every request with 200 and the same body, on its own thread.
+// With `stallAfter` >= 0 it sends that many bytes of the body and then nothing more until it is destroyed: a
+// slow server, as a client sees it.
 class FixedAnswerServer {
 public:
-    explicit FixedAnswerServer(QByteArray body)
-        : m_body(std::move(body))
+    explicit FixedAnswerServer(QByteArray body, qsizetype stallAfter = -1)
+        : m_body(std::move(body)), m_stallAfter(stallAfter)
     {
         m_listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         sockaddr_in address{};
@@ -150,18 +152,22 @@ private:
             }
             ++m_requests;
             const QByteArray reply = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: " +
-                                     QByteArray::number(m_body.size()) + "\r\nConnection: close\r\n\r\n" + m_body;
+                                     QByteArray::number(m_body.size()) + "\r\nConnection: close\r\n\r\n" +
+                                     (m_stallAfter >= 0 ? m_body.left(m_stallAfter) : m_body);
             for (qsizetype written = 0; written < reply.size();) {
                 const ssize_t n = ::write(fd, reply.constData() + written, static_cast<size_t>(reply.size() - written));
                 if (n <= 0)
                     break;
                 written += n;
             }
+            while (m_stallAfter >= 0 && !m_stopping)
+                QThread::msleep(20);
             ::close(fd);
         }
     }
 
     QByteArray m_body;
+    qsizetype m_stallAfter = -1;
     int m_listener = -1;
     int m_port = 0;
     std::atomic<bool> m_stopping{false};

@@ -11,6 +11,7 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThread>
 
 #include <sys/socket.h>
 
@@ -127,6 +128,38 @@ private Q_SLOTS:
         QCOMPARE(found.front().first, m_buildId);
         QVERIFY(fetcher.takeFound().empty());
         QCOMPARE(debuginfodStatusText(status), std::string("debuginfod: debug file downloaded"));
+    }
+
+    // If this fails, a download in progress does not show how far it got, or a slow server holds up the end.
+    void progressWhileDownloading()
+    {
+        QFile file(QString::fromStdString(kHotLoop));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray body = file.readAll();
+        FixedAnswerServer server(body, body.size() / 2);
+        useServer(server.url(), QStringLiteral("cache-slow"));
+        QElapsedTimer timer;
+        {
+            DebuginfodFetcher fetcher;
+            fetcher.request(m_buildId, "hot_loop");
+            DebuginfodStatus status;
+            timer.start();
+            while (timer.elapsed() < 2500) {
+                status = fetcher.status(m_buildId);
+                if (status.state == DebuginfodState::Downloading && status.bytes > 0)
+                    break;
+                QThread::msleep(20);
+            }
+            QCOMPARE(status.state, DebuginfodState::Downloading);
+            QVERIFY(status.bytes > 0 && status.bytes <= body.size() / 2);
+            QCOMPARE(status.totalBytes, int64_t(body.size()));
+            QVERIFY2(debuginfodStatusText(status).starts_with("debuginfod: downloading "),
+                     debuginfodStatusText(status).c_str());
+            QVERIFY(!fetcher.waitIdle(200));
+            timer.restart();
+        }
+        // Cancelled when its owner goes, not after DEBUGINFOD_TIMEOUT.
+        QVERIFY2(timer.elapsed() < 2500, qPrintable(QString::number(timer.elapsed())));
     }
 
     // If this fails, the symbolizer waits on the network: a server that accepts and never answers holds it up.
