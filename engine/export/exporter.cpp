@@ -244,24 +244,29 @@ void Exporter::save(Flush &flush)
     flush.path = path;
 }
 
-void Exporter::adoptDebuginfodDownloads(bool finalFlush)
+bool Exporter::adoptDebuginfodDownloads(bool finalFlush)
 {
     if (!m_options.symbolizer.debuginfod)
-        return;
+        return false;
     if (finalFlush && !m_symbolizer.waitForDownloads(m_options.finalDebuginfodWaitMs))
         qCInfo(lcSymbols, "debuginfod downloads still running at the end of the session are abandoned");
     if (m_symbolizer.adoptDownloads().empty())
-        return;
+        return finalFlush; // downloads may have ended (failed) since the health was built
     // Rare (once per module at most): start the location and health caches over rather than sort out which
     // entries belong to the modules that changed.
     m_symbolCache.clear();
     m_moduleSymbols.clear();
+    return true;
 }
 
 Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &input)
 {
-    adoptDebuginfodDownloads(input.final);
+    adoptDebuginfodDownloads(false);
     if (input.unwind)
+        m_health = buildHealth(*input.unwind);
+    // Building the health opened every module with samples and asked for the missing debug files: the last flush
+    // waits (boundedly) for them, so that it and profile.pprof get their names, and its health says how they ended.
+    if (input.final && adoptDebuginfodDownloads(true) && input.unwind)
         m_health = buildHealth(*input.unwind);
     if (input.samples.empty())
         return std::shared_ptr<const Flush>();

@@ -83,10 +83,12 @@ private:
     // exporter_health.cpp: the health view's rows and faults from the pipeline's counters.
     std::shared_ptr<const UnwindHealth> buildHealth(const UnwindCounters &counters);
     const ModuleSymbols &moduleSymbols(uint32_t id, const ModuleUnwindInfo &info);
-    std::vector<std::string> healthFaults(const UnwindCounters &counters) const;
+    std::vector<std::string> healthFaults(const UnwindCounters &counters,
+                                          const std::vector<DebuginfodStatus> &debuginfod) const;
     void addToSessionProfile(const Profile &profile, Flush &flush);
-    // The debug files debuginfod delivered since the last flush: their modules' names are looked up again.
-    void adoptDebuginfodDownloads(bool finalFlush);
+    // The debug files debuginfod delivered since the last flush: their modules' names are looked up again. With
+    // `finalFlush`, first waits (boundedly) for the downloads in flight. Whether the health should be built again.
+    bool adoptDebuginfodDownloads(bool finalFlush);
 
     ExporterOptions m_options;
     Symbolizer m_symbolizer;

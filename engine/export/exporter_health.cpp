@@ -25,7 +25,8 @@ const ModuleSymbols &Exporter::moduleSymbols(uint32_t id, const ModuleUnwindInfo
     return it->second;
 }
 
-std::vector<std::string> Exporter::healthFaults(const UnwindCounters &counters) const
+std::vector<std::string> Exporter::healthFaults(const UnwindCounters &counters,
+                                                const std::vector<DebuginfodStatus> &debuginfod) const
 {
     std::vector<std::string> faults;
     if (!m_options.kernelFramesProblem.empty())
@@ -51,11 +52,10 @@ std::vector<std::string> Exporter::healthFaults(const UnwindCounters &counters) 
     std::set<std::string> debuginfodFailures; // one line per file, however many processes map it
     for (size_t id = 0; id < counters.modules.size() && id < counters.byModule.size(); ++id) {
         const ModuleUnwindInfo &info = counters.modules[id];
-        if (counters.byModule[id].samples == 0 || info.buildId.empty() || !debuginfodFailures.insert(info.path).second)
+        if (id >= debuginfod.size() || debuginfod[id].state != DebuginfodState::Failed ||
+            !debuginfodFailures.insert(info.path).second)
             continue;
-        const DebuginfodStatus status = m_symbolizer.debuginfodStatus(info.buildId);
-        if (status.state == DebuginfodState::Failed)
-            faults.push_back("debuginfod could not give " + info.path + "'s debug file: " + status.error);
+        faults.push_back("debuginfod could not give " + info.path + "'s debug file: " + debuginfod[id].error);
     }
     for (const std::string &path : m_replacedFiles)
         faults.push_back(path + " was replaced on disk during the session (another build id): its frames are named "
@@ -78,7 +78,7 @@ std::shared_ptr<const UnwindHealth> Exporter::buildHealth(const UnwindCounters &
     UnwindHealthContext context;
     const char *urls = std::getenv("DEBUGINFOD_URLS");
     context.debuginfodConfigured = urls != nullptr && *urls != '\0';
-    return std::make_shared<const UnwindHealth>(buildUnwindHealth(counters, symbols, healthFaults(counters), context,
+    return std::make_shared<const UnwindHealth>(buildUnwindHealth(counters, symbols, healthFaults(counters, debuginfod), context,
                                                                  debuginfod));
 }
 
