@@ -78,8 +78,8 @@ std::shared_ptr<const UnwindHealth> Exporter::buildHealth(const UnwindCounters &
     UnwindHealthContext context;
     const char *urls = std::getenv("DEBUGINFOD_URLS");
     context.debuginfodConfigured = urls != nullptr && *urls != '\0';
-    return std::make_shared<const UnwindHealth>(buildUnwindHealth(counters, symbols, healthFaults(counters, debuginfod), context,
-                                                                 debuginfod));
+    return std::make_shared<const UnwindHealth>(
+        buildUnwindHealth(counters, symbols, healthFaults(counters, debuginfod), context, debuginfod));
 }
 
 } // namespace emberline::engine

@@ -52,7 +52,7 @@ std::string byteSize(int64_t bytes)
     char text[32];
     if (bytes < 1000)
         std::snprintf(text, sizeof text, "%lld bytes", static_cast<long long>(bytes));
-    else if (bytes < 1000 * 1000)
+    else if (bytes < 1'000'000)
         std::snprintf(text, sizeof text, "%.0f KB", double(bytes) / 1e3);
     else
         std::snprintf(text, sizeof text, "%.1f MB", double(bytes) / 1e6);

@@ -22,16 +22,23 @@ namespace {
 std::string describeFailure(int error)
 {
     switch (error) {
-    case ENOENT: return "the server has no debug file for this build id";
+    case ENOENT:
+        return "the server has no debug file for this build id";
     case ECONNREFUSED:
     case EHOSTUNREACH:
-    case ENETUNREACH: return std::string("the server is down or unreachable (") + std::strerror(error) + ")";
+    case ENETUNREACH:
+        return std::string("the server is down or unreachable (") + std::strerror(error) + ")";
     case ETIME:
-    case ETIMEDOUT: return "the server did not answer in time (DEBUGINFOD_TIMEOUT)";
-    case ECONNRESET: return "the connection to the server broke off";
-    case EINTR: return "cancelled when the session ended";
-    case ENOSYS: return "DEBUGINFOD_URLS names no server";
-    default: break;
+    case ETIMEDOUT:
+        return "the server did not answer in time (DEBUGINFOD_TIMEOUT)";
+    case ECONNRESET:
+        return "the connection to the server broke off";
+    case EINTR:
+        return "cancelled when the session ended";
+    case ENOSYS:
+        return "DEBUGINFOD_URLS names no server";
+    default:
+        break;
     }
     return std::string("the download failed (") + std::strerror(error) + ")";
 }
@@ -177,7 +184,8 @@ Result<std::string> DebuginfodFetcher::fetch(::debuginfod_client *client, const 
 {
     char *path = nullptr;
     // A build id length of 0 means a hex string.
-    const int fd = debuginfod_find_debuginfo(client, reinterpret_cast<const unsigned char *>(buildId.c_str()), 0, &path);
+    const int fd =
+        debuginfod_find_debuginfo(client, reinterpret_cast<const unsigned char *>(buildId.c_str()), 0, &path);
     const std::string found = path != nullptr ? path : "";
     std::free(path);
     // Unsupported marks the servers' plain "no such file" (DebuginfodState::NotFound) apart from failures.
@@ -222,8 +230,8 @@ void DebuginfodFetcher::run()
             m_found.emplace_back(buildId, fetched.value());
             qCInfo(lcSymbols, "debuginfod gave build id %s: %s", buildId.c_str(), status.path.c_str());
         } else {
-            status.state = fetched.error().code == Error::Code::Unsupported ? DebuginfodState::NotFound
-                                                                             : DebuginfodState::Failed;
+            status.state =
+                fetched.error().code == Error::Code::Unsupported ? DebuginfodState::NotFound : DebuginfodState::Failed;
             status.error = fetched.error().message;
             qCInfo(lcSymbols, "debuginfod, build id %s: %s", buildId.c_str(), status.error.c_str());
         }

@@ -17,7 +17,7 @@ struct DebuglinkSearch {
     std::string binaryPath;
     std::string debuglink; // the file name in .gnu_debuglink
     uint32_t crc = 0;
-    std::string buildId;   // lowercase hex, "" when the binary has none
+    std::string buildId; // lowercase hex, "" when the binary has none
     std::vector<std::string> debugDirectories;
 };
 

@@ -1,8 +1,8 @@
 #include "engine/symbols/symbol_module.h"
 
 #include "engine/common/strings.h"
-#include "engine/symbols/demangle.h"
 #include "engine/symbols/debuglink_search.h"
+#include "engine/symbols/demangle.h"
 #include "engine/symbols/dwarf_inline.h"
 #include "engine/symbols/symbols_logging.h"
 

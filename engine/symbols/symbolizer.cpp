@@ -113,8 +113,9 @@ std::vector<std::string> Symbolizer::adoptDownloads()
     std::vector<std::string> adopted;
     if (!m_fetcher)
         return adopted;
-    for (auto &[buildId, debugFile] : m_fetcher->takeFound()) {
-        m_downloadedDebugFiles[buildId] = debugFile;
+    for (auto &found : m_fetcher->takeFound()) {
+        const std::string buildId = found.first;
+        m_downloadedDebugFiles[buildId] = std::move(found.second);
         if (auto answers = m_answers.find(buildId); answers != m_answers.end()) {
             m_answerCount -= answers->second.size();
             m_answers.erase(answers);

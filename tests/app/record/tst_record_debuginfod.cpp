@@ -51,8 +51,9 @@ QSet<QString> functionNames(const QString &profile)
                          QStringLiteral("1000")});
     p.waitForFinished(60000);
     QSet<QString> names;
-    const QJsonArray functions = QJsonDocument::fromJson(p.readAllStandardOutput()).object().value(QLatin1String("functions")).toArray();
-    for (const QJsonValue &f : functions)
+    const QJsonArray functions =
+        QJsonDocument::fromJson(p.readAllStandardOutput()).object().value(QLatin1String("functions")).toArray();
+    for (const auto &f : functions)
         names.insert(f.toObject().value(QLatin1String("name")).toString());
     return names;
 }
@@ -140,8 +141,10 @@ private Q_SLOTS:
         const Run r = record(server.url(), output);
         QCOMPARE(r.exitCode, 0);
         const QSet<QString> names = functionNames(output + QStringLiteral("/profile.pprof"));
-        QVERIFY2(names.contains(QStringLiteral("spin")), qPrintable(QStringList(names.values()).join(QLatin1Char(' '))));
-        QVERIFY2(names.contains(QStringLiteral("main")), qPrintable(QStringList(names.values()).join(QLatin1Char(' '))));
+        QVERIFY2(names.contains(QStringLiteral("spin")),
+                 qPrintable(QStringList(names.values()).join(QLatin1Char(' '))));
+        QVERIFY2(names.contains(QStringLiteral("main")),
+                 qPrintable(QStringList(names.values()).join(QLatin1Char(' '))));
         // The last flush too: the names are in the flushes after the download, not only in the merged profile.
         QStringList flushes = QDir(output).entryList({QStringLiteral("flush-*.pprof")}, QDir::Files, QDir::Name);
         QVERIFY(!flushes.isEmpty());
@@ -193,9 +196,8 @@ private Q_SLOTS:
         QVERIFY2(r.err.contains("debuginfod could not give") && r.err.contains("not ELF"), r.err.constData());
         verifyNamedByAddressOnly(output);
         // Refused files leave the cache, so that no later lookup trusts them.
-        QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("cache%1/%2/debuginfo"))
-                                   .arg(m_runs)
-                                   .arg(QString::fromStdString(m_buildId))));
+        QVERIFY(!QFile::exists(
+            m_dir.filePath(QStringLiteral("cache%1/%2/debuginfo")).arg(m_runs).arg(QString::fromStdString(m_buildId))));
     }
 
     // If this fails, the debug file of another build names the frames: wrong names, the worst answer.

@@ -53,7 +53,8 @@ private Q_SLOTS:
         QVERIFY(!m_buildId.empty());
         m_stripped = m_dir.filePath(QStringLiteral("hot_loop.stripped"));
         QProcess strip;
-        strip.start(QStringLiteral(OBJCOPY), {QStringLiteral("--strip-all"), QString::fromStdString(kHotLoop), m_stripped});
+        strip.start(QStringLiteral(OBJCOPY),
+                    {QStringLiteral("--strip-all"), QString::fromStdString(kHotLoop), m_stripped});
         QVERIFY(strip.waitForFinished() && strip.exitCode() == 0);
     }
 
@@ -195,10 +196,7 @@ private Q_SLOTS:
         ::close(listener);
     }
 
-    void cleanupTestCase()
-    {
-        qunsetenv("DEBUGINFOD_URLS");
-    }
+    void cleanupTestCase() { qunsetenv("DEBUGINFOD_URLS"); }
 };
 
 QTEST_GUILESS_MAIN(TestDebuginfodFetcher)
