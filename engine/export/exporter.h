@@ -32,6 +32,10 @@ struct ExporterOptions {
     // With debuginfod on (symbolizer.debuginfod), how long the final flush waits for downloads still running, so
     // that a short session's last flush and profile.pprof get the names they bring. Only the session's end waits.
     int finalDebuginfodWaitMs = 5000;
+    // How long any other flush waits for the downloads it asked for itself (the modules it met first): enough for
+    // a file already in libdebuginfod's cache or on a nearby server, so that even the first flush has the names;
+    // longer downloads go on in the background and serve the following flushes.
+    int newDebuginfodWaitMs = 300;
 };
 
 // Turns a FlushInput into a Flush: symbolizes the flush's unique locations (cached across flushes), builds the
@@ -88,7 +92,7 @@ private:
     void addToSessionProfile(const Profile &profile, Flush &flush);
     // The debug files debuginfod delivered since the last flush: their modules' names are looked up again. With
     // `finalFlush`, first waits (boundedly) for the downloads in flight. Whether the health should be built again.
-    bool adoptDebuginfodDownloads(bool finalFlush);
+    bool adoptDebuginfodDownloads(int waitMs);
 
     ExporterOptions m_options;
     Symbolizer m_symbolizer;

@@ -107,19 +107,20 @@ DebuginfodFetcher::~DebuginfodFetcher()
         m_thread.join();
 }
 
-void DebuginfodFetcher::request(const std::string &buildId, const std::string &module)
+bool DebuginfodFetcher::request(const std::string &buildId, const std::string &module)
 {
     if (buildId.empty())
-        return;
+        return false;
     std::lock_guard lock(m_mutex);
     if (m_stopping || m_fetches.contains(buildId))
-        return;
+        return false;
     m_fetches[buildId].state = DebuginfodState::Waiting;
     m_queue.push_back(buildId);
     qCInfo(lcSymbols, "asking debuginfod for the debug file of %s (build id %s)", module.c_str(), buildId.c_str());
     if (!m_thread.joinable())
         m_thread = std::thread([this] { run(); });
     m_wake.notify_one();
+    return true;
 }
 
 DebuginfodStatus DebuginfodFetcher::status(const std::string &buildId) const

@@ -34,8 +34,8 @@ public:
     DebuginfodFetcher &operator=(const DebuginfodFetcher &) = delete;
 
     // Queues the download of `buildId`'s debug file for `module` (a path, for messages) unless it was asked for
-    // already. Returns at once.
-    void request(const std::string &buildId, const std::string &module);
+    // already. Returns at once; whether it was queued now.
+    bool request(const std::string &buildId, const std::string &module);
     // NotAsked for a build id never requested.
     DebuginfodStatus status(const std::string &buildId) const;
     // The (build id, checked debug file) pairs found since the last call.

@@ -104,8 +104,8 @@ void Symbolizer::requestDebugFile(SymbolModule &module, const std::string &path)
 {
     if (!m_fetcher || module.buildId().empty())
         return;
-    if (module.symbolInfo().status != SymbolStatus::FullDwarf)
-        m_fetcher->request(module.buildId(), path);
+    if (module.symbolInfo().status != SymbolStatus::FullDwarf && m_fetcher->request(module.buildId(), path))
+        ++m_downloadsRequested;
 }
 
 std::vector<std::string> Symbolizer::adoptDownloads()

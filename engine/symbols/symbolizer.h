@@ -62,6 +62,8 @@ public:
     DebuginfodStatus debuginfodStatus(const std::string &buildId) const;
     // Waits at most `timeoutMs` for the downloads asked for so far; whether none is left.
     bool waitForDownloads(int timeoutMs);
+    // Downloads asked for since the session began (each build id counts once).
+    size_t downloadsRequested() const { return m_downloadsRequested; }
     // Answers held in the cache (empty answers included).
     size_t cachedAddresses() const { return m_answerCount; }
 
@@ -76,6 +78,7 @@ private:
     Options m_options;
     std::unique_ptr<DebuginfodFetcher> m_fetcher; // null without debuginfod
     std::unordered_map<std::string, std::string> m_downloadedDebugFiles; // build id -> checked debug file
+    size_t m_downloadsRequested = 0;
     // Key: path '\n' build id. A null entry remembers a file that could not be used.
     std::unordered_map<std::string, std::unique_ptr<SymbolModule>> m_modules;
     // Key: build id, or path when the file has none; then the file offset.
