@@ -1,6 +1,6 @@
-// DebuginfodFetcher against loopback servers: what it accepts as a debug file, what it says when the server is down
-// or serves garbage, that it asks once per build id whatever the answer, and that the symbolizer, which asks it,
-// returns at once while a download hangs.
+// DebuginfodFetcher against loopback servers: what it accepts as a debug file, what it says when the server is down,
+// stalls or serves garbage, the progress of a download, that it asks once per build id whatever the answer, and
+// that the symbolizer, which asks it, returns at once while a download hangs.
 
 #include "engine/symbols/debuginfod_fetcher.h"
 #include "engine/symbols/symbolizer.h"
@@ -161,6 +161,23 @@ private Q_SLOTS:
         }
         // Cancelled when its owner goes, not after DEBUGINFOD_TIMEOUT.
         QVERIFY2(timer.elapsed() < 2500, qPrintable(QString::number(timer.elapsed())));
+    }
+
+    // If this fails, a server that stops sending is not given up after DEBUGINFOD_TIMEOUT, or not said so.
+    void stalledServerTimesOut()
+    {
+        QFile file(QString::fromStdString(kHotLoop));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray body = file.readAll();
+        FixedAnswerServer server(body, body.size() / 2);
+        useServer(server.url(), QStringLiteral("cache-stalled"));
+        qputenv("DEBUGINFOD_TIMEOUT", "1");
+        DebuginfodFetcher fetcher;
+        fetcher.request(m_buildId, "hot_loop");
+        QVERIFY(fetcher.waitIdle(15000));
+        const DebuginfodStatus status = fetcher.status(m_buildId);
+        QCOMPARE(status.state, DebuginfodState::Failed);
+        QVERIFY2(status.error.find("did not answer in time") != std::string::npos, status.error.c_str());
     }
 
     // If this fails, the symbolizer waits on the network: a server that accepts and never answers holds it up.
