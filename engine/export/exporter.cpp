@@ -244,9 +244,36 @@ void Exporter::save(Flush &flush)
     flush.path = path;
 }
 
+bool Exporter::adoptDebuginfodDownloads(int waitMs)
+{
+    if (!m_options.symbolizer.debuginfod)
+        return false;
+    if (waitMs > 0 && !m_symbolizer.waitForDownloads(waitMs))
+        qCDebug(lcSymbols, "debuginfod downloads still running after %d ms go on in the background", waitMs);
+    if (m_symbolizer.adoptDownloads().empty())
+        return waitMs > 0; // downloads may have ended (failed) since the health was built
+    // Rare (once per module at most): start the location and health caches over rather than sort out which
+    // entries belong to the modules that changed.
+    m_symbolCache.clear();
+    m_moduleSymbols.clear();
+    return true;
+}
+
 Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &input)
 {
+    adoptDebuginfodDownloads(0);
+    const size_t requestedBefore = m_symbolizer.downloadsRequested();
     if (input.unwind)
+        m_health = buildHealth(*input.unwind);
+    // Building the health opened every module with samples and asked for the missing debug files. The last flush
+    // waits (boundedly) for all downloads, so that it and profile.pprof get their names and its health says how
+    // they ended; another waits briefly, and only for downloads it asked for itself.
+    int waitMs = 0;
+    if (input.final)
+        waitMs = m_options.finalDebuginfodWaitMs;
+    else if (m_symbolizer.downloadsRequested() != requestedBefore)
+        waitMs = m_options.newDebuginfodWaitMs;
+    if (waitMs > 0 && adoptDebuginfodDownloads(waitMs) && input.unwind)
         m_health = buildHealth(*input.unwind);
     if (input.samples.empty())
         return std::shared_ptr<const Flush>();

@@ -29,6 +29,13 @@ struct ExporterOptions {
     std::string perfMapDirectory = "/tmp";
     // Why the sampler could not name kernel frames (kptr_restrict, perf_event_paranoid); a line of the health view.
     std::string kernelFramesProblem;
+    // With debuginfod on (symbolizer.debuginfod), how long the final flush waits for downloads still running, so
+    // that a short session's last flush and profile.pprof get the names they bring. Only the session's end waits.
+    int finalDebuginfodWaitMs = 5000;
+    // How long any other flush waits for the downloads it asked for itself (the modules it met first): enough for
+    // a file already in libdebuginfod's cache or on a nearby server, so that even the first flush has the names;
+    // longer downloads go on in the background and serve the following flushes.
+    int newDebuginfodWaitMs = 300;
 };
 
 // Turns a FlushInput into a Flush: symbolizes the flush's unique locations (cached across flushes), builds the
@@ -80,8 +87,12 @@ private:
     // exporter_health.cpp: the health view's rows and faults from the pipeline's counters.
     std::shared_ptr<const UnwindHealth> buildHealth(const UnwindCounters &counters);
     const ModuleSymbols &moduleSymbols(uint32_t id, const ModuleUnwindInfo &info);
-    std::vector<std::string> healthFaults(const UnwindCounters &counters) const;
+    std::vector<std::string> healthFaults(const UnwindCounters &counters,
+                                          const std::vector<DebuginfodStatus> &debuginfod) const;
     void addToSessionProfile(const Profile &profile, Flush &flush);
+    // The debug files debuginfod delivered since the last flush: their modules' names are looked up again. With
+    // `finalFlush`, first waits (boundedly) for the downloads in flight. Whether the health should be built again.
+    bool adoptDebuginfodDownloads(int waitMs);
 
     ExporterOptions m_options;
     Symbolizer m_symbolizer;

@@ -3,6 +3,7 @@
 #include "engine/export/exporter.h"
 
 #include <cstdlib>
+#include <set>
 
 namespace emberline::engine {
 
@@ -24,7 +25,8 @@ const ModuleSymbols &Exporter::moduleSymbols(uint32_t id, const ModuleUnwindInfo
     return it->second;
 }
 
-std::vector<std::string> Exporter::healthFaults(const UnwindCounters &counters) const
+std::vector<std::string> Exporter::healthFaults(const UnwindCounters &counters,
+                                                const std::vector<DebuginfodStatus> &debuginfod) const
 {
     std::vector<std::string> faults;
     if (!m_options.kernelFramesProblem.empty())
@@ -47,6 +49,14 @@ std::vector<std::string> Exporter::healthFaults(const UnwindCounters &counters) 
             faults.push_back(info.path + ": deleted or replaced on disk while the program ran; its frames are not "
                                          "unwound through or named");
     }
+    std::set<std::string> debuginfodFailures; // one line per file, however many processes map it
+    for (size_t id = 0; id < counters.modules.size() && id < counters.byModule.size(); ++id) {
+        const ModuleUnwindInfo &info = counters.modules[id];
+        if (id >= debuginfod.size() || debuginfod[id].state != DebuginfodState::Failed ||
+            !debuginfodFailures.insert(info.path).second)
+            continue;
+        faults.push_back("debuginfod could not give " + info.path + "'s debug file: " + debuginfod[id].error);
+    }
     for (const std::string &path : m_replacedFiles)
         faults.push_back(path + " was replaced on disk during the session (another build id): its frames are named "
                                 "by address only");
@@ -56,14 +66,20 @@ std::vector<std::string> Exporter::healthFaults(const UnwindCounters &counters) 
 std::shared_ptr<const UnwindHealth> Exporter::buildHealth(const UnwindCounters &counters)
 {
     std::vector<ModuleSymbols> symbols(counters.modules.size());
+    std::vector<DebuginfodStatus> debuginfod(counters.modules.size());
     for (size_t id = 0; id < counters.modules.size() && id < counters.byModule.size(); ++id) {
-        if (counters.byModule[id].samples > 0)
-            symbols[id] = moduleSymbols(static_cast<uint32_t>(id), counters.modules[id]);
+        if (counters.byModule[id].samples == 0)
+            continue;
+        symbols[id] = moduleSymbols(static_cast<uint32_t>(id), counters.modules[id]);
+        // Not cached with the symbols: a download moves on between flushes.
+        if (!counters.modules[id].buildId.empty())
+            debuginfod[id] = m_symbolizer.debuginfodStatus(counters.modules[id].buildId);
     }
     UnwindHealthContext context;
     const char *urls = std::getenv("DEBUGINFOD_URLS");
     context.debuginfodConfigured = urls != nullptr && *urls != '\0';
-    return std::make_shared<const UnwindHealth>(buildUnwindHealth(counters, symbols, healthFaults(counters), context));
+    return std::make_shared<const UnwindHealth>(
+        buildUnwindHealth(counters, symbols, healthFaults(counters, debuginfod), context, debuginfod));
 }
 
 } // namespace emberline::engine

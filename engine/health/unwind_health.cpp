@@ -45,6 +45,38 @@ std::string_view symbolSourceName(SymbolSource source)
     return "";
 }
 
+namespace {
+
+std::string byteSize(int64_t bytes)
+{
+    char text[32];
+    if (bytes < 1000)
+        std::snprintf(text, sizeof text, "%lld bytes", static_cast<long long>(bytes));
+    else if (bytes < 1'000'000)
+        std::snprintf(text, sizeof text, "%.0f KB", double(bytes) / 1e3);
+    else
+        std::snprintf(text, sizeof text, "%.1f MB", double(bytes) / 1e6);
+    return text;
+}
+
+} // namespace
+
+std::string debuginfodStatusText(const DebuginfodStatus &status)
+{
+    switch (status.state) {
+    case DebuginfodState::NotAsked: return {};
+    case DebuginfodState::Waiting: return "debuginfod: download queued";
+    case DebuginfodState::Downloading:
+        if (status.totalBytes > 0)
+            return "debuginfod: downloading " + byteSize(status.bytes) + " of " + byteSize(status.totalBytes);
+        return "debuginfod: downloading, " + byteSize(status.bytes) + " so far";
+    case DebuginfodState::Found: return "debuginfod: debug file downloaded";
+    case DebuginfodState::NotFound: return "debuginfod: not on the server";
+    case DebuginfodState::Failed: return "debuginfod: failed: " + status.error;
+    }
+    return {};
+}
+
 uint32_t suggestedStackCopy(uint64_t neededBytes, uint32_t currentBytes)
 {
     uint64_t bytes = neededBytes > 0 ? neededBytes : uint64_t(currentBytes) * 2;
@@ -54,12 +86,15 @@ uint32_t suggestedStackCopy(uint64_t neededBytes, uint32_t currentBytes)
 
 namespace {
 
-std::string healthSymbolText(const ModuleSymbols &symbols)
+std::string healthSymbolText(const ModuleSymbols &symbols, const DebuginfodStatus &debuginfod)
 {
     std::string text(symbolStatusName(symbols.status));
     const std::string_view source = symbolSourceName(symbols.source);
     if (!source.empty() && symbols.status != SymbolStatus::None && symbols.status != SymbolStatus::Unknown)
         text += ", " + std::string(source);
+    // Once the names come from the downloaded file, "found by debuginfod" says it all.
+    if (symbols.source != SymbolSource::Debuginfod && debuginfod.state != DebuginfodState::NotAsked)
+        text += "; " + debuginfodStatusText(debuginfod);
     return text;
 }
 
@@ -91,6 +126,9 @@ std::string healthFixFor(const ModuleHealth &m, const ModuleUnwindInfo &info, ui
     }
     if (!info.anonymous && !info.path.empty() && info.path[0] == '/' &&
         (m.symbols.status == SymbolStatus::None || m.symbols.status == SymbolStatus::SymbolTable)) {
+        const DebuginfodState fetch = m.debuginfod.state;
+        if (fetch == DebuginfodState::Waiting || fetch == DebuginfodState::Downloading)
+            return "wait: debuginfod is downloading " + name + "'s debug file; later flushes use it";
         std::string fix = "install the -dbgsym package that holds " + name + "'s debug file";
         if (!context.debuginfodConfigured)
             fix += ", or set DEBUGINFOD_URLS (https://debuginfod.debian.net)";
@@ -123,7 +161,8 @@ void pickHealthCause(ModuleHealth &m)
 } // namespace
 
 UnwindHealth buildUnwindHealth(const UnwindCounters &counters, const std::vector<ModuleSymbols> &symbols,
-                               std::vector<std::string> faults, const UnwindHealthContext &context)
+                               std::vector<std::string> faults, const UnwindHealthContext &context,
+                               const std::vector<DebuginfodStatus> &debuginfod)
 {
     UnwindHealth health;
     health.samples = counters.samples;
@@ -163,6 +202,8 @@ UnwindHealth buildUnwindHealth(const UnwindCounters &counters, const std::vector
         }
         if (id < symbols.size() && m.symbols.status == SymbolStatus::Unknown)
             m.symbols = symbols[id];
+        if (id < debuginfod.size() && m.debuginfod.state == DebuginfodState::NotAsked)
+            m.debuginfod = debuginfod[id];
     }
     for (size_t row = 0; row < health.modules.size(); ++row) {
         ModuleHealth &m = health.modules[row];
@@ -176,7 +217,7 @@ UnwindHealth buildUnwindHealth(const UnwindCounters &counters, const std::vector
             m.suggestionIsLowerBound = !exactOf[row];
         }
         m.causeText = m.hasCause ? std::string(unwindCauseName(m.cause)) : std::string();
-        m.symbolText = healthSymbolText(m.symbols);
+        m.symbolText = healthSymbolText(m.symbols, m.debuginfod);
         m.fix = healthFixFor(m, info, counters.stackBytes, context);
     }
     std::stable_sort(health.modules.begin(), health.modules.end(), [](const ModuleHealth &a, const ModuleHealth &b) {
@@ -195,7 +236,7 @@ std::vector<std::string> describeUnwindHealth(const UnwindHealth &health, size_t
     lines.emplace_back(buf);
     size_t shown = 0;
     for (const ModuleHealth &m : health.modules) {
-        if (m.fix.empty() && m.incomplete == 0)
+        if (m.fix.empty() && m.incomplete == 0 && m.debuginfod.state == DebuginfodState::NotAsked)
             continue;
         if (shown++ == maxModules)
             break;

@@ -54,6 +54,18 @@ struct UnwindCounters {
 enum class SymbolStatus : uint8_t { Unknown, FullDwarf, SymbolTable, None };
 enum class SymbolSource : uint8_t { None, InFile, BuildId, Debuglink, Debuginfod };
 
+// Where a module's debug file stands with debuginfod (DEBUGINFOD_URLS), as of one flush.
+// NotFound is the servers' plain answer that they do not have the file; Failed is everything that went wrong.
+enum class DebuginfodState : uint8_t { NotAsked, Waiting, Downloading, Found, NotFound, Failed };
+
+struct DebuginfodStatus {
+    DebuginfodState state = DebuginfodState::NotAsked;
+    int64_t bytes = 0;      // Downloading: received so far
+    int64_t totalBytes = 0; // Downloading: the size the server announced, 0 when it did not say
+    std::string path;       // Found: the checked debug file in libdebuginfod's cache
+    std::string error;      // Failed: why, in words (server down, timed out, not found, not a debug file...)
+};
+
 // How a module's names were found, as the symbolizer saw the file.
 struct ModuleSymbols {
     SymbolStatus status = SymbolStatus::Unknown;
@@ -71,6 +83,7 @@ struct ModuleHealth {
     bool hasCause = false;
     UnwindCause cause = UnwindCause::Other; // the most frequent (FramePointers only when nothing failed)
     ModuleSymbols symbols;
+    DebuginfodStatus debuginfod; // its debug file's download, when one was asked
     uint32_t suggestedStackBytes = 0; // for StackCopyTooSmall: the copy that would have sufficed (0: unknown)
     bool suggestionIsLowerBound = false; // the stacks may need more: only how far their walks reached is known
     std::string causeText;
@@ -92,6 +105,8 @@ struct UnwindHealth {
 std::string_view unwindCauseName(UnwindCause cause);
 std::string_view symbolStatusName(SymbolStatus status);
 std::string_view symbolSourceName(SymbolSource source);
+// "debuginfod: downloading 1.2 of 3.4 MB", "debuginfod: failed: ..."; "" when nothing was asked.
+std::string debuginfodStatusText(const DebuginfodStatus &status);
 // The stack copy to suggest for stacks seen to need `neededBytes`: rounded up to 4 KiB, at most perf's limit.
 uint32_t suggestedStackCopy(uint64_t neededBytes, uint32_t currentBytes);
 
@@ -99,10 +114,12 @@ struct UnwindHealthContext {
     bool debuginfodConfigured = false; // DEBUGINFOD_URLS is set
 };
 
-// Builds the view's rows from the pipeline's counters and each module's symbols (parallel to
-// counters.modules; missing entries are Unknown). Modules without samples are left out.
+// Builds the view's rows from the pipeline's counters, each module's symbols and its debug file's download
+// (both parallel to counters.modules; missing entries are Unknown and not asked). Modules without samples are
+// left out.
 UnwindHealth buildUnwindHealth(const UnwindCounters &counters, const std::vector<ModuleSymbols> &symbols,
-                               std::vector<std::string> faults, const UnwindHealthContext &context);
+                               std::vector<std::string> faults, const UnwindHealthContext &context,
+                               const std::vector<DebuginfodStatus> &debuginfod = {});
 
 // The health as lines for `emberline record`'s summary (without a prefix): the modules where stacks end or
 // names are missing, at most `maxModules` of them, then every fault.

@@ -5,6 +5,7 @@
 #include "engine/process/launcher.h"
 #include "engine/recorder/recorder.h"
 #include "engine/export/export_worker.h"
+#include "engine/source/debuginfod_client.h"
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -138,6 +139,7 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
     exporterOptions.samplerDescription = r->summary.samplerDescription;
     exporterOptions.wallTime = r->summary.wallTime;
     exporterOptions.symbolizer.debugDirectories = m_config.debugDirectories;
+    exporterOptions.symbolizer.debuginfod = DebuginfodClient::configured();
     exporterOptions.kernelFramesProblem = r->summary.kernelFramesProblem;
     Running *run = r.get();
     // The uploader takes each flush on the exporter thread, before anyone else sees it.

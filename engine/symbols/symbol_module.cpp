@@ -1,10 +1,12 @@
 #include "engine/symbols/symbol_module.h"
 
 #include "engine/common/strings.h"
+#include "engine/symbols/debuglink_search.h"
 #include "engine/symbols/demangle.h"
 #include "engine/symbols/dwarf_inline.h"
 #include "engine/symbols/symbols_logging.h"
 
+#include <cstring>
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -50,14 +52,47 @@ std::string joinSearchPath(const std::vector<std::string> &debugDirectories)
 } // namespace
 
 SymbolModule::SymbolModule(const std::vector<std::string> &debugDirectories)
-    : m_debuginfoPath(joinSearchPath(debugDirectories))
+    : m_debuginfoPath(joinSearchPath(debugDirectories)), m_debugDirectories(debugDirectories)
 {
     m_debuginfoPathPointer = m_debuginfoPath.data();
     m_callbacks.find_elf = dwfl_build_id_find_elf;
-    m_callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+    m_callbacks.find_debuginfo = &SymbolModule::findDebuginfo;
     m_callbacks.section_address = dwfl_offline_section_address;
     m_callbacks.debuginfo_path = &m_debuginfoPathPointer;
     m_dwfl = dwfl_begin(&m_callbacks);
+}
+
+// libdwfl's standard search ends with a debuginfod download on this thread; this one stops before it (the
+// download is DebuginfodFetcher's, on its own thread) and takes the file it was given first.
+int SymbolModule::findDebuginfo(Dwfl_Module *module, void **userdata, const char *moduleName, Dwarf_Addr base,
+                                const char *fileName, const char *debuglinkFile, GElf_Word debuglinkCrc,
+                                char **debuginfoFileName)
+{
+    auto *self = static_cast<SymbolModule *>(*userdata);
+    // The first call asks for the module's debug file; a later one for a dwz file, which is found by build id.
+    if (self != nullptr && !self->m_debugFile.empty() && !self->m_debugFileHandedOut) {
+        self->m_debugFileHandedOut = true;
+        const int fd = openRegularFile(self->m_debugFile);
+        if (fd >= 0) {
+            *debuginfoFileName = ::strdup(self->m_debugFile.c_str());
+            return fd;
+        }
+    }
+    const int fd = dwfl_build_id_find_debuginfo(module, userdata, moduleName, base, fileName, debuglinkFile,
+                                                debuglinkCrc, debuginfoFileName);
+    if (fd >= 0 || self == nullptr || fileName == nullptr || debuglinkFile == nullptr)
+        return fd;
+    DebuglinkSearch search;
+    search.binaryPath = fileName;
+    search.debuglink = debuglinkFile;
+    search.crc = debuglinkCrc;
+    search.buildId = self->m_buildId;
+    search.debugDirectories = self->m_debugDirectories;
+    std::string found;
+    const int linked = findDebuglinkFile(search, &found);
+    if (linked >= 0)
+        *debuginfoFileName = ::strdup(found.c_str());
+    return linked;
 }
 
 SymbolModule::~SymbolModule()
@@ -67,7 +102,8 @@ SymbolModule::~SymbolModule()
 }
 
 std::unique_ptr<SymbolModule> SymbolModule::openFile(const std::string &path, const std::string &expectedBuildId,
-                                                     const std::vector<std::string> &debugDirectories)
+                                                     const std::vector<std::string> &debugDirectories,
+                                                     const std::string &debugFile)
 {
     const int fd = openRegularFile(path);
     if (fd < 0) {
@@ -75,6 +111,7 @@ std::unique_ptr<SymbolModule> SymbolModule::openFile(const std::string &path, co
         return nullptr;
     }
     std::unique_ptr<SymbolModule> module(new SymbolModule(debugDirectories));
+    module->m_debugFile = debugFile;
     if (!module->report(path, fd))
         return nullptr;
     if (!expectedBuildId.empty() && module->m_buildId != lowercaseHex(expectedBuildId)) {
@@ -138,6 +175,11 @@ bool SymbolModule::report(const std::string &name, int fd)
     const int length = dwfl_module_build_id(m_module, &bits, &noteAddress);
     if (length > 0)
         m_buildId = hexBytes(bits, static_cast<size_t>(length));
+    // The find_debuginfo callback finds this object through the module's user data.
+    void **userdata = nullptr;
+    dwfl_module_info(m_module, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+    if (userdata != nullptr)
+        *userdata = this;
     return true;
 }
 
@@ -154,10 +196,10 @@ ModuleSymbols SymbolModule::symbolInfo()
         info.status = SymbolStatus::FullDwarf;
         if (debug.empty() || (mainFile != nullptr && debug == mainFile))
             info.source = SymbolSource::InFile;
+        else if (!m_debugFile.empty() && debug == m_debugFile)
+            info.source = SymbolSource::Debuginfod;
         else if (debug.find("/.build-id/") != std::string_view::npos)
             info.source = SymbolSource::BuildId;
-        else if (debug.find("/debuginfod") != std::string_view::npos)
-            info.source = SymbolSource::Debuginfod;
         else
             info.source = SymbolSource::Debuglink;
     } else if (dwfl_module_getsymtab(m_module) > 0) {

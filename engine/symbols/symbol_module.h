@@ -15,7 +15,10 @@
 namespace emberline::engine {
 
 // One ELF file opened through libdwfl at its own link-time addresses, together with its separate debug file
-// when one is found by build id or .gnu_debuglink under the configured directories. Answers file offsets
+// when one is found by build id or .gnu_debuglink under the configured directories, or given (a file debuginfod
+// downloaded and DebuginfodFetcher checked). libdwfl's standard search is not used: its last resort, a
+// debuginfod download, would hold up the exporter thread, so DebuginfodFetcher does it on its own thread.
+// Answers file offsets
 // (what a mapping tells the sampler) by translating them through the PT_LOAD program headers.
 // Thread: belongs to its Symbolizer (the exporter thread); libdwfl sessions are not shared between threads.
 // Invariant: m_dwfl and m_module are valid for the object's whole life (the factories return nullptr
@@ -24,8 +27,10 @@ class SymbolModule {
 public:
     // nullptr when the file is missing, not a regular file, not ELF, or when `expectedBuildId` is not empty
     // and the file's build id differs (the file was replaced since it was mapped).
+    // `debugFile`, when not empty, is the separate debug file to use instead of searching for one.
     static std::unique_ptr<SymbolModule> openFile(const std::string &path, const std::string &expectedBuildId,
-                                                  const std::vector<std::string> &debugDirectories);
+                                                  const std::vector<std::string> &debugDirectories,
+                                                  const std::string &debugFile = {});
     // An ELF image in memory (the vdso), handed to libdwfl through an anonymous file.
     static std::unique_ptr<SymbolModule> openImage(const std::string &name, const void *image, size_t size,
                                                    const std::vector<std::string> &debugDirectories);
@@ -49,6 +54,9 @@ private:
 
     explicit SymbolModule(const std::vector<std::string> &debugDirectories);
     bool report(const std::string &name, int fd);
+    static int findDebuginfo(Dwfl_Module *module, void **userdata, const char *moduleName, Dwarf_Addr base,
+                             const char *fileName, const char *debuglinkFile, GElf_Word debuglinkCrc,
+                             char **debuginfoFileName);
     std::optional<Dwarf_Addr> moduleAddress(uint64_t fileOffset) const;
     std::string elfSymbolName(Dwarf_Addr address, Dwarf_Addr *symbolStart = nullptr);
 
@@ -60,6 +68,9 @@ private:
     Dwarf_Addr m_bias = 0; // libdwfl address = p_vaddr + m_bias
     std::vector<LoadSegment> m_segments;
     std::string m_buildId;
+    std::vector<std::string> m_debugDirectories;
+    std::string m_debugFile; // given by the caller (debuginfod), or ""
+    bool m_debugFileHandedOut = false;
     // Built on first use: a module whose addresses all have DWARF names never sorts its symbol table.
     std::unique_ptr<ElfSymbolTable> m_symbols;
     std::unique_ptr<DwarfFunctionIndex> m_functions;

@@ -2,6 +2,7 @@
 
 #include "engine/common/strings.h"
 
+#include "engine/symbols/debuginfod_fetcher.h"
 #include "engine/symbols/symbol_module.h"
 #include "engine/symbols/symbols_logging.h"
 
@@ -41,6 +42,8 @@ size_t vdsoImageSize(const unsigned char *image)
 Symbolizer::Symbolizer(Options options)
     : m_options(std::move(options))
 {
+    if (m_options.debuginfod)
+        m_fetcher = std::make_unique<DebuginfodFetcher>();
 }
 
 Symbolizer::~Symbolizer() = default;
@@ -85,10 +88,53 @@ SymbolModule *Symbolizer::module(const std::string &path, const std::string &bui
 {
     std::string key = path + '\n' + buildId;
     auto it = m_modules.find(key);
-    if (it == m_modules.end())
-        it = m_modules.emplace(std::move(key), SymbolModule::openFile(path, buildId, m_options.debugDirectories))
+    if (it == m_modules.end()) {
+        const auto downloaded = m_downloadedDebugFiles.find(lowercaseHex(buildId));
+        const std::string debugFile = downloaded != m_downloadedDebugFiles.end() ? downloaded->second : std::string();
+        it = m_modules.emplace(std::move(key), SymbolModule::openFile(path, buildId, m_options.debugDirectories,
+                                                                      debugFile))
                  .first;
+        if (it->second && debugFile.empty())
+            requestDebugFile(*it->second, path);
+    }
     return it->second.get();
+}
+
+void Symbolizer::requestDebugFile(SymbolModule &module, const std::string &path)
+{
+    if (!m_fetcher || module.buildId().empty())
+        return;
+    if (module.symbolInfo().status != SymbolStatus::FullDwarf && m_fetcher->request(module.buildId(), path))
+        ++m_downloadsRequested;
+}
+
+std::vector<std::string> Symbolizer::adoptDownloads()
+{
+    std::vector<std::string> adopted;
+    if (!m_fetcher)
+        return adopted;
+    for (auto &found : m_fetcher->takeFound()) {
+        const std::string buildId = found.first;
+        m_downloadedDebugFiles[buildId] = std::move(found.second);
+        if (auto answers = m_answers.find(buildId); answers != m_answers.end()) {
+            m_answerCount -= answers->second.size();
+            m_answers.erase(answers);
+        }
+        // Reopened at their next use, with the downloaded file.
+        std::erase_if(m_modules, [&](const auto &entry) { return entry.second && entry.second->buildId() == buildId; });
+        adopted.push_back(buildId);
+    }
+    return adopted;
+}
+
+DebuginfodStatus Symbolizer::debuginfodStatus(const std::string &buildId) const
+{
+    return m_fetcher ? m_fetcher->status(lowercaseHex(buildId)) : DebuginfodStatus{};
+}
+
+bool Symbolizer::waitForDownloads(int timeoutMs)
+{
+    return !m_fetcher || m_fetcher->waitIdle(timeoutMs);
 }
 
 ModuleSymbols Symbolizer::moduleSymbols(const std::string &path, const std::string &buildId, bool *replaced)

@@ -11,18 +11,26 @@
 
 namespace emberline::engine {
 
+class DebuginfodFetcher;
 class SymbolModule;
 
 // Where separate debug files are looked for: `<dir>/.build-id/ab/cdef….debug` by build id, and the name in
 // .gnu_debuglink under each directory (and next to the binary, and in its .debug subdirectory).
+// With `debuginfod`, a module that has a build id but no DWARF of its own or nearby gets its debug file downloaded
+// in the background (DebuginfodFetcher, DEBUGINFOD_URLS).
 struct SymbolizerOptions {
     std::vector<std::string> debugDirectories{"/usr/lib/debug"};
+    bool debuginfod = false;
 };
 
 // Turns (ELF file, build id, file offset) into function names and source locations with elfutils, at flush
 // time. Caches one libdwfl session per (path, build id) and every answer per (build id, or path when there is
 // none; file offset), so a flush symbolizes only addresses it has not seen. A file that vanished, changed
 // (build id mismatch), or is not ELF yields an empty answer, never a crash; nothing throws out of the class.
+// With debuginfod on, a module without DWARF is named from its symbol table (or by address) until its download
+// arrives; adoptDownloads() then reopens it with the downloaded file and forgets its answers, so that the
+// following flushes name its frames fully. Nothing here waits on the network.
+//
 // Thread: lives on the exporter thread; not synchronised. A file that cannot be opened is not retried.
 class Symbolizer {
 public:
@@ -46,6 +54,16 @@ public:
     ModuleSymbols moduleSymbols(const std::string &path, const std::string &buildId, bool *replaced = nullptr);
     // GNU build id of an ELF file as lowercase hex, "" if none or unreadable.
     static std::string readBuildId(const std::string &path);
+    // Takes the debug files debuginfod delivered since the last call: the modules they belong to are reopened with
+    // them at their next use and their cached answers dropped. Returns their build ids (callers drop their own
+    // caches of those modules).
+    std::vector<std::string> adoptDownloads();
+    // Where the download of `buildId`'s debug file stands (NotAsked without debuginfod).
+    DebuginfodStatus debuginfodStatus(const std::string &buildId) const;
+    // Waits at most `timeoutMs` for the downloads asked for so far; whether none is left.
+    bool waitForDownloads(int timeoutMs);
+    // Downloads asked for since the session began (each build id counts once).
+    size_t downloadsRequested() const { return m_downloadsRequested; }
     // Answers held in the cache (empty answers included).
     size_t cachedAddresses() const { return m_answerCount; }
 
@@ -55,7 +73,12 @@ private:
     SymbolModule *vdsoModule();
     Frames answer(const std::string &cacheKey, uint64_t fileOffset, SymbolModule &module);
 
+    void requestDebugFile(SymbolModule &module, const std::string &path);
+
     Options m_options;
+    std::unique_ptr<DebuginfodFetcher> m_fetcher; // null without debuginfod
+    std::unordered_map<std::string, std::string> m_downloadedDebugFiles; // build id -> checked debug file
+    size_t m_downloadsRequested = 0;
     // Key: path '\n' build id. A null entry remembers a file that could not be used.
     std::unordered_map<std::string, std::unique_ptr<SymbolModule>> m_modules;
     // Key: build id, or path when the file has none; then the file offset.

@@ -4,6 +4,8 @@
 
 #include <QTest>
 
+#include <algorithm>
+
 using namespace emberline::engine;
 
 namespace {
@@ -146,6 +148,55 @@ private Q_SLOTS:
     }
 
     // The record summary's lines: the totals, a line per module to act on, then the faults.
+    // If this fails, a module's debuginfod download (in progress, failed, not on the server, done) does not reach
+    // the Symbols column and the summary, or the fix does not change while a download runs.
+    void debuginfodDownloads()
+    {
+        UnwindCounters c;
+        c.samples = 40;
+        addModule(c, 1, "/usr/bin/busy");
+        addModule(c, 2, "/usr/lib/libdown.so");
+        addModule(c, 3, "/usr/lib/libnone.so");
+        addModule(c, 4, "/usr/lib/libgot.so");
+        for (uint32_t id = 1; id <= 4; ++id)
+            c.byModule[id].samples = 10;
+        std::vector<ModuleSymbols> symbols(5, ModuleSymbols{SymbolStatus::SymbolTable, SymbolSource::InFile});
+        symbols[4] = {SymbolStatus::FullDwarf, SymbolSource::Debuginfod};
+        std::vector<DebuginfodStatus> downloads(5);
+        downloads[1].state = DebuginfodState::Downloading;
+        downloads[1].bytes = 1'500'000;
+        downloads[1].totalBytes = 4'200'000;
+        downloads[2].state = DebuginfodState::Failed;
+        downloads[2].error = "the server is down or unreachable (Connection refused)";
+        downloads[3].state = DebuginfodState::NotFound;
+        downloads[4].state = DebuginfodState::Found;
+        const UnwindHealth h = buildUnwindHealth(c, symbols, {}, UnwindHealthContext{true}, downloads);
+
+        const ModuleHealth *busy = row(h, "/usr/bin/busy");
+        QVERIFY(busy);
+        QCOMPARE(busy->symbolText, std::string("symbol table only, in the file; debuginfod: downloading 1.5 MB of 4.2 MB"));
+        QCOMPARE(busy->fix, std::string("wait: debuginfod is downloading busy's debug file; later flushes use it"));
+        const ModuleHealth *down = row(h, "/usr/lib/libdown.so");
+        QVERIFY(down);
+        QCOMPARE(down->symbolText, std::string("symbol table only, in the file; debuginfod: failed: the server is down "
+                                               "or unreachable (Connection refused)"));
+        QCOMPARE(down->fix, std::string("install the -dbgsym package that holds libdown.so's debug file"));
+        QCOMPARE(row(h, "/usr/lib/libnone.so")->symbolText,
+                 std::string("symbol table only, in the file; debuginfod: not on the server"));
+        const ModuleHealth *got = row(h, "/usr/lib/libgot.so");
+        QCOMPARE(got->symbolText, std::string("full DWARF, found by debuginfod"));
+        QVERIFY(got->fix.empty());
+
+        // The summary names every module debuginfod was asked about, the one it served too.
+        const std::vector<std::string> lines = describeUnwindHealth(h);
+        const auto mentions = [&](const std::string &text) {
+            return std::any_of(lines.begin(), lines.end(),
+                               [&](const std::string &line) { return line.find(text) != std::string::npos; });
+        };
+        QVERIFY(mentions("libgot.so: 10 stacks; symbols: full DWARF, found by debuginfod"));
+        QVERIFY(mentions("busy: 10 stacks; symbols: symbol table only, in the file; debuginfod: downloading"));
+    }
+
     void summaryLines()
     {
         UnwindCounters c;

@@ -5,6 +5,7 @@
 // shows that the server, not a local file, made the difference.
 
 #include "hot_loop_profile.h"
+#include "loopback_debuginfod.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -15,53 +16,10 @@
 #include <QTest>
 #include <QThread>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 using namespace emberline;
 using namespace emberline::test;
 
 namespace {
-
-// A port the kernel says is free now (bound to port 0, then released for the server).
-int freePort()
-{
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    int port = 0;
-    if (::bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length) == 0)
-        port = ntohs(address.sin_port);
-    ::close(fd);
-    return port;
-}
-
-// The HTTP status line of GET `path` on the loopback server, empty when it does not answer.
-QByteArray httpStatus(int port, const QByteArray &path)
-{
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<uint16_t>(port));
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    QByteArray reply;
-    if (::connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) == 0) {
-        const QByteArray request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-        if (::write(fd, request.constData(), static_cast<size_t>(request.size())) == request.size()) {
-            char buffer[256];
-            const ssize_t n = ::read(fd, buffer, sizeof buffer);
-            if (n > 0)
-                reply = QByteArray(buffer, static_cast<int>(n)).split('\r').first();
-        }
-    }
-    ::close(fd);
-    return reply;
-}
 
 void requireOrSkip(bool condition, const QString &why)
 {

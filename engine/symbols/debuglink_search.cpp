@@ -1,0 +1,90 @@
+#include "engine/symbols/debuglink_search.h"
+
+#include "engine/common/strings.h"
+
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <array>
+
+namespace emberline::engine {
+namespace {
+
+std::string buildIdOfDescriptor(int fd)
+{
+    static const bool initialised = elf_version(EV_CURRENT) != EV_NONE;
+    (void)initialised;
+    std::string buildId;
+    if (Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
+        const void *bits = nullptr;
+        const ssize_t length = dwelf_elf_gnu_build_id(elf, &bits);
+        if (length > 0)
+            buildId = hexBytes(static_cast<const unsigned char *>(bits), static_cast<size_t>(length));
+        elf_end(elf);
+    }
+    return buildId;
+}
+
+uint32_t crcOfDescriptor(int fd)
+{
+    std::array<unsigned char, 65536> buffer{};
+    uLong crc = crc32(0, nullptr, 0);
+    off_t offset = 0;
+    while (true) {
+        const ssize_t n = ::pread(fd, buffer.data(), buffer.size(), offset);
+        if (n <= 0)
+            break;
+        crc = crc32(crc, buffer.data(), static_cast<uInt>(n));
+        offset += n;
+    }
+    return static_cast<uint32_t>(crc);
+}
+
+bool matches(int fd, const DebuglinkSearch &search)
+{
+    if (!search.buildId.empty()) {
+        const std::string found = buildIdOfDescriptor(fd);
+        if (!found.empty())
+            return found == search.buildId;
+    }
+    return crcOfDescriptor(fd) == search.crc;
+}
+
+} // namespace
+
+int findDebuglinkFile(const DebuglinkSearch &search, std::string *found)
+{
+    if (search.debuglink.empty() || search.debuglink.find('/') != std::string::npos)
+        return -1;
+    const size_t slash = search.binaryPath.rfind('/');
+    const std::string directory = slash == std::string::npos ? std::string(".") : search.binaryPath.substr(0, slash);
+    std::vector<std::string> candidates{directory + "/" + search.debuglink, directory + "/.debug/" + search.debuglink};
+    for (const std::string &debugDirectory : search.debugDirectories) {
+        if (debugDirectory.empty() || debugDirectory[0] != '/')
+            continue;
+        candidates.push_back(debugDirectory + directory + "/" + search.debuglink);
+        candidates.push_back(debugDirectory + "/" + search.debuglink);
+    }
+    struct stat binary {};
+    const bool binaryKnown = ::stat(search.binaryPath.c_str(), &binary) == 0;
+    for (const std::string &candidate : candidates) {
+        const int fd = ::open(candidate.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+            continue;
+        struct stat status {};
+        const bool regular = ::fstat(fd, &status) == 0 && S_ISREG(status.st_mode);
+        const bool itself = binaryKnown && status.st_dev == binary.st_dev && status.st_ino == binary.st_ino;
+        if (regular && !itself && matches(fd, search)) {
+            *found = candidate;
+            return fd;
+        }
+        ::close(fd);
+    }
+    return -1;
+}
+
+} // namespace emberline::engine
