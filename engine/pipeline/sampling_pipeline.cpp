@@ -336,9 +336,9 @@ void SamplingPipeline::closeOffCpuIntervals(uint64_t monotonicNs)
 }
 
 void SamplingPipeline::onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool executable,
-                              std::string_view path)
+                              uint64_t inode, std::string_view path)
 {
-    processMap(pid).addMapping(start, length, pgoff, std::string(path), executable);
+    processMap(pid).addMapping(start, length, pgoff, std::string(path), executable, inode);
 }
 
 void SamplingPipeline::onComm(uint32_t pid, uint32_t tid, std::string_view name, bool exec)

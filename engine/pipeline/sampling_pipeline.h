@@ -23,7 +23,7 @@ public:
     explicit SamplingPipeline(Recorder &recorder);
 
     void onSample(const RawSample &sample) override;
-    void onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool executable,
+    void onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool executable, uint64_t inode,
                 std::string_view path) override;
     void onComm(uint32_t pid, uint32_t tid, std::string_view name, bool exec) override;
     void onFork(uint32_t pid, uint32_t ppid, uint32_t tid) override;

@@ -480,12 +480,18 @@ void PerfSampler::handleRecord(const uint8_t *record, size_t size, SampleSink &s
         const auto addr = take<uint64_t>(p);
         const auto len = take<uint64_t>(p);
         const auto pgoff = take<uint64_t>(p);
-        p += 4 + 4 + 8 + 8; // maj, min, ino, ino_generation
+        take<uint32_t>(p); // maj
+        take<uint32_t>(p); // min
+        const auto ino = take<uint64_t>(p);
+        take<uint64_t>(p); // ino_generation
         const auto prot = take<uint32_t>(p);
         take<uint32_t>(p); // flags
         const char *name = reinterpret_cast<const char *>(p);
         const size_t maxLen = static_cast<size_t>(end - p);
-        sink.onMmap(pid, addr, len, pgoff, (prot & PROT_EXEC) != 0, std::string_view(name, strnlen(name, maxLen)));
+        // With a build id in its place (PERF_RECORD_MISC_MMAP_BUILD_ID), the record carries no inode.
+        const uint64_t inode = (hdr.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) != 0 ? 0 : ino;
+        sink.onMmap(pid, addr, len, pgoff, (prot & PROT_EXEC) != 0, inode,
+                    std::string_view(name, strnlen(name, maxLen)));
         break;
     }
     case PERF_RECORD_COMM: {

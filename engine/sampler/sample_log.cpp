@@ -6,8 +6,9 @@
 namespace emberline::engine {
 namespace {
 
-// Version 2 adds each sample's kernel callchain; version 1 logs (without it) are still read.
-constexpr char kMagic[] = "EMBERLINE-SAMPLE-LOG 2\n";
+// Version 2 adds each sample's kernel callchain, version 3 each mapping's inode; older logs are still read.
+constexpr char kMagic[] = "EMBERLINE-SAMPLE-LOG 3\n";
+constexpr char kMagicV2[] = "EMBERLINE-SAMPLE-LOG 2\n";
 constexpr char kMagicV1[] = "EMBERLINE-SAMPLE-LOG 1\n";
 constexpr size_t kMagicSize = sizeof kMagic - 1;
 constexpr size_t kMaxKernelFrames = 512;
@@ -142,7 +143,7 @@ void SampleLogWriter::onSample(const RawSample &s)
 }
 
 void SampleLogWriter::onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool executable,
-                             std::string_view path)
+                             uint64_t inode, std::string_view path)
 {
     begin(Mmap);
     putValue(pid);
@@ -150,11 +151,12 @@ void SampleLogWriter::onMmap(uint32_t pid, uint64_t start, uint64_t length, uint
     putValue(length);
     putValue(pgoff);
     putValue(static_cast<uint8_t>(executable));
+    putValue(inode);
     putValue(static_cast<uint32_t>(path.size()));
     put(path.data(), path.size());
     end();
     if (m_next)
-        m_next->onMmap(pid, start, length, pgoff, executable, path);
+        m_next->onMmap(pid, start, length, pgoff, executable, inode, path);
 }
 
 void SampleLogWriter::onComm(uint32_t pid, uint32_t tid, std::string_view name, bool exec)
@@ -221,13 +223,15 @@ Result<std::unique_ptr<SampleLogReader>> SampleLogReader::open(const std::string
     std::setvbuf(file, nullptr, _IOFBF, 1 << 20);
     char magic[kMagicSize];
     const bool read = std::fread(magic, 1, kMagicSize, file) == kMagicSize;
-    const bool v2 = read && std::memcmp(magic, kMagic, kMagicSize) == 0;
-    if (!v2 && !(read && std::memcmp(magic, kMagicV1, kMagicSize) == 0)) {
+    const bool v3 = read && std::memcmp(magic, kMagic, kMagicSize) == 0;
+    const bool v2 = read && std::memcmp(magic, kMagicV2, kMagicSize) == 0;
+    if (!v3 && !v2 && !(read && std::memcmp(magic, kMagicV1, kMagicSize) == 0)) {
         std::fclose(file);
         return makeError(Error::Code::Format, path + " is not an Emberline sample log");
     }
     auto reader = std::unique_ptr<SampleLogReader>(new SampleLogReader(file, path, kMagicSize));
-    reader->m_kernelStacks = v2;
+    reader->m_kernelStacks = v3 || v2;
+    reader->m_inodes = v3;
     return reader;
 }
 
@@ -322,10 +326,11 @@ Result<bool> SampleLogReader::deliverOne(SampleSink &sink)
         const auto len = c.get<uint64_t>();
         const auto pgoff = c.get<uint64_t>();
         const bool exec = c.get<uint8_t>() != 0;
+        const uint64_t inode = m_inodes ? c.get<uint64_t>() : 0;
         const auto path = c.text();
         if (!c.ok())
             return corrupt("a malformed mapping");
-        sink.onMmap(pid, start, len, pgoff, exec, path);
+        sink.onMmap(pid, start, len, pgoff, exec, inode, path);
         break;
     }
     case Comm: {

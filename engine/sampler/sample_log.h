@@ -34,7 +34,7 @@ public:
     uint64_t records() const { return m_records; }
 
     void onSample(const RawSample &sample) override;
-    void onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool executable,
+    void onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool executable, uint64_t inode,
                 std::string_view path) override;
     void onComm(uint32_t pid, uint32_t tid, std::string_view name, bool exec) override;
     void onFork(uint32_t pid, uint32_t ppid, uint32_t tid) override;
@@ -90,6 +90,7 @@ private:
     std::vector<uint64_t> m_regs;
     std::vector<uint64_t> m_kernelStack;
     bool m_kernelStacks = true; // the log's samples carry their kernel callchain (version 2 on)
+    bool m_inodes = true;       // the log's mappings carry the mapped file's inode (version 3 on)
 };
 
 } // namespace emberline::engine

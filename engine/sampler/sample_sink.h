@@ -39,8 +39,10 @@ class SampleSink {
 public:
     virtual ~SampleSink() = default;
     virtual void onSample(const RawSample &sample) = 0;
+    // `inode` as the kernel reports the mapped file (0 when not known): a file replaced on disk since is told
+    // from the one the process mapped.
     virtual void onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool executable,
-                        std::string_view path) = 0;
+                        uint64_t inode, std::string_view path) = 0;
     virtual void onComm(uint32_t pid, uint32_t tid, std::string_view name, bool exec) = 0;
     virtual void onFork(uint32_t pid, uint32_t ppid, uint32_t tid) = 0;
     virtual void onExit(uint32_t pid, uint32_t tid) = 0;

@@ -48,7 +48,7 @@ public:
         std::vector<uint8_t> stack;
         std::vector<uint64_t> kernelStack;
         uint32_t pid = 0, tid = 0, ppid = 0;
-        uint64_t start = 0, length = 0, pgoff = 0, timeNs = 0;
+        uint64_t start = 0, length = 0, pgoff = 0, timeNs = 0, inode = 0;
         bool flag1 = false, flag2 = false;
         std::string text;
     };
@@ -65,7 +65,7 @@ public:
         r.sample.kernelStack = r.kernelStack;
         ++m_samples;
     }
-    void onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool executable,
+    void onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool executable, uint64_t inode,
                 std::string_view path) override
     {
         Record &r = add(Record::Type::Mmap);
@@ -73,6 +73,7 @@ public:
         r.start = start;
         r.length = length;
         r.pgoff = pgoff;
+        r.inode = inode;
         r.flag1 = executable;
         r.text = path;
     }
@@ -114,7 +115,7 @@ public:
             const Record &r = *p;
             switch (r.type) {
             case Record::Type::Sample: sink.onSample(r.sample); break;
-            case Record::Type::Mmap: sink.onMmap(r.pid, r.start, r.length, r.pgoff, r.flag1, r.text); break;
+            case Record::Type::Mmap: sink.onMmap(r.pid, r.start, r.length, r.pgoff, r.flag1, r.inode, r.text); break;
             case Record::Type::Comm: sink.onComm(r.pid, r.tid, r.text, r.flag1); break;
             case Record::Type::Fork: sink.onFork(r.pid, r.ppid, r.tid); break;
             case Record::Type::Exit: sink.onExit(r.pid, r.tid); break;

@@ -28,10 +28,12 @@ public:
                         std::to_string(s.ip) + " k" + std::to_string(s.inKernel) + " same" +
                         std::to_string(s.sameStack) + " regs " + regs + " stack " + stack + " kernel " + kernel);
     }
-    void onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool exec, std::string_view path) override
+    void onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool exec, uint64_t inode,
+                std::string_view path) override
     {
         lines.push_back("mmap " + std::to_string(pid) + " " + std::to_string(start) + " " + std::to_string(length) +
-                        " " + std::to_string(pgoff) + " " + std::to_string(exec) + " " + std::string(path));
+                        " " + std::to_string(pgoff) + " " + std::to_string(exec) + " ino" + std::to_string(inode) +
+                        " " + std::string(path));
     }
     void onComm(uint32_t pid, uint32_t tid, std::string_view name, bool exec) override
     {
@@ -71,7 +73,7 @@ void writeEveryKind(SampleSink &sink)
     s.sameStack = false;
     s.regs = regs;
     s.stack = std::span(reinterpret_cast<const uint8_t *>(stack.data()), stack.size());
-    sink.onMmap(10, 0x400000, 0x1000, 0, true, "/usr/bin/some program");
+    sink.onMmap(10, 0x400000, 0x1000, 0, true, 1234567, "/usr/bin/some program");
     sink.onComm(10, 11, "worker", false);
     sink.onSample(s);
     s.kind = RawSample::Kind::Cpu;

@@ -11,9 +11,12 @@
 #include "engine/unwind/process_map.h"
 #include "engine/unwind/unwinder.h"
 
+#include <QFile>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -174,6 +177,44 @@ private Q_SLOTS:
         QVERIFY(map.readImage(base + code->vaddr + 16, &fromMap, sizeof fromMap));
         QVERIFY(image.value()->readVaddr(code->vaddr + 16, &fromFile, sizeof fromFile));
         QCOMPARE(fromMap, fromFile);
+    }
+
+    // If this fails, a program replaced on disk during a session (rebuilt and run again) is read from the file
+    // that was there before: a mapping's inode (from /proc or a perf MMAP2 record) names the file the process
+    // mapped, and the cache reopens the path when it holds another. Without the inode the old file is kept.
+    void aFileReplacedOnDiskIsReopened()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("program"));
+        const QString targets = QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/");
+        QVERIFY(QFile::copy(targets + QStringLiteral("cpu_split_lld"), path));
+        const auto inodeOf = [&] {
+            struct stat st {};
+            return ::stat(path.toLocal8Bit().constData(), &st) == 0 ? static_cast<uint64_t>(st.st_ino) : 0;
+        };
+        const uint64_t before = inodeOf();
+        ElfCache cache;
+        ModuleIds ids(kFirstModuleId);
+        ProcessMap map(&cache, &ids);
+        map.addMapping(0x100000, 0x10000, 0, path.toStdString(), true, before);
+        const MappedModule *first = map.find(0x100000);
+        QVERIFY(first && first->image);
+        const std::string firstBuildId = first->image->buildId();
+
+        // Rebuilt: another file renamed over the path.
+        const QString next = dir.filePath(QStringLiteral("program.new"));
+        QVERIFY(QFile::copy(targets + QStringLiteral("cpu_split_nofp"), next));
+        QVERIFY(::rename(next.toLocal8Bit().constData(), path.toLocal8Bit().constData()) == 0);
+        const uint64_t after = inodeOf();
+        QVERIFY(after != before);
+
+        map.addMapping(0x300000, 0x10000, 0, path.toStdString(), true, 0); // no inode: the cached file
+        QCOMPARE(map.find(0x300000)->image->buildId(), firstBuildId);
+        map.addMapping(0x200000, 0x10000, 0, path.toStdString(), true, after);
+        const MappedModule *second = map.find(0x200000);
+        QVERIFY(second && second->image);
+        QCOMPARE(second->image->inode(), after);
+        QVERIFY(second->image->buildId() != firstBuildId);
     }
 
     // If this fails, a mapping of data (which never holds code) makes the unwinder flush libunwind's cache, as every
