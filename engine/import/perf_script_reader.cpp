@@ -370,6 +370,30 @@ Status PerfScriptParser::feed(std::string_view line, size_t number)
     return Ok{};
 }
 
+Status PerfScriptParser::append(PerfScriptParser &&later)
+{
+    State &s = *m_state;
+    State &l = *later.m_state;
+    s.endSample();
+    l.endSample();
+    if (!l.builder)
+        return Ok{};
+    if (!s.builder) {
+        s.builder = std::move(l.builder);
+        s.event = l.event;
+        s.eventLine = l.eventLine;
+        s.hasPeriod = l.hasPeriod;
+        s.values = l.values;
+        s.samples += l.samples;
+        return Ok{};
+    }
+    if (l.event != s.event || l.hasPeriod != s.hasPeriod)
+        return makeError(Error::Code::Format, s.name + ": the parts of the text hold different events or periods");
+    s.builder->append(*l.builder);
+    s.samples += l.samples;
+    return Ok{};
+}
+
 Result<Profile> PerfScriptParser::finish()
 {
     State &s = *m_state;
@@ -377,11 +401,6 @@ Result<Profile> PerfScriptParser::finish()
     if (!s.builder || s.samples == 0)
         return makeError(Error::Code::Format, s.name + ": no sample with a call chain in the perf script output");
     return s.builder->take();
-}
-
-Result<Profile> readPerfScriptFile(const std::string &path, const PprofReadOptions &options)
-{
-    return readTextProfileFile<PerfScriptParser>(path, options);
 }
 
 } // namespace emberline::engine

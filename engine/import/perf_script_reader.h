@@ -29,6 +29,10 @@ public:
     PerfScriptParser &operator=(const PerfScriptParser &) = delete;
 
     Status feed(std::string_view line, size_t number);
+    // Takes in what `later` parsed from the text that follows this parser's (both ending at a sample's end): the
+    // samples then are those one parser fed both texts would hold, in the same order. An error when the two hold
+    // different events, or periods on one side only; the text read whole names the line.
+    Status append(PerfScriptParser &&later);
     Result<Profile> finish();
     size_t samples() const;
 
@@ -40,7 +44,8 @@ private:
     std::unique_ptr<State> m_state;
 };
 
-// Reads a file of `perf script` output.
+// Reads a file of `perf script` output, in parts on several threads when it is large (see
+// perf_script_file_reader.h).
 Result<Profile> readPerfScriptFile(const std::string &path, const PprofReadOptions &options = {});
 
 } // namespace emberline::engine
