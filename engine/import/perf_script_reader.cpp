@@ -2,6 +2,7 @@
 
 #include "engine/common/strings.h"
 #include "engine/import/frame_text_cache.h"
+#include "engine/import/sample_frames_cache.h"
 #include "engine/import/text_format.h"
 
 #include <array>
@@ -165,6 +166,13 @@ struct PerfScriptParser::State {
     size_t samples = 0;
     // Frame text after the address (" sym+0x12 (dso)") -> location: most frames repeat, and are parsed once.
     FrameTextCache frameLocations;
+    // Whole samples' frame lines -> locations (takeKnownFrames). The sample being read may be one to add: its frame
+    // text, and the number of the empty line that must end it with every frame read.
+    SampleFramesCache sampleFrames;
+    bool framesMayFollow = false; // the last line fed was a header without a frame
+    std::string newFrameText;
+    size_t newFrameLines = 0;
+    size_t newFrameEnd = 0;
 
     Error fail(size_t number, std::string_view line, const std::string &why) const
     {
@@ -274,7 +282,10 @@ bool PerfScriptParser::isSampleHeader(std::string_view line)
 Status PerfScriptParser::feed(std::string_view line, size_t number)
 {
     State &s = *m_state;
+    s.framesMayFollow = false;
     if (skipBlanks(line).empty()) {
+        if (number == s.newFrameEnd && s.inSample && s.stack.size() == s.newFrameLines)
+            s.sampleFrames.insert(s.newFrameText, s.stack);
         s.endSample();
         return Ok{};
     }
@@ -299,7 +310,32 @@ Status PerfScriptParser::feed(std::string_view line, size_t number)
                                         "sampling events (cpu-clock, cycles, ...) with their call chains are imported");
     if (!h->rest.empty())
         return s.addFrame(h->rest, line, number);
+    s.framesMayFollow = true;
+    s.newFrameEnd = 0;
     return Ok{};
+}
+
+size_t PerfScriptParser::takeKnownFrames(std::string_view ahead, size_t &lines)
+{
+    State &s = *m_state;
+    if (!s.framesMayFollow || !s.sampleFrames.worthAsking())
+        return 0;
+    s.framesMayFollow = false;
+    const SampleFramesCache::Block block = SampleFramesCache::frameBlock(ahead);
+    if (block.lines == 0)
+        return 0;
+    if (const std::span<const uint32_t> *known = s.sampleFrames.find(block.text)) {
+        // The same bytes as an earlier sample's frames, which were read line by line without an error then: the
+        // same locations, and the empty line after them ends the sample.
+        s.stack.assign(known->begin(), known->end());
+        s.endSample();
+        lines += block.lines + 1;
+        return block.text.size() + 1;
+    }
+    s.newFrameText.assign(block.text);
+    s.newFrameLines = block.lines;
+    s.newFrameEnd = lines + block.lines + 1;
+    return 0;
 }
 
 Status PerfScriptParser::append(PerfScriptParser &&later)

@@ -152,7 +152,8 @@ Status readTextLines(const std::string &path, const std::function<Status(std::st
 }
 
 Status readTextRange(const TextRange &range, const std::function<Status(std::string_view, size_t)> &onLine,
-                     const std::function<void()> &onBlock)
+                     const std::function<void()> &onBlock,
+                     const std::function<size_t(std::string_view, size_t &)> &takeAhead)
 {
     // Whole blocks are read into a buffer that holds the cut line at its front; lines are found with memchr and
     // handed out as views into the buffer, never copied. A block is small enough to stay in the core's cache
@@ -192,6 +193,8 @@ Status readTextRange(const TextRange &range, const std::function<Status(std::str
             range.bytesRead->fetch_add(static_cast<uint64_t>(got), std::memory_order_relaxed);
         const char *const data = buffer.data();
         const size_t filled = held + static_cast<size_t>(got);
+        const void *lastNewline = takeAhead ? memrchr(data, '\n', filled) : nullptr;
+        const size_t complete = lastNewline ? static_cast<size_t>(static_cast<const char *>(lastNewline) - data) + 1 : 0;
         size_t pos = 0;
         for (;;) {
             const void *nl = std::memchr(data + pos, '\n', filled - pos);
@@ -201,6 +204,8 @@ Status readTextRange(const TextRange &range, const std::function<Status(std::str
             if (Status s = emit(std::string_view(data + pos, at - pos)); !s)
                 return s.error();
             pos = at + 1;
+            if (takeAhead && pos < complete)
+                pos += takeAhead(std::string_view(data + pos, complete - pos), number);
         }
         held = filled - pos;
         if (held > kMaxLineBytes)

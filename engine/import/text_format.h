@@ -49,9 +49,13 @@ struct TextRange {
 };
 
 // Reads the lines of `range` as readTextLines does, calling `onLine(line, number)` for each and
-// `onBlock()` (may be empty) after each block.
+// `onBlock()` (may be empty) after each block. After each line, `takeAhead(ahead, lines)` (may be empty) is
+// handed the lines that follow it in the buffer (`ahead`, up to the last newline read so far) and may take some
+// whole lines at its front as read: it returns how many bytes it took and adds how many lines they were to
+// `lines`. What it takes is not handed to `onLine`.
 Status readTextRange(const TextRange &range, const std::function<Status(std::string_view, size_t)> &onLine,
-                     const std::function<void()> &onBlock);
+                     const std::function<void()> &onBlock,
+                     const std::function<size_t(std::string_view, size_t &)> &takeAhead = {});
 
 // Reads a text profile file with a `Parser` made from the file's path (the name its errors give): every line
 // through `feed(line, number)`, then the profile `finish()` makes. `options` gives the cancel flag and the

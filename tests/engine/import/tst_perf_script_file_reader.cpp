@@ -3,6 +3,7 @@
 // a cut, on files cut short anywhere, and bad input must give the same error as reading it whole. Also where the
 // file is cut (text_parts.h), cancelling and progress.
 #include "engine/import/perf_script_file_reader.h"
+#include "engine/import/perf_script_reader.h"
 #include "engine/import/text_parts.h"
 #include "engine/pprof/pprof_writer.h"
 
@@ -41,6 +42,25 @@ std::string outcome(const std::string &path, size_t parts, const PprofReadOption
     return p ? writePprof(p.value(), false) : "error: " + p.error().message;
 }
 
+// The file fed to a parser a line at a time, without the reader: no part, no sample known by its frames' text.
+std::string fedLineByLine(const std::string &path)
+{
+    const std::string text = readAll(path);
+    PerfScriptParser parser(path);
+    size_t number = 0;
+    for (size_t pos = 0; pos < text.size();) {
+        const size_t end = std::min(text.find('\n', pos), text.size());
+        std::string_view line = std::string_view(text).substr(pos, end - pos);
+        if (!line.empty() && line.back() == '\r')
+            line.remove_suffix(1);
+        if (Status s = parser.feed(line, ++number); !s)
+            return "error: " + s.error().message;
+        pos = end + 1;
+    }
+    const Result<Profile> p = parser.finish();
+    return p ? writePprof(p.value(), false) : "error: " + p.error().message;
+}
+
 std::string sample(int i, std::string_view leaf)
 {
     return "spin  1509/" + std::to_string(1510 + i % 3) + " 1.0" + std::to_string(i) + ":    " +
@@ -54,12 +74,14 @@ std::string sample(int i, std::string_view leaf)
 class TestPerfScriptFileReader : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    // If this fails, reading real perf script output in parts gives another profile than reading it whole: tables,
-    // strings, stacks or samples in another order, or samples lost or doubled where the parts meet.
+    // If this fails, reading real perf script output in parts gives another profile than reading it whole, or
+    // reading it whole another than feeding its lines one by one: tables, strings, stacks or samples in another
+    // order, samples lost or doubled where the parts meet, or a sample known by its frames' text misread.
     void realTextInPartsEqualsWhole()
     {
         const std::string whole = outcome(kRealText, 1);
         QVERIFY2(whole.rfind("error", 0) != 0, whole.c_str());
+        QVERIFY(whole == fedLineByLine(kRealText));
         for (const size_t parts : {2, 3, 4, 7, 16})
             QVERIFY2(outcome(kRealText, parts) == whole, std::to_string(parts).c_str());
     }
@@ -102,6 +124,7 @@ private Q_SLOTS:
         writeAll(path, text);
         const std::string whole = outcome(path, 1);
         QVERIFY2(whole.rfind("error", 0) != 0, whole.c_str());
+        QVERIFY(whole == fedLineByLine(path));
         for (const size_t parts : {2, 3, 5})
             QVERIFY2(outcome(path, parts) == whole, std::to_string(parts).c_str());
 
@@ -124,12 +147,14 @@ private Q_SLOTS:
         for (size_t length = text.size() / 3; length < text.size(); length += text.size() / 23 + 7) {
             writeAll(path, std::string_view(text).substr(0, length));
             const std::string whole = outcome(path, 1);
+            QVERIFY2(whole == fedLineByLine(path), std::to_string(length).c_str());
             QVERIFY2(outcome(path, 2) == whole && outcome(path, 3) == whole, std::to_string(length).c_str());
         }
     }
 
     // If this fails, bad input in a later part is no longer named with the whole file's line number, parts with
-    // different events are joined, or an error in the first part is lost.
+    // different events are joined, an error in the first part is lost, or lines after (or inside) a sample known by
+    // its frames' text are numbered or checked otherwise than line by line.
     void errorsAsWhole()
     {
         QTemporaryDir dir;
@@ -144,11 +169,15 @@ private Q_SLOTS:
             good + std::string("\x7f" "ELF\x02\x01\x01\x00\x00", 9),               // binary bytes
             "spin  1509 1.0:    1 cpu-clock: \n\t    55d5 ho\n\n" + good,              // a cut frame, first part
             good + "\t    55d5 f+0x15 (/tmp/spin)\n\n" + good,                          // a frame outside of a sample
+            good + sample(7, "f") + "spin  1509 1.5:    1 cpu-clock: \n\t    55zz f+0x15 (/tmp/spin)\n\n", // bad address
+            good + sample(7, "f").substr(0, sample(7, "f").size() - 1) + "\t    55d5 ho\n\n", // a known sample, cut
+            good + sample(7, "f") + "\x01\n" + good,                                  // binary after a known sample
         };
         for (const std::string &text : bad) {
             writeAll(path, text);
             const std::string whole = outcome(path, 1);
             QVERIFY2(whole.rfind("error: ", 0) == 0, text.substr(0, 80).c_str());
+            QCOMPARE(whole, fedLineByLine(path));
             QCOMPARE(outcome(path, 2), whole);
             QCOMPARE(outcome(path, 4), whole);
         }
