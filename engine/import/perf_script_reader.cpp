@@ -321,10 +321,11 @@ size_t PerfScriptParser::takeKnownFrames(std::string_view ahead, size_t &lines)
     if (!s.framesMayFollow || !s.sampleFrames.worthAsking())
         return 0;
     s.framesMayFollow = false;
-    const SampleFramesCache::Block block = SampleFramesCache::frameBlock(ahead);
+    SampleFramesCache::Block block;
+    const std::span<const uint32_t> *known = s.sampleFrames.findAtFront(ahead, block);
     if (block.lines == 0)
         return 0;
-    if (const std::span<const uint32_t> *known = s.sampleFrames.find(block.text)) {
+    if (known) {
         // The same bytes as an earlier sample's frames, which were read line by line without an error then: the
         // same locations, and the empty line after them ends the sample.
         s.stack.assign(known->begin(), known->end());

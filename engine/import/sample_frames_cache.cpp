@@ -1,5 +1,6 @@
 #include "engine/import/sample_frames_cache.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace emberline::engine {
@@ -25,18 +26,42 @@ SampleFramesCache::Block SampleFramesCache::frameBlock(std::string_view ahead)
     return {ahead.substr(0, pos), lines};
 }
 
-const std::span<const uint32_t> *SampleFramesCache::find(std::string_view text)
+const std::span<const uint32_t> *SampleFramesCache::findAtFront(std::string_view ahead, Block &block)
+{
+    const size_t lastSize = m_lastText.size();
+    if (m_last != SIZE_MAX && ahead.size() > lastSize && ahead[lastSize] == '\n' &&
+        std::memcmp(ahead.data(), m_lastText.data(), lastSize) == 0) {
+        block = {ahead.substr(0, lastSize), m_lastLines}; // what frameBlock finds in the same bytes
+        count(true);
+        return &m_stacks[m_last];
+    }
+    block = frameBlock(ahead);
+    if (block.lines == 0)
+        return nullptr;
+    const uint32_t *index = m_index.find(block.text);
+    count(index != nullptr);
+    if (!index)
+        return nullptr;
+    remember(block.text, block.lines, *index);
+    return &m_stacks[*index];
+}
+
+void SampleFramesCache::count(bool hit)
 {
     ++m_lookups;
-    const uint32_t *index = m_index.find(text);
-    if (index)
-        ++m_hits;
+    m_hits += hit ? 1 : 0;
     if (m_lookups == kWindow) {
         m_off = m_hits * 4 < m_lookups;
         m_lookups = 0;
         m_hits = 0;
     }
-    return index ? &m_stacks[*index] : nullptr;
+}
+
+void SampleFramesCache::remember(std::string_view text, size_t lines, size_t index)
+{
+    m_lastText.assign(text);
+    m_lastLines = lines;
+    m_last = index;
 }
 
 void SampleFramesCache::insert(std::string_view text, const std::vector<uint32_t> &locations)
@@ -53,6 +78,7 @@ void SampleFramesCache::insert(std::string_view text, const std::vector<uint32_t
     m_index.insert(text, static_cast<uint32_t>(m_stacks.size()));
     m_stacks.emplace_back(chunk.data() + start, locations.size());
     m_textBytes += text.size();
+    remember(text, static_cast<size_t>(std::count(text.begin(), text.end(), '\n')), m_stacks.size() - 1);
 }
 
 } // namespace emberline::engine

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -31,11 +32,16 @@ public:
     static Block frameBlock(std::string_view ahead);
 
     bool worthAsking() const { return !m_off; }
-    // The locations, leaf first, of an earlier sample with the same frame text; null when there is none.
-    const std::span<const uint32_t> *find(std::string_view text);
+    // The frame lines at the front of `ahead` (frameBlock) and, when an earlier sample had the same text, its
+    // locations, leaf first (null when none had). The last sample found or added is compared first, without
+    // looking for the lines' ends: the next sample often repeats it.
+    const std::span<const uint32_t> *findAtFront(std::string_view ahead, Block &block);
     void insert(std::string_view text, const std::vector<uint32_t> &locations);
 
 private:
+    void count(bool hit);
+    void remember(std::string_view text, size_t lines, size_t index);
+
     static constexpr size_t kMaxTextBytes = 64u << 20;
     static constexpr size_t kWindow = 4096;
 
@@ -43,6 +49,9 @@ private:
     std::vector<std::span<const uint32_t>> m_stacks; // into m_frames' chunks
     std::vector<std::vector<uint32_t>> m_frames; // chunks that never move once filled
     size_t m_textBytes = 0;
+    std::string m_lastText; // the frame text of m_stacks[m_last]
+    size_t m_lastLines = 0;
+    size_t m_last = SIZE_MAX;
     size_t m_lookups = 0;
     size_t m_hits = 0;
     bool m_off = false;
