@@ -1,8 +1,11 @@
 #include "engine/import/perf_script_reader.h"
 
 #include "engine/common/strings.h"
+#include "engine/import/frame_text_cache.h"
+#include "engine/import/sample_frames_cache.h"
 #include "engine/import/text_format.h"
 
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <optional>
@@ -35,10 +38,13 @@ bool isDigits(std::string_view s)
     return !s.empty();
 }
 
-bool isHexDigit(char c)
-{
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+// Which bytes are hex digits, by table: the address of every frame line is checked with it.
+constexpr std::array<bool, 256> kHexDigits = [] {
+    std::array<bool, 256> table{};
+    for (int c = 0; c < 256; ++c)
+        table.at(c) = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    return table;
+}();
 
 int64_t toInt(std::string_view s)
 {
@@ -145,87 +151,6 @@ std::string eventUnit(std::string_view event)
 
 } // namespace
 
-// Frame text -> location, for the hot loop of an import: the keys live end to end in one string and the table is
-// open-addressed, so a lookup is one hash over the text, one probe and one comparison, without a node or an
-// allocation per frame.
-class FrameTextCache {
-public:
-    FrameTextCache() { m_slots.resize(1024); }
-
-    const uint32_t *find(std::string_view key) const
-    {
-        const uint64_t h = hashText(key);
-        for (size_t i = h & (m_slots.size() - 1);; i = (i + 1) & (m_slots.size() - 1)) {
-            const Slot &slot = m_slots[i];
-            if (slot.length == kEmptySlot)
-                return nullptr;
-            if (slot.hash == h && slot.length == key.size() &&
-                std::memcmp(m_text.data() + slot.offset, key.data(), key.size()) == 0)
-                return &slot.location;
-        }
-    }
-
-    // Adds a key that find() did not find.
-    void insert(std::string_view key, uint32_t location)
-    {
-        if ((m_size + 1) * 4 > m_slots.size() * 3)
-            grow();
-        place(Slot{hashText(key), m_text.size(), static_cast<uint32_t>(key.size()), location});
-        m_text.append(key);
-        ++m_size;
-    }
-
-private:
-    static constexpr uint32_t kEmptySlot = UINT32_MAX;
-    struct Slot {
-        uint64_t hash = 0;
-        size_t offset = 0;
-        uint32_t length = kEmptySlot;
-        uint32_t location = 0;
-    };
-
-    // Eight bytes at a time, each word folded in with a multiply; the length goes into the last mix.
-    static uint64_t hashText(std::string_view s)
-    {
-        constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
-        uint64_t h = 0;
-        size_t i = 0;
-        for (; i + 8 <= s.size(); i += 8) {
-            uint64_t w = 0;
-            std::memcpy(&w, s.data() + i, 8);
-            h = (h ^ w) * kMul;
-            h ^= h >> 29;
-        }
-        uint64_t tail = 0;
-        if (i < s.size())
-            std::memcpy(&tail, s.data() + i, s.size() - i);
-        h = (h ^ tail ^ (static_cast<uint64_t>(s.size()) << 56)) * kMul;
-        return h ^ (h >> 32);
-    }
-
-    void place(const Slot &slot)
-    {
-        size_t i = slot.hash & (m_slots.size() - 1);
-        while (m_slots[i].length != kEmptySlot)
-            i = (i + 1) & (m_slots.size() - 1);
-        m_slots[i] = slot;
-    }
-
-    void grow()
-    {
-        std::vector<Slot> old(m_slots.size() * 2);
-        old.swap(m_slots);
-        for (const Slot &slot : old) {
-            if (slot.length != kEmptySlot)
-                place(slot);
-        }
-    }
-
-    std::vector<Slot> m_slots;
-    std::string m_text;
-    size_t m_size = 0;
-};
-
 struct PerfScriptParser::State {
     std::string name;
     std::unique_ptr<TextProfileBuilder> builder;
@@ -241,6 +166,13 @@ struct PerfScriptParser::State {
     size_t samples = 0;
     // Frame text after the address (" sym+0x12 (dso)") -> location: most frames repeat, and are parsed once.
     FrameTextCache frameLocations;
+    // Whole samples' frame lines -> locations (takeKnownFrames). The sample being read may be one to add: its frame
+    // text, and the number of the empty line that must end it with every frame read.
+    SampleFramesCache sampleFrames;
+    bool framesMayFollow = false; // the last line fed was a header without a frame
+    std::string newFrameText;
+    size_t newFrameLines = 0;
+    size_t newFrameEnd = 0;
 
     Error fail(size_t number, std::string_view line, const std::string &why) const
     {
@@ -288,14 +220,22 @@ struct PerfScriptParser::State {
     // which was checked as text then; only the blanks and hex digits in front of it are checked again.
     Status addFrame(std::string_view frameText, std::string_view line, size_t number)
     {
-        const std::string_view addressed = skipBlanks(frameText);
-        size_t addressLength = 0;
-        bool hexAddress = true;
-        for (; addressLength < addressed.size() && !isBlank(addressed[addressLength]); ++addressLength)
-            hexAddress = hexAddress && isHexDigit(addressed[addressLength]);
-        const std::string_view key = addressed.substr(addressLength);
+        const char *p = frameText.data();
+        const char *const end = p + frameText.size();
+        while (p < end && isBlank(*p))
+            ++p;
+        const char *const address = p;
+        while (p < end && kHexDigits.at(static_cast<unsigned char>(*p)))
+            ++p;
+        bool hexAddress = p > address;
+        if (p < end && !isBlank(*p)) { // not hex: the address runs on to the first blank
+            hexAddress = false;
+            while (p < end && !isBlank(*p))
+                ++p;
+        }
+        const std::string_view key(p, static_cast<size_t>(end - p));
         if (const uint32_t *known = key.empty() ? nullptr : frameLocations.find(key)) {
-            if (!hexAddress || addressLength == 0)
+            if (!hexAddress)
                 return fail(number, line, "not a call-chain frame (`address symbol (dso)`): a damaged address?");
             stack.push_back(*known);
             return Ok{};
@@ -342,7 +282,10 @@ bool PerfScriptParser::isSampleHeader(std::string_view line)
 Status PerfScriptParser::feed(std::string_view line, size_t number)
 {
     State &s = *m_state;
+    s.framesMayFollow = false;
     if (skipBlanks(line).empty()) {
+        if (number == s.newFrameEnd && s.inSample && s.stack.size() == s.newFrameLines)
+            s.sampleFrames.insert(s.newFrameText, s.stack);
         s.endSample();
         return Ok{};
     }
@@ -367,6 +310,56 @@ Status PerfScriptParser::feed(std::string_view line, size_t number)
                                         "sampling events (cpu-clock, cycles, ...) with their call chains are imported");
     if (!h->rest.empty())
         return s.addFrame(h->rest, line, number);
+    s.framesMayFollow = true;
+    s.newFrameEnd = 0;
+    return Ok{};
+}
+
+size_t PerfScriptParser::takeKnownFrames(std::string_view ahead, size_t &lines)
+{
+    State &s = *m_state;
+    if (!s.framesMayFollow || !s.sampleFrames.worthAsking())
+        return 0;
+    s.framesMayFollow = false;
+    SampleFramesCache::Block block;
+    const std::span<const uint32_t> *known = s.sampleFrames.findAtFront(ahead, block);
+    if (block.lines == 0)
+        return 0;
+    if (known) {
+        // The same bytes as an earlier sample's frames, which were read line by line without an error then: the
+        // same locations, and the empty line after them ends the sample.
+        s.stack.assign(known->begin(), known->end());
+        s.endSample();
+        lines += block.lines + 1;
+        return block.text.size() + 1;
+    }
+    s.newFrameText.assign(block.text);
+    s.newFrameLines = block.lines;
+    s.newFrameEnd = lines + block.lines + 1;
+    return 0;
+}
+
+Status PerfScriptParser::append(PerfScriptParser &&later)
+{
+    State &s = *m_state;
+    State &l = *later.m_state;
+    s.endSample();
+    l.endSample();
+    if (!l.builder)
+        return Ok{};
+    if (!s.builder) {
+        s.builder = std::move(l.builder);
+        s.event = l.event;
+        s.eventLine = l.eventLine;
+        s.hasPeriod = l.hasPeriod;
+        s.values = l.values;
+        s.samples += l.samples;
+        return Ok{};
+    }
+    if (l.event != s.event || l.hasPeriod != s.hasPeriod)
+        return makeError(Error::Code::Format, s.name + ": the parts of the text hold different events or periods");
+    s.builder->append(*l.builder);
+    s.samples += l.samples;
     return Ok{};
 }
 
@@ -377,11 +370,6 @@ Result<Profile> PerfScriptParser::finish()
     if (!s.builder || s.samples == 0)
         return makeError(Error::Code::Format, s.name + ": no sample with a call chain in the perf script output");
     return s.builder->take();
-}
-
-Result<Profile> readPerfScriptFile(const std::string &path, const PprofReadOptions &options)
-{
-    return readTextProfileFile<PerfScriptParser>(path, options);
 }
 
 } // namespace emberline::engine

@@ -29,6 +29,15 @@ public:
     PerfScriptParser &operator=(const PerfScriptParser &) = delete;
 
     Status feed(std::string_view line, size_t number);
+    // After a line fed: may take the frame lines that follow it in `ahead` and the empty line after them, when the
+    // line was a sample's header and those frames are byte for byte those of an earlier sample (which were fed
+    // line by line). Returns the bytes taken, and adds their lines to `lines` (the number of the last line fed).
+    // Taking them has the effect feeding them would have.
+    size_t takeKnownFrames(std::string_view ahead, size_t &lines);
+    // Takes in what `later` parsed from the text that follows this parser's (both ending at a sample's end): the
+    // samples then are those one parser fed both texts would hold, in the same order. An error when the two hold
+    // different events, or periods on one side only; the text read whole names the line.
+    Status append(PerfScriptParser &&later);
     Result<Profile> finish();
     size_t samples() const;
 
@@ -40,7 +49,8 @@ private:
     std::unique_ptr<State> m_state;
 };
 
-// Reads a file of `perf script` output.
+// Reads a file of `perf script` output, in parts on several threads when it is large (see
+// perf_script_file_reader.h).
 Result<Profile> readPerfScriptFile(const std::string &path, const PprofReadOptions &options = {});
 
 } // namespace emberline::engine

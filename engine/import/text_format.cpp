@@ -2,6 +2,7 @@
 
 #include "engine/import/perf_script_reader.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +18,14 @@ namespace emberline::engine {
 namespace {
 
 constexpr size_t kMaxLineBytes = 1u << 20;
+
+struct FileCloser {
+    explicit FileCloser(int descriptor) : fd(descriptor) {}
+    int fd;
+    FileCloser(const FileCloser &) = delete;
+    FileCloser &operator=(const FileCloser &) = delete;
+    ~FileCloser() { ::close(fd); }
+};
 
 bool startsWith(std::string_view s, std::string_view prefix)
 {
@@ -130,43 +139,62 @@ Status readTextLines(const std::string &path, const std::function<Status(std::st
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return makeError(Error::Code::Io, path + ": cannot be opened: " + std::strerror(errno));
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } closer{fd};
+    const FileCloser closer{fd};
     struct stat st{};
-    const double size = ::fstat(fd, &st) == 0 ? static_cast<double>(st.st_size) : 0.0;
+    const uint64_t size = ::fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    std::atomic<uint64_t> bytesRead{0};
+    const TextRange range{fd, path, 0, UINT64_MAX, 1, cancel, nullptr, &bytesRead};
+    return readTextRange(range, onLine, [&] {
+        if (progress && size > 0)
+            progress(static_cast<double>(bytesRead.load(std::memory_order_relaxed)) / static_cast<double>(size));
+    });
+}
 
+Status readTextRange(const TextRange &range, const std::function<Status(std::string_view, size_t)> &onLine,
+                     const std::function<void()> &onBlock,
+                     const std::function<size_t(std::string_view, size_t &)> &takeAhead)
+{
     // Whole blocks are read into a buffer that holds the cut line at its front; lines are found with memchr and
-    // handed out as views into the buffer, never copied.
-    constexpr size_t kBlockBytes = 4u << 20;
+    // handed out as views into the buffer, never copied. A block is small enough to stay in the core's cache
+    // between the kernel's copy into it and the parse that follows.
+    constexpr size_t kBlockBytes = 256u << 10;
     std::vector<char> buffer(kMaxLineBytes + kBlockBytes);
     size_t held = 0; // bytes of a line cut by the previous block, at the buffer's front
-    size_t number = 0;
-    double done = 0;
+    size_t number = range.firstNumber - 1;
+    uint64_t offset = range.begin;
+    const auto tooLong = [&] {
+        return makeError(Error::Code::Format, range.path + ": line " + std::to_string(number + 1) +
+                                                  " is longer than 1 MiB: not a text profile");
+    };
     const auto emit = [&](std::string_view line) -> Status {
         if (line.size() > kMaxLineBytes)
-            return makeError(Error::Code::Format, path + ": line " + std::to_string(number + 1) +
-                                                      " is longer than 1 MiB: not a text profile");
+            return tooLong();
         if (!line.empty() && line.back() == '\r')
             line.remove_suffix(1);
         return onLine(line, ++number);
     };
-    for (;;) {
-        if (cancel && cancel->load(std::memory_order_relaxed))
+    while (offset < range.end) {
+        if (range.cancel && range.cancel->load(std::memory_order_relaxed))
             return makeError(Error::Code::Cancelled, "cancelled");
-        const ssize_t got = ::read(fd, buffer.data() + held, kBlockBytes);
+        if (range.stop && range.stop->load(std::memory_order_relaxed))
+            return makeError(Error::Code::Cancelled, "stopped");
+        const size_t want = static_cast<size_t>(std::min<uint64_t>(kBlockBytes, range.end - offset));
+        const ssize_t got = ::pread(range.fd, buffer.data() + held, want, static_cast<off_t>(offset));
         if (got < 0) {
             if (errno == EINTR)
                 continue;
-            return makeError(Error::Code::Io, path + ": read failed: " + std::strerror(errno));
+            return makeError(Error::Code::Io, range.path + ": read failed: " + std::strerror(errno));
         }
         if (got == 0)
             break;
-        done += static_cast<double>(got);
+        offset += static_cast<uint64_t>(got);
+        if (range.bytesRead)
+            range.bytesRead->fetch_add(static_cast<uint64_t>(got), std::memory_order_relaxed);
         const char *const data = buffer.data();
         const size_t filled = held + static_cast<size_t>(got);
+        const void *lastNewline = takeAhead ? memrchr(data, '\n', filled) : nullptr;
+        const size_t complete = lastNewline ? static_cast<size_t>(static_cast<const char *>(lastNewline) - data) + 1 : 0;
         size_t pos = 0;
         for (;;) {
             const void *nl = std::memchr(data + pos, '\n', filled - pos);
@@ -176,14 +204,15 @@ Status readTextLines(const std::string &path, const std::function<Status(std::st
             if (Status s = emit(std::string_view(data + pos, at - pos)); !s)
                 return s.error();
             pos = at + 1;
+            if (takeAhead && pos < complete)
+                pos += takeAhead(std::string_view(data + pos, complete - pos), number);
         }
         held = filled - pos;
         if (held > kMaxLineBytes)
-            return makeError(Error::Code::Format, path + ": line " + std::to_string(number + 1) +
-                                                      " is longer than 1 MiB: not a text profile");
+            return tooLong();
         std::memmove(buffer.data(), data + pos, held);
-        if (progress && size > 0)
-            progress(done / size);
+        if (onBlock)
+            onBlock();
     }
     if (held > 0) {
         if (Status s = emit(std::string_view(buffer.data(), held)); !s)

@@ -33,6 +33,30 @@ bool isTextLine(std::string_view line);
 Status readTextLines(const std::string &path, const std::function<Status(std::string_view, size_t)> &onLine,
                      const std::atomic<bool> *cancel, const std::function<void(double)> &progress);
 
+// A byte range of an open text file, read line by line by readTextRange: `begin` is the start of a line, `end` the
+// start of another (or the file's size). Numbers are counted from `firstNumber`. The reader stops between blocks
+// when `cancel` or `stop` rises (both may be null), and adds the bytes it read to `bytesRead` (may be null), which
+// another thread may watch.
+struct TextRange {
+    int fd = -1;
+    std::string path; // for errors
+    uint64_t begin = 0;
+    uint64_t end = 0;
+    size_t firstNumber = 1;
+    const std::atomic<bool> *cancel = nullptr;
+    const std::atomic<bool> *stop = nullptr;
+    std::atomic<uint64_t> *bytesRead = nullptr;
+};
+
+// Reads the lines of `range` as readTextLines does, calling `onLine(line, number)` for each and
+// `onBlock()` (may be empty) after each block. After each line, `takeAhead(ahead, lines)` (may be empty) is
+// handed the lines that follow it in the buffer (`ahead`, up to the last newline read so far) and may take some
+// whole lines at its front as read: it returns how many bytes it took and adds how many lines they were to
+// `lines`. What it takes is not handed to `onLine`.
+Status readTextRange(const TextRange &range, const std::function<Status(std::string_view, size_t)> &onLine,
+                     const std::function<void()> &onBlock,
+                     const std::function<size_t(std::string_view, size_t &)> &takeAhead = {});
+
 // Reads a text profile file with a `Parser` made from the file's path (the name its errors give): every line
 // through `feed(line, number)`, then the profile `finish()` makes. `options` gives the cancel flag and the
 // progress callback.

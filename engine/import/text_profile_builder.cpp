@@ -54,9 +54,15 @@ uint32_t TextProfileBuilder::location(std::string_view name, std::string_view mo
 }
 
 void TextProfileBuilder::addSample(const std::vector<uint32_t> &stack, const std::vector<int64_t> &values, int64_t tid,
-                               std::string_view threadName)
+                                   std::string_view threadName)
 {
     ++m_samplesAdded;
+    aggregate(stack, values, tid, threadName);
+}
+
+void TextProfileBuilder::aggregate(const std::vector<uint32_t> &stack, std::span<const int64_t> values, int64_t tid,
+                                   std::string_view threadName)
+{
     const uint32_t stackId = m_profile.internStack(stack);
     std::string key = std::to_string(stackId) + '/' + std::to_string(tid) + '/';
     key += threadName;
@@ -71,6 +77,45 @@ void TextProfileBuilder::addSample(const std::vector<uint32_t> &stack, const std
     if (!threadName.empty())
         labels.push_back(Label{m_threadNameKey, m_profile.intern(threadName), 0, 0});
     m_profile.addSampleWithStack(stackId, values, labels);
+    m_locationsAtSample.push_back(static_cast<uint32_t>(m_profile.locations().size()));
+}
+
+void TextProfileBuilder::append(const TextProfileBuilder &later)
+{
+    // The later builder's locations are made here in its order, each just before the first of its samples that
+    // needed it, and its samples (already added up) in theirs: strings, functions, mappings, locations, stacks and
+    // samples then come in the order one builder fed everything would have made them. Values are sums either way.
+    const Profile &p = later.m_profile;
+    std::vector<uint32_t> locationHere(p.locations().size());
+    size_t made = 0;
+    const auto makeLocations = [&](size_t upTo) {
+        for (; made < upTo; ++made) {
+            const Location &loc = p.locations()[made];
+            const std::string_view name = p.str(p.functions()[loc.lines.front().functionIndex].name);
+            const std::string_view module =
+                loc.mappingIndex == kNoIndex ? std::string_view() : p.str(p.mappings()[loc.mappingIndex].filename);
+            locationHere[made] = location(name, module, loc.address);
+        }
+    };
+    std::vector<uint32_t> stack;
+    for (size_t i = 0; i < p.sampleCount(); ++i) {
+        makeLocations(later.m_locationsAtSample[i]);
+        const SampleView sample = p.sample(i);
+        stack.clear();
+        for (const uint32_t l : sample.locations)
+            stack.push_back(locationHere[l]);
+        int64_t tid = 0;
+        std::string_view threadName;
+        for (const Label &label : sample.labels) {
+            if (label.key == later.m_tidKey)
+                tid = label.num;
+            else if (label.key == later.m_threadNameKey)
+                threadName = p.str(label.str);
+        }
+        aggregate(stack, sample.values, tid, threadName);
+    }
+    makeLocations(p.locations().size());
+    m_samplesAdded += later.m_samplesAdded;
 }
 
 } // namespace emberline::engine

@@ -2,6 +2,7 @@
 
 #include "engine/model/profile.h"
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -28,16 +29,25 @@ public:
     void addSample(const std::vector<uint32_t> &stack, const std::vector<int64_t> &values, int64_t tid = 0,
                    std::string_view threadName = {});
     size_t samplesAdded() const { return m_samplesAdded; }
+    // Adds what `later` built, as if its frames and samples had come to this builder after this one's own: the
+    // profile is the one a single builder fed both inputs in turn makes (the same tables and samples in the same
+    // order, the same string ids), so that parts of a file built apart join into what reading it whole makes.
+    void append(const TextProfileBuilder &later);
     Profile take() { return std::move(m_profile); }
 
 private:
     uint32_t mapping(std::string_view module);
+    void aggregate(const std::vector<uint32_t> &stack, std::span<const int64_t> values, int64_t tid,
+                   std::string_view threadName);
 
     Profile m_profile;
     std::unordered_map<std::string, uint32_t> m_functions;
     std::unordered_map<std::string, uint32_t> m_mappings;
     std::unordered_map<std::string, uint32_t> m_locations;
     std::unordered_map<std::string, size_t> m_samples; // stack id and thread -> sample index
+    // For each sample, how many locations there were when it was added: where its new frames end, which tells
+    // append() in what order a later builder's locations and samples were made.
+    std::vector<uint32_t> m_locationsAtSample;
     StringId m_tidKey = 0;
     StringId m_threadNameKey = 0;
     size_t m_samplesAdded = 0;
