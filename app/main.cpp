@@ -1,5 +1,6 @@
 #include "app/cli.h"
 #include "engine/common/huge_page_malloc.h"
+#include "engine/import/text_format.h"
 #include "engine/session/profiling_session.h"
 #include "engine/session/record_session.h"
 #include "ui/app_icon.h"
@@ -13,6 +14,9 @@
 #include <QSettings>
 
 #include <cstdio>
+#include <cstring>
+
+#include <sys/stat.h>
 
 namespace {
 
@@ -160,11 +164,41 @@ int checkDiffArguments(int argc, char **argv)
     return 0;
 }
 
+// Whether the restart for huge pages (engine/common/huge_page_malloc.h) pays: it costs one more start of the
+// program, tens of milliseconds, and pays back where a profile's tables grow large. `report` on `perf script` or
+// folded-stack text reads its input line by line into tables that stay small for the text's size (a gigabyte of
+// text is seconds of reading, not of page faults): there the restart would be most of the difference from perf.
+// Arguments that are files are told by their content, as the reader tells them.
+bool hugePagesPay(int argc, char **argv)
+{
+    if (argc < 3 || std::strcmp(argv[1], "report") != 0)
+        return true;
+    bool text = false;
+    for (int i = 2; i < argc; ++i) {
+        if (argv[i][0] == '-')
+            continue;
+        struct stat st {};
+        if (::stat(argv[i], &st) != 0)
+            continue; // an option's value
+        if (!S_ISREG(st.st_mode))
+            return true; // a session folder: pprof flushes
+        const auto format = emberline::engine::sniffFileFormat(argv[i]);
+        if (!format)
+            continue;
+        if (format.value() != emberline::engine::ProfileFormat::PerfScript &&
+            format.value() != emberline::engine::ProfileFormat::Folded)
+            return true;
+        text = true;
+    }
+    return !text;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
-    emberline::engine::useHugePageMalloc(argv);
+    if (hugePagesPay(argc, argv))
+        emberline::engine::useHugePageMalloc(argv);
     for (const emberline::app::Verb &verb : emberline::app::verbs()) {
         if (argc >= 2 && verb.name == QLatin1String(argv[1])) {
             QCoreApplication app(argc, argv);

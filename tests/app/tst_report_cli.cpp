@@ -32,6 +32,7 @@ private Q_SLOTS:
     void unknownSampleType();
     void badArguments();
     void sessionFolder();
+    void hugePagesRestartOnlyWhereItPays();
 };
 
 // If this fails, the executable under test was not built (the test depends on the `emberline` target).
@@ -254,3 +255,37 @@ void TestReportCli::sessionFolder()
 
 QTEST_GUILESS_MAIN(TestReportCli)
 #include "tst_report_cli.moc"
+
+// If this fails, `report` on perf script or folded text starts itself a second time for huge pages (tens of
+// milliseconds that the text's small tables never pay back), or `report` on a pprof file no longer does. strace
+// counts the program's starts.
+void TestReportCli::hugePagesRestartOnlyWhereItPays()
+{
+    const QString strace = QStandardPaths::findExecutable(QStringLiteral("strace"));
+    if (strace.isEmpty()) {
+        if (qgetenv("CI") == "true")
+            QFAIL("strace is missing (installer/install-deps.sh --test installs it)");
+        QSKIP("strace is not installed");
+    }
+    QFile thp(QStringLiteral("/sys/kernel/mm/transparent_hugepage/enabled"));
+    const bool thpOff = !thp.open(QIODevice::ReadOnly) || thp.readAll().contains("[never]");
+    QTemporaryDir dir;
+    const auto starts = [&](const QString &input) {
+        const QString log = dir.filePath(QStringLiteral("strace.log"));
+        const Run r = run(strace, {QStringLiteral("-f"), QStringLiteral("-e"), QStringLiteral("trace=execve"),
+                                   QStringLiteral("-o"), log, kEmberline, QStringLiteral("report"), input,
+                                   QStringLiteral("--top"), QStringLiteral("1")});
+        if (r.exitCode != 0)
+            qWarning("%s", r.err.constData());
+        QFile file(log);
+        if (!file.open(QIODevice::ReadOnly))
+            return -1;
+        int count = 0;
+        for (const QByteArray &line : file.readAll().split('\n'))
+            count += line.contains("execve(") && line.trimmed().endsWith("= 0") ? 1 : 0;
+        return count;
+    };
+    const QString text = QStringLiteral(EMBERLINE_TEST_DATA "/perf/cpu_split.perf-script");
+    QCOMPARE(starts(text), 1);
+    QCOMPARE(starts(kData + QStringLiteral("/go-cpu.pprof")), thpOff ? 1 : 2);
+}
