@@ -169,8 +169,8 @@ int checkDiffArguments(int argc, char **argv)
 // folded-stack text reads its input line by line into tables that stay small for the text's size (a gigabyte of
 // text is seconds of reading, not of page faults): there the restart would be most of the difference from perf.
 // Arguments that are files are told by their content, as the reader tells them.
-bool hugePagesPay(int argc, char **argv)
-{
+bool hugePagesPay(int argc, char **argv) noexcept
+try {
     if (argc < 3 || std::strcmp(argv[1], "report") != 0)
         return true;
     bool text = false;
@@ -191,6 +191,8 @@ bool hugePagesPay(int argc, char **argv)
         text = true;
     }
     return !text;
+} catch (...) {
+    return true; // could not tell: the restart as for any other command
 }
 
 } // namespace

@@ -101,7 +101,7 @@ void DiffFlameGraphView::showTree(bool keepZoom)
     // Made off the GUI thread (a comparison of millions of nodes takes hundreds of milliseconds); the picture
     // stays as it is until then. A newer tree or choice drops this one.
     m_prepare.run([tree = m_tree, chosen](const std::atomic<bool> *) { return tree->widths(chosen); },
-                  [this, keepZoom](std::shared_ptr<const engine::CallTree> made) { drawTree(made, keepZoom); });
+                  [this, keepZoom](const std::shared_ptr<const engine::CallTree> &made) { drawTree(made, keepZoom); });
 }
 
 void DiffFlameGraphView::drawTree(const std::shared_ptr<const engine::CallTree> &tree, bool keepZoom)

@@ -33,7 +33,7 @@ constexpr bool kAddressSanitizer = false;
 // from shrinking the heap's top by itself).
 void churn(size_t bytes)
 {
-    constexpr size_t kBlock = 16 * 1024;
+    constexpr size_t kBlock = size_t(16) * 1024;
     std::vector<std::unique_ptr<char[]>> blocks;
     blocks.reserve(bytes / kBlock);
     for (size_t done = 0; done < bytes; done += kBlock) {

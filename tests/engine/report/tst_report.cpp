@@ -44,7 +44,7 @@ Profile profile(int64_t workScale = 1)
 std::map<QString, std::pair<qint64, qint64>> functionsOf(const QJsonObject &root)
 {
     std::map<QString, std::pair<qint64, qint64>> out;
-    for (const QJsonValue &v : root.value(QStringLiteral("functions")).toArray()) {
+    for (const QJsonValue v : root.value(QStringLiteral("functions")).toArray()) {
         const QJsonObject f = v.toObject();
         out[f.value(QStringLiteral("name")).toString()] = {f.value(QStringLiteral("self")).toInteger(),
                                                            f.value(QStringLiteral("total")).toInteger()};
@@ -112,7 +112,7 @@ private Q_SLOTS:
         QVERIFY2(report, report ? "" : report.error().message.c_str());
         const QJsonObject root = parsed(report.value());
         bool sawWork = false;
-        for (const QJsonValue &v : root.value(QStringLiteral("functions")).toArray()) {
+        for (const QJsonValue v : root.value(QStringLiteral("functions")).toArray()) {
             const QJsonObject f = v.toObject();
             const QString name = f.value(QStringLiteral("name")).toString();
             const qint64 self = f.value(QStringLiteral("self")).toInteger();
@@ -180,7 +180,7 @@ private Q_SLOTS:
         QCOMPARE(work.value(QStringLiteral("name")).toString(), QStringLiteral("work"));
         QCOMPARE(work.value(QStringLiteral("total")).toInteger(), qint64(40));
         std::map<qint64, qint64> selfByLine;
-        for (const QJsonValue &v : work.value(QStringLiteral("lines")).toArray())
+        for (const QJsonValue v : work.value(QStringLiteral("lines")).toArray())
             selfByLine[v.toObject().value(QStringLiteral("line")).toInteger()] =
                 v.toObject().value(QStringLiteral("self")).toInteger();
         QCOMPARE(selfByLine, (std::map<qint64, qint64>{{10, 30}, {20, 10}}));
