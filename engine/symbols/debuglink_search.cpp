@@ -1,10 +1,8 @@
 #include "engine/symbols/debuglink_search.h"
 
-#include "engine/common/strings.h"
+#include "engine/symbols/symbol_module.h"
 
-#include <elfutils/libdwelf.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -13,21 +11,6 @@
 
 namespace emberline::engine {
 namespace {
-
-std::string buildIdOfDescriptor(int fd)
-{
-    static const bool initialised = elf_version(EV_CURRENT) != EV_NONE;
-    (void)initialised;
-    std::string buildId;
-    if (Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
-        const void *bits = nullptr;
-        const ssize_t length = dwelf_elf_gnu_build_id(elf, &bits);
-        if (length > 0)
-            buildId = hexBytes(static_cast<const unsigned char *>(bits), static_cast<size_t>(length));
-        elf_end(elf);
-    }
-    return buildId;
-}
 
 uint32_t crcOfDescriptor(int fd)
 {
@@ -47,7 +30,7 @@ uint32_t crcOfDescriptor(int fd)
 bool matches(int fd, const DebuglinkSearch &search)
 {
     if (!search.buildId.empty()) {
-        const std::string found = buildIdOfDescriptor(fd);
+        const std::string found = readElfBuildIdOf(fd);
         if (!found.empty())
             return found == search.buildId;
     }

@@ -263,12 +263,9 @@ std::vector<SymbolFrame> SymbolModule::symbolizeFileOffset(uint64_t fileOffset)
     return {SymbolFrame{std::move(name), {}, 0, 0}};
 }
 
-std::string readElfBuildId(const std::string &path)
+std::string readElfBuildIdOf(int fd)
 {
     initLibelf();
-    const int fd = openRegularFile(path);
-    if (fd < 0)
-        return {};
     std::string buildId;
     if (Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
         const void *bits = nullptr;
@@ -277,6 +274,15 @@ std::string readElfBuildId(const std::string &path)
             buildId = hexBytes(static_cast<const unsigned char *>(bits), static_cast<size_t>(length));
         elf_end(elf);
     }
+    return buildId;
+}
+
+std::string readElfBuildId(const std::string &path)
+{
+    const int fd = openRegularFile(path);
+    if (fd < 0)
+        return {};
+    std::string buildId = readElfBuildIdOf(fd);
     ::close(fd);
     return buildId;
 }
