@@ -17,6 +17,11 @@
 
 #include <atomic>
 #include <thread>
+#include <vector>
+
+#include <atomic>
+#include <thread>
+#include <vector>
 
 namespace emberline::test {
 
@@ -127,6 +132,8 @@ public:
         ::shutdown(m_listener, SHUT_RDWR);
         if (m_thread.joinable())
             m_thread.join();
+        for (std::thread &connection : m_connections)
+            connection.join();
         ::close(m_listener);
     }
     FixedAnswerServer(const FixedAnswerServer &) = delete;
@@ -136,12 +143,21 @@ public:
     int requests() const { return m_requests.load(); }
 
 private:
+    // Every connection is answered alike, each on a thread of its own, as a real server answers a client's
+    // retry while an earlier transfer still stalls.
     void serve()
     {
         while (!m_stopping) {
             const int fd = ::accept(m_listener, nullptr, nullptr);
             if (fd < 0)
                 return;
+            m_connections.emplace_back([this, fd] { answer(fd); });
+        }
+    }
+
+    void answer(int fd)
+    {
+        {
             QByteArray request;
             char buffer[1024];
             while (!request.contains("\r\n\r\n")) {
@@ -155,7 +171,9 @@ private:
                                      QByteArray::number(m_body.size()) + "\r\nConnection: close\r\n\r\n" +
                                      (m_stallAfter >= 0 ? m_body.left(m_stallAfter) : m_body);
             for (qsizetype written = 0; written < reply.size();) {
-                const ssize_t n = ::write(fd, reply.constData() + written, static_cast<size_t>(reply.size() - written));
+                // No SIGPIPE when the client has given up and closed (a stalled transfer's timeout).
+                const ssize_t n =
+                    ::send(fd, reply.constData() + written, static_cast<size_t>(reply.size() - written), MSG_NOSIGNAL);
                 if (n <= 0)
                     break;
                 written += n;
@@ -173,6 +191,7 @@ private:
     std::atomic<bool> m_stopping{false};
     std::atomic<int> m_requests{0};
     std::thread m_thread;
+    std::vector<std::thread> m_connections; // touched by m_thread only, joined after it
 };
 
 } // namespace emberline::test
