@@ -69,8 +69,9 @@ std::vector<SymbolFrame> Exporter::symbolizeJit(uint64_t address) const
     return {};
 }
 
-const std::vector<SymbolFrame> &Exporter::symbolize(const LocationKey &key, const ModuleInfo *module)
+const std::vector<SymbolFrame> &Exporter::symbolize(const LocationKey &key, const ModuleInfo *module, bool &final)
 {
+    final = true;
     const LocationKey &cacheKey = key;
     auto it = m_symbolCache.find(cacheKey);
     if (it != m_symbolCache.end())
@@ -81,6 +82,7 @@ const std::vector<SymbolFrame> &Exporter::symbolize(const LocationKey &key, cons
         std::vector<SymbolFrame> frames = symbolizeJit(key.address);
         if (frames.empty()) {
             static const std::vector<SymbolFrame> kNone;
+            final = false;
             return kNone;
         }
         return m_symbolCache.emplace(cacheKey, std::move(frames)).first->second;
@@ -116,7 +118,7 @@ std::vector<SymbolFrame> Exporter::symbolizeKernel(uint64_t address)
     return {frame};
 }
 
-Profile Exporter::buildProfile(const FlushInput &in)
+Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids)
 {
     refreshPerfMaps(in);
     Profile p;
@@ -158,7 +160,16 @@ Profile Exporter::buildProfile(const FlushInput &in)
         return it->second;
     };
 
-    for (const LocationKey &key : in.locations) {
+    const bool withIds = ids && in.sessionLocations.size() == in.locations.size() &&
+                         in.sessionStacks.size() == in.stacks.size();
+    if (withIds) {
+        ids->namingEpoch = m_namingEpoch;
+        ids->locations.reserve(in.locations.size());
+        ids->sampleStacks.reserve(in.samples.size());
+    }
+    for (size_t i = 0; i < in.locations.size(); ++i) {
+        const LocationKey &key = in.locations[i];
+        bool final = true;
         Location loc;
         loc.id = p.locations().size() + 1;
         loc.address = key.address;
@@ -170,7 +181,7 @@ Profile Exporter::buildProfile(const FlushInput &in)
         if (key.moduleId == kKernelModule) {
             loc.lines.push_back(Line{function("[kernel]", "", 0), 0, 0});
         } else {
-            const std::vector<SymbolFrame> &frames = symbolize(key, module);
+            const std::vector<SymbolFrame> &frames = symbolize(key, module, final);
             for (const SymbolFrame &f : frames) {
                 if (!f.function.empty())
                     loc.lines.push_back(Line{function(f.function, f.file, 0), f.line, f.column});
@@ -183,6 +194,8 @@ Profile Exporter::buildProfile(const FlushInput &in)
             }
         }
         p.locations().push_back(std::move(loc));
+        if (withIds)
+            ids->locations.push_back(final ? in.sessionLocations[i] : kNoIndex);
     }
 
     std::set<uint32_t> pids;
@@ -214,15 +227,17 @@ Profile Exporter::buildProfile(const FlushInput &in)
             labels.push_back(Label{pidKey, 0, s.pid, 0});
         const int64_t values[3] = {s.counted ? 1 : 0, s.cpuNs, s.wallNs};
         p.addSample(in.stacks.stack(s.stackId), std::span<const int64_t>(values, m_options.wallTime ? 3 : 2), labels);
+        if (withIds)
+            ids->sampleStacks.push_back(in.sessionStacks[s.stackId]);
     }
     return p;
 }
 
-void Exporter::addToSessionProfile(const Profile &profile, Flush &flush)
+void Exporter::addToSessionProfile(const Profile &profile, const SessionIds *ids, Flush &flush)
 {
     if (!m_sessionProfile || m_sessionProfileFailed)
         return;
-    if (auto st = m_sessionProfile->add(profile); !st) {
+    if (auto st = m_sessionProfile->add(profile, ids); !st) {
         // The writer refuses everything after its first error; the file is removed when it is dropped.
         m_sessionProfileFailed = true;
         flush.sessionProfileError = st.error().message;
@@ -256,6 +271,7 @@ bool Exporter::adoptDebuginfodDownloads(int waitMs)
     // entries belong to the modules that changed.
     m_symbolCache.clear();
     m_moduleSymbols.clear();
+    ++m_namingEpoch; // the live aggregate forgets what it learnt by id: names may have changed
     return true;
 }
 
@@ -277,7 +293,8 @@ Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &inp
         m_health = buildHealth(*input.unwind);
     if (input.samples.empty())
         return std::shared_ptr<const Flush>();
-    auto profile = std::make_shared<Profile>(buildProfile(input));
+    auto ids = std::make_shared<SessionIds>();
+    auto profile = std::make_shared<Profile>(buildProfile(input, ids.get()));
     auto flush = std::make_shared<Flush>();
     flush->sequence = ++m_sequence;
     flush->startNs = input.startNs;
@@ -292,7 +309,9 @@ Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &inp
     flush->lost = input.lost;
     flush->incomplete = input.incomplete;
     flush->health = m_health;
-    addToSessionProfile(*profile, *flush);
+    if (!ids->locations.empty() || !ids->sampleStacks.empty())
+        flush->sessionIds = std::move(ids);
+    addToSessionProfile(*profile, flush->sessionIds.get(), *flush);
     flush->profile = std::move(profile);
     if (!m_options.outputDirectory.empty())
         save(*flush);

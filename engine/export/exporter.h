@@ -72,11 +72,11 @@ public:
     std::shared_ptr<const UnwindHealth> health() const { return m_health; }
 
 private:
-    struct SymbolizedLocation {
-        std::vector<SymbolFrame> frames;
-    };
-    Profile buildProfile(const FlushInput &input);
-    const std::vector<SymbolFrame> &symbolize(const LocationKey &key, const ModuleInfo *module);
+    // Fills `ids` (when given and the input carries session ids) with the session ids of its rows.
+    Profile buildProfile(const FlushInput &input, SessionIds *ids = nullptr);
+    // `final` tells whether the name is the location's for the session (cached), or may change at a later flush
+    // (JIT code that no perf map named yet).
+    const std::vector<SymbolFrame> &symbolize(const LocationKey &key, const ModuleInfo *module, bool &final);
     // A frame under [kernel.kallsyms]: its kernel function, from /proc/kallsyms read once.
     std::vector<SymbolFrame> symbolizeKernel(uint64_t address);
     // The perf maps of the flush's processes, each brought up to date once per flush.
@@ -89,7 +89,7 @@ private:
     const ModuleSymbols &moduleSymbols(uint32_t id, const ModuleUnwindInfo &info);
     std::vector<std::string> healthFaults(const UnwindCounters &counters,
                                           const std::vector<DebuginfodStatus> &debuginfod) const;
-    void addToSessionProfile(const Profile &profile, Flush &flush);
+    void addToSessionProfile(const Profile &profile, const SessionIds *ids, Flush &flush);
     // The debug files debuginfod delivered since the last flush: their modules' names are looked up again. With
     // `finalFlush`, first waits (boundedly) for the downloads in flight. Whether the health should be built again.
     bool adoptDebuginfodDownloads(int waitMs);
@@ -102,6 +102,7 @@ private:
     std::vector<const PerfMap *> m_flushPerfMaps; // of the flush being built
     std::unique_ptr<PprofStreamWriter> m_sessionProfile; // profile.pprof, while it is being written
     uint32_t m_sequence = 0;
+    uint64_t m_namingEpoch = 0; // changes when the symbol caches start over (Flush::sessionIds)
     std::vector<std::string> m_saveErrors;
     uint32_t m_flushesNotSaved = 0;
     bool m_sessionProfileFailed = false;

@@ -2,6 +2,7 @@
 
 #include "engine/health/unwind_health.h"
 #include "engine/model/profile.h"
+#include "engine/model/session_ids.h"
 
 #include <cstdint>
 #include <memory>
@@ -20,6 +21,9 @@ struct Flush {
     // (as Datadog's profilers, which leave such a short tail out; its samples are in the session's profile).
     bool upload = true;
     std::shared_ptr<const Profile> profile;
+    // The recorder's session ids of the profile's locations and samples' stacks, for the live aggregate; null
+    // for flushes that did not come from a recorder.
+    std::shared_ptr<const SessionIds> sessionIds;
     std::string pprofBytes;  // gzip-compressed profile.proto
     std::string path;        // where it was written, empty if not written
     // No tags or code provenance here: both depend on the upload's settings (service, env, version) and the

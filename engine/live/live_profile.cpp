@@ -113,8 +113,11 @@ Status LiveProfile::add(const std::shared_ptr<const Flush> &flushPtr)
     const Flush &flush = *flushPtr;
     const Profile &profile = *flush.profile;
     std::vector<uint32_t> destination;
-    if (auto st = m_merger.add(profile, &destination); !st)
-        return st.error();
+    // A recorder's flush carries its session ids: what the aggregate has met before is found by id.
+    const Status merged = flush.sessionIds ? m_merger.add(profile, *flush.sessionIds, &destination)
+                                           : m_merger.add(profile, &destination);
+    if (!merged)
+        return merged.error();
     m_snapshot.reset();
 
     const SampleKeys keys{profile.findString("thread id"), profile.findString("thread name"),

@@ -31,35 +31,24 @@ public:
 
     Status addTables(const Profile &src, Remap &remap)
     {
-        if (m_added == 0) {
-            start(src);
-        } else if (!sameTypes(m_dst, src)) {
-            return makeError(Error::Code::Invalid, "profiles have different sample types and cannot be merged");
-        }
-        ++m_added;
+        if (auto st = addHeader(src); !st)
+            return st;
         remap.strings.resize(src.strings().size());
         for (size_t i = 0; i < remap.strings.size(); ++i)
             remap.strings[i] = m_dst.intern(src.strings()[i]);
+        const auto str = [&remap](StringId s) { return remap.strings[s]; };
         std::vector<uint32_t> mappings(src.mappings().size());
         for (size_t i = 0; i < mappings.size(); ++i)
-            mappings[i] = mapping(src.mappings()[i], remap.strings);
+            mappings[i] = mapping(src.mappings()[i], str);
         std::vector<uint32_t> functions(src.functions().size());
         for (size_t i = 0; i < functions.size(); ++i)
-            functions[i] = function(src.functions()[i], remap.strings);
+            functions[i] = function(src.functions()[i], str);
         remap.locations.resize(src.locations().size());
-        for (size_t i = 0; i < remap.locations.size(); ++i)
-            remap.locations[i] = location(src.locations()[i], mappings, functions);
-        for (StringId c : src.comments()) {
-            const StringId mine = remap.strings[c];
-            if (std::find(m_dst.comments().begin(), m_dst.comments().end(), mine) == m_dst.comments().end())
-                m_dst.comments().push_back(mine);
+        for (size_t i = 0; i < remap.locations.size(); ++i) {
+            remap.locations[i] = location(src.locations()[i], [&mappings](uint32_t m) { return mappings[m]; },
+                                          [&functions](uint32_t f) { return functions[f]; });
         }
-        if (src.timeNanos != 0) {
-            m_start = std::min(m_start, src.timeNanos);
-            m_end = std::max(m_end, src.timeNanos + src.durationNanos);
-            m_dst.timeNanos = m_start;
-            m_dst.durationNanos = m_end - m_start;
-        }
+        addComments(src, str);
         return Ok{};
     }
 
@@ -68,10 +57,7 @@ public:
         Remap remap;
         if (auto st = addTables(src, remap); !st)
             return st;
-        std::vector<StringId> dropped;
-        for (const std::string &key : m_options.dropLabels)
-            dropped.push_back(m_dst.intern(key));
-
+        const std::vector<StringId> dropped = droppedKeys();
         std::vector<uint32_t> stack;
         std::vector<Label> labels;
         if (destinationSamples)
@@ -81,18 +67,69 @@ public:
             stack.clear();
             for (uint32_t l : s.locations)
                 stack.push_back(remap.locations[l]);
-            labels.clear();
-            for (Label l : s.labels) {
-                l.key = remap.strings[l.key];
-                l.str = remap.strings[l.str];
-                l.numUnit = remap.strings[l.numUnit];
-                if (std::find(dropped.begin(), dropped.end(), l.key) == dropped.end())
-                    labels.push_back(l);
-            }
-            const uint32_t destination = addSample(stack, s.values, labels);
+            remapLabels(s.labels, [&remap](StringId id) { return remap.strings[id]; }, dropped, labels);
+            const uint32_t destination = addSample(m_dst.internStack(stack), s.values, labels);
             if (destinationSamples)
                 (*destinationSamples)[i] = destination;
         }
+        return Ok{};
+    }
+
+    Status add(const Profile &src, const SessionIds &ids, std::vector<uint32_t> *destinationSamples)
+    {
+        if (auto st = startById(src, ids); !st)
+            return st;
+        ByIdRemap remap(*this, src, ids);
+        addComments(src, remap.stringOf());
+        const std::vector<StringId> dropped = droppedKeys();
+        std::vector<uint32_t> stack;
+        std::vector<Label> labels;
+        if (destinationSamples)
+            destinationSamples->resize(src.sampleCount());
+        for (size_t i = 0; i < src.sampleCount(); ++i) {
+            const SampleView s = src.sample(i);
+            const uint32_t id = ids.sampleStacks[i];
+            uint32_t stackId = id < m_stackById.size() ? m_stackById[id] : kNoIndex;
+            if (stackId == kNoIndex) {
+                stack.clear();
+                bool named = true; // every location has its final name: the stack may be found by id from now on
+                for (uint32_t l : s.locations) {
+                    stack.push_back(remap.location(l));
+                    named = named && ids.locations[l] != kNoIndex;
+                }
+                stackId = m_dst.internStack(stack);
+                if (named && id != kNoIndex) {
+                    if (id >= m_stackById.size())
+                        m_stackById.resize(size_t(id) + 1, kNoIndex);
+                    m_stackById[id] = stackId;
+                }
+            }
+            remapLabels(s.labels, remap.stringOf(), dropped, labels);
+            const uint32_t destination = addSample(stackId, s.values, labels);
+            if (destinationSamples)
+                (*destinationSamples)[i] = destination;
+        }
+        return Ok{};
+    }
+
+    Status addTables(const Profile &src, const SessionIds &ids, Remap &out)
+    {
+        if (auto st = startById(src, ids); !st)
+            return st;
+        ByIdRemap remap(*this, src, ids);
+        out.locations.resize(src.locations().size());
+        for (size_t l = 0; l < out.locations.size(); ++l)
+            out.locations[l] = remap.location(static_cast<uint32_t>(l));
+        const auto str = remap.stringOf();
+        for (size_t i = 0; i < src.sampleCount(); ++i) {
+            for (const Label &l : src.sampleLabels(i)) {
+                str(l.key);
+                str(l.str);
+                str(l.numUnit);
+            }
+        }
+        addComments(src, str);
+        out.strings = remap.takeStrings();
         return Ok{};
     }
 
@@ -101,6 +138,140 @@ public:
     size_t added() const { return m_added; }
 
 private:
+    // A profile's strings, mappings, functions and locations in the destination, taken on first use, and its
+    // locations found by their session ids where they were met before: a flush whose locations were all met
+    // takes only the strings its labels use.
+    class ByIdRemap {
+    public:
+        ByIdRemap(Impl &impl, const Profile &src, const SessionIds &ids)
+            : m_impl(impl), m_src(src), m_ids(ids), m_strings(src.strings().size(), kNoIndex),
+              m_mappings(src.mappings().size(), kNoIndex), m_functions(src.functions().size(), kNoIndex),
+              m_locations(src.locations().size(), kNoIndex)
+        {
+        }
+        StringId string(StringId s)
+        {
+            StringId &mine = m_strings[s];
+            if (mine == kNoIndex)
+                mine = m_impl.m_dst.intern(m_src.strings()[s]);
+            return mine;
+        }
+        struct StringOf {
+            ByIdRemap *remap;
+            StringId operator()(StringId s) const { return remap->string(s); }
+        };
+        StringOf stringOf() { return {this}; }
+        uint32_t location(uint32_t l)
+        {
+            uint32_t &mine = m_locations[l];
+            if (mine != kNoIndex)
+                return mine;
+            const uint32_t id = m_ids.locations[l];
+            std::vector<uint32_t> &byId = m_impl.m_locationById;
+            if (id != kNoIndex && id < byId.size() && byId[id] != kNoIndex)
+                return mine = byId[id];
+            mine = m_impl.location(m_src.locations()[l], [this](uint32_t m) { return mapping(m); },
+                                   [this](uint32_t f) { return function(f); });
+            if (id != kNoIndex) {
+                if (id >= byId.size())
+                    byId.resize(size_t(id) + 1, kNoIndex);
+                byId[id] = mine;
+            }
+            return mine;
+        }
+        // Every string taken so far; kNoIndex for the others.
+        std::vector<StringId> takeStrings() { return std::move(m_strings); }
+
+    private:
+        uint32_t mapping(uint32_t m)
+        {
+            if (m_mappings[m] == kNoIndex)
+                m_mappings[m] = m_impl.mapping(m_src.mappings()[m], stringOf());
+            return m_mappings[m];
+        }
+        uint32_t function(uint32_t f)
+        {
+            if (m_functions[f] == kNoIndex)
+                m_functions[f] = m_impl.function(m_src.functions()[f], stringOf());
+            return m_functions[f];
+        }
+
+        Impl &m_impl;
+        const Profile &m_src;
+        const SessionIds &m_ids;
+        std::vector<StringId> m_strings;
+        std::vector<uint32_t> m_mappings;
+        std::vector<uint32_t> m_functions;
+        std::vector<uint32_t> m_locations;
+    };
+
+    // The checks and the header of a profile given with session ids; a new naming epoch forgets what was learnt
+    // by id.
+    Status startById(const Profile &src, const SessionIds &ids)
+    {
+        if (ids.locations.size() != src.locations().size() || ids.sampleStacks.size() != src.sampleCount())
+            return makeError(Error::Code::Invalid, "session ids that do not describe the profile");
+        if (auto st = addHeader(src); !st)
+            return st;
+        if (ids.namingEpoch != m_namingEpoch) {
+            m_locationById.clear();
+            m_stackById.clear();
+            m_namingEpoch = ids.namingEpoch;
+        }
+        return Ok{};
+    }
+
+    // The sample types (the first profile's, or a check that they are the same) and the time span.
+    Status addHeader(const Profile &src)
+    {
+        if (m_added == 0) {
+            start(src);
+        } else if (!sameTypes(m_dst, src)) {
+            return makeError(Error::Code::Invalid, "profiles have different sample types and cannot be merged");
+        }
+        ++m_added;
+        if (src.timeNanos != 0) {
+            m_start = std::min(m_start, src.timeNanos);
+            m_end = std::max(m_end, src.timeNanos + src.durationNanos);
+            m_dst.timeNanos = m_start;
+            m_dst.durationNanos = m_end - m_start;
+        }
+        return Ok{};
+    }
+
+    template <typename StringOf>
+    void addComments(const Profile &src, StringOf &&str)
+    {
+        for (StringId c : src.comments()) {
+            const StringId mine = str(c);
+            if (std::find(m_dst.comments().begin(), m_dst.comments().end(), mine) == m_dst.comments().end())
+                m_dst.comments().push_back(mine);
+        }
+    }
+
+    std::vector<StringId> droppedKeys()
+    {
+        std::vector<StringId> dropped;
+        for (const std::string &key : m_options.dropLabels)
+            dropped.push_back(m_dst.intern(key));
+        return dropped;
+    }
+
+    template <typename StringOf>
+    static void remapLabels(std::span<const Label> source, StringOf &&str, const std::vector<StringId> &dropped,
+                            std::vector<Label> &out)
+    {
+        out.clear();
+        for (Label l : source) {
+            l.key = str(l.key);
+            if (std::find(dropped.begin(), dropped.end(), l.key) != dropped.end())
+                continue;
+            l.str = str(l.str);
+            l.numUnit = str(l.numUnit);
+            out.push_back(l);
+        }
+    }
+
     void start(const Profile &first)
     {
         for (const ValueType &vt : first.sampleTypes())
@@ -112,10 +283,8 @@ private:
     }
 
     // Returns the index of the destination sample that received the values.
-    uint32_t addSample(const std::vector<uint32_t> &stack, std::span<const int64_t> values,
-                       const std::vector<Label> &labels)
+    uint32_t addSample(uint32_t stackId, std::span<const int64_t> values, const std::vector<Label> &labels)
     {
-        const uint32_t stackId = m_dst.internStack(stack);
         if (!m_options.aggregate) {
             m_dst.addSampleWithStack(stackId, values, labels);
             return static_cast<uint32_t>(m_dst.sampleCount() - 1);
@@ -159,36 +328,38 @@ private:
         });
     }
 
-    uint32_t mapping(const Mapping &m, const std::vector<StringId> &strings)
+    template <typename StringOf>
+    uint32_t mapping(const Mapping &m, StringOf &&str)
     {
-        auto key = std::make_tuple(m.start, m.limit, m.offset, strings[m.filename], strings[m.buildId]);
+        const StringId filename = str(m.filename), buildId = str(m.buildId);
+        auto key = std::make_tuple(m.start, m.limit, m.offset, filename, buildId);
         auto [it, inserted] = m_mappings.try_emplace(key, static_cast<uint32_t>(m_dst.mappings().size()));
         if (inserted) {
             Mapping copy = m;
             copy.id = m_dst.mappings().size() + 1;
-            copy.filename = strings[m.filename];
-            copy.buildId = strings[m.buildId];
+            copy.filename = filename;
+            copy.buildId = buildId;
             m_dst.mappings().push_back(copy);
         }
         return it->second;
     }
 
-    uint32_t function(const Function &f, const std::vector<StringId> &strings)
+    template <typename StringOf>
+    uint32_t function(const Function &f, StringOf &&str)
     {
-        auto key = std::make_tuple(strings[f.name], strings[f.systemName], strings[f.filename], f.startLine);
+        const StringId name = str(f.name), systemName = str(f.systemName), filename = str(f.filename);
+        auto key = std::make_tuple(name, systemName, filename, f.startLine);
         auto [it, inserted] = m_functions.try_emplace(key, static_cast<uint32_t>(m_dst.functions().size()));
-        if (inserted) {
-            m_dst.functions().push_back(Function{m_dst.functions().size() + 1, strings[f.name],
-                                                 strings[f.systemName], strings[f.filename], f.startLine});
-        }
+        if (inserted)
+            m_dst.functions().push_back(Function{m_dst.functions().size() + 1, name, systemName, filename, f.startLine});
         return it->second;
     }
 
-    uint32_t location(const Location &loc, const std::vector<uint32_t> &mappings,
-                      const std::vector<uint32_t> &functions)
+    template <typename MappingOf, typename FunctionOf>
+    uint32_t location(const Location &loc, MappingOf &&mappingOf, FunctionOf &&functionOf)
     {
         Location copy;
-        copy.mappingIndex = loc.mappingIndex == kNoIndex ? kNoIndex : mappings[loc.mappingIndex];
+        copy.mappingIndex = loc.mappingIndex == kNoIndex ? kNoIndex : mappingOf(loc.mappingIndex);
         copy.address = loc.address;
         copy.isFolded = loc.isFolded;
         copy.lines = loc.lines;
@@ -198,7 +369,7 @@ private:
             copy.address = 0;
         std::vector<int64_t> key{copy.mappingIndex, static_cast<int64_t>(copy.address), copy.isFolded};
         for (Line &l : copy.lines) {
-            l.functionIndex = l.functionIndex == kNoIndex ? kNoIndex : functions[l.functionIndex];
+            l.functionIndex = l.functionIndex == kNoIndex ? kNoIndex : functionOf(l.functionIndex);
             if (byFunction)
                 l.line = l.column = 0;
             key.insert(key.end(), {l.functionIndex, l.line, l.column});
@@ -221,6 +392,11 @@ private:
     std::map<std::vector<int64_t>, uint32_t> m_locations;
     U64ToU32Map m_sampleByHash;                            // newest aggregated sample with the hash
     std::vector<uint32_t> m_sameHashNext;                  // per aggregated sample: older one, same hash
+    // Given session ids: what the recorder's location and stack ids became here (kNoIndex: not met yet), as
+    // of naming epoch m_namingEpoch.
+    std::vector<uint32_t> m_locationById;
+    std::vector<uint32_t> m_stackById;
+    uint64_t m_namingEpoch = 0;
 };
 
 ProfileMerger::ProfileMerger() : ProfileMerger(Options{}) {}
@@ -231,10 +407,18 @@ Status ProfileMerger::add(const Profile &profile, std::vector<uint32_t> *destina
 {
     return m_impl->add(profile, destinationSamples);
 }
+Status ProfileMerger::add(const Profile &profile, const SessionIds &ids, std::vector<uint32_t> *destinationSamples)
+{
+    return m_impl->add(profile, ids, destinationSamples);
+}
 const Profile &ProfileMerger::result() const { return m_impl->result(); }
 Profile ProfileMerger::takeResult() { return m_impl->take(); }
 size_t ProfileMerger::added() const { return m_impl->added(); }
 Status ProfileMerger::addTables(const Profile &profile, Remap &remap) { return m_impl->addTables(profile, remap); }
+Status ProfileMerger::addTables(const Profile &profile, const SessionIds &ids, Remap &remap)
+{
+    return m_impl->addTables(profile, ids, remap);
+}
 
 Result<Profile> mergeProfiles(std::span<const Profile *const> profiles)
 {

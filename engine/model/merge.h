@@ -2,6 +2,7 @@
 
 #include "engine/common/result.h"
 #include "engine/model/profile.h"
+#include "engine/model/session_ids.h"
 
 #include <memory>
 #include <span>
@@ -40,6 +41,12 @@ public:
     // When `destinationSamples` is given, it receives for each of `profile`'s samples the index of the result's
     // sample that took its values (a live session's timeline refers to samples of the aggregated profile).
     Status add(const Profile &profile, std::vector<uint32_t> *destinationSamples = nullptr);
+    // The same, for a flush of a live session whose recorder ids are known: a location or stack met before is
+    // found by its id, and the strings, functions and mappings of the profile are taken only for what is new.
+    // The result holds the samples, stacks and names that add() without ids gives (its tables may be in another
+    // order, and leave out the profile's unused mappings and functions). `ids` must describe `profile` (one
+    // entry per location and per sample; checked) and come from one session.
+    Status add(const Profile &profile, const SessionIds &ids, std::vector<uint32_t> *destinationSamples = nullptr);
     // What a profile's ids became in the result.
     struct Remap {
         std::vector<StringId> strings;   // per source string
@@ -49,6 +56,9 @@ public:
     // where its strings and locations went. A writer that streams samples out (the session's profile.pprof)
     // keeps only the tables this way.
     Status addTables(const Profile &profile, Remap &remap);
+    // The same with session ids, as add() takes them: `remap.strings` holds the strings of the profile's labels
+    // and comments and those its new locations use (kNoIndex for the others).
+    Status addTables(const Profile &profile, const SessionIds &ids, Remap &remap);
     const Profile &result() const;
     // Moves the result out (no copy of a large merge); the merger is spent.
     Profile takeResult();

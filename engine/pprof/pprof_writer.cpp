@@ -232,7 +232,7 @@ Status PprofStreamWriter::open()
     return Ok{};
 }
 
-Status PprofStreamWriter::add(const Profile &src)
+Status PprofStreamWriter::add(const Profile &src, const SessionIds *ids)
 {
     if (!m_error.empty())
         return makeError(Error::Code::Io, m_error);
@@ -241,7 +241,7 @@ Status PprofStreamWriter::add(const Profile &src)
             return st;
     }
     ProfileMerger::Remap remap;
-    if (auto st = m_tables.addTables(src, remap); !st)
+    if (auto st = ids ? m_tables.addTables(src, *ids, remap) : m_tables.addTables(src, remap); !st)
         return st;
     std::vector<StringId> dropped;
     for (const std::string &key : m_dropLabels) {

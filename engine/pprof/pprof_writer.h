@@ -39,8 +39,9 @@ public:
     PprofStreamWriter(const PprofStreamWriter &) = delete;
     PprofStreamWriter &operator=(const PprofStreamWriter &) = delete;
 
-    // The first call creates the file. After an error the writer refuses everything.
-    Status add(const Profile &profile);
+    // The first call creates the file. After an error the writer refuses everything. With `ids` (a live
+    // session's flush), the locations met in earlier flushes are found by their session ids.
+    Status add(const Profile &profile, const SessionIds *ids = nullptr);
     // Writes the tables and renames the file into place; returns its path, or "" when nothing was added.
     Result<std::string> finish();
     size_t samplesWritten() const { return m_samplesWritten; }

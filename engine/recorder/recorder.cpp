@@ -8,6 +8,7 @@ namespace emberline::engine {
 namespace {
 
 const std::string kNoName;
+constexpr uint32_t kNotInFlush = UINT32_MAX;
 
 } // namespace
 
@@ -68,32 +69,41 @@ FlushInput Recorder::takeFlush(int64_t startNs, int64_t endNs, bool final)
     flush.samples.swap(m_samples);
     m_samples.reserve(flush.samples.size());
 
-    // Renumber the stacks, locations and modules this flush uses.
-    std::unordered_map<uint32_t, uint32_t> stackMap, locationMap, moduleMap;
+    // Renumber the stacks, locations and modules this flush uses, and keep their session ids beside.
+    m_flushStack.resize(m_stacks.size(), kNotInFlush);
+    m_flushLocation.resize(m_locations.size(), kNotInFlush);
+    std::unordered_map<uint32_t, uint32_t> moduleMap;
     std::vector<uint32_t> frames;
     for (RecordedSample &s : flush.samples) {
-        auto [it, inserted] = stackMap.try_emplace(s.stackId, 0);
-        if (inserted) {
+        uint32_t &stack = m_flushStack[s.stackId];
+        if (stack == kNotInFlush) {
             frames.clear();
             for (uint32_t loc : m_stacks.stack(s.stackId)) {
-                auto [lit, newLoc] = locationMap.try_emplace(loc, static_cast<uint32_t>(flush.locations.size()));
-                if (newLoc) {
+                uint32_t &location = m_flushLocation[loc];
+                if (location == kNotInFlush) {
+                    location = static_cast<uint32_t>(flush.locations.size());
                     LocationKey key = m_locations[loc];
                     if (key.moduleId >= kKernelSymbolsModule && moduleMap.try_emplace(key.moduleId, 0).second) {
                         if (auto m = m_modules.find(key.moduleId); m != m_modules.end())
                             flush.modules.push_back(m->second);
                     }
                     flush.locations.push_back(key);
+                    flush.sessionLocations.push_back(loc);
                 }
-                frames.push_back(lit->second);
+                frames.push_back(location);
             }
-            it->second = flush.stacks.intern(frames);
+            stack = flush.stacks.intern(frames); // new: distinct session stacks have distinct frames
+            flush.sessionStacks.push_back(s.stackId);
         }
-        s.stackId = it->second;
+        s.stackId = stack;
         if (auto name = m_threadNames.find(s.tid); name != m_threadNames.end())
             flush.threadNames.try_emplace(s.tid, name->second);
         flush.processOfThread.try_emplace(s.tid, s.pid);
     }
+    for (uint32_t id : flush.sessionStacks)
+        m_flushStack[id] = kNotInFlush;
+    for (uint32_t id : flush.sessionLocations)
+        m_flushLocation[id] = kNotInFlush;
     flush.lost = m_lost;
     flush.incomplete = m_incomplete;
     flush.incompleteByModule = m_incompleteByModule;

@@ -44,6 +44,10 @@ struct FlushInput {
     std::vector<RecordedSample> samples;
     StackTable stacks;                 // of indices into `locations`, leaf first
     std::vector<LocationKey> locations;
+    // The recorder's ids for the whole session, per location of `locations` and per stack of `stacks`: what
+    // lets the live aggregate find a location or stack it has met before without interning it again.
+    std::vector<uint32_t> sessionLocations;
+    std::vector<uint32_t> sessionStacks;
     std::vector<ModuleInfo> modules;   // every module a location refers to
     std::map<uint32_t, std::string> threadNames; // by tid
     std::map<uint32_t, uint32_t> processOfThread;
@@ -93,6 +97,10 @@ private:
     LocationIndex m_locationIds;
     StackTable m_stacks;
     std::vector<RecordedSample> m_samples;
+    // While a flush is packed: the flush's index of each session stack and location it uses (UINT32_MAX
+    // otherwise, and again once packed).
+    std::vector<uint32_t> m_flushStack;
+    std::vector<uint32_t> m_flushLocation;
     std::map<uint32_t, std::string> m_threadNames;
     std::map<uint32_t, uint32_t> m_processOfThread;
     uint64_t m_totalSamples = 0;

@@ -3,7 +3,7 @@
 // sample with its thread and timestamp labels, as the recorder writes them) are fed to
 //   - the exporter's session profile (profile.pprof written a flush at a time: addresses kept, timestamps
 //     dropped, only the tables kept in memory),
-//   - the live profile (the views' aggregate: two buffers and the timeline),
+//   - the live profile (the views' aggregate and the timeline), with the session ids a recorder gives and without,
 //   - a call-tree updater over the live profile's cpu-time per stack (one of the views' trees),
 // one component per pass, measuring the heap in use (mallinfo2: arena plus mmapped blocks) and the time per flush.
 //
@@ -47,7 +47,9 @@ uint64_t nextRandom(uint64_t &state)
     return state;
 }
 
-// Flush number `sequence` (1-based), the same every pass.
+// Flush number `sequence` (1-based), the same every pass. It carries the session ids a recorder would give:
+// the locations are built in the same order in every flush, so a location's index is its session id, and a
+// stack is told by its leaf address and its five steps, which number it.
 std::shared_ptr<const Flush> makeFlush(uint32_t sequence, size_t samples)
 {
     Profile p;
@@ -99,11 +101,14 @@ std::shared_ptr<const Flush> makeFlush(uint32_t sequence, size_t samples)
     const int64_t flushStart = 1'700'000'000'000'000'000 + int64_t(sequence - 1) * 2'000'000'000;
     uint64_t rng = 0x9e3779b97f4a7c15ull * sequence;
     std::vector<uint32_t> stack;
+    auto ids = std::make_shared<SessionIds>();
     for (size_t i = 0; i < samples; ++i) {
         const uint32_t thread = static_cast<uint32_t>(nextRandom(rng) % 8);
         uint32_t code = static_cast<uint32_t>(nextRandom(rng) % 100000);
+        const uint32_t leaf = static_cast<uint32_t>(nextRandom(rng) % burn.size());
+        ids->sampleStacks.push_back(leaf * 100000 + code);
         stack.clear();
-        stack.push_back(burn[nextRandom(rng) % burn.size()]);
+        stack.push_back(burn[leaf]);
         stack.push_back(dispatchToBurn);
         std::vector<uint32_t> digits;
         for (int level = 0; level < 5; ++level, code /= 10)
@@ -118,6 +123,8 @@ std::shared_ptr<const Flush> makeFlush(uint32_t sequence, size_t samples)
                                 Label{timeKey, 0, flushStart + int64_t(i) * 2'000'000'000 / int64_t(samples), 0}};
         p.addSample(stack, values, labels);
     }
+    for (uint32_t l = 0; l < p.locations().size(); ++l)
+        ids->locations.push_back(l);
     p.timeNanos = flushStart;
     p.durationNanos = 2'000'000'000;
     auto flush = std::make_shared<Flush>();
@@ -126,6 +133,7 @@ std::shared_ptr<const Flush> makeFlush(uint32_t sequence, size_t samples)
     flush->endNs = flushStart + 2'000'000'000;
     flush->samples = samples;
     flush->profile = std::make_shared<const Profile>(std::move(p));
+    flush->sessionIds = std::move(ids);
     return flush;
 }
 
@@ -137,11 +145,13 @@ void run(const char *name, uint32_t flushes, size_t samples,
     {
         auto add = make();
         double lastMs = 0;
+        double totalMs = 0;
         for (uint32_t f = 1; f <= flushes; ++f) {
             auto flush = makeFlush(f, samples);
             const auto t0 = std::chrono::steady_clock::now();
             const size_t aggregated = add(flush);
             lastMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            totalMs += lastMs;
             flush.reset();
             if (f == 30 || f == 150 || f == 450 || f == flushes || f % 300 == 0) {
                 const double mib = static_cast<double>(heapInUse() - before) / (1 << 20);
@@ -151,6 +161,7 @@ void run(const char *name, uint32_t flushes, size_t samples,
                             lastMs);
             }
         }
+        std::printf("%-22s %.1f ms per flush on average\n", name, totalMs / flushes);
     }
     std::fflush(stdout);
 }
@@ -185,6 +196,18 @@ int main(int argc, char **argv)
             if (!live->add(f).ok())
                 std::abort();
             *held = live->snapshot(); // the views hold the latest snapshot
+            return (*held)->profile->sampleCount();
+        };
+    });
+    run("live profile, no ids", flushes, samples, [] {
+        auto live = std::make_shared<LiveProfile>();
+        auto held = std::make_shared<std::shared_ptr<const LiveSnapshot>>();
+        return [live, held](const std::shared_ptr<const Flush> &f) {
+            auto copy = std::make_shared<Flush>(*f); // the flush as a recorder without session ids hands it over
+            copy->sessionIds.reset();
+            if (!live->add(std::shared_ptr<const Flush>(std::move(copy))).ok())
+                std::abort();
+            *held = live->snapshot();
             return (*held)->profile->sampleCount();
         };
     });

@@ -2,14 +2,112 @@
 // flushes, where every number is known.
 #include "tests/engine/live/synthetic_flush.h"
 
+#include "engine/export/exporter.h"
 #include "engine/live/live_profile.h"
+#include "engine/model/thread_state.h"
+#include "engine/pprof/pprof_reader.h"
+#include "engine/pprof/pprof_writer.h"
 #include "engine/live/live_selection.h"
 #include "engine/model/sample_filter.h"
 
+#include <QTemporaryDir>
 #include <QTest>
+
+#include <cstdio>
+#include <map>
+#include <random>
 
 using namespace emberline::engine;
 using emberline::test::syntheticFlush;
+
+namespace {
+
+// A sample's place in an aggregate told by names, whatever the order of the aggregate's tables: its labels and
+// its frames' function names, leaf first.
+std::string sampleKey(const Profile &p, size_t i)
+{
+    std::string key;
+    for (const Label &l : p.sampleLabels(i))
+        key += p.str(l.key) + "=" + (l.str ? p.str(l.str) : std::to_string(l.num)) + " ";
+    key += "|";
+    for (uint32_t loc : p.sample(i).locations) {
+        for (const Line &line : p.locations()[loc].lines)
+            key += p.str(p.functions()[line.functionIndex].name) + ";";
+    }
+    return key;
+}
+
+// Everything the views read from a snapshot, by names: per sample its values, thread, hits and CPU; per stack
+// its values; the timeline, flush by flush.
+struct AggregateByNames {
+    std::map<std::string, std::vector<int64_t>> samples;
+    std::map<std::string, std::vector<int64_t>> stacks;
+    std::vector<std::string> timeline;
+};
+
+// The first difference between two aggregates, or nothing.
+std::string difference(const AggregateByNames &a, const AggregateByNames &b)
+{
+    const auto firstOf = [](const std::map<std::string, std::vector<int64_t>> &x,
+                            const std::map<std::string, std::vector<int64_t>> &y) -> std::string {
+        for (const auto &[key, values] : x) {
+            auto it = y.find(key);
+            if (it == y.end())
+                return "only on one side: " + key;
+            if (it->second != values)
+                return "other values: " + key;
+        }
+        return x.size() == y.size() ? std::string() : "more rows on one side";
+    };
+    if (std::string d = firstOf(a.samples, b.samples); !d.empty())
+        return "sample " + d;
+    if (std::string d = firstOf(b.samples, a.samples); !d.empty())
+        return "sample " + d;
+    if (std::string d = firstOf(a.stacks, b.stacks); !d.empty())
+        return "stack " + d;
+    if (a.timeline != b.timeline)
+        return "the timelines differ";
+    return {};
+}
+
+AggregateByNames byNames(const LiveSnapshot &snap)
+{
+    const Profile &p = *snap.profile;
+    AggregateByNames out;
+    std::vector<std::string> keys;
+    for (size_t i = 0; i < p.sampleCount(); ++i) {
+        keys.push_back(sampleKey(p, i));
+        std::vector<int64_t> row(p.sampleValues(i).begin(), p.sampleValues(i).end());
+        row.insert(row.end(), {int64_t(snap.sampleThread()[i]), int64_t(snap.sampleHits()[i]), snap.sampleCpuNs()[i]});
+        out.samples.emplace(keys.back(), row); // one aggregated sample per key (checked by the caller)
+        std::string stack = keys.back().substr(keys.back().find('|'));
+        std::vector<int64_t> &values = out.stacks[stack];
+        values.resize(p.sampleTypes().size(), 0);
+        for (size_t t = 0; t < values.size(); ++t)
+            values[t] = snap.stackValues(static_cast<int>(t))[p.sampleStackId(i)];
+    }
+    for (const auto &chunk : snap.chunks) {
+        for (size_t i = 0; i < chunk->sample.size(); ++i)
+            out.timeline.push_back(std::to_string(chunk->offsetMs[i]) + " " + keys[chunk->sample[i]]);
+    }
+    return out;
+}
+
+// A profile's samples by names (sampleKey), values summed.
+std::map<std::string, std::vector<int64_t>> samplesByNames(const Profile &p)
+{
+    std::map<std::string, std::vector<int64_t>> out;
+    for (size_t i = 0; i < p.sampleCount(); ++i) {
+        std::vector<int64_t> &sum = out[sampleKey(p, i)];
+        const auto values = p.sampleValues(i);
+        sum.resize(values.size(), 0);
+        for (size_t t = 0; t < values.size(); ++t)
+            sum[t] += values[t];
+    }
+    return out;
+}
+
+} // namespace
 
 class TestLiveProfile : public QObject {
     Q_OBJECT
@@ -122,6 +220,93 @@ private Q_SLOTS:
             check(*snap);
         }
         QCOMPARE(live.snapshot()->timelineSamples(), size_t(9 * 20 + 7 * 45));
+    }
+
+    // A recorded session through the real recorder and exporter: 12 flushes of random stacks over a named
+    // module, the kernel and JIT code whose perf map names more of it from flush 5 on, three threads, two thread
+    // states. One aggregate takes the flushes with their session ids, the other without. If this fails, finding
+    // locations and stacks by the recorder's ids sums samples into other call paths than their names say.
+    void sessionIdsGiveTheAggregateOfNames()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::string mapPath = dir.filePath(QStringLiteral("perf-300.map")).toStdString();
+        FILE *map = std::fopen(mapPath.c_str(), "w");
+        QVERIFY(map);
+        std::fputs("10000 40 JS:*early /tmp/app.js:1:1\n", map);
+        std::fflush(map);
+        ExporterOptions options;
+        options.frequency = 999;
+        options.perfMapDirectory = dir.path().toStdString();
+        Exporter exporter(options);
+        Recorder recorder;
+        recorder.registerModule({7, "/nonexistent/libgone.so", "", 0x7000, 0x9000, 0x1000});
+        recorder.registerModule({9, "//anon", "", 0x10000, 0x20000, 0});
+        for (uint32_t tid : {300u, 301u, 302u})
+            recorder.setThreadName(300, tid, "thread-" + std::to_string(tid));
+        std::vector<uint32_t> pool;
+        for (uint64_t a = 0; a < 24; ++a)
+            pool.push_back(recorder.internLocation(7, 0x7000 + 0x40 * a));
+        for (uint64_t a = 0; a < 8; ++a)
+            pool.push_back(recorder.internLocation(9, 0x10000 + 0x10 * a)); // the map names 0x10000-0x1003f
+        pool.push_back(recorder.internLocation(kKernelModule, 0));
+
+        std::mt19937 rng(7);
+        LiveProfile withIds, withoutIds;
+        // The session's profile.pprof, written a flush at a time, the same two ways.
+        PprofStreamWriter fileWithIds(dir.filePath(QStringLiteral("with.pprof")).toStdString(), {"end_timestamp_ns"});
+        PprofStreamWriter fileWithoutIds(dir.filePath(QStringLiteral("without.pprof")).toStdString(),
+                                         {"end_timestamp_ns"});
+        size_t unnamedJit = 0, namedJit = 0;
+        const int64_t t0 = 1'700'000'000'000'000'000;
+        for (uint32_t f = 0; f < 12; ++f) {
+            if (f == 5) {
+                std::fputs("10040 40 JS:~late /tmp/app.js:9:1\n", map);
+                std::fflush(map);
+            }
+            const int64_t start = t0 + int64_t(f) * 1'000'000'000;
+            std::vector<uint32_t> stack;
+            for (int i = 0; i < 300; ++i) {
+                stack.clear();
+                const size_t depth = 1 + rng() % 6;
+                for (size_t d = 0; d < depth; ++d)
+                    stack.push_back(pool[rng() % (d == 0 ? pool.size() : 24)]); // JIT and kernel only as the leaf
+                recorder.recordTimed(start + i * 3'000'000, 300, 300 + rng() % 3, 1'001'001, 1'001'001,
+                                     static_cast<uint8_t>(rng() % 2 ? ThreadState::Running : ThreadState::Sleeping),
+                                     true, stack);
+            }
+            auto exported = exporter.exportFlush(recorder.takeFlush(start, start + 1'000'000'000, f == 11));
+            QVERIFY(exported.ok() && exported.value());
+            const std::shared_ptr<const Flush> &flush = exported.value();
+            QVERIFY(flush->sessionIds);
+            for (size_t l = 0; l < flush->profile->locations().size(); ++l) {
+                const Location &loc = flush->profile->locations()[l];
+                if (loc.mappingIndex != kNoIndex && flush->profile->str(flush->profile->mappings()[loc.mappingIndex].filename) == "//anon")
+                    ++(flush->sessionIds->locations[l] == kNoIndex ? unnamedJit : namedJit);
+            }
+            QVERIFY(withIds.add(flush).ok());
+            QVERIFY(fileWithIds.add(*flush->profile, flush->sessionIds.get()).ok());
+            QVERIFY(fileWithoutIds.add(*flush->profile).ok());
+            auto copy = std::make_shared<Flush>(*flush);
+            copy->sessionIds.reset();
+            QVERIFY(withoutIds.add(std::shared_ptr<const Flush>(std::move(copy))).ok());
+            const auto a = byNames(*withIds.snapshot()), b = byNames(*withoutIds.snapshot());
+            QCOMPARE(a.samples.size(), withIds.snapshot()->profile->sampleCount());
+            QCOMPARE(b.samples.size(), withoutIds.snapshot()->profile->sampleCount());
+            const std::string diff = difference(a, b);
+            QVERIFY2(diff.empty(), diff.c_str());
+        }
+        std::fclose(map);
+        auto with = fileWithIds.finish(), without = fileWithoutIds.finish();
+        QVERIFY(with.ok() && without.ok());
+        auto withRead = readPprofFile(with.value()), withoutRead = readPprofFile(without.value());
+        QVERIFY(withRead.ok() && withoutRead.ok());
+        QCOMPARE(withRead.value().sampleCount(), withoutRead.value().sampleCount());
+        QVERIFY(samplesByNames(withRead.value()) == samplesByNames(withoutRead.value()));
+        QCOMPARE(withRead.value().totals()[0], int64_t(12 * 300));
+        QVERIFY(unnamedJit > 0); // JIT code no map named yet went by content
+        QVERIFY(namedJit > 0);
+        QVERIFY(withIds.snapshot()->profile->sampleCount() > 1000);
     }
 
     // CPU per thread in 250 ms buckets: thread 7 is on CPU 100% in the first second, thread 9 in the second.

@@ -38,6 +38,8 @@ private Q_SLOTS:
     void differentSampleTypesRefused();
     void labelsAndTimeSpan();
     void locationsByFunction();
+    void sessionIdsFindWhatWasMetBefore();
+    void sessionIdsThatDoNotFitRefused();
 };
 
 void TestMerge::selfMergeDoubles_data()
@@ -187,6 +189,85 @@ void TestMerge::locationsByFunction()
     QVERIFY(plain.add(p).ok());
     QCOMPARE(plain.result().sampleCount(), size_t(5));
     QCOMPARE(functionValues(m, 0), functionValues(plain.result(), 0));
+}
+
+namespace {
+
+// A flush of one sample (leaf `leafName` at 0x2000 called from caller at 0x1100) whose recorder ids are 0 for
+// the caller, 1 for the leaf and 0 for the stack, under naming epoch `epoch`.
+std::pair<Profile, SessionIds> flushWithIds(const std::string &leafName, uint64_t epoch, int64_t value)
+{
+    test::ProfileBuilder b({{"cpu", "nanoseconds"}});
+    const uint32_t exe = b.mapping("/bin/app", 0x1000, 0x9000);
+    const uint32_t caller = b.location({b.function("caller", "caller.c")}, exe, 0x1100);
+    const uint32_t leaf = b.location({b.function(leafName, "leaf.c")}, exe, 0x2000);
+    b.sample({leaf, caller}, {value}, {b.numLabel("thread id", 7)});
+    SessionIds ids;
+    ids.locations = {0, 1};
+    ids.sampleStacks = {0};
+    ids.namingEpoch = epoch;
+    return {b.take(), ids};
+}
+
+} // namespace
+
+// Given session ids, the merger maps what it met in an earlier flush by id: the same stack again sums into the
+// same sample without its content being looked at, and a new naming epoch makes it look again. If this fails,
+// either the live aggregate interns every flush's locations and stacks again, or names that debug files
+// brought late never reach it.
+void TestMerge::sessionIdsFindWhatWasMetBefore()
+{
+    ProfileMerger::Options options;
+    options.aggregate = true;
+    options.dropLabels = {"end_timestamp_ns"};
+    options.locationsByFunction = true;
+    ProfileMerger merger(options);
+    const auto [first, firstIds] = flushWithIds("leaf", 0, 10);
+    std::vector<uint32_t> destination;
+    QVERIFY(merger.add(first, firstIds, &destination).ok());
+    QCOMPARE(destination, (std::vector<uint32_t>{0}));
+    // The same ids and epoch with another name: found by id, so the first name stays (the recorder guarantees
+    // that a location's name does not change within an epoch; this shows the content was not read again).
+    const auto [renamed, renamedIds] = flushWithIds("renamed", 0, 5);
+    QVERIFY(merger.add(renamed, renamedIds, &destination).ok());
+    QCOMPARE(merger.result().sampleCount(), size_t(1));
+    QCOMPARE(merger.result().sampleValues(0)[0], int64_t(15));
+    // A new epoch: the name is read again, and the stack is a new one.
+    const auto [named, namedIds] = flushWithIds("renamed", 1, 3);
+    QVERIFY(merger.add(named, namedIds, &destination).ok());
+    QCOMPARE(destination, (std::vector<uint32_t>{1}));
+    QCOMPARE(functionValues(merger.result(), 0).at("renamed").first, int64_t(3));
+    QCOMPARE(functionValues(merger.result(), 0).at("leaf").first, int64_t(15));
+    QCOMPARE(functionValues(merger.result(), 0).at("caller").second, int64_t(18));
+
+    // A location whose name may still change (no id) is read by content every time, and so is every stack
+    // through it (the recorder's stack 1).
+    auto [jit, jitIds] = flushWithIds("unnamed", 1, 1);
+    jitIds.locations[1] = kNoIndex;
+    jitIds.sampleStacks[0] = 1;
+    QVERIFY(merger.add(jit, jitIds).ok());
+    auto [jitNamed, jitNamedIds] = flushWithIds("named later", 1, 2);
+    jitNamedIds.locations[1] = kNoIndex;
+    jitNamedIds.sampleStacks[0] = 1;
+    QVERIFY(merger.add(jitNamed, jitNamedIds).ok());
+    const auto values = functionValues(merger.result(), 0);
+    QCOMPARE(values.at("unnamed").first, int64_t(1));
+    QCOMPARE(values.at("named later").first, int64_t(2));
+}
+
+// Ids that do not describe the profile (another count of locations or samples) are refused, not read out of
+// bounds.
+void TestMerge::sessionIdsThatDoNotFitRefused()
+{
+    ProfileMerger merger(ProfileMerger::Options{true, {}});
+    auto [p, ids] = flushWithIds("leaf", 0, 1);
+    ids.locations.pop_back();
+    const Status st = merger.add(p, ids);
+    QVERIFY(!st.ok());
+    QVERIFY(st.error().message.find("session ids") != std::string::npos);
+    ids.locations.push_back(1);
+    ids.sampleStacks.push_back(3);
+    QVERIFY(!merger.add(p, ids).ok());
 }
 
 QTEST_GUILESS_MAIN(TestMerge)

@@ -12,6 +12,7 @@ private Q_SLOTS:
     void internsLocationsOnce();
     void flushHoldsOnlyWhatItsSamplesUse();
     void countersAreCumulativeAcrossFlushes();
+    void flushCarriesSessionIds();
 };
 
 // If this fails, the same address in the same module gets two ids (stacks would not aggregate) or two modules
@@ -84,6 +85,54 @@ void TestRecorder::countersAreCumulativeAcrossFlushes()
     QCOMPARE(f.incompleteByModule.at("libfoo.so"), uint64_t(2));
     QCOMPARE(r.totalSamples(), uint64_t(2));
     QCOMPARE(r.totalCpuNs(), int64_t(20));
+}
+
+// Each flush renumbers its stacks and locations densely, and says beside them which of the session's they are.
+// If this fails, the live aggregate would find another stack or location by id than the flush holds, and sum
+// samples into the wrong call paths.
+void TestRecorder::flushCarriesSessionIds()
+{
+    Recorder r;
+    const uint32_t la = r.internLocation(5, 0x1100);
+    const uint32_t lb = r.internLocation(6, 0x5100);
+    const uint32_t lc = r.internLocation(5, 0x1200);
+    const uint32_t ab[] = {la, lb};
+    const uint32_t cb[] = {lc, lb};
+    r.record(10, 1, 2, 100, ab);
+    r.record(20, 1, 2, 100, cb);
+    r.record(30, 1, 2, 100, ab);
+    const FlushInput first = r.takeFlush(0, 50, false);
+    r.record(60, 1, 2, 100, cb); // only the second stack: dense ids restart at 0, session ids stay
+    const FlushInput second = r.takeFlush(50, 100, false);
+
+    for (const FlushInput *flush : {&first, &second}) {
+        QCOMPARE(flush->sessionLocations.size(), flush->locations.size());
+        QCOMPARE(flush->sessionStacks.size(), flush->stacks.size());
+        for (size_t i = 0; i < flush->locations.size(); ++i) {
+            const uint32_t session = flush->sessionLocations[i];
+            QVERIFY(session == la || session == lb || session == lc);
+            const LocationKey key = flush->locations[i];
+            const uint64_t expected = session == la ? 0x1100 : session == lb ? 0x5100 : 0x1200;
+            QCOMPARE(key.address, expected);
+        }
+        for (const RecordedSample &s : flush->samples) {
+            // The session stack's frames, through the flush's own tables, are the recorded ones.
+            const auto stack = flush->stacks.stack(s.stackId);
+            std::vector<uint32_t> frames;
+            for (uint32_t l : stack)
+                frames.push_back(flush->sessionLocations[l]);
+            const std::vector<uint32_t> recorded = frames[0] == la ? std::vector<uint32_t>{la, lb}
+                                                                   : std::vector<uint32_t>{lc, lb};
+            QCOMPARE(frames, recorded);
+        }
+    }
+    QCOMPARE(first.stacks.size(), size_t(2));
+    QCOMPARE(second.stacks.size(), size_t(1));
+    QCOMPARE(second.locations.size(), size_t(2));
+    // The stack c->b has one session id in both flushes.
+    const uint32_t cbInFirst = first.sessionStacks[first.samples[1].stackId];
+    QCOMPARE(second.sessionStacks[second.samples[0].stackId], cbInFirst);
+    QVERIFY(first.sessionStacks[first.samples[0].stackId] != cbInFirst);
 }
 
 QTEST_GUILESS_MAIN(TestRecorder)
