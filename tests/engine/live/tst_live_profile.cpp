@@ -271,7 +271,7 @@ private Q_SLOTS:
                 const size_t depth = 1 + rng() % 6;
                 for (size_t d = 0; d < depth; ++d)
                     stack.push_back(pool[rng() % (d == 0 ? pool.size() : 24)]); // JIT and kernel only as the leaf
-                recorder.recordTimed(start + i * 3'000'000, 300, 300 + rng() % 3, 1'001'001, 1'001'001,
+                recorder.recordTimed(start + int64_t(i) * 3'000'000, 300, 300 + rng() % 3, 1'001'001, 1'001'001,
                                      static_cast<uint8_t>(rng() % 2 ? ThreadState::Running : ThreadState::Sleeping),
                                      true, stack);
             }
