@@ -176,7 +176,10 @@ int DebuginfodFetcher::progress(::debuginfod_client *client, long bytes, long to
     if (auto it = self->m_fetches.find(self->m_current); it != self->m_fetches.end()) {
         it->second.state = DebuginfodState::Downloading;
         it->second.bytes = bytes;
-        it->second.totalBytes = total > 0 ? total : 0;
+        // libdebuginfod reports the size once the server's headers are in, and may report it unknown again in a
+        // later call: the last known size stays.
+        if (total > 0)
+            it->second.totalBytes = total;
     }
     return self->m_stopping ? 1 : 0; // non-zero cancels the transfer
 }

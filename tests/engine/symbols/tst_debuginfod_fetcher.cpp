@@ -147,7 +147,8 @@ private Q_SLOTS:
             timer.start();
             while (timer.elapsed() < 2500) {
                 status = fetcher.status(m_buildId);
-                if (status.state == DebuginfodState::Downloading && status.bytes > 0)
+                // The size comes with the server's headers, which a loaded machine may read after the first bytes.
+                if (status.state == DebuginfodState::Downloading && status.bytes > 0 && status.totalBytes > 0)
                     break;
                 QThread::msleep(20);
             }
