@@ -173,6 +173,8 @@ void PtraceSampler::forget(int tid)
         return;
     if (it->second.schedstatFd >= 0)
         ::close(it->second.schedstatFd);
+    if (it->second.statFd >= 0)
+        ::close(it->second.statFd);
     m_threads.erase(it);
 }
 
@@ -266,6 +268,20 @@ bool PtraceSampler::readThreadClock(int tid, Captured &out)
     return readSchedstat(t.schedstatFd, out.cpuNs, out.runDelayNs, out.runs);
 }
 
+ThreadState PtraceSampler::readKernelState(Thread &t, int tid)
+{
+    if (t.statFd < 0) {
+        const std::string path = "/proc/" + std::to_string(m_pid) + "/task/" + std::to_string(tid) + "/stat";
+        t.statFd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    }
+    char buf[512];
+    const ssize_t n = t.statFd >= 0 ? ::pread(t.statFd, buf, sizeof buf - 1, 0) : -1;
+    if (n <= 0)
+        return ThreadState::Unknown;
+    buf[n] = '\0';
+    return threadStateFromStat(buf);
+}
+
 // A thread last seen waiting (or stopped) that has used no CPU since has not moved: its stack is the one already
 // delivered, and it still waits. One last seen running is stopped again even so: the kernel adds a running
 // thread's CPU time up only at ticks and switches, so an unchanged count does not prove it stood still.
@@ -352,7 +368,8 @@ void PtraceSampler::sampleRound(SampleSink &sink)
     size_t used = 0;
     for (size_t i = 0; i < tids.size(); ++i) {
         Captured &c = m_captured[i];
-        const Thread &t = m_threads[tids[i]];
+        Thread &t = m_threads[tids[i]];
+        c.kernelState = ThreadState::Unknown;
         // A thread last found running is stopped whatever its clock says, so it is asked first and its clock
         // read while it gets to its stop: by the time we wait for it, it has often stopped, and we do not sleep
         // in waitpid and wait to be woken, time during which the target stays stopped.
@@ -378,6 +395,9 @@ void PtraceSampler::sampleRound(SampleSink &sink)
             c.sample.sameStack = false;
             continue;
         }
+        // A thread last seen waiting: the kernel says how (sleep, disk wait, stopped), before a stop makes it
+        // read as traced.
+        c.kernelState = readKernelState(t, tids[i]);
         // Waiting and no CPU time since its previous sample: it has not moved, so its stack is the one already
         // delivered. Not stopping it also leaves a thread in disk wait or group-stop alone.
         if (hasNotMoved(t, c)) {
@@ -392,7 +412,7 @@ void PtraceSampler::sampleRound(SampleSink &sink)
         const int tid = tids[i];
         Captured &c = m_captured[i];
         if (m_looks[i] == Look::Unchanged) {
-            c.sample.state = m_threads[tid].lastState;
+            c.sample.state = c.kernelState != ThreadState::Unknown ? c.kernelState : m_threads[tid].lastState;
             c.regs.clear();
             c.stack.clear();
             c.sample.ip = 0;
@@ -402,9 +422,11 @@ void PtraceSampler::sampleRound(SampleSink &sink)
             if (!waitForInterruptStop(tid, groupStopSignal))
                 continue;
             copyStoppedThread(tid, c);
-            c.sample.state = groupStopSignal ? ThreadState::Stopped
-                             : c.asleep      ? ThreadState::Sleeping
-                                             : ThreadState::Running;
+            // Disk wait, which a stop cannot tell (the thread stops once its wait is over), as the kernel said it.
+            c.sample.state = groupStopSignal                            ? ThreadState::Stopped
+                             : c.kernelState == ThreadState::DiskWait ? ThreadState::DiskWait
+                             : c.asleep                               ? ThreadState::Sleeping
+                                                                      : ThreadState::Running;
             Thread &t = m_threads[tid];
             uint64_t cpu = 0, waited = 0;
             t.quietStop = c.sample.state != ThreadState::Running &&

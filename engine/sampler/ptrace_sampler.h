@@ -68,6 +68,7 @@ private:
     struct Thread {
         bool seized = false;
         int schedstatFd = -1; // /proc/PID/task/TID/schedstat, kept open: read every round
+        int statFd = -1;      // /proc/PID/task/TID/stat, kept open: read while the thread waits
         // What its latest look found it doing: the registers of a stopped thread say whether it was asleep in a
         // system call, and a thread that has not run since keeps the state it had.
         ThreadState lastState = ThreadState::Running;
@@ -90,6 +91,9 @@ private:
         int64_t stopFromNs = 0;
         int64_t stopToNs = 0;
         bool asleep = false; // stopped while waiting in a system call
+        // The kernel's own state of a thread last seen waiting (Unknown for one last seen running, which is not
+        // asked): it tells disk wait and stopped from sleep, which the registers of a stop cannot.
+        ThreadState kernelState = ThreadState::Unknown;
         std::vector<uint64_t> regs;
         std::vector<uint8_t> stack;
     };
@@ -101,6 +105,7 @@ private:
     void handleEvents();
     void handleStop(int tid, int status);
     bool readThreadClock(int tid, Captured &out);
+    ThreadState readKernelState(Thread &t, int tid);
     bool hasNotMoved(const Thread &t, const Captured &c) const;
     bool waitForInterruptStop(int tid, int &groupStopSignal);
     void copyStoppedThread(int tid, Captured &out);
