@@ -31,6 +31,22 @@ bool isStopSignal(int sig)
     return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+// A thread that was asleep in a system call is stopped on its way out of it, with the call to be restarted:
+// its result register holds one of the kernel's restart codes (ERESTARTSYS 512 to ERESTART_RESTARTBLOCK 516),
+// or EINTR for the calls that are never restarted.
+// A thread stopped in user code has no call in progress (orig_rax is -1), and one stopped on its way out of a
+// call that did not wait has that call's own result. This spares a read of /proc/PID/task/TID/stat per thread
+// and round, which was the dearest of the round's reads.
+bool asleepInSyscall(const user_regs_struct &regs)
+{
+    const auto result = static_cast<long long>(regs.rax);
+    return static_cast<long long>(regs.orig_rax) >= 0 && ((result >= -516 && result <= -512) || result == -EINTR);
+}
+
+// How often the thread count is looked at: threads that start in between are found at most this late, and their
+// first look only sets their baseline anyway.
+constexpr int64_t kThreadCheckNs = 50'000'000;
+
 } // namespace
 
 PtraceSampler::~PtraceSampler()
@@ -113,13 +129,20 @@ bool PtraceSampler::threadListChanged()
 {
     // /proc/PID/task has two links plus one per thread. A thread that ended stays counted until we reap it
     // (handleEvents), so an equal count means the same threads; the full listing runs anyway every 64
-    // rounds, in case a thread ended and another began between two looks.
+    // checks, in case a thread ended and another began between two looks. The count is looked at every
+    // kThreadCheckNs rather than every round: at a hundred rounds a second that is one system call less a
+    // round.
+    const int64_t now = clockNs(CLOCK_MONOTONIC);
+    if (now < m_nextThreadCheckNs)
+        return false;
+    m_nextThreadCheckNs = now + kThreadCheckNs;
+    ++m_threadChecks;
     if (m_taskDirFd < 0) {
         const std::string dir = "/proc/" + std::to_string(m_pid) + "/task";
         m_taskDirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     }
     struct stat st {};
-    if (m_taskDirFd < 0 || ::fstat(m_taskDirFd, &st) != 0 || m_rounds - m_lastListingRound >= 64)
+    if (m_taskDirFd < 0 || ::fstat(m_taskDirFd, &st) != 0 || m_threadChecks - m_lastListingCheck >= 64)
         return true;
     return st.st_nlink != m_threads.size() + 2;
 }
@@ -128,7 +151,7 @@ void PtraceSampler::refreshThreads()
 {
     if (!threadListChanged())
         return;
-    m_lastListingRound = m_rounds;
+    m_lastListingCheck = m_threadChecks;
     const std::string dir = "/proc/" + std::to_string(m_pid) + "/task";
     DIR *d = ::opendir(dir.c_str());
     if (!d)
@@ -148,10 +171,10 @@ void PtraceSampler::forget(int tid)
     auto it = m_threads.find(tid);
     if (it == m_threads.end())
         return;
-    if (it->second.statFd >= 0)
-        ::close(it->second.statFd);
     if (it->second.schedstatFd >= 0)
         ::close(it->second.schedstatFd);
+    if (it->second.statFd >= 0)
+        ::close(it->second.statFd);
     m_threads.erase(it);
 }
 
@@ -191,6 +214,7 @@ void PtraceSampler::handleStop(int tid, int status)
 
 void PtraceSampler::handleEvents()
 {
+    m_eventsFresh = true;
     // One look across all our children first: usually nothing is pending, and one system call then replaces
     // one per thread. WNOWAIT leaves a child that is not one of our threads (another part of the program
     // may have children) to its owner; then every thread is asked in turn.
@@ -237,23 +261,33 @@ void PtraceSampler::sweepEvents()
 bool PtraceSampler::readThreadClock(int tid, Captured &out)
 {
     Thread &t = m_threads[tid];
+    if (t.schedstatFd < 0) {
+        const std::string path = "/proc/" + std::to_string(m_pid) + "/task/" + std::to_string(tid) + "/schedstat";
+        t.schedstatFd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    }
+    return readSchedstat(t.schedstatFd, out.cpuNs, out.runDelayNs, out.runs);
+}
+
+ThreadState PtraceSampler::readKernelState(Thread &t, int tid)
+{
     if (t.statFd < 0) {
-        const std::string base = "/proc/" + std::to_string(m_pid) + "/task/" + std::to_string(tid);
-        t.statFd = ::open((base + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
-        t.schedstatFd = ::open((base + "/schedstat").c_str(), O_RDONLY | O_CLOEXEC);
+        const std::string path = "/proc/" + std::to_string(m_pid) + "/task/" + std::to_string(tid) + "/stat";
+        t.statFd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     }
     char buf[512];
     const ssize_t n = t.statFd >= 0 ? ::pread(t.statFd, buf, sizeof buf - 1, 0) : -1;
-    if (n <= 0 || !readSchedstat(t.schedstatFd, out.cpuNs, out.runDelayNs, out.runs))
-        return false;
+    if (n <= 0)
+        return ThreadState::Unknown;
     buf[n] = '\0';
-    out.sample.state = threadStateFromStat(buf);
-    return true;
+    return threadStateFromStat(buf);
 }
 
+// A thread last seen waiting (or stopped) that has used no CPU since has not moved: its stack is the one already
+// delivered, and it still waits. One last seen running is stopped again even so: the kernel adds a running
+// thread's CPU time up only at ticks and switches, so an unchanged count does not prove it stood still.
 bool PtraceSampler::hasNotMoved(const Thread &t, const Captured &c) const
 {
-    if (!t.delivered || c.sample.state == ThreadState::Running)
+    if (!t.delivered || t.lastState == ThreadState::Running)
         return false;
     return c.cpuNs == t.lastCpuNs || (t.quietStop && c.runs == t.runsAtStop + 1);
 }
@@ -286,6 +320,7 @@ void PtraceSampler::copyStoppedThread(int tid, Captured &out)
     out.stack.clear();
     if (::ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0)
         return;
+    out.asleep = asleepInSyscall(regs);
     out.stack.resize(m_options.stackBytes);
     iovec local{out.stack.data(), out.stack.size()};
     // NOLINTNEXTLINE(performance-no-int-to-ptr): ptrace takes its data and the remote stack as pointers
@@ -321,7 +356,8 @@ void PtraceSampler::sampleRound(SampleSink &sink)
     // stops in parallel; each is let go as soon as its registers and stack are copied. Unwinding happens
     // afterwards, while the target runs. (Stopping in batches instead leaves each batch waiting for its
     // threads to get a CPU among all the others still running: rounds of a second with 64 busy threads.)
-    std::vector<int> tids;
+    std::vector<int> &tids = m_tids;
+    tids.clear();
     for (const auto &[tid, t] : m_threads)
         tids.push_back(tid);
     if (m_captured.size() < tids.size())
@@ -331,20 +367,39 @@ void PtraceSampler::sampleRound(SampleSink &sink)
     double targetDemand = 0;
     size_t used = 0;
     for (size_t i = 0; i < tids.size(); ++i) {
-        // State and CPU time first: once stopped, the thread reads as traced.
         Captured &c = m_captured[i];
-        if (!readThreadClock(tids[i], c))
-            continue;
-        const Thread &t = m_threads[tids[i]];
+        Thread &t = m_threads[tids[i]];
+        c.kernelState = ThreadState::Unknown;
+        // A thread last found running is stopped whatever its clock says, so it is asked first and its clock
+        // read while it gets to its stop: by the time we wait for it, it has often stopped, and we do not sleep
+        // in waitpid and wait to be woken, time during which the target stays stopped.
+        const bool running = t.baseline && t.lastState == ThreadState::Running;
+        if (running) {
+            c.stopFromNs = clockNs(CLOCK_MONOTONIC);
+            if (::ptrace(PTRACE_INTERRUPT, tids[i], nullptr, nullptr) == 0)
+                m_looks[i] = Look::Interrupted;
+        }
+        // Otherwise CPU time first: it says whether the thread has moved at all.
+        if (!readThreadClock(tids[i], c)) {
+            if (!running)
+                continue;
+            c.cpuNs = t.lastCpuNs; // ended meanwhile, most likely: the wait for its stop says
+            c.runDelayNs = t.lastRunDelayNs;
+        }
         targetDemand += t.demand;
+        if (running)
+            continue;
         // The first look only sets the baseline of its CPU and wall time: no need to stop it.
         if (!t.baseline) {
             m_looks[i] = Look::Baseline;
             c.sample.sameStack = false;
             continue;
         }
-        // Not runnable and no CPU time since its previous sample: it has not moved, so its stack is the one
-        // already delivered. Not stopping it also leaves a thread in disk wait or group-stop alone.
+        // A thread last seen waiting: the kernel says how (sleep, disk wait, stopped), before a stop makes it
+        // read as traced.
+        c.kernelState = readKernelState(t, tids[i]);
+        // Waiting and no CPU time since its previous sample: it has not moved, so its stack is the one already
+        // delivered. Not stopping it also leaves a thread in disk wait or group-stop alone.
         if (hasNotMoved(t, c)) {
             m_looks[i] = Look::Unchanged;
             continue;
@@ -357,6 +412,7 @@ void PtraceSampler::sampleRound(SampleSink &sink)
         const int tid = tids[i];
         Captured &c = m_captured[i];
         if (m_looks[i] == Look::Unchanged) {
+            c.sample.state = c.kernelState != ThreadState::Unknown ? c.kernelState : m_threads[tid].lastState;
             c.regs.clear();
             c.stack.clear();
             c.sample.ip = 0;
@@ -366,6 +422,11 @@ void PtraceSampler::sampleRound(SampleSink &sink)
             if (!waitForInterruptStop(tid, groupStopSignal))
                 continue;
             copyStoppedThread(tid, c);
+            // Disk wait, which a stop cannot tell (the thread stops once its wait is over), as the kernel said it.
+            c.sample.state = groupStopSignal                            ? ThreadState::Stopped
+                             : c.kernelState == ThreadState::DiskWait ? ThreadState::DiskWait
+                             : c.asleep                               ? ThreadState::Sleeping
+                                                                      : ThreadState::Running;
             Thread &t = m_threads[tid];
             uint64_t cpu = 0, waited = 0;
             t.quietStop = c.sample.state != ThreadState::Running &&
@@ -428,6 +489,7 @@ void PtraceSampler::finishSample(int tid, Captured &c, uint64_t nowNs)
     else
         t.quietStop = false;
     t.baseline = true;
+    t.lastState = first ? ThreadState::Running : c.sample.state;
     t.lastCpuNs = c.cpuNs;
     t.lastRunDelayNs = c.runDelayNs;
     t.lastWallNs = nowNs;
@@ -463,9 +525,14 @@ void PtraceSampler::wait(int timeoutMs)
     // A signal for the target waits (its thread stopped) until handleEvents() passes it on: while the target
     // receives signals, nap 5 ms at most. Otherwise sleep as long as asked, for each wake-up costs CPU
     // (30-60 us in a VM, where a 5 ms nap alone takes 0.6-1% of a CPU).
+    m_eventsFresh = false;
     const int64_t now = clockNs(CLOCK_MONOTONIC);
     const int napMs = now - m_lastSignalNs < 1'000'000'000 ? std::min(timeoutMs, 5) : timeoutMs;
-    const int64_t until = std::min<int64_t>(now + napMs * 1'000'000LL, m_nextRoundNs);
+    // A round due a little after the nap would end is waited for in one sleep: a nap of 20 ms and then one of
+    // 1 ms pay two wake-ups for one round. While no rounds are due (paused), the whole nap is taken.
+    const int64_t napNs = napMs * 1'000'000LL;
+    const bool sampling = !m_paused && !m_exited && !m_released;
+    const int64_t until = sampling && m_nextRoundNs - now <= napNs * 3 / 2 ? m_nextRoundNs : now + napNs;
     if (until > now)
         std::this_thread::sleep_for(std::chrono::nanoseconds(until - now));
 }
@@ -502,7 +569,10 @@ size_t PtraceSampler::drain(SampleSink &sink)
 
 bool PtraceSampler::targetExited(int &exitStatus)
 {
-    handleEvents();
+    // The session loop asks right after drain(), which has just looked: one waitid a wake-up is enough.
+    if (!m_eventsFresh)
+        handleEvents();
+    m_eventsFresh = false;
     exitStatus = m_exitStatus;
     return m_exited;
 }

@@ -25,11 +25,11 @@ struct PtraceSamplerOptions {
 };
 
 // The fallback sampler for machines where perf events are forbidden, in the manner of Datadog's
-// CpuAndWallTimeWorker: every interval it briefly stops every thread of the target (PTRACE_INTERRUPT), copies
-// its registers and the top of its stack (process_vm_readv), reads the thread's state and CPU time
-// (/proc/PID/task/TID/stat and schedstat), lets it go, and only then unwinds. Each sample carries the
-// thread's CPU-time and wall-time deltas since its previous sample. A thread that has not run since its
-// previous sample (its CPU time has not moved and it is not runnable) is not stopped at all: its sample
+// CpuAndWallTimeWorker: every interval it reads each thread's CPU time (/proc/PID/task/TID/schedstat), briefly
+// stops it (PTRACE_INTERRUPT), copies its registers and the top of its stack (process_vm_readv), lets it go,
+// and only then unwinds. The registers also say whether it was asleep in a system call (its state). Each sample
+// carries the thread's CPU-time and wall-time deltas since its previous sample. A thread last found waiting
+// that has used no CPU since is not stopped at all: its sample
 // repeats the previous stack with the new state and wall time.
 //
 // The interval stretches so that sampling costs at most maxOverheadPercent of one CPU, with rounds paced
@@ -67,8 +67,11 @@ public:
 private:
     struct Thread {
         bool seized = false;
-        int statFd = -1;      // /proc/PID/task/TID/stat, kept open: read every round
-        int schedstatFd = -1;
+        int schedstatFd = -1; // /proc/PID/task/TID/schedstat, kept open: read every round
+        int statFd = -1;      // /proc/PID/task/TID/stat, kept open: read while the thread waits
+        // What its latest look found it doing: the registers of a stopped thread say whether it was asleep in a
+        // system call, and a thread that has not run since keeps the state it had.
+        ThreadState lastState = ThreadState::Running;
         uint64_t lastCpuNs = 0;
         uint64_t lastRunDelayNs = 0;
         uint64_t lastWallNs = 0;
@@ -87,6 +90,10 @@ private:
         uint64_t runs = 0;
         int64_t stopFromNs = 0;
         int64_t stopToNs = 0;
+        bool asleep = false; // stopped while waiting in a system call
+        // The kernel's own state of a thread last seen waiting (Unknown for one last seen running, which is not
+        // asked): it tells disk wait and stopped from sleep, which the registers of a stop cannot.
+        ThreadState kernelState = ThreadState::Unknown;
         std::vector<uint64_t> regs;
         std::vector<uint8_t> stack;
     };
@@ -98,6 +105,7 @@ private:
     void handleEvents();
     void handleStop(int tid, int status);
     bool readThreadClock(int tid, Captured &out);
+    ThreadState readKernelState(Thread &t, int tid);
     bool hasNotMoved(const Thread &t, const Captured &c) const;
     bool waitForInterruptStop(int tid, int &groupStopSignal);
     void copyStoppedThread(int tid, Captured &out);
@@ -118,7 +126,10 @@ private:
     std::map<int, Thread> m_threads;
     std::vector<int> m_exitedThreads; // reported to the sink at the next drain
     int m_taskDirFd = -1;             // /proc/PID/task: its link count says how many threads there are
-    uint64_t m_lastListingRound = 0;
+    int64_t m_nextThreadCheckNs = 0;  // when the thread count is looked at again
+    uint64_t m_threadChecks = 0;
+    uint64_t m_lastListingCheck = 0;
+    bool m_eventsFresh = false;       // handleEvents() ran since the session loop last waited
     double m_targetCpus = 1;          // CPUs the target may run on
     std::optional<OverheadBudget> m_budget;
     std::function<int64_t()> m_helperCpu;
@@ -134,6 +145,7 @@ private:
     int64_t m_lastSignalNs = 0; // when a signal for the target last passed through us
     uint64_t m_rounds = 0;
     bool m_execPending = false;
+    std::vector<int> m_tids; // a round's threads, kept to spare an allocation per round
     std::vector<Captured> m_captured;
     std::vector<Look> m_looks;
     std::vector<StoppedSpan> m_stopped;

@@ -163,6 +163,20 @@ private Q_SLOTS:
         QVERIFY(r.summary.samples > 50);
     }
 
+    // A target that replaces itself mid-session (a shell that execs the program after a pause): the sampler
+    // follows it across the exec, and the new program's CPU split is measured. If the exec were missed, the
+    // session would see no more samples, or keep the shell's stopped thread and never end.
+    void execMidSession()
+    {
+        QTemporaryDir dir;
+        const QString script = QStringLiteral("sleep 0.3; exec '%1' 2").arg(targetPath("cpu_split"));
+        const Recorded r =
+            record(ptraceMeasuring({QStringLiteral("/bin/sh"), QStringLiteral("-c"), script}, 199), dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        QVERIFY2(r.summary.samples > 50, qPrintable(QString::number(r.summary.samples)));
+        QVERIFY2(share(r.profile, "hot_sixty") > 0.4, qPrintable(QString::number(share(r.profile, "hot_sixty"))));
+    }
+
     // Signals reach the target through the tracer: abort() still kills it with SIGABRT, and its samples
     // are kept.
     void targetCrashes()
