@@ -81,6 +81,11 @@ public:
             return st;
         ByIdRemap remap(*this, src, ids);
         addComments(src, remap.stringOf());
+        // Every location of a recorder's flush is used by its samples: all of them are looked up first (by id
+        // where met before), so that a stack met for the first time is built from a plain array.
+        std::vector<uint32_t> locations(src.locations().size());
+        for (size_t l = 0; l < locations.size(); ++l)
+            locations[l] = remap.location(static_cast<uint32_t>(l));
         const std::vector<StringId> dropped = droppedKeys();
         std::vector<uint32_t> stack;
         std::vector<Label> labels;
@@ -94,13 +99,13 @@ public:
                 stack.clear();
                 bool named = true; // every location has its final name: the stack may be found by id from now on
                 for (uint32_t l : s.locations) {
-                    stack.push_back(remap.location(l));
+                    stack.push_back(locations[l]);
                     named = named && ids.locations[l] != kNoIndex;
                 }
                 stackId = m_dst.internStack(stack);
                 if (named && id != kNoIndex) {
                     if (id >= m_stackById.size())
-                        m_stackById.resize(size_t(id) + 1, kNoIndex);
+                        m_stackById.resize(std::max<size_t>(size_t(id) + 1, m_stackById.size() * 2), kNoIndex);
                     m_stackById[id] = stackId;
                 }
             }

@@ -7,8 +7,9 @@
 //   - a call-tree updater over the live profile's cpu-time per stack (one of the views' trees),
 // one component per pass, measuring the heap in use (mallinfo2: arena plus mmapped blocks) and the time per flush.
 //
-//   bench_live_memory [FLUSHES] [SAMPLES_PER_FLUSH]    (defaults 900 and 3700: 30 minutes of 2 s flushes at the
-//                                                      ~1,850 samples/s that bench_live_gui records)
+//   bench_live_memory [FLUSHES] [SAMPLES_PER_FLUSH] [PATHS]   (defaults 900, 3700 and 100000: 30 minutes of 2 s
+//                       flushes at the ~1,850 samples/s that bench_live_gui records, over many_stacks' 100,000 call
+//                       paths; fewer paths make a program whose stacks repeat from flush to flush, as most do)
 
 #include "engine/common/huge_page_malloc.h"
 #include "engine/export/flush.h"
@@ -19,6 +20,7 @@
 #include "engine/pprof/pprof_writer.h"
 #include "engine/live/live_profile.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -47,9 +49,28 @@ uint64_t nextRandom(uint64_t &state)
     return state;
 }
 
+uint32_t g_paths = 100000; // distinct call paths of five steps: many_stacks' 100,000, or fewer (third argument)
+
+// The session ids of the stacks, dense in the order the flushes first use them, as a recorder numbers them: a
+// stack is told by its leaf address (64) and its five steps (100,000). Allocated before the first pass, so that
+// no pass counts it.
+std::vector<uint32_t> &sessionStackIds()
+{
+    static std::vector<uint32_t> ids(64 * 100000, UINT32_MAX);
+    return ids;
+}
+
+uint32_t sessionStackId(uint32_t leaf, uint32_t code)
+{
+    static uint32_t next = 0;
+    uint32_t &id = sessionStackIds()[leaf * 100000 + code];
+    if (id == UINT32_MAX)
+        id = next++;
+    return id;
+}
+
 // Flush number `sequence` (1-based), the same every pass. It carries the session ids a recorder would give:
-// the locations are built in the same order in every flush, so a location's index is its session id, and a
-// stack is told by its leaf address and its five steps, which number it.
+// the locations are built in the same order in every flush, so a location's index is its session id.
 std::shared_ptr<const Flush> makeFlush(uint32_t sequence, size_t samples)
 {
     Profile p;
@@ -104,9 +125,9 @@ std::shared_ptr<const Flush> makeFlush(uint32_t sequence, size_t samples)
     auto ids = std::make_shared<SessionIds>();
     for (size_t i = 0; i < samples; ++i) {
         const uint32_t thread = static_cast<uint32_t>(nextRandom(rng) % 8);
-        uint32_t code = static_cast<uint32_t>(nextRandom(rng) % 100000);
+        uint32_t code = static_cast<uint32_t>(nextRandom(rng) % g_paths);
         const uint32_t leaf = static_cast<uint32_t>(nextRandom(rng) % burn.size());
-        ids->sampleStacks.push_back(leaf * 100000 + code);
+        ids->sampleStacks.push_back(sessionStackId(leaf, code));
         stack.clear();
         stack.push_back(burn[leaf]);
         stack.push_back(dispatchToBurn);
@@ -173,7 +194,10 @@ int main(int argc, char **argv)
     emberline::engine::useHugePageMalloc(argv); // as the emberline program runs
     const uint32_t flushes = argc > 1 ? static_cast<uint32_t>(std::atoi(argv[1])) : 900;
     const size_t samples = argc > 2 ? static_cast<size_t>(std::atoll(argv[2])) : 3700;
+    if (argc > 3)
+        g_paths = static_cast<uint32_t>(std::clamp(std::atoll(argv[3]), 1LL, 100000LL));
     std::printf("bench_live_memory: %u flushes of %zu samples (many_stacks' shape)\n", flushes, samples);
+    sessionStackIds();
 
     char directory[] = "/tmp/bench_live_memory.XXXXXX";
     if (!::mkdtemp(directory))
