@@ -164,6 +164,7 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids)
                          in.sessionStacks.size() == in.stacks.size();
     if (withIds) {
         ids->namingEpoch = m_namingEpoch;
+        ids->stackGeneration = in.stackGeneration;
         ids->locations.reserve(in.locations.size());
         ids->sampleStacks.reserve(in.samples.size());
     }

@@ -78,6 +78,11 @@ std::shared_ptr<const UnwindHealth> Exporter::buildHealth(const UnwindCounters &
     UnwindHealthContext context;
     const char *urls = std::getenv("DEBUGINFOD_URLS");
     context.debuginfodConfigured = urls != nullptr && *urls != '\0';
+    if (counters.kernelSamples > 0 && !m_kernelSymbols)
+        (void)symbolizeKernel(0); // reads /proc/kallsyms once, as the first kernel frame would
+    context.kernelSymbolsRead = m_kernelSymbols && m_kernelSymbols->size() > 0;
+    context.kernelSymbolsProblem = m_kernelSymbolsProblem;
+    context.kernelFramesProblem = m_options.kernelFramesProblem;
     return std::make_shared<const UnwindHealth>(
         buildUnwindHealth(counters, symbols, healthFaults(counters, debuginfod), context, debuginfod));
 }

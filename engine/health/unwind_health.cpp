@@ -158,6 +158,39 @@ void pickHealthCause(ModuleHealth &m)
     }
 }
 
+// The kernel's rows: stacks the kernel's callchain gave, named from /proc/kallsyms or not; stacks with one
+// [kernel] frame because the callchain was not recorded.
+void addKernelRows(const UnwindCounters &counters, const UnwindHealthContext &context, UnwindHealth &health)
+{
+    if (counters.kernelSamples > 0) {
+        ModuleHealth m;
+        m.path = std::string(kKernelHealthRow);
+        m.samples = counters.kernelSamples;
+        if (context.kernelSymbolsRead) {
+            m.symbols = ModuleSymbols{SymbolStatus::SymbolTable, SymbolSource::InFile};
+            m.symbolText = "symbol table, /proc/kallsyms";
+        } else {
+            m.symbols = ModuleSymbols{SymbolStatus::None, SymbolSource::None};
+            m.symbolText = "none: " + (context.kernelSymbolsProblem.empty() ? std::string("/proc/kallsyms not read yet")
+                                                                           : context.kernelSymbolsProblem);
+            m.fix = "let Emberline read the kernel's addresses: run it as root, or set kernel.kptr_restrict=0 "
+                    "(sysctl)";
+        }
+        health.modules.push_back(std::move(m));
+    }
+    if (counters.kernelUnnamedSamples > 0) {
+        ModuleHealth m;
+        m.path = std::string(kKernelUnnamedHealthRow);
+        m.samples = counters.kernelUnnamedSamples;
+        m.symbols = ModuleSymbols{SymbolStatus::None, SymbolSource::None};
+        m.symbolText = "none: the kernel's call stacks are not recorded";
+        if (!context.kernelFramesProblem.empty())
+            m.symbolText += " (" + context.kernelFramesProblem + ")";
+        m.fix = "run as root, or lower kernel.perf_event_paranoid to 1 or less, for kernel frames by name";
+        health.modules.push_back(std::move(m));
+    }
+}
+
 } // namespace
 
 UnwindHealth buildUnwindHealth(const UnwindCounters &counters, const std::vector<ModuleSymbols> &symbols,
@@ -220,6 +253,7 @@ UnwindHealth buildUnwindHealth(const UnwindCounters &counters, const std::vector
         m.symbolText = healthSymbolText(m.symbols, m.debuginfod);
         m.fix = healthFixFor(m, info, counters.stackBytes, context);
     }
+    addKernelRows(counters, context, health);
     std::stable_sort(health.modules.begin(), health.modules.end(), [](const ModuleHealth &a, const ModuleHealth &b) {
         return a.incomplete != b.incomplete ? a.incomplete > b.incomplete : a.samples > b.samples;
     });

@@ -47,6 +47,11 @@ struct UnwindCounters {
     uint64_t samples = 0;
     uint64_t incomplete = 0;
     uint32_t stackBytes = 0; // the largest user stack copy a sample carried
+    // Stacks with kernel frames: from the kernel's own callchain (CPU samples taken in the kernel, and context
+    // switches: where the thread waits), named under [kernel.kallsyms]; or CPU samples in the kernel without a
+    // chain (a single [kernel] frame).
+    uint64_t kernelSamples = 0;
+    uint64_t kernelUnnamedSamples = 0;
     std::vector<ModuleUnwindCounters> byModule;
     std::vector<ModuleUnwindInfo> modules;
 };
@@ -112,11 +117,20 @@ uint32_t suggestedStackCopy(uint64_t neededBytes, uint32_t currentBytes);
 
 struct UnwindHealthContext {
     bool debuginfodConfigured = false; // DEBUGINFOD_URLS is set
+    // The kernel's row: whether /proc/kallsyms gave the kernel's function names, or why not (kptr_restrict, no
+    // permission); and why the kernel's callchain is not recorded, when it is not.
+    bool kernelSymbolsRead = false;
+    std::string kernelSymbolsProblem;
+    std::string kernelFramesProblem;
 };
+
+// The name of the kernel's row, as perf names the kernel's mapping; "[kernel]" when its stacks are not recorded.
+inline constexpr std::string_view kKernelHealthRow = "[kernel.kallsyms]";
+inline constexpr std::string_view kKernelUnnamedHealthRow = "[kernel]";
 
 // Builds the view's rows from the pipeline's counters, each module's symbols and its debug file's download
 // (both parallel to counters.modules; missing entries are Unknown and not asked). Modules without samples are
-// left out.
+// left out. Samples taken in the kernel make a row of their own, with how its frames were named.
 UnwindHealth buildUnwindHealth(const UnwindCounters &counters, const std::vector<ModuleSymbols> &symbols,
                                std::vector<std::string> faults, const UnwindHealthContext &context,
                                const std::vector<DebuginfodStatus> &debuginfod = {});

@@ -220,8 +220,12 @@ private:
             return st;
         if (ids.namingEpoch != m_namingEpoch) {
             m_locationById.clear();
-            m_stackById.clear();
+            m_stackById = {};
             m_namingEpoch = ids.namingEpoch;
+        }
+        if (ids.stackGeneration != m_stackGeneration) {
+            m_stackById = {};
+            m_stackGeneration = ids.stackGeneration;
         }
         return Ok{};
     }
@@ -398,10 +402,11 @@ private:
     U64ToU32Map m_sampleByHash;                            // newest aggregated sample with the hash
     std::vector<uint32_t> m_sameHashNext;                  // per aggregated sample: older one, same hash
     // Given session ids: what the recorder's location and stack ids became here (kNoIndex: not met yet), as
-    // of naming epoch m_namingEpoch.
+    // of naming epoch m_namingEpoch and the recorder's stack generation m_stackGeneration.
     std::vector<uint32_t> m_locationById;
     std::vector<uint32_t> m_stackById;
     uint64_t m_namingEpoch = 0;
+    uint64_t m_stackGeneration = 0;
 };
 
 ProfileMerger::ProfileMerger() : ProfileMerger(Options{}) {}

@@ -14,6 +14,8 @@ struct SessionIds {
     std::vector<uint32_t> locations;
     // Per sample of the profile: the recorder's id of its stack.
     std::vector<uint32_t> sampleStacks;
+    // Changes when the recorder's stack ids start over (its table is bounded): stacks learnt by id are forgotten.
+    uint64_t stackGeneration = 0;
     // Changes when the names of locations already exported may have changed (debug files that arrived late):
     // what was learnt by id under another epoch is forgotten.
     uint64_t namingEpoch = 0;

@@ -186,7 +186,10 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
     }
 
     m_locations.clear();
-    if (sample.inKernel && sample.kind == RawSample::Kind::Cpu)
+    // A CPU sample in the kernel always has a kernel frame ([kernel] when its chain was not recorded); a
+    // context switch has the kernel frames of its wait when the chain was recorded.
+    if ((sample.inKernel && sample.kind == RawSample::Kind::Cpu) ||
+        (sample.kind == RawSample::Kind::SwitchOut && !sample.kernelStack.empty()))
         addKernelFrames(sample);
     ++m_sampleSerial;
     ++m_health.samples;
@@ -234,9 +237,11 @@ void SamplingPipeline::countRepeatedStack(const LastStack &stack)
 void SamplingPipeline::addKernelFrames(const RawSample &sample)
 {
     if (sample.kernelStack.empty()) {
+        ++m_health.kernelUnnamedSamples;
         m_locations.push_back(m_recorder.internLocation(kKernelModule, 0));
         return;
     }
+    ++m_health.kernelSamples;
     if (!m_kernelModuleRegistered) {
         // The kernel's half of the address space: every kernel address falls in it, as in perf's mapping.
         ModuleInfo kernel;

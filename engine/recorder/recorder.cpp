@@ -104,6 +104,13 @@ FlushInput Recorder::takeFlush(int64_t startNs, int64_t endNs, bool final)
         m_flushStack[id] = kNotInFlush;
     for (uint32_t id : flush.sessionLocations)
         m_flushLocation[id] = kNotInFlush;
+    flush.stackGeneration = m_stackGeneration;
+    // Every stack id in use is in this flush now (the sample buffer is empty): the table may start over.
+    if (m_stacks.size() > m_maxStacks) {
+        m_stacks = StackTable();
+        m_flushStack = {};
+        ++m_stackGeneration;
+    }
     flush.lost = m_lost;
     flush.incomplete = m_incomplete;
     flush.incompleteByModule = m_incompleteByModule;

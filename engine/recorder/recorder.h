@@ -48,6 +48,9 @@ struct FlushInput {
     // lets the live aggregate find a location or stack it has met before without interning it again.
     std::vector<uint32_t> sessionLocations;
     std::vector<uint32_t> sessionStacks;
+    // Which numbering of the recorder's stacks `sessionStacks` is in: it starts over when the table grows past
+    // its bound (Recorder::kMaxStacks), and the same id then names another stack.
+    uint64_t stackGeneration = 0;
     std::vector<ModuleInfo> modules;   // every module a location refers to
     std::map<uint32_t, std::string> threadNames; // by tid
     std::map<uint32_t, uint32_t> processOfThread;
@@ -66,6 +69,14 @@ struct FlushInput {
 // Thread: the session thread.
 class Recorder {
 public:
+    // The stack table starts over at a flush once it holds more stacks than this: a program with millions of
+    // distinct call paths (at the address level: a busy leaf hit at many addresses multiplies them) would
+    // otherwise grow it for the whole session, at about 80 bytes a stack. Locations are bounded by the code's
+    // addresses and stay.
+    static constexpr size_t kMaxStacks = size_t(1) << 18;
+
+    explicit Recorder(size_t maxStacks = kMaxStacks) : m_maxStacks(maxStacks) {}
+
     void registerModule(const ModuleInfo &module);
     void setThreadName(uint32_t pid, uint32_t tid, std::string name);
     const std::string &threadName(uint32_t tid) const;
@@ -90,12 +101,15 @@ public:
     uint64_t incomplete() const { return m_incomplete; }
     size_t pendingSamples() const { return m_samples.size(); }
     size_t uniqueStacks() const { return m_stacks.size(); }
+    uint64_t stackGeneration() const { return m_stackGeneration; }
 
 private:
     std::unordered_map<uint64_t, ModuleInfo> m_modules;
     std::vector<LocationKey> m_locations;
     LocationIndex m_locationIds;
     StackTable m_stacks;
+    size_t m_maxStacks = kMaxStacks;
+    uint64_t m_stackGeneration = 0;
     std::vector<RecordedSample> m_samples;
     // While a flush is packed: the flush's index of each session stack and location it uses (UINT32_MAX
     // otherwise, and again once packed).

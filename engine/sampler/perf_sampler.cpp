@@ -134,8 +134,9 @@ Status PerfSampler::openEvent(EventKind kind, int pid, int cpu, bool forLaunch, 
     // target's time; the same walk runs here over the copied stack when DWARF unwinding stops short.
     attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
                        PERF_SAMPLE_PERIOD | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-    if (clock && m_kernelCallchain) {
+    if (m_kernelCallchain) {
         // The kernel part only (its own unwinder, cheap and exact); the user part is unwound here with DWARF.
+        // A context switch's chain says where in the kernel the thread went to wait (a futex, a read, a sleep).
         attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
         attr.exclude_callchain_user = 1;
     }
@@ -422,7 +423,7 @@ void PerfSampler::handleSample(const perf_event_header &hdr, const uint8_t *p, c
         return;
     }
     s.inKernel = (hdr.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
-    if (m_kernelCallchain && s.kind == RawSample::Kind::Cpu) {
+    if (m_kernelCallchain) {
         const auto nr = take<uint64_t>(p);
         if (nr > static_cast<uint64_t>(end - p) / 8)
             return;
@@ -432,7 +433,7 @@ void PerfSampler::handleSample(const perf_event_header &hdr, const uint8_t *p, c
             if (ip < static_cast<uint64_t>(PERF_CONTEXT_MAX)) // not a context marker
                 m_kernelStack.push_back(ip);
         }
-        if (s.inKernel)
+        if (s.inKernel || s.kind == RawSample::Kind::SwitchOut)
             s.kernelStack = m_kernelStack;
     }
     const auto abi = take<uint64_t>(p);

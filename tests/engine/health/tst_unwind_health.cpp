@@ -215,6 +215,54 @@ private Q_SLOTS:
         QVERIFY2(lines[1].find("--stack-size 20480") != std::string::npos, lines[1].c_str());
         QVERIFY2(lines[2].find("problem: kernel frames stay unnamed") != std::string::npos, lines[2].c_str());
     }
+
+    // Samples taken in the kernel have rows of their own: named from /proc/kallsyms, or not and why, with the
+    // fix; and a [kernel] row when the kernel's call stacks were not recorded. If this fails, the health view is
+    // silent about the share of a profile that kernel time often is, or about why its frames have no names.
+    void kernelRows()
+    {
+        UnwindCounters c;
+        c.samples = 100;
+        c.kernelSamples = 30;
+        addModule(c, 3, "/usr/bin/dd");
+        c.byModule[3].samples = 100;
+        UnwindHealthContext named;
+        named.kernelSymbolsRead = true;
+        const UnwindHealth h = buildUnwindHealth(c, {}, {}, named);
+        const ModuleHealth *kernel = row(h, "[kernel.kallsyms]");
+        QVERIFY(kernel);
+        QCOMPARE(kernel->samples, uint64_t(30));
+        QCOMPARE(kernel->symbols.status, SymbolStatus::SymbolTable);
+        QCOMPARE(kernel->symbolText, std::string("symbol table, /proc/kallsyms"));
+        QVERIFY(kernel->fix.empty());
+        QVERIFY(!row(h, "[kernel]"));
+        QCOMPARE(h.modules.front().path, std::string("/usr/bin/dd")); // more stacks, first
+
+        UnwindHealthContext hidden;
+        hidden.kernelSymbolsProblem = "kernel frames stay unnamed: /proc/kallsyms shows every address as 0";
+        const UnwindHealth unread = buildUnwindHealth(c, {}, {}, hidden);
+        kernel = row(unread, "[kernel.kallsyms]");
+        QVERIFY(kernel);
+        QCOMPARE(kernel->symbols.status, SymbolStatus::None);
+        QVERIFY2(kernel->symbolText.find("every address as 0") != std::string::npos, kernel->symbolText.c_str());
+        QVERIFY2(kernel->fix.find("kptr_restrict") != std::string::npos, kernel->fix.c_str());
+        const std::vector<std::string> lines = describeUnwindHealth(unread);
+        QVERIFY(std::any_of(lines.begin(), lines.end(), [](const std::string &l) {
+            return l.find("[kernel.kallsyms]: 30 stacks; symbols: none") != std::string::npos;
+        }));
+
+        c.kernelSamples = 0;
+        c.kernelUnnamedSamples = 12;
+        UnwindHealthContext noChains;
+        noChains.kernelFramesProblem = "kernel call stacks need perf_event_paranoid <= 1";
+        const UnwindHealth single = buildUnwindHealth(c, {}, {}, noChains);
+        QVERIFY(!row(single, "[kernel.kallsyms]"));
+        kernel = row(single, "[kernel]");
+        QVERIFY(kernel);
+        QCOMPARE(kernel->samples, uint64_t(12));
+        QVERIFY2(kernel->symbolText.find("perf_event_paranoid <= 1") != std::string::npos, kernel->symbolText.c_str());
+        QVERIFY2(kernel->fix.find("perf_event_paranoid") != std::string::npos, kernel->fix.c_str());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestUnwindHealth)

@@ -224,7 +224,7 @@ private Q_SLOTS:
 
     // A recorded session through the real recorder and exporter: 12 flushes of random stacks over a named
     // module, the kernel and JIT code whose perf map names more of it from flush 5 on, three threads, two thread
-    // states. One aggregate takes the flushes with their session ids, the other without. If this fails, finding
+    // states, and a recorder whose stack table starts over every few flushes. One aggregate takes the flushes with their session ids, the other without. If this fails, finding
     // locations and stacks by the recorder's ids sums samples into other call paths than their names say.
     void sessionIdsGiveTheAggregateOfNames()
     {
@@ -239,7 +239,7 @@ private Q_SLOTS:
         options.frequency = 999;
         options.perfMapDirectory = dir.path().toStdString();
         Exporter exporter(options);
-        Recorder recorder;
+        Recorder recorder(400); // a small stack table: it starts over several times in the session
         recorder.registerModule({7, "/nonexistent/libgone.so", "", 0x7000, 0x9000, 0x1000});
         recorder.registerModule({9, "//anon", "", 0x10000, 0x20000, 0});
         for (uint32_t tid : {300u, 301u, 302u})
@@ -304,6 +304,7 @@ private Q_SLOTS:
         QCOMPARE(withRead.value().sampleCount(), withoutRead.value().sampleCount());
         QVERIFY(samplesByNames(withRead.value()) == samplesByNames(withoutRead.value()));
         QCOMPARE(withRead.value().totals()[0], int64_t(12 * 300));
+        QVERIFY(recorder.stackGeneration() >= 2);
         QVERIFY(unnamedJit > 0); // JIT code no map named yet went by content
         QVERIFY(namedJit > 0);
         QVERIFY(withIds.snapshot()->profile->sampleCount() > 1000);

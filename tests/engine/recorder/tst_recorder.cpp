@@ -13,6 +13,7 @@ private Q_SLOTS:
     void flushHoldsOnlyWhatItsSamplesUse();
     void countersAreCumulativeAcrossFlushes();
     void flushCarriesSessionIds();
+    void stackTableStartsOverPastItsBound();
 };
 
 // If this fails, the same address in the same module gets two ids (stacks would not aggregate) or two modules
@@ -133,6 +134,35 @@ void TestRecorder::flushCarriesSessionIds()
     const uint32_t cbInFirst = first.sessionStacks[first.samples[1].stackId];
     QCOMPARE(second.sessionStacks[second.samples[0].stackId], cbInFirst);
     QVERIFY(first.sessionStacks[first.samples[0].stackId] != cbInFirst);
+}
+
+// Past its bound, the stack table starts over at the next flush, and the flushes say which numbering their
+// stack ids are in. If this fails, a session with millions of distinct stacks grows the table without end, or
+// the live aggregate takes a stack id of one numbering for the stack of another.
+void TestRecorder::stackTableStartsOverPastItsBound()
+{
+    Recorder r(3);
+    std::vector<uint32_t> locations;
+    for (uint64_t a = 0; a < 5; ++a)
+        locations.push_back(r.internLocation(5, 0x1000 + a));
+    for (uint32_t l : locations) {
+        const uint32_t stack[] = {l, locations[0]};
+        r.record(10, 1, 2, 100, stack);
+    }
+    const FlushInput first = r.takeFlush(0, 50, false);
+    QCOMPARE(first.stackGeneration, uint64_t(0));
+    QCOMPARE(first.sessionStacks.size(), size_t(5));
+    QCOMPARE(r.uniqueStacks(), size_t(0)); // 5 > 3: started over
+    QCOMPARE(r.stackGeneration(), uint64_t(1));
+
+    const uint32_t last[] = {locations[4], locations[0]};
+    r.record(60, 1, 2, 100, last);
+    const FlushInput second = r.takeFlush(50, 100, false);
+    QCOMPARE(second.stackGeneration, uint64_t(1));
+    QCOMPARE(second.sessionStacks, std::vector<uint32_t>{0}); // the first id of the new numbering
+    QCOMPARE(second.sessionLocations.size(), size_t(2));      // locations keep their ids
+    QCOMPARE(r.stackGeneration(), uint64_t(1));               // 1 stack: within the bound
+    QCOMPARE(r.locationsInterned(), size_t(5));
 }
 
 QTEST_GUILESS_MAIN(TestRecorder)

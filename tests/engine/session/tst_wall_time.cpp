@@ -3,6 +3,8 @@
 
 #include "tests/engine/session/session_test_support.h"
 
+#include "engine/symbols/kernel_symbols.h"
+
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -102,6 +104,25 @@ private Q_SLOTS:
 
         // CPU numbers are unchanged by wall time: cpu-samples still counts only CPU ticks.
         QCOMPARE(static_cast<uint64_t>(r.profile.totals()[0]), r.summary.samples);
+
+        // Where the kernel's addresses can be read, an off-CPU stack goes on into the kernel: the scheduler and
+        // the system call the thread waits in, from the context switch's own callchain.
+        if (const std::string problem = KernelSymbols::problem(); !problem.empty()) {
+            if (qEnvironmentVariable("CI") == QLatin1String("true"))
+                QFAIL(problem.c_str());
+            qInfo("kernel frames of off-CPU stacks not checked: %s", problem.c_str());
+            return;
+        }
+        const auto through = [](const ThreadTimes &t, const char *name) {
+            auto it = t.wallThrough.find(name);
+            return it == t.wallThrough.end() ? 0.0 : static_cast<double>(it->second) / static_cast<double>(t.wall);
+        };
+        QString kernelDetail;
+        for (const auto &[name, wall] : sleeper.wallThrough)
+            kernelDetail += QStringLiteral("%1 %2, ").arg(QString::fromStdString(name)).arg(wall / 1e9);
+        QVERIFY2(through(sleeper, "schedule") > 0.9, qPrintable(kernelDetail));
+        QVERIFY2(through(sleeper, "do_syscall_64") > 0.9, qPrintable(kernelDetail));
+        QVERIFY2(through(waiter, "schedule") > 0.6, qPrintable(detail)); // its lock wait: about 80%
     }
 
     // Wall time is on by default (as Datadog records it); turned off, profiles keep the two CPU sample types only.
