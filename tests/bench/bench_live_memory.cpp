@@ -56,7 +56,7 @@ uint32_t g_paths = 100000; // distinct call paths of five steps: many_stacks' 10
 // no pass counts it.
 std::vector<uint32_t> &sessionStackIds()
 {
-    static std::vector<uint32_t> ids(64 * 100000, UINT32_MAX);
+    static std::vector<uint32_t> ids(size_t(64) * 100000, UINT32_MAX);
     return ids;
 }
 
