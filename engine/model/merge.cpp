@@ -57,21 +57,16 @@ public:
         Remap remap;
         if (auto st = addTables(src, remap); !st)
             return st;
-        const std::vector<StringId> dropped = droppedKeys();
         std::vector<uint32_t> stack;
-        std::vector<Label> labels;
-        if (destinationSamples)
-            destinationSamples->resize(src.sampleCount());
-        for (size_t i = 0; i < src.sampleCount(); ++i) {
-            const SampleView s = src.sample(i);
-            stack.clear();
-            for (uint32_t l : s.locations)
-                stack.push_back(remap.locations[l]);
-            remapLabels(s.labels, [&remap](StringId id) { return remap.strings[id]; }, dropped, labels);
-            const uint32_t destination = addSample(m_dst.internStack(stack), s.values, labels);
-            if (destinationSamples)
-                (*destinationSamples)[i] = destination;
-        }
+        addSamples(
+            src, [&remap](StringId id) { return remap.strings[id]; },
+            [&](const SampleView &s) {
+                stack.clear();
+                for (uint32_t l : s.locations)
+                    stack.push_back(remap.locations[l]);
+                return m_dst.internStack(stack);
+            },
+            destinationSamples);
         return Ok{};
     }
 
@@ -86,16 +81,15 @@ public:
         std::vector<uint32_t> locations(src.locations().size());
         for (size_t l = 0; l < locations.size(); ++l)
             locations[l] = remap.location(static_cast<uint32_t>(l));
-        const std::vector<StringId> dropped = droppedKeys();
         std::vector<uint32_t> stack;
-        std::vector<Label> labels;
-        if (destinationSamples)
-            destinationSamples->resize(src.sampleCount());
-        for (size_t i = 0; i < src.sampleCount(); ++i) {
-            const SampleView s = src.sample(i);
-            const uint32_t id = ids.sampleStacks[i];
-            uint32_t stackId = id < m_stackById.size() ? m_stackById[id] : kNoIndex;
-            if (stackId == kNoIndex) {
+        size_t sample = 0;
+        addSamples(
+            src, remap.stringOf(),
+            [&](const SampleView &s) {
+                const uint32_t id = ids.sampleStacks[sample++];
+                uint32_t stackId = id < m_stackById.size() ? m_stackById[id] : kNoIndex;
+                if (stackId != kNoIndex)
+                    return stackId;
                 stack.clear();
                 bool named = true; // every location has its final name: the stack may be found by id from now on
                 for (uint32_t l : s.locations) {
@@ -108,12 +102,9 @@ public:
                         m_stackById.resize(std::max<size_t>(size_t(id) + 1, m_stackById.size() * 2), kNoIndex);
                     m_stackById[id] = stackId;
                 }
-            }
-            remapLabels(s.labels, remap.stringOf(), dropped, labels);
-            const uint32_t destination = addSample(stackId, s.values, labels);
-            if (destinationSamples)
-                (*destinationSamples)[i] = destination;
-        }
+                return stackId;
+            },
+            destinationSamples);
         return Ok{};
     }
 
@@ -255,6 +246,25 @@ private:
             const StringId mine = str(c);
             if (std::find(m_dst.comments().begin(), m_dst.comments().end(), mine) == m_dst.comments().end())
                 m_dst.comments().push_back(mine);
+        }
+    }
+
+    // Each sample of `src` with its stack in the destination (`stackOf`, called once per sample in order) and
+    // its kept labels, aggregated or appended.
+    template <typename StringOf, typename StackOf>
+    void addSamples(const Profile &src, StringOf &&str, StackOf &&stackOf, std::vector<uint32_t> *destinationSamples)
+    {
+        const std::vector<StringId> dropped = droppedKeys();
+        std::vector<Label> labels;
+        if (destinationSamples)
+            destinationSamples->resize(src.sampleCount());
+        for (size_t i = 0; i < src.sampleCount(); ++i) {
+            const SampleView s = src.sample(i);
+            const uint32_t stackId = stackOf(s);
+            remapLabels(s.labels, str, dropped, labels);
+            const uint32_t destination = addSample(stackId, s.values, labels);
+            if (destinationSamples)
+                (*destinationSamples)[i] = destination;
         }
     }
 
