@@ -115,8 +115,14 @@ public:
     void appendRow(std::span<const T> values)
     {
         const size_t c = m_rows >> kRowShift;
-        if (c == m_chunks.size())
+        if (c == m_chunks.size()) {
+            // The previous chunk is full: give back what its vectors' doubling left unused.
+            if (c > 0 && chunked::exclusive(m_chunks[c - 1])) {
+                m_chunks[c - 1]->offsets.shrink_to_fit();
+                m_chunks[c - 1]->values.shrink_to_fit();
+            }
             m_chunks.push_back(std::make_shared<Chunk>());
+        }
         if (!chunked::exclusive(m_chunks[c]))
             m_chunks[c] = std::make_shared<Chunk>(*m_chunks[c]);
         Chunk &chunk = *m_chunks[c];
@@ -125,6 +131,17 @@ public:
         ++m_rows;
     }
     void reserveRows(size_t rows) { m_chunks.reserve((rows >> kRowShift) + 1); }
+    // Rewrites every value of every row as f(value); shared chunks are copied first.
+    template <typename F>
+    void transformValues(F &&f)
+    {
+        for (auto &chunk : m_chunks) {
+            if (!chunked::exclusive(chunk))
+                chunk = std::make_shared<Chunk>(*chunk);
+            for (T &value : chunk->values)
+                value = f(value);
+        }
+    }
     size_t memoryBytes() const
     {
         size_t bytes = m_chunks.capacity() * sizeof(m_chunks[0]);

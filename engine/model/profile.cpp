@@ -48,9 +48,9 @@ StringId Profile::findString(std::string_view s) const
     return kNoIndex;
 }
 
-void Profile::reserveStacks(size_t stacks, size_t frames)
+void Profile::reserveStacks(size_t stacks)
 {
-    m_stacks.reserve(stacks, frames);
+    m_stacks.reserve(stacks);
 }
 
 void Profile::reserveSamples(size_t n)

@@ -120,8 +120,8 @@ public:
     // Adds `values` to sample i's values (aggregation of identical samples).
     void addToSampleValues(size_t i, std::span<const int64_t> values);
     void reserveSamples(size_t n);
-    // Room for `stacks` interned stacks of `frames` frames in all (memory is only reserved, not touched).
-    void reserveStacks(size_t stacks, size_t frames);
+    // Room for `stacks` interned stacks (memory is only reserved, not touched).
+    void reserveStacks(size_t stacks);
     // Heap held by the samples' columns (stacks, values, labels), counting chunks shared with copies in full.
     size_t sampleMemoryBytes() const;
     // A profile with this one's strings (same ids), tables and scalars and no samples: what a transform of the

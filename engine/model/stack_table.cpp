@@ -1,9 +1,24 @@
 #include "engine/model/stack_table.h"
 
 #include <algorithm>
-#include <cstring>
 
 namespace emberline::engine {
+
+StackTable::StackTable(const StackTable &other)
+    : m_rows(other.m_rows), m_hashes(other.m_hashes), m_frameCount(other.m_frameCount)
+{
+}
+
+StackTable &StackTable::operator=(const StackTable &other)
+{
+    if (this != &other) {
+        m_rows = other.m_rows;
+        m_hashes = other.m_hashes;
+        m_slots.clear();
+        m_frameCount = other.m_frameCount;
+    }
+    return *this;
+}
 
 uint64_t StackTable::hashFrames(std::span<const uint32_t> frames)
 {
@@ -17,48 +32,45 @@ uint64_t StackTable::hashFrames(std::span<const uint32_t> frames)
     return h;
 }
 
-void StackTable::reserve(size_t stacks, size_t frames)
+void StackTable::reserve(size_t stacks)
 {
-    m_frames.reserve(frames);
-    m_offsets.reserve(stacks + 1);
-    m_hashes.reserve(stacks);
+    m_rows.reserveRows(stacks);
+    m_hashes.reserveRows(stacks);
 }
 
 size_t StackTable::memoryBytes() const
 {
-    return m_frames.capacity() * sizeof(uint32_t) + m_offsets.capacity() * sizeof(uint32_t) +
-           m_hashes.capacity() * sizeof(uint64_t) + m_slots.capacity() * sizeof(uint32_t);
+    return m_rows.memoryBytes() + m_hashes.memoryBytes() + m_slots.capacity() * sizeof(uint32_t);
 }
 
 void StackTable::grow()
 {
-    size_t newSize = m_slots.empty() ? 1024 : m_slots.size() * 2;
+    // At most half full after growing: the index of a copy (empty) is rebuilt at the size its stacks need.
+    size_t newSize = std::max<size_t>(m_slots.size() * 2, 1024);
+    while (newSize < (size() + 1) * 2)
+        newSize *= 2;
     std::vector<uint32_t> slots(newSize, 0);
     const size_t mask = newSize - 1;
-    for (uint32_t id = 0; id < m_hashes.size(); ++id) {
+    for (size_t id = 0; id < m_hashes.size(); ++id) {
         size_t i = m_hashes[id] & mask;
         while (slots[i] != 0)
             i = (i + 1) & mask;
-        slots[i] = id + 1;
+        slots[i] = static_cast<uint32_t>(id + 1);
     }
     m_slots.swap(slots);
 }
 
 void StackTable::rehashAll()
 {
-    for (uint32_t id = 0; id < m_hashes.size(); ++id)
-        m_hashes[id] = hashFrames(stack(id));
+    for (size_t id = 0; id < size(); ++id)
+        m_hashes.mutableRow(id)[0] = hashFrames(stack(static_cast<uint32_t>(id)));
     m_slots.clear();
-    size_t slots = 1024;
-    while (slots < (m_hashes.size() + 1) * 2)
-        slots *= 2;
-    m_slots.resize(slots / 2); // grow() doubles it and reinserts every stack
     grow();
 }
 
 uint32_t StackTable::intern(std::span<const uint32_t> frames)
 {
-    if ((m_hashes.size() + 1) * 2 > m_slots.size())
+    if ((size() + 1) * 2 > m_slots.size())
         grow();
     const uint64_t h = hashFrames(frames);
     const size_t mask = m_slots.size() - 1;
@@ -67,16 +79,15 @@ uint32_t StackTable::intern(std::span<const uint32_t> frames)
         const uint32_t id = slot - 1;
         if (m_hashes[id] == h) {
             auto existing = stack(id);
-            if (existing.size() == frames.size() &&
-                std::equal(existing.begin(), existing.end(), frames.begin()))
+            if (existing.size() == frames.size() && std::equal(existing.begin(), existing.end(), frames.begin()))
                 return id;
         }
         i = (i + 1) & mask;
     }
-    const auto id = static_cast<uint32_t>(m_hashes.size());
-    m_frames.insert(m_frames.end(), frames.begin(), frames.end());
-    m_offsets.push_back(static_cast<uint32_t>(m_frames.size()));
+    const auto id = static_cast<uint32_t>(size());
+    m_rows.appendRow(frames);
     m_hashes.push_back(h);
+    m_frameCount += frames.size();
     m_slots[i] = id + 1;
     return id;
 }

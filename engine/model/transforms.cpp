@@ -469,7 +469,7 @@ Result<Profile> applyTransforms(const Profile &profile, std::span<const Transfor
     }
     ChainRunner runner(profile, std::move(steps));
     runner.out().reserveSamples(profile.sampleCount());
-    runner.out().reserveStacks(profile.stacks().size(), profile.stacks().frameCount());
+    runner.out().reserveStacks(profile.stacks().size());
     for (size_t i = 0; i < profile.sampleCount(); ++i) {
         if ((i & 0xFFFF) == 0 && cancel && cancel->load(std::memory_order_relaxed))
             return makeError(Error::Code::Cancelled, "cancelled");

@@ -333,6 +333,8 @@ int main(int argc, char **argv)
     config.frequency = 999;
     config.flushPeriodNs = static_cast<int64_t>(flushPeriod * 1e9);
     config.durationNs = static_cast<int64_t>(seconds * 1e9);
+    // EMBERLINE_BENCH_WALL_TIME=0 records cpu time only, as --no-wall-time does.
+    config.wallTime = qEnvironmentVariable("EMBERLINE_BENCH_WALL_TIME", QStringLiteral("1")) != QLatin1String("0");
     auto *session = new engine::ProfilingSession(config);
     ui::LiveSessionView view(session);
     view.resize(1400, 900);
@@ -386,8 +388,8 @@ int main(int argc, char **argv)
         lastCpu = ::sched_getcpu();
     });
 
-    std::printf("bench_live_gui: many_stacks, 8 threads, 999 Hz, %.0f s, flush every %.0f s, compare %s\n", seconds,
-                flushPeriod, qPrintable(compare));
+    std::printf("bench_live_gui: many_stacks, 8 threads, 999 Hz, %.0f s, flush every %.0f s, compare %s, wall time %s\n",
+                seconds, flushPeriod, qPrintable(compare), config.wallTime ? "on" : "off");
     // gui_cpu_ms: the GUI thread's CPU time in event deliveries since the previous row (the benchmark's tick left
     // out): about one flush's work; max_event_ms: the most one delivery of those took.
     std::printf("%8s %10s %12s %14s %14s %10s %10s %12s\n", "flush", "update_ms", "rss_MiB", "agg_samples",
