@@ -191,6 +191,7 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
     if ((sample.inKernel && sample.kind == RawSample::Kind::Cpu) ||
         (sample.kind == RawSample::Kind::SwitchOut && !sample.kernelStack.empty()))
         addKernelFrames(sample);
+    m_kernelFrames = m_locations.size();
     ++m_sampleSerial;
     ++m_health.samples;
     for (uint64_t ip : out.ips) {
@@ -288,7 +289,7 @@ void SamplingPipeline::onSample(const RawSample &sample)
                                m_locations);
         break;
     case RawSample::Kind::SwitchOut: {
-        OffCpu interval{sample.pid, sample.timeNs, false, m_locations};
+        OffCpu interval{sample.pid, sample.timeNs, false, m_locations, m_kernelFrames};
         if (auto p = m_lastPreempted.find(sample.tid); p != m_lastPreempted.end())
             interval.preempted = p->second;
         // The switch-in may sit in another CPU's buffer that was read first.
@@ -308,9 +309,16 @@ void SamplingPipeline::recordOffCpu(uint32_t tid, const OffCpu &interval, uint64
     if (untilNs <= interval.sinceNs)
         return;
     const auto state = interval.preempted ? ThreadState::Running : ThreadState::Sleeping;
+    // A wait keeps its kernel frames: they say what the thread waits for (a futex, a read, a poll). A preempted
+    // thread did not choose to stop, and its kernel frames are the scheduler's own path from the interrupt that
+    // took the CPU: they would only split each of the thread's stacks into a few more that say nothing new (and
+    // multiply a busy program's distinct stacks). Its time stays under its own stack, as runnable.
+    std::span<const uint32_t> locations = interval.locations;
+    if (interval.preempted && interval.kernelFrames < locations.size())
+        locations = locations.subspan(interval.kernelFrames);
     m_recorder.recordTimed(static_cast<int64_t>(untilNs) + m_realtimeOffsetNs, interval.pid, tid, 0,
                            static_cast<int64_t>(untilNs - interval.sinceNs), static_cast<uint8_t>(state), false,
-                           interval.locations);
+                           locations);
 }
 
 void SamplingPipeline::onSwitch(uint32_t pid, uint32_t tid, uint64_t timeNs, bool out, bool preempted)

@@ -59,6 +59,7 @@ private:
         uint64_t sinceNs = 0;
         bool preempted = false;
         std::vector<uint32_t> locations;
+        size_t kernelFrames = 0; // leading kernel frames of `locations` (the path into the switch)
     };
     // A thread's latest periodic stack, which a sample of a thread that has not run since repeats.
     struct LastStack {
@@ -97,6 +98,7 @@ private:
     UnwindOutput m_unwound;
     UnwindOutput m_fpUnwound;
     std::vector<uint32_t> m_locations;
+    size_t m_kernelFrames = 0; // leading kernel frames of m_locations
     uint64_t m_framePointerFallbacks = 0;
     bool m_kernelModuleRegistered = false;
     std::map<uint32_t, OffCpu> m_offCpu;          // by tid

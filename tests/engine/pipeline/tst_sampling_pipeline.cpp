@@ -88,6 +88,7 @@ private Q_SLOTS:
     void unwindsAndSymbolizesOwnStack();
     void exitedThreadsAreForgotten();
     void offCpuIntervalLastsUntilSwitchIn();
+    void preemptionDropsTheSchedulersKernelFrames();
     void sessionRunsBehindScriptedSampler();
     void replayedLogGivesTheSameProfile();
 };
@@ -156,6 +157,43 @@ void TestSamplingPipeline::offCpuIntervalLastsUntilSwitchIn()
     QCOMPARE(flush.samples[0].cpuNs, int64_t(0));
     QVERIFY(!flush.samples[0].counted);
     QCOMPARE(flush.samples[0].state, static_cast<uint8_t>(ThreadState::Sleeping));
+}
+
+// If this fails, a preempted thread's time lands under the scheduler's kernel path (one more distinct stack per
+// user stack of a busy program), or a wait loses the kernel frames that say what it waits for.
+void TestSamplingPipeline::preemptionDropsTheSchedulersKernelFrames()
+{
+    Recorder recorder;
+    SamplingPipeline pipeline(recorder);
+    OwnSample s = sampleNow();
+    s.raw.kind = RawSample::Kind::SwitchOut;
+    // Kernel addresses of a switch's path (leaf first), as the kernel's callchain gives them.
+    const std::vector<uint64_t> kernel{0xffffffff81a00010, 0xffffffff81a00120, 0xffffffff81000230};
+    s.raw.kernelStack = kernel;
+    const uint64_t out = s.raw.timeNs;
+    // A wait, then a preemption, of the same stack.
+    pipeline.onSample(s.view());
+    pipeline.onSwitch(s.raw.pid, s.raw.tid, out, true, false);
+    pipeline.onSwitch(s.raw.pid, s.raw.tid, out + 1'000'000, false, false);
+    s.raw.timeNs = out + 2'000'000;
+    pipeline.onSample(s.view());
+    pipeline.onSwitch(s.raw.pid, s.raw.tid, out + 2'000'000, true, true);
+    pipeline.onSwitch(s.raw.pid, s.raw.tid, out + 5'000'000, false, false);
+    FlushInput flush = recorder.takeFlush(0, 1, false);
+    QCOMPARE(flush.samples.size(), size_t(2));
+    const auto waited = flush.stacks.stack(flush.samples[0].stackId);
+    const auto preempted = flush.stacks.stack(flush.samples[1].stackId);
+    QCOMPARE(flush.samples[0].state, static_cast<uint8_t>(ThreadState::Sleeping));
+    QCOMPARE(flush.samples[1].state, static_cast<uint8_t>(ThreadState::Running));
+    QCOMPARE(flush.samples[1].wallNs, int64_t(3'000'000));
+    // The wait's stack: the kernel path, then the user stack; the preemption's: the same user stack alone.
+    QCOMPARE(waited.size(), preempted.size() + kernel.size());
+    for (size_t i = 0; i < kernel.size(); ++i) {
+        QCOMPARE(flush.locations[waited[i]].address, kernel[i]);
+        QCOMPARE(flush.locations[waited[i]].moduleId, kKernelSymbolsModule);
+    }
+    QVERIFY(std::equal(preempted.begin(), preempted.end(), waited.begin() + static_cast<std::ptrdiff_t>(kernel.size())));
+    QVERIFY(flush.locations[preempted[0]].moduleId != kKernelSymbolsModule);
 }
 
 // If this fails, a session cannot run behind a sampler from its factory, or it loses samples between the
