@@ -28,25 +28,37 @@ cmake --preset ci
 cmake --build build/ci --parallel "$(nproc)"
 step_done "the ci build"
 # The unit and gui tiers run two at a time (no privileges, no timing); the process and package tiers one at a
-# time, alone on the machine, as their sampling and timing tests need.
+# time, alone on the machine, as their sampling and timing tests need (but installer_deb: see below).
 rm -f build/ci/ctest-junit-*.xml build/ci/ctest-summary-*.log
 ctest --preset ci -L '^(unit|gui)$' --parallel 2 --timeout 900 --output-junit "$PWD/build/ci/ctest-junit-fast.xml" \
     --test-output-size-passed 4194304 --test-output-size-failed 4194304 2>&1 | tee build/ci/ctest-summary-fast.log
 step_done "the unit and gui tiers"
-ctest --preset ci -LE '^(unit|gui)$' --parallel 1 --timeout 900 --output-junit "$PWD/build/ci/ctest-junit-slow.xml" \
+# The .deb's install test (installer_deb) waits mostly on Debian's archive and on dpkg: it runs beside the
+# sanitizer build below rather than alone.
+ctest --preset ci -LE '^(unit|gui)$' -E '^installer_deb$' --parallel 1 --timeout 900 \
+    --output-junit "$PWD/build/ci/ctest-junit-slow.xml" \
     --test-output-size-passed 4194304 --test-output-size-failed 4194304 2>&1 | tee build/ci/ctest-summary-slow.log
-step_done "the process and package tiers"
-tests=$(cat build/ci/ctest-summary-fast.log build/ci/ctest-summary-slow.log |
-    sed -n 's/.* tests failed out of \([0-9]*\)$/\1/p' | awk '{ n += $1 } END { print n + 0 }')
-read -r qtPassed qtSkipped qtPrograms < <(cat build/ci/ctest-junit-fast.xml build/ci/ctest-junit-slow.xml |
-    grep -oE 'Totals: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' |
-    awk '{ p += $2; s += $6; n++ } END { print p + 0, s + 0, n + 0 }')
+step_done "the process and package tiers (but installer_deb)"
 EMBERLINE_TIDY_BUILD=build/ci tests/run_clang_tidy.sh
 tidy=1
 step_done "clang-tidy"
-tests/run_asan.sh --test-output-size-failed 4194304
+ctest --preset ci -R '^installer_deb$' --timeout 900 --output-junit "$PWD/build/ci/ctest-junit-deb.xml" \
+    --test-output-size-passed 4194304 --test-output-size-failed 4194304 > build/ci/ctest-summary-deb.log 2>&1 &
+deb_pid=$!
+asan_status=0
+tests/run_asan.sh --test-output-size-failed 4194304 || asan_status=$?
+deb_status=0
+wait "$deb_pid" || deb_status=$?
+cat build/ci/ctest-summary-deb.log
+(( asan_status == 0 )) || { echo "run_all: the sanitizer run failed"; exit "$asan_status"; }
+(( deb_status == 0 )) || { echo "run_all: installer_deb failed"; exit "$deb_status"; }
 asan=1
-step_done "the sanitizer build and run"
+step_done "the sanitizer build and run, with installer_deb beside it"
+tests=$(cat build/ci/ctest-summary-fast.log build/ci/ctest-summary-slow.log build/ci/ctest-summary-deb.log |
+    sed -n 's/.* tests failed out of \([0-9]*\)$/\1/p' | awk '{ n += $1 } END { print n + 0 }')
+read -r qtPassed qtSkipped qtPrograms < <(cat build/ci/ctest-junit-fast.xml build/ci/ctest-junit-slow.xml \
+    build/ci/ctest-junit-deb.xml | grep -oE 'Totals: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' |
+    awk '{ p += $2; s += $6; n++ } END { print p + 0, s + 0, n + 0 }')
 fuzz=0
 if [[ -x tests/fuzz/run_fuzz.sh ]]; then
     tests/fuzz/run_fuzz.sh "${EMBERLINE_FUZZ_SECONDS:-60}"
