@@ -57,12 +57,29 @@ void Profile::reserveSamples(size_t n)
 {
     m_sampleStacks.reserveRows(n);
     m_values.reserveRows(n);
-    m_labels.reserveRows(n);
+    m_sampleLabels.reserveRows(n);
 }
 
 size_t Profile::sampleMemoryBytes() const
 {
-    return m_sampleStacks.memoryBytes() + m_values.memoryBytes() + m_labels.memoryBytes();
+    return m_sampleStacks.memoryBytes() + m_values.memoryBytes() + m_sampleLabels.memoryBytes() +
+           m_labelSets.memoryBytes();
+}
+
+uint64_t Profile::HashLabels::operator()(std::span<const Label> labels) const
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ labels.size();
+    const auto mix = [&h](uint64_t v) {
+        h ^= v;
+        h *= 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 31;
+    };
+    for (const Label &l : labels) {
+        mix(uint64_t(l.key) << 32 | l.str);
+        mix(static_cast<uint64_t>(l.num));
+        mix(l.numUnit);
+    }
+    return h;
 }
 
 void Profile::addSample(std::span<const uint32_t> locations, std::span<const int64_t> values,
@@ -78,7 +95,7 @@ void Profile::addSampleWithStack(uint32_t stackId, std::span<const int64_t> valu
         m_values.setWidth(values.size()); // every sample has a value per sample type
     m_sampleStacks.push_back(stackId);
     m_values.appendRow(values);
-    m_labels.appendRow(labels);
+    m_sampleLabels.push_back(m_labelSets.intern(labels));
 }
 
 void Profile::addToSampleValues(size_t i, std::span<const int64_t> values)
@@ -95,7 +112,7 @@ std::span<const int64_t> Profile::sampleValues(size_t i) const
 
 std::span<const Label> Profile::sampleLabels(size_t i) const
 {
-    return m_labels.row(i);
+    return m_labelSets.row(m_sampleLabels[i]);
 }
 
 SampleView Profile::sample(size_t i) const

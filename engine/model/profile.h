@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/model/chunked_column.h"
+#include "engine/model/interned_rows.h"
 #include "engine/model/stack_table.h"
 
 #include <cstdint>
@@ -61,6 +62,7 @@ struct Label {
     StringId str = 0;   // 0 when the label is numeric
     int64_t num = 0;
     StringId numUnit = 0;
+    friend bool operator==(const Label &, const Label &) = default;
 };
 
 // A read-only view of one sample; spans point into the owning Profile.
@@ -174,11 +176,17 @@ private:
     std::vector<StringId> m_comments;
 
     StackTable m_stacks;
+    // Every distinct set of labels, once: the samples of a program's thread share theirs (thread id, name and
+    // state), so a sample costs 4 bytes of labels instead of 24 a label.
+    struct HashLabels {
+        uint64_t operator()(std::span<const Label> labels) const;
+    };
+    InternedRows<Label, HashLabels> m_labelSets;
     // Per sample, in chunks that copies share until one of them writes (a live session's snapshots): the stack
-    // id, the values (one row of sampleTypes().size()) and the labels.
+    // id, the values (one row of sampleTypes().size()) and the label set.
     ChunkedColumn<uint32_t> m_sampleStacks;
     ChunkedColumn<int64_t> m_values;
-    ChunkedRows<Label> m_labels;
+    ChunkedColumn<uint32_t> m_sampleLabels;
 };
 
 } // namespace emberline::engine

@@ -189,7 +189,7 @@ bool PprofDecoder::readSample(CodedInputStream &in)
             l.num_unit() >= UINT32_MAX)
             m_labelBuffer.back().key = UINT32_MAX; // out of range: reported in finish()
     }
-    p.m_labels.appendRow(m_labelBuffer);
+    p.m_sampleLabels.push_back(p.m_labelSets.intern(m_labelBuffer));
     return true;
 }
 

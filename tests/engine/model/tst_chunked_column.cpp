@@ -5,6 +5,7 @@
 
 #include "engine/model/chunked_column.h"
 #include "engine/model/profile.h"
+#include "engine/model/stack_table.h"
 
 #include <QTest>
 
@@ -113,6 +114,53 @@ private Q_SLOTS:
         QCOMPARE(p.totals()[0], int64_t(100'002));
         QCOMPARE(snapshot.sampleLabels(99'999)[0].num, int64_t(42));
         QVERIFY(p.sampleLabels(100'000).empty());
+    }
+
+    // If this fails, a copy of a stack table (a live snapshot's) copies the stacks instead of sharing them, or
+    // a copy that goes on interning (its index left behind) gives a known stack a second id.
+    void stackTableCopiesShareAndReintern()
+    {
+        StackTable table;
+        std::vector<uint32_t> frames;
+        for (uint32_t s = 0; s < 20'000; ++s) {
+            frames.assign({s, s + 1, s % 7});
+            QCOMPARE(table.intern(frames), s);
+        }
+        StackTable copy = table;
+        QCOMPARE(copy.stack(12'345).data(), table.stack(12'345).data()); // shared, not copied
+        QVERIFY(copy.memoryBytes() < table.memoryBytes());                // without the index
+        frames.assign({12'345, 12'346, 12'345 % 7});
+        QCOMPARE(copy.intern(frames), uint32_t(12'345)); // found again through the rebuilt index
+        frames.assign({1, 2, 3, 4});
+        QCOMPARE(copy.intern(frames), uint32_t(20'000)); // new in the copy only
+        QCOMPARE(table.size(), size_t(20'000));
+        QCOMPARE(table.intern(frames), uint32_t(20'000)); // the original's own, independent id
+        QCOMPARE(copy.frameCount(), size_t(20'000 * 3 + 4));
+    }
+
+    // If this fails, every sample keeps its own copy of labels that the samples of a thread share (24 bytes a
+    // label), or samples read back another sample's labels.
+    void sharedLabelSetsAreKeptOnce()
+    {
+        Profile p;
+        p.sampleTypes().push_back({p.intern("samples"), p.intern("count")});
+        const int64_t one[] = {1};
+        const StringId tid = p.intern("thread id");
+        const StringId state = p.intern("thread state");
+        const StringId running = p.intern("running");
+        for (uint32_t i = 0; i < 100'000; ++i) {
+            const uint32_t stack[] = {i};
+            const Label labels[] = {{tid, 0, 1000 + int64_t(i % 8), 0}, {state, running, 0, 0}};
+            p.addSample(stack, one, labels);
+        }
+        for (size_t i : {size_t(0), size_t(7), size_t(8), size_t(99'999)}) {
+            QCOMPARE(p.sampleLabels(i).size(), size_t(2));
+            QCOMPARE(p.sampleLabels(i)[0].num, int64_t(1000 + i % 8));
+            QCOMPARE(p.sampleLabels(i)[1].str, running);
+        }
+        QCOMPARE(p.sampleLabels(3).data(), p.sampleLabels(11).data()); // one set for the thread
+        // 8 sets of 2 labels, plus a word per sample: far under the 48 bytes a sample of separate labels.
+        QVERIFY2(p.sampleMemoryBytes() < size_t(100'000) * 24, std::to_string(p.sampleMemoryBytes()).c_str());
     }
 };
 
