@@ -71,7 +71,7 @@ Status LiveProfile::add(const Flush &flush)
 }
 
 void LiveProfile::addToColumns(const Profile &taken, const std::vector<uint32_t> &destination,
-                               const std::vector<uint32_t> &threadOf, const std::vector<int64_t> &cpuOf)
+                               const std::vector<uint32_t> &threadOf)
 {
     const Profile &merged = m_merger.result();
     LiveSampleColumns &columns = m_columns;
@@ -97,13 +97,9 @@ void LiveProfile::addToColumns(const Profile &taken, const std::vector<uint32_t>
     for (uint32_t t : newThread) {
         columns.thread.push_back(t);
         columns.hits.push_back(0);
-        columns.cpuNs.push_back(0);
     }
-    for (size_t i = 0; i < destination.size(); ++i) {
-        const uint32_t agg = destination[i];
+    for (uint32_t agg : destination)
         columns.hits.mutableRow(agg)[0]++;
-        columns.cpuNs.mutableRow(agg)[0] += cpuOf[i];
-    }
 }
 
 Status LiveProfile::add(const std::shared_ptr<const Flush> &flushPtr)
@@ -158,7 +154,7 @@ Status LiveProfile::add(const std::shared_ptr<const Flush> &flushPtr)
     for (size_t t = 0; t < flushTotals.size(); ++t)
         m_totals[t] += flushTotals[t];
     ++m_flushes;
-    addToColumns(profile, destination, threadOf, cpuOf);
+    addToColumns(profile, destination, threadOf);
     return Ok{};
 }
 
@@ -191,6 +187,7 @@ std::shared_ptr<const LiveSnapshot> LiveProfile::snapshot() const
     snap->endNs = m_endNs;
     // The copy shares the aggregate's sample chunks; the next flush copies those it changes.
     snap->profile = std::make_shared<const Profile>(m_merger.result());
+    snap->cpuType = snap->profile->sampleTypeIndex("cpu-time");
     snap->columns = std::make_shared<const LiveSampleColumns>(m_columns);
     snap->totals = m_totals;
     snap->threads = m_threads;

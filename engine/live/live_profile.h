@@ -39,7 +39,7 @@ public:
 private:
     uint32_t threadOrdinal(int64_t tid, const std::string &name);
     void addToColumns(const Profile &taken, const std::vector<uint32_t> &destination,
-                      const std::vector<uint32_t> &threadOf, const std::vector<int64_t> &cpuOf);
+                      const std::vector<uint32_t> &threadOf);
     void addBins(TimelineChunk &chunk, const std::vector<uint32_t> &threadOf, const std::vector<int64_t> &cpuOf) const;
 
     ProfileMerger m_merger;

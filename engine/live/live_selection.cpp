@@ -99,7 +99,6 @@ ThreadActivity bucketActivity(const LiveSnapshot &snapshot, int64_t bucketNs)
     }
     const ChunkedColumn<uint32_t> &threadOf = snapshot.sampleThread();
     const ChunkedColumn<uint32_t> &hitsOf = snapshot.sampleHits();
-    const ChunkedColumn<int64_t> &cpuOf = snapshot.sampleCpuNs();
     for (const auto &chunk : snapshot.chunks) {
         for (size_t i = 0; i < chunk->sample.size(); ++i) {
             const uint32_t agg = chunk->sample[i];
@@ -108,7 +107,7 @@ ThreadActivity bucketActivity(const LiveSnapshot &snapshot, int64_t bucketNs)
                 continue;
             const size_t bucket = activity.bucketAt(chunk->timeOf(i));
             const uint32_t hits = std::max<uint32_t>(hitsOf[agg], 1);
-            activity.cpuNs[thread][bucket] += cpuOf[agg] / hits;
+            activity.cpuNs[thread][bucket] += snapshot.sampleCpuNs(agg) / hits;
             activity.samples[thread][bucket]++;
         }
     }

@@ -47,9 +47,11 @@ const ChunkedColumn<uint32_t> &LiveSnapshot::sampleHits() const
     return (columns ? *columns : noColumns()).hits;
 }
 
-const ChunkedColumn<int64_t> &LiveSnapshot::sampleCpuNs() const
+int64_t LiveSnapshot::sampleCpuNs(size_t i) const
 {
-    return (columns ? *columns : noColumns()).cpuNs;
+    if (!profile || cpuType < 0 || i >= profile->sampleCount())
+        return 0;
+    return profile->sampleValues(i)[static_cast<size_t>(cpuType)];
 }
 
 std::span<const int64_t> LiveSnapshot::stackValues(int sampleType) const

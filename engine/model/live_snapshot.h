@@ -48,14 +48,13 @@ struct LiveThread {
     std::string displayName() const;
 };
 
-// Per aggregated sample of a live profile: its thread (a LiveThread ordinal, stable for the whole session), the
-// number of timeline entries that point at it, and the CPU time it holds.
+// Per aggregated sample of a live profile: its thread (a LiveThread ordinal, stable for the whole session) and the
+// number of timeline entries that point at it. (The CPU time it holds is its cpu-time value in the profile.)
 // In chunks that a snapshot's copy shares with the live aggregate (ChunkedColumn): a flush copies only the chunks
 // it changes while a snapshot holds them.
 struct LiveSampleColumns {
     ChunkedColumn<uint32_t> thread;
     ChunkedColumn<uint32_t> hits;
-    ChunkedColumn<int64_t> cpuNs;
     // Per sample type, the session's value per stack of the aggregated profile: what valuesPerStack() gives
     // without a filter, kept up to date flush by flush so that a refresh of the whole session reads it as is.
     std::vector<std::vector<int64_t>> stackValues;
@@ -71,6 +70,7 @@ struct LiveSnapshot {
     int64_t startNs = 0;
     int64_t endNs = 0;
     std::shared_ptr<const Profile> profile;
+    int cpuType = -1; // the index of cpu-time among the profile's sample types, -1 without it
     // The per-sample columns, shared with the merger that holds `profile` (never copied per flush).
     std::shared_ptr<const LiveSampleColumns> columns;
     std::vector<int64_t> totals; // per sample type, over every sample of the session
@@ -80,7 +80,7 @@ struct LiveSnapshot {
     // Per aggregated sample of `profile`: its thread (a `threads` ordinal), its timeline entries, its CPU time.
     const ChunkedColumn<uint32_t> &sampleThread() const;
     const ChunkedColumn<uint32_t> &sampleHits() const;
-    const ChunkedColumn<int64_t> &sampleCpuNs() const;
+    int64_t sampleCpuNs(size_t i) const; // the cpu-time value of aggregated sample i (0 without the type)
     // The session's value per stack for one sample type (empty for a type the profile does not have).
     std::span<const int64_t> stackValues(int sampleType) const;
     // Stacks whose value changed in flushes [from, flushes) of this session, each named at least once, from the
