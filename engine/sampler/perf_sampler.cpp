@@ -217,9 +217,15 @@ Status PerfSampler::mapBuffer(int fd)
     const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
     auto b = std::make_unique<Buffer>();
     b->fd = fd;
-    b->dataSize = m_options.bufferPages * page;
-    b->mapSize = b->dataSize + page;
-    b->base = ::mmap(nullptr, b->mapSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    // Where locked memory is limited (an unprivileged user: perf_event_mlock_kb and RLIMIT_MEMLOCK), a smaller
+    // ring is better than none: halve it down to 64 pages before giving up.
+    for (uint32_t pages = m_options.bufferPages;; pages /= 2) {
+        b->dataSize = pages * page;
+        b->mapSize = b->dataSize + page;
+        b->base = ::mmap(nullptr, b->mapSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (b->base != MAP_FAILED || (errno != EPERM && errno != ENOMEM) || pages <= 64)
+            break;
+    }
     if (b->base == MAP_FAILED) {
         b->base = nullptr;
         return makeError(Error::Code::Io, std::string("cannot map the perf ring buffer: ") + std::strerror(errno) +
@@ -399,8 +405,11 @@ size_t PerfSampler::drain(SampleSink &sink)
             handleRecord(record, hdr.size, sink);
             tail += hdr.size;
             ++records;
+            // Each record's space goes back to the kernel once it is handled, not after the whole batch: a batch of
+            // samples unwound one after another takes milliseconds, during which a busy target's threads go on
+            // filling the ring.
+            __atomic_store_n(&b.meta->data_tail, tail, __ATOMIC_RELEASE);
         }
-        __atomic_store_n(&b.meta->data_tail, tail, __ATOMIC_RELEASE);
     }
     return records;
 }
