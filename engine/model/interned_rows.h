@@ -9,6 +9,16 @@
 
 namespace emberline::engine {
 
+// One step of the 64-bit multiply-mix that InternedRows' hashes are made of: strong enough for ids, cheap enough for
+// the sampling path. A row's hash starts at kRowHashSeed ^ its length and mixes in each value.
+inline constexpr uint64_t kRowHashSeed = 0x9E3779B97F4A7C15ull;
+inline uint64_t mixRowHash(uint64_t h, uint64_t value)
+{
+    h ^= value;
+    h *= 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 31);
+}
+
 // Interns rows of values (a stack's location ids, a sample's labels) and hands out dense row ids: each distinct
 // row is stored once. Open addressing over a power-of-two slot array. The rows live in chunks (ChunkedRows) that
 // copies of the table share, with their hashes beside them, so copying a table (a live session's snapshot after

@@ -68,16 +68,11 @@ size_t Profile::sampleMemoryBytes() const
 
 uint64_t Profile::HashLabels::operator()(std::span<const Label> labels) const
 {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ labels.size();
-    const auto mix = [&h](uint64_t v) {
-        h ^= v;
-        h *= 0xBF58476D1CE4E5B9ull;
-        h ^= h >> 31;
-    };
+    uint64_t h = kRowHashSeed ^ labels.size();
     for (const Label &l : labels) {
-        mix(uint64_t(l.key) << 32 | l.str);
-        mix(static_cast<uint64_t>(l.num));
-        mix(l.numUnit);
+        h = mixRowHash(h, uint64_t(l.key) << 32 | l.str);
+        h = mixRowHash(h, static_cast<uint64_t>(l.num));
+        h = mixRowHash(h, l.numUnit);
     }
     return h;
 }
