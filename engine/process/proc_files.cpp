@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -45,6 +47,28 @@ bool readSchedstat(int fd, uint64_t &cpuNs, uint64_t &runDelayNs, uint64_t &runs
     runDelayNs = std::strtoull(end, &end, 10);
     runs = std::strtoull(end, nullptr, 10);
     return true;
+}
+
+bool findMapping(int pid, uint64_t address, uint64_t &start, uint64_t &end)
+{
+    std::FILE *maps = std::fopen(("/proc/" + std::to_string(pid) + "/maps").c_str(), "re");
+    if (!maps)
+        return false;
+    bool found = false;
+    char line[512];
+    while (!found && std::fgets(line, sizeof line, maps)) {
+        unsigned long long from = 0, to = 0;
+        if (std::sscanf(line, "%llx-%llx", &from, &to) == 2 && address >= from && address < to) {
+            start = from;
+            end = to;
+            found = true;
+        }
+        // A line longer than the buffer (a long path) continues in the next read: skip its rest.
+        while (!std::strchr(line, '\n') && std::fgets(line, sizeof line, maps)) {
+        }
+    }
+    std::fclose(maps);
+    return found;
 }
 
 double allowedCpus(int pid)

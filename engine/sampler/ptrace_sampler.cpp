@@ -47,6 +47,9 @@ bool asleepInSyscall(const user_regs_struct &regs)
 // first look only sets their baseline anyway.
 constexpr int64_t kThreadCheckNs = 50'000'000;
 
+// Rounds between two searches for a thread's stack mapping that found none.
+constexpr uint64_t kStackLookupRounds = 64;
+
 } // namespace
 
 PtraceSampler::~PtraceSampler()
@@ -313,7 +316,7 @@ bool PtraceSampler::waitForInterruptStop(int tid, int &groupStopSignal)
     return false;
 }
 
-void PtraceSampler::copyStoppedThread(int tid, Captured &out)
+void PtraceSampler::copyStoppedThread(int tid, Thread &t, Captured &out)
 {
     user_regs_struct regs {};
     out.regs.clear();
@@ -321,7 +324,14 @@ void PtraceSampler::copyStoppedThread(int tid, Captured &out)
     if (::ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0)
         return;
     out.asleep = asleepInSyscall(regs);
-    out.stack.resize(m_options.stackBytes);
+    // Only the stack in use: from the stack pointer to the end of the thread's stack mapping. A shallow stack
+    // is a page or two, where a copy of the whole limit would pin and copy eight (most of the stop's time).
+    size_t bytes = m_options.stackBytes;
+    if (regs.rsp >= t.stackStart && regs.rsp < t.stackEnd)
+        bytes = std::min<uint64_t>(bytes, t.stackEnd - regs.rsp);
+    else
+        t.stackSp = regs.rsp;
+    out.stack.resize(bytes);
     iovec local{out.stack.data(), out.stack.size()};
     // NOLINTNEXTLINE(performance-no-int-to-ptr): ptrace takes its data and the remote stack as pointers
     iovec remote{reinterpret_cast<void *>(regs.rsp), out.stack.size()};
@@ -346,6 +356,26 @@ void PtraceSampler::copyStoppedThread(int tid, Captured &out)
     for (int i = 0; i < 8; ++i)
         out.regs[RegR8 + i] = r8to15[i];
     out.sample.ip = regs.rip;
+}
+
+// Finds the mapping that holds the stack pointer a copy could not place. While the thread is running again: a
+// read of /proc/PID/maps is far dearer than a round. A pointer outside every mapping (or a failed read) is
+// tried again some rounds later; until then copies take the whole limit.
+void PtraceSampler::lookUpStack(Thread &t)
+{
+    const uint64_t sp = t.stackSp;
+    t.stackSp = 0;
+    if (m_rounds < t.nextStackLookupRound)
+        return;
+    uint64_t start = 0, end = 0;
+    const bool found = findMapping(m_pid, sp, start, end);
+    if (found) {
+        t.stackStart = start;
+        t.stackEnd = end;
+    }
+    // A thread whose stack pointer moves between mappings (a signal stack, coroutines) is not looked up again at
+    // once either.
+    t.nextStackLookupRound = m_rounds + (found ? kStackLookupRounds / 8 : kStackLookupRounds);
 }
 
 void PtraceSampler::sampleRound(SampleSink &sink)
@@ -421,13 +451,13 @@ void PtraceSampler::sampleRound(SampleSink &sink)
             int groupStopSignal = 0;
             if (!waitForInterruptStop(tid, groupStopSignal))
                 continue;
-            copyStoppedThread(tid, c);
+            Thread &t = m_threads[tid];
+            copyStoppedThread(tid, t, c);
             // Disk wait, which a stop cannot tell (the thread stops once its wait is over), as the kernel said it.
             c.sample.state = groupStopSignal                            ? ThreadState::Stopped
                              : c.kernelState == ThreadState::DiskWait ? ThreadState::DiskWait
                              : c.asleep                               ? ThreadState::Sleeping
                                                                       : ThreadState::Running;
-            Thread &t = m_threads[tid];
             uint64_t cpu = 0, waited = 0;
             t.quietStop = c.sample.state != ThreadState::Running &&
                           readSchedstat(t.schedstatFd, cpu, waited, t.runsAtStop);
@@ -435,6 +465,8 @@ void PtraceSampler::sampleRound(SampleSink &sink)
             // take this CPU from us for a while, which is not time it spent stopped.
             c.stopToNs = clockNs(CLOCK_MONOTONIC);
             ::ptrace(groupStopSignal ? PTRACE_LISTEN : PTRACE_CONT, tid, nullptr, nullptr);
+            if (t.stackSp)
+                lookUpStack(t);
             c.sample.sameStack = false;
             ++m_stops;
         } else if (m_looks[i] != Look::Baseline) {
@@ -557,8 +589,10 @@ size_t PtraceSampler::drain(SampleSink &sink)
         }
         for (int tid : gone)
             forget(tid);
-        if (auto it = m_threads.find(m_pid); it != m_threads.end())
+        if (auto it = m_threads.find(m_pid); it != m_threads.end()) {
             it->second.delivered = false; // a new program: its previous stack means nothing now
+            it->second.stackStart = it->second.stackEnd = 0;
+        }
     }
     if (m_paused || m_exited || m_released || clockNs(CLOCK_MONOTONIC) < m_nextRoundNs)
         return 0;

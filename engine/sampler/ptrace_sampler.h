@@ -16,7 +16,7 @@ namespace emberline::engine {
 
 struct PtraceSamplerOptions {
     int frequency = 99;              // rounds per second asked for
-    uint32_t stackBytes = 32768;     // user stack copied per thread and round
+    uint32_t stackBytes = 32768;     // most user stack copied per thread and round (never past its end)
     double maxOverheadPercent = 2.0; // what sampling costs stays under this share of one CPU
     // The target's own kernel time for one stop and resume of a thread (the interrupt, the signal stop, two
     // context switches), charged to the budget per stop. Measured at about 15 us on a 2-vCPU VM as the CPU
@@ -82,6 +82,14 @@ private:
         // once more (back into its wait) without moving, which the next look must not take for progress.
         bool quietStop = false;
         uint64_t runsAtStop = 0;
+        // The mapping that holds its stack, [stackStart, stackEnd): a copy never reads past its end, where the
+        // thread's outermost frame lies (plus, for the main thread, its arguments and environment). Looked up
+        // after the thread is let go whenever its stack pointer is found outside it (its first stop, a signal
+        // stack), at most every kStackLookupRounds rounds while that fails.
+        uint64_t stackStart = 0;
+        uint64_t stackEnd = 0;
+        uint64_t stackSp = 0; // the stack pointer that has to be looked up; 0 when none
+        uint64_t nextStackLookupRound = 0;
     };
     struct Captured {
         RawSample sample;
@@ -108,7 +116,8 @@ private:
     ThreadState readKernelState(Thread &t, int tid);
     bool hasNotMoved(const Thread &t, const Captured &c) const;
     bool waitForInterruptStop(int tid, int &groupStopSignal);
-    void copyStoppedThread(int tid, Captured &out);
+    void copyStoppedThread(int tid, Thread &t, Captured &out);
+    void lookUpStack(Thread &t);
     void sampleRound(SampleSink &sink);
     void account(int64_t roundStartNs, int64_t targetCostNs);
     void finishSample(int tid, Captured &c, uint64_t nowNs);

@@ -4,6 +4,10 @@
 
 #include "tests/engine/session/session_test_support.h"
 
+#include "engine/sampler/replay_sampler.h"
+#include "engine/sampler/sample_log.h"
+#include "engine/session/sampler_factory.h"
+
 #include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -44,6 +48,22 @@ char processState(qint64 pid)
     const int close = stat.lastIndexOf(')');
     return close > 0 && close + 2 < stat.size() ? stat[close + 2] : '?';
 }
+
+// The length of every stack copy a sample log holds, by thread.
+class StackSizes final : public SampleSink {
+public:
+    std::vector<size_t> sizes;
+    void onSample(const RawSample &sample) override
+    {
+        if (!sample.sameStack && !sample.regs.empty())
+            sizes.push_back(sample.stack.size());
+    }
+    void onMmap(uint32_t, uint64_t, uint64_t, uint64_t, bool, uint64_t, std::string_view) override {}
+    void onComm(uint32_t, uint32_t, std::string_view, bool) override {}
+    void onFork(uint32_t, uint32_t, uint32_t) override {}
+    void onExit(uint32_t, uint32_t) override {}
+    void onLost(uint64_t) override {}
+};
 
 bool ptraceAllowed()
 {
@@ -91,6 +111,56 @@ private Q_SLOTS:
         QVERIFY(r.profile.sampleTypeIndex("wall-time") == 2);
         QVERIFY2(QString::fromStdString(r.summary.samplerDescription).contains(QLatin1String("Hz effective")),
                  r.summary.samplerDescription.c_str());
+    }
+
+    // A stop copies the stack from the stack pointer to the end of the thread's stack mapping, not the whole
+    // limit: deep_stack's 40 KiB stack under a 64,000-byte limit unwinds whole to _start, from copies that stay
+    // shorter than the limit. The copies are read back from the session's sample log.
+    void copiesOnlyTheStackInUse()
+    {
+        QTemporaryDir dir;
+        const std::string log = dir.filePath(QStringLiteral("samples.log")).toStdString();
+        SessionConfig config = ptraceMeasuring({targetPath("deep_stack"), QStringLiteral("2")}, 199);
+        config.stackBytes = 64000;
+        config.outputDirectory = dir.filePath(QStringLiteral("out")).toStdString();
+        SamplerFactory factory = [log](const SessionConfig &c, int child, std::string &choice) {
+            using Opened = Result<std::unique_ptr<Sampler>>;
+            auto inner = openSystemSampler(c, child, choice);
+            if (!inner)
+                return inner;
+            auto writer = SampleLogWriter::create(log);
+            if (!writer)
+                return Opened(writer.error());
+            return Opened(std::make_unique<CapturingSampler>(std::move(inner).value(), std::move(writer).value()));
+        };
+        std::atomic<bool> stop{false};
+        RecordSession session(config, factory);
+        auto result = session.run(stop, [](const std::shared_ptr<const Flush> &) {});
+        QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
+        auto profile = readPprofFile(result.value().sessionProfilePath);
+        QVERIFY(profile.ok());
+        VERIFY_COMPLETE(profile.value(), "main", "_start");
+        QVERIFY(share(profile.value(), "deep_leaf") > 0.9);
+
+        auto reader = SampleLogReader::open(log);
+        QVERIFY2(reader.ok(), reader.ok() ? "" : reader.error().message.c_str());
+        StackSizes sizes;
+        while (true) {
+            auto n = reader.value()->deliver(sizes, 1000);
+            QVERIFY2(n.ok(), n.ok() ? "" : n.error().message.c_str());
+            if (n.value() == 0)
+                break;
+        }
+        QVERIFY2(sizes.sizes.size() > 20, qPrintable(QString::number(sizes.sizes.size())));
+        size_t shorter = 0;
+        for (size_t size : sizes.sizes) {
+            QVERIFY2(size <= 64000, qPrintable(QString::number(size)));
+            QVERIFY2(size >= 40 * 1024, qPrintable(QString::number(size))); // the whole 40 KiB stack
+            shorter += size < 64000 ? 1 : 0;
+        }
+        // The first stop of a thread copies the whole limit: its stack mapping is looked up after it.
+        QVERIFY2(shorter + 1 >= sizes.sizes.size(),
+                 qPrintable(QStringLiteral("%1 of %2 copies shorter than the limit").arg(shorter).arg(sizes.sizes.size())));
     }
 
     // Wall time by construction: the sleeper's wall time spans the run with almost no CPU, and the lock
