@@ -13,10 +13,11 @@ namespace emberline::engine {
 enum class UnwindCause : uint8_t {
     StackCopyTooSmall, // the walk reached the end of the copied stack: the frames above were not copied
     NoUnwindInfo,      // the code's file has no unwind table (.eh_frame) for the address, and no frame chain
-    JitOrAnonymous,    // code outside any file (JIT, anonymous memory), or at an address no mapping holds
+    JitOrAnonymous,    // code outside any file (JIT, anonymous executable memory)
     FileMissing,       // the mapped file is gone or was replaced on disk, so its unwind tables cannot be read
     FramePointers,     // not a failure: DWARF stopped here and the frame-pointer chain finished the stack
-    Other,             // the walk broke for another reason (a damaged stack, code the unwinder misreads)
+    Other,             // the walk broke for another reason (a damaged stack, code the unwinder misreads, a return
+                       // address that no mapping holds)
 };
 inline constexpr size_t kUnwindCauseCount = 6;
 

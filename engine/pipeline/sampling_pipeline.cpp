@@ -116,7 +116,11 @@ UnwindCause SamplingPipeline::classifyIncomplete(const UnwindOutput &out, const 
 {
     if (copyEnded)
         return UnwindCause::StackCopyTooSmall;
-    if (!last || (!last->image && !last->fileMissing))
+    // An address that no mapping holds is not code at all: the walk went astray (a return address read from the
+    // wrong slot), which no perf map would fix.
+    if (!last)
+        return UnwindCause::Other;
+    if (!last->image && !last->fileMissing)
         return UnwindCause::JitOrAnonymous;
     if (last->fileMissing)
         return UnwindCause::FileMissing;

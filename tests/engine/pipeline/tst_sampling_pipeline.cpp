@@ -15,6 +15,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <sys/mman.h>
+
 #include <ctime>
 #include <mutex>
 
@@ -91,6 +93,7 @@ private Q_SLOTS:
     void preemptionDropsTheSchedulersKernelFrames();
     void sessionRunsBehindScriptedSampler();
     void replayedLogGivesTheSameProfile();
+    void strayAddressIsNotCalledJitCode();
 };
 
 // If this fails, the unwinder, the recorder's interning or the exporter's symbolization lost or reordered
@@ -283,4 +286,48 @@ void TestSamplingPipeline::replayedLogGivesTheSameProfile()
 }
 
 QTEST_GUILESS_MAIN(TestSamplingPipeline)
+
+// If this fails, the health view sends users to perf maps for a walk that merely went astray: an incomplete stack
+// that ends at an address no mapping holds is "other", and only one that ends in anonymous executable memory is
+// "JIT or anonymous code".
+void TestSamplingPipeline::strayAddressIsNotCalledJitCode()
+{
+    Recorder recorder;
+    SamplingPipeline pipeline(recorder);
+    const size_t other = static_cast<size_t>(UnwindCause::Other);
+    const size_t jit = static_cast<size_t>(UnwindCause::JitOrAnonymous);
+    // Anonymous executable memory, as a JIT makes it, mapped before the pipeline first reads /proc/self/maps.
+    void *code = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    QVERIFY(code != MAP_FAILED);
+    static const uint8_t kRet = 0xc3;
+    std::memcpy(code, &kRet, 1);
+
+    // A walk with nowhere to go: no frame pointer and a zeroed stack, so its one frame is where it ends.
+    const auto lostAt = [](uint64_t ip) {
+        OwnSample s = sampleNow();
+        const uint64_t sp = s.regs[RegSP];
+        std::fill(s.regs.begin(), s.regs.end(), 0);
+        s.regs[RegIP] = ip;
+        s.regs[RegSP] = sp;
+        s.stack.assign(256, 0);
+        return s;
+    };
+    pipeline.setStackCopyBytes(32768); // the copy of 256 bytes reached the top of the stack: not too small
+    const OwnSample stray = lostAt(0x10); // below every mapping
+    pipeline.onSample(stray.view());
+    const ModuleUnwindCounters &unknown = pipeline.unwindCounters().byModule.at(kUnknownModule);
+    QCOMPARE(unknown.incomplete, uint64_t(1));
+    QCOMPARE(unknown.causes[other], uint64_t(1));
+    QCOMPARE(unknown.causes[jit], uint64_t(0));
+
+    const OwnSample jitted = lostAt(reinterpret_cast<uint64_t>(code));
+    pipeline.onSample(jitted.view());
+    ::munmap(code, 4096);
+    const uint32_t anon = pipeline.moduleIdAt(static_cast<uint32_t>(::getpid()), jitted.regs[RegIP]);
+    QVERIFY(anon != kUnknownModule);
+    const ModuleUnwindCounters &anonCounters = pipeline.unwindCounters().byModule.at(anon);
+    QCOMPARE(anonCounters.causes[jit], uint64_t(1));
+    QCOMPARE(pipeline.unwindCounters().incomplete, uint64_t(2));
+}
+
 #include "tst_sampling_pipeline.moc"
