@@ -142,6 +142,19 @@ uint64_t SamplingPipeline::stackNeeded(const RawSample &sample, ProcessMap &map,
     return reached;
 }
 
+bool SamplingPipeline::reloadMap(uint32_t pid, ProcessMap &map)
+{
+    // At most every 100 ms, as reading /proc/PID/maps costs far more than a sample; every 2 ms in the second
+    // after an exec, while the loader maps one library after another.
+    const int64_t now = clockNs(CLOCK_MONOTONIC);
+    const auto exec = m_execAt.find(pid);
+    const bool starting = exec != m_execAt.end() && now - exec->second < 1'000'000'000;
+    if (now - m_lastReload[pid] <= (starting ? 2'000'000 : 100'000'000))
+        return false;
+    m_lastReload[pid] = now;
+    return map.loadFromProc(static_cast<int>(pid)).ok();
+}
+
 std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &map)
 {
     UnwindOutput &out = m_unwound;
@@ -151,19 +164,19 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
     uint32_t dwarfEnd = kUnknownModule;
     if (sample.regs.size() == RegCount) {
         const UnwindInput input{sample.regs, sample.stack, &map, static_cast<int>(sample.pid)};
-        // A library mapped moments ago may not be in our map yet: reload from /proc, at most every 100 ms.
-        if (!map.find(sample.regs[RegIP])) {
-            const int64_t now = clockNs(CLOCK_MONOTONIC);
-            if (now - m_lastReload[sample.pid] > 100'000'000) {
-                m_lastReload[sample.pid] = now;
-                (void)map.loadFromProc(static_cast<int>(sample.pid));
-            }
-        }
+        // A library mapped moments ago may not be in our map yet: reload from /proc.
+        if (!map.find(sample.regs[RegIP]))
+            reloadMap(sample.pid, map);
         m_health.stackBytes = m_stackCopyBytes ? m_stackCopyBytes
                                                : std::max(m_health.stackBytes, static_cast<uint32_t>(sample.stack.size()));
         // A copy shorter than asked for reached the top of the thread's stack: it cannot have been too small.
         const bool copyFull = sample.stack.size() >= m_health.stackBytes;
         m_unwinder.unwind(input, out);
+        // A walk that ended at an address outside the map may have reached a library mapped since the map was
+        // read (one the program is loading): read it again and walk again if that places the address.
+        if (!out.complete && !out.ips.empty() && !map.find(out.ips.back()) && reloadMap(sample.pid, map) &&
+            map.find(out.ips.back()))
+            m_unwinder.unwind(input, out);
         if (!out.complete) {
             if (!out.ips.empty())
                 if (const MappedModule *m = map.find(out.ips.back()))
@@ -366,6 +379,8 @@ void SamplingPipeline::onComm(uint32_t pid, uint32_t tid, std::string_view name,
         if (auto it = m_processes.find(pid); it != m_processes.end())
             it->second->clear();
         m_unwinder.forgetProcess(static_cast<int>(pid));
+        m_execAt[pid] = clockNs(CLOCK_MONOTONIC);
+        m_lastReload.erase(pid);
     }
 }
 
@@ -389,8 +404,11 @@ void SamplingPipeline::onExit(uint32_t pid, uint32_t tid)
     m_lastStacks.erase(tid);
     m_earlySwitchIn.erase(tid);
     m_lastPreempted.erase(tid);
-    if (pid == tid)
+    if (pid == tid) {
         m_unwinder.forgetProcess(static_cast<int>(pid));
+        m_lastReload.erase(pid);
+        m_execAt.erase(pid);
+    }
 }
 
 size_t SamplingPipeline::threadsTracked() const

@@ -69,6 +69,8 @@ private:
         UnwindCause cause = UnwindCause::Other;
     };
     ProcessMap &processMap(uint32_t pid);
+    // Reads process `pid`'s map from /proc again unless that was done moments ago; true when it was read.
+    bool reloadMap(uint32_t pid, ProcessMap &map);
     // Unwinds a sample into m_locations; returns the module where an incomplete stack stopped, else "".
     std::string unwindInto(const RawSample &sample, ProcessMap &map);
     // A sample taken in the kernel: its kernel callchain under [kernel.kallsyms], or one [kernel] frame.
@@ -94,6 +96,7 @@ private:
     UnwindCause m_lastCause = UnwindCause::Other;
     std::map<uint32_t, std::unique_ptr<ProcessMap>> m_processes;
     std::map<uint32_t, int64_t> m_lastReload; // pid -> monotonic ns of the last /proc reload
+    std::map<uint32_t, int64_t> m_execAt;     // pid -> monotonic ns of its latest exec
     int64_t m_realtimeOffsetNs = 0;           // CLOCK_REALTIME - CLOCK_MONOTONIC
     UnwindOutput m_unwound;
     UnwindOutput m_fpUnwound;
