@@ -8,6 +8,9 @@
 #
 #   tests/bench/bench_ptrace_split.sh [BUILD_DIR] [SECONDS_PER_RUN] [RUNS]
 #
+# When the build has benchmarks, it ends with bench_ptrace_round at the median run's rate: the cost of a round
+# made of the bare system calls and nothing else, the floor under the sampler's own "us a round".
+#
 # EMBERLINE_BENCH_RECORD_ARGS adds options to `emberline record` (say "--frequency 199"). Needs python3.
 # Hold /tmp/emberline-build.lock around it on a shared machine: the budget follows what rounds cost, so a busy
 # machine buys fewer samples.
@@ -54,5 +57,12 @@ for r in range(1, runs + 1):
           "  ".join(f"{100 * shares.get(name, 0):>10.1f}%" for name in truth))
 median = lambda v: sorted(v)[len(v) // 2]
 print(f"median: {median(samples_all)} samples, {median(rates):.1f} Hz, {median(costs):.0f} us a round")
+open(f"{work}/interval_us", "w").write(str(int(1e6 / median(rates))) if median(rates) > 0 else "10000")
 print("max abs error (points): " + ", ".join(f"{name} {100 * worst[name]:.1f}" for name in truth))
 EOF
+
+floor=$build/tests/bench/bench_ptrace_round
+if [[ -x $floor ]]; then
+    echo "the bare mechanism at that rate (bench_ptrace_round):"
+    "$floor" 1000 8192 "$(cat "$work/interval_us")"
+fi
