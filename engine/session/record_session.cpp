@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -208,18 +209,35 @@ private:
 
 } // namespace
 
+namespace {
+
+constexpr int64_t kMaxWaitNs = 100'000'000;   // the longest the session loop sleeps
+constexpr int64_t kStatsPeriodNs = 250'000'000; // how often the live stats are reported
+
+} // namespace
+
 void RecordSession::loop(Running &r, SessionControl &control, const Callbacks &callbacks)
 {
     const SamplingPriority priority;
+    const bool stats = callbacks.onStats || callbacks.upload;
+    int64_t now = clockNs(CLOCK_MONOTONIC);
     while (true) {
-        r.sampler->wait(20);
+        // Sleep until the next thing due (a flush, the stats, the end of the session), at most 100 ms: a stop
+        // request or a pause is noticed that late. The sampler wakes earlier when its buffers fill. Each
+        // wake-up costs 30-60 us in a VM, which at the former 20 ms was a sixth of a live session's cost.
+        int64_t due = std::min(r.nextFlushMono, now + kMaxWaitNs);
+        if (stats)
+            due = std::min(due, r.lastStatsMono + kStatsPeriodNs);
+        if (m_config.durationNs > 0)
+            due = std::min(due, r.monoStart + m_config.durationNs);
+        r.sampler->wait(static_cast<int>(std::clamp<int64_t>((due - now + 999'999) / 1'000'000, 1, kMaxWaitNs / 1'000'000)));
         r.sampler->drain(r.pipeline);
-        const int64_t now = clockNs(CLOCK_MONOTONIC);
+        now = clockNs(CLOCK_MONOTONIC);
         if (control.paused.load() != r.paused) {
             r.paused = !r.paused;
             r.paused ? r.sampler->disable() : r.sampler->enable();
         }
-        if ((callbacks.onStats || callbacks.upload) && now - r.lastStatsMono >= 250'000'000)
+        if (stats && now - r.lastStatsMono >= kStatsPeriodNs)
             reportStats(r, callbacks, now);
         if (ended(r, control, now))
             return;
