@@ -197,7 +197,7 @@ std::string CallTree::dump(const FrameTable &frames, int64_t minTotal) const
     return out;
 }
 
-uint32_t CallTreeUpdater::child(const FrameTable &frames, uint32_t parent, uint32_t frame)
+uint32_t CallTreeUpdater::child(uint32_t parent, uint32_t frame)
 {
     bool inserted = false;
     const auto candidate = static_cast<uint32_t>(m_nodes.size());
@@ -207,18 +207,9 @@ uint32_t CallTreeUpdater::child(const FrameTable &frames, uint32_t parent, uint3
         m_nodes.push_back(CallTree::Node{frame, parent, depth, depth, 0, 0});
         for (uint32_t p = parent; p != kNoIndex && m_nodes[p].deepest < depth; p = m_nodes[p].parent)
             m_nodes[p].deepest = depth;
-        m_children.emplace_back();
-        m_newChildren.push_back(0);
-        m_newChildren[parent] = 1;
+        m_newChildren.push_back({parent, node});
         m_maxDepth = std::max(m_maxDepth, depth);
         ++m_emptyNodes;
-        // Frame names are unique (FrameTable keys frames by name), so this order is strict, as build()'s is.
-        std::vector<uint32_t> &siblings = m_children[parent];
-        const std::string &name = frames.frame(frame).name;
-        auto at = std::lower_bound(siblings.begin(), siblings.end(), name, [&](uint32_t n, const std::string &key) {
-            return frames.frame(m_nodes[n].frame).name < key;
-        });
-        siblings.insert(at, node);
     }
     return node;
 }
@@ -231,7 +222,7 @@ uint32_t CallTreeUpdater::walk(const Profile &profile, const FrameTable &frames,
         frames.expandRootFirst(profile.stacks().stack(stack), m_path);
         leaf = 0;
         for (uint32_t frame : m_path)
-            leaf = child(frames, leaf, frame);
+            leaf = child(leaf, frame);
         m_leaf[stack] = leaf;
     }
     m_nodes[leaf].self += delta;
@@ -284,6 +275,7 @@ CallTree CallTreeUpdater::update(const Profile &profile, const FrameTable &frame
             visit(s);
     }
 
+    writeChildren(frames);
     return m_emptyNodes == 0 ? publish() : publishSkippingEmpty();
 }
 
@@ -334,51 +326,72 @@ void assignWithRoom(std::vector<T> &out, const T *first, const T *last)
 
 } // namespace
 
-CallTree CallTreeUpdater::publish()
+void CallTreeUpdater::writeChildren(const FrameTable &frames)
 {
-    CallTree tree;
-    CallTreeRecycler::Arrays arrays = m_recycler->take();
-    assignWithRoom(arrays.nodes, m_nodes.data(), m_nodes.data() + m_nodes.size());
-    tree.m_maxDepth = m_maxDepth;
     const size_t known = m_nodes.size();
-    if (m_lastOffsets.empty()) { // first time: every list is new
-        m_lastOffsets.assign(1, 0);
-        std::fill(m_newChildren.begin(), m_newChildren.end(), uint8_t(1));
-    }
-    // The previous lists are copied in runs (memory order); only parents that gained a child are read from
-    // their own list.
-    std::vector<uint32_t> &offsets = arrays.childOffsets;
-    std::vector<uint32_t> &children = arrays.children;
-    offsets.clear();
-    children.clear();
-    reserveWithRoom(offsets, known + 1);
-    reserveWithRoom(children, known > 0 ? known - 1 : 0);
-    const size_t lastKnown = m_lastOffsets.size() - 1;
+    if (m_newChildren.empty() && m_childOffsets.size() == known + 1)
+        return;
+    if (m_childOffsets.empty())
+        m_childOffsets.assign(1, 0);
+    // The new nodes by parent, and under one parent in frame-name order (names are unique: FrameTable keys frames
+    // by name, so the order is strict, as build()'s is).
+    const auto nameOf = [&](uint32_t node) -> const std::string & { return frames.frame(m_nodes[node].frame).name; };
+    std::sort(m_newChildren.begin(), m_newChildren.end(), [&](const NewChild &a, const NewChild &b) {
+        return a.parent != b.parent ? a.parent < b.parent : nameOf(a.node) < nameOf(b.node);
+    });
+    // Parents without a new child keep their list: copied in runs (memory order). The others merge their old
+    // list with the new children.
+    std::vector<uint32_t> offsets;
+    std::vector<uint32_t> children;
+    offsets.reserve(known + 1);
+    children.reserve(known > 0 ? known - 1 : 0);
+    const size_t lastKnown = m_childOffsets.size() - 1;
+    size_t next = 0; // into m_newChildren
     for (uint32_t n = 0; n < known; ++n) {
-        offsets.push_back(static_cast<uint32_t>(children.size()));
-        if (n < lastKnown && !m_newChildren[n]) {
-            // A run of unchanged parents.
-            uint32_t end = n + 1;
-            while (end < lastKnown && !m_newChildren[end])
-                ++end;
-            const uint32_t from = m_lastOffsets[n];
-            const uint32_t to = m_lastOffsets[end];
+        const uint32_t gainer = next < m_newChildren.size() ? m_newChildren[next].parent : kNoIndex;
+        if (n != gainer && n < lastKnown) {
+            const uint32_t end = static_cast<uint32_t>(std::min<size_t>(gainer, lastKnown));
+            const uint32_t from = m_childOffsets[n];
+            const uint32_t to = m_childOffsets[end];
             const uint32_t base = static_cast<uint32_t>(children.size());
-            children.insert(children.end(), m_lastChildren.begin() + from, m_lastChildren.begin() + to);
-            for (uint32_t k = n + 1; k < end; ++k)
-                offsets.push_back(base + m_lastOffsets[k] - from);
+            children.insert(children.end(), m_children.begin() + from, m_children.begin() + to);
+            for (uint32_t k = n; k < end; ++k)
+                offsets.push_back(base + m_childOffsets[k] - from);
             n = end - 1;
             continue;
         }
-        children.insert(children.end(), m_children[n].begin(), m_children[n].end());
-        m_newChildren[n] = 0;
+        offsets.push_back(static_cast<uint32_t>(children.size()));
+        if (n != gainer)
+            continue; // a node made since, without children
+        auto old = n < lastKnown ? m_children.begin() + m_childOffsets[n] : m_children.end();
+        const auto oldEnd = n < lastKnown ? m_children.begin() + m_childOffsets[n + 1] : m_children.end();
+        for (; next < m_newChildren.size() && m_newChildren[next].parent == n; ++next) {
+            const uint32_t added = m_newChildren[next].node;
+            for (; old != oldEnd && nameOf(*old) < nameOf(added); ++old)
+                children.push_back(*old);
+            children.push_back(added);
+        }
+        children.insert(children.end(), old, oldEnd);
     }
     offsets.push_back(static_cast<uint32_t>(children.size()));
-    assignWithRoom(m_lastOffsets, offsets.data(), offsets.data() + offsets.size());
-    assignWithRoom(m_lastChildren, children.data(), children.data() + children.size());
+    m_childOffsets = std::move(offsets);
+    m_children = std::move(children);
+    m_newChildren.clear();
+}
+
+CallTree CallTreeUpdater::publish()
+{
+    // Every node holds a value: the tree is the updater's own nodes and children lists, copied into arrays a
+    // previous tree gave back when there are some.
+    CallTree tree;
+    CallTreeRecycler::Arrays arrays = m_recycler->take();
+    assignWithRoom(arrays.nodes, m_nodes.data(), m_nodes.data() + m_nodes.size());
+    assignWithRoom(arrays.childOffsets, m_childOffsets.data(), m_childOffsets.data() + m_childOffsets.size());
+    assignWithRoom(arrays.children, m_children.data(), m_children.data() + m_children.size());
+    tree.m_maxDepth = m_maxDepth;
     tree.m_nodes = std::move(arrays.nodes);
-    tree.m_childOffsets = std::move(offsets);
-    tree.m_children = std::move(children);
+    tree.m_childOffsets = std::move(arrays.childOffsets);
+    tree.m_children = std::move(arrays.children);
     tree.m_recycler = m_recycler;
     return tree;
 }
@@ -413,9 +426,9 @@ CallTree CallTreeUpdater::publishSkippingEmpty() const
         if (newId[n] == kNoIndex)
             continue;
         tree.m_childOffsets.push_back(static_cast<uint32_t>(tree.m_children.size()));
-        for (uint32_t c : m_children[n]) {
-            if (newId[c] != kNoIndex)
-                tree.m_children.push_back(newId[c]);
+        for (uint32_t i = m_childOffsets[n]; i < m_childOffsets[n + 1]; ++i) {
+            if (newId[m_children[i]] != kNoIndex)
+                tree.m_children.push_back(newId[m_children[i]]);
         }
     }
     tree.m_childOffsets.push_back(static_cast<uint32_t>(tree.m_children.size()));

@@ -132,12 +132,22 @@ public:
     std::span<const int64_t> frameTotal() const { return m_frameTotal; }
 
 private:
+    struct NewChild {
+        uint32_t parent;
+        uint32_t node;
+    };
     uint32_t walk(const Profile &profile, const FrameTable &frames, uint32_t stack, int64_t delta);
-    uint32_t child(const FrameTable &frames, uint32_t parent, uint32_t frame);
+    uint32_t child(uint32_t parent, uint32_t frame);
+    // Brings the children lists up to date with the nodes made since they were last written.
+    void writeChildren(const FrameTable &frames);
 
     std::vector<CallTree::Node> m_nodes{CallTree::Node{}};
-    std::vector<std::vector<uint32_t>> m_children{{}}; // per node, ordered by frame name
-    U64ToU32Map m_childOf;                             // (parent << 32 | frame) -> node
+    // Every node's children, ordered by frame name, in CSR form (as CallTree keeps them), as of the last update;
+    // nodes made since wait in m_newChildren. A list per node would cost some 40 bytes a node more.
+    std::vector<uint32_t> m_childOffsets;
+    std::vector<uint32_t> m_children;
+    std::vector<NewChild> m_newChildren;
+    U64ToU32Map m_childOf; // (parent << 32 | frame) -> node
     std::vector<int64_t> m_values;                     // per stack, as of the last update
     std::vector<uint32_t> m_leaf;                      // per stack: the node its path ends at, once walked
     std::vector<uint32_t> m_path;
@@ -147,13 +157,9 @@ private:
     uint32_t m_walks = 0;
     size_t m_frames = 0; // frames known at the last update
     // Publishing: while every node holds a value (a growing session, no filter) the tree returned is the
-    // updater's own nodes in their own order, and its children lists are the previous ones with only the parents
-    // that gained a child since written anew, so a refresh copies arrays instead of walking every node's list.
-    size_t m_emptyNodes = 0;           // nodes other than the root whose total is 0
+    // updater's own nodes and children lists, so a refresh copies arrays instead of walking the tree.
+    size_t m_emptyNodes = 0; // nodes other than the root whose total is 0
     uint32_t m_maxDepth = 0;
-    std::vector<uint8_t> m_newChildren{0}; // per node: gained a child since the last publication
-    std::vector<uint32_t> m_lastOffsets; // the last identity publication's children, in CSR form
-    std::vector<uint32_t> m_lastChildren;
     std::shared_ptr<CallTreeRecycler> m_recycler = std::make_shared<CallTreeRecycler>();
     CallTree publish();
     CallTree publishSkippingEmpty() const;
