@@ -30,14 +30,20 @@ cpu_of() { awk '{print $1 + $2}' "$1"; } # user + sys seconds from /usr/bin/time
 own_cpu() { awk -v a="$(cpu_of "$1")" -v b="$(cpu_of "$2")" 'BEGIN { print a - b }'; }
 
 declare -A thr cpu
-# emberNNN records wall time (the default); emberNNNcpu passes --no-wall-time.
-configs=(none perf99 ember99 perf999 ember999 ember999cpu)
+# emberNNN records wall time (the default); emberNNNcpu passes --no-wall-time. floor999 is `perf record -e
+# cpu-clock` at 999 Hz with no stacks at all: what the timer interrupts alone cost the target, under which no
+# sampler can go.
+configs=(none floor999 perf99 ember99 perf999 ember999 ember999cpu)
 for ((r = 1; r <= rounds; r++)); do
     for c in "${configs[@]}"; do
         out=$work/$c.$r.out
         timed=(/usr/bin/time -f '%U %S' -o "$work/$c.$r.target" "$target" "$secs")
         case $c in
         none) "$target" "$secs" >"$out" ;;
+        floor*)
+            /usr/bin/time -f '%U %S' -o "$work/$c.$r.time" \
+                perf record -q -e cpu-clock -F "${c#floor}" -o "$work/$c.$r.data" -- "${timed[@]}" >"$out" 2>/dev/null
+            ;;
         perf*)
             /usr/bin/time -f '%U %S' -o "$work/$c.$r.time" \
                 perf record -q -F "${c#perf}" --call-graph dwarf -o "$work/$c.$r.data" -- "${timed[@]}" >"$out" 2>/dev/null
@@ -60,7 +66,7 @@ done
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 base=$(echo "${thr[none]}" | median)
-printf '\n%-10s %16s %10s %22s\n' config "chunks/s (median)" slowdown "profiler CPU / target s"
+printf '\n%-11s %16s %10s %22s  %s\n' config "chunks/s (median)" slowdown "profiler CPU / target s" "chunks/s, round by round"
 for c in "${configs[@]}"; do
     t=$(echo "${thr[$c]}" | median)
     slow=$(awk -v b="$base" -v t="$t" 'BEGIN { printf "%.2f%%", 100 * (b - t) / b }')
@@ -68,7 +74,7 @@ for c in "${configs[@]}"; do
     if [[ -n ${cpu[$c]:-} ]]; then
         pc=$(echo "${cpu[$c]}" | median | awk -v s="$secs" '{ printf "%.4f s (%.2f%%)", $1 / s, 100 * $1 / s }')
     fi
-    printf '%-10s %16s %10s %22s\n' "$c" "$t" "$slow" "$pc"
+    printf '%-11s %16s %10s %22s  %s\n' "$c" "$t" "$slow" "$pc" "${thr[$c]}"
 done
 
 # Processing throughput: our CPU per sample during a 999 Hz session, against perf report on perf.data.
