@@ -308,43 +308,23 @@ private:
             m_dst.addSampleWithStack(stackId, values, labels);
             return static_cast<uint32_t>(m_dst.sampleCount() - 1);
         }
-        // Identical samples are found by a hash of stack and labels, then compared with the stored sample: no
-        // key is kept per sample (a map of key vectors cost ~100 bytes per aggregated sample).
-        uint64_t hash = 0x9e3779b97f4a7c15ULL ^ stackId;
-        const auto mix = [&hash](uint64_t v) { hash = (hash ^ v) * 0x100000001b3ULL + (hash >> 29); };
-        for (const Label &l : labels) {
-            mix(l.key);
-            mix(l.str);
-            mix(static_cast<uint64_t>(l.num));
-            mix(l.numUnit);
+        // Identical samples have the same stack and the same label set: the pair of ids is the key. Runs of
+        // samples with the same labels (a thread's) skip the label set's lookup.
+        if (m_lastLabelSet == kNoIndex || labels != m_lastLabels) {
+            m_lastLabelSet = m_dst.internLabelSet(labels);
+            m_lastLabels = labels;
         }
-        if (hash == U64ToU32Map::kEmpty)
-            hash = 0;
+        const uint32_t labelSet = m_lastLabelSet;
         bool inserted = false;
-        uint32_t &newest = m_sampleByHash.slotFor(hash, static_cast<uint32_t>(m_dst.sampleCount()), inserted);
-        if (!inserted) {
-            for (uint32_t i = newest; i != kNoIndex; i = m_sameHashNext[i]) {
-                if (sameSample(i, stackId, labels)) {
-                    m_dst.addToSampleValues(i, values);
-                    return i;
-                }
-            }
-        }
         const auto index = static_cast<uint32_t>(m_dst.sampleCount());
-        m_dst.addSampleWithStack(stackId, values, labels);
-        m_sameHashNext.push_back(inserted ? kNoIndex : newest);
-        newest = index;
+        const uint32_t found =
+            m_sampleByKey.findOrInsert((static_cast<uint64_t>(stackId) << 32) | labelSet, index, inserted);
+        if (!inserted) {
+            m_dst.addToSampleValues(found, values);
+            return found;
+        }
+        m_dst.addSampleWithIds(stackId, values, labelSet);
         return index;
-    }
-
-    bool sameSample(uint32_t i, uint32_t stackId, const std::vector<Label> &labels) const
-    {
-        if (m_dst.sampleStackId(i) != stackId)
-            return false;
-        const auto stored = m_dst.sampleLabels(i);
-        return std::equal(stored.begin(), stored.end(), labels.begin(), labels.end(), [](const Label &a, const Label &b) {
-            return a.key == b.key && a.str == b.str && a.num == b.num && a.numUnit == b.numUnit;
-        });
     }
 
     template <typename StringOf>
@@ -409,8 +389,9 @@ private:
     std::map<std::tuple<uint64_t, uint64_t, uint64_t, StringId, StringId>, uint32_t> m_mappings;
     std::map<std::tuple<StringId, StringId, StringId, int64_t>, uint32_t> m_functions;
     std::map<std::vector<int64_t>, uint32_t> m_locations;
-    U64ToU32Map m_sampleByHash;                            // newest aggregated sample with the hash
-    std::vector<uint32_t> m_sameHashNext;                  // per aggregated sample: older one, same hash
+    U64ToU32Map m_sampleByKey; // (stack id << 32 | label set id) -> aggregated sample
+    std::vector<Label> m_lastLabels; // the labels of the latest sample added, and their set's id
+    uint32_t m_lastLabelSet = kNoIndex;
     // Given session ids: what the recorder's location and stack ids became here (kNoIndex: not met yet), as
     // of naming epoch m_namingEpoch and the recorder's stack generation m_stackGeneration.
     std::vector<uint32_t> m_locationById;

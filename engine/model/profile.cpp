@@ -85,12 +85,18 @@ void Profile::addSample(std::span<const uint32_t> locations, std::span<const int
 
 void Profile::addSampleWithStack(uint32_t stackId, std::span<const int64_t> values, std::span<const Label> labels)
 {
+    addSampleWithIds(stackId, values, m_labelSets.intern(labels));
+}
+
+void Profile::addSampleWithIds(uint32_t stackId, std::span<const int64_t> values, uint32_t labelSetId)
+{
     assert(values.size() == m_sampleTypes.size());
+    assert(labelSetId < m_labelSets.size());
     if (m_values.empty())
         m_values.setWidth(values.size()); // every sample has a value per sample type
     m_sampleStacks.push_back(stackId);
     m_values.appendRow(values);
-    m_sampleLabels.push_back(m_labelSets.intern(labels));
+    m_sampleLabels.push_back(labelSetId);
 }
 
 void Profile::addToSampleValues(size_t i, std::span<const int64_t> values)

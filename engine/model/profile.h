@@ -118,6 +118,10 @@ public:
     void addSample(std::span<const uint32_t> locations, std::span<const int64_t> values,
                    std::span<const Label> labels = {});
     void addSampleWithStack(uint32_t stackId, std::span<const int64_t> values, std::span<const Label> labels = {});
+    // Each distinct set of labels is kept once; its id stands for it (equal sets, equal ids, in this profile).
+    uint32_t internLabelSet(std::span<const Label> labels) { return m_labelSets.intern(labels); }
+    uint32_t sampleLabelSetId(size_t i) const { return m_sampleLabels[i]; }
+    void addSampleWithIds(uint32_t stackId, std::span<const int64_t> values, uint32_t labelSetId);
     uint32_t internStack(std::span<const uint32_t> locations) { return m_stacks.intern(locations); }
     // Adds `values` to sample i's values (aggregation of identical samples).
     void addToSampleValues(size_t i, std::span<const int64_t> values);
