@@ -155,7 +155,7 @@ private Q_SLOTS:
         size_t shorter = 0;
         for (size_t size : sizes.sizes) {
             QVERIFY2(size <= 64000, qPrintable(QString::number(size)));
-            QVERIFY2(size >= 40 * 1024, qPrintable(QString::number(size))); // the whole 40 KiB stack
+            QVERIFY2(size >= size_t{40} * 1024, qPrintable(QString::number(size))); // the whole 40 KiB stack
             shorter += size < 64000 ? 1 : 0;
         }
         // The first stop of a thread copies the whole limit: its stack mapping is looked up after it.
