@@ -29,6 +29,13 @@ cpu_of() { awk '{print $1 + $2}' "$1"; } # user + sys seconds from /usr/bin/time
 # included) minus what the target's own /usr/bin/time counted.
 own_cpu() { awk -v a="$(cpu_of "$1")" -v b="$(cpu_of "$2")" 'BEGIN { print a - b }'; }
 
+# EMBERLINE_BENCH_PIN=1 runs every target on CPU 1 and every profiler on CPU 0 (taskset), so that the scheduler's
+# placement does not add its own noise to the slowdowns.
+pin_target=() pin_profiler=()
+if [[ ${EMBERLINE_BENCH_PIN:-0} == 1 ]]; then
+    pin_target=(taskset -c 1) pin_profiler=(taskset -c 0)
+fi
+
 declare -A thr cpu
 # emberNNN records wall time (the default); emberNNNcpu passes --no-wall-time. floor999 is `perf record -e
 # cpu-clock` at 999 Hz with no stacks at all: what the timer interrupts alone cost the target, under which no
@@ -37,22 +44,22 @@ configs=(none floor999 perf99 ember99 perf999 ember999 ember999cpu)
 for ((r = 1; r <= rounds; r++)); do
     for c in "${configs[@]}"; do
         out=$work/$c.$r.out
-        timed=(/usr/bin/time -f '%U %S' -o "$work/$c.$r.target" "$target" "$secs")
+        timed=(/usr/bin/time -f '%U %S' -o "$work/$c.$r.target" "${pin_target[@]}" "$target" "$secs")
         case $c in
-        none) "$target" "$secs" >"$out" ;;
+        none) "${pin_target[@]}" "$target" "$secs" >"$out" ;;
         floor*)
-            /usr/bin/time -f '%U %S' -o "$work/$c.$r.time" \
+            /usr/bin/time -f '%U %S' -o "$work/$c.$r.time" "${pin_profiler[@]}" \
                 perf record -q -e cpu-clock -F "${c#floor}" -o "$work/$c.$r.data" -- "${timed[@]}" >"$out" 2>/dev/null
             ;;
         perf*)
-            /usr/bin/time -f '%U %S' -o "$work/$c.$r.time" \
+            /usr/bin/time -f '%U %S' -o "$work/$c.$r.time" "${pin_profiler[@]}" \
                 perf record -q -F "${c#perf}" --call-graph dwarf -o "$work/$c.$r.data" -- "${timed[@]}" >"$out" 2>/dev/null
             ;;
         ember*)
             hz=${c#ember}
             wall=()
             [[ $hz == *cpu ]] && wall=(--no-wall-time) && hz=${hz%cpu}
-            /usr/bin/time -f '%U %S' -o "$work/$c.$r.time" \
+            /usr/bin/time -f '%U %S' -o "$work/$c.$r.time" "${pin_profiler[@]}" \
                 "$emberline" record --frequency "$hz" "${wall[@]}" --output "$work/$c.$r.dir" -- "${timed[@]}" \
                 >"$out" 2>"$work/$c.$r.err"
             ;;
