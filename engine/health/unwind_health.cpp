@@ -118,6 +118,11 @@ std::string healthFixFor(const ModuleHealth &m, const ModuleUnwindInfo &info, ui
         case UnwindCause::FileMissing:
             return name + " was deleted or replaced on disk during the session: profile a fresh start of the program";
         case UnwindCause::Other:
+            // Stacks that end outside every mapping: a return address read from the wrong slot, or a process that
+            // exec'd or exited before its memory map could be read (a shell script's short-lived commands).
+            if (info.path.empty())
+                return "no simple fix: the walk reached an address outside every mapping, from a damaged stack or "
+                       "a process that exec'd or exited before its memory map could be read";
             return "no simple fix: the stack or its unwind info looks damaged here; frame pointers in the callers "
                    "let the fallback walk go on";
         case UnwindCause::FramePointers:
