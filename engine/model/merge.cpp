@@ -308,13 +308,8 @@ private:
             m_dst.addSampleWithStack(stackId, values, labels);
             return static_cast<uint32_t>(m_dst.sampleCount() - 1);
         }
-        // Identical samples have the same stack and the same label set: the pair of ids is the key. Runs of
-        // samples with the same labels (a thread's) skip the label set's lookup.
-        if (m_lastLabelSet == kNoIndex || labels != m_lastLabels) {
-            m_lastLabelSet = m_dst.internLabelSet(labels);
-            m_lastLabels = labels;
-        }
-        const uint32_t labelSet = m_lastLabelSet;
+        // Identical samples have the same stack and the same label set: the pair of ids is the key.
+        const uint32_t labelSet = m_dst.internLabelSet(labels);
         bool inserted = false;
         const auto index = static_cast<uint32_t>(m_dst.sampleCount());
         const uint32_t found =
@@ -390,8 +385,6 @@ private:
     std::map<std::tuple<StringId, StringId, StringId, int64_t>, uint32_t> m_functions;
     std::map<std::vector<int64_t>, uint32_t> m_locations;
     U64ToU32Map m_sampleByKey; // (stack id << 32 | label set id) -> aggregated sample
-    std::vector<Label> m_lastLabels; // the labels of the latest sample added, and their set's id
-    uint32_t m_lastLabelSet = kNoIndex;
     // Given session ids: what the recorder's location and stack ids became here (kNoIndex: not met yet), as
     // of naming epoch m_namingEpoch and the recorder's stack generation m_stackGeneration.
     std::vector<uint32_t> m_locationById;
