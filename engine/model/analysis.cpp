@@ -114,7 +114,7 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
     const std::span<const int64_t> perStack = *analysis->perStack;
     const qint64 valuesMs = timer.elapsed();
 
-    std::optional<CallTree> tree;
+    std::shared_ptr<const CallTree> tree;
     std::optional<FunctionTable> functions;
     size_t walked = perStack.size();
     if (loaded.liveTrees) {
@@ -130,10 +130,10 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
         functions = FunctionTable::fromFrameTotals(*loaded.frames, entry.updater.frameSelf(),
                                                            entry.updater.frameTotal(), tree->total());
     } else if (auto mapped = treeFromUntransformed(request, cancel)) {
-        tree = std::move(mapped);
+        tree = std::make_shared<const CallTree>(std::move(*mapped));
         walked = 0;
-    } else {
-        tree = CallTree::build(profile, *loaded.frames, perStack, cancel);
+    } else if (auto built = CallTree::build(profile, *loaded.frames, perStack, cancel)) {
+        tree = std::make_shared<const CallTree>(std::move(*built));
     }
     if (!tree || (cancel && cancel->load()))
         return nullptr;
@@ -142,7 +142,7 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
     if (!functions)
         functions = FunctionTable::fromCallTree(*tree, *loaded.frames);
     const qint64 functionsMs = timer.elapsed();
-    analysis->tree = std::make_shared<const CallTree>(std::move(*tree));
+    analysis->tree = std::move(tree);
     analysis->functions = std::make_shared<const FunctionTable>(std::move(*functions));
     qCDebug(lcModel) << "analysis of" << loaded.path << "type" << request.sampleType << "in"
                           << timer.elapsed() << "ms," << analysis->tree->size() << "nodes," << walked

@@ -85,6 +85,14 @@ CallTree CallTree::withValues(std::vector<Node> nodes, const CallTree &shape)
     return tree;
 }
 
+CallTree CallTree::withRoot()
+{
+    CallTree tree;
+    tree.m_nodes.assign(1, Node{});
+    tree.m_childOffsets.assign(2, 0);
+    return tree;
+}
+
 CallTree CallTree::withChildren(std::vector<Node> nodes, std::vector<uint32_t> childOffsets,
                                 std::vector<uint32_t> children)
 {
@@ -197,16 +205,47 @@ std::string CallTree::dump(const FrameTable &frames, int64_t minTotal) const
     return out;
 }
 
+
+namespace {
+
+// Capacity for n, with room to spare when it has to grow: the tree grows a little with every refresh, and an
+// array sized exactly would be reallocated, its pages faulted in afresh, every time; one that doubled would hold
+// twice the tree for a moment.
+template <typename T>
+void reserveWithRoom(std::vector<T> &out, size_t n)
+{
+    if (out.capacity() < n)
+        out.reserve(n + n / 8 + 1024);
+}
+
+// Makes `out` hold [first, last), in its own memory when that is large enough.
+template <typename T>
+void assignWithRoom(std::vector<T> &out, const T *first, const T *last)
+{
+    out.clear(); // nothing of the old contents is copied if it has to grow
+    reserveWithRoom(out, static_cast<size_t>(last - first));
+    out.assign(first, last);
+}
+
+} // namespace
+
+CallTreeUpdater::CallTreeUpdater() : m_tree(std::make_shared<CallTree>(CallTree::withRoot()))
+{
+    m_tree->m_recycler = m_recycler;
+}
+
 uint32_t CallTreeUpdater::child(uint32_t parent, uint32_t frame)
 {
+    std::vector<CallTree::Node> &nodes = m_tree->m_nodes;
     bool inserted = false;
-    const auto candidate = static_cast<uint32_t>(m_nodes.size());
+    const auto candidate = static_cast<uint32_t>(nodes.size());
     const uint32_t node = m_childOf.findOrInsert((static_cast<uint64_t>(parent) << 32) | frame, candidate, inserted);
     if (inserted) {
-        const uint32_t depth = m_nodes[parent].depth + 1;
-        m_nodes.push_back(CallTree::Node{frame, parent, depth, depth, 0, 0});
-        for (uint32_t p = parent; p != kNoIndex && m_nodes[p].deepest < depth; p = m_nodes[p].parent)
-            m_nodes[p].deepest = depth;
+        const uint32_t depth = nodes[parent].depth + 1;
+        reserveWithRoom(nodes, nodes.size() + 1);
+        nodes.push_back(CallTree::Node{frame, parent, depth, depth, 0, 0});
+        for (uint32_t p = parent; p != kNoIndex && nodes[p].deepest < depth; p = nodes[p].parent)
+            nodes[p].deepest = depth;
         m_newChildren.push_back({parent, node});
         m_maxDepth = std::max(m_maxDepth, depth);
         ++m_emptyNodes;
@@ -225,19 +264,20 @@ uint32_t CallTreeUpdater::walk(const Profile &profile, const FrameTable &frames,
             leaf = child(leaf, frame);
         m_leaf[stack] = leaf;
     }
-    m_nodes[leaf].self += delta;
+    std::vector<CallTree::Node> &nodes = m_tree->m_nodes;
+    nodes[leaf].self += delta;
     if (leaf != 0)
-        m_frameSelf[m_nodes[leaf].frame] += delta;
+        m_frameSelf[nodes[leaf].frame] += delta;
     if (++m_walks == 0) { // wrapped: forget every mark
         std::fill(m_frameSeen.begin(), m_frameSeen.end(), 0);
         m_walks = 1;
     }
-    for (uint32_t n = leaf; n != kNoIndex; n = m_nodes[n].parent) {
-        const bool wasEmpty = m_nodes[n].total == 0;
-        m_nodes[n].total += delta;
-        if (n != 0 && wasEmpty != (m_nodes[n].total == 0))
+    for (uint32_t n = leaf; n != kNoIndex; n = nodes[n].parent) {
+        const bool wasEmpty = nodes[n].total == 0;
+        nodes[n].total += delta;
+        if (n != 0 && wasEmpty != (nodes[n].total == 0))
             wasEmpty ? --m_emptyNodes : ++m_emptyNodes;
-        const uint32_t frame = m_nodes[n].frame;
+        const uint32_t frame = nodes[n].frame;
         if (n != 0 && m_frameSeen[frame] != m_walks) {
             m_frameSeen[frame] = m_walks;
             m_frameTotal[frame] += delta;
@@ -246,13 +286,33 @@ uint32_t CallTreeUpdater::walk(const Profile &profile, const FrameTable &frames,
     return leaf;
 }
 
-CallTree CallTreeUpdater::update(const Profile &profile, const FrameTable &frames, std::span<const int64_t> perStack,
-                                 const std::vector<uint32_t> *changed)
+std::shared_ptr<const CallTree> CallTreeUpdater::takeTree()
+{
+    if (chunked::exclusive(m_tree))
+        return nullptr;
+    // A reader holds the tree the last update returned: the nodes go on in a copy, made in the arrays of a tree
+    // that readers have let go of when there is one. The children lists are written afresh by writeChildren.
+    std::shared_ptr<const CallTree> previous = std::move(m_tree);
+    CallTreeRecycler::Arrays arrays = m_recycler->take();
+    auto tree = std::make_shared<CallTree>();
+    assignWithRoom(arrays.nodes, previous->m_nodes.data(), previous->m_nodes.data() + previous->m_nodes.size());
+    tree->m_nodes = std::move(arrays.nodes);
+    tree->m_childOffsets = std::move(arrays.childOffsets);
+    tree->m_children = std::move(arrays.children);
+    tree->m_recycler = m_recycler;
+    m_tree = std::move(tree);
+    return previous;
+}
+
+std::shared_ptr<const CallTree> CallTreeUpdater::update(const Profile &profile, const FrameTable &frames,
+                                                        std::span<const int64_t> perStack,
+                                                        const std::vector<uint32_t> *changed)
 {
     if (perStack.size() < m_values.size() || frames.size() < m_frames) {
         *this = CallTreeUpdater{}; // not the profile this tree grew from: start over
         changed = nullptr;
     }
+    const std::shared_ptr<const CallTree> previous = takeTree();
     m_frames = frames.size();
     m_frameSelf.resize(m_frames, 0);
     m_frameTotal.resize(m_frames, 0);
@@ -275,8 +335,11 @@ CallTree CallTreeUpdater::update(const Profile &profile, const FrameTable &frame
             visit(s);
     }
 
-    writeChildren(frames);
-    return m_emptyNodes == 0 ? publish() : publishSkippingEmpty();
+    writeChildren(frames, previous.get());
+    m_tree->m_maxDepth = m_maxDepth;
+    if (m_emptyNodes == 0)
+        return m_tree; // shared from now on: the next update copies it
+    return std::make_shared<const CallTree>(publishSkippingEmpty());
 }
 
 CallTree::~CallTree()
@@ -304,67 +367,55 @@ CallTreeRecycler::Arrays CallTreeRecycler::take()
     return out;
 }
 
-namespace {
-
-// Capacity for n, with room to spare when it has to grow: the tree grows a little with every refresh, and an
-// array sized exactly would be reallocated, its pages faulted in afresh, every time.
-template <typename T>
-void reserveWithRoom(std::vector<T> &out, size_t n)
+void CallTreeUpdater::writeChildren(const FrameTable &frames, const CallTree *previous)
 {
-    if (out.capacity() < n)
-        out.reserve(n + n / 8 + 1024);
-}
-
-// Makes `out` hold [first, last), in its own memory when that is large enough.
-template <typename T>
-void assignWithRoom(std::vector<T> &out, const T *first, const T *last)
-{
-    out.clear(); // nothing of the old contents is copied if it has to grow
-    reserveWithRoom(out, static_cast<size_t>(last - first));
-    out.assign(first, last);
-}
-
-} // namespace
-
-void CallTreeUpdater::writeChildren(const FrameTable &frames)
-{
-    const size_t known = m_nodes.size();
-    if (m_newChildren.empty() && m_childOffsets.size() == known + 1)
+    CallTree &tree = *m_tree;
+    const std::vector<CallTree::Node> &nodes = tree.m_nodes;
+    const size_t known = nodes.size();
+    // The lists as of the last update: the shared tree's when m_tree is a fresh copy, else m_tree's own.
+    const std::vector<uint32_t> &oldOffsets = previous ? previous->m_childOffsets : tree.m_childOffsets;
+    const std::vector<uint32_t> &oldChildren = previous ? previous->m_children : tree.m_children;
+    if (m_newChildren.empty() && oldOffsets.size() == known + 1) {
+        if (previous) {
+            assignWithRoom(tree.m_childOffsets, oldOffsets.data(), oldOffsets.data() + oldOffsets.size());
+            assignWithRoom(tree.m_children, oldChildren.data(), oldChildren.data() + oldChildren.size());
+        }
         return;
-    if (m_childOffsets.empty())
-        m_childOffsets.assign(1, 0);
+    }
     // The new nodes by parent, and under one parent in frame-name order (names are unique: FrameTable keys frames
     // by name, so the order is strict, as build()'s is).
-    const auto nameOf = [&](uint32_t node) -> const std::string & { return frames.frame(m_nodes[node].frame).name; };
+    const auto nameOf = [&](uint32_t node) -> const std::string & { return frames.frame(nodes[node].frame).name; };
     std::sort(m_newChildren.begin(), m_newChildren.end(), [&](const NewChild &a, const NewChild &b) {
         return a.parent != b.parent ? a.parent < b.parent : nameOf(a.node) < nameOf(b.node);
     });
     // Parents without a new child keep their list: copied in runs (memory order). The others merge their old
-    // list with the new children.
-    std::vector<uint32_t> offsets;
-    std::vector<uint32_t> children;
-    offsets.reserve(known + 1);
-    children.reserve(known > 0 ? known - 1 : 0);
-    const size_t lastKnown = m_childOffsets.size() - 1;
+    // list with the new children. Written into the copy's own arrays when the old lists are another tree's.
+    std::vector<uint32_t> offsets = previous ? std::move(tree.m_childOffsets) : std::vector<uint32_t>{};
+    std::vector<uint32_t> children = previous ? std::move(tree.m_children) : std::vector<uint32_t>{};
+    offsets.clear();
+    children.clear();
+    reserveWithRoom(offsets, known + 1);
+    reserveWithRoom(children, known > 0 ? known - 1 : 0);
+    const size_t lastKnown = oldOffsets.empty() ? 0 : oldOffsets.size() - 1;
     size_t next = 0; // into m_newChildren
     for (uint32_t n = 0; n < known; ++n) {
         const uint32_t gainer = next < m_newChildren.size() ? m_newChildren[next].parent : kNoIndex;
         if (n != gainer && n < lastKnown) {
             const uint32_t end = static_cast<uint32_t>(std::min<size_t>(gainer, lastKnown));
-            const uint32_t from = m_childOffsets[n];
-            const uint32_t to = m_childOffsets[end];
+            const uint32_t from = oldOffsets[n];
+            const uint32_t to = oldOffsets[end];
             const uint32_t base = static_cast<uint32_t>(children.size());
-            children.insert(children.end(), m_children.begin() + from, m_children.begin() + to);
+            children.insert(children.end(), oldChildren.begin() + from, oldChildren.begin() + to);
             for (uint32_t k = n; k < end; ++k)
-                offsets.push_back(base + m_childOffsets[k] - from);
+                offsets.push_back(base + oldOffsets[k] - from);
             n = end - 1;
             continue;
         }
         offsets.push_back(static_cast<uint32_t>(children.size()));
         if (n != gainer)
             continue; // a node made since, without children
-        auto old = n < lastKnown ? m_children.begin() + m_childOffsets[n] : m_children.end();
-        const auto oldEnd = n < lastKnown ? m_children.begin() + m_childOffsets[n + 1] : m_children.end();
+        auto old = n < lastKnown ? oldChildren.begin() + oldOffsets[n] : oldChildren.end();
+        const auto oldEnd = n < lastKnown ? oldChildren.begin() + oldOffsets[n + 1] : oldChildren.end();
         for (; next < m_newChildren.size() && m_newChildren[next].parent == n; ++next) {
             const uint32_t added = m_newChildren[next].node;
             for (; old != oldEnd && nameOf(*old) < nameOf(added); ++old)
@@ -374,37 +425,23 @@ void CallTreeUpdater::writeChildren(const FrameTable &frames)
         children.insert(children.end(), old, oldEnd);
     }
     offsets.push_back(static_cast<uint32_t>(children.size()));
-    m_childOffsets = std::move(offsets);
-    m_children = std::move(children);
+    tree.m_childOffsets = std::move(offsets);
+    tree.m_children = std::move(children);
     m_newChildren.clear();
-}
-
-CallTree CallTreeUpdater::publish()
-{
-    // Every node holds a value: the tree is the updater's own nodes and children lists, copied into arrays a
-    // previous tree gave back when there are some.
-    CallTree tree;
-    CallTreeRecycler::Arrays arrays = m_recycler->take();
-    assignWithRoom(arrays.nodes, m_nodes.data(), m_nodes.data() + m_nodes.size());
-    assignWithRoom(arrays.childOffsets, m_childOffsets.data(), m_childOffsets.data() + m_childOffsets.size());
-    assignWithRoom(arrays.children, m_children.data(), m_children.data() + m_children.size());
-    tree.m_maxDepth = m_maxDepth;
-    tree.m_nodes = std::move(arrays.nodes);
-    tree.m_childOffsets = std::move(arrays.childOffsets);
-    tree.m_children = std::move(arrays.children);
-    tree.m_recycler = m_recycler;
-    return tree;
 }
 
 CallTree CallTreeUpdater::publishSkippingEmpty() const
 {
     // The tree of the paths that hold a value, parents before children as in build().
     CallTree tree;
-    const size_t known = m_nodes.size();
+    const std::vector<CallTree::Node> &nodes = m_tree->m_nodes;
+    const std::vector<uint32_t> &childOffsets = m_tree->m_childOffsets;
+    const std::vector<uint32_t> &children = m_tree->m_children;
+    const size_t known = nodes.size();
     std::vector<uint32_t> newId(known, kNoIndex);
     tree.m_nodes.reserve(known);
     for (uint32_t n = 0; n < known; ++n) {
-        const CallTree::Node &node = m_nodes[n];
+        const CallTree::Node &node = nodes[n];
         if (n != 0 && node.total == 0)
             continue;
         newId[n] = static_cast<uint32_t>(tree.m_nodes.size());
@@ -426,9 +463,9 @@ CallTree CallTreeUpdater::publishSkippingEmpty() const
         if (newId[n] == kNoIndex)
             continue;
         tree.m_childOffsets.push_back(static_cast<uint32_t>(tree.m_children.size()));
-        for (uint32_t i = m_childOffsets[n]; i < m_childOffsets[n + 1]; ++i) {
-            if (newId[m_children[i]] != kNoIndex)
-                tree.m_children.push_back(newId[m_children[i]]);
+        for (uint32_t i = childOffsets[n]; i < childOffsets[n + 1]; ++i) {
+            if (newId[children[i]] != kNoIndex)
+                tree.m_children.push_back(newId[children[i]]);
         }
     }
     tree.m_childOffsets.push_back(static_cast<uint32_t>(tree.m_children.size()));

@@ -50,6 +50,9 @@ public:
     static CallTree withChildren(std::vector<Node> nodes, std::vector<uint32_t> childOffsets,
                                  std::vector<uint32_t> children);
 
+    // A tree of the root alone (no samples).
+    static CallTree withRoot();
+
     size_t size() const { return m_nodes.size(); }
     const Node &node(uint32_t id) const { return m_nodes[id]; }
     std::span<const uint32_t> children(uint32_t id) const
@@ -86,9 +89,9 @@ private:
     std::shared_ptr<CallTreeRecycler> m_recycler;
 };
 
-// The arrays of trees an updater published, once their readers let go of them, kept for the updater's next tree:
-// a refresh then writes into memory that is already mapped instead of faulting a whole fresh copy of the tree in
-// (some 15 MB per refresh at 400,000 nodes). One set is kept; more are freed.
+// The arrays of trees an updater copied on write, once their readers let go of them, kept for the updater's next
+// copy: a refresh then writes into memory that is already mapped instead of faulting a whole fresh copy of the tree
+// in (some 15 MB per refresh at 400,000 nodes). One set is kept; more are freed.
 //
 // Thread: any; trees are dropped on whichever thread held them last.
 class CallTreeRecycler {
@@ -118,13 +121,16 @@ private:
 // Thread: one caller at a time.
 class CallTreeUpdater {
 public:
+    CallTreeUpdater();
+
     // `changed`, when given, names every stack whose value may differ from the previous update's (repeats are
     // fine; stacks new since then must be in it): only those are read, so an update costs nothing per stack the
     // last flush left alone. Without it, every stack's value is compared.
-    CallTree update(const Profile &profile, const FrameTable &frames, std::span<const int64_t> perStack,
-                    const std::vector<uint32_t> *changed = nullptr);
+    std::shared_ptr<const CallTree> update(const Profile &profile, const FrameTable &frames,
+                                           std::span<const int64_t> perStack,
+                                           const std::vector<uint32_t> *changed = nullptr);
     // Nodes known so far, including paths whose value fell back to zero (left out of the trees returned).
-    size_t knownNodes() const { return m_nodes.size(); }
+    size_t knownNodes() const { return m_tree->m_nodes.size(); }
     // Per frame, as of the last update: its self value, and its total (each stack counted once however often
     // the frame recurs in it), kept up to date along the same walks, so that the function table costs a pass
     // over the frames rather than over the tree. Equal to FunctionTable::fromCallTree on the tree returned.
@@ -138,14 +144,18 @@ private:
     };
     uint32_t walk(const Profile &profile, const FrameTable &frames, uint32_t stack, int64_t delta);
     uint32_t child(uint32_t parent, uint32_t frame);
-    // Brings the children lists up to date with the nodes made since they were last written.
-    void writeChildren(const FrameTable &frames);
+    // Makes m_tree the updater's alone, copying its nodes when a published tree still shares them; returns the
+    // tree it shared, whose children lists writeChildren then reads (null when m_tree was not shared).
+    std::shared_ptr<const CallTree> takeTree();
+    // Brings m_tree's children lists up to date with the nodes made since they were last written, from the lists
+    // of `previous` when given (the tree m_tree was copied from) or of m_tree itself.
+    void writeChildren(const FrameTable &frames, const CallTree *previous);
 
-    std::vector<CallTree::Node> m_nodes{CallTree::Node{}};
-    // Every node's children, ordered by frame name, in CSR form (as CallTree keeps them), as of the last update;
-    // nodes made since wait in m_newChildren. A list per node would cost some 40 bytes a node more.
-    std::vector<uint32_t> m_childOffsets;
-    std::vector<uint32_t> m_children;
+    // Every node known, and their children ordered by frame name in CSR form (as of the last update; nodes made
+    // since wait in m_newChildren). While every node holds a value (a growing session, no filter) this is the
+    // very tree update() returns: the next update copies it only if a reader still holds it (copy on write),
+    // so a session keeps the tree the views show and the one the next flush makes, not a third.
+    std::shared_ptr<CallTree> m_tree;
     std::vector<NewChild> m_newChildren;
     U64ToU32Map m_childOf; // (parent << 32 | frame) -> node
     std::vector<int64_t> m_values;                     // per stack, as of the last update
@@ -156,12 +166,10 @@ private:
     std::vector<uint32_t> m_frameSeen; // per frame: the walk that last counted it (recursion counts once)
     uint32_t m_walks = 0;
     size_t m_frames = 0; // frames known at the last update
-    // Publishing: while every node holds a value (a growing session, no filter) the tree returned is the
-    // updater's own nodes and children lists, so a refresh copies arrays instead of walking the tree.
     size_t m_emptyNodes = 0; // nodes other than the root whose total is 0
     uint32_t m_maxDepth = 0;
+    // The arrays of trees copied on write, once their readers let go, for the next copy.
     std::shared_ptr<CallTreeRecycler> m_recycler = std::make_shared<CallTreeRecycler>();
-    CallTree publish();
     CallTree publishSkippingEmpty() const;
 };
 

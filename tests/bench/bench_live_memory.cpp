@@ -240,7 +240,8 @@ int main(int argc, char **argv)
         auto tree = std::make_shared<CallTreeUpdater>();
         auto held = std::make_shared<std::shared_ptr<const LiveSnapshot>>();
         auto frames = std::make_shared<std::shared_ptr<const FrameTable>>();
-        return [live, tree, held, frames](const std::shared_ptr<const Flush> &f) {
+        auto shown = std::make_shared<std::shared_ptr<const CallTree>>(); // the tree the views hold until the next
+        return [live, tree, held, frames, shown](const std::shared_ptr<const Flush> &f) {
             if (!live->add(f).ok())
                 std::abort();
             *held = live->snapshot();
@@ -248,7 +249,7 @@ int main(int argc, char **argv)
             if (!*frames) // every flush carries every location, so the first one's frames are all there are
                 *frames = std::make_shared<const FrameTable>(p);
             const auto perStack = valuesPerStack(p, p.sampleTypeIndex("cpu-time"), {});
-            tree->update(p, **frames, perStack);
+            *shown = tree->update(p, **frames, perStack);
             return p.sampleCount();
         };
     });

@@ -254,7 +254,7 @@ void TestCallTree::updaterFollowsGrowingValues()
             std::fill(mask.begin(), mask.end(), uint8_t(1));
         }
         const std::vector<int64_t> perStack = valuesPerStack(p, type, mask);
-        const CallTree updated = updater.update(p, frames, perStack);
+        const CallTree updated = *updater.update(p, frames, perStack);
         const CallTree built = *CallTree::build(p, frames, perStack);
         QCOMPARE(updated.size(), built.size());
         QCOMPARE(updated.total(), built.total());
@@ -263,7 +263,7 @@ void TestCallTree::updaterFollowsGrowingValues()
         QCOMPARE(wrongDeepest(built), QString());
         QCOMPARE(wrongDeepest(updated), QString());
         QCOMPARE(updated.node(0).deepest, built.node(0).deepest);
-        const CallTree fromHints = hinted.update(p, frames, perStack, step <= kSteps ? &changed : nullptr);
+        const CallTree fromHints = *hinted.update(p, frames, perStack, step <= kSteps ? &changed : nullptr);
         QVERIFY2(fromHints.dump(frames) == built.dump(frames), qPrintable(QStringLiteral("hinted, step %1").arg(step)));
         QCOMPARE(wrongDeepest(fromHints), QString());
         // The per-frame values it keeps along the way give the function table of the tree it returned.
@@ -285,9 +285,9 @@ void TestCallTree::updaterFollowsGrowingValues()
     if (!more.empty()) {
         more[p.sampleStackId(0)] += 1000;
         const std::vector<uint32_t> none;
-        QCOMPARE(hinted.update(p, frames, more, &none).total(), before);
+        QCOMPARE(hinted.update(p, frames, more, &none)->total(), before);
         const std::vector<uint32_t> first{p.sampleStackId(0)};
-        QCOMPARE(hinted.update(p, frames, more, &first).total(), before + 1000);
+        QCOMPARE(hinted.update(p, frames, more, &first)->total(), before + 1000);
     }
 }
 
@@ -314,17 +314,18 @@ void TestCallTree::updaterFollowsAGrowingProfile()
         const Profile &merged = merger.result();
         const FrameTable frames(merged);
         const std::vector<int64_t> perStack = valuesPerStack(merged, 0, {});
-        const CallTree updated = updater.update(merged, frames, perStack);
+        const CallTree updated = *updater.update(merged, frames, perStack);
         QCOMPARE(updated.dump(frames), CallTree::build(merged, frames, perStack)->dump(frames));
     }
     const FrameTable frames(merger.result());
-    QVERIFY(updater.update(merger.result(), frames, valuesPerStack(merger.result(), 0, {})).dump(frames).find(
+    QVERIFY(updater.update(merger.result(), frames, valuesPerStack(merger.result(), 0, {}))->dump(frames).find(
                 "      aa_new 11 11\n") != std::string::npos);
 }
 
-// A tree the updater published and its readers dropped lends its arrays to the updater's next tree, while a tree
-// still held keeps its own and its values. If this fails, every live refresh faults a fresh copy of the whole
-// tree in, or a tree a view still reads is overwritten by the next refresh.
+// The tree an update returns is the updater's own: while no reader holds it the next update writes it in place;
+// while one does, the next update works on a copy (copy on write), made in the arrays of a tree that readers have
+// since dropped. If this fails, a tree a view still reads is overwritten by the next refresh, every refresh
+// faults a fresh copy of the whole tree in, or a session keeps a third copy of its tree.
 void TestCallTree::updaterReusesDroppedTreesArrays()
 {
     const Profile p = handBuilt();
@@ -332,27 +333,35 @@ void TestCallTree::updaterReusesDroppedTreesArrays()
     std::vector<int64_t> perStack = valuesPerStack(p, 0, {});
     CallTreeUpdater updater;
     const CallTree::Node *dropped = nullptr;
-    size_t droppedSize = 0;
     {
-        const CallTree first = updater.update(p, frames, perStack);
-        dropped = &first.node(0);
-        droppedSize = first.size();
+        const std::shared_ptr<const CallTree> first = updater.update(p, frames, perStack);
+        dropped = &first->node(0);
     }
-    // Had the dropped tree's nodes been freed, an allocation of their size would most likely take their memory.
-    const std::vector<CallTree::Node> decoy(droppedSize + droppedSize / 8 + 1024);
     perStack[0] += 5;
-    const CallTree second = updater.update(p, frames, perStack);
-    QCOMPARE(&second.node(0), dropped);
-    QVERIFY(&decoy.front() != dropped);
-    QCOMPARE(second.dump(frames), CallTree::build(p, frames, perStack)->dump(frames));
+    std::shared_ptr<const CallTree> second = updater.update(p, frames, perStack);
+    QCOMPARE(&second->node(0), dropped); // nobody held the first: written in place
+    QCOMPARE(second->dump(frames), CallTree::build(p, frames, perStack)->dump(frames));
 
-    const std::string held = second.dump(frames);
+    const std::string held = second->dump(frames);
     perStack[0] += 5;
-    const CallTree third = updater.update(p, frames, perStack);
-    QVERIFY(&third.node(0) != &second.node(0));
-    QCOMPARE(second.dump(frames), held);
-    QCOMPARE(third.dump(frames), CallTree::build(p, frames, perStack)->dump(frames));
-    QVERIFY(third.dump(frames) != held);
+    const std::shared_ptr<const CallTree> third = updater.update(p, frames, perStack);
+    QVERIFY(&third->node(0) != &second->node(0));
+    QCOMPARE(second->dump(frames), held); // the copy took the change, the held tree kept its values
+    QCOMPARE(third->dump(frames), CallTree::build(p, frames, perStack)->dump(frames));
+    QVERIFY(third->dump(frames) != held);
+
+    // The second tree, dropped by its reader, lends its arrays to the copy the next update makes of the third.
+    const CallTree::Node *secondNodes = &second->node(0);
+    const std::string thirdDump = third->dump(frames);
+    second.reset();
+    // Had the dropped tree's nodes been freed, an allocation of their size would most likely take their memory.
+    const std::vector<CallTree::Node> decoy(p.stacks().size() * 8 + 1024);
+    perStack[0] += 5;
+    const std::shared_ptr<const CallTree> fourth = updater.update(p, frames, perStack);
+    QCOMPARE(&fourth->node(0), secondNodes);
+    QVERIFY(&decoy.front() != secondNodes);
+    QCOMPARE(third->dump(frames), thirdDump);
+    QCOMPARE(fourth->dump(frames), CallTree::build(p, frames, perStack)->dump(frames));
 }
 
 QTEST_GUILESS_MAIN(TestCallTree)
