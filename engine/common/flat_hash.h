@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -94,6 +95,69 @@ private:
     }
 
     std::vector<Slot> m_slots;
+    size_t m_mask = 0;
+    size_t m_size = 0;
+};
+
+// An open-addressing table of 32-bit indices into the caller's own rows, for maps whose key is already stored in
+// those rows (an aggregated sample's stack and label set, a call-tree node's parent and frame): a slot is the
+// index alone, 4 bytes where a map that keeps its keys takes 12 or more. A lookup hashes the key it looks for and
+// asks the caller whether the row at a probed index holds it; growing asks the caller for the hash of each row.
+//
+// Thread: not synchronised.
+class IndexHashTable {
+public:
+    static constexpr uint32_t kNone = UINT32_MAX;
+
+    // The index of the row `matches` accepts among those inserted under `hash`, or kNone.
+    template <typename Matches>
+    uint32_t find(uint64_t hash, Matches &&matches) const
+    {
+        if (m_slots.empty())
+            return kNone;
+        for (size_t i = slot(hash);; i = (i + 1) & m_mask) {
+            const uint32_t index = m_slots[i];
+            if (index == kNone || matches(index))
+                return index;
+        }
+    }
+
+    // Adds `index` (not kNone, not present) under `hash`. `hashOf(index)` gives the hash of a row already in the
+    // table, for when it grows.
+    template <typename HashOf>
+    void insert(uint64_t hash, uint32_t index, HashOf &&hashOf)
+    {
+        if ((m_size + 1) * 4 > m_slots.size() * 3) {
+            std::vector<uint32_t> old(std::max<size_t>(16, m_slots.size() * 2), kNone);
+            old.swap(m_slots);
+            m_mask = m_slots.size() - 1;
+            for (uint32_t kept : old) {
+                if (kept != kNone)
+                    place(hashOf(kept), kept);
+            }
+        }
+        place(hash, index);
+        ++m_size;
+    }
+
+    size_t size() const { return m_size; }
+    size_t memoryBytes() const { return m_slots.capacity() * sizeof(uint32_t); }
+
+private:
+    size_t slot(uint64_t hash) const
+    {
+        const uint64_t h = hash * 0x9E3779B97F4A7C15ull;
+        return (h ^ (h >> 29)) & m_mask;
+    }
+    void place(uint64_t hash, uint32_t index)
+    {
+        size_t i = slot(hash);
+        while (m_slots[i] != kNone)
+            i = (i + 1) & m_mask;
+        m_slots[i] = index;
+    }
+
+    std::vector<uint32_t> m_slots;
     size_t m_mask = 0;
     size_t m_size = 0;
 };

@@ -237,19 +237,22 @@ CallTreeUpdater::CallTreeUpdater() : m_tree(std::make_shared<CallTree>(CallTree:
 uint32_t CallTreeUpdater::child(uint32_t parent, uint32_t frame)
 {
     std::vector<CallTree::Node> &nodes = m_tree->m_nodes;
-    bool inserted = false;
-    const auto candidate = static_cast<uint32_t>(nodes.size());
-    const uint32_t node = m_childOf.findOrInsert((static_cast<uint64_t>(parent) << 32) | frame, candidate, inserted);
-    if (inserted) {
-        const uint32_t depth = nodes[parent].depth + 1;
-        reserveWithRoom(nodes, nodes.size() + 1);
-        nodes.push_back(CallTree::Node{frame, parent, depth, depth, 0, 0});
-        for (uint32_t p = parent; p != kNoIndex && nodes[p].deepest < depth; p = nodes[p].parent)
-            nodes[p].deepest = depth;
-        m_newChildren.push_back({parent, node});
-        m_maxDepth = std::max(m_maxDepth, depth);
-        ++m_emptyNodes;
-    }
+    const auto keyOf = [](uint32_t p, uint32_t f) { return (static_cast<uint64_t>(p) << 32) | f; };
+    const uint32_t found = m_childOf.find(keyOf(parent, frame), [&](uint32_t n) {
+        return nodes[n].parent == parent && nodes[n].frame == frame;
+    });
+    if (found != IndexHashTable::kNone)
+        return found;
+    const auto node = static_cast<uint32_t>(nodes.size());
+    const uint32_t depth = nodes[parent].depth + 1;
+    reserveWithRoom(nodes, nodes.size() + 1);
+    nodes.push_back(CallTree::Node{frame, parent, depth, depth, 0, 0});
+    m_childOf.insert(keyOf(parent, frame), node, [&](uint32_t n) { return keyOf(nodes[n].parent, nodes[n].frame); });
+    for (uint32_t p = parent; p != kNoIndex && nodes[p].deepest < depth; p = nodes[p].parent)
+        nodes[p].deepest = depth;
+    m_newChildren.push_back({parent, node});
+    m_maxDepth = std::max(m_maxDepth, depth);
+    ++m_emptyNodes;
     return node;
 }
 

@@ -157,7 +157,7 @@ private:
     // so a session keeps the tree the views show and the one the next flush makes, not a third.
     std::shared_ptr<CallTree> m_tree;
     std::vector<NewChild> m_newChildren;
-    U64ToU32Map m_childOf; // (parent << 32 | frame) -> node
+    IndexHashTable m_childOf; // nodes other than the root by (parent, frame), which the nodes hold
     std::vector<int64_t> m_values;                     // per stack, as of the last update
     std::vector<uint32_t> m_leaf;                      // per stack: the node its path ends at, once walked
     std::vector<uint32_t> m_path;

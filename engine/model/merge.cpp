@@ -310,15 +310,19 @@ private:
         }
         // Identical samples have the same stack and the same label set: the pair of ids is the key.
         const uint32_t labelSet = m_dst.internLabelSet(labels);
-        bool inserted = false;
-        const auto index = static_cast<uint32_t>(m_dst.sampleCount());
-        const uint32_t found =
-            m_sampleByKey.findOrInsert((static_cast<uint64_t>(stackId) << 32) | labelSet, index, inserted);
-        if (!inserted) {
+        const auto keyOf = [](uint32_t stack, uint32_t set) { return (static_cast<uint64_t>(stack) << 32) | set; };
+        const uint32_t found = m_sampleByKey.find(keyOf(stackId, labelSet), [&](uint32_t sample) {
+            return m_dst.sampleStackId(sample) == stackId && m_dst.sampleLabelSetId(sample) == labelSet;
+        });
+        if (found != IndexHashTable::kNone) {
             m_dst.addToSampleValues(found, values);
             return found;
         }
+        const auto index = static_cast<uint32_t>(m_dst.sampleCount());
         m_dst.addSampleWithIds(stackId, values, labelSet);
+        m_sampleByKey.insert(keyOf(stackId, labelSet), index, [&](uint32_t sample) {
+            return keyOf(m_dst.sampleStackId(sample), m_dst.sampleLabelSetId(sample));
+        });
         return index;
     }
 
@@ -384,7 +388,7 @@ private:
     std::map<std::tuple<uint64_t, uint64_t, uint64_t, StringId, StringId>, uint32_t> m_mappings;
     std::map<std::tuple<StringId, StringId, StringId, int64_t>, uint32_t> m_functions;
     std::map<std::vector<int64_t>, uint32_t> m_locations;
-    U64ToU32Map m_sampleByKey; // (stack id << 32 | label set id) -> aggregated sample
+    IndexHashTable m_sampleByKey; // aggregated samples by (stack id, label set id), which their columns hold
     // Given session ids: what the recorder's location and stack ids became here (kNoIndex: not met yet), as
     // of naming epoch m_namingEpoch and the recorder's stack generation m_stackGeneration.
     std::vector<uint32_t> m_locationById;
