@@ -31,10 +31,10 @@ std::vector<float> flushWeights(const LiveSnapshot &snap, const TimelineChunk &c
     const ChunkedColumn<uint32_t> &hitsOf = snap.sampleHits();
     const std::vector<uint8_t> hidden = hiddenThreadMask(snap, hiddenThreads);
     std::vector<uint32_t> inFlush(hitsOf.size(), 0);
-    for (uint32_t sample : chunk.sample) {
+    chunk.forEach([&](int64_t, uint32_t sample) {
         if (sample < inFlush.size())
             inFlush[sample]++;
-    }
+    });
     std::vector<float> weights(hitsOf.size(), 0.0f);
     for (size_t i = 0; i < weights.size(); ++i) {
         const uint32_t thread = threadOf[i];
@@ -82,7 +82,7 @@ std::shared_ptr<const ComparisonSide> deriveFlushSide(const LiveSnapshot &snap, 
     const ChunkedColumn<uint32_t> &threadOf = snap.sampleThread();
     const ChunkedColumn<uint32_t> &hitsOf = snap.sampleHits();
     const std::vector<uint8_t> hidden = hiddenThreadMask(snap, hiddenThreads);
-    std::vector<uint32_t> samples = chunk.sample;
+    std::vector<uint32_t> samples = chunk.entrySamples();
     std::sort(samples.begin(), samples.end());
     auto perStack = std::make_shared<std::vector<int64_t>>(profile.stacks().size(), 0);
     auto side = std::make_shared<ComparisonSide>();

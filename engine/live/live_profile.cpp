@@ -124,8 +124,6 @@ Status LiveProfile::add(const std::shared_ptr<const Flush> &flushPtr)
     chunk->startNs = flush.startNs;
     chunk->endNs = std::max(flush.endNs, flush.startNs);
     chunk->lost = flush.lost >= m_lastLost ? flush.lost - m_lastLost : flush.lost;
-    chunk->offsetMs.reserve(profile.sampleCount());
-    chunk->sample.reserve(profile.sampleCount());
     std::string name;
     std::vector<uint32_t> threadOf(profile.sampleCount());
     std::vector<int64_t> cpuOf(profile.sampleCount(), 0);
@@ -139,15 +137,15 @@ Status LiveProfile::add(const std::shared_ptr<const Flush> &flushPtr)
             cpuOf[i] = profile.sampleValues(i)[static_cast<size_t>(cpuType)];
         const int64_t time = labels.timeNs != 0 ? labels.timeNs : chunk->endNs;
         const int64_t offset = std::clamp<int64_t>((time - chunk->startNs) / kNsPerMs, 0, UINT16_MAX);
-        chunk->offsetMs.push_back(static_cast<uint16_t>(offset));
-        chunk->sample.push_back(destination[i]);
+        chunk->append(static_cast<uint16_t>(offset), destination[i]);
     }
     if (m_flushes == 0)
         m_startNs = flush.startNs;
     m_endNs = std::max(m_endNs, chunk->endNs);
     m_lastLost = flush.lost;
+    chunk->finish();
     addBins(*chunk, threadOf, cpuOf);
-    chunk->samples = chunk->sample.size(); // what this flush holds, whatever the flush's counters mean
+    chunk->samples = chunk->entryCount(); // what this flush holds, whatever the flush's counters mean
     m_chunks.push_back(std::move(chunk));
     const std::vector<int64_t> flushTotals = profile.totals();
     m_totals.resize(std::max(m_totals.size(), flushTotals.size()), 0);
@@ -168,13 +166,14 @@ void LiveProfile::addBins(TimelineChunk &chunk, const std::vector<uint32_t> &thr
     chunk.binThreads = m_threads.size();
     chunk.binCpuNs.assign(chunk.binThreads * chunk.binCount, 0);
     chunk.binSamples.assign(chunk.binThreads * chunk.binCount, 0);
-    for (size_t i = 0; i < chunk.sample.size(); ++i) {
-        const size_t b = std::min(binOf(chunk.timeOf(i)) - std::min(binOf(chunk.timeOf(i)), chunk.firstBin),
-                                  chunk.binCount - 1);
+    size_t i = 0; // the entries are the flush's samples, in order
+    chunk.forEach([&](int64_t timeNs, uint32_t) {
+        const size_t b = std::min(binOf(timeNs) - std::min(binOf(timeNs), chunk.firstBin), chunk.binCount - 1);
         const size_t cell = threadOf[i] * chunk.binCount + b;
         chunk.binCpuNs[cell] += cpuOf[i];
         chunk.binSamples[cell]++;
-    }
+        ++i;
+    });
 }
 
 std::shared_ptr<const LiveSnapshot> LiveProfile::snapshot() const

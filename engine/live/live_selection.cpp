@@ -29,11 +29,10 @@ std::vector<float> selectionWeights(const LiveSnapshot &snapshot, const LiveSele
     for (const auto &chunk : snapshot.chunks) {
         if (chunk->endNs < selection.startNs || chunk->startNs > selection.endNs)
             continue; // entries are clamped into their flush's span
-        for (size_t i = 0; i < chunk->sample.size(); ++i) {
-            const int64_t t = chunk->timeOf(i);
-            if (t >= selection.startNs && t <= selection.endNs)
-                inRange[chunk->sample[i]]++;
-        }
+        chunk->forEach([&](int64_t t, uint32_t agg) {
+            if (t >= selection.startNs && t <= selection.endNs && agg < n)
+                inRange[agg]++;
+        });
     }
     for (size_t i = 0; i < n; ++i) {
         const uint32_t thread = threadOf[i];
@@ -100,16 +99,15 @@ ThreadActivity bucketActivity(const LiveSnapshot &snapshot, int64_t bucketNs)
     const ChunkedColumn<uint32_t> &threadOf = snapshot.sampleThread();
     const ChunkedColumn<uint32_t> &hitsOf = snapshot.sampleHits();
     for (const auto &chunk : snapshot.chunks) {
-        for (size_t i = 0; i < chunk->sample.size(); ++i) {
-            const uint32_t agg = chunk->sample[i];
+        chunk->forEach([&](int64_t timeNs, uint32_t agg) {
             const uint32_t thread = threadOf[agg];
             if (thread >= threads)
-                continue;
-            const size_t bucket = activity.bucketAt(chunk->timeOf(i));
+                return;
+            const size_t bucket = activity.bucketAt(timeNs);
             const uint32_t hits = std::max<uint32_t>(hitsOf[agg], 1);
             activity.cpuNs[thread][bucket] += snapshot.sampleCpuNs(agg) / hits;
             activity.samples[thread][bucket]++;
-        }
+        });
     }
     return activity;
 }

@@ -52,32 +52,30 @@ void Heatmap::add(int64_t timeNs, int64_t value)
 void Heatmap::addChunk(const TimelineChunk &chunk, const ChunkedColumn<uint32_t> &sampleThread,
                        const std::vector<uint8_t> &hidden)
 {
-    const int64_t chunkOffset = chunk.startNs - m_startNs;
     // The chunk's last entry is its latest: grow once, not per entry.
-    if (!chunk.offsetMs.empty()) {
-        const int64_t last = chunkOffset + *std::max_element(chunk.offsetMs.begin(), chunk.offsetMs.end()) * 1'000'000LL;
+    if (chunk.entryCount() > 0) {
+        const int64_t last = chunk.lastEntryNs() - m_startNs;
         if (last >= 0)
             growTo(static_cast<size_t>(last / kColumnNs) + 1);
     }
-    for (size_t i = 0; i < chunk.offsetMs.size(); ++i) {
-        const uint32_t sample = chunk.sample[i];
+    chunk.forEach([&](int64_t timeNs, uint32_t sample) {
         const uint32_t thread = sample < sampleThread.size() ? sampleThread[sample] : kNoIndex;
         if (thread < hidden.size() && hidden[thread])
-            continue;
-        const int64_t offset = chunkOffset + static_cast<int64_t>(chunk.offsetMs[i]) * 1'000'000;
+            return;
+        const int64_t offset = timeNs - m_startNs;
         if (offset < 0) {
             ++m_beforeStart;
-            continue;
+            return;
         }
         if (static_cast<uint64_t>(offset / kColumnNs) >= kMaxColumns) {
             ++m_pastLimit;
-            continue;
+            return;
         }
         int64_t &cell = m_cells[cellIndexOf(offset)];
         m_max = std::max(m_max, ++cell);
         ++m_total;
         ++m_timed;
-    }
+    });
 }
 
 void Heatmap::extendTo(int64_t endNs)

@@ -15,7 +15,7 @@ size_t LiveSnapshot::timelineSamples() const
 {
     size_t n = 0;
     for (const auto &chunk : chunks)
-        n += chunk->sample.size();
+        n += chunk->entryCount();
     return n;
 }
 
@@ -67,10 +67,10 @@ std::vector<uint32_t> LiveSnapshot::stacksChangedSince(uint32_t from) const
     if (!profile || from >= chunks.size())
         return stacks;
     for (size_t c = from; c < chunks.size(); ++c) {
-        for (uint32_t agg : chunks[c]->sample) {
+        chunks[c]->forEach([&](int64_t, uint32_t agg) {
             if (agg < profile->sampleCount())
                 stacks.push_back(profile->sampleStackId(agg));
-        }
+        });
     }
     std::sort(stacks.begin(), stacks.end());
     stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());

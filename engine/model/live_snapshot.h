@@ -3,6 +3,7 @@
 #include "engine/model/chunked_column.h"
 #include "engine/model/profile.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -11,17 +12,21 @@
 
 namespace emberline::engine {
 
-// One flush's samples on the session timeline, a few bytes each: the time as milliseconds after the flush's
+// One flush's samples on the session timeline, about four bytes each: the time as milliseconds after the flush's
 // start (a flush lasts at most 60 s, so 16 bits suffice) and the index of the aggregated session sample that
 // took its values (which gives its stack and thread). Immutable once built.
+//
+// The entries are packed, in the order they were added: per entry, the change of the time since the entry before
+// (zigzag, so that the few entries out of order cost as little) and the sample's index, each a base-128 varint.
+// The time moves by a millisecond or two from one entry to the next and an index takes three bytes up to two
+// million aggregated samples, where plain arrays took six bytes an entry: the timeline is the part of a live
+// session that grows with every sample. forEach() reads them back in order.
 struct TimelineChunk {
     uint32_t sequence = 0;
     int64_t startNs = 0;
     int64_t endNs = 0;
     uint64_t samples = 0; // samples this flush holds
     uint64_t lost = 0;    // samples lost during this flush
-    std::vector<uint16_t> offsetMs;
-    std::vector<uint32_t> sample;
     // CPU time and samples per thread in kActivityBinNs bins of the session's time, from bin `firstBin` on:
     // [thread * binCount + bin], for the threads known when the flush was added. The timeline's buckets are
     // sums of bins, so bucketing never walks the samples again.
@@ -32,12 +37,71 @@ struct TimelineChunk {
     std::vector<int64_t> binCpuNs;
     std::vector<uint32_t> binSamples;
 
-    int64_t timeOf(size_t i) const { return startNs + static_cast<int64_t>(offsetMs[i]) * 1'000'000; }
+    void append(uint16_t offsetMs, uint32_t sample)
+    {
+        const int32_t delta = static_cast<int32_t>(offsetMs) - static_cast<int32_t>(m_lastOffsetMs);
+        putVarint(static_cast<uint32_t>((delta << 1) ^ (delta >> 31)));
+        putVarint(sample);
+        m_lastOffsetMs = offsetMs;
+        m_maxOffsetMs = std::max(m_maxOffsetMs, offsetMs);
+        ++m_entries;
+    }
+    // Gives back what growing the packed entries left unused; call once the flush is added.
+    void finish() { m_packed.shrink_to_fit(); }
+
+    size_t entryCount() const { return m_entries; }
+    // The latest time of an entry (startNs without entries).
+    int64_t lastEntryNs() const { return startNs + static_cast<int64_t>(m_maxOffsetMs) * 1'000'000; }
+    // f(int64_t timeNs, uint32_t sample) for every entry, in the order they were added.
+    template <typename F>
+    void forEach(F &&f) const
+    {
+        const uint8_t *p = m_packed.data();
+        int32_t offset = 0;
+        for (size_t i = 0; i < m_entries; ++i) {
+            const uint32_t zigzag = getVarint(p);
+            offset += static_cast<int32_t>(zigzag >> 1) ^ -static_cast<int32_t>(zigzag & 1);
+            const uint32_t sample = getVarint(p);
+            f(startNs + static_cast<int64_t>(offset) * 1'000'000, sample);
+        }
+    }
+    // The aggregated sample of every entry, in order.
+    std::vector<uint32_t> entrySamples() const
+    {
+        std::vector<uint32_t> out;
+        out.reserve(m_entries);
+        forEach([&](int64_t, uint32_t sample) { out.push_back(sample); });
+        return out;
+    }
     size_t memoryBytes() const
     {
-        return offsetMs.capacity() * 2 + sample.capacity() * 4 + binCpuNs.capacity() * 8 + binSamples.capacity() * 4 +
-               sizeof(*this);
+        return m_packed.capacity() + binCpuNs.capacity() * 8 + binSamples.capacity() * 4 + sizeof(*this);
     }
+
+private:
+    void putVarint(uint32_t v)
+    {
+        while (v >= 0x80) {
+            m_packed.push_back(static_cast<uint8_t>(v | 0x80));
+            v >>= 7;
+        }
+        m_packed.push_back(static_cast<uint8_t>(v));
+    }
+    static uint32_t getVarint(const uint8_t *&p)
+    {
+        uint32_t v = 0;
+        for (unsigned shift = 0;; shift += 7) {
+            const uint8_t byte = *p++;
+            v |= static_cast<uint32_t>(byte & 0x7f) << shift;
+            if (byte < 0x80)
+                return v;
+        }
+    }
+
+    std::vector<uint8_t> m_packed;
+    size_t m_entries = 0;
+    uint16_t m_lastOffsetMs = 0;
+    uint16_t m_maxOffsetMs = 0;
 };
 
 // A thread of the session, as the timeline shows it. Keyed by thread id; the name is the latest seen.

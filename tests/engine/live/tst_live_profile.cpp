@@ -87,8 +87,9 @@ AggregateByNames byNames(const LiveSnapshot &snap)
             values[t] = snap.stackValues(static_cast<int>(t))[p.sampleStackId(i)];
     }
     for (const auto &chunk : snap.chunks) {
-        for (size_t i = 0; i < chunk->sample.size(); ++i)
-            out.timeline.push_back(std::to_string(chunk->offsetMs[i]) + " " + keys[chunk->sample[i]]);
+        chunk->forEach([&](int64_t timeNs, uint32_t agg) {
+            out.timeline.push_back(std::to_string((timeNs - chunk->startNs) / 1'000'000) + " " + keys[agg]);
+        });
     }
     return out;
 }
@@ -166,10 +167,8 @@ private Q_SLOTS:
             QCOMPARE(snap.sampleHits().size(), p.sampleCount());
             QCOMPARE(snap.totals, p.totals());
             std::vector<uint32_t> hits(p.sampleCount(), 0);
-            for (const auto &chunk : snap.chunks) {
-                for (uint32_t agg : chunk->sample)
-                    hits.at(agg)++;
-            }
+            for (const auto &chunk : snap.chunks)
+                chunk->forEach([&](int64_t, uint32_t agg) { hits.at(agg)++; });
             const StringId tidKey = p.findString("thread id");
             for (size_t i = 0; i < p.sampleCount(); ++i) {
                 QCOMPARE(snap.sampleHits()[i], hits[i]);
@@ -326,6 +325,37 @@ private Q_SLOTS:
         QCOMPARE(chooseBucketNs(2'000'000'000, 400, 0), int64_t(50'000'000));
         QCOMPARE(chooseBucketNs(2'000'000'000, 400, 200'000'000), int64_t(250'000'000));
         QCOMPARE(chooseBucketNs(1800'000'000'000, 400, 0), int64_t(5'000'000'000)); // 30 minutes: 5 s < a flush
+    }
+
+    // The packed timeline gives back every entry as it was added: times that go back as well as forward, the
+    // first and the last millisecond a flush can hold, and sample indices of every varint length up to the
+    // largest. If this fails, time ranges and the heatmap count samples at the wrong time or of the wrong stack.
+    void timelineEntriesReadBackAsAdded()
+    {
+        TimelineChunk chunk;
+        chunk.startNs = 5'000'000'000;
+        const std::vector<std::pair<uint16_t, uint32_t>> entries = {
+            {0, 0},         {3, 127},        {2, 128},      {2, 16383},       {700, 16384},   {699, 2'097'151},
+            {40'000, 2'097'152}, {12, 268'435'455}, {65'535, 268'435'456}, {0, UINT32_MAX - 1}, {65'535, 7}};
+        for (const auto &[offsetMs, sample] : entries)
+            chunk.append(offsetMs, sample);
+        chunk.finish();
+        QCOMPARE(chunk.entryCount(), entries.size());
+        QCOMPARE(chunk.lastEntryNs(), chunk.startNs + int64_t(65'535) * 1'000'000);
+        size_t i = 0;
+        chunk.forEach([&](int64_t timeNs, uint32_t sample) {
+            QCOMPARE(timeNs, chunk.startNs + int64_t(entries[i].first) * 1'000'000);
+            QCOMPARE(sample, entries[i].second);
+            ++i;
+        });
+        QCOMPARE(i, entries.size());
+        QCOMPARE(chunk.entrySamples().back(), uint32_t(7));
+        // A millisecond apart and an index under two million: four bytes an entry, not six.
+        TimelineChunk dense;
+        for (uint32_t k = 0; k < 1000; ++k)
+            dense.append(static_cast<uint16_t>(k / 2), 1'000'000 + k * 997);
+        dense.finish();
+        QVERIFY(dense.memoryBytes() - sizeof(TimelineChunk) <= 4 * 1000);
     }
 };
 
