@@ -3,8 +3,10 @@
 // thread needs (PTRACE_INTERRUPT, its schedstat read while it gets to its stop, waitpid, PTRACE_GETREGS,
 // process_vm_readv of BYTES from its stack pointer, PTRACE_CONT) and no unwinding, recording or bookkeeping.
 //
-//   bench_ptrace_round [ROUNDS] [BYTES] [INTERVAL_US]
+//   bench_ptrace_round [ROUNDS] [BYTES] [INTERVAL_US] [wait|poll]
 //
+// `poll` waits for the stop with waitpid(WNOHANG) in a loop instead of sleeping in waitpid: the tracer spends
+// the time the interrupt takes to land on a CPU instead of being woken once the child has stopped.
 // Prints the tracer's CPU per round (the sleep and its wake-up included), how long the child was held per
 // round, and the cost per round as the ptrace sampler's budget counts it (its own CPU, plus the target's
 // kernel time per stop, PtraceSamplerOptions::stopCostNs, plus the held time of a thread that wanted to run),
@@ -34,8 +36,9 @@ int main(int argc, char **argv)
     const int rounds = argc > 1 ? std::atoi(argv[1]) : 2000;
     const size_t bytes = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 8192;
     const int intervalUs = argc > 3 ? std::atoi(argv[3]) : 5000;
-    if (rounds <= 0 || bytes == 0 || intervalUs < 0) {
-        std::fprintf(stderr, "usage: bench_ptrace_round [ROUNDS] [BYTES] [INTERVAL_US]\n");
+    const std::string mode = argc > 4 ? argv[4] : "wait";
+    if (rounds <= 0 || bytes == 0 || intervalUs < 0 || (mode != "wait" && mode != "poll")) {
+        std::fprintf(stderr, "usage: bench_ptrace_round [ROUNDS] [BYTES] [INTERVAL_US] [wait|poll]\n");
         return 2;
     }
     const pid_t child = ::fork();
@@ -56,6 +59,7 @@ int main(int argc, char **argv)
     std::this_thread::sleep_for(std::chrono::milliseconds(100)); // let the child get going
 
     int64_t heldNs = 0;
+    int64_t polls = 0;
     int failures = 0;
     const int64_t cpuStart = clockNs(CLOCK_THREAD_CPUTIME_ID);
     const int64_t wallStart = clockNs(CLOCK_MONOTONIC);
@@ -63,10 +67,17 @@ int main(int argc, char **argv)
         std::this_thread::sleep_for(std::chrono::microseconds(intervalUs));
         const int64_t from = clockNs(CLOCK_MONOTONIC);
         ::ptrace(PTRACE_INTERRUPT, child, nullptr, nullptr);
-        uint64_t cpu = 0, waited = 0, runs = 0;
-        readSchedstat(fd, cpu, waited, runs);
+        uint64_t cpu = 0, delay = 0, runs = 0;
+        readSchedstat(fd, cpu, delay, runs);
         int status = 0;
-        if (::waitpid(child, &status, __WALL) != child || !WIFSTOPPED(status)) {
+        pid_t waited = 0;
+        if (mode == "poll") {
+            while ((waited = ::waitpid(child, &status, __WALL | WNOHANG)) == 0)
+                ++polls;
+        } else {
+            waited = ::waitpid(child, &status, __WALL);
+        }
+        if (waited != child || !WIFSTOPPED(status)) {
             ++failures;
             break;
         }
@@ -89,8 +100,9 @@ int main(int argc, char **argv)
     const double held = static_cast<double>(heldNs) / 1e3 / rounds;
     const double stop = static_cast<double>(PtraceSamplerOptions{}.stopCostNs) / 1e3;
     const double cost = own + stop + held;
-    std::printf("rounds %d (%.0f a second), %zu bytes copied a round%s\n", rounds, rounds * 1e9 / wallNs, bytes,
-                failures ? " (some copies failed)" : "");
+    std::printf("rounds %d (%.0f a second), %zu bytes copied a round, %s for the stop (%.1f empty polls a round)%s\n",
+                rounds, rounds * 1e9 / wallNs, bytes, mode == "poll" ? "polling" : "waiting",
+                static_cast<double>(polls) / rounds, failures ? " (some copies failed)" : "");
     std::printf("tracer CPU %.1f us a round; child held %.1f us a round\n", own, held);
     std::printf("cost a round as the budget counts it: %.1f us (%.1f + %.1f stop + %.1f held); a 2%% budget buys "
                 "%.0f rounds a second\n",
