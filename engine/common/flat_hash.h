@@ -101,8 +101,10 @@ private:
 
 // An open-addressing table of 32-bit indices into the caller's own rows, for maps whose key is already stored in
 // those rows (an aggregated sample's stack and label set, a call-tree node's parent and frame): a slot is the
-// index alone, 4 bytes where a map that keeps its keys takes 12 or more. A lookup hashes the key it looks for and
-// asks the caller whether the row at a probed index holds it; growing asks the caller for the hash of each row.
+// index and a one-byte tag of the key's hash, 5 bytes where a map that keeps its keys takes 12 or more. A lookup
+// hashes the key it looks for and asks the caller whether the row at a probed index holds it, only where the tag
+// matches (one probe in 128 of those that miss), so a lookup reads about one row whatever the load; growing asks
+// the caller for the hash of each row.
 //
 // Thread: not synchronised.
 class IndexHashTable {
@@ -113,12 +115,16 @@ public:
     template <typename Matches>
     uint32_t find(uint64_t hash, Matches &&matches) const
     {
-        if (m_slots.empty())
+        if (m_tags.empty())
             return kNone;
-        for (size_t i = slot(hash);; i = (i + 1) & m_mask) {
-            const uint32_t index = m_slots[i];
-            if (index == kNone || matches(index))
-                return index;
+        const uint64_t h = mix(hash);
+        const uint8_t want = tagOf(h);
+        for (size_t i = h & m_mask;; i = (i + 1) & m_mask) {
+            const uint8_t tag = m_tags[i];
+            if (tag == kEmptyTag)
+                return kNone;
+            if (tag == want && matches(m_slots[i]))
+                return m_slots[i];
         }
     }
 
@@ -127,37 +133,45 @@ public:
     template <typename HashOf>
     void insert(uint64_t hash, uint32_t index, HashOf &&hashOf)
     {
-        if ((m_size + 1) * 4 > m_slots.size() * 3) {
-            std::vector<uint32_t> old(std::max<size_t>(16, m_slots.size() * 2), kNone);
-            old.swap(m_slots);
-            m_mask = m_slots.size() - 1;
-            for (uint32_t kept : old) {
-                if (kept != kNone)
-                    place(hashOf(kept), kept);
+        if ((m_size + 1) * 4 > m_tags.size() * 3) {
+            const size_t capacity = std::max<size_t>(16, m_tags.size() * 2);
+            std::vector<uint32_t> oldSlots(capacity);
+            std::vector<uint8_t> oldTags(capacity, kEmptyTag);
+            oldSlots.swap(m_slots);
+            oldTags.swap(m_tags);
+            m_mask = capacity - 1;
+            for (size_t i = 0; i < oldTags.size(); ++i) {
+                if (oldTags[i] != kEmptyTag)
+                    place(mix(hashOf(oldSlots[i])), oldSlots[i]);
             }
         }
-        place(hash, index);
+        place(mix(hash), index);
         ++m_size;
     }
 
     size_t size() const { return m_size; }
-    size_t memoryBytes() const { return m_slots.capacity() * sizeof(uint32_t); }
+    size_t memoryBytes() const { return m_slots.capacity() * sizeof(uint32_t) + m_tags.capacity(); }
 
 private:
-    size_t slot(uint64_t hash) const
+    static constexpr uint8_t kEmptyTag = 0;
+    static uint64_t mix(uint64_t hash)
     {
         const uint64_t h = hash * 0x9E3779B97F4A7C15ull;
-        return (h ^ (h >> 29)) & m_mask;
+        return h ^ (h >> 29);
     }
-    void place(uint64_t hash, uint32_t index)
+    // The top seven bits (the slot comes from the low ones), with the eighth set so that no tag is empty.
+    static uint8_t tagOf(uint64_t mixed) { return static_cast<uint8_t>((mixed >> 57) | 0x80); }
+    void place(uint64_t mixed, uint32_t index)
     {
-        size_t i = slot(hash);
-        while (m_slots[i] != kNone)
+        size_t i = mixed & m_mask;
+        while (m_tags[i] != kEmptyTag)
             i = (i + 1) & m_mask;
         m_slots[i] = index;
+        m_tags[i] = tagOf(mixed);
     }
 
     std::vector<uint32_t> m_slots;
+    std::vector<uint8_t> m_tags; // per slot: kEmptyTag, or the tag of the hash the slot's index was put under
     size_t m_mask = 0;
     size_t m_size = 0;
 };

@@ -51,39 +51,49 @@ public:
 
     std::span<const T> row(size_t i) const
     {
-        return {m_chunks[i >> m_rowShift]->data() + (i & rowMask()) * m_width, m_width};
+        return {m_chunks[i >> m_rowShift].get() + (i & rowMask()) * m_width, m_width};
     }
-    const T &operator[](size_t i) const { return (*m_chunks[i >> m_rowShift])[i & rowMask()]; } // width 1
+    const T &operator[](size_t i) const { return m_chunks[i >> m_rowShift][i & rowMask()]; } // width 1
     // The row to change in place; its chunk is copied first if another copy of the column shares it.
     std::span<T> mutableRow(size_t i)
     {
-        std::vector<T> &chunk = writable(i >> m_rowShift);
-        return {chunk.data() + (i & rowMask()) * m_width, m_width};
+        return {writable(i >> m_rowShift) + (i & rowMask()) * m_width, m_width};
     }
     // Appends a row of width() values (missing values are 0, extra ones are dropped).
     void appendRow(std::span<const T> values)
     {
         const size_t c = m_rows >> m_rowShift;
+        const size_t at = (m_rows & rowMask()) * m_width;
+        T *chunk = nullptr;
         if (c == m_chunks.size()) {
             // The first chunk grows as rows come, so that small profiles stay small; later ones are made whole.
-            m_chunks.push_back(std::make_shared<std::vector<T>>());
-            if (c > 0)
-                m_chunks.back()->reserve((size_t{1} << m_rowShift) * m_width);
+            if (c == 0)
+                m_firstCapacity = std::min(chunkValues(), std::max(m_firstCapacity, m_width));
+            m_chunks.push_back(std::make_shared<T[]>(capacityOf(c)));
+            chunk = m_chunks.back().get();
+        } else if (c == 0 && at + m_width > m_firstCapacity) {
+            const size_t capacity = std::min(chunkValues(), std::max<size_t>(m_firstCapacity * 2, m_width));
+            auto grown = std::make_shared<T[]>(capacity);
+            std::copy_n(m_chunks[0].get(), at, grown.get());
+            m_chunks[0] = std::move(grown);
+            m_firstCapacity = capacity;
+            chunk = m_chunks[0].get();
+        } else {
+            chunk = writable(c);
         }
-        std::vector<T> &chunk = writable(c);
         const size_t n = std::min(values.size(), m_width);
-        chunk.insert(chunk.end(), values.begin(), values.begin() + static_cast<std::ptrdiff_t>(n));
-        chunk.resize(chunk.size() + (m_width - n), T{});
+        std::copy_n(values.begin(), n, chunk + at);
+        std::fill_n(chunk + at + n, m_width - n, T{});
         ++m_rows;
     }
     void push_back(const T &value) { appendRow(std::span<const T>(&value, 1)); }
     void reserveRows(size_t rows) { m_chunks.reserve((rows >> m_rowShift) + 1); }
-    // Heap taken by the chunks' capacity (shared chunks counted in full by every copy).
+    // Heap taken by the chunks (shared chunks counted in full by every copy).
     size_t memoryBytes() const
     {
         size_t bytes = m_chunks.capacity() * sizeof(m_chunks[0]);
-        for (const auto &chunk : m_chunks)
-            bytes += chunk->capacity() * sizeof(T);
+        for (size_t c = 0; c < m_chunks.size(); ++c)
+            bytes += kChunkOverhead + capacityOf(c) * sizeof(T);
         return bytes;
     }
 
@@ -91,22 +101,31 @@ private:
     // Small chunks: a live session's aggregate changes the values of a few thousand samples scattered over a
     // million in every flush, and a snapshot a reader holds makes each chunk the flush touches a copy. At 256
     // values (2 KiB of int64) a flush copies about a fifth of the column at most, where 64 Ki-value chunks made
-    // it copy all of it; a chunk's own bookkeeping (two allocations) stays under 5% of it.
+    // it copy all of it. A chunk is one allocation (its values after the shared count), so a copy costs one
+    // malloc and its bookkeeping stays under 2% of it.
     static constexpr size_t kChunkValues = size_t{1} << 8;
     static constexpr unsigned kMaxRowShift = 16;
+    static constexpr size_t kChunkOverhead = 32; // the shared count beside the values, and the allocator's header
     size_t rowMask() const { return (size_t{1} << m_rowShift) - 1; }
-    std::vector<T> &writable(size_t c)
+    size_t chunkValues() const { return std::max<size_t>((size_t{1} << m_rowShift) * m_width, 1); }
+    size_t capacityOf(size_t c) const { return c == 0 ? m_firstCapacity : chunkValues(); }
+    T *writable(size_t c)
     {
-        // A chunk is written (and may reallocate) only while this column alone holds it.
-        if (!chunked::exclusive(m_chunks[c]))
-            m_chunks[c] = std::make_shared<std::vector<T>>(*m_chunks[c]);
-        return *m_chunks[c];
+        // A chunk is written only while this column alone holds it.
+        if (!chunked::exclusive(m_chunks[c])) {
+            const size_t used = std::min(m_rows - (c << m_rowShift), size_t{1} << m_rowShift) * m_width;
+            auto copy = std::make_shared<T[]>(capacityOf(c));
+            std::copy_n(m_chunks[c].get(), used, copy.get());
+            m_chunks[c] = std::move(copy);
+        }
+        return m_chunks[c].get();
     }
 
     size_t m_width = 1;
     unsigned m_rowShift = std::countr_zero(kChunkValues); // width 1
     size_t m_rows = 0;
-    std::vector<std::shared_ptr<std::vector<T>>> m_chunks;
+    size_t m_firstCapacity = 16; // values the first chunk has room for
+    std::vector<std::shared_ptr<T[]>> m_chunks;
 };
 
 // Rows of any length (a sample's labels), in chunks of a fixed number of rows shared between copies as in
