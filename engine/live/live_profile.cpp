@@ -76,15 +76,32 @@ void LiveProfile::addToColumns(const Profile &taken, const std::vector<uint32_t>
     const Profile &merged = m_merger.result();
     LiveSampleColumns &columns = m_columns;
     const size_t types = taken.sampleTypes().size();
-    if (columns.stackValues.size() < types)
-        columns.stackValues.resize(types);
-    for (std::vector<int64_t> &values : columns.stackValues)
-        values.resize(merged.stacks().size(), 0);
+    if (m_stackValues.size() < types)
+        m_stackValues.resize(types);
+    const size_t stacks = merged.stacks().size();
+    std::vector<int64_t *> perType(types);
+    for (size_t t = 0; t < types; ++t) {
+        std::shared_ptr<std::vector<int64_t>> &values = m_stackValues[t];
+        // Room to spare when growing: the stacks grow a little with every flush, and a vector that doubled would
+        // hold up to twice them.
+        const size_t room = std::max(stacks, values ? values->size() : 0);
+        if (!values || !chunked::exclusive(values)) {
+            auto copy = std::make_shared<std::vector<int64_t>>();
+            copy->reserve(room + room / 8 + 1024);
+            if (values)
+                copy->assign(values->begin(), values->end());
+            values = std::move(copy);
+        } else if (values->capacity() < room) {
+            values->reserve(room + room / 8 + 1024);
+        }
+        values->resize(room, 0);
+        perType[t] = values->data();
+    }
     for (size_t i = 0; i < destination.size() && i < taken.sampleCount(); ++i) {
         const uint32_t stack = merged.sampleStackId(destination[i]);
         const auto values = taken.sampleValues(i);
         for (size_t t = 0; t < types && t < values.size(); ++t)
-            columns.stackValues[t][stack] += values[t];
+            perType[t][stack] += values[t];
     }
 
     // Samples new to the aggregate take their thread now; a sample's thread never changes (it is in its key).
@@ -176,9 +193,9 @@ void LiveProfile::addBins(TimelineChunk &chunk, const std::vector<uint32_t> &thr
     });
 }
 
-std::shared_ptr<const LiveSnapshot> LiveProfile::snapshot() const
+std::shared_ptr<const LiveSnapshot> LiveProfile::snapshot(int stackValuesType) const
 {
-    if (m_snapshot)
+    if (m_snapshot && m_snapshotType == stackValuesType)
         return m_snapshot;
     auto snap = std::make_shared<LiveSnapshot>();
     snap->flushes = m_flushes;
@@ -187,11 +204,22 @@ std::shared_ptr<const LiveSnapshot> LiveProfile::snapshot() const
     // The copy shares the aggregate's sample chunks; the next flush copies those it changes.
     snap->profile = std::make_shared<const Profile>(m_merger.result());
     snap->cpuType = snap->profile->sampleTypeIndex("cpu-time");
-    snap->columns = std::make_shared<const LiveSampleColumns>(m_columns);
+    auto columns = std::make_shared<LiveSampleColumns>();
+    columns->thread = m_columns.thread;
+    columns->hits = m_columns.hits;
+    const int kept = stackValuesType == kDefaultType ? std::max(0, snap->profile->defaultSampleTypeIndex())
+                                                     : stackValuesType;
+    columns->stackValues.resize(m_stackValues.size());
+    for (size_t t = 0; t < m_stackValues.size(); ++t) {
+        if (kept == kAllTypes || static_cast<size_t>(kept) == t)
+            columns->stackValues[t] = m_stackValues[t];
+    }
+    snap->columns = std::move(columns);
     snap->totals = m_totals;
     snap->threads = m_threads;
     snap->chunks = m_chunks;
     m_snapshot = std::move(snap);
+    m_snapshotType = stackValuesType;
     return m_snapshot;
 }
 

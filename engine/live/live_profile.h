@@ -32,8 +32,12 @@ public:
 
     Status add(const std::shared_ptr<const Flush> &flush);
     Status add(const Flush &flush); // copies the flush (tests); the stage passes its shared flush
-    // The current state as an immutable snapshot, taken once per flush and shared by every caller until the next.
-    std::shared_ptr<const LiveSnapshot> snapshot() const;
+    static constexpr int kAllTypes = -1;
+    static constexpr int kDefaultType = -2; // the profile's default sample type
+    // The current state as an immutable snapshot, taken once per flush and shared by every caller until the next
+    // that asks for the same values per stack: those of `stackValuesType` (the type the views show) or of every
+    // type. The values of a type a snapshot holds are copied by the next flush that changes them while it does.
+    std::shared_ptr<const LiveSnapshot> snapshot(int stackValuesType = kAllTypes) const;
     uint32_t flushes() const { return m_flushes; }
 
 private:
@@ -43,8 +47,11 @@ private:
     void addBins(TimelineChunk &chunk, const std::vector<uint32_t> &threadOf, const std::vector<int64_t> &cpuOf) const;
 
     ProfileMerger m_merger;
-    LiveSampleColumns m_columns;
+    LiveSampleColumns m_columns; // thread and hits; the values per stack are m_stackValues
+    // Per sample type, the value per stack, shared with the snapshots that hold it (copied before a change then).
+    std::vector<std::shared_ptr<std::vector<int64_t>>> m_stackValues;
     mutable std::shared_ptr<const LiveSnapshot> m_snapshot; // of the newest flush, taken on first demand
+    mutable int m_snapshotType = kAllTypes;                 // the stack values m_snapshot holds
     uint32_t m_flushes = 0;
     int64_t m_startNs = 0;
     int64_t m_endNs = 0;

@@ -101,8 +101,7 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
                                                       : std::span<const int64_t>{};
     const bool wholeSession = loaded.liveTrees && live && liveValues.size() == profile.stacks().size();
     if (wholeSession) {
-        analysis->perStack = std::shared_ptr<const std::vector<int64_t>>(
-            live->columns, &live->columns->stackValues[static_cast<size_t>(request.sampleType)]);
+        analysis->perStack = live->sharedStackValues(request.sampleType);
     } else {
         analysis->perStack = std::make_shared<const std::vector<int64_t>>(
             loaded.sampleWeights

@@ -69,11 +69,11 @@ public:
             // The first chunk grows as rows come, so that small profiles stay small; later ones are made whole.
             if (c == 0)
                 m_firstCapacity = std::min(chunkValues(), std::max(m_firstCapacity, m_width));
-            m_chunks.push_back(std::make_shared<T[]>(capacityOf(c)));
+            m_chunks.push_back(std::make_shared_for_overwrite<T[]>(capacityOf(c)));
             chunk = m_chunks.back().get();
         } else if (c == 0 && at + m_width > m_firstCapacity) {
             const size_t capacity = std::min(chunkValues(), std::max<size_t>(m_firstCapacity * 2, m_width));
-            auto grown = std::make_shared<T[]>(capacity);
+            auto grown = std::make_shared_for_overwrite<T[]>(capacity);
             std::copy_n(m_chunks[0].get(), at, grown.get());
             m_chunks[0] = std::move(grown);
             m_firstCapacity = capacity;
@@ -114,7 +114,7 @@ private:
         // A chunk is written only while this column alone holds it.
         if (!chunked::exclusive(m_chunks[c])) {
             const size_t used = std::min(m_rows - (c << m_rowShift), size_t{1} << m_rowShift) * m_width;
-            auto copy = std::make_shared<T[]>(capacityOf(c));
+            auto copy = std::make_shared_for_overwrite<T[]>(capacityOf(c));
             std::copy_n(m_chunks[c].get(), used, copy.get());
             m_chunks[c] = std::move(copy);
         }

@@ -54,11 +54,17 @@ int64_t LiveSnapshot::sampleCpuNs(size_t i) const
     return profile->sampleValues(i)[static_cast<size_t>(cpuType)];
 }
 
-std::span<const int64_t> LiveSnapshot::stackValues(int sampleType) const
+std::shared_ptr<const std::vector<int64_t>> LiveSnapshot::sharedStackValues(int sampleType) const
 {
     if (!columns || sampleType < 0 || static_cast<size_t>(sampleType) >= columns->stackValues.size())
-        return {};
+        return nullptr;
     return columns->stackValues[static_cast<size_t>(sampleType)];
+}
+
+std::span<const int64_t> LiveSnapshot::stackValues(int sampleType) const
+{
+    const auto values = sharedStackValues(sampleType);
+    return values ? std::span<const int64_t>(*values) : std::span<const int64_t>{};
 }
 
 std::vector<uint32_t> LiveSnapshot::stacksChangedSince(uint32_t from) const

@@ -121,7 +121,9 @@ struct LiveSampleColumns {
     ChunkedColumn<uint32_t> hits;
     // Per sample type, the session's value per stack of the aggregated profile: what valuesPerStack() gives
     // without a filter, kept up to date flush by flush so that a refresh of the whole session reads it as is.
-    std::vector<std::vector<int64_t>> stackValues;
+    // A snapshot holds the types its views show (null for the others); the live profile copies a type's values
+    // before a flush changes them only while a snapshot still holds them.
+    std::vector<std::shared_ptr<const std::vector<int64_t>>> stackValues;
 };
 
 // What a live session's views are derived from, frozen after a flush: the whole session so far aggregated
@@ -145,8 +147,10 @@ struct LiveSnapshot {
     const ChunkedColumn<uint32_t> &sampleThread() const;
     const ChunkedColumn<uint32_t> &sampleHits() const;
     int64_t sampleCpuNs(size_t i) const; // the cpu-time value of aggregated sample i (0 without the type)
-    // The session's value per stack for one sample type (empty for a type the profile does not have).
+    // The session's value per stack for one sample type (empty for a type the profile does not have, or that
+    // the snapshot was not taken with).
     std::span<const int64_t> stackValues(int sampleType) const;
+    std::shared_ptr<const std::vector<int64_t>> sharedStackValues(int sampleType) const;
     // Stacks whose value changed in flushes [from, flushes) of this session, each named at least once, from the
     // timeline; empty when `from` is not an earlier flush count of it.
     std::vector<uint32_t> stacksChangedSince(uint32_t from) const;

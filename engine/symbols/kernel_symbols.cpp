@@ -93,6 +93,9 @@ Result<KernelSymbols> KernelSymbols::load(const std::string &path)
         return makeError(Error::Code::Permission, hiddenMessage(path));
     std::stable_sort(table.m_entries.begin(), table.m_entries.end(),
                      [](const Entry &a, const Entry &b) { return a.address < b.address; });
+    // Kept for the whole session: give back what growing left unused (a quarter to a half of each).
+    table.m_entries.shrink_to_fit();
+    table.m_names.shrink_to_fit();
     return table;
 }
 

@@ -219,7 +219,7 @@ int main(int argc, char **argv)
         return [live, held](const std::shared_ptr<const Flush> &f) {
             if (!live->add(f).ok())
                 std::abort();
-            *held = live->snapshot(); // the views hold the latest snapshot
+            *held = live->snapshot(LiveProfile::kDefaultType); // the views hold the latest snapshot, as the stage takes it
             return (*held)->profile->sampleCount();
         };
     });
@@ -231,7 +231,7 @@ int main(int argc, char **argv)
             copy->sessionIds.reset();
             if (!live->add(std::shared_ptr<const Flush>(std::move(copy))).ok())
                 std::abort();
-            *held = live->snapshot();
+            *held = live->snapshot(LiveProfile::kDefaultType);
             return (*held)->profile->sampleCount();
         };
     });
@@ -244,7 +244,7 @@ int main(int argc, char **argv)
         return [live, tree, held, frames, shown](const std::shared_ptr<const Flush> &f) {
             if (!live->add(f).ok())
                 std::abort();
-            *held = live->snapshot();
+            *held = live->snapshot(LiveProfile::kDefaultType);
             const Profile &p = *(*held)->profile;
             if (!*frames) // every flush carries every location, so the first one's frames are all there are
                 *frames = std::make_shared<const FrameTable>(p);

@@ -220,6 +220,37 @@ private Q_SLOTS:
         QCOMPARE(live.snapshot()->timelineSamples(), size_t(9 * 20 + 7 * 45));
     }
 
+    // A snapshot taken for the type the views show holds that type's values per stack alone; values a held
+    // snapshot shares stay as they were when later flushes change the aggregate's. If this fails, a view reads
+    // values per stack of another type or of a later flush than its profile's.
+    void snapshotOfOneTypeHoldsItsValuesAlone()
+    {
+        LiveProfile live;
+        const int64_t t0 = 1'700'000'000'000'000'000;
+        std::vector<std::pair<std::shared_ptr<const LiveSnapshot>, std::vector<int64_t>>> held;
+        for (uint32_t f = 1; f <= 6; ++f) {
+            QVERIFY(live.add(syntheticFlush(f, t0 + f * 1'000'000'000LL, 30 + int(f) * 5, 7 + f % 2)).ok());
+            const int type = int(f % 2);
+            const auto snap = live.snapshot(type);
+            const Profile &p = *snap->profile;
+            QCOMPARE(p.sampleTypes().size(), size_t(2));
+            const std::vector<int64_t> computed = valuesPerStack(p, type, {});
+            const std::span<const int64_t> kept = snap->stackValues(type);
+            QVERIFY(std::equal(kept.begin(), kept.end(), computed.begin(), computed.end()));
+            QVERIFY(snap->stackValues(1 - type).empty());
+            QCOMPARE(live.snapshot(type), snap); // the same snapshot until the next flush
+            const auto byDefault = live.snapshot(LiveProfile::kDefaultType);
+            const std::span<const int64_t> shown = byDefault->stackValues(p.defaultSampleTypeIndex());
+            const std::vector<int64_t> computedShown = valuesPerStack(p, p.defaultSampleTypeIndex(), {});
+            QVERIFY(std::equal(shown.begin(), shown.end(), computedShown.begin(), computedShown.end()));
+            held.emplace_back(snap, computed);
+        }
+        for (const auto &[snap, values] : held) {
+            const std::span<const int64_t> kept = snap->stackValues(static_cast<int>(snap->flushes % 2));
+            QVERIFY(std::equal(kept.begin(), kept.end(), values.begin(), values.end()));
+        }
+    }
+
     // A recorded session through the real recorder and exporter: 12 flushes of random stacks over a named
     // module, the kernel and JIT code whose perf map names more of it from flush 5 on, three threads, two thread
     // states, and a recorder whose stack table starts over every few flushes. One aggregate takes the flushes with their session ids, the other without. If this fails, finding
