@@ -386,7 +386,7 @@ private Q_SLOTS:
         for (uint32_t k = 0; k < 1000; ++k)
             dense.append(static_cast<uint16_t>(k / 2), 1'000'000 + k * 997);
         dense.finish();
-        QVERIFY(dense.memoryBytes() - sizeof(TimelineChunk) <= 4 * 1000);
+        QVERIFY(dense.memoryBytes() - sizeof(TimelineChunk) <= size_t{4} * 1000);
     }
 };
 
