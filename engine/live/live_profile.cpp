@@ -1,6 +1,7 @@
 #include "engine/live/live_profile.h"
 
 #include "engine/common/logging.h"
+#include "engine/common/vector_room.h"
 
 #include <algorithm>
 
@@ -82,19 +83,16 @@ void LiveProfile::addToColumns(const Profile &taken, const std::vector<uint32_t>
     std::vector<int64_t *> perType(types);
     for (size_t t = 0; t < types; ++t) {
         std::shared_ptr<std::vector<int64_t>> &values = m_stackValues[t];
-        // Room to spare when growing: the stacks grow a little with every flush, and a vector that doubled would
-        // hold up to twice them.
-        const size_t room = std::max(stacks, values ? values->size() : 0);
+        const size_t size = std::max(stacks, values ? values->size() : 0);
         if (!values || !chunked::exclusive(values)) {
             auto copy = std::make_shared<std::vector<int64_t>>();
-            copy->reserve(room + room / 8 + 1024);
+            reserveWithRoom(*copy, size);
             if (values)
                 copy->assign(values->begin(), values->end());
             values = std::move(copy);
-        } else if (values->capacity() < room) {
-            values->reserve(room + room / 8 + 1024);
         }
-        values->resize(room, 0);
+        reserveWithRoom(*values, size);
+        values->resize(size, 0);
         perType[t] = values->data();
     }
     for (size_t i = 0; i < destination.size() && i < taken.sampleCount(); ++i) {

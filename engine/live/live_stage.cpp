@@ -164,12 +164,11 @@ void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, const
     }
     // The snapshot keeps the values per stack of the type the views show (the others are read from the samples
     // when asked for), so that a flush copies only those while the views hold them.
-    const int shownType = request.sampleType >= 0 ? request.sampleType : LiveProfile::kDefaultType;
-    if (flushes.empty() && m_snapshot)
-        m_snapshot = m_live.snapshot(shownType); // the same flushes; another type's values when the view changed
+    // Without new flushes it is the same snapshot, or one of the same flushes when the views changed type.
+    if (m_snapshot || !flushes.empty())
+        m_snapshot = m_live.snapshot(request.sampleType >= 0 ? request.sampleType : LiveProfile::kDefaultType);
     if (!flushes.empty()) {
         update->flushReceivedNs = receivedNs; // when the newest of these flushes arrived
-        m_snapshot = m_live.snapshot(shownType);
         const Profile &profile = *m_snapshot->profile;
         FrameCache &cache = *m_frameCache;
         if (!cache.frames || cache.locations != profile.locations().size() ||

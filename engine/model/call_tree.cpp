@@ -1,6 +1,7 @@
 #include "engine/model/call_tree.h"
 
 #include "engine/common/flat_hash.h"
+#include "engine/common/vector_room.h"
 
 #include <QtGlobal>
 
@@ -207,16 +208,6 @@ std::string CallTree::dump(const FrameTable &frames, int64_t minTotal) const
 
 
 namespace {
-
-// Capacity for n, with room to spare when it has to grow: the tree grows a little with every refresh, and an
-// array sized exactly would be reallocated, its pages faulted in afresh, every time; one that doubled would hold
-// twice the tree for a moment.
-template <typename T>
-void reserveWithRoom(std::vector<T> &out, size_t n)
-{
-    if (out.capacity() < n)
-        out.reserve(n + n / 8 + 1024);
-}
 
 // Makes `out` hold [first, last), in its own memory when that is large enough.
 template <typename T>
