@@ -37,6 +37,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -54,6 +55,20 @@ long rssKiB()
             return line.mid(6).trimmed().split(' ').first().toLong();
     }
     return 0;
+}
+
+// What malloc holds, over every arena: in use by the program, and free but kept (fragments between blocks in use,
+// or unused tops not yet trimmed). RSS minus the first is what the allocator and the file mappings cost.
+struct MallocState {
+    double inUseMiB = 0;
+    double freeMiB = 0;
+};
+
+MallocState mallocState()
+{
+    const struct mallinfo2 info = ::mallinfo2();
+    return {static_cast<double>(info.uordblks + info.hblkhd) / (1024.0 * 1024.0),
+            static_cast<double>(info.fordblks) / (1024.0 * 1024.0)};
 }
 
 double percentile(std::vector<double> v, double p)
@@ -434,9 +449,15 @@ int main(int argc, char **argv)
         std::fflush(stdout);
     });
     long peakRss = 0;
+    MallocState atPeak;
     QTimer rss;
     rss.setInterval(500);
-    QObject::connect(&rss, &QTimer::timeout, [&] { peakRss = std::max(peakRss, rssKiB()); });
+    QObject::connect(&rss, &QTimer::timeout, [&] {
+        if (const long now = rssKiB(); now > peakRss) {
+            peakRss = now;
+            atPeak = mallocState();
+        }
+    });
     QObject::connect(&view, &ui::LiveSessionView::sessionEnded, [&] {
         // Let the final flush reach the views, then report.
         QTimer::singleShot(3000, &app, [&] {
@@ -481,7 +502,11 @@ int main(int argc, char **argv)
                             (r.startMs - startMs) / 1000.0);
             std::printf("steal time (the host kept the virtual CPUs): %.2f s over the run\n",
                         stealSeconds() - stealAtStart);
-            std::printf("memory: peak RSS %.1f MiB, final RSS %.1f MiB\n", peakRss / 1024.0, rssKiB() / 1024.0);
+            const MallocState atEnd = mallocState();
+            std::printf("memory: peak RSS %.1f MiB (malloc: %.1f MiB in use, %.1f MiB free in its arenas), final RSS "
+                        "%.1f MiB (%.1f in use, %.1f free)\n",
+                        peakRss / 1024.0, atPeak.inUseMiB, atPeak.freeMiB, rssKiB() / 1024.0, atEnd.inUseMiB,
+                        atEnd.freeMiB);
             const engine::SessionSummary &s = view.session()->summary();
             std::printf("session: %llu samples, %llu lost, %.0f samples/s, %s\n",
                         static_cast<unsigned long long>(s.samples), static_cast<unsigned long long>(s.lost),

@@ -90,7 +90,7 @@ QVariant LiveThreadModel::data(const QModelIndex &index, int role) const
     case Qt::CheckStateRole:
         return m_hidden[row] ? Qt::Unchecked : Qt::Checked;
     case Qt::DecorationRole:
-        return threadColor(static_cast<uint32_t>(row));
+        return threadSwatch(static_cast<uint32_t>(row));
     case SortRole:
         return QVariant::fromValue<qulonglong>(thread.hits);
     case Qt::UserRole:

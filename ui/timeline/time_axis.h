@@ -1,7 +1,9 @@
 #pragma once
 
 #include <QColor>
+#include <QIcon>
 
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 
@@ -43,6 +45,10 @@ private:
 };
 
 // The colour of a live session's thread (by its stable ordinal) in the charts, the strip and the thread list.
+// Colours repeat after this many threads.
+inline constexpr size_t kThreadColors = 12;
 QColor threadColor(uint32_t thread);
+// A square of the thread's colour, for lists: one icon per colour, shared (GUI thread only).
+QIcon threadSwatch(uint32_t thread);
 
 } // namespace emberline::ui

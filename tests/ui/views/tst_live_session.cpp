@@ -12,6 +12,7 @@
 #include "ui/dialogs/profile_process_dialog.h"
 #include "ui/main_window.h"
 #include "ui/models/live_thread_model.h"
+#include "ui/timeline/time_axis.h"
 #include "ui/timeline/timeline_chart_view.h"
 #include "ui/timeline/timeline_view.h"
 #include "ui/models/unwind_health_model.h"
@@ -19,6 +20,8 @@
 
 #include <QComboBox>
 #include <QDir>
+#include <QIcon>
+#include <QImage>
 #include <QLabel>
 #include <QLineEdit>
 #include <QProcess>
@@ -225,6 +228,15 @@ private Q_SLOTS:
         for (int row = 0; row < threads->rowCount(); ++row)
             alpha |= threads->index(row).data().toString().contains(QStringLiteral("alpha-worker"));
         QVERIFY(alpha);
+        // Each row's swatch is its thread's colour, and the same icon at every call: a repaint of the list makes
+        // no new pixmap (new pixmaps filled Qt's pixmap cache, 10 MB, in long sessions).
+        for (int row = 0; row < threads->rowCount(); ++row) {
+            const auto swatch = threads->index(row).data(Qt::DecorationRole).value<QIcon>();
+            QVERIFY(!swatch.isNull());
+            QCOMPARE(threads->index(row).data(Qt::DecorationRole).value<QIcon>().cacheKey(), swatch.cacheKey());
+            QCOMPARE(swatch.pixmap(16, 16).toImage().pixelColor(8, 8),
+                     threadColor(static_cast<uint32_t>(row)));
+        }
 
         QSignalSpy ended(view, &LiveSessionView::sessionEnded);
         view->stop();
