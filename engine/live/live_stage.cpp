@@ -183,7 +183,9 @@ void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, const
         // Every flush frees the previous snapshot's tables and the flush itself, spread over the allocator's
         // per-thread arenas: their pages go back to the system once the process has grown past the trimmer's
         // slack, and are otherwise reused by the next flush's work without a page fault.
-        m_heapTrimmer.afterWork();
+        if (m_heapTrimmer.afterWork())
+            qCDebug(lcModel, "gave the allocator's free pages back: %.1f MiB resident",
+                    static_cast<double>(HeapTrimmer::residentBytes()) / (1024.0 * 1024.0));
     }
     update->flushes = std::move(flushes);
     const qint64 mergeMs = timer.elapsed();

@@ -72,8 +72,12 @@ public:
     // The stack table starts over at a flush once it holds more stacks than this: a program with millions of
     // distinct call paths (at the address level: a busy leaf hit at many addresses multiplies them) would
     // otherwise grow it for the whole session, at about 80 bytes a stack. Locations are bounded by the code's
-    // addresses and stay.
-    static constexpr size_t kMaxStacks = size_t(1) << 18;
+    // addresses and stay. A table that starts over costs the next flush an intern of each stack it holds, as
+    // new stacks cost, and the live aggregate a lookup of each by content instead of by id: a few milliseconds
+    // a start. 65,536 stacks (about 5 MB) hold the working set of most programs, so that those never start
+    // over; a program with hundreds of thousands of call paths starts over every few flushes instead of
+    // holding 20 MB more for the session.
+    static constexpr size_t kMaxStacks = size_t(1) << 16;
 
     explicit Recorder(size_t maxStacks = kMaxStacks) : m_maxStacks(maxStacks) {}
 
