@@ -24,11 +24,11 @@ std::vector<uint8_t> hiddenThreadMask(const LiveSnapshot &snap, const std::vecto
 
 // Per aggregated sample, the share of its value that falls in one flush: that flush's timeline entries over all
 // of the sample's entries; 0 for hidden threads.
-std::vector<float> flushWeights(const LiveSnapshot &snap, const TimelineChunk &chunk,
-                                const std::vector<uint32_t> &hiddenThreads)
+std::vector<float> flushWeights(const LiveSnapshot &snap, std::span<const uint32_t> allHits,
+                                const TimelineChunk &chunk, const std::vector<uint32_t> &hiddenThreads)
 {
     const ChunkedColumn<uint32_t> &threadOf = snap.sampleThread();
-    const ChunkedColumn<uint32_t> &hitsOf = snap.sampleHits();
+    const std::span<const uint32_t> hitsOf = allHits.first(std::min(allHits.size(), threadOf.size()));
     const std::vector<uint8_t> hidden = hiddenThreadMask(snap, hiddenThreads);
     std::vector<uint32_t> inFlush(hitsOf.size(), 0);
     chunk.forEach([&](int64_t, uint32_t sample) {
@@ -74,20 +74,19 @@ std::string flushLabel(uint32_t sequence)
 
 // A flush's side straight from its timeline entries: each aggregated sample it names counts with the share of its
 // value those entries hold, as flushWeights weighs it, so the cost follows the flush and not the whole session.
-std::shared_ptr<const ComparisonSide> deriveFlushSide(const LiveSnapshot &snap, const FrameTable &frames,
-                                                      const TimelineChunk &chunk, int sampleType,
-                                                      const std::vector<uint32_t> &hiddenThreads)
+std::shared_ptr<const ComparisonSide> deriveFlushSide(const LiveSnapshot &snap, std::span<const uint32_t> hitsOf,
+                                                      const FrameTable &frames, const TimelineChunk &chunk,
+                                                      int sampleType, const std::vector<uint32_t> &hiddenThreads)
 {
     const Profile &profile = *snap.profile;
     const ChunkedColumn<uint32_t> &threadOf = snap.sampleThread();
-    const ChunkedColumn<uint32_t> &hitsOf = snap.sampleHits();
     const std::vector<uint8_t> hidden = hiddenThreadMask(snap, hiddenThreads);
     std::vector<uint32_t> samples = chunk.entrySamples();
     std::sort(samples.begin(), samples.end());
     auto perStack = std::make_shared<std::vector<int64_t>>(profile.stacks().size(), 0);
     auto side = std::make_shared<ComparisonSide>();
     const auto type = static_cast<size_t>(sampleType);
-    const size_t known = std::min<size_t>(hitsOf.size(), profile.sampleCount());
+    const size_t known = std::min({hitsOf.size(), threadOf.size(), profile.sampleCount()});
     for (size_t k = 0; k < samples.size();) {
         const uint32_t i = samples[k];
         const size_t first = k;
@@ -107,9 +106,9 @@ std::shared_ptr<const ComparisonSide> deriveFlushSide(const LiveSnapshot &snap, 
 
 } // namespace
 
-std::shared_ptr<const ComparisonSide> LiveFlushSides::side(const LiveSnapshot &snapshot, const FrameTable &frames,
-                                                           const TimelineChunk &chunk, int sampleType,
-                                                           const std::vector<uint32_t> &hiddenThreads)
+std::shared_ptr<const ComparisonSide> LiveFlushSides::side(const LiveSnapshot &snapshot, std::span<const uint32_t> hits,
+                                                           const FrameTable &frames, const TimelineChunk &chunk,
+                                                           int sampleType, const std::vector<uint32_t> &hiddenThreads)
 {
     if (sampleType != m_sampleType || hiddenThreads != m_hiddenThreads) {
         m_entries.clear();
@@ -124,7 +123,7 @@ std::shared_ptr<const ComparisonSide> LiveFlushSides::side(const LiveSnapshot &s
         m_entries.push_back(std::move(entry));
         return m_entries.back().side;
     }
-    m_entries.push_back(Entry{chunk.sequence, deriveFlushSide(snapshot, frames, chunk, sampleType, hiddenThreads)});
+    m_entries.push_back(Entry{chunk.sequence, deriveFlushSide(snapshot, hits, frames, chunk, sampleType, hiddenThreads)});
     if (m_entries.size() > kKept)
         m_entries.erase(m_entries.begin());
     return m_entries.back().side;
@@ -138,9 +137,10 @@ std::string sessionRangeLabel(const LiveSnapshot &snapshot, int64_t startNs, int
     return text;
 }
 
-Result<LiveComparison> compareLive(const LiveSnapshot &snap, const std::shared_ptr<const LoadedProfile> &scope,
-                                   const LiveCompareRequest &request, const std::vector<uint32_t> &hiddenThreads,
-                                   int sampleType, LiveFlushSides *flushSides)
+Result<LiveComparison> compareLive(const LiveSnapshot &snap, std::span<const uint32_t> hits,
+                                   const std::shared_ptr<const LoadedProfile> &scope, const LiveCompareRequest &request,
+                                   const std::vector<uint32_t> &hiddenThreads, int sampleType,
+                                   LiveFlushSides *flushSides)
 {
     LiveComparison out;
     ComparisonRequest compare;
@@ -154,7 +154,7 @@ Result<LiveComparison> compareLive(const LiveSnapshot &snap, const std::shared_p
     // Not when normalizing: a scaled base is derived from its weights.
     const bool keptSides = flushSides && knownType && scope->frames && !request.normalize;
     const auto flushSide = [&](const TimelineChunk &chunk) {
-        return flushSides->side(snap, *scope->frames, chunk, sampleType, hiddenThreads);
+        return flushSides->side(snap, hits, *scope->frames, chunk, sampleType, hiddenThreads);
     };
     if (request.mode == LiveCompareMode::PreviousFlush) {
         if (snap.chunks.size() < 2)
@@ -168,8 +168,8 @@ Result<LiveComparison> compareLive(const LiveSnapshot &snap, const std::shared_p
             compare.baseSide = flushSide(before);
             compare.nextSide = flushSide(last);
         } else {
-            compare.next = weighted(*scope, flushWeights(snap, last, hiddenThreads));
-            compare.base = weighted(*scope, flushWeights(snap, before, hiddenThreads));
+            compare.next = weighted(*scope, flushWeights(snap, hits, last, hiddenThreads));
+            compare.base = weighted(*scope, flushWeights(snap, hits, before, hiddenThreads));
         }
         out.newLabel = flushLabel(last.sequence);
         out.baseLabel = flushLabel(before.sequence);
@@ -186,7 +186,7 @@ Result<LiveComparison> compareLive(const LiveSnapshot &snap, const std::shared_p
                 compare.base = weighted(*scope, {});
                 compare.baseSide = flushSide(*chunk);
             } else {
-                compare.base = weighted(*scope, flushWeights(snap, *chunk, hiddenThreads));
+                compare.base = weighted(*scope, flushWeights(snap, hits, *chunk, hiddenThreads));
             }
             out.baseLabel = flushLabel(baseline.flushSequence);
             break;
@@ -199,7 +199,7 @@ Result<LiveComparison> compareLive(const LiveSnapshot &snap, const std::shared_p
             selection.startNs = baseline.startNs;
             selection.endNs = baseline.endNs;
             selection.hiddenThreads = hiddenThreads;
-            compare.base = weighted(*scope, selectionWeights(snap, selection));
+            compare.base = weighted(*scope, selectionWeights(snap, hits, selection));
             out.baseLabel = sessionRangeLabel(snap, baseline.startNs, baseline.endNs);
             break;
         }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,8 +57,9 @@ class LiveFlushSides {
 public:
     // The side of one flush of `snapshot` over `frames` (the frame table of the snapshot's profile), derived now
     // or kept from before.
-    std::shared_ptr<const ComparisonSide> side(const LiveSnapshot &snapshot, const FrameTable &frames,
-                                               const TimelineChunk &chunk, int sampleType,
+    // `hits`: each aggregated sample's timeline entries as of the snapshot (LiveProfile::sampleHits).
+    std::shared_ptr<const ComparisonSide> side(const LiveSnapshot &snapshot, std::span<const uint32_t> hits,
+                                               const FrameTable &frames, const TimelineChunk &chunk, int sampleType,
                                                const std::vector<uint32_t> &hiddenThreads);
     size_t kept() const { return m_entries.size(); }
 
@@ -78,15 +80,17 @@ private:
 // compares the newest flush (new) with the one before it (base), whatever the scope: it answers "what changed in
 // the last flush". A pinned baseline is compared with the scope.
 //
-// With `flushSides`, the flushes' sides come from it (and stay in it for the next update).
+// With `flushSides`, the flushes' sides come from it (and stay in it for the next update). `hits`: each aggregated
+// sample's timeline entries as of the snapshot (LiveProfile::sampleHits).
 //
 // An error, in words for the window, when there is nothing to compare yet (one flush only), the pinned flush is
 // not in the session, a range is empty, or a file shares no sample type with the session.
 //
 // Thread: the live stage's.
-Result<LiveComparison> compareLive(const LiveSnapshot &snapshot, const std::shared_ptr<const LoadedProfile> &scope,
-                                   const LiveCompareRequest &request, const std::vector<uint32_t> &hiddenThreads,
-                                   int sampleType, LiveFlushSides *flushSides = nullptr);
+Result<LiveComparison> compareLive(const LiveSnapshot &snapshot, std::span<const uint32_t> hits,
+                                   const std::shared_ptr<const LoadedProfile> &scope, const LiveCompareRequest &request,
+                                   const std::vector<uint32_t> &hiddenThreads, int sampleType,
+                                   LiveFlushSides *flushSides = nullptr);
 
 // "a.b–c.d s" of a time range of the session, in seconds after its start.
 std::string sessionRangeLabel(const LiveSnapshot &snapshot, int64_t startNs, int64_t endNs);

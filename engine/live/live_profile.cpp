@@ -109,12 +109,12 @@ void LiveProfile::addToColumns(const Profile &taken, const std::vector<uint32_t>
         if (destination[i] >= columns.thread.rows())
             newThread[destination[i] - columns.thread.rows()] = threadOf[i];
     }
-    for (uint32_t t : newThread) {
+    for (uint32_t t : newThread)
         columns.thread.push_back(t);
-        columns.hits.push_back(0);
-    }
+    reserveWithRoom(m_hits, aggregated);
+    m_hits.resize(aggregated, 0);
     for (uint32_t agg : destination)
-        columns.hits.mutableRow(agg)[0]++;
+        m_hits[agg]++;
 }
 
 Status LiveProfile::add(const std::shared_ptr<const Flush> &flushPtr)
@@ -204,7 +204,6 @@ std::shared_ptr<const LiveSnapshot> LiveProfile::snapshot(int stackValuesType) c
     snap->cpuType = snap->profile->sampleTypeIndex("cpu-time");
     auto columns = std::make_shared<LiveSampleColumns>();
     columns->thread = m_columns.thread;
-    columns->hits = m_columns.hits;
     const int kept = stackValuesType == kDefaultType ? std::max(0, snap->profile->defaultSampleTypeIndex())
                                                      : stackValuesType;
     columns->stackValues.resize(m_stackValues.size());

@@ -39,6 +39,10 @@ public:
     // type. The values of a type a snapshot holds are copied by the next flush that changes them while it does.
     std::shared_ptr<const LiveSnapshot> snapshot(int stackValuesType = kAllTypes) const;
     uint32_t flushes() const { return m_flushes; }
+    // Per aggregated sample, its timeline entries (the samples summed into it), as of the last flush added: read
+    // on the owner's thread beside the newest snapshot. Snapshots do not carry it, so that a flush changes it in
+    // place instead of copying the parts a snapshot holds.
+    std::span<const uint32_t> sampleHits() const { return m_hits; }
 
 private:
     uint32_t threadOrdinal(int64_t tid, const std::string &name);
@@ -47,7 +51,8 @@ private:
     void addBins(TimelineChunk &chunk, const std::vector<uint32_t> &threadOf, const std::vector<int64_t> &cpuOf) const;
 
     ProfileMerger m_merger;
-    LiveSampleColumns m_columns; // thread and hits; the values per stack are m_stackValues
+    LiveSampleColumns m_columns; // the thread per sample; the values per stack are m_stackValues
+    std::vector<uint32_t> m_hits;
     // Per sample type, the value per stack, shared with the snapshots that hold it (copied before a change then).
     std::vector<std::shared_ptr<std::vector<int64_t>>> m_stackValues;
     mutable std::shared_ptr<const LiveSnapshot> m_snapshot; // of the newest flush, taken on first demand

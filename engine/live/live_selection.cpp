@@ -5,13 +5,13 @@
 
 namespace emberline::engine {
 
-std::vector<float> selectionWeights(const LiveSnapshot &snapshot, const LiveSelection &selection)
+std::vector<float> selectionWeights(const LiveSnapshot &snapshot, std::span<const uint32_t> hitsOf,
+                                    const LiveSelection &selection)
 {
     if (selection.coversAllTime() && selection.hiddenThreads.empty())
         return {};
     const ChunkedColumn<uint32_t> &threadOf = snapshot.sampleThread();
-    const ChunkedColumn<uint32_t> &hitsOf = snapshot.sampleHits();
-    const size_t n = hitsOf.size();
+    const size_t n = std::min(hitsOf.size(), threadOf.size());
     std::vector<uint8_t> hidden(snapshot.threads.size(), 0);
     for (uint32_t t : selection.hiddenThreads) {
         if (t < hidden.size())
@@ -80,7 +80,7 @@ void addBinnedActivity(const LiveSnapshot &snapshot, ThreadActivity &activity)
 
 } // namespace
 
-ThreadActivity bucketActivity(const LiveSnapshot &snapshot, int64_t bucketNs)
+ThreadActivity bucketActivity(const LiveSnapshot &snapshot, std::span<const uint32_t> hitsOf, int64_t bucketNs)
 {
     ThreadActivity activity;
     activity.startNs = snapshot.startNs;
@@ -97,9 +97,11 @@ ThreadActivity bucketActivity(const LiveSnapshot &snapshot, int64_t bucketNs)
         return activity;
     }
     const ChunkedColumn<uint32_t> &threadOf = snapshot.sampleThread();
-    const ChunkedColumn<uint32_t> &hitsOf = snapshot.sampleHits();
+    const size_t known = std::min(hitsOf.size(), threadOf.size());
     for (const auto &chunk : snapshot.chunks) {
         chunk->forEach([&](int64_t timeNs, uint32_t agg) {
+            if (agg >= known)
+                return;
             const uint32_t thread = threadOf[agg];
             if (thread >= threads)
                 return;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <vector>
 
 namespace emberline::engine {
@@ -21,8 +22,10 @@ struct LiveSelection {
 
 // Per aggregated sample, the share of its value that falls inside the selection: the timeline entries in the
 // range over all of its entries (exact when the sample's value is the same for each entry, as cpu-samples is),
-// 0 for hidden threads. Empty when the selection keeps everything.
-std::vector<float> selectionWeights(const LiveSnapshot &snapshot, const LiveSelection &selection);
+// 0 for hidden threads. Empty when the selection keeps everything. `hits`: each aggregated sample's timeline
+// entries (LiveProfile::sampleHits, as of the snapshot).
+std::vector<float> selectionWeights(const LiveSnapshot &snapshot, std::span<const uint32_t> hits,
+                                    const LiveSelection &selection);
 
 // CPU time per thread in fixed buckets of the session's time. Buckets that are whole multiples of the flushes'
 // 50 ms bins are sums of those bins (each sample's own CPU time; cost independent of the sample count); other
@@ -41,7 +44,8 @@ struct ThreadActivity {
     int64_t bucketStart(size_t bucket) const { return startNs + static_cast<int64_t>(bucket) * bucketNs; }
 };
 
-ThreadActivity bucketActivity(const LiveSnapshot &snapshot, int64_t bucketNs);
+// `hits` as for selectionWeights; read only for widths that are not whole bins.
+ThreadActivity bucketActivity(const LiveSnapshot &snapshot, std::span<const uint32_t> hits, int64_t bucketNs);
 
 // The finest bucket width of a fixed ladder (50 ms … 10 min) that cuts the span into at most maxBuckets
 // buckets and is at least minBucketNs wide (enough samples per bucket for a steady line). With a few hundred buckets this stays finer than the flush period for sessions of an hour and more

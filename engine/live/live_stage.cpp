@@ -214,7 +214,7 @@ void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, const
     loaded->liveTrees = m_trees;
     loaded->live = m_snapshot;
     loaded->aggregated = true;
-    std::vector<float> weights = selectionWeights(snap, selection);
+    std::vector<float> weights = selectionWeights(snap, m_live.sampleHits(), selection);
     if (weights.empty()) {
         loaded->totals = snap.totals;
     } else {
@@ -222,7 +222,7 @@ void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, const
         loaded->sampleWeights = std::make_shared<const std::vector<float>>(std::move(weights));
     }
     update->activity =
-        std::make_shared<const ThreadActivity>(bucketActivity(snap, timelineBucketNs(snap, m_options.frequency)));
+        std::make_shared<const ThreadActivity>(bucketActivity(snap, m_live.sampleHits(), timelineBucketNs(snap, m_options.frequency)));
     update->heatmap = m_heatmap.update(snap, request.hiddenThreads);
     const qint64 deriveMs = timer.elapsed();
 
@@ -251,7 +251,7 @@ void LiveStage::derive(LiveUpdate &update, const std::shared_ptr<const LoadedPro
         return;
     }
     auto comparison =
-        compareLive(*m_snapshot, loaded, request.compare, request.hiddenThreads, sampleType, &m_flushSides);
+        compareLive(*m_snapshot, m_live.sampleHits(), loaded, request.compare, request.hiddenThreads, sampleType, &m_flushSides);
     if (!comparison) {
         update.compareError = comparison.error().message;
         return;

@@ -42,11 +42,6 @@ const ChunkedColumn<uint32_t> &LiveSnapshot::sampleThread() const
     return (columns ? *columns : noColumns()).thread;
 }
 
-const ChunkedColumn<uint32_t> &LiveSnapshot::sampleHits() const
-{
-    return (columns ? *columns : noColumns()).hits;
-}
-
 int64_t LiveSnapshot::sampleCpuNs(size_t i) const
 {
     if (!profile || cpuType < 0 || i >= profile->sampleCount())

@@ -118,7 +118,6 @@ struct LiveThread {
 // it changes while a snapshot holds them.
 struct LiveSampleColumns {
     ChunkedColumn<uint32_t> thread;
-    ChunkedColumn<uint32_t> hits;
     // Per sample type, the session's value per stack of the aggregated profile: what valuesPerStack() gives
     // without a filter, kept up to date flush by flush so that a refresh of the whole session reads it as is.
     // A snapshot holds the types its views show (null for the others); the live profile copies a type's values
@@ -143,9 +142,9 @@ struct LiveSnapshot {
     std::vector<LiveThread> threads;
     std::vector<std::shared_ptr<const TimelineChunk>> chunks;
 
-    // Per aggregated sample of `profile`: its thread (a `threads` ordinal), its timeline entries, its CPU time.
+    // Per aggregated sample of `profile`: its thread (a `threads` ordinal) and its CPU time. Its timeline entries
+    // (hits) are the live profile's, read on the stage's thread (LiveProfile::sampleHits).
     const ChunkedColumn<uint32_t> &sampleThread() const;
-    const ChunkedColumn<uint32_t> &sampleHits() const;
     int64_t sampleCpuNs(size_t i) const; // the cpu-time value of aggregated sample i (0 without the type)
     // The session's value per stack for one sample type (empty for a type the profile does not have, or that
     // the snapshot was not taken with).

@@ -70,7 +70,8 @@ std::string difference(const AggregateByNames &a, const AggregateByNames &b)
     return {};
 }
 
-AggregateByNames byNames(const LiveSnapshot &snap)
+// `hits`: the live profile's, as of the snapshot.
+AggregateByNames byNames(const LiveSnapshot &snap, std::span<const uint32_t> hits)
 {
     const Profile &p = *snap.profile;
     AggregateByNames out;
@@ -78,7 +79,7 @@ AggregateByNames byNames(const LiveSnapshot &snap)
     for (size_t i = 0; i < p.sampleCount(); ++i) {
         keys.push_back(sampleKey(p, i));
         std::vector<int64_t> row(p.sampleValues(i).begin(), p.sampleValues(i).end());
-        row.insert(row.end(), {int64_t(snap.sampleThread()[i]), int64_t(snap.sampleHits()[i]), snap.sampleCpuNs(i)});
+        row.insert(row.end(), {int64_t(snap.sampleThread()[i]), int64_t(hits[i]), snap.sampleCpuNs(i)});
         out.samples.emplace(keys.back(), row); // one aggregated sample per key (checked by the caller)
         std::string stack = keys.back().substr(keys.back().find('|'));
         std::vector<int64_t> &values = out.stacks[stack];
@@ -136,21 +137,21 @@ private Q_SLOTS:
         LiveSelection first;
         first.startNs = t0;
         first.endNs = t0 + 1'000'000'000;
-        const auto weights = selectionWeights(*snap, first);
+        const auto weights = selectionWeights(*snap, live.sampleHits(), first);
         for (size_t i = 0; i < weights.size(); ++i)
             QCOMPARE(weights[i], snap->sampleThread()[i] == 0 ? 1.0f : 0.0f);
 
         LiveSelection half = first; // the first half of flush 1: 50 of its 100 samples
         half.endNs = t0 + 500'000'000;
-        const auto halfWeights = selectionWeights(*snap, half);
+        const auto halfWeights = selectionWeights(*snap, live.sampleHits(), half);
         double kept = 0;
         for (size_t i = 0; i < halfWeights.size(); ++i)
-            kept += halfWeights[i] * snap->sampleHits()[i];
+            kept += halfWeights[i] * live.sampleHits()[i];
         QCOMPARE(qRound(kept), 50);
 
         LiveSelection hidden;
         hidden.hiddenThreads = {1};
-        const auto hiddenWeights = selectionWeights(*snap, hidden);
+        const auto hiddenWeights = selectionWeights(*snap, live.sampleHits(), hidden);
         for (size_t i = 0; i < hiddenWeights.size(); ++i)
             QCOMPARE(hiddenWeights[i], snap->sampleThread()[i] == 1 ? 0.0f : 1.0f);
     }
@@ -161,17 +162,20 @@ private Q_SLOTS:
     // (wrong threads, CPU or range weights), or a held snapshot changes under a view.
     void snapshotsStayConsistentWhileTheAggregateGrows()
     {
-        const auto check = [](const LiveSnapshot &snap) {
+        // `hits`: the live profile's when the snapshot is its newest, else empty (a held snapshot has none).
+        const auto check = [](const LiveSnapshot &snap, std::span<const uint32_t> liveHits) {
             const Profile &p = *snap.profile;
             QCOMPARE(snap.sampleThread().size(), p.sampleCount());
-            QCOMPARE(snap.sampleHits().size(), p.sampleCount());
+            if (!liveHits.empty())
+                QCOMPARE(liveHits.size(), p.sampleCount());
             QCOMPARE(snap.totals, p.totals());
             std::vector<uint32_t> hits(p.sampleCount(), 0);
             for (const auto &chunk : snap.chunks)
                 chunk->forEach([&](int64_t, uint32_t agg) { hits.at(agg)++; });
             const StringId tidKey = p.findString("thread id");
             for (size_t i = 0; i < p.sampleCount(); ++i) {
-                QCOMPARE(snap.sampleHits()[i], hits[i]);
+                if (!liveHits.empty())
+                    QCOMPARE(liveHits[i], hits[i]);
                 QCOMPARE(snap.sampleCpuNs(i), p.sampleValues(i)[1]);
                 QCOMPARE(snap.threads.at(snap.sampleThread()[i]).tid, p.sampleLabels(i)[0].num);
                 QCOMPARE(p.sampleLabels(i)[0].key, tidKey);
@@ -204,7 +208,7 @@ private Q_SLOTS:
             const int64_t tid = 7 + f % 3;
             QVERIFY(live.add(syntheticFlush(f, t0 + f * 1'000'000'000LL, 20 + int(f) * 7, tid)).ok());
             auto snap = live.snapshot();
-            check(*snap);
+            check(*snap, live.sampleHits());
             if (f > 1)
                 checkChanged(f - 1, previous, *snap);
             previous.assign(snap->stackValues(0).begin(), snap->stackValues(0).end());
@@ -215,7 +219,7 @@ private Q_SLOTS:
         }
         for (const auto &[snap, samples] : held) {
             QCOMPARE(snap->timelineSamples(), samples);
-            check(*snap);
+            check(*snap, {});
         }
         QCOMPARE(live.snapshot()->timelineSamples(), size_t(9 * 20 + 7 * 45));
     }
@@ -319,7 +323,8 @@ private Q_SLOTS:
             auto copy = std::make_shared<Flush>(*flush);
             copy->sessionIds.reset();
             QVERIFY(withoutIds.add(std::shared_ptr<const Flush>(std::move(copy))).ok());
-            const auto a = byNames(*withIds.snapshot()), b = byNames(*withoutIds.snapshot());
+            const auto a = byNames(*withIds.snapshot(), withIds.sampleHits());
+            const auto b = byNames(*withoutIds.snapshot(), withoutIds.sampleHits());
             QCOMPARE(a.samples.size(), withIds.snapshot()->profile->sampleCount());
             QCOMPARE(b.samples.size(), withoutIds.snapshot()->profile->sampleCount());
             const std::string diff = difference(a, b);
@@ -347,12 +352,26 @@ private Q_SLOTS:
         const int64_t t0 = 1'700'000'000'000'000'000;
         QVERIFY(live.add(*syntheticFlush(1, t0, 100, 7)).ok());
         QVERIFY(live.add(*syntheticFlush(2, t0 + 1'000'000'000, 100, 9)).ok());
-        const ThreadActivity a = bucketActivity(*live.snapshot(), 250'000'000);
+        const ThreadActivity a = bucketActivity(*live.snapshot(), live.sampleHits(), 250'000'000);
         QCOMPARE(a.bucketCount, size_t(8));
         QCOMPARE(qRound(a.cpuPercent(0, 1)), 100);
         QCOMPARE(qRound(a.cpuPercent(1, 1)), 0);
         QCOMPARE(qRound(a.cpuPercent(1, 6)), 100);
         QCOMPARE(a.bucketAt(t0 + 600'000'000), size_t(2));
+        // 125 ms is not a whole number of bins: the timeline's entries are walked, each with its aggregated
+        // sample's CPU time per hit (10 ms). Thread 7's samples fall at 10 ms … 1 s, thread 9's at 1.01 … 2 s.
+        const ThreadActivity odd = bucketActivity(*live.snapshot(), live.sampleHits(), 125'000'000);
+        QCOMPARE(odd.bucketCount, size_t(16));
+        int64_t sums[2] = {0, 0};
+        for (size_t b = 0; b < odd.bucketCount; ++b) {
+            sums[0] += odd.cpuNs[0][b];
+            sums[1] += odd.cpuNs[1][b];
+            QCOMPARE(odd.cpuNs[0][b] > 0, b <= 8);
+            QCOMPARE(odd.cpuNs[1][b] > 0, b >= 8);
+        }
+        QCOMPARE(sums[0], int64_t(1'000'000'000));
+        QCOMPARE(sums[1], int64_t(1'000'000'000));
+        QCOMPARE(odd.cpuNs[0][3], int64_t(120'000'000)); // 380 … 490 ms
         QCOMPARE(chooseBucketNs(2'000'000'000, 400, 0), int64_t(50'000'000));
         QCOMPARE(chooseBucketNs(2'000'000'000, 400, 200'000'000), int64_t(250'000'000));
         QCOMPARE(chooseBucketNs(1800'000'000'000, 400, 0), int64_t(5'000'000'000)); // 30 minutes: 5 s < a flush

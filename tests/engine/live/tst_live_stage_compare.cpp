@@ -129,13 +129,13 @@ private Q_SLOTS:
             for (const std::vector<uint32_t> &hidden : {std::vector<uint32_t>{}, std::vector<uint32_t>{1}}) {
                 for (const LiveCompareRequest &request : {previous, pinned}) {
                     LiveFlushSides sides;
-                    auto kept = compareLive(*snap, scope, request, hidden, type, &sides);
-                    auto weighted = compareLive(*snap, scope, request, hidden, type);
+                    auto kept = compareLive(*snap, live.sampleHits(), scope, request, hidden, type, &sides);
+                    auto weighted = compareLive(*snap, live.sampleHits(), scope, request, hidden, type);
                     QVERIFY(kept.ok() && weighted.ok());
                     QCOMPARE(comparisonText(*kept->comparison), comparisonText(*weighted->comparison));
                     QVERIFY(sides.kept() > 0);
                     // Asked again, the kept sides give the same comparison.
-                    auto again = compareLive(*snap, scope, request, hidden, type, &sides);
+                    auto again = compareLive(*snap, live.sampleHits(), scope, request, hidden, type, &sides);
                     QCOMPARE(comparisonText(*again->comparison), comparisonText(*weighted->comparison));
                 }
             }

@@ -23,9 +23,10 @@ namespace {
 
 constexpr int64_t kStart = 1'700'000'000'000'000'000;
 
+// 250 ms buckets are whole activity bins: the samples' hits are not read.
 std::shared_ptr<const engine::ThreadActivity> activityOf(const engine::LiveSnapshot &snapshot)
 {
-    return std::make_shared<const engine::ThreadActivity>(engine::bucketActivity(snapshot, 250'000'000));
+    return std::make_shared<const engine::ThreadActivity>(engine::bucketActivity(snapshot, {}, 250'000'000));
 }
 
 QLineSeries *samplesLine(ui::TimelineView &view)
