@@ -11,6 +11,8 @@
 #include <set>
 #include <tuple>
 
+#include <malloc.h>
+
 namespace emberline::engine {
 
 Exporter::Exporter(ExporterOptions options)
@@ -296,6 +298,11 @@ Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &inp
         return std::shared_ptr<const Flush>();
     auto ids = std::make_shared<SessionIds>();
     auto profile = std::make_shared<Profile>(buildProfile(input, ids.get()));
+    // Modules no flush has needed for a while give back their debug information. What libdw held is freed in this
+    // thread's arena, which later flushes would reuse only in part: it goes back to the system now (this happens a
+    // few times a session).
+    if (m_symbolizer.closeIdleModules() > 0)
+        ::malloc_trim(0);
     auto flush = std::make_shared<Flush>();
     flush->sequence = ++m_sequence;
     flush->startNs = input.startNs;

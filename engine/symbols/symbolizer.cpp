@@ -52,12 +52,17 @@ std::vector<SymbolFrame> Symbolizer::symbolize(const std::string &path, const st
                                                uint64_t fileOffset)
 {
     try {
-        SymbolModule *symbolModule = module(path, buildId);
+        ModuleSlot &moduleSlot = slot(path, buildId);
+        // Asked before: answered without the module, which may be closed.
+        if (const auto answers = m_answers.find(moduleSlot.cacheKey); answers != m_answers.end()) {
+            if (const auto it = answers->second.find(fileOffset); it != answers->second.end())
+                return it->second;
+        }
+        SymbolModule *symbolModule = module(moduleSlot, path, buildId);
         if (symbolModule == nullptr)
             return {};
-        // The module's own build id, not the caller's spelling of it, so that all spellings share answers.
-        const std::string &cacheKey = symbolModule->buildId().empty() ? path : symbolModule->buildId();
-        return answer(cacheKey, fileOffset, *symbolModule);
+        moduleSlot.lastUsedFlush = m_flushes;
+        return answer(moduleSlot.cacheKey, fileOffset, *symbolModule);
     } catch (...) {
         return {};
     }
@@ -84,20 +89,60 @@ std::string Symbolizer::readBuildId(const std::string &path)
     }
 }
 
-SymbolModule *Symbolizer::module(const std::string &path, const std::string &buildId)
+Symbolizer::ModuleSlot &Symbolizer::slot(const std::string &path, const std::string &buildId)
 {
     std::string key = path + '\n' + buildId;
     auto it = m_modules.find(key);
     if (it == m_modules.end()) {
+        it = m_modules.emplace(std::move(key), ModuleSlot{}).first;
+        ModuleSlot &fresh = it->second;
         const auto downloaded = m_downloadedDebugFiles.find(lowercaseHex(buildId));
         const std::string debugFile = downloaded != m_downloadedDebugFiles.end() ? downloaded->second : std::string();
-        it = m_modules.emplace(std::move(key), SymbolModule::openFile(path, buildId, m_options.debugDirectories,
-                                                                      debugFile))
-                 .first;
-        if (it->second && debugFile.empty())
-            requestDebugFile(*it->second, path);
+        fresh.module = SymbolModule::openFile(path, buildId, m_options.debugDirectories, debugFile);
+        fresh.lastUsedFlush = m_flushes;
+        if (fresh.module) {
+            // The module's own build id, not the caller's spelling of it, so that all spellings share answers.
+            fresh.cacheKey = fresh.module->buildId().empty() ? path : fresh.module->buildId();
+            if (debugFile.empty())
+                requestDebugFile(*fresh.module, path);
+        }
     }
-    return it->second.get();
+    return it->second;
+}
+
+SymbolModule *Symbolizer::module(ModuleSlot &moduleSlot, const std::string &path, const std::string &buildId)
+{
+    if (moduleSlot.closed) {
+        moduleSlot.closed = false;
+        const auto downloaded = m_downloadedDebugFiles.find(lowercaseHex(buildId));
+        const std::string debugFile = downloaded != m_downloadedDebugFiles.end() ? downloaded->second : std::string();
+        moduleSlot.module = SymbolModule::openFile(path, buildId, m_options.debugDirectories, debugFile);
+        moduleSlot.idleFlushes = std::min<uint32_t>(moduleSlot.idleFlushes * 2, 1U << 16);
+        moduleSlot.lastUsedFlush = m_flushes;
+        qCDebug(lcSymbols, "reopened %s, closed while idle (closed again after %u idle flushes)", path.c_str(),
+                moduleSlot.idleFlushes);
+    }
+    return moduleSlot.module.get();
+}
+
+size_t Symbolizer::closeIdleModules()
+{
+    ++m_flushes;
+    size_t closed = 0;
+    for (auto &[key, moduleSlot] : m_modules) {
+        if (!moduleSlot.module || m_flushes - moduleSlot.lastUsedFlush <= moduleSlot.idleFlushes)
+            continue;
+        moduleSlot.module.reset();
+        moduleSlot.closed = true;
+        ++closed;
+    }
+    return closed;
+}
+
+size_t Symbolizer::openModules() const
+{
+    return static_cast<size_t>(
+        std::count_if(m_modules.begin(), m_modules.end(), [](const auto &entry) { return entry.second.module != nullptr; }));
 }
 
 void Symbolizer::requestDebugFile(SymbolModule &module, const std::string &path)
@@ -121,7 +166,11 @@ std::vector<std::string> Symbolizer::adoptDownloads()
             m_answers.erase(answers);
         }
         // Reopened at their next use, with the downloaded file.
-        std::erase_if(m_modules, [&](const auto &entry) { return entry.second && entry.second->buildId() == buildId; });
+        std::erase_if(m_modules, [&](const auto &entry) {
+            const ModuleSlot &moduleSlot = entry.second;
+            return (moduleSlot.module && moduleSlot.module->buildId() == buildId) ||
+                   (moduleSlot.closed && moduleSlot.cacheKey == buildId);
+        });
         adopted.push_back(buildId);
     }
     return adopted;
@@ -141,8 +190,13 @@ ModuleSymbols Symbolizer::moduleSymbols(const std::string &path, const std::stri
 {
     if (replaced != nullptr)
         *replaced = false;
-    if (SymbolModule *m = module(path, buildId))
-        return m->symbolInfo();
+    ModuleSlot &moduleSlot = slot(path, buildId);
+    if (moduleSlot.symbols)
+        return *moduleSlot.symbols;
+    if (SymbolModule *m = module(moduleSlot, path, buildId)) {
+        moduleSlot.symbols = m->symbolInfo();
+        return *moduleSlot.symbols;
+    }
     if (replaced != nullptr && !buildId.empty()) {
         const std::string now = readElfBuildId(path);
         *replaced = !now.empty() && now != lowercaseHex(buildId);

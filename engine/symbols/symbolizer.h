@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -30,6 +31,13 @@ struct SymbolizerOptions {
 // With debuginfod on, a module without DWARF is named from its symbol table (or by address) until its download
 // arrives; adoptDownloads() then reopens it with the downloaded file and forgets its answers, so that the
 // following flushes name its frames fully. Nothing here waits on the network.
+//
+// A module that has not been asked for a new address for a few flushes is closed (closeIdleModules), so that the
+// debug information of libraries whose code the program no longer reaches new parts of (libdw decompresses a
+// file's debug sections whole: 11 MB for libc) does not stay for the session. Its answers stay cached; a new
+// address reopens it, and a module reopened so waits twice as long before it is closed again. A file replaced
+// on disk after its module was closed is not reopened (its build id no longer matches): addresses first seen
+// after that are named by address.
 //
 // Thread: lives on the exporter thread; not synchronised. A file that cannot be opened is not retried.
 class Symbolizer {
@@ -66,10 +74,26 @@ public:
     size_t downloadsRequested() const { return m_downloadsRequested; }
     // Answers held in the cache (empty answers included).
     size_t cachedAddresses() const { return m_answerCount; }
+    // After a flush is symbolized: closes the modules that no flush of the last few (kIdleFlushes, doubled at
+    // every reopen of the module) asked for a new address. Returns how many it closed.
+    size_t closeIdleModules();
+    // Modules open now (the vdso not counted).
+    size_t openModules() const;
+    static constexpr uint32_t kIdleFlushes = 3;
 
 private:
     using Frames = std::vector<SymbolFrame>;
-    SymbolModule *module(const std::string &path, const std::string &buildId);
+    // One (path, build id): its module while open, and what outlives a close.
+    struct ModuleSlot {
+        std::unique_ptr<SymbolModule> module; // null when the file could not be used, or while closed
+        bool closed = false;                   // closed while idle: reopened at its next new address
+        uint64_t lastUsedFlush = 0;
+        uint32_t idleFlushes = kIdleFlushes;
+        std::string cacheKey;                 // its answers' key (the file's build id, or its path)
+        std::optional<ModuleSymbols> symbols; // moduleSymbols' answer, once asked
+    };
+    ModuleSlot &slot(const std::string &path, const std::string &buildId);
+    SymbolModule *module(ModuleSlot &slot, const std::string &path, const std::string &buildId);
     SymbolModule *vdsoModule();
     Frames answer(const std::string &cacheKey, uint64_t fileOffset, SymbolModule &module);
 
@@ -79,8 +103,9 @@ private:
     std::unique_ptr<DebuginfodFetcher> m_fetcher; // null without debuginfod
     std::unordered_map<std::string, std::string> m_downloadedDebugFiles; // build id -> checked debug file
     size_t m_downloadsRequested = 0;
-    // Key: path '\n' build id. A null entry remembers a file that could not be used.
-    std::unordered_map<std::string, std::unique_ptr<SymbolModule>> m_modules;
+    // Key: path '\n' build id. An entry without a module and not closed remembers a file that could not be used.
+    std::unordered_map<std::string, ModuleSlot> m_modules;
+    uint64_t m_flushes = 0; // closeIdleModules calls
     // Key: build id, or path when the file has none; then the file offset.
     std::unordered_map<std::string, std::unordered_map<uint64_t, Frames>> m_answers;
     size_t m_answerCount = 0;

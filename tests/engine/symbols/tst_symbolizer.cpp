@@ -7,8 +7,10 @@
 #include <QTest>
 #include <sys/auxv.h>
 
+using emberline::engine::ModuleSymbols;
 using emberline::engine::SymbolFrame;
 using emberline::engine::Symbolizer;
+using emberline::engine::SymbolStatus;
 
 namespace {
 
@@ -346,6 +348,47 @@ private Q_SLOTS:
         QCOMPARE(symbolizer.cachedAddresses(), size_t(2));
         symbolizer.symbolize(targetPath, "", 0); // empty answers are cached too
         QCOMPARE(symbolizer.cachedAddresses(), size_t(3));
+    }
+
+    // A module asked for no new address for kIdleFlushes flushes is closed, its answers kept; a new address
+    // reopens it, and it then waits twice as long. If this fails, the debug information of every library the
+    // program ever ran stays in memory for the session (libc's alone is 11 MB decompressed), or a closed module
+    // loses its names.
+    void idleModulesCloseAndReopen()
+    {
+        Symbolizer symbolizer;
+        const uint64_t method = offsetOf(*m_target, "emberline_mark_method");
+        const uint64_t leaf = offsetOf(*m_target, "emberline_mark_inline_leaf");
+        const uint64_t library = offsetOf(*m_library, "emberline_mark_library");
+        const auto first = symbolizer.symbolize(targetPath, m_target->buildId(), method);
+        QCOMPARE(first.size(), size_t(1));
+        const ModuleSymbols status = symbolizer.moduleSymbols(targetPath, m_target->buildId());
+        QCOMPARE(status.status, SymbolStatus::FullDwarf);
+        QCOMPARE(symbolizer.openModules(), size_t(1));
+        for (uint32_t f = 0; f < Symbolizer::kIdleFlushes; ++f) {
+            QCOMPARE(symbolizer.closeIdleModules(), size_t(0));
+            QCOMPARE(symbolizer.symbolize(libraryPath, m_library->buildId(), library).size(), size_t(1));
+        }
+        // The library was in use at every flush; the target not since its first.
+        QCOMPARE(symbolizer.closeIdleModules(), size_t(1));
+        QCOMPARE(symbolizer.openModules(), size_t(1));
+        // Asked again: the cached answer and status, without reopening.
+        QCOMPARE(symbolizer.symbolize(targetPath, m_target->buildId(), method), first);
+        QCOMPARE(symbolizer.moduleSymbols(targetPath, m_target->buildId()).status, status.status);
+        QCOMPARE(symbolizer.openModules(), size_t(1));
+        // A new address reopens it, with the same names as a fresh symbolizer gives.
+        const auto inlined = symbolizer.symbolize(targetPath, m_target->buildId(), leaf);
+        QCOMPARE(inlined.size(), size_t(3));
+        QCOMPARE(inlined, Symbolizer().symbolize(targetPath, m_target->buildId(), leaf));
+        QCOMPARE(symbolizer.openModules(), size_t(2));
+        // Reopened once, it stays open for twice the idle flushes.
+        for (uint32_t f = 0; f < 2 * Symbolizer::kIdleFlushes; ++f) {
+            symbolizer.closeIdleModules();
+            symbolizer.symbolize(libraryPath, m_library->buildId(), library + 1 + f);
+        }
+        QCOMPARE(symbolizer.openModules(), size_t(2));
+        QCOMPARE(symbolizer.closeIdleModules(), size_t(1));
+        QCOMPARE(symbolizer.openModules(), size_t(1));
     }
 
 // Ends the test slots: moc runs every private slot above as a test, and none below.
