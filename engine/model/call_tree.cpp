@@ -11,6 +11,38 @@
 
 namespace emberline::engine {
 
+namespace {
+
+const std::shared_ptr<const CallTree::ShapeTable> &emptyShapes()
+{
+    static const auto empty = std::make_shared<const CallTree::ShapeTable>();
+    return empty;
+}
+
+} // namespace
+
+CallTree::CallTree() : m_shapes(emptyShapes()) {}
+
+void CallTree::appendNode(const Node &node, ShapeTable &shapes)
+{
+    shapes.rows.push_back(Shape{node.frame, node.parent, node.depth});
+    m_self.push_back(node.self);
+    m_total.push_back(node.total);
+    m_deepest.push_back(node.deepest);
+}
+
+void CallTree::assignNodes(const std::vector<Node> &nodes)
+{
+    auto shapes = std::make_shared<ShapeTable>();
+    shapes->rows.reserve(nodes.size());
+    m_self.reserve(nodes.size());
+    m_total.reserve(nodes.size());
+    m_deepest.reserve(nodes.size());
+    for (const Node &node : nodes)
+        appendNode(node, *shapes);
+    m_shapes = std::move(shapes);
+}
+
 std::optional<CallTree> CallTree::build(const Profile &profile, const FrameTable &frames,
                                         std::span<const int64_t> perStack, const std::atomic<bool> *cancel)
 {
@@ -21,8 +53,12 @@ std::optional<CallTree> CallTree::build(const Profile &profile, const FrameTable
         std::count_if(perStack.begin(), perStack.end(), [](int64_t v) { return v != 0; }));
     // Most trees hold a few nodes per such stack: reserved address space, touched only as nodes are added, spares
     // the copies of a growing vector.
-    tree.m_nodes.reserve(valued * 4 + 1);
-    tree.m_nodes.push_back(Node{});
+    auto shapes = std::make_shared<ShapeTable>();
+    std::vector<Shape> &rows = shapes->rows;
+    rows.reserve(valued * 4 + 1);
+    tree.m_self.reserve(valued * 4 + 1);
+    rows.push_back(Shape{});
+    tree.m_self.push_back(0);
     U64ToU32Map childOf(valued * 4);
     std::vector<uint32_t> path;
     const StackTable &stacks = profile.stacks();
@@ -38,48 +74,64 @@ std::optional<CallTree> CallTree::build(const Profile &profile, const FrameTable
         uint32_t node = 0;
         for (const uint32_t frame : path) {
             bool inserted = false;
-            const auto candidate = static_cast<uint32_t>(tree.m_nodes.size());
+            const auto candidate = static_cast<uint32_t>(rows.size());
             const uint32_t child =
                 childOf.findOrInsert((static_cast<uint64_t>(node) << 32) | frame, candidate, inserted);
             if (inserted) {
-                const uint32_t depth = tree.m_nodes[node].depth + 1;
-                tree.m_nodes.push_back(Node{frame, node, depth, depth, 0, 0});
+                const uint32_t depth = rows[node].depth + 1;
+                rows.push_back(Shape{frame, node, depth});
+                tree.m_self.push_back(0);
                 tree.m_maxDepth = std::max(tree.m_maxDepth, depth);
             }
             node = child;
         }
-        tree.m_nodes[node].self += v;
+        tree.m_self[node] += v;
     }
     // Totals from the selves, children before parents: one sequential pass instead of a write to every node of
     // every stack's path.
-    for (Node &node : tree.m_nodes)
-        node.total = node.self;
-    for (size_t i = tree.m_nodes.size(); i-- > 1;)
-        tree.m_nodes[tree.m_nodes[i].parent].total += tree.m_nodes[i].total;
+    tree.m_total = tree.m_self;
+    for (size_t i = rows.size(); i-- > 1;)
+        tree.m_total[rows[i].parent] += tree.m_total[i];
+    tree.m_deepest.resize(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i)
+        tree.m_deepest[i] = rows[i].depth;
+    tree.m_shapes = std::move(shapes);
     tree.finish(frames);
     return tree;
 }
 
-CallTree CallTree::fromNodes(std::vector<Node> nodes, const FrameTable &frames)
+CallTree CallTree::fromNodes(const std::vector<Node> &nodes, const FrameTable &frames)
 {
     CallTree tree;
-    tree.m_nodes = std::move(nodes);
-    if (tree.m_nodes.empty())
-        tree.m_nodes.push_back(Node{});
-    for (Node &node : tree.m_nodes) {
-        node.deepest = node.depth;
-        if (node.total != 0)
-            tree.m_maxDepth = std::max(tree.m_maxDepth, node.depth);
+    tree.assignNodes(nodes);
+    if (tree.m_self.empty()) {
+        auto shapes = std::make_shared<ShapeTable>();
+        tree.appendNode(Node{}, *shapes);
+        tree.m_shapes = std::move(shapes);
+    }
+    const std::vector<Shape> &rows = tree.m_shapes->rows;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        tree.m_deepest[i] = rows[i].depth;
+        if (tree.m_total[i] != 0)
+            tree.m_maxDepth = std::max(tree.m_maxDepth, rows[i].depth);
     }
     tree.finish(frames);
     return tree;
 }
 
-CallTree CallTree::withValues(std::vector<Node> nodes, const CallTree &shape)
+CallTree CallTree::withValues(const std::vector<Node> &nodes, const CallTree &shape)
 {
-    Q_ASSERT(nodes.size() == shape.m_nodes.size());
+    Q_ASSERT(nodes.size() == shape.size());
     CallTree tree;
-    tree.m_nodes = std::move(nodes);
+    tree.m_shapes = shape.m_shapes;
+    tree.m_self.reserve(nodes.size());
+    tree.m_total.reserve(nodes.size());
+    tree.m_deepest.reserve(nodes.size());
+    for (const Node &node : nodes) {
+        tree.m_self.push_back(node.self);
+        tree.m_total.push_back(node.total);
+        tree.m_deepest.push_back(node.deepest);
+    }
     tree.computeDepths();
     tree.m_childOffsets = shape.m_childOffsets;
     tree.m_children = shape.m_children;
@@ -89,17 +141,19 @@ CallTree CallTree::withValues(std::vector<Node> nodes, const CallTree &shape)
 CallTree CallTree::withRoot()
 {
     CallTree tree;
-    tree.m_nodes.assign(1, Node{});
+    auto shapes = std::make_shared<ShapeTable>();
+    tree.appendNode(Node{}, *shapes);
+    tree.m_shapes = std::move(shapes);
     tree.m_childOffsets.assign(2, 0);
     return tree;
 }
 
-CallTree CallTree::withChildren(std::vector<Node> nodes, std::vector<uint32_t> childOffsets,
+CallTree CallTree::withChildren(const std::vector<Node> &nodes, std::vector<uint32_t> childOffsets,
                                 std::vector<uint32_t> children)
 {
     Q_ASSERT(childOffsets.size() == nodes.size() + 1);
     CallTree tree;
-    tree.m_nodes = std::move(nodes);
+    tree.assignNodes(nodes);
     tree.computeDepths();
     tree.m_childOffsets = std::move(childOffsets);
     tree.m_children = std::move(children);
@@ -108,47 +162,48 @@ CallTree CallTree::withChildren(std::vector<Node> nodes, std::vector<uint32_t> c
 
 void CallTree::computeDepths()
 {
-    for (Node &node : m_nodes) {
-        node.deepest = node.depth;
-        if (node.total != 0)
-            m_maxDepth = std::max(m_maxDepth, node.depth);
+    const std::vector<Shape> &rows = m_shapes->rows;
+    const size_t n = size();
+    for (size_t i = 0; i < n; ++i) {
+        m_deepest[i] = rows[i].depth;
+        if (m_total[i] != 0)
+            m_maxDepth = std::max(m_maxDepth, rows[i].depth);
     }
-    for (size_t i = m_nodes.size(); i-- > 1;) {
-        if (m_nodes[i].total == 0)
+    for (size_t i = n; i-- > 1;) {
+        if (m_total[i] == 0)
             continue;
-        Node &parent = m_nodes[m_nodes[i].parent];
-        parent.deepest = std::max(parent.deepest, m_nodes[i].deepest);
+        uint32_t &parent = m_deepest[rows[i].parent];
+        parent = std::max(parent, m_deepest[i]);
     }
 }
 
 void CallTree::finish(const FrameTable &frames)
 {
+    const std::vector<Shape> &rows = m_shapes->rows;
+    const size_t n = size();
     // Parents come before their children: one backward pass carries subtree depths upwards.
-    for (size_t i = m_nodes.size(); i-- > 1;) {
-        if (m_nodes[i].total == 0)
+    for (size_t i = n; i-- > 1;) {
+        if (m_total[i] == 0)
             continue; // a path with no value in this tree takes no row
-        Node &parent = m_nodes[m_nodes[i].parent];
-        parent.deepest = std::max(parent.deepest, m_nodes[i].deepest);
+        uint32_t &parent = m_deepest[rows[i].parent];
+        parent = std::max(parent, m_deepest[i]);
     }
 
     // Children in CSR form, ordered by frame name (the table ranks its names once, not per tree).
     const std::vector<uint32_t> &rank = frames.nameRank();
-    const size_t n = m_nodes.size();
     m_childOffsets.assign(n + 1, 0);
     for (size_t i = 1; i < n; ++i)
-        m_childOffsets[m_nodes[i].parent + 1]++;
+        m_childOffsets[rows[i].parent + 1]++;
     std::partial_sum(m_childOffsets.begin(), m_childOffsets.end(), m_childOffsets.begin());
     m_children.resize(n > 0 ? n - 1 : 0);
     std::vector<uint32_t> fill(m_childOffsets.begin(), m_childOffsets.end() - 1);
     for (uint32_t i = 1; i < n; ++i)
-        m_children[fill[m_nodes[i].parent]++] = i;
+        m_children[fill[rows[i].parent]++] = i;
     for (size_t p = 0; p < n; ++p) {
         auto begin = m_children.begin() + m_childOffsets[p];
         auto end = m_children.begin() + m_childOffsets[p + 1];
         if (end - begin > 1) {
-            std::sort(begin, end, [&](uint32_t a, uint32_t b) {
-                return rank[m_nodes[a].frame] < rank[m_nodes[b].frame];
-            });
+            std::sort(begin, end, [&](uint32_t a, uint32_t b) { return rank[rows[a].frame] < rank[rows[b].frame]; });
         }
     }
 }
@@ -156,8 +211,8 @@ void CallTree::finish(const FrameTable &frames)
 std::vector<uint32_t> CallTree::pathTo(uint32_t id) const
 {
     std::vector<uint32_t> path;
-    for (uint32_t n = id; n != 0 && n != kNoIndex; n = m_nodes[n].parent)
-        path.push_back(m_nodes[n].frame);
+    for (uint32_t n = id; n != 0 && n != kNoIndex; n = parent(n))
+        path.push_back(frame(n));
     std::reverse(path.begin(), path.end());
     return path;
 }
@@ -168,7 +223,7 @@ uint32_t CallTree::findPath(const FrameTable &frames, std::span<const std::strin
     for (const std::string &name : names) {
         uint32_t next = kNoIndex;
         for (uint32_t c : children(node)) {
-            if (frames.frame(m_nodes[c].frame).name == name) {
+            if (frames.frame(frame(c)).name == name) {
                 next = c;
                 break;
             }
@@ -183,9 +238,9 @@ uint32_t CallTree::findPath(const FrameTable &frames, std::span<const std::strin
 std::string CallTree::dump(const FrameTable &frames, int64_t minTotal) const
 {
     std::string out;
-    if (m_nodes.empty())
+    if (size() == 0)
         return out;
-    out += "<root> " + std::to_string(m_nodes[0].self) + " " + std::to_string(m_nodes[0].total) + "\n";
+    out += "<root> " + std::to_string(m_self[0]) + " " + std::to_string(m_total[0]) + "\n";
     // Iterative pre-order walk: recursion depth of real profiles reaches thousands of frames.
     std::vector<uint32_t> stack;
     const auto rootChildren = children(0);
@@ -194,7 +249,7 @@ std::string CallTree::dump(const FrameTable &frames, int64_t minTotal) const
     while (!stack.empty()) {
         const uint32_t id = stack.back();
         stack.pop_back();
-        const Node &n = m_nodes[id];
+        const Node n = node(id);
         if (n.total < minTotal && n.total >= 0)
             continue;
         out.append(2 * static_cast<size_t>(n.depth), ' ');
@@ -220,27 +275,47 @@ void assignWithRoom(std::vector<T> &out, const T *first, const T *last)
 
 } // namespace
 
-CallTreeUpdater::CallTreeUpdater() : m_tree(std::make_shared<CallTree>(CallTree::withRoot()))
+CallTreeUpdater::CallTreeUpdater()
+    : m_tree(std::make_shared<CallTree>()), m_shapes(std::make_shared<CallTree::ShapeTable>())
 {
+    m_tree->appendNode(CallTree::Node{}, *m_shapes);
+    m_tree->m_shapes = m_shapes;
+    m_tree->m_childOffsets.assign(2, 0);
     m_tree->m_recycler = m_recycler;
 }
 
 uint32_t CallTreeUpdater::child(uint32_t parent, uint32_t frame)
 {
-    std::vector<CallTree::Node> &nodes = m_tree->m_nodes;
+    CallTree &tree = *m_tree;
+    std::vector<CallTree::Shape> &rows = m_shapes->rows;
     const auto keyOf = [](uint32_t p, uint32_t f) { return (static_cast<uint64_t>(p) << 32) | f; };
     const uint32_t found = m_childOf.find(keyOf(parent, frame), [&](uint32_t n) {
-        return nodes[n].parent == parent && nodes[n].frame == frame;
+        return rows[n].parent == parent && rows[n].frame == frame;
     });
     if (found != IndexHashTable::kNone)
         return found;
-    const auto node = static_cast<uint32_t>(nodes.size());
-    const uint32_t depth = nodes[parent].depth + 1;
-    reserveWithRoom(nodes, nodes.size() + 1);
-    nodes.push_back(CallTree::Node{frame, parent, depth, depth, 0, 0});
-    m_childOf.insert(keyOf(parent, frame), node, [&](uint32_t n) { return keyOf(nodes[n].parent, nodes[n].frame); });
-    for (uint32_t p = parent; p != kNoIndex && nodes[p].deepest < depth; p = nodes[p].parent)
-        nodes[p].deepest = depth;
+    const auto node = static_cast<uint32_t>(tree.size());
+    const uint32_t depth = rows[parent].depth + 1;
+    if (rows.size() == rows.capacity()) {
+        // Published trees read these rows: a larger table, never a move of the rows under them.
+        auto larger = std::make_shared<CallTree::ShapeTable>();
+        reserveWithRoom(larger->rows, rows.size() + 1);
+        larger->rows.assign(rows.begin(), rows.end());
+        m_shapes = std::move(larger);
+        tree.m_shapes = m_shapes;
+    }
+    m_shapes->rows.push_back(CallTree::Shape{frame, parent, depth});
+    reserveWithRoom(tree.m_self, tree.m_self.size() + 1);
+    reserveWithRoom(tree.m_total, tree.m_total.size() + 1);
+    reserveWithRoom(tree.m_deepest, tree.m_deepest.size() + 1);
+    tree.m_self.push_back(0);
+    tree.m_total.push_back(0);
+    tree.m_deepest.push_back(depth);
+    const std::vector<CallTree::Shape> &shapes = m_shapes->rows;
+    m_childOf.insert(keyOf(parent, frame), node,
+                     [&](uint32_t n) { return keyOf(shapes[n].parent, shapes[n].frame); });
+    for (uint32_t p = parent; p != kNoIndex && tree.m_deepest[p] < depth; p = shapes[p].parent)
+        tree.m_deepest[p] = depth;
     m_newChildren.push_back({parent, node});
     m_maxDepth = std::max(m_maxDepth, depth);
     ++m_emptyNodes;
@@ -258,20 +333,22 @@ uint32_t CallTreeUpdater::walk(const Profile &profile, const FrameTable &frames,
             leaf = child(leaf, frame);
         m_leaf[stack] = leaf;
     }
-    std::vector<CallTree::Node> &nodes = m_tree->m_nodes;
-    nodes[leaf].self += delta;
+    CallTree &tree = *m_tree;
+    const std::vector<CallTree::Shape> &rows = m_shapes->rows;
+    tree.m_self[leaf] += delta;
     if (leaf != 0)
-        m_frameSelf[nodes[leaf].frame] += delta;
+        m_frameSelf[rows[leaf].frame] += delta;
     if (++m_walks == 0) { // wrapped: forget every mark
         std::fill(m_frameSeen.begin(), m_frameSeen.end(), 0);
         m_walks = 1;
     }
-    for (uint32_t n = leaf; n != kNoIndex; n = nodes[n].parent) {
-        const bool wasEmpty = nodes[n].total == 0;
-        nodes[n].total += delta;
-        if (n != 0 && wasEmpty != (nodes[n].total == 0))
+    for (uint32_t n = leaf; n != kNoIndex; n = rows[n].parent) {
+        int64_t &total = tree.m_total[n];
+        const bool wasEmpty = total == 0;
+        total += delta;
+        if (n != 0 && wasEmpty != (total == 0))
             wasEmpty ? --m_emptyNodes : ++m_emptyNodes;
-        const uint32_t frame = nodes[n].frame;
+        const uint32_t frame = rows[n].frame;
         if (n != 0 && m_frameSeen[frame] != m_walks) {
             m_frameSeen[frame] = m_walks;
             m_frameTotal[frame] += delta;
@@ -284,15 +361,22 @@ std::shared_ptr<const CallTree> CallTreeUpdater::takeTree()
 {
     if (chunked::exclusive(m_tree))
         return nullptr;
-    // A reader holds the tree the last update returned: the nodes go on in a copy, made in the arrays of a tree
-    // that readers have let go of when there is one. The children lists are written afresh by writeChildren.
+    // A reader holds the tree the last update returned: the values go on in a copy, made in the arrays of a tree
+    // that readers have let go of when there is one. The shapes stay shared (rows are only appended, past what
+    // the reader reads); the children lists are written afresh by writeChildren.
     std::shared_ptr<const CallTree> previous = std::move(m_tree);
     CallTreeRecycler::Arrays arrays = m_recycler->take();
     auto tree = std::make_shared<CallTree>();
-    assignWithRoom(arrays.nodes, previous->m_nodes.data(), previous->m_nodes.data() + previous->m_nodes.size());
-    tree->m_nodes = std::move(arrays.nodes);
+    const auto copy = [](auto &out, const auto &from) { assignWithRoom(out, from.data(), from.data() + from.size()); };
+    copy(arrays.self, previous->m_self);
+    copy(arrays.total, previous->m_total);
+    copy(arrays.deepest, previous->m_deepest);
+    tree->m_self = std::move(arrays.self);
+    tree->m_total = std::move(arrays.total);
+    tree->m_deepest = std::move(arrays.deepest);
     tree->m_childOffsets = std::move(arrays.childOffsets);
     tree->m_children = std::move(arrays.children);
+    tree->m_shapes = m_shapes;
     tree->m_recycler = m_recycler;
     m_tree = std::move(tree);
     return previous;
@@ -339,7 +423,8 @@ std::shared_ptr<const CallTree> CallTreeUpdater::update(const Profile &profile, 
 CallTree::~CallTree()
 {
     if (m_recycler)
-        m_recycler->give({std::move(m_nodes), std::move(m_childOffsets), std::move(m_children)});
+        m_recycler->give({std::move(m_self), std::move(m_total), std::move(m_deepest), std::move(m_childOffsets),
+                          std::move(m_children)});
 }
 
 void CallTreeRecycler::give(Arrays arrays)
@@ -364,8 +449,8 @@ CallTreeRecycler::Arrays CallTreeRecycler::take()
 void CallTreeUpdater::writeChildren(const FrameTable &frames, const CallTree *previous)
 {
     CallTree &tree = *m_tree;
-    const std::vector<CallTree::Node> &nodes = tree.m_nodes;
-    const size_t known = nodes.size();
+    const std::vector<CallTree::Shape> &rows = m_shapes->rows;
+    const size_t known = tree.size();
     // The lists as of the last update: the shared tree's when m_tree is a fresh copy, else m_tree's own.
     const std::vector<uint32_t> &oldOffsets = previous ? previous->m_childOffsets : tree.m_childOffsets;
     const std::vector<uint32_t> &oldChildren = previous ? previous->m_children : tree.m_children;
@@ -378,7 +463,7 @@ void CallTreeUpdater::writeChildren(const FrameTable &frames, const CallTree *pr
     }
     // The new nodes by parent, and under one parent in frame-name order (names are unique: FrameTable keys frames
     // by name, so the order is strict, as build()'s is).
-    const auto nameOf = [&](uint32_t node) -> const std::string & { return frames.frame(nodes[node].frame).name; };
+    const auto nameOf = [&](uint32_t node) -> const std::string & { return frames.frame(rows[node].frame).name; };
     std::sort(m_newChildren.begin(), m_newChildren.end(), [&](const NewChild &a, const NewChild &b) {
         return a.parent != b.parent ? a.parent < b.parent : nameOf(a.node) < nameOf(b.node);
     });
@@ -426,31 +511,33 @@ void CallTreeUpdater::writeChildren(const FrameTable &frames, const CallTree *pr
 
 CallTree CallTreeUpdater::publishSkippingEmpty() const
 {
-    // The tree of the paths that hold a value, parents before children as in build().
+    // The tree of the paths that hold a value, parents before children as in build(), in a shape table of its
+    // own (its ids are not the updater's).
     CallTree tree;
-    const std::vector<CallTree::Node> &nodes = m_tree->m_nodes;
-    const std::vector<uint32_t> &childOffsets = m_tree->m_childOffsets;
-    const std::vector<uint32_t> &children = m_tree->m_children;
-    const size_t known = nodes.size();
+    const CallTree &all = *m_tree;
+    const std::vector<uint32_t> &childOffsets = all.m_childOffsets;
+    const std::vector<uint32_t> &children = all.m_children;
+    const size_t known = all.size();
     std::vector<uint32_t> newId(known, kNoIndex);
-    tree.m_nodes.reserve(known);
+    auto shapes = std::make_shared<CallTree::ShapeTable>();
+    shapes->rows.reserve(known);
     for (uint32_t n = 0; n < known; ++n) {
-        const CallTree::Node &node = nodes[n];
-        if (n != 0 && node.total == 0)
+        CallTree::Node copy = all.node(n);
+        if (n != 0 && copy.total == 0)
             continue;
-        newId[n] = static_cast<uint32_t>(tree.m_nodes.size());
-        CallTree::Node copy = node;
+        newId[n] = static_cast<uint32_t>(tree.size());
         copy.deepest = copy.depth; // paths left out may have been the deepest
         if (n != 0)
-            copy.parent = newId[node.parent];
+            copy.parent = newId[copy.parent];
         tree.m_maxDepth = std::max(tree.m_maxDepth, copy.depth);
-        tree.m_nodes.push_back(copy);
+        tree.appendNode(copy, *shapes);
     }
-    const size_t kept = tree.m_nodes.size();
+    const size_t kept = tree.size();
     for (size_t i = kept; i-- > 1;) {
-        CallTree::Node &parent = tree.m_nodes[tree.m_nodes[i].parent];
-        parent.deepest = std::max(parent.deepest, tree.m_nodes[i].deepest);
+        uint32_t &parent = tree.m_deepest[shapes->rows[i].parent];
+        parent = std::max(parent, tree.m_deepest[i]);
     }
+    tree.m_shapes = std::move(shapes);
     tree.m_childOffsets.reserve(kept + 1);
     tree.m_children.reserve(kept > 0 ? kept - 1 : 0);
     for (uint32_t n = 0; n < known; ++n) {

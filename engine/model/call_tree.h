@@ -21,6 +21,10 @@ class CallTreeRecycler;
 // samples ending there. Children are ordered by frame name, so the layout of a flame graph is stable when
 // the same profile grows between live refreshes.
 //
+// A node's frame, parent and depth never change once it is made: they are kept apart from its values (self,
+// total, deepest), in a table that the trees of one updater share (each reads the first size() rows), so that
+// the copy a live refresh makes on write copies only values and children lists.
+//
 // Thread: built on a worker (never the GUI thread for large profiles); immutable afterwards.
 class CallTree {
 public:
@@ -32,6 +36,17 @@ public:
         int64_t self = 0;
         int64_t total = 0;
     };
+    // What never changes about a node once made.
+    struct Shape {
+        uint32_t frame = kNoIndex;
+        uint32_t parent = kNoIndex;
+        uint32_t depth = 0;
+    };
+    // Rows of shapes, appended only. A CallTreeUpdater appends to the table its published trees read, but only
+    // past their sizes and never moving the rows (a full table is copied into a larger one instead).
+    struct ShapeTable {
+        std::vector<Shape> rows;
+    };
 
     // perStack: value per interned stack (valuesPerStack()); returns nullopt when cancelled.
     static std::optional<CallTree> build(const Profile &profile, const FrameTable &frames,
@@ -40,26 +55,39 @@ public:
     // A tree from nodes already made (a differential tree's widths): parents before children, node 0 the root.
     // Node ids are kept, so trees made from the same nodes with other values share ids; `deepest` counts only
     // nodes whose total is not zero, and children are ordered by frame name as build() orders them.
-    static CallTree fromNodes(std::vector<Node> nodes, const FrameTable &frames);
+    static CallTree fromNodes(const std::vector<Node> &nodes, const FrameTable &frames);
     // A tree over the same nodes as `shape` (ids, parents, frames, in the same order) with other values: its
-    // children lists are copied from `shape` instead of being sorted again (a differential tree's width trees).
-    static CallTree withValues(std::vector<Node> nodes, const CallTree &shape);
+    // shapes are shared with `shape` and its children lists copied from it instead of being sorted again (a
+    // differential tree's width trees).
+    static CallTree withValues(const std::vector<Node> &nodes, const CallTree &shape);
     // A tree from nodes already made whose children lists are known too, in CSR form (the children of node i are
     // children[childOffsets[i]] up to children[childOffsets[i + 1]], in frame-name order, as build() orders
     // them): nothing is sorted (a differential tree, whose merge visits children in name order).
-    static CallTree withChildren(std::vector<Node> nodes, std::vector<uint32_t> childOffsets,
+    static CallTree withChildren(const std::vector<Node> &nodes, std::vector<uint32_t> childOffsets,
                                  std::vector<uint32_t> children);
 
     // A tree of the root alone (no samples).
     static CallTree withRoot();
 
-    size_t size() const { return m_nodes.size(); }
-    const Node &node(uint32_t id) const { return m_nodes[id]; }
+    size_t size() const { return m_self.size(); }
+    Node node(uint32_t id) const
+    {
+        const Shape &shape = m_shapes->rows[id];
+        return Node{shape.frame, shape.parent, shape.depth, m_deepest[id], m_self[id], m_total[id]};
+    }
+    uint32_t frame(uint32_t id) const { return m_shapes->rows[id].frame; }
+    uint32_t parent(uint32_t id) const { return m_shapes->rows[id].parent; }
+    int64_t selfOf(uint32_t id) const { return m_self[id]; }
+    int64_t totalOf(uint32_t id) const { return m_total[id]; }
+    // Every node's total, by id.
+    std::span<const int64_t> totals() const { return m_total; }
+    // Whether this tree reads its shapes from the same table as `other` (trees of one updater, width trees).
+    bool sharesShapesWith(const CallTree &other) const { return m_shapes == other.m_shapes; }
     std::span<const uint32_t> children(uint32_t id) const
     {
         return {m_children.data() + m_childOffsets[id], m_childOffsets[id + 1] - m_childOffsets[id]};
     }
-    int64_t total() const { return m_nodes.empty() ? 0 : m_nodes[0].total; }
+    int64_t total() const { return m_total.empty() ? 0 : m_total[0]; }
     uint32_t maxDepth() const { return m_maxDepth; }
     // Frames from the root's child down to `id`.
     std::vector<uint32_t> pathTo(uint32_t id) const;
@@ -69,7 +97,7 @@ public:
     // Indented text, one node a line: "<indent>name self total". Nodes under minTotal are left out.
     std::string dump(const FrameTable &frames, int64_t minTotal = 0) const;
 
-    CallTree() = default;
+    CallTree();
     CallTree(const CallTree &) = default;
     CallTree(CallTree &&) noexcept = default;
     CallTree &operator=(const CallTree &) = default;
@@ -78,11 +106,17 @@ public:
 
 private:
     friend class CallTreeUpdater;
-    // Depths below each node and the children lists in CSR form, once m_nodes holds every node.
+    // Takes the nodes' shapes (into a table of its own) and values.
+    void assignNodes(const std::vector<Node> &nodes);
+    void appendNode(const Node &node, ShapeTable &shapes);
+    // Depths below each node and the children lists in CSR form, once every node is in.
     void finish(const FrameTable &frames);
     // Each node's `deepest` and the tree's maxDepth, counting only nodes whose total is not zero.
     void computeDepths();
-    std::vector<Node> m_nodes;
+    std::shared_ptr<const ShapeTable> m_shapes;
+    std::vector<int64_t> m_self;
+    std::vector<int64_t> m_total;
+    std::vector<uint32_t> m_deepest;
     std::vector<uint32_t> m_childOffsets;
     std::vector<uint32_t> m_children;
     uint32_t m_maxDepth = 0;
@@ -91,13 +125,15 @@ private:
 
 // The arrays of trees an updater copied on write, once their readers let go of them, kept for the updater's next
 // copy: a refresh then writes into memory that is already mapped instead of faulting a whole fresh copy of the tree
-// in (some 15 MB per refresh at 400,000 nodes). One set is kept; more are freed.
+// in (some 10 MB per refresh at 400,000 nodes). One set is kept; more are freed.
 //
 // Thread: any; trees are dropped on whichever thread held them last.
 class CallTreeRecycler {
 public:
     struct Arrays {
-        std::vector<CallTree::Node> nodes;
+        std::vector<int64_t> self;
+        std::vector<int64_t> total;
+        std::vector<uint32_t> deepest;
         std::vector<uint32_t> childOffsets;
         std::vector<uint32_t> children;
     };
@@ -130,7 +166,7 @@ public:
                                            std::span<const int64_t> perStack,
                                            const std::vector<uint32_t> *changed = nullptr);
     // Nodes known so far, including paths whose value fell back to zero (left out of the trees returned).
-    size_t knownNodes() const { return m_tree->m_nodes.size(); }
+    size_t knownNodes() const { return m_tree->size(); }
     // Per frame, as of the last update: its self value, and its total (each stack counted once however often
     // the frame recurs in it), kept up to date along the same walks, so that the function table costs a pass
     // over the frames rather than over the tree. Equal to FunctionTable::fromCallTree on the tree returned.
@@ -144,8 +180,9 @@ private:
     };
     uint32_t walk(const Profile &profile, const FrameTable &frames, uint32_t stack, int64_t delta);
     uint32_t child(uint32_t parent, uint32_t frame);
-    // Makes m_tree the updater's alone, copying its nodes when a published tree still shares them; returns the
-    // tree it shared, whose children lists writeChildren then reads (null when m_tree was not shared).
+    // Makes m_tree the updater's alone, copying its values when a published tree still shares them (the shapes
+    // stay shared); returns the tree it shared, whose children lists writeChildren then reads (null when m_tree
+    // was not shared).
     std::shared_ptr<const CallTree> takeTree();
     // Brings m_tree's children lists up to date with the nodes made since they were last written, from the lists
     // of `previous` when given (the tree m_tree was copied from) or of m_tree itself.
@@ -156,6 +193,7 @@ private:
     // very tree update() returns: the next update copies it only if a reader still holds it (copy on write),
     // so a session keeps the tree the views show and the one the next flush makes, not a third.
     std::shared_ptr<CallTree> m_tree;
+    std::shared_ptr<CallTree::ShapeTable> m_shapes; // m_tree's, which this updater alone appends to
     std::vector<NewChild> m_newChildren;
     IndexHashTable m_childOf; // nodes other than the root by (parent, frame), which the nodes hold
     std::vector<int64_t> m_values;                     // per stack, as of the last update

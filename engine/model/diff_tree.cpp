@@ -117,7 +117,7 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
         std::iota(children.begin() + childOffsets[k], children.begin() + childOffsets[k + 1], firstChild[k]);
     // The new widths own the shape (the children lists the merge made); the other choices copy it when made.
     auto fresh = std::make_shared<const CallTree>(
-        CallTree::withChildren(std::move(nodes), std::move(childOffsets), std::move(children)));
+        CallTree::withChildren(nodes, std::move(childOffsets), std::move(children)));
     diff.m_new = fresh.get();
     diff.m_widths->trees[static_cast<size_t>(Widths::New)] = std::move(fresh);
     if (shown != Widths::New)
@@ -177,7 +177,7 @@ std::shared_ptr<const CallTree> DiffTree::makeWidths(Widths widths) const
         }
     }
     // The shape is the new widths' (made with the tree, never dropped).
-    return std::make_shared<const CallTree>(CallTree::withValues(std::move(nodes), *m_new));
+    return std::make_shared<const CallTree>(CallTree::withValues(nodes, *m_new));
 }
 
 std::string DiffTree::dump() const

@@ -31,7 +31,7 @@ public:
         }
         m_nodes[node].self += value;
     }
-    CallTree tree(const FrameTable &frames) { return CallTree::fromNodes(std::move(m_nodes), frames); }
+    CallTree tree(const FrameTable &frames) { return CallTree::fromNodes(m_nodes, frames); }
 
 private:
     std::vector<CallTree::Node> m_nodes;

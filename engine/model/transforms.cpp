@@ -308,7 +308,7 @@ struct TreeInput {
     const CallTree *tree = nullptr;
     const TreeNodes *nodes = nullptr;
     size_t size() const { return tree ? tree->size() : nodes->size(); }
-    const CallTree::Node &operator[](size_t i) const
+    CallTree::Node operator[](size_t i) const
     {
         return tree ? tree->node(static_cast<uint32_t>(i)) : (*nodes)[i];
     }
@@ -539,7 +539,7 @@ std::optional<CallTree> transformCallTree(const Profile &profile, const FrameTab
         std::swap(nodes, next);
         sumTreeTotals(nodes);
     }
-    return CallTree::fromNodes(std::move(nodes), frames);
+    return CallTree::fromNodes(nodes, frames);
 }
 
 } // namespace emberline::engine

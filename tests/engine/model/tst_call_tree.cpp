@@ -89,6 +89,7 @@ private Q_SLOTS:
     void updaterFollowsGrowingValues();
     void updaterFollowsAGrowingProfile();
     void updaterReusesDroppedTreesArrays();
+    void heldTreesKeepTheirShapesWhileTheUpdaterGrows();
 };
 
 // If this fails, the call tree gets self/total wrong for recursion, inlined frames, unsymbolized locations or
@@ -332,36 +333,79 @@ void TestCallTree::updaterReusesDroppedTreesArrays()
     const FrameTable frames(p);
     std::vector<int64_t> perStack = valuesPerStack(p, 0, {});
     CallTreeUpdater updater;
-    const CallTree::Node *dropped = nullptr;
+    const int64_t *dropped = nullptr;
     {
         const std::shared_ptr<const CallTree> first = updater.update(p, frames, perStack);
-        dropped = &first->node(0);
+        dropped = first->totals().data();
     }
     perStack[0] += 5;
     std::shared_ptr<const CallTree> second = updater.update(p, frames, perStack);
-    QCOMPARE(&second->node(0), dropped); // nobody held the first: written in place
+    QCOMPARE(second->totals().data(), dropped); // nobody held the first: written in place
     QCOMPARE(second->dump(frames), CallTree::build(p, frames, perStack)->dump(frames));
 
     const std::string held = second->dump(frames);
     perStack[0] += 5;
     const std::shared_ptr<const CallTree> third = updater.update(p, frames, perStack);
-    QVERIFY(&third->node(0) != &second->node(0));
+    QVERIFY(third->totals().data() != second->totals().data());
+    QVERIFY(third->sharesShapesWith(*second)); // only the values were copied
     QCOMPARE(second->dump(frames), held); // the copy took the change, the held tree kept its values
     QCOMPARE(third->dump(frames), CallTree::build(p, frames, perStack)->dump(frames));
     QVERIFY(third->dump(frames) != held);
 
     // The second tree, dropped by its reader, lends its arrays to the copy the next update makes of the third.
-    const CallTree::Node *secondNodes = &second->node(0);
+    const int64_t *secondNodes = second->totals().data();
     const std::string thirdDump = third->dump(frames);
     second.reset();
     // Had the dropped tree's nodes been freed, an allocation of their size would most likely take their memory.
-    const std::vector<CallTree::Node> decoy(p.stacks().size() * 8 + 1024);
+    const std::vector<int64_t> decoy(p.stacks().size() * 8 + 1024);
     perStack[0] += 5;
     const std::shared_ptr<const CallTree> fourth = updater.update(p, frames, perStack);
-    QCOMPARE(&fourth->node(0), secondNodes);
-    QVERIFY(&decoy.front() != secondNodes);
+    QCOMPARE(fourth->totals().data(), secondNodes);
+    QVERIFY(decoy.data() != secondNodes);
     QCOMPARE(third->dump(frames), thirdDump);
     QCOMPARE(fourth->dump(frames), CallTree::build(p, frames, perStack)->dump(frames));
+}
+
+// The trees an updater publishes share its table of node shapes (frame, parent, depth) and read only their own
+// first rows of it: new nodes are appended past them, and a full table is copied into a larger one while held trees
+// keep the old. If this fails, a tree a view holds shows frames or parents of nodes made by a later refresh, or
+// reads rows that moved.
+void TestCallTree::heldTreesKeepTheirShapesWhileTheUpdaterGrows()
+{
+    test::ProfileBuilder builder({{"samples", "count"}});
+    const uint32_t fMain = builder.function("main", "main.c", 1);
+    const uint32_t lMain = builder.location({fMain});
+    constexpr int kLeaves = 3000; // more new nodes than the table's room: it must grow
+    for (int i = 0; i < kLeaves; ++i) {
+        const std::string name = "leaf_" + std::to_string(i);
+        const uint32_t f = builder.function(name, "leaf.c", i + 1);
+        builder.sample({builder.location({f}), lMain}, {1});
+    }
+    const Profile p = builder.take();
+    const FrameTable frames(p);
+    const std::vector<int64_t> all = valuesPerStack(p, 0, {});
+    std::vector<int64_t> few(all.size(), 0);
+    for (size_t s = 0; s < 10; ++s)
+        few[s] = all[s];
+
+    CallTreeUpdater updater;
+    const std::shared_ptr<const CallTree> small = updater.update(p, frames, few);
+    const std::string smallDump = small->dump(frames);
+    QCOMPARE(small->size(), size_t(12));
+    const std::shared_ptr<const CallTree> grown = updater.update(p, frames, all);
+    QCOMPARE(grown->size(), size_t(kLeaves + 2));
+    QCOMPARE(grown->dump(frames), CallTree::build(p, frames, all)->dump(frames));
+    QVERIFY(!grown->sharesShapesWith(*small)); // the table grew into a new one
+    QCOMPARE(small->dump(frames), smallDump);
+    for (uint32_t n = 1; n < small->size(); ++n)
+        QCOMPARE(small->node(n).parent, grown->node(n).parent);
+
+    std::vector<int64_t> more = all;
+    more[5] += 7;
+    const std::shared_ptr<const CallTree> next = updater.update(p, frames, more);
+    QVERIFY(next->sharesShapesWith(*grown));
+    QCOMPARE(next->dump(frames), CallTree::build(p, frames, more)->dump(frames));
+    QCOMPARE(grown->dump(frames), CallTree::build(p, frames, all)->dump(frames));
 }
 
 QTEST_GUILESS_MAIN(TestCallTree)
