@@ -62,7 +62,10 @@ std::vector<SymbolFrame> Symbolizer::symbolize(const std::string &path, const st
         if (symbolModule == nullptr)
             return {};
         moduleSlot.lastUsedFlush = m_flushes;
-        return answer(moduleSlot.cacheKey, fileOffset, *symbolModule);
+        Frames frames = symbolModule->symbolizeFileOffset(fileOffset);
+        m_answers[moduleSlot.cacheKey].emplace(fileOffset, frames);
+        ++m_answerCount;
+        return frames;
     } catch (...) {
         return {};
     }
@@ -96,14 +99,13 @@ Symbolizer::ModuleSlot &Symbolizer::slot(const std::string &path, const std::str
     if (it == m_modules.end()) {
         it = m_modules.emplace(std::move(key), ModuleSlot{}).first;
         ModuleSlot &fresh = it->second;
-        const auto downloaded = m_downloadedDebugFiles.find(lowercaseHex(buildId));
-        const std::string debugFile = downloaded != m_downloadedDebugFiles.end() ? downloaded->second : std::string();
-        fresh.module = SymbolModule::openFile(path, buildId, m_options.debugDirectories, debugFile);
+        bool downloaded = false;
+        fresh.module = openModule(path, buildId, downloaded);
         fresh.lastUsedFlush = m_flushes;
         if (fresh.module) {
             // The module's own build id, not the caller's spelling of it, so that all spellings share answers.
             fresh.cacheKey = fresh.module->buildId().empty() ? path : fresh.module->buildId();
-            if (debugFile.empty())
+            if (!downloaded)
                 requestDebugFile(*fresh.module, path);
         }
     }
@@ -114,15 +116,22 @@ SymbolModule *Symbolizer::module(ModuleSlot &moduleSlot, const std::string &path
 {
     if (moduleSlot.closed) {
         moduleSlot.closed = false;
-        const auto downloaded = m_downloadedDebugFiles.find(lowercaseHex(buildId));
-        const std::string debugFile = downloaded != m_downloadedDebugFiles.end() ? downloaded->second : std::string();
-        moduleSlot.module = SymbolModule::openFile(path, buildId, m_options.debugDirectories, debugFile);
+        bool downloaded = false;
+        moduleSlot.module = openModule(path, buildId, downloaded);
         moduleSlot.idleFlushes = std::min<uint32_t>(moduleSlot.idleFlushes * 2, 1U << 16);
         moduleSlot.lastUsedFlush = m_flushes;
         qCDebug(lcSymbols, "reopened %s, closed while idle (closed again after %u idle flushes)", path.c_str(),
                 moduleSlot.idleFlushes);
     }
     return moduleSlot.module.get();
+}
+
+std::unique_ptr<SymbolModule> Symbolizer::openModule(const std::string &path, const std::string &buildId,
+                                                     bool &downloaded) const
+{
+    const auto found = m_downloadedDebugFiles.find(lowercaseHex(buildId));
+    downloaded = found != m_downloadedDebugFiles.end();
+    return SymbolModule::openFile(path, buildId, m_options.debugDirectories, downloaded ? found->second : std::string());
 }
 
 size_t Symbolizer::closeIdleModules()

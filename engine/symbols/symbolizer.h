@@ -94,6 +94,9 @@ private:
     };
     ModuleSlot &slot(const std::string &path, const std::string &buildId);
     SymbolModule *module(ModuleSlot &slot, const std::string &path, const std::string &buildId);
+    // Opens the file with the debug file downloaded for its build id, if any (`downloaded` says which).
+    std::unique_ptr<SymbolModule> openModule(const std::string &path, const std::string &buildId,
+                                             bool &downloaded) const;
     SymbolModule *vdsoModule();
     Frames answer(const std::string &cacheKey, uint64_t fileOffset, SymbolModule &module);
 
