@@ -37,16 +37,24 @@ if [[ ${EMBERLINE_BENCH_PIN:-0} == 1 ]]; then
 fi
 
 declare -A thr cpu
-# emberNNN records wall time (the default); emberNNNcpu passes --no-wall-time. floor999 is `perf record -e
+# emberNNN records wall time (the default); emberNNNcpu passes --no-wall-time; a `kN` suffix (ember999k8,
+# ember999cpuk8) copies N KiB of stack per sample instead of the default 32. floor999 is `perf record -e
 # cpu-clock` at 999 Hz with no stacks at all: what the timer interrupts alone cost the target, under which no
-# sampler can go.
+# sampler can go. EMBERLINE_BENCH_CONFIGS="none floor999 ember999 ember999k8" runs other configurations
+# (`none` is the base every slowdown is measured against).
 configs=(none floor999 perf99 ember99 perf999 ember999 ember999cpu)
+# EMBERLINE_BENCH_TARGET=thread runs cpu_split's work on a second thread (a pthread stack) instead of main's.
+target_args=()
+[[ ${EMBERLINE_BENCH_TARGET:-} == thread ]] && target_args=(thread)
+if [[ -n ${EMBERLINE_BENCH_CONFIGS:-} ]]; then
+    read -r -a configs <<<"$EMBERLINE_BENCH_CONFIGS"
+fi
 for ((r = 1; r <= rounds; r++)); do
     for c in "${configs[@]}"; do
         out=$work/$c.$r.out
-        timed=(/usr/bin/time -f '%U %S' -o "$work/$c.$r.target" "${pin_target[@]}" "$target" "$secs")
+        timed=(/usr/bin/time -f '%U %S' -o "$work/$c.$r.target" "${pin_target[@]}" "$target" "$secs" "${target_args[@]}")
         case $c in
-        none) "${pin_target[@]}" "$target" "$secs" >"$out" ;;
+        none) "${pin_target[@]}" "$target" "$secs" "${target_args[@]}" >"$out" ;;
         floor*)
             /usr/bin/time -f '%U %S' -o "$work/$c.$r.time" "${pin_profiler[@]}" \
                 perf record -q -e cpu-clock -F "${c#floor}" -o "$work/$c.$r.data" -- "${timed[@]}" >"$out" 2>/dev/null
@@ -57,10 +65,13 @@ for ((r = 1; r <= rounds; r++)); do
             ;;
         ember*)
             hz=${c#ember}
-            wall=()
-            [[ $hz == *cpu ]] && wall=(--no-wall-time) && hz=${hz%cpu}
+            opts=()
+            if [[ $hz == *k* ]]; then
+                opts+=(--stack-size "$((${hz##*k} * 1024))") && hz=${hz%k*}
+            fi
+            [[ $hz == *cpu ]] && opts+=(--no-wall-time) && hz=${hz%cpu}
             /usr/bin/time -f '%U %S' -o "$work/$c.$r.time" "${pin_profiler[@]}" \
-                "$emberline" record --frequency "$hz" "${wall[@]}" --output "$work/$c.$r.dir" -- "${timed[@]}" \
+                "$emberline" record --frequency "$hz" "${opts[@]}" --output "$work/$c.$r.dir" -- "${timed[@]}" \
                 >"$out" 2>"$work/$c.$r.err"
             ;;
         esac
@@ -85,15 +96,17 @@ for c in "${configs[@]}"; do
 done
 
 # Processing throughput: our CPU per sample during a 999 Hz session, against perf report on perf.data.
-ours_samples=$(sed -n 's/.* \([0-9]*\) samples (.*/\1/p' "$work/ember999.1.err")
-ours_cpu=$(own_cpu "$work/ember999.1.time" "$work/ember999.1.target")
-/usr/bin/time -f '%U %S' -o "$work/report.time" perf report --stdio -i "$work/perf999.1.data" >/dev/null 2>&1
-report_cpu=$(cpu_of "$work/report.time")
-perf_samples=$(perf script -i "$work/perf999.1.data" -F tid 2>/dev/null | wc -l)
-printf '\nprocessing: emberline %d samples in %.3f s CPU = %.0f samples/s (sampling, unwinding, recording, symbolizing, writing)\n' \
-    "$ours_samples" "$ours_cpu" "$(awk -v n="$ours_samples" -v c="$ours_cpu" 'BEGIN { print n / c }')"
-printf '            perf report %d samples in %.3f s CPU = %.0f samples/s (unwinding and reporting perf.data)\n' \
-    "$perf_samples" "$report_cpu" "$(awk -v n="$perf_samples" -v c="$report_cpu" 'BEGIN { print n / c }')"
+if [[ -f $work/ember999.1.err && -f $work/perf999.1.data ]]; then
+    ours_samples=$(sed -n 's/.* \([0-9]*\) samples (.*/\1/p' "$work/ember999.1.err")
+    ours_cpu=$(own_cpu "$work/ember999.1.time" "$work/ember999.1.target")
+    /usr/bin/time -f '%U %S' -o "$work/report.time" perf report --stdio -i "$work/perf999.1.data" >/dev/null 2>&1
+    report_cpu=$(cpu_of "$work/report.time")
+    perf_samples=$(perf script -i "$work/perf999.1.data" -F tid 2>/dev/null | wc -l)
+    printf '\nprocessing: emberline %d samples in %.3f s CPU = %.0f samples/s (sampling, unwinding, recording, symbolizing, writing)\n' \
+        "$ours_samples" "$ours_cpu" "$(awk -v n="$ours_samples" -v c="$ours_cpu" 'BEGIN { print n / c }')"
+    printf '            perf report %d samples in %.3f s CPU = %.0f samples/s (unwinding and reporting perf.data)\n' \
+        "$perf_samples" "$report_cpu" "$(awk -v n="$perf_samples" -v c="$report_cpu" 'BEGIN { print n / c }')"
+fi
 
 if [[ -n ${EMBERLINE_BENCH_SOAK:-} ]]; then
     soak=$EMBERLINE_BENCH_SOAK
