@@ -41,6 +41,12 @@ void printSummary(const engine::SessionSummary &s)
         std::fprintf(stderr, "emberline: %s\n", s.kernelFramesProblem.c_str());
     std::fprintf(stderr, "emberline: %llu sample(s) of other processes dropped (not in the followed tree)\n",
                  static_cast<unsigned long long>(s.foreignDropped));
+    if (s.stackCopyLearned)
+        std::fprintf(stderr, "emberline: stack copy learned: %u bytes at the end (%u change(s)); the deepest stack "
+                             "used %llu bytes\n",
+                     s.stackCopyBytes, s.stackCopyChanges, static_cast<unsigned long long>(s.deepestStackBytes));
+    if (!s.stackCopyProblem.empty())
+        std::fprintf(stderr, "emberline: %s\n", s.stackCopyProblem.c_str());
     if (s.health) {
         for (const std::string &line : engine::describeUnwindHealth(*s.health))
             std::fprintf(stderr, "emberline: %s\n", line.c_str());
@@ -109,7 +115,9 @@ void configureRecordParser(QCommandLineParser &parser)
         {QStringLiteral("output"),
          QStringLiteral("Write flush-NNNN.pprof and profile.pprof here (default ./emberline-<time>)."),
          QStringLiteral("DIR")},
-        {QStringLiteral("stack-size"), QStringLiteral("Bytes of user stack copied per sample (default 32768)."),
+        {QStringLiteral("stack-size"),
+         QStringLiteral("Bytes of user stack copied per sample, 1024 to 65000. Default: learned from the stacks, "
+                        "starting at 32768, shrinking to what they need and growing when one is cut short."),
          QStringLiteral("BYTES"), QStringLiteral("32768")},
         {QStringLiteral("wall-time"),
          QStringLiteral("Record wall time too: where threads wait (sleep, locks, I/O). On by default where "
@@ -182,6 +190,7 @@ int runRecord(const QStringList &args)
     if (!number(stackSize, value))
         return 2;
     config.stackBytes = static_cast<uint32_t>(value);
+    config.learnStackCopy = !parser.isSet(stackSize);
     config.sampler = parser.value(QStringLiteral("sampler")).toStdString();
     if (parser.isSet(QStringLiteral("wall-time")) && parser.isSet(QStringLiteral("no-wall-time"))) {
         std::fprintf(stderr, "emberline record: --wall-time and --no-wall-time contradict each other\n");

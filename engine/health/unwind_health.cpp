@@ -98,13 +98,19 @@ std::string healthSymbolText(const ModuleSymbols &symbols, const DebuginfodStatu
     return text;
 }
 
-std::string healthFixFor(const ModuleHealth &m, const ModuleUnwindInfo &info, uint32_t stackBytes,
+std::string healthFixFor(const ModuleHealth &m, const ModuleUnwindInfo &info, const UnwindCounters &counters,
                          const UnwindHealthContext &context)
 {
+    const uint32_t stackBytes = counters.stackBytes;
     const std::string name = info.path.empty() ? std::string("[unknown]") : baseName(info.path);
     if (m.hasCause) {
         switch (m.cause) {
         case UnwindCause::StackCopyTooSmall:
+            // A learned copy grows by itself up to perf's limit: stacks that fit under it were cut before it grew.
+            if (counters.stackCopyLearned && (stackBytes < kMaxStackCopyBytes || m.suggestedStackBytes <= stackBytes))
+                return "none needed: the learned copy grows when stacks are cut short (now " +
+                       std::to_string(stackBytes) + " bytes), and these were cut before it grew; --stack-size " +
+                       std::to_string(std::max(m.suggestedStackBytes, stackBytes)) + " copies that much from the start";
             if (m.suggestedStackBytes > stackBytes)
                 return "copy more stack: --stack-size " + std::to_string(m.suggestedStackBytes) +
                        (m.suggestionIsLowerBound ? " or more" : "") + " (" + std::to_string(stackBytes) + " was used)";
@@ -206,6 +212,7 @@ UnwindHealth buildUnwindHealth(const UnwindCounters &counters, const std::vector
     health.samples = counters.samples;
     health.incomplete = counters.incomplete;
     health.stackBytes = counters.stackBytes;
+    health.stackCopyLearned = counters.stackCopyLearned;
     health.faults = std::move(faults);
     // One row per file: a library loaded by many processes (each at its own address, so under its own module id)
     // is one thing to fix.
@@ -256,7 +263,7 @@ UnwindHealth buildUnwindHealth(const UnwindCounters &counters, const std::vector
         }
         m.causeText = m.hasCause ? std::string(unwindCauseName(m.cause)) : std::string();
         m.symbolText = healthSymbolText(m.symbols, m.debuginfod);
-        m.fix = healthFixFor(m, info, counters.stackBytes, context);
+        m.fix = healthFixFor(m, info, counters, context);
     }
     addKernelRows(counters, context, health);
     std::stable_sort(health.modules.begin(), health.modules.end(), [](const ModuleHealth &a, const ModuleHealth &b) {

@@ -47,7 +47,8 @@ struct ModuleUnwindInfo {
 struct UnwindCounters {
     uint64_t samples = 0;
     uint64_t incomplete = 0;
-    uint32_t stackBytes = 0; // the largest user stack copy a sample carried
+    uint32_t stackBytes = 0; // the user stack copy asked for now (else the largest a sample carried)
+    bool stackCopyLearned = false; // the copy is learned from the stacks (it grows when they are cut short)
     // Stacks with kernel frames: from the kernel's own callchain (CPU samples taken in the kernel, and context
     // switches: where the thread waits), named under [kernel.kallsyms]; or CPU samples in the kernel without a
     // chain (a single [kernel] frame).
@@ -104,6 +105,7 @@ struct UnwindHealth {
     uint64_t samples = 0;
     uint64_t incomplete = 0;
     uint32_t stackBytes = 0;
+    bool stackCopyLearned = false;
     std::vector<ModuleHealth> modules;
     std::vector<std::string> faults;
 };

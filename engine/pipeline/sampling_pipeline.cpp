@@ -170,7 +170,7 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
         m_health.stackBytes = m_stackCopyBytes ? m_stackCopyBytes
                                                : std::max(m_health.stackBytes, static_cast<uint32_t>(sample.stack.size()));
         // A copy shorter than asked for reached the top of the thread's stack: it cannot have been too small.
-        const bool copyFull = sample.stack.size() >= m_health.stackBytes;
+        const bool copyFull = sample.stack.size() >= (sample.stackLimit ? sample.stackLimit : m_health.stackBytes);
         m_unwinder.unwind(input, out);
         // A walk that ended at an address outside the map may have reached a library mapped since the map was
         // read (one the program is loading): read it again and walk again if that places the address.
@@ -217,9 +217,12 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
         countModuleSample(id);
         m_locations.push_back(m_recorder.internLocation(id, ip));
     }
+    const bool copied = sample.regs.size() == RegCount && !sample.stack.empty();
     if (out.complete) {
         if (framePointersFinished)
             countIncompleteEnd(dwarfEnd, UnwindCause::FramePointers, 0);
+        if (m_stackCopyPolicy && copied)
+            m_stackCopyPolicy->observe(sample.stackLimit, out.stackUsed, false, 0);
         return {};
     }
     const MappedModule *last = out.ips.empty() ? nullptr : map.find(out.ips.back());
@@ -228,6 +231,8 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
     bool exact = false;
     const uint64_t needed = copyEnded ? stackNeeded(sample, map, reached, exact) : 0;
     countIncompleteEnd(endId, cause, needed, exact);
+    if (m_stackCopyPolicy && copied)
+        m_stackCopyPolicy->observe(sample.stackLimit, out.stackUsed, copyEnded, needed);
     m_lastEnd = endId;
     m_lastCause = cause;
     std::string module = last ? baseName(last->path) : std::string("[unknown]");

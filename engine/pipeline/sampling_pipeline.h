@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/health/unwind_health.h"
+#include "engine/pipeline/stack_copy_policy.h"
 #include "engine/recorder/recorder.h"
 #include "engine/sampler/sample_sink.h"
 #include "engine/unwind/module_ids.h"
@@ -42,6 +43,12 @@ public:
     // The user stack copy the sampler asks for: a copy this long that ends under the next frame was too small
     // (a shorter one reached the top of the thread's stack). 0: judged by the longest copy seen.
     void setStackCopyBytes(uint32_t bytes) { m_stackCopyBytes = bytes; }
+    // Told what each unwound stack used of its copy, and which ones the copy cut short (null: nobody asks).
+    void setStackCopyPolicy(StackCopyPolicy *policy)
+    {
+        m_stackCopyPolicy = policy;
+        m_health.stackCopyLearned = policy != nullptr;
+    }
     // Per module id: samples, incomplete stacks ending there and why (cumulative); what the health view reads.
     const UnwindCounters &unwindCounters() const { return m_health; }
     // Distinct modules (file and load address) seen so far: stays put across /proc reloads and forks.
@@ -92,6 +99,7 @@ private:
     UnwindCounters m_health;
     uint64_t m_sampleSerial = 0;
     uint32_t m_stackCopyBytes = 0;
+    StackCopyPolicy *m_stackCopyPolicy = nullptr;
     uint32_t m_lastEnd = kUnknownModule;       // of the last incomplete stack unwound
     UnwindCause m_lastCause = UnwindCause::Other;
     std::map<uint32_t, std::unique_ptr<ProcessMap>> m_processes;

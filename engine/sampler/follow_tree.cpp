@@ -46,4 +46,14 @@ void FollowTree::prune(uint64_t timeNs)
     }
 }
 
+std::vector<uint32_t> FollowTree::alive() const
+{
+    std::vector<uint32_t> pids;
+    for (const auto &[pid, span] : m_processes) {
+        if (span.untilNs == kAlive)
+            pids.push_back(pid);
+    }
+    return pids;
+}
+
 } // namespace emberline::engine

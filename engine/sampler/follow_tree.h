@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 namespace emberline::engine {
 
@@ -34,6 +35,8 @@ public:
     void prune(uint64_t timeNs);
     // Processes alive or recently exited that the tree still holds.
     size_t size() const { return m_processes.size(); }
+    // The processes followed now (no exit seen), in no particular order.
+    std::vector<uint32_t> alive() const;
 
 private:
     static constexpr uint64_t kAlive = UINT64_MAX;

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <set>
 #include <thread>
+#include <utility>
 
 namespace emberline::engine {
 
@@ -106,6 +107,8 @@ PerfSampler::~PerfSampler()
     }
     for (int fd : m_fds)
         ::close(fd);
+    for (int fd : m_retiredFds)
+        ::close(fd);
 }
 
 Status PerfSampler::openEvent(EventKind kind, int pid, int cpu, bool forLaunch, int outputFd, int &fdOut)
@@ -151,7 +154,7 @@ Status PerfSampler::openEvent(EventKind kind, int pid, int cpu, bool forLaunch, 
     attr.clockid = CLOCK_MONOTONIC;
     attr.watermark = 1;
     attr.wakeup_watermark = m_options.bufferPages * 4096u / 4;
-    attr.disabled = forLaunch ? 1 : 0;
+    attr.disabled = forLaunch || m_disabled || m_openingDisabled ? 1 : 0;
     attr.enable_on_exec = forLaunch ? 1 : 0;
 
     long fd = perfEventOpen(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
@@ -182,11 +185,8 @@ Status PerfSampler::openEvent(EventKind kind, int pid, int cpu, bool forLaunch, 
         ::close(static_cast<int>(fd));
         return makeError(Error::Code::Io, std::string("cannot share a perf ring buffer: ") + std::strerror(err));
     }
-    if (!clock) {
-        uint64_t id = 0;
-        if (::ioctl(static_cast<int>(fd), PERF_EVENT_IOC_ID, &id) == 0)
-            m_switchEventIds.push_back(id);
-    }
+    if (uint64_t id = 0; ::ioctl(static_cast<int>(fd), PERF_EVENT_IOC_ID, &id) == 0)
+        m_eventIds[id] = EventId{m_openingGeneration, !clock};
     fdOut = static_cast<int>(fd);
     m_fds.push_back(fdOut);
     return Ok{};
@@ -264,40 +264,130 @@ Result<std::unique_ptr<PerfSampler>> PerfSampler::openForAttach(int pid, const P
         return makeError(Error::Code::Invalid, "no process with pid " + std::to_string(pid));
     s->m_tree.setRoot(static_cast<uint32_t>(pid));
     s->chooseKernelCallchain();
-    const int cpus = static_cast<int>(::sysconf(_SC_NPROCESSORS_CONF));
-    s->m_cpuLeaderFd.assign(cpus, -1);
+    s->m_cpuLeaderFd.assign(static_cast<size_t>(::sysconf(_SC_NPROCESSORS_CONF)), -1);
+    if (auto st = s->openThreadEvents({pid}); !st)
+        return st.error();
+    if (s->m_fds.empty())
+        return makeError(Error::Code::Invalid, "process " + std::to_string(pid) + " has no threads to sample");
+    return s;
+}
+
+Status PerfSampler::openThreadEvents(const std::vector<int> &pids)
+{
     // Threads may start while we open events: list again until a pass finds nothing new. Threads that start
     // after their creator's event exists are inherited by the kernel.
     std::set<int> done;
     for (int pass = 0; pass < 50; ++pass) {
         bool added = false;
-        for (int tid : threadsOf(pid)) {
-            if (!done.insert(tid).second)
-                continue;
-            added = true;
-            for (int cpu = 0; cpu < cpus; ++cpu) {
-                int fd = -1;
-                auto st = s->openEvent(EventKind::Clock, tid, cpu, false, s->m_cpuLeaderFd[cpu], fd);
-                if (!st) {
-                    if (errno == ESRCH) // the thread ended meanwhile
-                        break;
-                    return st.error();
+        for (int pid : pids) {
+            for (int tid : threadsOf(pid)) {
+                if (!done.insert(tid).second)
+                    continue;
+                added = true;
+                for (size_t cpu = 0; cpu < m_cpuLeaderFd.size(); ++cpu) {
+                    int fd = -1;
+                    auto st = openEvent(EventKind::Clock, tid, static_cast<int>(cpu), false, m_cpuLeaderFd[cpu], fd);
+                    if (!st) {
+                        if (errno == ESRCH) // the thread ended meanwhile
+                            break;
+                        return st.error();
+                    }
+                    if (m_cpuLeaderFd[cpu] < 0) {
+                        // The kernel redirects other events only into a buffer that is already mapped.
+                        m_cpuLeaderFd[cpu] = fd;
+                        if (auto mapped = mapBuffer(fd); !mapped)
+                            return mapped.error();
+                    }
+                    openSwitchEvent(tid, static_cast<int>(cpu), false, m_cpuLeaderFd[cpu]);
                 }
-                if (s->m_cpuLeaderFd[cpu] < 0) {
-                    // The kernel redirects other events only into a buffer that is already mapped.
-                    s->m_cpuLeaderFd[cpu] = fd;
-                    if (auto mapped = s->mapBuffer(fd); !mapped)
-                        return mapped.error();
-                }
-                s->openSwitchEvent(tid, cpu, false, s->m_cpuLeaderFd[cpu]);
             }
         }
         if (!added)
             break;
     }
-    if (done.empty() || s->m_fds.empty())
-        return makeError(Error::Code::Invalid, "process " + std::to_string(pid) + " has no threads to sample");
-    return s;
+    return Ok{};
+}
+
+std::vector<int> PerfSampler::followedProcesses() const
+{
+    std::vector<int> pids;
+    for (uint32_t pid : m_tree.alive())
+        pids.push_back(static_cast<int>(pid));
+    // Children forked since the last drain read their fork records: /proc knows them already.
+    for (size_t i = 0; i < pids.size() && pids.size() < 4096; ++i) {
+        for (int tid : threadsOf(pids[i])) {
+            std::ifstream children("/proc/" + std::to_string(pids[i]) + "/task/" + std::to_string(tid) + "/children");
+            for (int child = 0; children >> child;) {
+                if (std::find(pids.begin(), pids.end(), child) == pids.end())
+                    pids.push_back(child);
+            }
+        }
+    }
+    return pids;
+}
+
+bool PerfSampler::setStackCopyBytes(uint32_t bytes)
+{
+    bytes &= ~7U;
+    if (bytes == m_options.stackBytes)
+        return true;
+    if (bytes == 0 || m_buffers.empty())
+        return false;
+    const uint32_t before = m_options.stackBytes;
+    const std::string wallTimeProblem = m_wallTimeProblem;
+    std::vector<int> old = std::exchange(m_fds, {});
+    m_options.stackBytes = bytes;
+    m_openingGeneration = static_cast<uint32_t>(m_generationStart.size());
+    // Opened disabled and enabled together below: opening takes milliseconds per hundred events, during which
+    // both sets would otherwise write every sample into the buffers.
+    m_openingDisabled = true;
+    Status opened = openThreadEvents(followedProcesses());
+    m_openingDisabled = false;
+    if (opened && m_wallTimeProblem != wallTimeProblem)
+        opened = makeError(Error::Code::Io, m_wallTimeProblem);
+    if (!opened || m_fds.empty()) {
+        m_stackCopyProblem = opened ? "no followed thread is left to sample" : opened.error().message;
+        for (int fd : m_fds)
+            ::close(fd);
+        std::erase_if(m_eventIds, [&](const auto &e) { return e.second.generation == m_openingGeneration; });
+        m_fds = std::move(old);
+        m_options.stackBytes = before;
+        m_wallTimeProblem = wallTimeProblem;
+        m_openingGeneration = static_cast<uint32_t>(m_generationStart.size() - 1);
+        return false;
+    }
+    if (!m_disabled) {
+        for (int fd : m_fds) // a parent's enable reaches the events its threads have inherited since
+            ::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+    }
+    // From now on every followed thread is sampled by the new set: the old one's later records are dropped.
+    m_generationStart.push_back(static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC)));
+    for (int fd : old) {
+        ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+        const bool ownsBuffer = std::find(m_cpuLeaderFd.begin(), m_cpuLeaderFd.end(), fd) != m_cpuLeaderFd.end();
+        if (ownsBuffer)
+            m_retiredFds.push_back(fd);
+        else
+            ::close(fd);
+    }
+    m_stackCopyProblem.clear();
+    return true;
+}
+
+bool PerfSampler::accepts(uint64_t id, uint64_t timeNs) const
+{
+    if (m_generationStart.size() == 1)
+        return true;
+    const auto it = m_eventIds.find(id);
+    const uint32_t generation = it != m_eventIds.end() ? it->second.generation : 0;
+    return timeNs >= m_generationStart[generation] &&
+           (generation + 1 == m_generationStart.size() || timeNs < m_generationStart[generation + 1]);
+}
+
+bool PerfSampler::isContextSwitch(uint64_t id) const
+{
+    const auto it = m_eventIds.find(id);
+    return it != m_eventIds.end() && it->second.contextSwitch;
 }
 
 void PerfSampler::wait(int timeoutMs)
@@ -310,12 +400,14 @@ void PerfSampler::wait(int timeoutMs)
 
 void PerfSampler::disable()
 {
+    m_disabled = true;
     for (int fd : m_fds)
         ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 }
 
 void PerfSampler::enable()
 {
+    m_disabled = false;
     for (int fd : m_fds)
         ::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 }
@@ -358,10 +450,13 @@ void PerfSampler::followForks(const std::vector<uint64_t> &heads)
             if ((hdr.type == PERF_RECORD_FORK || hdr.type == PERF_RECORD_EXIT) && hdr.size >= sizeof hdr + 24) {
                 uint32_t ids[4]; // pid, ppid, tid, ptid
                 uint64_t time = 0;
+                uint64_t id = 0;
                 copyFromRing(b.data, b.dataSize, pos + sizeof hdr, ids, sizeof ids);
                 copyFromRing(b.data, b.dataSize, pos + sizeof hdr + sizeof ids, &time, sizeof time);
+                copyFromRing(b.data, b.dataSize, pos + hdr.size - sizeof id, &id, sizeof id); // sample_id's last
                 const bool fork = hdr.type == PERF_RECORD_FORK;
-                if (fork || ids[0] == ids[2]) // only the main thread's exit (pid == tid) ends a process
+                // Only the main thread's exit (pid == tid) ends a process.
+                if ((fork || ids[0] == ids[2]) && accepts(id, time))
                     m_taskEvents.push_back(TaskEvent{time, ids[0], ids[1], fork});
             }
             pos += hdr.size;
@@ -418,15 +513,15 @@ void PerfSampler::handleSample(const perf_event_header &hdr, const uint8_t *p, c
 {
     RawSample s;
     const auto id = take<uint64_t>(p);
-    for (uint64_t switchId : m_switchEventIds) {
-        if (id == switchId)
-            s.kind = RawSample::Kind::SwitchOut;
-    }
+    if (isContextSwitch(id))
+        s.kind = RawSample::Kind::SwitchOut;
     s.ip = take<uint64_t>(p);
     s.pid = take<uint32_t>(p);
     s.tid = take<uint32_t>(p);
     s.timeNs = take<uint64_t>(p);
     s.period = take<uint64_t>(p);
+    if (!accepts(id, s.timeNs))
+        return; // taken by the other set of events, around a change of the stack copy
     if (!m_tree.follows(s.pid, s.timeNs)) {
         ++m_foreignDropped;
         return;
@@ -460,6 +555,7 @@ void PerfSampler::handleSample(const perf_event_header &hdr, const uint8_t *p, c
         p += stackSize;
         const auto dynSize = take<uint64_t>(p);
         s.stack = {stack, static_cast<size_t>(std::min(dynSize, stackSize))};
+        s.stackLimit = static_cast<uint32_t>(stackSize);
     }
     sink.onSample(s);
 }
@@ -478,6 +574,13 @@ void PerfSampler::handleRecord(const uint8_t *record, size_t size, SampleSink &s
         std::memcpy(&time, end - 16, sizeof time);
         return m_tree.follows(pid, time);
     };
+    if (hdr.type != PERF_RECORD_SAMPLE && m_generationStart.size() > 1 && size >= sizeof hdr + 24) {
+        uint64_t time = 0, id = 0;
+        std::memcpy(&time, end - 16, sizeof time);
+        std::memcpy(&id, end - 8, sizeof id);
+        if (!accepts(id, time))
+            return; // the other set of events reports it too, around a change of the stack copy
+    }
     switch (hdr.type) {
     case PERF_RECORD_SAMPLE:
         handleSample(hdr, p, end, sink);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace emberline::engine {
@@ -60,7 +61,18 @@ public:
     std::string kernelFramesProblem() const override { return m_kernelFramesProblem; }
     uint64_t foreignSamplesDropped() const override { return m_foreignDropped; }
     bool kernelCallchain() const { return m_kernelCallchain; }
+    // Events sampling now (retired ones not counted).
     size_t eventCount() const { return m_fds.size(); }
+    // The kernel copies a sample's stack as the event was opened to: a new size opens a new set of events, one
+    // per thread of every followed process and CPU (each new thread inherits them), writing into the same
+    // buffers, and retires the old set. Records carry their event's id and time: the old set's are taken up
+    // to the moment the new set was complete, the new set's from then on, so that no sample is lost or counted
+    // twice. On failure (out of file descriptors) the old set goes on unchanged.
+    bool setStackCopyBytes(uint32_t bytes) override;
+    uint32_t stackCopyBytes() const override { return m_options.stackBytes; }
+    std::string stackCopyProblem() const override { return m_stackCopyProblem; }
+    // CLOCK_MONOTONIC from which the latest set of events' records are taken (0 before any change).
+    uint64_t stackCopyChangedAtNs() const { return m_generationStart.back(); }
     std::string description() const override;
 
 private:
@@ -70,6 +82,14 @@ private:
     Status openEvent(EventKind kind, int pid, int cpu, bool forLaunch, int outputFd, int &fdOut);
     // Opens the context-switch event beside a clock event; failing that, wall time is declared unavailable.
     void openSwitchEvent(int pid, int cpu, bool forLaunch, int outputFd);
+    // Events for every thread of `pids` on every CPU, listed again until a pass finds no new thread; the
+    // first event per CPU that has none makes that CPU's buffer.
+    Status openThreadEvents(const std::vector<int> &pids);
+    // The followed processes and their children (whose fork records may not have been read yet).
+    std::vector<int> followedProcesses() const;
+    // Whether a record of the event `id` at `timeNs` is taken: each set of events has its span of time.
+    bool accepts(uint64_t id, uint64_t timeNs) const;
+    bool isContextSwitch(uint64_t id) const;
     Status mapBuffer(int fd);
     // Decides whether samples carry the kernel callchain, before the first event is opened.
     void chooseKernelCallchain();
@@ -84,7 +104,19 @@ private:
     std::vector<int> m_cpuLeaderFd; // per CPU, the fd that owns that CPU's buffer
     std::vector<std::unique_ptr<Buffer>> m_buffers;
     std::vector<uint8_t> m_scratch; // a record that wraps around the ring end is copied here
-    std::vector<uint64_t> m_switchEventIds; // sample ids of context-switch events
+    // Every event's sample id: the set it was opened in (0 at the start, one more at each stack-size change),
+    // and whether it samples context switches.
+    struct EventId {
+        uint32_t generation = 0;
+        bool contextSwitch = false;
+    };
+    std::unordered_map<uint64_t, EventId> m_eventIds;
+    std::vector<uint64_t> m_generationStart{0}; // CLOCK_MONOTONIC from which each set's records are taken
+    uint32_t m_openingGeneration = 0;           // the set openEvent adds to
+    std::vector<int> m_retiredFds;              // disabled buffer owners, kept for their mapping
+    bool m_disabled = false;                    // paused by disable()
+    bool m_openingDisabled = false;             // a new set is being opened, to be enabled at once
+    std::string m_stackCopyProblem;
     std::string m_wallTimeProblem;
     bool m_kernelCallchain = false; // clock samples carry PERF_SAMPLE_CALLCHAIN (kernel part)
     std::string m_kernelFramesProblem;

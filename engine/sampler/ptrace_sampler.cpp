@@ -342,6 +342,7 @@ void PtraceSampler::copyStoppedThread(int tid, Thread &t, Captured &out)
         n = ::process_vm_readv(tid, &local, 1, &remote, 1, 0);
     }
     out.stack.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    out.sample.stackLimit = m_options.stackBytes;
     out.regs.assign(RegCount, 0);
     out.regs[RegAX] = regs.rax;
     out.regs[RegBX] = regs.rbx;

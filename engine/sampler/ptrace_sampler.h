@@ -60,6 +60,15 @@ public:
     bool targetExited(int &exitStatus) override;
     void release() override;
     void countHelperCpu(std::function<int64_t()> cpuNs) override;
+    // The most a stop copies (never past the end of the thread's stack mapping): applies from the next round.
+    bool setStackCopyBytes(uint32_t bytes) override
+    {
+        if (bytes == 0)
+            return false;
+        m_options.stackBytes = bytes;
+        return true;
+    }
+    uint32_t stackCopyBytes() const override { return m_options.stackBytes; }
 
     double effectiveRateHz() const;
     int64_t intervalNs() const { return m_intervalNs; }

@@ -58,6 +58,11 @@ public:
     std::string description() const override { return m_inner->description(); }
     bool wallTime() const override { return m_inner->wallTime(); }
     std::string wallTimeProblem() const override { return m_inner->wallTimeProblem(); }
+    std::string kernelFramesProblem() const override { return m_inner->kernelFramesProblem(); }
+    uint64_t foreignSamplesDropped() const override { return m_inner->foreignSamplesDropped(); }
+    bool setStackCopyBytes(uint32_t bytes) override { return m_inner->setStackCopyBytes(bytes); }
+    uint32_t stackCopyBytes() const override { return m_inner->stackCopyBytes(); }
+    std::string stackCopyProblem() const override { return m_inner->stackCopyProblem(); }
     bool observesTargetExit() const override { return m_inner->observesTargetExit(); }
     bool targetExited(int &exitStatus) override { return m_inner->targetExited(exitStatus); }
     bool finished() const override { return m_inner->finished(); }

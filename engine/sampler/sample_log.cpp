@@ -6,8 +6,10 @@
 namespace emberline::engine {
 namespace {
 
-// Version 2 adds each sample's kernel callchain, version 3 each mapping's inode; older logs are still read.
-constexpr char kMagic[] = "EMBERLINE-SAMPLE-LOG 3\n";
+// Version 2 adds each sample's kernel callchain, version 3 each mapping's inode, version 4 each sample's stack
+// copy limit; older logs are still read.
+constexpr char kMagic[] = "EMBERLINE-SAMPLE-LOG 4\n";
+constexpr char kMagicV3[] = "EMBERLINE-SAMPLE-LOG 3\n";
 constexpr char kMagicV2[] = "EMBERLINE-SAMPLE-LOG 2\n";
 constexpr char kMagicV1[] = "EMBERLINE-SAMPLE-LOG 1\n";
 constexpr size_t kMagicSize = sizeof kMagic - 1;
@@ -137,6 +139,7 @@ void SampleLogWriter::onSample(const RawSample &s)
     put(s.stack.data(), s.stack.size());
     putValue(static_cast<uint32_t>(s.kernelStack.size()));
     put(s.kernelStack.data(), s.kernelStack.size_bytes());
+    putValue(s.stackLimit);
     end();
     if (m_next)
         m_next->onSample(s);
@@ -223,7 +226,8 @@ Result<std::unique_ptr<SampleLogReader>> SampleLogReader::open(const std::string
     std::setvbuf(file, nullptr, _IOFBF, 1 << 20);
     char magic[kMagicSize];
     const bool read = std::fread(magic, 1, kMagicSize, file) == kMagicSize;
-    const bool v3 = read && std::memcmp(magic, kMagic, kMagicSize) == 0;
+    const bool v4 = read && std::memcmp(magic, kMagic, kMagicSize) == 0;
+    const bool v3 = v4 || (read && std::memcmp(magic, kMagicV3, kMagicSize) == 0);
     const bool v2 = read && std::memcmp(magic, kMagicV2, kMagicSize) == 0;
     if (!v3 && !v2 && !(read && std::memcmp(magic, kMagicV1, kMagicSize) == 0)) {
         std::fclose(file);
@@ -232,6 +236,7 @@ Result<std::unique_ptr<SampleLogReader>> SampleLogReader::open(const std::string
     auto reader = std::unique_ptr<SampleLogReader>(new SampleLogReader(file, path, kMagicSize));
     reader->m_kernelStacks = v3 || v2;
     reader->m_inodes = v3;
+    reader->m_stackLimits = v4;
     return reader;
 }
 
@@ -315,6 +320,8 @@ Result<bool> SampleLogReader::deliverOne(SampleSink &sink)
                 std::memcpy(m_kernelStack.data(), kernelBytes.data(), kernelBytes.size());
             s.kernelStack = std::span<const uint64_t>(m_kernelStack.data(), kernelFrames);
         }
+        if (m_stackLimits)
+            s.stackLimit = c.get<uint32_t>();
         if (!c.ok())
             return corrupt("a malformed sample");
         sink.onSample(s);

@@ -91,6 +91,7 @@ private:
     std::vector<uint64_t> m_kernelStack;
     bool m_kernelStacks = true; // the log's samples carry their kernel callchain (version 2 on)
     bool m_inodes = true;       // the log's mappings carry the mapped file's inode (version 3 on)
+    bool m_stackLimits = false; // version 4: each sample says the stack copy it asked for
 };
 
 } // namespace emberline::engine

@@ -29,6 +29,8 @@ struct RawSample {
                                        // stack this one repeats (regs and stack are empty)
     std::span<const uint64_t> regs;    // user registers in kPerfRegsMask order, empty if unavailable
     std::span<const uint8_t> stack;    // copy of the user stack from regs[SP]
+    uint32_t stackLimit = 0;           // the copy asked for this sample: a shorter `stack` reached the end of
+                                       // the thread's stack (0: not known)
     std::span<const uint64_t> kernelStack; // Cpu in the kernel: the kernel's own callchain, leaf first (empty
                                            // when kernel frames are not named)
 };

@@ -36,6 +36,17 @@ public:
         (void)exitStatus;
         return false;
     }
+    // The user stack each sample copies from now on, in bytes; false when this sampler cannot change it (it
+    // then copies what it did before).
+    virtual bool setStackCopyBytes(uint32_t bytes)
+    {
+        (void)bytes;
+        return false;
+    }
+    // The user stack each sample asks for now (0: not known).
+    virtual uint32_t stackCopyBytes() const { return 0; }
+    // Why the last setStackCopyBytes failed.
+    virtual std::string stackCopyProblem() const { return "this sampler copies a fixed stack"; }
     // A sampler with a finite source (a replayed log) says when it has delivered everything: the session ends.
     virtual bool finished() const { return false; }
     // Leaves the target running and untouched: called before the session ends the target or returns.

@@ -1,5 +1,7 @@
 #include "engine/session/profiling_session.h"
 
+#include "engine/common/logging.h"
+
 #include <QDateTime>
 #include <QDir>
 #include <QLoggingCategory>
@@ -10,8 +12,6 @@
 #include <memory>
 #include <mutex>
 #include <vector>
-
-Q_LOGGING_CATEGORY(lcSession, "emberline.session", QtWarningMsg)
 
 namespace emberline::engine {
 

@@ -1,7 +1,9 @@
 #include "engine/session/record_session.h"
 
 #include "engine/common/clock.h"
+#include "engine/common/logging.h"
 #include "engine/pipeline/sampling_pipeline.h"
+#include "engine/pipeline/stack_copy_policy.h"
 #include "engine/process/launcher.h"
 #include "engine/recorder/recorder.h"
 #include "engine/export/export_worker.h"
@@ -68,6 +70,7 @@ struct RecordSession::Running {
     std::string exportError; // set on the exporter thread, read after finish() joined it
     Recorder recorder;
     SamplingPipeline pipeline{recorder};
+    std::optional<StackCopyPolicy> stackCopy; // when the stack copy is learned
     std::unique_ptr<ExportWorker> exporter;
     std::unique_ptr<Sampler> sampler;
     int targetPid = 0;
@@ -155,6 +158,14 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
     r->sampler->countHelperCpu([exporter = r->exporter.get()] { return exporter->cpuNs(); });
 
     r->pipeline.setStackCopyBytes(m_config.stackBytes);
+    if (m_config.learnStackCopy && r->sampler->stackCopyBytes() == m_config.stackBytes) {
+        StackCopyPolicy::Limits limits;
+        limits.startBytes = m_config.stackBytes;
+        limits.maxBytes = std::max(m_config.stackBytes, kMaxStackCopyBytes);
+        limits.minBytes = std::min(limits.minBytes, m_config.stackBytes);
+        r->stackCopy.emplace(limits);
+        r->pipeline.setStackCopyPolicy(&*r->stackCopy);
+    }
     r->cpuAtStart = ownCpuNs();
     r->monoStart = clockNs(CLOCK_MONOTONIC);
     r->flushStartReal = clockNs(CLOCK_REALTIME);
@@ -233,6 +244,8 @@ void RecordSession::loop(Running &r, SessionControl &control, const Callbacks &c
         r.sampler->wait(static_cast<int>(std::clamp<int64_t>((due - now + 999'999) / 1'000'000, 1, kMaxWaitNs / 1'000'000)));
         r.sampler->drain(r.pipeline);
         now = clockNs(CLOCK_MONOTONIC);
+        if (r.stackCopy)
+            adaptStackCopy(r, now);
         if (control.paused.load() != r.paused) {
             r.paused = !r.paused;
             r.paused ? r.sampler->disable() : r.sampler->enable();
@@ -243,6 +256,26 @@ void RecordSession::loop(Running &r, SessionControl &control, const Callbacks &c
             return;
         schedule(r, now);
     }
+}
+
+void RecordSession::adaptStackCopy(Running &r, int64_t now)
+{
+    const std::optional<uint32_t> next = r.stackCopy->decide(now);
+    if (!next)
+        return;
+    const uint32_t before = r.sampler->stackCopyBytes();
+    const int64_t changeStart = clockNs(CLOCK_MONOTONIC);
+    if (!r.sampler->setStackCopyBytes(*next)) {
+        r.stackCopy->rejected();
+        r.summary.stackCopyProblem = "the stack copy stays at " + std::to_string(before) + " bytes: " +
+                                     r.sampler->stackCopyProblem();
+        qCInfo(lcSession, "%s", r.summary.stackCopyProblem.c_str());
+        return;
+    }
+    r.pipeline.setStackCopyBytes(*next);
+    qCInfo(lcSession, "stack copy %u -> %u bytes (deepest stack so far %llu bytes), changed in %.1f ms", before, *next,
+           static_cast<unsigned long long>(r.stackCopy->deepest()),
+           static_cast<double>(clockNs(CLOCK_MONOTONIC) - changeStart) / 1e6);
 }
 
 bool RecordSession::ended(Running &r, const SessionControl &control, int64_t now)
@@ -344,6 +377,13 @@ Result<SessionSummary> RecordSession::finish(Running &r)
     summary.lost = r.recorder.lost();
     summary.incomplete = r.recorder.incomplete();
     summary.framePointerFallbacks = r.pipeline.framePointerFallbacks();
+    summary.stackCopyBytes = m_config.stackBytes;
+    if (r.stackCopy) {
+        summary.stackCopyLearned = true;
+        summary.stackCopyBytes = r.stackCopy->current();
+        summary.stackCopyChanges = r.stackCopy->changes();
+        summary.deepestStackBytes = r.stackCopy->deepest();
+    }
     summary.flushes = r.exporter->flushesReported();
     summary.realRateHz = summary.durationNs > 0 ? static_cast<double>(summary.samples) * 1e9 / summary.durationNs : 0;
     summary.profilerCpuNs = ownCpuNs() - r.cpuAtStart;

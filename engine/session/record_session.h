@@ -45,6 +45,8 @@ private:
     Result<std::unique_ptr<Running>> start(const Callbacks &callbacks);
     // Drains the sampler into the pipeline until the session ends; reports live numbers and schedules flushes.
     void loop(Running &r, SessionControl &control, const Callbacks &callbacks);
+    // Applies a new stack copy size when the learned one should change.
+    void adaptStackCopy(Running &r, int64_t now);
     // Sets the summary's end reason and returns true when the session is over.
     bool ended(Running &r, const SessionControl &control, int64_t now);
     // Hands the recorder's flush to the exporter when the flush period has passed.

@@ -27,7 +27,10 @@ struct SessionConfig {
     int64_t durationNs = 0;                  // 0: until the target exits or stop is requested
     int64_t flushPeriodNs = 10'000'000'000;  // 1 s to 60 s
     std::string outputDirectory;             // empty: flushes are not written
-    uint32_t stackBytes = 32768;
+    uint32_t stackBytes = 32768;             // the stack copy per sample; where learned, the first one
+    // Learn the stack copy from the stacks (StackCopyPolicy): it shrinks to what they need and grows, up to
+    // kMaxStackCopyBytes, when one is cut short. Off: every sample copies stackBytes.
+    bool learnStackCopy = true;
     std::string sampler = "auto";            // auto | perf | ptrace
     bool wallTime = true;                    // also record wall time (off-CPU stacks), where it can be measured
     double ptraceMaxOverheadPercent = 2.0;   // the ptrace sampler's budget, in % of one CPU
@@ -50,6 +53,13 @@ struct SessionSummary {
     uint64_t incomplete = 0;
     std::map<std::string, uint64_t> incompleteByModule;
     uint64_t framePointerFallbacks = 0;
+    // The stack copy per sample at the end, whether it was learned, how often it changed, the deepest stack seen
+    // (bytes above the stack pointer), and why it could not change (empty when it could).
+    uint32_t stackCopyBytes = 0;
+    bool stackCopyLearned = false;
+    uint32_t stackCopyChanges = 0;
+    uint64_t deepestStackBytes = 0;
+    std::string stackCopyProblem;
     // Per module: where stacks ended and why, symbol status and the fix to try; faults met (null: not known).
     std::shared_ptr<const UnwindHealth> health;
     double realRateHz = 0;       // samples per second of session per thread-second on CPU is not known; per s

@@ -25,6 +25,7 @@ struct Context {
     const UnwindInput *input = nullptr;
     bool noInfo = false;         // the last procedure lookup found no unwind table
     uint64_t missedStackEnd = 0; // the highest end of a read above the copied stack (0: none)
+    uint64_t stackReadEnd = 0;   // the highest end of a read from the copied stack (0: none)
 };
 
 int perfIndexOf(unw_regnum_t reg)
@@ -112,8 +113,10 @@ int accessMem(unw_addr_space_t, unw_word_t address, unw_word_t *value, int write
     if (write)
         return -UNW_EREADONLYREG;
     auto *ctx = static_cast<Context *>(arg);
-    if (readStack(*ctx->input, address, value, sizeof *value))
+    if (readStack(*ctx->input, address, value, sizeof *value)) {
+        ctx->stackReadEnd = std::max<uint64_t>(ctx->stackReadEnd, address + sizeof *value);
         return 0;
+    }
     if (ctx->input->map->readImage(address, value, sizeof *value))
         return 0;
     const uint64_t copyEnd = ctx->input->regs[RegSP] + ctx->input->stack.size();
@@ -166,6 +169,27 @@ void classifyUnwindStop(const UnwindInput &input, unw_cursor_t *cursor, const Co
     } else if (ctx->noInfo) {
         out.stop = UnwindStop::NoUnwindInfo;
     }
+}
+
+// Steps from frame to frame until the outermost frame, a failed step or maxFrames.
+void walkFrames(unw_cursor_t &cursor, size_t maxFrames, UnwindOutput &out)
+{
+    while (out.ips.size() < maxFrames) {
+        unw_word_t ip = 0;
+        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
+            break;
+        out.ips.push_back(out.ips.empty() ? ip : ip - 1);
+        const int step = unw_step(&cursor);
+        if (step == 0) {
+            out.complete = true;
+            out.stop = UnwindStop::Outermost;
+            return;
+        }
+        if (step < 0)
+            break;
+    }
+    if (out.ips.size() >= maxFrames)
+        out.stop = UnwindStop::MaxFrames;
 }
 
 } // namespace
@@ -229,6 +253,7 @@ void Unwinder::unwind(const UnwindInput &input, UnwindOutput &out, size_t maxFra
     out.usedFramePointers = false;
     out.stop = UnwindStop::Other;
     out.stackNeeded = 0;
+    out.stackUsed = 0;
     Space &space = spaceFor(input.pid, input.map);
     Context ctx{&input};
     unw_cursor_t cursor;
@@ -236,26 +261,13 @@ void Unwinder::unwind(const UnwindInput &input, UnwindOutput &out, size_t maxFra
         out.ips.push_back(input.regs[RegIP]);
         return;
     }
-    while (out.ips.size() < maxFrames) {
-        unw_word_t ip = 0;
-        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
-            break;
-        out.ips.push_back(out.ips.empty() ? ip : ip - 1);
-        const int step = unw_step(&cursor);
-        if (step == 0) {
-            out.complete = true;
-            out.stop = UnwindStop::Outermost;
-            return;
-        }
-        if (step < 0)
-            break;
-    }
-    if (out.ips.size() >= maxFrames) {
-        out.stop = UnwindStop::MaxFrames;
-        return;
-    }
-    classifyUnwindStop(input, &cursor, &ctx, out);
+    walkFrames(cursor, maxFrames, out);
+    if (ctx.stackReadEnd > input.regs[RegSP])
+        out.stackUsed = ctx.stackReadEnd - input.regs[RegSP];
+    if (!out.complete && out.stop != UnwindStop::MaxFrames)
+        classifyUnwindStop(input, &cursor, &ctx, out);
 }
+
 
 
 void Unwinder::unwindFramePointers(const UnwindInput &input, UnwindOutput &out, size_t maxFrames) const
@@ -265,6 +277,7 @@ void Unwinder::unwindFramePointers(const UnwindInput &input, UnwindOutput &out, 
     out.usedFramePointers = true;
     out.stop = UnwindStop::Other;
     out.stackNeeded = 0;
+    out.stackUsed = 0;
     out.ips.push_back(input.regs[RegIP]);
     uint64_t fp = input.regs[RegBP];
     uint64_t lastFp = 0;
@@ -278,6 +291,7 @@ void Unwinder::unwindFramePointers(const UnwindInput &input, UnwindOutput &out, 
             }
             break;
         }
+        out.stackUsed = fp + sizeof frame - input.regs[RegSP];
         const uint64_t ret = frame[1];
         if (ret == 0) {
             out.complete = true;

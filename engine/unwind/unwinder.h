@@ -40,6 +40,9 @@ struct UnwindOutput {
     // StackCopyEnded: bytes above the sampled stack pointer the walk tried to reach (a lower bound of the copy
     // the whole stack needs); 0 otherwise.
     uint64_t stackNeeded = 0;
+    // Bytes above the sampled stack pointer that the walk read from the copied stack: what this stack used of
+    // the copy (for a complete walk, the copy it needed).
+    uint64_t stackUsed = 0;
 };
 
 // Unwinds a sampled user stack with libunwind's remote API: registers come from the sample, memory from the

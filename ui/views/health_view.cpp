@@ -74,7 +74,8 @@ QString HealthView::summaryText() const
     const double percent = h->samples ? 100.0 * static_cast<double>(h->incomplete) / static_cast<double>(h->samples) : 0;
     QString text = tr("%1 of %2 stacks incomplete (%3%)").arg(h->incomplete).arg(h->samples).arg(percent, 0, 'f', 2);
     if (h->stackBytes > 0)
-        text += tr(" · stack copies of %1 bytes").arg(h->stackBytes);
+        text += h->stackCopyLearned ? tr(" · stack copies of %1 bytes, learned from the stacks").arg(h->stackBytes)
+                                    : tr(" · stack copies of %1 bytes").arg(h->stackBytes);
     if (!h->faults.empty())
         text += tr(" · %n problem(s) below", nullptr, static_cast<int>(h->faults.size()));
     if (h->incomplete == 0 && h->faults.empty())

@@ -7,6 +7,7 @@
 #include "engine/export/exporter.h"
 #include "engine/model/frame_table.h"
 #include "engine/pipeline/sampling_pipeline.h"
+#include "engine/pipeline/stack_copy_policy.h"
 #include "engine/pprof/pprof_reader.h"
 #include "engine/recorder/recorder.h"
 #include "engine/sampler/replay_sampler.h"
@@ -42,6 +43,17 @@ __attribute__((noinline)) OwnSample outerFrame()
 {
     OwnSample s = middleFrame();
     asm volatile("" ::: "memory");
+    return s;
+}
+
+// 48 frames of at least 256 bytes each above the capture: a stack deeper than 12 KiB.
+__attribute__((noinline)) OwnSample deepFrame(int depth)
+{
+    volatile char pad[256];
+    pad[0] = static_cast<char>(depth);
+    OwnSample s = depth == 0 ? captureOwnStack() : deepFrame(depth - 1);
+    asm volatile("" ::: "memory");
+    s.raw.period += static_cast<uint64_t>(pad[0] & 0); // keeps pad alive across the call
     return s;
 }
 
@@ -94,6 +106,7 @@ private Q_SLOTS:
     void sessionRunsBehindScriptedSampler();
     void replayedLogGivesTheSameProfile();
     void strayAddressIsNotCalledJitCode();
+    void stackCopyLearnedFromTheWalks();
 };
 
 // If this fails, the unwinder, the recorder's interning or the exporter's symbolization lost or reordered
@@ -283,6 +296,53 @@ void TestSamplingPipeline::replayedLogGivesTheSameProfile()
     QCOMPARE(replayed.sampleCount(), directFlush->profile->sampleCount());
     for (size_t i = 0; i < replayed.sampleCount(); ++i)
         QCOMPARE(frameNames(replayed, i), frameNames(*directFlush->profile, i));
+}
+
+// If this fails, the learned stack copy does not hear what the unwinder's walks used of their copies: it would
+// shrink under the stacks a program has, or not grow for one the copy cut short.
+void TestSamplingPipeline::stackCopyLearnedFromTheWalks()
+{
+    const OwnSample deep = deepFrame(48);
+    QVERIFY2(deep.stack.size() > 12 * 1024, "the capture copies this thread's stack up to 32 KiB");
+
+    // The whole stack copied: the walk completes, and the policy hears how much of the copy it read.
+    {
+        Recorder recorder;
+        SamplingPipeline pipeline(recorder);
+        StackCopyPolicy policy(StackCopyPolicy::Limits{8192, 32768, 65000});
+        pipeline.setStackCopyPolicy(&policy);
+        RawSample whole = deep.view();
+        whole.stackLimit = 32768;
+        pipeline.onSample(whole);
+        QCOMPARE(recorder.incomplete(), uint64_t(0));
+        QVERIFY2(policy.deepest() > 48 * 256, qPrintable(QString::number(policy.deepest())));
+        QVERIFY(policy.deepest() <= deep.stack.size());
+    }
+    // Copies of 8 KiB cut it short: the policy grows the copy past the stack's depth.
+    Recorder recorder;
+    SamplingPipeline pipeline(recorder);
+    StackCopyPolicy policy(StackCopyPolicy::Limits{4096, 8192, 65000});
+    pipeline.setStackCopyPolicy(&policy);
+    QVERIFY(!policy.decide(0));
+    OwnSample cut = deep;
+    cut.stack.resize(8192);
+    RawSample sample = cut.view();
+    sample.stackLimit = 8192;
+    pipeline.onSample(sample);
+    pipeline.onSample(sample);
+    QCOMPARE(recorder.incomplete(), uint64_t(2));
+    const auto grown = policy.decide(1);
+    QVERIFY(grown);
+    QVERIFY2(*grown > 48 * 256 && *grown >= 16384, qPrintable(QString::number(*grown)));
+    // A copy that ended short of the limit reached the top of the stack: it was not too small.
+    SamplingPipeline other(recorder);
+    StackCopyPolicy untouched(StackCopyPolicy::Limits{4096, 16384, 65000});
+    other.setStackCopyPolicy(&untouched);
+    QVERIFY(!untouched.decide(0));
+    sample.stackLimit = 16384;
+    other.onSample(sample);
+    other.onSample(sample);
+    QVERIFY(!untouched.decide(1));
 }
 
 QTEST_GUILESS_MAIN(TestSamplingPipeline)

@@ -3,14 +3,19 @@
 
 #include "tests/engine/session/session_test_support.h"
 
+#include "engine/common/clock.h"
 #include "engine/common/strings.h"
+#include "engine/process/launcher.h"
+#include "engine/sampler/perf_sampler.h"
 #include "engine/symbols/kernel_symbols.h"
 
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
 #include <sys/resource.h>
 
@@ -62,6 +67,29 @@ QString describe(const std::map<std::string, int64_t> &counts)
         parts << QString::fromStdString(name) + QLatin1Char('=') + QString::number(n);
     return parts.join(QLatin1String(", "));
 }
+
+// Keeps what the stack-copy test needs of each sample.
+class SampleTimes final : public SampleSink {
+public:
+    struct Seen {
+        uint32_t tid;
+        uint64_t timeNs;
+        uint32_t stackLimit;
+        uint64_t period;
+    };
+    std::vector<Seen> samples;
+    void onSample(const RawSample &s) override
+    {
+        if (s.kind == RawSample::Kind::Cpu)
+            samples.push_back({s.tid, s.timeNs, s.stackLimit, s.period});
+    }
+    void onMmap(uint32_t, uint64_t, uint64_t, uint64_t, bool, uint64_t, std::string_view) override {}
+    void onComm(uint32_t, uint32_t, std::string_view, bool) override {}
+    void onFork(uint32_t, uint32_t, uint32_t) override {}
+    void onExit(uint32_t, uint32_t) override {}
+    void onLost(uint64_t count) override { lost += count; }
+    uint64_t lost = 0;
+};
 
 } // namespace
 
@@ -136,6 +164,87 @@ private Q_SLOTS:
     // A target that lives in write() and getppid(): its kernel time is named by the kernel's own functions
     // under a [kernel.kallsyms] mapping, below the user frames that made the calls. If this fails, kernel time
     // is one opaque [kernel] frame, or kernel frames sit in the wrong place of the stack.
+    // Four busy threads sampled at 999 Hz while the stack copy changes twice (32 KiB, 8 KiB, 16 KiB): each
+    // change opens a new set of events and retires the old one. Every sample before a change's moment has the old
+    // copy and every sample after it the new one; no busy thread goes unsampled across a change; the samples add
+    // up to the CPU the target used, no more (none counted twice) and no less. If this fails, a learned stack copy
+    // loses or doubles samples whenever it changes.
+    void stackCopyChangesLoseNothing()
+    {
+        LaunchOptions options;
+        options.argv = {targetPath("many_threads").toStdString(), "4", "3", "busy"};
+        auto child = LaunchedProcess::spawn(options);
+        QVERIFY(child);
+        PerfSamplerOptions o;
+        o.frequency = 999;
+        o.wallTime = false;
+        auto opened = PerfSampler::openForLaunch(child.value().pid(), o);
+        QVERIFY2(opened, opened ? "" : opened.error().message.c_str());
+        PerfSampler &sampler = *opened.value();
+        rusage before{};
+        getrusage(RUSAGE_CHILDREN, &before);
+        QVERIFY(child.value().release());
+        SampleTimes sink;
+        std::vector<std::pair<uint64_t, uint32_t>> changes; // when, to what
+        const int64_t start = clockNs(CLOCK_MONOTONIC);
+        int status = 0;
+        while (!child.value().poll(status)) {
+            sampler.wait(50);
+            sampler.drain(sink);
+            const int64_t elapsed = clockNs(CLOCK_MONOTONIC) - start;
+            const uint32_t next = changes.empty() && elapsed > 1'000'000'000 ? 8192
+                                  : changes.size() == 1 && elapsed > 2'000'000'000 ? 16384 : 0;
+            if (next != 0) {
+                QVERIFY2(sampler.setStackCopyBytes(next), sampler.stackCopyProblem().c_str());
+                QCOMPARE(sampler.stackCopyBytes(), next);
+                changes.emplace_back(sampler.stackCopyChangedAtNs(), next);
+            }
+        }
+        sampler.drain(sink);
+        rusage after{};
+        getrusage(RUSAGE_CHILDREN, &after);
+        QCOMPARE(changes.size(), size_t(2));
+        QCOMPARE(sink.lost, uint64_t(0));
+        QVERIFY(sampler.eventCount() >= 5 * 2); // a clock event per thread and CPU (at least the 5 threads there)
+
+        std::map<uint32_t, std::vector<uint64_t>> times;
+        uint64_t sampledNs = 0;
+        for (const auto &seen : sink.samples) {
+            const uint32_t expected = seen.timeNs < changes[0].first ? 32768
+                                      : seen.timeNs < changes[1].first ? 8192 : 16384;
+            QVERIFY2(seen.stackLimit == expected || seen.stackLimit == 0 /* a kernel thread's sample */,
+                     qPrintable(QStringLiteral("%1 bytes at %2").arg(seen.stackLimit).arg(seen.timeNs)));
+            times[seen.tid].push_back(seen.timeNs);
+            sampledNs += seen.period;
+        }
+        // Each busy worker was sampled across both changes without a hole.
+        int busy = 0;
+        for (auto &[tid, ts] : times) {
+            if (ts.size() < 500)
+                continue; // the main thread, which only waits
+            ++busy;
+            std::sort(ts.begin(), ts.end());
+            for (const auto &[at, bytes] : changes) {
+                const auto after = std::lower_bound(ts.begin(), ts.end(), at);
+                QVERIFY(after != ts.begin() && after != ts.end());
+                const uint64_t gap = *after - *(after - 1);
+                QVERIFY2(gap < 100'000'000, qPrintable(QStringLiteral("thread %1: %2 ms without a sample at the "
+                                                                      "change to %3 bytes")
+                                                           .arg(tid)
+                                                           .arg(gap / 1e6)
+                                                           .arg(bytes)));
+            }
+        }
+        QCOMPARE(busy, 4);
+        const auto seconds = [](const timeval &t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+        const double targetS = seconds(after.ru_utime) + seconds(after.ru_stime) - seconds(before.ru_utime) -
+                               seconds(before.ru_stime);
+        const double sampledS = static_cast<double>(sampledNs) / 1e9;
+        qInfo("%zu samples, %.3f s of CPU sampled; the target used %.3f s", sink.samples.size(), sampledS, targetS);
+        QVERIFY2(sampledS > 0.9 * targetS && sampledS < 1.05 * targetS,
+                 qPrintable(QStringLiteral("sampled %1 s of %2 s").arg(sampledS).arg(targetS)));
+    }
+
     void kernelFramesNamed()
     {
         if (const std::string problem = KernelSymbols::problem(); !problem.empty()) {

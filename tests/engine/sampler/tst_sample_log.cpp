@@ -26,7 +26,8 @@ public:
                         std::to_string(s.tid) + " t" + std::to_string(s.timeNs) + " p" + std::to_string(s.period) +
                         " w" + std::to_string(s.wallNs) + " s" + std::to_string(int(s.state)) + " ip" +
                         std::to_string(s.ip) + " k" + std::to_string(s.inKernel) + " same" +
-                        std::to_string(s.sameStack) + " regs " + regs + " stack " + stack + " kernel " + kernel);
+                        std::to_string(s.sameStack) + " regs " + regs + " stack " + stack + " limit " +
+                        std::to_string(s.stackLimit) + " kernel " + kernel);
     }
     void onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool exec, uint64_t inode,
                 std::string_view path) override
@@ -73,6 +74,7 @@ void writeEveryKind(SampleSink &sink)
     s.sameStack = false;
     s.regs = regs;
     s.stack = std::span(reinterpret_cast<const uint8_t *>(stack.data()), stack.size());
+    s.stackLimit = 8192;
     sink.onMmap(10, 0x400000, 0x1000, 0, true, 1234567, "/usr/bin/some program");
     sink.onComm(10, 11, "worker", false);
     sink.onSample(s);

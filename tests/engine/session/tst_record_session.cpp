@@ -114,6 +114,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         SessionConfig small = launch({targetPath("deep_stack"), QStringLiteral("1.5")}, 499);
         small.stackBytes = 4096;
+        small.learnStackCopy = false; // as `--stack-size 4096` asks
         const Recorded r = record(small, dir.path());
         QVERIFY(r.summary.health);
         QVERIFY(!r.flushes.empty() && r.flushes.back()->health);
@@ -132,6 +133,7 @@ private Q_SLOTS:
         QTemporaryDir again;
         SessionConfig suggested = launch({targetPath("deep_stack"), QStringLiteral("1.5")}, 499);
         suggested.stackBytes = worst.suggestedStackBytes;
+        suggested.learnStackCopy = false;
         const Recorded fixed = record(suggested, again.path());
         QVERIFY(fixed.summary.health);
         QVERIFY2(fixed.summary.health->incomplete * 20 <= fixed.summary.health->samples,
@@ -139,6 +141,38 @@ private Q_SLOTS:
                                 .arg(fixed.summary.health->incomplete)
                                 .arg(fixed.summary.health->samples)
                                 .arg(worst.suggestedStackBytes)));
+    }
+
+    // The stack copy learned from the stacks, with the default settings: on a worker thread whose stacks need a
+    // few KiB it shrinks from 32 KiB, and on a ~40 KiB deep stack it grows until the stacks are complete. If this
+    // fails, every sample copies more stack than the program uses, or deep programs stay cut short.
+    void stackCopyIsLearned()
+    {
+        QTemporaryDir dir;
+        const Recorded shallow = record(launch({targetPath("cpu_split"), QStringLiteral("4"), QStringLiteral("thread")}, 999),
+                                        dir.path());
+        qInfo("cpu_split on a thread: %u bytes at the end after %u change(s), deepest stack %llu bytes",
+              shallow.summary.stackCopyBytes, shallow.summary.stackCopyChanges,
+              static_cast<unsigned long long>(shallow.summary.deepestStackBytes));
+        QVERIFY(shallow.summary.stackCopyLearned);
+        QVERIFY2(shallow.summary.stackCopyBytes <= 16384, qPrintable(QString::number(shallow.summary.stackCopyBytes)));
+        QVERIFY(shallow.summary.deepestStackBytes > 0 && shallow.summary.deepestStackBytes < 8192);
+        QVERIFY2(shallow.summary.incomplete * 100 <= shallow.summary.samples,
+                 qPrintable(QStringLiteral("%1 of %2").arg(shallow.summary.incomplete).arg(shallow.summary.samples)));
+        VERIFY_COMPLETE(shallow.profile, "clone3", "main", "_start"); // the worker thread, and main waiting for it
+
+        QTemporaryDir deepDir;
+        SessionConfig deepConfig = launch({targetPath("deep_stack"), QStringLiteral("3")}, 499);
+        const Recorded deep = record(deepConfig, deepDir.path());
+        qInfo("deep_stack: %u bytes at the end after %u change(s), deepest stack %llu bytes; %llu of %llu incomplete",
+              deep.summary.stackCopyBytes, deep.summary.stackCopyChanges,
+              static_cast<unsigned long long>(deep.summary.deepestStackBytes),
+              static_cast<unsigned long long>(deep.summary.incomplete), static_cast<unsigned long long>(deep.summary.samples));
+        QVERIFY(deep.summary.stackCopyChanges >= 1);
+        QVERIFY2(deep.summary.stackCopyBytes > 40 * 1024, qPrintable(QString::number(deep.summary.stackCopyBytes)));
+        // Cut short only until the copy grew, in the first moments.
+        QVERIFY2(deep.summary.incomplete * 10 <= deep.summary.samples,
+                 qPrintable(QStringLiteral("%1 of %2").arg(deep.summary.incomplete).arg(deep.summary.samples)));
     }
 
     // A library loaded with dlopen after sampling started is unwound through and symbolized with its source.

@@ -91,8 +91,9 @@ private Q_SLOTS:
         QVERIFY(child<QPushButton>(view, "openProfileButton")->isEnabled());
     }
 
-    // deep_stack's ~40 KiB stack, copied 32 KiB at a time (the dialog's sessions use the default copy): the Health
-    // tab warns, and its first row names the program, "stack copy too small" and the --stack-size to use. If this
+    // deep_stack's ~40 KiB stack, copied 32 KiB at a time until the learned copy grows (the dialog's sessions use
+    // the default copy): the Health tab warns about the stacks cut before that, and its first row names the
+    // program, "stack copy too small" and the --stack-size that would have held them from the start. If this
     // fails, the health does not reach the live window with the flushes.
     void healthTabNamesStackCopyTooSmall()
     {
