@@ -303,7 +303,7 @@ void TestSamplingPipeline::replayedLogGivesTheSameProfile()
 void TestSamplingPipeline::stackCopyLearnedFromTheWalks()
 {
     const OwnSample deep = deepFrame(48);
-    QVERIFY2(deep.stack.size() > 12 * 1024, "the capture copies this thread's stack up to 32 KiB");
+    QVERIFY2(deep.stack.size() > size_t{12} * 1024, "the capture copies this thread's stack up to 32 KiB");
 
     // The whole stack copied: the walk completes, and the policy hears how much of the copy it read.
     {
@@ -315,7 +315,7 @@ void TestSamplingPipeline::stackCopyLearnedFromTheWalks()
         whole.stackLimit = 32768;
         pipeline.onSample(whole);
         QCOMPARE(recorder.incomplete(), uint64_t(0));
-        QVERIFY2(policy.deepest() > 48 * 256, qPrintable(QString::number(policy.deepest())));
+        QVERIFY2(policy.deepest() > uint64_t{48} * 256, qPrintable(QString::number(policy.deepest())));
         QVERIFY(policy.deepest() <= deep.stack.size());
     }
     // Copies of 8 KiB cut it short: the policy grows the copy past the stack's depth.

@@ -205,7 +205,7 @@ private Q_SLOTS:
         getrusage(RUSAGE_CHILDREN, &after);
         QCOMPARE(changes.size(), size_t(2));
         QCOMPARE(sink.lost, uint64_t(0));
-        QVERIFY(sampler.eventCount() >= 5 * 2); // a clock event per thread and CPU (at least the 5 threads there)
+        QVERIFY(sampler.eventCount() >= size_t{5} * 2); // a clock event per thread and CPU (at least the 5 threads there)
 
         std::map<uint32_t, std::vector<uint64_t>> times;
         uint64_t sampledNs = 0;
