@@ -110,7 +110,8 @@ std::string healthFixFor(const ModuleHealth &m, const ModuleUnwindInfo &info, co
             if (counters.stackCopyLearned && (stackBytes < kMaxStackCopyBytes || m.suggestedStackBytes <= stackBytes))
                 return "none needed: the learned copy grows when stacks are cut short (now " +
                        std::to_string(stackBytes) + " bytes), and these were cut before it grew; --stack-size " +
-                       std::to_string(std::max(m.suggestedStackBytes, stackBytes)) + " copies that much from the start";
+                       std::to_string(m.suggestedStackBytes ? m.suggestedStackBytes : stackBytes) +
+                       " copies that much from the start";
             if (m.suggestedStackBytes > stackBytes)
                 return "copy more stack: --stack-size " + std::to_string(m.suggestedStackBytes) +
                        (m.suggestionIsLowerBound ? " or more" : "") + " (" + std::to_string(stackBytes) + " was used)";
