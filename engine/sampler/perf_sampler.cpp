@@ -346,7 +346,7 @@ bool PerfSampler::setStackCopyBytes(uint32_t bytes)
     if (opened && m_wallTimeProblem != wallTimeProblem)
         opened = makeError(Error::Code::Io, m_wallTimeProblem);
     if (!opened || m_fds.empty()) {
-        m_stackCopyProblem = opened ? "no followed thread is left to sample" : opened.error().message;
+        m_stackCopyProblem = opened ? std::string() : opened.error().message; // none: no thread is left
         for (int fd : m_fds)
             ::close(fd);
         std::erase_if(m_eventIds, [&](const auto &e) { return e.second.generation == m_openingGeneration; });

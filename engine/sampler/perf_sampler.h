@@ -67,7 +67,7 @@ public:
     // per thread of every followed process and CPU (each new thread inherits them), writing into the same
     // buffers, and retires the old set. Records carry their event's id and time: the old set's are taken up
     // to the moment the new set was complete, the new set's from then on, so that no sample is lost or counted
-    // twice. On failure (out of file descriptors) the old set goes on unchanged.
+    // twice. On failure (out of file descriptors, or no followed thread left) the old set goes on unchanged.
     bool setStackCopyBytes(uint32_t bytes) override;
     uint32_t stackCopyBytes() const override { return m_options.stackBytes; }
     std::string stackCopyProblem() const override { return m_stackCopyProblem; }

@@ -45,7 +45,7 @@ public:
     }
     // The user stack each sample asks for now (0: not known).
     virtual uint32_t stackCopyBytes() const { return 0; }
-    // Why the last setStackCopyBytes failed.
+    // Why the last setStackCopyBytes failed; empty when the target has no thread left to sample.
     virtual std::string stackCopyProblem() const { return "this sampler copies a fixed stack"; }
     // A sampler with a finite source (a replayed log) says when it has delivered everything: the session ends.
     virtual bool finished() const { return false; }

@@ -267,8 +267,10 @@ void RecordSession::adaptStackCopy(Running &r, int64_t now)
     const int64_t changeStart = clockNs(CLOCK_MONOTONIC);
     if (!r.sampler->setStackCopyBytes(*next)) {
         r.stackCopy->rejected();
-        r.summary.stackCopyProblem = "the stack copy stays at " + std::to_string(before) + " bytes: " +
-                                     r.sampler->stackCopyProblem();
+        const std::string why = r.sampler->stackCopyProblem();
+        if (why.empty())
+            return; // the target has just ended: nothing is left to sample
+        r.summary.stackCopyProblem = "the stack copy stays at " + std::to_string(before) + " bytes: " + why;
         qCInfo(lcSession, "%s", r.summary.stackCopyProblem.c_str());
         return;
     }
