@@ -3,8 +3,8 @@
 #include "engine/import/text_format.h"
 #include "engine/session/profiling_session.h"
 #include "engine/session/record_session.h"
-#include "ui/app_icon.h"
-#include "ui/main_window.h"
+#include "ui/common/app_icon.h"
+#include "ui/window/main_window.h"
 #include "ui/jobs/thread_scheduling.h"
 
 #include <QApplication>

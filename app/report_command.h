@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/model/transforms.h"
+#include "engine/analysis/transforms.h"
 #include "engine/report/report.h"
 
 #include <QString>

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "engine/common/result.h"
-#include "engine/export/flush.h"
+#include "engine/flush/flush.h"
 #include "engine/session/record_session.h"
 #include "engine/upload/session_uploader.h"
 

@@ -13,7 +13,7 @@ build_pkgs=(
     librsvg2-bin
 )
 test_pkgs=(
-    golang-go clang libclang-rt-14-dev clang-tidy lld strace
+    golang-go clang libclang-rt-14-dev clang-tidy clang-format lld strace
     nodejs  # node --perf-basic-prof: JIT frames named from perf maps
     xvfb xauth imagemagick xdotool
     linux-perf python3

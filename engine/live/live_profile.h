@@ -1,8 +1,8 @@
 #pragma once
 
 #include "engine/common/result.h"
-#include "engine/export/flush.h"
-#include "engine/model/live_snapshot.h"
+#include "engine/flush/flush.h"
+#include "engine/live/live_snapshot.h"
 #include "engine/model/merge.h"
 #include "engine/model/profile.h"
 

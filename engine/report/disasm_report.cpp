@@ -3,8 +3,8 @@
 #include "engine/common/strings.h"
 #include "engine/model/units.h"
 #include "engine/report/report_common.h"
-#include "engine/source/disassembly.h"
-#include "engine/source/source_locator.h"
+#include "engine/annotate/disassembly.h"
+#include "engine/annotate/source_locator.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

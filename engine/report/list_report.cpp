@@ -1,9 +1,9 @@
 #include "engine/report/list_report.h"
 
-#include "engine/model/line_table.h"
+#include "engine/analysis/line_table.h"
 #include "engine/model/units.h"
 #include "engine/report/report_common.h"
-#include "engine/source/source_locator.h"
+#include "engine/annotate/source_locator.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,8 +1,8 @@
 #include "engine/report/report.h"
 
-#include "engine/model/diff.h"
+#include "engine/compare/diff.h"
 #include "engine/model/frame_table.h"
-#include "engine/model/function_table.h"
+#include "engine/analysis/function_table.h"
 #include "engine/model/sample_filter.h"
 #include "engine/model/units.h"
 #include "engine/report/sample_type.h"

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "engine/export/flush.h"
-#include "engine/live/live_stage.h"
+#include "engine/flush/flush.h"
+#include "engine/stage/live_stage.h"
 #include "engine/session/record_session.h"
 
 #include <QMetaType>

@@ -2,12 +2,12 @@
 
 #include "engine/common/clock.h"
 #include "engine/common/logging.h"
-#include "engine/pipeline/sampling_pipeline.h"
-#include "engine/pipeline/stack_copy_policy.h"
+#include "engine/session/sampling_pipeline.h"
+#include "engine/sampler/stack_copy_policy.h"
 #include "engine/process/launcher.h"
 #include "engine/recorder/recorder.h"
-#include "engine/export/export_worker.h"
-#include "engine/source/debuginfod_client.h"
+#include "engine/flush/export_worker.h"
+#include "engine/annotate/debuginfod_client.h"
 
 #include <signal.h>
 #include <sys/resource.h>

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "engine/common/result.h"
-#include "engine/export/flush.h"
+#include "engine/flush/flush.h"
 #include "engine/upload/uploader.h"
 
 #include <atomic>

@@ -8,10 +8,10 @@
 #include "ui/flamegraph/diff_flame_graph_view.h"
 #include "ui/flamegraph/flame_graph_view.h"
 #include "ui/jobs/thread_scheduling.h"
-#include "ui/views/compare_explorer.h"
-#include "ui/views/compare_view.h"
-#include "ui/views/profile_explorer.h"
-#include "ui/views/profile_view.h"
+#include "ui/views/compare/compare_explorer.h"
+#include "ui/views/compare/compare_view.h"
+#include "ui/views/explorer/profile_explorer.h"
+#include "ui/views/explorer/profile_view.h"
 
 #include <QApplication>
 #include <QElapsedTimer>

@@ -12,10 +12,10 @@
 // Each figure is the median of `--repeat` runs (default 3).
 //   bench_explain FILE [--disasm REGEX] [--rank N] [--repeat N] [--only focus|ignore|hide]
 #include "engine/common/huge_page_malloc.h"
-#include "engine/model/derived_profile.h"
-#include "engine/model/line_table.h"
-#include "engine/pprof/load_profile.h"
-#include "engine/source/disassembly.h"
+#include "engine/analysis/derived_profile.h"
+#include "engine/analysis/line_table.h"
+#include "engine/import/load_profile.h"
+#include "engine/annotate/disassembly.h"
 
 #include <sys/resource.h>
 

@@ -6,7 +6,7 @@
 // at 3840x1000, N times each (default 50), and prints min/median/max milliseconds per paint. The budget is one
 // frame at 60 Hz (16 ms); nothing is asserted here.
 
-#include "engine/model/heatmap.h"
+#include "engine/analysis/heatmap.h"
 #include "ui/timeline/heatmap_view.h"
 
 #include <QApplication>

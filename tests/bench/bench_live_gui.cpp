@@ -15,7 +15,7 @@
 #include "engine/common/huge_page_malloc.h"
 #include "engine/common/clock.h"
 #include "engine/session/profiling_session.h"
-#include "ui/views/live_session_view.h"
+#include "ui/views/live/live_session_view.h"
 #include "ui/jobs/thread_scheduling.h"
 
 #include <QApplication>

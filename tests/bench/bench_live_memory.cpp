@@ -12,8 +12,8 @@
 //                       paths; fewer paths make a program whose stacks repeat from flush to flush, as most do)
 
 #include "engine/common/huge_page_malloc.h"
-#include "engine/export/flush.h"
-#include "engine/model/call_tree.h"
+#include "engine/flush/flush.h"
+#include "engine/analysis/call_tree.h"
 #include "engine/model/frame_table.h"
 #include "engine/model/merge.h"
 #include "engine/model/sample_filter.h"

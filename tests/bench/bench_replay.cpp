@@ -10,8 +10,8 @@
 // address symbolized) and of the later ones (warm: what a long session pays), for unwinding and recording alone and
 // all in. --folded writes the first pass's profile as folded stacks (cpu-samples), so that two builds can be shown
 // to give the same profile for the same log.
-#include "engine/export/exporter.h"
-#include "engine/pipeline/sampling_pipeline.h"
+#include "engine/flush/exporter.h"
+#include "engine/session/sampling_pipeline.h"
 #include "engine/recorder/recorder.h"
 #include "engine/report/folded_writer.h"
 #include "engine/sampler/sample_log.h"

@@ -7,13 +7,13 @@
 #include "engine/session/profiling_session.h"
 #include "ui/dialogs/profile_process_dialog.h"
 #include "ui/flamegraph/flame_graph_view.h"
-#include "ui/main_window.h"
+#include "ui/window/main_window.h"
 #include "ui/models/top_functions_model.h"
 #include "ui/timeline/timeline_chart_view.h"
 #include "ui/timeline/timeline_view.h"
-#include "ui/views/live_session_view.h"
-#include "ui/views/profile_explorer.h"
-#include "ui/views/top_functions_view.h"
+#include "ui/views/live/live_session_view.h"
+#include "ui/views/explorer/profile_explorer.h"
+#include "ui/views/explorer/top_functions_view.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/model/analysis.h"
+#include "engine/analysis/analysis.h"
 #include "engine/model/profile.h"
 
 #include <map>

@@ -2,12 +2,12 @@
 #include "tests/ui/test_profiles.h"
 #include "ui/flamegraph/breadcrumb_bar.h"
 #include "ui/flamegraph/flame_graph_view.h"
-#include "ui/main_window.h"
-#include "ui/models/model_roles.h"
-#include "ui/recent_files.h"
-#include "ui/views/profile_explorer.h"
-#include "ui/views/profile_view.h"
-#include "ui/views/thread_filter_button.h"
+#include "ui/window/main_window.h"
+#include "ui/common/model_roles.h"
+#include "ui/common/recent_files.h"
+#include "ui/views/explorer/profile_explorer.h"
+#include "ui/views/explorer/profile_view.h"
+#include "ui/views/widgets/thread_filter_button.h"
 
 #include <QComboBox>
 #include <QDir>

@@ -1,6 +1,6 @@
 #include "ui/dialogs/attach_page.h"
 
-#include "ui/models/model_roles.h"
+#include "ui/common/model_roles.h"
 #include "ui/models/process_list_model.h"
 
 #include <QFutureWatcher>

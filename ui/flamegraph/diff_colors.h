@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/model/diff_tree.h"
+#include "engine/compare/diff_tree.h"
 #include "ui/flamegraph/flame_node_style.h"
 
 #include <QColor>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "engine/model/diff_tree.h"
-#include "ui/jobs/latest_job.h"
+#include "engine/compare/diff_tree.h"
+#include "ui/common/latest_job.h"
 
 #include <QWidget>
 

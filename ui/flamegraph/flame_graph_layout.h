@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/model/call_tree.h"
+#include "engine/analysis/call_tree.h"
 #include "engine/model/frame_table.h"
 
 #include <QPointF>

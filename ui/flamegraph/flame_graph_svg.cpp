@@ -1,6 +1,6 @@
 #include "ui/flamegraph/flame_graph_svg.h"
 
-#include "ui/models/value_text.h"
+#include "ui/common/value_text.h"
 
 #include <cmath>
 

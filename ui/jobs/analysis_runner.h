@@ -1,9 +1,9 @@
 #pragma once
 
-#include "engine/model/analysis.h"
-#include "engine/model/derived_profile.h"
-#include "engine/model/sandwich.h"
-#include "ui/jobs/latest_job.h"
+#include "engine/analysis/analysis.h"
+#include "engine/analysis/derived_profile.h"
+#include "engine/analysis/sandwich.h"
+#include "ui/common/latest_job.h"
 
 #include <QObject>
 #include <QString>

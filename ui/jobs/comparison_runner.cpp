@@ -1,7 +1,7 @@
 #include "ui/jobs/comparison_runner.h"
 
-#include "engine/pprof/load_profile.h"
-#include "ui/logging.h"
+#include "engine/import/load_profile.h"
+#include "ui/common/logging.h"
 
 #include <QFileInfo>
 #include <QtConcurrent/QtConcurrentRun>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "engine/model/comparison.h"
-#include "ui/jobs/latest_job.h"
+#include "engine/compare/comparison.h"
+#include "ui/common/latest_job.h"
 
 #include <QObject>
 #include <QString>

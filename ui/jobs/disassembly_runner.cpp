@@ -1,8 +1,8 @@
 #include "ui/jobs/disassembly_runner.h"
 
 #include "engine/model/sample_filter.h"
-#include "engine/source/source_locator.h"
-#include "ui/logging.h"
+#include "engine/annotate/source_locator.h"
+#include "ui/common/logging.h"
 
 #include <QElapsedTimer>
 

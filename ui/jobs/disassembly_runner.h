@@ -1,8 +1,8 @@
 #pragma once
 
 #include "engine/model/profile.h"
-#include "engine/source/disassembly.h"
-#include "ui/jobs/latest_job.h"
+#include "engine/annotate/disassembly.h"
+#include "ui/common/latest_job.h"
 
 #include <QObject>
 #include <QString>

@@ -1,6 +1,6 @@
 #include "ui/jobs/heatmap_runner.h"
 
-#include "ui/logging.h"
+#include "ui/common/logging.h"
 
 #include <QElapsedTimer>
 

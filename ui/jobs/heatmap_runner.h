@@ -1,8 +1,8 @@
 #pragma once
 
-#include "engine/model/analysis.h"
-#include "engine/model/heatmap.h"
-#include "ui/jobs/latest_job.h"
+#include "engine/analysis/analysis.h"
+#include "engine/analysis/heatmap.h"
+#include "ui/common/latest_job.h"
 
 #include <QObject>
 #include <QString>

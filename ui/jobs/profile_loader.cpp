@@ -1,6 +1,6 @@
 #include "ui/jobs/profile_loader.h"
 
-#include "ui/logging.h"
+#include "ui/common/logging.h"
 
 #include <QtConcurrent/QtConcurrentRun>
 

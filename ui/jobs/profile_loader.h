@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/pprof/load_profile.h"
+#include "engine/import/load_profile.h"
 
 #include <QFutureWatcher>
 #include <QObject>

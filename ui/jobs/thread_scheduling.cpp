@@ -1,6 +1,6 @@
 #include "ui/jobs/thread_scheduling.h"
 
-#include "ui/logging.h"
+#include "ui/common/logging.h"
 
 #include <cerrno>
 #include <cstdint>

@@ -1,6 +1,6 @@
 #include "ui/jobs/view_exporter.h"
 
-#include "engine/model/view_profile.h"
+#include "engine/analysis/view_profile.h"
 #include "engine/pprof/pprof_writer.h"
 
 #include <QFutureWatcher>

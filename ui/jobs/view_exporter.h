@@ -1,7 +1,7 @@
 #pragma once
 
-#include "engine/model/analysis.h"
-#include "engine/model/transforms.h"
+#include "engine/analysis/analysis.h"
+#include "engine/analysis/transforms.h"
 
 #include <QByteArray>
 #include <QImage>

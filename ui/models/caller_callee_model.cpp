@@ -1,7 +1,7 @@
 #include "ui/models/caller_callee_model.h"
 
 #include "engine/model/units.h"
-#include "ui/models/model_roles.h"
+#include "ui/common/model_roles.h"
 
 namespace emberline::ui {
 

@@ -1,6 +1,6 @@
 #include "ui/models/caller_callee_table_model.h"
 
-#include "ui/models/model_roles.h"
+#include "ui/common/model_roles.h"
 
 namespace emberline::ui {
 namespace {

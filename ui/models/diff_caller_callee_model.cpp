@@ -2,7 +2,7 @@
 
 #include "engine/model/units.h"
 #include "ui/models/diff_functions_model.h"
-#include "ui/models/model_roles.h"
+#include "ui/common/model_roles.h"
 
 namespace emberline::ui {
 

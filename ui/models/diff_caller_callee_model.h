@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/model/comparison.h"
+#include "engine/compare/comparison.h"
 #include "ui/models/caller_callee_table_model.h"
 
 #include <memory>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/model/comparison.h"
+#include "engine/compare/comparison.h"
 
 #include <QAbstractTableModel>
 #include <QString>

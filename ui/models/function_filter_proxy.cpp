@@ -1,6 +1,6 @@
 #include "ui/models/function_filter_proxy.h"
 
-#include "ui/models/model_roles.h"
+#include "ui/common/model_roles.h"
 
 namespace emberline::ui {
 

@@ -1,6 +1,6 @@
 #include "ui/models/source_lines_model.h"
 
-#include "ui/models/value_text.h"
+#include "ui/common/value_text.h"
 
 #include <QColor>
 #include <QFont>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/source/source_listing.h"
+#include "engine/annotate/source_listing.h"
 
 #include <QAbstractTableModel>
 

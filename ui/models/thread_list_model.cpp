@@ -1,6 +1,6 @@
 #include "ui/models/thread_list_model.h"
 
-#include "ui/models/model_roles.h"
+#include "ui/common/model_roles.h"
 
 #include <algorithm>
 #include <numeric>

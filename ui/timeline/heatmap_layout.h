@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/model/heatmap.h"
+#include "engine/analysis/heatmap.h"
 
 #include <QRectF>
 #include <QRgb>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/model/heatmap.h"
+#include "engine/analysis/heatmap.h"
 #include "ui/timeline/heatmap_layout.h"
 
 #include <QWidget>

@@ -1,6 +1,6 @@
 #include "ui/timeline/timeline_view.h"
 
-#include "ui/models/live_thread_model.h"
+#include "ui/timeline/live_thread_model.h"
 #include "ui/timeline/activity_strip.h"
 #include "ui/timeline/timeline_chart_view.h"
 

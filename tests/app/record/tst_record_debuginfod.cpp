@@ -7,7 +7,7 @@
 
 #include "engine/symbols/symbolizer.h"
 #include "tests/engine/session/perf_guard.h"
-#include "tests/engine/source/loopback_debuginfod.h"
+#include "tests/engine/annotate/loopback_debuginfod.h"
 
 #include <QDir>
 #include <QElapsedTimer>

@@ -4,7 +4,7 @@
 #include "engine/import/folded_reader.h"
 #include "engine/import/text_format.h"
 #include "engine/model/frame_table.h"
-#include "engine/model/function_table.h"
+#include "engine/analysis/function_table.h"
 #include "engine/model/sample_filter.h"
 #include "engine/report/folded_writer.h"
 

@@ -3,7 +3,7 @@
 // input named by line (cut lines, binary bytes, a second event, tracepoint data, frames outside a sample).
 #include "engine/import/perf_script_reader.h"
 #include "engine/model/frame_table.h"
-#include "engine/model/function_table.h"
+#include "engine/analysis/function_table.h"
 #include "engine/model/sample_filter.h"
 
 #include <QTemporaryDir>

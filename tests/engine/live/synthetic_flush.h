@@ -2,7 +2,7 @@
 
 // Flushes made by hand, where every number is known, for the tests of the live accumulator and the live views.
 
-#include "engine/export/flush.h"
+#include "engine/flush/flush.h"
 #include "engine/model/profile.h"
 
 #include <cstdint>

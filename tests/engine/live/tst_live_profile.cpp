@@ -2,7 +2,7 @@
 // flushes, where every number is known.
 #include "tests/engine/live/synthetic_flush.h"
 
-#include "engine/export/exporter.h"
+#include "engine/flush/exporter.h"
 #include "engine/live/live_profile.h"
 #include "engine/model/thread_state.h"
 #include "engine/pprof/pprof_reader.h"

@@ -3,7 +3,7 @@
 
 #include "tests/engine/test_support.h"
 
-#include "engine/model/call_tree.h"
+#include "engine/analysis/call_tree.h"
 #include "engine/model/frame_table.h"
 #include "engine/model/sample_filter.h"
 

@@ -6,7 +6,7 @@
 #include "tests/engine/session/perf_guard.h"
 
 #include "engine/model/frame_table.h"
-#include "engine/model/function_table.h"
+#include "engine/analysis/function_table.h"
 #include "engine/model/sample_filter.h"
 #include "engine/pprof/pprof_reader.h"
 #include "engine/session/record_session.h"

@@ -4,7 +4,7 @@
 
 #include "engine/symbols/debuginfod_fetcher.h"
 #include "engine/symbols/symbolizer.h"
-#include "tests/engine/source/loopback_debuginfod.h"
+#include "tests/engine/annotate/loopback_debuginfod.h"
 
 #include <QElapsedTimer>
 #include <QFile>

@@ -1,7 +1,7 @@
 // Module ids stay the same for the same file at the same place: across /proc/PID/maps reloads, in a forked
 // child, and in the recorder's and exporter's location keys, which must not mix up modules whatever the
 // address. Runs on the test process and forked children of it: no privileges needed.
-#include "engine/pipeline/sampling_pipeline.h"
+#include "engine/session/sampling_pipeline.h"
 #include "engine/recorder/recorder.h"
 #include "engine/unwind/elf_cache.h"
 #include "engine/unwind/module_ids.h"

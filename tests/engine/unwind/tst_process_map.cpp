@@ -2,7 +2,7 @@
 // module at every edge of every mapping, and the file bytes behind every segment of every mapped image (where
 // libunwind reads unwind tables). Then a real unwind of the test's own stack: libunwind's signal-mask system calls
 // are skipped, and the thread's signal mask is what it was. No privileges needed.
-#include "tests/engine/pipeline/own_stack.h"
+#include "tests/engine/session/own_stack.h"
 
 #include "engine/recorder/recorder.h"
 #include "engine/unwind/elf_cache.h"

@@ -3,7 +3,7 @@
 // Hand-made flushes for uploader tests: a small profile with hot_sixty in a main executable, and the C runtime,
 // the C++ runtime, Qt and a third-party library mapped, serialized the way the exporter does (gzip pprof).
 
-#include "engine/export/flush.h"
+#include "engine/flush/flush.h"
 #include "engine/pprof/pprof_writer.h"
 #include "engine/upload/uploader.h"
 

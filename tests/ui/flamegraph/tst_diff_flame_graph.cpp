@@ -1,7 +1,7 @@
 // The differential flame graph without a screen: the geometry of its three width choices over one diff tree, the
 // colours (red grew, blue shrank, intensity by relative change, neutral unchanged), the tooltip, and the widget's
 // toggles and refreshes keeping zoom, selection and search. Painting is checked on an offscreen grab.
-#include "engine/model/comparison.h"
+#include "engine/compare/comparison.h"
 #include "tests/ui/test_profiles.h"
 #include "ui/flamegraph/diff_colors.h"
 #include "ui/flamegraph/diff_flame_graph_view.h"

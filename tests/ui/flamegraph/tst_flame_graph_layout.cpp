@@ -1,4 +1,4 @@
-#include "engine/model/function_table.h"
+#include "engine/analysis/function_table.h"
 #include "engine/model/sample_filter.h"
 #include "engine/pprof/pprof_reader.h"
 #include "tests/ui/test_profiles.h"

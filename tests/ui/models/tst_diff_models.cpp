@@ -1,11 +1,11 @@
 // The comparison's item models under QAbstractItemModelTester: the top-functions table and the caller/callee
 // tables with base, new, change and change %, each column sorted through FunctionFilterProxy by its raw value.
-#include "engine/model/comparison.h"
+#include "engine/compare/comparison.h"
 #include "tests/ui/test_profiles.h"
 #include "ui/models/diff_caller_callee_model.h"
 #include "ui/models/diff_functions_model.h"
 #include "ui/models/function_filter_proxy.h"
-#include "ui/models/model_roles.h"
+#include "ui/common/model_roles.h"
 
 #include <QAbstractItemModelTester>
 #include <QTest>

@@ -6,7 +6,7 @@
 #include "tests/engine/live/synthetic_flush.h"
 #include "tests/ui/views/explorer_test_support.h"
 
-#include "engine/live/live_stage.h"
+#include "engine/stage/live_stage.h"
 #include "engine/pprof/pprof_writer.h"
 #include "engine/session/profiling_session.h"
 #include "ui/flamegraph/flame_graph_view.h"
@@ -14,10 +14,10 @@
 #include "ui/timeline/heatmap_panel.h"
 #include "ui/timeline/heatmap_view.h"
 #include "ui/flamegraph/diff_flame_graph_view.h"
-#include "ui/views/compare_explorer.h"
-#include "ui/views/live_session_view.h"
-#include "ui/views/profile_explorer.h"
-#include "ui/views/profile_view.h"
+#include "ui/views/compare/compare_explorer.h"
+#include "ui/views/live/live_session_view.h"
+#include "ui/views/explorer/profile_explorer.h"
+#include "ui/views/explorer/profile_view.h"
 
 #include <QApplication>
 #include <QDir>

@@ -11,7 +11,7 @@
 #include "tests/ui/test_settings.h"
 
 #include "ui/dialogs/profile_process_dialog.h"
-#include "ui/main_window.h"
+#include "ui/window/main_window.h"
 #include "ui/upload/session_upload.h"
 #include "ui/upload/upload_panel.h"
 #include "ui/upload/upload_panel_model.h"

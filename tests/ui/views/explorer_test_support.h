@@ -5,8 +5,8 @@
 
 #include "ui/timeline/heatmap_panel.h"
 #include "ui/timeline/heatmap_view.h"
-#include "ui/views/profile_explorer.h"
-#include "ui/views/profile_view.h"
+#include "ui/views/explorer/profile_explorer.h"
+#include "ui/views/explorer/profile_view.h"
 
 #include <QByteArray>
 #include <QProcess>

@@ -5,20 +5,20 @@
 // no shared sample type, a missing file, and "Compare With…" on an open tab.
 #include "tests/ui/test_settings.h"
 
-#include "engine/model/diff.h"
+#include "engine/compare/diff.h"
 #include "engine/pprof/pprof_reader.h"
 #include "ui/flamegraph/diff_flame_graph_view.h"
 #include "ui/flamegraph/flame_graph_view.h"
-#include "ui/main_window.h"
+#include "ui/window/main_window.h"
 #include "ui/models/diff_caller_callee_model.h"
 #include "ui/models/diff_functions_model.h"
 #include "ui/models/function_filter_proxy.h"
-#include "ui/models/model_roles.h"
-#include "ui/views/compare_explorer.h"
-#include "ui/views/compare_view.h"
-#include "ui/views/diff_tables_view.h"
-#include "ui/views/profile_explorer.h"
-#include "ui/views/profile_view.h"
+#include "ui/common/model_roles.h"
+#include "ui/views/compare/compare_explorer.h"
+#include "ui/views/compare/compare_view.h"
+#include "ui/views/compare/diff_tables_view.h"
+#include "ui/views/explorer/profile_explorer.h"
+#include "ui/views/explorer/profile_view.h"
 
 #include <QAbstractItemModelTester>
 #include <QCheckBox>

@@ -4,12 +4,12 @@
 // EMBERLINE_SHOW_MS set, the view stays shown that long (for screenshots).
 
 #include "engine/import/open_profile.h"
-#include "engine/source/debuginfod_client.h"
+#include "engine/annotate/debuginfod_client.h"
 #include "ui/models/disassembly_model.h"
 #include "tests/ui/views/explorer_test_support.h"
-#include "ui/views/disassembly_view.h"
-#include "ui/views/profile_explorer.h"
-#include "ui/views/profile_view.h"
+#include "ui/views/explorer/disassembly_view.h"
+#include "ui/views/explorer/profile_explorer.h"
+#include "ui/views/explorer/profile_view.h"
 
 #include <QAbstractItemModelTester>
 #include <QLabel>

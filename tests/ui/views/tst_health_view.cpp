@@ -2,7 +2,7 @@
 // symbols, fix), the faults as lines, and the tab of a LiveSessionView fed a flush that carries health.
 #include "engine/health/unwind_health.h"
 #include "ui/models/unwind_health_model.h"
-#include "ui/views/health_view.h"
+#include "ui/views/live/health_view.h"
 
 #include <QAbstractItemModelTester>
 #include <QApplication>

@@ -9,12 +9,12 @@
 
 #include "ui/dialogs/profile_process_dialog.h"
 #include "ui/flamegraph/diff_flame_graph_view.h"
-#include "ui/main_window.h"
+#include "ui/window/main_window.h"
 #include "ui/models/diff_functions_model.h"
 #include "ui/timeline/timeline_chart_view.h"
 #include "ui/timeline/timeline_view.h"
-#include "ui/views/compare_explorer.h"
-#include "ui/views/diff_tables_view.h"
+#include "ui/views/compare/compare_explorer.h"
+#include "ui/views/compare/diff_tables_view.h"
 
 #include <QComboBox>
 #include <QLineEdit>

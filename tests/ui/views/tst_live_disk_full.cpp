@@ -6,7 +6,7 @@
 #include "tests/ui/live_test_support.h"
 #include "tests/ui/test_settings.h"
 
-#include "ui/main_window.h"
+#include "ui/window/main_window.h"
 
 #include <QDir>
 #include <QSettings>

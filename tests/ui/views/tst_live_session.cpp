@@ -10,13 +10,13 @@
 #include "engine/pprof/pprof_reader.h"
 #include "ui/dialogs/attach_page.h"
 #include "ui/dialogs/profile_process_dialog.h"
-#include "ui/main_window.h"
-#include "ui/models/live_thread_model.h"
+#include "ui/window/main_window.h"
+#include "ui/timeline/live_thread_model.h"
 #include "ui/timeline/time_axis.h"
 #include "ui/timeline/timeline_chart_view.h"
 #include "ui/timeline/timeline_view.h"
 #include "ui/models/unwind_health_model.h"
-#include "ui/views/health_view.h"
+#include "ui/views/live/health_view.h"
 
 #include <QComboBox>
 #include <QDir>

@@ -7,7 +7,7 @@
 #include "tests/ui/test_settings.h"
 #include "tests/ui/views/explorer_test_support.h"
 #include "ui/flamegraph/flame_graph_view.h"
-#include "ui/views/sandwich_view.h"
+#include "ui/views/explorer/sandwich_view.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -2,7 +2,7 @@
 // the count of other processes' samples dropped included. If this fails, the user cannot see that samples of
 // other processes were delivered and left out, or sees the wrong number.
 
-#include "ui/views/session_status_bar.h"
+#include "ui/views/live/session_status_bar.h"
 
 #include <QLabel>
 #include <QTest>

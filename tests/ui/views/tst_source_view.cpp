@@ -6,8 +6,8 @@
 #include "tests/ui/test_settings.h"
 #include "tests/ui/views/explorer_test_support.h"
 #include "ui/models/source_lines_model.h"
-#include "ui/source_roots.h"
-#include "ui/views/source_view.h"
+#include "ui/common/source_roots.h"
+#include "ui/views/explorer/source_view.h"
 
 #include <QAbstractItemModelTester>
 #include <QDir>

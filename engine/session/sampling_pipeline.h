@@ -1,0 +1,121 @@
+#pragma once
+
+#include "engine/health/unwind_health.h"
+#include "engine/sampler/stack_copy_policy.h"
+#include "engine/recorder/recorder.h"
+#include "engine/sampler/sample_sink.h"
+#include "engine/unwind/module_ids.h"
+#include "engine/unwind/process_map.h"
+#include "engine/unwind/unwinder.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace emberline::engine {
+
+// The sampling half of the pipeline: takes the sampler's records, keeps each followed process's memory map
+// and thread names, unwinds every sample and hands the stack to the recorder.
+//
+// Thread: the session thread.
+class SamplingPipeline final : public SampleSink {
+public:
+    explicit SamplingPipeline(Recorder &recorder);
+
+    void onSample(const RawSample &sample) override;
+    void onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool executable, uint64_t inode,
+                std::string_view path) override;
+    void onComm(uint32_t pid, uint32_t tid, std::string_view name, bool exec) override;
+    void onFork(uint32_t pid, uint32_t ppid, uint32_t tid) override;
+    void onExit(uint32_t pid, uint32_t tid) override;
+    void onLost(uint64_t count) override;
+    void onSwitch(uint32_t pid, uint32_t tid, uint64_t timeNs, bool out, bool preempted) override;
+
+    // Off-CPU intervals still open (threads waiting right now) are recorded up to `monotonicNs` and continue
+    // from there, so that every flush holds the waiting it covers.
+    void closeOffCpuIntervals(uint64_t monotonicNs);
+
+    // Reads thread names and the memory map of a process we attach to.
+    void primeProcess(int pid);
+    const ElfCache &elfCache() const { return m_elfCache; }
+    uint64_t framePointerFallbacks() const { return m_framePointerFallbacks; }
+    // The user stack copy the sampler asks for: a copy this long that ends under the next frame was too small
+    // (a shorter one reached the top of the thread's stack). 0: judged by the longest copy seen.
+    void setStackCopyBytes(uint32_t bytes) { m_stackCopyBytes = bytes; }
+    // Told what each unwound stack used of its copy, and which ones the copy cut short (null: nobody asks).
+    void setStackCopyPolicy(StackCopyPolicy *policy)
+    {
+        m_stackCopyPolicy = policy;
+        m_health.stackCopyLearned = policy != nullptr;
+    }
+    // Per module id: samples, incomplete stacks ending there and why (cumulative); what the health view reads.
+    const UnwindCounters &unwindCounters() const { return m_health; }
+    // Distinct modules (file and load address) seen so far: stays put across /proc reloads and forks.
+    size_t modulesKnown() const { return m_moduleIds.size(); }
+    // The id of the module at `address` in process `pid`'s map as known now; kUnknownModule when none.
+    uint32_t moduleIdAt(uint32_t pid, uint64_t address);
+    // Threads with per-thread state kept (an open off-CPU interval, a last stack, a pending switch): the
+    // exited ones are forgotten, so this stays bounded by the live threads.
+    size_t threadsTracked() const;
+
+private:
+    // A thread that left the CPU: where it waits, since when, and why.
+    struct OffCpu {
+        uint32_t pid = 0;
+        uint64_t sinceNs = 0;
+        bool preempted = false;
+        std::vector<uint32_t> locations;
+        size_t kernelFrames = 0; // leading kernel frames of `locations` (the path into the switch)
+    };
+    // A thread's latest periodic stack, which a sample of a thread that has not run since repeats.
+    struct LastStack {
+        std::vector<uint32_t> locations;
+        std::string incompleteModule; // empty when the stack was complete
+        uint32_t endModule = kUnknownModule; // where an incomplete stack ended, and why
+        UnwindCause cause = UnwindCause::Other;
+    };
+    ProcessMap &processMap(uint32_t pid);
+    // Reads process `pid`'s map from /proc again unless that was done moments ago; true when it was read.
+    bool reloadMap(uint32_t pid, ProcessMap &map);
+    // Unwinds a sample into m_locations; returns the module where an incomplete stack stopped, else "".
+    std::string unwindInto(const RawSample &sample, ProcessMap &map);
+    // A sample taken in the kernel: its kernel callchain under [kernel.kallsyms], or one [kernel] frame.
+    void addKernelFrames(const RawSample &sample);
+    void recordOffCpu(uint32_t tid, const OffCpu &interval, uint64_t untilNs);
+    uint32_t moduleIdFor(const MappedModule &module);
+    // Health counters: a sample's frame in module `id` (once per sample), and how an incomplete stack ended.
+    void countModuleSample(uint32_t id);
+    void countIncompleteEnd(uint32_t id, UnwindCause cause, uint64_t neededBytes, bool neededExact = false);
+    UnwindCause classifyIncomplete(const UnwindOutput &out, const MappedModule *last, bool copyEnded) const;
+    // The copy the stack needed: exact (`exact` set) for the main thread, else how far the walk reached.
+    uint64_t stackNeeded(const RawSample &sample, ProcessMap &map, uint64_t reached, bool &exact) const;
+    void countRepeatedStack(const LastStack &stack);
+
+    Recorder &m_recorder;
+    ElfCache m_elfCache;
+    Unwinder m_unwinder;
+    ModuleIds m_moduleIds{kFirstModuleId};
+    UnwindCounters m_health;
+    uint64_t m_sampleSerial = 0;
+    uint32_t m_stackCopyBytes = 0;
+    StackCopyPolicy *m_stackCopyPolicy = nullptr;
+    uint32_t m_lastEnd = kUnknownModule;       // of the last incomplete stack unwound
+    UnwindCause m_lastCause = UnwindCause::Other;
+    std::map<uint32_t, std::unique_ptr<ProcessMap>> m_processes;
+    std::map<uint32_t, int64_t> m_lastReload; // pid -> monotonic ns of the last /proc reload
+    std::map<uint32_t, int64_t> m_execAt;     // pid -> monotonic ns of its latest exec
+    int64_t m_realtimeOffsetNs = 0;           // CLOCK_REALTIME - CLOCK_MONOTONIC
+    UnwindOutput m_unwound;
+    UnwindOutput m_fpUnwound;
+    std::vector<uint32_t> m_locations;
+    size_t m_kernelFrames = 0; // leading kernel frames of m_locations
+    uint64_t m_framePointerFallbacks = 0;
+    bool m_kernelModuleRegistered = false;
+    std::map<uint32_t, OffCpu> m_offCpu;          // by tid
+    std::map<uint32_t, uint64_t> m_earlySwitchIn; // switch-ins read before their switch-out sample
+    std::map<uint32_t, bool> m_lastPreempted;     // from the switch-out record, by tid
+    std::map<uint32_t, LastStack> m_lastStacks;   // periodic samples only, by tid
+};
+
+} // namespace emberline::engine

@@ -1,0 +1,179 @@
+// The exporter: a FlushInput becomes a Flush whose profile carries Emberline's sample types and labels, whose
+// file reads back as the same profile, and whose samples all reach the session's merged profile.
+#include "engine/flush/exporter.h"
+#include "engine/model/thread_state.h"
+#include "engine/pprof/pprof_reader.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cstdio>
+
+using namespace emberline::engine;
+
+namespace {
+
+// A flush of `n` samples on two threads over one stack in a module that has no file (named module+offset) and
+// one kernel frame.
+FlushInput makeInput(int n, int64_t startNs, int64_t endNs, bool final)
+{
+    Recorder r;
+    r.registerModule({7, "/nonexistent/libgone.so", "", 0x7000, 0x8000, 0x1000});
+    r.setThreadName(100, 100, "main");
+    r.setThreadName(100, 101, "worker");
+    const uint32_t stack[] = {r.internLocation(kKernelModule, 0), r.internLocation(7, 0x7010)};
+    for (int i = 0; i < n; ++i)
+        r.recordTimed(startNs + i, 100, i % 2 ? 101 : 100, 1000, 1000, static_cast<uint8_t>(ThreadState::Running),
+                      true, stack);
+    return r.takeFlush(startNs, endNs, final);
+}
+
+std::string labelString(const Profile &p, size_t sample, const std::string &key)
+{
+    for (const Label &l : p.sampleLabels(sample)) {
+        if (p.str(l.key) == key)
+            return l.str ? p.str(l.str) : std::to_string(l.num);
+    }
+    return "<none>";
+}
+
+} // namespace
+
+class TestExporter : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void flushCarriesSampleTypesLabelsAndNames();
+    void writtenFlushReadsBackAsItsProfile();
+    void sessionProfileHoldsEverySample();
+    void emptyAndShortFlushes();
+    void jitFramesNamedFromPerfMaps();
+};
+
+// If this fails, Datadog and `go tool pprof` would not find the sample types, threads or timestamps they read,
+// or a frame without symbols would have an empty name.
+void TestExporter::flushCarriesSampleTypesLabelsAndNames()
+{
+    ExporterOptions options;
+    options.frequency = 100;
+    Exporter exporter(options);
+    auto flush = exporter.exportFlush(makeInput(4, 5'000'000'000, 7'000'000'000, false));
+    QVERIFY(flush.ok() && flush.value());
+    const Profile &p = *flush.value()->profile;
+    QCOMPARE(p.sampleTypeIndex("cpu-samples"), 0);
+    QCOMPARE(p.sampleTypeIndex("cpu-time"), 1);
+    QCOMPARE(p.sampleTypeIndex("wall-time"), -1);
+    QCOMPARE(p.period, int64_t(10'000'000));
+    QCOMPARE(p.sampleCount(), size_t(4));
+    QCOMPARE(p.totals(), (std::vector<int64_t>{4, 4000}));
+    QCOMPARE(labelString(p, 1, "thread name"), std::string("worker"));
+    QCOMPARE(labelString(p, 1, "thread id"), std::string("101"));
+    QCOMPARE(labelString(p, 2, "end_timestamp_ns"), std::string("5000000002"));
+    QCOMPARE(labelString(p, 0, "thread state"), std::string("running"));
+    QCOMPARE(labelString(p, 0, "process_id"), std::string("<none>")); // one process only
+    const auto locations = p.sample(0).locations;
+    QCOMPARE(locations.size(), size_t(2));
+    auto nameOf = [&](uint32_t loc) { return p.str(p.functions()[p.locations()[loc].lines[0].functionIndex].name); };
+    QCOMPARE(nameOf(locations[0]), std::string("[kernel]"));
+    QCOMPARE(nameOf(locations[1]), std::string("libgone.so+0x1010"));
+    QCOMPARE(p.str(p.mappings()[p.locations()[locations[1]].mappingIndex].filename),
+             std::string("/nonexistent/libgone.so"));
+    QCOMPARE(flush.value()->samples, uint64_t(4));
+    QCOMPARE(flush.value()->sequence, uint32_t(1));
+}
+
+// If this fails, what is on disk differs from what the views showed.
+void TestExporter::writtenFlushReadsBackAsItsProfile()
+{
+    QTemporaryDir dir;
+    ExporterOptions options;
+    options.outputDirectory = dir.path().toStdString();
+    Exporter exporter(options);
+    auto flush = exporter.exportFlush(makeInput(6, 1'000'000'000, 3'000'000'000, false));
+    QVERIFY(flush.ok() && flush.value());
+    QCOMPARE(flush.value()->path, dir.filePath(QStringLiteral("flush-0001.pprof")).toStdString());
+    auto read = readPprofFile(flush.value()->path);
+    QVERIFY2(read.ok(), read.ok() ? "" : read.error().message.c_str());
+    QCOMPARE(read.value().totals(), flush.value()->profile->totals());
+    QCOMPARE(read.value().sampleCount(), flush.value()->profile->sampleCount());
+}
+
+// If this fails, profile.pprof loses samples of some flush (the final one included).
+void TestExporter::sessionProfileHoldsEverySample()
+{
+    QTemporaryDir dir;
+    ExporterOptions options;
+    options.outputDirectory = dir.path().toStdString();
+    Exporter exporter(options);
+    QVERIFY(exporter.exportFlush(makeInput(10, 1'000'000'000, 3'000'000'000, false)).ok());
+    QVERIFY(exporter.exportFlush(makeInput(7, 3'000'000'000, 5'000'000'000, false)).ok());
+    QVERIFY(exporter.exportFlush(makeInput(3, 5'000'000'000, 5'100'000'000, true)).ok()); // short final flush
+    auto path = exporter.writeSessionProfile();
+    QVERIFY(path.ok());
+    auto merged = readPprofFile(path.value());
+    QVERIFY2(merged.ok(), merged.ok() ? "" : merged.error().message.c_str());
+    QCOMPARE(merged.value().totals()[0], int64_t(20));
+    QCOMPARE(merged.value().totals()[1], int64_t(20'000));
+}
+
+// If this fails, an empty flush is reported (Datadog rejects empty profiles) or a short final flush is uploaded
+// alone (Datadog's profilers leave such a tail out) instead of only shown and saved.
+void TestExporter::emptyAndShortFlushes()
+{
+    Exporter exporter(ExporterOptions{});
+    auto empty = exporter.exportFlush(makeInput(0, 0, 2'000'000'000, false));
+    QVERIFY(empty.ok());
+    QVERIFY(!empty.value());
+    auto shortFinal = exporter.exportFlush(makeInput(2, 0, 500'000'000, true));
+    QVERIFY(shortFinal.ok() && shortFinal.value());
+    QVERIFY(!shortFinal.value()->upload);
+    QCOMPARE(shortFinal.value()->samples, uint64_t(2));
+    auto longFinal = exporter.exportFlush(makeInput(2, 0, 1'500'000'000, true));
+    QVERIFY(longFinal.ok() && longFinal.value());
+    QVERIFY(longFinal.value()->upload);
+    QCOMPARE(exporter.flushesReported(), uint32_t(2));
+}
+
+
+// Code in anonymous memory is named from the process's perf-PID.map, and code the JIT compiled after a flush is
+// named in the next one (the map is read again for what it gained); an address no map names keeps its
+// module+offset name. If this fails, node --perf-basic-prof, LuaJIT or a JVM agent's frames show as "anon+0x…".
+void TestExporter::jitFramesNamedFromPerfMaps()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string mapPath = dir.filePath(QStringLiteral("perf-300.map")).toStdString();
+    FILE *f = std::fopen(mapPath.c_str(), "w");
+    QVERIFY(f);
+    std::fputs("10000 40 JS:*hotLoop /tmp/loop.js:1:1\nnot a line\n", f);
+    std::fflush(f);
+    ExporterOptions options;
+    options.perfMapDirectory = dir.path().toStdString();
+    Exporter exporter(options);
+    const auto build = [&](int64_t startNs) {
+        Recorder r;
+        r.registerModule({9, "//anon", "", 0x10000, 0x20000, 0});
+        r.setThreadName(300, 300, "node");
+        const uint32_t stack[] = {r.internLocation(9, 0x10010), r.internLocation(9, 0x10090)};
+        r.recordTimed(startNs, 300, 300, 1000, 1000, static_cast<uint8_t>(ThreadState::Running), true, stack);
+        return exporter.exportFlush(r.takeFlush(startNs, startNs + 1'000'000'000, false));
+    };
+    const auto names = [](const Profile &p) {
+        std::vector<std::string> out;
+        for (uint32_t loc : p.sample(0).locations)
+            out.push_back(p.str(p.functions()[p.locations()[loc].lines[0].functionIndex].name));
+        return out;
+    };
+    auto first = build(1'000'000'000);
+    QVERIFY(first.ok() && first.value());
+    QCOMPARE(names(*first.value()->profile),
+             (std::vector<std::string>{"JS:*hotLoop /tmp/loop.js:1:1", "anon+0x90"}));
+    std::fputs("10080 20 JS:~driver /tmp/loop.js:2:1\n", f);
+    std::fclose(f);
+    auto second = build(2'000'000'000);
+    QVERIFY(second.ok() && second.value());
+    QCOMPARE(names(*second.value()->profile),
+             (std::vector<std::string>{"JS:*hotLoop /tmp/loop.js:1:1", "JS:~driver /tmp/loop.js:2:1"}));
+}
+
+QTEST_GUILESS_MAIN(TestExporter)
+#include "tst_exporter.moc"

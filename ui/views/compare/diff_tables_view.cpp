@@ -1,0 +1,179 @@
+#include "ui/views/compare/diff_tables_view.h"
+
+#include "engine/model/units.h"
+#include "ui/models/diff_caller_callee_model.h"
+#include "ui/models/diff_functions_model.h"
+#include "ui/models/function_filter_proxy.h"
+#include "ui/common/model_roles.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSplitter>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+namespace emberline::ui {
+namespace {
+
+// Fixed widths wide enough for any value: measuring every row again after each comparison would cost the GUI
+// thread milliseconds per thousand rows.
+void sizeValueColumns(QTreeView *table, int first, int count)
+{
+    QHeaderView *header = table->header();
+    header->setStretchLastSection(false);
+    // The name keeps room to be read; the table scrolls sideways when the pane is narrower than its columns.
+    header->setSectionResizeMode(0, QHeaderView::Interactive);
+    header->resizeSection(0, table->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 36);
+    const int valueWidth = table->fontMetrics().horizontalAdvance(QStringLiteral("+999.99 ms")) + 20;
+    for (int c = first; c < count; ++c) {
+        header->setSectionResizeMode(c, QHeaderView::Interactive);
+        const int title =
+            header->fontMetrics().horizontalAdvance(table->model()->headerData(c, Qt::Horizontal).toString()) + 28;
+        header->resizeSection(c, std::max(valueWidth, title));
+    }
+}
+
+QTreeView *newTable(QWidget *parent, const QString &objectName)
+{
+    auto *table = new QTreeView(parent);
+    table->setObjectName(objectName);
+    table->setRootIsDecorated(false);
+    table->setUniformRowHeights(true);
+    table->setAlternatingRowColors(true);
+    table->setSortingEnabled(true);
+    table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table->setSelectionMode(QAbstractItemView::SingleSelection);
+    return table;
+}
+
+} // namespace
+
+DiffTablesView::DiffTablesView(QWidget *parent) : QWidget(parent)
+{
+    setupUi();
+    connectSignals();
+}
+
+void DiffTablesView::setupUi()
+{
+    setObjectName(QStringLiteral("diffTablesView"));
+    auto *splitter = new QSplitter(Qt::Horizontal, this);
+    splitter->setObjectName(QStringLiteral("diffTablesSplitter"));
+    splitter->addWidget(createFunctionsPane());
+    splitter->addWidget(createCallerCalleePane());
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 2);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(splitter);
+}
+
+QWidget *DiffTablesView::createFunctionsPane()
+{
+    auto *pane = new QWidget(this);
+    m_functions = new DiffFunctionsModel(this);
+    m_proxy = new FunctionFilterProxy(this);
+    m_proxy->setSourceModel(m_functions);
+    m_filter = new QLineEdit(pane);
+    m_filter->setObjectName(QStringLiteral("diffFunctionFilter"));
+    m_filter->setPlaceholderText(tr("Filter functions"));
+    m_filter->setClearButtonEnabled(true);
+    m_table = newTable(pane, QStringLiteral("diffFunctionsTable"));
+    m_table->setModel(m_proxy);
+    m_table->sortByColumn(DiffFunctionsModel::SelfChangeColumn, Qt::DescendingOrder);
+    sizeValueColumns(m_table, DiffFunctionsModel::BaseSelfColumn, DiffFunctionsModel::ColumnCount);
+    auto *layout = new QVBoxLayout(pane);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(4);
+    layout->addWidget(m_filter);
+    layout->addWidget(m_table);
+    return pane;
+}
+
+QWidget *DiffTablesView::createCallerCalleePane()
+{
+    auto *pane = new QWidget(this);
+    m_callers = new DiffCallerCalleeModel(DiffCallerCalleeModel::Side::Callers, this);
+    m_callees = new DiffCallerCalleeModel(DiffCallerCalleeModel::Side::Callees, this);
+    m_callerTitle = new QLabel(tr("Select a function to see its callers and callees."), pane);
+    m_callerTitle->setObjectName(QStringLiteral("diffCallerCalleeTitle"));
+    m_callerTitle->setTextFormat(Qt::PlainText);
+    m_callerTitle->setWordWrap(true);
+    auto *layout = new QVBoxLayout(pane);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(4);
+    layout->addWidget(m_callerTitle);
+    layout->addWidget(createCallerCalleeTable(m_callers, QStringLiteral("diffCallersTable")));
+    layout->addWidget(createCallerCalleeTable(m_callees, QStringLiteral("diffCalleesTable")));
+    return pane;
+}
+
+QTreeView *DiffTablesView::createCallerCalleeTable(DiffCallerCalleeModel *model, const QString &objectName)
+{
+    auto *proxy = new FunctionFilterProxy(this);
+    proxy->setSourceModel(model);
+    QTreeView *table = newTable(this, objectName);
+    table->setModel(proxy);
+    table->sortByColumn(DiffCallerCalleeModel::ChangeColumn, Qt::DescendingOrder);
+    sizeValueColumns(table, DiffCallerCalleeModel::BaseColumn, DiffCallerCalleeModel::ColumnCount);
+    connect(table, &QTreeView::activated, this,
+            [this](const QModelIndex &index) { Q_EMIT frameSelected(index.data(FrameRole).toUInt()); });
+    return table;
+}
+
+void DiffTablesView::connectSignals()
+{
+    connect(m_filter, &QLineEdit::textChanged, m_proxy, &FunctionFilterProxy::setNameFilter);
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex &current) {
+                if (current.isValid())
+                    Q_EMIT frameSelected(current.data(FrameRole).toUInt());
+            });
+}
+
+void DiffTablesView::setComparison(std::shared_ptr<const engine::Comparison> comparison)
+{
+    m_comparison = std::move(comparison);
+    m_functions->setComparison(m_comparison);
+    if (!m_comparison) {
+        m_callers->clear();
+        m_callees->clear();
+    }
+}
+
+void DiffTablesView::setCallerCallee(std::shared_ptr<const engine::DiffCallerCallee> data)
+{
+    if (!data || !m_comparison) {
+        m_callers->clear();
+        m_callees->clear();
+        return;
+    }
+    const std::string &unit = m_comparison->unit;
+    m_callerTitle->setText(tr("%1: total %2 → %3 (%4), self %5 → %6")
+                               .arg(QString::fromStdString(m_comparison->frames->frame(data->frame).name),
+                                    QString::fromStdString(engine::formatValue(data->baseTotal, unit)),
+                                    QString::fromStdString(engine::formatValue(data->newTotal, unit)),
+                                    QString::fromStdString(engine::formatChangePercent(data->baseTotal,
+                                                                                       data->newTotal)),
+                                    QString::fromStdString(engine::formatValue(data->baseSelf, unit)),
+                                    QString::fromStdString(engine::formatValue(data->newSelf, unit))));
+    m_callers->setCallerCallee(data, m_comparison->frames, unit);
+    m_callees->setCallerCallee(std::move(data), m_comparison->frames, unit);
+}
+
+void DiffTablesView::selectFrame(uint32_t frame)
+{
+    const int sourceRow = m_functions->rowOfFrame(frame);
+    if (sourceRow < 0)
+        return;
+    QModelIndex index = m_proxy->mapFromSource(m_functions->index(sourceRow, 0));
+    if (!index.isValid()) {
+        m_filter->clear();
+        index = m_proxy->mapFromSource(m_functions->index(sourceRow, 0));
+    }
+    m_table->setCurrentIndex(index);
+    m_table->scrollTo(index);
+}
+
+} // namespace emberline::ui

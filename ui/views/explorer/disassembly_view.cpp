@@ -1,0 +1,121 @@
+#include "ui/views/explorer/disassembly_view.h"
+
+#include "engine/model/units.h"
+#include "ui/models/disassembly_model.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace emberline::ui {
+
+DisassemblyView::DisassemblyView(QWidget *parent) : QWidget(parent)
+{
+    setupUi();
+    connectSignals();
+}
+
+void DisassemblyView::setupUi()
+{
+    m_runner = new DisassemblyRunner(this);
+    m_model = new DisassemblyModel(this);
+    m_title = new QLabel(tr("Pick a function to see its instructions."), this);
+    m_title->setObjectName(QStringLiteral("disassemblyTitle"));
+    m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_title->setWordWrap(true);
+    m_notes = new QLabel(this);
+    m_notes->setObjectName(QStringLiteral("disassemblyNotes"));
+    m_notes->setWordWrap(true);
+    m_notes->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_notes->hide();
+    m_table = new QTableView(this);
+    m_table->setObjectName(QStringLiteral("disassemblyTable"));
+    m_table->setModel(m_model);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setShowGrid(false);
+    m_table->setWordWrap(false);
+    m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 4);
+    m_table->horizontalHeader()->setSectionResizeMode(DisassemblyModel::InstructionColumn, QHeaderView::Stretch);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(m_title);
+    layout->addWidget(m_notes);
+    layout->addWidget(m_table, 1);
+}
+
+void DisassemblyView::connectSignals()
+{
+    connect(m_runner, &DisassemblyRunner::ready, this, &DisassemblyView::showResult);
+    connect(m_runner, &DisassemblyRunner::failed, this, &DisassemblyView::showError);
+}
+
+void DisassemblyView::setProfile(std::shared_ptr<const engine::Profile> profile, int sampleType)
+{
+    m_profile = std::move(profile);
+    m_sampleType = sampleType;
+    m_function.clear();
+    m_model->setResult(nullptr);
+    m_title->setText(tr("Pick a function to see its instructions."));
+    m_notes->hide();
+}
+
+void DisassemblyView::showFunction(const QString &name)
+{
+    if (!m_profile)
+        return;
+    m_function = name;
+    m_model->setResult(nullptr);
+    m_notes->hide();
+    m_title->setText(tr("Disassembling %1…").arg(name));
+    m_runner->request(m_profile, name, m_sampleType, m_sourceRoots);
+}
+
+void DisassemblyView::showResult(const std::shared_ptr<const DisassemblyResult> &result)
+{
+    const engine::FunctionDisassembly &fn = result->function;
+    QStringList notes;
+    for (const std::string &note : fn.notes)
+        notes << QString::fromStdString(note);
+    if (!fn.error.empty()) {
+        m_model->setResult(nullptr);
+        m_title->setText(tr("%1: not disassembled").arg(QString::fromStdString(fn.name)));
+        notes << QString::fromStdString(fn.error);
+    } else {
+        m_title->setText(tr("<b>%1</b> — self %2, total %3 (%4 of all)<br>%5, build id %6, found at the %7")
+                             .arg(QString::fromStdString(fn.name).toHtmlEscaped(),
+                                  QString::fromStdString(engine::formatValue(fn.self, result->unit)),
+                                  QString::fromStdString(engine::formatValue(fn.total, result->unit)),
+                                  QString::fromStdString(engine::formatPercent(fn.total, result->grandTotal)),
+                                  QString::fromStdString(fn.binary).toHtmlEscaped(), QString::fromStdString(fn.buildId),
+                                  QString::fromStdString(fn.origin)));
+        m_model->setResult(result);
+        m_table->clearSpans();
+        for (int row = 0; row < m_model->rowCount(); ++row) {
+            if (m_model->isSourceRow(row))
+                m_table->setSpan(row, 0, 1, DisassemblyModel::ColumnCount);
+        }
+        m_table->resizeColumnToContents(DisassemblyModel::AddressColumn);
+        m_table->resizeColumnToContents(DisassemblyModel::BytesColumn);
+        const int hottest = m_model->hottestRow();
+        // Scrolled to, not selected: a selection would hide its heat colour.
+        if (hottest >= 0)
+            m_table->scrollTo(m_model->index(hottest, 0), QAbstractItemView::PositionAtCenter);
+    }
+    m_notes->setText(notes.join(QLatin1Char('\n')));
+    m_notes->setVisible(!notes.isEmpty());
+    Q_EMIT functionShown(QString::fromStdString(fn.name));
+}
+
+void DisassemblyView::showError(const QString &message)
+{
+    m_model->setResult(nullptr);
+    m_title->setText(tr("%1: not disassembled").arg(m_function));
+    m_notes->setText(message);
+    m_notes->show();
+    Q_EMIT failed(message);
+}
+
+} // namespace emberline::ui

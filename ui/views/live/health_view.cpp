@@ -1,0 +1,100 @@
+#include "ui/views/live/health_view.h"
+
+#include "ui/models/unwind_health_model.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace emberline::ui {
+
+HealthView::HealthView(QWidget *parent) : QWidget(parent)
+{
+    setupUi();
+}
+
+void HealthView::setupUi()
+{
+    setObjectName(QStringLiteral("healthView"));
+    m_model = new UnwindHealthModel(this);
+    m_summary = new QLabel(tr("Unwind and symbol health appears with the first flush."), this);
+    m_summary->setObjectName(QStringLiteral("healthSummary"));
+    m_summary->setWordWrap(true);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_table = new QTableView(this);
+    m_table->setObjectName(QStringLiteral("healthTable"));
+    m_table->setModel(m_model);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setAlternatingRowColors(true);
+    m_table->setWordWrap(true);
+    m_table->verticalHeader()->setVisible(false);
+    m_table->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->horizontalHeader()->setHighlightSections(false);
+    m_faults = new QLabel(this);
+    m_faults->setObjectName(QStringLiteral("healthFaults"));
+    m_faults->setWordWrap(true);
+    m_faults->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_faults->setStyleSheet(QStringLiteral("QLabel { background: #fdf0d5; padding: 4px; }"));
+    m_faults->setVisible(false);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->setSpacing(4);
+    layout->addWidget(m_summary);
+    layout->addWidget(m_table, 1);
+    layout->addWidget(m_faults);
+}
+
+void HealthView::setHealth(std::shared_ptr<const engine::UnwindHealth> health)
+{
+    m_model->setHealth(std::move(health));
+    m_summary->setText(summaryText());
+    const auto &h = m_model->health();
+    QStringList faults;
+    if (h) {
+        for (const std::string &fault : h->faults)
+            faults << QStringLiteral("⚠ ") + QString::fromStdString(fault);
+    }
+    m_faults->setText(faults.join(QLatin1Char('\n')));
+    m_faults->setVisible(!faults.isEmpty());
+    // The module, numbers and cause fit their text; the symbols and the fix share what is left.
+    for (int column : {UnwindHealthModel::ModuleColumn, UnwindHealthModel::SamplesColumn,
+                       UnwindHealthModel::IncompleteColumn, UnwindHealthModel::CauseColumn,
+                       UnwindHealthModel::SymbolsColumn})
+        m_table->resizeColumnToContents(column);
+}
+
+QString HealthView::summaryText() const
+{
+    const auto &h = m_model->health();
+    if (!h)
+        return tr("Unwind and symbol health appears with the first flush.");
+    const double percent = h->samples ? 100.0 * static_cast<double>(h->incomplete) / static_cast<double>(h->samples) : 0;
+    QString text = tr("%1 of %2 stacks incomplete (%3%)").arg(h->incomplete).arg(h->samples).arg(percent, 0, 'f', 2);
+    if (h->stackBytes > 0)
+        text += h->stackCopyLearned ? tr(" · stack copies of %1 bytes, learned from the stacks").arg(h->stackBytes)
+                                    : tr(" · stack copies of %1 bytes").arg(h->stackBytes);
+    if (!h->faults.empty())
+        text += tr(" · %n problem(s) below", nullptr, static_cast<int>(h->faults.size()));
+    if (h->incomplete == 0 && h->faults.empty())
+        text += tr(" · every stack reached main or a thread's start");
+    return text;
+}
+
+bool HealthView::hasProblems() const
+{
+    const auto &h = m_model->health();
+    if (!h)
+        return false;
+    if (h->incomplete > 0 || !h->faults.empty())
+        return true;
+    for (const engine::ModuleHealth &m : h->modules) {
+        if (!m.fix.empty() && m.cause != engine::UnwindCause::FramePointers)
+            return true;
+    }
+    return false;
+}
+
+} // namespace emberline::ui

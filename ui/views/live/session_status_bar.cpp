@@ -1,0 +1,129 @@
+#include "ui/views/live/session_status_bar.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+
+#include <algorithm>
+
+namespace emberline::ui {
+namespace {
+
+QString elapsedText(int64_t ns)
+{
+    const int64_t s = ns / 1'000'000'000;
+    return QStringLiteral("%1:%2").arg(s / 60, 2, 10, QLatin1Char('0')).arg(s % 60, 2, 10, QLatin1Char('0'));
+}
+
+QString percent(uint64_t part, uint64_t whole)
+{
+    return QString::number(whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0, 'f', 2) +
+           QLatin1Char('%');
+}
+
+} // namespace
+
+SessionStatusBar::SessionStatusBar(QWidget *parent) : QWidget(parent)
+{
+    setupUi();
+}
+
+QLabel *SessionStatusBar::addLabel(const char *name, const QString &toolTip)
+{
+    auto *label = new QLabel(this);
+    label->setObjectName(QLatin1String(name));
+    label->setToolTip(toolTip);
+    // Plain, not selectable: these change every second, and a selectable label lays its text out as a rich text
+    // document each time the window's layout asks its size.
+    label->setTextFormat(Qt::PlainText);
+    layout()->addWidget(label);
+    return label;
+}
+
+void SessionStatusBar::setupUi()
+{
+    setObjectName(QStringLiteral("sessionStatusBar"));
+    auto *row = new QHBoxLayout(this);
+    row->setContentsMargins(4, 2, 4, 2);
+    row->setSpacing(18);
+    m_state = addLabel("sessionStateLabel", tr("What the session is doing"));
+    QFont bold = m_state->font();
+    bold.setBold(true);
+    m_state->setFont(bold);
+    m_elapsed = addLabel("elapsedLabel", tr("Time since the session started"));
+    m_samples = addLabel("samplesLabel", tr("Samples taken so far"));
+    m_rate = addLabel("rateLabel", tr("Samples per second actually taken (all threads)"));
+    m_lost = addLabel("lostLabel", tr("Samples the kernel dropped because the ring buffers were full"));
+    m_foreign = addLabel("foreignLabel", tr("Samples of processes outside the profiled program and its children, "
+                                            "which the kernel delivered and Emberline dropped"));
+    m_incomplete = addLabel("incompleteLabel", tr("Stacks that could not be unwound to main or a thread start"));
+    m_profilerCpu = addLabel("profilerCpuLabel", tr("Emberline's own CPU use, in % of one core"));
+    m_sampler = addLabel("samplerLabel", tr("The sampler in use"));
+    m_sampler->setMinimumWidth(10);
+    m_sampler->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    row->setStretchFactor(m_sampler, 1);
+    setStateText(tr("Starting…"));
+    fitLiveTexts();
+}
+
+void SessionStatusBar::fitTo(QLabel *label, std::initializer_list<QString> widest)
+{
+    const QFontMetrics metrics(label->font());
+    int width = 0;
+    for (const QString &text : widest)
+        width = std::max(width, metrics.horizontalAdvance(text));
+    const QMargins margins = label->contentsMargins();
+    label->setFixedSize(width + margins.left() + margins.right() + 2 * label->margin() + 2,
+                        label->sizeHint().height());
+}
+
+void SessionStatusBar::fitLiveTexts()
+{
+    // The numbers change every second; a label whose size is fixed does not ask the window to lay itself out
+    // again each time (a pass over every widget of it), which a label sized by its text does.
+    fitTo(m_elapsed, {tr("Elapsed %1").arg(QStringLiteral("888:88"))});
+    fitTo(m_samples, {tr("%1 samples").arg(QStringLiteral("8888888888"))});
+    fitTo(m_rate, {tr("%1 /s").arg(QStringLiteral("888888"))});
+    fitTo(m_lost, {tr("%1 lost").arg(QStringLiteral("88888888"))});
+    fitTo(m_foreign, {tr("%1 foreign dropped").arg(QStringLiteral("88888888"))});
+    fitTo(m_incomplete, {tr("%1 incomplete").arg(QStringLiteral("100.00%"))});
+    fitTo(m_profilerCpu, {tr("profiler CPU %1%").arg(QStringLiteral("888.8"))});
+}
+
+void SessionStatusBar::setStats(const engine::SessionStats &s)
+{
+    m_elapsed->setText(tr("Elapsed %1").arg(elapsedText(s.elapsedNs)));
+    m_samples->setText(tr("%1 samples").arg(s.samples));
+    m_rate->setText(tr("%1 /s").arg(s.rateHz, 0, 'f', 0));
+    m_lost->setText(tr("%1 lost").arg(s.lost));
+    m_foreign->setText(tr("%1 foreign dropped").arg(s.foreignDropped));
+    m_incomplete->setText(tr("%1 incomplete").arg(percent(s.incomplete, s.samples)));
+    m_profilerCpu->setText(tr("profiler CPU %1%").arg(s.profilerCpuPercent, 0, 'f', 1));
+    m_sampler->setText(QString::fromStdString(s.samplerDescription));
+    m_sampler->setToolTip(QString::fromStdString(s.samplerDescription));
+}
+
+void SessionStatusBar::setSummary(const engine::SessionSummary &s)
+{
+    if (!m_summaryWidths) { // the summary's texts are longer; set once, when the session ends
+        m_summaryWidths = true;
+        fitTo(m_elapsed, {tr("Lasted %1").arg(QStringLiteral("888:88"))});
+        fitTo(m_profilerCpu, {tr("profiler CPU %1% of the target's").arg(QStringLiteral("888.8"))});
+    }
+    m_elapsed->setText(tr("Lasted %1").arg(elapsedText(s.durationNs)));
+    m_samples->setText(tr("%1 samples").arg(s.samples));
+    m_rate->setText(tr("%1 /s").arg(s.realRateHz, 0, 'f', 0));
+    m_lost->setText(tr("%1 lost").arg(s.lost));
+    m_foreign->setText(tr("%1 foreign dropped").arg(s.foreignDropped));
+    m_incomplete->setText(tr("%1 incomplete").arg(percent(s.incomplete, s.samples)));
+    const double overhead = s.targetCpuNs ? 100.0 * static_cast<double>(s.profilerCpuNs) / s.targetCpuNs : 0;
+    m_profilerCpu->setText(tr("profiler CPU %1% of the target's").arg(overhead, 0, 'f', 1));
+    if (!s.samplerDescription.empty())
+        m_sampler->setText(QString::fromStdString(s.samplerDescription));
+}
+
+void SessionStatusBar::setStateText(const QString &text)
+{
+    m_state->setText(text);
+}
+
+} // namespace emberline::ui
