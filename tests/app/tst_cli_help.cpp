@@ -10,7 +10,9 @@
 
 #include <algorithm>
 
-namespace {
+// Named rather than anonymous: the unity build includes this file, and a test class with members of an
+// anonymous namespace's types would then warn (-Wsubobject-linkage).
+namespace cli_help_test {
 
 const QString kEmberline = QStringLiteral(EMBERLINE_BINARY_DIR "/app/emberline");
 
@@ -96,7 +98,8 @@ QStringList argumentsFor(const HelpOption &option)
     return args;
 }
 
-} // namespace
+} // namespace cli_help_test
+using namespace cli_help_test;
 
 class TestCliHelp : public QObject {
     Q_OBJECT

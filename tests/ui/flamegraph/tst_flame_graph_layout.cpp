@@ -12,7 +12,9 @@ using emberline::engine::kNoIndex;
 using emberline::ui::FlameGraphLayout;
 using emberline::ui::FlameRect;
 
-namespace {
+// Named rather than anonymous: the unity build includes this file, and a test class with members of an
+// anonymous namespace's types would then warn (-Wsubobject-linkage).
+namespace flame_graph_layout_test {
 
 struct Built {
     std::shared_ptr<const engine::Profile> profile;
@@ -40,7 +42,8 @@ uint32_t child(const engine::CallTree &tree, const engine::FrameTable &frames, u
     return kNoIndex;
 }
 
-} // namespace
+} // namespace flame_graph_layout_test
+using namespace flame_graph_layout_test;
 
 // Geometry of the flame graph without a screen: every number a user sees as a width, a position or a share.
 class TestFlameGraphLayout : public QObject {

@@ -15,7 +15,9 @@
 
 using namespace emberline;
 
-namespace {
+// Named rather than anonymous: the unity build includes this file, and a test class with members of an
+// anonymous namespace's types would then warn (-Wsubobject-linkage).
+namespace thread_scheduling_test {
 
 struct Scheduling {
     qint64 sliceNs = -1; // -1: the kernel does not report one
@@ -46,7 +48,8 @@ std::optional<Scheduling> readScheduling()
     return out;
 }
 
-} // namespace
+} // namespace thread_scheduling_test
+using namespace thread_scheduling_test;
 
 class TestThreadScheduling : public QObject {
     Q_OBJECT

@@ -25,7 +25,9 @@
 using namespace emberline;
 using emberline::ui::SourceLinesModel;
 
-namespace {
+// Named rather than anonymous: the unity build includes this file, and a test class with members of an
+// anonymous namespace's types would then warn (-Wsubobject-linkage).
+namespace source_view_test {
 
 const QString kFunction = QStringLiteral("main.(*Matrix).Mul");
 
@@ -88,7 +90,8 @@ bool waitForListing(ui::ProfileExplorer *explorer)
            explorer->sourceView()->message().isEmpty();
 }
 
-} // namespace
+} // namespace source_view_test
+using namespace source_view_test;
 
 class TestSourceView : public QObject {
     Q_OBJECT
