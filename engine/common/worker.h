@@ -41,12 +41,11 @@ inline void nameCurrentThread(const std::string &name)
 // Thread: every member may be called from any thread, except sleepUnlessStopped() (the worker's thread); the
 // handlers run on the worker's thread. Destroying the worker stops it (Discard) and joins: an owner declares it
 // after everything its handlers use.
-template <typename T>
-class Worker {
+template <typename T> class Worker {
 public:
     struct Options {
-        std::string name;     // the thread's name; empty: unnamed
-        size_t capacity = 0;  // 0: unbounded
+        std::string name;    // the thread's name; empty: unnamed
+        size_t capacity = 0; // 0: unbounded
     };
     struct Handlers {
         std::function<void(T &)> item{};               // one item at a time; or

@@ -87,7 +87,6 @@ void registerSessionMetaTypes()
 {
     static std::once_flag once;
     std::call_once(once, [] {
-        qRegisterMetaType<std::shared_ptr<const Flush>>();
         qRegisterMetaType<std::shared_ptr<const LiveUpdate>>();
         qRegisterMetaType<SessionStats>();
         qRegisterMetaType<SessionSummary>();

@@ -2,8 +2,8 @@
 
 #include "engine/flush/flush.h"
 #include "engine/flush/flush_consumers.h"
-#include "engine/stage/live_stage.h"
 #include "engine/session/record_session.h"
+#include "engine/stage/live_stage.h"
 #include "engine/upload/session_uploader.h"
 
 #include <QMetaType>
@@ -22,9 +22,10 @@ namespace emberline::engine {
 // value delivered on the thread this object lives on: started (the first live numbers: the target runs and is
 // sampled), statsUpdated a few times a second, liveUpdated after each flush and each new view request (a flush
 // reaches this thread once, in LiveUpdate::flushes, with everything the views need), then either finished (with
-// the summary) or failed (with the engine's message, e.g. an attach that was refused). stop(), pause() and resume() only set flags the session thread polls, so
-// they never block; the thread is joined when it has said it is done. When no output directory is given, the
-// flushes go to a new folder under the user's data folder (AppDataLocation/sessions/<time>).
+// the summary) or failed (with the engine's message, e.g. an attach that was refused). stop(), pause() and resume()
+// only set flags the session thread polls, so they never block; the thread is joined when it has said it is done. When
+// no output directory is given, the flushes go to a new folder under the user's data folder
+// (AppDataLocation/sessions/<time>).
 //
 // Thread: lives on the GUI thread. The destructor of a still running session stops it without waiting: the
 // session thread goes on alone to its end (the final flush, profile.pprof), and the application waits for such
@@ -114,7 +115,6 @@ void registerSessionMetaTypes();
 
 } // namespace emberline::engine
 
-Q_DECLARE_METATYPE(std::shared_ptr<const emberline::engine::Flush>)
 Q_DECLARE_METATYPE(std::shared_ptr<const emberline::engine::LiveUpdate>)
 Q_DECLARE_METATYPE(emberline::engine::SessionStats)
 Q_DECLARE_METATYPE(emberline::engine::SessionSummary)

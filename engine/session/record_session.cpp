@@ -240,8 +240,6 @@ void RecordSession::loop(Running &r, SessionControl &control, const Callbacks &c
         int64_t due = std::min(r.nextFlushMono, now + kMaxWaitNs);
         if (stats)
             due = std::min(due, r.lastStatsMono + kStatsPeriodNs);
-        if (!r.targetAnnounced)
-            due = std::min(due, r.monoStart + kStatsPeriodNs);
         if (m_config.durationNs > 0)
             due = std::min(due, r.monoStart + m_config.durationNs);
         r.sampler->wait(static_cast<int>(std::clamp<int64_t>((due - now + 999'999) / 1'000'000, 1, kMaxWaitNs / 1'000'000)));
@@ -315,6 +313,7 @@ bool RecordSession::ended(Running &r, const SessionControl &control, int64_t now
 void RecordSession::announceTarget(Running &r, const Callbacks &callbacks, int64_t now)
 {
     // By the time the first live numbers are due, the launched program has called exec: /proc names its executable.
+    // No wake-up of its own: the loop wakes at least every kMaxWaitNs.
     if (r.targetAnnounced || now - r.monoStart < kStatsPeriodNs)
         return;
     callbacks.consumers->setTarget(r.targetPid, std::string());

@@ -1,14 +1,14 @@
 #pragma once
 
+#include "engine/analysis/analysis.h"
 #include "engine/common/heap_trimmer.h"
 #include "engine/common/worker.h"
 #include "engine/flush/flush.h"
 #include "engine/flush/flush_consumers.h"
-#include "engine/stage/live_compare.h"
-#include "engine/stage/live_heatmap.h"
 #include "engine/live/live_profile.h"
 #include "engine/live/live_selection.h"
-#include "engine/analysis/analysis.h"
+#include "engine/stage/live_compare.h"
+#include "engine/stage/live_heatmap.h"
 
 #include <QString>
 
@@ -111,7 +111,7 @@ private:
     LiveFlushSides m_flushSides; // the flushes' sides of the compare modes, each derived once
     std::shared_ptr<const LiveSnapshot> m_snapshot;
     HeapTrimmer m_heapTrimmer;
-    LiveViewRequest m_request;   // the newest request taken in
+    LiveViewRequest m_request; // the newest request taken in
     uint64_t m_requestGeneration = 0;
 
     std::mutex m_viewMutex; // numbers the requests in the order they are queued

@@ -113,11 +113,12 @@ bool DebuginfodFetcher::request(const std::string &buildId, const std::string &m
     qCInfo(lcSymbols, "asking debuginfod for the debug file of %s (build id %s)", module.c_str(), buildId.c_str());
     if (!m_worker.started()) {
         m_worker.start({.item = [this](std::string &id) { download(id); },
-                        .finished = [this](std::vector<std::string> &) {
-                            // Whatever was still queued stays Waiting: the session has ended.
-                            if (m_client != nullptr)
-                                debuginfod_end(m_client);
-                        }});
+                        .finished =
+                            [this](std::vector<std::string> &) {
+                                // Whatever was still queued stays Waiting: the session has ended.
+                                if (m_client != nullptr)
+                                    debuginfod_end(m_client);
+                            }});
     }
     return true;
 }

@@ -44,8 +44,8 @@ Uploader::Uploader(UploadSettings settings, UploadEndpoint endpoint, RecordCallb
       m_worker({"uploader", std::max<size_t>(1, m_settings.queueCapacity)})
 {
     qCInfo(lcUpload, "uploading to %s", m_endpoint.describe().c_str());
-    m_worker.start({.item = [this](Job &job) { upload(job); },
-                    .finished = [this](std::vector<Job> &left) { cancelLeft(left); }});
+    m_worker.start(
+        {.item = [this](Job &job) { upload(job); }, .finished = [this](std::vector<Job> &left) { cancelLeft(left); }});
 }
 
 Uploader::~Uploader()

@@ -23,8 +23,8 @@ struct UploadTarget {
     std::string executable;
 };
 
-// Sends every submitted flush to Datadog from its own thread, a Worker (except a short final flush, Flush::upload false,
-// which it leaves out without a record, as Datadog's profilers do). submit() never waits on the network: it
+// Sends every submitted flush to Datadog from its own thread, a Worker (except a short final flush, Flush::upload
+// false, which it leaves out without a record, as Datadog's profilers do). submit() never waits on the network: it
 // assigns the flush's tags (profile_seq in submission order), queues it and returns. The queue is bounded:
 // when it is full the oldest waiting flush is dropped and reported as Dropped. Each request has a total
 // timeout; network errors and 5xx answers are retried a few times with doubling backoff, 4xx answers are not.

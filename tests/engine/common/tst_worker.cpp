@@ -190,11 +190,12 @@ private Q_SLOTS:
         QCOMPARE(worker.queued(), size_t(50));
         QVERIFY(!worker.started());
         worker.start({.item = [&](int &i) { seen.add(i); },
-                      .finished = [&](std::vector<int> &left) {
-                          seen.left = left;
-                          ++seen.finishedCalls;
-                          finishedOn = std::this_thread::get_id();
-                      }});
+                      .finished =
+                          [&](std::vector<int> &left) {
+                              seen.left = left;
+                              ++seen.finishedCalls;
+                              finishedOn = std::this_thread::get_id();
+                          }});
         worker.stop(WorkerStop::Drain);
         QCOMPARE(seen.items, range(1, 50));
         QCOMPARE(seen.finishedCalls, 1);
@@ -223,11 +224,12 @@ private Q_SLOTS:
                               gate.pass();
                               seen.add(i);
                           },
-                      .finished = [&](std::vector<int> &left) {
-                          seen.left = left;
-                          ++seen.finishedCalls;
-                          finishedOn = std::this_thread::get_id();
-                      }});
+                      .finished =
+                          [&](std::vector<int> &left) {
+                              seen.left = left;
+                              ++seen.finishedCalls;
+                              finishedOn = std::this_thread::get_id();
+                          }});
         worker.post(1);
         QVERIFY(gate.waitArrived());
         for (int i = 2; i <= 5; ++i)

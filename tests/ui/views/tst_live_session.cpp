@@ -173,7 +173,8 @@ private Q_SLOTS:
         explorer->addTransform({engine::Transform::Kind::Focus, "^phase_one$"});
         QVERIFY(ended.wait(20000));
         QVERIFY(waitSettled(view));
-        QVERIFY2(view->session()->flushesReceived() >= 3, qPrintable(QString::number(view->session()->flushesReceived())));
+        QVERIFY2(view->session()->flushesReceived() >= 3,
+                 qPrintable(QString::number(view->session()->flushesReceived())));
         QCOMPARE(explorer->shape().transforms.size(), size_t(1));
         QVERIFY(explorer->message().isEmpty());
         QVERIFY(explorer->analysis()->loaded->original); // drawn from the transformed profile
