@@ -239,9 +239,12 @@ int runRecord(const QStringList &args)
     }
     engine::RecordSession session(config, factory);
     engine::RecordSession::Callbacks callbacks;
-    callbacks.onFlush = [](const std::shared_ptr<const engine::Flush> &flush) { printFlush(*flush); };
+    // The session's flush consumers, fed on the exporter thread: the uploader first (it never waits on the network),
+    // then the line printed per flush.
+    callbacks.consumers = std::make_shared<engine::FlushConsumers>();
     if (upload.value())
-        callbacks.upload = upload.value()->uploader(); // fed on the exporter thread; never waits on the network
+        callbacks.consumers->add(upload.value()->uploader());
+    callbacks.consumers->add([](const std::shared_ptr<const engine::Flush> &flush) { printFlush(*flush); });
     auto result = session.run(g_control, callbacks);
     if (upload.value())
         upload.value()->finish();

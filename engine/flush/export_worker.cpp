@@ -9,56 +9,36 @@ namespace emberline::engine {
 ExportWorker::ExportWorker(ExporterOptions options, FlushCallback onFlush, ErrorCallback onError)
     : m_exporter(std::move(options)), m_onFlush(std::move(onFlush)), m_onError(std::move(onError))
 {
-    m_thread = std::thread([this] { run(); });
+    m_worker.start({.item = [this](FlushInput &input) { exportOne(input); }});
 }
 
 ExportWorker::~ExportWorker()
 {
-    if (m_thread.joinable())
+    if (!m_finished)
         (void)finish();
 }
 
 void ExportWorker::submit(FlushInput input)
 {
-    {
-        std::lock_guard lock(m_mutex);
-        m_queue.push_back(std::move(input));
-    }
-    m_wake.notify_one();
+    m_worker.post(std::move(input));
 }
 
-void ExportWorker::run()
+void ExportWorker::exportOne(const FlushInput &input)
 {
-    while (true) {
-        FlushInput input;
-        {
-            std::unique_lock lock(m_mutex);
-            m_wake.wait(lock, [&] { return m_stopping || !m_queue.empty(); });
-            if (m_queue.empty())
-                return;
-            input = std::move(m_queue.front());
-            m_queue.pop_front();
-        }
-        auto flush = m_exporter.exportFlush(input);
-        if (!flush) {
-            if (m_onError)
-                m_onError(flush.error());
-        } else if (flush.value() && m_onFlush) {
-            m_onFlush(flush.value());
-        }
-        m_cpuNs.store(clockNs(CLOCK_THREAD_CPUTIME_ID), std::memory_order_relaxed);
+    auto flush = m_exporter.exportFlush(input);
+    if (!flush) {
+        if (m_onError)
+            m_onError(flush.error());
+    } else if (flush.value() && m_onFlush) {
+        m_onFlush(flush.value());
     }
+    m_cpuNs.store(clockNs(CLOCK_THREAD_CPUTIME_ID), std::memory_order_relaxed);
 }
 
 Result<std::string> ExportWorker::finish()
 {
-    {
-        std::lock_guard lock(m_mutex);
-        m_stopping = true;
-    }
-    m_wake.notify_one();
-    if (m_thread.joinable())
-        m_thread.join();
+    m_worker.stop(WorkerStop::Drain);
+    m_finished = true;
     return m_exporter.writeSessionProfile();
 }
 

@@ -1,18 +1,15 @@
 #pragma once
 
+#include "engine/common/worker.h"
 #include "engine/flush/exporter.h"
 
 #include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <functional>
-#include <mutex>
-#include <thread>
 
 namespace emberline::engine {
 
-// Runs the Exporter on its own thread, so that symbolization, serialization and disk writes never hold up the
-// session thread. Flush inputs are processed in order; each finished Flush goes to the callback (called on
+// Runs the Exporter on its own thread (a Worker), so that symbolization, serialization and disk writes never hold up
+// the session thread. Flush inputs are processed in order; each finished Flush goes to the callback (called on
 // the exporter thread).
 //
 // Thread: submit()/finish() from the session thread; everything else on the exporter thread.
@@ -37,17 +34,14 @@ public:
     int64_t cpuNs() const { return m_cpuNs.load(std::memory_order_relaxed); }
 
 private:
-    void run();
+    void exportOne(const FlushInput &input);
 
     Exporter m_exporter;
     FlushCallback m_onFlush;
     ErrorCallback m_onError;
-    mutable std::mutex m_mutex;
-    std::condition_variable m_wake;
-    std::deque<FlushInput> m_queue;
-    bool m_stopping = false;
     std::atomic<int64_t> m_cpuNs{0};
-    std::thread m_thread;
+    bool m_finished = false;
+    Worker<FlushInput> m_worker{{"export worker"}}; // last: it stops before what it uses goes
 };
 
 } // namespace emberline::engine

@@ -22,13 +22,6 @@ struct ProfilingSession::Shared {
     SessionControl control;
     std::mutex mutex;
     ProfilingSession *owner = nullptr;
-    std::shared_ptr<SessionUploader> lateUpload; // set after the session started
-
-    std::shared_ptr<SessionUploader> uploadAddedLate()
-    {
-        std::lock_guard lock(mutex);
-        return lateUpload;
-    }
 
     // Queues call(owner) on the owner's thread, unless the owner is gone.
     template <typename F>
@@ -94,7 +87,6 @@ void registerSessionMetaTypes()
 {
     static std::once_flag once;
     std::call_once(once, [] {
-        qRegisterMetaType<std::shared_ptr<const Flush>>();
         qRegisterMetaType<std::shared_ptr<const LiveUpdate>>();
         qRegisterMetaType<SessionStats>();
         qRegisterMetaType<SessionSummary>();
@@ -171,14 +163,12 @@ void ProfilingSession::start()
             shared->post([update](ProfilingSession *owner) { owner->onLiveUpdate(update); });
         });
     m_stage->setView(m_viewRequest);
-    m_thread = QThread::create([shared, config, factory = m_samplerFactory, upload = m_upload, stage = m_stage] {
+    // The uploader first: it takes each flush on the exporter thread before the views see it.
+    m_consumers->add(m_upload);
+    m_consumers->add(m_stage);
+    m_thread = QThread::create([shared, config, factory = m_samplerFactory, consumers = m_consumers, stage = m_stage] {
         RecordSession::Callbacks callbacks;
-        callbacks.upload = upload;
-        callbacks.onFlush = [stage, shared](std::shared_ptr<const Flush> flush) {
-            if (auto upload = shared->uploadAddedLate())
-                upload->submit(flush);
-            stage->addFlush(std::move(flush));
-        };
+        callbacks.consumers = consumers;
         callbacks.onStats = [shared](const SessionStats &stats) {
             shared->post([stats](ProfilingSession *owner) { owner->onStats(stats); });
         };
@@ -238,14 +228,10 @@ void ProfilingSession::onStats(const SessionStats &stats)
 void ProfilingSession::setUpload(std::shared_ptr<SessionUploader> upload)
 {
     m_upload = upload;
-    if (!m_thread)
-        return; // the session passes it to the recording when it starts
-    // Running: the target has exec'd by now (the first live numbers came), so /proc names its executable.
-    const int pid = m_stats.targetPid > 0 ? m_stats.targetPid : m_config.pid;
-    if (upload && pid > 0)
-        upload->setTarget(pid);
-    std::lock_guard lock(m_shared->mutex);
-    m_shared->lateUpload = std::move(upload);
+    // Running, it joins the consumers at once and learns the target the session announced last; otherwise the
+    // session adds it when it starts.
+    if (m_thread)
+        m_consumers->add(std::move(upload));
 }
 
 uint64_t ProfilingSession::setLiveView(LiveViewRequest request)
@@ -258,8 +244,6 @@ void ProfilingSession::onLiveUpdate(const std::shared_ptr<const LiveUpdate> &upd
 {
     m_flushes += static_cast<uint32_t>(update->flushes.size());
     Q_EMIT liveUpdated(update);
-    for (const auto &flush : update->flushes)
-        Q_EMIT flushReady(flush);
 }
 
 void ProfilingSession::onEnded(bool ok, const SessionSummary &summary, const std::string &error)

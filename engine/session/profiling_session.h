@@ -1,8 +1,10 @@
 #pragma once
 
 #include "engine/flush/flush.h"
-#include "engine/stage/live_stage.h"
+#include "engine/flush/flush_consumers.h"
 #include "engine/session/record_session.h"
+#include "engine/stage/live_stage.h"
+#include "engine/upload/session_uploader.h"
 
 #include <QMetaType>
 #include <QObject>
@@ -15,14 +17,15 @@ class QThread;
 namespace emberline::engine {
 
 // The GUI's handle on one recording: a QObject facade over RecordSession, which it runs on its own QThread (the
-// session thread). Everything it emits is an immutable value delivered on the thread this object lives on:
-// started (the first live numbers: the target runs and is sampled), statsUpdated a few times a second,
-// liveUpdated after each flush and each new view request (the session's live stage, LiveStage, builds it on its
-// own thread from the exporter's flushes: a flush reaches this thread once, with everything the views need) and,
-// from it, flushReady once per flush, then either finished (with the summary) or failed (with the engine's message,
-// e.g. an attach that was refused). stop(), pause() and resume() only set flags the session thread polls, so
-// they never block; the thread is joined when it has said it is done. When no output directory is given, the
-// flushes go to a new folder under the user's data folder (AppDataLocation/sessions/<time>).
+// session thread). Its flushes go to the session's one list of flush consumers: the uploader, when there is one, and
+// the live stage (LiveStage), which builds the views' update on its own thread. Everything it emits is an immutable
+// value delivered on the thread this object lives on: started (the first live numbers: the target runs and is
+// sampled), statsUpdated a few times a second, liveUpdated after each flush and each new view request (a flush
+// reaches this thread once, in LiveUpdate::flushes, with everything the views need), then either finished (with
+// the summary) or failed (with the engine's message, e.g. an attach that was refused). stop(), pause() and resume()
+// only set flags the session thread polls, so they never block; the thread is joined when it has said it is done. When
+// no output directory is given, the flushes go to a new folder under the user's data folder
+// (AppDataLocation/sessions/<time>).
 //
 // Thread: lives on the GUI thread. The destructor of a still running session stops it without waiting: the
 // session thread goes on alone to its end (the final flush, profile.pprof), and the application waits for such
@@ -50,8 +53,9 @@ public:
 
     // Where the session takes its sampler (before start(); default: the system's, perf events or ptrace).
     void setSamplerFactory(SamplerFactory factory) { m_samplerFactory = std::move(factory); }
-    // Every flush also goes to this uploader, from the exporter thread. Given after start() (a session started by
-    // the dialog, handed to its window once it runs), it takes the flushes from then on.
+    // Every flush also goes to this uploader, from the exporter thread: it joins the session's flush consumers. Given
+    // after start() (a session started by the dialog, handed to its window once it runs), it takes the flushes from
+    // then on.
     void setUpload(std::shared_ptr<SessionUploader> upload);
     const std::shared_ptr<SessionUploader> &upload() const { return m_upload; }
     // What the live views show (scope, hidden threads, sample type); answered by a liveUpdated with the returned
@@ -76,7 +80,6 @@ Q_SIGNALS:
     void started();
     void statsUpdated(const emberline::engine::SessionStats &stats);
     void liveUpdated(std::shared_ptr<const emberline::engine::LiveUpdate> update);
-    void flushReady(std::shared_ptr<const emberline::engine::Flush> flush);
     void finished(const emberline::engine::SessionSummary &summary);
     void failed(const QString &message);
     void stateChanged(emberline::engine::ProfilingSession::State state);
@@ -92,6 +95,9 @@ private:
     SamplerFactory m_samplerFactory;
     std::shared_ptr<SessionUploader> m_upload;
     std::shared_ptr<LiveStage> m_stage;
+    // The session's flush consumers (the uploader, the live stage), shared with the session thread. Not in Shared:
+    // the stage's publish callback holds that, and would hold itself through this list.
+    std::shared_ptr<FlushConsumers> m_consumers = std::make_shared<FlushConsumers>();
     LiveViewRequest m_viewRequest;
     std::shared_ptr<Shared> m_shared;
     QThread *m_thread = nullptr;
@@ -109,7 +115,6 @@ void registerSessionMetaTypes();
 
 } // namespace emberline::engine
 
-Q_DECLARE_METATYPE(std::shared_ptr<const emberline::engine::Flush>)
 Q_DECLARE_METATYPE(std::shared_ptr<const emberline::engine::LiveUpdate>)
 Q_DECLARE_METATYPE(emberline::engine::SessionStats)
 Q_DECLARE_METATYPE(emberline::engine::SessionSummary)

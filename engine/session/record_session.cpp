@@ -74,7 +74,7 @@ struct RecordSession::Running {
     std::unique_ptr<ExportWorker> exporter;
     std::unique_ptr<Sampler> sampler;
     int targetPid = 0;
-    bool uploadTargetRead = false; // the launched program's executable, read from /proc once it has run
+    bool targetAnnounced = true; // false until the consumers learn a launched program's executable from /proc
     int64_t cpuAtStart = 0;
     int64_t monoStart = 0;
     int64_t flushStartReal = 0;
@@ -97,7 +97,8 @@ Result<SessionSummary> RecordSession::run(const std::atomic<bool> &stop, FlushCa
     SessionControl control;
     control.externalStop = &stop;
     Callbacks callbacks;
-    callbacks.onFlush = std::move(onFlush);
+    callbacks.consumers = std::make_shared<FlushConsumers>();
+    callbacks.consumers->add(std::move(onFlush));
     return run(control, callbacks);
 }
 
@@ -146,13 +147,11 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
     exporterOptions.symbolizer.debuginfod = DebuginfodClient::configured();
     exporterOptions.kernelFramesProblem = r->summary.kernelFramesProblem;
     Running *run = r.get();
-    // The uploader takes each flush on the exporter thread, before anyone else sees it.
-    auto onFlush = [upload = callbacks.upload, next = callbacks.onFlush](std::shared_ptr<const Flush> flush) {
-        if (upload)
-            upload->submit(flush);
-        if (next)
-            next(std::move(flush));
-    };
+    ExportWorker::FlushCallback onFlush;
+    if (callbacks.consumers)
+        onFlush = [consumers = callbacks.consumers](std::shared_ptr<const Flush> flush) {
+            consumers->addFlush(std::move(flush));
+        };
     r->exporter = std::make_unique<ExportWorker>(exporterOptions, std::move(onFlush),
                                                  [run](const Error &e) { run->exportError = e.message; });
     r->sampler->countHelperCpu([exporter = r->exporter.get()] { return exporter->cpuNs(); });
@@ -174,8 +173,10 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
     r->lastStatsCpu = r->cpuAtStart;
     r->targetPid = r->child ? r->child->pid() : m_config.pid;
     // A launched program has not called exec yet: its executable is the command until the first live numbers.
-    if (callbacks.upload)
-        callbacks.upload->setTarget(r->targetPid, r->child ? m_config.command.front() : std::string());
+    if (callbacks.consumers) {
+        callbacks.consumers->setTarget(r->targetPid, r->child ? m_config.command.front() : std::string());
+        r->targetAnnounced = !r->child;
+    }
     if (r->child) {
         if (auto st = r->child->release(); !st)
             return st.error();
@@ -230,7 +231,7 @@ constexpr int64_t kStatsPeriodNs = 250'000'000; // how often the live stats are 
 void RecordSession::loop(Running &r, SessionControl &control, const Callbacks &callbacks)
 {
     const SamplingPriority priority;
-    const bool stats = callbacks.onStats || callbacks.upload;
+    const bool stats = static_cast<bool>(callbacks.onStats);
     int64_t now = clockNs(CLOCK_MONOTONIC);
     while (true) {
         // Sleep until the next thing due (a flush, the stats, the end of the session), at most 100 ms: a stop
@@ -250,6 +251,7 @@ void RecordSession::loop(Running &r, SessionControl &control, const Callbacks &c
             r.paused = !r.paused;
             r.paused ? r.sampler->disable() : r.sampler->enable();
         }
+        announceTarget(r, callbacks, now);
         if (stats && now - r.lastStatsMono >= kStatsPeriodNs)
             reportStats(r, callbacks, now);
         if (ended(r, control, now))
@@ -308,6 +310,16 @@ bool RecordSession::ended(Running &r, const SessionControl &control, int64_t now
     return true;
 }
 
+void RecordSession::announceTarget(Running &r, const Callbacks &callbacks, int64_t now)
+{
+    // By the time the first live numbers are due, the launched program has called exec: /proc names its executable.
+    // No wake-up of its own: the loop wakes at least every kMaxWaitNs.
+    if (r.targetAnnounced || now - r.monoStart < kStatsPeriodNs)
+        return;
+    callbacks.consumers->setTarget(r.targetPid, std::string());
+    r.targetAnnounced = true;
+}
+
 void RecordSession::schedule(Running &r, int64_t now)
 {
     if (now < r.nextFlushMono)
@@ -336,10 +348,6 @@ void RecordSession::reportStats(Running &r, const Callbacks &callbacks, int64_t 
     stats.paused = r.paused;
     stats.targetPid = r.targetPid;
     stats.samplerDescription = r.summary.samplerDescription;
-    if (callbacks.upload && r.child && !r.uploadTargetRead) {
-        callbacks.upload->setTarget(r.targetPid);
-        r.uploadTargetRead = true;
-    }
     if (callbacks.onStats)
         callbacks.onStats(stats);
     r.lastStatsMono = now;

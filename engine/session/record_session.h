@@ -2,9 +2,9 @@
 
 #include "engine/common/result.h"
 #include "engine/flush/flush.h"
+#include "engine/flush/flush_consumers.h"
 #include "engine/session/sampler_factory.h"
 #include "engine/session/session_config.h"
-#include "engine/upload/session_uploader.h"
 
 #include <atomic>
 #include <cstdint>
@@ -15,9 +15,10 @@
 namespace emberline::engine {
 
 // A whole recording: launch or attach, take a sampler from the factory, unwind and record on the calling thread
-// (the session thread), flush every period through the exporter thread, and a final flush at the end. The GUI
-// runs it on its engine thread; `emberline record` runs it on the main thread; tests run it behind a fake or
-// replayed sampler (the factory).
+// (the session thread), flush every period through the exporter thread, and a final flush at the end. Each flush the
+// exporter wrote goes to the session's flush consumers (FlushConsumers: the uploader, the window's live stage,
+// `record`'s printer), which also learn the target. The GUI runs it on its engine thread; `emberline record` runs it
+// on the main thread; tests run it behind a fake or replayed sampler (the factory).
 //
 // Thread: run() on the session thread; `stop` may be set from any thread or a signal handler.
 class RecordSession {
@@ -26,17 +27,16 @@ public:
     using StatsCallback = std::function<void(const SessionStats &)>;
 
     struct Callbacks {
-        FlushCallback onFlush; // on the exporter thread, once per reported flush
         StatsCallback onStats; // on the session thread, about every 250 ms
-        // When set, every flush is submitted to it from the exporter thread as soon as it is written.
-        std::shared_ptr<SessionUploader> upload;
+        // Every reported flush goes to each of these on the exporter thread as soon as it is written; null: none.
+        std::shared_ptr<FlushConsumers> consumers;
     };
 
     // An empty factory means the system's sampler (openSystemSampler).
     explicit RecordSession(SessionConfig config, SamplerFactory samplerFactory = {});
     ~RecordSession();
     Result<SessionSummary> run(SessionControl &control, const Callbacks &callbacks);
-    // Stop-only form, for callers that neither pause nor watch live numbers.
+    // Stop-only form, for callers that neither pause nor watch live numbers: `onFlush` is the one flush consumer.
     Result<SessionSummary> run(const std::atomic<bool> &stop, FlushCallback onFlush = {});
 
 private:
@@ -49,6 +49,8 @@ private:
     void adaptStackCopy(Running &r, int64_t now);
     // Sets the summary's end reason and returns true when the session is over.
     bool ended(Running &r, const SessionControl &control, int64_t now);
+    // Tells the flush consumers the launched program's executable once it has run (the first live numbers are due).
+    void announceTarget(Running &r, const Callbacks &callbacks, int64_t now);
     // Hands the recorder's flush to the exporter when the flush period has passed.
     void schedule(Running &r, int64_t now);
     void reportStats(Running &r, const Callbacks &callbacks, int64_t now);

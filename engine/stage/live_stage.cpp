@@ -62,89 +62,52 @@ LiveStage::LiveStage(Options options, Publish publish)
     : m_options(std::move(options)), m_publish(std::move(publish)), m_frameCache(std::make_unique<FrameCache>()),
       m_trees(std::make_shared<LiveTrees>())
 {
-    m_thread = std::thread([this] { run(); });
+    m_worker.start({.batch = [this](std::vector<Job> &jobs) { runJobs(jobs); }});
 }
 
 LiveStage::~LiveStage()
 {
-    stop();
-    if (m_thread.joinable())
-        m_thread.join();
+    m_worker.stop(WorkerStop::Discard);
 }
 
 void LiveStage::addFlush(std::shared_ptr<const Flush> flush)
 {
-    {
-        std::lock_guard lock(m_mutex);
-        if (m_stopping)
-            return;
-        m_pendingFlushes.push_back(std::move(flush));
-        m_flushReceivedNs = clockNs(CLOCK_MONOTONIC);
-    }
-    m_wake.notify_one();
+    m_worker.post(Job{std::move(flush), clockNs(CLOCK_MONOTONIC), std::nullopt, 0});
 }
 
 uint64_t LiveStage::setView(LiveViewRequest request)
 {
-    uint64_t generation = 0;
-    {
-        std::lock_guard lock(m_mutex);
-        m_request = std::move(request);
-        generation = ++m_generation;
-    }
-    m_wake.notify_one();
+    std::lock_guard lock(m_viewMutex);
+    const uint64_t generation = ++m_generation;
+    m_worker.post(Job{nullptr, 0, std::move(request), generation});
     return generation;
 }
 
 void LiveStage::stop()
 {
-    {
-        std::lock_guard lock(m_mutex);
-        m_stopping = true;
-        m_pendingFlushes.clear();
-        m_doneGeneration = m_generation;
-    }
-    m_wake.notify_one();
-    m_idle.notify_all();
+    m_worker.requestStop(WorkerStop::Discard);
 }
 
 void LiveStage::waitUntilIdle()
 {
-    std::unique_lock lock(m_mutex);
-    m_idle.wait(lock, [&] {
-        return m_stopping || (m_pendingFlushes.empty() && m_generation == m_doneGeneration && !m_processing);
-    });
+    m_worker.waitIdle();
 }
 
-void LiveStage::run()
+void LiveStage::runJobs(std::vector<Job> &jobs)
 {
-    while (true) {
-        std::vector<std::shared_ptr<const Flush>> flushes;
-        LiveViewRequest request;
-        uint64_t generation = 0;
-        int64_t receivedNs = 0;
-        {
-            std::unique_lock lock(m_mutex);
-            const auto hasWork = [&] {
-                return m_stopping || !m_pendingFlushes.empty() || m_generation != m_doneGeneration;
-            };
-            m_wake.wait(lock, hasWork);
-            if (m_stopping)
-                return;
-            flushes.swap(m_pendingFlushes);
-            request = m_request;
-            generation = m_generation;
-            m_doneGeneration = generation;
-            receivedNs = m_flushReceivedNs;
-            m_processing = true;
+    std::vector<std::shared_ptr<const Flush>> flushes;
+    int64_t receivedNs = 0;
+    for (Job &job : jobs) {
+        if (job.flush) {
+            flushes.push_back(std::move(job.flush));
+            receivedNs = job.receivedNs;
         }
-        process(std::move(flushes), request, generation, receivedNs);
-        {
-            std::lock_guard lock(m_mutex);
-            m_processing = false;
+        if (job.request) {
+            m_request = std::move(*job.request);
+            m_requestGeneration = job.generation;
         }
-        m_idle.notify_all();
     }
+    process(std::move(flushes), m_request, m_requestGeneration, receivedNs);
 }
 
 void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, const LiveViewRequest &request,

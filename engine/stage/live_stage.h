@@ -1,23 +1,23 @@
 #pragma once
 
+#include "engine/analysis/analysis.h"
 #include "engine/common/heap_trimmer.h"
+#include "engine/common/worker.h"
 #include "engine/flush/flush.h"
-#include "engine/stage/live_compare.h"
-#include "engine/stage/live_heatmap.h"
+#include "engine/flush/flush_consumers.h"
 #include "engine/live/live_profile.h"
 #include "engine/live/live_selection.h"
-#include "engine/analysis/analysis.h"
+#include "engine/stage/live_compare.h"
+#include "engine/stage/live_heatmap.h"
 
 #include <QString>
 
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace emberline::engine {
@@ -58,15 +58,15 @@ struct LiveUpdate {
     std::string error; // a flush that could not be merged; the views keep what they show
 };
 
-// The live stage of a session: the exporter hands it each flush; it merges the flush into the live aggregate
-// (LiveProfile), derives the scope's profile and the timeline's buckets, and brings the session's call tree up to
-// date for the sample type the views show, all as one job on its own thread, and publishes one LiveUpdate per
-// job. Flushes that arrive while a job runs are merged together by the next one. A new view request (scope,
-// range, hidden threads, sample type) is a job of its own, on the same thread, so requests and flushes are never
-// derived twice or out of order.
+// The live stage of a session, one of its flush consumers: the exporter hands it each flush; it merges the flush
+// into the live aggregate (LiveProfile), derives the scope's profile and the timeline's buckets, and brings the
+// session's call tree up to date for the sample type the views show, all as one job on its own thread (a Worker
+// taking batches), and publishes one LiveUpdate per job. Flushes that arrive while a job runs are merged together by
+// the next one. A new view request (scope, range, hidden threads, sample type) is a job of its own, on the same
+// thread, so requests and flushes are never derived twice or out of order.
 //
 // Thread: addFlush() and setView() from any thread; the work and the publish callback on the stage's thread.
-class LiveStage {
+class LiveStage : public FlushConsumer {
 public:
     using Publish = std::function<void(std::shared_ptr<const LiveUpdate>)>;
     struct Options {
@@ -75,9 +75,9 @@ public:
     };
 
     LiveStage(Options options, Publish publish);
-    ~LiveStage(); // stop(), then waits for the job under way
+    ~LiveStage() override; // stop(), then waits for the job under way
 
-    void addFlush(std::shared_ptr<const Flush> flush);
+    void addFlush(std::shared_ptr<const Flush> flush) override;
     // Returns the request's generation; the update that answers it carries it.
     uint64_t setView(LiveViewRequest request);
     // Blocks until every flush and request handed in so far is published (or the stage is stopped).
@@ -87,7 +87,15 @@ public:
     void stop();
 
 private:
-    void run();
+    // A flush (with when it arrived) or a view request (with its generation), as queued for the stage's thread.
+    struct Job {
+        std::shared_ptr<const Flush> flush;
+        int64_t receivedNs = 0; // CLOCK_MONOTONIC
+        std::optional<LiveViewRequest> request;
+        uint64_t generation = 0;
+    };
+    // Everything queued since the last job, as one job: its flushes under the newest request.
+    void runJobs(std::vector<Job> &jobs);
     void process(std::vector<std::shared_ptr<const Flush>> flushes, const LiveViewRequest &request, uint64_t generation,
                  int64_t receivedNs);
     void derive(LiveUpdate &update, const std::shared_ptr<const LoadedProfile> &loaded);
@@ -103,18 +111,12 @@ private:
     LiveFlushSides m_flushSides; // the flushes' sides of the compare modes, each derived once
     std::shared_ptr<const LiveSnapshot> m_snapshot;
     HeapTrimmer m_heapTrimmer;
-    int64_t m_flushReceivedNs = 0;
+    LiveViewRequest m_request; // the newest request taken in
+    uint64_t m_requestGeneration = 0;
 
-    std::mutex m_mutex;
-    std::condition_variable m_wake;
-    std::vector<std::shared_ptr<const Flush>> m_pendingFlushes;
-    LiveViewRequest m_request;
+    std::mutex m_viewMutex; // numbers the requests in the order they are queued
     uint64_t m_generation = 0;
-    uint64_t m_doneGeneration = 0;
-    bool m_processing = false;
-    bool m_stopping = false;
-    std::condition_variable m_idle;
-    std::thread m_thread;
+    Worker<Job> m_worker{{"live stage"}}; // last: it stops before what it uses goes
 };
 
 } // namespace emberline::engine

@@ -98,13 +98,7 @@ DebuginfodFetcher::DebuginfodFetcher() = default;
 
 DebuginfodFetcher::~DebuginfodFetcher()
 {
-    {
-        std::lock_guard lock(m_mutex);
-        m_stopping = true;
-    }
-    m_wake.notify_all();
-    if (m_thread.joinable())
-        m_thread.join();
+    m_worker.stop(WorkerStop::Discard);
 }
 
 bool DebuginfodFetcher::request(const std::string &buildId, const std::string &module)
@@ -112,14 +106,20 @@ bool DebuginfodFetcher::request(const std::string &buildId, const std::string &m
     if (buildId.empty())
         return false;
     std::lock_guard lock(m_mutex);
-    if (m_stopping || m_fetches.contains(buildId))
+    if (m_worker.stopRequested() || m_fetches.contains(buildId))
         return false;
     m_fetches[buildId].state = DebuginfodState::Waiting;
-    m_queue.push_back(buildId);
+    m_worker.post(buildId);
     qCInfo(lcSymbols, "asking debuginfod for the debug file of %s (build id %s)", module.c_str(), buildId.c_str());
-    if (!m_thread.joinable())
-        m_thread = std::thread([this] { run(); });
-    m_wake.notify_one();
+    if (!m_worker.started()) {
+        m_worker.start({.item = [this](std::string &id) { download(id); },
+                        .finished =
+                            [this](std::vector<std::string> &) {
+                                // Whatever was still queued stays Waiting: the session has ended.
+                                if (m_client != nullptr)
+                                    debuginfod_end(m_client);
+                            }});
+    }
     return true;
 }
 
@@ -138,9 +138,7 @@ std::vector<std::pair<std::string, std::string>> DebuginfodFetcher::takeFound()
 
 bool DebuginfodFetcher::waitIdle(int timeoutMs)
 {
-    std::unique_lock lock(m_mutex);
-    return m_idle.wait_for(lock, std::chrono::milliseconds(timeoutMs),
-                           [this] { return m_queue.empty() && m_current.empty(); });
+    return m_worker.waitIdle(std::chrono::milliseconds(timeoutMs));
 }
 
 std::string DebuginfodFetcher::cacheDirectory()
@@ -181,7 +179,7 @@ int DebuginfodFetcher::progress(::debuginfod_client *client, long bytes, long to
         if (total > 0)
             it->second.totalBytes = total;
     }
-    return self->m_stopping ? 1 : 0; // non-zero cancels the transfer
+    return self->m_worker.stopRequested() ? 1 : 0; // non-zero cancels the transfer
 }
 
 Result<std::string> DebuginfodFetcher::fetch(::debuginfod_client *client, const std::string &buildId)
@@ -207,48 +205,37 @@ Result<std::string> DebuginfodFetcher::fetch(::debuginfod_client *client, const 
     return found;
 }
 
-void DebuginfodFetcher::run()
+void DebuginfodFetcher::download(const std::string &buildId)
 {
-    ::debuginfod_client *client = debuginfod_begin();
-    if (client != nullptr) {
-        debuginfod_set_user_data(client, this);
-        debuginfod_set_progressfn(client, &DebuginfodFetcher::progress);
-    }
-    std::unique_lock lock(m_mutex);
-    while (true) {
-        m_wake.wait(lock, [this] { return m_stopping || !m_queue.empty(); });
-        if (m_stopping)
-            break;
-        m_current = m_queue.front();
-        m_queue.pop_front();
-        const std::string buildId = m_current;
-        lock.unlock();
-        Result<std::string> fetched =
-            client != nullptr ? fetch(client, buildId)
-                              : Result<std::string>(makeError(Error::Code::Internal, "the client could not start"));
-        lock.lock();
-        DebuginfodStatus &status = m_fetches[buildId];
-        if (fetched) {
-            status.state = DebuginfodState::Found;
-            status.path = fetched.value();
-            m_found.emplace_back(buildId, fetched.value());
-            qCInfo(lcSymbols, "debuginfod gave build id %s: %s", buildId.c_str(), status.path.c_str());
-        } else {
-            status.state =
-                fetched.error().code == Error::Code::Unsupported ? DebuginfodState::NotFound : DebuginfodState::Failed;
-            status.error = fetched.error().message;
-            qCInfo(lcSymbols, "debuginfod, build id %s: %s", buildId.c_str(), status.error.c_str());
+    if (!m_clientBegun) {
+        m_clientBegun = true;
+        m_client = debuginfod_begin();
+        if (m_client != nullptr) {
+            debuginfod_set_user_data(m_client, this);
+            debuginfod_set_progressfn(m_client, &DebuginfodFetcher::progress);
         }
-        m_current.clear();
-        if (m_queue.empty())
-            m_idle.notify_all();
     }
-    // Whatever was still queued stays Waiting: the session has ended.
+    {
+        std::lock_guard lock(m_mutex);
+        m_current = buildId;
+    }
+    Result<std::string> fetched =
+        m_client != nullptr ? fetch(m_client, buildId)
+                            : Result<std::string>(makeError(Error::Code::Internal, "the client could not start"));
+    std::lock_guard lock(m_mutex);
+    DebuginfodStatus &status = m_fetches[buildId];
+    if (fetched) {
+        status.state = DebuginfodState::Found;
+        status.path = fetched.value();
+        m_found.emplace_back(buildId, fetched.value());
+        qCInfo(lcSymbols, "debuginfod gave build id %s: %s", buildId.c_str(), status.path.c_str());
+    } else {
+        status.state =
+            fetched.error().code == Error::Code::Unsupported ? DebuginfodState::NotFound : DebuginfodState::Failed;
+        status.error = fetched.error().message;
+        qCInfo(lcSymbols, "debuginfod, build id %s: %s", buildId.c_str(), status.error.c_str());
+    }
     m_current.clear();
-    m_idle.notify_all();
-    lock.unlock();
-    if (client != nullptr)
-        debuginfod_end(client);
 }
 
 } // namespace emberline::engine

@@ -1,13 +1,11 @@
 #pragma once
 
 #include "engine/common/result.h"
+#include "engine/common/worker.h"
 #include "engine/health/unwind_health.h"
 
-#include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -24,8 +22,8 @@ namespace emberline::engine {
 // id is asked for once per fetcher, whatever the answer.
 //
 // Thread: request(), status(), takeFound() and waitIdle() from one owner thread (the exporter's Symbolizer);
-// downloads on the fetcher's own thread, started at the first request. The destructor cancels a download in
-// progress and joins.
+// downloads on the fetcher's own thread (a Worker), started at the first request. The destructor cancels a download
+// in progress and joins.
 class DebuginfodFetcher {
 public:
     DebuginfodFetcher();
@@ -50,19 +48,18 @@ public:
     static std::string cacheDirectory();
 
 private:
-    void run();
+    void download(const std::string &buildId);
     Result<std::string> fetch(::debuginfod_client *client, const std::string &buildId);
     static int progress(::debuginfod_client *client, long bytes, long total);
 
     mutable std::mutex m_mutex;
-    std::condition_variable m_wake;
-    std::condition_variable m_idle;
-    std::deque<std::string> m_queue;
     std::unordered_map<std::string, DebuginfodStatus> m_fetches;
     std::vector<std::pair<std::string, std::string>> m_found;
     std::string m_current; // the build id being downloaded, "" between downloads
-    bool m_stopping = false;
-    std::thread m_thread;
+    // The fetcher thread's own: begun at its first download, ended when it stops.
+    ::debuginfod_client *m_client = nullptr;
+    bool m_clientBegun = false;
+    Worker<std::string> m_worker{{"debuginfod"}}; // last: it stops before what it uses goes
 };
 
 } // namespace emberline::engine

@@ -37,7 +37,7 @@ void SessionUploader::setTarget(int pid, const std::string &executable)
         m_target.executable = std::move(exe);
 }
 
-void SessionUploader::submit(const std::shared_ptr<const Flush> &flush)
+void SessionUploader::addFlush(std::shared_ptr<const Flush> flush)
 {
     if (!m_submitting.load() || m_finished.load())
         return;
@@ -46,7 +46,7 @@ void SessionUploader::submit(const std::shared_ptr<const Flush> &flush)
         std::lock_guard lock(m_mutex);
         target = m_target;
     }
-    m_uploader->submit(flush, target); // only locks and queues
+    m_uploader->submit(std::move(flush), target); // only locks and queues
 }
 
 bool SessionUploader::finish(std::chrono::milliseconds deadline)

@@ -2,6 +2,7 @@
 
 #include "engine/common/result.h"
 #include "engine/flush/flush.h"
+#include "engine/flush/flush_consumers.h"
 #include "engine/upload/uploader.h"
 
 #include <atomic>
@@ -11,23 +12,23 @@
 
 namespace emberline::engine {
 
-// The upload side of one recording, fed by the engine itself: the session's exporter thread submits each flush
-// as it is written (RecordSession), in `emberline record` and in the window alike, so no flush waits for a GUI
-// thread on its way to Datadog. It knows the target (its pid keys runtime-id and profile_seq; its executable is
-// the user's code in code provenance). Submitting can be paused and resumed while the session runs; flushes made
-// meanwhile are kept on disk only.
+// The upload side of one recording, fed by the engine itself: one of the session's flush consumers (FlushConsumers),
+// so the exporter thread submits each flush as it is written, in `emberline record` and in the window alike, and no
+// flush waits for a GUI thread on its way to Datadog. The session tells it the target (its pid keys runtime-id and
+// profile_seq; its executable is the user's code in code provenance). Submitting can be paused and resumed while the
+// session runs; flushes made meanwhile are kept on disk only.
 //
 // Thread: every member may be called from any thread. The uploader's record callback runs on its own thread.
-class SessionUploader {
+class SessionUploader : public FlushConsumer {
 public:
     // Fails when the settings name no usable endpoint.
     static Result<std::shared_ptr<SessionUploader>> create(UploadSettings settings, Uploader::RecordCallback onRecord);
 
     // The target's pid and executable; without an executable it is read from /proc (a launched program only once
     // it has called exec).
-    void setTarget(int pid, const std::string &executable = {});
+    void setTarget(int pid, const std::string &executable) override;
     // Queues the flush unless submitting is paused or the session has finished; never waits on the network.
-    void submit(const std::shared_ptr<const Flush> &flush);
+    void addFlush(std::shared_ptr<const Flush> flush) override;
     void setSubmitting(bool on) { m_submitting.store(on); }
     bool isSubmitting() const { return m_submitting.load(); }
     // Lets the queue drain for up to `deadline`, then stops; nothing is submitted afterwards.

@@ -40,10 +40,12 @@ Result<std::unique_ptr<Uploader>> Uploader::create(UploadSettings settings, Reco
 
 Uploader::Uploader(UploadSettings settings, UploadEndpoint endpoint, RecordCallback onRecord)
     : m_settings(std::move(settings)), m_endpoint(std::move(endpoint)), m_onRecord(std::move(onRecord)),
-      m_tags(TagBuilder::Identity{m_settings.service, m_settings.env, m_settings.version, {}, m_settings.tags})
+      m_tags(TagBuilder::Identity{m_settings.service, m_settings.env, m_settings.version, {}, m_settings.tags}),
+      m_worker({"uploader", std::max<size_t>(1, m_settings.queueCapacity)})
 {
     qCInfo(lcUpload, "uploading to %s", m_endpoint.describe().c_str());
-    m_thread = std::thread([this] { run(); });
+    m_worker.start(
+        {.item = [this](Job &job) { upload(job); }, .finished = [this](std::vector<Job> &left) { cancelLeft(left); }});
 }
 
 Uploader::~Uploader()
@@ -53,14 +55,7 @@ Uploader::~Uploader()
 
 void Uploader::stopNow()
 {
-    {
-        std::lock_guard lock(m_mutex);
-        m_stopping = true;
-    }
-    m_cancel = true;
-    m_wake.notify_all();
-    if (m_thread.joinable())
-        m_thread.join();
+    m_worker.stop(WorkerStop::Discard);
 }
 
 void Uploader::submit(std::shared_ptr<const Flush> flush, const UploadTarget &target)
@@ -69,39 +64,30 @@ void Uploader::submit(std::shared_ptr<const Flush> flush, const UploadTarget &ta
         return; // a short final flush: its samples stay local (in the session's profile and folder)
     std::shared_ptr<UploadRecord> dropped;
     {
+        // Under the lock, so that the sequence of the tags is the order of the queue.
         std::lock_guard lock(m_mutex);
         ++m_counters.submitted;
-        Job job{flush, target, m_tags.nextFlushTags(target.pid, defaultServiceOf(target, *flush)), wallClockNs()};
-        if (m_stopping) {
+        Worker<Job>::Posted posted = m_worker.post(
+            Job{flush, target, m_tags.nextFlushTags(target.pid, defaultServiceOf(target, *flush)), wallClockNs()});
+        if (!posted.queued) {
             ++m_counters.cancelled;
-            dropped = recordFor(job);
+            dropped = recordFor(*posted.dropped);
             dropped->outcome = UploadOutcome::Cancelled;
             dropped->message = "the uploader has stopped";
-        } else {
-            if (m_queue.size() >= std::max<size_t>(1, m_settings.queueCapacity)) {
-                ++m_counters.dropped;
-                dropped = recordFor(m_queue.front());
-                dropped->outcome = UploadOutcome::Dropped;
-                dropped->message = "the upload queue was full (" +
-                                   std::to_string(m_settings.queueCapacity) +
-                                   " flushes waiting), so the oldest was dropped; the local copy is kept";
-                m_queue.pop_front();
-            }
-            m_queue.push_back(std::move(job));
+        } else if (posted.dropped) {
+            dropped = recordFor(*posted.dropped);
+            dropped->outcome = UploadOutcome::Dropped;
+            dropped->message = "the upload queue was full (" + std::to_string(m_settings.queueCapacity) +
+                               " flushes waiting), so the oldest was dropped; the local copy is kept";
         }
     }
-    m_wake.notify_one();
     if (dropped)
         report(std::move(dropped));
 }
 
 bool Uploader::finish(std::chrono::milliseconds deadline)
 {
-    bool drained = false;
-    {
-        std::unique_lock lock(m_mutex);
-        drained = m_idle.wait_for(lock, deadline, [this] { return m_queue.empty() && !m_busy; });
-    }
+    const bool drained = m_worker.waitIdle(deadline);
     stopNow();
     return drained;
 }
@@ -109,37 +95,23 @@ bool Uploader::finish(std::chrono::milliseconds deadline)
 UploaderCounters Uploader::counters() const
 {
     std::lock_guard lock(m_mutex);
-    return m_counters;
+    UploaderCounters counters = m_counters;
+    counters.dropped = m_worker.dropped(); // only submit() drops, under the same lock
+    return counters;
 }
 
-void Uploader::run()
+void Uploader::cancelLeft(std::vector<Job> &left)
 {
-    std::unique_lock lock(m_mutex);
-    while (true) {
-        m_wake.wait(lock, [this] { return m_stopping || !m_queue.empty(); });
-        if (m_stopping)
-            break;
-        Job job = std::move(m_queue.front());
-        m_queue.pop_front();
-        m_busy = true;
-        lock.unlock();
-        upload(job);
-        lock.lock();
-        m_busy = false;
-        m_idle.notify_all();
+    {
+        std::lock_guard lock(m_mutex);
+        m_counters.cancelled += left.size();
     }
-    // Whatever is still waiting was never tried.
-    std::deque<Job> left;
-    left.swap(m_queue);
-    m_counters.cancelled += left.size();
-    lock.unlock();
     for (const Job &job : left) {
         auto record = recordFor(job);
         record->outcome = UploadOutcome::Cancelled;
         record->message = "the session ended before its turn came; the local copy is kept";
         report(std::move(record));
     }
-    m_idle.notify_all();
 }
 
 std::shared_ptr<UploadRecord> Uploader::recordFor(const Job &job) const
@@ -189,7 +161,7 @@ void Uploader::sendWithRetries(const UploadPayload &payload, UploadRecord &recor
     for (int attempt = 1; attempt <= maxAttempts; ++attempt) {
         record.attempts = attempt;
         const HttpResult r = postPayload(m_endpoint, headers, payload, m_settings.timeoutMs,
-                                         m_settings.connectTimeoutMs, &m_cancel);
+                                         m_settings.connectTimeoutMs, &m_worker.stopFlag());
         record.httpStatus = r.status;
         record.requestLatencyNs = r.latencyNs;
         if (!r.networkError && r.status >= 200 && r.status < 300) {
@@ -233,8 +205,7 @@ bool Uploader::waitBackoff(int attempt)
     thread_local std::minstd_rand rng{std::random_device{}()};
     const int base = m_settings.backoffMs << std::min(attempt - 1, 5);
     const auto wait = std::chrono::milliseconds(base + static_cast<int>(rng() % static_cast<unsigned>(base / 4 + 1)));
-    std::unique_lock lock(m_mutex);
-    return !m_wake.wait_for(lock, wait, [this] { return m_stopping; });
+    return m_worker.sleepUnlessStopped(wait);
 }
 
 void Uploader::report(std::shared_ptr<UploadRecord> record)

@@ -1,20 +1,18 @@
 #pragma once
 
 #include "engine/common/result.h"
+#include "engine/common/worker.h"
 #include "engine/flush/flush.h"
 #include "engine/upload/tags.h"
 #include "engine/upload/upload_payload.h"
 #include "engine/upload/upload_record.h"
 #include "engine/upload/upload_settings.h"
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
+#include <vector>
 
 namespace emberline::engine {
 
@@ -25,8 +23,8 @@ struct UploadTarget {
     std::string executable;
 };
 
-// Sends every submitted flush to Datadog from its own thread (except a short final flush, Flush::upload false,
-// which it leaves out without a record, as Datadog's profilers do). submit() never waits on the network: it
+// Sends every submitted flush to Datadog from its own thread, a Worker (except a short final flush, Flush::upload
+// false, which it leaves out without a record, as Datadog's profilers do). submit() never waits on the network: it
 // assigns the flush's tags (profile_seq in submission order), queues it and returns. The queue is bounded:
 // when it is full the oldest waiting flush is dropped and reported as Dropped. Each request has a total
 // timeout; network errors and 5xx answers are retried a few times with doubling backoff, 4xx answers are not.
@@ -58,8 +56,9 @@ private:
         int64_t queuedAtNs = 0;
     };
     Uploader(UploadSettings settings, UploadEndpoint endpoint, RecordCallback onRecord);
-    void run();
     void upload(Job &job);
+    // The jobs a stop left in the queue: never tried.
+    void cancelLeft(std::vector<Job> &left);
     void sendWithRetries(const UploadPayload &payload, UploadRecord &record);
     bool waitBackoff(int attempt);
     void report(std::shared_ptr<UploadRecord> record);
@@ -71,15 +70,11 @@ private:
     RecordCallback m_onRecord;
     TagBuilder m_tags;
 
-    mutable std::mutex m_mutex;
-    std::condition_variable m_wake; // the worker waits for jobs or stop
-    std::condition_variable m_idle; // finish() waits for an empty queue and an idle worker
-    std::deque<Job> m_queue;
-    bool m_busy = false;
-    bool m_stopping = false;
-    std::atomic<bool> m_cancel{false}; // aborts a transfer in progress
+    mutable std::mutex m_mutex; // the tags' sequence and the counters (but dropped: the worker counts those)
     UploaderCounters m_counters;
-    std::thread m_thread;
+    // The queue, bounded by the settings' capacity; its stop flag aborts a transfer in progress. Last: it stops
+    // before what it uses goes.
+    Worker<Job> m_worker;
 };
 
 int64_t wallClockNs();

@@ -73,10 +73,11 @@ Run runProfiled(double seconds, int frequency, const std::string &uploadUrl)
     engine::SessionControl control;
     engine::RecordSession::Callbacks callbacks;
     callbacks.onStats = [&](const engine::SessionStats &s) { pid = s.targetPid; };
-    callbacks.onFlush = [&](std::shared_ptr<const engine::Flush> f) {
+    callbacks.consumers = std::make_shared<engine::FlushConsumers>();
+    callbacks.consumers->add([&](std::shared_ptr<const engine::Flush> f) {
         if (uploader)
             uploader->submit(f, engine::UploadTarget{pid.load(), kTarget});
-    };
+    });
     const std::string outPath = dir.filePath(QStringLiteral("stdout.txt")).toStdString();
     std::fflush(stdout);
     const int saved = dup(1);

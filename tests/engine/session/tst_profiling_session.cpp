@@ -47,14 +47,21 @@ private Q_SLOTS:
         ProfilingSession session(config);
         QSignalSpy started(&session, &ProfilingSession::started);
         QSignalSpy stats(&session, &ProfilingSession::statsUpdated);
-        QSignalSpy flushes(&session, &ProfilingSession::flushReady);
+        // The flushes reach this thread inside the live updates, each once, in sequence.
+        std::vector<std::shared_ptr<const Flush>> flushes;
+        connect(&session, &ProfilingSession::liveUpdated, this, [&](std::shared_ptr<const LiveUpdate> update) {
+            flushes.insert(flushes.end(), update->flushes.begin(), update->flushes.end());
+        });
         QSignalSpy finished(&session, &ProfilingSession::finished);
         session.start();
         QCOMPARE(session.state(), ProfilingSession::State::Running);
         QVERIFY(started.wait(5000));
-        QTRY_VERIFY_WITH_TIMEOUT(flushes.count() >= 2, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(flushes.size() >= 2, 10000);
         QVERIFY(stats.count() > 0);
-        const auto flush = flushes.at(0).at(0).value<std::shared_ptr<const Flush>>();
+        QCOMPARE(session.flushesReceived(), uint32_t(flushes.size()));
+        for (size_t i = 0; i < flushes.size(); ++i)
+            QCOMPARE(flushes[i]->sequence, uint32_t(i + 1));
+        const auto flush = flushes.front();
         QVERIFY(flush && flush->profile && flush->profile->sampleCount() > 0);
         QElapsedTimer timer;
         timer.start();

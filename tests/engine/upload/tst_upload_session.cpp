@@ -1,5 +1,6 @@
 // End to end: a real target (cpu_split) profiled by the real sampler with a 1 s flush period while the
-// uploader sends every flush to a loopback receiver; each request must be what Datadog expects and hold the
+// session's uploader (a SessionUploader among the session's flush consumers, as `record --upload` and the window
+// have it) sends every flush to a loopback receiver; each request must be what Datadog expects and hold the
 // target's hot function and the right tags.
 
 #include "tests/engine/session/perf_guard.h"
@@ -8,7 +9,7 @@
 #include "tests/engine/upload/upload_test_support.h"
 
 #include "engine/session/record_session.h"
-#include "engine/upload/uploader.h"
+#include "engine/upload/session_uploader.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -29,7 +30,7 @@ private Q_SLOTS:
         RecordSink sink;
         UploadSettings settings = loopbackSettings(server.url());
         settings.service.clear(); // the default: the target's executable name
-        auto uploader = Uploader::create(settings, sink.callback());
+        auto uploader = SessionUploader::create(settings, sink.callback());
         QVERIFY(uploader.ok());
 
         QTemporaryDir dir;
@@ -44,11 +45,13 @@ private Q_SLOTS:
         RecordSession session(config);
         RecordSession::Callbacks callbacks;
         callbacks.onStats = [&](const SessionStats &s) { targetPid = s.targetPid; };
-        callbacks.onFlush = [&](std::shared_ptr<const Flush> f) {
+        // The session tells the uploader the target (pid, then the executable /proc names once it has run).
+        callbacks.consumers = std::make_shared<FlushConsumers>();
+        callbacks.consumers->add(uploader.value());
+        callbacks.consumers->add([&](std::shared_ptr<const Flush> f) {
             if (f->upload)
                 ++flushes;
-            uploader.value()->submit(f, UploadTarget{targetPid.load(), target});
-        };
+        });
         auto result = session.run(control, callbacks);
         QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
         QVERIFY(uploader.value()->finish(std::chrono::seconds(20)));

@@ -57,8 +57,10 @@ private Q_SLOTS:
         LiveSessionView *view = window.startSession(config);
         QVERIFY(view);
         std::vector<std::shared_ptr<const engine::Flush>> received;
-        connect(view->session(), &engine::ProfilingSession::flushReady, this,
-                [&](std::shared_ptr<const engine::Flush> f) { received.push_back(std::move(f)); });
+        connect(view->session(), &engine::ProfilingSession::liveUpdated, this,
+                [&](std::shared_ptr<const engine::LiveUpdate> u) {
+                    received.insert(received.end(), u->flushes.begin(), u->flushes.end());
+                });
         QSignalSpy ended(view, &LiveSessionView::sessionEnded);
         QVERIFY(ended.wait(60000));
         QVERIFY(waitSettled(view));

@@ -64,8 +64,7 @@ private Q_SLOTS:
         QVERIFY(view);
         QAbstractItemModelTester threadTester(view->timeline()->threadModel(),
                                               QAbstractItemModelTester::FailureReportingMode::QtTest);
-        QSignalSpy flushes(view->session(), &engine::ProfilingSession::flushReady);
-        QTRY_VERIFY_WITH_TIMEOUT(flushes.count() >= 2, 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(view->session()->flushesReceived() >= 2, 15000);
         QVERIFY(waitSettled(view));
         QVERIFY(flameTotal(view, "hot_sixty") > 0);
         QVERIFY(tableHas(view, QStringLiteral("hot_sixty")));
@@ -76,8 +75,8 @@ private Q_SLOTS:
         flame->zoomTo(flame->layout().largestNodeNamed("hot_sixty"));
         flame->setSearch(QStringLiteral("warm"));
         const int64_t rootBefore = flame->layout().tree()->total();
-        const qsizetype seen = flushes.count();
-        QTRY_VERIFY_WITH_TIMEOUT(flushes.count() > seen, 5000);
+        const uint32_t seen = view->session()->flushesReceived();
+        QTRY_VERIFY_WITH_TIMEOUT(view->session()->flushesReceived() > seen, 5000);
         QVERIFY(QTest::qWaitFor([&] { return settled(view) && flame->layout().tree()->total() > rootBefore; }, 15000));
         QCOMPARE(flame->layout().nodeName(flame->layout().zoomNode()), QStringLiteral("hot_sixty"));
         QCOMPARE(flame->layout().search(), QStringLiteral("warm"));
@@ -102,8 +101,7 @@ private Q_SLOTS:
         window.show();
         LiveSessionView *view = launchFromDialog(window, targetPath("deep_stack"), QStringLiteral("30"));
         QVERIFY(view);
-        QSignalSpy flushes(view->session(), &engine::ProfilingSession::flushReady);
-        QTRY_VERIFY_WITH_TIMEOUT(flushes.count() >= 1, 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(view->session()->flushesReceived() >= 1, 15000);
         QVERIFY(waitSettled(view));
         UnwindHealthModel *model = view->health()->model();
         QTRY_VERIFY_WITH_TIMEOUT(model->rowCount() > 0, 5000);
@@ -170,13 +168,13 @@ private Q_SLOTS:
         LiveSessionView *view = launchFromDialog(window, targetPath("phases"), QStringLiteral("4"));
         QVERIFY(view);
         QSignalSpy ended(view, &LiveSessionView::sessionEnded);
-        QSignalSpy flushes(view->session(), &engine::ProfilingSession::flushReady);
-        QTRY_VERIFY_WITH_TIMEOUT(flushes.count() >= 1, 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(view->session()->flushesReceived() >= 1, 15000);
         ProfileExplorer *explorer = view->explorer();
         explorer->addTransform({engine::Transform::Kind::Focus, "^phase_one$"});
         QVERIFY(ended.wait(20000));
         QVERIFY(waitSettled(view));
-        QVERIFY2(flushes.count() >= 3, qPrintable(QString::number(flushes.count())));
+        QVERIFY2(view->session()->flushesReceived() >= 3,
+                 qPrintable(QString::number(view->session()->flushesReceived())));
         QCOMPARE(explorer->shape().transforms.size(), size_t(1));
         QVERIFY(explorer->message().isEmpty());
         QVERIFY(explorer->analysis()->loaded->original); // drawn from the transformed profile
@@ -220,8 +218,7 @@ private Q_SLOTS:
         QVERIFY(QTest::qWaitFor([&] { return !dialog->isVisible(); }, 10000));
         LiveSessionView *view = window.currentLiveView();
         QVERIFY(view);
-        QSignalSpy flushes(view->session(), &engine::ProfilingSession::flushReady);
-        QTRY_VERIFY_WITH_TIMEOUT(flushes.count() >= 2, 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(view->session()->flushesReceived() >= 2, 15000);
         QVERIFY(waitSettled(view));
         QVERIFY(flameTotal(view, "alpha_work") > 0);
         LiveThreadModel *threads = view->timeline()->threadModel();
@@ -280,8 +277,7 @@ private Q_SLOTS:
         window->startSession(config);
         LiveSessionView *view = window->currentLiveView();
         QVERIFY(view);
-        QSignalSpy flushes(view->session(), &engine::ProfilingSession::flushReady);
-        QTRY_VERIFY_WITH_TIMEOUT(flushes.count() >= 2, 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(view->session()->flushesReceived() >= 2, 15000);
         const QString folder = view->sessionDirectory();
 
         QVERIFY(window->close());
