@@ -1,5 +1,6 @@
 #include "engine/import/perf_script_file_reader.h"
 
+#include "engine/common/fd_closer.h"
 #include "engine/import/perf_script_reader.h"
 #include "engine/import/text_format.h"
 #include "engine/import/text_parts.h"
@@ -23,14 +24,6 @@ namespace {
 
 constexpr uint64_t kMinPartBytes = 16u << 20;
 constexpr size_t kMaxParts = 8;
-
-struct FileCloser {
-    explicit FileCloser(int descriptor) : fd(descriptor) {}
-    FileCloser(const FileCloser &) = delete;
-    FileCloser &operator=(const FileCloser &) = delete;
-    ~FileCloser() { ::close(fd); }
-    int fd;
-};
 
 // One part: its parser and how its reading ended. A thread that fails raises `stop` for the others.
 struct Part {
@@ -115,7 +108,7 @@ Result<Profile> readPerfScriptFileInParts(const std::string &path, const PprofRe
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return makeError(Error::Code::Io, path + ": cannot be opened: " + std::strerror(errno));
-    const FileCloser closer(fd);
+    const FdCloser closer(fd);
     struct stat st{};
     if (::fstat(fd, &st) != 0)
         return makeError(Error::Code::Io, path + ": cannot be read: " + std::strerror(errno));

@@ -1,5 +1,6 @@
 #include "engine/import/text_format.h"
 
+#include "engine/common/fd_closer.h"
 #include "engine/import/perf_script_reader.h"
 
 #include <algorithm>
@@ -18,14 +19,6 @@ namespace emberline::engine {
 namespace {
 
 constexpr size_t kMaxLineBytes = 1u << 20;
-
-struct FileCloser {
-    explicit FileCloser(int descriptor) : fd(descriptor) {}
-    int fd;
-    FileCloser(const FileCloser &) = delete;
-    FileCloser &operator=(const FileCloser &) = delete;
-    ~FileCloser() { ::close(fd); }
-};
 
 bool startsWith(std::string_view s, std::string_view prefix)
 {
@@ -139,7 +132,7 @@ Status readTextLines(const std::string &path, const std::function<Status(std::st
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return makeError(Error::Code::Io, path + ": cannot be opened: " + std::strerror(errno));
-    const FileCloser closer{fd};
+    const FdCloser closer{fd};
     struct stat st{};
     const uint64_t size = ::fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
