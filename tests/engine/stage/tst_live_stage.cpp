@@ -2,7 +2,7 @@
 // timeline's buckets and the analysis the views show; requests answered with their generation.
 #include "engine/stage/live_stage.h"
 
-#include "synthetic_flush.h"
+#include "tests/engine/live/synthetic_flush.h"
 
 #include <QTest>
 

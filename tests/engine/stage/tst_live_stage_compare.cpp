@@ -4,7 +4,7 @@
 #include "engine/stage/live_stage.h"
 #include "engine/model/sample_filter.h"
 
-#include "synthetic_flush.h"
+#include "tests/engine/live/synthetic_flush.h"
 
 #include <QTest>
 
