@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <utility>
 
 namespace emberline::app {
 namespace {
@@ -39,7 +40,8 @@ engine::Result<engine::Profile> loadTransformed(const std::string &path, const R
     return engine::applyTransforms(profile.value(), r.transforms);
 }
 
-engine::Result<std::string> buildOutput(const engine::Profile &profile, const ReportRequest &r)
+// The report asked for; a comparison takes the profile over.
+engine::Result<std::string> buildOutput(engine::Profile profile, const ReportRequest &r)
 {
     if (r.list) {
         engine::ListOptions list;
@@ -68,7 +70,7 @@ engine::Result<std::string> buildOutput(const engine::Profile &profile, const Re
         return engine::makeError(base.error().code, "base: " + base.error().message);
     engine::ReportOptions options = r.options;
     options.baseFileName = r.base;
-    return engine::buildDiffReport(profile, base.value(), options);
+    return engine::buildDiffReport(std::move(profile), std::move(base).value(), options);
 }
 
 } // namespace
@@ -80,7 +82,7 @@ int runReportRequest(const ReportRequest &request)
         std::fprintf(stderr, "emberline report: %s\n", profile.error().message.c_str());
         return 1;
     }
-    auto output = buildOutput(profile.value(), request);
+    auto output = buildOutput(std::move(profile).value(), request);
     if (!output) {
         std::fprintf(stderr, "emberline report: %s\n", output.error().message.c_str());
         return 1;

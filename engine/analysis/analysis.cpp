@@ -10,6 +10,17 @@
 
 namespace emberline::engine {
 
+std::shared_ptr<const LoadedProfile> makeLoadedProfile(Profile profile, QString path)
+{
+    auto loaded = std::make_shared<LoadedProfile>();
+    loaded->path = std::move(path);
+    loaded->profile = std::make_shared<const Profile>(std::move(profile));
+    loaded->frames = std::make_shared<const FrameTable>(*loaded->profile);
+    loaded->threads = std::make_shared<const ThreadIndex>(*loaded->profile);
+    loaded->totals = loaded->profile->totals();
+    return loaded;
+}
+
 std::vector<int64_t> weightedValuesPerStack(const Profile &profile, int sampleType,
                                             const std::vector<uint8_t> &mask, const std::vector<float> &weights,
                                             const std::atomic<bool> *cancel)

@@ -62,6 +62,10 @@ struct LoadedProfile {
     std::vector<Transform> transformedBy;
 };
 
+// A profile already in memory (`emberline report --base`, a test) as a LoadedProfile: its frames, threads and
+// totals. frameNames stays null (they are for drawing; a comparison makes its own).
+std::shared_ptr<const LoadedProfile> makeLoadedProfile(Profile profile, QString path = {});
+
 // Sum of one sample type per interned stack, each sample scaled by its weight; samples the mask drops and
 // samples of weight 0 count nothing.
 std::vector<int64_t> weightedValuesPerStack(const Profile &profile, int sampleType,

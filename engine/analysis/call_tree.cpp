@@ -1,5 +1,6 @@
 #include "engine/analysis/call_tree.h"
 
+#include "engine/analysis/valued_stacks.h"
 #include "engine/common/flat_hash.h"
 #include "engine/common/vector_room.h"
 
@@ -63,12 +64,7 @@ std::optional<CallTree> CallTree::build(const Profile &profile, const FrameTable
     std::vector<uint32_t> path;
     const StackTable &stacks = profile.stacks();
 
-    for (uint32_t s = 0; s < perStack.size(); ++s) {
-        const int64_t v = perStack[s];
-        if (v == 0)
-            continue;
-        if ((s & 0x3FFF) == 0 && cancel && cancel->load(std::memory_order_relaxed))
-            return std::nullopt;
+    const bool complete = forEachValuedStack(perStack, cancel, [&](uint32_t s, int64_t v) {
         path.clear();
         frames.expandRootFirst(stacks.stack(s), path);
         uint32_t node = 0;
@@ -86,7 +82,9 @@ std::optional<CallTree> CallTree::build(const Profile &profile, const FrameTable
             node = child;
         }
         tree.m_self[node] += v;
-    }
+    });
+    if (!complete)
+        return std::nullopt;
     // Totals from the selves, children before parents: one sequential pass instead of a write to every node of
     // every stack's path.
     tree.m_total = tree.m_self;

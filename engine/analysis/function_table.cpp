@@ -1,5 +1,7 @@
 #include "engine/analysis/function_table.h"
 
+#include "engine/analysis/valued_stacks.h"
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -15,17 +17,12 @@ std::optional<FunctionTable> FunctionTable::build(const Profile &profile, const 
     std::vector<uint32_t> path;
     FunctionTable table;
 
-    for (uint32_t s = 0; s < perStack.size(); ++s) {
-        const int64_t v = perStack[s];
-        if (v == 0)
-            continue;
-        if ((s & 0x3FFF) == 0 && cancel && cancel->load(std::memory_order_relaxed))
-            return std::nullopt;
+    const bool complete = forEachValuedStack(perStack, cancel, [&](uint32_t s, int64_t v) {
         path.clear();
         frames.expandRootFirst(profile.stacks().stack(s), path);
         table.m_grandTotal += v;
         if (path.empty())
-            continue;
+            return;
         self[path.back()] += v;
         for (uint32_t f : path) {
             if (seenIn[f] != s) {
@@ -33,7 +30,9 @@ std::optional<FunctionTable> FunctionTable::build(const Profile &profile, const 
                 total[f] += v;
             }
         }
-    }
+    });
+    if (!complete)
+        return std::nullopt;
     table.setRows(frames, self, total);
     return table;
 }
@@ -110,14 +109,11 @@ CallerCallee computeCallerCallee(const Profile &profile, const FrameTable &frame
     std::vector<uint32_t> countedCallers;
     std::vector<uint32_t> countedCallees;
 
-    for (uint32_t s = 0; s < perStack.size(); ++s) {
-        const int64_t v = perStack[s];
-        if (v == 0)
-            continue;
+    forEachValuedStack(perStack, [&](uint32_t s, int64_t v) {
         path.clear();
         frames.expandRootFirst(profile.stacks().stack(s), path);
         if (std::find(path.begin(), path.end(), frame) == path.end())
-            continue;
+            return;
         result.total += v;
         if (path.back() == frame)
             result.self += v;
@@ -138,7 +134,7 @@ CallerCallee computeCallerCallee(const Profile &profile, const FrameTable &frame
                 callees[path[i + 1]] += v;
             }
         }
-    }
+    });
     auto toSorted = [&](const std::unordered_map<uint32_t, int64_t> &m) {
         std::vector<CallerCallee::Edge> edges;
         edges.reserve(m.size());

@@ -1,5 +1,7 @@
 #include "engine/analysis/line_table.h"
 
+#include "engine/analysis/valued_stacks.h"
+
 #include <algorithm>
 #include <map>
 #include <unordered_map>
@@ -142,12 +144,8 @@ std::optional<std::vector<FunctionLines>> LineTable::build(const Profile &profil
                                                            const std::atomic<bool> *cancel)
 {
     Accumulator acc(profile, matches);
-    for (uint32_t s = 0; s < perStack.size(); ++s) {
-        if ((s & 0x3FFF) == 0 && cancel && cancel->load(std::memory_order_relaxed))
-            return std::nullopt;
-        if (perStack[s] != 0)
-            acc.addStack(s, perStack[s]);
-    }
+    if (!forEachValuedStack(perStack, cancel, [&](uint32_t s, int64_t v) { acc.addStack(s, v); }))
+        return std::nullopt;
     return acc.finish();
 }
 

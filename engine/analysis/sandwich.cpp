@@ -1,5 +1,7 @@
 #include "engine/analysis/sandwich.h"
 
+#include "engine/analysis/valued_stacks.h"
+
 #include <algorithm>
 #include <unordered_map>
 #include <vector>
@@ -50,23 +52,20 @@ std::optional<Sandwich> buildSandwich(const Profile &profile, const FrameTable &
     sandwich.frame = frame;
     std::vector<uint32_t> path;
     const size_t stacks = std::min(perStack.size(), profile.stacks().size());
-    for (size_t s = 0; s < stacks; ++s) {
-        if ((s & 0xFFF) == 0 && cancel && cancel->load(std::memory_order_relaxed))
-            return std::nullopt;
-        const int64_t value = perStack[s];
-        if (value == 0)
-            continue;
+    const bool complete = forEachValuedStack(perStack.first(stacks), cancel, [&](uint32_t s, int64_t value) {
         path.clear();
-        frames.expandRootFirst(profile.stacks().stack(static_cast<uint32_t>(s)), path);
+        frames.expandRootFirst(profile.stacks().stack(s), path);
         const auto outermost = std::find(path.begin(), path.end(), frame);
         if (outermost == path.end())
-            continue;
+            return;
         sandwich.total += value;
         if (path.back() == frame)
             sandwich.self += value;
         callees.add(outermost, path.end(), value);
         callers.add(std::make_reverse_iterator(outermost + 1), path.rend(), value);
-    }
+    });
+    if (!complete)
+        return std::nullopt;
     sandwich.callers = callers.tree(frames);
     sandwich.callees = callees.tree(frames);
     return sandwich;

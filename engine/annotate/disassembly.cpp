@@ -1,5 +1,6 @@
 #include "engine/annotate/disassembly.h"
 
+#include "engine/analysis/valued_stacks.h"
 #include "engine/annotate/code_locator.h"
 #include "engine/annotate/code_module.h"
 #include "engine/annotate/debuginfod_client.h"
@@ -32,11 +33,6 @@ struct Placement {
     uint32_t function = kNoIndex;
     uint32_t instruction = kNoIndex;
 };
-
-bool cancelled(const std::atomic<bool> *cancel, uint32_t step)
-{
-    return (step & 0x3FFF) == 0 && cancel != nullptr && cancel->load(std::memory_order_relaxed);
-}
 
 class Annotator {
 public:
@@ -177,12 +173,7 @@ private:
     bool sumFunctions()
     {
         std::vector<uint32_t> seen(m_functions.size(), kNoIndex);
-        for (uint32_t s = 0; s < m_perStack.size(); ++s) {
-            if (cancelled(m_cancel, s))
-                return false;
-            const int64_t value = m_perStack[s];
-            if (value == 0)
-                continue;
+        return forEachValuedStack(m_perStack, m_cancel, [&](uint32_t s, int64_t value) {
             bool leaf = true;
             for (uint32_t loc : m_profile.stacks().stack(s)) {
                 const uint32_t f = m_placements[loc].function;
@@ -196,8 +187,7 @@ private:
                 }
                 leaf = false;
             }
-        }
-        return true;
+        });
     }
 
     // The costliest functions only; placements are renumbered to the kept order.
@@ -300,12 +290,7 @@ private:
         std::vector<std::vector<uint32_t>> seen(m_functions.size());
         for (size_t f = 0; f < m_functions.size(); ++f)
             seen[f].assign(m_functions[f].instructions.size(), kNoIndex);
-        for (uint32_t s = 0; s < m_perStack.size(); ++s) {
-            if (cancelled(m_cancel, s))
-                return false;
-            const int64_t value = m_perStack[s];
-            if (value == 0)
-                continue;
+        return forEachValuedStack(m_perStack, m_cancel, [&](uint32_t s, int64_t value) {
             bool leaf = true;
             for (uint32_t loc : m_profile.stacks().stack(s)) {
                 const Placement p = m_placements[loc];
@@ -320,8 +305,7 @@ private:
                 }
                 leaf = false;
             }
-        }
-        return true;
+        });
     }
 
     const Profile &m_profile;

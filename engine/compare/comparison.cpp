@@ -1,7 +1,6 @@
 #include "engine/compare/comparison.h"
 
 #include "engine/common/logging.h"
-#include "engine/compare/diff.h"
 #include "engine/model/units.h"
 
 #include <QElapsedTimer>
@@ -17,6 +16,14 @@
 namespace emberline::engine {
 namespace {
 
+// "type/unit, ..." of every sample type, or "none".
+std::string typeList(const Profile &p)
+{
+    std::string out;
+    for (const ValueType &vt : p.sampleTypes())
+        out += (out.empty() ? "" : ", ") + p.str(vt.type) + "/" + p.str(vt.unit);
+    return out.empty() ? std::string("none") : out;
+}
 
 std::string threadKey(const ThreadInfo &info)
 {
@@ -79,14 +86,16 @@ std::vector<int64_t> sideValues(const LoadedProfile &loaded, int type, const std
     return perStack;
 }
 
-// One side's values per stack (scaled) and its call tree; a side without a tree when cancelled.
+// One side's values per stack (scaled) and, when asked for, its call tree; a side without a tree when cancelled.
 ComparisonSide buildSide(const LoadedProfile &loaded, int type, const std::vector<uint8_t> &mask, double scale,
-                         const std::atomic<bool> *cancel)
+                         bool withTree, const std::atomic<bool> *cancel)
 {
     ComparisonSide side;
     side.perStack = std::make_shared<const std::vector<int64_t>>(sideValues(loaded, type, mask, scale, cancel));
     for (int64_t v : *side.perStack)
         side.total += v;
+    if (!withTree)
+        return side;
     if (auto tree = CallTree::build(*loaded.profile, *loaded.frames, *side.perStack, cancel))
         side.tree = std::make_shared<const CallTree>(std::move(*tree));
     return side;
@@ -100,9 +109,28 @@ int64_t sumOf(const std::vector<int64_t> &values)
     return total;
 }
 
-std::vector<DiffFunction> functionRows(const FrameTable &frames, const std::vector<uint32_t> &baseToUnion,
-                                       const CallTree &newTree, const CallTree &baseTree, const LoadedProfile &base)
+// One side's function table, by its own frame ids: read off its call tree when it has one, else summed from its
+// values per stack (nullopt when cancelled).
+std::optional<FunctionTable> sideFunctionTable(const LoadedProfile &loaded, const ComparisonSide &side,
+                                               const std::atomic<bool> *cancel)
 {
+    if (side.tree)
+        return FunctionTable::fromCallTree(*side.tree, *loaded.frames);
+    return FunctionTable::build(*loaded.profile, *loaded.frames, *side.perStack, cancel);
+}
+
+// Both sides' function tables joined by frame in the union table (`next`'s frame ids are the union's), in the
+// order of Comparison::functions; nullopt when cancelled.
+std::optional<std::vector<DiffFunction>> functionRows(const FrameTable &frames,
+                                                      const std::vector<uint32_t> &baseToUnion,
+                                                      const LoadedProfile &next, const ComparisonSide &nextSide,
+                                                      const LoadedProfile &base, const ComparisonSide &baseSide,
+                                                      const std::atomic<bool> *cancel)
+{
+    const std::optional<FunctionTable> newTable = sideFunctionTable(next, nextSide, cancel);
+    const std::optional<FunctionTable> baseTable = sideFunctionTable(base, baseSide, cancel);
+    if (!newTable || !baseTable)
+        return std::nullopt;
     std::vector<DiffFunction> rows;
     std::vector<uint32_t> rowOf(frames.size(), kNoIndex);
     const auto rowFor = [&](uint32_t frame) -> DiffFunction & {
@@ -112,14 +140,12 @@ std::vector<DiffFunction> functionRows(const FrameTable &frames, const std::vect
         }
         return rows[rowOf[frame]];
     };
-    const FunctionTable newTable = FunctionTable::fromCallTree(newTree, frames);
-    const FunctionTable baseTable = FunctionTable::fromCallTree(baseTree, *base.frames);
-    for (const FunctionTable::Row &r : newTable.rows()) {
+    for (const FunctionTable::Row &r : newTable->rows()) {
         DiffFunction &row = rowFor(r.frame);
         row.newSelf = r.self;
         row.newTotal = r.total;
     }
-    for (const FunctionTable::Row &r : baseTable.rows()) {
+    for (const FunctionTable::Row &r : baseTable->rows()) {
         DiffFunction &row = rowFor(baseToUnion[r.frame]);
         row.baseSelf = r.self;
         row.baseTotal = r.total;
@@ -142,7 +168,7 @@ void addNotices(Comparison &c)
     if (c.sameFile) {
         c.notices.push_back("Base and new are the same file: every frame is unchanged, so the whole graph is "
                             "neutral.");
-    } else if (c.tree->isUnchanged() && c.newTotal != 0) {
+    } else if (c.tree && c.tree->isUnchanged() && c.newTotal != 0) {
         c.notices.push_back("The two profiles hold exactly the same " + c.sampleType +
                             " values: every frame is unchanged.");
     }
@@ -169,7 +195,59 @@ void addNotices(Comparison &c)
     }
 }
 
+// The frames of both sides in one table (the new profile's ids kept) and the base's ids in it; with their display
+// names when a view will draw them.
+void joinFrames(Comparison &c, const LoadedProfile &next, const LoadedProfile &base, bool withNames)
+{
+    if (next.frames == base.frames) {
+        // Two weighings of one profile (a live session's flushes or ranges): its frames are already shared.
+        c.frames = next.frames;
+        c.baseToUnion.resize(next.frames->size());
+        std::iota(c.baseToUnion.begin(), c.baseToUnion.end(), 0U);
+        if (withNames)
+            c.frameNames = next.frameNames ? next.frameNames : frameDisplayNames(*c.frames);
+    } else {
+        c.frames = std::make_shared<const FrameTable>(FrameTable::unionOf(*next.frames, *base.frames, c.baseToUnion));
+        if (withNames)
+            c.frameNames = frameDisplayNames(*c.frames);
+    }
+}
+
 } // namespace
+
+Result<std::pair<int, int>> sharedSampleType(const Profile &next, const Profile &base, const std::string &name)
+{
+    const auto matchIn = [](const Profile &p, const std::string &type, const std::string &unit) {
+        for (size_t i = 0; i < p.sampleTypes().size(); ++i)
+            if (p.str(p.sampleTypes()[i].type) == type && (unit.empty() || p.str(p.sampleTypes()[i].unit) == unit))
+                return static_cast<int>(i);
+        return -1;
+    };
+    const auto noShared = [&](const std::string &why) {
+        return makeError(Error::Code::Invalid, why + " (new: " + typeList(next) + "; base: " + typeList(base) + ")");
+    };
+    if (!name.empty()) {
+        const int n = matchIn(next, name, {});
+        if (n < 0)
+            return noShared("the new profile has no sample type '" + name + "'");
+        const int b = matchIn(base, name, next.str(next.sampleTypes()[static_cast<size_t>(n)].unit));
+        if (b < 0)
+            return noShared("the base profile has no sample type '" + name + "' in the same unit");
+        return std::pair(n, b);
+    }
+    // The new profile's default when the base has it, else the first type both have.
+    std::vector<int> order;
+    if (const int d = next.defaultSampleTypeIndex(); d >= 0)
+        order.push_back(d);
+    for (int i = 0; i < static_cast<int>(next.sampleTypes().size()); ++i)
+        order.push_back(i);
+    for (int n : order) {
+        const ValueType &vt = next.sampleTypes()[static_cast<size_t>(n)];
+        if (const int b = matchIn(base, next.str(vt.type), next.str(vt.unit)); b >= 0)
+            return std::pair(n, b);
+    }
+    return noShared("the two profiles share no sample type");
+}
 
 std::vector<int> sharedSampleTypes(const Profile &next, const Profile &base)
 {
@@ -224,14 +302,16 @@ Result<std::shared_ptr<const Comparison>> compareProfiles(const ComparisonReques
             c->baseScale = static_cast<double>(newTotal) / static_cast<double>(c->baseRawTotal);
     }
     // Sides the caller derived already are taken as they are; the others are derived here, side by side.
+    const bool trees = !request.functionsOnly;
     std::future<ComparisonSide> newSide;
     if (!request.nextSide)
-        newSide = std::async(std::launch::async, [&] { return buildSide(next, c->newTypeIndex, newMask, 1.0, cancel); });
+        newSide = std::async(std::launch::async,
+                             [&] { return buildSide(next, c->newTypeIndex, newMask, 1.0, trees, cancel); });
     const bool baseGiven = request.baseSide && c->baseScale == 1.0;
     ComparisonSide baseSide =
-        baseGiven ? *request.baseSide : buildSide(base, c->baseTypeIndex, baseMask, c->baseScale, cancel);
+        baseGiven ? *request.baseSide : buildSide(base, c->baseTypeIndex, baseMask, c->baseScale, trees, cancel);
     ComparisonSide nextSide = request.nextSide ? *request.nextSide : newSide.get();
-    if (!nextSide.tree || !baseSide.tree || (cancel && cancel->load()))
+    if ((trees && (!nextSide.tree || !baseSide.tree)) || (cancel && cancel->load()))
         return makeError(Error::Code::Cancelled, "cancelled");
     const qint64 sidesMs = timer.elapsed();
     c->newTotal = nextSide.total;
@@ -240,32 +320,31 @@ Result<std::shared_ptr<const Comparison>> compareProfiles(const ComparisonReques
         c->baseRawTotal = baseSide.total;
     c->newPerStack = nextSide.perStack;
     c->basePerStack = baseSide.perStack;
-    if (next.frames == base.frames) {
-        // Two weighings of one profile (a live session's flushes or ranges): its frames are already shared.
-        c->frames = next.frames;
-        c->baseToUnion.resize(next.frames->size());
-        std::iota(c->baseToUnion.begin(), c->baseToUnion.end(), 0U);
-        c->frameNames = next.frameNames ? next.frameNames : frameDisplayNames(*c->frames);
+    joinFrames(*c, next, base, trees);
+    const auto rows = [&, frames = c->frames] {
+        return functionRows(*frames, c->baseToUnion, next, nextSide, base, baseSide, cancel);
+    };
+    std::optional<DiffTree> tree;
+    std::optional<std::vector<DiffFunction>> functions;
+    if (trees) {
+        // The function table needs the frames and both sides, not the differential tree: built beside it.
+        auto beside = std::async(std::launch::async, rows);
+        tree = DiffTree::build(*nextSide.tree, *baseSide.tree, c->frames, c->baseToUnion, cancel, request.widths);
+        functions = beside.get();
     } else {
-        c->frames =
-            std::make_shared<const FrameTable>(FrameTable::unionOf(*next.frames, *base.frames, c->baseToUnion));
-        c->frameNames = frameDisplayNames(*c->frames);
+        functions = rows();
     }
-    // The function table needs the frames and both sides, not the differential tree: built beside it.
-    auto functions = std::async(std::launch::async, [&, frames = c->frames] {
-        return functionRows(*frames, c->baseToUnion, *nextSide.tree, *baseSide.tree, base);
-    });
-    auto tree = DiffTree::build(*nextSide.tree, *baseSide.tree, c->frames, c->baseToUnion, cancel, request.widths);
     const qint64 treeMs = timer.elapsed();
-    c->functions = functions.get();
-    if (!tree)
+    if (!functions || (trees && !tree))
         return makeError(Error::Code::Cancelled, "cancelled");
-    c->tree = std::make_shared<const DiffTree>(std::move(*tree));
+    c->functions = std::move(*functions);
+    if (tree)
+        c->tree = std::make_shared<const DiffTree>(std::move(*tree));
     addNotices(*c);
     qCDebug(lcModel) << "comparison of" << next.path << "with" << base.path << "in" << timer.elapsed()
                      << "ms (both sides" << sidesMs << "ms, frames and differential tree" << treeMs - sidesMs
                      << "ms, then the functions beside it" << timer.elapsed() - treeMs << "ms more),"
-                     << c->tree->size() << "nodes";
+                     << (c->tree ? c->tree->size() : 0) << "nodes";
     return std::shared_ptr<const Comparison>(std::move(c));
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace emberline::engine {
@@ -41,15 +42,22 @@ struct ComparisonRequest {
     std::shared_ptr<const ComparisonSide> baseSide;
     // The widths the view draws: made with the differential tree (the others are made when first asked for).
     DiffTree::Widths widths = DiffTree::Widths::New;
+    // Only the totals and the per-function table (`emberline report --base`): the sides' function tables are
+    // summed from their values per stack, and neither call trees, the differential tree (`tree` stays null) nor the
+    // frames' display names are made.
+    bool functionsOnly = false;
 };
 
-// One function's values on both sides, by its id in the comparison's frame table.
+// One function's values on both sides, by its id in the comparison's frame table. Functions are matched as the
+// views group frames: by name (a name the FrameTable merges across files is one function).
 struct DiffFunction {
     uint32_t frame = 0;
     int64_t baseSelf = 0;
     int64_t baseTotal = 0;
     int64_t newSelf = 0;
     int64_t newTotal = 0;
+    int64_t selfChange() const { return newSelf - baseSelf; }
+    int64_t totalChange() const { return newTotal - baseTotal; }
 };
 
 // Everything a compare view shows for one request: the differential tree, the per-function table, the values
@@ -70,18 +78,27 @@ struct Comparison {
     bool sameFile = false;
     std::shared_ptr<const FrameTable> frames; // the new profile's frames (same ids), then the base's others
     std::vector<uint32_t> baseToUnion;        // base frame id -> id in `frames`
-    std::shared_ptr<const std::vector<QString>> frameNames; // frameDisplayNames(frames), for the flame graph
+    std::shared_ptr<const std::vector<QString>> frameNames; // frameDisplayNames(frames) to draw; null: functionsOnly
     std::shared_ptr<const std::vector<int64_t>> newPerStack;
     std::shared_ptr<const std::vector<int64_t>> basePerStack; // scaled
-    std::shared_ptr<const DiffTree> tree;
-    std::vector<DiffFunction> functions; // every function with a value on either side, largest change first
+    std::shared_ptr<const DiffTree> tree;                     // null with functionsOnly
+    // Every function with a value on either side, by the size of the self change, then of the total change, then
+    // by name (as `go tool pprof -diff_base=BASE -top NEW` orders them; `report --base` prints those that changed).
+    std::vector<DiffFunction> functions;
     std::vector<std::string> notices;
 };
 
 // Builds the comparison; the two sides are derived in parallel. An error when the profiles share no sample type
-// (naming both sets) or when cancelled (Error::Code::Cancelled).
+// (naming both sets) or when cancelled (Error::Code::Cancelled). With normalize, each base sample's value is scaled
+// by newTotal / baseTotal (truncated, as pprof scales values); a base whose total is 0 is left as it is (a notice
+// says so).
 Result<std::shared_ptr<const Comparison>> compareProfiles(const ComparisonRequest &request,
                                                           const std::atomic<bool> *cancel = nullptr);
+
+// The sample type both profiles have (type and unit), as indices into next's and base's sample types: the named one,
+// or the new profile's default when the base has it, else the first both have. An error names both profiles'
+// sample types when they share none or not the named one.
+Result<std::pair<int, int>> sharedSampleType(const Profile &next, const Profile &base, const std::string &name);
 
 // The sample types of `next` that `base` also has (type and unit), as indices into next's sample types.
 std::vector<int> sharedSampleTypes(const Profile &next, const Profile &base);

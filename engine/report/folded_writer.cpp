@@ -1,5 +1,6 @@
 #include "engine/report/folded_writer.h"
 
+#include "engine/analysis/valued_stacks.h"
 #include "engine/model/frame_table.h"
 #include "engine/model/sample_filter.h"
 #include "engine/report/sample_type.h"
@@ -27,18 +28,16 @@ Result<std::string> writeFoldedStacks(const Profile &profile, const std::string 
     // Distinct location stacks can read the same once expanded to names (two addresses of one function).
     std::map<std::string, int64_t> lines;
     std::vector<uint32_t> path;
-    for (uint32_t s = 0; s < perStack.size(); ++s) {
-        if (perStack[s] == 0)
-            continue;
+    forEachValuedStack(perStack, [&](uint32_t s, int64_t v) {
         path.clear();
         frames.expandRootFirst(profile.stacks().stack(s), path);
         if (path.empty())
-            continue;
+            return;
         std::string key;
         for (uint32_t f : path)
             key += (key.empty() ? "" : ";") + names[f];
-        lines[key] += perStack[s];
-    }
+        lines[key] += v;
+    });
     std::string out;
     for (const auto &[stack, value] : lines) {
         if (value != 0)

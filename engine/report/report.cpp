@@ -1,6 +1,6 @@
 #include "engine/report/report.h"
 
-#include "engine/compare/diff.h"
+#include "engine/compare/comparison.h"
 #include "engine/model/frame_table.h"
 #include "engine/analysis/function_table.h"
 #include "engine/model/sample_filter.h"
@@ -12,6 +12,8 @@
 #include <QJsonObject>
 
 #include <cstdio>
+#include <cstdlib>
+#include <vector>
 
 namespace emberline::engine {
 namespace {
@@ -87,61 +89,65 @@ std::string signedValue(int64_t v, const std::string &unit)
     return (v > 0 ? "+" : v < 0 ? "-" : "") + formatValue(v < 0 ? -v : v, unit);
 }
 
-std::string textDiffReport(const FunctionDiff &d, const ReportOptions &o)
+std::string textDiffReport(const Comparison &c, const std::vector<const DiffFunction *> &changed,
+                           const ReportOptions &o)
 {
     std::string out;
     if (!o.fileName.empty())
         out += "File: " + o.fileName + "\n";
     if (!o.baseFileName.empty())
         out += "Base: " + o.baseFileName + "\n";
-    out += "Type: " + d.sampleType + " (" + d.unit + ")\n";
-    out += "Total: new " + formatValue(d.newTotal, d.unit) + ", base " + formatValue(d.baseTotal, d.unit);
-    if (d.baseScale != 1.0) {
+    out += "Type: " + c.sampleType + " (" + c.unit + ")\n";
+    out += "Total: new " + formatValue(c.newTotal, c.unit) + ", base " + formatValue(c.baseTotal, c.unit);
+    if (c.baseScale != 1.0) {
         char scale[64];
-        std::snprintf(scale, sizeof scale, " (scaled by %.6g from %s)", d.baseScale,
-                      formatValue(d.baseRawTotal, d.unit).c_str());
+        std::snprintf(scale, sizeof scale, " (scaled by %.6g from %s)", c.baseScale,
+                      formatValue(c.baseRawTotal, c.unit).c_str());
         out += scale;
     }
-    out += ", change " + signedValue(d.newTotal - d.baseTotal, d.unit) + "\n";
-    const size_t n = o.top > 0 ? std::min<size_t>(d.functions.size(), static_cast<size_t>(o.top)) : d.functions.size();
-    if (d.functions.empty())
+    out += ", change " + signedValue(c.newTotal - c.baseTotal, c.unit) + "\n";
+    const size_t n = o.top > 0 ? std::min<size_t>(changed.size(), static_cast<size_t>(o.top)) : changed.size();
+    if (changed.empty())
         return out + "No function changed.\n";
-    out += "Showing " + std::to_string(n) + " of " + std::to_string(d.functions.size()) + " functions that changed\n";
+    out += "Showing " + std::to_string(n) + " of " + std::to_string(changed.size()) + " functions that changed\n";
     char line[320];
     std::snprintf(line, sizeof line, "%12s %8s %12s %12s %12s %12s  %s\n", "self", "self%", "base self", "total",
                   "base total", "new total", "function");
     out += line;
     for (size_t i = 0; i < n; ++i) {
-        const FunctionDelta &f = d.functions[i];
+        const DiffFunction &f = *changed[i];
         const std::string share = f.baseSelf != 0      ? formatPercent(f.selfChange(), std::llabs(f.baseSelf))
                                   : f.selfChange() != 0 ? "new"
                                                         : "";
-        std::snprintf(line, sizeof line, "%12s %8s %12s %12s %12s %12s  ", signedValue(f.selfChange(), d.unit).c_str(),
-                      share.c_str(), formatValue(f.baseSelf, d.unit).c_str(), signedValue(f.totalChange(), d.unit).c_str(),
-                      formatValue(f.baseTotal, d.unit).c_str(), formatValue(f.newTotal, d.unit).c_str());
+        std::snprintf(line, sizeof line, "%12s %8s %12s %12s %12s %12s  ", signedValue(f.selfChange(), c.unit).c_str(),
+                      share.c_str(), formatValue(f.baseSelf, c.unit).c_str(),
+                      signedValue(f.totalChange(), c.unit).c_str(), formatValue(f.baseTotal, c.unit).c_str(),
+                      formatValue(f.newTotal, c.unit).c_str());
         out += line;
-        out += f.name + "\n";
+        out += c.frames->frame(f.frame).name + "\n";
     }
     return out;
 }
 
-std::string jsonDiffReport(const Profile &next, const FunctionDiff &d, const ReportOptions &o)
+std::string jsonDiffReport(const Comparison &c, const std::vector<const DiffFunction *> &changed,
+                           const ReportOptions &o)
 {
+    const Profile &next = *c.request.next->profile;
     QJsonObject root;
     root.insert(QStringLiteral("sample_types"), sampleTypesJson(next));
     root.insert(QStringLiteral("samples"), static_cast<qint64>(next.sampleCount()));
     QJsonObject base;
     base.insert(QStringLiteral("file"), QString::fromStdString(o.baseFileName));
-    base.insert(QStringLiteral("type"), QString::fromStdString(d.sampleType));
-    base.insert(QStringLiteral("total"), static_cast<qint64>(d.baseTotal));
-    base.insert(QStringLiteral("scale"), d.baseScale);
+    base.insert(QStringLiteral("type"), QString::fromStdString(c.sampleType));
+    base.insert(QStringLiteral("total"), static_cast<qint64>(c.baseTotal));
+    base.insert(QStringLiteral("scale"), c.baseScale);
     root.insert(QStringLiteral("base"), base);
     QJsonArray functions;
-    const size_t n = o.top > 0 ? std::min<size_t>(d.functions.size(), static_cast<size_t>(o.top)) : d.functions.size();
+    const size_t n = o.top > 0 ? std::min<size_t>(changed.size(), static_cast<size_t>(o.top)) : changed.size();
     for (size_t i = 0; i < n; ++i) {
-        const FunctionDelta &f = d.functions[i];
+        const DiffFunction &f = *changed[i];
         QJsonObject j;
-        j.insert(QStringLiteral("name"), QString::fromStdString(f.name));
+        j.insert(QStringLiteral("name"), QString::fromStdString(c.frames->frame(f.frame).name));
         j.insert(QStringLiteral("self"), static_cast<qint64>(f.selfChange()));
         j.insert(QStringLiteral("total"), static_cast<qint64>(f.totalChange()));
         j.insert(QStringLiteral("base_self"), static_cast<qint64>(f.baseSelf));
@@ -154,15 +160,29 @@ std::string jsonDiffReport(const Profile &next, const FunctionDiff &d, const Rep
 
 } // namespace
 
-Result<std::string> buildDiffReport(const Profile &next, const Profile &base, const ReportOptions &options)
+Result<std::string> buildDiffReport(Profile next, Profile base, const ReportOptions &options)
 {
-    DiffOptions diffOptions;
-    diffOptions.sampleType = options.sampleType;
-    diffOptions.normalize = options.normalize;
-    auto diff = diffFunctions(next, base, diffOptions);
-    if (!diff)
-        return diff.error();
-    return options.json ? jsonDiffReport(next, diff.value(), options) : textDiffReport(diff.value(), options);
+    ComparisonRequest request;
+    request.next = makeLoadedProfile(std::move(next));
+    request.base = makeLoadedProfile(std::move(base));
+    request.sampleType = options.sampleType;
+    request.normalize = options.normalize;
+    request.functionsOnly = true;
+    auto comparison = compareProfiles(request);
+    if (!comparison)
+        return comparison.error();
+    const Comparison &c = *comparison.value();
+    // The window shows an empty base as all growth, with a notice; a report asked to normalize it says no.
+    if (options.normalize && c.baseRawTotal == 0)
+        return makeError(Error::Code::Invalid, "the base profile's " + c.sampleType +
+                                                   " total is 0: it cannot be normalized to the new profile");
+    // The comparison's rows are already in the report's order; a function whose values are equal did not change.
+    std::vector<const DiffFunction *> changed;
+    for (const DiffFunction &f : c.functions) {
+        if (f.selfChange() != 0 || f.totalChange() != 0)
+            changed.push_back(&f);
+    }
+    return options.json ? jsonDiffReport(c, changed, options) : textDiffReport(c, changed, options);
 }
 
 Result<std::string> buildReport(const Profile &profile, const ReportOptions &options)

@@ -21,9 +21,11 @@ struct ReportOptions {
 // JSON: {"sample_types":[{"type","unit","total"}],"samples":N,"functions":[{"name","self","total"}]}.
 Result<std::string> buildReport(const Profile &profile, const ReportOptions &options);
 
-// `emberline report NEW --base BASE`: per function, self and total as NEW minus BASE (like `go tool pprof
-// -diff_base=BASE -top NEW`), ordered by the size of the change. JSON keeps buildReport's shape and adds
-// "base_self" and "base_total" to every function, and "base" (file, total, scale) beside "sample_types".
-Result<std::string> buildDiffReport(const Profile &next, const Profile &base, const ReportOptions &options);
+// `emberline report NEW --base BASE`: the functions of the comparison (compareProfiles) whose self or total
+// changed, self and total as NEW minus BASE (like `go tool pprof -diff_base=BASE -top NEW`), ordered by the size of
+// the change. JSON keeps buildReport's shape and adds "base_self" and "base_total" to every function, and "base"
+// (file, total, scale) beside "sample_types". Normalizing a base whose total is 0 is an error. The profiles are
+// taken over: the comparison holds them.
+Result<std::string> buildDiffReport(Profile next, Profile base, const ReportOptions &options);
 
 } // namespace emberline::engine

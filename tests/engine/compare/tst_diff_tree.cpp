@@ -16,13 +16,7 @@ namespace {
 
 std::shared_ptr<const LoadedProfile> loadedFrom(Profile profile, const QString &path = {})
 {
-    auto loaded = std::make_shared<LoadedProfile>();
-    loaded->path = path;
-    loaded->profile = std::make_shared<const Profile>(std::move(profile));
-    loaded->frames = std::make_shared<const FrameTable>(*loaded->profile);
-    loaded->threads = std::make_shared<const ThreadIndex>(*loaded->profile);
-    loaded->totals = loaded->profile->totals();
-    return loaded;
+    return makeLoadedProfile(std::move(profile), path);
 }
 
 // main → work (30), main → idle (10), main → work → work (5). `work` lives in base.c here.
@@ -210,7 +204,7 @@ private Q_SLOTS:
                                                    "      mid 7 0 (base only)\n"));
     }
 
-    // If this fails, the per-function table of the window disagrees with `report --base` (diffFunctions).
+    // If this fails, the per-function table (the window's and `report --base`'s) has wrong values or order.
     void functionsMatchReport()
     {
         const auto c = compare(newAgainstBase());

@@ -153,6 +153,35 @@ private Q_SLOTS:
                  qPrintable(message));
     }
 
+    // If this fails, `report --base` lists functions whose values did not change, drops one that did, or no
+    // longer refuses to normalize a base with nothing in it.
+    void differenceListsOnlyChanges()
+    {
+        ReportOptions options;
+        options.sampleType = "cpu";
+        options.json = true;
+        auto report = buildDiffReport(profile(2), profile(1), options);
+        QVERIFY2(report, report ? "" : report.error().message.c_str());
+        const auto functions = functionsOf(parsed(report.value()));
+        QCOMPARE(functions.size(), size_t(2)); // idle is 20 ns on both sides
+        QCOMPARE(functions.at(QStringLiteral("work")), std::make_pair(qint64(40), qint64(40)));
+        QCOMPARE(functions.at(QStringLiteral("main")), std::make_pair(qint64(0), qint64(40)));
+        options.json = false;
+        auto text = buildDiffReport(profile(2), profile(1), options);
+        QVERIFY(text);
+        QVERIFY2(text->find("Showing 2 of 2 functions that changed") != std::string::npos, text->c_str());
+        QVERIFY2(text->find("work") < text->find("main\n"), text->c_str()); // by the size of the self change
+        auto same = buildDiffReport(profile(), profile(), options);
+        QVERIFY(same);
+        QVERIFY2(same->find("No function changed.") != std::string::npos, same->c_str());
+        options.normalize = true;
+        ProfileBuilder empty({{"samples", "count"}, {"cpu", "nanoseconds"}});
+        auto refused = buildDiffReport(profile(), empty.take(), options);
+        QVERIFY(!refused);
+        QVERIFY2(refused.error().message.find("cannot be normalized") != std::string::npos,
+                 refused.error().message.c_str());
+    }
+
     // If this fails, folded stacks are not one line per distinct stack, root first, with the stack's value in
     // the chosen sample type (work's two locations are one frame name: one line of 40).
     void foldedStacks()

@@ -1,12 +1,12 @@
 // The compare tab as a user drives it, offscreen, on real files: Go's CPU profile and pprof's own cut of it
 // (`go tool pprof -proto -ignore=...`), compared; a click into a frame zooms and fills the caller/callee tables;
 // a click on a column header sorts by change. The numbers are checked against the per-function diff that
-// `emberline report --base` prints (engine::diffFunctions). Then bad input: the same file twice, two profiles with
-// no shared sample type, a missing file, and "Compare With…" on an open tab.
+// `emberline report --base --json` prints (engine::buildDiffReport). Then bad input: the same file twice, two profiles
+// with no shared sample type, a missing file, and "Compare With…" on an open tab.
 #include "tests/ui/test_settings.h"
 
-#include "engine/compare/diff.h"
 #include "engine/pprof/pprof_reader.h"
+#include "engine/report/report.h"
 #include "ui/flamegraph/diff_flame_graph_view.h"
 #include "ui/flamegraph/flame_graph_view.h"
 #include "ui/window/main_window.h"
@@ -23,6 +23,9 @@
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
 #include <QHeaderView>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QStandardPaths>
 #include <QTabWidget>
@@ -97,25 +100,33 @@ private Q_SLOTS:
         auto next = engine::readPprofFile(kGoCpu.toStdString());
         auto base = engine::readPprofFile(m_cut.toStdString());
         QVERIFY(next && base);
-        engine::DiffOptions options;
+        engine::ReportOptions options;
         options.sampleType = "cpu";
-        auto report = engine::diffFunctions(next.value(), base.value(), options);
+        options.json = true;
+        auto report = engine::buildDiffReport(std::move(next).value(), std::move(base).value(), options);
         QVERIFY(report);
-        QVERIFY(report->functions.size() > 3);
+        const QJsonArray functions = QJsonDocument::fromJson(QByteArray::fromStdString(report.value()))
+                                         .object()
+                                         .value(QStringLiteral("functions"))
+                                         .toArray();
+        QVERIFY(functions.size() > 3);
         DiffFunctionsModel *model = explorer->tables()->functionsModel();
         QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        for (const engine::FunctionDelta &f : report->functions) {
-            const auto ids = comparison->frames->findByName(f.name);
-            QVERIFY2(ids.size() == 1, f.name.c_str());
+        for (const QJsonValue &v : functions) {
+            const QJsonObject f = v.toObject();
+            const std::string name = f.value(QStringLiteral("name")).toString().toStdString();
+            const auto ids = comparison->frames->findByName(name);
+            QVERIFY2(ids.size() == 1, name.c_str());
             const int row = model->rowOfFrame(ids.front());
-            QVERIFY2(row >= 0, f.name.c_str());
+            QVERIFY2(row >= 0, name.c_str());
             const auto sortValue = [&](int column) {
                 return model->index(row, column).data(ui::SortRole).toLongLong();
             };
-            QCOMPARE(sortValue(DiffFunctionsModel::BaseSelfColumn), f.baseSelf);
-            QCOMPARE(sortValue(DiffFunctionsModel::NewSelfColumn), f.newSelf);
-            QCOMPARE(sortValue(DiffFunctionsModel::BaseTotalColumn), f.baseTotal);
-            QCOMPARE(sortValue(DiffFunctionsModel::TotalChangeColumn), f.totalChange());
+            const auto field = [&](const char *key) { return f.value(QLatin1String(key)).toInteger(); };
+            QCOMPARE(sortValue(DiffFunctionsModel::BaseSelfColumn), field("base_self"));
+            QCOMPARE(sortValue(DiffFunctionsModel::NewSelfColumn), field("base_self") + field("self"));
+            QCOMPARE(sortValue(DiffFunctionsModel::BaseTotalColumn), field("base_total"));
+            QCOMPARE(sortValue(DiffFunctionsModel::TotalChangeColumn), field("total"));
         }
 
         // Click into the frame of fibRec: a path only the new profile has, so red, its base 0.
@@ -158,10 +169,10 @@ private Q_SLOTS:
             QVERIFY(changeAt(r - 1) >= changeAt(r));
         // The cut removed fibRec's and sha256's samples from the base: the largest growth is one of their paths.
         QVERIFY(changeAt(0) > 0);
-        QCOMPARE(changeAt(0), report->functions.empty() ? 0 : [&] {
-            int64_t best = 0;
-            for (const auto &f : report->functions)
-                best = std::max(best, f.totalChange());
+        QCOMPARE(changeAt(0), [&] {
+            qint64 best = 0;
+            for (const QJsonValue &v : functions)
+                best = std::max(best, v.toObject().value(QStringLiteral("total")).toInteger());
             return best;
         }());
     }
