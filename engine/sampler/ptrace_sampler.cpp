@@ -1,19 +1,15 @@
 #include "engine/sampler/ptrace_sampler.h"
 
 #include "engine/common/clock.h"
-#include "engine/process/launcher.h"
 #include "engine/process/proc_files.h"
 
 #include "engine/unwind/unwinder.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/ptrace.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/user.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,11 +21,6 @@
 
 namespace emberline::engine {
 namespace {
-
-bool isStopSignal(int sig)
-{
-    return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
-}
 
 // A thread that was asleep in a system call is stopped on its way out of it, with the call to be restarted:
 // its result register holds one of the kernel's restart codes (ERESTARTSYS 512 to ERESTART_RESTARTBLOCK 516),
@@ -43,14 +34,16 @@ bool asleepInSyscall(const user_regs_struct &regs)
     return static_cast<long long>(regs.orig_rax) >= 0 && ((result >= -516 && result <= -512) || result == -EINTR);
 }
 
-// How often the thread count is looked at: threads that start in between are found at most this late, and their
-// first look only sets their baseline anyway.
-constexpr int64_t kThreadCheckNs = 50'000'000;
-
 // Rounds between two searches for a thread's stack mapping that found none.
 constexpr uint64_t kStackLookupRounds = 64;
 
 } // namespace
+
+PtraceSampler::PtraceSampler(int pid, bool launched, const PtraceSamplerOptions &options)
+    : m_options(options), m_pid(pid), m_launched(launched),
+      m_tracer(pid, launched, [this](int tid) { dropThread(tid); })
+{
+}
 
 PtraceSampler::~PtraceSampler()
 {
@@ -59,11 +52,8 @@ PtraceSampler::~PtraceSampler()
 
 Result<std::unique_ptr<PtraceSampler>> PtraceSampler::openForLaunch(int childPid, const PtraceSamplerOptions &options)
 {
-    std::unique_ptr<PtraceSampler> s(new PtraceSampler);
-    s->m_options = options;
-    s->m_pid = childPid;
-    s->m_launched = true;
-    if (auto st = s->seize(childPid, true); !st)
+    std::unique_ptr<PtraceSampler> s(new PtraceSampler(childPid, true, options));
+    if (auto st = s->m_tracer.seize(childPid, true); !st)
         return st.error();
     s->start();
     return s;
@@ -73,12 +63,10 @@ Result<std::unique_ptr<PtraceSampler>> PtraceSampler::openForAttach(int pid, con
 {
     if (::kill(pid, 0) != 0 && errno == ESRCH)
         return makeError(Error::Code::Invalid, "no process with pid " + std::to_string(pid));
-    std::unique_ptr<PtraceSampler> s(new PtraceSampler);
-    s->m_options = options;
-    s->m_pid = pid;
-    if (auto st = s->seize(pid, true); !st)
+    std::unique_ptr<PtraceSampler> s(new PtraceSampler(pid, false, options));
+    if (auto st = s->m_tracer.seize(pid, true); !st)
         return st.error();
-    s->refreshThreads();
+    s->m_tracer.refreshThreads();
     s->start();
     return s;
 }
@@ -101,75 +89,7 @@ void PtraceSampler::countHelperCpu(std::function<int64_t()> cpuNs)
     m_lastHelperCpuNs = m_helperCpu ? m_helperCpu() : 0;
 }
 
-Status PtraceSampler::seize(int tid, bool first)
-{
-    long options = PTRACE_O_TRACEEXEC;
-    if (m_launched)
-        options |= PTRACE_O_EXITKILL; // a launched target does not outlive a crashed profiler
-    // NOLINTNEXTLINE(performance-no-int-to-ptr): ptrace takes its data and the remote stack as pointers
-    if (::ptrace(PTRACE_SEIZE, tid, nullptr, reinterpret_cast<void *>(options)) != 0) {
-        const int err = errno;
-        if (!first && err == ESRCH)
-            return Ok{}; // the thread ended while we listed it
-        if (err == EPERM || err == EACCES) {
-            return makeError(Error::Code::Permission,
-                             "not allowed to trace process " + std::to_string(m_pid) +
-                                 ": it belongs to another user, is already traced (by a debugger?), or "
-                                 "kernel.yama.ptrace_scope (" + std::to_string(yamaPtraceScope()) +
-                                 ") forbids attaching to a process that is not our child. Run Emberline as "
-                                 "root or with CAP_SYS_PTRACE, set kernel.yama.ptrace_scope=0, or launch the "
-                                 "program from Emberline");
-        }
-        if (err == ESRCH)
-            return makeError(Error::Code::Invalid, "no process with pid " + std::to_string(tid));
-        return makeError(Error::Code::Io, std::string("ptrace: ") + std::strerror(err));
-    }
-    m_threads[tid].seized = true;
-    return Ok{};
-}
-
-bool PtraceSampler::threadListChanged()
-{
-    // /proc/PID/task has two links plus one per thread. A thread that ended stays counted until we reap it
-    // (handleEvents), so an equal count means the same threads; the full listing runs anyway every 64
-    // checks, in case a thread ended and another began between two looks. The count is looked at every
-    // kThreadCheckNs rather than every round: at a hundred rounds a second that is one system call less a
-    // round.
-    const int64_t now = clockNs(CLOCK_MONOTONIC);
-    if (now < m_nextThreadCheckNs)
-        return false;
-    m_nextThreadCheckNs = now + kThreadCheckNs;
-    ++m_threadChecks;
-    if (m_taskDirFd < 0) {
-        const std::string dir = "/proc/" + std::to_string(m_pid) + "/task";
-        m_taskDirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    }
-    struct stat st {};
-    if (m_taskDirFd < 0 || ::fstat(m_taskDirFd, &st) != 0 || m_threadChecks - m_lastListingCheck >= 64)
-        return true;
-    return st.st_nlink != m_threads.size() + 2;
-}
-
-void PtraceSampler::refreshThreads()
-{
-    if (!threadListChanged())
-        return;
-    m_lastListingCheck = m_threadChecks;
-    const std::string dir = "/proc/" + std::to_string(m_pid) + "/task";
-    DIR *d = ::opendir(dir.c_str());
-    if (!d)
-        return;
-    while (dirent *e = ::readdir(d)) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        const int tid = std::atoi(e->d_name);
-        if (!m_threads.count(tid))
-            (void)seize(tid, false);
-    }
-    ::closedir(d);
-}
-
-void PtraceSampler::forget(int tid)
+void PtraceSampler::dropThread(int tid)
 {
     auto it = m_threads.find(tid);
     if (it == m_threads.end())
@@ -179,86 +99,6 @@ void PtraceSampler::forget(int tid)
     if (it->second.statFd >= 0)
         ::close(it->second.statFd);
     m_threads.erase(it);
-}
-
-void PtraceSampler::handleStop(int tid, int status)
-{
-    if (WIFEXITED(status) || WIFSIGNALED(status)) {
-        if (tid == m_pid) {
-            m_exited = true;
-            m_exitStatus = shellExitStatus(status);
-        }
-        forget(tid);
-        m_exitedThreads.push_back(tid);
-        return;
-    }
-    if (!WIFSTOPPED(status))
-        return;
-    const int sig = WSTOPSIG(status);
-    const int event = status >> 16;
-    if (event == PTRACE_EVENT_EXEC) {
-        m_execPending = true;
-        ::ptrace(PTRACE_CONT, tid, nullptr, nullptr);
-    } else if (event == PTRACE_EVENT_STOP) {
-        // A group-stop (the user stopped the program) stays stopped; any other event-stop is ours or stale.
-        if (isStopSignal(sig))
-            ::ptrace(PTRACE_LISTEN, tid, nullptr, nullptr);
-        else
-            ::ptrace(PTRACE_CONT, tid, nullptr, nullptr);
-    } else if (event != 0) {
-        ::ptrace(PTRACE_CONT, tid, nullptr, nullptr);
-    } else {
-        // A signal on its way to the target: deliver it at once.
-        m_lastSignalNs = clockNs(CLOCK_MONOTONIC);
-        // NOLINTNEXTLINE(performance-no-int-to-ptr): ptrace takes its data and the remote stack as pointers
-        ::ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void *>(static_cast<long>(sig)));
-    }
-}
-
-void PtraceSampler::handleEvents()
-{
-    m_eventsFresh = true;
-    // One look across all our children first: usually nothing is pending, and one system call then replaces
-    // one per thread. WNOWAIT leaves a child that is not one of our threads (another part of the program
-    // may have children) to its owner; then every thread is asked in turn.
-    for (int guard = 0; guard < 4096; ++guard) {
-        siginfo_t info {};
-        if (::waitid(P_ALL, 0, &info, WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL) != 0) {
-            sweepEvents(); // no children left (each thread is then forgotten), or waitid cannot look
-            break;
-        }
-        if (info.si_pid == 0)
-            break; // nothing pending
-        const int tid = info.si_pid;
-        int status = 0;
-        if (!m_threads.count(tid) || ::waitpid(tid, &status, WNOHANG | __WALL) != tid) {
-            sweepEvents();
-            break;
-        }
-        handleStop(tid, status);
-    }
-    if (m_threads.empty() && !m_exited && ::kill(m_pid, 0) != 0 && errno == ESRCH)
-        m_exited = true; // an attached process ended and was reaped by its own parent
-}
-
-void PtraceSampler::sweepEvents()
-{
-    std::vector<int> tids;
-    for (const auto &[tid, t] : m_threads)
-        tids.push_back(tid);
-    for (int tid : tids) {
-        int status = 0;
-        while (m_threads.count(tid)) {
-            const pid_t r = ::waitpid(tid, &status, WNOHANG | __WALL);
-            if (r == tid) {
-                handleStop(tid, status);
-            } else {
-                if (r < 0 && errno == ECHILD)
-                    forget(tid);
-                break;
-            }
-        }
-    }
 }
 
 bool PtraceSampler::readThreadClock(int tid, Captured &out)
@@ -293,27 +133,6 @@ bool PtraceSampler::hasNotMoved(const Thread &t, const Captured &c) const
     if (!t.delivered || t.lastState == ThreadState::Running)
         return false;
     return c.cpuNs == t.lastCpuNs || (t.quietStop && c.runs == t.runsAtStop + 1);
-}
-
-bool PtraceSampler::waitForInterruptStop(int tid, int &groupStopSignal)
-{
-    groupStopSignal = 0;
-    for (int attempts = 0; attempts < 16; ++attempts) {
-        int status = 0;
-        if (::waitpid(tid, &status, __WALL) != tid) {
-            forget(tid);
-            return false;
-        }
-        if (WIFSTOPPED(status) && (status >> 16) == PTRACE_EVENT_STOP) {
-            if (isStopSignal(WSTOPSIG(status)))
-                groupStopSignal = WSTOPSIG(status);
-            return true;
-        }
-        handleStop(tid, status); // a signal or exec on the way: pass it on, the interrupt stop follows
-        if (!m_threads.count(tid))
-            return false;
-    }
-    return false;
 }
 
 void PtraceSampler::copyStoppedThread(int tid, Thread &t, Captured &out)
@@ -382,15 +201,14 @@ void PtraceSampler::lookUpStack(Thread &t)
 void PtraceSampler::sampleRound(SampleSink &sink)
 {
     const int64_t roundStart = clockNs(CLOCK_MONOTONIC);
-    refreshThreads();
+    m_tracer.refreshThreads();
     // All threads are asked to stop at once and waited for together, so the scheduler runs them into their
     // stops in parallel; each is let go as soon as its registers and stack are copied. Unwinding happens
     // afterwards, while the target runs. (Stopping in batches instead leaves each batch waiting for its
     // threads to get a CPU among all the others still running: rounds of a second with 64 busy threads.)
     std::vector<int> &tids = m_tids;
     tids.clear();
-    for (const auto &[tid, t] : m_threads)
-        tids.push_back(tid);
+    tids.assign(m_tracer.threads().begin(), m_tracer.threads().end());
     if (m_captured.size() < tids.size())
         m_captured.resize(tids.size());
     m_looks.assign(tids.size(), Look::Skipped);
@@ -450,7 +268,7 @@ void PtraceSampler::sampleRound(SampleSink &sink)
             c.sample.sameStack = true;
         } else if (m_looks[i] == Look::Interrupted) {
             int groupStopSignal = 0;
-            if (!waitForInterruptStop(tid, groupStopSignal))
+            if (!m_tracer.waitForInterruptStop(tid, groupStopSignal))
                 continue;
             Thread &t = m_threads[tid];
             copyStoppedThread(tid, t, c);
@@ -553,6 +371,12 @@ void PtraceSampler::account(int64_t roundStartNs, int64_t targetCostNs)
     m_nextRoundNs = std::max(next, now + std::min(m_intervalNs, base) / 2);
 }
 
+void PtraceSampler::handleEvents()
+{
+    m_eventsFresh = true;
+    m_tracer.handleEvents();
+}
+
 void PtraceSampler::wait(int timeoutMs)
 {
     // A signal for the target waits (its thread stopped) until handleEvents() passes it on: while the target
@@ -560,11 +384,11 @@ void PtraceSampler::wait(int timeoutMs)
     // (30-60 us in a VM, where a 5 ms nap alone takes 0.6-1% of a CPU).
     m_eventsFresh = false;
     const int64_t now = clockNs(CLOCK_MONOTONIC);
-    const int napMs = now - m_lastSignalNs < 1'000'000'000 ? std::min(timeoutMs, 5) : timeoutMs;
+    const int napMs = now - m_tracer.lastSignalNs() < 1'000'000'000 ? std::min(timeoutMs, 5) : timeoutMs;
     // A round due a little after the nap would end is waited for in one sleep: a nap of 20 ms and then one of
     // 1 ms pay two wake-ups for one round. While no rounds are due (paused), the whole nap is taken.
     const int64_t napNs = napMs * 1'000'000LL;
-    const bool sampling = !m_paused && !m_exited && !m_released;
+    const bool sampling = !m_paused && !m_tracer.exited() && !m_released;
     const int64_t until = sampling && m_nextRoundNs - now <= napNs * 3 / 2 ? m_nextRoundNs : now + napNs;
     if (until > now)
         std::this_thread::sleep_for(std::chrono::nanoseconds(until - now));
@@ -573,29 +397,27 @@ void PtraceSampler::wait(int timeoutMs)
 size_t PtraceSampler::drain(SampleSink &sink)
 {
     handleEvents();
-    for (int tid : m_exitedThreads)
+    for (int tid : m_tracer.takeExitedThreads())
         sink.onExit(static_cast<uint32_t>(m_pid), static_cast<uint32_t>(tid));
-    m_exitedThreads.clear();
-    if (m_execPending) {
-        m_execPending = false;
+    if (m_tracer.takeExec()) {
         std::string comm = readProcFile("/proc/" + std::to_string(m_pid) + "/comm");
         while (!comm.empty() && comm.back() == '\n')
             comm.pop_back();
         sink.onComm(static_cast<uint32_t>(m_pid), static_cast<uint32_t>(m_pid), comm, true);
         // exec leaves one thread; the others' tracing ended with them.
         std::vector<int> gone;
-        for (const auto &[tid, t] : m_threads) {
+        for (int tid : m_tracer.threads()) {
             if (tid != m_pid)
                 gone.push_back(tid);
         }
         for (int tid : gone)
-            forget(tid);
+            m_tracer.forget(tid);
         if (auto it = m_threads.find(m_pid); it != m_threads.end()) {
             it->second.delivered = false; // a new program: its previous stack means nothing now
             it->second.stackStart = it->second.stackEnd = 0;
         }
     }
-    if (m_paused || m_exited || m_released || clockNs(CLOCK_MONOTONIC) < m_nextRoundNs)
+    if (m_paused || m_tracer.exited() || m_released || clockNs(CLOCK_MONOTONIC) < m_nextRoundNs)
         return 0;
     const uint64_t before = m_rounds;
     sampleRound(sink);
@@ -608,8 +430,8 @@ bool PtraceSampler::targetExited(int &exitStatus)
     if (!m_eventsFresh)
         handleEvents();
     m_eventsFresh = false;
-    exitStatus = m_exitStatus;
-    return m_exited;
+    exitStatus = m_tracer.exitStatus();
+    return m_tracer.exited();
 }
 
 void PtraceSampler::release()
@@ -619,35 +441,7 @@ void PtraceSampler::release()
     m_released = true;
     m_helperCpu = nullptr;
     handleEvents();
-    for (auto &[tid, t] : m_threads) {
-        if (::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0)
-            continue;
-        for (int attempts = 0; attempts < 16; ++attempts) {
-            int status = 0;
-            if (::waitpid(tid, &status, __WALL) != tid || !WIFSTOPPED(status))
-                break;
-            const int event = status >> 16;
-            if (event == 0) {
-                // A signal was on its way: detaching delivers it.
-                // NOLINTNEXTLINE(performance-no-int-to-ptr): ptrace takes its data and the remote stack as pointers
-                ::ptrace(PTRACE_DETACH, tid, nullptr, reinterpret_cast<void *>(static_cast<long>(WSTOPSIG(status))));
-                break;
-            }
-            if (event == PTRACE_EVENT_STOP) {
-                ::ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
-                break;
-            }
-            ::ptrace(PTRACE_CONT, tid, nullptr, nullptr);
-        }
-    }
-    std::vector<int> all;
-    for (const auto &[tid, t] : m_threads)
-        all.push_back(tid);
-    for (int tid : all)
-        forget(tid);
-    if (m_taskDirFd >= 0)
-        ::close(m_taskDirFd);
-    m_taskDirFd = -1;
+    m_tracer.detachAll();
 }
 
 double PtraceSampler::effectiveRateHz() const

@@ -2,6 +2,7 @@
 
 #include "engine/common/result.h"
 #include "engine/sampler/overhead_budget.h"
+#include "engine/sampler/ptrace_tracer.h"
 #include "engine/sampler/sampler.h"
 
 #include <cstdint>
@@ -39,8 +40,8 @@ struct PtraceSamplerOptions {
 // it could not use while its threads were held (stoppedTargetCpuNs). The effective rate and the measured
 // share are reported.
 //
-// Being the tracer, it also passes every signal on to the target at once, and it detaches from every thread
-// when the session ends, so the target is never left stopped.
+// Being the tracer (PtraceTracer), it also passes every signal on to the target at once, and it detaches from
+// every thread when the session ends, so the target is never left stopped.
 //
 // Thread: the session thread only; ptrace binds a tracee to the thread that attached.
 class PtraceSampler final : public Sampler {
@@ -74,8 +75,8 @@ public:
     int64_t intervalNs() const { return m_intervalNs; }
 
 private:
+    // What the sampler keeps about a traced thread, from its first round until the tracer forgets it.
     struct Thread {
-        bool seized = false;
         int schedstatFd = -1; // /proc/PID/task/TID/schedstat, kept open: read every round
         int statFd = -1;      // /proc/PID/task/TID/stat, kept open: read while the thread waits
         // What its latest look found it doing: the registers of a stopped thread say whether it was asleep in a
@@ -115,38 +116,28 @@ private:
         std::vector<uint8_t> stack;
     };
     enum class Look : uint8_t { Skipped, Baseline, Interrupted, Unchanged };
-    PtraceSampler() = default;
+    PtraceSampler(int pid, bool launched, const PtraceSamplerOptions &options);
     void start();
-    Status seize(int tid, bool first);
-    void refreshThreads();
+    // The tracer's events, after which targetExited() need not look again until the session loop has waited.
     void handleEvents();
-    void handleStop(int tid, int status);
     bool readThreadClock(int tid, Captured &out);
     ThreadState readKernelState(Thread &t, int tid);
     bool hasNotMoved(const Thread &t, const Captured &c) const;
-    bool waitForInterruptStop(int tid, int &groupStopSignal);
     void copyStoppedThread(int tid, Thread &t, Captured &out);
     void lookUpStack(Thread &t);
     void sampleRound(SampleSink &sink);
     void account(int64_t roundStartNs, int64_t targetCostNs);
     void finishSample(int tid, Captured &c, uint64_t nowNs);
-    void forget(int tid);
-    void sweepEvents();
-    bool threadListChanged();
+    // The tracer has forgotten `tid`: drops what the sampler kept about it.
+    void dropThread(int tid);
 
     PtraceSamplerOptions m_options;
     int m_pid = 0;
     bool m_launched = false;
+    PtraceTracer m_tracer;
     bool m_paused = false;
     bool m_released = false;
-    bool m_exited = false;
-    int m_exitStatus = 0;
-    std::map<int, Thread> m_threads;
-    std::vector<int> m_exitedThreads; // reported to the sink at the next drain
-    int m_taskDirFd = -1;             // /proc/PID/task: its link count says how many threads there are
-    int64_t m_nextThreadCheckNs = 0;  // when the thread count is looked at again
-    uint64_t m_threadChecks = 0;
-    uint64_t m_lastListingCheck = 0;
+    std::map<int, Thread> m_threads;  // the traced threads (m_tracer.threads()) that have had a round
     bool m_eventsFresh = false;       // handleEvents() ran since the session loop last waited
     double m_targetCpus = 1;          // CPUs the target may run on
     std::optional<OverheadBudget> m_budget;
@@ -160,9 +151,7 @@ private:
     int64_t m_intervalNs = 0;
     int64_t m_nextRoundNs = 0;
     int64_t m_startNs = 0;
-    int64_t m_lastSignalNs = 0; // when a signal for the target last passed through us
     uint64_t m_rounds = 0;
-    bool m_execPending = false;
     std::vector<int> m_tids; // a round's threads, kept to spare an allocation per round
     std::vector<Captured> m_captured;
     std::vector<Look> m_looks;
