@@ -26,9 +26,9 @@ void addTransforms(const QCommandLineParser &parser, ReportRequest &r)
 {
     using Kind = engine::Transform::Kind;
     // pprof applies focus and ignore to the whole stacks first, then hides; the order of the chain does the same.
-    for (const auto &[option, kind] : {std::pair{QStringLiteral("focus"), Kind::Focus},
-                                       std::pair{QStringLiteral("ignore"), Kind::Ignore},
-                                       std::pair{QStringLiteral("hide"), Kind::Hide}}) {
+    for (const auto &[option, kind] :
+         {std::pair{QStringLiteral("focus"), Kind::Focus}, std::pair{QStringLiteral("ignore"), Kind::Ignore},
+          std::pair{QStringLiteral("hide"), Kind::Hide}}) {
         for (const QString &value : parser.values(option))
             r.transforms.push_back({kind, value.toStdString()});
     }
@@ -102,20 +102,20 @@ Verb reportVerb()
 
 void configureReportParser(QCommandLineParser &parser)
 {
-    parser.setApplicationDescription(QStringLiteral(
-        "Print the top functions of a profile by self value, with self and total per\n"
-        "function and the totals of every sample type, like `go tool pprof -top`.\n"
-        "With --base, each function's self and total are FILE minus BASE, ordered by the\n"
-        "size of the change, like `go tool pprof -diff_base=BASE -top FILE`.\n"
-        "With --list, each line of the matching functions with its self and total and\n"
-        "its source, like `go tool pprof -list`.\n"
-        "With --disasm, the machine instructions of the matching functions with their\n"
-        "self and total and the source lines interleaved, like `go tool pprof -disasm`,\n"
-        "from the binary found by build id (the recorded path, the debug directories,\n"
-        "then debuginfod when DEBUGINFOD_URLS is set).\n"
-        "FILE is a pprof file, a session folder, a perf.data file (read with `perf\n"
-        "script`), `perf script` output or folded stacks, told apart by their content.\n"
-        "Needs no display."));
+    parser.setApplicationDescription(
+        QStringLiteral("Print the top functions of a profile by self value, with self and total per\n"
+                       "function and the totals of every sample type, like `go tool pprof -top`.\n"
+                       "With --base, each function's self and total are FILE minus BASE, ordered by the\n"
+                       "size of the change, like `go tool pprof -diff_base=BASE -top FILE`.\n"
+                       "With --list, each line of the matching functions with its self and total and\n"
+                       "its source, like `go tool pprof -list`.\n"
+                       "With --disasm, the machine instructions of the matching functions with their\n"
+                       "self and total and the source lines interleaved, like `go tool pprof -disasm`,\n"
+                       "from the binary found by build id (the recorded path, the debug directories,\n"
+                       "then debuginfod when DEBUGINFOD_URLS is set).\n"
+                       "FILE is a pprof file, a session folder, a perf.data file (read with `perf\n"
+                       "script`), `perf script` output or folded stacks, told apart by their content.\n"
+                       "Needs no display."));
     parser.addHelpOption();
     parser.addOptions({
         {QStringLiteral("sample-type"), QStringLiteral("Sample type to report (default: the profile's default)."),
@@ -124,32 +124,40 @@ void configureReportParser(QCommandLineParser &parser)
         {QStringLiteral("json"), QStringLiteral("Print JSON instead of a table: sample_types (type, unit, total), "
                                                 "samples, and functions (name, self, total; with --base also "
                                                 "base_self and base_total; with --list, lines).")},
-        {QStringLiteral("format"), QStringLiteral("text (the default), json (as --json), or folded: collapsed "
-                                                  "stacks, `root;...;leaf VALUE`, one line per distinct stack."),
+        {QStringLiteral("format"),
+         QStringLiteral("text (the default), json (as --json), or folded: collapsed "
+                        "stacks, `root;...;leaf VALUE`, one line per distinct stack."),
          QStringLiteral("FORMAT"), QStringLiteral("text")},
-        {QStringLiteral("base"), QStringLiteral("Compare with BASE (any file FILE may be, or a session folder): "
-                                                "self and total become FILE minus BASE."),
+        {QStringLiteral("base"),
+         QStringLiteral("Compare with BASE (any file FILE may be, or a session folder): "
+                        "self and total become FILE minus BASE."),
          QStringLiteral("BASE")},
         {QStringLiteral("normalize"), QStringLiteral("With --base, scale BASE so that its total equals FILE's.")},
-        {QStringLiteral("list"), QStringLiteral("Print each source line of the functions whose name matches REGEX, "
-                                                "with self and total, and the code when the file is found."),
+        {QStringLiteral("list"),
+         QStringLiteral("Print each source line of the functions whose name matches REGEX, "
+                        "with self and total, and the code when the file is found."),
          QStringLiteral("REGEX")},
-        {QStringLiteral("disasm"), QStringLiteral("Print the instructions of the functions whose name matches REGEX, "
-                                                  "with self and total, source lines interleaved."),
+        {QStringLiteral("disasm"),
+         QStringLiteral("Print the instructions of the functions whose name matches REGEX, "
+                        "with self and total, source lines interleaved."),
          QStringLiteral("REGEX")},
-        {QStringLiteral("debug-dir"), QStringLiteral("With --disasm, look for binaries and debug files by build id "
-                                                     "under DIR (repeatable; default /usr/lib/debug)."),
+        {QStringLiteral("debug-dir"),
+         QStringLiteral("With --disasm, look for binaries and debug files by build id "
+                        "under DIR (repeatable; default /usr/lib/debug)."),
          QStringLiteral("DIR")},
-        {QStringLiteral("source-root"), QStringLiteral("With --list or --disasm, also look for source files under DIR "
-                                                       "(repeatable), for programs built elsewhere."),
+        {QStringLiteral("source-root"),
+         QStringLiteral("With --list or --disasm, also look for source files under DIR "
+                        "(repeatable), for programs built elsewhere."),
          QStringLiteral("DIR")},
-        {QStringLiteral("focus"), QStringLiteral("Keep only the samples with a frame matching REGEX (function "
-                                                 "name, source file or binary)."),
+        {QStringLiteral("focus"),
+         QStringLiteral("Keep only the samples with a frame matching REGEX (function "
+                        "name, source file or binary)."),
          QStringLiteral("REGEX")},
         {QStringLiteral("ignore"), QStringLiteral("Drop the samples with a frame matching REGEX."),
          QStringLiteral("REGEX")},
-        {QStringLiteral("hide"), QStringLiteral("Remove the frames matching REGEX from the stacks; their cost goes "
-                                                "to their callers."),
+        {QStringLiteral("hide"),
+         QStringLiteral("Remove the frames matching REGEX from the stacks; their cost goes "
+                        "to their callers."),
          QStringLiteral("REGEX")},
     });
     parser.addPositionalArgument(QStringLiteral("FILE"),

@@ -4,8 +4,8 @@
 #include "engine/session/profiling_session.h"
 #include "engine/session/record_session.h"
 #include "ui/common/app_icon.h"
-#include "ui/window/main_window.h"
 #include "ui/jobs/thread_scheduling.h"
+#include "ui/window/main_window.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -31,11 +31,11 @@ void setApplicationNames()
 // --help appends their own help (app/cli.h).
 void configureParser(QCommandLineParser &parser)
 {
-    parser.setApplicationDescription(QStringLiteral(
-        "Emberline: a desktop profiler for native Linux programs.\n"
-        "Without a command, opens the window and each FILE in a tab. FILE is a pprof\n"
-        "profile (profile.proto), gzip-compressed or raw, as written by Go, Datadog's\n"
-        "profilers or Emberline."));
+    parser.setApplicationDescription(
+        QStringLiteral("Emberline: a desktop profiler for native Linux programs.\n"
+                       "Without a command, opens the window and each FILE in a tab. FILE is a pprof\n"
+                       "profile (profile.proto), gzip-compressed or raw, as written by Go, Datadog's\n"
+                       "profilers or Emberline."));
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addOption(QCommandLineOption(QStringLiteral("record"),
@@ -74,14 +74,16 @@ LiveRequest liveRequest(const QCommandLineParser &parser, const QStringList &com
     }
     if (record) {
         if (command.isEmpty())
-            request.error = QStringLiteral("--record needs a command after --: emberline --record -- COMMAND [ARGS...]");
+            request.error =
+                QStringLiteral("--record needs a command after --: emberline --record -- COMMAND [ARGS...]");
         for (const QString &arg : command)
             request.config.command.push_back(arg.toStdString());
     } else {
         bool ok = false;
         request.config.pid = parser.value(QStringLiteral("attach")).toInt(&ok);
         if (!ok || request.config.pid <= 0)
-            request.error = QStringLiteral("--attach needs a process id, got '%1'").arg(parser.value(QStringLiteral("attach")));
+            request.error =
+                QStringLiteral("--attach needs a process id, got '%1'").arg(parser.value(QStringLiteral("attach")));
     }
     QSettings settings;
     request.config.frequency = settings.value(QStringLiteral("profileDialog/frequency"), 99).toInt();

@@ -31,9 +31,9 @@ void printSummary(const engine::SessionSummary &s)
                  "emberline: %s after %s: %llu samples (%.1f per second), %llu lost, %.2f%% incomplete stacks\n"
                  "emberline: target CPU sampled %s; profiler CPU %s (%.2f%% of the target's)\n",
                  s.samplerChoice.c_str(), s.samplerDescription.c_str(), s.endReason.c_str(),
-                 engine::formatValue(s.durationNs, "nanoseconds").c_str(),
-                 static_cast<unsigned long long>(s.samples), s.realRateHz, static_cast<unsigned long long>(s.lost),
-                 incompletePct, engine::formatValue(s.targetCpuNs, "nanoseconds").c_str(),
+                 engine::formatValue(s.durationNs, "nanoseconds").c_str(), static_cast<unsigned long long>(s.samples),
+                 s.realRateHz, static_cast<unsigned long long>(s.lost), incompletePct,
+                 engine::formatValue(s.targetCpuNs, "nanoseconds").c_str(),
                  engine::formatValue(s.profilerCpuNs, "nanoseconds").c_str(), overheadPct);
     if (!s.wallTimeProblem.empty())
         std::fprintf(stderr, "emberline: %s\n", s.wallTimeProblem.c_str());
@@ -42,8 +42,9 @@ void printSummary(const engine::SessionSummary &s)
     std::fprintf(stderr, "emberline: %llu sample(s) of other processes dropped (not in the followed tree)\n",
                  static_cast<unsigned long long>(s.foreignDropped));
     if (s.stackCopyLearned)
-        std::fprintf(stderr, "emberline: stack copy learned: %u bytes at the end (%u change(s)); the deepest stack "
-                             "used %llu bytes\n",
+        std::fprintf(stderr,
+                     "emberline: stack copy learned: %u bytes at the end (%u change(s)); the deepest stack "
+                     "used %llu bytes\n",
                      s.stackCopyBytes, s.stackCopyChanges, static_cast<unsigned long long>(s.deepestStackBytes));
     if (!s.stackCopyProblem.empty())
         std::fprintf(stderr, "emberline: %s\n", s.stackCopyProblem.c_str());
@@ -96,10 +97,10 @@ Verb recordVerb()
 
 void configureRecordParser(QCommandLineParser &parser)
 {
-    parser.setApplicationDescription(QStringLiteral(
-        "Profile a program without the GUI: launch it (-- COMMAND ARGS) or attach to it\n"
-        "(--pid PID). Writes flush-NNNN.pprof every flush period and profile.pprof (the\n"
-        "whole session), and prints a summary. Exits with the launched program's status."));
+    parser.setApplicationDescription(
+        QStringLiteral("Profile a program without the GUI: launch it (-- COMMAND ARGS) or attach to it\n"
+                       "(--pid PID). Writes flush-NNNN.pprof every flush period and profile.pprof (the\n"
+                       "whole session), and prints a summary. Exits with the launched program's status."));
     parser.addHelpOption();
     parser.addOptions({
         {QStringLiteral("pid"), QStringLiteral("Attach to a running process."), QStringLiteral("PID")},
@@ -197,13 +198,13 @@ int runRecord(const QStringList &args)
         return 2;
     }
     config.wallTime = !parser.isSet(QStringLiteral("no-wall-time"));
-    config.outputDirectory = parser.isSet(output)
-                                 ? parser.value(output).toStdString()
-                                 : QDir::current()
-                                       .filePath(QStringLiteral("emberline-%1")
-                                                     .arg(QDateTime::currentDateTime().toString(
-                                                         QStringLiteral("yyyyMMdd-HHmmss"))))
-                                       .toStdString();
+    config.outputDirectory =
+        parser.isSet(output)
+            ? parser.value(output).toStdString()
+            : QDir::current()
+                  .filePath(QStringLiteral("emberline-%1")
+                                .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))))
+                  .toStdString();
     if (auto st = engine::validateConfig(config); !st) {
         std::fprintf(stderr, "emberline record: %s\n", st.error().message.c_str());
         return 2;
@@ -233,8 +234,8 @@ int runRecord(const QStringList &args)
             auto writer = engine::SampleLogWriter::create(path);
             if (!writer)
                 return Opened(writer.error());
-            return Opened(std::make_unique<engine::CapturingSampler>(std::move(inner).value(),
-                                                                     std::move(writer).value()));
+            return Opened(
+                std::make_unique<engine::CapturingSampler>(std::move(inner).value(), std::move(writer).value()));
         };
     }
     engine::RecordSession session(config, factory);

@@ -13,7 +13,7 @@ namespace emberline::app {
 // What `emberline report` was asked, once its command line is parsed and checked.
 struct ReportRequest {
     std::string file;
-    std::string base;                      // empty: no comparison
+    std::string base;                        // empty: no comparison
     QString format = QStringLiteral("text"); // text, json or folded
     engine::ReportOptions options;
     std::vector<engine::Transform> transforms;

@@ -20,7 +20,7 @@ std::optional<std::string> valueOf(const QCommandLineParser &parser, const QComm
 
 // The key when it is not in the environment: the named file, or the one the settings dialog saved.
 engine::Result<std::optional<std::string>> apiKeyFromFile(const QCommandLineParser &parser,
-                                                           const UploadOptions &options)
+                                                          const UploadOptions &options)
 {
     if (std::getenv("DD_API_KEY") && *std::getenv("DD_API_KEY"))
         return std::optional<std::string>();
@@ -42,8 +42,9 @@ engine::Result<std::optional<std::string>> apiKeyFromFile(const QCommandLinePars
 UploadOptions::UploadOptions()
     : upload(QStringLiteral("upload"), QStringLiteral("Also send every flush to Datadog (the agent, or the intake with "
                                                       "--agentless); settings follow DD_* variables.")),
-      service(QStringLiteral("service"), QStringLiteral("Datadog service tag (default DD_SERVICE, else the "
-                                                        "program's name)."),
+      service(QStringLiteral("service"),
+              QStringLiteral("Datadog service tag (default DD_SERVICE, else the "
+                             "program's name)."),
               QStringLiteral("NAME")),
       env(QStringLiteral("env"), QStringLiteral("Datadog env tag (default DD_ENV)."), QStringLiteral("ENV")),
       version(QStringLiteral("version"), QStringLiteral("Datadog version tag (default DD_VERSION)."),
@@ -52,9 +53,10 @@ UploadOptions::UploadOptions()
            QStringLiteral("TAGS")),
       agentless(QStringLiteral("agentless"), QStringLiteral("Send straight to https://intake.profile.<DD_SITE> with "
                                                             "an API key instead of through the agent.")),
-      apiKeyFile(QStringLiteral("api-key-file"), QStringLiteral("Read the API key (agentless) from FILE, which only "
-                                                                "its owner may read (default: DD_API_KEY, or the key "
-                                                                "saved by the GUI)."),
+      apiKeyFile(QStringLiteral("api-key-file"),
+                 QStringLiteral("Read the API key (agentless) from FILE, which only "
+                                "its owner may read (default: DD_API_KEY, or the key "
+                                "saved by the GUI)."),
                  QStringLiteral("FILE"))
 {
 }
@@ -65,7 +67,7 @@ QList<QCommandLineOption> UploadOptions::all() const
 }
 
 engine::Result<std::unique_ptr<RecordUpload>> RecordUpload::create(const QCommandLineParser &parser,
-                                                                  const UploadOptions &options)
+                                                                   const UploadOptions &options)
 {
     if (!parser.isSet(options.upload))
         return std::unique_ptr<RecordUpload>();
@@ -76,9 +78,10 @@ engine::Result<std::unique_ptr<RecordUpload>> RecordUpload::create(const QComman
     overrides.tags = valueOf(parser, options.tags);
     if (parser.isSet(options.agentless))
         overrides.mode = engine::UploadMode::Agentless;
-    const bool agentless = parser.isSet(options.agentless) || (std::getenv("DD_PROFILING_AGENTLESS") &&
-                                                               std::string(std::getenv("DD_PROFILING_AGENTLESS")) != "0" &&
-                                                               std::string(std::getenv("DD_PROFILING_AGENTLESS")) != "false");
+    const bool agentless =
+        parser.isSet(options.agentless) ||
+        (std::getenv("DD_PROFILING_AGENTLESS") && std::string(std::getenv("DD_PROFILING_AGENTLESS")) != "0" &&
+         std::string(std::getenv("DD_PROFILING_AGENTLESS")) != "false");
     if (agentless) {
         auto key = apiKeyFromFile(parser, options);
         if (!key)
@@ -88,8 +91,8 @@ engine::Result<std::unique_ptr<RecordUpload>> RecordUpload::create(const QComman
     auto settings = engine::resolveUploadSettings(engine::processEnvironment(), overrides);
     if (!settings)
         return settings.error();
-    auto uploader = engine::SessionUploader::create(std::move(settings).value(),
-                                                    [](const std::shared_ptr<const engine::UploadRecord> &r) { print(*r); });
+    auto uploader = engine::SessionUploader::create(
+        std::move(settings).value(), [](const std::shared_ptr<const engine::UploadRecord> &r) { print(*r); });
     if (!uploader)
         return uploader.error();
     std::unique_ptr<RecordUpload> upload(new RecordUpload(std::move(uploader).value()));

@@ -38,7 +38,7 @@ class RecordUpload {
 public:
     // nullptr (no error) when --upload is not given.
     static engine::Result<std::unique_ptr<RecordUpload>> create(const QCommandLineParser &parser,
-                                                               const UploadOptions &options);
+                                                                const UploadOptions &options);
     const std::shared_ptr<engine::SessionUploader> &uploader() const { return m_uploader; }
     // Gives waiting uploads a bounded time to finish, then prints the summary.
     void finish();

@@ -26,16 +26,24 @@ static double now(void)
 
 // The work itself, written out in each function (a macro, not a function), so that it shows under the function
 // that asked for it rather than as one shared leaf.
-#define MIX(x, rounds)                                                                                          \
-    do {                                                                                                        \
-        for (int i_ = 0; i_ < (rounds); ++i_) {                                                                 \
-            (x) = (x) * 6364136223846793005ull + 1442695040888963407ull;                                        \
-            KEEP();                                                                                             \
-        }                                                                                                       \
+#define MIX(x, rounds)                                                                                                 \
+    do {                                                                                                               \
+        for (int i_ = 0; i_ < (rounds); ++i_) {                                                                        \
+            (x) = (x)*6364136223846793005ull + 1442695040888963407ull;                                                 \
+            KEEP();                                                                                                    \
+        }                                                                                                              \
     } while (0)
 
-static WORK uint64_t parse_header(uint64_t seed) { MIX(seed, 2000); return seed; }
-static WORK uint64_t inflate_block(uint64_t seed) { MIX(seed, 18000); return seed; }
+static WORK uint64_t parse_header(uint64_t seed)
+{
+    MIX(seed, 2000);
+    return seed;
+}
+static WORK uint64_t inflate_block(uint64_t seed)
+{
+    MIX(seed, 18000);
+    return seed;
+}
 
 static WORK uint64_t decode_frame(uint64_t seed)
 {
@@ -51,9 +59,15 @@ static WORK void sort_triangles(uint32_t *v, int lo, int hi)
         const uint32_t pivot = v[(lo + hi) / 2];
         int i = lo, j = hi;
         while (i <= j) {
-            while (v[i] < pivot) ++i;
-            while (v[j] > pivot) --j;
-            if (i <= j) { uint32_t t = v[i]; v[i++] = v[j]; v[j--] = t; }
+            while (v[i] < pivot)
+                ++i;
+            while (v[j] > pivot)
+                --j;
+            if (i <= j) {
+                uint32_t t = v[i];
+                v[i++] = v[j];
+                v[j--] = t;
+            }
         }
         sort_triangles(v, lo, j);
         lo = i;
@@ -61,7 +75,11 @@ static WORK void sort_triangles(uint32_t *v, int lo, int hi)
     KEEP();
 }
 
-static WORK uint64_t shade_pixels(uint64_t seed) { MIX(seed, 12000); return seed; }
+static WORK uint64_t shade_pixels(uint64_t seed)
+{
+    MIX(seed, 12000);
+    return seed;
+}
 
 static WORK uint64_t render_scene(uint32_t *triangles, int count, uint64_t seed)
 {
@@ -73,9 +91,23 @@ static WORK uint64_t render_scene(uint32_t *triangles, int count, uint64_t seed)
     return r;
 }
 
-static WORK uint64_t hash_window(uint64_t seed) { MIX(seed, 6000); return seed; }
-static WORK uint64_t emit_literals(uint64_t seed) { MIX(seed, 4000); return seed; }
-static WORK uint64_t compress_chunk(uint64_t seed) { uint64_t r = hash_window(seed); r += emit_literals(r); KEEP(); return r; }
+static WORK uint64_t hash_window(uint64_t seed)
+{
+    MIX(seed, 6000);
+    return seed;
+}
+static WORK uint64_t emit_literals(uint64_t seed)
+{
+    MIX(seed, 4000);
+    return seed;
+}
+static WORK uint64_t compress_chunk(uint64_t seed)
+{
+    uint64_t r = hash_window(seed);
+    r += emit_literals(r);
+    KEEP();
+    return r;
+}
 
 static void *decoder(void *arg)
 {

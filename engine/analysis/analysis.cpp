@@ -21,9 +21,8 @@ std::shared_ptr<const LoadedProfile> makeLoadedProfile(Profile profile, QString 
     return loaded;
 }
 
-std::vector<int64_t> weightedValuesPerStack(const Profile &profile, int sampleType,
-                                            const std::vector<uint8_t> &mask, const std::vector<float> &weights,
-                                            const std::atomic<bool> *cancel)
+std::vector<int64_t> weightedValuesPerStack(const Profile &profile, int sampleType, const std::vector<uint8_t> &mask,
+                                            const std::vector<float> &weights, const std::atomic<bool> *cancel)
 {
     std::vector<int64_t> perStack(profile.stacks().size(), 0);
     if (sampleType < 0 || static_cast<size_t>(sampleType) >= profile.sampleTypes().size())
@@ -103,13 +102,13 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
         analysis->unit = profile.str(profile.sampleTypes()[static_cast<size_t>(request.sampleType)].unit);
 
     const std::vector<uint8_t> mask = selectSamples(profile, loaded.threads.get(), request.filter);
-    analysis->keptSamples = mask.empty() ? profile.sampleCount()
-                                         : static_cast<size_t>(std::count(mask.begin(), mask.end(), uint8_t(1)));
+    analysis->keptSamples =
+        mask.empty() ? profile.sampleCount() : static_cast<size_t>(std::count(mask.begin(), mask.end(), uint8_t(1)));
     // A live session's whole, unfiltered profile: its values per stack are kept by the session as it goes.
     const LiveSnapshot *live = loaded.live.get();
-    const std::span<const int64_t> liveValues =
-        live && !loaded.sampleWeights && mask.empty() ? live->stackValues(request.sampleType)
-                                                      : std::span<const int64_t>{};
+    const std::span<const int64_t> liveValues = live && !loaded.sampleWeights && mask.empty()
+                                                    ? live->stackValues(request.sampleType)
+                                                    : std::span<const int64_t>{};
     const bool wholeSession = loaded.liveTrees && live && liveValues.size() == profile.stacks().size();
     if (wholeSession) {
         analysis->perStack = live->sharedStackValues(request.sampleType);
@@ -138,7 +137,7 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
         tree = entry.updater.update(profile, *loaded.frames, perStack, changed ? &*changed : nullptr);
         entry.wholeSessionAt = wholeSession ? live->flushes : kNoIndex;
         functions = FunctionTable::fromFrameTotals(*loaded.frames, entry.updater.frameSelf(),
-                                                           entry.updater.frameTotal(), tree->total());
+                                                   entry.updater.frameTotal(), tree->total());
     } else if (auto mapped = treeFromUntransformed(request, cancel)) {
         tree = std::make_shared<const CallTree>(std::move(*mapped));
         walked = 0;
@@ -154,11 +153,10 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
     const qint64 functionsMs = timer.elapsed();
     analysis->tree = std::move(tree);
     analysis->functions = std::make_shared<const FunctionTable>(std::move(*functions));
-    qCDebug(lcModel) << "analysis of" << loaded.path << "type" << request.sampleType << "in"
-                          << timer.elapsed() << "ms," << analysis->tree->size() << "nodes," << walked
-                          << "stacks read (values" << valuesMs << "ms, tree" << treeMs - valuesMs << "ms, functions"
-                          << functionsMs - treeMs << "ms;"
-                          << (clockNs(CLOCK_THREAD_CPUTIME_ID) - cpuStartNs) / 1'000'000 << "ms on CPU)";
+    qCDebug(lcModel) << "analysis of" << loaded.path << "type" << request.sampleType << "in" << timer.elapsed() << "ms,"
+                     << analysis->tree->size() << "nodes," << walked << "stacks read (values" << valuesMs << "ms, tree"
+                     << treeMs - valuesMs << "ms, functions" << functionsMs - treeMs << "ms;"
+                     << (clockNs(CLOCK_THREAD_CPUTIME_ID) - cpuStartNs) / 1'000'000 << "ms on CPU)";
     return analysis;
 }
 

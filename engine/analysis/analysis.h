@@ -1,19 +1,19 @@
 #pragma once
 
 #include "engine/analysis/call_tree.h"
-#include "engine/model/frame_table.h"
 #include "engine/analysis/function_table.h"
+#include "engine/analysis/transforms.h"
+#include "engine/live/live_snapshot.h"
+#include "engine/model/frame_table.h"
 #include "engine/model/profile.h"
 #include "engine/model/sample_filter.h"
-#include "engine/live/live_snapshot.h"
-#include "engine/analysis/transforms.h"
 
 #include <QString>
 
 #include <atomic>
 #include <map>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -43,7 +43,7 @@ struct LoadedProfile {
     std::shared_ptr<const Profile> profile;
     std::shared_ptr<const FrameTable> frames;
     std::shared_ptr<const ThreadIndex> threads; // empty index when samples carry no thread labels
-    std::vector<int64_t> totals;                        // per sample type, over the samples shown
+    std::vector<int64_t> totals;                // per sample type, over the samples shown
     // Per sample, the share of its value shown (a live session's time range over its aggregated profile);
     // null when every sample counts in full.
     std::shared_ptr<const std::vector<float>> sampleWeights;
@@ -68,9 +68,8 @@ std::shared_ptr<const LoadedProfile> makeLoadedProfile(Profile profile, QString 
 
 // Sum of one sample type per interned stack, each sample scaled by its weight; samples the mask drops and
 // samples of weight 0 count nothing.
-std::vector<int64_t> weightedValuesPerStack(const Profile &profile, int sampleType,
-                                            const std::vector<uint8_t> &mask, const std::vector<float> &weights,
-                                            const std::atomic<bool> *cancel);
+std::vector<int64_t> weightedValuesPerStack(const Profile &profile, int sampleType, const std::vector<uint8_t> &mask,
+                                            const std::vector<float> &weights, const std::atomic<bool> *cancel);
 // Totals per sample type with weights.
 std::vector<int64_t> weightedTotals(const Profile &profile, const std::vector<float> &weights);
 

@@ -7,8 +7,8 @@
 #include <QtGlobal>
 
 #include <algorithm>
-#include <string>
 #include <numeric>
+#include <string>
 
 namespace emberline::engine {
 
@@ -50,8 +50,8 @@ std::optional<CallTree> CallTree::build(const Profile &profile, const FrameTable
     CallTree tree;
     // Sized by the stacks that hold a value, not by every stack of the profile: a live session's flush touches a
     // few thousand of its hundreds of thousands, and clearing a map sized for all of them cost more than the walk.
-    const auto valued = static_cast<size_t>(
-        std::count_if(perStack.begin(), perStack.end(), [](int64_t v) { return v != 0; }));
+    const auto valued =
+        static_cast<size_t>(std::count_if(perStack.begin(), perStack.end(), [](int64_t v) { return v != 0; }));
     // Most trees hold a few nodes per such stack: reserved address space, touched only as nodes are added, spares
     // the copies of a growing vector.
     auto shapes = std::make_shared<ShapeTable>();
@@ -259,12 +259,10 @@ std::string CallTree::dump(const FrameTable &frames, int64_t minTotal) const
     return out;
 }
 
-
 namespace {
 
 // Makes `out` hold [first, last), in its own memory when that is large enough.
-template <typename T>
-void assignWithRoom(std::vector<T> &out, const T *first, const T *last)
+template <typename T> void assignWithRoom(std::vector<T> &out, const T *first, const T *last)
 {
     out.clear(); // nothing of the old contents is copied if it has to grow
     reserveWithRoom(out, static_cast<size_t>(last - first));
@@ -287,9 +285,8 @@ uint32_t CallTreeUpdater::child(uint32_t parent, uint32_t frame)
     CallTree &tree = *m_tree;
     std::vector<CallTree::Shape> &rows = m_shapes->rows;
     const auto keyOf = [](uint32_t p, uint32_t f) { return (static_cast<uint64_t>(p) << 32) | f; };
-    const uint32_t found = m_childOf.find(keyOf(parent, frame), [&](uint32_t n) {
-        return rows[n].parent == parent && rows[n].frame == frame;
-    });
+    const uint32_t found = m_childOf.find(
+        keyOf(parent, frame), [&](uint32_t n) { return rows[n].parent == parent && rows[n].frame == frame; });
     if (found != IndexHashTable::kNone)
         return found;
     const auto node = static_cast<uint32_t>(tree.size());
@@ -310,8 +307,7 @@ uint32_t CallTreeUpdater::child(uint32_t parent, uint32_t frame)
     tree.m_total.push_back(0);
     tree.m_deepest.push_back(depth);
     const std::vector<CallTree::Shape> &shapes = m_shapes->rows;
-    m_childOf.insert(keyOf(parent, frame), node,
-                     [&](uint32_t n) { return keyOf(shapes[n].parent, shapes[n].frame); });
+    m_childOf.insert(keyOf(parent, frame), node, [&](uint32_t n) { return keyOf(shapes[n].parent, shapes[n].frame); });
     for (uint32_t p = parent; p != kNoIndex && tree.m_deepest[p] < depth; p = shapes[p].parent)
         tree.m_deepest[p] = depth;
     m_newChildren.push_back({parent, node});

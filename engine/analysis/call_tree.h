@@ -31,8 +31,8 @@ public:
     struct Node {
         uint32_t frame = kNoIndex; // kNoIndex for the root
         uint32_t parent = kNoIndex;
-        uint32_t depth = 0;        // root is 0
-        uint32_t deepest = 0;      // the largest depth in the node's subtree (its own when a leaf)
+        uint32_t depth = 0;   // root is 0
+        uint32_t deepest = 0; // the largest depth in the node's subtree (its own when a leaf)
         int64_t self = 0;
         int64_t total = 0;
     };
@@ -50,8 +50,7 @@ public:
 
     // perStack: value per interned stack (valuesPerStack()); returns nullopt when cancelled.
     static std::optional<CallTree> build(const Profile &profile, const FrameTable &frames,
-                                         std::span<const int64_t> perStack,
-                                         const std::atomic<bool> *cancel = nullptr);
+                                         std::span<const int64_t> perStack, const std::atomic<bool> *cancel = nullptr);
     // A tree from nodes already made (a differential tree's widths): parents before children, node 0 the root.
     // Node ids are kept, so trees made from the same nodes with other values share ids; `deepest` counts only
     // nodes whose total is not zero, and children are ordered by frame name as build() orders them.
@@ -195,15 +194,15 @@ private:
     std::shared_ptr<CallTree> m_tree;
     std::shared_ptr<CallTree::ShapeTable> m_shapes; // m_tree's, which this updater alone appends to
     std::vector<NewChild> m_newChildren;
-    IndexHashTable m_childOf; // nodes other than the root by (parent, frame), which the nodes hold
-    std::vector<int64_t> m_values;                     // per stack, as of the last update
-    std::vector<uint32_t> m_leaf;                      // per stack: the node its path ends at, once walked
+    IndexHashTable m_childOf;      // nodes other than the root by (parent, frame), which the nodes hold
+    std::vector<int64_t> m_values; // per stack, as of the last update
+    std::vector<uint32_t> m_leaf;  // per stack: the node its path ends at, once walked
     std::vector<uint32_t> m_path;
     std::vector<int64_t> m_frameSelf;
     std::vector<int64_t> m_frameTotal;
     std::vector<uint32_t> m_frameSeen; // per frame: the walk that last counted it (recursion counts once)
     uint32_t m_walks = 0;
-    size_t m_frames = 0; // frames known at the last update
+    size_t m_frames = 0;     // frames known at the last update
     size_t m_emptyNodes = 0; // nodes other than the root whose total is 0
     uint32_t m_maxDepth = 0;
     // The arrays of trees copied on write, once their readers let go, for the next copy.

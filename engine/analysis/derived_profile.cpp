@@ -46,10 +46,9 @@ Result<std::shared_ptr<const LoadedProfile>> deriveProfile(const std::shared_ptr
     // A live session's time range weighs its samples: the weights follow the samples a transform keeps (inversion
     // keeps every sample in order).
     std::vector<uint32_t> kept;
-    Result<Profile> profile =
-        shape.transforms.empty()
-            ? invertStacks(*source->profile, cancel)
-            : applyTransforms(*source->profile, shape.transforms, cancel, source->sampleWeights ? &kept : nullptr);
+    Result<Profile> profile = shape.transforms.empty() ? invertStacks(*source->profile, cancel)
+                                                       : applyTransforms(*source->profile, shape.transforms, cancel,
+                                                                         source->sampleWeights ? &kept : nullptr);
     if (profile && shape.inverted && !shape.transforms.empty())
         profile = invertStacks(profile.value(), cancel);
     if (!profile)
@@ -65,8 +64,10 @@ Result<std::shared_ptr<const LoadedProfile>> deriveProfile(const std::shared_ptr
         for (const uint32_t i : kept)
             weights->push_back((*source->sampleWeights)[i]);
         derived->totals = weightedTotals(*shared, *weights);
-        const bool anyShown = std::any_of(derived->totals.begin(), derived->totals.end(), [](int64_t v) { return v != 0; });
-        const bool anyBefore = std::any_of(source->totals.begin(), source->totals.end(), [](int64_t v) { return v != 0; });
+        const bool anyShown =
+            std::any_of(derived->totals.begin(), derived->totals.end(), [](int64_t v) { return v != 0; });
+        const bool anyBefore =
+            std::any_of(source->totals.begin(), source->totals.end(), [](int64_t v) { return v != 0; });
         if (anyBefore && !anyShown) {
             std::string chain;
             for (const Transform &t : shape.transforms)

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "engine/common/result.h"
 #include "engine/analysis/analysis.h"
 #include "engine/analysis/transforms.h"
+#include "engine/common/result.h"
 
 #include <atomic>
 #include <memory>

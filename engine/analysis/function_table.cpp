@@ -8,8 +8,7 @@
 namespace emberline::engine {
 
 std::optional<FunctionTable> FunctionTable::build(const Profile &profile, const FrameTable &frames,
-                                                  std::span<const int64_t> perStack,
-                                                  const std::atomic<bool> *cancel)
+                                                  std::span<const int64_t> perStack, const std::atomic<bool> *cancel)
 {
     std::vector<int64_t> self(frames.size(), 0);
     std::vector<int64_t> total(frames.size(), 0);

@@ -17,8 +17,7 @@ std::span<const int64_t> Heatmap::column(size_t column) const
 {
     if (column >= m_columns)
         return {};
-    return std::span<const int64_t>(m_cells).subspan(column * static_cast<size_t>(m_rows),
-                                                     static_cast<size_t>(m_rows));
+    return std::span<const int64_t>(m_cells).subspan(column * static_cast<size_t>(m_rows), static_cast<size_t>(m_rows));
 }
 
 void Heatmap::growTo(size_t columns)
@@ -147,9 +146,9 @@ Result<Heatmap> profileHeatmap(const Profile &profile, const ThreadIndex *thread
     }
     const int64_t start = profile.timeNanos > 0 ? std::min(profile.timeNanos, first) : first;
     if (first <= last && (last - start) / Heatmap::kColumnNs >= static_cast<int64_t>(Heatmap::kMaxColumns))
-        return makeError(Error::Code::Limit,
-                         "the samples' timestamps span " + std::to_string((last - start) / 3'600'000'000'000) +
-                             " hours; the heatmap shows at most 24 hours");
+        return makeError(Error::Code::Limit, "the samples' timestamps span " +
+                                                 std::to_string((last - start) / 3'600'000'000'000) +
+                                                 " hours; the heatmap shows at most 24 hours");
     Heatmap heatmap(first == std::numeric_limits<int64_t>::max() ? profile.timeNanos : start, request.rows);
     std::vector<uint8_t> allowed;
     if (threads && !request.threads.empty()) {

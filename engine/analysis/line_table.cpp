@@ -23,8 +23,7 @@ struct LineSums {
 
 class Accumulator {
 public:
-    Accumulator(const Profile &profile, const LineTable::NameMatcher &matches)
-        : m_profile(profile)
+    Accumulator(const Profile &profile, const LineTable::NameMatcher &matches) : m_profile(profile)
     {
         groupFunctions(matches);
         indexLocations();
@@ -91,8 +90,8 @@ private:
                 name = m_profile.str(fn.systemName);
             if (name.empty() || !matches(name))
                 continue;
-            auto [it, inserted] = byKey.try_emplace({name, m_profile.str(fn.filename)},
-                                                    static_cast<uint32_t>(m_groups.size()));
+            auto [it, inserted] =
+                byKey.try_emplace({name, m_profile.str(fn.filename)}, static_cast<uint32_t>(m_groups.size()));
             if (inserted) {
                 GroupSums g;
                 g.lines.name = name;
@@ -140,8 +139,7 @@ private:
 } // namespace
 
 std::optional<std::vector<FunctionLines>> LineTable::build(const Profile &profile, std::span<const int64_t> perStack,
-                                                           const NameMatcher &matches,
-                                                           const std::atomic<bool> *cancel)
+                                                           const NameMatcher &matches, const std::atomic<bool> *cancel)
 {
     Accumulator acc(profile, matches);
     if (!forEachValuedStack(perStack, cancel, [&](uint32_t s, int64_t v) { acc.addStack(s, v); }))

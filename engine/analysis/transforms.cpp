@@ -49,8 +49,8 @@ struct StepMatcher {
 Result<StepMatcher> compile(const Profile &p, const Transform &t)
 {
     StepMatcher m{t.kind, std::vector<uint8_t>(p.functions().size(), 0), std::vector<uint8_t>(p.mappings().size(), 0)};
-    const bool byRegex = t.kind == Transform::Kind::Focus || t.kind == Transform::Kind::Ignore ||
-                         t.kind == Transform::Kind::Hide;
+    const bool byRegex =
+        t.kind == Transform::Kind::Focus || t.kind == Transform::Kind::Ignore || t.kind == Transform::Kind::Hide;
     if (!byRegex) {
         for (size_t f = 0; f < p.functions().size(); ++f)
             m.function[f] = functionName(p, p.functions()[f]) == t.pattern;
@@ -58,8 +58,8 @@ Result<StepMatcher> compile(const Profile &p, const Transform &t)
     }
     const QRegularExpression re(QString::fromStdString(t.pattern));
     if (!re.isValid())
-        return makeError(Error::Code::Invalid, t.describe() + ": not a valid regular expression: " +
-                                                   re.errorString().toStdString());
+        return makeError(Error::Code::Invalid,
+                         t.describe() + ": not a valid regular expression: " + re.errorString().toStdString());
     auto matches = [&](StringId s) { return s != 0 && re.match(QString::fromStdString(p.str(s))).hasMatch(); };
     for (size_t f = 0; f < p.functions().size(); ++f) {
         const Function &fn = p.functions()[f];
@@ -126,8 +126,7 @@ bool transformFrames(const Profile &p, const std::vector<StepMatcher> &steps, st
 // Builds the transformed profile: the source's tables, then locations for partial lines, then the samples.
 class ChainRunner {
 public:
-    ChainRunner(const Profile &source, std::vector<StepMatcher> steps)
-        : m_source(source), m_steps(std::move(steps))
+    ChainRunner(const Profile &source, std::vector<StepMatcher> steps) : m_source(source), m_steps(std::move(steps))
     {
         copyTables();
     }
@@ -274,7 +273,6 @@ std::string chainText(std::span<const Transform> chain)
     return text;
 }
 
-
 // Per frame of `frames`, whether a step matches it (1) or not (0); nullopt when the instances of some frame (the
 // lines of locations it stands for) disagree, so that a tree of frames cannot tell what the step does.
 std::optional<std::vector<uint8_t>> frameMatches(const Profile &p, const FrameTable &frames, const StepMatcher &m)
@@ -308,10 +306,7 @@ struct TreeInput {
     const CallTree *tree = nullptr;
     const TreeNodes *nodes = nullptr;
     size_t size() const { return tree ? tree->size() : nodes->size(); }
-    CallTree::Node operator[](size_t i) const
-    {
-        return tree ? tree->node(static_cast<uint32_t>(i)) : (*nodes)[i];
-    }
+    CallTree::Node operator[](size_t i) const { return tree ? tree->node(static_cast<uint32_t>(i)) : (*nodes)[i]; }
 };
 
 bool treeCancelled(size_t i, const std::atomic<bool> *cancel)
@@ -528,9 +523,8 @@ std::optional<CallTree> transformCallTree(const Profile &profile, const FrameTab
     }
     sumTreeTotals(nodes);
     // Hiding leaves a node without a value only where values cancel out: such nodes go, as build never makes them.
-    const bool emptyNodes = lastHid && std::any_of(nodes.begin() + 1, nodes.end(), [](const CallTree::Node &n) {
-        return n.total == 0 && n.self == 0;
-    });
+    const bool emptyNodes = lastHid && std::any_of(nodes.begin() + 1, nodes.end(),
+                                                   [](const CallTree::Node &n) { return n.total == 0 && n.self == 0; });
     if (emptyNodes) {
         std::vector<int64_t> self(nodes.size());
         for (size_t i = 0; i < nodes.size(); ++i)

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "engine/common/result.h"
 #include "engine/analysis/call_tree.h"
+#include "engine/common/result.h"
 #include "engine/model/frame_table.h"
 #include "engine/model/profile.h"
 
@@ -58,7 +58,6 @@ Result<Profile> applyTransforms(const Profile &profile, std::span<const Transfor
 //
 // Thread: any; reads immutable inputs.
 std::optional<CallTree> transformCallTree(const Profile &profile, const FrameTable &frames, const CallTree &tree,
-                                          std::span<const Transform> chain,
-                                          const std::atomic<bool> *cancel = nullptr);
+                                          std::span<const Transform> chain, const std::atomic<bool> *cancel = nullptr);
 
 } // namespace emberline::engine

@@ -1,9 +1,9 @@
 #pragma once
 
-#include "engine/common/result.h"
 #include "engine/analysis/analysis.h"
-#include "engine/model/sample_filter.h"
 #include "engine/analysis/transforms.h"
+#include "engine/common/result.h"
+#include "engine/model/sample_filter.h"
 
 #include <atomic>
 #include <memory>

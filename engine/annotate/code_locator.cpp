@@ -1,7 +1,7 @@
 #include "engine/annotate/code_locator.h"
 
-#include "engine/common/strings.h"
 #include "engine/annotate/debuginfod_client.h"
+#include "engine/common/strings.h"
 #include "engine/symbols/symbol_module.h"
 
 #include <filesystem>

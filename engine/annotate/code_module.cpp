@@ -1,7 +1,7 @@
 #include "engine/annotate/code_module.h"
 
-#include "engine/common/strings.h"
 #include "engine/annotate/debuginfod_client.h"
+#include "engine/common/strings.h"
 #include "engine/symbols/demangle.h"
 #include "engine/symbols/dwarf_inline.h"
 

@@ -1,10 +1,10 @@
 #pragma once
 
+#include "engine/analysis/line_table.h"
+#include "engine/annotate/source_locator.h"
 #include "engine/common/result.h"
 #include "engine/model/frame_table.h"
-#include "engine/analysis/line_table.h"
 #include "engine/model/profile.h"
-#include "engine/annotate/source_locator.h"
 
 #include <atomic>
 #include <optional>

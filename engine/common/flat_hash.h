@@ -112,8 +112,7 @@ public:
     static constexpr uint32_t kNone = UINT32_MAX;
 
     // The index of the row `matches` accepts among those inserted under `hash`, or kNone.
-    template <typename Matches>
-    uint32_t find(uint64_t hash, Matches &&matches) const
+    template <typename Matches> uint32_t find(uint64_t hash, Matches &&matches) const
     {
         if (m_tags.empty())
             return kNone;
@@ -130,8 +129,7 @@ public:
 
     // Adds `index` (not kNone, not present) under `hash`. `hashOf(index)` gives the hash of a row already in the
     // table, for when it grows.
-    template <typename HashOf>
-    void insert(uint64_t hash, uint32_t index, HashOf &&hashOf)
+    template <typename HashOf> void insert(uint64_t hash, uint32_t index, HashOf &&hashOf)
     {
         if ((m_size + 1) * 4 > m_tags.size() * 3) {
             const size_t capacity = std::max<size_t>(16, m_tags.size() * 2);

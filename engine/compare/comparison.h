@@ -1,9 +1,9 @@
 #pragma once
 
-#include "engine/common/result.h"
 #include "engine/analysis/analysis.h"
-#include "engine/compare/diff_tree.h"
 #include "engine/analysis/heatmap.h"
+#include "engine/common/result.h"
+#include "engine/compare/diff_tree.h"
 
 #include <atomic>
 #include <memory>

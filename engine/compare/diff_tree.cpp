@@ -18,9 +18,8 @@ struct Pending {
 } // namespace
 
 std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree &baseTree,
-                                        std::shared_ptr<const FrameTable> frames,
-                                        std::span<const uint32_t> baseToUnion, const std::atomic<bool> *cancel,
-                                        Widths shown)
+                                        std::shared_ptr<const FrameTable> frames, std::span<const uint32_t> baseToUnion,
+                                        const std::atomic<bool> *cancel, Widths shown)
 {
     DiffTree diff;
     diff.m_frames = std::move(frames);
@@ -116,8 +115,8 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
     for (size_t k = 0; k < n; ++k)
         std::iota(children.begin() + childOffsets[k], children.begin() + childOffsets[k + 1], firstChild[k]);
     // The new widths own the shape (the children lists the merge made); the other choices copy it when made.
-    auto fresh = std::make_shared<const CallTree>(
-        CallTree::withChildren(nodes, std::move(childOffsets), std::move(children)));
+    auto fresh =
+        std::make_shared<const CallTree>(CallTree::withChildren(nodes, std::move(childOffsets), std::move(children)));
     diff.m_new = fresh.get();
     diff.m_widths->trees[static_cast<size_t>(Widths::New)] = std::move(fresh);
     if (shown != Widths::New)
@@ -192,8 +191,8 @@ std::string DiffTree::dump() const
         stack.pop_back();
         const Node n = node(id);
         out.append(2 * static_cast<size_t>(n.depth), ' ');
-        out += (id == 0 ? std::string("<root>") : m_frames->frame(n.frame).name) + " " +
-               std::to_string(n.baseTotal) + " " + std::to_string(n.newTotal);
+        out += (id == 0 ? std::string("<root>") : m_frames->frame(n.frame).name) + " " + std::to_string(n.baseTotal) +
+               " " + std::to_string(n.newTotal);
         if (id != 0 && isBaseOnly(id))
             out += " (base only)";
         out += "\n";

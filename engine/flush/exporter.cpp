@@ -3,8 +3,8 @@
 #include "engine/common/strings.h"
 #include "engine/symbols/symbols_logging.h"
 
-#include "engine/pprof/pprof_writer.h"
 #include "engine/model/thread_state.h"
+#include "engine/pprof/pprof_writer.h"
 
 #include <cstdio>
 #include <map>
@@ -15,8 +15,7 @@
 
 namespace emberline::engine {
 
-Exporter::Exporter(ExporterOptions options)
-    : m_options(std::move(options)), m_symbolizer(m_options.symbolizer)
+Exporter::Exporter(ExporterOptions options) : m_options(std::move(options)), m_symbolizer(m_options.symbolizer)
 {
     // Per-sample timestamps stay in the flush files; the session's profile adds up each thread's stacks.
     if (!m_options.outputDirectory.empty())
@@ -162,8 +161,8 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids)
         return it->second;
     };
 
-    const bool withIds = ids && in.sessionLocations.size() == in.locations.size() &&
-                         in.sessionStacks.size() == in.stacks.size();
+    const bool withIds =
+        ids && in.sessionLocations.size() == in.locations.size() && in.sessionStacks.size() == in.stacks.size();
     if (withIds) {
         ids->namingEpoch = m_namingEpoch;
         ids->stackGeneration = in.stackGeneration;
@@ -191,8 +190,9 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids)
             }
             if (loc.lines.empty()) {
                 // Never an empty name: module+offset is what a user can feed to addr2line.
-                const std::string name = module ? baseName(module->path) + "+" + hexAddress(key.address - module->start + module->pgoff)
-                                                : "[unknown] " + hexAddress(key.address);
+                const std::string name =
+                    module ? baseName(module->path) + "+" + hexAddress(key.address - module->start + module->pgoff)
+                           : "[unknown] " + hexAddress(key.address);
                 loc.lines.push_back(Line{function(name, "", 0), 0, 0});
             }
         }

@@ -2,8 +2,8 @@
 
 #include "engine/common/result.h"
 #include "engine/flush/flush.h"
-#include "engine/pprof/pprof_writer.h"
 #include "engine/model/merge.h"
+#include "engine/pprof/pprof_writer.h"
 #include "engine/recorder/recorder.h"
 #include "engine/symbols/kernel_symbols.h"
 #include "engine/symbols/perf_map.h"
@@ -18,9 +18,9 @@
 namespace emberline::engine {
 
 struct ExporterOptions {
-    std::string outputDirectory;     // flush-NNNN.pprof and profile.pprof go here; empty: nothing written
+    std::string outputDirectory; // flush-NNNN.pprof and profile.pprof go here; empty: nothing written
     int frequency = 99;
-    bool wallTime = false;           // a wall-time/nanoseconds sample type beside the CPU ones
+    bool wallTime = false;                  // a wall-time/nanoseconds sample type beside the CPU ones
     int64_t minimumFlushNs = 1'000'000'000; // a shorter final flush is not uploaded (Flush::upload)
     std::string samplerDescription;
     Symbolizer::Options symbolizer;
@@ -99,8 +99,8 @@ private:
     std::unordered_map<LocationKey, std::vector<SymbolFrame>, LocationKeyHash> m_symbolCache;
     std::optional<KernelSymbols> m_kernelSymbols; // read at the first kernel frame; empty table if unreadable
     std::unordered_map<uint32_t, std::unique_ptr<PerfMap>> m_perfMaps; // by pid
-    std::vector<const PerfMap *> m_flushPerfMaps; // of the flush being built
-    std::unique_ptr<PprofStreamWriter> m_sessionProfile; // profile.pprof, while it is being written
+    std::vector<const PerfMap *> m_flushPerfMaps;                      // of the flush being built
+    std::unique_ptr<PprofStreamWriter> m_sessionProfile;               // profile.pprof, while it is being written
     uint32_t m_sequence = 0;
     uint64_t m_namingEpoch = 0; // changes when the symbol caches start over (Flush::sessionIds)
     std::vector<std::string> m_saveErrors;

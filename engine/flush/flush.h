@@ -13,8 +13,8 @@ namespace emberline::engine {
 // One flush of a profiling session: what the views show, what is written to disk and what is uploaded.
 // Immutable once built; crosses threads as std::shared_ptr<const Flush>.
 struct Flush {
-    uint32_t sequence = 0;   // 1, 2, ... within the session
-    int64_t startNs = 0;     // wall clock, ns since the epoch
+    uint32_t sequence = 0; // 1, 2, ... within the session
+    int64_t startNs = 0;   // wall clock, ns since the epoch
     int64_t endNs = 0;
     bool final = false;
     // False for a final flush shorter than the exporter's minimum: shown and saved like any other, not uploaded
@@ -24,8 +24,8 @@ struct Flush {
     // The recorder's session ids of the profile's locations and samples' stacks, for the live aggregate; null
     // for flushes that did not come from a recorder.
     std::shared_ptr<const SessionIds> sessionIds;
-    std::string pprofBytes;  // gzip-compressed profile.proto
-    std::string path;        // where it was written, empty if not written
+    std::string pprofBytes; // gzip-compressed profile.proto
+    std::string path;       // where it was written, empty if not written
     // No tags or code provenance here: both depend on the upload's settings (service, env, version) and the
     // tags on the order of submission (profile_seq), so the Uploader derives them when it sends the flush.
     // Why it was not written ("<file>: No space left on device"), when writing was asked for and failed. The
@@ -34,7 +34,7 @@ struct Flush {
     // Set on the flush whose samples the session's profile.pprof could not take (the first failure only):
     // the session's merged profile will be missing, and why.
     std::string sessionProfileError;
-    uint64_t samples = 0;    // samples in this flush
+    uint64_t samples = 0; // samples in this flush
     // Session counters at flush time (cumulative).
     uint64_t lost = 0;
     uint64_t incomplete = 0;

@@ -12,12 +12,18 @@ namespace emberline::engine {
 std::string_view unwindCauseName(UnwindCause cause)
 {
     switch (cause) {
-    case UnwindCause::StackCopyTooSmall: return "stack copy too small";
-    case UnwindCause::NoUnwindInfo: return "no unwind info";
-    case UnwindCause::JitOrAnonymous: return "JIT or anonymous code";
-    case UnwindCause::FileMissing: return "file missing or replaced";
-    case UnwindCause::FramePointers: return "frame pointers used";
-    case UnwindCause::Other: return "damaged or unusual stack";
+    case UnwindCause::StackCopyTooSmall:
+        return "stack copy too small";
+    case UnwindCause::NoUnwindInfo:
+        return "no unwind info";
+    case UnwindCause::JitOrAnonymous:
+        return "JIT or anonymous code";
+    case UnwindCause::FileMissing:
+        return "file missing or replaced";
+    case UnwindCause::FramePointers:
+        return "frame pointers used";
+    case UnwindCause::Other:
+        return "damaged or unusual stack";
     }
     return "unknown";
 }
@@ -25,10 +31,14 @@ std::string_view unwindCauseName(UnwindCause cause)
 std::string_view symbolStatusName(SymbolStatus status)
 {
     switch (status) {
-    case SymbolStatus::FullDwarf: return "full DWARF";
-    case SymbolStatus::SymbolTable: return "symbol table only";
-    case SymbolStatus::None: return "no symbols";
-    case SymbolStatus::Unknown: break;
+    case SymbolStatus::FullDwarf:
+        return "full DWARF";
+    case SymbolStatus::SymbolTable:
+        return "symbol table only";
+    case SymbolStatus::None:
+        return "no symbols";
+    case SymbolStatus::Unknown:
+        break;
     }
     return "not looked up";
 }
@@ -36,11 +46,16 @@ std::string_view symbolStatusName(SymbolStatus status)
 std::string_view symbolSourceName(SymbolSource source)
 {
     switch (source) {
-    case SymbolSource::InFile: return "in the file";
-    case SymbolSource::BuildId: return "found by build id";
-    case SymbolSource::Debuglink: return "found by debuglink";
-    case SymbolSource::Debuginfod: return "found by debuginfod";
-    case SymbolSource::None: break;
+    case SymbolSource::InFile:
+        return "in the file";
+    case SymbolSource::BuildId:
+        return "found by build id";
+    case SymbolSource::Debuglink:
+        return "found by debuglink";
+    case SymbolSource::Debuginfod:
+        return "found by debuginfod";
+    case SymbolSource::None:
+        break;
     }
     return "";
 }
@@ -64,15 +79,20 @@ std::string byteSize(int64_t bytes)
 std::string debuginfodStatusText(const DebuginfodStatus &status)
 {
     switch (status.state) {
-    case DebuginfodState::NotAsked: return {};
-    case DebuginfodState::Waiting: return "debuginfod: download queued";
+    case DebuginfodState::NotAsked:
+        return {};
+    case DebuginfodState::Waiting:
+        return "debuginfod: download queued";
     case DebuginfodState::Downloading:
         if (status.totalBytes > 0)
             return "debuginfod: downloading " + byteSize(status.bytes) + " of " + byteSize(status.totalBytes);
         return "debuginfod: downloading, " + byteSize(status.bytes) + " so far";
-    case DebuginfodState::Found: return "debuginfod: debug file downloaded";
-    case DebuginfodState::NotFound: return "debuginfod: not on the server";
-    case DebuginfodState::Failed: return "debuginfod: failed: " + status.error;
+    case DebuginfodState::Found:
+        return "debuginfod: debug file downloaded";
+    case DebuginfodState::NotFound:
+        return "debuginfod: not on the server";
+    case DebuginfodState::Failed:
+        return "debuginfod: failed: " + status.error;
     }
     return {};
 }
@@ -115,8 +135,8 @@ std::string healthFixFor(const ModuleHealth &m, const ModuleUnwindInfo &info, co
             if (m.suggestedStackBytes > stackBytes)
                 return "copy more stack: --stack-size " + std::to_string(m.suggestedStackBytes) +
                        (m.suggestionIsLowerBound ? " or more" : "") + " (" + std::to_string(stackBytes) + " was used)";
-            return "the stacks are deeper than the largest copy perf allows (" +
-                   std::to_string(kMaxStackCopyBytes) + " bytes): only their innermost frames can be shown";
+            return "the stacks are deeper than the largest copy perf allows (" + std::to_string(kMaxStackCopyBytes) +
+                   " bytes): only their innermost frames can be shown";
         case UnwindCause::NoUnwindInfo:
             return "rebuild " + name + " with -fno-omit-frame-pointer (or -fasynchronous-unwind-tables)";
         case UnwindCause::JitOrAnonymous:
@@ -184,7 +204,7 @@ void addKernelRows(const UnwindCounters &counters, const UnwindHealthContext &co
         } else {
             m.symbols = ModuleSymbols{SymbolStatus::None, SymbolSource::None};
             m.symbolText = "none: " + (context.kernelSymbolsProblem.empty() ? std::string("/proc/kallsyms not read yet")
-                                                                           : context.kernelSymbolsProblem);
+                                                                            : context.kernelSymbolsProblem);
             m.fix = "let Emberline read the kernel's addresses: run it as root, or set kernel.kptr_restrict=0 "
                     "(sysctl)";
         }

@@ -36,7 +36,7 @@ struct ModuleUnwindCounters {
 
 // What a module id stands for, registered once per id.
 struct ModuleUnwindInfo {
-    std::string path;   // "" for addresses no mapping holds
+    std::string path; // "" for addresses no mapping holds
     std::string buildId;
     bool hasUnwindTable = false;
     bool fileMissing = false;
@@ -47,7 +47,7 @@ struct ModuleUnwindInfo {
 struct UnwindCounters {
     uint64_t samples = 0;
     uint64_t incomplete = 0;
-    uint32_t stackBytes = 0; // the user stack copy asked for now (else the largest a sample carried)
+    uint32_t stackBytes = 0;       // the user stack copy asked for now (else the largest a sample carried)
     bool stackCopyLearned = false; // the copy is learned from the stacks (it grows when they are cut short)
     // Stacks with kernel frames: from the kernel's own callchain (CPU samples taken in the kernel, and context
     // switches: where the thread waits), named under [kernel.kallsyms]; or CPU samples in the kernel without a
@@ -90,8 +90,8 @@ struct ModuleHealth {
     bool hasCause = false;
     UnwindCause cause = UnwindCause::Other; // the most frequent (FramePointers only when nothing failed)
     ModuleSymbols symbols;
-    DebuginfodStatus debuginfod; // its debug file's download, when one was asked
-    uint32_t suggestedStackBytes = 0; // for StackCopyTooSmall: the copy that would have sufficed (0: unknown)
+    DebuginfodStatus debuginfod;         // its debug file's download, when one was asked
+    uint32_t suggestedStackBytes = 0;    // for StackCopyTooSmall: the copy that would have sufficed (0: unknown)
     bool suggestionIsLowerBound = false; // the stacks may need more: only how far their walks reached is known
     std::string causeText;
     std::string symbolText;

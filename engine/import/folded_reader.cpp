@@ -1,7 +1,7 @@
 #include "engine/import/folded_reader.h"
 
-#include "engine/import/text_profile_builder.h"
 #include "engine/import/text_format.h"
+#include "engine/import/text_profile_builder.h"
 
 #include <algorithm>
 #include <charconv>
@@ -12,7 +12,10 @@ namespace {
 // Parses folded lines into a builder, one at a time.
 class FoldedParser {
 public:
-    explicit FoldedParser(std::string name) : m_name(std::move(name)), m_builder(std::vector<TextProfileBuilder::SampleType>{{"samples", "count"}}) {}
+    explicit FoldedParser(std::string name)
+        : m_name(std::move(name)), m_builder(std::vector<TextProfileBuilder::SampleType>{{"samples", "count"}})
+    {
+    }
 
     Status feed(std::string_view line, size_t number)
     {

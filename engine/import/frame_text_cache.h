@@ -42,8 +42,8 @@ public:
     }
 
     // Sixteen bytes at a time in two independent lanes (thirty-two in four for long texts), each word folded in with
-    // a multiply, so that the multiplies overlap; the last one to sixteen bytes are read as the words ending the text (overlapping bytes
-    // already hashed, which is harmless) rather than byte by byte.
+    // a multiply, so that the multiplies overlap; the last one to sixteen bytes are read as the words ending the text
+    // (overlapping bytes already hashed, which is harmless) rather than byte by byte.
     static uint64_t hashText(std::string_view s)
     {
         constexpr uint64_t kMulA = 0x9E3779B97F4A7C15ull;

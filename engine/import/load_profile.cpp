@@ -13,8 +13,7 @@ namespace emberline::engine {
 namespace {
 
 // A session folder: its profile.pprof, or its flushes merged when that is missing or broken; `notice` says so.
-Result<Profile> readFolder(const QString &path, const PprofReadOptions &options, SessionTimes times,
-                           QString &notice)
+Result<Profile> readFolder(const QString &path, const PprofReadOptions &options, SessionTimes times, QString &notice)
 {
     auto folder = readSessionFolder(path.toStdString(), options, times);
     if (!folder)

@@ -74,9 +74,8 @@ Result<Profile> readPerfDataFile(const std::string &path, const PprofReadOptions
                          path + " is a perf.data file, which Emberline reads with `perf script`, and perf is not "
                                 "installed: install it with `apt install linux-perf` (Debian, Ubuntu: linux-tools)");
     QProcess perf;
-    perf.start(QString::fromStdString(program),
-               {QStringLiteral("script"), QStringLiteral("--no-inline"), QStringLiteral("-i"),
-                QString::fromStdString(path)});
+    perf.start(QString::fromStdString(program), {QStringLiteral("script"), QStringLiteral("--no-inline"),
+                                                 QStringLiteral("-i"), QString::fromStdString(path)});
     if (!perf.waitForStarted(10000))
         return makeError(Error::Code::Io, "cannot run " + program + ": " + perf.errorString().toStdString());
     QElapsedTimer timer;

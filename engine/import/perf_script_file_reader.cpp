@@ -98,7 +98,7 @@ size_t perfScriptPartsFor(uint64_t bytes)
 
 Result<Profile> readPerfScriptFile(const std::string &path, const PprofReadOptions &options)
 {
-    struct stat st{};
+    struct stat st {};
     const uint64_t size = ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
     return readPerfScriptFileInParts(path, options, perfScriptPartsFor(size));
 }
@@ -109,7 +109,7 @@ Result<Profile> readPerfScriptFileInParts(const std::string &path, const PprofRe
     if (fd < 0)
         return makeError(Error::Code::Io, path + ": cannot be opened: " + std::strerror(errno));
     const FdCloser closer(fd);
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd, &st) != 0)
         return makeError(Error::Code::Io, path + ": cannot be read: " + std::strerror(errno));
     const auto size = static_cast<uint64_t>(st.st_size);

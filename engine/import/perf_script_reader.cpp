@@ -63,7 +63,6 @@ bool isTimestamp(std::string_view s)
     return dot != std::string_view::npos && isDigits(s.substr(0, dot)) && isDigits(s.substr(dot + 1));
 }
 
-
 // Splits `line` at blanks into `out` (cleared first; its storage is reused from line to line).
 void splitPerfScriptTokens(std::string_view line, std::vector<PerfScriptToken> &out)
 {
@@ -154,7 +153,7 @@ std::string eventUnit(std::string_view event)
 struct PerfScriptParser::State {
     std::string name;
     std::unique_ptr<TextProfileBuilder> builder;
-    std::string event;      // the first sample's
+    std::string event; // the first sample's
     size_t eventLine = 0;
     bool hasPeriod = false;
     bool inSample = false;
@@ -200,9 +199,12 @@ struct PerfScriptParser::State {
             builder = std::make_unique<TextProfileBuilder>(types);
             values.assign(types.size(), 0);
         } else if (h.event != event) {
-            return fail(number, line, "event '" + std::string(h.event) + "' differs from '" + event + "' (line " +
-                                          std::to_string(eventLine) + "): one profile holds one event; pick one "
-                                          "with `perf script --event " + event + "`");
+            return fail(number, line,
+                        "event '" + std::string(h.event) + "' differs from '" + event + "' (line " +
+                            std::to_string(eventLine) +
+                            "): one profile holds one event; pick one "
+                            "with `perf script --event " +
+                            event + "`");
         } else if (h.period.has_value() != hasPeriod) {
             return fail(number, line, "a period on some samples and not on others");
         }
@@ -249,9 +251,8 @@ struct PerfScriptParser::State {
         const bool unknown = f->symbol == "[unknown]";
         std::string symbol(f->symbol);
         if (unknown) {
-            const std::string_view dso = f->dso.substr(f->dso.rfind('/') == std::string_view::npos
-                                                           ? 0
-                                                           : f->dso.rfind('/') + 1);
+            const std::string_view dso =
+                f->dso.substr(f->dso.rfind('/') == std::string_view::npos ? 0 : f->dso.rfind('/') + 1);
             symbol = "[unknown] (" + std::string(dso) + ")";
         }
         stack.push_back(builder->location(symbol, inlined ? std::string_view() : f->dso, unknown ? f->address : 0));
@@ -291,8 +292,9 @@ Status PerfScriptParser::feed(std::string_view line, size_t number)
     }
     if (line.front() == ' ' || line.front() == '\t') { // a frame: addFrame checks it as text
         if (!s.inSample)
-            return s.fail(number, line, isTextLine(line) ? "a call-chain frame outside of a sample"
-                                                         : "binary data, not perf script text");
+            return s.fail(number, line,
+                          isTextLine(line) ? "a call-chain frame outside of a sample"
+                                           : "binary data, not perf script text");
         return s.addFrame(line, line, number);
     }
     if (!isTextLine(line))
@@ -306,8 +308,9 @@ Status PerfScriptParser::feed(std::string_view line, size_t number)
     if (Status st = s.startSample(*h, line, number); !st)
         return st;
     if (!h->rest.empty() && !parseFrame(h->rest))
-        return s.fail(number, line, "event '" + std::string(h->event) + "' carries data that is not a frame: only " +
-                                        "sampling events (cpu-clock, cycles, ...) with their call chains are imported");
+        return s.fail(number, line,
+                      "event '" + std::string(h->event) + "' carries data that is not a frame: only " +
+                          "sampling events (cpu-clock, cycles, ...) with their call chains are imported");
     if (!h->rest.empty())
         return s.addFrame(h->rest, line, number);
     s.framesMayFollow = true;

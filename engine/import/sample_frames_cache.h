@@ -45,9 +45,9 @@ private:
     static constexpr size_t kMaxTextBytes = 64u << 20;
     static constexpr size_t kWindow = 4096;
 
-    FrameTextCache m_index;             // text -> index into m_stacks
+    FrameTextCache m_index;                          // text -> index into m_stacks
     std::vector<std::span<const uint32_t>> m_stacks; // into m_frames' chunks
-    std::vector<std::vector<uint32_t>> m_frames; // chunks that never move once filled
+    std::vector<std::vector<uint32_t>> m_frames;     // chunks that never move once filled
     size_t m_textBytes = 0;
     std::string m_lastText; // the frame text of m_stacks[m_last]
     size_t m_lastLines = 0;

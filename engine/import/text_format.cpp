@@ -68,7 +68,7 @@ bool isTextLine(std::string_view line)
     for (; end - p >= 8; p += 8) {
         uint64_t w = 0;
         std::memcpy(&w, p, sizeof w);
-        const uint64_t below = (w - kOnes * 0x20) & ~w & kHighs;     // some byte < 0x20
+        const uint64_t below = (w - kOnes * 0x20) & ~w & kHighs;                              // some byte < 0x20
         const uint64_t del = ((w ^ (kOnes * 0x7f)) - kOnes) & ~(w ^ (kOnes * 0x7f)) & kHighs; // some byte == 0x7f
         if ((below | del) == 0)
             continue;
@@ -100,7 +100,7 @@ ProfileFormat sniffFormat(std::string_view head)
             continue;
         const bool nextIndented = pos < head.size() && (head[pos] == ' ' || head[pos] == '\t');
         return nextIndented || PerfScriptParser::isSampleHeader(line) ? ProfileFormat::PerfScript
-                                                                       : ProfileFormat::Folded;
+                                                                      : ProfileFormat::Folded;
     }
     return ProfileFormat::Folded;
 }
@@ -133,7 +133,7 @@ Status readTextLines(const std::string &path, const std::function<Status(std::st
     if (fd < 0)
         return makeError(Error::Code::Io, path + ": cannot be opened: " + std::strerror(errno));
     const FdCloser closer{fd};
-    struct stat st{};
+    struct stat st {};
     const uint64_t size = ::fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     std::atomic<uint64_t> bytesRead{0};
@@ -187,7 +187,8 @@ Status readTextRange(const TextRange &range, const std::function<Status(std::str
         const char *const data = buffer.data();
         const size_t filled = held + static_cast<size_t>(got);
         const void *lastNewline = takeAhead ? memrchr(data, '\n', filled) : nullptr;
-        const size_t complete = lastNewline ? static_cast<size_t>(static_cast<const char *>(lastNewline) - data) + 1 : 0;
+        const size_t complete =
+            lastNewline ? static_cast<size_t>(static_cast<const char *>(lastNewline) - data) + 1 : 0;
         size_t pos = 0;
         for (;;) {
             const void *nl = std::memchr(data + pos, '\n', filled - pos);

@@ -60,8 +60,7 @@ Status readTextRange(const TextRange &range, const std::function<Status(std::str
 // Reads a text profile file with a `Parser` made from the file's path (the name its errors give): every line
 // through `feed(line, number)`, then the profile `finish()` makes. `options` gives the cancel flag and the
 // progress callback.
-template <typename Parser>
-Result<Profile> readTextProfileFile(const std::string &path, const PprofReadOptions &options)
+template <typename Parser> Result<Profile> readTextProfileFile(const std::string &path, const PprofReadOptions &options)
 {
     Parser parser(path);
     const Status read = readTextLines(

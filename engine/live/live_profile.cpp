@@ -125,8 +125,8 @@ Status LiveProfile::add(const std::shared_ptr<const Flush> &flushPtr)
     const Profile &profile = *flush.profile;
     std::vector<uint32_t> destination;
     // A recorder's flush carries its session ids: what the aggregate has met before is found by id.
-    const Status merged = flush.sessionIds ? m_merger.add(profile, *flush.sessionIds, &destination)
-                                           : m_merger.add(profile, &destination);
+    const Status merged =
+        flush.sessionIds ? m_merger.add(profile, *flush.sessionIds, &destination) : m_merger.add(profile, &destination);
     if (!merged)
         return merged.error();
     m_snapshot.reset();
@@ -204,8 +204,8 @@ std::shared_ptr<const LiveSnapshot> LiveProfile::snapshot(int stackValuesType) c
     snap->cpuType = snap->profile->sampleTypeIndex("cpu-time");
     auto columns = std::make_shared<LiveSampleColumns>();
     columns->thread = m_columns.thread;
-    const int kept = stackValuesType == kDefaultType ? std::max(0, snap->profile->defaultSampleTypeIndex())
-                                                     : stackValuesType;
+    const int kept =
+        stackValuesType == kDefaultType ? std::max(0, snap->profile->defaultSampleTypeIndex()) : stackValuesType;
     columns->stackValues.resize(m_stackValues.size());
     for (size_t t = 0; t < m_stackValues.size(); ++t) {
         if (kept == kAllTypes || static_cast<size_t>(kept) == t)

@@ -116,7 +116,7 @@ ThreadActivity bucketActivity(const LiveSnapshot &snapshot, std::span<const uint
 
 int64_t chooseBucketNs(int64_t spanNs, size_t maxBuckets, int64_t minBucketNs)
 {
-    static constexpr std::array<int64_t, 14> kLadderMs{50,    100,    250,    500,     1000,    2000,    5000,
+    static constexpr std::array<int64_t, 14> kLadderMs{50,    100,   250,   500,   1000,   2000,   5000,
                                                        10000, 15000, 30000, 60000, 120000, 300000, 600000};
     maxBuckets = std::max<size_t>(maxBuckets, 1);
     for (int64_t ms : kLadderMs) {

@@ -34,7 +34,7 @@ struct ThreadActivity {
     int64_t startNs = 0;
     int64_t bucketNs = 0;
     size_t bucketCount = 0;
-    std::vector<std::vector<int64_t>> cpuNs; // [thread][bucket]
+    std::vector<std::vector<int64_t>> cpuNs;    // [thread][bucket]
     std::vector<std::vector<uint32_t>> samples; // [thread][bucket]
 
     // Share of one core, in percent, of a thread in a bucket.
@@ -48,8 +48,9 @@ struct ThreadActivity {
 ThreadActivity bucketActivity(const LiveSnapshot &snapshot, std::span<const uint32_t> hits, int64_t bucketNs);
 
 // The finest bucket width of a fixed ladder (50 ms … 10 min) that cuts the span into at most maxBuckets
-// buckets and is at least minBucketNs wide (enough samples per bucket for a steady line). With a few hundred buckets this stays finer than the flush period for sessions of an hour and more
-// (10 s flushes: 5 s buckets at 30 minutes with 400 buckets).
+// buckets and is at least minBucketNs wide (enough samples per bucket for a steady line). With a few hundred buckets
+// this stays finer than the flush period for sessions of an hour and more (10 s flushes: 5 s buckets at 30 minutes with
+// 400 buckets).
 int64_t chooseBucketNs(int64_t spanNs, size_t maxBuckets, int64_t minBucketNs = 0);
 
 } // namespace emberline::engine

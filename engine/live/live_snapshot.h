@@ -53,8 +53,7 @@ struct TimelineChunk {
     // The latest time of an entry (startNs without entries).
     int64_t lastEntryNs() const { return startNs + static_cast<int64_t>(m_maxOffsetMs) * 1'000'000; }
     // f(int64_t timeNs, uint32_t sample) for every entry, in the order they were added.
-    template <typename F>
-    void forEach(F &&f) const
+    template <typename F> void forEach(F &&f) const
     {
         const uint8_t *p = m_packed.data();
         int32_t offset = 0;

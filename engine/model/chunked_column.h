@@ -16,8 +16,7 @@ namespace chunked {
 // True when `owner` is the only reference to its chunk, so that it may be written in place. use_count() is a
 // relaxed read; the fence pairs with the release of a copy's last reference on another thread, so that thread's
 // reads of the chunk happen before this thread writes it.
-template <typename Chunk>
-bool exclusive(const std::shared_ptr<Chunk> &owner)
+template <typename Chunk> bool exclusive(const std::shared_ptr<Chunk> &owner)
 {
     if (owner.use_count() != 1)
         return false;
@@ -33,8 +32,7 @@ bool exclusive(const std::shared_ptr<Chunk> &owner)
 // snapshotted after every flush for readers on other threads at the cost of the chunks the next flush changes.
 //
 // Thread: one writer per copy; copies may live on other threads (each chunk is immutable while shared).
-template <typename T>
-class ChunkedColumn {
+template <typename T> class ChunkedColumn {
 public:
     // Rows of `width` values each; must be set before the first row (0: rows without values).
     void setWidth(size_t width)
@@ -55,10 +53,7 @@ public:
     }
     const T &operator[](size_t i) const { return m_chunks[i >> m_rowShift][i & rowMask()]; } // width 1
     // The row to change in place; its chunk is copied first if another copy of the column shares it.
-    std::span<T> mutableRow(size_t i)
-    {
-        return {writable(i >> m_rowShift) + (i & rowMask()) * m_width, m_width};
-    }
+    std::span<T> mutableRow(size_t i) { return {writable(i >> m_rowShift) + (i & rowMask()) * m_width, m_width}; }
     // Appends a row of width() values (missing values are 0, extra ones are dropped).
     void appendRow(std::span<const T> values)
     {
@@ -130,8 +125,7 @@ private:
 
 // Rows of any length (a sample's labels), in chunks of a fixed number of rows shared between copies as in
 // ChunkedColumn. Rows are only appended.
-template <typename T>
-class ChunkedRows {
+template <typename T> class ChunkedRows {
 public:
     size_t rows() const { return m_rows; }
     std::span<const T> row(size_t i) const
@@ -160,8 +154,7 @@ public:
     }
     void reserveRows(size_t rows) { m_chunks.reserve((rows >> kRowShift) + 1); }
     // Rewrites every value of every row as f(value); shared chunks are copied first.
-    template <typename F>
-    void transformValues(F &&f)
+    template <typename F> void transformValues(F &&f)
     {
         for (auto &chunk : m_chunks) {
             if (!chunked::exclusive(chunk))
@@ -174,7 +167,8 @@ public:
     {
         size_t bytes = m_chunks.capacity() * sizeof(m_chunks[0]);
         for (const auto &chunk : m_chunks)
-            bytes += sizeof(Chunk) + chunk->offsets.capacity() * sizeof(uint32_t) + chunk->values.capacity() * sizeof(T);
+            bytes +=
+                sizeof(Chunk) + chunk->offsets.capacity() * sizeof(uint32_t) + chunk->values.capacity() * sizeof(T);
         return bytes;
     }
 

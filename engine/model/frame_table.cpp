@@ -64,8 +64,7 @@ FrameTable::FrameTable(const Profile &profile)
     }
 }
 
-FrameTable FrameTable::unionOf(const FrameTable &first, const FrameTable &second,
-                               std::vector<uint32_t> &secondToUnion)
+FrameTable FrameTable::unionOf(const FrameTable &first, const FrameTable &second, std::vector<uint32_t> &secondToUnion)
 {
     FrameTable table;
     table.m_locOffsets.push_back(0);

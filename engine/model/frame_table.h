@@ -17,8 +17,8 @@ namespace emberline::engine {
 struct Frame {
     std::string name;
     std::string file;
-    int64_t line = 0;      // the function's start line, 0 when unknown
-    std::string module;    // basename of the mapping's file, empty when the profile has no mappings
+    int64_t line = 0;   // the function's start line, 0 when unknown
+    std::string module; // basename of the mapping's file, empty when the profile has no mappings
     bool symbolized = true;
 };
 
@@ -33,8 +33,7 @@ public:
     // The frames of two tables matched by name, as a comparison of two profiles groups them: `first`'s frames
     // with their ids unchanged, then those of `second` that `first` lacks. `secondToUnion` maps each of
     // `second`'s ids to its id here. The table knows no locations.
-    static FrameTable unionOf(const FrameTable &first, const FrameTable &second,
-                              std::vector<uint32_t> &secondToUnion);
+    static FrameTable unionOf(const FrameTable &first, const FrameTable &second, std::vector<uint32_t> &secondToUnion);
 
     size_t size() const { return m_frames.size(); }
     const Frame &frame(uint32_t id) const { return m_frames[id]; }

@@ -28,8 +28,7 @@ inline uint64_t mixRowHash(uint64_t h, uint64_t value)
 // `Hash` is a callable uint64_t(std::span<const T>); T needs ==.
 //
 // Thread: not synchronised; owned by one thread at a time. Copies may live on other threads.
-template <typename T, typename Hash>
-class InternedRows {
+template <typename T, typename Hash> class InternedRows {
 public:
     InternedRows() = default;
     InternedRows(const InternedRows &other)
@@ -83,8 +82,7 @@ public:
     }
     // Rewrites every stored value as map(value) and rehashes; row ids are kept. `map` must be one-to-one over the
     // values present, so that distinct rows stay distinct.
-    template <typename Map>
-    void remapValues(Map &&map)
+    template <typename Map> void remapValues(Map &&map)
     {
         m_rows.transformValues(map);
         for (size_t id = 0; id < size(); ++id)

@@ -45,8 +45,9 @@ public:
             functions[i] = function(src.functions()[i], str);
         remap.locations.resize(src.locations().size());
         for (size_t i = 0; i < remap.locations.size(); ++i) {
-            remap.locations[i] = location(src.locations()[i], [&mappings](uint32_t m) { return mappings[m]; },
-                                          [&functions](uint32_t f) { return functions[f]; });
+            remap.locations[i] = location(
+                src.locations()[i], [&mappings](uint32_t m) { return mappings[m]; },
+                [&functions](uint32_t f) { return functions[f]; });
         }
         addComments(src, str);
         return Ok{};
@@ -166,8 +167,9 @@ private:
             std::vector<uint32_t> &byId = m_impl.m_locationById;
             if (id != kNoIndex && id < byId.size() && byId[id] != kNoIndex)
                 return mine = byId[id];
-            mine = m_impl.location(m_src.locations()[l], [this](uint32_t m) { return mapping(m); },
-                                   [this](uint32_t f) { return function(f); });
+            mine = m_impl.location(
+                m_src.locations()[l], [this](uint32_t m) { return mapping(m); },
+                [this](uint32_t f) { return function(f); });
             if (id != kNoIndex) {
                 if (id >= byId.size())
                     byId.resize(size_t(id) + 1, kNoIndex);
@@ -239,8 +241,7 @@ private:
         return Ok{};
     }
 
-    template <typename StringOf>
-    void addComments(const Profile &src, StringOf &&str)
+    template <typename StringOf> void addComments(const Profile &src, StringOf &&str)
     {
         for (StringId c : src.comments()) {
             const StringId mine = str(c);
@@ -326,8 +327,7 @@ private:
         return index;
     }
 
-    template <typename StringOf>
-    uint32_t mapping(const Mapping &m, StringOf &&str)
+    template <typename StringOf> uint32_t mapping(const Mapping &m, StringOf &&str)
     {
         const StringId filename = str(m.filename), buildId = str(m.buildId);
         auto key = std::make_tuple(m.start, m.limit, m.offset, filename, buildId);
@@ -342,14 +342,14 @@ private:
         return it->second;
     }
 
-    template <typename StringOf>
-    uint32_t function(const Function &f, StringOf &&str)
+    template <typename StringOf> uint32_t function(const Function &f, StringOf &&str)
     {
         const StringId name = str(f.name), systemName = str(f.systemName), filename = str(f.filename);
         auto key = std::make_tuple(name, systemName, filename, f.startLine);
         auto [it, inserted] = m_functions.try_emplace(key, static_cast<uint32_t>(m_dst.functions().size()));
         if (inserted)
-            m_dst.functions().push_back(Function{m_dst.functions().size() + 1, name, systemName, filename, f.startLine});
+            m_dst.functions().push_back(
+                Function{m_dst.functions().size() + 1, name, systemName, filename, f.startLine});
         return it->second;
     }
 
@@ -409,10 +409,22 @@ Status ProfileMerger::add(const Profile &profile, const SessionIds &ids, std::ve
 {
     return m_impl->add(profile, ids, destinationSamples);
 }
-const Profile &ProfileMerger::result() const { return m_impl->result(); }
-Profile ProfileMerger::takeResult() { return m_impl->take(); }
-size_t ProfileMerger::added() const { return m_impl->added(); }
-Status ProfileMerger::addTables(const Profile &profile, Remap &remap) { return m_impl->addTables(profile, remap); }
+const Profile &ProfileMerger::result() const
+{
+    return m_impl->result();
+}
+Profile ProfileMerger::takeResult()
+{
+    return m_impl->take();
+}
+size_t ProfileMerger::added() const
+{
+    return m_impl->added();
+}
+Status ProfileMerger::addTables(const Profile &profile, Remap &remap)
+{
+    return m_impl->addTables(profile, remap);
+}
 Status ProfileMerger::addTables(const Profile &profile, const SessionIds &ids, Remap &remap)
 {
     return m_impl->addTables(profile, ids, remap);

@@ -13,7 +13,7 @@
 
 namespace emberline::engine {
 
-using StringId = uint32_t;       // index into Profile::strings(); 0 is always ""
+using StringId = uint32_t; // index into Profile::strings(); 0 is always ""
 inline constexpr uint32_t kNoIndex = UINT32_MAX;
 
 struct ValueType {
@@ -59,7 +59,7 @@ struct Mapping {
 
 struct Label {
     StringId key = 0;
-    StringId str = 0;   // 0 when the label is numeric
+    StringId str = 0; // 0 when the label is numeric
     int64_t num = 0;
     StringId numUnit = 0;
     friend bool operator==(const Label &, const Label &) = default;

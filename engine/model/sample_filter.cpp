@@ -78,8 +78,8 @@ std::vector<uint8_t> selectSamples(const Profile &profile, const ThreadIndex *th
                 allowedThread[t] = 1;
         }
     }
-    const bool byTime = filter.startNs != std::numeric_limits<int64_t>::min() ||
-                        filter.endNs != std::numeric_limits<int64_t>::max();
+    const bool byTime =
+        filter.startNs != std::numeric_limits<int64_t>::min() || filter.endNs != std::numeric_limits<int64_t>::max();
     std::vector<int64_t> times = byTime ? sampleTimestamps(profile) : std::vector<int64_t>{};
 
     std::vector<uint8_t> mask(profile.sampleCount(), 1);

@@ -21,11 +21,7 @@ public:
     void reserve(size_t stacks) { m_rows.reserve(stacks); }
     // Rewrites every stored frame as map(frame) and rehashes; stack ids are kept. `map` must be one-to-one over
     // the frames present, so that distinct stacks stay distinct (the reader's raw id -> location index).
-    template <typename Map>
-    void remapFrames(Map &&map)
-    {
-        m_rows.remapValues(map);
-    }
+    template <typename Map> void remapFrames(Map &&map) { m_rows.remapValues(map); }
     size_t memoryBytes() const { return m_rows.memoryBytes(); }
 
 private:

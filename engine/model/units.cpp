@@ -27,9 +27,12 @@ std::string formatValue(int64_t value, std::string_view unit)
     const double v = static_cast<double>(value);
     const double a = std::fabs(v);
     if (unit == "nanoseconds" || unit == "ns") {
-        if (a >= 1e9) return scaled(v / 1e9, "s");
-        if (a >= 1e6) return scaled(v / 1e6, "ms");
-        if (a >= 1e3) return scaled(v / 1e3, "µs");
+        if (a >= 1e9)
+            return scaled(v / 1e9, "s");
+        if (a >= 1e6)
+            return scaled(v / 1e6, "ms");
+        if (a >= 1e3)
+            return scaled(v / 1e3, "µs");
         return std::to_string(value) + " ns";
     }
     if (unit == "microseconds")
@@ -37,9 +40,12 @@ std::string formatValue(int64_t value, std::string_view unit)
     if (unit == "milliseconds")
         return formatValue(value * 1000000, "nanoseconds");
     if (unit == "bytes") {
-        if (a >= 1024.0 * 1024 * 1024) return scaled(v / (1024.0 * 1024 * 1024), "GiB");
-        if (a >= 1024.0 * 1024) return scaled(v / (1024.0 * 1024), "MiB");
-        if (a >= 1024.0) return scaled(v / 1024.0, "KiB");
+        if (a >= 1024.0 * 1024 * 1024)
+            return scaled(v / (1024.0 * 1024 * 1024), "GiB");
+        if (a >= 1024.0 * 1024)
+            return scaled(v / (1024.0 * 1024), "MiB");
+        if (a >= 1024.0)
+            return scaled(v / 1024.0, "KiB");
         return std::to_string(value) + " B";
     }
     return std::to_string(value);

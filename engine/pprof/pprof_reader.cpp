@@ -23,9 +23,9 @@
 namespace emberline::engine {
 
 namespace pb = perftools::profiles;
+using google::protobuf::internal::WireFormatLite;
 using google::protobuf::io::CodedInputStream;
 using google::protobuf::io::ZeroCopyInputStream;
-using google::protobuf::internal::WireFormatLite;
 
 namespace {
 
@@ -53,12 +53,8 @@ public:
     Result<Profile> decode(ZeroCopyInputStream *input, CountingStream *decompressed, GzipStream *gzip);
 
 private:
-    Error fail(const std::string &what) const
-    {
-        return makeError(Error::Code::Format, m_name + ": " + what);
-    }
-    template <typename Message>
-    bool readMessage(CodedInputStream &in, Message &msg);
+    Error fail(const std::string &what) const { return makeError(Error::Code::Format, m_name + ": " + what); }
+    template <typename Message> bool readMessage(CodedInputStream &in, Message &msg);
     bool readSample(CodedInputStream &in);
     uint32_t rawLocationRef(uint64_t id);
     std::optional<Error> finish();
@@ -85,9 +81,9 @@ private:
     std::vector<pb::Location> m_locations;
     std::vector<pb::Function> m_functions;
     std::vector<pb::Mapping> m_mappings;
-    uint64_t m_tableHeapBytes = 0;  // heap behind the parsed locations' lines
+    uint64_t m_tableHeapBytes = 0;   // heap behind the parsed locations' lines
     uint32_t m_oversizedMessage = 0; // the length of a sample or table entry over maxMessageBytes
-    uint64_t m_stringHeapBytes = 0; // heap behind the strings too long for std::string's inline buffer
+    uint64_t m_stringHeapBytes = 0;  // heap behind the strings too long for std::string's inline buffer
 };
 
 uint64_t PprofDecoder::modelBytes() const
@@ -97,8 +93,8 @@ uint64_t PprofDecoder::modelBytes() const
     return p.m_stacks.memoryBytes() + p.sampleMemoryBytes() + p.m_comments.capacity() * sizeof(StringId) +
            p.m_strings.capacity() * sizeof(std::string) + m_stringHeapBytes +
            m_locations.capacity() * sizeof(pb::Location) + m_functions.capacity() * sizeof(pb::Function) +
-           m_mappings.capacity() * sizeof(pb::Mapping) + m_tableHeapBytes +
-           m_bigIds.capacity() * sizeof(uint64_t) + m_bigIdOrdinal.size() * 32;
+           m_mappings.capacity() * sizeof(pb::Mapping) + m_tableHeapBytes + m_bigIds.capacity() * sizeof(uint64_t) +
+           m_bigIdOrdinal.size() * 32;
 }
 
 // Called every few hundred fields, so that no limit is passed by more than that before the read stops.
@@ -106,36 +102,41 @@ std::optional<Error> PprofDecoder::checkLimits(const CountingStream &decompresse
 {
     const uint64_t out = static_cast<uint64_t>(decompressed.ByteCount());
     const uint64_t in = static_cast<uint64_t>(m_compressed->ByteCount());
-    if (gzipped && out > m_options.ratioCheckAfterBytes && out / std::max<uint64_t>(in, 1) > m_options.maxCompressionRatio)
-        return makeError(Error::Code::Limit, m_name + ": " + std::to_string(in >> 10) + " KiB of gzip data inflate to " +
-                                                 std::to_string(out >> 20) + " MiB, more than " +
-                                                 std::to_string(m_options.maxCompressionRatio) +
+    if (gzipped && out > m_options.ratioCheckAfterBytes &&
+        out / std::max<uint64_t>(in, 1) > m_options.maxCompressionRatio)
+        return makeError(Error::Code::Limit, m_name + ": " + std::to_string(in >> 10) +
+                                                 " KiB of gzip data inflate to " + std::to_string(out >> 20) +
+                                                 " MiB, more than " + std::to_string(m_options.maxCompressionRatio) +
                                                  " times their size (a gzip bomb?)");
     const Profile &p = m_profile;
     if (p.sampleCount() > m_options.maxSamples)
         return limit("more than " + std::to_string(m_options.maxSamples) + " samples");
-    const struct { size_t count; const char *what; } tables[] = {
-        {m_locations.size(), "locations"}, {m_functions.size(), "functions"},
-        {m_mappings.size(), "mappings"}, {p.m_strings.size(), "strings"}};
+    const struct {
+        size_t count;
+        const char *what;
+    } tables[] = {{m_locations.size(), "locations"},
+                  {m_functions.size(), "functions"},
+                  {m_mappings.size(), "mappings"},
+                  {p.m_strings.size(), "strings"}};
     for (const auto &t : tables) {
         if (t.count > m_options.maxTableEntries)
             return limit("more than " + std::to_string(m_options.maxTableEntries) + " " + t.what);
     }
     const uint64_t bytes = modelBytes();
-    if (bytes > m_options.ratioCheckAfterBytes && bytes / std::max<uint64_t>(out, 1) > m_options.maxModelBytesPerInputByte)
+    if (bytes > m_options.ratioCheckAfterBytes &&
+        bytes / std::max<uint64_t>(out, 1) > m_options.maxModelBytesPerInputByte)
         return limit("its " + std::to_string(out >> 10) + " KiB read so far take " + std::to_string(bytes >> 20) +
                      " MiB of memory, more than " + std::to_string(m_options.maxModelBytesPerInputByte) +
                      " times their size");
     if (bytes > m_options.maxModelBytes)
-        return limit("its " + std::to_string(p.sampleCount()) + " samples, " +
-                     std::to_string(m_locations.size()) + " locations and " + std::to_string(p.m_strings.size()) +
+        return limit("its " + std::to_string(p.sampleCount()) + " samples, " + std::to_string(m_locations.size()) +
+                     " locations and " + std::to_string(p.m_strings.size()) +
                      " strings read so far would take more than " + std::to_string(m_options.maxModelBytes >> 20) +
                      " MiB of memory");
     return std::nullopt;
 }
 
-template <typename Message>
-bool PprofDecoder::readMessage(CodedInputStream &in, Message &msg)
+template <typename Message> bool PprofDecoder::readMessage(CodedInputStream &in, Message &msg)
 {
     uint32_t length = 0;
     if (!in.ReadVarint32(&length))
@@ -204,9 +205,9 @@ Result<Profile> PprofDecoder::decode(ZeroCopyInputStream *input, CountingStream 
             return limit(std::string("a ") + field + " of " + std::to_string(m_oversizedMessage) +
                          " bytes is over the limit of " + std::to_string(m_options.maxMessageBytes) + " bytes");
         if (decompressed->exceeded())
-            return makeError(Error::Code::Limit,
-                             m_name + ": decompressed size exceeds the limit of " +
-                                 std::to_string(m_options.maxDecompressedBytes >> 20) + " MiB (a gzip bomb?)");
+            return makeError(Error::Code::Limit, m_name + ": decompressed size exceeds the limit of " +
+                                                     std::to_string(m_options.maxDecompressedBytes >> 20) +
+                                                     " MiB (a gzip bomb?)");
         if (gzip && !gzip->error().empty())
             return fail("corrupt or truncated gzip data (" + gzip->error() + ")");
         return fail(std::string("truncated or corrupt protobuf while reading ") + field);
@@ -241,8 +242,7 @@ Result<Profile> PprofDecoder::decode(ZeroCopyInputStream *input, CountingStream 
             pb::ValueType vt;
             ok = delimited && readMessage(in, vt);
             if (ok)
-                m_profile.m_sampleTypes.push_back(ValueType{toStringId(vt.type()),
-                                                            toStringId(vt.unit())});
+                m_profile.m_sampleTypes.push_back(ValueType{toStringId(vt.type()), toStringId(vt.unit())});
             break;
         }
         case 2:
@@ -275,24 +275,34 @@ Result<Profile> PprofDecoder::decode(ZeroCopyInputStream *input, CountingStream 
             }
             break;
         }
-        case 7: case 8: case 9: case 10: case 12: case 14:
+        case 7:
+        case 8:
+        case 9:
+        case 10:
+        case 12:
+        case 14:
             ok = varint && in.ReadVarint64(&v);
             if (ok) {
                 const auto sv = static_cast<int64_t>(v);
-                if (field == 7) m_profile.dropFrames = toStringId(sv);
-                if (field == 8) m_profile.keepFrames = toStringId(sv);
-                if (field == 9) m_profile.timeNanos = sv;
-                if (field == 10) m_profile.durationNanos = sv;
-                if (field == 12) m_profile.period = sv;
-                if (field == 14) m_profile.defaultSampleType = toStringId(sv);
+                if (field == 7)
+                    m_profile.dropFrames = toStringId(sv);
+                if (field == 8)
+                    m_profile.keepFrames = toStringId(sv);
+                if (field == 9)
+                    m_profile.timeNanos = sv;
+                if (field == 10)
+                    m_profile.durationNanos = sv;
+                if (field == 12)
+                    m_profile.period = sv;
+                if (field == 14)
+                    m_profile.defaultSampleType = toStringId(sv);
             }
             break;
         case 11: {
             pb::ValueType vt;
             ok = delimited && readMessage(in, vt);
             if (ok)
-                m_profile.periodType = ValueType{toStringId(vt.type()),
-                                                 toStringId(vt.unit())};
+                m_profile.periodType = ValueType{toStringId(vt.type()), toStringId(vt.unit())};
             break;
         }
         case 13: {
@@ -319,9 +329,20 @@ Result<Profile> PprofDecoder::decode(ZeroCopyInputStream *input, CountingStream 
             break;
         }
         if (!ok) {
-            static const char *names[] = {"?", "sample_type", "sample", "mapping", "location", "function",
-                                          "string_table", "drop_frames", "keep_frames", "time_nanos",
-                                          "duration_nanos", "period_type", "period", "comment",
+            static const char *names[] = {"?",
+                                          "sample_type",
+                                          "sample",
+                                          "mapping",
+                                          "location",
+                                          "function",
+                                          "string_table",
+                                          "drop_frames",
+                                          "keep_frames",
+                                          "time_nanos",
+                                          "duration_nanos",
+                                          "period_type",
+                                          "period",
+                                          "comment",
                                           "default_sample_type"};
             return streamError(field >= 1 && field <= 14 ? names[field] : "an unknown field");
         }
@@ -352,16 +373,24 @@ std::optional<Error> PprofDecoder::finish()
     if (p.m_sampleTypes.empty())
         return fail("the profile declares no sample types");
     for (const ValueType &vt : p.m_sampleTypes) {
-        if (auto e = checkString(vt.type, "a sample type")) return e;
-        if (auto e = checkString(vt.unit, "a sample type's unit")) return e;
+        if (auto e = checkString(vt.type, "a sample type"))
+            return e;
+        if (auto e = checkString(vt.unit, "a sample type's unit"))
+            return e;
     }
-    if (auto e = checkString(p.periodType.type, "period_type")) return e;
-    if (auto e = checkString(p.periodType.unit, "period_type's unit")) return e;
-    if (auto e = checkString(p.dropFrames, "drop_frames")) return e;
-    if (auto e = checkString(p.keepFrames, "keep_frames")) return e;
-    if (auto e = checkString(p.defaultSampleType, "default_sample_type")) return e;
+    if (auto e = checkString(p.periodType.type, "period_type"))
+        return e;
+    if (auto e = checkString(p.periodType.unit, "period_type's unit"))
+        return e;
+    if (auto e = checkString(p.dropFrames, "drop_frames"))
+        return e;
+    if (auto e = checkString(p.keepFrames, "keep_frames"))
+        return e;
+    if (auto e = checkString(p.defaultSampleType, "default_sample_type"))
+        return e;
     for (StringId c : p.m_comments)
-        if (auto e = checkString(c, "a comment")) return e;
+        if (auto e = checkString(c, "a comment"))
+            return e;
     if (m_valuesPerSample == SIZE_MAX - 1)
         return fail("samples carry different numbers of values");
     if (p.sampleCount() != 0 && m_valuesPerSample != p.m_sampleTypes.size())
@@ -371,9 +400,12 @@ std::optional<Error> PprofDecoder::finish()
         for (const Label &l : p.sampleLabels(i)) {
             if (l.key == UINT32_MAX)
                 return fail("a sample label has a negative or huge string index");
-            if (auto e = checkString(l.key, "a label key")) return e;
-            if (auto e = checkString(l.str, "a label value")) return e;
-            if (auto e = checkString(l.numUnit, "a label unit")) return e;
+            if (auto e = checkString(l.key, "a label key"))
+                return e;
+            if (auto e = checkString(l.str, "a label value"))
+                return e;
+            if (auto e = checkString(l.numUnit, "a label unit"))
+                return e;
         }
     }
 
@@ -382,8 +414,10 @@ std::optional<Error> PprofDecoder::finish()
     for (const pb::Mapping &m : m_mappings) {
         if (m.id() == 0 || !mappingIndex.emplace(m.id(), static_cast<uint32_t>(p.m_mappings.size())).second)
             return fail("mapping id " + std::to_string(m.id()) + " is zero or repeated");
-        if (auto e = checkString(m.filename(), "a mapping's file name")) return e;
-        if (auto e = checkString(m.build_id(), "a mapping's build id")) return e;
+        if (auto e = checkString(m.filename(), "a mapping's file name"))
+            return e;
+        if (auto e = checkString(m.build_id(), "a mapping's build id"))
+            return e;
         p.m_mappings.push_back(Mapping{m.id(), m.memory_start(), m.memory_limit(), m.file_offset(),
                                        static_cast<StringId>(m.filename()), static_cast<StringId>(m.build_id()),
                                        m.has_functions(), m.has_filenames(), m.has_line_numbers(),
@@ -393,9 +427,12 @@ std::optional<Error> PprofDecoder::finish()
     for (const pb::Function &f : m_functions) {
         if (f.id() == 0 || !functionIndex.emplace(f.id(), static_cast<uint32_t>(p.m_functions.size())).second)
             return fail("function id " + std::to_string(f.id()) + " is zero or repeated");
-        if (auto e = checkString(f.name(), "a function name")) return e;
-        if (auto e = checkString(f.system_name(), "a function's system name")) return e;
-        if (auto e = checkString(f.filename(), "a function's file name")) return e;
+        if (auto e = checkString(f.name(), "a function name"))
+            return e;
+        if (auto e = checkString(f.system_name(), "a function's system name"))
+            return e;
+        if (auto e = checkString(f.filename(), "a function's file name"))
+            return e;
         p.m_functions.push_back(Function{f.id(), static_cast<StringId>(f.name()),
                                          static_cast<StringId>(f.system_name()), static_cast<StringId>(f.filename()),
                                          f.start_line()});

@@ -74,8 +74,7 @@ uint64_t totalBytes(const std::vector<fs::path> &files)
 }
 
 // The flush files merged in order into `out` (skipped ones named); an error when cancelled.
-Status mergeFlushFiles(const std::vector<fs::path> &flushes, const PprofReadOptions &options,
-                       SessionFolderProfile &out)
+Status mergeFlushFiles(const std::vector<fs::path> &flushes, const PprofReadOptions &options, SessionFolderProfile &out)
 {
     // One flush at a time into the merger: only the merged result and the flush being read are in memory.
     ProfileMerger merger;
@@ -108,8 +107,8 @@ void preferTimedFlushes(const std::vector<fs::path> &flushes, const PprofReadOpt
         return;
     const uint64_t bytes = totalBytes(flushes);
     if (bytes > kTimedFlushesMaxBytes) {
-        out.timesProblem = "its " + std::to_string(flushes.size()) + " flush files (" +
-                           std::to_string(bytes >> 20) + " MiB) are too large to read for their timestamps";
+        out.timesProblem = "its " + std::to_string(flushes.size()) + " flush files (" + std::to_string(bytes >> 20) +
+                           " MiB) are too large to read for their timestamps";
         return;
     }
     SessionFolderProfile timed;

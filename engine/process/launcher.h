@@ -8,8 +8,8 @@
 namespace emberline::engine {
 
 struct LaunchOptions {
-    std::vector<std::string> argv;                 // argv[0] is looked up in PATH
-    std::string workingDirectory;                  // empty: ours
+    std::vector<std::string> argv;                                // argv[0] is looked up in PATH
+    std::string workingDirectory;                                 // empty: ours
     std::vector<std::pair<std::string, std::string>> environment; // added to ours
     // Start the program in a session of its own (setsid): it leaves our terminal's job control, and where the
     // kernel shares CPU between sessions (autogroup), a target that saturates every core leaves the

@@ -27,11 +27,18 @@ ThreadState threadStateFromStat(const std::string &stat)
     if (close == std::string::npos || close + 2 >= stat.size())
         return ThreadState::Unknown;
     switch (stat[close + 2]) {
-    case 'R': return ThreadState::Running;
-    case 'S': case 'I': return ThreadState::Sleeping;
-    case 'D': return ThreadState::DiskWait;
-    case 'T': case 't': return ThreadState::Stopped;
-    default: return ThreadState::Unknown;
+    case 'R':
+        return ThreadState::Running;
+    case 'S':
+    case 'I':
+        return ThreadState::Sleeping;
+    case 'D':
+        return ThreadState::DiskWait;
+    case 'T':
+    case 't':
+        return ThreadState::Stopped;
+    default:
+        return ThreadState::Unknown;
     }
 }
 
@@ -64,8 +71,7 @@ bool findMapping(int pid, uint64_t address, uint64_t &start, uint64_t &end)
             found = true;
         }
         // A line longer than the buffer (a long path) continues in the next read: skip its rest.
-        while (!std::strchr(line, '\n') && std::fgets(line, sizeof line, maps)) {
-        }
+        while (!std::strchr(line, '\n') && std::fgets(line, sizeof line, maps)) {}
     }
     std::fclose(maps);
     return found;

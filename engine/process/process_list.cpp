@@ -44,7 +44,8 @@ uint32_t ownerOf(int pid)
 {
     const std::string status = readProcFile("/proc/" + std::to_string(pid) + "/status");
     const auto at = status.find("\nUid:");
-    return at == std::string::npos ? UINT32_MAX : static_cast<uint32_t>(std::strtoul(status.c_str() + at + 5, nullptr, 10));
+    return at == std::string::npos ? UINT32_MAX
+                                   : static_cast<uint32_t>(std::strtoul(status.c_str() + at + 5, nullptr, 10));
 }
 
 } // namespace
@@ -66,8 +67,8 @@ std::string ProcessScanner::userName(uint32_t uid)
     passwd pw{};
     passwd *found = nullptr;
     char buffer[4096];
-    std::string name = getpwuid_r(uid, &pw, buffer, sizeof buffer, &found) == 0 && found ? pw.pw_name
-                                                                                         : std::to_string(uid);
+    std::string name =
+        getpwuid_r(uid, &pw, buffer, sizeof buffer, &found) == 0 && found ? pw.pw_name : std::to_string(uid);
     m_userNames.emplace(uid, name);
     return name;
 }

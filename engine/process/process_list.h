@@ -17,7 +17,7 @@ struct ProcessEntry {
     double cpuPercent = 0;   // of one core, since the previous scan
     bool own = false;        // runs as the scanning user
     bool traceable = true;
-    std::string reason;      // why it cannot be traced, when it cannot
+    std::string reason; // why it cannot be traced, when it cannot
 };
 
 // Reads /proc into a list of processes: own processes first, then by CPU use. CPU % is the process's

@@ -50,11 +50,10 @@ private:
     };
 
     // The slot that holds `key`, or the empty one where it would go.
-    template <typename Self>
-    static auto *probeIn(Self &self, const LocationKey &key)
+    template <typename Self> static auto *probeIn(Self &self, const LocationKey &key)
     {
         const size_t mask = self.m_slots.size() - 1;
-        size_t i = LocationKeyHash{}(key) & mask;
+        size_t i = LocationKeyHash{}(key)&mask;
         while (self.m_slots[i].idPlusOne != 0 &&
                (self.m_slots[i].address != key.address || self.m_slots[i].moduleId != key.moduleId))
             i = (i + 1) & mask;

@@ -31,7 +31,7 @@ struct RecordedSample {
     uint32_t stackId = 0;
     int64_t cpuNs = 0;
     int64_t wallNs = 0;
-    uint8_t state = 0;  // ThreadState
+    uint8_t state = 0;   // ThreadState
     bool counted = true; // a CPU or periodic sample (false: an off-CPU interval, not a sample taken)
 };
 
@@ -42,7 +42,7 @@ struct FlushInput {
     int64_t endNs = 0;
     bool final = false;
     std::vector<RecordedSample> samples;
-    StackTable stacks;                 // of indices into `locations`, leaf first
+    StackTable stacks; // of indices into `locations`, leaf first
     std::vector<LocationKey> locations;
     // The recorder's ids for the whole session, per location of `locations` and per stack of `stacks`: what
     // lets the live aggregate find a location or stack it has met before without interning it again.
@@ -51,7 +51,7 @@ struct FlushInput {
     // Which numbering of the recorder's stacks `sessionStacks` is in: it starts over when the table grows past
     // its bound (Recorder::kMaxStacks), and the same id then names another stack.
     uint64_t stackGeneration = 0;
-    std::vector<ModuleInfo> modules;   // every module a location refers to
+    std::vector<ModuleInfo> modules;             // every module a location refers to
     std::map<uint32_t, std::string> threadNames; // by tid
     std::map<uint32_t, uint32_t> processOfThread;
     // Session counters at flush time.

@@ -1,10 +1,10 @@
 #include "engine/report/disasm_report.h"
 
+#include "engine/annotate/disassembly.h"
+#include "engine/annotate/source_locator.h"
 #include "engine/common/strings.h"
 #include "engine/model/units.h"
 #include "engine/report/report_common.h"
-#include "engine/annotate/disassembly.h"
-#include "engine/annotate/source_locator.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

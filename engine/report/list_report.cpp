@@ -1,9 +1,9 @@
 #include "engine/report/list_report.h"
 
 #include "engine/analysis/line_table.h"
+#include "engine/annotate/source_locator.h"
 #include "engine/model/units.h"
 #include "engine/report/report_common.h"
-#include "engine/annotate/source_locator.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -57,8 +57,8 @@ std::string textList(const std::vector<FunctionLines> &functions, int64_t grandT
     std::string out = "Total: " + formatValue(grandTotal, unit) + "\n";
     for (const FunctionLines &fn : functions) {
         out += "ROUTINE ======================== " + fn.name + " in " + fn.file + "\n";
-        out += costRow(fn.self, fn.total, unit) + "(self, total) " + formatPercent(fn.total, grandTotal) +
-               " of Total\n";
+        out +=
+            costRow(fn.self, fn.total, unit) + "(self, total) " + formatPercent(fn.total, grandTotal) + " of Total\n";
         auto source = locator.load(fn.file);
         if (source) {
             appendWithSource(out, fn, source.value(), unit);
@@ -102,8 +102,8 @@ Result<std::string> buildListReport(const Profile &profile, const ListOptions &o
     if (!selection)
         return selection.error();
     const FunctionSelection &selected = selection.value();
-    auto functions = LineTable::build(profile, selected.perStack,
-                                      [&](const std::string &name) { return selected.matches(name); });
+    auto functions =
+        LineTable::build(profile, selected.perStack, [&](const std::string &name) { return selected.matches(name); });
     if (!functions)
         return makeError(Error::Code::Cancelled, "cancelled");
     if (functions->empty())

@@ -9,8 +9,8 @@
 namespace emberline::engine {
 
 struct ListOptions {
-    std::string pattern;                  // a regular expression matched anywhere in a function's name
-    std::string sampleType;               // empty: the profile's default
+    std::string pattern;    // a regular expression matched anywhere in a function's name
+    std::string sampleType; // empty: the profile's default
     bool json = false;
     std::vector<std::string> sourceRoots; // where to look for sources besides the recorded paths
 };

@@ -1,8 +1,8 @@
 #include "engine/report/report.h"
 
+#include "engine/analysis/function_table.h"
 #include "engine/compare/comparison.h"
 #include "engine/model/frame_table.h"
-#include "engine/analysis/function_table.h"
 #include "engine/model/sample_filter.h"
 #include "engine/model/units.h"
 #include "engine/report/sample_type.h"
@@ -64,8 +64,7 @@ QJsonArray sampleTypesJson(const Profile &p)
     return types;
 }
 
-std::string jsonReport(const Profile &p, const FrameTable &frames, const FunctionTable &table,
-                       const ReportOptions &o)
+std::string jsonReport(const Profile &p, const FrameTable &frames, const FunctionTable &table, const ReportOptions &o)
 {
     QJsonObject root;
     root.insert(QStringLiteral("sample_types"), sampleTypesJson(p));
@@ -116,7 +115,7 @@ std::string textDiffReport(const Comparison &c, const std::vector<const DiffFunc
     out += line;
     for (size_t i = 0; i < n; ++i) {
         const DiffFunction &f = *changed[i];
-        const std::string share = f.baseSelf != 0      ? formatPercent(f.selfChange(), std::llabs(f.baseSelf))
+        const std::string share = f.baseSelf != 0       ? formatPercent(f.selfChange(), std::llabs(f.baseSelf))
                                   : f.selfChange() != 0 ? "new"
                                                         : "";
         std::snprintf(line, sizeof line, "%12s %8s %12s %12s %12s %12s  ", signedValue(f.selfChange(), c.unit).c_str(),

@@ -11,7 +11,7 @@ struct ReportOptions {
     std::string sampleType; // empty: the profile's default sample type
     int top = 0;            // rows to print; 0 prints every function
     bool json = false;
-    std::string fileName;   // shown in the text header
+    std::string fileName; // shown in the text header
     // With a base (buildDiffReport): the base's file name and whether its values are scaled to the new total.
     std::string baseFileName;
     bool normalize = false;

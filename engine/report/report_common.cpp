@@ -25,8 +25,8 @@ bool FunctionSelection::matches(const std::string &name) const
     return pattern.match(QString::fromStdString(name)).hasMatch();
 }
 
-Result<FunctionSelection> selectFunctions(const Profile &profile, const std::string &option,
-                                          const std::string &pattern, const std::string &sampleType)
+Result<FunctionSelection> selectFunctions(const Profile &profile, const std::string &option, const std::string &pattern,
+                                          const std::string &sampleType)
 {
     auto re = functionPattern(option, pattern);
     if (!re)

@@ -32,8 +32,8 @@ struct FunctionSelection {
 
 // The selection of `option`'s `pattern` in sample type `sampleType` (empty: the profile's default); an error when
 // the pattern does not compile or the profile has no such sample type.
-Result<FunctionSelection> selectFunctions(const Profile &profile, const std::string &option,
-                                          const std::string &pattern, const std::string &sampleType);
+Result<FunctionSelection> selectFunctions(const Profile &profile, const std::string &option, const std::string &pattern,
+                                          const std::string &sampleType);
 
 // A text listing's self and total columns ("." for nothing), each 10 characters wide.
 std::string costRow(int64_t self, int64_t total, const std::string &unit);

@@ -37,13 +37,9 @@ int64_t stoppedTargetCpuNs(std::span<const StoppedSpan> stops, double totalDeman
 }
 
 OverheadBudget::OverheadBudget(double maxPercent, int64_t startNs, int64_t typicalCostNs, int64_t spreadNs)
-    : m_share(std::max(maxPercent, 0.01) / 100.0)
-    , m_spreadNs(std::max<int64_t>(spreadNs, 1))
-    , m_lastEndNs(startNs)
-    , m_lastStartNs(startNs)
-    , m_creditNs(std::max<int64_t>(typicalCostNs, 1))
-    , m_typicalCostNs(std::max<int64_t>(typicalCostNs, 1))
-    , m_paceCostNs(m_typicalCostNs)
+    : m_share(std::max(maxPercent, 0.01) / 100.0), m_spreadNs(std::max<int64_t>(spreadNs, 1)), m_lastEndNs(startNs),
+      m_lastStartNs(startNs), m_creditNs(std::max<int64_t>(typicalCostNs, 1)),
+      m_typicalCostNs(std::max<int64_t>(typicalCostNs, 1)), m_paceCostNs(m_typicalCostNs)
 {
 }
 
@@ -88,9 +84,9 @@ int64_t OverheadBudget::nextRoundNs(int64_t baseIntervalNs) const
     // credit's deviation from zero (a debt, or what a cheap round left over) counts a quarter, so it is evened
     // out over the next few intervals instead of making the next one long or short: intervals stay even.
     const int64_t missing = m_paceCostNs - m_creditNs / 4;
-    const int64_t paced =
-        missing <= 0 ? m_lastEndNs
-                     : m_lastEndNs + static_cast<int64_t>(std::ceil(static_cast<double>(missing) / m_share));
+    const int64_t paced = missing <= 0
+                              ? m_lastEndNs
+                              : m_lastEndNs + static_cast<int64_t>(std::ceil(static_cast<double>(missing) / m_share));
     return std::max(m_lastStartNs + baseIntervalNs, paced);
 }
 

@@ -28,8 +28,7 @@ struct PerfSampler::Buffer {
 
 namespace {
 
-template <typename T>
-T take(const uint8_t *&p)
+template <typename T> T take(const uint8_t *&p)
 {
     T v;
     std::memcpy(&v, p, sizeof v);

@@ -137,7 +137,7 @@ bool PtraceSampler::hasNotMoved(const Thread &t, const Captured &c) const
 
 void PtraceSampler::copyStoppedThread(int tid, Thread &t, Captured &out)
 {
-    user_regs_struct regs {};
+    user_regs_struct regs{};
     out.regs.clear();
     out.stack.clear();
     if (::ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0)
@@ -273,13 +273,13 @@ void PtraceSampler::sampleRound(SampleSink &sink)
             Thread &t = m_threads[tid];
             copyStoppedThread(tid, t, c);
             // Disk wait, which a stop cannot tell (the thread stops once its wait is over), as the kernel said it.
-            c.sample.state = groupStopSignal                            ? ThreadState::Stopped
+            c.sample.state = groupStopSignal                          ? ThreadState::Stopped
                              : c.kernelState == ThreadState::DiskWait ? ThreadState::DiskWait
                              : c.asleep                               ? ThreadState::Sleeping
                                                                       : ThreadState::Running;
             uint64_t cpu = 0, waited = 0;
-            t.quietStop = c.sample.state != ThreadState::Running &&
-                          readSchedstat(t.schedstatFd, cpu, waited, t.runsAtStop);
+            t.quietStop =
+                c.sample.state != ThreadState::Running && readSchedstat(t.schedstatFd, cpu, waited, t.runsAtStop);
             // The stop ends when the thread is let go. Read the clock before: once resumed, the thread may
             // take this CPU from us for a while, which is not time it spent stopped.
             c.stopToNs = clockNs(CLOCK_MONOTONIC);

@@ -85,7 +85,7 @@ private:
         uint64_t lastCpuNs = 0;
         uint64_t lastRunDelayNs = 0;
         uint64_t lastWallNs = 0;
-        double demand = 1.0;    // CPUs it wanted over its last interval (ran or waited to run), 0..1
+        double demand = 1.0; // CPUs it wanted over its last interval (ran or waited to run), 0..1
         bool baseline = false;
         bool delivered = false; // its previous sample reached the sink with a stack, which a repeat reuses
         // It was stopped while not runnable, and had run `runsAtStop` times by then: resuming makes it run
@@ -137,14 +137,14 @@ private:
     PtraceTracer m_tracer;
     bool m_paused = false;
     bool m_released = false;
-    std::map<int, Thread> m_threads;  // the traced threads (m_tracer.threads()) that have had a round
-    bool m_eventsFresh = false;       // handleEvents() ran since the session loop last waited
-    double m_targetCpus = 1;          // CPUs the target may run on
+    std::map<int, Thread> m_threads; // the traced threads (m_tracer.threads()) that have had a round
+    bool m_eventsFresh = false;      // handleEvents() ran since the session loop last waited
+    double m_targetCpus = 1;         // CPUs the target may run on
     std::optional<OverheadBudget> m_budget;
     std::function<int64_t()> m_helperCpu;
     int64_t m_lastHelperCpuNs = 0;
-    int64_t m_lastOwnCpuNs = 0;       // the session thread's CPU time at the previous measurement
-    int64_t m_ownCostNs = 0;          // totals since the start, for the description
+    int64_t m_lastOwnCpuNs = 0; // the session thread's CPU time at the previous measurement
+    int64_t m_ownCostNs = 0;    // totals since the start, for the description
     int64_t m_targetCostNs = 0;
     uint64_t m_stops = 0;
     uint64_t m_repeats = 0;

@@ -25,8 +25,7 @@ enum RecordType : uint8_t { Sample = 1, Mmap, Comm, Fork, Exit, Lost, Switch };
 class RecordCursor {
 public:
     RecordCursor(const std::vector<uint8_t> &data) : m_data(data) {}
-    template <typename T>
-    T get()
+    template <typename T> T get()
     {
         T value{};
         if (m_pos + sizeof value > m_data.size()) {

@@ -47,8 +47,7 @@ private:
     void begin(uint8_t type);
     void put(const void *data, size_t size); // appends to the record being built
     void writeRaw(const void *data, size_t size);
-    template <typename T>
-    void putValue(T value) { put(&value, sizeof value); }
+    template <typename T> void putValue(T value) { put(&value, sizeof value); }
     void end();
 
     std::FILE *m_file;

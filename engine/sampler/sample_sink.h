@@ -19,18 +19,18 @@ struct RawSample {
     Kind kind = Kind::Cpu;
     uint32_t pid = 0;
     uint32_t tid = 0;
-    uint64_t timeNs = 0;               // CLOCK_MONOTONIC
-    uint64_t period = 0;               // nanoseconds of CPU this sample stands for
-    uint64_t wallNs = 0;               // Periodic: nanoseconds of wall time since the thread's previous sample
+    uint64_t timeNs = 0; // CLOCK_MONOTONIC
+    uint64_t period = 0; // nanoseconds of CPU this sample stands for
+    uint64_t wallNs = 0; // Periodic: nanoseconds of wall time since the thread's previous sample
     ThreadState state = ThreadState::Running;
     uint64_t ip = 0;
-    bool inKernel = false;             // the thread was in the kernel; regs/stack are its user state
-    bool sameStack = false;            // Periodic: the thread has not run since its previous sample, whose
-                                       // stack this one repeats (regs and stack are empty)
-    std::span<const uint64_t> regs;    // user registers in kPerfRegsMask order, empty if unavailable
-    std::span<const uint8_t> stack;    // copy of the user stack from regs[SP]
-    uint32_t stackLimit = 0;           // the copy asked for this sample: a shorter `stack` reached the end of
-                                       // the thread's stack (0: not known)
+    bool inKernel = false;                 // the thread was in the kernel; regs/stack are its user state
+    bool sameStack = false;                // Periodic: the thread has not run since its previous sample, whose
+                                           // stack this one repeats (regs and stack are empty)
+    std::span<const uint64_t> regs;        // user registers in kPerfRegsMask order, empty if unavailable
+    std::span<const uint8_t> stack;        // copy of the user stack from regs[SP]
+    uint32_t stackLimit = 0;               // the copy asked for this sample: a shorter `stack` reached the end of
+                                           // the thread's stack (0: not known)
     std::span<const uint64_t> kernelStack; // Cpu in the kernel: the kernel's own callchain, leaf first (empty
                                            // when kernel frames are not named)
 };
@@ -43,8 +43,8 @@ public:
     virtual void onSample(const RawSample &sample) = 0;
     // `inode` as the kernel reports the mapped file (0 when not known): a file replaced on disk since is told
     // from the one the process mapped.
-    virtual void onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool executable,
-                        uint64_t inode, std::string_view path) = 0;
+    virtual void onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool executable, uint64_t inode,
+                        std::string_view path) = 0;
     virtual void onComm(uint32_t pid, uint32_t tid, std::string_view name, bool exec) = 0;
     virtual void onFork(uint32_t pid, uint32_t ppid, uint32_t tid) = 0;
     virtual void onExit(uint32_t pid, uint32_t tid) = 0;

@@ -11,8 +11,7 @@ constexpr uint64_t kMinHeadroom = 2048;
 
 } // namespace
 
-StackCopyPolicy::StackCopyPolicy(Limits limits)
-    : m_limits(limits)
+StackCopyPolicy::StackCopyPolicy(Limits limits) : m_limits(limits)
 {
     m_limits.maxBytes = std::max<uint32_t>(m_limits.maxBytes & ~7U, 8);
     m_limits.minBytes = std::clamp<uint32_t>(m_limits.minBytes & ~7U, 8, m_limits.maxBytes);

@@ -51,8 +51,8 @@ private:
     uint32_t m_current;
     uint32_t m_previous;
     uint64_t m_deepest = 0;
-    uint64_t m_cutShort = 0;       // samples cut short at the current size since it was set
-    uint64_t m_samples = 0;        // samples observed at the current size
+    uint64_t m_cutShort = 0;        // samples cut short at the current size since it was set
+    uint64_t m_samples = 0;         // samples observed at the current size
     std::optional<int64_t> m_since; // when the current size was set (the first decide() sets it)
     uint32_t m_changes = 0;
     bool m_frozen = false;

@@ -24,12 +24,12 @@ struct ProfilingSession::Shared {
     ProfilingSession *owner = nullptr;
 
     // Queues call(owner) on the owner's thread, unless the owner is gone.
-    template <typename F>
-    void post(F call)
+    template <typename F> void post(F call)
     {
         std::lock_guard lock(mutex);
         if (ProfilingSession *target = owner)
-            QMetaObject::invokeMethod(target, [target, call] { call(target); }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                target, [target, call] { call(target); }, Qt::QueuedConnection);
     }
 };
 
@@ -158,10 +158,11 @@ void ProfilingSession::start()
     const SessionConfig config = m_config;
     // The live stage is fed on the exporter thread and publishes on its own; the session thread and this facade
     // share it, so that it goes on while a session ends without its window.
-    m_stage = std::make_shared<LiveStage>(
-        LiveStage::Options{outputDirectory(), m_config.frequency}, [shared](const std::shared_ptr<const LiveUpdate> &update) {
-            shared->post([update](ProfilingSession *owner) { owner->onLiveUpdate(update); });
-        });
+    m_stage = std::make_shared<LiveStage>(LiveStage::Options{outputDirectory(), m_config.frequency},
+                                          [shared](const std::shared_ptr<const LiveUpdate> &update) {
+                                              shared->post(
+                                                  [update](ProfilingSession *owner) { owner->onLiveUpdate(update); });
+                                          });
     m_stage->setView(m_viewRequest);
     // The uploader first: it takes each flush on the exporter thread before the views see it.
     m_consumers->add(m_upload);

@@ -1,13 +1,13 @@
 #include "engine/session/record_session.h"
 
+#include "engine/annotate/debuginfod_client.h"
 #include "engine/common/clock.h"
 #include "engine/common/logging.h"
-#include "engine/session/sampling_pipeline.h"
-#include "engine/sampler/stack_copy_policy.h"
+#include "engine/flush/export_worker.h"
 #include "engine/process/launcher.h"
 #include "engine/recorder/recorder.h"
-#include "engine/flush/export_worker.h"
-#include "engine/annotate/debuginfod_client.h"
+#include "engine/sampler/stack_copy_policy.h"
+#include "engine/session/sampling_pipeline.h"
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -25,7 +25,7 @@ namespace {
 
 int64_t ownCpuNs()
 {
-    rusage ru {};
+    rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
     auto ns = [](const timeval &tv) { return static_cast<int64_t>(tv.tv_sec) * 1'000'000'000 + tv.tv_usec * 1000; };
     return ns(ru.ru_utime) + ns(ru.ru_stime);
@@ -223,7 +223,7 @@ private:
 
 namespace {
 
-constexpr int64_t kMaxWaitNs = 100'000'000;   // the longest the session loop sleeps
+constexpr int64_t kMaxWaitNs = 100'000'000;     // the longest the session loop sleeps
 constexpr int64_t kStatsPeriodNs = 250'000'000; // how often the live stats are reported
 
 } // namespace
@@ -242,7 +242,8 @@ void RecordSession::loop(Running &r, SessionControl &control, const Callbacks &c
             due = std::min(due, r.lastStatsMono + kStatsPeriodNs);
         if (m_config.durationNs > 0)
             due = std::min(due, r.monoStart + m_config.durationNs);
-        r.sampler->wait(static_cast<int>(std::clamp<int64_t>((due - now + 999'999) / 1'000'000, 1, kMaxWaitNs / 1'000'000)));
+        r.sampler->wait(
+            static_cast<int>(std::clamp<int64_t>((due - now + 999'999) / 1'000'000, 1, kMaxWaitNs / 1'000'000)));
         r.sampler->drain(r.pipeline);
         now = clockNs(CLOCK_MONOTONIC);
         if (r.stackCopy)

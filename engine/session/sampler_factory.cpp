@@ -16,7 +16,8 @@ Result<std::unique_ptr<Sampler>> openSystemSampler(const SessionConfig &c, int c
     ptrace.stackBytes = c.stackBytes;
     ptrace.maxOverheadPercent = c.ptraceMaxOverheadPercent;
     auto openPtrace = [&]() -> Result<std::unique_ptr<Sampler>> {
-        auto s = childPid ? PtraceSampler::openForLaunch(childPid, ptrace) : PtraceSampler::openForAttach(c.pid, ptrace);
+        auto s =
+            childPid ? PtraceSampler::openForLaunch(childPid, ptrace) : PtraceSampler::openForAttach(c.pid, ptrace);
         if (!s)
             return s.error();
         return std::unique_ptr<Sampler>(std::move(s).value());
@@ -35,8 +36,8 @@ Result<std::unique_ptr<Sampler>> openSystemSampler(const SessionConfig &c, int c
     // auto: perf events are forbidden (or missing) here; the ptrace sampler needs only ptrace rights.
     auto fallback = openPtrace();
     if (!fallback)
-        return makeError(fallback.error().code, s.error().message + "; the ptrace sampler cannot run either: " +
-                                                    fallback.error().message);
+        return makeError(fallback.error().code,
+                         s.error().message + "; the ptrace sampler cannot run either: " + fallback.error().message);
     choice = "ptrace sampler (auto: " + s.error().message + ")";
     return fallback;
 }

@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <ctime>
+#include <dirent.h>
 #include <fstream>
 #include <set>
-#include <dirent.h>
 
 namespace emberline::engine {
 namespace {
@@ -167,8 +167,9 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
         // A library mapped moments ago may not be in our map yet: reload from /proc.
         if (!map.find(sample.regs[RegIP]))
             reloadMap(sample.pid, map);
-        m_health.stackBytes = m_stackCopyBytes ? m_stackCopyBytes
-                                               : std::max(m_health.stackBytes, static_cast<uint32_t>(sample.stack.size()));
+        m_health.stackBytes = m_stackCopyBytes
+                                  ? m_stackCopyBytes
+                                  : std::max(m_health.stackBytes, static_cast<uint32_t>(sample.stack.size()));
         // A copy shorter than asked for reached the top of the thread's stack: it cannot have been too small.
         const bool copyFull = sample.stack.size() >= (sample.stackLimit ? sample.stackLimit : m_health.stackBytes);
         m_unwinder.unwind(input, out);
@@ -283,7 +284,8 @@ void SamplingPipeline::onSample(const RawSample &sample)
 {
     ProcessMap &map = processMap(sample.pid);
     if (m_recorder.threadName(sample.tid).empty())
-        m_recorder.setThreadName(sample.pid, sample.tid, readComm(static_cast<int>(sample.pid), static_cast<int>(sample.tid)));
+        m_recorder.setThreadName(sample.pid, sample.tid,
+                                 readComm(static_cast<int>(sample.pid), static_cast<int>(sample.tid)));
     if (sample.kind != RawSample::Kind::Periodic) {
         unwindInto(sample, map);
     } else if (auto last = m_lastStacks.find(sample.tid); sample.sameStack && last != m_lastStacks.end()) {

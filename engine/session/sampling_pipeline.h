@@ -1,9 +1,9 @@
 #pragma once
 
 #include "engine/health/unwind_health.h"
-#include "engine/sampler/stack_copy_policy.h"
 #include "engine/recorder/recorder.h"
 #include "engine/sampler/sample_sink.h"
+#include "engine/sampler/stack_copy_policy.h"
 #include "engine/unwind/module_ids.h"
 #include "engine/unwind/process_map.h"
 #include "engine/unwind/unwinder.h"
@@ -71,7 +71,7 @@ private:
     // A thread's latest periodic stack, which a sample of a thread that has not run since repeats.
     struct LastStack {
         std::vector<uint32_t> locations;
-        std::string incompleteModule; // empty when the stack was complete
+        std::string incompleteModule;        // empty when the stack was complete
         uint32_t endModule = kUnknownModule; // where an incomplete stack ended, and why
         UnwindCause cause = UnwindCause::Other;
     };
@@ -100,7 +100,7 @@ private:
     uint64_t m_sampleSerial = 0;
     uint32_t m_stackCopyBytes = 0;
     StackCopyPolicy *m_stackCopyPolicy = nullptr;
-    uint32_t m_lastEnd = kUnknownModule;       // of the last incomplete stack unwound
+    uint32_t m_lastEnd = kUnknownModule; // of the last incomplete stack unwound
     UnwindCause m_lastCause = UnwindCause::Other;
     std::map<uint32_t, std::unique_ptr<ProcessMap>> m_processes;
     std::map<uint32_t, int64_t> m_lastReload; // pid -> monotonic ns of the last /proc reload

@@ -24,16 +24,16 @@ struct SessionConfig {
     int pid = 0;
 
     int frequency = 99;
-    int64_t durationNs = 0;                  // 0: until the target exits or stop is requested
-    int64_t flushPeriodNs = 10'000'000'000;  // 1 s to 60 s
-    std::string outputDirectory;             // empty: flushes are not written
-    uint32_t stackBytes = 32768;             // the stack copy per sample; where learned, the first one
+    int64_t durationNs = 0;                 // 0: until the target exits or stop is requested
+    int64_t flushPeriodNs = 10'000'000'000; // 1 s to 60 s
+    std::string outputDirectory;            // empty: flushes are not written
+    uint32_t stackBytes = 32768;            // the stack copy per sample; where learned, the first one
     // Learn the stack copy from the stacks (StackCopyPolicy): it shrinks to what they need and grows, up to
     // kMaxStackCopyBytes, when one is cut short. Off: every sample copies stackBytes.
     bool learnStackCopy = true;
-    std::string sampler = "auto";            // auto | perf | ptrace
-    bool wallTime = true;                    // also record wall time (off-CPU stacks), where it can be measured
-    double ptraceMaxOverheadPercent = 2.0;   // the ptrace sampler's budget, in % of one CPU
+    std::string sampler = "auto";          // auto | perf | ptrace
+    bool wallTime = true;                  // also record wall time (off-CPU stacks), where it can be measured
+    double ptraceMaxOverheadPercent = 2.0; // the ptrace sampler's budget, in % of one CPU
     // Where separate debug files are looked for (by build id and .gnu_debuglink).
     std::vector<std::string> debugDirectories{"/usr/lib/debug"};
 };
@@ -42,11 +42,11 @@ Status validateConfig(const SessionConfig &config);
 
 struct SessionSummary {
     std::string samplerDescription;
-    std::string samplerChoice;   // which backend runs and why
-    bool wallTime = false;       // wall time was measured
-    std::string wallTimeProblem; // why wall time was asked for and not measured
+    std::string samplerChoice;       // which backend runs and why
+    bool wallTime = false;           // wall time was measured
+    std::string wallTimeProblem;     // why wall time was asked for and not measured
     std::string kernelFramesProblem; // why kernel time is one unnamed [kernel] frame; empty when named
-    uint64_t foreignDropped = 0; // samples of processes outside the followed tree, dropped
+    uint64_t foreignDropped = 0;     // samples of processes outside the followed tree, dropped
     int64_t durationNs = 0;
     uint64_t samples = 0;
     uint64_t lost = 0;
@@ -62,9 +62,9 @@ struct SessionSummary {
     std::string stackCopyProblem;
     // Per module: where stacks ended and why, symbol status and the fix to try; faults met (null: not known).
     std::shared_ptr<const UnwindHealth> health;
-    double realRateHz = 0;       // samples per second of session per thread-second on CPU is not known; per s
-    int64_t targetCpuNs = 0;     // CPU time the samples stand for
-    int64_t profilerCpuNs = 0;   // our own user+system time
+    double realRateHz = 0;     // samples per second of session per thread-second on CPU is not known; per s
+    int64_t targetCpuNs = 0;   // CPU time the samples stand for
+    int64_t profilerCpuNs = 0; // our own user+system time
     uint32_t flushes = 0;
     std::string sessionProfilePath; // empty when nothing was recorded or it could not be written
     // What could not be saved: every failed write as "<file>: <reason>", in order. The session went on; the
@@ -73,7 +73,7 @@ struct SessionSummary {
     uint32_t flushesNotSaved = 0;
     bool launched = false;
     bool targetExited = false;
-    int exitStatus = 0;          // the launched target's, shell style
+    int exitStatus = 0; // the launched target's, shell style
     std::string endReason;
 };
 
@@ -83,8 +83,8 @@ struct SessionStats {
     uint64_t samples = 0;
     uint64_t lost = 0;
     uint64_t incomplete = 0;
-    uint64_t foreignDropped = 0;  // samples of other processes the kernel delivered, dropped
-    double rateHz = 0;            // samples per second over the last report interval
+    uint64_t foreignDropped = 0;   // samples of other processes the kernel delivered, dropped
+    double rateHz = 0;             // samples per second over the last report interval
     double profilerCpuPercent = 0; // our own CPU over the last interval, % of one core
     bool paused = false;
     int targetPid = 0;
@@ -94,7 +94,7 @@ struct SessionStats {
 // Set from any thread (or a signal handler) to steer a running session.
 struct SessionControl {
     std::atomic<bool> stop{false};
-    std::atomic<bool> paused{false}; // while set, no samples are taken
+    std::atomic<bool> paused{false};                 // while set, no samples are taken
     const std::atomic<bool> *externalStop = nullptr; // a flag owned elsewhere (a signal handler's) that also stops
     bool stopRequested() const { return stop.load() || (externalStop && externalStop->load()); }
 };

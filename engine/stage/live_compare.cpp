@@ -24,8 +24,8 @@ std::vector<uint8_t> hiddenThreadMask(const LiveSnapshot &snap, const std::vecto
 
 // Per aggregated sample, the share of its value that falls in one flush: that flush's timeline entries over all
 // of the sample's entries; 0 for hidden threads.
-std::vector<float> flushWeights(const LiveSnapshot &snap, std::span<const uint32_t> allHits,
-                                const TimelineChunk &chunk, const std::vector<uint32_t> &hiddenThreads)
+std::vector<float> flushWeights(const LiveSnapshot &snap, std::span<const uint32_t> allHits, const TimelineChunk &chunk,
+                                const std::vector<uint32_t> &hiddenThreads)
 {
     const ChunkedColumn<uint32_t> &threadOf = snap.sampleThread();
     const std::span<const uint32_t> hitsOf = allHits.first(std::min(allHits.size(), threadOf.size()));
@@ -115,15 +115,16 @@ std::shared_ptr<const ComparisonSide> LiveFlushSides::side(const LiveSnapshot &s
         m_sampleType = sampleType;
         m_hiddenThreads = hiddenThreads;
     }
-    const auto it = std::find_if(m_entries.begin(), m_entries.end(),
-                                 [&](const Entry &e) { return e.sequence == chunk.sequence; });
+    const auto it =
+        std::find_if(m_entries.begin(), m_entries.end(), [&](const Entry &e) { return e.sequence == chunk.sequence; });
     if (it != m_entries.end()) {
         Entry entry = std::move(*it);
         m_entries.erase(it);
         m_entries.push_back(std::move(entry));
         return m_entries.back().side;
     }
-    m_entries.push_back(Entry{chunk.sequence, deriveFlushSide(snapshot, hits, frames, chunk, sampleType, hiddenThreads)});
+    m_entries.push_back(
+        Entry{chunk.sequence, deriveFlushSide(snapshot, hits, frames, chunk, sampleType, hiddenThreads)});
     if (m_entries.size() > kKept)
         m_entries.erase(m_entries.begin());
     return m_entries.back().side;

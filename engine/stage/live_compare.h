@@ -1,7 +1,7 @@
 #pragma once
 
-#include "engine/common/result.h"
 #include "engine/analysis/analysis.h"
+#include "engine/common/result.h"
 #include "engine/compare/comparison.h"
 #include "engine/live/live_snapshot.h"
 

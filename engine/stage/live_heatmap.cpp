@@ -9,8 +9,8 @@ std::shared_ptr<const Heatmap> LiveHeatmap::update(const LiveSnapshot &snapshot,
 {
     std::vector<uint32_t> hidden = hiddenThreads;
     std::sort(hidden.begin(), hidden.end());
-    const bool restart = !m_published || hidden != m_hidden || snapshot.startNs != m_startNs ||
-                         snapshot.chunks.size() < m_chunks;
+    const bool restart =
+        !m_published || hidden != m_hidden || snapshot.startNs != m_startNs || snapshot.chunks.size() < m_chunks;
     if (!restart && snapshot.chunks.size() == m_chunks && snapshot.endNs == m_endNs)
         return m_published;
     if (restart) {

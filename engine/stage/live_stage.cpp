@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <chrono>
 
-
 namespace emberline::engine {
 
 // The last frame table and the table sizes it was built from: the merged profile's locations, functions and
@@ -184,8 +183,8 @@ void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, const
         loaded->totals = weightedTotals(*snap.profile, weights);
         loaded->sampleWeights = std::make_shared<const std::vector<float>>(std::move(weights));
     }
-    update->activity =
-        std::make_shared<const ThreadActivity>(bucketActivity(snap, m_live.sampleHits(), timelineBucketNs(snap, m_options.frequency)));
+    update->activity = std::make_shared<const ThreadActivity>(
+        bucketActivity(snap, m_live.sampleHits(), timelineBucketNs(snap, m_options.frequency)));
     update->heatmap = m_heatmap.update(snap, request.hiddenThreads);
     const qint64 deriveMs = timer.elapsed();
 
@@ -194,8 +193,8 @@ void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, const
     derive(*update, loaded);
     update->loaded = std::move(loaded);
     update->snapshot = m_snapshot;
-    qCDebug(lcModel) << "live update" << generation << "in" << timer.elapsed() << "ms (merge" << mergeMs
-                     << "ms, derive" << deriveMs - mergeMs << "ms, analysis or comparison" << timer.elapsed() - deriveMs << "ms;"
+    qCDebug(lcModel) << "live update" << generation << "in" << timer.elapsed() << "ms (merge" << mergeMs << "ms, derive"
+                     << deriveMs - mergeMs << "ms, analysis or comparison" << timer.elapsed() - deriveMs << "ms;"
                      << (clockNs(CLOCK_THREAD_CPUTIME_ID) - cpuStartNs) / 1'000'000 << "ms on CPU);"
                      << snap.profile->sampleCount() << "aggregated samples";
     m_publish(std::move(update));
@@ -213,8 +212,8 @@ void LiveStage::derive(LiveUpdate &update, const std::shared_ptr<const LoadedPro
         update.analysis = analyze(analysisRequest, nullptr);
         return;
     }
-    auto comparison =
-        compareLive(*m_snapshot, m_live.sampleHits(), loaded, request.compare, request.hiddenThreads, sampleType, &m_flushSides);
+    auto comparison = compareLive(*m_snapshot, m_live.sampleHits(), loaded, request.compare, request.hiddenThreads,
+                                  sampleType, &m_flushSides);
     if (!comparison) {
         update.compareError = comparison.error().message;
         return;

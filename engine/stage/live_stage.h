@@ -50,7 +50,7 @@ struct LiveUpdate {
     std::shared_ptr<const LiveSnapshot> snapshot;
     std::shared_ptr<const LoadedProfile> loaded;
     std::shared_ptr<const ThreadActivity> activity;
-    std::shared_ptr<const Heatmap> heatmap; // samples per sub-second bucket of the shown threads
+    std::shared_ptr<const Heatmap> heatmap;   // samples per sub-second bucket of the shown threads
     std::shared_ptr<const Analysis> analysis; // null in a compare mode
     // In a compare mode: the comparison, or why there is none (compareError, in words for the window).
     LiveComparison comparison;

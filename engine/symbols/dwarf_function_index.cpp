@@ -104,8 +104,7 @@ const std::vector<DwarfFunctionIndex::Range> &DwarfFunctionIndex::unitRanges(Dwa
     return m_units.emplace(key, std::move(ranges)).first->second;
 }
 
-void DwarfFunctionIndex::indexScope(Dwarf_Die scope, const std::string &prefix, std::vector<Range> &ranges,
-                                    int depth)
+void DwarfFunctionIndex::indexScope(Dwarf_Die scope, const std::string &prefix, std::vector<Range> &ranges, int depth)
 {
     Dwarf_Die child;
     if (depth > maximumNesting || dwarf_child(&scope, &child) != 0)
@@ -122,8 +121,8 @@ void DwarfFunctionIndex::indexScope(Dwarf_Die scope, const std::string &prefix, 
             }
             if (!hasLinkageName(child))
                 m_prefixes.emplace(keyOf(child), prefix);
-        } else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type
-                   || tag == DW_TAG_union_type) {
+        } else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+                   tag == DW_TAG_union_type) {
             const char *name = dwarf_diename(&child);
             indexScope(child, prefix + (name != nullptr ? name : anonymousName(tag)) + "::", ranges, depth + 1);
         }
@@ -147,8 +146,8 @@ std::string DwarfFunctionIndex::scopePrefix(Dwarf_Die declaration)
     for (int i = 1; i < count; ++i) {
         Dwarf_Die *scope = &scopes.get()[i];
         const int tag = dwarf_tag(scope);
-        if (tag != DW_TAG_namespace && tag != DW_TAG_class_type && tag != DW_TAG_structure_type
-            && tag != DW_TAG_union_type)
+        if (tag != DW_TAG_namespace && tag != DW_TAG_class_type && tag != DW_TAG_structure_type &&
+            tag != DW_TAG_union_type)
             continue;
         const char *name = dwarf_diename(scope);
         prefix.insert(0, std::string(name != nullptr ? name : anonymousName(tag)) + "::");

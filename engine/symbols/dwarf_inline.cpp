@@ -33,8 +33,8 @@ Dwarf_Die declarationOf(Dwarf_Die die)
     for (int depth = 0; depth < 8; ++depth) {
         Dwarf_Attribute attribute;
         Dwarf_Die target;
-        if (dwarf_attr(&die, DW_AT_abstract_origin, &attribute) == nullptr
-            && dwarf_attr(&die, DW_AT_specification, &attribute) == nullptr)
+        if (dwarf_attr(&die, DW_AT_abstract_origin, &attribute) == nullptr &&
+            dwarf_attr(&die, DW_AT_specification, &attribute) == nullptr)
             break;
         if (dwarf_formref_die(&attribute, &target) == nullptr)
             break;
@@ -78,15 +78,14 @@ SymbolFrame callSiteOf(Dwarf_Die *inlined)
         Dwarf_Die cu;
         Dwarf_Files *files = nullptr;
         size_t fileCount = 0;
-        if (dwarf_diecu(inlined, &cu, nullptr, nullptr) != nullptr && dwarf_getsrcfiles(&cu, &files, &fileCount) == 0
-            && value < fileCount) {
+        if (dwarf_diecu(inlined, &cu, nullptr, nullptr) != nullptr && dwarf_getsrcfiles(&cu, &files, &fileCount) == 0 &&
+            value < fileCount) {
             if (const char *file = dwarf_filesrc(files, value, nullptr, nullptr))
                 site.file = file;
         }
     }
     return site;
 }
-
 
 // Appends the inlined instances nested in `scope` that contain `pc`, outermost first. Lexical blocks are
 // looked through; one without addresses of its own may still hold inlined code.

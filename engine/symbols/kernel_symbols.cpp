@@ -85,8 +85,8 @@ Result<KernelSymbols> KernelSymbols::load(const std::string &path)
             continue;
         if (table.m_names.size() + name.size() > UINT32_MAX)
             return makeError(Error::Code::Limit, path + " has more symbol text than Emberline reads");
-        table.m_entries.push_back(Entry{address, static_cast<uint32_t>(table.m_names.size()),
-                                        static_cast<uint32_t>(name.size())});
+        table.m_entries.push_back(
+            Entry{address, static_cast<uint32_t>(table.m_names.size()), static_cast<uint32_t>(name.size())});
         table.m_names.append(name);
     }
     if (!anyAddress)

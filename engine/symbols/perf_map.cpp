@@ -40,16 +40,15 @@ void PerfMap::parseLine(std::string_view line)
     uint64_t start = 0;
     uint64_t size = 0;
     const bool numbers = parseHex(nextField(rest), start) && parseHex(nextField(rest), size);
-    const bool control = std::any_of(rest.begin(), rest.end(), [](char c) {
-        return static_cast<unsigned char>(c) < 0x20 && c != '\t';
-    });
+    const bool control =
+        std::any_of(rest.begin(), rest.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 && c != '\t'; });
     if (!numbers || size == 0 || start + size < start || rest.empty() || control ||
         line.size() > m_limits.maxLineBytes || m_names.size() + rest.size() > UINT32_MAX) {
         ++m_malformed;
         return;
     }
-    m_entries.push_back(Entry{start, start + size, m_lines, static_cast<uint32_t>(m_names.size()),
-                              static_cast<uint32_t>(rest.size())});
+    m_entries.push_back(
+        Entry{start, start + size, m_lines, static_cast<uint32_t>(m_names.size()), static_cast<uint32_t>(rest.size())});
     m_names.append(rest);
     m_maxSpan = std::max(m_maxSpan, size);
 }
@@ -71,8 +70,8 @@ void PerfMap::parse(std::string_view text)
             return a.start != b.start ? a.start < b.start : a.order < b.order;
         };
         std::sort(m_entries.begin() + static_cast<std::ptrdiff_t>(before), m_entries.end(), byStart);
-        std::inplace_merge(m_entries.begin(), m_entries.begin() + static_cast<std::ptrdiff_t>(before),
-                           m_entries.end(), byStart);
+        std::inplace_merge(m_entries.begin(), m_entries.begin() + static_cast<std::ptrdiff_t>(before), m_entries.end(),
+                           byStart);
     }
 }
 

@@ -56,9 +56,9 @@ private:
     Limits m_limits;
     std::vector<Entry> m_entries; // sorted by start, then order
     std::string m_names;
-    uint64_t m_readBytes = 0;   // complete lines consumed
+    uint64_t m_readBytes = 0; // complete lines consumed
     uint64_t m_lines = 0;
-    uint64_t m_maxSpan = 0;     // the longest blob, bounding the backward scan of a lookup
+    uint64_t m_maxSpan = 0; // the longest blob, bounding the backward scan of a lookup
     size_t m_malformed = 0;
     bool m_overLimit = false;
     bool m_opened = false;

@@ -249,8 +249,8 @@ std::vector<SymbolFrame> SymbolModule::symbolizeFileOffset(uint64_t fileOffset)
             Dwarf_Addr symbolStart = 0;
             std::string symbolName = elfSymbolName(*address, &symbolStart);
             const bool sameFunction = dwarf.outermostEntry && symbolStart == *dwarf.outermostEntry;
-            if (!symbolName.empty() && (outerName.empty() || (sameFunction && symbolName != outerName
-                                                               && symbolName.find('(') != std::string::npos)))
+            if (!symbolName.empty() && (outerName.empty() || (sameFunction && symbolName != outerName &&
+                                                              symbolName.find('(') != std::string::npos)))
                 outerName = std::move(symbolName);
         }
         if (outerName.empty())

@@ -39,8 +39,7 @@ size_t vdsoImageSize(const unsigned char *image)
 
 } // namespace
 
-Symbolizer::Symbolizer(Options options)
-    : m_options(std::move(options))
+Symbolizer::Symbolizer(Options options) : m_options(std::move(options))
 {
     if (m_options.debuginfod)
         m_fetcher = std::make_unique<DebuginfodFetcher>();
@@ -48,8 +47,7 @@ Symbolizer::Symbolizer(Options options)
 
 Symbolizer::~Symbolizer() = default;
 
-std::vector<SymbolFrame> Symbolizer::symbolize(const std::string &path, const std::string &buildId,
-                                               uint64_t fileOffset)
+std::vector<SymbolFrame> Symbolizer::symbolize(const std::string &path, const std::string &buildId, uint64_t fileOffset)
 {
     try {
         ModuleSlot &moduleSlot = slot(path, buildId);
@@ -131,7 +129,8 @@ std::unique_ptr<SymbolModule> Symbolizer::openModule(const std::string &path, co
 {
     const auto found = m_downloadedDebugFiles.find(lowercaseHex(buildId));
     downloaded = found != m_downloadedDebugFiles.end();
-    return SymbolModule::openFile(path, buildId, m_options.debugDirectories, downloaded ? found->second : std::string());
+    return SymbolModule::openFile(path, buildId, m_options.debugDirectories,
+                                  downloaded ? found->second : std::string());
 }
 
 size_t Symbolizer::closeIdleModules()
@@ -150,8 +149,8 @@ size_t Symbolizer::closeIdleModules()
 
 size_t Symbolizer::openModules() const
 {
-    return static_cast<size_t>(
-        std::count_if(m_modules.begin(), m_modules.end(), [](const auto &entry) { return entry.second.module != nullptr; }));
+    return static_cast<size_t>(std::count_if(m_modules.begin(), m_modules.end(),
+                                             [](const auto &entry) { return entry.second.module != nullptr; }));
 }
 
 void Symbolizer::requestDebugFile(SymbolModule &module, const std::string &path)

@@ -86,7 +86,7 @@ private:
     // One (path, build id): its module while open, and what outlives a close.
     struct ModuleSlot {
         std::unique_ptr<SymbolModule> module; // null when the file could not be used, or while closed
-        bool closed = false;                   // closed while idle: reopened at its next new address
+        bool closed = false;                  // closed while idle: reopened at its next new address
         uint64_t lastUsedFlush = 0;
         uint32_t idleFlushes = kIdleFlushes;
         std::string cacheKey;                 // its answers' key (the file's build id, or its path)
@@ -103,7 +103,7 @@ private:
     void requestDebugFile(SymbolModule &module, const std::string &path);
 
     Options m_options;
-    std::unique_ptr<DebuginfodFetcher> m_fetcher; // null without debuginfod
+    std::unique_ptr<DebuginfodFetcher> m_fetcher;                        // null without debuginfod
     std::unordered_map<std::string, std::string> m_downloadedDebugFiles; // build id -> checked debug file
     size_t m_downloadsRequested = 0;
     // Key: path '\n' build id. An entry without a module and not closed remembers a file that could not be used.

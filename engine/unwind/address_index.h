@@ -13,8 +13,7 @@ namespace emberline::engine {
 // for an address that one range alone holds (a caller that must pick among overlapping ranges asks overlaps()).
 //
 // Thread: not synchronised; the session thread.
-template <typename T>
-class AddressIndex {
+template <typename T> class AddressIndex {
 public:
     struct Range {
         uint64_t start = 0;

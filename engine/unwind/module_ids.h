@@ -22,8 +22,8 @@ struct ModuleIdentity {
 
     friend bool operator<(const ModuleIdentity &a, const ModuleIdentity &b)
     {
-        return std::tie(a.start, a.pgoff, a.inode, a.device, a.path, a.buildId)
-             < std::tie(b.start, b.pgoff, b.inode, b.device, b.path, b.buildId);
+        return std::tie(a.start, a.pgoff, a.inode, a.device, a.path, a.buildId) <
+               std::tie(b.start, b.pgoff, b.inode, b.device, b.path, b.buildId);
     }
 };
 

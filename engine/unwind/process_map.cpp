@@ -50,8 +50,8 @@ void ProcessMap::readMainStack(int pid)
     }
 }
 
-void ProcessMap::addMapping(uint64_t start, uint64_t length, uint64_t pgoff, const std::string &path,
-                            bool executable, uint64_t inode)
+void ProcessMap::addMapping(uint64_t start, uint64_t length, uint64_t pgoff, const std::string &path, bool executable,
+                            uint64_t inode)
 {
     const uint64_t end = start + length;
     // A new mapping replaces whatever it overlaps (mmap semantics).
@@ -163,8 +163,8 @@ bool ProcessMap::readImage(uint64_t address, void *out, size_t size) const
 // the modules, whose bytes hold the read answers, as it did before the index existed.
 bool ProcessMap::readImageByWalk(uint64_t address, void *out, size_t size) const
 {
-    if (const MappedModule *m = find(address); m && m->image &&
-        m->image->readVaddr(address - static_cast<uint64_t>(m->bias), out, size))
+    if (const MappedModule *m = find(address);
+        m && m->image && m->image->readVaddr(address - static_cast<uint64_t>(m->bias), out, size))
         return true;
     const ElfImage *last = nullptr;
     for (const auto &[start, m] : m_modules) {

@@ -31,15 +31,24 @@ struct Context {
 int perfIndexOf(unw_regnum_t reg)
 {
     switch (reg) {
-    case UNW_X86_64_RAX: return RegAX;
-    case UNW_X86_64_RDX: return RegDX;
-    case UNW_X86_64_RCX: return RegCX;
-    case UNW_X86_64_RBX: return RegBX;
-    case UNW_X86_64_RSI: return RegSI;
-    case UNW_X86_64_RDI: return RegDI;
-    case UNW_X86_64_RBP: return RegBP;
-    case UNW_X86_64_RSP: return RegSP;
-    case UNW_X86_64_RIP: return RegIP;
+    case UNW_X86_64_RAX:
+        return RegAX;
+    case UNW_X86_64_RDX:
+        return RegDX;
+    case UNW_X86_64_RCX:
+        return RegCX;
+    case UNW_X86_64_RBX:
+        return RegBX;
+    case UNW_X86_64_RSI:
+        return RegSI;
+    case UNW_X86_64_RDI:
+        return RegDI;
+    case UNW_X86_64_RBP:
+        return RegBP;
+    case UNW_X86_64_RSP:
+        return RegSP;
+    case UNW_X86_64_RIP:
+        return RegIP;
     default:
         if (reg >= UNW_X86_64_R8 && reg <= UNW_X86_64_R15)
             return RegR8 + (reg - UNW_X86_64_R8);
@@ -152,8 +161,8 @@ int getProcName(unw_addr_space_t, unw_word_t, char *, size_t, unw_word_t *, void
     return -UNW_ENOINFO; // names come from the symbolizer at flush time
 }
 
-unw_accessors_t g_accessors = {findProcInfo, putUnwindInfo, getDynInfoListAddr, accessMem,
-                               accessReg,    accessFpreg,   resume,             getProcName};
+unw_accessors_t g_accessors = {findProcInfo, putUnwindInfo, getDynInfoListAddr, accessMem, accessReg,
+                               accessFpreg,  resume,        getProcName};
 
 // Why an unfinished walk stopped: the copied stack ended under the next frame (a read past its end, or a
 // stack pointer already beyond it), or there was no unwind table for the last pc.
@@ -162,7 +171,8 @@ void classifyUnwindStop(const UnwindInput &input, unw_cursor_t *cursor, const Co
     const uint64_t sp0 = input.regs[RegSP];
     const uint64_t copyEnd = sp0 + input.stack.size();
     unw_word_t sp = 0;
-    const bool spPastCopy = unw_get_reg(cursor, UNW_REG_SP, &sp) >= 0 && sp >= copyEnd && sp - copyEnd < kStackReachBytes;
+    const bool spPastCopy =
+        unw_get_reg(cursor, UNW_REG_SP, &sp) >= 0 && sp >= copyEnd && sp - copyEnd < kStackReachBytes;
     if (ctx->missedStackEnd > 0 || spPastCopy) {
         out.stop = UnwindStop::StackCopyEnded;
         out.stackNeeded = std::max<uint64_t>(ctx->missedStackEnd, spPastCopy ? sp + 16 : 0) - sp0;
@@ -267,8 +277,6 @@ void Unwinder::unwind(const UnwindInput &input, UnwindOutput &out, size_t maxFra
     if (!out.complete && out.stop != UnwindStop::MaxFrames)
         classifyUnwindStop(input, &cursor, &ctx, out);
 }
-
-
 
 void Unwinder::unwindFramePointers(const UnwindInput &input, UnwindOutput &out, size_t maxFrames) const
 {

@@ -10,14 +10,32 @@
 namespace emberline::engine {
 
 // The user registers a perf sample carries, in the order of kPerfRegsMask's bits.
-enum PerfReg : int { RegAX, RegBX, RegCX, RegDX, RegSI, RegDI, RegBP, RegSP, RegIP,
-                     RegR8, RegR9, RegR10, RegR11, RegR12, RegR13, RegR14, RegR15, RegCount };
+enum PerfReg : int {
+    RegAX,
+    RegBX,
+    RegCX,
+    RegDX,
+    RegSI,
+    RegDI,
+    RegBP,
+    RegSP,
+    RegIP,
+    RegR8,
+    RegR9,
+    RegR10,
+    RegR11,
+    RegR12,
+    RegR13,
+    RegR14,
+    RegR15,
+    RegCount
+};
 // PERF_REG_X86_{AX..IP} (bits 0-8) and R8..R15 (bits 16-23): what DWARF unwinding can need on x86-64.
 inline constexpr uint64_t kPerfRegsMask = 0x1ffull | (0xffull << 16);
 
 struct UnwindInput {
-    std::span<const uint64_t> regs;   // RegCount values
-    std::span<const uint8_t> stack;   // copy of the user stack, starting at regs[RegSP]
+    std::span<const uint64_t> regs; // RegCount values
+    std::span<const uint8_t> stack; // copy of the user stack, starting at regs[RegSP]
     const ProcessMap *map = nullptr;
     int pid = 0;
 };

@@ -152,8 +152,8 @@ HttpResult postPayload(const UploadEndpoint &endpoint, const std::vector<HttpHea
 
     const auto started = std::chrono::steady_clock::now();
     const CURLcode rc = curl_easy_perform(curl);
-    result.latencyNs = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started)
-                           .count();
+    result.latencyNs =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count();
     curl_off_t uploaded = 0;
     curl_easy_getinfo(curl, CURLINFO_SIZE_UPLOAD_T, &uploaded);
     result.bytesSent = static_cast<uint64_t>(uploaded);

@@ -104,9 +104,8 @@ TagParseResult parseTagList(std::string_view text)
 
 bool isGeneratedTagKey(std::string_view key)
 {
-    static constexpr std::string_view keys[] = {"language",      "runtime-id",       "process_id",
-                                                "profile_seq",   "profiler_version", "runtime_platform",
-                                                "runtime_os",    "runtime_arch"};
+    static constexpr std::string_view keys[] = {"language",         "runtime-id",       "process_id", "profile_seq",
+                                                "profiler_version", "runtime_platform", "runtime_os", "runtime_arch"};
     return std::find(std::begin(keys), std::end(keys), key) != std::end(keys);
 }
 

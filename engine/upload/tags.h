@@ -53,7 +53,7 @@ public:
         std::string service; // empty: defaultService of each call
         std::string env;
         std::string version;
-        std::string host;    // empty: this machine's host name
+        std::string host; // empty: this machine's host name
         std::vector<Tag> userTags;
     };
     explicit TagBuilder(Identity identity);

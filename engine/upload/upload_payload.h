@@ -12,8 +12,8 @@ namespace emberline::engine {
 
 // One attachment of the multipart body, compressed as it goes on the wire.
 struct UploadAttachment {
-    std::string name;     // part name and filename: profile.pprof, code-provenance.json
-    std::string bytes;    // compressed
+    std::string name;  // part name and filename: profile.pprof, code-provenance.json
+    std::string bytes; // compressed
     uint64_t rawBytes = 0;
     std::string encoding; // "zstd" or "gzip"
 };

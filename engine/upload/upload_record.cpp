@@ -27,27 +27,34 @@ std::string describeHttpStatus(long status, const UploadEndpoint &endpoint, uint
     const std::string code = "HTTP " + std::to_string(status);
     if (status == 401 || status == 403) {
         if (endpoint.agentless)
-            return code + " from " + where + ": Datadog refused the API key. Check DD_API_KEY (or the key saved in "
+            return code + " from " + where +
+                   ": Datadog refused the API key. Check DD_API_KEY (or the key saved in "
                    "the upload settings) and that DD_SITE is the site the key belongs to.";
-        return code + " from " + where + ": the agent's API key was refused. Check api_key in the Datadog agent's "
+        return code + " from " + where +
+               ": the agent's API key was refused. Check api_key in the Datadog agent's "
                "configuration (datadog.yaml or the agent's DD_API_KEY).";
     }
     if (status == 404) {
         if (endpoint.agentless)
-            return code + " from " + where + ": no profile intake there. Check DD_SITE (for example datadoghq.com, "
+            return code + " from " + where +
+                   ": no profile intake there. Check DD_SITE (for example datadoghq.com, "
                    "datadoghq.eu, us5.datadoghq.com).";
-        return code + " from " + where + ": the agent does not accept profiles. Either it is too old (profiling needs "
+        return code + " from " + where +
+               ": the agent does not accept profiles. Either it is too old (profiling needs "
                "Datadog agent 7.20 or newer) or the URL is not a Datadog agent; check DD_TRACE_AGENT_URL, "
                "DD_AGENT_HOST and DD_TRACE_AGENT_PORT.";
     }
     if (status == 413)
-        return code + " from " + where + ": the upload (" + std::to_string(bodyBytes) + " bytes) is too large. "
+        return code + " from " + where + ": the upload (" + std::to_string(bodyBytes) +
+               " bytes) is too large. "
                "Use a shorter flush period or a lower sampling frequency.";
     if (status >= 400 && status < 500)
-        return code + " from " + where + ": the request was refused and is not retried. The local copy of the "
+        return code + " from " + where +
+               ": the request was refused and is not retried. The local copy of the "
                "flush is kept.";
     if (status >= 500)
-        return code + " from " + where + ": the server failed on every attempt. The local copy of the flush is "
+        return code + " from " + where +
+               ": the server failed on every attempt. The local copy of the flush is "
                "kept.";
     return code + " from " + where;
 }

@@ -21,7 +21,7 @@ const char *outcomeName(UploadOutcome outcome);
 
 struct UploadAttachmentInfo {
     std::string name;
-    uint64_t bytes = 0;    // compressed, as sent
+    uint64_t bytes = 0; // compressed, as sent
     uint64_t rawBytes = 0;
     std::string encoding;
 };
@@ -34,14 +34,14 @@ struct UploadRecord {
     int64_t flushEndNs = 0;
     std::string flushPath; // the local copy, kept whatever happens
     int targetPid = 0;
-    std::string endpoint;  // describe() of the endpoint; never carries a key
+    std::string endpoint; // describe() of the endpoint; never carries a key
 
     UploadOutcome outcome = UploadOutcome::Failed;
-    long httpStatus = 0;   // of the last attempt; 0 when no answer came
+    long httpStatus = 0; // of the last attempt; 0 when no answer came
     int attempts = 0;
     int retries() const { return attempts > 1 ? attempts - 1 : 0; }
-    int64_t queuedAtNs = 0;   // wall clock
-    int64_t finishedAtNs = 0; // wall clock, when the outcome was known
+    int64_t queuedAtNs = 0;       // wall clock
+    int64_t finishedAtNs = 0;     // wall clock, when the outcome was known
     int64_t requestLatencyNs = 0; // of the last attempt
     int64_t flushToSentNs = 0;    // from the hand-over to the uploader to the outcome
     uint64_t bodyBytes = 0;

@@ -110,8 +110,9 @@ EnvLookup processEnvironment()
 Status validateApiKey(const std::string &key)
 {
     if (key.empty())
-        return invalid("agentless upload needs an API key: set DD_API_KEY, give an owner-only key file (--api-key-file), "
-                       "or save the key in the upload settings");
+        return invalid(
+            "agentless upload needs an API key: set DD_API_KEY, give an owner-only key file (--api-key-file), "
+            "or save the key in the upload settings");
     bool wellFormed = key.size() == 32;
     for (const char c : key)
         wellFormed = wellFormed && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'));

@@ -21,8 +21,8 @@ inline constexpr const char *kDefaultAgentSocket = "/var/run/datadog/apm.socket"
 struct UploadSettings {
     UploadMode mode = UploadMode::Agent;
     std::string agentUrl = "http://localhost:8126"; // http://, https:// or unix:///path
-    std::string site = "datadoghq.com";              // agentless: intake.profile.<site>
-    std::string apiKey;                              // agentless only
+    std::string site = "datadoghq.com";             // agentless: intake.profile.<site>
+    std::string apiKey;                             // agentless only
     std::string service;
     std::string env;
     std::string version;
@@ -30,11 +30,11 @@ struct UploadSettings {
     std::string externalEnv;      // DD_EXTERNAL_ENV, sent as Datadog-External-Env
     std::string testSessionToken; // X-Datadog-Test-Session-Token, for Datadog's test agent
     UploadCodec codec = UploadCodec::Zstd;
-    int timeoutMs = 10'000;       // whole request, like Go's and ddprof's 10 s
+    int timeoutMs = 10'000; // whole request, like Go's and ddprof's 10 s
     int connectTimeoutMs = 3'000;
-    int maxAttempts = 3;          // network errors and 5xx only
-    int backoffMs = 250;          // first wait between attempts; doubled each time
-    size_t queueCapacity = 8;     // flushes waiting to be sent; the oldest is dropped beyond this
+    int maxAttempts = 3;      // network errors and 5xx only
+    int backoffMs = 250;      // first wait between attempts; doubled each time
+    size_t queueCapacity = 8; // flushes waiting to be sent; the oldest is dropped beyond this
 };
 
 // Explicit choices (command-line flags, the settings widget). Each one that is set wins over the environment.

@@ -35,7 +35,8 @@ Result<std::unique_ptr<Uploader>> Uploader::create(UploadSettings settings, Reco
             return st.error();
     }
     ensureCurlInitialized();
-    return std::unique_ptr<Uploader>(new Uploader(std::move(settings), std::move(endpoint).value(), std::move(onRecord)));
+    return std::unique_ptr<Uploader>(
+        new Uploader(std::move(settings), std::move(endpoint).value(), std::move(onRecord)));
 }
 
 Uploader::Uploader(UploadSettings settings, UploadEndpoint endpoint, RecordCallback onRecord)
@@ -211,8 +212,7 @@ bool Uploader::waitBackoff(int attempt)
 void Uploader::report(std::shared_ptr<UploadRecord> record)
 {
     // The callback shows every outcome to the user (panel, command line); the log only traces.
-    qCInfo(lcUpload, "flush %u (%s): %s", record->flushSequence, outcomeName(record->outcome),
-           record->message.c_str());
+    qCInfo(lcUpload, "flush %u (%s): %s", record->flushSequence, outcomeName(record->outcome), record->message.c_str());
     if (m_onRecord)
         m_onRecord(std::move(record));
 }

@@ -50,11 +50,11 @@ inline PprofList goList(const QString &go, const QString &file, const QString &r
                         const QString &unit, const QString &sourceDir, const QString &trimPath)
 {
     PprofList list;
-    const Run r = run(go, {QStringLiteral("tool"), QStringLiteral("pprof"), QStringLiteral("-list=") + regex,
-                           QStringLiteral("-symbolize=none"), QStringLiteral("-sample_index=%1").arg(sampleIndex),
-                           unit == QLatin1String("nanoseconds") ? QStringLiteral("-unit=ns") : QStringLiteral("-unit=B"),
-                           QStringLiteral("-source_path=") + sourceDir, QStringLiteral("-trim_path=") + trimPath,
-                           file});
+    const Run r =
+        run(go, {QStringLiteral("tool"), QStringLiteral("pprof"), QStringLiteral("-list=") + regex,
+                 QStringLiteral("-symbolize=none"), QStringLiteral("-sample_index=%1").arg(sampleIndex),
+                 unit == QLatin1String("nanoseconds") ? QStringLiteral("-unit=ns") : QStringLiteral("-unit=B"),
+                 QStringLiteral("-source_path=") + sourceDir, QStringLiteral("-trim_path=") + trimPath, file});
     if (r.exitCode != 0) {
         list.error = QString::fromUtf8(r.err);
         return list;

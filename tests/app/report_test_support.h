@@ -73,9 +73,13 @@ inline PprofTop goTop(const QString &go, const QString &file, int sampleIndex, c
                       const QStringList &extra = {})
 {
     PprofTop top;
-    QStringList args = {QStringLiteral("tool"), QStringLiteral("pprof"), QStringLiteral("-top"),
-                        QStringLiteral("-symbolize=none"), QStringLiteral("-nodecount=1000000"),
-                        QStringLiteral("-nodefraction=0"), QStringLiteral("-edgefraction=0"),
+    QStringList args = {QStringLiteral("tool"),
+                        QStringLiteral("pprof"),
+                        QStringLiteral("-top"),
+                        QStringLiteral("-symbolize=none"),
+                        QStringLiteral("-nodecount=1000000"),
+                        QStringLiteral("-nodefraction=0"),
+                        QStringLiteral("-edgefraction=0"),
                         QStringLiteral("-sample_index=%1").arg(sampleIndex),
                         unit == QLatin1String("nanoseconds") ? QStringLiteral("-unit=ns") : QStringLiteral("-unit=B")};
     args += extra;
@@ -98,7 +102,8 @@ inline PprofTop goTop(const QString &go, const QString &file, int sampleIndex, c
         if (!inTable || line.trimmed().isEmpty())
             continue;
         // flat flat% sum% cum cum% name — the name may contain spaces.
-        static const QRegularExpression rowRe(QStringLiteral("^\\s*(\\S+)\\s+\\S+%\\s+\\S+%\\s+(\\S+)\\s+\\S+%\\s+(.*)$"));
+        static const QRegularExpression rowRe(
+            QStringLiteral("^\\s*(\\S+)\\s+\\S+%\\s+\\S+%\\s+(\\S+)\\s+\\S+%\\s+(.*)$"));
         const auto m = rowRe.match(line);
         if (!m.hasMatch()) {
             top.error = QStringLiteral("unparsed pprof line: ") + line;

@@ -41,9 +41,9 @@ Run run(const QStringList &args)
 
 // One entry of a help text's "Options:" section: "-?, -h, --help" or "--frequency <HZ>", and its description.
 struct HelpOption {
-    QStringList names;    // with their dashes
-    QString value;        // "HZ", or empty for a flag
-    QString description;  // whitespace simplified
+    QStringList names;   // with their dashes
+    QString value;       // "HZ", or empty for a flag
+    QString description; // whitespace simplified
     QString synopsis() const
     {
         return names.join(QStringLiteral(", ")) + (value.isEmpty() ? QString() : QStringLiteral(" <%1>").arg(value));
@@ -141,7 +141,8 @@ private Q_SLOTS:
         for (const HelpOption &o : accepted) {
             auto same = [&](const HelpOption &l) { return l.synopsis() == o.synopsis(); };
             const auto it = std::find_if(listed.begin(), listed.end(), same);
-            QVERIFY2(it != listed.end(), qPrintable(o.synopsis() + QStringLiteral(" is missing from emberline --help")));
+            QVERIFY2(it != listed.end(),
+                     qPrintable(o.synopsis() + QStringLiteral(" is missing from emberline --help")));
             QVERIFY2(it->description == o.description,
                      qPrintable(o.synopsis() + QStringLiteral(": '%1' in emberline --help, '%2' in emberline %3 --help")
                                                    .arg(it->description, o.description, verb)));

@@ -73,8 +73,8 @@ private Q_SLOTS:
                 << QStringLiteral("go-cpu.pprof") << QStringLiteral("fibRec|sha256") << QStringLiteral("cpu") << 1
                 << cutIsBase;
             QTest::newRow(qPrintable(QStringLiteral("go heap alloc_space, %1").arg(QLatin1String(direction))))
-                << QStringLiteral("go-heap.pprof") << QStringLiteral("allocLargeBuffers|buildTree") << QStringLiteral("alloc_space") << 1
-                << cutIsBase;
+                << QStringLiteral("go-heap.pprof") << QStringLiteral("allocLargeBuffers|buildTree")
+                << QStringLiteral("alloc_space") << 1 << cutIsBase;
             QTest::newRow(qPrintable(QStringLiteral("node wall, %1").arg(QLatin1String(direction))))
                 << QStringLiteral("node-wall.pb.gz") << QStringLiteral("RegExp|JSON") << QStringLiteral("wall") << 1
                 << cutIsBase;
@@ -144,15 +144,19 @@ private Q_SLOTS:
         const QString cut = dir.filePath(QStringLiteral("cut.pb.gz"));
         const QString problem = pprofCut(go, whole, QStringLiteral("fibRec"), cut);
         QVERIFY2(problem.isEmpty(), qPrintable(problem));
-        const Run plain = run(kEmberline, {QStringLiteral("report"), whole, QStringLiteral("--base"), cut,
-                                           QStringLiteral("--json"), QStringLiteral("--sample-type"), QStringLiteral("cpu")});
-        const Run scaled = run(kEmberline, {QStringLiteral("report"), whole, QStringLiteral("--base"), cut,
-                                            QStringLiteral("--json"), QStringLiteral("--normalize"),
-                                            QStringLiteral("--sample-type"), QStringLiteral("cpu")});
+        const Run plain =
+            run(kEmberline, {QStringLiteral("report"), whole, QStringLiteral("--base"), cut, QStringLiteral("--json"),
+                             QStringLiteral("--sample-type"), QStringLiteral("cpu")});
+        const Run scaled =
+            run(kEmberline, {QStringLiteral("report"), whole, QStringLiteral("--base"), cut, QStringLiteral("--json"),
+                             QStringLiteral("--normalize"), QStringLiteral("--sample-type"), QStringLiteral("cpu")});
         QVERIFY2(plain.exitCode == 0 && scaled.exitCode == 0, scaled.err.constData());
         const DiffJson p = readDiff(plain.out), s = readDiff(scaled.out);
-        const qint64 newTotal = s.root.value(QStringLiteral("sample_types")).toArray()[1].toObject()
-                                    .value(QStringLiteral("total")).toInteger();
+        const qint64 newTotal = s.root.value(QStringLiteral("sample_types"))
+                                    .toArray()[1]
+                                    .toObject()
+                                    .value(QStringLiteral("total"))
+                                    .toInteger();
         const QJsonObject base = s.root.value(QStringLiteral("base")).toObject();
         const double scale = base.value(QStringLiteral("scale")).toDouble();
         QVERIFY(scale > 1.0); // the cut is smaller
@@ -178,17 +182,17 @@ private Q_SLOTS:
                      r.err.contains("alloc_space/bytes"),
                  r.err.constData());
         // A missing base.
-        r = run(kEmberline, {QStringLiteral("report"), kData + QStringLiteral("/go-cpu.pprof"), QStringLiteral("--base"),
-                             QStringLiteral("/nonexistent/base.pprof")});
+        r = run(kEmberline, {QStringLiteral("report"), kData + QStringLiteral("/go-cpu.pprof"),
+                             QStringLiteral("--base"), QStringLiteral("/nonexistent/base.pprof")});
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains("base:"), r.err.constData());
         // --normalize alone.
-        r = run(kEmberline, {QStringLiteral("report"), kData + QStringLiteral("/go-cpu.pprof"),
-                             QStringLiteral("--normalize")});
+        r = run(kEmberline,
+                {QStringLiteral("report"), kData + QStringLiteral("/go-cpu.pprof"), QStringLiteral("--normalize")});
         QCOMPARE(r.exitCode, 2);
         // The same file twice: nothing changed, said plainly.
-        r = run(kEmberline, {QStringLiteral("report"), kData + QStringLiteral("/go-cpu.pprof"), QStringLiteral("--base"),
-                             kData + QStringLiteral("/go-cpu.pprof")});
+        r = run(kEmberline, {QStringLiteral("report"), kData + QStringLiteral("/go-cpu.pprof"),
+                             QStringLiteral("--base"), kData + QStringLiteral("/go-cpu.pprof")});
         QCOMPARE(r.exitCode, 0);
         QVERIFY2(r.out.contains("No function changed"), r.out.constData());
     }

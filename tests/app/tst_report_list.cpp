@@ -30,8 +30,8 @@ std::map<std::pair<QString, QString>, OurFunction> readList(const QByteArray &js
         fn.values = {f.value(QStringLiteral("self")).toInteger(), f.value(QStringLiteral("total")).toInteger()};
         for (const auto &l : f.value(QStringLiteral("lines")).toArray()) {
             const QJsonObject line = l.toObject();
-            fn.lines[line.value(QStringLiteral("line")).toInteger()] = {line.value(QStringLiteral("self")).toInteger(),
-                                                                        line.value(QStringLiteral("total")).toInteger()};
+            fn.lines[line.value(QStringLiteral("line")).toInteger()] = {
+                line.value(QStringLiteral("self")).toInteger(), line.value(QStringLiteral("total")).toInteger()};
         }
     }
     return out;
@@ -67,13 +67,25 @@ private Q_SLOTS:
         QTest::addColumn<QString>("unit");
         QTest::addColumn<QString>("recordedDir");
         QTest::addColumn<QString>("source");
-        QTest::newRow("go cpu") << "go-cpu.pprof" << "^main\\." << "cpu" << 1 << "nanoseconds" << "/src/goworkload"
+        QTest::newRow("go cpu") << "go-cpu.pprof"
+                                << "^main\\."
+                                << "cpu" << 1 << "nanoseconds"
+                                << "/src/goworkload"
                                 << "main.go";
-        QTest::newRow("go heap alloc_space") << "go-heap.pprof" << "^main\\." << "alloc_space" << 1 << "bytes"
-                                             << "/src/goworkload" << "main.go";
-        QTest::newRow("go heap alloc_objects") << "go-heap.pprof" << "main" << "alloc_objects" << 0 << "count"
-                                               << "/src/goworkload" << "main.go";
-        QTest::newRow("node wall") << "node-wall.pb.gz" << "." << "wall" << 1 << "nanoseconds" << "/src/node"
+        QTest::newRow("go heap alloc_space") << "go-heap.pprof"
+                                             << "^main\\."
+                                             << "alloc_space" << 1 << "bytes"
+                                             << "/src/goworkload"
+                                             << "main.go";
+        QTest::newRow("go heap alloc_objects") << "go-heap.pprof"
+                                               << "main"
+                                               << "alloc_objects" << 0 << "count"
+                                               << "/src/goworkload"
+                                               << "main.go";
+        QTest::newRow("node wall") << "node-wall.pb.gz"
+                                   << "."
+                                   << "wall" << 1 << "nanoseconds"
+                                   << "/src/node"
                                    << "profile-node.js";
     }
 
@@ -141,7 +153,9 @@ private Q_SLOTS:
         r = run(kEmberline, {QStringLiteral("report"), path, QStringLiteral("--list"), QStringLiteral("fibRec$")});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QVERIFY2(r.out.contains("Source not found at /src/goworkload/main.go"), r.out.constData());
-        QVERIFY2(QRegularExpression(QStringLiteral("390 ms\\s+390 ms\\s+201:\\n")).match(QString::fromUtf8(r.out)).hasMatch(),
+        QVERIFY2(QRegularExpression(QStringLiteral("390 ms\\s+390 ms\\s+201:\\n"))
+                     .match(QString::fromUtf8(r.out))
+                     .hasMatch(),
                  r.out.constData());
 
         // A source shorter than the recording's lines: those lines are said to be past its end.

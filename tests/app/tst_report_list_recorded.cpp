@@ -41,19 +41,20 @@ private Q_SLOTS:
     void lineCostsHoldTheSplit()
     {
         QTemporaryDir dir;
-        const Run rec = run(kEmberline, {QStringLiteral("record"), QStringLiteral("--frequency"), QStringLiteral("499"),
-                                         QStringLiteral("--output"), dir.path(), QStringLiteral("--"),
-                                         QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/line_split"),
-                                         QStringLiteral("3")});
+        const Run rec =
+            run(kEmberline, {QStringLiteral("record"), QStringLiteral("--frequency"), QStringLiteral("499"),
+                             QStringLiteral("--output"), dir.path(), QStringLiteral("--"),
+                             QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/line_split"), QStringLiteral("3")});
         if (rec.exitCode != 0) {
             if (qEnvironmentVariable("CI") == QLatin1String("true"))
-                QFAIL(qPrintable(QStringLiteral("emberline record failed under CI=true: ") + QString::fromUtf8(rec.err)));
+                QFAIL(
+                    qPrintable(QStringLiteral("emberline record failed under CI=true: ") + QString::fromUtf8(rec.err)));
             QSKIP(qPrintable(QStringLiteral("cannot profile here: ") + QString::fromUtf8(rec.err)));
         }
         const QString profile = dir.filePath(QStringLiteral("profile.pprof"));
-        const Run list = run(kEmberline, {QStringLiteral("report"), profile, QStringLiteral("--list"),
-                                          QStringLiteral("^two_lines$"), QStringLiteral("--json"),
-                                          QStringLiteral("--sample-type"), QStringLiteral("cpu-samples")});
+        const Run list =
+            run(kEmberline, {QStringLiteral("report"), profile, QStringLiteral("--list"), QStringLiteral("^two_lines$"),
+                             QStringLiteral("--json"), QStringLiteral("--sample-type"), QStringLiteral("cpu-samples")});
         QVERIFY2(list.exitCode == 0, list.err.constData());
         const QJsonArray functions =
             QJsonDocument::fromJson(list.out).object().value(QStringLiteral("functions")).toArray();
@@ -78,12 +79,13 @@ private Q_SLOTS:
         QCOMPARE(a + b + other, self);
         QVERIFY2(other * 20 < self, qPrintable(QStringLiteral("%1 of %2 samples on other lines").arg(other).arg(self)));
         const double ratio = double(a) / double(b);
-        QVERIFY2(ratio > 1.6 && ratio < 2.5, qPrintable(QStringLiteral("split %1 : %2 (ratio %3)").arg(a).arg(b).arg(ratio)));
+        QVERIFY2(ratio > 1.6 && ratio < 2.5,
+                 qPrintable(QStringLiteral("split %1 : %2 (ratio %3)").arg(a).arg(b).arg(ratio)));
 
         // The text listing shows the target's own code on the hot line.
-        const Run text = run(kEmberline, {QStringLiteral("report"), profile, QStringLiteral("--list"),
-                                          QStringLiteral("^two_lines$"), QStringLiteral("--source-root"),
-                                          QStringLiteral(EMBERLINE_BINARY_DIR)});
+        const Run text =
+            run(kEmberline, {QStringLiteral("report"), profile, QStringLiteral("--list"), QStringLiteral("^two_lines$"),
+                             QStringLiteral("--source-root"), QStringLiteral(EMBERLINE_BINARY_DIR)});
         QVERIFY2(text.exitCode == 0, text.err.constData());
         QVERIFY2(text.out.contains(QStringLiteral("%1:    for (uint64_t i = 0; i < 2 * n;").arg(twoThirds).toUtf8()),
                  text.out.constData());

@@ -61,7 +61,10 @@ std::map<QString, PerfRow> perfReport(const QString &perf, const QString &data, 
 std::map<QString, Values> reportFunctions(const QByteArray &json, int index, qint64 &total)
 {
     const QJsonObject root = QJsonDocument::fromJson(json).object();
-    total = root.value(QStringLiteral("sample_types")).toArray()[index].toObject().value(QStringLiteral("total"))
+    total = root.value(QStringLiteral("sample_types"))
+                .toArray()[index]
+                .toObject()
+                .value(QStringLiteral("total"))
                 .toInteger();
     std::map<QString, Values> out;
     for (const auto &v : root.value(QStringLiteral("functions")).toArray()) {
@@ -103,9 +106,9 @@ private Q_SLOTS:
         }
         data = dir.filePath(QStringLiteral("perf.data"));
         const Run rec = run(perf, {QStringLiteral("record"), QStringLiteral("-q"), QStringLiteral("-e"),
-                                     QStringLiteral("cpu-clock"), QStringLiteral("-F"), QStringLiteral("499"),
-                                     QStringLiteral("--call-graph"), QStringLiteral("dwarf"), QStringLiteral("-o"),
-                                     data, QStringLiteral("--"), kTarget, QStringLiteral("1.5")});
+                                   QStringLiteral("cpu-clock"), QStringLiteral("-F"), QStringLiteral("499"),
+                                   QStringLiteral("--call-graph"), QStringLiteral("dwarf"), QStringLiteral("-o"), data,
+                                   QStringLiteral("--"), kTarget, QStringLiteral("1.5")});
         if (rec.exitCode != 0 || !QFile::exists(data)) {
             if (inCi())
                 QFAIL(qPrintable(QStringLiteral("perf record failed under CI=true: ") + QString::fromUtf8(rec.err)));
@@ -131,8 +134,13 @@ private Q_SLOTS:
         QVERIFY2(periods.exitCode == 0, periods.err.constData());
         qint64 periodTotal = 0;
         const auto minePeriods = reportFunctions(periods.out, 1, periodTotal);
-        QCOMPARE(QJsonDocument::fromJson(periods.out).object().value(QStringLiteral("sample_types")).toArray()[1]
-                     .toObject().value(QStringLiteral("type")).toString(),
+        QCOMPARE(QJsonDocument::fromJson(periods.out)
+                     .object()
+                     .value(QStringLiteral("sample_types"))
+                     .toArray()[1]
+                     .toObject()
+                     .value(QStringLiteral("type"))
+                     .toString(),
                  QStringLiteral("cpu-clock"));
         qint64 perfSamples = 0;
         for (const auto &[name, row] : theirs)
@@ -172,8 +180,8 @@ private Q_SLOTS:
     {
         const QString &perf = recording().perf;
         const QString &data = recording().data;
-        const Run script = run(perf, {QStringLiteral("script"), QStringLiteral("--no-inline"), QStringLiteral("-i"),
-                                        data});
+        const Run script =
+            run(perf, {QStringLiteral("script"), QStringLiteral("--no-inline"), QStringLiteral("-i"), data});
         QVERIFY2(script.exitCode == 0, script.err.constData());
         QFile text(recording().dir.filePath(QStringLiteral("perf.txt")));
         QVERIFY(text.open(QIODevice::WriteOnly));

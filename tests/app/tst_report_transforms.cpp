@@ -63,20 +63,24 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("transforms");
         const QString cpu = QStringLiteral("go-cpu.pprof");
         QTest::newRow("go cpu focus") << cpu << "cpu" << 1 << "nanoseconds" << QStringList{"--focus", "fibRec"};
-        QTest::newRow("go cpu focus by file") << cpu << "cpu" << 1 << "nanoseconds"
-                                              << QStringList{"--focus", "runtime/proc\\.go"};
-        QTest::newRow("go cpu ignore") << cpu << "cpu" << 1 << "nanoseconds" << QStringList{"--ignore", "runtime\\.|sha256"};
+        QTest::newRow("go cpu focus by file")
+            << cpu << "cpu" << 1 << "nanoseconds" << QStringList{"--focus", "runtime/proc\\.go"};
+        QTest::newRow("go cpu ignore") << cpu << "cpu" << 1 << "nanoseconds"
+                                       << QStringList{"--ignore", "runtime\\.|sha256"};
         QTest::newRow("go cpu hide") << cpu << "cpu" << 1 << "nanoseconds" << QStringList{"--hide", "runtime\\."};
-        QTest::newRow("go cpu hide inlined") << cpu << "cpu" << 1 << "nanoseconds" << QStringList{"--hide", "Mul|reduce"};
+        QTest::newRow("go cpu hide inlined")
+            << cpu << "cpu" << 1 << "nanoseconds" << QStringList{"--hide", "Mul|reduce"};
         QTest::newRow("go cpu focus ignore hide")
             << cpu << "cpu" << 1 << "nanoseconds"
             << QStringList{"--focus", "runCPU", "--ignore", "leafSpin", "--hide", "main\\.runCPU\\.func17"};
-        QTest::newRow("go heap focus") << "go-heap.pprof" << "alloc_space" << 1 << "bytes"
+        QTest::newRow("go heap focus") << "go-heap.pprof"
+                                       << "alloc_space" << 1 << "bytes"
                                        << QStringList{"--focus", "buildTree|allocLarge"};
-        QTest::newRow("node wall hide") << "node-wall.pb.gz" << "wall" << 1 << "nanoseconds"
-                                        << QStringList{"--hide", "RegExp|fib"};
-        QTest::newRow("node wall ignore") << "node-wall.pb.gz" << "wall" << 1 << "nanoseconds"
-                                          << QStringList{"--ignore", "\\(idle\\)|Garbage"};
+        QTest::newRow("node wall hide") << "node-wall.pb.gz"
+                                        << "wall" << 1 << "nanoseconds" << QStringList{"--hide", "RegExp|fib"};
+        QTest::newRow("node wall ignore")
+            << "node-wall.pb.gz"
+            << "wall" << 1 << "nanoseconds" << QStringList{"--ignore", "\\(idle\\)|Garbage"};
     }
 
     // If this fails, a transform keeps, drops or moves other samples than pprof's: a function's self or total,
@@ -93,7 +97,8 @@ private Q_SLOTS:
             QSKIP("go (golang-go) is not installed: cannot cross-check with go tool pprof");
         const QString path = kData + QLatin1Char('/') + file;
         const Run ours = run(kEmberline, QStringList{QStringLiteral("report"), path, QStringLiteral("--json"),
-                                                     QStringLiteral("--sample-type"), sampleType} + transforms);
+                                                     QStringLiteral("--sample-type"), sampleType} +
+                                             transforms);
         QVERIFY2(ours.exitCode == 0, ours.err.constData());
         const Report mine = readReport(ours.out);
         const PprofTop theirs = goTop(go, path, index, unit, pprofFlags(transforms));
@@ -110,8 +115,11 @@ private Q_SLOTS:
         qint64 selfSum = 0;
         for (const auto &[name, v] : mine.functions)
             selfSum += v.self;
-        const qint64 ourTotal = mine.root.value(QStringLiteral("sample_types")).toArray()[index].toObject()
-                                    .value(QStringLiteral("total")).toInteger();
+        const qint64 ourTotal = mine.root.value(QStringLiteral("sample_types"))
+                                    .toArray()[index]
+                                    .toObject()
+                                    .value(QStringLiteral("total"))
+                                    .toInteger();
         QCOMPARE(selfSum, ourTotal);
         QVERIFY(ourTotal <= whole.total);
     }
@@ -134,7 +142,8 @@ private Q_SLOTS:
                                         QStringLiteral("runtime\\.")};
         const Run ours = run(kEmberline, QStringList{QStringLiteral("report"), whole, QStringLiteral("--base"), cut,
                                                      QStringLiteral("--json"), QStringLiteral("--sample-type"),
-                                                     QStringLiteral("cpu")} + transforms);
+                                                     QStringLiteral("cpu")} +
+                                             transforms);
         QVERIFY2(ours.exitCode == 0, ours.err.constData());
         const PprofTop theirs = goTop(go, whole, 1, QStringLiteral("nanoseconds"),
                                       QStringList{QStringLiteral("-diff_base=") + cut} + pprofFlags(transforms));
@@ -145,13 +154,15 @@ private Q_SLOTS:
         QVERIFY(mine.functions.count(QStringLiteral("main.fibRec")));
 
         const Run top = run(kEmberline, QStringList{QStringLiteral("report"), whole, QStringLiteral("--json"),
-                                                    QStringLiteral("--top"), QStringLiteral("3")} + transforms);
+                                                    QStringLiteral("--top"), QStringLiteral("3")} +
+                                            transforms);
         QVERIFY2(top.exitCode == 0, top.err.constData());
         const QJsonArray rows = QJsonDocument::fromJson(top.out).object().value(QStringLiteral("functions")).toArray();
         QCOMPARE(rows.size(), 3);
-        const Run all = run(kEmberline, QStringList{QStringLiteral("report"), whole, QStringLiteral("--json")} +
-                                            transforms);
-        const QJsonArray allRows = QJsonDocument::fromJson(all.out).object().value(QStringLiteral("functions")).toArray();
+        const Run all =
+            run(kEmberline, QStringList{QStringLiteral("report"), whole, QStringLiteral("--json")} + transforms);
+        const QJsonArray allRows =
+            QJsonDocument::fromJson(all.out).object().value(QStringLiteral("functions")).toArray();
         for (qsizetype i = 0; i < 3; ++i)
             QCOMPARE(rows[i].toObject(), allRows[i].toObject());
     }
@@ -162,9 +173,10 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         const QString path = kData + QStringLiteral("/go-cpu.pprof");
-        const Run folded = run(kEmberline, {QStringLiteral("report"), path, QStringLiteral("--format"),
-                                            QStringLiteral("folded"), QStringLiteral("--sample-type"),
-                                            QStringLiteral("cpu"), QStringLiteral("--hide"), QStringLiteral("runtime\\.")});
+        const Run folded =
+            run(kEmberline, {QStringLiteral("report"), path, QStringLiteral("--format"), QStringLiteral("folded"),
+                             QStringLiteral("--sample-type"), QStringLiteral("cpu"), QStringLiteral("--hide"),
+                             QStringLiteral("runtime\\.")});
         QVERIFY2(folded.exitCode == 0, folded.err.constData());
         QVERIFY(!folded.out.contains("runtime."));
         qint64 sum = 0;
@@ -178,12 +190,15 @@ private Q_SLOTS:
         out.close();
         const Run back = run(kEmberline, {QStringLiteral("report"), out.fileName(), QStringLiteral("--json")});
         QVERIFY2(back.exitCode == 0, back.err.constData());
-        const Run direct = run(kEmberline, {QStringLiteral("report"), path, QStringLiteral("--json"),
-                                            QStringLiteral("--sample-type"), QStringLiteral("cpu"),
-                                            QStringLiteral("--hide"), QStringLiteral("runtime\\.")});
+        const Run direct =
+            run(kEmberline, {QStringLiteral("report"), path, QStringLiteral("--json"), QStringLiteral("--sample-type"),
+                             QStringLiteral("cpu"), QStringLiteral("--hide"), QStringLiteral("runtime\\.")});
         const Report a = readReport(back.out), b = readReport(direct.out);
         QCOMPARE(a.functions, b.functions);
-        QCOMPARE(a.root.value(QStringLiteral("sample_types")).toArray()[0].toObject().value(QStringLiteral("total"))
+        QCOMPARE(a.root.value(QStringLiteral("sample_types"))
+                     .toArray()[0]
+                     .toObject()
+                     .value(QStringLiteral("total"))
                      .toInteger(),
                  sum);
     }
@@ -192,7 +207,8 @@ private Q_SLOTS:
     void errors()
     {
         const QString path = kData + QStringLiteral("/go-cpu.pprof");
-        Run r = run(kEmberline, {QStringLiteral("report"), path, QStringLiteral("--focus"), QStringLiteral("^nothing$")});
+        Run r =
+            run(kEmberline, {QStringLiteral("report"), path, QStringLiteral("--focus"), QStringLiteral("^nothing$")});
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains("no sample is left after focus '^nothing$'"), r.err.constData());
         r = run(kEmberline, {QStringLiteral("report"), path, QStringLiteral("--ignore"), QStringLiteral(".")});

@@ -11,11 +11,11 @@
 //               and build ids): prints each function's size in bytes and instructions
 // Each figure is the median of `--repeat` runs (default 3).
 //   bench_explain FILE [--disasm REGEX] [--rank N] [--repeat N] [--only focus|ignore|hide]
-#include "engine/common/huge_page_malloc.h"
 #include "engine/analysis/derived_profile.h"
 #include "engine/analysis/line_table.h"
-#include "engine/import/load_profile.h"
 #include "engine/annotate/disassembly.h"
+#include "engine/common/huge_page_malloc.h"
+#include "engine/import/load_profile.h"
 
 #include <sys/resource.h>
 
@@ -70,7 +70,8 @@ long peakRssKb()
 int runBench(int argc, char **argv)
 {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: bench_explain FILE [--disasm REGEX] [--rank N] [--repeat N] [--only focus|ignore|hide]\n");
+        std::fprintf(stderr,
+                     "usage: bench_explain FILE [--disasm REGEX] [--rank N] [--repeat N] [--only focus|ignore|hide]\n");
         return 2;
     }
     const QString path = QString::fromLocal8Bit(argv[1]);
@@ -129,8 +130,8 @@ int runBench(int argc, char **argv)
 
     size_t listedLines = 0;
     const double listMs = medianMs(repeat, [&] {
-        const auto lines = LineTable::build(profile, *analysis->perStack,
-                                            [&](const std::string &name) { return name == hottest; });
+        const auto lines =
+            LineTable::build(profile, *analysis->perStack, [&](const std::string &name) { return name == hottest; });
         listedLines = lines && !lines->empty() ? lines->front().lines.size() : 0;
         return lines.has_value();
     });

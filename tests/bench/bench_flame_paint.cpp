@@ -84,9 +84,8 @@ int main(int argc, char **argv)
     const auto perStack = engine::valuesPerStack(*profile, type, {});
     auto tree = std::make_shared<const engine::CallTree>(*engine::CallTree::build(*profile, *frames, perStack));
     const qint64 buildNs = timer.nsecsElapsed();
-    std::printf("%s: %zu samples, %zu frames, %zu tree nodes, depth %u; read %.1f ms, tree %.1f ms\n",
-                qPrintable(path), profile->sampleCount(), frames->size(), tree->size(), tree->maxDepth(), ms(readNs),
-                ms(buildNs));
+    std::printf("%s: %zu samples, %zu frames, %zu tree nodes, depth %u; read %.1f ms, tree %.1f ms\n", qPrintable(path),
+                profile->sampleCount(), frames->size(), tree->size(), tree->maxDepth(), ms(readNs), ms(buildNs));
 
     ui::FlameGraphView view;
     view.setAttribute(Qt::WA_DontShowOnScreen);
@@ -101,8 +100,8 @@ int main(int argc, char **argv)
         {"mid-depth node", biggestAtDepth(*tree, std::max(1u, tree->maxDepth() / 2)), {}},
         {"deepest node with >=1% of samples", deepestBigNode(*tree), {}},
     };
-    std::printf("%-36s %8s %8s %8s %8s  (%d paints of 1600x900)\n", "scenario", "rects", "min ms", "median",
-                "max ms", runs);
+    std::printf("%-36s %8s %8s %8s %8s  (%d paints of 1600x900)\n", "scenario", "rects", "min ms", "median", "max ms",
+                runs);
     for (const Scenario &s : scenarios) {
         view.setSearch(s.search);
         view.zoomTo(s.zoom);

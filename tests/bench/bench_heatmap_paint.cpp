@@ -106,8 +106,8 @@ int main(int argc, char **argv)
     std::printf("setHeatmap on the GUI thread: %.3f ms\n", ms(timer.nsecsElapsed()));
     QImage image(1600, 400, QImage::Format_ARGB32_Premultiplied);
 
-    std::printf("%-40s %6s %8s %8s %8s  (%d paints)\n", "scenario (1600x400 unless said)", "cells", "min ms",
-                "median", "max ms", runs);
+    std::printf("%-40s %6s %8s %8s %8s  (%d paints)\n", "scenario (1600x400 unless said)", "cells", "min ms", "median",
+                "max ms", runs);
     measure("following the end", view, image, runs);
     // Scrolled through the view's own scroll bar, as the user does.
     view.findChild<QWidget *>(QStringLiteral("heatmapScrollBar"))->setProperty("value", 0);

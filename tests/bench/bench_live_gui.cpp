@@ -12,11 +12,11 @@
 // with each to measure what the live diff adds.
 // Usage: bench_live_gui [SECONDS=30] [FLUSH_PERIOD_SECONDS=2] [COMPARE=off|previous|pinned]
 
-#include "engine/common/huge_page_malloc.h"
 #include "engine/common/clock.h"
+#include "engine/common/huge_page_malloc.h"
 #include "engine/session/profiling_session.h"
-#include "ui/views/live/live_session_view.h"
 #include "ui/jobs/thread_scheduling.h"
+#include "ui/views/live/live_session_view.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -181,8 +181,8 @@ struct Span {
 
 struct GuiStall {
     Span span;
-    double atS;   // seconds after the start
-    double runMs; // of it, on a CPU
+    double atS;    // seconds after the start
+    double runMs;  // of it, on a CPU
     double waitMs; // waiting for one
     int cpuBefore; // the CPU the GUI thread ran on before it and after it
     int cpuAfter;
@@ -403,8 +403,9 @@ int main(int argc, char **argv)
         lastCpu = ::sched_getcpu();
     });
 
-    std::printf("bench_live_gui: many_stacks, 8 threads, 999 Hz, %.0f s, flush every %.0f s, compare %s, wall time %s\n",
-                seconds, flushPeriod, qPrintable(compare), config.wallTime ? "on" : "off");
+    std::printf(
+        "bench_live_gui: many_stacks, 8 threads, 999 Hz, %.0f s, flush every %.0f s, compare %s, wall time %s\n",
+        seconds, flushPeriod, qPrintable(compare), config.wallTime ? "on" : "off");
     // gui_cpu_ms: the GUI thread's CPU time in event deliveries since the previous row (the benchmark's tick left
     // out): about one flush's work; max_event_ms: the most one delivery of those took.
     std::printf("%8s %10s %12s %14s %14s %10s %10s %12s\n", "flush", "update_ms", "rss_MiB", "agg_samples",
@@ -434,8 +435,7 @@ int main(int argc, char **argv)
         std::printf("%8u %10.1f %12.1f %14zu %14.1f %10zu %10.1f %12.1f\n", pendingSequence, latencyMs,
                     rssKiB() / 1024.0, snapshot ? snapshot->profile->sampleCount() : size_t(0),
                     snapshot ? snapshot->timelineBytes() / 1024.0 : 0.0,
-                    snapshot ? snapshot->timelineSamples() : size_t(0), app.workCpuMs,
-                    app.maxDeliveryCpuMs);
+                    snapshot ? snapshot->timelineSamples() : size_t(0), app.workCpuMs, app.maxDeliveryCpuMs);
         std::fflush(stdout);
         guiCpuPerFlush.push_back(app.workCpuMs);
         maxDeliveryPerFlush.push_back(app.maxDeliveryCpuMs);
@@ -462,9 +462,10 @@ int main(int argc, char **argv)
         // Let the final flush reach the views, then report.
         QTimer::singleShot(3000, &app, [&] {
             tick.stop();
-            std::printf("views updated and repainted after a flush: %zu updates, median %.1f ms, p99 %.1f ms, max %.1f ms\n",
-                        updates.size(), percentile(updates, 0.5), percentile(updates, 0.99),
-                        updates.empty() ? 0.0 : *std::max_element(updates.begin(), updates.end()));
+            std::printf(
+                "views updated and repainted after a flush: %zu updates, median %.1f ms, p99 %.1f ms, max %.1f ms\n",
+                updates.size(), percentile(updates, 0.5), percentile(updates, 0.99),
+                updates.empty() ? 0.0 : *std::max_element(updates.begin(), updates.end()));
             std::printf("GUI thread CPU per flush in event deliveries: median %.1f ms, p99 %.1f ms; the longest "
                         "delivery per flush: median %.1f ms, p99 %.1f ms, max %.1f ms\n",
                         percentile(guiCpuPerFlush, 0.5), percentile(guiCpuPerFlush, 0.99),
@@ -480,15 +481,15 @@ int main(int argc, char **argv)
             size_t shared = 0, stolen = 0;
             for (const GuiStall &g : guiStalls) {
                 const double stallMs = g.span.endMs - g.span.startMs - 1.0;
-                const double steal = std::max(sleeper.stealDuring(g.span, g.cpuBefore),
-                                              sleeper.stealDuring(g.span, g.cpuAfter));
+                const double steal =
+                    std::max(sleeper.stealDuring(g.span, g.cpuBefore), sleeper.stealDuring(g.span, g.cpuAfter));
                 const bool isShared = sleeper.stalledDuring(g.span);
                 shared += isShared ? 1 : 0;
                 stolen += !isShared && stallMs - steal <= 50 ? 1 : 0;
                 std::printf("stall over 50 ms: %.1f ms at %.3f s: on a CPU %.1f ms, waiting for one %.1f ms, neither "
                             "%.1f ms; CPU %d then %d, the host's steal of it during the stall %.0f ms%s\n",
-                            stallMs, g.atS, g.runMs, g.waitMs, std::max(0.0, stallMs - g.runMs - g.waitMs),
-                            g.cpuBefore, g.cpuAfter, steal, isShared ? "; the reference sleeper stalled too" : "");
+                            stallMs, g.atS, g.runMs, g.waitMs, std::max(0.0, stallMs - g.runMs - g.waitMs), g.cpuBefore,
+                            g.cpuAfter, steal, isShared ? "; the reference sleeper stalled too" : "");
             }
             std::printf("GUI thread stalls over 50 ms: %zu, of which %zu while the reference sleeper was also over "
                         "30 ms late and %zu under 50 ms without the host's steal of the GUI thread's CPU (the machine "

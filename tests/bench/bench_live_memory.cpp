@@ -11,14 +11,14 @@
 //                       flushes at the ~1,850 samples/s that bench_live_gui records, over many_stacks' 100,000 call
 //                       paths; fewer paths make a program whose stacks repeat from flush to flush, as most do)
 
+#include "engine/analysis/call_tree.h"
 #include "engine/common/huge_page_malloc.h"
 #include "engine/flush/flush.h"
-#include "engine/analysis/call_tree.h"
+#include "engine/live/live_profile.h"
 #include "engine/model/frame_table.h"
 #include "engine/model/merge.h"
 #include "engine/model/sample_filter.h"
 #include "engine/pprof/pprof_writer.h"
-#include "engine/live/live_profile.h"
 
 #include <algorithm>
 #include <chrono>
@@ -26,9 +26,9 @@
 #include <cstdlib>
 #include <functional>
 #include <malloc.h>
-#include <unistd.h>
 #include <memory>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace emberline::engine;
@@ -86,8 +86,8 @@ std::shared_ptr<const Flush> makeFlush(uint32_t sequence, size_t samples)
     exe.hasFunctions = true;
     p.mappings().push_back(exe);
     const auto function = [&p](const std::string &name) {
-        p.functions().push_back(Function{p.functions().size() + 1, p.intern(name), p.intern(name),
-                                         p.intern("many_stacks.c"), 1});
+        p.functions().push_back(
+            Function{p.functions().size() + 1, p.intern(name), p.intern(name), p.intern("many_stacks.c"), 1});
         return static_cast<uint32_t>(p.functions().size() - 1);
     };
     const auto location = [&p](uint32_t fn, uint64_t address) {
@@ -178,8 +178,8 @@ void run(const char *name, uint32_t flushes, size_t samples,
                 const double mib = static_cast<double>(heapInUse() - before) / (1 << 20);
                 std::printf("%-22s flush %4u: %9zu aggregated samples, %8.1f MiB, %6.0f bytes each, %7.1f ms for "
                             "this flush\n",
-                            name, f, aggregated, mib, mib * (1 << 20) / static_cast<double>(std::max<size_t>(aggregated, 1)),
-                            lastMs);
+                            name, f, aggregated, mib,
+                            mib * (1 << 20) / static_cast<double>(std::max<size_t>(aggregated, 1)), lastMs);
             }
         }
         std::printf("%-22s %.1f ms per flush on average\n", name, totalMs / flushes);
@@ -219,7 +219,8 @@ int main(int argc, char **argv)
         return [live, held](const std::shared_ptr<const Flush> &f) {
             if (!live->add(f).ok())
                 std::abort();
-            *held = live->snapshot(LiveProfile::kDefaultType); // the views hold the latest snapshot, as the stage takes it
+            *held =
+                live->snapshot(LiveProfile::kDefaultType); // the views hold the latest snapshot, as the stage takes it
             return (*held)->profile->sampleCount();
         };
     });

@@ -2,10 +2,10 @@
 // values per stack, call tree (the flame graph's data) and function table (the top table). Prints the phase
 // times and the peak resident memory of the process.
 //   bench_open FILE [--sample-type NAME] [--repeat N]
-#include "engine/common/huge_page_malloc.h"
 #include "engine/analysis/call_tree.h"
-#include "engine/model/frame_table.h"
 #include "engine/analysis/function_table.h"
+#include "engine/common/huge_page_malloc.h"
+#include "engine/model/frame_table.h"
 #include "engine/model/sample_filter.h"
 #include "engine/pprof/pprof_reader.h"
 

@@ -81,7 +81,7 @@ int main(int argc, char **argv)
             ++failures;
             break;
         }
-        user_regs_struct regs {};
+        user_regs_struct regs{};
         ::ptrace(PTRACE_GETREGS, child, nullptr, &regs);
         iovec local{stack.data(), stack.size()};
         // NOLINTNEXTLINE(performance-no-int-to-ptr): the remote stack is an address in the child

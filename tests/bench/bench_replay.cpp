@@ -11,10 +11,10 @@
 // all in. --folded writes the first pass's profile as folded stacks (cpu-samples), so that two builds can be shown
 // to give the same profile for the same log.
 #include "engine/flush/exporter.h"
-#include "engine/session/sampling_pipeline.h"
 #include "engine/recorder/recorder.h"
 #include "engine/report/folded_writer.h"
 #include "engine/sampler/sample_log.h"
+#include "engine/session/sampling_pipeline.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -33,7 +33,7 @@ namespace {
 
 int64_t threadCpuNs()
 {
-    timespec ts {};
+    timespec ts{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
@@ -114,13 +114,27 @@ public:
         for (const auto &p : m_records) {
             const Record &r = *p;
             switch (r.type) {
-            case Record::Type::Sample: sink.onSample(r.sample); break;
-            case Record::Type::Mmap: sink.onMmap(r.pid, r.start, r.length, r.pgoff, r.flag1, r.inode, r.text); break;
-            case Record::Type::Comm: sink.onComm(r.pid, r.tid, r.text, r.flag1); break;
-            case Record::Type::Fork: sink.onFork(r.pid, r.ppid, r.tid); break;
-            case Record::Type::Exit: sink.onExit(r.pid, r.tid); break;
-            case Record::Type::Lost: sink.onLost(r.length); break;
-            case Record::Type::Switch: sink.onSwitch(r.pid, r.tid, r.timeNs, r.flag1, r.flag2); break;
+            case Record::Type::Sample:
+                sink.onSample(r.sample);
+                break;
+            case Record::Type::Mmap:
+                sink.onMmap(r.pid, r.start, r.length, r.pgoff, r.flag1, r.inode, r.text);
+                break;
+            case Record::Type::Comm:
+                sink.onComm(r.pid, r.tid, r.text, r.flag1);
+                break;
+            case Record::Type::Fork:
+                sink.onFork(r.pid, r.ppid, r.tid);
+                break;
+            case Record::Type::Exit:
+                sink.onExit(r.pid, r.tid);
+                break;
+            case Record::Type::Lost:
+                sink.onLost(r.length);
+                break;
+            case Record::Type::Switch:
+                sink.onSwitch(r.pid, r.tid, r.timeNs, r.flag1, r.flag2);
+                break;
             }
         }
     }
@@ -246,9 +260,10 @@ int run(int argc, char **argv)
 
     const auto n = static_cast<double>(store.samples());
     auto line = [n](const char *what, double unwindRecord, double exported) {
-        std::printf("%-22s unwind+record %9.0f samples/s (%6.1f us/sample)   all in %9.0f samples/s (%6.1f us/sample)\n",
-                    what, n / unwindRecord, 1e6 * unwindRecord / n, n / (unwindRecord + exported),
-                    1e6 * (unwindRecord + exported) / n);
+        std::printf(
+            "%-22s unwind+record %9.0f samples/s (%6.1f us/sample)   all in %9.0f samples/s (%6.1f us/sample)\n", what,
+            n / unwindRecord, 1e6 * unwindRecord / n, n / (unwindRecord + exported),
+            1e6 * (unwindRecord + exported) / n);
     };
     std::printf("incomplete stacks: %llu of %zu (%.2f%%)\n", static_cast<unsigned long long>(incompleteFirst),
                 store.samples(), 100.0 * static_cast<double>(incompleteFirst) / n);

@@ -101,8 +101,8 @@ void benchmark(const std::string &path, size_t count)
     const size_t half = offsets.size() / 2;
 
     Symbolizer symbolizer;
-    const Pass first = run(symbolizer, path, buildId, offsets, 0, 1);             // opens the module
-    const Pass cold = run(symbolizer, path, buildId, offsets, 1, half);           // first flush, module open
+    const Pass first = run(symbolizer, path, buildId, offsets, 0, 1);   // opens the module
+    const Pass cold = run(symbolizer, path, buildId, offsets, 1, half); // first flush, module open
     const Pass newAddresses = run(symbolizer, path, buildId, offsets, half, offsets.size());
     const Pass warm = run(symbolizer, path, buildId, offsets, 0, offsets.size()); // all cached
 

@@ -118,8 +118,8 @@ int main(int argc, char **argv)
         const std::string pkgName = "example.com/svc/pkg" + std::to_string(pkg);
         const std::string name = pkgName + ".(*Type" + std::to_string(f % 97) + ").Method" + std::to_string(f);
         const std::string file = "/src/svc/pkg" + std::to_string(pkg) + "/file" + std::to_string(f % 13) + ".go";
-        p.functions().push_back(Function{f + 1, p.intern(name), p.intern(name), p.intern(file),
-                                         static_cast<int64_t>(10 + below(2000))});
+        p.functions().push_back(
+            Function{f + 1, p.intern(name), p.intern(name), p.intern(file), static_cast<int64_t>(10 + below(2000))});
     }
     // Locations: two call sites per function on average; one in eight also carries an inlined callee.
     const uint32_t locations = o.functions * 2;
@@ -185,8 +185,7 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "emberline_gen_pprof: %s\n", st.error().message.c_str());
         return 1;
     }
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::fprintf(stderr, "wrote %s: %zu samples, %zu unique stacks, %u functions, %u locations in %.1f s\n",
                  o.output.c_str(), p.sampleCount(), p.stacks().size(), o.functions, locations, secs);
     return 0;

@@ -122,8 +122,7 @@ public:
     }
 
     // One location; `functions` are its lines, inlined callee first. Line numbers are 10, 20, ...
-    uint32_t location(const std::vector<uint32_t> &functions, uint32_t mapping = engine::kNoIndex,
-                      uint64_t address = 0)
+    uint32_t location(const std::vector<uint32_t> &functions, uint32_t mapping = engine::kNoIndex, uint64_t address = 0)
     {
         const auto index = static_cast<uint32_t>(m_p.locations().size());
         engine::Location loc;
@@ -145,10 +144,7 @@ public:
         m_p.addSample(leafFirst, values, labels);
     }
 
-    engine::Label numLabel(const std::string &key, int64_t num)
-    {
-        return engine::Label{m_p.intern(key), 0, num, 0};
-    }
+    engine::Label numLabel(const std::string &key, int64_t num) { return engine::Label{m_p.intern(key), 0, num, 0}; }
     engine::Label strLabel(const std::string &key, const std::string &value)
     {
         return engine::Label{m_p.intern(key), m_p.intern(value), 0, 0};

@@ -3,8 +3,8 @@
 // them (frame table, call tree, function table per sample type) and through a write/read round trip, which
 // must succeed with the same totals: the reader must not accept what the rest of the engine cannot handle.
 #include "engine/analysis/call_tree.h"
-#include "engine/model/frame_table.h"
 #include "engine/analysis/function_table.h"
+#include "engine/model/frame_table.h"
 #include "engine/model/sample_filter.h"
 #include "engine/pprof/pprof_reader.h"
 #include "engine/pprof/pprof_writer.h"

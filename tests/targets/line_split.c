@@ -11,8 +11,14 @@
 TARGET_FN uint64_t two_lines(uint64_t n)
 {
     uint64_t x = n;
-    for (uint64_t i = 0; i < 2 * n; ++i) { x = x * 6364136223846793005ull + 1442695040888963407ull; __asm__ volatile("" : "+r"(x)); } // LINE_TWO_THIRDS
-    for (uint64_t i = 0; i < n; ++i) { x = x * 6364136223846793005ull + 1442695040888963407ull; __asm__ volatile("" : "+r"(x)); } // LINE_ONE_THIRD
+    for (uint64_t i = 0; i < 2 * n; ++i) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        __asm__ volatile("" : "+r"(x));
+    } // LINE_TWO_THIRDS
+    for (uint64_t i = 0; i < n; ++i) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        __asm__ volatile("" : "+r"(x));
+    } // LINE_ONE_THIRD
     KEEP();
     return x;
 }

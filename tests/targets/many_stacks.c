@@ -19,14 +19,24 @@ static uint64_t dispatch(uint32_t code, int level)
     return g_steps[code % 10](code / 10, level - 1);
 }
 
-#define STEP(n)                                                                                                 \
-    TARGET_FN uint64_t step##n(uint32_t code, int level)                                                        \
-    {                                                                                                           \
-        uint64_t r = dispatch(code, level);                                                                     \
-        KEEP();                                                                                                 \
-        return r + n;                                                                                           \
-    }
-STEP(0) STEP(1) STEP(2) STEP(3) STEP(4) STEP(5) STEP(6) STEP(7) STEP(8) STEP(9)
+#define STEP(n)                                                                                                        \
+    TARGET_FN uint64_t step##n(uint32_t code, int level)                                                               \
+    {                                                                                                                  \
+        uint64_t r = dispatch(code, level);                                                                            \
+        KEEP();                                                                                                        \
+        return r + n;                                                                                                  \
+    }                                                                                                                  \
+    extern int step_defined_##n /* a declaration, so that each use ends with a semicolon as code does */
+STEP(0);
+STEP(1);
+STEP(2);
+STEP(3);
+STEP(4);
+STEP(5);
+STEP(6);
+STEP(7);
+STEP(8);
+STEP(9);
 
 static void *worker(void *arg)
 {

@@ -18,8 +18,7 @@ static void sleep_until(double t)
     struct timespec ts;
     ts.tv_sec = (time_t)t;
     ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
-    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {}
 }
 
 TARGET_FN void sleep_forever(double until)

@@ -7,13 +7,13 @@
 #include "engine/session/profiling_session.h"
 #include "ui/dialogs/profile_process_dialog.h"
 #include "ui/flamegraph/flame_graph_view.h"
-#include "ui/window/main_window.h"
 #include "ui/models/top_functions_model.h"
 #include "ui/timeline/timeline_chart_view.h"
 #include "ui/timeline/timeline_view.h"
-#include "ui/views/live/live_session_view.h"
 #include "ui/views/explorer/profile_explorer.h"
 #include "ui/views/explorer/top_functions_view.h"
+#include "ui/views/live/live_session_view.h"
+#include "ui/window/main_window.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
@@ -31,8 +31,7 @@ inline QString targetPath(const char *name)
     return QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/") + QLatin1String(name);
 }
 
-template <typename T>
-T *child(QObject *parent, const char *name)
+template <typename T> T *child(QObject *parent, const char *name)
 {
     return parent->findChild<T *>(QLatin1String(name));
 }
@@ -76,12 +75,14 @@ inline bool settled(LiveSessionView *view)
 inline bool waitSettled(LiveSessionView *view, int timeoutMs = 20000)
 {
     // Settled twice in a row, 100 ms apart: a queued flush may start new work right after.
-    return QTest::qWaitFor([&] {
-        if (!settled(view))
-            return false;
-        QTest::qWait(100);
-        return settled(view);
-    }, timeoutMs);
+    return QTest::qWaitFor(
+        [&] {
+            if (!settled(view))
+                return false;
+            QTest::qWait(100);
+            return settled(view);
+        },
+        timeoutMs);
 }
 
 // Total of the largest flame-graph node with this name; 0 when absent.

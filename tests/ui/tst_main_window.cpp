@@ -1,13 +1,13 @@
 #include "engine/pprof/pprof_writer.h"
 #include "tests/ui/test_profiles.h"
-#include "ui/flamegraph/breadcrumb_bar.h"
-#include "ui/flamegraph/flame_graph_view.h"
-#include "ui/window/main_window.h"
 #include "ui/common/model_roles.h"
 #include "ui/common/recent_files.h"
+#include "ui/flamegraph/breadcrumb_bar.h"
+#include "ui/flamegraph/flame_graph_view.h"
 #include "ui/views/explorer/profile_explorer.h"
 #include "ui/views/explorer/profile_view.h"
 #include "ui/views/widgets/thread_filter_button.h"
+#include "ui/window/main_window.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -19,9 +19,9 @@
 #include <QStackedWidget>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QTest>
 #include <QToolButton>
 #include <QTreeView>
-#include <QTest>
 
 using namespace emberline;
 using emberline::ui::FlameGraphView;
@@ -33,8 +33,7 @@ namespace {
 
 const QString kGoCpu = QStringLiteral(EMBERLINE_TEST_DATA "/pprof/go-cpu.pprof");
 
-template <typename T>
-T *child(QWidget *parent, const char *name)
+template <typename T> T *child(QWidget *parent, const char *name)
 {
     return parent->findChild<T *>(QLatin1String(name));
 }
@@ -221,13 +220,12 @@ private Q_SLOTS:
     {
         const QString script = m_dir.filePath(QStringLiteral("dropped-script.txt"));
         const QString folded = m_dir.filePath(QStringLiteral("dropped-stacks.txt"));
-        for (const auto &[path, text] :
-             {std::pair{script, QByteArray("spin  1509 14773.167766:    1000 cpu-clock: \n"
-                                           "\t    55d5c1a2b3c4 hot+0x15 (/tmp/spin)\n"
-                                           "\t    55d5c1a2b400 main+0x40 (/tmp/spin)\n\n"
-                                           "spin  1509 14773.168766:    3000 cpu-clock: \n"
-                                           "\t    55d5c1a2b400 main+0x40 (/tmp/spin)\n\n")},
-              std::pair{folded, QByteArray("main;work;hot 5\nmain;idle 2\n")}}) {
+        for (const auto &[path, text] : {std::pair{script, QByteArray("spin  1509 14773.167766:    1000 cpu-clock: \n"
+                                                                      "\t    55d5c1a2b3c4 hot+0x15 (/tmp/spin)\n"
+                                                                      "\t    55d5c1a2b400 main+0x40 (/tmp/spin)\n\n"
+                                                                      "spin  1509 14773.168766:    3000 cpu-clock: \n"
+                                                                      "\t    55d5c1a2b400 main+0x40 (/tmp/spin)\n\n")},
+                                         std::pair{folded, QByteArray("main;work;hot 5\nmain;idle 2\n")}}) {
             QFile file(path);
             QVERIFY(file.open(QIODevice::WriteOnly));
             file.write(text);

@@ -20,8 +20,7 @@ namespace emberline::ui {
 // reads, since it may outlive the job when the context goes away (it is told to stop, never waited for).
 //
 // Thread: run(), cancel() and the result callback on the context's thread; the work on a pool thread.
-template <typename T>
-class LatestJob {
+template <typename T> class LatestJob {
 public:
     using Work = std::function<T(const std::atomic<bool> *cancel)>;
     using Deliver = std::function<void(T result)>;
@@ -49,9 +48,8 @@ public:
                              m_pending = false;
                              deliver(watcher->result());
                          });
-        watcher->setFuture(QtConcurrent::run(m_pool, [work = std::move(work), cancel = m_cancel] {
-            return work(cancel.get());
-        }));
+        watcher->setFuture(
+            QtConcurrent::run(m_pool, [work = std::move(work), cancel = m_cancel] { return work(cancel.get()); }));
     }
     // The running work is told to stop and its result, if it still comes, is dropped.
     void cancel()

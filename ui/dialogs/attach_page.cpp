@@ -125,8 +125,8 @@ void AttachPage::selectPid(int pid)
     const QModelIndex index = row < 0 ? QModelIndex() : m_proxy->mapFromSource(m_model->index(row, 0));
     QSignalBlocker block(m_table->selectionModel());
     if (index.isValid()) {
-        m_table->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect |
-                                                              QItemSelectionModel::Rows);
+        m_table->selectionModel()->setCurrentIndex(index,
+                                                   QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
     } else {
         m_table->clearSelection();
     }

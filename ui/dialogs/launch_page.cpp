@@ -64,7 +64,8 @@ void LaunchPage::connectSignals()
             m_program->setText(file);
     });
     connect(m_browseDirectory, &QToolButton::clicked, this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("Working Directory"), m_workingDirectory->text());
+        const QString dir =
+            QFileDialog::getExistingDirectory(this, tr("Working Directory"), m_workingDirectory->text());
         if (!dir.isEmpty())
             m_workingDirectory->setText(dir);
     });

@@ -65,8 +65,8 @@ void ProfileProcessDialog::onEndedEarly(const engine::SessionSummary &summary)
     // The target ended before the session reported that it runs (within a quarter of a second).
     discardPending();
     setStarting(false);
-    showMessage(tr("The program ended before it could be sampled (%1).")
-                    .arg(QString::fromStdString(summary.endReason)));
+    showMessage(
+        tr("The program ended before it could be sampled (%1).").arg(QString::fromStdString(summary.endReason)));
 }
 
 void ProfileProcessDialog::discardPending()
@@ -121,8 +121,8 @@ void ProfileProcessDialog::updateStartButton()
 {
     const bool uploadBlocks = m_upload->isChecked() && !m_uploadSettings->isValid();
     m_start->setEnabled(!m_pending && !uploadBlocks);
-    m_start->setToolTip(uploadBlocks ? tr("Fix the upload settings first:\n%1").arg(m_uploadSettings->validationMessage())
-                                     : QString());
+    m_start->setToolTip(
+        uploadBlocks ? tr("Fix the upload settings first:\n%1").arg(m_uploadSettings->validationMessage()) : QString());
 }
 
 void ProfileProcessDialog::showMessage(const QString &text)
@@ -136,8 +136,7 @@ void ProfileProcessDialog::loadSettings()
     m_launch->loadSettings();
     QSettings settings;
     settings.beginGroup(QStringLiteral("profileDialog"));
-    setMode(settings.value(QStringLiteral("mode")).toString() == QLatin1String("attach") ? Mode::Attach
-                                                                                          : Mode::Launch);
+    setMode(settings.value(QStringLiteral("mode")).toString() == QLatin1String("attach") ? Mode::Attach : Mode::Launch);
     m_frequency->setValue(settings.value(QStringLiteral("frequency"), 99).toInt());
     m_flushPeriod->setValue(settings.value(QStringLiteral("flushPeriod"), 5).toInt());
     const int sampler = m_sampler->findData(settings.value(QStringLiteral("sampler"), QStringLiteral("auto")));
@@ -155,7 +154,8 @@ void ProfileProcessDialog::saveSettings()
     m_launch->saveSettings();
     QSettings settings;
     settings.beginGroup(QStringLiteral("profileDialog"));
-    settings.setValue(QStringLiteral("mode"), mode() == Mode::Attach ? QStringLiteral("attach") : QStringLiteral("launch"));
+    settings.setValue(QStringLiteral("mode"),
+                      mode() == Mode::Attach ? QStringLiteral("attach") : QStringLiteral("launch"));
     settings.setValue(QStringLiteral("frequency"), m_frequency->value());
     settings.setValue(QStringLiteral("flushPeriod"), m_flushPeriod->value());
     settings.setValue(QStringLiteral("sampler"), m_sampler->currentData());

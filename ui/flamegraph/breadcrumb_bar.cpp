@@ -8,7 +8,7 @@
 namespace emberline::ui {
 namespace {
 
-constexpr size_t kShownTail = 5;   // frames shown before the zoomed one, besides the root
+constexpr size_t kShownTail = 5; // frames shown before the zoomed one, besides the root
 constexpr int kMaxCrumbChars = 40;
 
 QString shortName(const QString &name)

@@ -59,8 +59,8 @@ void DiffFlameGraphView::connectSignals()
     });
 }
 
-void DiffFlameGraphView::setDiff(std::shared_ptr<const engine::DiffTree> tree, const std::string &unit,
-                                 bool keepZoom, std::shared_ptr<const std::vector<QString>> names)
+void DiffFlameGraphView::setDiff(std::shared_ptr<const engine::DiffTree> tree, const std::string &unit, bool keepZoom,
+                                 std::shared_ptr<const std::vector<QString>> names)
 {
     m_tree = std::move(tree);
     m_unit = unit;

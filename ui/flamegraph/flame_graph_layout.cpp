@@ -97,8 +97,8 @@ uint32_t FlameGraphLayout::findByFramePath(std::span<const uint32_t> frames) con
     uint32_t node = 0;
     for (uint32_t frame : frames) {
         const auto children = m_tree->children(node);
-        const auto it = std::find_if(children.begin(), children.end(),
-                                     [&](uint32_t c) { return m_tree->node(c).frame == frame; });
+        const auto it =
+            std::find_if(children.begin(), children.end(), [&](uint32_t c) { return m_tree->node(c).frame == frame; });
         if (it == children.end())
             break;
         node = *it;
@@ -247,9 +247,8 @@ uint32_t FlameGraphLayout::nodeAt(QPointF point) const
     if (isEmpty() || point.x() < 0 || point.x() >= m_viewport.width() || point.y() < 0 ||
         point.y() >= m_viewport.height())
         return kNoIndex;
-    const double fromRoot = m_orientation == Orientation::RootAtTop
-                                ? point.y() + m_scroll
-                                : m_viewport.height() - point.y() + m_scroll;
+    const double fromRoot =
+        m_orientation == Orientation::RootAtTop ? point.y() + m_scroll : m_viewport.height() - point.y() + m_scroll;
     const double rowF = std::floor(fromRoot / m_rowHeight);
     if (rowF < 0 || rowF >= rowCount())
         return kNoIndex;

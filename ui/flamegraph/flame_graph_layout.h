@@ -41,8 +41,8 @@ class FlameGraphLayout {
 public:
     enum class Orientation { RootAtBottom, RootAtTop };
 
-    // `names`, when given, are the frame table's names as engine::frameDisplayNames() made them (kept from one refresh to the
-    // next while the frame table stays the same); without them they are made here, O(frames).
+    // `names`, when given, are the frame table's names as engine::frameDisplayNames() made them (kept from one refresh
+    // to the next while the frame table stays the same); without them they are made here, O(frames).
     void setTree(std::shared_ptr<const engine::CallTree> tree, std::shared_ptr<const engine::FrameTable> frames,
                  std::shared_ptr<const std::vector<QString>> names = nullptr);
     const engine::CallTree *tree() const { return m_tree.get(); }
@@ -126,7 +126,7 @@ private:
     uint32_t m_zoom = 0;
 
     QString m_search;
-    std::vector<uint8_t> m_frameMatch;     // per frame; empty when no search
+    std::vector<uint8_t> m_frameMatch; // per frame; empty when no search
     // The names and search m_frameMatch was computed for: a refresh with the same frame table keeps it.
     std::shared_ptr<const std::vector<QString>> m_matchedNames;
     QString m_matchedSearch;

@@ -63,8 +63,8 @@ std::vector<uint32_t> FlameGraphView::translateFrames(std::span<const uint32_t> 
     // A live session's next profile has its own frame table: the zoom path is carried over by frame name.
     std::vector<uint32_t> out;
     for (uint32_t id : ids) {
-        const std::vector<uint32_t> found = id < from.size() ? to.findByName(from.frame(id).name)
-                                                             : std::vector<uint32_t>{};
+        const std::vector<uint32_t> found =
+            id < from.size() ? to.findByName(from.frame(id).name) : std::vector<uint32_t>{};
         if (found.empty())
             break;
         out.push_back(found.front());
@@ -73,8 +73,8 @@ std::vector<uint32_t> FlameGraphView::translateFrames(std::span<const uint32_t> 
 }
 
 void FlameGraphView::setTree(std::shared_ptr<const engine::CallTree> tree,
-                             std::shared_ptr<const engine::FrameTable> frames, const std::string &unit,
-                             bool keepZoom, std::shared_ptr<const std::vector<QString>> names)
+                             std::shared_ptr<const engine::FrameTable> frames, const std::string &unit, bool keepZoom,
+                             std::shared_ptr<const std::vector<QString>> names)
 {
     std::vector<uint32_t> zoomPath;
     if (keepZoom && m_layout.tree())
@@ -162,10 +162,10 @@ QString FlameGraphView::toolTipFor(uint32_t node) const
         for (const auto &[label, value] : m_style->toolTipRows(node))
             row(label, value);
     } else {
-        row(tr("Total"), QStringLiteral("%1 (%2 of all)").arg(formatValue(n.total, m_unit),
-                                                              formatPercent(n.total, tree->total())));
-        row(tr("Self"), QStringLiteral("%1 (%2 of all)").arg(formatValue(n.self, m_unit),
-                                                             formatPercent(n.self, tree->total())));
+        row(tr("Total"),
+            QStringLiteral("%1 (%2 of all)").arg(formatValue(n.total, m_unit), formatPercent(n.total, tree->total())));
+        row(tr("Self"),
+            QStringLiteral("%1 (%2 of all)").arg(formatValue(n.self, m_unit), formatPercent(n.self, tree->total())));
     }
     if (n.frame != engine::kNoIndex) {
         const engine::Frame &frame = m_layout.frames()->frame(n.frame);
@@ -213,8 +213,7 @@ void FlameGraphView::onScrollBarMoved(int value)
     if (m_updatingScrollBar)
         return;
     const int max = verticalScrollBar()->maximum();
-    m_layout.setScrollOffset(m_layout.orientation() == FlameGraphLayout::Orientation::RootAtTop ? value
-                                                                                                 : max - value);
+    m_layout.setScrollOffset(m_layout.orientation() == FlameGraphLayout::Orientation::RootAtTop ? value : max - value);
     viewport()->update();
 }
 
@@ -271,7 +270,8 @@ void FlameGraphView::paintRect(QPainter &painter, const FlameRect &rect)
 
 QByteArray FlameGraphView::toSvg(const QString &title) const
 {
-    return flameGraphSvg(m_layout, [this](const FlameRect &rect) { return fillFor(rect); }, title, m_unit);
+    return flameGraphSvg(
+        m_layout, [this](const FlameRect &rect) { return fillFor(rect); }, title, m_unit);
 }
 
 QImage FlameGraphView::toImage() const
@@ -285,8 +285,8 @@ QColor FlameGraphView::fillFor(const FlameRect &rect) const
     const auto &node = tree.node(rect.node);
     if (!m_style && node.frame == engine::kNoIndex)
         return FramePalette::rootColor();
-    const bool dimmed = m_layout.hasSearch() ? !m_layout.isMatch(rect.node)
-                                             : node.depth < tree.node(m_layout.zoomNode()).depth;
+    const bool dimmed =
+        m_layout.hasSearch() ? !m_layout.isMatch(rect.node) : node.depth < tree.node(m_layout.zoomNode()).depth;
     if (m_layout.hasSearch() && !dimmed)
         return FramePalette::matchColor();
     if (m_style) {

@@ -34,7 +34,8 @@ void ComparisonRunner::load(const QString &newPath, const QString &basePath,
         [newPath, basePath, loadedNew = std::move(loadedNew)](const std::atomic<bool> *cancel) {
             Loaded out;
             // Both files at once: the base on another pool thread, the new one here unless it is already loaded.
-            QFuture<engine::LoadOutcome> base = QtConcurrent::run([basePath, cancel] { return loadOne(basePath, cancel); });
+            QFuture<engine::LoadOutcome> base =
+                QtConcurrent::run([basePath, cancel] { return loadOne(basePath, cancel); });
             engine::LoadOutcome next;
             if (loadedNew)
                 next.loaded = loadedNew;
@@ -90,7 +91,9 @@ void ComparisonRunner::requestCallerCallee(std::shared_ptr<const engine::Compari
         [comparison = std::move(comparison), frame](const std::atomic<bool> *) {
             return std::make_shared<const engine::DiffCallerCallee>(engine::diffCallerCallee(*comparison, frame));
         },
-        [this](std::shared_ptr<const engine::DiffCallerCallee> result) { Q_EMIT callerCalleeReady(std::move(result)); });
+        [this](std::shared_ptr<const engine::DiffCallerCallee> result) {
+            Q_EMIT callerCalleeReady(std::move(result));
+        });
 }
 
 } // namespace emberline::ui

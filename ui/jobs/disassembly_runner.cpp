@@ -1,7 +1,7 @@
 #include "ui/jobs/disassembly_runner.h"
 
-#include "engine/model/sample_filter.h"
 #include "engine/annotate/source_locator.h"
+#include "engine/model/sample_filter.h"
 #include "ui/common/logging.h"
 
 #include <QElapsedTimer>

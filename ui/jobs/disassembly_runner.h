@@ -1,7 +1,7 @@
 #pragma once
 
-#include "engine/model/profile.h"
 #include "engine/annotate/disassembly.h"
+#include "engine/model/profile.h"
 #include "ui/common/latest_job.h"
 
 #include <QObject>

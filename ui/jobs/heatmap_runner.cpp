@@ -22,13 +22,14 @@ void HeatmapRunner::request(std::shared_ptr<const engine::LoadedProfile> loaded,
                 result->error = QString::fromStdString(heatmap.error().message);
                 return std::shared_ptr<const HeatmapResult>(std::move(result));
             }
-            const bool byType = request.sampleType >= 0 &&
-                                static_cast<size_t>(request.sampleType) < profile.sampleTypes().size();
+            const bool byType =
+                request.sampleType >= 0 && static_cast<size_t>(request.sampleType) < profile.sampleTypes().size();
             result->unit = byType ? profile.str(profile.sampleTypes()[request.sampleType].unit) : "count";
             result->heatmap = std::make_shared<const engine::Heatmap>(std::move(heatmap).value());
-            qCDebug(lcUiAnalysis) << "heatmap of" << profile.sampleCount() << "samples in" << timer.elapsed() << "ms:"
-                                  << result->heatmap->columns() << "seconds," << result->heatmap->timedSamples()
-                                  << "samples placed," << result->heatmap->untimed() << "without a timestamp";
+            qCDebug(lcUiAnalysis) << "heatmap of" << profile.sampleCount() << "samples in" << timer.elapsed()
+                                  << "ms:" << result->heatmap->columns() << "seconds,"
+                                  << result->heatmap->timedSamples() << "samples placed," << result->heatmap->untimed()
+                                  << "without a timestamp";
             return std::shared_ptr<const HeatmapResult>(std::move(result));
         },
         [this](const std::shared_ptr<const HeatmapResult> &result) {

@@ -37,9 +37,8 @@ void ProfileLoader::start(const QString &path)
     };
     qCDebug(lcUiLoad) << "loading" << path;
     // The cancel flag is kept alive by the lambda, since the options only point to it.
-    m_watcher.setFuture(QtConcurrent::run([path, options = std::move(options), cancel = m_cancel] {
-        return engine::loadProfile(path, options);
-    }));
+    m_watcher.setFuture(QtConcurrent::run(
+        [path, options = std::move(options), cancel = m_cancel] { return engine::loadProfile(path, options); }));
 }
 
 void ProfileLoader::cancel()

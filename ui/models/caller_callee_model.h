@@ -1,7 +1,7 @@
 #pragma once
 
-#include "engine/model/frame_table.h"
 #include "engine/analysis/function_table.h"
+#include "engine/model/frame_table.h"
 #include "ui/models/caller_callee_table_model.h"
 
 #include <memory>

@@ -53,8 +53,7 @@ private:
 
 // The edges of one result of type `CallerCallee` (engine::CallerCallee or engine::DiffCallerCallee: a function's
 // callers and callees, each edge with the frame at its other end), on this model's side.
-template <typename CallerCallee>
-class CallerCalleeEdgeModel : public CallerCalleeTableModel {
+template <typename CallerCallee> class CallerCalleeEdgeModel : public CallerCalleeTableModel {
 public:
     void setCallerCallee(std::shared_ptr<const CallerCallee> data, std::shared_ptr<const engine::FrameTable> frames,
                          const std::string &unit)

@@ -13,8 +13,8 @@ double changePercentSortValue(int64_t base, int64_t next)
 {
     if (const auto pct = engine::changePercent(base, next))
         return *pct;
-    return next == 0 ? 0.0 : (next > 0 ? std::numeric_limits<double>::infinity()
-                                       : -std::numeric_limits<double>::infinity());
+    return next == 0 ? 0.0
+                     : (next > 0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity());
 }
 
 DiffFunctionsModel::DiffFunctionsModel(QObject *parent) : QAbstractTableModel(parent) {}
@@ -68,30 +68,48 @@ QVariant DiffFunctionsModel::display(const engine::DiffFunction &row, int column
     const auto change = [&](int64_t v) { return QString::fromStdString(engine::formatChange(v, unit)); };
     const auto pct = [](int64_t b, int64_t n) { return QString::fromStdString(engine::formatChangePercent(b, n)); };
     switch (column) {
-    case BaseSelfColumn: return value(row.baseSelf);
-    case NewSelfColumn: return value(row.newSelf);
-    case SelfChangeColumn: return change(row.newSelf - row.baseSelf);
-    case SelfChangePercentColumn: return pct(row.baseSelf, row.newSelf);
-    case BaseTotalColumn: return value(row.baseTotal);
-    case NewTotalColumn: return value(row.newTotal);
-    case TotalChangeColumn: return change(row.newTotal - row.baseTotal);
-    case TotalChangePercentColumn: return pct(row.baseTotal, row.newTotal);
-    default: return {};
+    case BaseSelfColumn:
+        return value(row.baseSelf);
+    case NewSelfColumn:
+        return value(row.newSelf);
+    case SelfChangeColumn:
+        return change(row.newSelf - row.baseSelf);
+    case SelfChangePercentColumn:
+        return pct(row.baseSelf, row.newSelf);
+    case BaseTotalColumn:
+        return value(row.baseTotal);
+    case NewTotalColumn:
+        return value(row.newTotal);
+    case TotalChangeColumn:
+        return change(row.newTotal - row.baseTotal);
+    case TotalChangePercentColumn:
+        return pct(row.baseTotal, row.newTotal);
+    default:
+        return {};
     }
 }
 
 QVariant DiffFunctionsModel::sortValue(const engine::DiffFunction &row, int column) const
 {
     switch (column) {
-    case BaseSelfColumn: return QVariant::fromValue<qint64>(row.baseSelf);
-    case NewSelfColumn: return QVariant::fromValue<qint64>(row.newSelf);
-    case SelfChangeColumn: return QVariant::fromValue<qint64>(row.newSelf - row.baseSelf);
-    case SelfChangePercentColumn: return changePercentSortValue(row.baseSelf, row.newSelf);
-    case BaseTotalColumn: return QVariant::fromValue<qint64>(row.baseTotal);
-    case NewTotalColumn: return QVariant::fromValue<qint64>(row.newTotal);
-    case TotalChangeColumn: return QVariant::fromValue<qint64>(row.newTotal - row.baseTotal);
-    case TotalChangePercentColumn: return changePercentSortValue(row.baseTotal, row.newTotal);
-    default: return {};
+    case BaseSelfColumn:
+        return QVariant::fromValue<qint64>(row.baseSelf);
+    case NewSelfColumn:
+        return QVariant::fromValue<qint64>(row.newSelf);
+    case SelfChangeColumn:
+        return QVariant::fromValue<qint64>(row.newSelf - row.baseSelf);
+    case SelfChangePercentColumn:
+        return changePercentSortValue(row.baseSelf, row.newSelf);
+    case BaseTotalColumn:
+        return QVariant::fromValue<qint64>(row.baseTotal);
+    case NewTotalColumn:
+        return QVariant::fromValue<qint64>(row.newTotal);
+    case TotalChangeColumn:
+        return QVariant::fromValue<qint64>(row.newTotal - row.baseTotal);
+    case TotalChangePercentColumn:
+        return changePercentSortValue(row.baseTotal, row.newTotal);
+    default:
+        return {};
     }
 }
 
@@ -134,16 +152,26 @@ QVariant DiffFunctionsModel::headerData(int section, Qt::Orientation orientation
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {
-    case NameColumn: return tr("Function");
-    case BaseSelfColumn: return tr("Base self");
-    case NewSelfColumn: return tr("New self");
-    case SelfChangeColumn: return tr("Self change");
-    case SelfChangePercentColumn: return tr("Self change %");
-    case BaseTotalColumn: return tr("Base total");
-    case NewTotalColumn: return tr("New total");
-    case TotalChangeColumn: return tr("Total change");
-    case TotalChangePercentColumn: return tr("Total change %");
-    default: return {};
+    case NameColumn:
+        return tr("Function");
+    case BaseSelfColumn:
+        return tr("Base self");
+    case NewSelfColumn:
+        return tr("New self");
+    case SelfChangeColumn:
+        return tr("Self change");
+    case SelfChangePercentColumn:
+        return tr("Self change %");
+    case BaseTotalColumn:
+        return tr("Base total");
+    case NewTotalColumn:
+        return tr("New total");
+    case TotalChangeColumn:
+        return tr("Total change");
+    case TotalChangePercentColumn:
+        return tr("Total change %");
+    default:
+        return {};
     }
 }
 

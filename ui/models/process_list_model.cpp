@@ -15,8 +15,7 @@ void ProcessListModel::setProcesses(std::vector<engine::ProcessEntry> processes)
 
 const engine::ProcessEntry *ProcessListModel::processAt(int row) const
 {
-    return row >= 0 && static_cast<size_t>(row) < m_processes.size() ? &m_processes[static_cast<size_t>(row)]
-                                                                      : nullptr;
+    return row >= 0 && static_cast<size_t>(row) < m_processes.size() ? &m_processes[static_cast<size_t>(row)] : nullptr;
 }
 
 int ProcessListModel::rowOfPid(int pid) const
@@ -45,8 +44,7 @@ QVariant ProcessListModel::data(const QModelIndex &index, int role) const
     const engine::ProcessEntry &p = m_processes[static_cast<size_t>(index.row())];
     if (role == Qt::ToolTipRole) {
         const QString command = QString::fromStdString(p.commandLine);
-        return p.traceable ? command
-                           : tr("Cannot be profiled: %1").arg(QString::fromStdString(p.reason));
+        return p.traceable ? command : tr("Cannot be profiled: %1").arg(QString::fromStdString(p.reason));
     }
     if (role == Qt::UserRole)
         return p.pid;

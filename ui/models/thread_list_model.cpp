@@ -67,8 +67,7 @@ QVariant ThreadListModel::data(const QModelIndex &index, int role) const
     const auto row = static_cast<size_t>(index.row());
     const engine::ThreadInfo &info = m_threads->threads()[m_order[row]];
     switch (role) {
-    case Qt::DisplayRole:
-    {
+    case Qt::DisplayRole: {
         const QString name = QString::fromStdString(info.displayName());
         return info.samples == 1 ? tr("%1 — 1 sample").arg(name)
                                  : tr("%1 — %2 samples").arg(name, QString::number(info.samples));

@@ -67,20 +67,30 @@ QVariant TopFunctionsModel::data(const QModelIndex &index, int role) const
     switch (role) {
     case Qt::DisplayRole:
         switch (index.column()) {
-        case NameColumn: return m_names[static_cast<size_t>(index.row())];
-        case SelfColumn: return QString::fromStdString(engine::formatValue(row.self, m_unit));
-        case TotalColumn: return QString::fromStdString(engine::formatValue(row.total, m_unit));
-        case SelfPercentColumn: return QString::fromStdString(engine::formatPercent(row.self, grand));
-        case TotalPercentColumn: return QString::fromStdString(engine::formatPercent(row.total, grand));
+        case NameColumn:
+            return m_names[static_cast<size_t>(index.row())];
+        case SelfColumn:
+            return QString::fromStdString(engine::formatValue(row.self, m_unit));
+        case TotalColumn:
+            return QString::fromStdString(engine::formatValue(row.total, m_unit));
+        case SelfPercentColumn:
+            return QString::fromStdString(engine::formatPercent(row.self, grand));
+        case TotalPercentColumn:
+            return QString::fromStdString(engine::formatPercent(row.total, grand));
         }
         break;
     case SortRole:
         switch (index.column()) {
-        case NameColumn: return m_names[static_cast<size_t>(index.row())];
-        case SelfColumn: return QVariant::fromValue<qint64>(row.self);
-        case TotalColumn: return QVariant::fromValue<qint64>(row.total);
-        case SelfPercentColumn: return share(row.self);
-        case TotalPercentColumn: return share(row.total);
+        case NameColumn:
+            return m_names[static_cast<size_t>(index.row())];
+        case SelfColumn:
+            return QVariant::fromValue<qint64>(row.self);
+        case TotalColumn:
+            return QVariant::fromValue<qint64>(row.total);
+        case SelfPercentColumn:
+            return share(row.self);
+        case TotalPercentColumn:
+            return share(row.total);
         }
         break;
     case FrameRole:
@@ -109,11 +119,16 @@ QVariant TopFunctionsModel::headerData(int section, Qt::Orientation orientation,
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {
-    case NameColumn: return tr("Function");
-    case SelfColumn: return tr("Self");
-    case TotalColumn: return tr("Total");
-    case SelfPercentColumn: return tr("Self %");
-    case TotalPercentColumn: return tr("Total %");
+    case NameColumn:
+        return tr("Function");
+    case SelfColumn:
+        return tr("Self");
+    case TotalColumn:
+        return tr("Total");
+    case SelfPercentColumn:
+        return tr("Self %");
+    case TotalPercentColumn:
+        return tr("Total %");
     }
     return {};
 }

@@ -29,15 +29,20 @@ int UnwindHealthModel::columnCount(const QModelIndex &parent) const
 QVariant UnwindHealthModel::displayText(const engine::ModuleHealth &m, int column) const
 {
     switch (column) {
-    case ModuleColumn: return QString::fromStdString(engine::baseName(m.path));
-    case SamplesColumn: return QVariant::fromValue<qulonglong>(m.samples);
+    case ModuleColumn:
+        return QString::fromStdString(engine::baseName(m.path));
+    case SamplesColumn:
+        return QVariant::fromValue<qulonglong>(m.samples);
     case IncompleteColumn:
         if (m.incomplete == 0)
             return QStringLiteral("–");
         return tr("%1 (%2% of incomplete)").arg(m.incomplete).arg(100.0 * m.incompleteShare, 0, 'f', 1);
-    case CauseColumn: return QString::fromStdString(m.causeText);
-    case SymbolsColumn: return QString::fromStdString(m.symbolText);
-    case FixColumn: return QString::fromStdString(m.fix);
+    case CauseColumn:
+        return QString::fromStdString(m.causeText);
+    case SymbolsColumn:
+        return QString::fromStdString(m.symbolText);
+    case FixColumn:
+        return QString::fromStdString(m.fix);
     }
     return {};
 }
@@ -65,9 +70,12 @@ QVariant UnwindHealthModel::data(const QModelIndex &index, int role) const
     const engine::ModuleHealth &m = m_health->modules[static_cast<size_t>(index.row())];
     const int severity = m.incomplete > 0 ? 2 : (m.fix.empty() ? 0 : 1);
     switch (role) {
-    case Qt::DisplayRole: return displayText(m, index.column());
-    case Qt::ToolTipRole: return toolTip(m);
-    case SeverityRole: return severity;
+    case Qt::DisplayRole:
+        return displayText(m, index.column());
+    case Qt::ToolTipRole:
+        return toolTip(m);
+    case SeverityRole:
+        return severity;
     case Qt::TextAlignmentRole:
         if (index.column() == SamplesColumn || index.column() == IncompleteColumn)
             return QVariant(Qt::AlignRight | Qt::AlignVCenter);
@@ -91,12 +99,18 @@ QVariant UnwindHealthModel::headerData(int section, Qt::Orientation orientation,
     if (role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case ModuleColumn: return tr("Module");
-    case SamplesColumn: return tr("Stacks");
-    case IncompleteColumn: return tr("Incomplete stacks ending here");
-    case CauseColumn: return tr("Cause");
-    case SymbolsColumn: return tr("Symbols");
-    case FixColumn: return tr("Fix to try");
+    case ModuleColumn:
+        return tr("Module");
+    case SamplesColumn:
+        return tr("Stacks");
+    case IncompleteColumn:
+        return tr("Incomplete stacks ending here");
+    case CauseColumn:
+        return tr("Cause");
+    case SymbolsColumn:
+        return tr("Symbols");
+    case FixColumn:
+        return tr("Fix to try");
     }
     return {};
 }

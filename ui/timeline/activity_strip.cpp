@@ -52,7 +52,7 @@ uint32_t ActivityStrip::threadAt(double y) const
 {
     const int row = static_cast<int>(y - 1) / kRowHeight;
     return row >= 0 && static_cast<size_t>(row) < m_threads.size() ? m_threads[static_cast<size_t>(row)]
-                                                                    : engine::kNoIndex;
+                                                                   : engine::kNoIndex;
 }
 
 void ActivityStrip::paintEvent(QPaintEvent *)

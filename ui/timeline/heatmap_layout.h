@@ -25,8 +25,8 @@ class HeatmapLayout {
 public:
     static constexpr double kMinCellWidth = 6;
     static constexpr double kMaxCellWidth = 40;
-    static constexpr double kLeftMargin = 58;   // row labels ("980 ms")
-    static constexpr double kTopMargin = 18;    // second labels
+    static constexpr double kLeftMargin = 58; // row labels ("980 ms")
+    static constexpr double kTopMargin = 18;  // second labels
     static constexpr double kRightMargin = 8;
     static constexpr double kBottomMargin = 24; // the legend
 

@@ -92,11 +92,11 @@ void HeatmapPanel::updateSummary()
     const int64_t totalA = m_view->heatmap()->sumIn(*a);
     const int64_t totalB = m_view->heatmap()->sumIn(*b);
     const QString change =
-        totalA > 0 ? QStringLiteral("%1%2%").arg(totalB >= totalA ? QStringLiteral("+") : QString())
+        totalA > 0 ? QStringLiteral("%1%2%")
+                         .arg(totalB >= totalA ? QStringLiteral("+") : QString())
                          .arg(100.0 * static_cast<double>(totalB - totalA) / static_cast<double>(totalA), 0, 'f', 1)
                    : QStringLiteral("–");
-    m_summary->setText(tr("Range A: %1   ·   Range B: %2   ·   B − A: %3")
-                           .arg(rangeText(*a), rangeText(*b), change));
+    m_summary->setText(tr("Range A: %1   ·   Range B: %2   ·   B − A: %3").arg(rangeText(*a), rangeText(*b), change));
 }
 
 } // namespace emberline::ui

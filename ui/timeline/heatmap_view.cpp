@@ -224,9 +224,8 @@ void HeatmapView::paintCells(QPainter &painter) const
         const auto x = static_cast<int>(c - first);
         for (int r = 0; r < rows; ++r) {
             const int64_t v = column[static_cast<size_t>(r)];
-            const size_t step = v <= 0 || max <= 0 ? 0
-                                                   : std::max<size_t>(1, static_cast<size_t>(
-                                                                             v * (kPaletteSteps - 1) / max));
+            const size_t step =
+                v <= 0 || max <= 0 ? 0 : std::max<size_t>(1, static_cast<size_t>(v * (kPaletteSteps - 1) / max));
             reinterpret_cast<QRgb *>(image.scanLine(r))[x] = m_palette[step];
         }
     }

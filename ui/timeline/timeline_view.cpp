@@ -1,7 +1,7 @@
 #include "ui/timeline/timeline_view.h"
 
-#include "ui/timeline/live_thread_model.h"
 #include "ui/timeline/activity_strip.h"
+#include "ui/timeline/live_thread_model.h"
 #include "ui/timeline/timeline_chart_view.h"
 
 #include <QChart>
@@ -13,15 +13,15 @@
 #include <QTimer>
 #include <QToolButton>
 #include <QToolTip>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 
 #include <algorithm>
 
 namespace emberline::ui {
 namespace {
 
-constexpr int kAxisRoom = 64;            // pixels left of the plot area, for the value axis
+constexpr int kAxisRoom = 64;        // pixels left of the plot area, for the value axis
 constexpr size_t kMaxCpuSeries = 16; // the busiest shown threads get a line; the strip shows every one
 
 // The smallest 1, 2 or 5 times a power of ten at or above v.
@@ -188,7 +188,8 @@ void TimelineView::connectSignals()
     connect(m_threadList, &QListView::customContextMenuRequested, this, [this](const QPoint &pos) {
         const QModelIndex index = m_threadList->indexAt(pos);
         QMenu menu(this);
-        QAction *isolate = menu.addAction(tr("Isolate this thread"), this, [this, index] { m_threadModel->isolate(index.row()); });
+        QAction *isolate =
+            menu.addAction(tr("Isolate this thread"), this, [this, index] { m_threadModel->isolate(index.row()); });
         isolate->setEnabled(index.isValid());
         menu.addAction(tr("Show all threads"), m_threadModel, &LiveThreadModel::showAll);
         menu.exec(m_threadList->viewport()->mapToGlobal(pos));
@@ -402,13 +403,14 @@ QString TimelineView::cpuToolTip(int64_t timeNs) const
     const size_t bucket = m_activity->bucketAt(timeNs);
     const TimeAxis &axis = m_cpuView->axis();
     QStringList lines{tr("%1 – %2").arg(seconds(axis.toSeconds(m_activity->bucketStart(bucket))),
-                                         seconds(axis.toSeconds(m_activity->bucketStart(bucket + 1))))};
+                                        seconds(axis.toSeconds(m_activity->bucketStart(bucket + 1))))};
     std::vector<std::pair<double, uint32_t>> rows;
     for (uint32_t t : shownThreads())
         rows.emplace_back(m_activity->cpuPercent(t, bucket), t);
     std::stable_sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
     for (const auto &[cpu, t] : rows)
-        lines << tr("%1: %2% CPU").arg(QString::fromStdString(m_snapshot->threads[t].displayName())).arg(cpu, 0, 'f', 0);
+        lines
+            << tr("%1: %2% CPU").arg(QString::fromStdString(m_snapshot->threads[t].displayName())).arg(cpu, 0, 'f', 0);
     return lines.join(QLatin1Char('\n'));
 }
 

@@ -19,11 +19,12 @@ engine::Result<SessionUpload *> SessionUpload::create(engine::UploadSettings set
                                                       engine::ProfilingSession *session, QObject *parent)
 {
     auto gate = std::make_shared<Gate>();
-    auto uploader = engine::SessionUploader::create(std::move(settings), [gate](std::shared_ptr<const engine::UploadRecord> r) {
-        std::lock_guard lock(gate->mutex);
-        if (gate->notifier)
-            gate->notifier->post(std::move(r));
-    });
+    auto uploader =
+        engine::SessionUploader::create(std::move(settings), [gate](std::shared_ptr<const engine::UploadRecord> r) {
+            std::lock_guard lock(gate->mutex);
+            if (gate->notifier)
+                gate->notifier->post(std::move(r));
+        });
     if (!uploader)
         return uploader.error();
     auto *notifier = new engine::UploadNotifier;

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "engine/upload/upload_settings.h"
 #include "engine/upload/session_uploader.h"
+#include "engine/upload/upload_settings.h"
 
 #include <QObject>
 

@@ -125,16 +125,17 @@ void UploadPanel::showRecord(int row)
     QStringList headers;
     for (const auto &[name, value] : record->headers)
         headers << QString::fromStdString(name + ": " + value);
-    m_destination->setText(tr("POST %1\n%2").arg(QString::fromStdString(record->endpoint), headers.join(QLatin1Char('\n'))));
+    m_destination->setText(
+        tr("POST %1\n%2").arg(QString::fromStdString(record->endpoint), headers.join(QLatin1Char('\n'))));
     const QJsonDocument event = QJsonDocument::fromJson(QByteArray::fromStdString(record->eventJson));
     m_eventJson->setPlainText(event.isNull() ? tr("(nothing was built for this flush)")
                                              : QString::fromUtf8(event.toJson(QJsonDocument::Indented)));
     const QLocale locale;
     for (const engine::UploadAttachmentInfo &a : record->attachments) {
-        new QTreeWidgetItem(m_attachments, {QString::fromStdString(a.name),
-                                            locale.formattedDataSize(static_cast<qint64>(a.bytes)),
-                                            locale.formattedDataSize(static_cast<qint64>(a.rawBytes)),
-                                            QString::fromStdString(a.encoding)});
+        new QTreeWidgetItem(m_attachments,
+                            {QString::fromStdString(a.name), locale.formattedDataSize(static_cast<qint64>(a.bytes)),
+                             locale.formattedDataSize(static_cast<qint64>(a.rawBytes)),
+                             QString::fromStdString(a.encoding)});
     }
 }
 

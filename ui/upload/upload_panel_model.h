@@ -16,7 +16,16 @@ namespace emberline::ui {
 class UploadPanelModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { FlushColumn, TimeColumn, StatusColumn, SizeColumn, LatencyColumn, RetriesColumn, TagsColumn, ColumnCount };
+    enum Column {
+        FlushColumn,
+        TimeColumn,
+        StatusColumn,
+        SizeColumn,
+        LatencyColumn,
+        RetriesColumn,
+        TagsColumn,
+        ColumnCount
+    };
 
     explicit UploadPanelModel(QObject *parent = nullptr);
 

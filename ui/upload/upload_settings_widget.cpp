@@ -63,9 +63,9 @@ void UploadSettingsWidget::setupUi()
     m_site = new QComboBox(this);
     m_site->setObjectName(QStringLiteral("uploadSite"));
     m_site->setEditable(true);
-    m_site->addItems({QStringLiteral("datadoghq.com"), QStringLiteral("datadoghq.eu"), QStringLiteral("us3.datadoghq.com"),
-                      QStringLiteral("us5.datadoghq.com"), QStringLiteral("ap1.datadoghq.com"),
-                      QStringLiteral("ddog-gov.com")});
+    m_site->addItems({QStringLiteral("datadoghq.com"), QStringLiteral("datadoghq.eu"),
+                      QStringLiteral("us3.datadoghq.com"), QStringLiteral("us5.datadoghq.com"),
+                      QStringLiteral("ap1.datadoghq.com"), QStringLiteral("ddog-gov.com")});
     form->addRow(tr("Site"), m_site);
     m_apiKey = lineEdit("uploadApiKey", tr("32 characters; saved readable by you only"), this);
     m_apiKey->setEchoMode(QLineEdit::Password);
@@ -197,7 +197,8 @@ void UploadSettingsWidget::load(QSettings &settings)
 engine::Status UploadSettingsWidget::save(QSettings &settings)
 {
     settings.beginGroup(QStringLiteral("upload"));
-    settings.setValue(QStringLiteral("mode"), m_agentless->isChecked() ? QStringLiteral("agentless") : QStringLiteral("agent"));
+    settings.setValue(QStringLiteral("mode"),
+                      m_agentless->isChecked() ? QStringLiteral("agentless") : QStringLiteral("agent"));
     settings.setValue(QStringLiteral("agentUrl"), m_agentUrl->text().trimmed());
     settings.setValue(QStringLiteral("site"), m_site->currentText().trimmed());
     settings.setValue(QStringLiteral("service"), m_service->text().trimmed());

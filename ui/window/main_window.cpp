@@ -1,14 +1,14 @@
 #include "ui/window/main_window.h"
 
-#include "ui/dialogs/source_roots_dialog.h"
 #include "ui/common/logging.h"
 #include "ui/common/source_roots.h"
+#include "ui/dialogs/source_roots_dialog.h"
 #include "ui/upload/session_upload.h"
 #include "ui/views/compare/compare_explorer.h"
 #include "ui/views/compare/compare_view.h"
-#include "ui/views/live/live_session_view.h"
 #include "ui/views/explorer/profile_explorer.h"
 #include "ui/views/explorer/profile_view.h"
+#include "ui/views/live/live_session_view.h"
 #include "ui/views/widgets/start_page.h"
 
 #include <QAction>
@@ -146,8 +146,7 @@ void MainWindow::connectSignals()
     connect(m_startPage, &StartPage::openRequested, this, &MainWindow::showOpenDialog);
     connect(m_startPage, &StartPage::profileRequested, this, [this] { showProfileDialog(); });
     connect(m_startPage, &StartPage::demoRequested, this, [this] { startDemo(); });
-    connect(m_startPage, &StartPage::recentFileActivated, this,
-            [this](const QString &path) { openFiles({path}); });
+    connect(m_startPage, &StartPage::recentFileActivated, this, [this](const QString &path) { openFiles({path}); });
     connect(m_tabs, &QTabWidget::tabCloseRequested, this, &MainWindow::closeTab);
     connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::updateWindowTitle);
     connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::updateUploadAction);

@@ -33,8 +33,8 @@ class ViewExporter;
 // The application window. It coordinates: opens files into tabs (File > Open, Open Recent, drag and drop, the
 // command line all end in openFiles()), starts live sessions into tabs (Profile > Profile Process…, the demo on
 // the start page, --record and --attach all end in addLiveView()), gives a session started with upload on its
-// uploader and lets Profile > Upload Flushes pause and resume it for the current tab, shows the start page when no tab is open,
-// and routes window-wide actions (Find, Reset Zoom, Close Tab) to the current tab. Closing the window during a
+// uploader and lets Profile > Upload Flushes pause and resume it for the current tab, shows the start page when no tab
+// is open, and routes window-wide actions (Find, Reset Zoom, Close Tab) to the current tab. Closing the window during a
 // session stops it and closes at once: the session ends on its own thread (last flush, profile.pprof) and the
 // application waits for it only at exit. It computes nothing.
 //

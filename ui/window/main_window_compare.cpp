@@ -2,12 +2,12 @@
 // compare tabs they open.
 #include "ui/window/main_window.h"
 
-#include "ui/dialogs/compare_dialog.h"
 #include "ui/common/logging.h"
+#include "ui/dialogs/compare_dialog.h"
 #include "ui/views/compare/compare_view.h"
-#include "ui/views/live/live_session_view.h"
 #include "ui/views/explorer/profile_explorer.h"
 #include "ui/views/explorer/profile_view.h"
+#include "ui/views/live/live_session_view.h"
 
 #include <QAction>
 #include <QFileDialog>
@@ -37,7 +37,8 @@ void MainWindow::createCompareActions(QMenu *file)
     m_compareAction = file->addAction(tr("Co&mpare…"), this, [this] { showCompareDialog(); });
     m_compareAction->setObjectName(QStringLiteral("compareAction"));
     m_compareAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
-    m_compareWithAction = file->addAction(tr("Compare &With…"), this, [this] { compareTabWith(m_tabs->currentIndex()); });
+    m_compareWithAction =
+        file->addAction(tr("Compare &With…"), this, [this] { compareTabWith(m_tabs->currentIndex()); });
     m_compareWithAction->setObjectName(QStringLiteral("compareWithAction"));
     m_compareWithAction->setToolTip(tr("Compare the current tab's profile (new) with another profile (base)"));
     m_tabs->tabBar()->setContextMenuPolicy(Qt::CustomContextMenu);

@@ -3,18 +3,18 @@
 #include "ui/window/main_window.h"
 
 #include "engine/session/profiling_session.h"
-#include "ui/dialogs/profile_process_dialog.h"
 #include "ui/common/logging.h"
+#include "ui/dialogs/profile_process_dialog.h"
 #include "ui/upload/session_upload.h"
-#include "ui/views/live/live_session_view.h"
 #include "ui/views/explorer/profile_explorer.h"
 #include "ui/views/explorer/profile_view.h"
+#include "ui/views/live/live_session_view.h"
 
+#include <QAction>
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QAction>
 #include <QMessageBox>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -45,9 +45,7 @@ ProfileProcessDialog *MainWindow::showProfileDialog()
     if (!m_profileDialog) {
         m_profileDialog = new ProfileProcessDialog(this);
         connect(m_profileDialog, &ProfileProcessDialog::sessionStarted, this,
-                [this](engine::ProfilingSession *session) {
-                    addLiveView(session, m_profileDialog->uploadSettings());
-                });
+                [this](engine::ProfilingSession *session) { addLiveView(session, m_profileDialog->uploadSettings()); });
     }
     m_profileDialog->show();
     m_profileDialog->raise();
@@ -108,9 +106,8 @@ void MainWindow::attachUpload(LiveSessionView *view, engine::UploadSettings sett
 {
     auto upload = SessionUpload::create(std::move(settings), view->session());
     if (!upload) {
-        statusBar()->showMessage(tr("This session is not uploaded: %1")
-                                     .arg(QString::fromStdString(upload.error().message)),
-                                 15000);
+        statusBar()->showMessage(
+            tr("This session is not uploaded: %1").arg(QString::fromStdString(upload.error().message)), 15000);
         return;
     }
     view->attachUpload(upload.value());

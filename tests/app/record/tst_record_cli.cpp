@@ -63,8 +63,9 @@ private Q_SLOTS:
     {
         REQUIRE_PERF_EVENTS();
         QTemporaryDir dir;
-        const Run r = runEmberline({QStringLiteral("record"), QStringLiteral("--output"), dir.path(), QStringLiteral("--"),
-                                    targetPath("crasher"), QStringLiteral("1.2"), QStringLiteral("exit3")});
+        const Run r =
+            runEmberline({QStringLiteral("record"), QStringLiteral("--output"), dir.path(), QStringLiteral("--"),
+                          targetPath("crasher"), QStringLiteral("1.2"), QStringLiteral("exit3")});
         QCOMPARE(r.exitCode, 3);
         QVERIFY2(r.err.contains("target exited with status 3"), r.err.constData());
         QVERIFY(QFile::exists(dir.filePath(QStringLiteral("flush-0001.pprof"))));
@@ -77,8 +78,8 @@ private Q_SLOTS:
         REQUIRE_PERF_EVENTS();
         QTemporaryDir dir;
         const Run r = runEmberline({QStringLiteral("record"), QStringLiteral("--stack-size"), QStringLiteral("4096"),
-                                    QStringLiteral("--output"), dir.path(), QStringLiteral("--"), targetPath("deep_stack"),
-                                    QStringLiteral("1")});
+                                    QStringLiteral("--output"), dir.path(), QStringLiteral("--"),
+                                    targetPath("deep_stack"), QStringLiteral("1")});
         QCOMPARE(r.exitCode, 0);
         QVERIFY2(r.err.contains("emberline: unwind health: "), r.err.constData());
         QVERIFY2(r.err.contains("deep_stack: "), r.err.constData());
@@ -92,9 +93,9 @@ private Q_SLOTS:
         REQUIRE_PERF_EVENTS();
         QTemporaryDir dir;
         const QByteArray input = "first line\nsecond line\n";
-        const Run r = runEmberline(
-            {QStringLiteral("record"), QStringLiteral("--output"), dir.path(), QStringLiteral("--"), QStringLiteral("cat")},
-            input);
+        const Run r = runEmberline({QStringLiteral("record"), QStringLiteral("--output"), dir.path(),
+                                    QStringLiteral("--"), QStringLiteral("cat")},
+                                   input);
         QCOMPARE(r.exitCode, 0);
         QCOMPARE(r.out, input);
     }
@@ -201,11 +202,10 @@ private Q_SLOTS:
         const QString emberline = copyForNobody(dir, kEmberline);
         QVERIFY(!emberline.isEmpty());
         QProcess p;
-        p.start(QStringLiteral("setpriv"), {QStringLiteral("--reuid=65534"), QStringLiteral("--regid=65534"),
-                                           QStringLiteral("--clear-groups"), emberline, QStringLiteral("record"),
-                                           QStringLiteral("--sampler"), sampler, QStringLiteral("--pid"),
-                                           QStringLiteral("1"), QStringLiteral("--output"),
-                                           dir.filePath(QStringLiteral("out"))});
+        p.start(QStringLiteral("setpriv"),
+                {QStringLiteral("--reuid=65534"), QStringLiteral("--regid=65534"), QStringLiteral("--clear-groups"),
+                 emberline, QStringLiteral("record"), QStringLiteral("--sampler"), sampler, QStringLiteral("--pid"),
+                 QStringLiteral("1"), QStringLiteral("--output"), dir.filePath(QStringLiteral("out"))});
         QVERIFY(p.waitForFinished(30000));
         const QString err = QString::fromUtf8(p.readAllStandardError());
         QCOMPARE(p.exitCode(), 1);
@@ -237,11 +237,10 @@ private Q_SLOTS:
         const QString target = copyForNobody(dir, targetPath("cpu_split"));
         QVERIFY(!emberline.isEmpty() && !target.isEmpty());
         QProcess p;
-        p.start(QStringLiteral("setpriv"), {QStringLiteral("--reuid=65534"), QStringLiteral("--regid=65534"),
-                                           QStringLiteral("--clear-groups"), emberline, QStringLiteral("record"),
-                                           QStringLiteral("--wall-time"), QStringLiteral("--output"),
-                                           dir.filePath(QStringLiteral("out")), QStringLiteral("--"), target,
-                                           QStringLiteral("0.5")});
+        p.start(QStringLiteral("setpriv"),
+                {QStringLiteral("--reuid=65534"), QStringLiteral("--regid=65534"), QStringLiteral("--clear-groups"),
+                 emberline, QStringLiteral("record"), QStringLiteral("--wall-time"), QStringLiteral("--output"),
+                 dir.filePath(QStringLiteral("out")), QStringLiteral("--"), target, QStringLiteral("0.5")});
         QVERIFY(p.waitForFinished(30000));
         const QString err = QString::fromUtf8(p.readAllStandardError());
         QVERIFY2(p.exitCode() == 0, qPrintable(err));
@@ -271,8 +270,8 @@ private Q_SLOTS:
         QTest::newRow("flush period") << QStringList{QStringLiteral("--flush-period"), QStringLiteral("0.2"),
                                                      QStringLiteral("--"), QStringLiteral("true")}
                                       << 2 << QStringLiteral("between 1 and 60 seconds");
-        QTest::newRow("sampler") << QStringList{QStringLiteral("--sampler"), QStringLiteral("magic"), QStringLiteral("--"),
-                                                QStringLiteral("true")}
+        QTest::newRow("sampler") << QStringList{QStringLiteral("--sampler"), QStringLiteral("magic"),
+                                                QStringLiteral("--"), QStringLiteral("true")}
                                  << 2 << QStringLiteral("unknown sampler");
     }
     void clearErrors()
@@ -281,7 +280,8 @@ private Q_SLOTS:
         QFETCH(int, exitCode);
         QFETCH(QString, message);
         QTemporaryDir dir;
-        const Run r = runEmberline(QStringList{QStringLiteral("record"), QStringLiteral("--output"), dir.path()} + args);
+        const Run r =
+            runEmberline(QStringList{QStringLiteral("record"), QStringLiteral("--output"), dir.path()} + args);
         QCOMPARE(r.exitCode, exitCode);
         QVERIFY2(QString::fromUtf8(r.err).contains(message), r.err.constData());
     }
@@ -304,14 +304,14 @@ private Q_SLOTS:
         QFETCH(QStringList, options);
         QFETCH(bool, wallTime);
         QTemporaryDir dir;
-        const Run r = runEmberline(QStringList{QStringLiteral("record"), QStringLiteral("--output"), dir.path()} +
-                                   options + QStringList{QStringLiteral("--"), targetPath("cpu_split"),
-                                                         QStringLiteral("0.5")});
+        const Run r =
+            runEmberline(QStringList{QStringLiteral("record"), QStringLiteral("--output"), dir.path()} + options +
+                         QStringList{QStringLiteral("--"), targetPath("cpu_split"), QStringLiteral("0.5")});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QVERIFY2(r.err.contains("sample(s) of other processes dropped"), r.err.constData());
         QCOMPARE(r.err.contains("context switches (wall time)"), wallTime);
-        const Run report = runEmberline({QStringLiteral("report"), QStringLiteral("--json"),
-                                         dir.filePath(QStringLiteral("profile.pprof"))});
+        const Run report = runEmberline(
+            {QStringLiteral("report"), QStringLiteral("--json"), dir.filePath(QStringLiteral("profile.pprof"))});
         QVERIFY2(report.exitCode == 0, report.err.constData());
         QCOMPARE(report.out.contains("\"wall-time\""), wallTime);
     }

@@ -6,8 +6,8 @@
 // address, never wrongly, with a line that says why.
 
 #include "engine/symbols/symbolizer.h"
-#include "tests/engine/session/perf_guard.h"
 #include "tests/engine/annotate/loopback_debuginfod.h"
+#include "tests/engine/session/perf_guard.h"
 
 #include <QDir>
 #include <QElapsedTimer>

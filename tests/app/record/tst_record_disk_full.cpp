@@ -59,13 +59,13 @@ private:
     bool m_mounted = false;
 };
 
-#define REQUIRE_ROOT()                                                                                          \
-    do {                                                                                                        \
-        if (::geteuid() != 0) {                                                                                 \
-            if (emberline::test::inCi())                                                                        \
-                QFAIL("mounting a tmpfs needs root, but CI=true: the disk-full handling cannot be tested");      \
-            QSKIP("mounting a tmpfs needs root");                                                               \
-        }                                                                                                       \
+#define REQUIRE_ROOT()                                                                                                 \
+    do {                                                                                                               \
+        if (::geteuid() != 0) {                                                                                        \
+            if (emberline::test::inCi())                                                                               \
+                QFAIL("mounting a tmpfs needs root, but CI=true: the disk-full handling cannot be tested");            \
+            QSKIP("mounting a tmpfs needs root");                                                                      \
+        }                                                                                                              \
     } while (0)
 
 } // namespace

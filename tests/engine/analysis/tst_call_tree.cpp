@@ -4,8 +4,8 @@
 #include "tests/engine/test_support.h"
 
 #include "engine/analysis/call_tree.h"
-#include "engine/model/frame_table.h"
 #include "engine/analysis/function_table.h"
+#include "engine/model/frame_table.h"
 #include "engine/model/merge.h"
 #include "engine/model/sample_filter.h"
 #include "engine/pprof/pprof_reader.h"
@@ -189,8 +189,7 @@ void TestCallTree::golden()
 
     const std::string dump = tree.dump(frames);
     const QString golden = test::goldenDir() + QLatin1Char('/') + file + QLatin1Char('.') +
-                           QString::fromStdString(p.str(p.sampleTypes()[size_t(type)].type)) +
-                           QStringLiteral(".txt");
+                           QString::fromStdString(p.str(p.sampleTypes()[size_t(type)].type)) + QStringLiteral(".txt");
     if (qEnvironmentVariable("EMBERLINE_UPDATE_GOLDEN") == QLatin1String("1")) {
         QDir().mkpath(test::goldenDir());
         QFile out(golden);
@@ -319,8 +318,9 @@ void TestCallTree::updaterFollowsAGrowingProfile()
         QCOMPARE(updated.dump(frames), CallTree::build(merged, frames, perStack)->dump(frames));
     }
     const FrameTable frames(merger.result());
-    QVERIFY(updater.update(merger.result(), frames, valuesPerStack(merger.result(), 0, {}))->dump(frames).find(
-                "      aa_new 11 11\n") != std::string::npos);
+    QVERIFY(updater.update(merger.result(), frames, valuesPerStack(merger.result(), 0, {}))
+                ->dump(frames)
+                .find("      aa_new 11 11\n") != std::string::npos);
 }
 
 // The tree an update returns is the updater's own: while no reader holds it the next update writes it in place;
@@ -348,7 +348,7 @@ void TestCallTree::updaterReusesDroppedTreesArrays()
     const std::shared_ptr<const CallTree> third = updater.update(p, frames, perStack);
     QVERIFY(third->totals().data() != second->totals().data());
     QVERIFY(third->sharesShapesWith(*second)); // only the values were copied
-    QCOMPARE(second->dump(frames), held); // the copy took the change, the held tree kept its values
+    QCOMPARE(second->dump(frames), held);      // the copy took the change, the held tree kept its values
     QCOMPARE(third->dump(frames), CallTree::build(p, frames, perStack)->dump(frames));
     QVERIFY(third->dump(frames) != held);
 

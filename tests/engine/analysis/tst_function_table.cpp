@@ -219,8 +219,10 @@ void TestFunctionTable::fromCallTreeEqualsBuild()
             const auto &a = derived.rows()[i];
             const auto &b = built->rows()[i];
             QVERIFY2(a.frame == b.frame && a.self == b.self && a.total == b.total,
-                     qPrintable(QStringLiteral("type %1 row %2 (%3)").arg(type).arg(i).arg(
-                         QString::fromStdString(frames.frame(b.frame).name))));
+                     qPrintable(QStringLiteral("type %1 row %2 (%3)")
+                                    .arg(type)
+                                    .arg(i)
+                                    .arg(QString::fromStdString(frames.frame(b.frame).name))));
         }
     }
 }

@@ -5,10 +5,10 @@
 #include "tests/engine/live/synthetic_flush.h"
 #include "tests/engine/test_support.h"
 
-#include "engine/stage/live_heatmap.h"
-#include "engine/live/live_profile.h"
 #include "engine/analysis/heatmap.h"
+#include "engine/live/live_profile.h"
 #include "engine/model/sample_filter.h"
+#include "engine/stage/live_heatmap.h"
 
 #include <QTest>
 
@@ -88,11 +88,11 @@ private Q_SLOTS:
         Heatmap h(kStart);
         QCOMPARE(h.rows(), 50);
         QCOMPARE(h.rowNs(), 20 * kMs);
-        h.add(kStart, 1);                  // column 0, row 0
-        h.add(kStart + 20 * kMs - 1, 2);   // still row 0
-        h.add(kStart + 20 * kMs, 4);       // row 1
-        h.add(kStart + kSecond - 1, 8);    // row 49
-        h.add(kStart + kSecond, 16);       // column 1, row 0
+        h.add(kStart, 1);                            // column 0, row 0
+        h.add(kStart + 20 * kMs - 1, 2);             // still row 0
+        h.add(kStart + 20 * kMs, 4);                 // row 1
+        h.add(kStart + kSecond - 1, 8);              // row 49
+        h.add(kStart + kSecond, 16);                 // column 1, row 0
         h.add(kStart + 2 * kSecond + 990 * kMs, 32); // column 2, row 49
         QCOMPARE(h.columns(), size_t(3));
         QCOMPARE(h.value(0, 0), int64_t(3));

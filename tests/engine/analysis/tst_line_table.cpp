@@ -134,7 +134,8 @@ private Q_SLOTS:
         QCOMPARE(lines->front().self, int64_t(5));
         QCOMPARE(lines->front().lines.front().line, int64_t(103));
         std::atomic<bool> cancel{true};
-        QVERIFY(!LineTable::build(p, perStack, [](const std::string &) { return true; }, &cancel));
+        QVERIFY(!LineTable::build(
+            p, perStack, [](const std::string &) { return true; }, &cancel));
     }
 };
 

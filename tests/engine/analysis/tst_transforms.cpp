@@ -5,8 +5,8 @@
 // tests/app/tst_report_transforms.cpp.
 #include "engine/analysis/transforms.h"
 
-#include "engine/model/frame_table.h"
 #include "engine/analysis/function_table.h"
+#include "engine/model/frame_table.h"
 #include "engine/model/sample_filter.h"
 
 #include "../test_support.h"
@@ -132,7 +132,7 @@ private Q_SLOTS:
         QCOMPARE(c.grandTotal, int64_t(14));
         QCOMPARE(c.functions["a"], Pair(10, 14));
         QVERIFY(!c.functions.count("b"));
-        QCOMPARE(apply({{Kind::Focus, "b\\.c"}}).grandTotal, int64_t(11));   // by source file
+        QCOMPARE(apply({{Kind::Focus, "b\\.c"}}).grandTotal, int64_t(11));    // by source file
         QCOMPARE(apply({{Kind::Focus, "libc\\.so"}}).grandTotal, int64_t(6)); // by binary
         QCOMPARE(apply({{Kind::Focus, "helper"}}).grandTotal, int64_t(5));    // an inlined frame
     }
@@ -185,8 +185,8 @@ private Q_SLOTS:
         for (uint32_t s = 0; s < out->stacks().size(); ++s) {
             path.clear();
             frames.expandRootFirst(out->stacks().stack(s), path);
-            QCOMPARE(std::count_if(path.begin(), path.end(),
-                                   [&](uint32_t f) { return frames.frame(f).name == "b"; }) > 1,
+            QCOMPARE(std::count_if(path.begin(), path.end(), [&](uint32_t f) { return frames.frame(f).name == "b"; }) >
+                         1,
                      false);
         }
     }

@@ -3,9 +3,9 @@
 // differs from the recording's is refused (and one with the right id is then found by build id), and capstone
 // decodes known bytes.
 
-#include "engine/report/disasm_report.h"
 #include "engine/annotate/disassembler.h"
 #include "engine/annotate/disassembly.h"
+#include "engine/report/disasm_report.h"
 #include "hot_loop_profile.h"
 
 #include <QDir>

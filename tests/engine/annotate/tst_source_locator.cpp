@@ -47,14 +47,14 @@ private Q_SLOTS:
         write(dir.filePath(QStringLiteral("one/app/main.cpp")), "one\n");
         write(dir.filePath(QStringLiteral("two/src/app/main.cpp")), "two\n");
         write(dir.filePath(QStringLiteral("two/main.cpp")), "short suffix\n");
-        const SourceLocator locator({dir.filePath(QStringLiteral("two")).toStdString(),
-                                     dir.filePath(QStringLiteral("one")).toStdString()});
+        const SourceLocator locator(
+            {dir.filePath(QStringLiteral("two")).toStdString(), dir.filePath(QStringLiteral("one")).toStdString()});
         const auto found = locator.find("/build/src/app/main.cpp");
         QVERIFY(found);
         QCOMPARE(QString::fromStdString(*found), dir.filePath(QStringLiteral("two/src/app/main.cpp")));
         // Roots are tried in order: the first root's shortest suffix beats the second root's longer one.
-        const SourceLocator reversed({dir.filePath(QStringLiteral("one")).toStdString(),
-                                      dir.filePath(QStringLiteral("two")).toStdString()});
+        const SourceLocator reversed(
+            {dir.filePath(QStringLiteral("one")).toStdString(), dir.filePath(QStringLiteral("two")).toStdString()});
         QCOMPARE(QString::fromStdString(*reversed.find("/build/src/app/main.cpp")),
                  dir.filePath(QStringLiteral("one/app/main.cpp")));
     }
@@ -66,8 +66,7 @@ private Q_SLOTS:
         const SourceLocator locator({dir.path().toStdString()});
         auto missing = locator.load("/nowhere/x.c");
         QVERIFY(!missing);
-        QVERIFY2(missing.error().message.find("not found at /nowhere/x.c nor under 1 source root") !=
-                     std::string::npos,
+        QVERIFY2(missing.error().message.find("not found at /nowhere/x.c nor under 1 source root") != std::string::npos,
                  missing.error().message.c_str());
         QVERIFY(!locator.load(""));
         write(dir.filePath(QStringLiteral("bin.c")), QByteArray("ab\0cd", 5));

@@ -82,9 +82,10 @@ private Q_SLOTS:
         QVERIFY2(grown > beforeTrim + 48 * kMiB, "freed small blocks stay resident until a trim");
         QVERIFY(trimmer.afterWork());
         const size_t trimmed = HeapTrimmer::residentBytes();
-        QVERIFY2(trimmed + 48 * kMiB < grown, qPrintable(QStringLiteral("%1 MiB resident after the trim, %2 before")
-                                                             .arg(trimmed / kMiB)
-                                                             .arg(grown / kMiB)));
+        QVERIFY2(
+            trimmed + 48 * kMiB < grown,
+            qPrintable(
+                QStringLiteral("%1 MiB resident after the trim, %2 before").arg(trimmed / kMiB).arg(grown / kMiB)));
         // The baseline is what remained after the trim: a unit of work within the slack does not trim again.
         churn(8 * kMiB);
         QVERIFY(!trimmer.afterWork());

@@ -23,8 +23,8 @@ FlushInput makeInput(int n, int64_t startNs, int64_t endNs, bool final)
     r.setThreadName(100, 101, "worker");
     const uint32_t stack[] = {r.internLocation(kKernelModule, 0), r.internLocation(7, 0x7010)};
     for (int i = 0; i < n; ++i)
-        r.recordTimed(startNs + i, 100, i % 2 ? 101 : 100, 1000, 1000, static_cast<uint8_t>(ThreadState::Running),
-                      true, stack);
+        r.recordTimed(startNs + i, 100, i % 2 ? 101 : 100, 1000, 1000, static_cast<uint8_t>(ThreadState::Running), true,
+                      stack);
     return r.takeFlush(startNs, endNs, final);
 }
 
@@ -133,7 +133,6 @@ void TestExporter::emptyAndShortFlushes()
     QCOMPARE(exporter.flushesReported(), uint32_t(2));
 }
 
-
 // Code in anonymous memory is named from the process's perf-PID.map, and code the JIT compiled after a flush is
 // named in the next one (the map is read again for what it gained); an address no map names keeps its
 // module+offset name. If this fails, node --perf-basic-prof, LuaJIT or a JVM agent's frames show as "anon+0x…".
@@ -165,8 +164,7 @@ void TestExporter::jitFramesNamedFromPerfMaps()
     };
     auto first = build(1'000'000'000);
     QVERIFY(first.ok() && first.value());
-    QCOMPARE(names(*first.value()->profile),
-             (std::vector<std::string>{"JS:*hotLoop /tmp/loop.js:1:1", "anon+0x90"}));
+    QCOMPARE(names(*first.value()->profile), (std::vector<std::string>{"JS:*hotLoop /tmp/loop.js:1:1", "anon+0x90"}));
     std::fputs("10080 20 JS:~driver /tmp/loop.js:2:1\n", f);
     std::fclose(f);
     auto second = build(2'000'000'000);

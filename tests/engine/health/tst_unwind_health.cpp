@@ -177,7 +177,8 @@ private Q_SLOTS:
 
         const ModuleHealth *busy = row(h, "/usr/bin/busy");
         QVERIFY(busy);
-        QCOMPARE(busy->symbolText, std::string("symbol table only, in the file; debuginfod: downloading 1.5 MB of 4.2 MB"));
+        QCOMPARE(busy->symbolText,
+                 std::string("symbol table only, in the file; debuginfod: downloading 1.5 MB of 4.2 MB"));
         QCOMPARE(busy->fix, std::string("wait: debuginfod is downloading busy's debug file; later flushes use it"));
         const ModuleHealth *down = row(h, "/usr/lib/libdown.so");
         QVERIFY(down);

@@ -1,10 +1,10 @@
 // Folded stacks in (engine/import/folded_reader.h) and out (engine/report/folded_writer.h): the numbers a folded
 // file holds, the round trip through the writer on a real Go profile, format sniffing, and bad input named by
 // line (no count, a cut line, binary bytes, an empty frame, an empty file).
+#include "engine/analysis/function_table.h"
 #include "engine/import/folded_reader.h"
 #include "engine/import/text_format.h"
 #include "engine/model/frame_table.h"
-#include "engine/analysis/function_table.h"
 #include "engine/model/sample_filter.h"
 #include "engine/report/folded_writer.h"
 

@@ -116,7 +116,8 @@ private Q_SLOTS:
         // One long sample in the middle: every cut near it lands after it.
         text += "spin  1509/1510 2.0:    1 cpu-clock: \n";
         for (int d = 0; d < 400; ++d)
-            text += "\t    55d5c1a2b4" + std::to_string(d % 10) + " deep" + std::to_string(d % 7) + "+0x1 (/tmp/spin)\n";
+            text +=
+                "\t    55d5c1a2b4" + std::to_string(d % 10) + " deep" + std::to_string(d % 7) + "+0x1 (/tmp/spin)\n";
         text += "\n";
         for (int i = 40; i < 80; ++i)
             text += sample(i, "g" + std::to_string(i % 6)); // functions the first half never saw
@@ -164,14 +165,17 @@ private Q_SLOTS:
             good += sample(i, "f");
         const std::string path = dir.filePath("bad.perf").toStdString();
         const std::vector<std::string> bad = {
-            good + "spin  1509 1477",                                              // a cut header at the end
+            good + "spin  1509 1477",                                                // a cut header at the end
             good + "spin  1509 1.5:    1 cycles: \n\t    55d5 f+0x15 (/tmp/spin)\n", // a second event
-            good + std::string("\x7f" "ELF\x02\x01\x01\x00\x00", 9),               // binary bytes
-            "spin  1509 1.0:    1 cpu-clock: \n\t    55d5 ho\n\n" + good,              // a cut frame, first part
-            good + "\t    55d5 f+0x15 (/tmp/spin)\n\n" + good,                          // a frame outside of a sample
-            good + sample(7, "f") + "spin  1509 1.5:    1 cpu-clock: \n\t    55zz f+0x15 (/tmp/spin)\n\n", // bad address
+            good + std::string("\x7f"
+                               "ELF\x02\x01\x01\x00\x00",
+                               9),                                        // binary bytes
+            "spin  1509 1.0:    1 cpu-clock: \n\t    55d5 ho\n\n" + good, // a cut frame, first part
+            good + "\t    55d5 f+0x15 (/tmp/spin)\n\n" + good,            // a frame outside of a sample
+            good + sample(7, "f") +
+                "spin  1509 1.5:    1 cpu-clock: \n\t    55zz f+0x15 (/tmp/spin)\n\n",        // bad address
             good + sample(7, "f").substr(0, sample(7, "f").size() - 1) + "\t    55d5 ho\n\n", // a known sample, cut
-            good + sample(7, "f") + "\x01\n" + good,                                  // binary after a known sample
+            good + sample(7, "f") + "\x01\n" + good, // binary after a known sample
         };
         for (const std::string &text : bad) {
             writeAll(path, text);

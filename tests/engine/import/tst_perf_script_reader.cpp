@@ -1,9 +1,9 @@
 // `perf script` text (engine/import/perf_script_reader.h): headers with and without pid, cpu and period, comms
 // with spaces, C++ symbols with spaces and parentheses, inlined and unknown frames, samples per thread, and bad
 // input named by line (cut lines, binary bytes, a second event, tracepoint data, frames outside a sample).
+#include "engine/analysis/function_table.h"
 #include "engine/import/perf_script_reader.h"
 #include "engine/model/frame_table.h"
-#include "engine/analysis/function_table.h"
 #include "engine/model/sample_filter.h"
 
 #include <QTemporaryDir>
@@ -114,7 +114,9 @@ private Q_SLOTS:
         QVERIFY2(e.find("line 4") != std::string::npos && e.find("sample header") != std::string::npos, e.c_str());
         e = errorOf(good + "spin  1509 14773.2:    1001001 cpu-clock: \n\t    55d5 ho");
         QVERIFY2(e.find("line 5") != std::string::npos && e.find("cut or damaged") != std::string::npos, e.c_str());
-        e = errorOf(good + std::string("\x7f" "ELF\x02\x01\x01\x00\x00", 9));
+        e = errorOf(good + std::string("\x7f"
+                                       "ELF\x02\x01\x01\x00\x00",
+                                       9));
         QVERIFY2(e.find("line 4") != std::string::npos && e.find("binary") != std::string::npos, e.c_str());
         e = errorOf(good + "spin  1509 14773.2:    1 cycles: \n\t    55d5 hot+0x15 (/tmp/spin)\n");
         QVERIFY2(e.find("line 4") != std::string::npos && e.find("event 'cycles' differs") != std::string::npos,
@@ -162,7 +164,8 @@ private Q_SLOTS:
         QCOMPARE(functions->rows().size(), size_t(14)); // f0..f12 and main
         QCOMPARE(functions->grandTotal(), expected);
 
-        std::string longLine = "spin  1509 1.0:    1 cpu-clock: \n\t    55d5 " + std::string(2u << 20, 'x') + " (/tmp/spin)\n";
+        std::string longLine =
+            "spin  1509 1.0:    1 cpu-clock: \n\t    55d5 " + std::string(2u << 20, 'x') + " (/tmp/spin)\n";
         const std::string longPath = dir.filePath("long.perf").toStdString();
         {
             std::ofstream out(longPath, std::ios::binary);

@@ -4,11 +4,11 @@
 
 #include "engine/flush/exporter.h"
 #include "engine/live/live_profile.h"
+#include "engine/live/live_selection.h"
+#include "engine/model/sample_filter.h"
 #include "engine/model/thread_state.h"
 #include "engine/pprof/pprof_reader.h"
 #include "engine/pprof/pprof_writer.h"
-#include "engine/live/live_selection.h"
-#include "engine/model/sample_filter.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -116,9 +116,9 @@ class TestLiveProfile : public QObject {
 
 private Q_SLOTS:
     // Two synthetic flushes (thread 7 then thread 9, 100 samples each, two stacks): the aggregated profile has
-    // 4 samples (2 stacks x 2 threads) without timestamps or thread names (the threads' names are kept once each), the timeline has 200 entries at 6 bytes each, and a
-    // range over the first flush weighs thread 7 fully and thread 9 not at all. If this fails, the time-range
-    // views or the memory bound of live sessions are wrong.
+    // 4 samples (2 stacks x 2 threads) without timestamps or thread names (the threads' names are kept once each), the
+    // timeline has 200 entries at 6 bytes each, and a range over the first flush weighs thread 7 fully and thread 9 not
+    // at all. If this fails, the time-range views or the memory bound of live sessions are wrong.
     void liveProfileAggregatesAndSelectsByTime()
     {
         LiveProfile live;
@@ -157,9 +157,9 @@ private Q_SLOTS:
     }
 
     // Snapshots share their profile's sample chunks with the live aggregate, which copies a chunk before it
-    // writes one a snapshot still holds: a snapshot held across later flushes must stay as it was, and every snapshot's columns must agree
-    // with its profile and timeline. If this fails, a view reads columns of another flush than its profile's
-    // (wrong threads, CPU or range weights), or a held snapshot changes under a view.
+    // writes one a snapshot still holds: a snapshot held across later flushes must stay as it was, and every snapshot's
+    // columns must agree with its profile and timeline. If this fails, a view reads columns of another flush than its
+    // profile's (wrong threads, CPU or range weights), or a held snapshot changes under a view.
     void snapshotsStayConsistentWhileTheAggregateGrows()
     {
         // `hits`: the live profile's when the snapshot is its newest, else empty (a held snapshot has none).
@@ -257,8 +257,9 @@ private Q_SLOTS:
 
     // A recorded session through the real recorder and exporter: 12 flushes of random stacks over a named
     // module, the kernel and JIT code whose perf map names more of it from flush 5 on, three threads, two thread
-    // states, and a recorder whose stack table starts over every few flushes. One aggregate takes the flushes with their session ids, the other without. If this fails, finding
-    // locations and stacks by the recorder's ids sums samples into other call paths than their names say.
+    // states, and a recorder whose stack table starts over every few flushes. One aggregate takes the flushes with
+    // their session ids, the other without. If this fails, finding locations and stacks by the recorder's ids sums
+    // samples into other call paths than their names say.
     void sessionIdsGiveTheAggregateOfNames()
     {
         QTemporaryDir dir;
@@ -314,7 +315,8 @@ private Q_SLOTS:
             QVERIFY(flush->sessionIds);
             for (size_t l = 0; l < flush->profile->locations().size(); ++l) {
                 const Location &loc = flush->profile->locations()[l];
-                if (loc.mappingIndex != kNoIndex && flush->profile->str(flush->profile->mappings()[loc.mappingIndex].filename) == "//anon")
+                if (loc.mappingIndex != kNoIndex &&
+                    flush->profile->str(flush->profile->mappings()[loc.mappingIndex].filename) == "//anon")
                     ++(flush->sessionIds->locations[l] == kNoIndex ? unnamedJit : namedJit);
             }
             QVERIFY(withIds.add(flush).ok());
@@ -384,9 +386,17 @@ private Q_SLOTS:
     {
         TimelineChunk chunk;
         chunk.startNs = 5'000'000'000;
-        const std::vector<std::pair<uint16_t, uint32_t>> entries = {
-            {0, 0},         {3, 127},        {2, 128},      {2, 16383},       {700, 16384},   {699, 2'097'151},
-            {40'000, 2'097'152}, {12, 268'435'455}, {65'535, 268'435'456}, {0, UINT32_MAX - 1}, {65'535, 7}};
+        const std::vector<std::pair<uint16_t, uint32_t>> entries = {{0, 0},
+                                                                    {3, 127},
+                                                                    {2, 128},
+                                                                    {2, 16383},
+                                                                    {700, 16384},
+                                                                    {699, 2'097'151},
+                                                                    {40'000, 2'097'152},
+                                                                    {12, 268'435'455},
+                                                                    {65'535, 268'435'456},
+                                                                    {0, UINT32_MAX - 1},
+                                                                    {65'535, 7}};
         for (const auto &[offsetMs, sample] : entries)
             chunk.append(offsetMs, sample);
         chunk.finish();

@@ -128,7 +128,7 @@ private Q_SLOTS:
         }
         StackTable copy = table;
         QCOMPARE(copy.stack(12'345).data(), table.stack(12'345).data()); // shared, not copied
-        QVERIFY(copy.memoryBytes() < table.memoryBytes());                // without the index
+        QVERIFY(copy.memoryBytes() < table.memoryBytes());               // without the index
         frames.assign({12'345, 12'346, 12'345 % 7});
         QCOMPARE(copy.intern(frames), uint32_t(12'345)); // found again through the rebuilt index
         frames.assign({1, 2, 3, 4});

@@ -2,8 +2,8 @@
 
 #include "tests/engine/test_support.h"
 
-#include "engine/model/frame_table.h"
 #include "engine/analysis/function_table.h"
+#include "engine/model/frame_table.h"
 #include "engine/model/merge.h"
 #include "engine/model/sample_filter.h"
 #include "engine/pprof/pprof_reader.h"

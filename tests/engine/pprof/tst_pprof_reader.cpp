@@ -28,7 +28,6 @@ std::string typeName(const Profile &p, const ValueType &vt)
     return p.str(vt.type) + "/" + p.str(vt.unit);
 }
 
-
 } // namespace
 
 class TestPprofReader : public QObject {
@@ -44,7 +43,6 @@ private Q_SLOTS:
     void rawProtobufReadsTheSame_data();
     void rawProtobufReadsTheSame();
 };
-
 
 void TestPprofReader::realFilesMatchManifest_data()
 {

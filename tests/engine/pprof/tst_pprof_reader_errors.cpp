@@ -126,7 +126,6 @@ private Q_SLOTS:
     void progressReported();
 };
 
-
 // If this fails, an empty file crashes the reader or yields an empty profile instead of saying it is empty.
 void TestPprofReaderErrors::emptyFile()
 {
@@ -172,7 +171,8 @@ void TestPprofReaderErrors::truncatedGzipAtEveryCut()
         for (qsizetype cut = 1; cut < gz.size(); ++cut) {
             auto r = readPprofBytes(std::string_view(gz.constData(), size_t(cut)), "cut.pprof");
             if (r.ok())
-                QFAIL(qPrintable(QStringLiteral("%1 cut at %2 of %3 bytes was accepted").arg(file).arg(cut).arg(gz.size())));
+                QFAIL(qPrintable(
+                    QStringLiteral("%1 cut at %2 of %3 bytes was accepted").arg(file).arg(cut).arg(gz.size())));
             QVERIFY(r.error().message.starts_with("cut.pprof: "));
             QCOMPARE(r.error().code, Error::Code::Format);
         }
@@ -281,13 +281,13 @@ void TestPprofReaderErrors::badTagsAndWireTypes_data()
     QTest::newRow("end group at top level") << b(tag(20, 4)) << QStringLiteral("corrupt");
     QTest::newRow("unknown wire type 7") << b(tag(20, 7)) << QStringLiteral("corrupt");
     QTest::newRow("unterminated varint") << b(tag(9, 0) + "\xff\xff\xff") << QStringLiteral("time_nanos");
-    QTest::newRow("over-long varint") << b(tag(9, 0) + std::string(11, '\xff') + "\x01") << QStringLiteral("time_nanos");
-    QTest::newRow("sample with bad inner tag") << b(tag(2, 2) + varint(2) + tag(1, 7) + "\x01")
-                                               << QStringLiteral("sample");
-    QTest::newRow("sample longer than the file") << b(tag(2, 2) + varint(50) + tag(1, 0) + "\x01")
-                                                 << QStringLiteral("sample");
-    QTest::newRow("truncated packed comments") << b(tag(13, 2) + varint(5) + "\x01\x02")
-                                               << QStringLiteral("comment");
+    QTest::newRow("over-long varint") << b(tag(9, 0) + std::string(11, '\xff') + "\x01")
+                                      << QStringLiteral("time_nanos");
+    QTest::newRow("sample with bad inner tag")
+        << b(tag(2, 2) + varint(2) + tag(1, 7) + "\x01") << QStringLiteral("sample");
+    QTest::newRow("sample longer than the file")
+        << b(tag(2, 2) + varint(50) + tag(1, 0) + "\x01") << QStringLiteral("sample");
+    QTest::newRow("truncated packed comments") << b(tag(13, 2) + varint(5) + "\x01\x02") << QStringLiteral("comment");
 }
 
 // If this fails, a protobuf stream with a broken tag or a field of the wrong wire type is misread as something
@@ -337,19 +337,16 @@ void TestPprofReaderErrors::outOfRange_data()
          "refers to string 7"},
         {"sample type past the table", [](pb::Profile &m) { m.mutable_sample_type(0)->set_type(8); },
          "sample type refers to string 8"},
-        {"sample type huge", [](pb::Profile &m) { m.mutable_sample_type(0)->set_unit(int64_t(1) << 40); },
-         "string"},
+        {"sample type huge", [](pb::Profile &m) { m.mutable_sample_type(0)->set_unit(int64_t(1) << 40); }, "string"},
         {"label key past the table", [](pb::Profile &m) { m.mutable_sample(0)->mutable_label(0)->set_key(9); },
          "label key refers to string 9"},
-        {"label value negative", [](pb::Profile &m) { m.mutable_sample(0)->mutable_label(0)->set_str(-3); },
-         "label"},
+        {"label value negative", [](pb::Profile &m) { m.mutable_sample(0)->mutable_label(0)->set_str(-3); }, "label"},
         {"label key 2^40", [](pb::Profile &m) { m.mutable_sample(0)->mutable_label(0)->set_key(int64_t(1) << 40); },
          "label"},
         {"period type past the table", [](pb::Profile &m) { m.mutable_period_type()->set_type(31); },
          "period_type refers to string 31"},
         {"comment past the table", [](pb::Profile &m) { m.add_comment(12); }, "comment refers to string 12"},
-        {"default sample type negative", [](pb::Profile &m) { m.set_default_sample_type(-1); },
-         "default_sample_type"},
+        {"default sample type negative", [](pb::Profile &m) { m.set_default_sample_type(-1); }, "default_sample_type"},
         {"drop_frames past the table", [](pb::Profile &m) { m.set_drop_frames(100); }, "drop_frames"},
         {"string_table[0] not empty", [](pb::Profile &m) { m.set_string_table(0, "oops"); },
          "string_table[0] must be the empty string"},

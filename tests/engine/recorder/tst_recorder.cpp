@@ -122,8 +122,8 @@ void TestRecorder::flushCarriesSessionIds()
             std::vector<uint32_t> frames;
             for (uint32_t l : stack)
                 frames.push_back(flush->sessionLocations[l]);
-            const std::vector<uint32_t> recorded = frames[0] == la ? std::vector<uint32_t>{la, lb}
-                                                                   : std::vector<uint32_t>{lc, lb};
+            const std::vector<uint32_t> recorded =
+                frames[0] == la ? std::vector<uint32_t>{la, lb} : std::vector<uint32_t>{lc, lb};
             QCOMPARE(frames, recorded);
         }
     }

@@ -146,8 +146,8 @@ private Q_SLOTS:
         QVERIFY(r.summary.targetExited);
         QCOMPARE(r.summary.lost, uint64_t(0));
         const auto seconds = [](const timeval &t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
-        const double targetS = seconds(after.ru_utime) + seconds(after.ru_stime) - seconds(before.ru_utime) -
-                               seconds(before.ru_stime);
+        const double targetS =
+            seconds(after.ru_utime) + seconds(after.ru_stime) - seconds(before.ru_utime) - seconds(before.ru_stime);
         const auto tids = labelCounts(r.profile, "thread id");
         QVERIFY2(tids.size() >= 65, qPrintable(QString::number(tids.size()))); // the main thread and 64 workers
         // Each sample stands for about 1/999 s of a thread's CPU: the samples must account for at least 90% of the
@@ -157,7 +157,8 @@ private Q_SLOTS:
               static_cast<unsigned long long>(r.summary.samples), sampledS, tids.size(), targetS,
               static_cast<double>(r.summary.profilerCpuNs) / 1e9);
         QVERIFY(targetS > 1.0);
-        QVERIFY2(sampledS >= 0.9 * targetS, qPrintable(QStringLiteral("%1 s sampled of %2 s").arg(sampledS).arg(targetS)));
+        QVERIFY2(sampledS >= 0.9 * targetS,
+                 qPrintable(QStringLiteral("%1 s sampled of %2 s").arg(sampledS).arg(targetS)));
         QVERIFY(share(r.profile, "busy_worker") > 0.9);
     }
 
@@ -192,8 +193,9 @@ private Q_SLOTS:
             sampler.wait(50);
             sampler.drain(sink);
             const int64_t elapsed = clockNs(CLOCK_MONOTONIC) - start;
-            const uint32_t next = changes.empty() && elapsed > 1'000'000'000 ? 8192
-                                  : changes.size() == 1 && elapsed > 2'000'000'000 ? 16384 : 0;
+            const uint32_t next = changes.empty() && elapsed > 1'000'000'000       ? 8192
+                                  : changes.size() == 1 && elapsed > 2'000'000'000 ? 16384
+                                                                                   : 0;
             if (next != 0) {
                 QVERIFY2(sampler.setStackCopyBytes(next), sampler.stackCopyProblem().c_str());
                 QCOMPARE(sampler.stackCopyBytes(), next);
@@ -205,13 +207,15 @@ private Q_SLOTS:
         getrusage(RUSAGE_CHILDREN, &after);
         QCOMPARE(changes.size(), size_t(2));
         QCOMPARE(sink.lost, uint64_t(0));
-        QVERIFY(sampler.eventCount() >= size_t{5} * 2); // a clock event per thread and CPU (at least the 5 threads there)
+        QVERIFY(sampler.eventCount() >=
+                size_t{5} * 2); // a clock event per thread and CPU (at least the 5 threads there)
 
         std::map<uint32_t, std::vector<uint64_t>> times;
         uint64_t sampledNs = 0;
         for (const auto &seen : sink.samples) {
-            const uint32_t expected = seen.timeNs < changes[0].first ? 32768
-                                      : seen.timeNs < changes[1].first ? 8192 : 16384;
+            const uint32_t expected = seen.timeNs < changes[0].first   ? 32768
+                                      : seen.timeNs < changes[1].first ? 8192
+                                                                       : 16384;
             QVERIFY2(seen.stackLimit == expected || seen.stackLimit == 0 /* a kernel thread's sample */,
                      qPrintable(QStringLiteral("%1 bytes at %2").arg(seen.stackLimit).arg(seen.timeNs)));
             times[seen.tid].push_back(seen.timeNs);
@@ -237,8 +241,8 @@ private Q_SLOTS:
         }
         QCOMPARE(busy, 4);
         const auto seconds = [](const timeval &t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
-        const double targetS = seconds(after.ru_utime) + seconds(after.ru_stime) - seconds(before.ru_utime) -
-                               seconds(before.ru_stime);
+        const double targetS =
+            seconds(after.ru_utime) + seconds(after.ru_stime) - seconds(before.ru_utime) - seconds(before.ru_stime);
         const double sampledS = static_cast<double>(sampledNs) / 1e9;
         qInfo("%zu samples, %.3f s of CPU sampled; the target used %.3f s", sink.samples.size(), sampledS, targetS);
         QVERIFY2(sampledS > 0.9 * targetS && sampledS < 1.05 * targetS,
@@ -314,8 +318,8 @@ private Q_SLOTS:
         h.close();
         QVERIFY(KernelSymbols::problem(hidden.toStdString()).find("kptr_restrict") != std::string::npos);
         QVERIFY(!KernelSymbols::load(hidden.toStdString()).ok());
-        QVERIFY(KernelSymbols::problem(dir.filePath(QStringLiteral("missing")).toStdString())
-                    .find("cannot read") != std::string::npos);
+        QVERIFY(KernelSymbols::problem(dir.filePath(QStringLiteral("missing")).toStdString()).find("cannot read") !=
+                std::string::npos);
 
         const QString shown = dir.filePath(QStringLiteral("shown"));
         QFile s(shown);

@@ -161,10 +161,12 @@ private Q_SLOTS:
             shorter += size < 64000 ? 1 : 0;
         }
         // Every stop in the recursion copied the whole 40 KiB stack.
-        QVERIFY2(shallow <= 2, qPrintable(QStringLiteral("%1 of %2 copies under 40 KiB").arg(shallow).arg(sizes.sizes.size())));
+        QVERIFY2(shallow <= 2,
+                 qPrintable(QStringLiteral("%1 of %2 copies under 40 KiB").arg(shallow).arg(sizes.sizes.size())));
         // The first stop of a thread copies the whole limit: its stack mapping is looked up after it.
-        QVERIFY2(shorter + 1 >= sizes.sizes.size(),
-                 qPrintable(QStringLiteral("%1 of %2 copies shorter than the limit").arg(shorter).arg(sizes.sizes.size())));
+        QVERIFY2(
+            shorter + 1 >= sizes.sizes.size(),
+            qPrintable(QStringLiteral("%1 of %2 copies shorter than the limit").arg(shorter).arg(sizes.sizes.size())));
     }
 
     // Wall time by construction: the sleeper's wall time spans the run with almost no CPU, and the lock
@@ -174,8 +176,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         // Long enough for the throttled rate to give the lock-waiter's share a few hundred samples.
         constexpr double kSeconds = 6;
-        const Recorded r =
-            record(ptraceMeasuring({targetPath("waiter"), QString::number(kSeconds)}, 99), dir.path());
+        const Recorded r = record(ptraceMeasuring({targetPath("waiter"), QString::number(kSeconds)}, 99), dir.path());
         const Profile &p = r.profile;
         const ThreadIndex threads(p);
         const FrameTable frames(p);
@@ -256,8 +257,8 @@ private Q_SLOTS:
     void targetCrashes()
     {
         QTemporaryDir dir;
-        const Recorded r = record(ptraceLaunch({targetPath("crasher"), QStringLiteral("1"), QStringLiteral("abort")}),
-                                  dir.path());
+        const Recorded r =
+            record(ptraceLaunch({targetPath("crasher"), QStringLiteral("1"), QStringLiteral("abort")}), dir.path());
         QCOMPARE(r.summary.exitStatus, 128 + SIGABRT);
         QVERIFY(share(r.profile, "before_crash") > 0.8);
     }

@@ -57,12 +57,12 @@ __attribute__((noinline)) inline OwnSample captureOwnStack(uint64_t periodNs = 1
     const greg_t *g = uc.uc_mcontext.gregs;
     OwnSample out;
     out.regs.assign(engine::RegCount, 0);
-    const std::pair<int, int> map[] = {
-        {engine::RegAX, REG_RAX}, {engine::RegBX, REG_RBX}, {engine::RegCX, REG_RCX}, {engine::RegDX, REG_RDX},
-        {engine::RegSI, REG_RSI}, {engine::RegDI, REG_RDI}, {engine::RegBP, REG_RBP}, {engine::RegSP, REG_RSP},
-        {engine::RegIP, REG_RIP}, {engine::RegR8, REG_R8},  {engine::RegR9, REG_R9},  {engine::RegR10, REG_R10},
-        {engine::RegR11, REG_R11}, {engine::RegR12, REG_R12}, {engine::RegR13, REG_R13}, {engine::RegR14, REG_R14},
-        {engine::RegR15, REG_R15}};
+    const std::pair<int, int> map[] = {{engine::RegAX, REG_RAX},  {engine::RegBX, REG_RBX},  {engine::RegCX, REG_RCX},
+                                       {engine::RegDX, REG_RDX},  {engine::RegSI, REG_RSI},  {engine::RegDI, REG_RDI},
+                                       {engine::RegBP, REG_RBP},  {engine::RegSP, REG_RSP},  {engine::RegIP, REG_RIP},
+                                       {engine::RegR8, REG_R8},   {engine::RegR9, REG_R9},   {engine::RegR10, REG_R10},
+                                       {engine::RegR11, REG_R11}, {engine::RegR12, REG_R12}, {engine::RegR13, REG_R13},
+                                       {engine::RegR14, REG_R14}, {engine::RegR15, REG_R15}};
     for (auto [perf, greg] : map)
         out.regs[perf] = static_cast<uint64_t>(g[greg]);
     // The stack from SP up to the thread's stack end (at most 32 KiB, as the perf sampler copies by default).

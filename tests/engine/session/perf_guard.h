@@ -36,11 +36,11 @@ inline bool inCi()
 
 } // namespace emberline::test
 
-#define REQUIRE_PERF_EVENTS()                                                                                   \
-    do {                                                                                                        \
-        if (!emberline::test::perfEventsAllowed()) {                                                            \
-            if (emberline::test::inCi())                                                                        \
-                QFAIL("perf_event_open is not permitted, but CI=true: the sampler cannot be tested");            \
-            QSKIP("perf_event_open is not permitted for this user (perf_event_paranoid); run as root");         \
-        }                                                                                                       \
+#define REQUIRE_PERF_EVENTS()                                                                                          \
+    do {                                                                                                               \
+        if (!emberline::test::perfEventsAllowed()) {                                                                   \
+            if (emberline::test::inCi())                                                                               \
+                QFAIL("perf_event_open is not permitted, but CI=true: the sampler cannot be tested");                  \
+            QSKIP("perf_event_open is not permitted for this user (perf_event_paranoid); run as root");                \
+        }                                                                                                              \
     } while (0)

@@ -5,8 +5,8 @@
 
 #include "tests/engine/session/perf_guard.h"
 
-#include "engine/model/frame_table.h"
 #include "engine/analysis/function_table.h"
+#include "engine/model/frame_table.h"
 #include "engine/model/sample_filter.h"
 #include "engine/pprof/pprof_reader.h"
 #include "engine/session/record_session.h"
@@ -21,8 +21,6 @@
 namespace emberline::test {
 
 using namespace emberline::engine;
-
-
 
 inline QString targetPath(const char *name)
 {
@@ -113,7 +111,6 @@ inline QString incompleteStacks(const Profile &p, const std::set<std::string> &r
     return out.join(QLatin1String(" | "));
 }
 
-
 inline SessionConfig launch(std::initializer_list<QString> argv, int frequency = 999)
 {
     SessionConfig c;
@@ -123,13 +120,12 @@ inline SessionConfig launch(std::initializer_list<QString> argv, int frequency =
     return c;
 }
 
-
 } // namespace emberline::test
 
-#define VERIFY_COMPLETE(profile, ...)                                                                           \
-    do {                                                                                                        \
-        const std::set<std::string> roots{__VA_ARGS__};                                                         \
-        const double fraction = emberline::test::completeFraction(profile, roots);                                               \
-        QVERIFY2(fraction >= 0.99, qPrintable(QString::number(fraction) + QLatin1String(": ") +                \
-                                              emberline::test::incompleteStacks(profile, roots)));                               \
+#define VERIFY_COMPLETE(profile, ...)                                                                                  \
+    do {                                                                                                               \
+        const std::set<std::string> roots{__VA_ARGS__};                                                                \
+        const double fraction = emberline::test::completeFraction(profile, roots);                                     \
+        QVERIFY2(fraction >= 0.99, qPrintable(QString::number(fraction) + QLatin1String(": ") +                        \
+                                              emberline::test::incompleteStacks(profile, roots)));                     \
     } while (0)

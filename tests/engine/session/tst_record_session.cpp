@@ -4,8 +4,8 @@
 
 #include "tests/engine/session/session_test_support.h"
 
-#include "engine/model/frame_table.h"
 #include "engine/analysis/function_table.h"
+#include "engine/model/frame_table.h"
 #include "engine/model/sample_filter.h"
 #include "engine/pprof/pprof_reader.h"
 #include "engine/session/record_session.h"
@@ -24,7 +24,6 @@
 using namespace emberline::engine;
 
 using namespace emberline::test;
-
 
 class TestRecordSession : public QObject {
     Q_OBJECT
@@ -149,8 +148,8 @@ private Q_SLOTS:
     void stackCopyIsLearned()
     {
         QTemporaryDir dir;
-        const Recorded shallow = record(launch({targetPath("cpu_split"), QStringLiteral("4"), QStringLiteral("thread")}, 999),
-                                        dir.path());
+        const Recorded shallow =
+            record(launch({targetPath("cpu_split"), QStringLiteral("4"), QStringLiteral("thread")}, 999), dir.path());
         qInfo("cpu_split on a thread: %u bytes at the end after %u change(s), deepest stack %llu bytes",
               shallow.summary.stackCopyBytes, shallow.summary.stackCopyChanges,
               static_cast<unsigned long long>(shallow.summary.deepestStackBytes));
@@ -167,7 +166,8 @@ private Q_SLOTS:
         qInfo("deep_stack: %u bytes at the end after %u change(s), deepest stack %llu bytes; %llu of %llu incomplete",
               deep.summary.stackCopyBytes, deep.summary.stackCopyChanges,
               static_cast<unsigned long long>(deep.summary.deepestStackBytes),
-              static_cast<unsigned long long>(deep.summary.incomplete), static_cast<unsigned long long>(deep.summary.samples));
+              static_cast<unsigned long long>(deep.summary.incomplete),
+              static_cast<unsigned long long>(deep.summary.samples));
         QVERIFY(deep.summary.stackCopyChanges >= 1);
         QVERIFY2(deep.summary.stackCopyBytes > 40 * 1024, qPrintable(QString::number(deep.summary.stackCopyBytes)));
         // Cut short only until the copy grew, in the first moments.
@@ -179,8 +179,8 @@ private Q_SLOTS:
     void dlopenedLibrary()
     {
         QTemporaryDir dir;
-        const Recorded r = record(launch({targetPath("dlopener"), targetPath("libdlwork.so"), QStringLiteral("1.5")}, 499),
-                                  dir.path());
+        const Recorded r = record(
+            launch({targetPath("dlopener"), targetPath("libdlwork.so"), QStringLiteral("1.5")}, 499), dir.path());
         QVERIFY2(share(r.profile, "dl_spin") > 0.8, qPrintable(QString::number(share(r.profile, "dl_spin"))));
         VERIFY_COMPLETE(r.profile, "main");
         const FrameTable frames(r.profile);
@@ -221,7 +221,8 @@ private Q_SLOTS:
         };
         const QString buildId = QString::fromStdString(Symbolizer::readBuildId(program.toStdString()));
         QVERIFY(buildId.size() > 2);
-        const QString debugFile = QStringLiteral("%1/.build-id/%2/%3.debug").arg(debugDir, buildId.left(2), buildId.mid(2));
+        const QString debugFile =
+            QStringLiteral("%1/.build-id/%2/%3.debug").arg(debugDir, buildId.left(2), buildId.mid(2));
         QVERIFY(QDir().mkpath(QFileInfo(debugFile).path()));
         QVERIFY(run(QStringLiteral("objcopy"), {QStringLiteral("--only-keep-debug"), program, debugFile}));
         QVERIFY(run(QStringLiteral("objcopy"), {QStringLiteral("--strip-all"), program}));
@@ -283,8 +284,8 @@ private Q_SLOTS:
     void targetCrashes()
     {
         QTemporaryDir dir;
-        const Recorded r = record(launch({targetPath("crasher"), QStringLiteral("1.2"), QStringLiteral("segv")}, 499),
-                                  dir.path());
+        const Recorded r =
+            record(launch({targetPath("crasher"), QStringLiteral("1.2"), QStringLiteral("segv")}, 499), dir.path());
         QVERIFY(r.summary.targetExited);
         QCOMPARE(r.summary.exitStatus, 128 + SIGSEGV);
         QVERIFY(share(r.profile, "before_crash") > 0.8);

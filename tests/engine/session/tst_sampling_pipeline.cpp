@@ -6,12 +6,12 @@
 #include "engine/common/clock.h"
 #include "engine/flush/exporter.h"
 #include "engine/model/frame_table.h"
-#include "engine/session/sampling_pipeline.h"
-#include "engine/sampler/stack_copy_policy.h"
 #include "engine/pprof/pprof_reader.h"
 #include "engine/recorder/recorder.h"
 #include "engine/sampler/replay_sampler.h"
+#include "engine/sampler/stack_copy_policy.h"
 #include "engine/session/record_session.h"
+#include "engine/session/sampling_pipeline.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -146,7 +146,7 @@ void TestSamplingPipeline::exitedThreadsAreForgotten()
     const uint32_t pid = static_cast<uint32_t>(getpid());
     for (uint32_t tid = 100000; tid < 100050; ++tid) {
         pipeline.onFork(pid, pid, tid);
-        pipeline.onSwitch(pid, tid, 1000, true, true);  // preempted
+        pipeline.onSwitch(pid, tid, 1000, true, true);   // preempted
         pipeline.onSwitch(pid, tid, 2000, false, false); // back on a CPU before its switch-out sample
     }
     QCOMPARE(pipeline.threadsTracked(), size_t(50));
@@ -208,7 +208,8 @@ void TestSamplingPipeline::preemptionDropsTheSchedulersKernelFrames()
         QCOMPARE(flush.locations[waited[i]].address, kernel[i]);
         QCOMPARE(flush.locations[waited[i]].moduleId, kKernelSymbolsModule);
     }
-    QVERIFY(std::equal(preempted.begin(), preempted.end(), waited.begin() + static_cast<std::ptrdiff_t>(kernel.size())));
+    QVERIFY(
+        std::equal(preempted.begin(), preempted.end(), waited.begin() + static_cast<std::ptrdiff_t>(kernel.size())));
     QVERIFY(flush.locations[preempted[0]].moduleId != kKernelSymbolsModule);
 }
 
@@ -372,7 +373,7 @@ void TestSamplingPipeline::strayAddressIsNotCalledJitCode()
         s.stack.assign(256, 0);
         return s;
     };
-    pipeline.setStackCopyBytes(32768); // the copy of 256 bytes reached the top of the stack: not too small
+    pipeline.setStackCopyBytes(32768);    // the copy of 256 bytes reached the top of the stack: not too small
     const OwnSample stray = lostAt(0x10); // below every mapping
     pipeline.onSample(stray.view());
     const ModuleUnwindCounters &unknown = pipeline.unwindCounters().byModule.at(kUnknownModule);

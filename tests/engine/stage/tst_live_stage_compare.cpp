@@ -1,8 +1,8 @@
 // The live stage's compare modes on hand-made flushes whose hot function is known: the newest flush against the
 // previous one, the scope against a pinned flush, range B against range A, a file as the baseline, combined with
 // hidden threads and the sample type, and the words for what cannot be compared.
-#include "engine/stage/live_stage.h"
 #include "engine/model/sample_filter.h"
+#include "engine/stage/live_stage.h"
 
 #include "tests/engine/live/synthetic_flush.h"
 
@@ -98,8 +98,8 @@ std::string comparisonText(const Comparison &c)
     std::string out = c.tree->dump();
     for (const DiffFunction &row : c.functions)
         out += c.frames->frame(row.frame).name + " " + std::to_string(row.baseSelf) + " " +
-               std::to_string(row.baseTotal) + " " + std::to_string(row.newSelf) + " " +
-               std::to_string(row.newTotal) + "\n";
+               std::to_string(row.baseTotal) + " " + std::to_string(row.newSelf) + " " + std::to_string(row.newTotal) +
+               "\n";
     return out + "totals " + std::to_string(c.baseTotal) + " " + std::to_string(c.newTotal) + "\n";
 }
 

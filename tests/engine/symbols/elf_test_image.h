@@ -131,8 +131,8 @@ private:
             const char *name = elf_strptr(elf, sectionHeader.sh_link, symbol.st_name);
             if (name == nullptr || *name == '\0')
                 continue;
-            m_symbols.emplace(name, Symbol{name, symbol.st_value, symbol.st_size,
-                                           GELF_ST_TYPE(symbol.st_info) == STT_FUNC});
+            m_symbols.emplace(name,
+                              Symbol{name, symbol.st_value, symbol.st_size, GELF_ST_TYPE(symbol.st_info) == STT_FUNC});
         }
     }
 

@@ -99,8 +99,8 @@ private Q_SLOTS:
     void pieMethod()
     {
         Symbolizer symbolizer;
-        const auto frames = symbolizer.symbolize(targetPath, m_target->buildId(),
-                                                 offsetOf(*m_target, "emberline_mark_method"));
+        const auto frames =
+            symbolizer.symbolize(targetPath, m_target->buildId(), offsetOf(*m_target, "emberline_mark_method"));
         const std::string file = sourcePath("symbols_target.cpp");
         QCOMPARE(describe(frames), QStringList{frameText("symbols::Shape::area(int) const", file,
                                                          findInSource("symbols_target.cpp", "LINE: method").line)});
@@ -119,18 +119,15 @@ private Q_SLOTS:
     // Two always-inline levels inside a noinline caller, across a header and a .cpp: if this fails, inline
     // frames are missing, out of order, or carry the wrong call sites (each outer frame must point at the
     // line that calls the inner one, not at its own first line).
-    void pieInlineChain()
-    {
-        checkInlineChain(targetPath, *m_target);
-    }
+    void pieInlineChain() { checkInlineChain(targetPath, *m_target); }
 
     // The same code linked at a fixed address (ET_EXEC): if this fails, the PT_LOAD translation assumes PIE.
     void nonPieInlineChainAndMethod()
     {
         checkInlineChain(noPiePath, *m_noPie);
         Symbolizer symbolizer;
-        const auto frames = symbolizer.symbolize(noPiePath, m_noPie->buildId(),
-                                                 offsetOf(*m_noPie, "emberline_mark_method"));
+        const auto frames =
+            symbolizer.symbolize(noPiePath, m_noPie->buildId(), offsetOf(*m_noPie, "emberline_mark_method"));
         QCOMPARE(frames.size(), size_t(1));
         QCOMPARE(frames[0].function, std::string("symbols::Shape::area(int) const"));
     }
@@ -146,9 +143,9 @@ private Q_SLOTS:
         checkInlineChain(copy, *image);
         Symbolizer symbolizer;
         const auto frames = symbolizer.symbolize(copy, image->buildId(), offsetOf(*image, "emberline_mark_method"));
-        QCOMPARE(describe(frames), QStringList{frameText("symbols::Shape::area(int) const",
-                                                         sourcePath("symbols_target.cpp"),
-                                                         findInSource("symbols_target.cpp", "LINE: method").line)});
+        QCOMPARE(describe(frames),
+                 QStringList{frameText("symbols::Shape::area(int) const", sourcePath("symbols_target.cpp"),
+                                       findInSource("symbols_target.cpp", "LINE: method").line)});
     }
 
     // main has no linkage name: if this fails, C-linkage functions lose their DW_AT_name.
@@ -167,10 +164,11 @@ private Q_SLOTS:
     {
         Symbolizer symbolizer;
         const std::string file = sourcePath("symbols_lib.cpp");
-        auto frames = symbolizer.symbolize(libraryPath, m_library->buildId(),
-                                           offsetOf(*m_library, "emberline_mark_library"));
-        QCOMPARE(describe(frames), QStringList{frameText("symlib::Counter::increment(long)", file,
-                                                         findInSource("symbols_lib.cpp", "(emberline_mark_library)").line)});
+        auto frames =
+            symbolizer.symbolize(libraryPath, m_library->buildId(), offsetOf(*m_library, "emberline_mark_library"));
+        QCOMPARE(describe(frames),
+                 QStringList{frameText("symlib::Counter::increment(long)", file,
+                                       findInSource("symbols_lib.cpp", "(emberline_mark_library)").line)});
         frames = symbolizer.symbolize(libraryPath, "", offsetOf(*m_library, "emberline_mark_library_local"));
         QCOMPARE(describe(frames),
                  QStringList{frameText("symlib::(anonymous namespace)::localHelper(int)", file,
@@ -208,7 +206,8 @@ private Q_SLOTS:
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         const std::string &id = m_target->buildId();
-        const QString idDir = dir.filePath(QStringLiteral("debug/.build-id/")) + QString::fromStdString(id.substr(0, 2));
+        const QString idDir =
+            dir.filePath(QStringLiteral("debug/.build-id/")) + QString::fromStdString(id.substr(0, 2));
         QVERIFY(QDir().mkpath(idDir) && QDir().mkpath(dir.filePath(QStringLiteral("bin"))));
         QVERIFY(copyFile(targetPath + ".debug", idDir + '/' + QString::fromStdString(id.substr(2)) + ".debug"));
         const QString binary = dir.filePath(QStringLiteral("bin/symbols_target"));
@@ -228,13 +227,15 @@ private Q_SLOTS:
     void separateDebugByDebuglink()
     {
         QTemporaryDir dir;
-        QVERIFY(QDir().mkpath(dir.filePath(QStringLiteral("debug"))) && QDir().mkpath(dir.filePath(QStringLiteral("bin"))));
+        QVERIFY(QDir().mkpath(dir.filePath(QStringLiteral("debug"))) &&
+                QDir().mkpath(dir.filePath(QStringLiteral("bin"))));
         QVERIFY(copyFile(targetPath + ".debug", dir.filePath(QStringLiteral("debug/symbols_target.debug"))));
         const QString binary = dir.filePath(QStringLiteral("bin/symbols_target"));
         QVERIFY(copyFile(targetPath + ".stripped", binary));
 
         Symbolizer symbolizer(Symbolizer::Options{{dir.filePath(QStringLiteral("debug")).toStdString()}});
-        const auto frames = symbolizer.symbolize(binary.toStdString(), "", offsetOf(*m_target, "emberline_mark_method"));
+        const auto frames =
+            symbolizer.symbolize(binary.toStdString(), "", offsetOf(*m_target, "emberline_mark_method"));
         QCOMPARE(describe(frames),
                  QStringList{frameText("symbols::Shape::area(int) const", sourcePath("symbols_target.cpp"),
                                        findInSource("symbols_target.cpp", "LINE: method").line)});
@@ -391,7 +392,7 @@ private Q_SLOTS:
         QCOMPARE(symbolizer.openModules(), size_t(1));
     }
 
-// Ends the test slots: moc runs every private slot above as a test, and none below.
+    // Ends the test slots: moc runs every private slot above as a test, and none below.
 private: // NOLINT(readability-redundant-access-specifiers)
     void checkInlineChain(const std::string &path, const ElfTestImage &image, Symbolizer *shared = nullptr)
     {
@@ -405,21 +406,24 @@ private: // NOLINT(readability-redundant-access-specifiers)
         const SourcePosition callMiddle = findInSource("symbols_target.cpp", "CALL: inlinedMiddle", "(x) + 7");
         const SourcePosition callMiddleName =
             findInSource("symbols_target.cpp", "CALL: inlinedMiddle", "inlinedMiddle(");
-        QCOMPARE(describe(frames), (QStringList{
-                                       frameText("symbols::inlinedLeaf(int)", sourcePath("symbols_inline.h"), leaf.line),
-                                       frameText("symbols::inlinedMiddle(int)", sourcePath("symbols_target.cpp"),
-                                                 callLeaf.line),
-                                       frameText("symbols::inlineCaller(int)", sourcePath("symbols_target.cpp"),
-                                                 callMiddle.line),
-                                   }));
+        QCOMPARE(describe(frames),
+                 (QStringList{
+                     frameText("symbols::inlinedLeaf(int)", sourcePath("symbols_inline.h"), leaf.line),
+                     frameText("symbols::inlinedMiddle(int)", sourcePath("symbols_target.cpp"), callLeaf.line),
+                     frameText("symbols::inlineCaller(int)", sourcePath("symbols_target.cpp"), callMiddle.line),
+                 }));
         // Columns of the call sites: the call expressions themselves.
         QCOMPARE(frames[0].column, leaf.column);
         QVERIFY2(frames[1].column == callLeaf.column || frames[1].column == callLeafName.column,
                  qPrintable(QStringLiteral("column %1, the call is at %2 or %3")
-                                .arg(frames[1].column).arg(callLeafName.column).arg(callLeaf.column)));
+                                .arg(frames[1].column)
+                                .arg(callLeafName.column)
+                                .arg(callLeaf.column)));
         QVERIFY2(frames[2].column == callMiddle.column || frames[2].column == callMiddleName.column,
                  qPrintable(QStringLiteral("column %1, the call is at %2 or %3")
-                                .arg(frames[2].column).arg(callMiddleName.column).arg(callMiddle.column)));
+                                .arg(frames[2].column)
+                                .arg(callMiddleName.column)
+                                .arg(callMiddle.column)));
     }
 
     std::optional<ElfTestImage> m_target;

@@ -1,8 +1,8 @@
 // Module ids stay the same for the same file at the same place: across /proc/PID/maps reloads, in a forked
 // child, and in the recorder's and exporter's location keys, which must not mix up modules whatever the
 // address. Runs on the test process and forked children of it: no privileges needed.
-#include "engine/session/sampling_pipeline.h"
 #include "engine/recorder/recorder.h"
+#include "engine/session/sampling_pipeline.h"
 #include "engine/unwind/elf_cache.h"
 #include "engine/unwind/module_ids.h"
 #include "engine/unwind/process_map.h"
@@ -106,8 +106,8 @@ private Q_SLOTS:
         size_t same = 0;
         for (const auto &[start, id] : childIds)
             same += parentIds.count(start) && parentIds.at(start) == id;
-        QVERIFY2(same + 2 >= childIds.size(), qPrintable(QStringLiteral("%1 of %2 mappings kept their id")
-                                                              .arg(same).arg(childIds.size())));
+        QVERIFY2(same + 2 >= childIds.size(),
+                 qPrintable(QStringLiteral("%1 of %2 mappings kept their id").arg(same).arg(childIds.size())));
     }
 
     // The pipeline's own path: a FORK record copies the parent's map; the ids and the count of known modules do

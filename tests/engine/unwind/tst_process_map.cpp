@@ -105,7 +105,8 @@ private Q_SLOTS:
             for (const ElfImage::Segment &s : m.image->segments()) {
                 const uint64_t a = s.vaddr + bias;
                 const uint64_t b = a + s.filesz;
-                for (uint64_t address : {a - 8, a - 1, a, a + 1, a + s.filesz / 3, b - 9, b - 8, b - 5, b - 4, b - 1, b})
+                for (uint64_t address :
+                     {a - 8, a - 1, a, a + 1, a + s.filesz / 3, b - 9, b - 8, b - 5, b - 4, b - 1, b})
                     addresses.push_back(address);
             }
             for (uint64_t i = 0; i < m.image->fdeCount(); i += 97)
@@ -159,7 +160,8 @@ private Q_SLOTS:
         QVERIFY(code != segments.end() && code != segments.begin());
         const auto before = std::prev(code);
         const uint64_t codePage = code->offset & ~uint64_t(0xfff);
-        QVERIFY2(codePage < before->offset + before->filesz, "the layout this test is about: one file page, two segments");
+        QVERIFY2(codePage < before->offset + before->filesz,
+                 "the layout this test is about: one file page, two segments");
 
         ElfCache cache;
         ModuleIds ids(kFirstModuleId);

@@ -180,7 +180,8 @@ private:
         const auto stallUntil = std::chrono::steady_clock::now() + std::chrono::milliseconds(m_stallMs.load());
         while (!m_stop && std::chrono::steady_clock::now() < stallUntil)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        const std::string response = "HTTP/1.1 " + std::to_string(status) + " Scripted\r\nContent-Length: 2\r\n"
+        const std::string response = "HTTP/1.1 " + std::to_string(status) +
+                                     " Scripted\r\nContent-Length: 2\r\n"
                                      "Connection: close\r\n\r\n{}";
         (void)!write(fd, response.data(), response.size());
     }

@@ -74,7 +74,8 @@ private Q_SLOTS:
             QVERIFY2(got.profile->findString("hot_sixty") != 0, "hot_sixty is not in the uploaded profile");
             QVERIFY(got.profile->sampleCount() > 0);
             const QString provenance = QString::fromStdString(got.attachments.at("code-provenance.json"));
-            QVERIFY2(provenance.contains(QStringLiteral("{\"kind\":\"\",\"name\":\"cpu_split\"")), qPrintable(provenance));
+            QVERIFY2(provenance.contains(QStringLiteral("{\"kind\":\"\",\"name\":\"cpu_split\"")),
+                     qPrintable(provenance));
             QVERIFY2(provenance.contains(QStringLiteral("standard library")), qPrintable(provenance));
         }
         QStringList expected;

@@ -105,8 +105,9 @@ private Q_SLOTS:
         UploadOverrides o;
         o.service = "from-flag";
         o.agentUrl = "127.0.0.1:7777";
-        auto s = resolveUploadSettings(fakeEnv({{"DD_SERVICE", "from-env"}, {"DD_ENV", "prod"},
-                                                {"DD_TRACE_AGENT_URL", "http://x:1"}}), o, kNoSocket);
+        auto s = resolveUploadSettings(
+            fakeEnv({{"DD_SERVICE", "from-env"}, {"DD_ENV", "prod"}, {"DD_TRACE_AGENT_URL", "http://x:1"}}), o,
+            kNoSocket);
         QVERIFY(s.ok());
         QCOMPARE(QString::fromStdString(s->service), QStringLiteral("from-flag"));
         QCOMPARE(QString::fromStdString(s->env), QStringLiteral("prod"));

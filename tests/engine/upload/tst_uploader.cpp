@@ -10,9 +10,9 @@
 #include "engine/upload/uploader.h"
 
 #include <QCryptographicHash>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QTemporaryDir>
-#include <QElapsedTimer>
 #include <QTest>
 
 using namespace emberline::engine;
@@ -84,8 +84,11 @@ private Q_SLOTS:
         QVERIFY(got.profile->findString("hot_sixty") != 0);
         QCOMPARE(got.profile->sampleCount(), size_t(1));
 
-        const QJsonArray provenance = QJsonDocument::fromJson(QByteArray::fromStdString(
-            got.attachments.at("code-provenance.json"))).object().value(QStringLiteral("v1")).toArray();
+        const QJsonArray provenance =
+            QJsonDocument::fromJson(QByteArray::fromStdString(got.attachments.at("code-provenance.json")))
+                .object()
+                .value(QStringLiteral("v1"))
+                .toArray();
         QMap<QString, QString> kindOf;
         for (const QJsonValue &v : provenance)
             kindOf[v[QStringLiteral("name")].toString()] = v[QStringLiteral("kind")].toString();
@@ -196,8 +199,7 @@ private Q_SLOTS:
         QVERIFY2(got.failures.isEmpty(), qPrintable(got.failures.join(QStringLiteral("; "))));
         QVERIFY(sink.waitFor(1, 5000));
         QCOMPARE(sink.snapshot().at(0)->outcome, UploadOutcome::Sent);
-        QCOMPARE(QString::fromStdString(sink.snapshot().at(0)->endpoint),
-                 QString::fromStdString("unix:" + socketPath));
+        QCOMPARE(QString::fromStdString(sink.snapshot().at(0)->endpoint), QString::fromStdString("unix:" + socketPath));
     }
 
     // If this fails, a missing agent is either retried forever or reported without telling the user where
@@ -375,7 +377,8 @@ private Q_SLOTS:
         s.apiKey = kApiKey;
         auto endpoint = uploadEndpoint(s);
         QVERIFY(endpoint.ok());
-        QCOMPARE(QString::fromStdString(endpoint->url), QStringLiteral("https://intake.profile.datadoghq.eu/api/v2/profile"));
+        QCOMPARE(QString::fromStdString(endpoint->url),
+                 QStringLiteral("https://intake.profile.datadoghq.eu/api/v2/profile"));
         QVERIFY(endpoint->agentless);
         bool keyHeader = false;
         for (const auto &[name, value] : uploadHeaders(s, endpoint.value(), 0, true))

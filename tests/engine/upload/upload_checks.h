@@ -235,12 +235,14 @@ inline Received checkRequest(const CapturedRequest &r, const std::string &apiKey
         if (profile)
             out.profile = std::move(profile).value();
         else
-            fail(QStringLiteral("profile.pprof does not decode: %1").arg(QString::fromStdString(profile.error().message)));
+            fail(QStringLiteral("profile.pprof does not decode: %1")
+                     .arg(QString::fromStdString(profile.error().message)));
     } else {
         fail(QStringLiteral("no profile.pprof"));
     }
     if (out.attachments.count("code-provenance.json")) {
-        const QJsonDocument cp = QJsonDocument::fromJson(QByteArray::fromStdString(out.attachments["code-provenance.json"]));
+        const QJsonDocument cp =
+            QJsonDocument::fromJson(QByteArray::fromStdString(out.attachments["code-provenance.json"]));
         if (!cp.object().value(QStringLiteral("v1")).isArray())
             fail(QStringLiteral("code-provenance.json has no v1 array"));
     }

@@ -25,9 +25,12 @@ inline std::shared_ptr<const engine::Flush> makeFlush(uint32_t sequence, const s
     auto p = std::make_shared<Profile>();
     p->sampleTypes().push_back({p->intern("cpu-samples"), p->intern("count")});
     p->sampleTypes().push_back({p->intern("cpu-time"), p->intern("nanoseconds")});
-    const char *files[] = {"/opt/shop/bin/checkout", "/usr/lib/x86_64-linux-gnu/libc.so.6",
-                           "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "/usr/lib/x86_64-linux-gnu/libQt6Core.so.6",
-                           "/usr/lib/x86_64-linux-gnu/libcurl.so.4.8.0", "[vdso]"};
+    const char *files[] = {"/opt/shop/bin/checkout",
+                           "/usr/lib/x86_64-linux-gnu/libc.so.6",
+                           "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+                           "/usr/lib/x86_64-linux-gnu/libQt6Core.so.6",
+                           "/usr/lib/x86_64-linux-gnu/libcurl.so.4.8.0",
+                           "[vdso]"};
     uint64_t base = 0x400000;
     for (const char *f : files) {
         Mapping m;

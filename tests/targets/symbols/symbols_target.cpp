@@ -26,8 +26,7 @@ int Shape::area(int scale) const
     return m_side * m_side * scale;
 }
 
-template <typename T>
-__attribute__((noinline, noclone)) T sumTwice(T a, T b)
+template <typename T> __attribute__((noinline, noclone)) T sumTwice(T a, T b)
 {
     EMBERLINE_MARK(emberline_mark_template); // LINE: template
     return (a + b) * 2;

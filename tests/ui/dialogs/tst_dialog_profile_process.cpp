@@ -19,11 +19,11 @@
 #include <QProcess>
 #include <QPushButton>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
-#include <QSignalSpy>
 #include <QTest>
 
 #include <unistd.h>
@@ -106,15 +106,17 @@ private Q_SLOTS:
                               QStringLiteral("20")});
         QVERIFY(tracer.waitForStarted());
         QString traced;
-        QVERIFY(QTest::qWaitFor([&] {
-            QFile children(QStringLiteral("/proc/%1/task/%1/children").arg(tracer.processId()));
-            if (children.open(QIODevice::ReadOnly))
-                traced = QString::fromLatin1(children.readAll()).trimmed().section(QLatin1Char(' '), 0, 0);
-            // The traced child has exec'd the target (before that it is strace's own fork).
-            return !traced.isEmpty() && QFileInfo(QStringLiteral("/proc/%1/exe").arg(traced))
-                                            .symLinkTarget()
-                                            .endsWith(QStringLiteral("named_threads"));
-        }, 5000));
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                QFile children(QStringLiteral("/proc/%1/task/%1/children").arg(tracer.processId()));
+                if (children.open(QIODevice::ReadOnly))
+                    traced = QString::fromLatin1(children.readAll()).trimmed().section(QLatin1Char(' '), 0, 0);
+                // The traced child has exec'd the target (before that it is strace's own fork).
+                return !traced.isEmpty() && QFileInfo(QStringLiteral("/proc/%1/exe").arg(traced))
+                                                .symLinkTarget()
+                                                .endsWith(QStringLiteral("named_threads"));
+            },
+            5000));
         ProfileProcessDialog dialog;
         dialog.show();
         child<QTabWidget>(&dialog, "modeTabs")->setCurrentIndex(1);
@@ -214,7 +216,8 @@ private Q_SLOTS:
         QVERIFY(self >= 0);
         QVERIFY(!(model->flags(model->index(self, 0)) & Qt::ItemIsEnabled));
         QVERIFY(model->index(self, ProcessListModel::Note).data().toString().contains(QStringLiteral("Emberline")));
-        QVERIFY(model->index(self, 0).data(Qt::ToolTipRole).toString().startsWith(QStringLiteral("Cannot be profiled")));
+        QVERIFY(
+            model->index(self, 0).data(Qt::ToolTipRole).toString().startsWith(QStringLiteral("Cannot be profiled")));
         bool seenOther = false;
         for (int row = 0; row < model->rowCount(); ++row) {
             const bool own = model->processAt(row)->own;

@@ -13,7 +13,6 @@
 #include <QSignalSpy>
 #include <QTest>
 
-
 using namespace emberline;
 using emberline::engine::DiffTree;
 using emberline::engine::kNoIndex;
@@ -28,8 +27,8 @@ using ui::test::profileOfPaths;
 std::shared_ptr<const engine::Comparison> comparison(int64_t newWork = 60)
 {
     engine::ComparisonRequest r;
-    r.base = loadedFrom(
-        profileOfPaths({{{"main", "work"}, 40}, {{"main", "idle"}, 10}, {{"main", "work", "hash"}, 10}}));
+    r.base =
+        loadedFrom(profileOfPaths({{{"main", "work"}, 40}, {{"main", "idle"}, 10}, {{"main", "work", "hash"}, 10}}));
     r.next = loadedFrom(
         profileOfPaths({{{"main", "work"}, newWork}, {{"main", "parse"}, 30}, {{"main", "work", "hash"}, 10}}));
     auto c = engine::compareProfiles(r);
@@ -101,9 +100,9 @@ private Q_SLOTS:
         QVERIFY(redness(ui::diffColor(int64_t(60), int64_t(40))) < 0);
         QVERIFY(redness(ui::diffColor(0.8)) > redness(ui::diffColor(0.2)));
         QVERIFY(redness(ui::diffColor(-0.8)) < redness(ui::diffColor(-0.2)));
-        QCOMPARE(ui::diffColor(int64_t(0), int64_t(7)), ui::diffColor(1.0));   // new path: full red
-        QCOMPARE(ui::diffColor(int64_t(7), int64_t(0)), ui::diffColor(-1.0));  // gone: full blue
-        QVERIFY(ui::diffColor(0.01) != ui::diffNeutralColor());                // a small change still shows
+        QCOMPARE(ui::diffColor(int64_t(0), int64_t(7)), ui::diffColor(1.0));  // new path: full red
+        QCOMPARE(ui::diffColor(int64_t(7), int64_t(0)), ui::diffColor(-1.0)); // gone: full blue
+        QVERIFY(ui::diffColor(0.01) != ui::diffNeutralColor());               // a small change still shows
 
         const auto c = comparison();
         const ui::DiffFlameStyle style(c->tree, c->unit);

@@ -124,13 +124,13 @@ private Q_SLOTS:
     void hitTest()
     {
         FlameGraphLayout layout = smallLayout();
-        QCOMPARE(layout.nodeAt(QPointF(500, 130)), m_cb);   // row 3, value 50 in [40, 60)
-        QCOMPARE(layout.nodeAt(QPointF(100, 130)), m_ab);   // row 3, value 10 in [0, 30)
+        QCOMPARE(layout.nodeAt(QPointF(500, 130)), m_cb);     // row 3, value 50 in [40, 60)
+        QCOMPARE(layout.nodeAt(QPointF(100, 130)), m_ab);     // row 3, value 10 in [0, 30)
         QCOMPARE(layout.nodeAt(QPointF(350, 130)), kNoIndex); // a's self time: nothing above it
         QCOMPARE(layout.nodeAt(QPointF(700, 130)), kNoIndex); // c's self time
         QCOMPARE(layout.nodeAt(QPointF(999, 145)), m_c);
         QCOMPARE(layout.nodeAt(QPointF(10, 199)), 0u);
-        QCOMPARE(layout.nodeAt(QPointF(500, 50)), kNoIndex);  // above the deepest row
+        QCOMPARE(layout.nodeAt(QPointF(500, 50)), kNoIndex); // above the deepest row
         QCOMPARE(layout.nodeAt(QPointF(-1, 190)), kNoIndex);
         QCOMPARE(layout.nodeAt(QPointF(1000, 190)), kNoIndex);
     }
@@ -291,8 +291,8 @@ private Q_SLOTS:
         QCOMPARE(ui::frameColorKey(node), QStringLiteral("@scope/pkg"));
         engine::Frame internal{"listOnTimeout", "node:internal/timers", 1, "", true};
         QCOMPARE(ui::frameColorKey(internal), QStringLiteral("node:internal"));
-        engine::Frame native{"std::vector<int>::push_back", "/usr/include/c++/12/bits/stl_vector.h", 1,
-                             "libfoo.so.1", true};
+        engine::Frame native{"std::vector<int>::push_back", "/usr/include/c++/12/bits/stl_vector.h", 1, "libfoo.so.1",
+                             true};
         QCOMPARE(ui::frameColorKey(native), QStringLiteral("libfoo.so.1"));
         QCOMPARE(ui::colorForKey(QStringLiteral("runtime")), ui::colorForKey(QStringLiteral("runtime")));
         QVERIFY(ui::colorForKey(QStringLiteral("runtime")) != ui::colorForKey(QStringLiteral("main")));

@@ -2,10 +2,10 @@
 // tables with base, new, change and change %, each column sorted through FunctionFilterProxy by its raw value.
 #include "engine/compare/comparison.h"
 #include "tests/ui/test_profiles.h"
+#include "ui/common/model_roles.h"
 #include "ui/models/diff_caller_callee_model.h"
 #include "ui/models/diff_functions_model.h"
 #include "ui/models/function_filter_proxy.h"
-#include "ui/common/model_roles.h"
 
 #include <QAbstractItemModelTester>
 #include <QTest>
@@ -26,8 +26,8 @@ using ui::test::profileOfPaths;
 std::shared_ptr<const engine::Comparison> comparison()
 {
     engine::ComparisonRequest r;
-    r.base = loadedFrom(profileOfPaths({{{"main", "a", "b"}, 30}, {{"main", "a"}, 10}, {{"main", "c"}, 40},
-                                        {{"main", "c", "b"}, 20}}));
+    r.base = loadedFrom(
+        profileOfPaths({{{"main", "a", "b"}, 30}, {{"main", "a"}, 10}, {{"main", "c"}, 40}, {{"main", "c", "b"}, 20}}));
     r.next = loadedFrom(profileOfPaths({{{"main", "a", "b"}, 30}, {{"main", "a"}, 20}, {{"main", "c"}, 40}}));
     auto c = engine::compareProfiles(r);
     return c ? c.value() : nullptr;

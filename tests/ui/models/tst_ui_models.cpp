@@ -1,9 +1,9 @@
 #include "engine/analysis/function_table.h"
 #include "engine/model/sample_filter.h"
 #include "tests/ui/test_profiles.h"
+#include "ui/common/model_roles.h"
 #include "ui/models/caller_callee_model.h"
 #include "ui/models/function_filter_proxy.h"
-#include "ui/common/model_roles.h"
 #include "ui/models/thread_list_model.h"
 #include "ui/models/top_functions_model.h"
 

@@ -6,18 +6,18 @@
 #include "tests/engine/live/synthetic_flush.h"
 #include "tests/ui/views/explorer_test_support.h"
 
-#include "engine/stage/live_stage.h"
 #include "engine/pprof/pprof_writer.h"
 #include "engine/session/profiling_session.h"
+#include "engine/stage/live_stage.h"
+#include "ui/flamegraph/diff_flame_graph_view.h"
 #include "ui/flamegraph/flame_graph_view.h"
 #include "ui/timeline/heatmap_layout.h"
 #include "ui/timeline/heatmap_panel.h"
 #include "ui/timeline/heatmap_view.h"
-#include "ui/flamegraph/diff_flame_graph_view.h"
 #include "ui/views/compare/compare_explorer.h"
-#include "ui/views/live/live_session_view.h"
 #include "ui/views/explorer/profile_explorer.h"
 #include "ui/views/explorer/profile_view.h"
+#include "ui/views/live/live_session_view.h"
 
 #include <QApplication>
 #include <QDir>
@@ -421,7 +421,8 @@ private Q_SLOTS:
         drag(*heatmap, {2, 0}, {2, 49});
         QVERIFY(!view.isComparingRanges());
         QVERIFY(view.explorer()->isVisible());
-        QTRY_VERIFY(!view.explorer()->isAnalysing() && view.explorer()->analysis()->filter.startNs == kStart + 2 * kSecond);
+        QTRY_VERIFY(!view.explorer()->isAnalysing() &&
+                    view.explorer()->analysis()->filter.startNs == kStart + 2 * kSecond);
         QCOMPARE(view.explorer()->analysis()->keptSamples, size_t(5));
     }
 };

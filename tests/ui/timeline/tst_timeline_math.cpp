@@ -80,8 +80,8 @@ private Q_SLOTS:
         a.bucketNs = 1'000'000'000;
         a.bucketCount = 3000;
         a.cpuNs.assign(1, std::vector<int64_t>(a.bucketCount, 500'000'000)); // 50% throughout
-        a.cpuNs[0][1234] = 1'000'000'000;                                     // one second at 100%
-        a.cpuNs[0][2500] = 0;                                                 // one idle second
+        a.cpuNs[0][1234] = 1'000'000'000;                                    // one second at 100%
+        a.cpuNs[0][2500] = 0;                                                // one idle second
         TimeAxis axis;
         axis.setTimeRange(a.startNs, a.startNs + 3000 * a.bucketNs);
         axis.setPixelRange(0, 500);

@@ -6,8 +6,8 @@
 
 #include "engine/live/live_profile.h"
 #include "engine/live/live_selection.h"
-#include "ui/timeline/live_thread_model.h"
 #include "ui/timeline/activity_strip.h"
+#include "ui/timeline/live_thread_model.h"
 #include "ui/timeline/timeline_chart_view.h"
 #include "ui/timeline/timeline_view.h"
 

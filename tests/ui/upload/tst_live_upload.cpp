@@ -11,11 +11,11 @@
 #include "tests/ui/test_settings.h"
 
 #include "ui/dialogs/profile_process_dialog.h"
-#include "ui/window/main_window.h"
 #include "ui/upload/session_upload.h"
 #include "ui/upload/upload_panel.h"
 #include "ui/upload/upload_panel_model.h"
 #include "ui/upload/upload_settings_widget.h"
+#include "ui/window/main_window.h"
 
 #include <QAction>
 #include <QCheckBox>

@@ -30,8 +30,7 @@ namespace {
 
 const QString kKey = QStringLiteral("0123456789abcdef0123456789abcdef");
 
-template <typename T>
-T *child(QWidget &parent, const char *name)
+template <typename T> T *child(QWidget &parent, const char *name)
 {
     T *w = parent.findChild<T *>(QLatin1String(name));
     if (!w)

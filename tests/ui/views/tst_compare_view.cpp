@@ -7,18 +7,18 @@
 
 #include "engine/pprof/pprof_reader.h"
 #include "engine/report/report.h"
+#include "ui/common/model_roles.h"
 #include "ui/flamegraph/diff_flame_graph_view.h"
 #include "ui/flamegraph/flame_graph_view.h"
-#include "ui/window/main_window.h"
 #include "ui/models/diff_caller_callee_model.h"
 #include "ui/models/diff_functions_model.h"
 #include "ui/models/function_filter_proxy.h"
-#include "ui/common/model_roles.h"
 #include "ui/views/compare/compare_explorer.h"
 #include "ui/views/compare/compare_view.h"
 #include "ui/views/compare/diff_tables_view.h"
 #include "ui/views/explorer/profile_explorer.h"
 #include "ui/views/explorer/profile_view.h"
+#include "ui/window/main_window.h"
 
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
@@ -30,8 +30,8 @@
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
-#include <QTreeView>
 #include <QTest>
+#include <QTreeView>
 
 using namespace emberline;
 using emberline::ui::CompareExplorer;

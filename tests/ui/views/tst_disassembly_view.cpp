@@ -3,10 +3,10 @@
 // and the hottest row (scrolled into view) is one of the loop's instructions. Run under a real display with
 // EMBERLINE_SHOW_MS set, the view stays shown that long (for screenshots).
 
-#include "engine/import/open_profile.h"
 #include "engine/annotate/debuginfod_client.h"
-#include "ui/models/disassembly_model.h"
+#include "engine/import/open_profile.h"
 #include "tests/ui/views/explorer_test_support.h"
+#include "ui/models/disassembly_model.h"
 #include "ui/views/explorer/disassembly_view.h"
 #include "ui/views/explorer/profile_explorer.h"
 #include "ui/views/explorer/profile_view.h"

@@ -37,7 +37,8 @@ std::shared_ptr<const UnwindHealth> sampleHealth()
     symbols[3] = {SymbolStatus::FullDwarf, SymbolSource::InFile};
     symbols[4] = {SymbolStatus::SymbolTable, SymbolSource::InFile};
     return std::make_shared<const UnwindHealth>(buildUnwindHealth(
-        c, symbols, {"perf map /tmp/perf-42.map: 7 malformed line(s) skipped", "kernel frames stay unnamed: kptr_restrict"},
+        c, symbols,
+        {"perf map /tmp/perf-42.map: 7 malformed line(s) skipped", "kernel frames stay unnamed: kptr_restrict"},
         UnwindHealthContext{}));
 }
 

@@ -9,23 +9,23 @@
 
 #include "ui/dialogs/profile_process_dialog.h"
 #include "ui/flamegraph/diff_flame_graph_view.h"
-#include "ui/window/main_window.h"
 #include "ui/models/diff_functions_model.h"
 #include "ui/timeline/timeline_chart_view.h"
 #include "ui/timeline/timeline_view.h"
 #include "ui/views/compare/compare_explorer.h"
 #include "ui/views/compare/diff_tables_view.h"
+#include "ui/window/main_window.h"
 
 #include <QComboBox>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QSpinBox>
-#include <QStandardPaths>
 #include <QStackedWidget>
+#include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
-#include <QSignalSpy>
 #include <QTest>
 
 using namespace emberline;
@@ -101,8 +101,7 @@ private Q_SLOTS:
 
         CompareExplorer *explorer = view->compareExplorer();
         std::vector<std::shared_ptr<const engine::Comparison>> seen;
-        connect(explorer, &CompareExplorer::comparisonApplied, this,
-                [&] { seen.push_back(explorer->comparison()); });
+        connect(explorer, &CompareExplorer::comparisonApplied, this, [&] { seen.push_back(explorer->comparison()); });
         QSignalSpy ended(view, &LiveSessionView::sessionEnded);
         QVERIFY(ended.wait(30000));
         QTRY_VERIFY_WITH_TIMEOUT(compared(view), 10000);

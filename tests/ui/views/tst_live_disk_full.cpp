@@ -10,9 +10,9 @@
 
 #include <QDir>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
-#include <QSignalSpy>
 #include <QTest>
 
 #include <sys/mount.h>

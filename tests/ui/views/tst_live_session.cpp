@@ -10,13 +10,13 @@
 #include "engine/pprof/pprof_reader.h"
 #include "ui/dialogs/attach_page.h"
 #include "ui/dialogs/profile_process_dialog.h"
-#include "ui/window/main_window.h"
+#include "ui/models/unwind_health_model.h"
 #include "ui/timeline/live_thread_model.h"
 #include "ui/timeline/time_axis.h"
 #include "ui/timeline/timeline_chart_view.h"
 #include "ui/timeline/timeline_view.h"
-#include "ui/models/unwind_health_model.h"
 #include "ui/views/live/health_view.h"
+#include "ui/window/main_window.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -27,11 +27,11 @@
 #include <QProcess>
 #include <QPushButton>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
-#include <QSignalSpy>
 #include <QTest>
 
 using namespace emberline;
@@ -109,8 +109,10 @@ private Q_SLOTS:
         tabs->setCurrentWidget(view->health());
         QCOMPARE(tabs->tabText(tabs->currentIndex()), QStringLiteral("Health ⚠"));
         QCOMPARE(model->index(0, UnwindHealthModel::ModuleColumn).data().toString(), QStringLiteral("deep_stack"));
-        QCOMPARE(model->index(0, UnwindHealthModel::CauseColumn).data().toString(), QStringLiteral("stack copy too small"));
-        QVERIFY(model->index(0, UnwindHealthModel::FixColumn).data().toString().contains(QStringLiteral("--stack-size ")));
+        QCOMPARE(model->index(0, UnwindHealthModel::CauseColumn).data().toString(),
+                 QStringLiteral("stack copy too small"));
+        QVERIFY(
+            model->index(0, UnwindHealthModel::FixColumn).data().toString().contains(QStringLiteral("--stack-size ")));
         QSignalSpy ended(view, &LiveSessionView::sessionEnded);
         QTest::mouseClick(child<QPushButton>(view, "stopButton"), Qt::LeftButton);
         QVERIFY(ended.wait(15000));
@@ -232,8 +234,7 @@ private Q_SLOTS:
             const auto swatch = threads->index(row).data(Qt::DecorationRole).value<QIcon>();
             QVERIFY(!swatch.isNull());
             QCOMPARE(threads->index(row).data(Qt::DecorationRole).value<QIcon>().cacheKey(), swatch.cacheKey());
-            QCOMPARE(swatch.pixmap(16, 16).toImage().pixelColor(8, 8),
-                     threadColor(static_cast<uint32_t>(row)));
+            QCOMPARE(swatch.pixmap(16, 16).toImage().pixelColor(8, 8), threadColor(static_cast<uint32_t>(row)));
         }
 
         QSignalSpy ended(view, &LiveSessionView::sessionEnded);

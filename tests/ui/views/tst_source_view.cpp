@@ -5,8 +5,8 @@
 // to the hottest), and with a source shorter than the recording (the lines past its end said so).
 #include "tests/ui/test_settings.h"
 #include "tests/ui/views/explorer_test_support.h"
-#include "ui/models/source_lines_model.h"
 #include "ui/common/source_roots.h"
+#include "ui/models/source_lines_model.h"
 #include "ui/views/explorer/source_view.h"
 
 #include <QAbstractItemModelTester>
@@ -17,8 +17,8 @@
 #include <QJsonObject>
 #include <QScrollBar>
 #include <QTemporaryDir>
-#include <QTreeView>
 #include <QTest>
+#include <QTreeView>
 
 #include <map>
 

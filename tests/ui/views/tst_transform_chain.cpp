@@ -7,12 +7,12 @@
 #include "tests/ui/test_profiles.h"
 #include "tests/ui/test_settings.h"
 #include "tests/ui/views/explorer_test_support.h"
-#include "ui/flamegraph/flame_graph_view.h"
 #include "ui/common/model_roles.h"
+#include "ui/flamegraph/flame_graph_view.h"
 #include "ui/models/thread_list_model.h"
 #include "ui/models/top_functions_model.h"
-#include "ui/views/widgets/thread_filter_button.h"
 #include "ui/views/explorer/top_functions_view.h"
+#include "ui/views/widgets/thread_filter_button.h"
 #include "ui/views/widgets/transform_chain_bar.h"
 
 #include <QContextMenuEvent>
@@ -20,11 +20,11 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMenu>
+#include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QTest>
 #include <QToolButton>
 #include <QTreeView>
-#include <QSignalSpy>
-#include <QTest>
 
 #include <map>
 

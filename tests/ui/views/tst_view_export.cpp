@@ -12,8 +12,8 @@
 #include <QImage>
 #include <QSignalSpy>
 #include <QTemporaryDir>
-#include <QXmlStreamReader>
 #include <QTest>
+#include <QXmlStreamReader>
 
 using namespace emberline;
 

@@ -1,15 +1,15 @@
 #include "ui/views/compare/compare_explorer.h"
 
 #include "engine/model/units.h"
+#include "ui/common/logging.h"
 #include "ui/common/value_text.h"
 #include "ui/flamegraph/breadcrumb_bar.h"
 #include "ui/flamegraph/diff_flame_graph_view.h"
 #include "ui/flamegraph/flame_graph_view.h"
 #include "ui/jobs/comparison_runner.h"
-#include "ui/common/logging.h"
 #include "ui/views/compare/diff_tables_view.h"
-#include "ui/views/widgets/search_delay.h"
 #include "ui/views/widgets/label_strip.h"
+#include "ui/views/widgets/search_delay.h"
 #include "ui/views/widgets/thread_filter_button.h"
 
 #include <QAction>
@@ -137,8 +137,7 @@ void CompareExplorer::fillSampleTypes()
     for (int i : shared) {
         const engine::ValueType &type = next.sampleTypes()[static_cast<size_t>(i)];
         const QString name = QString::fromStdString(next.str(type.type));
-        m_sampleType->addItem(QStringLiteral("%1 (%2)").arg(name, QString::fromStdString(next.str(type.unit))),
-                              name);
+        m_sampleType->addItem(QStringLiteral("%1 (%2)").arg(name, QString::fromStdString(next.str(type.unit))), name);
         if (i == next.defaultSampleTypeIndex())
             m_sampleType->setCurrentIndex(m_sampleType->count() - 1);
     }

@@ -38,8 +38,8 @@ class ThreadFilterButton;
 class CompareExplorer : public QWidget {
     Q_OBJECT
 public:
-    CompareExplorer(std::shared_ptr<const engine::LoadedProfile> next, std::shared_ptr<const engine::LoadedProfile> base,
-                    QWidget *parent = nullptr);
+    CompareExplorer(std::shared_ptr<const engine::LoadedProfile> next,
+                    std::shared_ptr<const engine::LoadedProfile> base, QWidget *parent = nullptr);
     explicit CompareExplorer(QWidget *parent = nullptr);
 
     // Fed mode: the sample types of the session (by index) and the one shown.

@@ -25,9 +25,9 @@ void CompareView::setupUi()
     m_runner = new ComparisonRunner(this);
     m_stack = new QStackedWidget(this);
     // Busy throughout: two readers at once have no single fraction.
-    m_loadingPage = new LoadingPage(tr("Loading %1 (base) and %2 (new)…")
-                                        .arg(QFileInfo(m_basePath).fileName(), QFileInfo(m_newPath).fileName()),
-                                    this);
+    m_loadingPage = new LoadingPage(
+        tr("Loading %1 (base) and %2 (new)…").arg(QFileInfo(m_basePath).fileName(), QFileInfo(m_newPath).fileName()),
+        this);
     m_errorPage = new LoadErrorPage(tr("These profiles could not be compared"), this);
     m_stack->addWidget(m_loadingPage);
     m_stack->addWidget(m_errorPage);

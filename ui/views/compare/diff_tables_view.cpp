@@ -1,10 +1,10 @@
 #include "ui/views/compare/diff_tables_view.h"
 
 #include "engine/model/units.h"
+#include "ui/common/model_roles.h"
 #include "ui/models/diff_caller_callee_model.h"
 #include "ui/models/diff_functions_model.h"
 #include "ui/models/function_filter_proxy.h"
-#include "ui/common/model_roles.h"
 
 #include <QHeaderView>
 #include <QLabel>
@@ -150,14 +150,14 @@ void DiffTablesView::setCallerCallee(std::shared_ptr<const engine::DiffCallerCal
         return;
     }
     const std::string &unit = m_comparison->unit;
-    m_callerTitle->setText(tr("%1: total %2 → %3 (%4), self %5 → %6")
-                               .arg(QString::fromStdString(m_comparison->frames->frame(data->frame).name),
-                                    QString::fromStdString(engine::formatValue(data->baseTotal, unit)),
-                                    QString::fromStdString(engine::formatValue(data->newTotal, unit)),
-                                    QString::fromStdString(engine::formatChangePercent(data->baseTotal,
-                                                                                       data->newTotal)),
-                                    QString::fromStdString(engine::formatValue(data->baseSelf, unit)),
-                                    QString::fromStdString(engine::formatValue(data->newSelf, unit))));
+    m_callerTitle->setText(
+        tr("%1: total %2 → %3 (%4), self %5 → %6")
+            .arg(QString::fromStdString(m_comparison->frames->frame(data->frame).name),
+                 QString::fromStdString(engine::formatValue(data->baseTotal, unit)),
+                 QString::fromStdString(engine::formatValue(data->newTotal, unit)),
+                 QString::fromStdString(engine::formatChangePercent(data->baseTotal, data->newTotal)),
+                 QString::fromStdString(engine::formatValue(data->baseSelf, unit)),
+                 QString::fromStdString(engine::formatValue(data->newSelf, unit))));
     m_callers->setCallerCallee(data, m_comparison->frames, unit);
     m_callees->setCallerCallee(std::move(data), m_comparison->frames, unit);
 }

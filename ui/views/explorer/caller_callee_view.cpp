@@ -1,9 +1,9 @@
 #include "ui/views/explorer/caller_callee_view.h"
 
 #include "engine/model/units.h"
+#include "ui/common/model_roles.h"
 #include "ui/models/caller_callee_model.h"
 #include "ui/models/function_filter_proxy.h"
-#include "ui/common/model_roles.h"
 
 #include <QHeaderView>
 #include <QLabel>

@@ -1,23 +1,23 @@
 #include "ui/views/explorer/profile_explorer.h"
 
 #include "engine/model/units.h"
+#include "ui/common/logging.h"
+#include "ui/common/source_roots.h"
 #include "ui/common/value_text.h"
 #include "ui/flamegraph/breadcrumb_bar.h"
-#include "ui/common/logging.h"
 #include "ui/flamegraph/flame_graph_view.h"
-#include "ui/models/top_functions_model.h"
 #include "ui/jobs/analysis_runner.h"
 #include "ui/jobs/source_runner.h"
-#include "ui/common/source_roots.h"
+#include "ui/models/top_functions_model.h"
 #include "ui/views/explorer/caller_callee_view.h"
+#include "ui/views/explorer/disassembly_view.h"
+#include "ui/views/explorer/sandwich_view.h"
+#include "ui/views/explorer/source_view.h"
+#include "ui/views/explorer/top_functions_view.h"
 #include "ui/views/widgets/label_strip.h"
 #include "ui/views/widgets/search_delay.h"
-#include "ui/views/explorer/sandwich_view.h"
-#include "ui/views/explorer/disassembly_view.h"
-#include "ui/views/explorer/source_view.h"
 #include "ui/views/widgets/thread_filter_button.h"
 #include "ui/views/widgets/transform_chain_bar.h"
-#include "ui/views/explorer/top_functions_view.h"
 
 #include <QAction>
 #include <QComboBox>
@@ -352,7 +352,7 @@ void ProfileExplorer::fillSampleTypes()
     const engine::Profile &profile = *m_loaded->profile;
     for (const engine::ValueType &type : profile.sampleTypes())
         m_sampleType->addItem(QStringLiteral("%1 (%2)").arg(QString::fromStdString(profile.str(type.type)),
-                                                             QString::fromStdString(profile.str(type.unit))));
+                                                            QString::fromStdString(profile.str(type.unit))));
     m_sampleType->setCurrentIndex(std::max(0, profile.defaultSampleTypeIndex()));
 }
 

@@ -1,10 +1,10 @@
 #include "ui/views/explorer/profile_view.h"
 
-#include "ui/views/compare/compare_explorer.h"
-#include "ui/views/explorer/profile_explorer.h"
 #include "ui/jobs/heatmap_runner.h"
 #include "ui/jobs/profile_loader.h"
 #include "ui/timeline/heatmap_panel.h"
+#include "ui/views/compare/compare_explorer.h"
+#include "ui/views/explorer/profile_explorer.h"
 #include "ui/views/widgets/load_error_page.h"
 #include "ui/views/widgets/loading_page.h"
 
@@ -152,7 +152,9 @@ void ProfileView::compareRanges(engine::TimeRange a, engine::TimeRange b)
     const engine::Heatmap *heatmap = m_heatmap->view()->heatmap().get();
     const int64_t start = heatmap ? heatmap->startNs() : 0;
     const auto label = [start](engine::TimeRange r) {
-        const auto seconds = [start](int64_t t) { return QString::number(static_cast<double>(t - start) / 1e9, 'f', 2); };
+        const auto seconds = [start](int64_t t) {
+            return QString::number(static_cast<double>(t - start) / 1e9, 'f', 2);
+        };
         return tr("range %1–%2 s").arg(seconds(r.startNs), seconds(r.endNs));
     };
     m_rangeCompare->compareRanges(a, b, label(a), label(b));

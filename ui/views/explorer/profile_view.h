@@ -19,9 +19,9 @@ class LoadingPage;
 class ProfileExplorer;
 class ProfileLoader;
 
-// One tab: a profile file (or a session folder) through its life. While loading it shows the file name, a progress bar and Cancel;
-// if loading fails it shows the error (which names the file and the problem) with Retry and Close; once loaded
-// it shows a ProfileExplorer, with the sub-second heatmap above it when the samples carry timestamps (a range
+// One tab: a profile file (or a session folder) through its life. While loading it shows the file name, a progress bar
+// and Cancel; if loading fails it shows the error (which names the file and the problem) with Retry and Close; once
+// loaded it shows a ProfileExplorer, with the sub-second heatmap above it when the samples carry timestamps (a range
 // selected on it filters the explorer's views to that time). A second range (Shift+drag on the heatmap) compares
 // range B with range A: a CompareExplorer over the profile takes the explorer's place until a new range A is
 // selected or the selection is cleared (Esc).

@@ -1,7 +1,7 @@
 #include "ui/views/explorer/sandwich_view.h"
 
-#include "ui/flamegraph/flame_graph_view.h"
 #include "ui/common/value_text.h"
+#include "ui/flamegraph/flame_graph_view.h"
 
 #include <QLabel>
 #include <QSplitter>

@@ -1,7 +1,7 @@
 #include "ui/views/explorer/source_view.h"
 
-#include "ui/models/source_lines_model.h"
 #include "ui/common/value_text.h"
+#include "ui/models/source_lines_model.h"
 
 #include <QFileInfo>
 #include <QHeaderView>

@@ -1,7 +1,7 @@
 #include "ui/views/explorer/top_functions_view.h"
 
-#include "ui/models/function_filter_proxy.h"
 #include "ui/common/model_roles.h"
+#include "ui/models/function_filter_proxy.h"
 #include "ui/models/top_functions_model.h"
 
 #include <QFontMetrics>
@@ -55,7 +55,8 @@ void TopFunctionsView::setupUi()
         header->setSectionResizeMode(c, QHeaderView::Interactive);
         const bool percent = c == TopFunctionsModel::SelfPercentColumn || c == TopFunctionsModel::TotalPercentColumn;
         const int title = header->fontMetrics().horizontalAdvance(
-                              m_model->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString()) + 32;
+                              m_model->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString()) +
+                          32;
         header->resizeSection(c, std::max(percent ? percentWidth : valueWidth, title));
     }
 

@@ -60,9 +60,9 @@ void HealthView::setHealth(std::shared_ptr<const engine::UnwindHealth> health)
     m_faults->setText(faults.join(QLatin1Char('\n')));
     m_faults->setVisible(!faults.isEmpty());
     // The module, numbers and cause fit their text; the symbols and the fix share what is left.
-    for (int column : {UnwindHealthModel::ModuleColumn, UnwindHealthModel::SamplesColumn,
-                       UnwindHealthModel::IncompleteColumn, UnwindHealthModel::CauseColumn,
-                       UnwindHealthModel::SymbolsColumn})
+    for (int column :
+         {UnwindHealthModel::ModuleColumn, UnwindHealthModel::SamplesColumn, UnwindHealthModel::IncompleteColumn,
+          UnwindHealthModel::CauseColumn, UnwindHealthModel::SymbolsColumn})
         m_table->resizeColumnToContents(column);
 }
 
@@ -71,7 +71,8 @@ QString HealthView::summaryText() const
     const auto &h = m_model->health();
     if (!h)
         return tr("Unwind and symbol health appears with the first flush.");
-    const double percent = h->samples ? 100.0 * static_cast<double>(h->incomplete) / static_cast<double>(h->samples) : 0;
+    const double percent =
+        h->samples ? 100.0 * static_cast<double>(h->incomplete) / static_cast<double>(h->samples) : 0;
     QString text = tr("%1 of %2 stacks incomplete (%3%)").arg(h->incomplete).arg(h->samples).arg(percent, 0, 'f', 2);
     if (h->stackBytes > 0)
         text += h->stackCopyLearned ? tr(" · stack copies of %1 bytes, learned from the stacks").arg(h->stackBytes)

@@ -186,9 +186,8 @@ void LiveSessionView::setCompare(engine::LiveCompareRequest compare)
     m_compare->setCurrentIndex(compareChoice(compare));
     const bool rangeBaseline =
         compare.mode == LiveCompareMode::Baseline && compare.baseline.kind == LiveBaseline::Kind::TimeRange;
-    m_timeline->setComparedRange(rangeBaseline ? std::optional(std::pair(compare.baseline.startNs,
-                                                                         compare.baseline.endNs))
-                                               : std::nullopt);
+    m_timeline->setComparedRange(
+        rangeBaseline ? std::optional(std::pair(compare.baseline.startNs, compare.baseline.endNs)) : std::nullopt);
     // "Previous flush" compares the two newest flushes whatever the scope says.
     m_scope->setEnabled(compare.mode != LiveCompareMode::PreviousFlush);
     m_request.compare = std::move(compare);
@@ -213,8 +212,7 @@ void LiveSessionView::applyComparison(const engine::LiveUpdate &update)
         reportShownIfComplete();
         return;
     }
-    m_compareExplorer->showComparison(update.comparison.comparison,
-                                      QString::fromStdString(update.comparison.baseLabel),
+    m_compareExplorer->showComparison(update.comparison.comparison, QString::fromStdString(update.comparison.baseLabel),
                                       QString::fromStdString(update.comparison.newLabel));
 }
 

@@ -3,11 +3,11 @@
 #include "engine/common/clock.h"
 #include "ui/common/logging.h"
 #include "ui/timeline/heatmap_panel.h"
-#include "ui/timeline/timeline_view.h"
 #include "ui/timeline/live_thread_model.h"
+#include "ui/timeline/timeline_view.h"
 #include "ui/views/compare/compare_explorer.h"
-#include "ui/views/live/health_view.h"
 #include "ui/views/explorer/profile_explorer.h"
+#include "ui/views/live/health_view.h"
 #include "ui/views/live/session_status_bar.h"
 
 #include <QComboBox>
@@ -121,8 +121,8 @@ QWidget *LiveSessionView::createToolbar()
     row->addStretch();
     m_save = button("saveSessionButton", tr("Save Session…"),
                     tr("Copy the session's folder (every flush and the merged profile) elsewhere"));
-    m_openProfile = button("openProfileButton", tr("Open in Viewer"),
-                           tr("Open the session's merged profile in a new tab"));
+    m_openProfile =
+        button("openProfileButton", tr("Open in Viewer"), tr("Open the session's merged profile in a new tab"));
     return bar;
 }
 

@@ -72,8 +72,7 @@ void SessionStatusBar::fitTo(QLabel *label, std::initializer_list<QString> wides
     for (const QString &text : widest)
         width = std::max(width, metrics.horizontalAdvance(text));
     const QMargins margins = label->contentsMargins();
-    label->setFixedSize(width + margins.left() + margins.right() + 2 * label->margin() + 2,
-                        label->sizeHint().height());
+    label->setFixedSize(width + margins.left() + margins.right() + 2 * label->margin() + 2, label->sizeHint().height());
 }
 
 void SessionStatusBar::fitLiveTexts()

@@ -11,8 +11,8 @@ class QLabel;
 namespace emberline::ui {
 
 // The live numbers of a session in one row: elapsed time, samples, real rate, lost samples, samples of other
-// processes dropped, incomplete stacks, the profiler's own CPU and the sampler's description. Each is its own label (with an objectName) so that it
-// can be read and tested on its own.
+// processes dropped, incomplete stacks, the profiler's own CPU and the sampler's description. Each is its own label
+// (with an objectName) so that it can be read and tested on its own.
 //
 // Thread: GUI thread.
 class SessionStatusBar : public QWidget {

@@ -86,7 +86,9 @@ void StartPage::connectSignals()
     connect(m_profile, &QPushButton::clicked, this, &StartPage::profileRequested);
     connect(m_demo, &QPushButton::clicked, this, &StartPage::demoRequested);
     // A single click opens, like a link; Enter (activation) does too.
-    const auto open = [this](QListWidgetItem *item) { Q_EMIT recentFileActivated(item->data(Qt::UserRole).toString()); };
+    const auto open = [this](QListWidgetItem *item) {
+        Q_EMIT recentFileActivated(item->data(Qt::UserRole).toString());
+    };
     connect(m_recent, &QListWidget::itemClicked, this, open);
     connect(m_recent, &QListWidget::itemActivated, this, open);
 }
