@@ -10,6 +10,14 @@ using namespace emberline::engine;
 
 namespace {
 
+// A context that says only whether DEBUGINFOD_URLS is set.
+UnwindHealthContext withDebuginfod(bool configured)
+{
+    UnwindHealthContext context;
+    context.debuginfodConfigured = configured;
+    return context;
+}
+
 void addModule(UnwindCounters &c, uint32_t id, std::string path, bool anonymous = false, bool missing = false)
 {
     if (c.modules.size() <= id)
@@ -99,7 +107,7 @@ private Q_SLOTS:
         symbols[6] = {SymbolStatus::FullDwarf, SymbolSource::Debuglink};
         symbols[8] = {SymbolStatus::SymbolTable, SymbolSource::InFile};
         const UnwindHealth h = buildUnwindHealth(c, symbols, {"perf map /tmp/perf-1.map: 3 malformed line(s) skipped"},
-                                                 UnwindHealthContext{false});
+                                                 withDebuginfod(false));
         QCOMPARE(h.modules.front().path, std::string("/usr/lib/libnoinfo.so"));
         QVERIFY(!row(h, "/usr/lib/libunused.so"));
         QCOMPARE(row(h, "/usr/lib/libnoinfo.so")->causeText, std::string("no unwind info"));
@@ -120,7 +128,7 @@ private Q_SLOTS:
         QCOMPARE(stripped->symbolText, std::string("symbol table only, in the file"));
         QVERIFY2(stripped->fix.find("-dbgsym") != std::string::npos, stripped->fix.c_str());
         QVERIFY2(stripped->fix.find("DEBUGINFOD_URLS") != std::string::npos, stripped->fix.c_str());
-        QVERIFY(row(buildUnwindHealth(c, symbols, {}, UnwindHealthContext{true}), "/usr/lib/libstripped.so")
+        QVERIFY(row(buildUnwindHealth(c, symbols, {}, withDebuginfod(true)), "/usr/lib/libstripped.so")
                     ->fix.find("DEBUGINFOD_URLS") == std::string::npos);
         QCOMPARE(std::abs(row(h, "/usr/lib/libnoinfo.so")->incompleteShare - 0.4) < 1e-9, true);
         QCOMPARE(h.faults.size(), size_t(1));
@@ -173,7 +181,7 @@ private Q_SLOTS:
         downloads[2].error = "the server is down or unreachable (Connection refused)";
         downloads[3].state = DebuginfodState::NotFound;
         downloads[4].state = DebuginfodState::Found;
-        const UnwindHealth h = buildUnwindHealth(c, symbols, {}, UnwindHealthContext{true}, downloads);
+        const UnwindHealth h = buildUnwindHealth(c, symbols, {}, withDebuginfod(true), downloads);
 
         const ModuleHealth *busy = row(h, "/usr/bin/busy");
         QVERIFY(busy);
