@@ -1,0 +1,111 @@
+#pragma once
+
+// The shared-memory ring between the in-process agent (libemberline_agent.so, in the profiled program) and the
+// session that reads it. Plain C++ with no library but the compiler's own <atomic> and <cstdint>: the agent
+// includes it, and it must not pull in anything that allocates.
+//
+// One ring per process image: the agent creates `<EMBERLINE_AGENT_DIR>/<pid>-<creation ns>.ring` when the
+// program starts (and again in a forked child, and after an exec, which loads the agent anew), maps it shared,
+// and writes records; the session finds the file, maps it, unlinks it and reads the records in order.
+//
+// Layout: a RingHeader (one page), then `dataBytes` of records (a power of two). Writers reserve space by
+// advancing `head` (many threads, lock-free), write their record and then publish its type with a release
+// store; the reader takes records in order while their type is set, clears each header it consumed and
+// advances `tail`. A record never wraps: a writer that would cross the end pads to it first.
+//
+// Frees are never lost: an allocation is admitted only while the ring keeps room for a free of every tracked
+// allocation after it (`tracked` × kFreeRecordBytes), and a tracked allocation frees at most once.
+
+#include <atomic>
+#include <cstdint>
+
+namespace emberline::agent {
+
+inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
+inline constexpr uint32_t kRingVersion = 1;
+inline constexpr uint64_t kRingHeaderBytes = 4096;
+inline constexpr uint64_t kDefaultRingDataBytes = uint64_t(4) << 20;
+
+// The environment the session gives a launched program (inherited across fork and exec).
+inline constexpr const char *kEnvDirectory = "EMBERLINE_AGENT_DIR";          // where rings are created
+inline constexpr const char *kEnvAllocInterval = "EMBERLINE_ALLOC_INTERVAL"; // mean bytes between samples
+inline constexpr const char *kEnvRingBytes = "EMBERLINE_AGENT_RING_BYTES";   // data bytes of each ring
+
+// The user registers an allocation sample carries, in the order of the perf sampler's kPerfRegsMask (AX..IP,
+// then R8..R15): the session unwinds them with the same unwinder. Registers the agent does not capture are 0.
+inline constexpr int kRegisterCount = 17;
+enum Register : int { RegBX = 1, RegBP = 6, RegSP = 7, RegIP = 8, RegR12 = 13, RegR13 = 14, RegR14 = 15, RegR15 = 16 };
+
+// Problems the agent found in the program, for the session to say (bit flags in RingHeader::problems).
+enum Problem : uint32_t {
+    ProblemDeepBind = 1u << 0,  // a library was opened with RTLD_DEEPBIND: its calls bypass the hooks
+    ProblemTableFull = 1u << 1, // a sampled allocation found no slot to be tracked in (counted as dropped)
+    ProblemStackCopy = 1u << 2, // the stack could not be copied (process_vm_readv refused)
+};
+
+enum class RecordType : uint32_t {
+    Empty = 0,   // not yet published
+    Padding = 1, // the rest of the ring up to its end: skip
+    Alloc = 2,   // AllocRecord
+    Free = 3,    // FreeRecord
+};
+
+struct RecordHeader {
+    std::atomic<uint32_t> type; // RecordType, stored last (release)
+    uint32_t bytes;             // the whole record, header included; a multiple of 8
+};
+
+// A sampled allocation (every allocation in exact mode, interval 1). The stack copy follows the record.
+// `size` is what the program asked for; the session weighs the sample by the interval (the agent never does).
+struct AllocRecord {
+    RecordHeader header;
+    uint32_t tid;
+    uint32_t stackBytes; // bytes of stack copied from regs[RegSP]
+    uint64_t timeNs;     // CLOCK_MONOTONIC
+    uint64_t address;
+    uint64_t size;
+    uint64_t regs[kRegisterCount];
+    // uint8_t stack[stackBytes] follows, padded to 8
+};
+
+// A free of an allocation that an AllocRecord reported (any free in exact mode). A realloc that moves a block
+// is a free of the old address and an allocation of the new one, as heaptrack counts it.
+struct FreeRecord {
+    RecordHeader header;
+    uint32_t tid;
+    uint32_t reserved;
+    uint64_t timeNs;
+    uint64_t address;
+};
+
+inline constexpr uint64_t kFreeRecordBytes = sizeof(FreeRecord);
+
+struct alignas(64) RingHeader {
+    // Written once by the agent before the file gets its final name.
+    uint32_t magic;
+    uint32_t version;
+    uint32_t pid;
+    uint32_t parentPid;     // the process this one was forked from (0 when it was not: a start or an exec)
+    uint64_t dataBytes;     // a power of two
+    uint64_t allocInterval; // mean bytes between samples; 1: every allocation (exact mode)
+    uint64_t createdNs;     // CLOCK_MONOTONIC
+    // Written by the session.
+    alignas(64) std::atomic<uint64_t> heartbeatNs; // CLOCK_MONOTONIC of the session's last visit
+    std::atomic<uint32_t> sessionPid;              // the process that reads the ring: when its visits stop, the
+                                                   // agent asks whether it still exists (slow) or not (gone)
+    std::atomic<uint32_t> stackCopyBytes;          // the stack each sample copies (the learned copy)
+    std::atomic<uint32_t> detached;                // 1: the session has ended; pass everything through
+    alignas(64) std::atomic<uint64_t> tail;        // bytes consumed by the session
+    // Written by the agent.
+    alignas(64) std::atomic<uint64_t> head;    // bytes reserved by writers
+    alignas(64) std::atomic<uint64_t> tracked; // tracked allocations whose free may still come
+    std::atomic<uint64_t> allocsDropped;       // sampled allocations not reported (no room, no slot)
+    std::atomic<uint64_t> bytesDropped;        // their sizes
+    std::atomic<uint64_t> waitNs;              // exact mode: time spent waiting for room
+    std::atomic<uint64_t> untrackedFrees;      // frees passed on without a record (the session was gone)
+    std::atomic<uint32_t> problems;            // Problem bits
+    std::atomic<uint32_t> finished;            // 1: the process image ended (exit or exec) and flushed
+};
+static_assert(sizeof(RingHeader) <= kRingHeaderBytes);
+
+} // namespace emberline::agent

@@ -1,0 +1,219 @@
+#include "engine/memory/agent_rings.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace emberline::engine {
+
+namespace {
+
+uint64_t monotonicNs()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
+}
+
+bool endsWith(const char *name, const char *suffix)
+{
+    const size_t n = std::strlen(name);
+    const size_t s = std::strlen(suffix);
+    return n >= s && std::memcmp(name + n - s, suffix, s) == 0;
+}
+
+} // namespace
+
+struct AgentRings::Ring {
+    agent::RingHeader *header = nullptr;
+    uint8_t *data = nullptr;
+    uint64_t mapped = 0;
+    uint32_t pid = 0;
+    uint64_t image = 0;
+    bool started = false;
+
+    ~Ring()
+    {
+        if (header)
+            munmap(header, mapped);
+    }
+};
+
+AgentRings::AgentRings(std::string directory) : m_directory(std::move(directory)) {}
+
+AgentRings::~AgentRings()
+{
+    for (auto &ring : m_rings)
+        ring->header->detached.store(1, std::memory_order_release);
+}
+
+void AgentRings::scan()
+{
+    DIR *dir = opendir(m_directory.c_str());
+    if (!dir)
+        return;
+    while (dirent *entry = readdir(dir)) {
+        if (!endsWith(entry->d_name, ".ring"))
+            continue;
+        const std::string path = m_directory + '/' + entry->d_name;
+        const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+        // The file goes as soon as it is opened: the mapping keeps the ring, and nothing is left behind.
+        unlink(path.c_str());
+        if (fd < 0)
+            continue;
+        struct stat st {};
+        auto ring = std::make_unique<Ring>();
+        if (fstat(fd, &st) == 0 && uint64_t(st.st_size) > agent::kRingHeaderBytes) {
+            void *mem = mmap(nullptr, size_t(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (mem != MAP_FAILED) {
+                ring->header = static_cast<agent::RingHeader *>(mem);
+                ring->mapped = uint64_t(st.st_size);
+            }
+        }
+        close(fd);
+        agent::RingHeader *h = ring->header;
+        const bool valid = h && h->magic == agent::kRingMagic && h->version == agent::kRingVersion &&
+                           h->dataBytes != 0 && (h->dataBytes & (h->dataBytes - 1)) == 0 &&
+                           agent::kRingHeaderBytes + h->dataBytes <= ring->mapped;
+        if (!valid) {
+            ++m_counters.badRings;
+            continue;
+        }
+        ring->data = reinterpret_cast<uint8_t *>(h) + agent::kRingHeaderBytes;
+        ring->pid = h->pid;
+        ring->image = ++m_images;
+        h->stackCopyBytes.store(m_stackCopyBytes, std::memory_order_relaxed);
+        h->sessionPid.store(uint32_t(getpid()), std::memory_order_relaxed);
+        h->heartbeatNs.store(monotonicNs(), std::memory_order_release);
+        ++m_counters.rings;
+        m_rings.push_back(std::move(ring));
+    }
+    closedir(dir);
+}
+
+size_t AgentRings::drain(Ring &ring, AgentSink &sink)
+{
+    agent::RingHeader &h = *ring.header;
+    if (!ring.started) {
+        ring.started = true;
+        sink.onImageStart(ring.image, ring.pid, h.parentPid);
+    }
+    const uint64_t mask = h.dataBytes - 1;
+    uint64_t tail = h.tail.load(std::memory_order_relaxed);
+    size_t records = 0;
+    for (;;) {
+        auto *record = reinterpret_cast<agent::RecordHeader *>(ring.data + (tail & mask));
+        const auto type = agent::RecordType(record->type.load(std::memory_order_acquire));
+        if (type == agent::RecordType::Empty)
+            break;
+        const uint32_t bytes = record->bytes;
+        // A record the agent could not have written (a damaged ring): stop reading this ring.
+        if (bytes < sizeof(agent::RecordHeader) || bytes % 8 != 0 || (tail & mask) + bytes > h.dataBytes) {
+            ++m_counters.badRings;
+            h.detached.store(1, std::memory_order_release);
+            break;
+        }
+        if (type == agent::RecordType::Alloc && bytes >= sizeof(agent::AllocRecord)) {
+            const auto *alloc = reinterpret_cast<const agent::AllocRecord *>(record);
+            const uint32_t stackBytes =
+                std::min<uint32_t>(alloc->stackBytes, bytes - uint32_t(sizeof(agent::AllocRecord)));
+            AgentAllocation a;
+            a.image = ring.image;
+            a.pid = ring.pid;
+            a.tid = alloc->tid;
+            a.timeNs = alloc->timeNs;
+            a.address = alloc->address;
+            a.size = alloc->size;
+            a.regs = std::span<const uint64_t>(alloc->regs, agent::kRegisterCount);
+            a.stack = std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(alloc + 1), stackBytes);
+            a.stackLimit = bytes - uint32_t(sizeof(agent::AllocRecord));
+            ++m_counters.allocations;
+            sink.onAllocation(a);
+        } else if (type == agent::RecordType::Free && bytes >= sizeof(agent::FreeRecord)) {
+            const auto *free = reinterpret_cast<const agent::FreeRecord *>(record);
+            ++m_counters.frees;
+            sink.onFree(ring.image, ring.pid, free->tid, free->timeNs, free->address);
+        }
+        // Cleared before the tail moves past it, so that the next lap's writer finds it empty.
+        record->type.store(uint32_t(agent::RecordType::Empty), std::memory_order_relaxed);
+        tail += bytes;
+        h.tail.store(tail, std::memory_order_release);
+        ++records;
+    }
+    return records;
+}
+
+size_t AgentRings::poll(AgentSink &sink)
+{
+    scan();
+    const uint64_t now = monotonicNs();
+    size_t records = 0;
+    for (size_t i = 0; i < m_rings.size();) {
+        Ring &ring = *m_rings[i];
+        ring.header->heartbeatNs.store(now, std::memory_order_release);
+        // `finished` is read before draining: a ring that had finished is empty once drained.
+        // An image ends when its agent says so (exit), when a newer ring of the same process appears (exec: the
+        // old image's destructors never ran), or when the process is gone (killed, crashed, _exit).
+        bool finished = ring.header->finished.load(std::memory_order_acquire) != 0;
+        for (size_t j = i + 1; j < m_rings.size() && !finished; ++j)
+            finished = m_rings[j]->pid == ring.pid && m_rings[j]->header->createdNs > ring.header->createdNs;
+        if (!finished && kill(pid_t(ring.pid), 0) != 0 && errno == ESRCH)
+            finished = true;
+        records += drain(ring, sink);
+        const bool empty =
+            ring.header->head.load(std::memory_order_acquire) == ring.header->tail.load(std::memory_order_relaxed);
+        if (finished && empty) {
+            sink.onImageEnd(ring.image, ring.pid);
+            const agent::RingHeader &h = *ring.header;
+            m_closed.allocsDropped += h.allocsDropped.load(std::memory_order_relaxed);
+            m_closed.bytesDropped += h.bytesDropped.load(std::memory_order_relaxed);
+            m_closed.waitNs += h.waitNs.load(std::memory_order_relaxed);
+            m_closed.problems |= h.problems.load(std::memory_order_relaxed);
+            m_rings.erase(m_rings.begin() + std::ptrdiff_t(i));
+            continue;
+        }
+        ++i;
+    }
+    return records;
+}
+
+void AgentRings::setStackCopyBytes(uint32_t bytes)
+{
+    m_stackCopyBytes = bytes;
+    for (auto &ring : m_rings)
+        ring->header->stackCopyBytes.store(bytes, std::memory_order_relaxed);
+}
+
+void AgentRings::detach(AgentSink &sink)
+{
+    poll(sink);
+    for (auto &ring : m_rings)
+        ring->header->detached.store(1, std::memory_order_release);
+    poll(sink);
+}
+
+AgentCounters AgentRings::counters() const
+{
+    AgentCounters c = m_counters;
+    c.allocsDropped += m_closed.allocsDropped;
+    c.bytesDropped += m_closed.bytesDropped;
+    c.waitNs += m_closed.waitNs;
+    c.problems |= m_closed.problems;
+    for (const auto &ring : m_rings) {
+        const agent::RingHeader &h = *ring->header;
+        c.allocsDropped += h.allocsDropped.load(std::memory_order_relaxed);
+        c.bytesDropped += h.bytesDropped.load(std::memory_order_relaxed);
+        c.waitNs += h.waitNs.load(std::memory_order_relaxed);
+        c.problems |= h.problems.load(std::memory_order_relaxed);
+    }
+    return c;
+}
+
+} // namespace emberline::engine

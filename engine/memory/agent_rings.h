@@ -1,0 +1,95 @@
+#pragma once
+
+#include "engine/agent/agent_protocol.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace emberline::engine {
+
+// One allocation the agent sampled (or, in exact mode, every allocation), as read from a ring: valid only during
+// the callback (the registers and the stack point into the ring).
+struct AgentAllocation {
+    uint64_t image = 0; // the process image (ring) it came from: a serial number of the session
+    uint32_t pid = 0;
+    uint32_t tid = 0;
+    uint64_t timeNs = 0; // CLOCK_MONOTONIC
+    uint64_t address = 0;
+    uint64_t size = 0;
+    std::span<const uint64_t> regs; // kPerfRegsMask order, as the unwinder takes them
+    std::span<const uint8_t> stack; // copied from regs[SP]
+    uint32_t stackLimit = 0;        // the copy asked for
+};
+
+// What the rings report, on the thread that polls them.
+class AgentSink {
+public:
+    virtual ~AgentSink() = default;
+    virtual void onAllocation(const AgentAllocation &allocation) = 0;
+    virtual void onFree(uint64_t image, uint32_t pid, uint32_t tid, uint64_t timeNs, uint64_t address) = 0;
+    // A process image started: its ring appeared (`parentPid` when it was forked from a process of the program,
+    // 0 for the first image and after an exec). Every record of the image comes between its start and its end.
+    virtual void onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid)
+    {
+        (void)image, (void)pid, (void)parentPid;
+    }
+    // A process image ended (exit, exec into a new image, or the process is gone): what it still held was live
+    // at its end.
+    virtual void onImageEnd(uint64_t image, uint32_t pid) { (void)image, (void)pid; }
+};
+
+// Counters over every ring of the session.
+struct AgentCounters {
+    uint64_t rings = 0;         // process images seen
+    uint64_t allocations = 0;   // allocation records read
+    uint64_t frees = 0;         // free records read
+    uint64_t allocsDropped = 0; // sampled allocations the agent could not report (full ring or table)
+    uint64_t bytesDropped = 0;
+    uint64_t waitNs = 0;   // exact mode: the programs' time spent waiting for room
+    uint32_t problems = 0; // agent::Problem bits of any ring
+    uint64_t badRings = 0; // files in the directory that were not a ring of this version
+};
+
+// The session's side of the agent's rings (engine/agent/agent_protocol.h): finds the rings that the launched
+// program's processes create in the session's agent folder, maps each and removes its file, visits every ring
+// on each poll (the heartbeat that keeps the agent sampling), hands the records to a sink in order, and says
+// when a process image has ended and its ring is drained. detach() tells every agent to pass everything
+// through from now on.
+//
+// Thread: one thread polls (the session thread); not shared.
+class AgentRings {
+public:
+    // `directory` must exist and be private to the session.
+    explicit AgentRings(std::string directory);
+    ~AgentRings();
+    AgentRings(const AgentRings &) = delete;
+    AgentRings &operator=(const AgentRings &) = delete;
+
+    // Picks up new rings, drains every ring into `sink`, writes the heartbeat; returns the records read.
+    size_t poll(AgentSink &sink);
+    // The stack each sample copies from now on (the learned copy).
+    void setStackCopyBytes(uint32_t bytes);
+    // The session is ending: drains once more, then every agent passes everything through.
+    void detach(AgentSink &sink);
+
+    const std::string &directory() const { return m_directory; }
+    AgentCounters counters() const;
+    size_t openRings() const { return m_rings.size(); }
+
+private:
+    struct Ring;
+    void scan();
+    size_t drain(Ring &ring, AgentSink &sink);
+
+    std::string m_directory;
+    std::vector<std::unique_ptr<Ring>> m_rings;
+    uint32_t m_stackCopyBytes = 8192;
+    AgentCounters m_counters;
+    AgentCounters m_closed; // counters of rings already closed
+    uint64_t m_images = 0;
+};
+
+} // namespace emberline::engine

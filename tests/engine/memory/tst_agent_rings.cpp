@@ -1,0 +1,301 @@
+// The in-process agent (libemberline_agent.so) and the session's side of its rings (engine/memory/agent_rings.h)
+// on a real program, tests/targets/alloc_truths, which prints the truth of every allocation site it has: exact
+// mode (every allocation) equals them, sampling estimates them within statistical bounds, a forked child and an
+// exec'd image get rings of their own, nothing is lost, and the program runs to its end when the session stops
+// visiting or detaches.
+#include "engine/memory/agent_rings.h"
+#include "engine/memory/allocation_weight.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <map>
+#include <set>
+
+#include <csignal>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace emberline;
+using namespace emberline::engine;
+
+namespace agent_rings_test {
+
+struct SiteCount {
+    uint64_t count = 0;
+    uint64_t bytes = 0;
+    double estimatedCount = 0;
+    double estimatedBytes = 0;
+    uint64_t leakedCount = 0;
+    uint64_t leakedBytes = 0;
+};
+
+// Counts allocations per (process, size) and what each image still held at its end.
+class CountingSink : public AgentSink {
+public:
+    explicit CountingSink(uint64_t interval) : m_interval(interval) {}
+
+    void onAllocation(const AgentAllocation &a) override
+    {
+        SiteCount &site = sites[{a.pid, a.size}];
+        ++site.count;
+        site.bytes += a.size;
+        const AllocationWeight w = weighAllocation(a.size, m_interval);
+        site.estimatedCount += w.count;
+        site.estimatedBytes += w.bytes;
+        if (!live[a.image].emplace(a.address, a.size).second)
+            ++doubleAllocations;
+        if (!a.stack.empty() && a.regs.size() == 17 && a.regs[7] != 0 && a.regs[8] != 0)
+            ++withStack;
+        ++allocations;
+    }
+    void onFree(uint64_t image, uint32_t, uint32_t, uint64_t, uint64_t address) override
+    {
+        if (live[image].erase(address) == 0)
+            ++unknownFrees;
+        ++frees;
+    }
+    void onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid) override
+    {
+        started.insert(image);
+        parents[pid] = parentPid;
+        ++images[pid];
+    }
+    void onImageEnd(uint64_t image, uint32_t pid) override
+    {
+        for (const auto &[address, size] : live[image]) {
+            SiteCount &site = sites[{pid, size}];
+            ++site.leakedCount;
+            site.leakedBytes += size;
+        }
+        live.erase(image);
+        ended.insert(image);
+    }
+
+    std::map<std::pair<uint32_t, uint64_t>, SiteCount> sites;
+    std::map<uint64_t, std::map<uint64_t, uint64_t>> live; // image -> address -> size
+    std::map<uint32_t, uint32_t> parents;
+    std::map<uint32_t, int> images;
+    std::set<uint64_t> started, ended;
+    uint64_t allocations = 0, frees = 0, unknownFrees = 0, doubleAllocations = 0, withStack = 0;
+
+private:
+    uint64_t m_interval;
+};
+
+struct Truth {
+    uint32_t pid = 0;
+    QString site;
+    uint64_t count = 0, bytes = 0, leakedCount = 0, leakedBytes = 0;
+};
+
+QString agentPath()
+{
+    return QStringLiteral(EMBERLINE_BINARY_DIR "/lib/emberline/libemberline_agent.so");
+}
+QString targetPath()
+{
+    return QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/alloc_truths");
+}
+
+// Runs alloc_truths with the agent, polling the rings every 5 ms until the program has exited and every ring
+// has ended. With `sessionDiesAfterMs` >= 0 the rings are read by a child process instead, killed (SIGKILL)
+// after that long, as a crashed session would be: the test then only waits for the program.
+struct Run {
+    QList<Truth> truths;
+    int exitCode = -1;
+    bool finished = false;
+    AgentCounters counters;
+};
+
+Run runTarget(CountingSink &sink, const QStringList &args, uint64_t interval, int sessionDiesAfterMs = -1,
+              const QString &ringBytes = {})
+{
+    Run run;
+    QTemporaryDir dir;
+    pid_t session = -1;
+    if (sessionDiesAfterMs >= 0) {
+        session = fork();
+        if (session == 0) {
+            AgentRings rings(dir.path().toStdString());
+            CountingSink childSink(interval);
+            QElapsedTimer alive;
+            alive.start();
+            while (alive.elapsed() < sessionDiesAfterMs) {
+                rings.poll(childSink);
+                usleep(5000);
+            }
+            raise(SIGKILL);
+        }
+    }
+    AgentRings rings(dir.path().toStdString());
+    QProcess process;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("LD_PRELOAD"), agentPath());
+    env.insert(QString::fromLatin1(agent::kEnvDirectory), dir.path());
+    env.insert(QString::fromLatin1(agent::kEnvAllocInterval), QString::number(interval));
+    if (!ringBytes.isEmpty())
+        env.insert(QString::fromLatin1(agent::kEnvRingBytes), ringBytes);
+    process.setProcessEnvironment(env);
+    process.start(targetPath(), args);
+    if (!process.waitForStarted())
+        return run;
+    QElapsedTimer timer;
+    timer.start();
+    bool exited = false;
+    while (timer.elapsed() < 120'000) {
+        if (session > 0) {
+            // Reaped at once, as a shell reaps a killed program: a zombie would still look alive to the agent.
+            if (waitpid(session, nullptr, WNOHANG) == session)
+                session = 0;
+        } else if (session < 0) {
+            rings.poll(sink);
+        }
+        if (!exited && process.waitForFinished(5))
+            exited = true;
+        if (exited && (session >= 0 || (rings.openRings() == 0 && sink.started == sink.ended)))
+            break;
+    }
+    if (session > 0) {
+        kill(session, SIGKILL);
+        waitpid(session, nullptr, 0);
+    }
+    run.finished = exited;
+    run.exitCode = process.exitCode();
+    run.counters = rings.counters();
+    for (const QByteArray &line : process.readAllStandardOutput().split('\n')) {
+        const QList<QByteArray> f = line.split(' ');
+        if (f.size() == 7 && f[0] == "truth")
+            run.truths.push_back({f[1].toUInt(), QString::fromLatin1(f[2]), f[3].toULongLong(), f[4].toULongLong(),
+                                  f[5].toULongLong(), f[6].toULongLong()});
+    }
+    return run;
+}
+
+} // namespace agent_rings_test
+using namespace agent_rings_test;
+
+class TestAgentRings : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY2(QFileInfo::exists(agentPath()), qPrintable(agentPath()));
+        QVERIFY2(QFileInfo::exists(targetPath()), qPrintable(targetPath()));
+    }
+
+    // Interval 1: every allocation of every site, in every process image, equals the program's own count.
+    void exactModeEqualsTheTruths()
+    {
+        CountingSink sink(1);
+        const Run run = runTarget(sink, {QStringLiteral("exec"), QStringLiteral("4")}, 1);
+        QVERIFY(run.finished);
+        QCOMPARE(run.exitCode, 0);
+        QCOMPARE(run.truths.size(), 8);
+        for (const Truth &t : run.truths) {
+            const uint64_t size = t.bytes / t.count;
+            const SiteCount site = sink.sites[{t.pid, size}];
+            if (t.site == QLatin1String("grown")) {
+                // Four sizes, one allocation each: counted per size.
+                for (uint64_t s : {1001u, 2002u, 3003u, 4004u}) {
+                    const std::pair<uint32_t, uint64_t> key(t.pid, s);
+                    QCOMPARE(sink.sites[key].count, uint64_t(1));
+                }
+                continue;
+            }
+            QVERIFY2(site.count == t.count, qPrintable(QStringLiteral("%1: %2 allocations, the program made %3")
+                                                           .arg(t.site)
+                                                           .arg(site.count)
+                                                           .arg(t.count)));
+            QCOMPARE(site.bytes, t.bytes);
+            QVERIFY2(site.leakedCount == t.leakedCount,
+                     qPrintable(QStringLiteral("%1: %2 leaked, the program leaked %3")
+                                    .arg(t.site)
+                                    .arg(site.leakedCount)
+                                    .arg(t.leakedCount)));
+            QCOMPARE(site.leakedBytes, t.leakedBytes);
+        }
+        // Three images: the program, its forked child (with its parent's pid) and the exec'd program.
+        QCOMPARE(sink.started.size(), size_t(3));
+        QCOMPARE(sink.ended, sink.started);
+        const uint32_t parent = run.truths.front().pid;
+        const uint32_t child = std::find_if(run.truths.begin(), run.truths.end(), [](const Truth &t) {
+                                   return t.site == QLatin1String("forked");
+                               })->pid;
+        QCOMPARE(sink.parents[child], parent);
+        QCOMPARE(sink.images[parent], 2);
+        QCOMPARE(run.counters.allocsDropped, uint64_t(0));
+        QCOMPARE(sink.doubleAllocations, uint64_t(0));
+        // Every allocation carries registers and a stack copy for the unwinder.
+        QCOMPARE(sink.withStack, sink.allocations);
+    }
+
+    // The default interval on 1 GiB of 64 KiB blocks: the estimate within five standard deviations of the
+    // truth (the binomial spread of the sampled count), no free lost: nothing of the site left live.
+    void samplingEstimatesTheTruth()
+    {
+        const uint64_t interval = 512 * 1024;
+        CountingSink sink(interval);
+        // A ring that holds the whole burst (about 2,000 samples of 8 KiB stacks in a fraction of a second): what
+        // is measured here is the estimate, not how fast a ring drains.
+        const Run run = runTarget(sink, {QStringLiteral("no-exec"), QStringLiteral("1024")}, interval, -1,
+                                  QStringLiteral("67108864"));
+        QVERIFY(run.finished);
+        QCOMPARE(run.exitCode, 0);
+        const auto big = std::find_if(run.truths.begin(), run.truths.end(),
+                                      [](const Truth &t) { return t.site == QLatin1String("big"); });
+        QVERIFY(big != run.truths.end());
+        const SiteCount site = sink.sites[{big->pid, 65521}];
+        const double p = -std::expm1(-65521.0 / double(interval));
+        const double sd = std::sqrt(double(big->count) * p * (1 - p)) / (double(big->count) * p); // relative
+        const double error = std::abs(site.estimatedBytes - double(big->bytes)) / double(big->bytes);
+        qInfo("big: %llu of %llu blocks sampled, %llu samples dropped, estimate %.0f of %llu bytes (error %.2f%%, "
+              "sd %.2f%%)",
+              qulonglong(site.count), qulonglong(big->count), qulonglong(run.counters.allocsDropped),
+              site.estimatedBytes, qulonglong(big->bytes), error * 100, sd * 100);
+        QVERIFY(site.count > 0);
+        QVERIFY2(error < 5 * sd, qPrintable(QString::number(error)));
+        QCOMPARE(site.leakedCount, uint64_t(0)); // every sampled block's free arrived
+        QCOMPARE(sink.unknownFrees, uint64_t(0));
+        QCOMPARE(run.counters.allocsDropped, uint64_t(0));
+        // The leaked calloc site (100 blocks of 3333 bytes) is estimated as leaking, within its own spread.
+        const SiteCount leaked = sink.sites[{big->pid, 3333}];
+        QCOMPARE(leaked.leakedCount, leaked.count);
+    }
+
+    // A ring far too small for what exact mode records: the program waits for room (nothing is lost) and the
+    // counts still equal the truths.
+    void exactModeWaitsForRoom()
+    {
+        CountingSink sink(1);
+        const Run run =
+            runTarget(sink, {QStringLiteral("no-exec"), QStringLiteral("8")}, 1, -1, QStringLiteral("65536"));
+        QVERIFY(run.finished);
+        QCOMPARE(run.exitCode, 0);
+        const auto big = std::find_if(run.truths.begin(), run.truths.end(),
+                                      [](const Truth &t) { return t.site == QLatin1String("big"); });
+        QVERIFY(big != run.truths.end());
+        const std::pair<uint32_t, uint64_t> key(big->pid, 65521);
+        QCOMPARE(sink.sites[key].count, big->count);
+        QCOMPARE(run.counters.allocsDropped, uint64_t(0));
+        QVERIFY(run.counters.waitNs > 0);
+    }
+
+    // The session is killed 50 ms into the run, with a ring far too small for exact mode: once its visits stop and
+    // its process is gone, the agent stops waiting and passes everything through, and the program runs to its
+    // end.
+    void programFinishesWhenTheSessionIsGone()
+    {
+        CountingSink sink(1);
+        const Run run =
+            runTarget(sink, {QStringLiteral("no-exec"), QStringLiteral("64")}, 1, 50, QStringLiteral("65536"));
+        QVERIFY(run.finished);
+        QCOMPARE(run.exitCode, 0);
+        QCOMPARE(run.truths.size(), 7);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAgentRings)
+#include "tst_agent_rings.moc"
