@@ -18,6 +18,7 @@
 // Thread: every thread of the program, concurrently.
 
 #include "engine/agent/agent_protocol.h"
+#include "engine/agent/agent_ring.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -96,50 +97,14 @@ struct ThreadState {
 };
 __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 
-// Tracked (sampled and still live) allocations: buckets of eight slots, one cache line each, and beside them a
-// count per bucket that is raised before a slot is taken and lowered after it is cleared, so that it is never
-// below the bucket's occupants: a free reads one 16-bit count (a table that fits in the cache) and looks into
-// the bucket only when it is not zero.
-constexpr unsigned kBucketBits = 15;
-constexpr size_t kBuckets = size_t(1) << kBucketBits;
-constexpr int kSlotsPerBucket = 8;
-struct alignas(64) Bucket {
-    std::atomic<uint64_t> slots[kSlotsPerBucket];
-};
-Bucket *g_buckets = nullptr;                  // kBuckets, anonymous memory
-std::atomic<uint16_t> *g_bucketUse = nullptr; // kBuckets
-
 enum class Mode : int { Off = 0, Sampling = 1, Exact = 2 };
 std::atomic<int> g_mode{int(Mode::Off)};
-std::atomic<bool> g_initializing{false};
-RingHeader *g_ring = nullptr;
-uint8_t *g_data = nullptr;
-uint64_t g_dataMask = 0;
-uint64_t g_interval = 512 * 1024;
-uint64_t g_ringBytes = kDefaultRingDataBytes;
-char g_directory[512];
-
-constexpr uint64_t kStaleNs = 100'000'000;    // the session is gone when it has not visited for this long
-constexpr uint64_t kAttachNs = 5'000'000'000; // how long a new ring waits for the session's first visit
-
-uint64_t nowNs()
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
-}
-
 uint32_t currentTid()
 {
     ThreadState &t = t_state;
     if (t.tid == 0)
         t.tid = uint32_t(syscall(SYS_gettid));
     return t.tid;
-}
-
-size_t bucketOf(uint64_t address)
-{
-    return size_t(((address >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - kBucketBits));
 }
 
 void resolveReal()
@@ -169,151 +134,6 @@ inline void ensureReal()
         resolveReal();
 }
 
-// --- The ring ------------------------------------------------------------------------------------------------
-
-std::atomic<bool> g_sessionGone{false};
-
-// Whether the session still reads the ring. A visit in the last 100 ms says yes; without one, the session
-// process is asked for (a slow session keeps its samples, a dead one gets none: from then on everything passes
-// through). A ring the session never visited is given kAttachNs to be found.
-bool sessionAlive(uint64_t now)
-{
-    if (g_sessionGone.load(std::memory_order_relaxed))
-        return false;
-    const uint64_t beat = g_ring->heartbeatNs.load(std::memory_order_acquire);
-    if (beat != 0 && now < beat + kStaleNs)
-        return true;
-    const uint32_t session = g_ring->sessionPid.load(std::memory_order_relaxed);
-    const bool alive = beat == 0 ? now - g_ring->createdNs < kAttachNs
-                                 : session != 0 && (kill(pid_t(session), 0) == 0 || errno != ESRCH);
-    if (!alive)
-        g_sessionGone.store(true, std::memory_order_relaxed);
-    return alive;
-}
-
-// Reserves `bytes` (a multiple of 8) at the ring's head, keeping `keep` bytes free after it; pads to the end
-// first when the record would cross it. Null when there is no room.
-RecordHeader *reserve(uint32_t bytes, uint64_t keep)
-{
-    const uint64_t capacity = g_dataMask + 1;
-    uint64_t head = g_ring->head.load(std::memory_order_relaxed);
-    for (;;) {
-        const uint64_t tail = g_ring->tail.load(std::memory_order_acquire);
-        const uint64_t offset = head & g_dataMask;
-        const uint64_t pad = offset + bytes > capacity ? capacity - offset : 0;
-        if (head + pad + bytes + keep - tail > capacity)
-            return nullptr;
-        if (!g_ring->head.compare_exchange_weak(head, head + pad + bytes, std::memory_order_relaxed))
-            continue;
-        if (pad != 0) {
-            auto *padding = reinterpret_cast<RecordHeader *>(g_data + offset);
-            padding->bytes = uint32_t(pad);
-            padding->type.store(uint32_t(RecordType::Padding), std::memory_order_release);
-        }
-        return reinterpret_cast<RecordHeader *>(g_data + ((head + pad) & g_dataMask));
-    }
-}
-
-void publish(RecordHeader *record, RecordType type)
-{
-    record->type.store(uint32_t(type), std::memory_order_release);
-}
-
-// Exact mode waits for room while the session is alive: nothing may be lost there.
-RecordHeader *reserveWaiting(uint32_t bytes, uint64_t keep, bool wait)
-{
-    RecordHeader *record = reserve(bytes, keep);
-    if (record || !wait)
-        return record;
-    const uint64_t start = nowNs();
-    uint64_t now = start;
-    while (!record && sessionAlive(now) && !g_ring->detached.load(std::memory_order_relaxed)) {
-        struct timespec pause = {0, 50'000};
-        nanosleep(&pause, nullptr);
-        record = reserve(bytes, keep);
-        now = nowNs();
-    }
-    g_ring->waitNs.fetch_add(now - start, std::memory_order_relaxed);
-    return record;
-}
-
-// The callee-saved registers, the stack pointer and an instruction pointer of this function's caller frame:
-// where the session's unwinder starts (the agent's own frames are dropped by the session).
-__attribute__((noinline)) void captureRegisters(uint64_t *regs)
-{
-    uint64_t bx, bp, r12, r13, r14, r15;
-    asm volatile("mov %%rbx, %0\n\tmov %%rbp, %1\n\tmov %%r12, %2\n\tmov %%r13, %3\n\tmov %%r14, %4\n\tmov %%r15, %5"
-                 : "=m"(bx), "=m"(bp), "=m"(r12), "=m"(r13), "=m"(r14), "=m"(r15));
-    // This function's return address and the stack pointer at its call site: the caller's state.
-    regs[RegIP] = reinterpret_cast<uint64_t>(__builtin_return_address(0));
-    regs[RegSP] = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
-    regs[RegBX] = bx;
-    regs[RegBP] = *static_cast<uint64_t *>(__builtin_frame_address(0)); // the caller's frame pointer, saved
-    regs[RegR12] = r12;
-    regs[RegR13] = r13;
-    regs[RegR14] = r14;
-    regs[RegR15] = r15;
-    (void)bp;
-}
-
-// Copies up to `want` bytes of the stack from `sp`; process_vm_readv stops at the end of the mapping instead of
-// faulting. Returns the bytes copied.
-uint32_t copyStack(uint64_t sp, uint8_t *out, uint32_t want)
-{
-    struct iovec local = {out, want};
-    struct iovec remote = {reinterpret_cast<void *>(sp), want};
-    const ssize_t n = syscall(SYS_process_vm_readv, getpid(), &local, 1ul, &remote, 1ul, 0ul);
-    if (n >= 0)
-        return uint32_t(n);
-    // A copy that crosses the end of the stack fails whole: retry up to the end of sp's page, then page by page.
-    uint32_t copied = 0;
-    const uint64_t pageEnd = (sp | 4095) + 1;
-    uint64_t chunk = pageEnd - sp;
-    while (copied < want) {
-        const uint32_t len = uint32_t(chunk < want - copied ? chunk : want - copied);
-        struct iovec l = {out + copied, len};
-        struct iovec r = {reinterpret_cast<void *>(sp + copied), len};
-        if (syscall(SYS_process_vm_readv, getpid(), &l, 1ul, &r, 1ul, 0ul) != ssize_t(len))
-            break;
-        copied += len;
-        chunk = 4096;
-    }
-    if (copied == 0)
-        g_ring->problems.fetch_or(ProblemStackCopy, std::memory_order_relaxed);
-    return copied;
-}
-
-bool track(uint64_t address)
-{
-    const size_t b = bucketOf(address);
-    g_bucketUse[b].fetch_add(1, std::memory_order_acq_rel);
-    for (auto &slot : g_buckets[b].slots) {
-        uint64_t empty = 0;
-        if (slot.load(std::memory_order_relaxed) == 0 &&
-            slot.compare_exchange_strong(empty, address, std::memory_order_acq_rel))
-            return true;
-    }
-    g_bucketUse[b].fetch_sub(1, std::memory_order_acq_rel);
-    return false;
-}
-
-// True when `address` was tracked; it is not any more.
-inline bool untrack(uint64_t address)
-{
-    const size_t b = bucketOf(address);
-    if (g_bucketUse[b].load(std::memory_order_acquire) == 0)
-        return false;
-    for (auto &slot : g_buckets[b].slots) {
-        uint64_t expected = address;
-        if (slot.load(std::memory_order_relaxed) == address &&
-            slot.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) {
-            g_bucketUse[b].fetch_sub(1, std::memory_order_acq_rel);
-            return true;
-        }
-    }
-    return false;
-}
-
 // The next sampling point, in bytes: an exponential draw with the mean interval.
 int64_t drawInterval(ThreadState &t)
 {
@@ -341,85 +161,6 @@ int64_t drawInterval(ThreadState &t)
     return next < 1 ? 1 : next > 9.0e18 ? int64_t(9e18) : int64_t(next);
 }
 
-void writeAlloc(void *address, size_t size, bool exact)
-{
-    const uint64_t now = nowNs();
-    if (g_ring->detached.load(std::memory_order_relaxed))
-        return;
-    if (!sessionAlive(now)) {
-        g_ring->allocsDropped.fetch_add(1, std::memory_order_relaxed);
-        g_ring->bytesDropped.fetch_add(size, std::memory_order_relaxed);
-        return;
-    }
-    if (!exact && !track(uint64_t(address))) {
-        g_ring->problems.fetch_or(ProblemTableFull, std::memory_order_relaxed);
-        g_ring->allocsDropped.fetch_add(1, std::memory_order_relaxed);
-        g_ring->bytesDropped.fetch_add(size, std::memory_order_relaxed);
-        return;
-    }
-    uint32_t stackWant = g_ring->stackCopyBytes.load(std::memory_order_relaxed);
-    if (stackWant > 65000)
-        stackWant = 65000;
-    const uint32_t bytes = uint32_t((sizeof(AllocRecord) + stackWant + 7) & ~size_t(7));
-    // Keep room for the free of every tracked allocation, this one included.
-    const uint64_t keep =
-        exact ? 0 : g_ring->tracked.load(std::memory_order_relaxed) * kFreeRecordBytes + kFreeRecordBytes;
-    auto *header = reserveWaiting(bytes, keep, exact);
-    if (!header) {
-        if (!exact)
-            untrack(uint64_t(address));
-        g_ring->allocsDropped.fetch_add(1, std::memory_order_relaxed);
-        g_ring->bytesDropped.fetch_add(size, std::memory_order_relaxed);
-        return;
-    }
-    if (!exact)
-        g_ring->tracked.fetch_add(1, std::memory_order_relaxed);
-    auto *record = reinterpret_cast<AllocRecord *>(header);
-    header->bytes = bytes;
-    record->tid = currentTid();
-    record->timeNs = now;
-    record->address = uint64_t(address);
-    record->size = size;
-    for (auto &reg : record->regs)
-        reg = 0;
-    captureRegisters(record->regs);
-    record->stackBytes = copyStack(record->regs[RegSP], reinterpret_cast<uint8_t *>(record + 1), stackWant);
-    publish(header, RecordType::Alloc);
-}
-
-void writeFree(void *address, bool exact)
-{
-    auto *header = reserveWaiting(sizeof(FreeRecord), 0, exact);
-    if (!header) {
-        // Not possible for a tracked allocation (its room is kept); an exact-mode free when the session is gone.
-        g_ring->untrackedFrees.fetch_add(1, std::memory_order_relaxed);
-        return;
-    }
-    if (!exact)
-        g_ring->tracked.fetch_sub(1, std::memory_order_relaxed);
-    auto *record = reinterpret_cast<FreeRecord *>(header);
-    header->bytes = sizeof(FreeRecord);
-    record->tid = currentTid();
-    record->reserved = 0;
-    record->timeNs = nowNs();
-    record->address = uint64_t(address);
-    publish(header, RecordType::Free);
-}
-
-// --- Starting, forking, ending -------------------------------------------------------------------------------
-
-void appendDecimal(char *&p, uint64_t v)
-{
-    char digits[24];
-    int n = 0;
-    do {
-        digits[n++] = char('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    while (n > 0)
-        *p++ = digits[--n];
-}
-
 uint64_t parseUnsigned(const char *s, uint64_t fallback)
 {
     if (!s || !*s)
@@ -431,75 +172,6 @@ uint64_t parseUnsigned(const char *s, uint64_t fallback)
         v = v * 10 + uint64_t(*s - '0');
     }
     return v;
-}
-
-// Maps the bucket tables (fresh zero pages: a forked child starts with none of its parent's tracked blocks).
-bool mapTables()
-{
-    void *buckets = mmap(g_buckets, kBuckets * sizeof(Bucket), PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (g_buckets ? MAP_FIXED : 0), -1, 0);
-    void *use = mmap(g_bucketUse, kBuckets * sizeof(uint16_t), PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (g_bucketUse ? MAP_FIXED : 0), -1, 0);
-    if (buckets == MAP_FAILED || use == MAP_FAILED)
-        return false;
-    g_buckets = static_cast<Bucket *>(buckets);
-    g_bucketUse = static_cast<std::atomic<uint16_t> *>(use);
-    return true;
-}
-
-// Creates this process's ring: written under a temporary name, then renamed so that the session only ever
-// sees complete headers.
-bool createRing(uint32_t parentPid)
-{
-    const uint64_t created = nowNs();
-    const uint32_t pid = uint32_t(getpid());
-    char path[600];
-    char temp[620];
-    char *p = path;
-    const size_t dirLength = strnlen(g_directory, sizeof g_directory);
-    memcpy(p, g_directory, dirLength);
-    p += dirLength;
-    *p++ = '/';
-    appendDecimal(p, pid);
-    *p++ = '-';
-    appendDecimal(p, created);
-    memcpy(p, ".ring", 6);
-    memcpy(temp, path, size_t(p - path));
-    memcpy(temp + (p - path), ".tmp", 5);
-
-    const int fd = open(temp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return false;
-    const uint64_t total = kRingHeaderBytes + g_ringBytes;
-    if (ftruncate(fd, off_t(total)) != 0) {
-        close(fd);
-        unlink(temp);
-        return false;
-    }
-    void *mem = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (mem == MAP_FAILED) {
-        unlink(temp);
-        return false;
-    }
-    auto *ring = static_cast<RingHeader *>(mem);
-    ring->magic = kRingMagic;
-    ring->version = kRingVersion;
-    ring->pid = pid;
-    ring->parentPid = parentPid;
-    ring->dataBytes = g_ringBytes;
-    ring->allocInterval = g_interval;
-    ring->createdNs = created;
-    ring->stackCopyBytes.store(8192, std::memory_order_relaxed);
-    if (rename(temp, path) != 0) {
-        munmap(mem, total);
-        unlink(temp);
-        return false;
-    }
-    g_ring = ring;
-    g_data = static_cast<uint8_t *>(mem) + kRingHeaderBytes;
-    g_dataMask = g_ringBytes - 1;
-    return true;
 }
 
 void atForkChild()
@@ -570,16 +242,16 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size)
     ++t.depth;
     if (mode == int(Mode::Exact)) {
         t.bytesUntilSample = 0;
-        writeAlloc(address, size, true);
+        writeAlloc(address, size, true, currentTid());
     } else {
         const bool first = t.rng == 0;
         if (first) {
             // A fresh thread: its first point is drawn, not taken at once.
             t.bytesUntilSample += drawInterval(t);
             if (t.bytesUntilSample <= 0)
-                writeAlloc(address, size, false);
+                writeAlloc(address, size, false, currentTid());
         } else {
-            writeAlloc(address, size, false);
+            writeAlloc(address, size, false, currentTid());
         }
         while (t.bytesUntilSample <= 0)
             t.bytesUntilSample += drawInterval(t);
@@ -608,13 +280,13 @@ inline void beforeFree(void *address)
         if (t.depth != 0)
             return;
         ++t.depth;
-        writeFree(address, true);
+        writeFree(address, true, currentTid());
         --t.depth;
         return;
     }
-    if (untrack(uint64_t(address))) {
+    if (mayBeTracked(uint64_t(address)) && untrack(uint64_t(address))) {
         ++t.depth;
-        writeFree(address, false);
+        writeFree(address, false, currentTid());
         --t.depth;
     }
 }

@@ -10,8 +10,9 @@
 //
 // Layout: a RingHeader (one page), then `dataBytes` of records (a power of two). Writers reserve space by
 // advancing `head` (many threads, lock-free), write their record and then publish its type with a release
-// store; the reader takes records in order while their type is set, clears each header it consumed and
-// advances `tail`. A record never wraps: a writer that would cross the end pads to it first.
+// store; the reader takes records in order while their type is set, clears every byte it consumed (a record of
+// the next lap may start anywhere in it) and advances `tail`. A record never wraps: a writer that would cross the end
+// pads to it first.
 //
 // Frees are never lost: an allocation is admitted only while the ring keeps room for a free of every tracked
 // allocation after it (`tracked` × kFreeRecordBytes), and a tracked allocation frees at most once.

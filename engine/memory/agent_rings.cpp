@@ -141,8 +141,9 @@ size_t AgentRings::drain(Ring &ring, AgentSink &sink)
             ++m_counters.frees;
             sink.onFree(ring.image, ring.pid, free->tid, free->timeNs, free->address);
         }
-        // Cleared before the tail moves past it, so that the next lap's writer finds it empty.
-        record->type.store(uint32_t(agent::RecordType::Empty), std::memory_order_relaxed);
+        // The whole record is cleared before the tail moves past it: a record of the next lap may start anywhere
+        // in it, and its type must read Empty until its writer publishes it (not a byte of this one's stack).
+        std::memset(static_cast<void *>(record), 0, bytes);
         tail += bytes;
         h.tail.store(tail, std::memory_order_release);
         ++records;

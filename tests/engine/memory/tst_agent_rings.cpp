@@ -205,10 +205,13 @@ private Q_SLOTS:
                 }
                 continue;
             }
-            QVERIFY2(site.count == t.count, qPrintable(QStringLiteral("%1: %2 allocations, the program made %3")
-                                                           .arg(t.site)
-                                                           .arg(site.count)
-                                                           .arg(t.count)));
+            QVERIFY2(site.count == t.count,
+                     qPrintable(QStringLiteral("%1: %2 allocations, the program made %3 (%4 dropped, %5 ms waited)")
+                                    .arg(t.site)
+                                    .arg(site.count)
+                                    .arg(t.count)
+                                    .arg(run.counters.allocsDropped)
+                                    .arg(run.counters.waitNs / 1'000'000)));
             QCOMPARE(site.bytes, t.bytes);
             QVERIFY2(site.leakedCount == t.leakedCount,
                      qPrintable(QStringLiteral("%1: %2 leaked, the program leaked %3")

@@ -1,0 +1,57 @@
+#pragma once
+
+// The agent's side of its ring (agent_protocol.h), shared by the hooks (agent.cpp) and the ring's writer
+// (agent_ring.cpp). Everything here is hidden inside libemberline_agent.so.
+//
+// Thread: every thread of the program, concurrently; lock-free.
+
+#include "engine/agent/agent_protocol.h"
+
+#include <atomic>
+#include <stddef.h>
+#include <stdint.h>
+
+namespace emberline::agent {
+
+// Tracked (sampled and still live) allocations: buckets of eight slots, one cache line each, and beside them a
+// count per bucket that is raised before a slot is taken and lowered after it is cleared, so that it is never
+// below the bucket's occupants: a free reads one 16-bit count (a table that fits in the cache) and looks into
+// the bucket only when it is not zero.
+constexpr unsigned kBucketBits = 15;
+constexpr size_t kBuckets = size_t(1) << kBucketBits;
+constexpr int kSlotsPerBucket = 8;
+struct alignas(64) Bucket {
+    std::atomic<uint64_t> slots[kSlotsPerBucket];
+};
+extern Bucket *g_buckets;                  // kBuckets, anonymous memory
+extern std::atomic<uint16_t> *g_bucketUse; // kBuckets
+
+inline size_t bucketOf(uint64_t address)
+{
+    return size_t(((address >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - kBucketBits));
+}
+
+// Whether `address` may be tracked: the one read a free of an untracked block costs.
+inline bool mayBeTracked(uint64_t address)
+{
+    return g_bucketUse[bucketOf(address)].load(std::memory_order_acquire) != 0;
+}
+
+extern RingHeader *g_ring; // this process image's ring; null without one
+extern uint64_t g_interval;
+extern uint64_t g_ringBytes;
+extern char g_directory[512];
+extern std::atomic<bool> g_sessionGone;
+
+uint64_t nowNs();
+// Fresh (zero) tracking tables: a forked child starts with none of its parent's tracked blocks.
+bool mapTables();
+// Creates this process image's ring in g_directory; `parentPid` for a forked child.
+bool createRing(uint32_t parentPid);
+// True when `address` was tracked; it is not any more.
+bool untrack(uint64_t address);
+// A sampled allocation (every allocation when `exact`) and a free of one, written to the ring.
+void writeAlloc(void *address, size_t size, bool exact, uint32_t tid);
+void writeFree(void *address, bool exact, uint32_t tid);
+
+} // namespace emberline::agent
