@@ -11,14 +11,11 @@
 TARGET_FN uint64_t two_lines(uint64_t n)
 {
     uint64_t x = n;
-    for (uint64_t i = 0; i < 2 * n; ++i) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        __asm__ volatile("" : "+r"(x));
-    } // LINE_TWO_THIRDS
-    for (uint64_t i = 0; i < n; ++i) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        __asm__ volatile("" : "+r"(x));
-    } // LINE_ONE_THIRD
+    // Each loop on one line: the tests read the split per line.
+    // clang-format off
+    for (uint64_t i = 0; i < 2 * n; ++i) { x = x * 6364136223846793005ull + 1442695040888963407ull; __asm__ volatile("" : "+r"(x)); } // LINE_TWO_THIRDS
+    for (uint64_t i = 0; i < n; ++i) { x = x * 6364136223846793005ull + 1442695040888963407ull; __asm__ volatile("" : "+r"(x)); } // LINE_ONE_THIRD
+    // clang-format on
     KEEP();
     return x;
 }
