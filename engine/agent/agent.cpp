@@ -198,7 +198,7 @@ void initialize()
     if (!directory || !*directory || strlen(directory) >= sizeof g_directory - 64)
         return;
     memcpy(g_directory, directory, strlen(directory) + 1);
-    g_interval = parseUnsigned(getenv(kEnvAllocInterval), 512 * 1024);
+    g_interval = parseUnsigned(getenv(kEnvAllocInterval), uint64_t(512) * 1024);
     if (g_interval == 0)
         g_interval = 1;
     uint64_t ringBytes = parseUnsigned(getenv(kEnvRingBytes), kDefaultRingDataBytes);

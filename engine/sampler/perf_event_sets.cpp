@@ -52,6 +52,7 @@ std::vector<int> threadsOf(int pid)
 std::vector<int> withChildren(const std::vector<uint32_t> &followed)
 {
     std::vector<int> pids;
+    pids.reserve(followed.size());
     for (uint32_t pid : followed)
         pids.push_back(static_cast<int>(pid));
     // Children forked since the last drain read their fork records: /proc knows them already.

@@ -68,8 +68,8 @@ void Uploader::submit(std::shared_ptr<const Flush> flush, const UploadTarget &ta
         // Under the lock, so that the sequence of the tags is the order of the queue.
         std::lock_guard lock(m_mutex);
         ++m_counters.submitted;
-        Worker<Job>::Posted posted = m_worker.post(
-            Job{flush, target, m_tags.nextFlushTags(target.pid, defaultServiceOf(target, *flush)), wallClockNs()});
+        auto tags = m_tags.nextFlushTags(target.pid, defaultServiceOf(target, *flush));
+        Worker<Job>::Posted posted = m_worker.post(Job{std::move(flush), target, std::move(tags), wallClockNs()});
         if (!posted.queued) {
             ++m_counters.cancelled;
             dropped = recordFor(*posted.dropped);

@@ -76,7 +76,7 @@ Run runProfiled(double seconds, int frequency, const std::string &uploadUrl)
     callbacks.consumers = std::make_shared<engine::FlushConsumers>();
     callbacks.consumers->add([&](std::shared_ptr<const engine::Flush> f) {
         if (uploader)
-            uploader->submit(f, engine::UploadTarget{pid.load(), kTarget});
+            uploader->submit(std::move(f), engine::UploadTarget{pid.load(), kTarget});
     });
     const std::string outPath = dir.filePath(QStringLiteral("stdout.txt")).toStdString();
     std::fflush(stdout);

@@ -161,7 +161,7 @@ private Q_SLOTS:
     void defaultTypeIsShared()
     {
         const Profile next = newProfile();
-        const std::string defaultType = next.str(next.sampleTypes()[size_t(next.defaultSampleTypeIndex())].type);
+        const std::string &defaultType = next.str(next.sampleTypes()[size_t(next.defaultSampleTypeIndex())].type);
         auto d = compareProfiles(request(newProfile(), baseProfile()));
         QVERIFY(d.ok());
         QCOMPARE(d.value()->sampleType, defaultType);

@@ -45,8 +45,9 @@ private Q_SLOTS:
         std::vector<std::string> log;
         FlushConsumers consumers;
         consumers.add(std::make_shared<Recording>("upload", log));
-        consumers.add(
-            [&](std::shared_ptr<const Flush> f) { log.push_back("print flush " + std::to_string(f->sequence)); });
+        consumers.add([&](const std::shared_ptr<const Flush> &f) {
+            log.push_back("print flush " + std::to_string(f->sequence));
+        });
         consumers.add(std::shared_ptr<FlushConsumer>()); // nothing to add
         consumers.add(FlushConsumers::Function());
         consumers.addFlush(flushNumber(1));

@@ -239,7 +239,7 @@ private Q_SLOTS:
     // truth (the binomial spread of the sampled count), no free lost: nothing of the site left live.
     void samplingEstimatesTheTruth()
     {
-        const uint64_t interval = 512 * 1024;
+        const uint64_t interval = uint64_t(512) * 1024;
         CountingSink sink(interval);
         // A ring that holds the whole burst (about 2,000 samples of 8 KiB stacks in a fraction of a second): what
         // is measured here is the estimate, not how fast a ring drains.

@@ -49,7 +49,7 @@ private Q_SLOTS:
         QSignalSpy stats(&session, &ProfilingSession::statsUpdated);
         // The flushes reach this thread inside the live updates, each once, in sequence.
         std::vector<std::shared_ptr<const Flush>> flushes;
-        connect(&session, &ProfilingSession::liveUpdated, this, [&](std::shared_ptr<const LiveUpdate> update) {
+        connect(&session, &ProfilingSession::liveUpdated, this, [&](const std::shared_ptr<const LiveUpdate> &update) {
             flushes.insert(flushes.end(), update->flushes.begin(), update->flushes.end());
         });
         QSignalSpy finished(&session, &ProfilingSession::finished);

@@ -48,7 +48,7 @@ private Q_SLOTS:
         // The session tells the uploader the target (pid, then the executable /proc names once it has run).
         callbacks.consumers = std::make_shared<FlushConsumers>();
         callbacks.consumers->add(uploader.value());
-        callbacks.consumers->add([&](std::shared_ptr<const Flush> f) {
+        callbacks.consumers->add([&](const std::shared_ptr<const Flush> &f) {
             if (f->upload)
                 ++flushes;
         });

@@ -112,7 +112,7 @@ private Q_SLOTS:
         QVERIFY(functions.size() > 3);
         DiffFunctionsModel *model = explorer->tables()->functionsModel();
         QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        for (const QJsonValue &v : functions) {
+        for (const auto &v : functions) {
             const QJsonObject f = v.toObject();
             const std::string name = f.value(QStringLiteral("name")).toString().toStdString();
             const auto ids = comparison->frames->findByName(name);
@@ -171,7 +171,7 @@ private Q_SLOTS:
         QVERIFY(changeAt(0) > 0);
         QCOMPARE(changeAt(0), [&] {
             qint64 best = 0;
-            for (const QJsonValue &v : functions)
+            for (const auto &v : functions)
                 best = std::max(best, v.toObject().value(QStringLiteral("total")).toInteger());
             return best;
         }());

@@ -58,7 +58,7 @@ private Q_SLOTS:
         QVERIFY(view);
         std::vector<std::shared_ptr<const engine::Flush>> received;
         connect(view->session(), &engine::ProfilingSession::liveUpdated, this,
-                [&](std::shared_ptr<const engine::LiveUpdate> u) {
+                [&](const std::shared_ptr<const engine::LiveUpdate> &u) {
                     received.insert(received.end(), u->flushes.begin(), u->flushes.end());
                 });
         QSignalSpy ended(view, &LiveSessionView::sessionEnded);
