@@ -99,6 +99,7 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 
 enum class Mode : int { Off = 0, Sampling = 1, Exact = 2 };
 std::atomic<int> g_mode{int(Mode::Off)};
+std::atomic<bool> g_started{false}; // the constructor has run (g_mode is final, but for a fork's failure)
 uint32_t currentTid()
 {
     ThreadState &t = t_state;
@@ -219,6 +220,7 @@ __attribute__((constructor(101))) void agentStart()
     ++t.depth;
     initialize();
     --t.depth;
+    g_started.store(true, std::memory_order_release);
 }
 
 __attribute__((destructor(101))) void agentEnd()
@@ -234,8 +236,15 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size)
 {
     ThreadState &t = t_state;
     const int mode = g_mode.load(std::memory_order_acquire);
-    if (mode == int(Mode::Off) || t.depth != 0 || (g_ring && g_ring->detached.load(std::memory_order_relaxed))) {
-        // Not sampling (yet, or any more): do not come back here for a long while.
+    // The agent's own allocations (made while it works: pthread_getattr_np, pthread_atfork) pass through and leave
+    // the countdown to the call they are nested in.
+    if (t.depth != 0)
+        return;
+    // Before the agent has started, the thread asks again at its next allocation; once it is off or detached,
+    // the thread does not come back here for a long while.
+    if (mode == int(Mode::Off) && !g_started.load(std::memory_order_acquire))
+        return;
+    if (mode == int(Mode::Off) || (g_ring && g_ring->detached.load(std::memory_order_relaxed))) {
         t.bytesUntilSample = INT64_MAX / 2;
         return;
     }

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
@@ -125,10 +126,41 @@ __attribute__((noinline)) void captureRegisters(uint64_t *regs)
     (void)bp;
 }
 
-// Copies up to `want` bytes of the stack from `sp`; process_vm_readv stops at the end of the mapping instead of
-// faulting. Returns the bytes copied.
+// The bounds of this thread's stack, learned at its first sample (pthread_getattr_np, whose own allocations pass
+// through the hooks: the caller is inside the agent). Zero when unknown or not a pthread stack (a thread made by
+// a bare clone, a signal's alternate stack): the copy then goes through process_vm_readv.
+__thread uint64_t t_stackLow __attribute__((tls_model("initial-exec")));
+__thread uint64_t t_stackHigh __attribute__((tls_model("initial-exec")));
+__thread bool t_stackAsked __attribute__((tls_model("initial-exec")));
+
+void learnStackBounds()
+{
+    t_stackAsked = true;
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return;
+    void *low = nullptr;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attr, &low, &size) == 0 && low != nullptr) {
+        t_stackLow = reinterpret_cast<uint64_t>(low);
+        t_stackHigh = t_stackLow + size;
+    }
+    pthread_attr_destroy(&attr);
+}
+
+// Copies up to `want` bytes of the stack from `sp`, never past its end: a plain copy within the thread's known
+// stack, else process_vm_readv, which stops at the end of the mapping instead of faulting. Returns the bytes
+// copied.
 uint32_t copyStack(uint64_t sp, uint8_t *out, uint32_t want)
 {
+    if (!t_stackAsked)
+        learnStackBounds();
+    if (sp >= t_stackLow && sp < t_stackHigh) {
+        const uint64_t room = t_stackHigh - sp;
+        const uint32_t n = room < want ? uint32_t(room) : want;
+        memcpy(out, reinterpret_cast<const void *>(sp), n); // NOLINT(performance-no-int-to-ptr)
+        return n;
+    }
     struct iovec local = {out, want};
     // The stack is read at its address in this very process. NOLINTNEXTLINE(performance-no-int-to-ptr)
     struct iovec remote = {reinterpret_cast<void *>(sp), want};
