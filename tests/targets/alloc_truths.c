@@ -6,7 +6,8 @@
 // threaded (malloc/free on a second thread), forked (a child's allocations, half leaked), big (large blocks for
 // the sampling tests: BIG_MIB MiB in 64 KiB blocks, freed), exec (with "exec" as argv[1]: the program runs
 // itself again through execv with "after-exec", whose own site is "execd").
-//   alloc_truths [exec|after-exec] [BIG_MIB]
+//   alloc_truths [exec|after-exec] [BIG_MIB] [LINGER_MS]
+// LINGER_MS keeps the program alive that long before it ends (or execs), so that its memory map can be read.
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,8 @@ int main(int argc, char **argv)
     }
     truth("big", big, big * 65521, 0, 0);
 
+    if (argc > 3)
+        usleep((useconds_t)atol(argv[3]) * 1000);
     if (argc > 1 && strcmp(argv[1], "exec") == 0) {
         char *args[] = {argv[0], "after-exec", NULL};
         execv(argv[0], args);

@@ -5,6 +5,12 @@
 // visiting or detaches.
 #include "engine/memory/agent_rings.h"
 #include "engine/memory/allocation_weight.h"
+#include "engine/recorder/location_key.h"
+#include "engine/symbols/symbolizer.h"
+#include "engine/unwind/elf_cache.h"
+#include "engine/unwind/module_ids.h"
+#include "engine/unwind/process_map.h"
+#include "engine/unwind/unwinder.h"
 
 #include <QProcess>
 #include <QTemporaryDir>
@@ -48,6 +54,8 @@ public:
             ++doubleAllocations;
         if (!a.stack.empty() && a.regs.size() == 17 && a.regs[7] != 0 && a.regs[8] != 0)
             ++withStack;
+        if (unwindSizes.count(a.size) != 0 && unwound.count(a.size) == 0)
+            unwound[a.size] = unwindAndName(a);
         ++allocations;
     }
     void onFree(uint64_t image, uint32_t, uint32_t, uint64_t, uint64_t address) override
@@ -73,6 +81,11 @@ public:
         ended.insert(image);
     }
 
+    // With `unwindSizes` set: the first allocation of each of these sizes is unwound (while the program still
+    // runs) and its frames named, leaf first, as module:function.
+    std::set<uint64_t> unwindSizes;
+    std::map<uint64_t, QStringList> unwound;
+
     std::map<std::pair<uint32_t, uint64_t>, SiteCount> sites;
     std::map<uint64_t, std::map<uint64_t, uint64_t>> live; // image -> address -> size
     std::map<uint32_t, uint32_t> parents;
@@ -81,7 +94,34 @@ public:
     uint64_t allocations = 0, frees = 0, unknownFrees = 0, doubleAllocations = 0, withStack = 0;
 
 private:
+    // The session's own unwinder and symbolizer over the sample's registers and stack copy.
+    QStringList unwindAndName(const AgentAllocation &a)
+    {
+        ProcessMap map(&m_elfCache, &m_moduleIds);
+        if (!map.loadFromProc(int(a.pid)))
+            return {QStringLiteral("(no map)")};
+        UnwindOutput out;
+        m_unwinder.unwind(UnwindInput{a.regs, a.stack, &map, int(a.pid)}, out);
+        m_unwinder.forgetProcess(int(a.pid));
+        QStringList names;
+        for (const uint64_t ip : out.ips) {
+            const MappedModule *module = map.find(ip);
+            if (!module) {
+                names << QStringLiteral("?");
+                continue;
+            }
+            const auto frames = m_symbolizer.symbolize(module->path, {}, ip - module->start + module->pgoff);
+            names << QFileInfo(QString::fromStdString(module->path)).fileName() + QLatin1Char(':') +
+                         (frames.empty() ? QStringLiteral("?") : QString::fromStdString(frames.back().function));
+        }
+        return names;
+    }
+
     uint64_t m_interval;
+    ElfCache m_elfCache;
+    ModuleIds m_moduleIds{kFirstModuleId};
+    Unwinder m_unwinder;
+    Symbolizer m_symbolizer;
 };
 
 struct Truth {
@@ -184,6 +224,33 @@ private Q_SLOTS:
     {
         QVERIFY2(QFileInfo::exists(agentPath()), qPrintable(agentPath()));
         QVERIFY2(QFileInfo::exists(targetPath()), qPrintable(targetPath()));
+    }
+
+    // The registers and stack an allocation sample carries unwind with the session's unwinder: past the agent's
+    // own frames, the first frame is the function that called malloc, and the walk reaches main.
+    void allocationStacksUnwind()
+    {
+        CountingSink sink(1);
+        sink.unwindSizes = {777, 4099};
+        const Run run = runTarget(sink, {QStringLiteral("no-exec"), QStringLiteral("0"), QStringLiteral("500")}, 1);
+        QVERIFY(run.finished);
+        QCOMPARE(run.exitCode, 0);
+        const auto firstOutsideAgent = [](const QStringList &frames) {
+            for (const QString &f : frames)
+                if (!f.startsWith(QLatin1String("libemberline_agent.so:")))
+                    return f;
+            return QString();
+        };
+        for (const auto &[size, caller] : {std::pair<uint64_t, const char *>{777, "alloc_truths:main"},
+                                           std::pair<uint64_t, const char *>{4099, "alloc_truths:threadWork"}}) {
+            const QStringList frames = sink.unwound[size];
+            qInfo("malloc(%llu): %s", qulonglong(size), qPrintable(frames.join(QLatin1String(" <- "))));
+            QVERIFY2(!frames.isEmpty() && frames.front().startsWith(QLatin1String("libemberline_agent.so:")),
+                     qPrintable(frames.join(QLatin1Char(' '))));
+            QCOMPARE(firstOutsideAgent(frames), QString::fromLatin1(caller));
+        }
+        QVERIFY2(sink.unwound[777].contains(QLatin1String("alloc_truths:main")),
+                 qPrintable(sink.unwound[777].join(QLatin1Char(' '))));
     }
 
     // Interval 1: every allocation of every site, in every process image, equals the program's own count.
