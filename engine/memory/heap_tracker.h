@@ -1,0 +1,86 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace emberline::engine {
+
+// The live heap of a launched program as its sampled allocations tell it: every sampled block still live (by
+// process image and address) with its stack and weight, what was allocated per stack since the last flush, and
+// what each process image still held when it ended (its leaks). Values are estimates of the program's own
+// counts and bytes: each sample carries the weight of allocation_weight.h, applied here once.
+//
+// `stack` is the caller's id for an unwound stack (stable for as long as the caller keeps blocks with it).
+//
+// Thread: the session thread.
+class HeapTracker {
+public:
+    explicit HeapTracker(uint64_t interval);
+
+    void allocate(uint64_t image, uint32_t pid, uint64_t address, uint64_t size, uint32_t stack);
+    void free(uint64_t image, uint64_t address);
+    // The image ended (exit, exec, gone): what it still held becomes its leaks.
+    void endImage(uint64_t image);
+
+    // Estimated objects and bytes of one stack in one process.
+    struct StackMemory {
+        uint32_t pid = 0;
+        uint32_t stack = 0;
+        double objects = 0;
+        double bytes = 0;
+    };
+    // What was allocated since the last call, per (pid, stack): a flush's alloc-samples and alloc-space.
+    std::vector<StackMemory> takeAllocated();
+    // What is live now, per (pid, stack): a flush's inuse-objects and inuse-space, a full snapshot.
+    std::vector<StackMemory> inUse() const;
+    // What ended images still held, per (pid, stack), summed over the session.
+    std::vector<StackMemory> leaks() const;
+
+    struct Counters {
+        uint64_t allocations = 0;  // samples taken in
+        uint64_t frees = 0;        // frees of a live sampled block
+        uint64_t unknownFrees = 0; // frees of an address with no live sampled block (exact mode: never
+                                   // allocated, or freed twice)
+        uint64_t reallocated = 0;  // an address allocated again while live: its free was not seen
+        uint64_t imagesEnded = 0;
+        double allocatedBytes = 0; // estimated, over the session
+        double allocatedObjects = 0;
+        double liveBytes = 0;     // estimated, now
+        double peakLiveBytes = 0; // the largest liveBytes so far
+        double leakedBytes = 0;   // estimated, held by images when they ended
+        double leakedObjects = 0;
+    };
+    const Counters &counters() const { return m_counters; }
+    std::size_t liveBlocks() const { return m_live.size(); }
+
+private:
+    struct Block {
+        uint32_t pid = 0;
+        uint32_t stack = 0;
+        double objects = 0;
+        double bytes = 0;
+    };
+    struct Key {
+        uint64_t image = 0;
+        uint64_t address = 0;
+        bool operator==(const Key &) const = default;
+    };
+    struct KeyHash {
+        std::size_t operator()(const Key &k) const
+        {
+            return std::size_t((k.address >> 4) * 0x9E3779B97F4A7C15ull ^ k.image);
+        }
+    };
+    static uint64_t stackKey(uint32_t pid, uint32_t stack) { return (uint64_t(pid) << 32) | stack; }
+    static std::vector<StackMemory> listed(const std::unordered_map<uint64_t, StackMemory> &byStack);
+
+    uint64_t m_interval;
+    std::unordered_map<Key, Block, KeyHash> m_live;
+    std::unordered_map<uint64_t, StackMemory> m_allocated; // since the last takeAllocated(), by stackKey
+    std::unordered_map<uint64_t, StackMemory> m_leaks;     // by stackKey
+    Counters m_counters;
+};
+
+} // namespace emberline::engine
