@@ -13,10 +13,13 @@ LOCK=/tmp/emberline-build.lock
 flock "$LOCK" cmake --preset asan >/dev/null
 mapfile -t tests < <(ctest --preset asan -N | sed -n 's/^ *Test *#[0-9]*: *//p')
 # A test that is a program of its own is built; the tree's own checks (tests/layout) are scripts, not targets.
-mapfile -t known < <(ninja -C build/asan -t targets all | sed -n 's/^\([^:/]*\): phony$/\1/p')
+declare -A known=()
+while read -r name; do
+    known[$name]=1
+done < <(ninja -C build/asan -t targets all | sed -n 's/^\([^:/]*\): phony$/\1/p')
 targets=()
 for t in "${tests[@]}"; do
-    if printf '%s\n' "${known[@]}" | grep -qxF "$t"; then
+    if [[ -n "${known[$t]:-}" ]]; then
         targets+=("$t")
     fi
 done
