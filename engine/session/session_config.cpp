@@ -16,6 +16,12 @@ Status validateConfig(const SessionConfig &c)
         return makeError(Error::Code::Invalid, "the stack size must be a multiple of 8 between 1024 and 65000 bytes");
     if (c.sampler != "auto" && c.sampler != "perf" && c.sampler != "ptrace")
         return makeError(Error::Code::Unsupported, "unknown sampler '" + c.sampler + "' (choose auto, perf or ptrace)");
+    if (c.memory && c.pid > 0)
+        return makeError(Error::Code::Unsupported,
+                         "--memory needs a launched program: the memory agent is loaded when the program starts "
+                         "(LD_PRELOAD), so a running process cannot take it; launch the program with -- COMMAND");
+    if (c.memory && c.allocInterval < 1)
+        return makeError(Error::Code::Invalid, "the allocation interval must be at least 1 byte");
     return Ok{};
 }
 

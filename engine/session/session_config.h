@@ -13,6 +13,25 @@
 
 namespace emberline::engine {
 
+// What the memory agent saw over a session (SessionConfig::memory).
+struct MemorySummary {
+    uint64_t interval = 0;         // mean bytes between samples (1: every allocation)
+    double allocatedBytes = 0;     // estimated (exact at interval 1)
+    double allocatedObjects = 0;
+    double peakLiveBytes = 0;      // the largest live heap, as the samples tell it
+    double leakedBytes = 0;        // still live when the processes ended
+    double leakedObjects = 0;
+    double liveBytes = 0;          // live now (at the end: in processes still running)
+    uint64_t samples = 0;          // allocation records read
+    uint64_t frees = 0;            // free records read
+    uint64_t unknownFrees = 0;     // frees of an address not known to be live (never allocated, or freed twice)
+    uint64_t allocsDropped = 0;    // sampled allocations the agent could not report (full ring)
+    uint64_t bytesDropped = 0;
+    uint64_t waitNs = 0;           // exact mode: the programs' time waiting for room in the ring
+    uint64_t processes = 0;        // process images that ran the agent
+    std::vector<std::string> problems; // why some or all of the memory could not be profiled
+};
+
 // The values a recording is configured, steered and described with, shared by RecordSession (the engine's
 // session loop), ProfilingSession (the GUI's facade), `emberline record` and the sampler factory.
 struct SessionConfig {
@@ -34,6 +53,12 @@ struct SessionConfig {
     std::string sampler = "auto";          // auto | perf | ptrace
     bool wallTime = true;                  // also record wall time (off-CPU stacks), where it can be measured
     double ptraceMaxOverheadPercent = 2.0; // the ptrace sampler's budget, in % of one CPU
+    // Memory profiling (launched programs only): the agent (libemberline_agent.so) is preloaded into the
+    // program and samples its allocations every `allocInterval` bytes on average (1: every allocation).
+    bool memory = false;
+    uint64_t allocInterval = 512 * 1024;
+    // The agent library; empty: found beside the executable (<exe dir>/../lib/emberline/).
+    std::string agentPath;
     // Where separate debug files are looked for (by build id and .gnu_debuglink).
     std::vector<std::string> debugDirectories{"/usr/lib/debug"};
 };
@@ -71,6 +96,8 @@ struct SessionSummary {
     // views had every flush.
     std::vector<std::string> saveErrors;
     uint32_t flushesNotSaved = 0;
+    // Memory profiling: estimates from the sampled allocations (exact at interval 1); null when not asked.
+    std::shared_ptr<const MemorySummary> memory;
     bool launched = false;
     bool targetExited = false;
     int exitStatus = 0; // the launched target's, shell style
@@ -89,6 +116,10 @@ struct SessionStats {
     bool paused = false;
     int targetPid = 0;
     std::string samplerDescription;
+    // Memory profiling: estimated live heap and allocations so far (0 when not profiled).
+    bool memory = false;
+    double liveBytes = 0;
+    double allocatedBytes = 0;
 };
 
 // Set from any thread (or a signal handler) to steer a running session.
