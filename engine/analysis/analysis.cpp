@@ -52,6 +52,16 @@ std::vector<int64_t> weightedTotals(const Profile &profile, const std::vector<fl
     return totals;
 }
 
+std::vector<int64_t> shownValuesPerStack(const LoadedProfile &loaded, int sampleType, const std::vector<uint8_t> &mask,
+                                         const std::atomic<bool> *cancel)
+{
+    if (loaded.sampleOverlay && loaded.sampleOverlay->covers(sampleType))
+        return loaded.sampleOverlay->valuesPerStack(*loaded.profile, sampleType, mask);
+    if (loaded.sampleWeights)
+        return weightedValuesPerStack(*loaded.profile, sampleType, mask, *loaded.sampleWeights, cancel);
+    return valuesPerStack(*loaded.profile, sampleType, mask, cancel);
+}
+
 namespace {
 
 bool sameFrameNames(const FrameTable &a, const FrameTable &b)
@@ -73,7 +83,7 @@ std::optional<CallTree> treeFromUntransformed(const AnalysisRequest &request, co
     const Analysis *base = request.untransformed.get();
     if (!base || !base->tree || !loaded.original || loaded.transformedBy.empty() || base->loaded != loaded.original ||
         base->sampleType != request.sampleType || loaded.sampleWeights || loaded.original->sampleWeights ||
-        loaded.original->liveTrees)
+        loaded.sampleOverlay || loaded.original->liveTrees)
         return std::nullopt;
     const SampleFilter &a = base->filter;
     const SampleFilter &b = request.filter;
@@ -106,17 +116,15 @@ std::shared_ptr<const Analysis> analyze(const AnalysisRequest &request, const st
         mask.empty() ? profile.sampleCount() : static_cast<size_t>(std::count(mask.begin(), mask.end(), uint8_t(1)));
     // A live session's whole, unfiltered profile: its values per stack are kept by the session as it goes.
     const LiveSnapshot *live = loaded.live.get();
-    const std::span<const int64_t> liveValues = live && !loaded.sampleWeights && mask.empty()
+    const std::span<const int64_t> liveValues = live && !loaded.sampleWeights && !loaded.sampleOverlay && mask.empty()
                                                     ? live->stackValues(request.sampleType)
                                                     : std::span<const int64_t>{};
     const bool wholeSession = loaded.liveTrees && live && liveValues.size() == profile.stacks().size();
     if (wholeSession) {
         analysis->perStack = live->sharedStackValues(request.sampleType);
     } else {
-        analysis->perStack = std::make_shared<const std::vector<int64_t>>(
-            loaded.sampleWeights
-                ? weightedValuesPerStack(profile, request.sampleType, mask, *loaded.sampleWeights, cancel)
-                : valuesPerStack(profile, request.sampleType, mask, cancel));
+        analysis->perStack =
+            std::make_shared<const std::vector<int64_t>>(shownValuesPerStack(loaded, request.sampleType, mask, cancel));
     }
     if (cancel && cancel->load())
         return nullptr;

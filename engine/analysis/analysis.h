@@ -7,6 +7,7 @@
 #include "engine/model/frame_table.h"
 #include "engine/model/profile.h"
 #include "engine/model/sample_filter.h"
+#include "engine/model/sample_overlay.h"
 
 #include <QString>
 
@@ -47,6 +48,9 @@ struct LoadedProfile {
     // Per sample, the share of its value shown (a live session's time range over its aggregated profile);
     // null when every sample counts in full.
     std::shared_ptr<const std::vector<float>> sampleWeights;
+    // For the sample types it gives (a live session's memory types over a time range), the values shown instead of
+    // the profile's and the weights' (null: none).
+    std::shared_ptr<const SampleOverlay> sampleOverlay;
     // Its samples are sums of many (a live session's aggregated profile): the sample count means little.
     bool aggregated = false;
     // The frame table's names for the flame graph (frameDisplayNames), built once per frame table.
@@ -72,6 +76,10 @@ std::vector<int64_t> weightedValuesPerStack(const Profile &profile, int sampleTy
                                             const std::vector<float> &weights, const std::atomic<bool> *cancel);
 // Totals per sample type with weights.
 std::vector<int64_t> weightedTotals(const Profile &profile, const std::vector<float> &weights);
+// Sum of one sample type per interned stack as `loaded` shows it: from its overlay for a type that gives, else
+// weighted by its sample weights when it has some, else plain (valuesPerStack).
+std::vector<int64_t> shownValuesPerStack(const LoadedProfile &loaded, int sampleType, const std::vector<uint8_t> &mask,
+                                         const std::atomic<bool> *cancel);
 
 struct Analysis;
 

@@ -46,9 +46,10 @@ Result<std::shared_ptr<const LoadedProfile>> deriveProfile(const std::shared_ptr
     // A live session's time range weighs its samples: the weights follow the samples a transform keeps (inversion
     // keeps every sample in order).
     std::vector<uint32_t> kept;
-    Result<Profile> profile = shape.transforms.empty() ? invertStacks(*source->profile, cancel)
-                                                       : applyTransforms(*source->profile, shape.transforms, cancel,
-                                                                         source->sampleWeights ? &kept : nullptr);
+    Result<Profile> profile = shape.transforms.empty()
+                                  ? invertStacks(*source->profile, cancel)
+                                  : applyTransforms(*source->profile, shape.transforms, cancel,
+                                                    source->sampleWeights || source->sampleOverlay ? &kept : nullptr);
     if (profile && shape.inverted && !shape.transforms.empty())
         profile = invertStacks(profile.value(), cancel);
     if (!profile)
@@ -58,12 +59,18 @@ Result<std::shared_ptr<const LoadedProfile>> deriveProfile(const std::shared_ptr
     derived->path = source->path;
     derived->notice = source->notice;
     derived->aggregated = source->aggregated;
+    if (source->sampleOverlay && !shape.transforms.empty())
+        derived->sampleOverlay = std::make_shared<const SampleOverlay>(source->sampleOverlay->remapped(kept));
+    else
+        derived->sampleOverlay = source->sampleOverlay; // inversion keeps every sample in order
     if (source->sampleWeights && !shape.transforms.empty()) {
         auto weights = std::make_shared<std::vector<float>>();
         weights->reserve(kept.size());
         for (const uint32_t i : kept)
             weights->push_back((*source->sampleWeights)[i]);
         derived->totals = weightedTotals(*shared, *weights);
+        if (derived->sampleOverlay)
+            derived->sampleOverlay->replaceTotals(derived->totals);
         const bool anyShown =
             std::any_of(derived->totals.begin(), derived->totals.end(), [](int64_t v) { return v != 0; });
         const bool anyBefore =

@@ -70,10 +70,15 @@ std::vector<int64_t> sideValues(const LoadedProfile &loaded, int type, const std
                                 const std::atomic<bool> *cancel)
 {
     const Profile &p = *loaded.profile;
-    if (loaded.sampleWeights)
-        return weightedValuesPerStack(p, type, mask, *loaded.sampleWeights, cancel);
-    if (scale == 1.0)
-        return valuesPerStack(p, type, mask, cancel);
+    const bool overlaid = loaded.sampleOverlay && loaded.sampleOverlay->covers(type);
+    if (loaded.sampleWeights || overlaid || scale == 1.0) {
+        std::vector<int64_t> perStack = shownValuesPerStack(loaded, type, mask, cancel);
+        if (overlaid && scale != 1.0) {
+            for (int64_t &v : perStack)
+                v = static_cast<int64_t>(static_cast<double>(v) * scale);
+        }
+        return perStack;
+    }
     std::vector<int64_t> perStack(p.stacks().size(), 0);
     const auto t = static_cast<size_t>(type);
     for (size_t i = 0; i < p.sampleCount(); ++i) {

@@ -2,6 +2,7 @@
 
 #include "engine/common/logging.h"
 #include "engine/common/vector_room.h"
+#include "engine/model/sample_kinds.h"
 
 #include <algorithm>
 
@@ -47,6 +48,7 @@ ProfileMerger::Options mergeOptions()
     // The timestamps live in the timeline; the thread's name in its LiveThread (the id tells the thread).
     o.dropLabels = {"end_timestamp_ns", "thread name"};
     o.locationsByFunction = true;
+    o.latestSnapshots = true; // in-use memory: the newest flush's snapshot, not a sum of every flush's
     return o;
 }
 
@@ -71,8 +73,41 @@ Status LiveProfile::add(const Flush &flush)
     return add(std::make_shared<const Flush>(flush));
 }
 
+void LiveProfile::findMemoryTypes(const Profile &profile)
+{
+    const auto &types = profile.sampleTypes();
+    m_memoryTypes.clear();
+    m_memorySnapshots.clear();
+    m_isSnapshot.assign(types.size(), 0);
+    for (size_t t = 0; t < types.size(); ++t) {
+        const std::string &name = profile.str(types[t].type);
+        if (!isMemorySampleType(name))
+            continue;
+        m_memoryTypes.push_back(static_cast<int>(t));
+        m_memorySnapshots.push_back(isSnapshotSampleType(name) ? 1 : 0);
+        m_isSnapshot[t] = m_memorySnapshots.back();
+    }
+}
+
+// A sample with memory values and nothing else: a memory sample, kept per flush rather than on the timeline.
+bool LiveProfile::isMemorySample(std::span<const int64_t> values) const
+{
+    bool memory = false;
+    size_t next = 0; // the next memory type, in m_memoryTypes
+    for (size_t t = 0; t < values.size(); ++t) {
+        const bool memoryType = next < m_memoryTypes.size() && static_cast<size_t>(m_memoryTypes[next]) == t;
+        next += memoryType ? 1 : 0;
+        if (values[t] == 0)
+            continue;
+        if (!memoryType)
+            return false;
+        memory = true;
+    }
+    return memory;
+}
+
 void LiveProfile::addToColumns(const Profile &taken, const std::vector<uint32_t> &destination,
-                               const std::vector<uint32_t> &threadOf)
+                               const std::vector<uint32_t> &threadOf, const std::vector<uint32_t> &entries)
 {
     const Profile &merged = m_merger.result();
     LiveSampleColumns &columns = m_columns;
@@ -95,11 +130,24 @@ void LiveProfile::addToColumns(const Profile &taken, const std::vector<uint32_t>
         values->resize(size, 0);
         perType[t] = values->data();
     }
+    // A snapshot type's values are replaced: what the previous flush's snapshot held goes first.
+    for (size_t t = 0; t < types && t < m_isSnapshot.size(); ++t) {
+        if (m_isSnapshot[t]) {
+            for (const uint32_t stack : m_snapshotStacks)
+                perType[t][stack] = 0;
+        }
+    }
+    m_snapshotStacks.clear();
     for (size_t i = 0; i < destination.size() && i < taken.sampleCount(); ++i) {
         const uint32_t stack = merged.sampleStackId(destination[i]);
         const auto values = taken.sampleValues(i);
-        for (size_t t = 0; t < types && t < values.size(); ++t)
+        bool snapshot = false;
+        for (size_t t = 0; t < types && t < values.size(); ++t) {
             perType[t][stack] += values[t];
+            snapshot = snapshot || (values[t] != 0 && t < m_isSnapshot.size() && m_isSnapshot[t]);
+        }
+        if (snapshot)
+            m_snapshotStacks.push_back(stack);
     }
 
     // Samples new to the aggregate take their thread now; a sample's thread never changes (it is in its key).
@@ -113,8 +161,8 @@ void LiveProfile::addToColumns(const Profile &taken, const std::vector<uint32_t>
         columns.thread.push_back(t);
     reserveWithRoom(m_hits, aggregated);
     m_hits.resize(aggregated, 0);
-    for (uint32_t agg : destination)
-        m_hits[agg]++;
+    for (const uint32_t i : entries)
+        m_hits[destination[i]]++;
 }
 
 Status LiveProfile::add(const std::shared_ptr<const Flush> &flushPtr)
@@ -130,6 +178,8 @@ Status LiveProfile::add(const std::shared_ptr<const Flush> &flushPtr)
     if (!merged)
         return merged.error();
     m_snapshot.reset();
+    if (m_flushes == 0)
+        findMemoryTypes(profile);
 
     const SampleKeys keys{profile.findString("thread id"), profile.findString("thread name"),
                           profile.findString("end_timestamp_ns")};
@@ -141,33 +191,51 @@ Status LiveProfile::add(const std::shared_ptr<const Flush> &flushPtr)
     chunk->lost = flush.lost >= m_lastLost ? flush.lost - m_lastLost : flush.lost;
     std::string name;
     std::vector<uint32_t> threadOf(profile.sampleCount());
-    std::vector<int64_t> cpuOf(profile.sampleCount(), 0);
+    // The samples that are timeline entries (all but memory samples), and their threads and CPU time.
+    std::vector<uint32_t> entries, entryThread;
+    std::vector<int64_t> entryCpu;
+    entries.reserve(profile.sampleCount());
+    SampleOverlayBuilder memory(m_memoryTypes);
+    std::vector<int64_t> memoryValues(m_memoryTypes.size());
     for (size_t i = 0; i < profile.sampleCount(); ++i) {
         const SampleLabels labels = readLabels(profile, i, keys);
         name.assign(labels.name);
         const uint32_t thread = threadOrdinal(labels.tid, name);
-        m_threads[thread].hits++;
         threadOf[i] = thread;
-        if (cpuType >= 0)
-            cpuOf[i] = profile.sampleValues(i)[static_cast<size_t>(cpuType)];
+        const auto values = profile.sampleValues(i);
+        if (!m_memoryTypes.empty()) {
+            for (size_t c = 0; c < m_memoryTypes.size(); ++c)
+                memoryValues[c] = values[static_cast<size_t>(m_memoryTypes[c])];
+            memory.add(destination[i], memoryValues);
+            if (isMemorySample(values))
+                continue;
+        }
+        m_threads[thread].hits++;
+        entries.push_back(static_cast<uint32_t>(i));
+        entryThread.push_back(thread);
+        entryCpu.push_back(cpuType >= 0 ? values[static_cast<size_t>(cpuType)] : 0);
         const int64_t time = labels.timeNs != 0 ? labels.timeNs : chunk->endNs;
         const int64_t offset = std::clamp<int64_t>((time - chunk->startNs) / kNsPerMs, 0, UINT16_MAX);
         chunk->append(static_cast<uint16_t>(offset), destination[i]);
     }
+    if (!m_memoryTypes.empty())
+        chunk->memory = FlushMemory(memory.finish());
     if (m_flushes == 0)
         m_startNs = flush.startNs;
     m_endNs = std::max(m_endNs, chunk->endNs);
     m_lastLost = flush.lost;
     chunk->finish();
-    addBins(*chunk, threadOf, cpuOf);
+    addBins(*chunk, entryThread, entryCpu);
     chunk->samples = chunk->entryCount(); // what this flush holds, whatever the flush's counters mean
     m_chunks.push_back(std::move(chunk));
     const std::vector<int64_t> flushTotals = profile.totals();
     m_totals.resize(std::max(m_totals.size(), flushTotals.size()), 0);
-    for (size_t t = 0; t < flushTotals.size(); ++t)
-        m_totals[t] += flushTotals[t];
+    for (size_t t = 0; t < flushTotals.size(); ++t) {
+        const bool snapshot = t < m_isSnapshot.size() && m_isSnapshot[t];
+        m_totals[t] = snapshot ? flushTotals[t] : m_totals[t] + flushTotals[t];
+    }
     ++m_flushes;
-    addToColumns(profile, destination, threadOf);
+    addToColumns(profile, destination, threadOf, entries);
     return Ok{};
 }
 
@@ -181,7 +249,7 @@ void LiveProfile::addBins(TimelineChunk &chunk, const std::vector<uint32_t> &thr
     chunk.binThreads = m_threads.size();
     chunk.binCpuNs.assign(chunk.binThreads * chunk.binCount, 0);
     chunk.binSamples.assign(chunk.binThreads * chunk.binCount, 0);
-    size_t i = 0; // the entries are the flush's samples, in order
+    size_t i = 0; // the entries, in order
     chunk.forEach([&](int64_t timeNs, uint32_t) {
         const size_t b = std::min(binOf(timeNs) - std::min(binOf(timeNs), chunk.firstBin), chunk.binCount - 1);
         const size_t cell = threadOf[i] * chunk.binCount + b;
@@ -215,6 +283,8 @@ std::shared_ptr<const LiveSnapshot> LiveProfile::snapshot(int stackValuesType) c
     snap->totals = m_totals;
     snap->threads = m_threads;
     snap->chunks = m_chunks;
+    snap->memoryTypes = m_memoryTypes;
+    snap->memorySnapshots = m_memorySnapshots;
     m_snapshot = std::move(snap);
     m_snapshotType = stackValuesType;
     return m_snapshot;

@@ -19,6 +19,12 @@ namespace emberline::engine {
 // with aggregation, dropping end_timestamp_ns) and appends the flush's samples to the compact timeline. Memory
 // grows with distinct stacks plus a few bytes per sample.
 //
+// A memory session's flushes also carry memory samples (isMemorySampleType): the aggregate sums what each flush
+// allocated, and holds the in-use values (snapshot types) of the newest flush only, since every flush carries the
+// whole live heap again (ProfileMerger::Options::latestSnapshots). Memory samples are not entries of the timeline
+// (they have no moment but their flush's end); each flush's chunk keeps their values instead (TimelineChunk::memory),
+// from which a time range or one flush gets its memory (memoryOverlay).
+//
 // There is one aggregate. A snapshot is a copy of it whose sample columns share their chunks with the aggregate
 // (Profile's ChunkedColumn): the next flush copies only the chunks it changes (the values of the samples it adds
 // to, and the last chunk of each column), and only while a snapshot still holds them. So a session costs one
@@ -47,14 +53,22 @@ public:
 private:
     uint32_t threadOrdinal(int64_t tid, const std::string &name);
     void addToColumns(const Profile &taken, const std::vector<uint32_t> &destination,
-                      const std::vector<uint32_t> &threadOf);
+                      const std::vector<uint32_t> &threadOf, const std::vector<uint32_t> &entries);
     void addBins(TimelineChunk &chunk, const std::vector<uint32_t> &threadOf, const std::vector<int64_t> &cpuOf) const;
+    void findMemoryTypes(const Profile &profile);
+    bool isMemorySample(std::span<const int64_t> values) const;
 
     ProfileMerger m_merger;
     LiveSampleColumns m_columns; // the thread per sample; the values per stack are m_stackValues
     std::vector<uint32_t> m_hits;
     // Per sample type, the value per stack, shared with the snapshots that hold it (copied before a change then).
     std::vector<std::shared_ptr<std::vector<int64_t>>> m_stackValues;
+    // The memory types (LiveSnapshot::memoryTypes), per sample type whether it is a snapshot, and the stacks the
+    // newest flush gave snapshot values (the next flush sets them to 0 before it adds its own).
+    std::vector<int> m_memoryTypes;
+    std::vector<uint8_t> m_memorySnapshots;
+    std::vector<uint8_t> m_isSnapshot;
+    std::vector<uint32_t> m_snapshotStacks;
     mutable std::shared_ptr<const LiveSnapshot> m_snapshot; // of the newest flush, taken on first demand
     mutable int m_snapshotType = kAllTypes;                 // the stack values m_snapshot holds
     uint32_t m_flushes = 0;

@@ -43,6 +43,59 @@ std::vector<float> selectionWeights(const LiveSnapshot &snapshot, std::span<cons
     return weights;
 }
 
+namespace {
+
+// The memory rows of `chunks` (in session order) as an overlay: allocations summed, the in-use values of the last.
+std::shared_ptr<const SampleOverlay> memoryOf(const LiveSnapshot &snapshot,
+                                              const std::vector<const TimelineChunk *> &chunks,
+                                              const std::vector<uint32_t> &hiddenThreads)
+{
+    if (snapshot.memoryTypes.empty())
+        return nullptr;
+    const ChunkedColumn<uint32_t> &threadOf = snapshot.sampleThread();
+    std::vector<uint8_t> hidden(snapshot.threads.size(), 0);
+    for (uint32_t t : hiddenThreads) {
+        if (t < hidden.size())
+            hidden[t] = 1;
+    }
+    SampleOverlayBuilder builder(snapshot.memoryTypes);
+    std::vector<int64_t> row(snapshot.memoryTypes.size());
+    for (size_t c = 0; c < chunks.size(); ++c) {
+        const bool last = c + 1 == chunks.size();
+        chunks[c]->memory.forEach([&](uint32_t sample, std::span<const int64_t> values) {
+            const uint32_t thread = sample < threadOf.size() ? threadOf[sample] : kNoIndex;
+            if (thread < hidden.size() && hidden[thread])
+                return;
+            bool any = false;
+            for (size_t k = 0; k < row.size() && k < values.size(); ++k) {
+                row[k] = snapshot.memorySnapshots[k] && !last ? 0 : values[k];
+                any = any || row[k] != 0;
+            }
+            if (any)
+                builder.add(sample, row);
+        });
+    }
+    return std::make_shared<const SampleOverlay>(builder.finish());
+}
+
+} // namespace
+
+std::shared_ptr<const SampleOverlay> memoryOverlay(const LiveSnapshot &snapshot, const LiveSelection &selection)
+{
+    std::vector<const TimelineChunk *> chunks;
+    for (const auto &chunk : snapshot.chunks) {
+        if (chunk->endNs > selection.startNs && chunk->endNs <= selection.endNs)
+            chunks.push_back(chunk.get());
+    }
+    return memoryOf(snapshot, chunks, selection.hiddenThreads);
+}
+
+std::shared_ptr<const SampleOverlay> flushMemoryOverlay(const LiveSnapshot &snapshot, const TimelineChunk &chunk,
+                                                        const std::vector<uint32_t> &hiddenThreads)
+{
+    return memoryOf(snapshot, {&chunk}, hiddenThreads);
+}
+
 double ThreadActivity::cpuPercent(size_t thread, size_t bucket) const
 {
     if (thread >= cpuNs.size() || bucket >= bucketCount || bucketNs <= 0)

@@ -1,9 +1,11 @@
 #pragma once
 
 #include "engine/live/live_profile.h"
+#include "engine/model/sample_overlay.h"
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -26,6 +28,15 @@ struct LiveSelection {
 // entries (LiveProfile::sampleHits, as of the snapshot).
 std::vector<float> selectionWeights(const LiveSnapshot &snapshot, std::span<const uint32_t> hits,
                                     const LiveSelection &selection);
+
+// The values of the session's memory types (LiveSnapshot::memoryTypes) within the selection, which the weights
+// cannot give: what was allocated, summed over the flushes that end in the range (after its start, up to its end
+// included), and what was in use at the end of the last of them. A memory sample's time is its flush's end, so a
+// range that holds no flush's end holds no memory. 0 for hidden threads. Null when the session has no memory types.
+std::shared_ptr<const SampleOverlay> memoryOverlay(const LiveSnapshot &snapshot, const LiveSelection &selection);
+// The same for one flush of the session: what it allocated and what was in use at its end.
+std::shared_ptr<const SampleOverlay> flushMemoryOverlay(const LiveSnapshot &snapshot, const TimelineChunk &chunk,
+                                                        const std::vector<uint32_t> &hiddenThreads);
 
 // CPU time per thread in fixed buckets of the session's time. Buckets that are whole multiples of the flushes'
 // 50 ms bins are sums of those bins (each sample's own CPU time; cost independent of the sample count); other

@@ -67,12 +67,16 @@ std::vector<uint32_t> LiveSnapshot::stacksChangedSince(uint32_t from) const
     std::vector<uint32_t> stacks;
     if (!profile || from >= chunks.size())
         return stacks;
+    const auto add = [&](uint32_t agg) {
+        if (agg < profile->sampleCount())
+            stacks.push_back(profile->sampleStackId(agg));
+    };
     for (size_t c = from; c < chunks.size(); ++c) {
-        chunks[c]->forEach([&](int64_t, uint32_t agg) {
-            if (agg < profile->sampleCount())
-                stacks.push_back(profile->sampleStackId(agg));
-        });
+        chunks[c]->forEach([&](int64_t, uint32_t agg) { add(agg); });
+        chunks[c]->memory.forEach([&](uint32_t agg, std::span<const int64_t>) { add(agg); });
     }
+    if (from > 0)
+        chunks[from - 1]->memory.forEach([&](uint32_t agg, std::span<const int64_t>) { add(agg); });
     std::sort(stacks.begin(), stacks.end());
     stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());
     return stacks;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/live/flush_memory.h"
 #include "engine/model/chunked_column.h"
 #include "engine/model/profile.h"
 
@@ -36,6 +37,8 @@ struct TimelineChunk {
     size_t binThreads = 0;
     std::vector<int64_t> binCpuNs;
     std::vector<uint32_t> binSamples;
+    // The flush's memory samples (a memory session's): their values per aggregated sample. They are not entries.
+    FlushMemory memory;
 
     void append(uint16_t offsetMs, uint32_t sample)
     {
@@ -74,7 +77,8 @@ struct TimelineChunk {
     }
     size_t memoryBytes() const
     {
-        return m_packed.capacity() + binCpuNs.capacity() * 8 + binSamples.capacity() * 4 + sizeof(*this);
+        return m_packed.capacity() + binCpuNs.capacity() * 8 + binSamples.capacity() * 4 + memory.memoryBytes() +
+               sizeof(*this);
     }
 
 private:
@@ -140,6 +144,10 @@ struct LiveSnapshot {
     std::vector<int64_t> totals; // per sample type, over every sample of the session
     std::vector<LiveThread> threads;
     std::vector<std::shared_ptr<const TimelineChunk>> chunks;
+    // The profile's memory sample types (isMemorySampleType), ascending: the columns of each chunk's `memory`; per
+    // one, whether it is a snapshot type (in-use, as of a flush's end) rather than what a flush allocated.
+    std::vector<int> memoryTypes;
+    std::vector<uint8_t> memorySnapshots;
 
     // Per aggregated sample of `profile`: its thread (a `threads` ordinal) and its CPU time. Its timeline entries
     // (hits) are the live profile's, read on the stage's thread (LiveProfile::sampleHits).
@@ -150,7 +158,8 @@ struct LiveSnapshot {
     std::span<const int64_t> stackValues(int sampleType) const;
     std::shared_ptr<const std::vector<int64_t>> sharedStackValues(int sampleType) const;
     // Stacks whose value changed in flushes [from, flushes) of this session, each named at least once, from the
-    // timeline; empty when `from` is not an earlier flush count of it.
+    // timeline and the flushes' memory samples (with those of flush from - 1: a stack its in-use snapshot held and
+    // a later one does not went to 0); empty when `from` is not an earlier flush count of it.
     std::vector<uint32_t> stacksChangedSince(uint32_t from) const;
     size_t timelineSamples() const;
     size_t timelineBytes() const;

@@ -1,6 +1,7 @@
 #include "engine/model/merge.h"
 
 #include "engine/common/flat_hash.h"
+#include "engine/model/sample_kinds.h"
 
 #include <algorithm>
 #include <map>
@@ -259,6 +260,7 @@ private:
         std::vector<Label> labels;
         if (destinationSamples)
             destinationSamples->resize(src.sampleCount());
+        clearSnapshots();
         for (size_t i = 0; i < src.sampleCount(); ++i) {
             const SampleView s = src.sample(i);
             const uint32_t stackId = stackOf(s);
@@ -266,7 +268,29 @@ private:
             const uint32_t destination = addSample(stackId, s.values, labels);
             if (destinationSamples)
                 (*destinationSamples)[i] = destination;
+            if (holdsSnapshot(s.values))
+                m_snapshotSamples.push_back(destination);
         }
+    }
+
+    // Options::latestSnapshots: the previous profile's snapshot values go, so that the next one's replace them.
+    // Costs a pass over the samples the previous profile gave snapshot values to, not over the whole result.
+    void clearSnapshots()
+    {
+        for (const uint32_t sample : m_snapshotSamples) {
+            for (const size_t column : m_snapshotColumns)
+                m_dst.setSampleValue(sample, column, 0);
+        }
+        m_snapshotSamples.clear();
+    }
+
+    bool holdsSnapshot(std::span<const int64_t> values) const
+    {
+        for (const size_t column : m_snapshotColumns) {
+            if (column < values.size() && values[column] != 0)
+                return true;
+        }
+        return false;
     }
 
     std::vector<StringId> droppedKeys()
@@ -300,6 +324,10 @@ private:
                             m_dst.intern(first.str(first.periodType.unit))};
         m_dst.period = first.period;
         m_dst.defaultSampleType = m_dst.intern(first.str(first.defaultSampleType));
+        for (size_t t = 0; m_options.latestSnapshots && t < first.sampleTypes().size(); ++t) {
+            if (isSnapshotSampleType(first.str(first.sampleTypes()[t].type)))
+                m_snapshotColumns.push_back(t);
+        }
     }
 
     // Returns the index of the destination sample that received the values.
@@ -389,6 +417,9 @@ private:
     std::map<std::tuple<StringId, StringId, StringId, int64_t>, uint32_t> m_functions;
     std::map<std::vector<int64_t>, uint32_t> m_locations;
     IndexHashTable m_sampleByKey; // aggregated samples by (stack id, label set id), which their columns hold
+    // Options::latestSnapshots: the snapshot sample types, and the samples the latest profile gave values of them.
+    std::vector<size_t> m_snapshotColumns;
+    std::vector<uint32_t> m_snapshotSamples;
     // Given session ids: what the recorder's location and stack ids became here (kNoIndex: not met yet), as
     // of naming epoch m_namingEpoch and the recorder's stack generation m_stackGeneration.
     std::vector<uint32_t> m_locationById;

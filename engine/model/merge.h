@@ -31,6 +31,11 @@ public:
         // views show functions: a busy leaf function hit at hundreds of addresses would otherwise multiply
         // the distinct stacks (and the memory and time every refresh takes) by as much.
         bool locationsByFunction = false;
+        // The values of snapshot sample types (isSnapshotSampleType: the memory live at a flush's end) are those of
+        // the latest profile added: each add() first sets them to 0 on the samples the add() before gave them to,
+        // so that a session's flushes, each a full snapshot, are not summed. Aggregated, a sample holds the latest
+        // snapshot's value; appended, only the latest profile's samples hold theirs.
+        bool latestSnapshots = false;
     };
     ProfileMerger();
     explicit ProfileMerger(Options options);

@@ -106,6 +106,13 @@ void Profile::addToSampleValues(size_t i, std::span<const int64_t> values)
         row[t] += values[t];
 }
 
+void Profile::setSampleValue(size_t i, size_t type, int64_t value)
+{
+    const std::span<int64_t> row = m_values.mutableRow(i);
+    if (type < row.size())
+        row[type] = value;
+}
+
 std::span<const int64_t> Profile::sampleValues(size_t i) const
 {
     return m_values.row(i);

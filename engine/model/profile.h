@@ -125,6 +125,8 @@ public:
     uint32_t internStack(std::span<const uint32_t> locations) { return m_stacks.intern(locations); }
     // Adds `values` to sample i's values (aggregation of identical samples).
     void addToSampleValues(size_t i, std::span<const int64_t> values);
+    // Sets one value of sample i (a snapshot type's value, replaced by a newer snapshot's).
+    void setSampleValue(size_t i, size_t type, int64_t value);
     void reserveSamples(size_t n);
     // Room for `stacks` interned stacks (memory is only reserved, not touched).
     void reserveStacks(size_t stacks);

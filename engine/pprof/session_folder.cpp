@@ -76,8 +76,11 @@ uint64_t totalBytes(const std::vector<fs::path> &files)
 // The flush files merged in order into `out` (skipped ones named); an error when cancelled.
 Status mergeFlushFiles(const std::vector<fs::path> &flushes, const PprofReadOptions &options, SessionFolderProfile &out)
 {
-    // One flush at a time into the merger: only the merged result and the flush being read are in memory.
-    ProfileMerger merger;
+    // One flush at a time into the merger: only the merged result and the flush being read are in memory. Each
+    // flush of a memory session holds the whole live heap at its end: only the last one's in-use values stay.
+    ProfileMerger::Options mergeOptions;
+    mergeOptions.latestSnapshots = true;
+    ProfileMerger merger(mergeOptions);
     for (size_t i = 0; i < flushes.size(); ++i) {
         if (cancelled(options))
             return makeError(Error::Code::Cancelled, flushes[i].parent_path().string() + ": loading cancelled");

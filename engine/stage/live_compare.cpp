@@ -45,11 +45,14 @@ std::vector<float> flushWeights(const LiveSnapshot &snap, std::span<const uint32
     return weights;
 }
 
-// The session's profile with other weights: the same profile, frames and threads, so a comparison of two of them
-// needs no frame union. Its totals are not those of the weights (the comparison sums its own).
-std::shared_ptr<const LoadedProfile> weighted(const LoadedProfile &scope, std::vector<float> weights)
+// The session's profile with other weights (and its memory types' values from `memory`): the same profile, frames
+// and threads, so a comparison of two of them needs no frame union. Its totals are not those of the weights (the
+// comparison sums its own).
+std::shared_ptr<const LoadedProfile> weighted(const LoadedProfile &scope, std::vector<float> weights,
+                                              std::shared_ptr<const SampleOverlay> memory)
 {
     auto side = std::make_shared<LoadedProfile>(scope);
+    side->sampleOverlay = std::move(memory);
     side->path.clear(); // not a file: never "the same file" as the other side
     side->totals.clear();
     side->liveTrees.reset();
@@ -73,7 +76,8 @@ std::string flushLabel(uint32_t sequence)
 }
 
 // A flush's side straight from its timeline entries: each aggregated sample it names counts with the share of its
-// value those entries hold, as flushWeights weighs it, so the cost follows the flush and not the whole session.
+// value those entries hold, as flushWeights weighs it, so the cost follows the flush and not the whole session. A
+// memory type's values are the flush's own memory rows: what it allocated, what was in use at its end.
 std::shared_ptr<const ComparisonSide> deriveFlushSide(const LiveSnapshot &snap, std::span<const uint32_t> hitsOf,
                                                       const FrameTable &frames, const TimelineChunk &chunk,
                                                       int sampleType, const std::vector<uint32_t> &hiddenThreads)
@@ -87,6 +91,18 @@ std::shared_ptr<const ComparisonSide> deriveFlushSide(const LiveSnapshot &snap, 
     auto side = std::make_shared<ComparisonSide>();
     const auto type = static_cast<size_t>(sampleType);
     const size_t known = std::min({hitsOf.size(), threadOf.size(), profile.sampleCount()});
+    const auto memoryColumn = std::find(snap.memoryTypes.begin(), snap.memoryTypes.end(), sampleType);
+    if (memoryColumn != snap.memoryTypes.end()) {
+        const auto column = static_cast<size_t>(memoryColumn - snap.memoryTypes.begin());
+        chunk.memory.forEach([&](uint32_t i, std::span<const int64_t> values) {
+            if (i >= profile.sampleCount() ||
+                (i < threadOf.size() && threadOf[i] < hidden.size() && hidden[threadOf[i]]))
+                return;
+            (*perStack)[profile.sampleStackId(i)] += values[column];
+            side->total += values[column];
+        });
+        samples.clear();
+    }
     for (size_t k = 0; k < samples.size();) {
         const uint32_t i = samples[k];
         const size_t first = k;
@@ -164,13 +180,15 @@ Result<LiveComparison> compareLive(const LiveSnapshot &snap, std::span<const uin
         const TimelineChunk &last = *snap.chunks.back();
         const TimelineChunk &before = *snap.chunks[snap.chunks.size() - 2];
         if (keptSides) {
-            compare.next = weighted(*scope, {});
+            compare.next = weighted(*scope, {}, nullptr);
             compare.base = compare.next;
             compare.baseSide = flushSide(before);
             compare.nextSide = flushSide(last);
         } else {
-            compare.next = weighted(*scope, flushWeights(snap, hits, last, hiddenThreads));
-            compare.base = weighted(*scope, flushWeights(snap, hits, before, hiddenThreads));
+            compare.next = weighted(*scope, flushWeights(snap, hits, last, hiddenThreads),
+                                    flushMemoryOverlay(snap, last, hiddenThreads));
+            compare.base = weighted(*scope, flushWeights(snap, hits, before, hiddenThreads),
+                                    flushMemoryOverlay(snap, before, hiddenThreads));
         }
         out.newLabel = flushLabel(last.sequence);
         out.baseLabel = flushLabel(before.sequence);
@@ -184,10 +202,11 @@ Result<LiveComparison> compareLive(const LiveSnapshot &snap, std::span<const uin
                 return makeError(Error::Code::Invalid,
                                  "The pinned " + flushLabel(baseline.flushSequence) + " is not in this session.");
             if (keptSides) {
-                compare.base = weighted(*scope, {});
+                compare.base = weighted(*scope, {}, nullptr);
                 compare.baseSide = flushSide(*chunk);
             } else {
-                compare.base = weighted(*scope, flushWeights(snap, hits, *chunk, hiddenThreads));
+                compare.base = weighted(*scope, flushWeights(snap, hits, *chunk, hiddenThreads),
+                                        flushMemoryOverlay(snap, *chunk, hiddenThreads));
             }
             out.baseLabel = flushLabel(baseline.flushSequence);
             break;
@@ -200,7 +219,7 @@ Result<LiveComparison> compareLive(const LiveSnapshot &snap, std::span<const uin
             selection.startNs = baseline.startNs;
             selection.endNs = baseline.endNs;
             selection.hiddenThreads = hiddenThreads;
-            compare.base = weighted(*scope, selectionWeights(snap, hits, selection));
+            compare.base = weighted(*scope, selectionWeights(snap, hits, selection), memoryOverlay(snap, selection));
             out.baseLabel = sessionRangeLabel(snap, baseline.startNs, baseline.endNs);
             break;
         }

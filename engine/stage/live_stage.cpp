@@ -183,6 +183,15 @@ void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, const
         loaded->totals = weightedTotals(*snap.profile, weights);
         loaded->sampleWeights = std::make_shared<const std::vector<float>>(std::move(weights));
     }
+    // Memory over a time range is what its flushes allocated and held, not a share of the aggregate (which holds
+    // the newest in-use snapshot only).
+    if (!selection.coversAllTime()) {
+        loaded->sampleOverlay = request.scope == LiveScope::LastFlush
+                                    ? flushMemoryOverlay(snap, *snap.chunks.back(), selection.hiddenThreads)
+                                    : memoryOverlay(snap, selection);
+        if (loaded->sampleOverlay)
+            loaded->sampleOverlay->replaceTotals(loaded->totals);
+    }
     update->activity = std::make_shared<const ThreadActivity>(
         bucketActivity(snap, m_live.sampleHits(), timelineBucketNs(snap, m_options.frequency)));
     update->heatmap = m_heatmap.update(snap, request.hiddenThreads);

@@ -1,5 +1,6 @@
 // Merging profiles: a session's flushes into one profile, several files opened as one.
 
+#include "tests/engine/live/synthetic_memory_flush.h"
 #include "tests/engine/test_support.h"
 
 #include "engine/analysis/function_table.h"
@@ -40,6 +41,7 @@ private Q_SLOTS:
     void locationsByFunction();
     void sessionIdsFindWhatWasMetBefore();
     void sessionIdsThatDoNotFitRefused();
+    void latestSnapshotsReplaceInUseValues();
 };
 
 void TestMerge::selfMergeDoubles_data()
@@ -268,6 +270,33 @@ void TestMerge::sessionIdsThatDoNotFitRefused()
     ids.locations.push_back(1);
     ids.sampleStacks.push_back(3);
     QVERIFY(!merger.add(p, ids).ok());
+}
+
+// A memory session's flushes, each with the whole live heap at its end: merged with latestSnapshots (as a session
+// folder's flush files are), in-use is the last flush's, and allocations add up. Summed, in-use would count each
+// live allocation once per flush.
+void TestMerge::latestSnapshotsReplaceInUseValues()
+{
+    const auto first = test::syntheticMemoryFlush(1, 1'000'000'000, {{"a", 2, 200, 2, 200}, {"b", 1, 100, 1, 100}}, 3);
+    const auto second = test::syntheticMemoryFlush(2, 2'000'000'000, {{"a", 1, 50, 1, 30}, {"c", 3, 300, 3, 300}}, 3);
+    for (const bool aggregate : {false, true}) {
+        ProfileMerger::Options options;
+        options.aggregate = aggregate;
+        options.latestSnapshots = true;
+        ProfileMerger merger(options);
+        QVERIFY(merger.add(*first->profile).ok());
+        QVERIFY(merger.add(*second->profile).ok());
+        const Profile &merged = merger.result();
+        const int inuse = merged.sampleTypeIndex("inuse-space");
+        const int alloc = merged.sampleTypeIndex("alloc-space");
+        QCOMPARE(merged.totals()[static_cast<size_t>(inuse)], int64_t(330));
+        QCOMPARE(merged.totals()[static_cast<size_t>(alloc)], int64_t(650));
+        const auto values = functionValues(merged, inuse);
+        QCOMPARE(values.at("a").first, int64_t(30));
+        QCOMPARE(values.count("b") ? values.at("b").first : 0, int64_t(0));
+        QCOMPARE(values.at("c").first, int64_t(300));
+        QCOMPARE(merged.totals()[0], int64_t(6)); // the CPU samples as ever
+    }
 }
 
 QTEST_GUILESS_MAIN(TestMerge)

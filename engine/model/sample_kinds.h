@@ -1,0 +1,21 @@
+#pragma once
+
+#include <string_view>
+
+namespace emberline::engine {
+
+// What a sample type's values mean over time, from its name (pprof gives no other hint).
+//
+// Most types count events (CPU samples, CPU time, bytes allocated): a profile over a longer span holds more, and two
+// spans' values add up. A snapshot type holds a state at one moment instead: the memory live at a flush's end
+// (Emberline's `inuse-objects`, `inuse-space`; Go heap profiles' `inuse_objects`, `inuse_space`). Each flush of a
+// memory session carries the full snapshot again, so its values replace the previous flush's; summing them over
+// flushes counts every live allocation once per flush.
+bool isSnapshotSampleType(std::string_view type);
+
+// The types of a memory profile: allocations during a span (`alloc-samples`, `alloc-space`; Go's `alloc_objects`,
+// `alloc_space`) and the snapshot types. A session's memory samples carry no moment of their own (their time is their
+// flush's end), so a live session keeps their values per flush rather than on its timeline of samples.
+bool isMemorySampleType(std::string_view type);
+
+} // namespace emberline::engine
