@@ -21,8 +21,9 @@ class AttachPage;
 class LaunchPage;
 class UploadSettingsWidget;
 
-// The "Profile Process" dialog (Ctrl+R, and on the start page): launch a program or attach to a running process,
-// with the sampling options (frequency, flush period, sampler, wall time) and the upload toggle. Values that can
+// The "Profile Process" dialog (Ctrl+R, and on the start page): launch a program (with or without its memory) or
+// attach to a running process, with the sampling options (frequency, flush period, sampler, wall time) and the
+// upload toggle. Values that can
 // be checked here (an empty program, a pid that vanished) are refused with a message and never reach the
 // engine. Start creates the ProfilingSession and waits for it to run: if the engine refuses (an attach it may not
 // do, a sampler this build lacks) the dialog shows the engine's explanation and stays open; once the session

@@ -6,6 +6,7 @@
 #include "tests/ui/test_settings.h"
 
 #include "ui/dialogs/attach_page.h"
+#include "ui/dialogs/launch_page.h"
 #include "ui/dialogs/profile_process_dialog.h"
 #include "ui/models/process_list_model.h"
 
@@ -173,6 +174,50 @@ private Q_SLOTS:
         wallTime->setChecked(false);
         QVERIFY(dialog.buildConfig(config).isEmpty());
         QVERIFY(!config.wallTime);
+    }
+
+    // The memory switch is on the launch page only (the agent is preloaded into a program Emberline starts), off by
+    // default, with its interval at 512 KiB and chosen only while the switch is on; it sets the configuration's
+    // memory and interval, and both come back in the next dialog. If this fails, a session profiles memory the user
+    // did not ask for, at another interval, or an attach offers what the engine refuses.
+    void memorySwitchOnTheLaunchPage()
+    {
+        {
+            ProfileProcessDialog dialog;
+            QVERIFY(!child<QCheckBox>(dialog.attachPage(), "memoryCheck"));
+            child<QTabWidget>(&dialog, "modeTabs")->setCurrentIndex(0);
+            child<QLineEdit>(&dialog, "programEdit")->setText(targetPath("cpu_split"));
+            child<QLineEdit>(&dialog, "argumentsEdit")->setText(QStringLiteral("0.2"));
+            auto *memory = child<QCheckBox>(dialog.launchPage(), "memoryCheck");
+            auto *interval = child<QComboBox>(dialog.launchPage(), "allocIntervalCombo");
+            QVERIFY(memory && interval);
+            QVERIFY(!memory->isChecked());
+            QVERIFY(!interval->isEnabled());
+            QCOMPARE(interval->currentData().toULongLong(), 524288ull);
+            QCOMPARE(interval->currentText(), QStringLiteral("every 512 KiB"));
+            emberline::engine::SessionConfig config;
+            QVERIFY(dialog.buildConfig(config).isEmpty());
+            QVERIFY(!config.memory);
+
+            QTest::mouseClick(memory, Qt::LeftButton);
+            QVERIFY(memory->isChecked());
+            QVERIFY(interval->isEnabled());
+            QVERIFY(dialog.buildConfig(config).isEmpty());
+            QVERIFY(config.memory);
+            QCOMPARE(config.allocInterval, uint64_t(524288));
+            interval->setCurrentIndex(interval->findText(QStringLiteral("every allocation (exact, slower)")));
+            QVERIFY(dialog.buildConfig(config).isEmpty());
+            QCOMPARE(config.allocInterval, uint64_t(1));
+            pressStart(dialog); // remembers the settings, whether or not the engine then starts the session
+            QVERIFY(QTest::qWaitFor([&] { return !dialog.isStarting(); }, 10000));
+        }
+        ProfileProcessDialog again;
+        QVERIFY(child<QCheckBox>(&again, "memoryCheck")->isChecked());
+        QCOMPARE(child<QComboBox>(&again, "allocIntervalCombo")->currentData().toULongLong(), 1ull);
+        child<QCheckBox>(&again, "memoryCheck")->setChecked(false);
+        child<QComboBox>(&again, "allocIntervalCombo")->setCurrentIndex(3);
+        pressStart(again);
+        QVERIFY(QTest::qWaitFor([&] { return !again.isStarting(); }, 10000));
     }
 
     // Frequency, flush period, sampler, mode and program come back in the next dialog. If this fails, the user
