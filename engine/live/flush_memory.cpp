@@ -4,7 +4,7 @@
 
 namespace emberline::engine {
 
-FlushMemory::FlushMemory(const SampleOverlay &rows) : m_width(rows.types.size())
+FlushMemory::FlushMemory(const SampleOverlay &rows) : m_totals(rows.types.size(), 0), m_width(rows.types.size())
 {
     uint32_t previous = 0;
     for (size_t k = 0; k < rows.samples.size(); ++k) {
@@ -13,8 +13,11 @@ FlushMemory::FlushMemory(const SampleOverlay &rows) : m_width(rows.types.size())
             continue;
         putVarint(rows.samples[k] - previous);
         previous = rows.samples[k];
-        for (const int64_t v : values)
+        for (size_t c = 0; c < values.size(); ++c) {
+            const int64_t v = values[c];
             putVarint((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
+            m_totals[c] += v;
+        }
         ++m_rows;
     }
     m_packed.shrink_to_fit();

@@ -25,6 +25,8 @@ public:
 
     size_t rows() const { return m_rows; }
     size_t width() const { return m_width; }
+    // Per column, the sum over every row: what the flush allocated, what was in use at its end (the memory chart).
+    const std::vector<int64_t> &totals() const { return m_totals; }
     // f(uint32_t sample, std::span<const int64_t> values) for every row, samples ascending.
     template <typename F> void forEach(F &&f) const
     {
@@ -40,7 +42,7 @@ public:
             f(sample, std::span<const int64_t>(values));
         }
     }
-    size_t memoryBytes() const { return m_packed.capacity(); }
+    size_t memoryBytes() const { return m_packed.capacity() + m_totals.capacity() * sizeof(int64_t); }
 
 private:
     void putVarint(uint64_t v);
@@ -56,6 +58,7 @@ private:
     }
 
     std::vector<uint8_t> m_packed;
+    std::vector<int64_t> m_totals;
     size_t m_rows = 0;
     size_t m_width = 0;
 };

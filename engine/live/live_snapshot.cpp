@@ -62,6 +62,12 @@ std::span<const int64_t> LiveSnapshot::stackValues(int sampleType) const
     return values ? std::span<const int64_t>(*values) : std::span<const int64_t>{};
 }
 
+int LiveSnapshot::memoryColumn(int sampleType) const
+{
+    const auto it = std::find(memoryTypes.begin(), memoryTypes.end(), sampleType);
+    return it == memoryTypes.end() ? -1 : static_cast<int>(it - memoryTypes.begin());
+}
+
 std::vector<uint32_t> LiveSnapshot::stacksChangedSince(uint32_t from) const
 {
     std::vector<uint32_t> stacks;

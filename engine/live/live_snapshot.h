@@ -148,6 +148,8 @@ struct LiveSnapshot {
     // one, whether it is a snapshot type (in-use, as of a flush's end) rather than what a flush allocated.
     std::vector<int> memoryTypes;
     std::vector<uint8_t> memorySnapshots;
+    // The column of a chunk's `memory` that holds a sample type (of `memoryTypes`), -1 when none does.
+    int memoryColumn(int sampleType) const;
 
     // Per aggregated sample of `profile`: its thread (a `threads` ordinal) and its CPU time. Its timeline entries
     // (hits) are the live profile's, read on the stage's thread (LiveProfile::sampleHits).

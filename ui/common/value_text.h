@@ -15,4 +15,23 @@ inline QString valueText(int64_t value, const std::string &unit)
     return QString::fromStdString(engine::formatValue(value, unit));
 }
 
+// The unit an axis of bytes is labelled in, for values up to `maxBytes`: B, KiB, MiB or GiB, and the divisor that
+// turns bytes into it (as formatValue prints bytes).
+struct ByteScale {
+    double divisor = 1;
+    QString unit = QStringLiteral("B");
+};
+inline ByteScale byteScale(double maxBytes)
+{
+    static constexpr const char *kUnits[] = {"KiB", "MiB", "GiB"};
+    ByteScale scale;
+    for (const char *unit : kUnits) {
+        if (maxBytes < scale.divisor * 1024)
+            break;
+        scale.divisor *= 1024;
+        scale.unit = QLatin1String(unit);
+    }
+    return scale;
+}
+
 } // namespace emberline::ui

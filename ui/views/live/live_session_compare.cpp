@@ -64,12 +64,7 @@ QWidget *LiveSessionView::createCompareControls(QWidget *bar)
 void LiveSessionView::connectCompareSignals()
 {
     connect(m_compare, &QComboBox::activated, this, &LiveSessionView::onCompareChosen);
-    connect(m_timeline, &TimelineView::comparedRangeSelected, this, [this](int64_t startNs, int64_t endNs) {
-        if (m_hasRange)
-            compareRanges(m_rangeStart, m_rangeEnd, startNs, endNs);
-        else
-            selectRange(startNs, endNs); // no range A yet: this one becomes it
-    });
+    connect(m_timeline, &TimelineView::comparedRangeSelected, this, &LiveSessionView::onComparedRangeSelected);
     connect(m_baselineLoader, &ProfileLoader::loaded, this, [this](std::shared_ptr<const engine::LoadedProfile> file) {
         engine::LiveCompareRequest compare = m_request.compare;
         compare.mode = LiveCompareMode::Baseline;
@@ -168,6 +163,14 @@ void LiveSessionView::pinBaselineFile(const QString &path)
     m_baselineLoader->start(path);
 }
 
+void LiveSessionView::onComparedRangeSelected(int64_t startNs, int64_t endNs)
+{
+    if (m_hasRange)
+        compareRanges(m_rangeStart, m_rangeEnd, startNs, endNs);
+    else
+        selectRange(startNs, endNs); // no range A yet: this one becomes it
+}
+
 void LiveSessionView::compareRanges(int64_t startA, int64_t endA, int64_t startB, int64_t endB)
 {
     m_hasRange = true;
@@ -177,7 +180,7 @@ void LiveSessionView::compareRanges(int64_t startA, int64_t endA, int64_t startB
     m_request.rangeStartNs = startB;
     m_request.rangeEndNs = endB;
     m_scope->setCurrentIndex(static_cast<int>(LiveScope::SelectedRange));
-    m_timeline->setSelection(std::pair(startB, endB));
+    showSelection(std::pair(startB, endB));
     pinBaselineRange(startA, endA);
 }
 
@@ -186,8 +189,8 @@ void LiveSessionView::setCompare(engine::LiveCompareRequest compare)
     m_compare->setCurrentIndex(compareChoice(compare));
     const bool rangeBaseline =
         compare.mode == LiveCompareMode::Baseline && compare.baseline.kind == LiveBaseline::Kind::TimeRange;
-    m_timeline->setComparedRange(
-        rangeBaseline ? std::optional(std::pair(compare.baseline.startNs, compare.baseline.endNs)) : std::nullopt);
+    showComparedRange(rangeBaseline ? std::optional(std::pair(compare.baseline.startNs, compare.baseline.endNs))
+                                    : std::nullopt);
     // "Previous flush" compares the two newest flushes whatever the scope says.
     m_scope->setEnabled(compare.mode != LiveCompareMode::PreviousFlush);
     m_request.compare = std::move(compare);

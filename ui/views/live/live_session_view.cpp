@@ -9,6 +9,7 @@
 #include "ui/views/explorer/profile_explorer.h"
 #include "ui/views/live/health_view.h"
 #include "ui/views/live/session_status_bar.h"
+#include "ui/views/memory/memory_chart.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -76,6 +77,8 @@ void LiveSessionView::setupUi()
     m_timelineTabs->addTab(m_heatmap, tr("Heatmap"));
     m_health = new HealthView(this);
     m_timelineTabs->addTab(m_health, tr("Health"));
+    if (m_session->config().memory)
+        createMemoryTab();
     m_splitter->addWidget(m_timelineTabs);
     m_splitter->addWidget(m_explorerStack);
     m_splitter->setStretchFactor(0, 2);
@@ -160,6 +163,7 @@ void LiveSessionView::connectSignals()
         Q_EMIT rangesCompared(a, b);
     });
     connectCompareSignals();
+    connectMemorySignals();
     connect(m_timeline, &TimelineView::dataShown, this, [this] {
         m_timelineShown = true;
         reportShownIfComplete();
@@ -194,8 +198,8 @@ void LiveSessionView::setScope(LiveScope scope)
     if (scope == LiveScope::SelectedRange && !m_hasRange)
         scope = LiveScope::WholeSession;
     m_scope->setCurrentIndex(static_cast<int>(scope));
-    m_timeline->setSelection(scope == LiveScope::SelectedRange ? std::optional(std::pair(m_rangeStart, m_rangeEnd))
-                                                               : std::nullopt);
+    showSelection(scope == LiveScope::SelectedRange ? std::optional(std::pair(m_rangeStart, m_rangeEnd))
+                                                    : std::nullopt);
     m_request.scope = scope;
     m_request.rangeStartNs = m_rangeStart;
     m_request.rangeEndNs = m_rangeEnd;
@@ -283,10 +287,12 @@ void LiveSessionView::applyUpdate(const std::shared_ptr<const engine::LiveUpdate
     }
     const qint64 explorerMs = timer.elapsed();
     m_timeline->setData(update->snapshot, update->activity);
+    if (m_memoryChart)
+        m_memoryChart->setSnapshot(update->snapshot);
     if (update->heatmap)
         m_heatmap->setHeatmap(update->heatmap);
     if (update->request.scope == LiveScope::LastFlush && !chunks.empty())
-        m_timeline->setSelection(std::pair(chunks.back()->startNs, chunks.back()->endNs));
+        showSelection(std::pair(chunks.back()->startNs, chunks.back()->endNs));
     qCDebug(lcUiAnalysis) << "live update applied on the GUI thread in" << timer.elapsed() << "ms (explorer"
                           << explorerMs << "ms;"
                           << static_cast<double>(engine::clockNs(CLOCK_THREAD_CPUTIME_ID) - cpuStartNs) / 1e6

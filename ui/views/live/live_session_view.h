@@ -7,6 +7,8 @@
 
 #include <map>
 #include <memory>
+#include <optional>
+#include <utility>
 
 class QComboBox;
 class QLabel;
@@ -22,6 +24,8 @@ using engine::LiveScope;
 class HealthView;
 class HeatmapPanel;
 class CompareExplorer;
+class MemoryChart;
+class RssSampler;
 class ProfileExplorer;
 class ProfileLoader;
 class SessionStatusBar;
@@ -36,7 +40,9 @@ class TimelineView;
 // compares the two (rangesCompared). When the session ends (stopped, target exited or crashed, or
 // failed) the views keep everything and a message says what happened; the session's folder can then be saved
 // elsewhere or its merged profile opened in the viewer. A session started with upload on also has an Upload
-// tab beside the explorer: every flush's upload and the uploader's counts (live_session_upload.cpp).
+// tab beside the explorer: every flush's upload and the uploader's counts (live_session_upload.cpp). A session
+// that profiles memory has a Memory tab beside the timelines (live_session_memory.cpp): the live heap and the
+// program's resident memory over time, where a dragged range selects as on the timelines.
 //
 // Everything a flush changes arrives in one LiveUpdate from the session's live stage (engine/stage/live_stage.h),
 // derived and analysed off this thread; the view only applies it. Scope, range, hidden threads and the explorer's
@@ -60,6 +66,8 @@ public:
     TimelineView *timeline() const { return m_timeline; }
     HeatmapPanel *heatmap() const { return m_heatmap; }
     HealthView *health() const { return m_health; }
+    // The Memory tab's chart; null unless the session profiles memory.
+    MemoryChart *memoryChart() const { return m_memoryChart; }
     // The newest update shown (null before the first flush).
     const std::shared_ptr<const engine::LiveUpdate> &lastUpdate() const { return m_lastUpdate; }
     QString title() const;
@@ -129,6 +137,13 @@ private:
     void setCompare(engine::LiveCompareRequest compare);
     void applyComparison(const engine::LiveUpdate &update);
     void showExplorerForMode(engine::LiveCompareMode mode);
+    // The Memory tab (live_session_memory.cpp).
+    void createMemoryTab();
+    void connectMemorySignals();
+    void onComparedRangeSelected(int64_t startNs, int64_t endNs);
+    // The selected range and range A of a comparison, on every chart of the session's time.
+    void showSelection(std::optional<std::pair<int64_t, int64_t>> range);
+    void showComparedRange(std::optional<std::pair<int64_t, int64_t>> range);
 
     engine::ProfilingSession *m_session = nullptr;
     engine::LiveViewRequest m_request;
@@ -139,6 +154,8 @@ private:
     TimelineView *m_timeline = nullptr;
     HeatmapPanel *m_heatmap = nullptr;
     HealthView *m_health = nullptr;
+    MemoryChart *m_memoryChart = nullptr;
+    RssSampler *m_rss = nullptr;
     QTabWidget *m_timelineTabs = nullptr;
     SessionStatusBar *m_status = nullptr;
     QLabel *m_message = nullptr;

@@ -1,0 +1,202 @@
+// The Memory chart of a live session, offscreen, on hand-made flushes: one live-heap point per flush at its end with
+// the flush's in-use bytes, the RSS readings beside it on the same axis labelled in MiB, a drag across it that
+// selects the range as the thread timelines do (in a live session's view too), and the RSS sampler reading a real
+// process off the GUI thread.
+
+#include "tests/engine/live/synthetic_memory_flush.h"
+#include "tests/ui/test_settings.h"
+
+#include "engine/live/live_profile.h"
+#include "engine/session/profiling_session.h"
+#include "engine/stage/live_stage.h"
+#include "ui/timeline/timeline_chart_view.h"
+#include "ui/timeline/timeline_view.h"
+#include "ui/views/live/live_session_view.h"
+#include "ui/views/memory/memory_chart.h"
+#include "ui/views/memory/rss_sampler.h"
+
+#include <QLineSeries>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QValueAxis>
+
+#include <mutex>
+#include <unistd.h>
+
+using namespace emberline;
+using namespace emberline::ui;
+using emberline::test::MemoryRow;
+using emberline::test::syntheticMemoryFlush;
+
+namespace memory_chart_test {
+
+constexpr int64_t kSecond = 1'000'000'000;
+constexpr int64_t kMiB = 1 << 20;
+
+// Three 1 s flushes from 10 s: 2 MiB in use at the first's end, 5 MiB at the second's, 3 MiB at the third's.
+std::vector<std::shared_ptr<const engine::Flush>> flushes()
+{
+    return {syntheticMemoryFlush(1, 10 * kSecond, {{"a", 2, 2 * kMiB, 2, 2 * kMiB}}, 5),
+            syntheticMemoryFlush(2, 11 * kSecond, {{"a", 1, kMiB, 2, 2 * kMiB}, {"b", 3, 3 * kMiB, 3, 3 * kMiB}}, 5),
+            syntheticMemoryFlush(3, 12 * kSecond, {{"a", 0, 0, 2, 2 * kMiB}, {"c", 1, kMiB, 1, kMiB}}, 5)};
+}
+
+std::shared_ptr<const engine::LiveSnapshot> snapshotOf(const std::vector<std::shared_ptr<const engine::Flush>> &all)
+{
+    engine::LiveProfile live;
+    for (const auto &flush : all)
+        if (!live.add(flush))
+            qWarning("a flush could not be added");
+    return live.snapshot();
+}
+
+// Drags across a chart from one fraction of its plot area to another.
+void drag(TimelineChartView *view, double from, double to)
+{
+    const TimeAxis &axis = view->axis();
+    const int y = view->height() / 2;
+    const auto x = [&](double f) { return static_cast<int>(axis.left() + f * axis.width()); };
+    QTest::mousePress(view->viewport(), Qt::LeftButton, {}, QPoint(x(from), y));
+    QTest::mouseMove(view->viewport(), QPoint(x(to), y));
+    QTest::mouseRelease(view->viewport(), Qt::LeftButton, {}, QPoint(x(to), y));
+}
+
+} // namespace memory_chart_test
+
+using namespace memory_chart_test;
+
+class TestMemoryChart : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        emberline::ui::test::isolateSettings(m_dir, "tst_memory_chart");
+        engine::registerSessionMetaTypes();
+    }
+
+    // If this fails, the chart shows another heap than the flushes' in-use space (a sum over flushes, say), at
+    // another time than each flush's end, or on an axis whose labels do not say the unit.
+    void heapPointsAtFlushEndsAndResidentOnTheSameAxis()
+    {
+        const auto snap = snapshotOf(flushes());
+        const auto points = MemoryChart::heapPoints(*snap);
+        QCOMPARE(points.size(), size_t(3));
+        QCOMPARE(points[0], std::pair(11 * kSecond, 2 * kMiB));
+        QCOMPARE(points[1], std::pair(12 * kSecond, 5 * kMiB));
+        QCOMPARE(points[2], std::pair(13 * kSecond, 3 * kMiB));
+
+        MemoryChart chart;
+        chart.resize(800, 300);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        chart.setSnapshot(snap);
+        QCOMPARE(chart.heapSeries()->count(), 3);
+        QCOMPARE(chart.heapSeries()->at(0), QPointF(1.0, 2.0)); // 1 s after the session's start, 2 MiB
+        QCOMPARE(chart.heapSeries()->at(1).y(), 5.0);
+        QVERIFY(chart.bytesAxis()->labelFormat().endsWith(QStringLiteral("MiB")));
+
+        // RSS readings, one every 250 ms, run past the last flush: the chart stretches to the newest.
+        for (int i = 0; i <= 16; ++i)
+            chart.addResident(10 * kSecond + i * 250'000'000LL, 8 * kMiB + i * kMiB / 4);
+        QTRY_COMPARE(chart.residentSeries()->count(), 17);
+        QCOMPARE(chart.residentSeries()->at(0), QPointF(0.0, 8.0));
+        QCOMPARE(chart.chartView()->axis().endNs(), 14 * kSecond);
+        QVERIFY(chart.bytesAxis()->max() >= 12.0); // the highest reading, 12 MiB, fits
+        const QString tip = chart.toolTipAt(12 * kSecond + 100'000'000);
+        QVERIFY2(tip.contains(QStringLiteral("Live heap: 5")) && tip.contains(QStringLiteral("MiB")), qPrintable(tip));
+        QVERIFY2(tip.contains(QStringLiteral("Resident: 10")), qPrintable(tip));
+
+        // Small values: the labels say KiB.
+        MemoryChart small;
+        small.resize(400, 200);
+        small.setSnapshot(snapshotOf({syntheticMemoryFlush(1, kSecond, {{"a", 1, 4096, 1, 4096}})}));
+        QVERIFY(small.bytesAxis()->labelFormat().endsWith(QStringLiteral("KiB")));
+    }
+
+    // A drag across the chart reports the range under it, in the session's time. If this fails, the memory chart
+    // cannot select what the flame graph shows.
+    void dragSelectsARange()
+    {
+        MemoryChart chart;
+        chart.resize(800, 300);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        chart.setSnapshot(snapshotOf(flushes()));
+        QSignalSpy selected(&chart, &MemoryChart::rangeSelected);
+        drag(chart.chartView(), 0.25, 0.75);
+        QCOMPARE(selected.count(), 1);
+        const auto start = selected.at(0).at(0).toLongLong();
+        const auto end = selected.at(0).at(1).toLongLong();
+        QVERIFY2(std::abs(start - 10'750'000'000) < 50'000'000, qPrintable(QString::number(start)));
+        QVERIFY2(std::abs(end - 12'250'000'000) < 50'000'000, qPrintable(QString::number(end)));
+    }
+
+    // A live session that profiles memory has a Memory tab; a flush's update reaches its chart, and a range dragged on
+    // it becomes the view's selected range, shown on the thread timelines too. If this fails, the chart is missing,
+    // stale, or its selection goes nowhere.
+    void liveViewHasAMemoryTabThatSelects()
+    {
+        engine::SessionConfig config;
+        config.command = {"/bin/true"};
+        config.memory = true;
+        auto *session = new engine::ProfilingSession(config);
+        LiveSessionView view(session);
+        view.resize(1000, 700);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        auto *tabs = view.findChild<QTabWidget *>(QStringLiteral("timelineTabs"));
+        QVERIFY(view.memoryChart());
+        QCOMPARE(tabs->tabText(tabs->indexOf(view.memoryChart())), QStringLiteral("Memory"));
+        tabs->setCurrentWidget(view.memoryChart());
+
+        std::mutex mutex;
+        std::shared_ptr<const engine::LiveUpdate> last;
+        {
+            engine::LiveStage stage({}, [&](std::shared_ptr<const engine::LiveUpdate> u) {
+                std::lock_guard lock(mutex);
+                last = std::move(u);
+            });
+            for (const auto &flush : flushes())
+                stage.addFlush(flush);
+            stage.waitUntilIdle();
+        }
+        QVERIFY(last);
+        Q_EMIT session->liveUpdated(last);
+        QCOMPARE(view.memoryChart()->heapSeries()->count(), 3);
+        drag(view.memoryChart()->chartView(), 0.0, 0.5);
+        QCOMPARE(view.scope(), engine::LiveScope::SelectedRange);
+        QVERIFY(view.request().rangeEndNs > 11 * kSecond && view.request().rangeEndNs < 12 * kSecond);
+
+        // A CPU session has no Memory tab.
+        engine::SessionConfig cpu;
+        cpu.command = {"/bin/true"};
+        LiveSessionView cpuView(new engine::ProfilingSession(cpu));
+        QVERIFY(!cpuView.memoryChart());
+    }
+
+    // The sampler reads this process's RSS on its own thread and reports it here, timed by the wall clock. If this
+    // fails, the chart's RSS line stays empty.
+    void rssSamplerReadsAProcess()
+    {
+        RssSampler sampler(50);
+        QSignalSpy sampled(&sampler, &RssSampler::sampled);
+        sampler.setProcess(static_cast<int>(getpid()));
+        QTRY_VERIFY(sampled.count() >= 3);
+        QVERIFY(sampled.at(0).at(1).toLongLong() > (1 << 20));
+        const qint64 now = QDateTime::currentMSecsSinceEpoch() * 1'000'000LL;
+        QVERIFY(std::abs(sampled.at(0).at(0).toLongLong() - now) < 10 * kSecond);
+        sampler.setProcess(0);
+        QTest::qWait(200);
+        const auto count = sampled.count();
+        QTest::qWait(200);
+        QCOMPARE(sampled.count(), count);
+    }
+};
+
+QTEST_MAIN(TestMemoryChart)
+#include "tst_memory_chart.moc"

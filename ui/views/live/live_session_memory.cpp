@@ -1,0 +1,53 @@
+// LiveSessionView: the Memory tab of a session that profiles memory (the live heap and the program's resident memory
+// over the session's time), and the selection shown on every chart of the session's time.
+#include "ui/views/live/live_session_view.h"
+
+#include "ui/timeline/timeline_view.h"
+#include "ui/views/memory/memory_chart.h"
+#include "ui/views/memory/rss_sampler.h"
+
+#include <QTabWidget>
+
+namespace emberline::ui {
+
+void LiveSessionView::createMemoryTab()
+{
+    m_memoryChart = new MemoryChart(this);
+    m_rss = new RssSampler(250, this);
+    const int tab = m_timelineTabs->insertTab(1, m_memoryChart, tr("Memory"));
+    m_timelineTabs->setTabToolTip(tab, tr("The live heap the sampled allocations tell, flush by flush, and the "
+                                          "program's resident memory (RSS) every quarter second"));
+}
+
+void LiveSessionView::connectMemorySignals()
+{
+    if (!m_memoryChart)
+        return;
+    // A range dragged on the chart is a range of the session, as on the thread timelines.
+    connect(m_memoryChart, &MemoryChart::rangeSelected, this, &LiveSessionView::selectRange);
+    connect(m_memoryChart, &MemoryChart::comparedRangeSelected, this, &LiveSessionView::onComparedRangeSelected);
+    connect(m_rss, &RssSampler::sampled, m_memoryChart, &MemoryChart::addResident);
+    // The program's pid is known once it runs; a program that execs or forks keeps the root pid.
+    connect(m_session, &engine::ProfilingSession::statsUpdated, this, [this](const engine::SessionStats &stats) {
+        if (stats.targetPid > 0 && stats.targetPid != m_rss->process() && m_session->isActive())
+            m_rss->setProcess(stats.targetPid);
+    });
+    connect(m_session, &engine::ProfilingSession::finished, m_rss, [this] { m_rss->setProcess(0); });
+    connect(m_session, &engine::ProfilingSession::failed, m_rss, [this] { m_rss->setProcess(0); });
+}
+
+void LiveSessionView::showSelection(std::optional<std::pair<int64_t, int64_t>> range)
+{
+    m_timeline->setSelection(range);
+    if (m_memoryChart)
+        m_memoryChart->setSelection(range);
+}
+
+void LiveSessionView::showComparedRange(std::optional<std::pair<int64_t, int64_t>> range)
+{
+    m_timeline->setComparedRange(range);
+    if (m_memoryChart)
+        m_memoryChart->setComparedRange(range);
+}
+
+} // namespace emberline::ui

@@ -1,0 +1,176 @@
+#include "ui/views/memory/memory_chart.h"
+
+#include "ui/common/value_text.h"
+#include "ui/timeline/timeline_chart_view.h"
+#include "ui/timeline/timeline_view.h"
+
+#include <QChart>
+#include <QLegend>
+#include <QLineSeries>
+#include <QTimer>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <QValueAxis>
+
+#include <algorithm>
+
+namespace emberline::ui {
+
+MemoryChart::MemoryChart(QWidget *parent) : QWidget(parent)
+{
+    setupUi();
+    connectSignals();
+}
+
+void MemoryChart::setupUi()
+{
+    setObjectName(QStringLiteral("memoryChart"));
+    auto *chart = new QChart;
+    chart->setMargins(QMargins(2, 2, 2, 2));
+    chart->setBackgroundRoundness(0);
+    chart->legend()->setAlignment(Qt::AlignTop);
+    m_x = new QValueAxis(chart);
+    m_x->setLabelFormat(QStringLiteral("%.0f s"));
+    m_y = new QValueAxis(chart);
+    m_y->setLabelFormat(QStringLiteral("%.0f B"));
+    m_y->setRange(0, 1);
+    chart->addAxis(m_x, Qt::AlignBottom);
+    chart->addAxis(m_y, Qt::AlignLeft);
+    m_heap = new QLineSeries(chart);
+    m_heap->setName(tr("Live heap (sampled allocations)"));
+    m_heap->setPointsVisible(true);
+    m_resident = new QLineSeries(chart);
+    m_resident->setName(tr("Resident (RSS)"));
+    for (QLineSeries *series : {m_heap, m_resident}) {
+        chart->addSeries(series);
+        series->attachAxis(m_x);
+        series->attachAxis(m_y);
+    }
+    m_heap->setColor(QColor(200, 60, 40));
+    m_resident->setColor(QColor(60, 110, 200));
+    m_view = new TimelineChartView(chart, this);
+    m_view->setObjectName(QStringLiteral("memoryChartView"));
+    m_view->setToolTip(tr("Drag across the chart to select a time range; Shift+drag to compare it with the one "
+                          "selected before"));
+    m_relayout = new QTimer(this);
+    m_relayout->setSingleShot(true);
+    m_relayout->setInterval(500);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_view);
+}
+
+void MemoryChart::connectSignals()
+{
+    connect(m_view, &TimelineChartView::rangeSelected, this, &MemoryChart::rangeSelected);
+    connect(m_view, &TimelineChartView::comparedRangeSelected, this, &MemoryChart::comparedRangeSelected);
+    connect(m_view, &TimelineChartView::hovered, this,
+            [this](int64_t t, const QPoint &pos) { QToolTip::showText(pos, toolTipAt(t), m_view); });
+    connect(m_relayout, &QTimer::timeout, this, &MemoryChart::relayout);
+}
+
+std::vector<std::pair<int64_t, int64_t>> MemoryChart::heapPoints(const engine::LiveSnapshot &snapshot)
+{
+    std::vector<std::pair<int64_t, int64_t>> points;
+    if (!snapshot.profile)
+        return points;
+    int column = snapshot.memoryColumn(snapshot.profile->sampleTypeIndex("inuse-space"));
+    if (column < 0)
+        column = snapshot.memoryColumn(snapshot.profile->sampleTypeIndex("inuse_space"));
+    if (column < 0)
+        return points;
+    points.reserve(snapshot.chunks.size());
+    for (const auto &chunk : snapshot.chunks) {
+        const std::vector<int64_t> &totals = chunk->memory.totals();
+        points.emplace_back(chunk->endNs, static_cast<size_t>(column) < totals.size() ? totals[column] : 0);
+    }
+    return points;
+}
+
+void MemoryChart::setSnapshot(std::shared_ptr<const engine::LiveSnapshot> snapshot)
+{
+    if (!snapshot)
+        return;
+    m_heapPoints = heapPoints(*snapshot);
+    m_sessionStartNs = snapshot->startNs;
+    m_sessionEndNs = snapshot->endNs;
+    relayout();
+}
+
+void MemoryChart::addResident(int64_t timeNs, int64_t bytes)
+{
+    if (!m_residentPoints.empty() && timeNs < m_residentPoints.back().first)
+        return;
+    m_residentPoints.emplace_back(timeNs, bytes);
+    if (!m_relayout->isActive())
+        m_relayout->start();
+}
+
+void MemoryChart::setSelection(std::optional<std::pair<int64_t, int64_t>> range)
+{
+    m_view->setSelection(range);
+}
+
+void MemoryChart::setComparedRange(std::optional<std::pair<int64_t, int64_t>> range)
+{
+    m_view->setComparedRange(range);
+}
+
+void MemoryChart::relayout()
+{
+    // The session's span as the thread timelines show it, stretched to the newest RSS reading (it runs ahead of
+    // the flushes); before the first flush, the readings' own span.
+    const bool flushed = !m_heapPoints.empty();
+    if (!flushed && m_residentPoints.empty())
+        return;
+    const int64_t start = flushed ? m_sessionStartNs : m_residentPoints.front().first;
+    int64_t end = flushed ? m_sessionEndNs : start;
+    if (!m_residentPoints.empty())
+        end = std::max(end, m_residentPoints.back().first);
+    end = std::max(end, start + 1'000'000);
+    double peak = 0;
+    for (const auto &points : {&m_heapPoints, &m_residentPoints}) {
+        for (const auto &[t, bytes] : *points) {
+            if (t >= start)
+                peak = std::max(peak, static_cast<double>(bytes));
+        }
+    }
+    const ByteScale scale = byteScale(peak);
+    // Emptied before the new range is set, so that each line is laid out once, with its new points.
+    m_heap->clear();
+    m_resident->clear();
+    m_view->setTimeRange(start, end);
+    const TimeAxis &axis = m_view->axis();
+    const auto toChart = [&](const std::vector<std::pair<int64_t, int64_t>> &points) {
+        QList<QPointF> out;
+        out.reserve(static_cast<qsizetype>(points.size()));
+        for (const auto &[t, bytes] : points) {
+            if (t >= start)
+                out.append(QPointF(axis.toSeconds(t), static_cast<double>(bytes) / scale.divisor));
+        }
+        return out;
+    };
+    m_heap->replace(toChart(m_heapPoints));
+    m_resident->replace(TimelineView::thinLine(toChart(m_residentPoints), std::max(axis.width(), 100.0)));
+    const double top = std::max(peak / scale.divisor * 1.1, 1.0);
+    m_y->setRange(0, top);
+    m_y->setLabelFormat(top < 10 ? QStringLiteral("%.1f ") + scale.unit : QStringLiteral("%.0f ") + scale.unit);
+}
+
+QString MemoryChart::toolTipAt(int64_t timeNs) const
+{
+    const auto before = [timeNs](const std::vector<std::pair<int64_t, int64_t>> &points) -> const int64_t * {
+        const auto it = std::upper_bound(points.begin(), points.end(), timeNs,
+                                         [](int64_t t, const std::pair<int64_t, int64_t> &p) { return t < p.first; });
+        return it == points.begin() ? nullptr : &std::prev(it)->second;
+    };
+    QStringList lines;
+    lines << tr("%1 s").arg(static_cast<double>(timeNs - m_view->axis().startNs()) / 1e9, 0, 'f', 1);
+    if (const int64_t *heap = before(m_heapPoints))
+        lines << tr("Live heap: %1").arg(valueText(*heap, "bytes"));
+    if (const int64_t *resident = before(m_residentPoints))
+        lines << tr("Resident: %1").arg(valueText(*resident, "bytes"));
+    return lines.join(QLatin1Char('\n'));
+}
+
+} // namespace emberline::ui
