@@ -14,6 +14,7 @@
 #include "ui/views/explorer/sandwich_view.h"
 #include "ui/views/explorer/source_view.h"
 #include "ui/views/explorer/top_functions_view.h"
+#include "ui/views/memory/memory_summary_view.h"
 #include "ui/views/widgets/label_strip.h"
 #include "ui/views/widgets/search_delay.h"
 #include "ui/views/widgets/thread_filter_button.h"
@@ -149,6 +150,7 @@ QWidget *ProfileExplorer::createTablesPane()
     m_details->addTab(m_sandwich, tr("Sandwich"));
     m_disassembly = new DisassemblyView(m_details);
     m_details->addTab(m_disassembly, tr("Disassembly"));
+    updateMemorySummary();
     tables->addWidget(m_topFunctions);
     tables->addWidget(m_details);
     tables->setStretchFactor(0, 3);
@@ -333,6 +335,7 @@ void ProfileExplorer::setLoaded(std::shared_ptr<const LoadedProfile> loaded, std
         m_threads->setThreads(loaded->threads);
     m_loaded = std::move(loaded);
     m_untransformed.reset(); // of the profile before
+    updateMemorySummary();
     if (m_sampleType->count() == 0)
         fillSampleTypes(); // it was built empty (a live view made ready before its first flush)
     // A stage's analysis is of the profile as loaded: it answers the explorer's choice only without a shape.
@@ -344,6 +347,18 @@ void ProfileExplorer::setLoaded(std::shared_ptr<const LoadedProfile> loaded, std
         return;
     }
     requestAnalysis();
+}
+
+void ProfileExplorer::updateMemorySummary()
+{
+    // A live session sums its memory up in its own Memory tab, for the whole session whatever the scope.
+    if (m_loaded->live || !m_loaded->profile || !engine::hasMemoryTypes(*m_loaded->profile))
+        return;
+    if (!m_memorySummary) {
+        m_memorySummary = new MemorySummaryView(m_details);
+        m_details->addTab(m_memorySummary, tr("Memory"));
+    }
+    m_memorySummary->showProfile(m_loaded);
 }
 
 void ProfileExplorer::fillSampleTypes()

@@ -34,6 +34,7 @@ class FlameGraphView;
 class SourceRunner;
 class SourceView;
 class DisassemblyView;
+class MemorySummaryView;
 class SandwichView;
 class ThreadFilterButton;
 class TransformChainBar;
@@ -98,6 +99,9 @@ public:
     // Shows the disassembly tab (the selected function's instructions, from the binary found by build id).
     void showDisassembly();
     DisassemblyView *disassemblyView() const { return m_disassembly; }
+    // The Memory tab of a memory profile opened from a file; null for other profiles and live sessions (whose
+    // summary is in their Memory tab).
+    MemorySummaryView *memorySummary() const { return m_memorySummary; }
 
 Q_SIGNALS:
     void analysisApplied();
@@ -132,6 +136,7 @@ private:
     void updateBreadcrumb();
     void updateSearchLabel(int64_t matchedTotal, double share, size_t matchedFrames);
     void updateStatusLine();
+    void updateMemorySummary();
 
     std::shared_ptr<const LoadedProfile> m_loaded;
     std::shared_ptr<const Analysis> m_analysis;
@@ -164,6 +169,7 @@ private:
     SandwichView *m_sandwich = nullptr;
     bool m_sandwichStale = true;
     DisassemblyView *m_disassembly = nullptr;
+    MemorySummaryView *m_memorySummary = nullptr;
     bool m_disassemblyStale = true;
     bool m_sourceStale = true; // the source tab does not show the selected function in the current analysis
     QSplitter *m_splitter = nullptr;

@@ -4,17 +4,26 @@
 
 #include "ui/timeline/timeline_view.h"
 #include "ui/views/memory/memory_chart.h"
+#include "ui/views/memory/memory_summary_view.h"
 #include "ui/views/memory/rss_sampler.h"
 
+#include <QSplitter>
 #include <QTabWidget>
 
 namespace emberline::ui {
 
 void LiveSessionView::createMemoryTab()
 {
-    m_memoryChart = new MemoryChart(this);
+    auto *pane = new QSplitter(Qt::Horizontal, this);
+    pane->setObjectName(QStringLiteral("memorySplitter"));
+    m_memoryChart = new MemoryChart(pane);
+    m_memorySummary = new MemorySummaryView(pane);
+    pane->addWidget(m_memoryChart);
+    pane->addWidget(m_memorySummary);
+    pane->setStretchFactor(0, 3);
+    pane->setStretchFactor(1, 2);
     m_rss = new RssSampler(250, this);
-    const int tab = m_timelineTabs->insertTab(1, m_memoryChart, tr("Memory"));
+    const int tab = m_timelineTabs->insertTab(1, pane, tr("Memory"));
     m_timelineTabs->setTabToolTip(tab, tr("The live heap the sampled allocations tell, flush by flush, and the "
                                           "program's resident memory (RSS) every quarter second"));
 }
@@ -34,6 +43,18 @@ void LiveSessionView::connectMemorySignals()
     });
     connect(m_session, &engine::ProfilingSession::finished, m_rss, [this] { m_rss->setProcess(0); });
     connect(m_session, &engine::ProfilingSession::failed, m_rss, [this] { m_rss->setProcess(0); });
+}
+
+void LiveSessionView::updateMemory(const engine::LiveUpdate &update)
+{
+    if (!m_memoryChart || !update.snapshot)
+        return;
+    m_memoryChart->setSnapshot(update.snapshot);
+    // The summary is of the whole session, whatever the views' scope: asked again only when a flush came in.
+    if (update.snapshot->flushes != m_memorySummaryFlushes && update.loaded) {
+        m_memorySummaryFlushes = update.snapshot->flushes;
+        m_memorySummary->showLive(update.snapshot, update.loaded->frames);
+    }
 }
 
 void LiveSessionView::showSelection(std::optional<std::pair<int64_t, int64_t>> range)

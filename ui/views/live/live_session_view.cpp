@@ -9,7 +9,6 @@
 #include "ui/views/explorer/profile_explorer.h"
 #include "ui/views/live/health_view.h"
 #include "ui/views/live/session_status_bar.h"
-#include "ui/views/memory/memory_chart.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -287,8 +286,7 @@ void LiveSessionView::applyUpdate(const std::shared_ptr<const engine::LiveUpdate
     }
     const qint64 explorerMs = timer.elapsed();
     m_timeline->setData(update->snapshot, update->activity);
-    if (m_memoryChart)
-        m_memoryChart->setSnapshot(update->snapshot);
+    updateMemory(*update);
     if (update->heatmap)
         m_heatmap->setHeatmap(update->heatmap);
     if (update->request.scope == LiveScope::LastFlush && !chunks.empty())

@@ -25,6 +25,7 @@ class HealthView;
 class HeatmapPanel;
 class CompareExplorer;
 class MemoryChart;
+class MemorySummaryView;
 class RssSampler;
 class ProfileExplorer;
 class ProfileLoader;
@@ -42,7 +43,8 @@ class TimelineView;
 // elsewhere or its merged profile opened in the viewer. A session started with upload on also has an Upload
 // tab beside the explorer: every flush's upload and the uploader's counts (live_session_upload.cpp). A session
 // that profiles memory has a Memory tab beside the timelines (live_session_memory.cpp): the live heap and the
-// program's resident memory over time, where a dragged range selects as on the timelines.
+// program's resident memory over time, where a dragged range selects as on the timelines, and beside it the
+// summary of the session's memory (peak, leaks, most and short-lived allocations).
 //
 // Everything a flush changes arrives in one LiveUpdate from the session's live stage (engine/stage/live_stage.h),
 // derived and analysed off this thread; the view only applies it. Scope, range, hidden threads and the explorer's
@@ -68,6 +70,7 @@ public:
     HealthView *health() const { return m_health; }
     // The Memory tab's chart; null unless the session profiles memory.
     MemoryChart *memoryChart() const { return m_memoryChart; }
+    MemorySummaryView *memorySummary() const { return m_memorySummary; }
     // The newest update shown (null before the first flush).
     const std::shared_ptr<const engine::LiveUpdate> &lastUpdate() const { return m_lastUpdate; }
     QString title() const;
@@ -140,6 +143,7 @@ private:
     // The Memory tab (live_session_memory.cpp).
     void createMemoryTab();
     void connectMemorySignals();
+    void updateMemory(const engine::LiveUpdate &update);
     void onComparedRangeSelected(int64_t startNs, int64_t endNs);
     // The selected range and range A of a comparison, on every chart of the session's time.
     void showSelection(std::optional<std::pair<int64_t, int64_t>> range);
@@ -155,6 +159,8 @@ private:
     HeatmapPanel *m_heatmap = nullptr;
     HealthView *m_health = nullptr;
     MemoryChart *m_memoryChart = nullptr;
+    MemorySummaryView *m_memorySummary = nullptr;
+    uint32_t m_memorySummaryFlushes = 0; // the flush count of the snapshot the summary was asked for
     RssSampler *m_rss = nullptr;
     QTabWidget *m_timelineTabs = nullptr;
     SessionStatusBar *m_status = nullptr;

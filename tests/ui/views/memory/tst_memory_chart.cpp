@@ -151,8 +151,9 @@ private Q_SLOTS:
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         auto *tabs = view.findChild<QTabWidget *>(QStringLiteral("timelineTabs"));
         QVERIFY(view.memoryChart());
-        QCOMPARE(tabs->tabText(tabs->indexOf(view.memoryChart())), QStringLiteral("Memory"));
-        tabs->setCurrentWidget(view.memoryChart());
+        QWidget *memoryTab = view.memoryChart()->parentWidget(); // the chart beside the summary
+        QCOMPARE(tabs->tabText(tabs->indexOf(memoryTab)), QStringLiteral("Memory"));
+        tabs->setCurrentWidget(memoryTab);
 
         std::mutex mutex;
         std::shared_ptr<const engine::LiveUpdate> last;

@@ -1,0 +1,79 @@
+#pragma once
+
+#include "engine/live/live_snapshot.h"
+#include "engine/model/frame_table.h"
+#include "engine/model/profile.h"
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace emberline::engine {
+
+// A memory profile's values per interned stack: allocations over its span, in use at its end (a live session's
+// newest flush, a file's snapshot, a session's leaks). A type the profile lacks is empty.
+struct MemoryByStack {
+    std::vector<int64_t> allocObjects; // alloc-samples, alloc_objects
+    std::vector<int64_t> allocBytes;   // alloc-space, alloc_space
+    std::vector<int64_t> inuseObjects; // inuse-objects, inuse_objects
+    std::vector<int64_t> inuseBytes;   // inuse-space, inuse_space
+};
+
+// Whether a profile carries any memory sample type (isMemorySampleType).
+bool hasMemoryTypes(const Profile &profile);
+// The memory types of a profile per stack, from its samples (names dashed, as Emberline writes them, or underscored,
+// as Go does).
+MemoryByStack memoryByStack(const Profile &profile, const std::atomic<bool> *cancel = nullptr);
+
+// A live session's peak: the flush whose end held the most in-use space, and what each stack held then.
+struct MemoryPeak {
+    int64_t timeNs = 0; // the flush's end
+    uint32_t flushSequence = 0;
+    int64_t bytes = 0;
+    std::vector<int64_t> inuseBytes; // per interned stack of the snapshot's profile
+    std::vector<int64_t> inuseObjects;
+};
+std::optional<MemoryPeak> livePeak(const LiveSnapshot &snapshot);
+
+// An allocator's own frame, which no allocation is blamed on: malloc and its family, operator new and new[], Go's
+// runtime allocators, and anything in Emberline's agent (libemberline_agent.so).
+bool isAllocatorFrame(const Frame &frame);
+
+// One function of a summary's list: the leaf-most frame of its stacks that is not an allocator's.
+struct HeapSummaryRow {
+    std::string function;
+    int64_t value = 0; // what the list ranks by (see HeapSummary)
+    int64_t allocObjects = 0;
+    int64_t allocBytes = 0;
+    int64_t inuseObjects = 0; // at the end (or, in the peak list, at the peak)
+    int64_t inuseBytes = 0;
+    size_t stacks = 0; // distinct stacks blamed on it
+    // The stack that gives the most to `value`: the function, then its callers outward (at most kPathFrames).
+    std::vector<std::string> path;
+    static constexpr size_t kPathFrames = 12;
+};
+
+// What heaptrack's summary tells of a memory profile, by function: where the peak was, what stays in use at the end
+// (leaks), what allocates most often, and what allocates often but keeps little (short-lived allocations).
+struct HeapSummary {
+    std::optional<MemoryPeak> peakAt; // its per-stack values are left out (empty vectors)
+    int64_t allocObjects = 0;
+    int64_t allocBytes = 0;
+    int64_t inuseObjects = 0;
+    int64_t inuseBytes = 0;
+    std::vector<HeapSummaryRow> peak;        // value: in-use bytes at the peak (empty without a peak)
+    std::vector<HeapSummaryRow> leaks;       // value: in-use bytes at the end
+    std::vector<HeapSummaryRow> allocations; // value: allocations (objects) over the span
+    std::vector<HeapSummaryRow> temporary;   // value: allocations not in use at the end (allocated - in use)
+};
+
+// The summary of a memory profile over `frames` (a FrameTable of `profile`): each list is the `top` functions of
+// most value, largest first; rows of value 0 are left out.
+//
+// Thread: any; reads immutable inputs.
+HeapSummary summarizeHeap(const Profile &profile, const FrameTable &frames, const MemoryByStack &values,
+                          const MemoryPeak *peak = nullptr, size_t top = 25);
+
+} // namespace emberline::engine
