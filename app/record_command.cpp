@@ -25,9 +25,9 @@ void onSignal(int)
 void printMemorySummary(const engine::MemorySummary &m)
 {
     auto bytes = [](double v) { return engine::formatValue(static_cast<int64_t>(v + 0.5), "bytes"); };
-    const std::string how = m.interval == 1 ? std::string("every allocation")
-                                            : "sampled every " + bytes(static_cast<double>(m.interval)) +
-                                                  " on average (estimates)";
+    const std::string how = m.interval == 1
+                                ? std::string("every allocation")
+                                : "sampled every " + bytes(static_cast<double>(m.interval)) + " on average (estimates)";
     std::fprintf(stderr,
                  "emberline: memory (%s): %s allocated in %.0f allocations; live heap peak %s; still live when the "
                  "program ended %s in %.0f blocks\n",

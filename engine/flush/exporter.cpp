@@ -8,9 +8,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <span>
 #include <map>
 #include <set>
+#include <span>
 #include <tuple>
 
 #include <malloc.h>
@@ -171,8 +171,8 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids, bool leaks
         return it->second;
     };
 
-    const bool withIds = !leaks &&
-        ids && in.sessionLocations.size() == in.locations.size() && in.sessionStacks.size() == in.stacks.size();
+    const bool withIds = !leaks && ids && in.sessionLocations.size() == in.locations.size() &&
+                         in.sessionStacks.size() == in.stacks.size();
     if (withIds) {
         ids->namingEpoch = m_namingEpoch;
         ids->stackGeneration = in.stackGeneration;

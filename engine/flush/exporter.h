@@ -11,8 +11,8 @@
 
 #include <memory>
 #include <optional>
-#include <string>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -21,7 +21,7 @@ namespace emberline::engine {
 struct ExporterOptions {
     std::string outputDirectory; // flush-NNNN.pprof and profile.pprof go here; empty: nothing written
     int frequency = 99;
-    bool wallTime = false;                  // a wall-time/nanoseconds sample type beside the CPU ones
+    bool wallTime = false; // a wall-time/nanoseconds sample type beside the CPU ones
     // The four memory types after the time ones: alloc-samples/count and alloc-space/bytes (allocated during the
     // flush), inuse-objects/count and inuse-space/bytes (live at its end: a full snapshot in every flush). The
     // session's profile sums the allocations and holds, as in-use, what each process held when it ended.

@@ -19,8 +19,7 @@ void HeapTracker::add(BySite &sites, const Block &b)
     m.bytes += b.bytes;
 }
 
-void HeapTracker::allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t address, uint64_t size,
-                           uint32_t stack)
+void HeapTracker::allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t address, uint64_t size, uint32_t stack)
 {
     const AllocationWeight w = weighAllocation(size, m_interval);
     ++m_counters.allocations;

@@ -58,7 +58,7 @@ struct FlushInput {
     bool final = false;
     std::vector<RecordedSample> samples;
     std::vector<MemorySample> memory; // memory profiling only; their stacks are in `stacks` too
-    StackTable stacks; // of indices into `locations`, leaf first
+    StackTable stacks;                // of indices into `locations`, leaf first
     std::vector<LocationKey> locations;
     // The recorder's ids for the whole session, per location of `locations` and per stack of `stacks`: what
     // lets the live aggregate find a location or stack it has met before without interning it again.

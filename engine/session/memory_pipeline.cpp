@@ -23,8 +23,12 @@
 namespace emberline::engine {
 namespace {
 
-// Exact mode keeps every allocation: a larger ring lets the program run on while the session unwinds a burst.
+// Exact mode keeps every allocation: a larger ring lets the program run on while the session unwinds a burst. A
+// sampled burst (a gigabyte allocated in a tenth of a second is some 2,000 samples) fits the default ring.
 constexpr uint64_t kExactRingBytes = uint64_t(64) << 20;
+constexpr uint64_t kSampledRingBytes = uint64_t(16) << 20;
+constexpr uint32_t kMinStackCopyBytes = 2048;
+constexpr uint32_t kMaxAllocationCopyBytes = 32768;
 
 // The agent beside the executable: <prefix>/bin/emberline and <prefix>/lib/emberline/libemberline_agent.so, as
 // installed and as built.
@@ -49,7 +53,8 @@ bool staticallyLinked(const std::string &path)
     bool isStatic = false;
     if (Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
         GElf_Ehdr ehdr;
-        if (elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &ehdr) && (ehdr.e_type == ET_EXEC || ehdr.e_type == ET_DYN)) {
+        if (elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &ehdr) &&
+            (ehdr.e_type == ET_EXEC || ehdr.e_type == ET_DYN)) {
             size_t count = 0;
             elf_getphdrnum(elf, &count);
             bool interpreter = false;
@@ -78,14 +83,15 @@ int64_t rounded(double v)
 
 } // namespace
 
-Result<std::unique_ptr<MemoryPipeline>> MemoryPipeline::create(const SessionConfig &config,
-                                                               SamplingPipeline &pipeline, Recorder &recorder)
+Result<std::unique_ptr<MemoryPipeline>> MemoryPipeline::create(const SessionConfig &config, SamplingPipeline &pipeline,
+                                                               Recorder &recorder)
 {
     const std::string agentPath = config.agentPath.empty() ? defaultAgentPath() : config.agentPath;
     if (agentPath.empty() || ::access(agentPath.c_str(), R_OK) != 0)
-        return makeError(Error::Code::Unsupported, "memory profiling needs Emberline's agent library, not found at " +
-                                                    (agentPath.empty() ? std::string(agent::kLibraryName) : agentPath) +
-                                                    " (is Emberline installed whole?)");
+        return makeError(Error::Code::Unsupported,
+                         "memory profiling needs Emberline's agent library, not found at " +
+                             (agentPath.empty() ? std::string(agent::kLibraryName) : agentPath) +
+                             " (is Emberline installed whole?)");
     const char *tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/emberline-agent-XXXXXX";
     // mkdtemp creates it 0700: only the session's user can place rings in it.
@@ -99,9 +105,11 @@ MemoryPipeline::MemoryPipeline(const SessionConfig &config, std::string director
                                SamplingPipeline &pipeline, Recorder &recorder)
     : m_pipeline(pipeline), m_recorder(recorder), m_agentPath(std::move(agentPath)),
       m_interval(std::max<uint64_t>(config.allocInterval, 1)),
-      m_ringBytes(m_interval == 1 ? kExactRingBytes : agent::kDefaultRingDataBytes), m_rings(std::move(directory)),
+      m_ringBytes(m_interval == 1 ? kExactRingBytes : kSampledRingBytes), m_rings(std::move(directory)),
       m_heap(m_interval)
 {
+    pipeline.setBeforeExec([this](uint32_t pid) { m_rings.pollProcess(*this, pid); });
+    setStackCopyBytes(8192);
     if (!config.command.empty()) {
         m_executable = findExecutable(config.command.front());
         if (!m_executable.empty() && staticallyLinked(m_executable))
@@ -138,11 +146,32 @@ MemoryPipeline::environment(const std::vector<std::pair<std::string, std::string
 
 size_t MemoryPipeline::poll()
 {
-    return m_rings.poll(*this);
+    const size_t records = m_rings.poll(*this);
+    adaptStackCopy();
+    return records;
+}
+
+void MemoryPipeline::adaptStackCopy()
+{
+    // The stack each sample copies is most of its record: learned from the allocation stacks themselves, it
+    // shrinks to what the deepest needed (with room to spare) and doubles when one was cut short. A smaller
+    // record lets the ring hold more samples of a burst.
+    const uint64_t shortCopies = m_pipeline.allocationCopiesShort();
+    uint32_t next = m_stackCopy;
+    if (shortCopies > m_shortCopiesSeen)
+        next = std::min<uint32_t>(m_stackCopy * 2, kMaxAllocationCopyBytes);
+    else if (m_pipeline.allocationStackUsed() > 0 && m_heap.counters().allocations >= 64)
+        next = std::clamp<uint32_t>(
+            static_cast<uint32_t>((m_pipeline.allocationStackUsed() * 3 / 2 + 1023) & ~uint64_t(1023)),
+            kMinStackCopyBytes, m_stackCopy);
+    m_shortCopiesSeen = shortCopies;
+    if (next != m_stackCopy)
+        setStackCopyBytes(next);
 }
 
 void MemoryPipeline::setStackCopyBytes(uint32_t bytes)
 {
+    m_stackCopy = bytes;
     m_rings.setStackCopyBytes(bytes);
 }
 

@@ -32,7 +32,7 @@ public:
     // Finds the agent library and creates the rings' folder (private to the session, removed at the end).
     static Result<std::unique_ptr<MemoryPipeline>> create(const SessionConfig &config, SamplingPipeline &pipeline,
                                                           Recorder &recorder);
-    ~MemoryPipeline() override;
+    ~MemoryPipeline() override; // the sampling pipeline must outlive it (it calls back before an exec)
     MemoryPipeline(const MemoryPipeline &) = delete;
     MemoryPipeline &operator=(const MemoryPipeline &) = delete;
 
@@ -63,6 +63,7 @@ public:
 private:
     MemoryPipeline(const SessionConfig &config, std::string directory, std::string agentPath,
                    SamplingPipeline &pipeline, Recorder &recorder);
+    void adaptStackCopy();
     void record(const std::vector<HeapTracker::StackMemory> &sites, int64_t realNs, bool allocated, bool leak);
 
     SamplingPipeline &m_pipeline;
@@ -77,6 +78,8 @@ private:
     std::vector<std::string> m_problems;
     std::string m_executable; // the launched program's executable, for the messages
     bool m_finished = false;
+    uint32_t m_stackCopy = 0; // what each sample copies now
+    uint64_t m_shortCopiesSeen = 0;
 };
 
 } // namespace emberline::engine

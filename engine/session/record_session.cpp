@@ -60,9 +60,6 @@ std::string exitReason(int status)
                         : "target exited with status " + std::to_string(status);
 }
 
-// The longest stack an allocation sample copies: the learned copy of CPU samples, up to this.
-constexpr uint32_t kMaxAllocationStackBytes = 32768;
-
 } // namespace
 
 // Everything one run holds, from start() to finish(). Members are destroyed in reverse order: the sampler
@@ -272,11 +269,11 @@ void RecordSession::loop(Running &r, SessionControl &control, const Callbacks &c
             due = std::min(due, now + (r.memoryRecords > 0 ? kMemoryBusyPollNs : kMemoryPollNs));
         r.sampler->wait(
             static_cast<int>(std::clamp<int64_t>((due - now + 999'999) / 1'000'000, 1, kMaxWaitNs / 1'000'000)));
-        // The rings first: a process image's allocations are unwound with its map before the sampler's records
-        // say it exec'd (a map not yet known is read from /proc).
+        // The sampler first: the maps it reports serve the allocations read next (a process that has exited has
+        // no /proc map to read). An exec it reports reads the rings before the old image's map goes.
+        r.sampler->drain(r.pipeline);
         if (r.memory)
             r.memoryRecords = r.memory->poll();
-        r.sampler->drain(r.pipeline);
         now = clockNs(CLOCK_MONOTONIC);
         if (r.stackCopy)
             adaptStackCopy(r, now);
@@ -310,8 +307,6 @@ void RecordSession::adaptStackCopy(Running &r, int64_t now)
         return;
     }
     r.pipeline.setStackCopyBytes(*next);
-    if (r.memory)
-        r.memory->setStackCopyBytes(std::min<uint32_t>(*next, kMaxAllocationStackBytes));
     qCInfo(lcSession, "stack copy %u -> %u bytes (deepest stack so far %llu bytes), changed in %.1f ms", before, *next,
            static_cast<unsigned long long>(r.stackCopy->deepest()),
            static_cast<double>(clockNs(CLOCK_MONOTONIC) - changeStart) / 1e6);

@@ -261,11 +261,14 @@ std::string SamplingPipeline::allocationStack(const UnwindOutput &out, ProcessMa
     }
     if (!out.complete)
         ++m_allocationsIncomplete;
+    m_allocationStackUsed = std::max<uint64_t>(m_allocationStackUsed, out.stackUsed);
+    if (!out.complete && out.stop == UnwindStop::StackCopyEnded)
+        ++m_allocationCopiesShort;
+
     return {};
 }
 
-std::span<const uint32_t> SamplingPipeline::unwindAllocation(uint32_t pid, uint32_t tid,
-                                                             std::span<const uint64_t> regs,
+std::span<const uint32_t> SamplingPipeline::unwindAllocation(uint32_t pid, uint32_t tid, std::span<const uint64_t> regs,
                                                              std::span<const uint8_t> stack, uint32_t stackLimit)
 {
     ProcessMap &map = processMap(pid);
@@ -423,6 +426,8 @@ void SamplingPipeline::onComm(uint32_t pid, uint32_t tid, std::string_view name,
 {
     m_recorder.setThreadName(pid, tid, std::string(name));
     if (exec && pid == tid) {
+        if (m_beforeExec)
+            m_beforeExec(pid);
         // A new program image: the old map and libunwind's cached unwind info no longer apply.
         if (auto it = m_processes.find(pid); it != m_processes.end())
             it->second->clear();

@@ -8,9 +8,10 @@
 #include "engine/unwind/process_map.h"
 #include "engine/unwind/unwinder.h"
 
+#include <functional>
 #include <map>
-#include <span>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,8 +43,14 @@ public:
     // from the allocation's caller (the agent's frames left out). Valid until the next call.
     std::span<const uint32_t> unwindAllocation(uint32_t pid, uint32_t tid, std::span<const uint64_t> regs,
                                                std::span<const uint8_t> stack, uint32_t stackLimit);
+    // Called when a process is about to take a new program image (exec), while its old map still holds: the memory
+    // agent's records of the old image are read then, and unwound with the map they were taken in.
+    void setBeforeExec(std::function<void(uint32_t pid)> beforeExec) { m_beforeExec = std::move(beforeExec); }
     // Allocation stacks that ended before the program's first frame.
     uint64_t allocationsIncomplete() const { return m_allocationsIncomplete; }
+    // The deepest allocation stack unwound (bytes of its copy used), and how many copies were too short.
+    uint64_t allocationStackUsed() const { return m_allocationStackUsed; }
+    uint64_t allocationCopiesShort() const { return m_allocationCopiesShort; }
 
     // Reads thread names and the memory map of a process we attach to.
     void primeProcess(int pid);
@@ -121,8 +128,11 @@ private:
     std::vector<uint32_t> m_locations;
     size_t m_kernelFrames = 0; // leading kernel frames of m_locations
     uint64_t m_framePointerFallbacks = 0;
+    std::function<void(uint32_t)> m_beforeExec;
     bool m_allocation = false; // unwinding an allocation (unwindAllocation), not a CPU sample
     uint64_t m_allocationsIncomplete = 0;
+    uint64_t m_allocationStackUsed = 0;
+    uint64_t m_allocationCopiesShort = 0;
     bool m_kernelModuleRegistered = false;
     std::map<uint32_t, OffCpu> m_offCpu;          // by tid
     std::map<uint32_t, uint64_t> m_earlySwitchIn; // switch-ins read before their switch-out sample
