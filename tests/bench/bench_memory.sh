@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Memory profiling's cost on a real malloc-heavy program, side by side in one run: CPython (PYTHONMALLOC=malloc, so
-# that every object is a malloc) encoding and decoding JSON (memory_workload.py), alone, under `emberline record`
+# that every object is a malloc) encoding and decoding JSON (tests/targets/json_workload.py), alone, under `emberline record`
 # (CPU only), under `emberline record --memory` (default interval), with the agent preloaded and no session, and
 # under heaptrack (Debian's package). Each configuration runs ROUNDS times, interleaved; the workload times itself
 # (its start and end are not the profiler's). Prints the medians and the slowdowns, and Emberline's estimate of
@@ -14,7 +14,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 EMBERLINE=$BUILD/app/emberline
 AGENT=$BUILD/lib/emberline/libemberline_agent.so
 PY=/usr/bin/python3
-W=$HERE/memory_workload.py
+W=$HERE/../targets/json_workload.py
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export PYTHONMALLOC=malloc

@@ -9,6 +9,7 @@
 #include "engine/pprof/pprof_reader.h"
 #include "engine/session/record_session.h"
 
+#include <QFileInfo>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
@@ -106,6 +107,44 @@ std::map<std::string, int64_t> valgrindDefinitelyLost(const QStringList &argv)
         lost[m.captured(2).toStdString()] += m.captured(1).remove(QLatin1Char(',')).toLongLong();
     }
     return lost;
+}
+
+struct HeaptrackCounts {
+    int64_t calls = 0;                     // calls to allocation functions
+    std::map<std::string, int64_t> bySite; // per allocation site (the allocator's caller), named ones only
+};
+
+// heaptrack (Debian's package) on `argv` with PYTHONMALLOC=malloc, read back with heaptrack_print.
+HeaptrackCounts runHeaptrack(const QStringList &argv, const QString &dir)
+{
+    QProcess heaptrack;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("PYTHONMALLOC"), QStringLiteral("malloc"));
+    heaptrack.setProcessEnvironment(env);
+    heaptrack.start(QStringLiteral("heaptrack"), QStringList{QStringLiteral("-o"), dir + QStringLiteral("/ht")} + argv);
+    if (!heaptrack.waitForFinished(240000) || heaptrack.exitCode() != 0)
+        qFatal("heaptrack failed: %s", heaptrack.readAllStandardError().constData());
+    QProcess print;
+    print.start(QStringLiteral("heaptrack_print"), QStringList{dir + QStringLiteral("/ht.zst")});
+    if (!print.waitForFinished(240000))
+        qFatal("heaptrack_print did not finish");
+    const QString out = QString::fromLocal8Bit(print.readAllStandardOutput());
+    HeaptrackCounts counts;
+    static const QRegularExpression total(QStringLiteral(R"(^calls to allocation functions: (\d+))"),
+                                          QRegularExpression::MultilineOption);
+    counts.calls = total.match(out).captured(1).toLongLong();
+    // The top-level entries of "MOST CALLS TO ALLOCATION FUNCTIONS": "N calls to allocation functions with … from"
+    // and the site's name on the next line (unnamed sites are an address).
+    static const QRegularExpression site(
+        QStringLiteral(R"(^(\d+) calls to allocation functions with [^\n]* from\n(\w+)\n)"),
+        QRegularExpression::MultilineOption);
+    const qsizetype end = out.indexOf(QStringLiteral("PEAK MEMORY CONSUMERS"));
+    for (auto it = site.globalMatch(out.left(end)); it.hasNext();) {
+        const auto m = it.next();
+        if (!m.captured(2).startsWith(QLatin1String("0x")))
+            counts.bySite.try_emplace(m.captured(2).toStdString(), m.captured(1).toLongLong());
+    }
+    return counts;
 }
 
 } // namespace memory_session_test
@@ -295,6 +334,50 @@ private Q_SLOTS:
         QVERIFY(!leaks.count("churn_small"));
         QVERIFY(!leaks.count("churn_large"));
         QVERIFY(at(byLeaf(r.profile, "alloc-space"), "churn_small") > 0); // sampled, and all freed
+    }
+
+    // A real program (Debian's CPython encoding and decoding JSON, every object a malloc) at the default interval,
+    // against heaptrack's count of every allocation: the total and each of the largest named allocation sites within
+    // 5 standard deviations of the sampling estimate (about 2,700 samples here: some 10% for the total).
+    void againstHeaptrack()
+    {
+        if (QStandardPaths::findExecutable(QStringLiteral("heaptrack")).isEmpty() ||
+            !QFileInfo::exists(QStringLiteral("/usr/bin/python3"))) {
+            if (inCi())
+                QFAIL("heaptrack or python3 is missing (installer/install-deps.sh --test installs them)");
+            QSKIP("heaptrack or python3 is not installed");
+        }
+        const QString workload = QStringLiteral(EMBERLINE_TEST_DATA "/../targets/json_workload.py");
+        QTemporaryDir dir;
+        const HeaptrackCounts truth =
+            runHeaptrack({QStringLiteral("/usr/bin/python3"), workload, QStringLiteral("150")}, dir.path());
+        QVERIFY2(truth.calls > 10'000'000 && truth.bySite.size() >= 4, qPrintable(QString::number(truth.calls)));
+
+        SessionConfig c = memoryLaunch({QStringLiteral("/usr/bin/python3"), workload, QStringLiteral("150")}, 524288);
+        c.environment.emplace_back("PYTHONMALLOC", "malloc");
+        const Recorded r = record(c, dir.path() + QStringLiteral("/emberline"));
+        QCOMPARE(r.summary.exitStatus, 0);
+        const double samples = static_cast<double>(r.summary.memory->samples);
+        QCOMPARE(r.summary.memory->allocsDropped, uint64_t(0));
+        const auto estimated = byLeaf(r.profile, "alloc-samples");
+        const double calls = static_cast<double>(truth.calls);
+        const double total = static_cast<double>(memory_session_test::total(r.profile, "alloc-samples"));
+        QVERIFY2(std::abs(total / calls - 1) < 5 / std::sqrt(samples),
+                 qPrintable(QStringLiteral("%1 estimated, %2 counted, %3 samples").arg(total).arg(calls).arg(samples)));
+        int checked = 0;
+        for (const auto &[site, count] : truth.bySite) {
+            const double share = static_cast<double>(count) / calls;
+            if (share < 0.04)
+                continue; // too few samples to say much
+            const double estimate = static_cast<double>(at(estimated, site));
+            QVERIFY2(std::abs(estimate / static_cast<double>(count) - 1) < 5 / std::sqrt(samples * share),
+                     qPrintable(QStringLiteral("%1: %2 estimated, %3 counted")
+                                    .arg(QString::fromStdString(site))
+                                    .arg(estimate)
+                                    .arg(count)));
+            ++checked;
+        }
+        QVERIFY2(checked >= 4, qPrintable(QString::number(checked)));
     }
 
     // A statically linked program cannot take the agent: the summary says so and the CPU profile goes on.

@@ -1,7 +1,7 @@
-# A malloc-heavy real workload for the memory benchmarks: CPython (run with PYTHONMALLOC=malloc, so that every
+# A malloc-heavy real workload for the memory tests and benchmarks: CPython (run with PYTHONMALLOC=malloc, so that every
 # object is a malloc) encoding and decoding JSON documents of nested dicts, lists and strings, keeping a share of
 # the decoded documents alive (the live heap grows and some of it is never freed: leaks at exit).
-# Usage: python3 memory_workload.py [ROUNDS]
+# Usage: python3 json_workload.py [ROUNDS]
 import json
 import sys
 import time
