@@ -22,6 +22,30 @@ void onSignal(int)
     g_control.stop.store(true);
 }
 
+void printMemorySummary(const engine::MemorySummary &m)
+{
+    auto bytes = [](double v) { return engine::formatValue(static_cast<int64_t>(v + 0.5), "bytes"); };
+    const std::string how = m.interval == 1
+                                ? std::string("every allocation")
+                                : "sampled every " + bytes(static_cast<double>(m.interval)) + " on average (estimates)";
+    std::fprintf(stderr,
+                 "emberline: memory (%s): %s allocated in %.0f allocations; live heap peak %s; still live when the "
+                 "program ended %s in %.0f blocks\n",
+                 how.c_str(), bytes(m.allocatedBytes).c_str(), m.allocatedObjects, bytes(m.peakLiveBytes).c_str(),
+                 bytes(m.leakedBytes).c_str(), m.leakedObjects);
+    std::fprintf(stderr,
+                 "emberline: memory: %llu allocation(s) and %llu free(s) read from %llu process(es); %llu sampled "
+                 "allocation(s) (%s) lost to a full ring; %llu free(s) of unknown addresses\n",
+                 static_cast<unsigned long long>(m.samples), static_cast<unsigned long long>(m.frees),
+                 static_cast<unsigned long long>(m.processes), static_cast<unsigned long long>(m.allocsDropped),
+                 bytes(static_cast<double>(m.bytesDropped)).c_str(), static_cast<unsigned long long>(m.unknownFrees));
+    if (m.waitNs > 0)
+        std::fprintf(stderr, "emberline: memory: the program waited %s for room in the ring (exact mode)\n",
+                     engine::formatValue(static_cast<int64_t>(m.waitNs), "nanoseconds").c_str());
+    for (const std::string &problem : m.problems)
+        std::fprintf(stderr, "emberline: memory: %s\n", problem.c_str());
+}
+
 void printSummary(const engine::SessionSummary &s)
 {
     const double incompletePct = s.samples ? 100.0 * static_cast<double>(s.incomplete) / s.samples : 0;
@@ -56,6 +80,8 @@ void printSummary(const engine::SessionSummary &s)
             std::fprintf(stderr, "emberline:   incomplete stacks ending in %s: %llu\n", module.c_str(),
                          static_cast<unsigned long long>(count));
     }
+    if (s.memory)
+        printMemorySummary(*s.memory);
     if (!s.sessionProfilePath.empty())
         std::fprintf(stderr, "emberline: wrote %u flush(es) and %s\n", s.flushes - s.flushesNotSaved,
                      s.sessionProfilePath.c_str());
@@ -124,6 +150,13 @@ void configureRecordParser(QCommandLineParser &parser)
          QStringLiteral("Record wall time too: where threads wait (sleep, locks, I/O). On by default where "
                         "perf events may sample context switches.")},
         {QStringLiteral("no-wall-time"), QStringLiteral("Record CPU time only (no context-switch samples).")},
+        {QStringLiteral("memory"),
+         QStringLiteral("Profile memory too: allocations, the live heap and leaks, from an agent preloaded into the "
+                        "launched program (not with --pid).")},
+        {QStringLiteral("alloc-interval"),
+         QStringLiteral("With --memory: mean bytes allocated between two sampled allocations (default 524288); 1 "
+                        "records every allocation (exact, slower)."),
+         QStringLiteral("BYTES"), QStringLiteral("524288")},
     });
     parser.addOptions(UploadOptions().all());
     // For benchmarks and bug reports, not for everyday use: everything the sampler delivers (registers, stack
@@ -198,6 +231,16 @@ int runRecord(const QStringList &args)
         return 2;
     }
     config.wallTime = !parser.isSet(QStringLiteral("no-wall-time"));
+    config.memory = parser.isSet(QStringLiteral("memory"));
+    if (parser.isSet(QStringLiteral("alloc-interval")) && !config.memory) {
+        std::fprintf(stderr, "emberline record: --alloc-interval needs --memory\n");
+        return 2;
+    }
+    if (!number(QStringLiteral("alloc-interval"), value) || value < 1) {
+        std::fprintf(stderr, "emberline record: --alloc-interval must be a number of bytes, at least 1\n");
+        return 2;
+    }
+    config.allocInterval = static_cast<uint64_t>(value);
     config.outputDirectory =
         parser.isSet(output)
             ? parser.value(output).toStdString()

@@ -21,6 +21,7 @@ test_pkgs=(
     shared-mime-info libglib2.0-bin groff-base bsdextrautils x11-utils
     debuginfod  # a loopback debuginfod server for the disassembly tests
     binutils  # objcopy: stripped copies and separate debug files of tests/targets/symbols
+    valgrind heaptrack  # the memory anchors: leaks as memcheck finds them, allocations as heaptrack counts them
 )
 
 pkgs=("${build_pkgs[@]}")

@@ -94,7 +94,6 @@ struct ThreadState {
     int64_t bytesUntilSample; // <= 0: the next allocation takes the slow path
     uint64_t rng;             // xorshift state (0: not seeded)
     uint32_t tid;             // 0: not known yet (also after fork)
-    uint32_t depth;           // > 0 while inside the agent: nested calls pass through
 };
 __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 
@@ -200,17 +199,35 @@ void initialize()
     g_ringBytes = ringBytes;
     if ((g_interval > 1 && !mapTables()) || !createRing(0))
         return;
-    pthread_atfork(nullptr, nullptr, atForkChild);
     g_mode.store(int(g_interval == 1 ? Mode::Exact : Mode::Sampling), std::memory_order_release);
+}
+
+// The agent starts at the program's first allocation (the C library's own, made while the dynamic linker starts the
+// program, before any constructor), so that every block the program frees later was seen allocated; else in its
+// constructor. Only system calls and getenv run then: the environment is in place before the first allocation.
+std::atomic<int> g_initialized{0}; // 0: not yet, 1: starting, 2: done
+bool startOnce()
+{
+    int expected = 0;
+    if (g_initialized.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+        ++t_internal;
+        initialize();
+        --t_internal;
+        g_started.store(true, std::memory_order_release);
+        g_initialized.store(2, std::memory_order_release);
+    }
+    return g_initialized.load(std::memory_order_acquire) == 2;
 }
 
 __attribute__((constructor(101))) void agentStart()
 {
-    ThreadState &t = t_state;
-    ++t.depth;
-    initialize();
-    --t.depth;
-    g_started.store(true, std::memory_order_release);
+    startOnce();
+    // A forked child starts its own ring: registered here, where the C library is fully started.
+    if (g_mode.load(std::memory_order_acquire) != int(Mode::Off)) {
+        ++t_internal;
+        pthread_atfork(nullptr, nullptr, atForkChild);
+        --t_internal;
+    }
 }
 
 __attribute__((destructor(101))) void agentEnd()
@@ -225,37 +242,42 @@ __attribute__((destructor(101))) void agentEnd()
 __attribute__((noinline)) void onCountdown(void *address, size_t size)
 {
     ThreadState &t = t_state;
-    const int mode = g_mode.load(std::memory_order_acquire);
-    // The agent's own allocations (made while it works: pthread_getattr_np, pthread_atfork) pass through and leave
-    // the countdown to the call they are nested in.
-    if (t.depth != 0)
+    int mode = g_mode.load(std::memory_order_acquire);
+    // The agent's own allocations (made while it works: dlsym, pthread_getattr_np, pthread_atfork) pass through
+    // and leave the countdown to the call they are nested in. A signal handler's allocation nested in the agent's
+    // work is the program's: it is recorded, without waiting.
+    if (t_internal != 0)
         return;
-    // Before the agent has started, the thread asks again at its next allocation; once it is off or detached,
-    // the thread does not come back here for a long while.
-    if (mode == int(Mode::Off) && !g_started.load(std::memory_order_acquire))
-        return;
+    // The first allocation starts the agent; while it starts, other threads' allocations (there are none before the
+    // constructors run) ask again at their next one. Once it is off or detached, the thread does not come back here
+    // for a long while.
+    if (mode == int(Mode::Off) && !g_started.load(std::memory_order_acquire)) {
+        if (!startOnce())
+            return;
+        mode = g_mode.load(std::memory_order_acquire);
+    }
     if (mode == int(Mode::Off) || (g_ring && g_ring->detached.load(std::memory_order_relaxed))) {
         t.bytesUntilSample = INT64_MAX / 2;
         return;
     }
-    ++t.depth;
+    // Exact mode waits for room, except in a signal handler that interrupted this thread's own unpublished record
+    // (reserveWaiting knows). Sampling never waits.
     if (mode == int(Mode::Exact)) {
         t.bytesUntilSample = 0;
-        writeAlloc(address, size, true, currentTid());
+        writeAlloc(address, size, true, true, currentTid());
     } else {
         const bool first = t.rng == 0;
         if (first) {
             // A fresh thread: its first point is drawn, not taken at once.
             t.bytesUntilSample += drawInterval(t);
             if (t.bytesUntilSample <= 0)
-                writeAlloc(address, size, false, currentTid());
+                writeAlloc(address, size, false, false, currentTid());
         } else {
-            writeAlloc(address, size, false, currentTid());
+            writeAlloc(address, size, false, false, currentTid());
         }
         while (t.bytesUntilSample <= 0)
             t.bytesUntilSample += drawInterval(t);
     }
-    --t.depth;
 }
 
 inline void *afterAlloc(void *address, size_t size)
@@ -274,20 +296,13 @@ inline void beforeFree(void *address)
     const int mode = g_mode.load(std::memory_order_relaxed);
     if (mode == int(Mode::Off) || address == nullptr)
         return;
-    ThreadState &t = t_state;
     if (mode == int(Mode::Exact)) {
-        if (t.depth != 0)
-            return;
-        ++t.depth;
-        writeFree(address, true, currentTid());
-        --t.depth;
+        if (t_internal == 0)
+            writeFree(address, true, true, currentTid());
         return;
     }
-    if (mayBeTracked(uint64_t(address)) && untrack(uint64_t(address))) {
-        ++t.depth;
-        writeFree(address, false, currentTid());
-        --t.depth;
-    }
+    if (mayBeTracked(uint64_t(address)) && untrack(uint64_t(address)))
+        writeFree(address, false, false, currentTid());
 }
 
 } // namespace

@@ -27,6 +27,9 @@ inline constexpr uint32_t kRingVersion = 1;
 inline constexpr uint64_t kRingHeaderBytes = 4096;
 inline constexpr uint64_t kDefaultRingDataBytes = uint64_t(4) << 20;
 
+// The agent's file name: its frames lead every allocation's stack, and the session leaves them out.
+inline constexpr const char *kLibraryName = "libemberline_agent.so";
+
 // The environment the session gives a launched program (inherited across fork and exec).
 inline constexpr const char *kEnvDirectory = "EMBERLINE_AGENT_DIR";          // where rings are created
 inline constexpr const char *kEnvAllocInterval = "EMBERLINE_ALLOC_INTERVAL"; // mean bytes between samples

@@ -90,10 +90,14 @@ void publish(RecordHeader *record, RecordType type)
 }
 
 // Exact mode waits for room while the session is alive: nothing may be lost there.
+// Set while this thread holds a reserved record not yet published: the reader waits for it in order, so a signal
+// handler's allocation nested here must not wait for room (it would wait for itself).
+__thread bool t_holding __attribute__((tls_model("initial-exec")));
+
 RecordHeader *reserveWaiting(uint32_t bytes, uint64_t keep, bool wait)
 {
     RecordHeader *record = reserve(bytes, keep);
-    if (record || !wait)
+    if (record || !wait || t_holding)
         return record;
     const uint64_t start = nowNs();
     uint64_t now = start;
@@ -129,6 +133,7 @@ __attribute__((noinline)) void captureRegisters(uint64_t *regs)
 // The bounds of this thread's stack, learned at its first sample (pthread_getattr_np, whose own allocations pass
 // through the hooks: the caller is inside the agent). Zero when unknown or not a pthread stack (a thread made by
 // a bare clone, a signal's alternate stack): the copy then goes through process_vm_readv.
+__thread uint32_t t_internal __attribute__((tls_model("initial-exec")));
 __thread uint64_t t_stackLow __attribute__((tls_model("initial-exec")));
 __thread uint64_t t_stackHigh __attribute__((tls_model("initial-exec")));
 __thread bool t_stackAsked __attribute__((tls_model("initial-exec")));
@@ -137,7 +142,10 @@ void learnStackBounds()
 {
     t_stackAsked = true;
     pthread_attr_t attr;
-    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+    ++t_internal;
+    const int got = pthread_getattr_np(pthread_self(), &attr);
+    --t_internal;
+    if (got != 0)
         return;
     void *low = nullptr;
     size_t size = 0;
@@ -216,7 +224,7 @@ bool untrack(uint64_t address)
     return false;
 }
 
-void writeAlloc(void *address, size_t size, bool exact, uint32_t tid)
+void writeAlloc(void *address, size_t size, bool exact, bool wait, uint32_t tid)
 {
     const uint64_t now = nowNs();
     if (g_ring->detached.load(std::memory_order_relaxed))
@@ -239,7 +247,7 @@ void writeAlloc(void *address, size_t size, bool exact, uint32_t tid)
     // Keep room for the free of every tracked allocation, this one included.
     const uint64_t keep =
         exact ? 0 : g_ring->tracked.load(std::memory_order_relaxed) * kFreeRecordBytes + kFreeRecordBytes;
-    auto *header = reserveWaiting(bytes, keep, exact);
+    auto *header = reserveWaiting(bytes, keep, wait);
     if (!header) {
         if (!exact)
             untrack(uint64_t(address));
@@ -249,6 +257,8 @@ void writeAlloc(void *address, size_t size, bool exact, uint32_t tid)
     }
     if (!exact)
         g_ring->tracked.fetch_add(1, std::memory_order_relaxed);
+    const bool outer = !t_holding;
+    t_holding = true;
     auto *record = reinterpret_cast<AllocRecord *>(header);
     header->bytes = bytes;
     record->tid = tid;
@@ -260,11 +270,13 @@ void writeAlloc(void *address, size_t size, bool exact, uint32_t tid)
     captureRegisters(record->regs);
     record->stackBytes = copyStack(record->regs[RegSP], reinterpret_cast<uint8_t *>(record + 1), stackWant);
     publish(header, RecordType::Alloc);
+    if (outer)
+        t_holding = false;
 }
 
-void writeFree(void *address, bool exact, uint32_t tid)
+void writeFree(void *address, bool exact, bool wait, uint32_t tid)
 {
-    auto *header = reserveWaiting(sizeof(FreeRecord), 0, exact);
+    auto *header = reserveWaiting(sizeof(FreeRecord), 0, wait);
     if (!header) {
         // Not possible for a tracked allocation (its room is kept); an exact-mode free when the session is gone.
         g_ring->untrackedFrees.fetch_add(1, std::memory_order_relaxed);
@@ -272,6 +284,8 @@ void writeFree(void *address, bool exact, uint32_t tid)
     }
     if (!exact)
         g_ring->tracked.fetch_sub(1, std::memory_order_relaxed);
+    const bool outer = !t_holding;
+    t_holding = true;
     auto *record = reinterpret_cast<FreeRecord *>(header);
     header->bytes = sizeof(FreeRecord);
     record->tid = tid;
@@ -279,6 +293,8 @@ void writeFree(void *address, bool exact, uint32_t tid)
     record->timeNs = nowNs();
     record->address = uint64_t(address);
     publish(header, RecordType::Free);
+    if (outer)
+        t_holding = false;
 }
 
 void appendDecimal(char *&p, uint64_t v)

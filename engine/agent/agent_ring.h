@@ -51,7 +51,13 @@ bool createRing(uint32_t parentPid);
 // True when `address` was tracked; it is not any more.
 bool untrack(uint64_t address);
 // A sampled allocation (every allocation when `exact`) and a free of one, written to the ring.
-void writeAlloc(void *address, size_t size, bool exact, uint32_t tid);
-void writeFree(void *address, bool exact, uint32_t tid);
+// `wait`: exact mode outside a signal handler nested in the agent may wait for room; a nested call never does (the
+// record it interrupted holds the ring's order until it is published).
+void writeAlloc(void *address, size_t size, bool exact, bool wait, uint32_t tid);
+void writeFree(void *address, bool exact, bool wait, uint32_t tid);
+
+// > 0 while the agent makes calls that allocate (the dynamic linker's lookups, pthread_getattr_np): their
+// allocations are the agent's own and pass through untraced.
+extern __thread uint32_t t_internal;
 
 } // namespace emberline::agent

@@ -6,9 +6,11 @@
 #include "engine/model/thread_state.h"
 #include "engine/pprof/pprof_writer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
+#include <span>
 #include <tuple>
 
 #include <malloc.h>
@@ -119,7 +121,7 @@ std::vector<SymbolFrame> Exporter::symbolizeKernel(uint64_t address)
     return {frame};
 }
 
-Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids)
+Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids, bool leaks)
 {
     refreshPerfMaps(in);
     Profile p;
@@ -127,6 +129,14 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids)
     p.sampleTypes().push_back({p.intern("cpu-time"), p.intern("nanoseconds")});
     if (m_options.wallTime)
         p.sampleTypes().push_back({p.intern("wall-time"), p.intern("nanoseconds")});
+    const size_t timeTypes = p.sampleTypes().size();
+    if (m_options.memory) {
+        p.sampleTypes().push_back({p.intern("alloc-samples"), p.intern("count")});
+        p.sampleTypes().push_back({p.intern("alloc-space"), p.intern("bytes")});
+        p.sampleTypes().push_back({p.intern("inuse-objects"), p.intern("count")});
+        p.sampleTypes().push_back({p.intern("inuse-space"), p.intern("bytes")});
+    }
+    const size_t valueCount = p.sampleTypes().size();
     p.periodType = {p.intern("cpu-time"), p.intern("nanoseconds")};
     p.period = m_options.frequency > 0 ? 1'000'000'000 / m_options.frequency : 0;
     p.timeNanos = in.startNs;
@@ -161,8 +171,8 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids)
         return it->second;
     };
 
-    const bool withIds =
-        ids && in.sessionLocations.size() == in.locations.size() && in.sessionStacks.size() == in.stacks.size();
+    const bool withIds = !leaks && ids && in.sessionLocations.size() == in.locations.size() &&
+                         in.sessionStacks.size() == in.stacks.size();
     if (withIds) {
         ids->namingEpoch = m_namingEpoch;
         ids->stackGeneration = in.stackGeneration;
@@ -217,9 +227,10 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids)
     std::map<uint32_t, StringId> threadNameIds;
     for (const auto &[tid, name] : in.threadNames)
         threadNameIds[tid] = p.intern(name);
-    p.reserveSamples(in.samples.size());
+    p.reserveSamples(in.samples.size() + in.memory.size());
     std::vector<Label> labels;
-    for (const RecordedSample &s : in.samples) {
+    int64_t values[7] = {};
+    for (const RecordedSample &s : leaks ? std::span<const RecordedSample>() : std::span(in.samples)) {
         labels.clear();
         labels.push_back(Label{tidKey, 0, s.tid, 0});
         if (auto n = threadNameIds.find(s.tid); n != threadNameIds.end())
@@ -228,19 +239,46 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids)
         labels.push_back(Label{timeKey, 0, s.timeNs, nsUnit});
         if (manyProcesses)
             labels.push_back(Label{pidKey, 0, s.pid, 0});
-        const int64_t values[3] = {s.counted ? 1 : 0, s.cpuNs, s.wallNs};
-        p.addSample(in.stacks.stack(s.stackId), std::span<const int64_t>(values, m_options.wallTime ? 3 : 2), labels);
+        values[0] = s.counted ? 1 : 0;
+        values[1] = s.cpuNs;
+        values[2] = s.wallNs;
+        for (size_t v = timeTypes; v < valueCount; ++v)
+            values[v] = 0; // the memory types, and wall time's slot when it is not measured
+        p.addSample(in.stacks.stack(s.stackId), std::span<const int64_t>(values, valueCount), labels);
+        if (withIds)
+            ids->sampleStacks.push_back(in.sessionStacks[s.stackId]);
+    }
+    if (!m_options.memory)
+        return p;
+    // Memory samples: no time of their own (0 in the time types), the thread that allocated and the flush's end.
+    std::fill(std::begin(values), std::end(values), 0);
+    for (const MemorySample &s : in.memory) {
+        if (s.leak != leaks)
+            continue;
+        labels.clear();
+        labels.push_back(Label{tidKey, 0, s.tid, 0});
+        if (auto n = threadNameIds.find(s.tid); n != threadNameIds.end())
+            labels.push_back(Label{nameKey, n->second, 0, 0});
+        labels.push_back(Label{timeKey, 0, s.timeNs, nsUnit});
+        if (manyProcesses)
+            labels.push_back(Label{pidKey, 0, s.pid, 0});
+        values[timeTypes] = s.allocObjects;
+        values[timeTypes + 1] = s.allocBytes;
+        values[timeTypes + 2] = s.inuseObjects;
+        values[timeTypes + 3] = s.inuseBytes;
+        p.addSample(in.stacks.stack(s.stackId), std::span<const int64_t>(values, valueCount), labels);
         if (withIds)
             ids->sampleStacks.push_back(in.sessionStacks[s.stackId]);
     }
     return p;
 }
 
-void Exporter::addToSessionProfile(const Profile &profile, const SessionIds *ids, Flush &flush)
+void Exporter::addToSessionProfile(const Profile &profile, const SessionIds *ids, Flush &flush,
+                                   std::span<const size_t> skipColumns)
 {
     if (!m_sessionProfile || m_sessionProfileFailed)
         return;
-    if (auto st = m_sessionProfile->add(profile, ids); !st) {
+    if (auto st = m_sessionProfile->add(profile, ids, skipColumns); !st) {
         // The writer refuses everything after its first error; the file is removed when it is dropped.
         m_sessionProfileFailed = true;
         flush.sessionProfileError = st.error().message;
@@ -294,7 +332,7 @@ Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &inp
         waitMs = m_options.newDebuginfodWaitMs;
     if (waitMs > 0 && adoptDebuginfodDownloads(waitMs) && input.unwind)
         m_health = buildHealth(*input.unwind);
-    if (input.samples.empty())
+    if (input.samples.empty() && input.memory.empty())
         return std::shared_ptr<const Flush>();
     auto ids = std::make_shared<SessionIds>();
     auto profile = std::make_shared<Profile>(buildProfile(input, ids.get()));
@@ -319,7 +357,16 @@ Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &inp
     flush->health = m_health;
     if (!ids->locations.empty() || !ids->sampleStacks.empty())
         flush->sessionIds = std::move(ids);
-    addToSessionProfile(*profile, flush->sessionIds.get(), *flush);
+    if (m_options.memory) {
+        // The session's profile sums allocations over flushes; its in-use values are the leaks alone.
+        const size_t inuse = profile->sampleTypes().size() - 2;
+        const size_t skip[2] = {inuse, inuse + 1};
+        addToSessionProfile(*profile, flush->sessionIds.get(), *flush, skip);
+        if (std::any_of(input.memory.begin(), input.memory.end(), [](const MemorySample &m) { return m.leak; }))
+            addToSessionProfile(buildProfile(input, nullptr, true), nullptr, *flush);
+    } else {
+        addToSessionProfile(*profile, flush->sessionIds.get(), *flush);
+    }
     flush->profile = std::move(profile);
     if (!m_options.outputDirectory.empty())
         save(*flush);

@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -20,7 +21,11 @@ namespace emberline::engine {
 struct ExporterOptions {
     std::string outputDirectory; // flush-NNNN.pprof and profile.pprof go here; empty: nothing written
     int frequency = 99;
-    bool wallTime = false;                  // a wall-time/nanoseconds sample type beside the CPU ones
+    bool wallTime = false; // a wall-time/nanoseconds sample type beside the CPU ones
+    // The four memory types after the time ones: alloc-samples/count and alloc-space/bytes (allocated during the
+    // flush), inuse-objects/count and inuse-space/bytes (live at its end: a full snapshot in every flush). The
+    // session's profile sums the allocations and holds, as in-use, what each process held when it ended.
+    bool memory = false;
     int64_t minimumFlushNs = 1'000'000'000; // a shorter final flush is not uploaded (Flush::upload)
     std::string samplerDescription;
     Symbolizer::Options symbolizer;
@@ -73,7 +78,8 @@ public:
 
 private:
     // Fills `ids` (when given and the input carries session ids) with the session ids of its rows.
-    Profile buildProfile(const FlushInput &input, SessionIds *ids = nullptr);
+    // `leaks`: a profile of the flush's leak samples only (MemorySample::leak), for the session's profile.
+    Profile buildProfile(const FlushInput &input, SessionIds *ids = nullptr, bool leaks = false);
     // `final` tells whether the name is the location's for the session (cached), or may change at a later flush
     // (JIT code that no perf map named yet).
     const std::vector<SymbolFrame> &symbolize(const LocationKey &key, const ModuleInfo *module, bool &final);
@@ -89,7 +95,8 @@ private:
     const ModuleSymbols &moduleSymbols(uint32_t id, const ModuleUnwindInfo &info);
     std::vector<std::string> healthFaults(const UnwindCounters &counters,
                                           const std::vector<DebuginfodStatus> &debuginfod) const;
-    void addToSessionProfile(const Profile &profile, const SessionIds *ids, Flush &flush);
+    void addToSessionProfile(const Profile &profile, const SessionIds *ids, Flush &flush,
+                             std::span<const size_t> skipColumns = {});
     // The debug files debuginfod delivered since the last flush: their modules' names are looked up again. With
     // `finalFlush`, first waits (boundedly) for the downloads in flight. Whether the health should be built again.
     bool adoptDebuginfodDownloads(int waitMs);

@@ -154,10 +154,24 @@ size_t AgentRings::drain(Ring &ring, AgentSink &sink)
 size_t AgentRings::poll(AgentSink &sink)
 {
     scan();
+    return visit(sink, 0);
+}
+
+size_t AgentRings::pollProcess(AgentSink &sink, uint32_t pid)
+{
+    return visit(sink, pid);
+}
+
+size_t AgentRings::visit(AgentSink &sink, uint32_t onlyPid)
+{
     const uint64_t now = monotonicNs();
     size_t records = 0;
     for (size_t i = 0; i < m_rings.size();) {
         Ring &ring = *m_rings[i];
+        if (onlyPid != 0 && ring.pid != onlyPid) {
+            ++i;
+            continue;
+        }
         ring.header->heartbeatNs.store(now, std::memory_order_release);
         // `finished` is read before draining: a ring that had finished is empty once drained.
         // An image ends when its agent says so (exit), when a newer ring of the same process appears (exec: the

@@ -70,6 +70,10 @@ public:
 
     // Picks up new rings, drains every ring into `sink`, writes the heartbeat; returns the records read.
     size_t poll(AgentSink &sink);
+    // Drains the rings already found of process `pid` (no new ones are looked for): before the process's exec is
+    // handled, its old image's records are read while its old map holds. A ring that appears now is the new
+    // image's, read at the next poll with the new map.
+    size_t pollProcess(AgentSink &sink, uint32_t pid);
     // The stack each sample copies from now on (the learned copy).
     void setStackCopyBytes(uint32_t bytes);
     // The session is ending: drains once more, then every agent passes everything through.
@@ -83,6 +87,7 @@ private:
     struct Ring;
     void scan();
     size_t drain(Ring &ring, AgentSink &sink);
+    size_t visit(AgentSink &sink, uint32_t onlyPid);
 
     std::string m_directory;
     std::vector<std::unique_ptr<Ring>> m_rings;

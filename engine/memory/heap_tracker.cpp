@@ -3,22 +3,30 @@
 #include "engine/memory/allocation_weight.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace emberline::engine {
 
 HeapTracker::HeapTracker(uint64_t interval) : m_interval(interval) {}
 
-void HeapTracker::allocate(uint64_t image, uint32_t pid, uint64_t address, uint64_t size, uint32_t stack)
+void HeapTracker::add(BySite &sites, const Block &b)
+{
+    StackMemory &m = sites[SiteKey{b.pid, b.tid, b.stack}];
+    m.pid = b.pid;
+    m.tid = b.tid;
+    m.stack = b.stack;
+    m.objects += b.objects;
+    m.bytes += b.bytes;
+}
+
+void HeapTracker::allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t address, uint64_t size, uint32_t stack)
 {
     const AllocationWeight w = weighAllocation(size, m_interval);
     ++m_counters.allocations;
     m_counters.allocatedObjects += w.count;
     m_counters.allocatedBytes += w.bytes;
-    StackMemory &allocated = m_allocated[stackKey(pid, stack)];
-    allocated.pid = pid;
-    allocated.stack = stack;
-    allocated.objects += w.count;
-    allocated.bytes += w.bytes;
+    const Block block{pid, tid, stack, w.count, w.bytes};
+    add(m_allocated, block);
 
     auto [it, inserted] = m_live.try_emplace(Key{image, address});
     if (!inserted) {
@@ -26,7 +34,7 @@ void HeapTracker::allocate(uint64_t image, uint32_t pid, uint64_t address, uint6
         ++m_counters.reallocated;
         m_counters.liveBytes -= it->second.bytes;
     }
-    it->second = Block{pid, stack, w.count, w.bytes};
+    it->second = block;
     m_counters.liveBytes += w.bytes;
     m_counters.peakLiveBytes = std::max(m_counters.peakLiveBytes, m_counters.liveBytes);
 }
@@ -52,11 +60,7 @@ void HeapTracker::endImage(uint64_t image)
             continue;
         }
         const Block &b = it->second;
-        StackMemory &leak = m_leaks[stackKey(b.pid, b.stack)];
-        leak.pid = b.pid;
-        leak.stack = b.stack;
-        leak.objects += b.objects;
-        leak.bytes += b.bytes;
+        add(m_leaks, b);
         m_counters.leakedObjects += b.objects;
         m_counters.leakedBytes += b.bytes;
         m_counters.liveBytes -= b.bytes;
@@ -64,14 +68,14 @@ void HeapTracker::endImage(uint64_t image)
     }
 }
 
-std::vector<HeapTracker::StackMemory> HeapTracker::listed(const std::unordered_map<uint64_t, StackMemory> &byStack)
+std::vector<HeapTracker::StackMemory> HeapTracker::listed(const BySite &bySite)
 {
     std::vector<StackMemory> out;
-    out.reserve(byStack.size());
-    for (const auto &[key, memory] : byStack)
+    out.reserve(bySite.size());
+    for (const auto &[key, memory] : bySite)
         out.push_back(memory);
     std::sort(out.begin(), out.end(), [](const StackMemory &a, const StackMemory &b) {
-        return a.pid != b.pid ? a.pid < b.pid : a.stack < b.stack;
+        return std::tie(a.pid, a.tid, a.stack) < std::tie(b.pid, b.tid, b.stack);
     });
     return out;
 }
@@ -85,15 +89,10 @@ std::vector<HeapTracker::StackMemory> HeapTracker::takeAllocated()
 
 std::vector<HeapTracker::StackMemory> HeapTracker::inUse() const
 {
-    std::unordered_map<uint64_t, StackMemory> byStack;
-    for (const auto &[key, b] : m_live) {
-        StackMemory &m = byStack[stackKey(b.pid, b.stack)];
-        m.pid = b.pid;
-        m.stack = b.stack;
-        m.objects += b.objects;
-        m.bytes += b.bytes;
-    }
-    return listed(byStack);
+    BySite bySite;
+    for (const auto &[key, b] : m_live)
+        add(bySite, b);
+    return listed(bySite);
 }
 
 std::vector<HeapTracker::StackMemory> HeapTracker::leaks() const

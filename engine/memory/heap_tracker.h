@@ -19,23 +19,24 @@ class HeapTracker {
 public:
     explicit HeapTracker(uint64_t interval);
 
-    void allocate(uint64_t image, uint32_t pid, uint64_t address, uint64_t size, uint32_t stack);
+    void allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t address, uint64_t size, uint32_t stack);
     void free(uint64_t image, uint64_t address);
     // The image ended (exit, exec, gone): what it still held becomes its leaks.
     void endImage(uint64_t image);
 
-    // Estimated objects and bytes of one stack in one process.
+    // Estimated objects and bytes of one stack in one thread (the thread that allocated) of one process.
     struct StackMemory {
         uint32_t pid = 0;
+        uint32_t tid = 0;
         uint32_t stack = 0;
         double objects = 0;
         double bytes = 0;
     };
-    // What was allocated since the last call, per (pid, stack): a flush's alloc-samples and alloc-space.
+    // What was allocated since the last call, per (pid, tid, stack): a flush's alloc-samples and alloc-space.
     std::vector<StackMemory> takeAllocated();
-    // What is live now, per (pid, stack): a flush's inuse-objects and inuse-space, a full snapshot.
+    // What is live now, per (pid, tid, stack): a flush's inuse-objects and inuse-space, a full snapshot.
     std::vector<StackMemory> inUse() const;
-    // What ended images still held, per (pid, stack), summed over the session.
+    // What ended images still held, per (pid, tid, stack), summed over the session.
     std::vector<StackMemory> leaks() const;
 
     struct Counters {
@@ -58,6 +59,7 @@ public:
 private:
     struct Block {
         uint32_t pid = 0;
+        uint32_t tid = 0;
         uint32_t stack = 0;
         double objects = 0;
         double bytes = 0;
@@ -73,13 +75,27 @@ private:
             return std::size_t((k.address >> 4) * 0x9E3779B97F4A7C15ull ^ k.image);
         }
     };
-    static uint64_t stackKey(uint32_t pid, uint32_t stack) { return (uint64_t(pid) << 32) | stack; }
-    static std::vector<StackMemory> listed(const std::unordered_map<uint64_t, StackMemory> &byStack);
+    // A (pid, tid, stack) triple; thread ids are unique across the processes of one system.
+    struct SiteKey {
+        uint32_t pid = 0;
+        uint32_t tid = 0;
+        uint32_t stack = 0;
+        bool operator==(const SiteKey &) const = default;
+    };
+    struct SiteHash {
+        std::size_t operator()(const SiteKey &k) const
+        {
+            return std::size_t(((uint64_t(k.tid) << 32) | k.stack) * 0x9E3779B97F4A7C15ull ^ k.pid);
+        }
+    };
+    using BySite = std::unordered_map<SiteKey, StackMemory, SiteHash>;
+    static void add(BySite &sites, const Block &block);
+    static std::vector<StackMemory> listed(const BySite &bySite);
 
     uint64_t m_interval;
     std::unordered_map<Key, Block, KeyHash> m_live;
-    std::unordered_map<uint64_t, StackMemory> m_allocated; // since the last takeAllocated(), by stackKey
-    std::unordered_map<uint64_t, StackMemory> m_leaks;     // by stackKey
+    BySite m_allocated; // since the last takeAllocated()
+    BySite m_leaks;
     Counters m_counters;
 };
 

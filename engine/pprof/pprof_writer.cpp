@@ -232,7 +232,7 @@ Status PprofStreamWriter::open()
     return Ok{};
 }
 
-Status PprofStreamWriter::add(const Profile &src, const SessionIds *ids)
+Status PprofStreamWriter::add(const Profile &src, const SessionIds *ids, std::span<const size_t> skipColumns)
 {
     if (!m_error.empty())
         return makeError(Error::Code::Io, m_error);
@@ -270,13 +270,24 @@ Status PprofStreamWriter::add(const Profile &src, const SessionIds *ids)
             append(l.numUnit);
         }
         const auto values = src.sampleValues(i);
+        if (!skipColumns.empty()) {
+            bool any = false;
+            for (size_t v = 0; v < values.size() && !any; ++v)
+                any = values[v] != 0 && std::find(skipColumns.begin(), skipColumns.end(), v) == skipColumns.end();
+            if (!any)
+                continue;
+        }
         auto [it, inserted] = byKey.try_emplace(key, merged.size());
         if (inserted) {
             merged.push_back({i, std::vector<int64_t>(values.begin(), values.end())});
+            for (size_t v : skipColumns)
+                if (v < merged.back().values.size())
+                    merged.back().values[v] = 0;
         } else {
             std::vector<int64_t> &sum = merged[it->second].values;
             for (size_t v = 0; v < sum.size() && v < values.size(); ++v)
-                sum[v] += values[v];
+                if (std::find(skipColumns.begin(), skipColumns.end(), v) == skipColumns.end())
+                    sum[v] += values[v];
         }
     }
 

@@ -5,6 +5,7 @@
 #include "engine/model/profile.h"
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,7 +42,9 @@ public:
 
     // The first call creates the file. After an error the writer refuses everything. With `ids` (a live
     // session's flush), the locations met in earlier flushes are found by their session ids.
-    Status add(const Profile &profile, const SessionIds *ids = nullptr);
+    // `skipColumns`: values not taken from this profile (written as 0; a sample with nothing else is left out),
+    // such as a flush's in-use snapshot, which a sum over flushes would count again and again.
+    Status add(const Profile &profile, const SessionIds *ids = nullptr, std::span<const size_t> skipColumns = {});
     // Writes the tables and renames the file into place; returns its path, or "" when nothing was added.
     Result<std::string> finish();
     size_t samplesWritten() const { return m_samplesWritten; }

@@ -54,10 +54,42 @@ void Recorder::recordTimed(int64_t timeNs, uint32_t pid, uint32_t tid, int64_t c
     m_totalCpuNs += cpuNs;
 }
 
+void Recorder::recordMemory(const MemorySample &sample, std::span<const uint32_t> locations)
+{
+    MemorySample &s = m_memory.emplace_back(sample);
+    s.stackId = m_stacks.intern(locations);
+    m_processOfThread.try_emplace(s.tid, s.pid);
+}
+
 void Recorder::countIncomplete(const std::string &module)
 {
     ++m_incomplete;
     ++m_incompleteByModule[module];
+}
+
+uint32_t Recorder::packStack(FlushInput &flush, uint32_t id, std::unordered_map<uint32_t, uint32_t> &moduleMap)
+{
+    uint32_t &stack = m_flushStack[id];
+    if (stack != kNotInFlush)
+        return stack;
+    m_frames.clear();
+    for (uint32_t loc : m_stacks.stack(id)) {
+        uint32_t &location = m_flushLocation[loc];
+        if (location == kNotInFlush) {
+            location = static_cast<uint32_t>(flush.locations.size());
+            LocationKey key = m_locations[loc];
+            if (key.moduleId >= kKernelSymbolsModule && moduleMap.try_emplace(key.moduleId, 0).second) {
+                if (auto m = m_modules.find(key.moduleId); m != m_modules.end())
+                    flush.modules.push_back(m->second);
+            }
+            flush.locations.push_back(key);
+            flush.sessionLocations.push_back(loc);
+        }
+        m_frames.push_back(location);
+    }
+    stack = flush.stacks.intern(m_frames); // new: distinct session stacks have distinct frames
+    flush.sessionStacks.push_back(id);
+    return stack;
 }
 
 FlushInput Recorder::takeFlush(int64_t startNs, int64_t endNs, bool final)
@@ -69,36 +101,24 @@ FlushInput Recorder::takeFlush(int64_t startNs, int64_t endNs, bool final)
     flush.samples.swap(m_samples);
     m_samples.reserve(flush.samples.size());
 
+    flush.memory.swap(m_memory);
+
     // Renumber the stacks, locations and modules this flush uses, and keep their session ids beside.
     m_flushStack.resize(m_stacks.size(), kNotInFlush);
     m_flushLocation.resize(m_locations.size(), kNotInFlush);
     std::unordered_map<uint32_t, uint32_t> moduleMap;
-    std::vector<uint32_t> frames;
+    auto packThread = [&](uint32_t pid, uint32_t tid) {
+        if (auto name = m_threadNames.find(tid); name != m_threadNames.end())
+            flush.threadNames.try_emplace(tid, name->second);
+        flush.processOfThread.try_emplace(tid, pid);
+    };
     for (RecordedSample &s : flush.samples) {
-        uint32_t &stack = m_flushStack[s.stackId];
-        if (stack == kNotInFlush) {
-            frames.clear();
-            for (uint32_t loc : m_stacks.stack(s.stackId)) {
-                uint32_t &location = m_flushLocation[loc];
-                if (location == kNotInFlush) {
-                    location = static_cast<uint32_t>(flush.locations.size());
-                    LocationKey key = m_locations[loc];
-                    if (key.moduleId >= kKernelSymbolsModule && moduleMap.try_emplace(key.moduleId, 0).second) {
-                        if (auto m = m_modules.find(key.moduleId); m != m_modules.end())
-                            flush.modules.push_back(m->second);
-                    }
-                    flush.locations.push_back(key);
-                    flush.sessionLocations.push_back(loc);
-                }
-                frames.push_back(location);
-            }
-            stack = flush.stacks.intern(frames); // new: distinct session stacks have distinct frames
-            flush.sessionStacks.push_back(s.stackId);
-        }
-        s.stackId = stack;
-        if (auto name = m_threadNames.find(s.tid); name != m_threadNames.end())
-            flush.threadNames.try_emplace(s.tid, name->second);
-        flush.processOfThread.try_emplace(s.tid, s.pid);
+        s.stackId = packStack(flush, s.stackId, moduleMap);
+        packThread(s.pid, s.tid);
+    }
+    for (MemorySample &s : flush.memory) {
+        s.stackId = packStack(flush, s.stackId, moduleMap);
+        packThread(s.pid, s.tid);
     }
     for (uint32_t id : flush.sessionStacks)
         m_flushStack[id] = kNotInFlush;

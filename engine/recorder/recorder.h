@@ -35,6 +35,21 @@ struct RecordedSample {
     bool counted = true; // a CPU or periodic sample (false: an off-CPU interval, not a sample taken)
 };
 
+// Memory a stack of one thread holds or allocated, estimated from the sampled allocations (engine/memory): one
+// per (process, thread, stack) and flush. `leak`: what the process still held when it ended, for the session's
+// profile only (a flush's in-use values are its snapshot; the session's are its leaks).
+struct MemorySample {
+    int64_t timeNs = 0; // wall clock, ns since the epoch: the flush's end
+    uint32_t pid = 0;
+    uint32_t tid = 0;
+    uint32_t stackId = 0;
+    int64_t allocObjects = 0; // allocated during the flush
+    int64_t allocBytes = 0;
+    int64_t inuseObjects = 0; // live at the flush's end (a full snapshot), or at the process's end (`leak`)
+    int64_t inuseBytes = 0;
+    bool leak = false;
+};
+
 // Everything one flush needs, self-contained: its samples, and only the stacks, locations and modules they
 // use (renumbered densely). Built by the recorder on the session thread, consumed by the exporter thread.
 struct FlushInput {
@@ -42,7 +57,8 @@ struct FlushInput {
     int64_t endNs = 0;
     bool final = false;
     std::vector<RecordedSample> samples;
-    StackTable stacks; // of indices into `locations`, leaf first
+    std::vector<MemorySample> memory; // memory profiling only; their stacks are in `stacks` too
+    StackTable stacks;                // of indices into `locations`, leaf first
     std::vector<LocationKey> locations;
     // The recorder's ids for the whole session, per location of `locations` and per stack of `stacks`: what
     // lets the live aggregate find a location or stack it has met before without interning it again.
@@ -93,6 +109,8 @@ public:
     // A sample with wall time and thread state; `counted` false for an off-CPU interval.
     void recordTimed(int64_t timeNs, uint32_t pid, uint32_t tid, int64_t cpuNs, int64_t wallNs, uint8_t state,
                      bool counted, std::span<const uint32_t> locations);
+    // Memory of one stack (`sample.stackId` is ignored: the stack is `locations`).
+    void recordMemory(const MemorySample &sample, std::span<const uint32_t> locations);
     void countLost(uint64_t n) { m_lost += n; }
     void countIncomplete(const std::string &module);
 
@@ -103,7 +121,7 @@ public:
     const std::map<std::string, uint64_t> &incompleteByModule() const { return m_incompleteByModule; }
     uint64_t lost() const { return m_lost; }
     uint64_t incomplete() const { return m_incomplete; }
-    size_t pendingSamples() const { return m_samples.size(); }
+    size_t pendingSamples() const { return m_samples.size() + m_memory.size(); }
     size_t uniqueStacks() const { return m_stacks.size(); }
     uint64_t stackGeneration() const { return m_stackGeneration; }
 
@@ -115,10 +133,14 @@ private:
     size_t m_maxStacks = kMaxStacks;
     uint64_t m_stackGeneration = 0;
     std::vector<RecordedSample> m_samples;
+    std::vector<MemorySample> m_memory;
     // While a flush is packed: the flush's index of each session stack and location it uses (UINT32_MAX
     // otherwise, and again once packed).
     std::vector<uint32_t> m_flushStack;
     std::vector<uint32_t> m_flushLocation;
+    // Packs session stack `id` into `flush` (once per flush); returns its index there.
+    std::vector<uint32_t> m_frames; // packStack()'s scratch
+    uint32_t packStack(FlushInput &flush, uint32_t id, std::unordered_map<uint32_t, uint32_t> &moduleMap);
     std::map<uint32_t, std::string> m_threadNames;
     std::map<uint32_t, uint32_t> m_processOfThread;
     uint64_t m_totalSamples = 0;

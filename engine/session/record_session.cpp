@@ -7,6 +7,7 @@
 #include "engine/process/launcher.h"
 #include "engine/recorder/recorder.h"
 #include "engine/sampler/stack_copy_policy.h"
+#include "engine/session/memory_pipeline.h"
 #include "engine/session/sampling_pipeline.h"
 
 #include <signal.h>
@@ -71,6 +72,8 @@ struct RecordSession::Running {
     Recorder recorder;
     SamplingPipeline pipeline{recorder};
     std::optional<StackCopyPolicy> stackCopy; // when the stack copy is learned
+    std::unique_ptr<MemoryPipeline> memory;   // when memory is profiled
+    size_t memoryRecords = 0;                 // read at the last poll of the agent's rings
     std::unique_ptr<ExportWorker> exporter;
     std::unique_ptr<Sampler> sampler;
     int targetPid = 0;
@@ -120,8 +123,22 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
         return st.error();
 
     auto r = std::make_unique<Running>();
+    if (m_config.memory) {
+        auto memory = MemoryPipeline::create(m_config, r->pipeline, r->recorder);
+        if (!memory)
+            return memory.error();
+        r->memory = std::move(memory).value();
+    }
     if (!m_config.command.empty()) {
         LaunchOptions launch{m_config.command, m_config.workingDirectory, m_config.environment, m_config.ownSession};
+        if (r->memory) {
+            // The agent's variables replace any of the same name (LD_PRELOAD keeps what it held, after the agent).
+            auto added = r->memory->environment(launch.environment);
+            std::erase_if(launch.environment, [&](const auto &v) {
+                return std::any_of(added.begin(), added.end(), [&](const auto &a) { return a.first == v.first; });
+            });
+            launch.environment.insert(launch.environment.end(), added.begin(), added.end());
+        }
         auto spawned = LaunchedProcess::spawn(launch);
         if (!spawned)
             return spawned.error();
@@ -146,6 +163,7 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
     exporterOptions.symbolizer.debugDirectories = m_config.debugDirectories;
     exporterOptions.symbolizer.debuginfod = DebuginfodClient::configured();
     exporterOptions.kernelFramesProblem = r->summary.kernelFramesProblem;
+    exporterOptions.memory = m_config.memory;
     Running *run = r.get();
     ExportWorker::FlushCallback onFlush;
     if (callbacks.consumers)
@@ -225,6 +243,11 @@ namespace {
 
 constexpr int64_t kMaxWaitNs = 100'000'000;     // the longest the session loop sleeps
 constexpr int64_t kStatsPeriodNs = 250'000'000; // how often the live stats are reported
+// How often the memory agent's rings are read: a 4 MiB ring holds a few hundred sampled stacks, and a program
+// allocating at full speed fills it in some tens of milliseconds at the default interval. Read again sooner while
+// they deliver (exact mode keeps the program waiting for room).
+constexpr int64_t kMemoryPollNs = 10'000'000;
+constexpr int64_t kMemoryBusyPollNs = 1'000'000;
 
 } // namespace
 
@@ -242,9 +265,15 @@ void RecordSession::loop(Running &r, SessionControl &control, const Callbacks &c
             due = std::min(due, r.lastStatsMono + kStatsPeriodNs);
         if (m_config.durationNs > 0)
             due = std::min(due, r.monoStart + m_config.durationNs);
+        if (r.memory)
+            due = std::min(due, now + (r.memoryRecords > 0 ? kMemoryBusyPollNs : kMemoryPollNs));
         r.sampler->wait(
             static_cast<int>(std::clamp<int64_t>((due - now + 999'999) / 1'000'000, 1, kMaxWaitNs / 1'000'000)));
+        // The sampler first: the maps it reports serve the allocations read next (a process that has exited has
+        // no /proc map to read). An exec it reports reads the rings before the old image's map goes.
         r.sampler->drain(r.pipeline);
+        if (r.memory)
+            r.memoryRecords = r.memory->poll();
         now = clockNs(CLOCK_MONOTONIC);
         if (r.stackCopy)
             adaptStackCopy(r, now);
@@ -327,6 +356,8 @@ void RecordSession::schedule(Running &r, int64_t now)
         return;
     const int64_t real = clockNs(CLOCK_REALTIME);
     r.pipeline.closeOffCpuIntervals(static_cast<uint64_t>(now));
+    if (r.memory)
+        r.memory->flush(real);
     FlushInput input = r.recorder.takeFlush(r.flushStartReal, real, false);
     input.unwind = std::make_shared<const UnwindCounters>(r.pipeline.unwindCounters());
     r.exporter->submit(std::move(input));
@@ -349,6 +380,11 @@ void RecordSession::reportStats(Running &r, const Callbacks &callbacks, int64_t 
     stats.paused = r.paused;
     stats.targetPid = r.targetPid;
     stats.samplerDescription = r.summary.samplerDescription;
+    if (r.memory) {
+        stats.memory = true;
+        stats.liveBytes = r.memory->liveBytes();
+        stats.allocatedBytes = r.memory->allocatedBytes();
+    }
     if (callbacks.onStats)
         callbacks.onStats(stats);
     r.lastStatsMono = now;
@@ -371,6 +407,8 @@ Result<SessionSummary> RecordSession::finish(Running &r)
         summary.exitStatus = status;
     }
     const int64_t endReal = clockNs(CLOCK_REALTIME);
+    if (r.memory)
+        r.memory->finish(endReal);
     r.pipeline.closeOffCpuIntervals(static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC)));
     FlushInput input = r.recorder.takeFlush(r.flushStartReal, endReal, true);
     input.unwind = std::make_shared<const UnwindCounters>(r.pipeline.unwindCounters());
@@ -400,6 +438,8 @@ Result<SessionSummary> RecordSession::finish(Running &r)
     summary.profilerCpuNs = ownCpuNs() - r.cpuAtStart;
     summary.targetCpuNs = r.recorder.totalCpuNs();
     summary.incompleteByModule = r.recorder.incompleteByModule();
+    if (r.memory)
+        summary.memory = r.memory->summary();
     return summary;
 }
 

@@ -1,5 +1,6 @@
 #include "engine/session/sampling_pipeline.h"
 
+#include "engine/agent/agent_protocol.h"
 #include "engine/common/clock.h"
 #include "engine/common/strings.h"
 #include "engine/symbols/kernel_symbols.h"
@@ -167,9 +168,10 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
         // A library mapped moments ago may not be in our map yet: reload from /proc.
         if (!map.find(sample.regs[RegIP]))
             reloadMap(sample.pid, map);
-        m_health.stackBytes = m_stackCopyBytes
-                                  ? m_stackCopyBytes
-                                  : std::max(m_health.stackBytes, static_cast<uint32_t>(sample.stack.size()));
+        if (!m_allocation)
+            m_health.stackBytes = m_stackCopyBytes
+                                      ? m_stackCopyBytes
+                                      : std::max(m_health.stackBytes, static_cast<uint32_t>(sample.stack.size()));
         // A copy shorter than asked for reached the top of the thread's stack: it cannot have been too small.
         const bool copyFull = sample.stack.size() >= (sample.stackLimit ? sample.stackLimit : m_health.stackBytes);
         m_unwinder.unwind(input, out);
@@ -210,6 +212,8 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
         (sample.kind == RawSample::Kind::SwitchOut && !sample.kernelStack.empty()))
         addKernelFrames(sample);
     m_kernelFrames = m_locations.size();
+    if (m_allocation)
+        return allocationStack(out, map);
     ++m_sampleSerial;
     ++m_health.samples;
     for (uint64_t ip : out.ips) {
@@ -241,6 +245,46 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
     if (sample.kind != RawSample::Kind::SwitchOut)
         m_recorder.countIncomplete(module);
     return module;
+}
+
+std::string SamplingPipeline::allocationStack(const UnwindOutput &out, ProcessMap &map)
+{
+    // The agent's own frames (the hook and what it called to take the sample) lead the stack: the allocation is
+    // its caller's. The unwind health counts the CPU samples' stacks only.
+    bool inAgent = true;
+    for (uint64_t ip : out.ips) {
+        const MappedModule *module = map.find(ip);
+        if (inAgent && module && baseName(module->path) == agent::kLibraryName)
+            continue;
+        inAgent = false;
+        m_locations.push_back(m_recorder.internLocation(module ? moduleIdFor(*module) : kUnknownModule, ip));
+    }
+    if (!out.complete)
+        ++m_allocationsIncomplete;
+    m_allocationStackUsed = std::max<uint64_t>(m_allocationStackUsed, out.stackUsed);
+    if (!out.complete && out.stop == UnwindStop::StackCopyEnded)
+        ++m_allocationCopiesShort;
+
+    return {};
+}
+
+std::span<const uint32_t> SamplingPipeline::unwindAllocation(uint32_t pid, uint32_t tid, std::span<const uint64_t> regs,
+                                                             std::span<const uint8_t> stack, uint32_t stackLimit)
+{
+    ProcessMap &map = processMap(pid);
+    if (m_recorder.threadName(tid).empty())
+        m_recorder.setThreadName(pid, tid, readComm(static_cast<int>(pid), static_cast<int>(tid)));
+    RawSample sample;
+    sample.pid = pid;
+    sample.tid = tid;
+    sample.regs = regs;
+    sample.stack = stack;
+    sample.stackLimit = stackLimit;
+    sample.ip = regs.size() > RegIP ? regs[RegIP] : 0;
+    m_allocation = true;
+    unwindInto(sample, map);
+    m_allocation = false;
+    return m_locations;
 }
 
 void SamplingPipeline::countRepeatedStack(const LastStack &stack)
@@ -382,6 +426,8 @@ void SamplingPipeline::onComm(uint32_t pid, uint32_t tid, std::string_view name,
 {
     m_recorder.setThreadName(pid, tid, std::string(name));
     if (exec && pid == tid) {
+        if (m_beforeExec)
+            m_beforeExec(pid);
         // A new program image: the old map and libunwind's cached unwind info no longer apply.
         if (auto it = m_processes.find(pid); it != m_processes.end())
             it->second->clear();

@@ -8,8 +8,10 @@
 #include "engine/unwind/process_map.h"
 #include "engine/unwind/unwinder.h"
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,20 @@ public:
     // Off-CPU intervals still open (threads waiting right now) are recorded up to `monotonicNs` and continue
     // from there, so that every flush holds the waiting it covers.
     void closeOffCpuIntervals(uint64_t monotonicNs);
+
+    // Unwinds an allocation the memory agent sampled (its registers, in the sampler's order, and its stack copy)
+    // with the same maps, unwinder and symbols as CPU samples; returns the recorder's locations, leaf first,
+    // from the allocation's caller (the agent's frames left out). Valid until the next call.
+    std::span<const uint32_t> unwindAllocation(uint32_t pid, uint32_t tid, std::span<const uint64_t> regs,
+                                               std::span<const uint8_t> stack, uint32_t stackLimit);
+    // Called when a process is about to take a new program image (exec), while its old map still holds: the memory
+    // agent's records of the old image are read then, and unwound with the map they were taken in.
+    void setBeforeExec(std::function<void(uint32_t pid)> beforeExec) { m_beforeExec = std::move(beforeExec); }
+    // Allocation stacks that ended before the program's first frame.
+    uint64_t allocationsIncomplete() const { return m_allocationsIncomplete; }
+    // The deepest allocation stack unwound (bytes of its copy used), and how many copies were too short.
+    uint64_t allocationStackUsed() const { return m_allocationStackUsed; }
+    uint64_t allocationCopiesShort() const { return m_allocationCopiesShort; }
 
     // Reads thread names and the memory map of a process we attach to.
     void primeProcess(int pid);
@@ -91,6 +107,7 @@ private:
     // The copy the stack needed: exact (`exact` set) for the main thread, else how far the walk reached.
     uint64_t stackNeeded(const RawSample &sample, ProcessMap &map, uint64_t reached, bool &exact) const;
     void countRepeatedStack(const LastStack &stack);
+    std::string allocationStack(const UnwindOutput &out, ProcessMap &map);
 
     Recorder &m_recorder;
     ElfCache m_elfCache;
@@ -111,6 +128,11 @@ private:
     std::vector<uint32_t> m_locations;
     size_t m_kernelFrames = 0; // leading kernel frames of m_locations
     uint64_t m_framePointerFallbacks = 0;
+    std::function<void(uint32_t)> m_beforeExec;
+    bool m_allocation = false; // unwinding an allocation (unwindAllocation), not a CPU sample
+    uint64_t m_allocationsIncomplete = 0;
+    uint64_t m_allocationStackUsed = 0;
+    uint64_t m_allocationCopiesShort = 0;
     bool m_kernelModuleRegistered = false;
     std::map<uint32_t, OffCpu> m_offCpu;          // by tid
     std::map<uint32_t, uint64_t> m_earlySwitchIn; // switch-ins read before their switch-out sample

@@ -15,20 +15,20 @@ namespace emberline::engine {
 
 // What the memory agent saw over a session (SessionConfig::memory).
 struct MemorySummary {
-    uint64_t interval = 0;         // mean bytes between samples (1: every allocation)
-    double allocatedBytes = 0;     // estimated (exact at interval 1)
+    uint64_t interval = 0;     // mean bytes between samples (1: every allocation)
+    double allocatedBytes = 0; // estimated (exact at interval 1)
     double allocatedObjects = 0;
-    double peakLiveBytes = 0;      // the largest live heap, as the samples tell it
-    double leakedBytes = 0;        // still live when the processes ended
+    double peakLiveBytes = 0; // the largest live heap, as the samples tell it
+    double leakedBytes = 0;   // still live when the processes ended
     double leakedObjects = 0;
-    double liveBytes = 0;          // live now (at the end: in processes still running)
-    uint64_t samples = 0;          // allocation records read
-    uint64_t frees = 0;            // free records read
-    uint64_t unknownFrees = 0;     // frees of an address not known to be live (never allocated, or freed twice)
-    uint64_t allocsDropped = 0;    // sampled allocations the agent could not report (full ring)
+    double liveBytes = 0;       // live now (at the end: in processes still running)
+    uint64_t samples = 0;       // allocation records read
+    uint64_t frees = 0;         // free records read
+    uint64_t unknownFrees = 0;  // frees of an address not known to be live (never allocated, or freed twice)
+    uint64_t allocsDropped = 0; // sampled allocations the agent could not report (full ring)
     uint64_t bytesDropped = 0;
-    uint64_t waitNs = 0;           // exact mode: the programs' time waiting for room in the ring
-    uint64_t processes = 0;        // process images that ran the agent
+    uint64_t waitNs = 0;               // exact mode: the programs' time waiting for room in the ring
+    uint64_t processes = 0;            // process images that ran the agent
     std::vector<std::string> problems; // why some or all of the memory could not be profiled
 };
 

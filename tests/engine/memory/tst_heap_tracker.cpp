@@ -28,9 +28,9 @@ private Q_SLOTS:
     void exactModeCountsEveryBlock()
     {
         HeapTracker heap(1);
-        heap.allocate(1, 100, 0x1000, 64, 7);
-        heap.allocate(1, 100, 0x2000, 64, 7);
-        heap.allocate(1, 100, 0x3000, 1000, 9);
+        heap.allocate(1, 100, 100, 0x1000, 64, 7);
+        heap.allocate(1, 100, 100, 0x2000, 64, 7);
+        heap.allocate(1, 100, 100, 0x3000, 1000, 9);
         heap.free(1, 0x2000);
 
         const auto live = heap.inUse();
@@ -55,7 +55,7 @@ private Q_SLOTS:
     {
         const uint64_t interval = uint64_t(512) * 1024;
         HeapTracker heap(interval);
-        heap.allocate(1, 100, 0x1000, 4096, 3);
+        heap.allocate(1, 100, 100, 0x1000, 4096, 3);
         const AllocationWeight w = weighAllocation(4096, interval);
         QVERIFY(w.count > 100); // a 4 KiB block is sampled about once in 128
         const auto live = heap.inUse();
@@ -69,9 +69,9 @@ private Q_SLOTS:
     void anImageEndTurnsWhatItHeldIntoLeaks()
     {
         HeapTracker heap(1);
-        heap.allocate(1, 100, 0x1000, 10, 1);
-        heap.allocate(1, 100, 0x2000, 20, 2);
-        heap.allocate(2, 200, 0x1000, 30, 1); // another process, the same address
+        heap.allocate(1, 100, 100, 0x1000, 10, 1);
+        heap.allocate(1, 100, 100, 0x2000, 20, 2);
+        heap.allocate(2, 200, 200, 0x1000, 30, 1); // another process, the same address
         heap.free(1, 0x2000);
         heap.endImage(1);
 
@@ -92,7 +92,7 @@ private Q_SLOTS:
     {
         HeapTracker heap(1);
         heap.free(1, 0xdead); // never allocated
-        heap.allocate(1, 100, 0x1000, 8, 1);
+        heap.allocate(1, 100, 100, 0x1000, 8, 1);
         heap.free(1, 0x1000);
         heap.free(1, 0x1000); // twice
         QCOMPARE(heap.counters().unknownFrees, uint64_t(2));
@@ -100,8 +100,8 @@ private Q_SLOTS:
         QCOMPARE(heap.liveBlocks(), size_t(0));
         QCOMPARE(heap.counters().liveBytes, 0.0);
         // An address allocated again while live (its free went around the hooks): the newer block replaces it.
-        heap.allocate(1, 100, 0x2000, 8, 1);
-        heap.allocate(1, 100, 0x2000, 16, 2);
+        heap.allocate(1, 100, 100, 0x2000, 8, 1);
+        heap.allocate(1, 100, 100, 0x2000, 16, 2);
         QCOMPARE(heap.counters().reallocated, uint64_t(1));
         QCOMPARE(heap.counters().liveBytes, 16.0);
         QCOMPARE(heap.inUse().size(), size_t(1));

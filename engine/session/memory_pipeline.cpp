@@ -1,0 +1,277 @@
+#include "engine/session/memory_pipeline.h"
+
+#include "engine/agent/agent_protocol.h"
+#include "engine/common/logging.h"
+#include "engine/common/strings.h"
+#include "engine/process/launcher.h"
+#include "engine/recorder/recorder.h"
+#include "engine/session/sampling_pipeline.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+namespace emberline::engine {
+namespace {
+
+// Exact mode keeps every allocation: a larger ring lets the program run on while the session unwinds a burst. A
+// sampled burst (a gigabyte allocated in a tenth of a second is some 2,000 samples) fits the default ring.
+constexpr uint64_t kExactRingBytes = uint64_t(64) << 20;
+constexpr uint64_t kSampledRingBytes = uint64_t(16) << 20;
+constexpr uint32_t kMinStackCopyBytes = 2048;
+constexpr uint32_t kMaxAllocationCopyBytes = 32768;
+
+// The agent beside the executable: <prefix>/bin/emberline and <prefix>/lib/emberline/libemberline_agent.so, as
+// installed and as built.
+std::string defaultAgentPath()
+{
+    char self[PATH_MAX];
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return {};
+    self[n] = '\0';
+    const std::filesystem::path exe(self);
+    return (exe.parent_path().parent_path() / "lib" / "emberline" / agent::kLibraryName).string();
+}
+
+// An ELF executable without a program interpreter: no dynamic loader runs in it, so nothing is preloaded.
+bool staticallyLinked(const std::string &path)
+{
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    elf_version(EV_CURRENT);
+    bool isStatic = false;
+    if (Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
+        GElf_Ehdr ehdr;
+        if (elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &ehdr) &&
+            (ehdr.e_type == ET_EXEC || ehdr.e_type == ET_DYN)) {
+            size_t count = 0;
+            elf_getphdrnum(elf, &count);
+            bool interpreter = false;
+            bool dynamic = false;
+            for (size_t i = 0; i < count; ++i) {
+                GElf_Phdr ph;
+                if (gelf_getphdr(elf, static_cast<int>(i), &ph)) {
+                    interpreter |= ph.p_type == PT_INTERP;
+                    dynamic |= ph.p_type == PT_DYNAMIC;
+                }
+            }
+            // A shared library has neither an interpreter nor, always, a reason to be run; a static-pie has
+            // PT_DYNAMIC but no interpreter.
+            isStatic = !interpreter && (ehdr.e_type == ET_EXEC || dynamic);
+        }
+        elf_end(elf);
+    }
+    ::close(fd);
+    return isStatic;
+}
+
+int64_t rounded(double v)
+{
+    return static_cast<int64_t>(std::llround(v));
+}
+
+} // namespace
+
+Result<std::unique_ptr<MemoryPipeline>> MemoryPipeline::create(const SessionConfig &config, SamplingPipeline &pipeline,
+                                                               Recorder &recorder)
+{
+    const std::string agentPath = config.agentPath.empty() ? defaultAgentPath() : config.agentPath;
+    if (agentPath.empty() || ::access(agentPath.c_str(), R_OK) != 0)
+        return makeError(Error::Code::Unsupported,
+                         "memory profiling needs Emberline's agent library, not found at " +
+                             (agentPath.empty() ? std::string(agent::kLibraryName) : agentPath) +
+                             " (is Emberline installed whole?)");
+    const char *tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/emberline-agent-XXXXXX";
+    // mkdtemp creates it 0700: only the session's user can place rings in it.
+    if (!::mkdtemp(pattern.data()))
+        return makeError(Error::Code::Io, "cannot create a folder for the memory agent in " +
+                                              pattern.substr(0, pattern.rfind('/')) + ": " + std::strerror(errno));
+    return std::unique_ptr<MemoryPipeline>(new MemoryPipeline(config, pattern, agentPath, pipeline, recorder));
+}
+
+MemoryPipeline::MemoryPipeline(const SessionConfig &config, std::string directory, std::string agentPath,
+                               SamplingPipeline &pipeline, Recorder &recorder)
+    : m_pipeline(pipeline), m_recorder(recorder), m_agentPath(std::move(agentPath)),
+      m_interval(std::max<uint64_t>(config.allocInterval, 1)),
+      m_ringBytes(m_interval == 1 ? kExactRingBytes : kSampledRingBytes), m_rings(std::move(directory)),
+      m_heap(m_interval)
+{
+    pipeline.setBeforeExec([this](uint32_t pid) { m_rings.pollProcess(*this, pid); });
+    setStackCopyBytes(8192);
+    if (!config.command.empty()) {
+        m_executable = findExecutable(config.command.front());
+        if (!m_executable.empty() && staticallyLinked(m_executable))
+            m_problems.push_back(m_executable +
+                                 " is statically linked: no dynamic loader runs in it to load the memory agent, so its "
+                                 "memory is not profiled (the CPU profile goes on)");
+    }
+}
+
+MemoryPipeline::~MemoryPipeline()
+{
+    // Rings are removed as they are found; anything left (a ring created after the last look) goes too.
+    std::error_code ec;
+    std::filesystem::remove_all(m_rings.directory(), ec);
+}
+
+std::vector<std::pair<std::string, std::string>>
+MemoryPipeline::environment(const std::vector<std::pair<std::string, std::string>> &given) const
+{
+    std::string preload = m_agentPath;
+    std::string before;
+    if (const char *own = std::getenv("LD_PRELOAD"))
+        before = own;
+    for (const auto &[name, value] : given)
+        if (name == "LD_PRELOAD")
+            before = value;
+    if (!before.empty())
+        preload += ":" + before;
+    return {{"LD_PRELOAD", preload},
+            {agent::kEnvDirectory, m_rings.directory()},
+            {agent::kEnvAllocInterval, std::to_string(m_interval)},
+            {agent::kEnvRingBytes, std::to_string(m_ringBytes)}};
+}
+
+size_t MemoryPipeline::poll()
+{
+    const size_t records = m_rings.poll(*this);
+    adaptStackCopy();
+    return records;
+}
+
+void MemoryPipeline::adaptStackCopy()
+{
+    // The stack each sample copies is most of its record: learned from the allocation stacks themselves, it
+    // shrinks to what the deepest needed (with room to spare) and doubles when one was cut short. A smaller
+    // record lets the ring hold more samples of a burst.
+    const uint64_t shortCopies = m_pipeline.allocationCopiesShort();
+    uint32_t next = m_stackCopy;
+    if (shortCopies > m_shortCopiesSeen)
+        next = std::min<uint32_t>(m_stackCopy * 2, kMaxAllocationCopyBytes);
+    else if (m_pipeline.allocationStackUsed() > 0 && m_heap.counters().allocations >= 64)
+        next = std::clamp<uint32_t>(
+            static_cast<uint32_t>((m_pipeline.allocationStackUsed() * 3 / 2 + 1023) & ~uint64_t(1023)),
+            kMinStackCopyBytes, m_stackCopy);
+    m_shortCopiesSeen = shortCopies;
+    if (next != m_stackCopy)
+        setStackCopyBytes(next);
+}
+
+void MemoryPipeline::setStackCopyBytes(uint32_t bytes)
+{
+    m_stackCopy = bytes;
+    m_rings.setStackCopyBytes(bytes);
+}
+
+void MemoryPipeline::onAllocation(const AgentAllocation &a)
+{
+    const std::span<const uint32_t> locations =
+        m_pipeline.unwindAllocation(a.pid, a.tid, a.regs, a.stack, a.stackLimit);
+    m_heap.allocate(a.image, a.pid, a.tid, a.address, a.size, m_sites.intern(locations));
+}
+
+void MemoryPipeline::onFree(uint64_t image, uint32_t pid, uint32_t tid, uint64_t timeNs, uint64_t address)
+{
+    (void)pid, (void)tid, (void)timeNs;
+    m_heap.free(image, address);
+}
+
+void MemoryPipeline::onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid)
+{
+    qCDebug(lcSession, "memory agent in process %u (image %llu, forked from %u)", pid,
+            static_cast<unsigned long long>(image), parentPid);
+    m_openImages.push_back(image);
+}
+
+void MemoryPipeline::onImageEnd(uint64_t image, uint32_t pid)
+{
+    (void)pid;
+    m_heap.endImage(image);
+    std::erase(m_openImages, image);
+}
+
+void MemoryPipeline::record(const std::vector<HeapTracker::StackMemory> &sites, int64_t realNs, bool allocated,
+                            bool leak)
+{
+    for (const HeapTracker::StackMemory &m : sites) {
+        MemorySample s;
+        s.timeNs = realNs;
+        s.pid = m.pid;
+        s.tid = m.tid;
+        s.leak = leak;
+        (allocated ? s.allocObjects : s.inuseObjects) = rounded(m.objects);
+        (allocated ? s.allocBytes : s.inuseBytes) = rounded(m.bytes);
+        if (s.allocObjects == 0 && s.allocBytes == 0 && s.inuseObjects == 0 && s.inuseBytes == 0)
+            continue;
+        m_recorder.recordMemory(s, m_sites.stack(m.stack));
+    }
+}
+
+void MemoryPipeline::flush(int64_t realNs)
+{
+    record(m_heap.takeAllocated(), realNs, true, false);
+    record(m_heap.inUse(), realNs, false, false);
+}
+
+void MemoryPipeline::finish(int64_t realNs)
+{
+    if (m_finished)
+        return;
+    m_finished = true;
+    m_rings.detach(*this);
+    // Processes of the program still running when the session ends (ones that left the launched process's
+    // tree, or that ignored the end): what they hold now is what they held at the session's end.
+    for (uint64_t image : std::vector<uint64_t>(m_openImages))
+        onImageEnd(image, 0);
+    record(m_heap.takeAllocated(), realNs, true, false);
+    record(m_heap.leaks(), realNs, false, true);
+}
+
+std::shared_ptr<const MemorySummary> MemoryPipeline::summary() const
+{
+    auto s = std::make_shared<MemorySummary>();
+    const HeapTracker::Counters &heap = m_heap.counters();
+    const AgentCounters rings = m_rings.counters();
+    s->interval = m_interval;
+    s->allocatedBytes = heap.allocatedBytes;
+    s->allocatedObjects = heap.allocatedObjects;
+    s->peakLiveBytes = heap.peakLiveBytes;
+    s->leakedBytes = heap.leakedBytes;
+    s->leakedObjects = heap.leakedObjects;
+    s->liveBytes = heap.liveBytes;
+    s->samples = rings.allocations;
+    s->frees = rings.frees;
+    s->unknownFrees = heap.unknownFrees;
+    s->allocsDropped = rings.allocsDropped;
+    s->bytesDropped = rings.bytesDropped;
+    s->waitNs = rings.waitNs;
+    s->processes = rings.rings;
+    s->problems = m_problems;
+    if (rings.problems & agent::ProblemDeepBind)
+        s->problems.push_back("a library was opened with RTLD_DEEPBIND: its allocations bind to the C library "
+                              "directly, around the memory agent, and are not profiled");
+    if (rings.problems & agent::ProblemStackCopy)
+        s->problems.push_back("some allocation stacks could not be copied (their stacks end with the allocation)");
+    if (rings.badRings)
+        s->problems.push_back(std::to_string(rings.badRings) + " ring(s) of the memory agent were unreadable "
+                                                               "(another version of Emberline's agent?)");
+    if (m_finished && rings.rings == 0 && m_problems.empty())
+        s->problems.push_back(
+            "no process of the program loaded the memory agent (LD_PRELOAD was cleared, or the program is "
+            "set-user-ID or statically linked): its memory is not profiled");
+    return s;
+}
+
+} // namespace emberline::engine

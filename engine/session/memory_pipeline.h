@@ -1,0 +1,85 @@
+#pragma once
+
+#include "engine/common/result.h"
+#include "engine/memory/agent_rings.h"
+#include "engine/memory/heap_tracker.h"
+#include "engine/model/stack_table.h"
+#include "engine/session/session_config.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace emberline::engine {
+
+class Recorder;
+class SamplingPipeline;
+
+// The memory half of a session (SessionConfig::memory): gives the launched program the agent
+// (libemberline_agent.so, by LD_PRELOAD) and a private folder for its rings, reads the rings, unwinds each sampled
+// allocation with the sampling pipeline's unwinder, keeps the live heap (HeapTracker), and at each flush hands the
+// recorder what was allocated and what is live, per thread and stack; at the end, what each process still held
+// when it ended (its leaks).
+//
+// Allocation stacks are interned in a table of their own (by the recorder's location ids, which never start over):
+// a live block keeps its stack for as long as it lives, across the recorder's stack table starting over.
+//
+// Thread: the session thread.
+class MemoryPipeline final : public AgentSink {
+public:
+    // Finds the agent library and creates the rings' folder (private to the session, removed at the end).
+    static Result<std::unique_ptr<MemoryPipeline>> create(const SessionConfig &config, SamplingPipeline &pipeline,
+                                                          Recorder &recorder);
+    ~MemoryPipeline() override; // the sampling pipeline must outlive it (it calls back before an exec)
+    MemoryPipeline(const MemoryPipeline &) = delete;
+    MemoryPipeline &operator=(const MemoryPipeline &) = delete;
+
+    // What the launched program's environment gets: the agent first in LD_PRELOAD (before any the caller's
+    // environment or ours already preloads), the rings' folder, the interval, the ring size.
+    std::vector<std::pair<std::string, std::string>>
+    environment(const std::vector<std::pair<std::string, std::string>> &given) const;
+    // Reads every ring; returns the records read.
+    size_t poll();
+    // The stack each sampled allocation copies from now on.
+    void setStackCopyBytes(uint32_t bytes);
+    // A flush ends at `realNs`: what was allocated since the last flush and what is live now go to the recorder.
+    void flush(int64_t realNs);
+    // The session ends (the program has ended or been ended): reads the rings for the last time, tells every agent
+    // to pass everything through, ends the images still running, and hands the recorder the session's leaks beside
+    // the last flush's allocations. Then the summary is final.
+    void finish(int64_t realNs);
+
+    std::shared_ptr<const MemorySummary> summary() const;
+    double liveBytes() const { return m_heap.counters().liveBytes; }
+    double allocatedBytes() const { return m_heap.counters().allocatedBytes; }
+
+    void onAllocation(const AgentAllocation &allocation) override;
+    void onFree(uint64_t image, uint32_t pid, uint32_t tid, uint64_t timeNs, uint64_t address) override;
+    void onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid) override;
+    void onImageEnd(uint64_t image, uint32_t pid) override;
+
+private:
+    MemoryPipeline(const SessionConfig &config, std::string directory, std::string agentPath,
+                   SamplingPipeline &pipeline, Recorder &recorder);
+    void adaptStackCopy();
+    void record(const std::vector<HeapTracker::StackMemory> &sites, int64_t realNs, bool allocated, bool leak);
+
+    SamplingPipeline &m_pipeline;
+    Recorder &m_recorder;
+    std::string m_agentPath;
+    uint64_t m_interval;
+    uint64_t m_ringBytes;
+    AgentRings m_rings;
+    HeapTracker m_heap;
+    StackTable m_sites;                 // allocation stacks, of the recorder's location ids
+    std::vector<uint64_t> m_openImages; // started and not yet ended
+    std::vector<std::string> m_problems;
+    std::string m_executable; // the launched program's executable, for the messages
+    bool m_finished = false;
+    uint32_t m_stackCopy = 0; // what each sample copies now
+    uint64_t m_shortCopiesSeen = 0;
+};
+
+} // namespace emberline::engine
