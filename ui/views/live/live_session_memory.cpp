@@ -22,6 +22,7 @@ void LiveSessionView::createMemoryTab()
     pane->addWidget(m_memorySummary);
     pane->setStretchFactor(0, 3);
     pane->setStretchFactor(1, 2);
+    pane->setSizes({900, 600}); // the lists' size hints would otherwise take most of the width
     m_rss = new RssSampler(250, this);
     const int tab = m_timelineTabs->insertTab(1, pane, tr("Memory"));
     m_timelineTabs->setTabToolTip(tab, tr("The live heap the sampled allocations tell, flush by flush, and the "

@@ -152,9 +152,11 @@ void MemoryChart::relayout()
     };
     m_heap->replace(toChart(m_heapPoints));
     m_resident->replace(TimelineView::thinLine(toChart(m_residentPoints), std::max(axis.width(), 100.0)));
-    const double top = std::max(peak / scale.divisor * 1.1, 1.0);
-    m_y->setRange(0, top);
-    m_y->setLabelFormat(top < 10 ? QStringLiteral("%.1f ") + scale.unit : QStringLiteral("%.0f ") + scale.unit);
+    // Ticks on round numbers of the unit (0, 20, 40, ... MiB), with room above the highest point.
+    m_y->setRange(0, std::max(peak / scale.divisor * 1.05, 1.0));
+    m_y->setTickCount(5);
+    m_y->applyNiceNumbers();
+    m_y->setLabelFormat(m_y->max() < 10 ? QStringLiteral("%.1f ") + scale.unit : QStringLiteral("%.0f ") + scale.unit);
 }
 
 QString MemoryChart::toolTipAt(int64_t timeNs) const
