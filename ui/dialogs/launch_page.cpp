@@ -17,7 +17,8 @@
 namespace emberline::ui {
 namespace {
 
-constexpr qulonglong kDefaultAllocInterval = 512 * 1024; // SessionConfig's default: cheap enough to leave on
+constexpr qulonglong kDefaultAllocInterval =
+    qulonglong{512} * 1024; // SessionConfig's default: cheap enough to leave on
 
 } // namespace
 

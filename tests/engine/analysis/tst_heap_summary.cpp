@@ -70,6 +70,7 @@ std::map<std::string, int64_t> valuesOf(const std::vector<HeapSummaryRow> &rows)
 std::vector<std::string> order(const std::vector<HeapSummaryRow> &rows)
 {
     std::vector<std::string> out;
+    out.reserve(rows.size());
     for (const HeapSummaryRow &row : rows)
         out.push_back(row.function);
     return out;

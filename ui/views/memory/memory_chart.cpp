@@ -87,7 +87,7 @@ std::vector<std::pair<int64_t, int64_t>> MemoryChart::heapPoints(const engine::L
     return points;
 }
 
-void MemoryChart::setSnapshot(std::shared_ptr<const engine::LiveSnapshot> snapshot)
+void MemoryChart::setSnapshot(const std::shared_ptr<const engine::LiveSnapshot> &snapshot)
 {
     if (!snapshot)
         return;

@@ -33,7 +33,7 @@ public:
     // Each flush's end and its in-use bytes (the memory rows' in-use space), in session order.
     static std::vector<std::pair<int64_t, int64_t>> heapPoints(const engine::LiveSnapshot &snapshot);
 
-    void setSnapshot(std::shared_ptr<const engine::LiveSnapshot> snapshot);
+    void setSnapshot(const std::shared_ptr<const engine::LiveSnapshot> &snapshot);
     // A reading of the resident memory; the chart follows within half a second.
     void addResident(int64_t timeNs, int64_t bytes);
     void setSelection(std::optional<std::pair<int64_t, int64_t>> range);

@@ -88,7 +88,7 @@ QString MemorySummaryView::headline() const
     return m_headline->text();
 }
 
-void MemorySummaryView::showProfile(std::shared_ptr<const engine::LoadedProfile> loaded)
+void MemorySummaryView::showProfile(const std::shared_ptr<const engine::LoadedProfile> &loaded)
 {
     if (!loaded || !loaded->profile || !loaded->frames)
         return;
@@ -101,8 +101,8 @@ void MemorySummaryView::showProfile(std::shared_ptr<const engine::LoadedProfile>
         [this](std::shared_ptr<const engine::HeapSummary> summary) { apply(std::move(summary)); });
 }
 
-void MemorySummaryView::showLive(std::shared_ptr<const engine::LiveSnapshot> snapshot,
-                                 std::shared_ptr<const engine::FrameTable> frames)
+void MemorySummaryView::showLive(const std::shared_ptr<const engine::LiveSnapshot> &snapshot,
+                                 const std::shared_ptr<const engine::FrameTable> &frames)
 {
     if (!snapshot || !snapshot->profile || !frames)
         return;

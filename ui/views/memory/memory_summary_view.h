@@ -30,10 +30,10 @@ public:
     explicit MemorySummaryView(QWidget *parent = nullptr);
 
     // A profile opened from a file or a session folder: no peak (one moment is known).
-    void showProfile(std::shared_ptr<const engine::LoadedProfile> loaded);
+    void showProfile(const std::shared_ptr<const engine::LoadedProfile> &loaded);
     // A live session: allocations so far, in use at its newest flush, and its peak flush.
-    void showLive(std::shared_ptr<const engine::LiveSnapshot> snapshot,
-                  std::shared_ptr<const engine::FrameTable> frames);
+    void showLive(const std::shared_ptr<const engine::LiveSnapshot> &snapshot,
+                  const std::shared_ptr<const engine::FrameTable> &frames);
     // The summary shown (null before the first one).
     const std::shared_ptr<const engine::HeapSummary> &summary() const { return m_summary; }
     QTreeWidget *list(List which) const { return m_lists[which]; }
