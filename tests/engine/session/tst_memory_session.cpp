@@ -395,6 +395,18 @@ private Q_SLOTS:
                  r.summary.memory->problems.front().c_str());
     }
 
+    // A library opened with RTLD_DEEPBIND binds its allocations around the agent: the summary says so.
+    void deepBindNamed()
+    {
+        QTemporaryDir dir;
+        const Recorded r =
+            record(memoryLaunch({targetPath("alloc_faults"), QStringLiteral("deepbind")}, 1), dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        const auto &problems = r.summary.memory->problems;
+        QVERIFY(std::any_of(problems.begin(), problems.end(),
+                            [](const std::string &p) { return p.find("RTLD_DEEPBIND") != std::string::npos; }));
+    }
+
     // Memory needs a launched program.
     void attachRefused()
     {
