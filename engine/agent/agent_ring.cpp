@@ -142,18 +142,19 @@ void learnStackBounds()
 {
     t_stackAsked = true;
     pthread_attr_t attr;
+    // What it allocates (the maps file it reads, the attribute's CPU set) it frees again by the time
+    // pthread_attr_destroy returns: all of it is the agent's own.
     ++t_internal;
-    const int got = pthread_getattr_np(pthread_self(), &attr);
-    --t_internal;
-    if (got != 0)
-        return;
-    void *low = nullptr;
-    size_t size = 0;
-    if (pthread_attr_getstack(&attr, &low, &size) == 0 && low != nullptr) {
-        t_stackLow = reinterpret_cast<uint64_t>(low);
-        t_stackHigh = t_stackLow + size;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        void *low = nullptr;
+        size_t size = 0;
+        if (pthread_attr_getstack(&attr, &low, &size) == 0 && low != nullptr) {
+            t_stackLow = reinterpret_cast<uint64_t>(low);
+            t_stackHigh = t_stackLow + size;
+        }
+        pthread_attr_destroy(&attr);
     }
-    pthread_attr_destroy(&attr);
+    --t_internal;
 }
 
 // Copies up to `want` bytes of the stack from `sp`, never past its end: a plain copy within the thread's known

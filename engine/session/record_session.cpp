@@ -245,9 +245,11 @@ constexpr int64_t kMaxWaitNs = 100'000'000;     // the longest the session loop 
 constexpr int64_t kStatsPeriodNs = 250'000'000; // how often the live stats are reported
 // How often the memory agent's rings are read: a 4 MiB ring holds a few hundred sampled stacks, and a program
 // allocating at full speed fills it in some tens of milliseconds at the default interval. Read again sooner while
-// they deliver (exact mode keeps the program waiting for room).
+// they deliver in bulk (exact mode keeps the program waiting for room); a steady trickle waits its 10 ms, as each
+// wake-up costs the session's thread some tens of microseconds.
 constexpr int64_t kMemoryPollNs = 10'000'000;
 constexpr int64_t kMemoryBusyPollNs = 1'000'000;
+constexpr size_t kMemoryBusyRecords = 256; // records in one poll that make the next come sooner
 
 } // namespace
 
@@ -266,7 +268,7 @@ void RecordSession::loop(Running &r, SessionControl &control, const Callbacks &c
         if (m_config.durationNs > 0)
             due = std::min(due, r.monoStart + m_config.durationNs);
         if (r.memory)
-            due = std::min(due, now + (r.memoryRecords > 0 ? kMemoryBusyPollNs : kMemoryPollNs));
+            due = std::min(due, now + (r.memoryRecords >= kMemoryBusyRecords ? kMemoryBusyPollNs : kMemoryPollNs));
         r.sampler->wait(
             static_cast<int>(std::clamp<int64_t>((due - now + 999'999) / 1'000'000, 1, kMaxWaitNs / 1'000'000)));
         // The sampler first: the maps it reports serve the allocations read next (a process that has exited has

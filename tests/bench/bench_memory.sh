@@ -19,8 +19,11 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export PYTHONMALLOC=malloc
 
-workload() { grep -oE 'workload [0-9.]+' "$1" | awk '{print $2}'; }
+# The workload's wall time, and its CPU time in a second column (what it spent itself, less sensitive to a busy
+# machine than the wall time).
+workload() { grep -oE 'workload [0-9.]+ s cpu [0-9.]+' "$1" | awk '{print $2, $5}'; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+column() { awk -v c="$1" '{print $c}' "$2"; }
 
 for ((i = 1; i <= ROUNDS; i++)); do
     "$PY" "$W" "$WORK" >/dev/null 2>"$TMP/err"; workload "$TMP/err" >>"$TMP/alone"
@@ -34,13 +37,15 @@ for ((i = 1; i <= ROUNDS; i++)); do
         heaptrack -o "$TMP/ht$i" "$PY" "$W" "$WORK" >/dev/null 2>"$TMP/err"; workload "$TMP/err" >>"$TMP/heaptrack"
     fi
 done
-alone=$(median <"$TMP/alone")
+alone=$(column 1 "$TMP/alone" | median)
+aloneCpu=$(column 2 "$TMP/alone" | median)
 report() {
     local name=$1 file=$2
     [[ -s $file ]] || return 0
-    local m; m=$(median <"$file")
-    printf '%-34s median %7.3f s  slowdown %6.2f%%  (runs: %s)\n' "$name" "$m" \
-        "$(awk -v a="$alone" -v b="$m" 'BEGIN {print (b / a - 1) * 100}')" "$(tr '\n' ' ' <"$file")"
+    local m c; m=$(column 1 "$file" | median); c=$(column 2 "$file" | median)
+    printf '%-30s wall %7.3f s (%+6.2f%%)  cpu %7.3f s (%+6.2f%%)  wall runs: %s\n' "$name" "$m" \
+        "$(awk -v a="$alone" -v b="$m" 'BEGIN {print (b / a - 1) * 100}')" "$c" \
+        "$(awk -v a="$aloneCpu" -v b="$c" 'BEGIN {print (b / a - 1) * 100}')" "$(column 1 "$file" | tr '\n' ' ')"
 }
 report "alone" "$TMP/alone"
 report "emberline record (CPU)" "$TMP/cpu"

@@ -2,7 +2,8 @@
 # Builds the .deb with CPack and installs it the way a user would on a clean Debian 12: into a fresh root made
 # by debootstrap from Debian's archive, with apt resolving the package's dependencies (no recommends, so the
 # declared Depends alone must be enough). Then, inside that root: `emberline --version` prints the package's
-# version, `emberline report` prints a test profile's functions, and the GUI opens a window on an Xvfb display
+# version, `emberline report` prints a test profile's functions, `emberline record --memory` records a program's
+# allocations through the installed agent, and the GUI opens a window on an Xvfb display
 # (a visible window of the emberline process, with its icon, and a screenshot that is not blank).
 #
 # If this fails, a user installing the package gets a broken program: a library missing from Depends, a file
@@ -192,6 +193,19 @@ check_report() {
         <<<"$out" || die "report --json is not JSON with functions: ${out:0:300}"
 }
 
+# The memory agent as installed (/usr/lib/emberline/libemberline_agent.so, found beside the executable): every
+# allocation of a small real program recorded.
+check_memory() {
+    step "emberline record --memory --alloc-interval 1 -- ls /usr"
+    local out
+    out=$(run emberline record --memory --alloc-interval 1 --output /tmp/emberline-memory -- /bin/ls /usr 2>&1 \
+        >/dev/null) || die "emberline record --memory failed: $out"
+    grep 'memory' <<<"$out"
+    grep -qE 'memory \(every allocation\): .* allocated in [1-9][0-9]* allocations' <<<"$out" \
+        || die "record --memory recorded no allocation: $out"
+    grep -qE 'read from 1 process' <<<"$out" || die "the agent did not run in the program: $out"
+}
+
 check_gui() {
     local profile=$1
     step "GUI on Xvfb: emberline $profile"
@@ -275,6 +289,7 @@ fi
 
 check_version
 check_report "$profile_path"
+check_memory
 check_gui "$profile_path"
 
 rm -rf "$ROOT" "$WORK/extract"

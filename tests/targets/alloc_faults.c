@@ -6,6 +6,8 @@
 //   _exit      leaks 50 blocks of 2777 bytes, then ends with _exit(0) (no destructors, no atexit)
 //   abort      leaks 50 blocks of 2777 bytes, then aborts
 //   linger N   leaks 50 blocks of 2777 bytes, then sleeps N seconds (to be stopped mid-run)
+//   deepbind   opens libz with RTLD_DEEPBIND (its calls into the C library bind around any preloaded library)
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -77,6 +79,11 @@ int main(int argc, char **argv)
         setitimer(ITIMER_REAL, &off, NULL);
         printf("handled %d\n", (int)handled);
         return 0;
+    }
+    if (strcmp(mode, "deepbind") == 0) {
+        void *lib = dlopen("libz.so.1", RTLD_NOW | RTLD_DEEPBIND);
+        printf("deepbind %s\n", lib ? "opened" : dlerror());
+        return lib ? 0 : 1;
     }
     leak();
     if (strcmp(mode, "_exit") == 0)

@@ -103,6 +103,7 @@ private Q_SLOTS:
     void streamOfProfiles_data();
     void streamOfProfiles();
     void streamDropsLabelsAndAddsUpWithinAProfile();
+    void streamSkipsSnapshotColumns();
     void streamErrors();
 };
 
@@ -380,6 +381,37 @@ void TestPprofWriter::streamDropsLabelsAndAddsUpWithinAProfile()
     QCOMPARE(byStack.at("[0 hot|hot|:10/0][0 main|main|:10/0] {thread id=/7}"), (std::vector<int64_t>{10, 100}));
     QCOMPARE(byStack.at("[0 hot|hot|:10/0][0 main|main|:10/0] {thread id=/8}"), (std::vector<int64_t>{2, 20}));
     QCOMPARE(byStack.at("[0 main|main|:10/0] {thread id=/7}"), (std::vector<int64_t>{2, 20}));
+}
+
+// If this fails, a memory session's profile.pprof sums each flush's in-use snapshot (live memory counted once per
+// flush it stayed live in) instead of holding only what was added without the skipped columns.
+void TestPprofWriter::streamSkipsSnapshotColumns()
+{
+    test::ProfileBuilder b({{"alloc-space", "bytes"}, {"inuse-space", "bytes"}});
+    const uint32_t site = b.location({b.function("site")});
+    const uint32_t other = b.location({b.function("other")});
+    b.sample({site}, {100, 1000}, {b.numLabel("thread id", 7)});
+    b.sample({other}, {0, 500}, {b.numLabel("thread id", 7)}); // in use only: left out when the column is skipped
+    const Profile flush = b.take();
+    test::ProfileBuilder l({{"alloc-space", "bytes"}, {"inuse-space", "bytes"}});
+    const Profile leaks = [&] {
+        const uint32_t s = l.location({l.function("site")});
+        l.sample({s}, {0, 300}, {l.numLabel("thread id", 7)});
+        return l.take();
+    }();
+    QTemporaryDir dir;
+    const std::string path = dir.filePath(QStringLiteral("s.pprof")).toStdString();
+    PprofStreamWriter writer(path, {});
+    const size_t skip[1] = {1};
+    QVERIFY(writer.add(flush, nullptr, skip).ok());
+    QVERIFY(writer.add(flush, nullptr, skip).ok());
+    QVERIFY(writer.add(leaks).ok());
+    QVERIFY(writer.finish().ok());
+    auto back = readPprofFile(path);
+    QVERIFY(back.ok());
+    QCOMPARE(back->totals(), (std::vector<int64_t>{200, 300}));
+    const auto byStack = valuesByStack(back.value());
+    QCOMPARE(byStack.size(), size_t(1)); // the site alone: "other" held in-use values only
 }
 
 // If this fails, a session whose output cannot be written says nothing useful, leaves a half file behind, or

@@ -170,9 +170,7 @@ private Q_SLOTS:
         QVERIFY2(m.problems.empty(), m.problems.empty() ? "" : m.problems.front().c_str());
         QCOMPARE(m.processes, uint64_t(3)); // the program, its forked child, the exec'd image
         QCOMPARE(m.allocsDropped, uint64_t(0));
-        // Two frees per process image of blocks the hooks never saw allocated (blocks handed out before the agent's
-        // hooks were bound); counted, never fatal.
-        QVERIFY2(m.unknownFrees <= 2 * m.processes, qPrintable(QString::number(m.unknownFrees)));
+        QCOMPARE(m.unknownFrees, uint64_t(0)); // every block freed was seen allocated: the agent's own pass by
 
         std::map<std::string, std::set<int64_t>> pids;
         const auto objects = byLeaf(r.profile, "alloc-samples", &pids);
@@ -247,7 +245,7 @@ private Q_SLOTS:
         const Recorded r = record(memoryLaunch({targetPath("alloc_faults"), QStringLiteral("signal")}, 1), dir.path());
         QCOMPARE(r.summary.exitStatus, 0);
         QCOMPARE(at(byLeaf(r.profile, "alloc-samples"), "onAlarm"), int64_t(500));
-        QVERIFY(r.summary.memory->unknownFrees <= 2);
+        QCOMPARE(r.summary.memory->unknownFrees, uint64_t(0));
         QCOMPARE(r.summary.memory->allocsDropped, uint64_t(0));
     }
 
@@ -337,8 +335,8 @@ private Q_SLOTS:
     }
 
     // A real program (Debian's CPython encoding and decoding JSON, every object a malloc) at the default interval,
-    // against heaptrack's count of every allocation: the total and each of the largest named allocation sites within
-    // 5 standard deviations of the sampling estimate (about 2,700 samples here: some 10% for the total).
+    // against heaptrack's count of every allocation: the total and each large named allocation site within 5 standard
+    // deviations of the sampling estimate (about 2,700 samples here: some 10% for the total).
     void againstHeaptrack()
     {
         if (QStandardPaths::findExecutable(QStringLiteral("heaptrack")).isEmpty() ||
@@ -364,20 +362,28 @@ private Q_SLOTS:
         const double total = static_cast<double>(memory_session_test::total(r.profile, "alloc-samples"));
         QVERIFY2(std::abs(total / calls - 1) < 5 / std::sqrt(samples),
                  qPrintable(QStringLiteral("%1 estimated, %2 counted, %3 samples").arg(total).arg(calls).arg(samples)));
+        // A site's samples come with its bytes, not its calls: a site of small blocks has few samples for many calls,
+        // and its count is known only as well as its bytes (about 1/sqrt(bytes / interval) relative). Checked: the
+        // sites whose volume is at least 64 intervals.
+        const auto estimatedBytes = byLeaf(r.profile, "alloc-space");
         int checked = 0;
         for (const auto &[site, count] : truth.bySite) {
-            const double share = static_cast<double>(count) / calls;
-            if (share < 0.04)
-                continue; // too few samples to say much
+            const double siteBytes = static_cast<double>(at(estimatedBytes, site));
+            const double siteSamples = siteBytes / 524288.0;
+            // A site whose blocks grow (realloc: a list's items) has its bytes in a few large blocks and its count in
+            // many small ones, which few samples see: its count varies far more than its bytes say. Left out: sites
+            // with a mean block over 1 KiB.
+            if (siteSamples < 64 || siteBytes / static_cast<double>(count) > 1024)
+                continue;
             const double estimate = static_cast<double>(at(estimated, site));
-            QVERIFY2(std::abs(estimate / static_cast<double>(count) - 1) < 5 / std::sqrt(samples * share),
+            QVERIFY2(std::abs(estimate / static_cast<double>(count) - 1) < 5 / std::sqrt(siteSamples),
                      qPrintable(QStringLiteral("%1: %2 estimated, %3 counted")
                                     .arg(QString::fromStdString(site))
                                     .arg(estimate)
                                     .arg(count)));
             ++checked;
         }
-        QVERIFY2(checked >= 4, qPrintable(QString::number(checked)));
+        QVERIFY2(checked >= 3, qPrintable(QString::number(checked)));
     }
 
     // A statically linked program cannot take the agent: the summary says so and the CPU profile goes on.
@@ -393,6 +399,18 @@ private Q_SLOTS:
         QVERIFY(!r.summary.memory->problems.empty());
         QVERIFY2(r.summary.memory->problems.front().find("statically linked") != std::string::npos,
                  r.summary.memory->problems.front().c_str());
+    }
+
+    // A library opened with RTLD_DEEPBIND binds its allocations around the agent: the summary says so.
+    void deepBindNamed()
+    {
+        QTemporaryDir dir;
+        const Recorded r =
+            record(memoryLaunch({targetPath("alloc_faults"), QStringLiteral("deepbind")}, 1), dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        const auto &problems = r.summary.memory->problems;
+        QVERIFY(std::any_of(problems.begin(), problems.end(),
+                            [](const std::string &p) { return p.find("RTLD_DEEPBIND") != std::string::npos; }));
     }
 
     // Memory needs a launched program.
