@@ -41,6 +41,9 @@ void configureParser(QCommandLineParser &parser)
     parser.addOption(QCommandLineOption(QStringLiteral("record"),
                                         QStringLiteral("Open the window straight into a live session of COMMAND, "
                                                        "given after --: emberline --record -- COMMAND [ARGS...]")));
+    parser.addOption(QCommandLineOption(QStringLiteral("memory"),
+                                        QStringLiteral("With --record: profile memory too (allocations, the live "
+                                                       "heap, leaks), every 512 KiB allocated on average.")));
     parser.addOption(QCommandLineOption(QStringLiteral("attach"),
                                         QStringLiteral("Open the window straight into a live session attached to "
                                                        "the running process PID."),
@@ -53,7 +56,8 @@ void configureParser(QCommandLineParser &parser)
                                  QStringLiteral("[FILE...]"));
 }
 
-// What --record and --attach ask for, with the Profile Process dialog's remembered frequency and flush period.
+// What --record (with --memory) and --attach ask for, with the Profile Process dialog's remembered frequency and
+// flush period.
 struct LiveRequest {
     bool wanted = false;
     emberline::engine::SessionConfig config;
@@ -84,6 +88,12 @@ LiveRequest liveRequest(const QCommandLineParser &parser, const QStringList &com
         if (!ok || request.config.pid <= 0)
             request.error =
                 QStringLiteral("--attach needs a process id, got '%1'").arg(parser.value(QStringLiteral("attach")));
+    }
+    if (parser.isSet(QStringLiteral("memory"))) {
+        if (!record)
+            request.error = QStringLiteral("--memory needs --record: the memory agent is loaded into a program "
+                                           "as it starts, not into a running process");
+        request.config.memory = true;
     }
     QSettings settings;
     request.config.frequency = settings.value(QStringLiteral("profileDialog/frequency"), 99).toInt();

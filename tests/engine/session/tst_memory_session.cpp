@@ -200,7 +200,7 @@ private Q_SLOTS:
         QCOMPARE(flushBytes, total(r.profile, "alloc-space"));
         QVERIFY(!r.flushes.empty());
         QCOMPARE(total(*r.flushes.back()->profile, "inuse-space"), int64_t(0));
-        QCOMPARE(static_cast<int64_t>(m.allocatedBytes + 0.5) >= total(r.profile, "alloc-space"), true);
+        QVERIFY(std::llround(m.allocatedBytes) >= total(r.profile, "alloc-space"));
     }
 
     // The default interval (512 KiB) over 1 GiB in 64 KiB blocks: about 2,000 samples, whose weighted sum estimates
