@@ -23,6 +23,8 @@ namespace emberline::agent {
 
 Bucket *g_buckets = nullptr;
 std::atomic<uint16_t> *g_bucketUse = nullptr;
+std::atomic<uint64_t> *g_bucketBits = nullptr;
+std::atomic<int> g_trackLock{0};
 
 RingHeader *g_ring = nullptr;
 uint8_t *g_data = nullptr;
@@ -194,18 +196,56 @@ uint32_t copyStack(uint64_t sp, uint8_t *out, uint32_t want)
     return copied;
 }
 
+namespace {
+
+__thread bool t_trackLocked __attribute__((tls_model("initial-exec")));
+
+// Takes g_trackLock unless this thread already holds it (a signal handler interrupted it there): false then.
+bool lockTracking()
+{
+    if (t_trackLocked)
+        return false;
+    while (g_trackLock.exchange(1, std::memory_order_acquire) != 0)
+        __builtin_ia32_pause();
+    t_trackLocked = true;
+    return true;
+}
+
+void unlockTracking()
+{
+    t_trackLocked = false;
+    g_trackLock.store(0, std::memory_order_release);
+}
+
+// Under g_trackLock: the bucket's bit follows its count.
+void lowerCount(size_t b)
+{
+    if (g_bucketUse[b].fetch_sub(1, std::memory_order_acq_rel) == 1)
+        g_bucketBits[b >> 6].fetch_and(~(uint64_t(1) << (b & 63)), std::memory_order_acq_rel);
+}
+
+} // namespace
+
 bool track(uint64_t address)
 {
+    if (!lockTracking())
+        return false;
     const size_t b = bucketOf(address);
     g_bucketUse[b].fetch_add(1, std::memory_order_acq_rel);
+    g_bucketBits[b >> 6].fetch_or(uint64_t(1) << (b & 63), std::memory_order_acq_rel);
+    bool taken = false;
     for (auto &slot : g_buckets[b].slots) {
         uint64_t empty = 0;
         if (slot.load(std::memory_order_relaxed) == 0 &&
-            slot.compare_exchange_strong(empty, address, std::memory_order_acq_rel))
-            return true;
+            slot.compare_exchange_strong(empty, address, std::memory_order_acq_rel)) {
+            taken = true;
+            break;
+        }
     }
-    g_bucketUse[b].fetch_sub(1, std::memory_order_acq_rel);
-    return false;
+    if (!taken)
+        lowerCount(b);
+    unlockTracking();
+    return taken;
 }
 
 // True when `address` was tracked; it is not any more.
@@ -218,7 +258,13 @@ bool untrack(uint64_t address)
         uint64_t expected = address;
         if (slot.load(std::memory_order_relaxed) == address &&
             slot.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) {
-            g_bucketUse[b].fetch_sub(1, std::memory_order_acq_rel);
+            if (lockTracking()) {
+                lowerCount(b);
+                unlockTracking();
+            } else {
+                // Nested in this thread's own locked work: the count goes down, the bit stays (harmless).
+                g_bucketUse[b].fetch_sub(1, std::memory_order_acq_rel);
+            }
             return true;
         }
     }
@@ -317,10 +363,15 @@ bool mapTables()
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (g_buckets ? MAP_FIXED : 0), -1, 0);
     void *use = mmap(g_bucketUse, kBuckets * sizeof(uint16_t), PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (g_bucketUse ? MAP_FIXED : 0), -1, 0);
-    if (buckets == MAP_FAILED || use == MAP_FAILED)
+    void *bits = mmap(g_bucketBits, kBuckets / 8, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (g_bucketBits ? MAP_FIXED : 0), -1, 0);
+    if (buckets == MAP_FAILED || use == MAP_FAILED || bits == MAP_FAILED)
         return false;
     g_buckets = static_cast<Bucket *>(buckets);
     g_bucketUse = static_cast<std::atomic<uint16_t> *>(use);
+    g_bucketBits = static_cast<std::atomic<uint64_t> *>(bits);
+    // A forked child is single-threaded: a lock its parent's other threads held is nobody's here.
+    g_trackLock.store(0, std::memory_order_relaxed);
     return true;
 }
 

@@ -13,18 +13,26 @@
 
 namespace emberline::agent {
 
-// Tracked (sampled and still live) allocations: buckets of eight slots, one cache line each, and beside them a
-// count per bucket that is raised before a slot is taken and lowered after it is cleared, so that it is never
-// below the bucket's occupants: a free reads one 16-bit count (a table that fits in the cache) and looks into
-// the bucket only when it is not zero.
+// Tracked (sampled and still live) allocations: buckets of eight slots, one cache line each, a count of occupants
+// per bucket, and a bit per bucket that is set whenever its count is not zero. A free reads one bit (4 KiB for every
+// bucket: a table that stays in the first-level cache of a program with a large working set, where the counts'
+// 64 KiB did not) and looks into the bucket only when it is set.
+//
+// The bits never miss a tracked block: a bucket's count and bit change together under g_trackLock (tracking and
+// the untracking of a tracked block are rare: one per sample), and a tracked block's bit is set before its malloc
+// returns. A signal handler that interrupts its own thread's locked work does not wait for the lock: it does not
+// track (its sample is counted as dropped), and it untracks without clearing the bit (a bit set on an empty
+// bucket only costs a look into the bucket).
 constexpr unsigned kBucketBits = 15;
 constexpr size_t kBuckets = size_t(1) << kBucketBits;
 constexpr int kSlotsPerBucket = 8;
 struct alignas(64) Bucket {
     std::atomic<uint64_t> slots[kSlotsPerBucket];
 };
-extern Bucket *g_buckets;                  // kBuckets, anonymous memory
-extern std::atomic<uint16_t> *g_bucketUse; // kBuckets
+extern Bucket *g_buckets;                   // kBuckets, anonymous memory
+extern std::atomic<uint16_t> *g_bucketUse;  // kBuckets
+extern std::atomic<uint64_t> *g_bucketBits; // kBuckets / 64
+extern std::atomic<int> g_trackLock;
 
 inline size_t bucketOf(uint64_t address)
 {
@@ -34,7 +42,8 @@ inline size_t bucketOf(uint64_t address)
 // Whether `address` may be tracked: the one read a free of an untracked block costs.
 inline bool mayBeTracked(uint64_t address)
 {
-    return g_bucketUse[bucketOf(address)].load(std::memory_order_acquire) != 0;
+    const size_t b = bucketOf(address);
+    return (g_bucketBits[b >> 6].load(std::memory_order_acquire) >> (b & 63)) & 1;
 }
 
 extern RingHeader *g_ring; // this process image's ring; null without one
