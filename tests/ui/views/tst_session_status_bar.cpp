@@ -39,6 +39,32 @@ private Q_SLOTS:
         QVERIFY(!bar.findChild<QLabel *>(QStringLiteral("foreignLabel"))->toolTip().isEmpty());
     }
 
+    // A session that profiles memory shows its live heap; another shows nothing of it.
+    void memory()
+    {
+        SessionStatusBar bar;
+        bar.show();
+        engine::SessionStats stats;
+        stats.samples = 10;
+        bar.setStats(stats);
+        QVERIFY(!bar.findChild<QLabel *>(QStringLiteral("heapLabel"))->isVisible());
+        stats.memory = true;
+        stats.liveBytes = 3.0 * 1024 * 1024;
+        stats.allocatedBytes = 2.0 * 1024 * 1024 * 1024;
+        bar.setStats(stats);
+        QVERIFY(bar.findChild<QLabel *>(QStringLiteral("heapLabel"))->isVisible());
+        QCOMPARE(text(bar, "heapLabel"), QStringLiteral("heap 3.00 MiB live, 2.00 GiB allocated"));
+        engine::SessionSummary summary;
+        auto m = std::make_shared<engine::MemorySummary>();
+        m->peakLiveBytes = 5.0 * 1024 * 1024;
+        m->leakedBytes = 1024;
+        m->problems.push_back("a library was opened with RTLD_DEEPBIND");
+        summary.memory = m;
+        bar.setSummary(summary);
+        QCOMPARE(text(bar, "heapLabel"), QStringLiteral("heap peak 5.00 MiB, 1.00 KiB still live at the end"));
+        QVERIFY(bar.findChild<QLabel *>(QStringLiteral("heapLabel"))->toolTip().contains(QLatin1String("DEEPBIND")));
+    }
+
     void summary()
     {
         SessionStatusBar bar;

@@ -1,9 +1,12 @@
 #include "ui/views/live/session_status_bar.h"
 
+#include "engine/model/units.h"
+
 #include <QHBoxLayout>
 #include <QLabel>
 
 #include <algorithm>
+#include <cmath>
 
 namespace emberline::ui {
 namespace {
@@ -39,6 +42,15 @@ QLabel *SessionStatusBar::addLabel(const char *name, const QString &toolTip)
     return label;
 }
 
+namespace {
+
+QString bytesText(double bytes)
+{
+    return QString::fromStdString(engine::formatValue(static_cast<int64_t>(std::llround(bytes)), "bytes"));
+}
+
+} // namespace
+
 void SessionStatusBar::setupUi()
 {
     setObjectName(QStringLiteral("sessionStatusBar"));
@@ -57,6 +69,9 @@ void SessionStatusBar::setupUi()
                                             "which the kernel delivered and Emberline dropped"));
     m_incomplete = addLabel("incompleteLabel", tr("Stacks that could not be unwound to main or a thread start"));
     m_profilerCpu = addLabel("profilerCpuLabel", tr("Emberline's own CPU use, in % of one core"));
+    m_heap = addLabel("heapLabel", tr("Memory profiling: the live heap and the bytes allocated so far, estimated "
+                                      "from the sampled allocations"));
+    m_heap->hide(); // shown by a session that profiles memory
     m_sampler = addLabel("samplerLabel", tr("The sampler in use"));
     m_sampler->setMinimumWidth(10);
     m_sampler->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
@@ -99,6 +114,10 @@ void SessionStatusBar::setStats(const engine::SessionStats &s)
     m_profilerCpu->setText(tr("profiler CPU %1%").arg(s.profilerCpuPercent, 0, 'f', 1));
     m_sampler->setText(QString::fromStdString(s.samplerDescription));
     m_sampler->setToolTip(QString::fromStdString(s.samplerDescription));
+    if (s.memory) {
+        m_heap->setText(tr("heap %1 live, %2 allocated").arg(bytesText(s.liveBytes), bytesText(s.allocatedBytes)));
+        m_heap->show();
+    }
 }
 
 void SessionStatusBar::setSummary(const engine::SessionSummary &s)
@@ -118,6 +137,19 @@ void SessionStatusBar::setSummary(const engine::SessionSummary &s)
     m_profilerCpu->setText(tr("profiler CPU %1% of the target's").arg(overhead, 0, 'f', 1));
     if (!s.samplerDescription.empty())
         m_sampler->setText(QString::fromStdString(s.samplerDescription));
+    if (s.memory) {
+        const engine::MemorySummary &m = *s.memory;
+        m_heap->setText(
+            tr("heap peak %1, %2 still live at the end").arg(bytesText(m.peakLiveBytes), bytesText(m.leakedBytes)));
+        QStringList tip{tr("%1 allocated in %2 allocations; %3 sampled allocations lost to a full ring")
+                            .arg(bytesText(m.allocatedBytes))
+                            .arg(m.allocatedObjects, 0, 'f', 0)
+                            .arg(m.allocsDropped)};
+        for (const std::string &problem : m.problems)
+            tip << QString::fromStdString(problem);
+        m_heap->setToolTip(tip.join(QLatin1Char('\n')));
+        m_heap->show();
+    }
 }
 
 void SessionStatusBar::setStateText(const QString &text)

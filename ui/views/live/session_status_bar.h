@@ -40,6 +40,7 @@ private:
     QLabel *m_foreign = nullptr;
     QLabel *m_incomplete = nullptr;
     QLabel *m_profilerCpu = nullptr;
+    QLabel *m_heap = nullptr; // memory sessions only
     QLabel *m_sampler = nullptr;
 };
 
