@@ -9,6 +9,7 @@
 #include <QDateTime>
 #include <QDir>
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 
@@ -24,7 +25,7 @@ void onSignal(int)
 
 void printMemorySummary(const engine::MemorySummary &m)
 {
-    auto bytes = [](double v) { return engine::formatValue(static_cast<int64_t>(v + 0.5), "bytes"); };
+    auto bytes = [](double v) { return engine::formatValue(static_cast<int64_t>(std::llround(v)), "bytes"); };
     const std::string how = m.interval == 1
                                 ? std::string("every allocation")
                                 : "sampled every " + bytes(static_cast<double>(m.interval)) + " on average (estimates)";

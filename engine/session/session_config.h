@@ -56,7 +56,7 @@ struct SessionConfig {
     // Memory profiling (launched programs only): the agent (libemberline_agent.so) is preloaded into the
     // program and samples its allocations every `allocInterval` bytes on average (1: every allocation).
     bool memory = false;
-    uint64_t allocInterval = 512 * 1024;
+    uint64_t allocInterval = uint64_t(512) * 1024;
     // The agent library; empty: found beside the executable (<exe dir>/../lib/emberline/).
     std::string agentPath;
     // Where separate debug files are looked for (by build id and .gnu_debuglink).
