@@ -79,4 +79,20 @@ inline std::shared_ptr<const engine::Flush> syntheticMemoryFlush(uint32_t sequen
     return flush;
 }
 
+// Three flushes of one story, told by the live aggregate's and the live stage's tests. Flush 1 (1–2 s): a holds
+// 200 B, b 100 B. Flush 2 (2–3 s): a freed most (30 B left), b freed all, c took 300 B. Flush 3 (3–4 s): c freed, d
+// took 1000 B. Ten CPU samples each.
+inline std::shared_ptr<const engine::Flush> heapStoryFlush(int n)
+{
+    constexpr int64_t kSecond = 1'000'000'000;
+    switch (n) {
+    case 1:
+        return syntheticMemoryFlush(1, 1 * kSecond, {{"a", 2, 200, 2, 200}, {"b", 1, 100, 1, 100}}, 10);
+    case 2:
+        return syntheticMemoryFlush(2, 2 * kSecond, {{"a", 1, 50, 1, 30}, {"c", 3, 300, 3, 300}}, 10);
+    default:
+        return syntheticMemoryFlush(3, 3 * kSecond, {{"a", 0, 0, 1, 30}, {"d", 1, 1000, 1, 1000}}, 10);
+    }
+}
+
 } // namespace emberline::test

@@ -14,6 +14,7 @@
 #include <map>
 
 using namespace emberline::engine;
+using emberline::test::heapStoryFlush;
 using emberline::test::MemoryRow;
 using emberline::test::syntheticMemoryFlush;
 
@@ -21,20 +22,6 @@ namespace live_memory_test {
 
 constexpr int64_t kSecond = 1'000'000'000;
 enum Type { CpuSamples, CpuTime, AllocSamples, AllocSpace, InuseObjects, InuseSpace };
-
-// Flush 1 (1–2 s): a holds 200 B, b 100 B. Flush 2 (2–3 s): a freed most (30 B left), b freed all, c took 300 B.
-// Flush 3 (3–4 s): c freed, d took 1000 B. Ten CPU samples each.
-std::shared_ptr<const Flush> flush(int n)
-{
-    switch (n) {
-    case 1:
-        return syntheticMemoryFlush(1, 1 * kSecond, {{"a", 2, 200, 2, 200}, {"b", 1, 100, 1, 100}}, 10);
-    case 2:
-        return syntheticMemoryFlush(2, 2 * kSecond, {{"a", 1, 50, 1, 30}, {"c", 3, 300, 3, 300}}, 10);
-    default:
-        return syntheticMemoryFlush(3, 3 * kSecond, {{"a", 0, 0, 1, 30}, {"d", 1, 1000, 1, 1000}}, 10);
-    }
-}
 
 std::string leafOf(const Profile &p, uint32_t stack)
 {
@@ -86,8 +73,8 @@ private Q_SLOTS:
     void inUseIsTheNewestSnapshotAndAllocationsAddUp()
     {
         LiveProfile live;
-        QVERIFY(live.add(flush(1)));
-        QVERIFY(live.add(flush(2)));
+        QVERIFY(live.add(heapStoryFlush(1)));
+        QVERIFY(live.add(heapStoryFlush(2)));
         auto snap = live.snapshot();
         // Summed, in-use would be 630 B: every flush's live heap counted again.
         QCOMPARE(byLeaf(*snap, InuseSpace), (Leaves{{"a", 30}, {"c", 300}}));
@@ -99,7 +86,7 @@ private Q_SLOTS:
         QCOMPARE(snap->memorySnapshots, (std::vector<uint8_t>{0, 0, 1, 1}));
 
         // A snapshot taken before keeps its values while the next flush replaces them (copy on write).
-        QVERIFY(live.add(flush(3)));
+        QVERIFY(live.add(heapStoryFlush(3)));
         auto next = live.snapshot();
         QCOMPARE(byLeaf(*next, InuseSpace), (Leaves{{"a", 30}, {"d", 1000}}));
         QCOMPARE(next->totals[InuseSpace], int64_t(1030));
@@ -112,8 +99,8 @@ private Q_SLOTS:
     void memorySamplesAreKeptPerFlushNotOnTheTimeline()
     {
         LiveProfile live;
-        QVERIFY(live.add(flush(1)));
-        QVERIFY(live.add(flush(2)));
+        QVERIFY(live.add(heapStoryFlush(1)));
+        QVERIFY(live.add(heapStoryFlush(2)));
         auto snap = live.snapshot();
         // Only the CPU samples are entries: memory samples at each flush's end would show as a burst of samples there.
         QCOMPARE(snap->timelineSamples(), size_t(20));
@@ -140,7 +127,7 @@ private Q_SLOTS:
     {
         LiveProfile live;
         for (int n = 1; n <= 3; ++n)
-            QVERIFY(live.add(flush(n)));
+            QVERIFY(live.add(heapStoryFlush(n)));
         auto snap = live.snapshot();
         LiveSelection first;
         first.startNs = 1 * kSecond;
@@ -197,8 +184,8 @@ private Q_SLOTS:
         // The call trees are updated from the stacks that changed since their last update: a stack freed between two
         // snapshots (b, in flush 2) changed although flush 2 does not name it.
         LiveProfile live;
-        QVERIFY(live.add(flush(1)));
-        QVERIFY(live.add(flush(2)));
+        QVERIFY(live.add(heapStoryFlush(1)));
+        QVERIFY(live.add(heapStoryFlush(2)));
         auto snap = live.snapshot();
         std::vector<std::string> leaves;
         for (uint32_t stack : snap->stacksChangedSince(1))

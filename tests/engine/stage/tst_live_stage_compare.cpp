@@ -3,6 +3,7 @@
 // hidden threads and the sample type, and the words for what cannot be compared.
 #include "engine/model/sample_filter.h"
 #include "engine/stage/live_stage.h"
+#include "tests/engine/stage/last_update.h"
 
 #include "tests/engine/live/synthetic_flush.h"
 
@@ -12,28 +13,11 @@
 
 using namespace emberline;
 using namespace emberline::engine;
+using emberline::test::LastUpdate;
 
 namespace {
 
 constexpr int64_t kSecond = 1'000'000'000;
-
-// The stage's last update, taken on its thread.
-struct LastUpdate {
-    std::mutex mutex;
-    std::shared_ptr<const LiveUpdate> update;
-    LiveStage::Publish callback()
-    {
-        return [this](std::shared_ptr<const LiveUpdate> u) {
-            std::lock_guard lock(mutex);
-            update = std::move(u);
-        };
-    }
-    std::shared_ptr<const LiveUpdate> get()
-    {
-        std::lock_guard lock(mutex);
-        return update;
-    }
-};
 
 // One function's row in a comparison; a row of -1s when the function is on neither side.
 DiffFunction functionOf(const Comparison &c, const char *name)

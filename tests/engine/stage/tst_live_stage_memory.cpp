@@ -2,6 +2,7 @@
 // tree kept up to date flush by flush drops what was freed), a time range or the last flush shows its own memory, and
 // comparing in-use space with the previous or a pinned flush is the live heap's diff between the two snapshots.
 #include "engine/stage/live_stage.h"
+#include "tests/engine/stage/last_update.h"
 
 #include "tests/engine/live/synthetic_memory_flush.h"
 
@@ -11,43 +12,14 @@
 
 using namespace emberline;
 using namespace emberline::engine;
+using emberline::test::heapStoryFlush;
+using emberline::test::LastUpdate;
 using emberline::test::syntheticMemoryFlush;
 
 namespace live_stage_memory_test {
 
 constexpr int64_t kSecond = 1'000'000'000;
 enum Type { CpuSamples, CpuTime, AllocSamples, AllocSpace, InuseObjects, InuseSpace };
-
-// The stage's last update, taken on its thread.
-struct LastUpdate {
-    std::mutex mutex;
-    std::shared_ptr<const LiveUpdate> update;
-    LiveStage::Publish callback()
-    {
-        return [this](std::shared_ptr<const LiveUpdate> u) {
-            std::lock_guard lock(mutex);
-            update = std::move(u);
-        };
-    }
-    std::shared_ptr<const LiveUpdate> get()
-    {
-        std::lock_guard lock(mutex);
-        return update;
-    }
-};
-
-// Flush 1 (1–2 s): a holds 200 B, b 100 B. Flush 2 (2–3 s): a 30 B, b freed, c 300 B. Flush 3: c freed, d 1000 B.
-std::shared_ptr<const Flush> flush(int n)
-{
-    switch (n) {
-    case 1:
-        return syntheticMemoryFlush(1, 1 * kSecond, {{"a", 2, 200, 2, 200}, {"b", 1, 100, 1, 100}}, 10);
-    case 2:
-        return syntheticMemoryFlush(2, 2 * kSecond, {{"a", 1, 50, 1, 30}, {"c", 3, 300, 3, 300}}, 10);
-    default:
-        return syntheticMemoryFlush(3, 3 * kSecond, {{"a", 0, 0, 1, 30}, {"d", 1, 1000, 1, 1000}}, 10);
-    }
-}
 
 int64_t selfOf(const LiveUpdate &u, const char *name)
 {
@@ -88,13 +60,13 @@ private Q_SLOTS:
         inuse.sampleType = InuseSpace;
         stage.setView(inuse);
         // One update per flush, so that the second one updates the call tree from the stacks that changed.
-        stage.addFlush(flush(1));
+        stage.addFlush(heapStoryFlush(1));
         stage.waitUntilIdle();
         auto u = last.get();
         QVERIFY(u && u->analysis);
         QCOMPARE(u->analysis->tree->total(), int64_t(300));
         QCOMPARE(selfOf(*u, "b"), int64_t(100));
-        stage.addFlush(flush(2));
+        stage.addFlush(heapStoryFlush(2));
         stage.waitUntilIdle();
         u = last.get();
         // b was freed: a tree that kept it (or summed the snapshots, 630 B) shows memory no longer in use.
@@ -113,7 +85,7 @@ private Q_SLOTS:
         LastUpdate last;
         LiveStage stage({QStringLiteral("/tmp/session"), 100}, last.callback());
         for (int n = 1; n <= 3; ++n)
-            stage.addFlush(flush(n));
+            stage.addFlush(heapStoryFlush(n));
         stage.waitUntilIdle();
         LiveViewRequest range;
         range.scope = LiveScope::SelectedRange;
@@ -152,8 +124,8 @@ private Q_SLOTS:
         previous.sampleType = InuseSpace;
         previous.compare.mode = LiveCompareMode::PreviousFlush;
         stage.setView(previous);
-        stage.addFlush(flush(1));
-        stage.addFlush(flush(2));
+        stage.addFlush(heapStoryFlush(1));
+        stage.addFlush(heapStoryFlush(2));
         stage.waitUntilIdle();
         auto u = last.get();
         QVERIFY(u && u->comparison.comparison);
@@ -170,7 +142,7 @@ private Q_SLOTS:
         pinned.compare.mode = LiveCompareMode::Baseline;
         pinned.compare.baseline.kind = LiveBaseline::Kind::Flush;
         pinned.compare.baseline.flushSequence = 1;
-        stage.addFlush(flush(3));
+        stage.addFlush(heapStoryFlush(3));
         u = answer(stage, last, pinned);
         QVERIFY(u && u->comparison.comparison);
         c = u->comparison.comparison.get();
