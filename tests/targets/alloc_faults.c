@@ -7,13 +7,17 @@
 //   abort      leaks 50 blocks of 2777 bytes, then aborts
 //   linger N   leaks 50 blocks of 2777 bytes, then sleeps N seconds (to be stopped mid-run)
 //   deepbind   opens libz with RTLD_DEEPBIND (its calls into the C library bind around any preloaded library)
+//   spawn PATH runs PATH (with "leak" as its argument) through posix_spawn and waits for it, after leaking 50
+//              blocks of 2777 bytes itself
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void *volatile sink;
@@ -86,6 +90,17 @@ int main(int argc, char **argv)
         return lib ? 0 : 1;
     }
     leak();
+    if (strcmp(mode, "spawn") == 0 && argc > 2) {
+        // posix_spawn: the C library's vfork-like clone, then exec; the child is a new image with its own agent.
+        extern char **environ;
+        char *args[] = {argv[2], "linger", "0", NULL};
+        pid_t child = 0;
+        if (posix_spawn(&child, argv[2], NULL, NULL, args, environ) != 0)
+            return 3;
+        int status = 0;
+        waitpid(child, &status, 0);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 4;
+    }
     if (strcmp(mode, "_exit") == 0)
         _exit(0);
     if (strcmp(mode, "abort") == 0)

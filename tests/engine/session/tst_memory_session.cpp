@@ -224,17 +224,17 @@ private Q_SLOTS:
         QCOMPARE(r.summary.memory->allocsDropped, uint64_t(0));
     }
 
-    // 2,000 threads created and ended one after another, each leaking one block: every thread's allocations are
+    // 10,000 threads created and ended one after another, each leaking one block: every thread's allocations are
     // seen, and the leaks are the threads' own.
     void manyShortThreads()
     {
         QTemporaryDir dir;
         const Recorded r =
-            record(memoryLaunch({targetPath("alloc_faults"), QStringLiteral("threads"), QStringLiteral("2000")}, 1),
+            record(memoryLaunch({targetPath("alloc_faults"), QStringLiteral("threads"), QStringLiteral("10000")}, 1),
                    dir.path());
         QCOMPARE(r.summary.exitStatus, 0);
-        QCOMPARE(at(byLeaf(r.profile, "alloc-samples"), "threadBody"), int64_t(3 * 2000));
-        QCOMPARE(at(byLeaf(r.profile, "inuse-space"), "threadBody"), int64_t(2000 * 1111));
+        QCOMPARE(at(byLeaf(r.profile, "alloc-samples"), "threadBody"), int64_t(3 * 10000));
+        QCOMPARE(at(byLeaf(r.profile, "inuse-space"), "threadBody"), int64_t(10000 * 1111));
         QCOMPARE(r.summary.memory->allocsDropped, uint64_t(0));
     }
 
@@ -399,6 +399,20 @@ private Q_SLOTS:
         QVERIFY(!r.summary.memory->problems.empty());
         QVERIFY2(r.summary.memory->problems.front().find("statically linked") != std::string::npos,
                  r.summary.memory->problems.front().c_str());
+    }
+
+    // posix_spawn (a vfork-like clone, then exec): the spawned program is a process image of its own, with its own
+    // agent, leaks and pid; the parent's leaks stay the parent's.
+    void posixSpawn()
+    {
+        QTemporaryDir dir;
+        const QString self = targetPath("alloc_faults");
+        const Recorded r = record(memoryLaunch({self, QStringLiteral("spawn"), self}, 1), dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        QCOMPARE(r.summary.memory->processes, uint64_t(2));
+        std::map<std::string, std::set<int64_t>> pids;
+        QCOMPARE(at(byLeaf(r.profile, "inuse-objects", &pids), "leak"), int64_t(100)); // 50 each
+        QCOMPARE(pids["leak"].size(), size_t(2));
     }
 
     // A library opened with RTLD_DEEPBIND binds its allocations around the agent: the summary says so.
