@@ -415,6 +415,27 @@ private Q_SLOTS:
         QCOMPARE(pids["leak"].size(), size_t(2));
     }
 
+    // A program that brings its own allocator (jemalloc, preloaded as a user would): the agent comes first in
+    // LD_PRELOAD and is profiled through it, every allocation counted.
+    void throughJemalloc()
+    {
+        const QString jemalloc = QStringLiteral("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2");
+        if (!QFileInfo::exists(jemalloc)) {
+            if (inCi())
+                QFAIL("libjemalloc2 is missing (installer/install-deps.sh --test installs it)");
+            QSKIP("libjemalloc2 is not installed");
+        }
+        QTemporaryDir dir;
+        SessionConfig c = memoryLaunch({targetPath("alloc_truths")}, 1);
+        c.environment.emplace_back("LD_PRELOAD", jemalloc.toStdString());
+        const Recorded r = record(c, dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        QCOMPARE(at(byLeaf(r.profile, "alloc-samples"), "main"), int64_t(1000 + 100 + 4 + 10 + 60));
+        QCOMPARE(at(byLeaf(r.profile, "alloc-samples"), "threadWork"), int64_t(500));
+        QCOMPARE(at(byLeaf(r.profile, "inuse-space"), "main"), int64_t(333300 + 66630));
+        QCOMPARE(r.summary.memory->unknownFrees, uint64_t(0));
+    }
+
     // A library opened with RTLD_DEEPBIND binds its allocations around the agent: the summary says so.
     void deepBindNamed()
     {
