@@ -58,8 +58,10 @@ int perfIndexOf(unw_regnum_t reg)
 
 bool readStack(const UnwindInput &in, uint64_t address, void *out, size_t size)
 {
+    // Compared as offsets into the copy: `address` may be anything a register held (a frame pointer register used
+    // for data), and address + size near the top of the address space would wrap around.
     const uint64_t sp = in.regs[RegSP];
-    if (address < sp || address + size > sp + in.stack.size())
+    if (address < sp || address - sp > in.stack.size() || size > in.stack.size() - (address - sp))
         return false;
     std::memcpy(out, in.stack.data() + (address - sp), size);
     return true;

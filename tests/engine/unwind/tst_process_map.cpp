@@ -272,6 +272,30 @@ private Q_SLOTS:
         QCOMPARE(sigismember(&viaSigprocmask, SIGUSR2), 1);
         QCOMPARE(pthread_sigmask(SIG_UNBLOCK, &blockedBefore, nullptr), 0);
     }
+
+    // If this fails, a frame pointer register that holds data (code built without frame pointers: a compiler, most
+    // distribution binaries) near the top of the address space makes the frame-pointer walk read far outside the
+    // stack copy (the bounds check wrapped around) and the session crashes.
+    void framePointerWalkStaysInTheCopy()
+    {
+        ElfCache cache;
+        ModuleIds ids(kFirstModuleId);
+        ProcessMap map(&cache, &ids);
+        QVERIFY(map.loadFromProc(getpid()));
+        Unwinder unwinder;
+        const OwnSample sample = deeperFrame(2);
+        const RawSample raw = sample.view();
+        UnwindOutput out;
+        for (const uint64_t bp :
+             {~uint64_t(0), ~uint64_t(0) - 7, ~uint64_t(0) - 15, raw.regs[RegSP] + raw.stack.size() - 8,
+              raw.regs[RegSP] + raw.stack.size(), raw.regs[RegSP] - 8}) {
+            std::vector<uint64_t> regs(raw.regs.begin(), raw.regs.end());
+            regs[RegBP] = bp;
+            unwinder.unwindFramePointers(UnwindInput{regs, raw.stack, &map, getpid()}, out);
+            QCOMPARE(out.ips.size(), size_t(1)); // the first frame alone: no frame could be read
+            QVERIFY(!out.complete);
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestProcessMap)
