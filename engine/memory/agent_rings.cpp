@@ -98,7 +98,7 @@ void AgentRings::scan()
     closedir(dir);
 }
 
-size_t AgentRings::drain(Ring &ring, AgentSink &sink)
+size_t AgentRings::drain(Ring &ring, AgentSink &sink, uint64_t upToNs)
 {
     agent::RingHeader &h = *ring.header;
     if (!ring.started) {
@@ -120,6 +120,9 @@ size_t AgentRings::drain(Ring &ring, AgentSink &sink)
             h.detached.store(1, std::memory_order_release);
             break;
         }
+        // Allocation and free records both carry their time after the header, the thread id and a 32-bit field.
+        if (bytes >= sizeof(agent::FreeRecord) && reinterpret_cast<const agent::FreeRecord *>(record)->timeNs > upToNs)
+            break;
         if (type == agent::RecordType::Alloc && bytes >= sizeof(agent::AllocRecord)) {
             const auto *alloc = reinterpret_cast<const agent::AllocRecord *>(record);
             const uint32_t stackBytes =
@@ -151,18 +154,18 @@ size_t AgentRings::drain(Ring &ring, AgentSink &sink)
     return records;
 }
 
-size_t AgentRings::poll(AgentSink &sink)
+size_t AgentRings::poll(AgentSink &sink, uint64_t upToNs)
 {
     scan();
-    return visit(sink, 0);
+    return visit(sink, 0, upToNs);
 }
 
 size_t AgentRings::pollProcess(AgentSink &sink, uint32_t pid)
 {
-    return visit(sink, pid);
+    return visit(sink, pid, UINT64_MAX);
 }
 
-size_t AgentRings::visit(AgentSink &sink, uint32_t onlyPid)
+size_t AgentRings::visit(AgentSink &sink, uint32_t onlyPid, uint64_t upToNs)
 {
     const uint64_t now = monotonicNs();
     size_t records = 0;
@@ -181,7 +184,7 @@ size_t AgentRings::visit(AgentSink &sink, uint32_t onlyPid)
             finished = m_rings[j]->pid == ring.pid && m_rings[j]->header->createdNs > ring.header->createdNs;
         if (!finished && kill(pid_t(ring.pid), 0) != 0 && errno == ESRCH)
             finished = true;
-        records += drain(ring, sink);
+        records += drain(ring, sink, upToNs);
         const bool empty =
             ring.header->head.load(std::memory_order_acquire) == ring.header->tail.load(std::memory_order_relaxed);
         if (finished && empty) {

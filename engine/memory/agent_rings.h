@@ -68,8 +68,9 @@ public:
     AgentRings(const AgentRings &) = delete;
     AgentRings &operator=(const AgentRings &) = delete;
 
-    // Picks up new rings, drains every ring into `sink`, writes the heartbeat; returns the records read.
-    size_t poll(AgentSink &sink);
+    // Picks up new rings, drains every ring into `sink`, writes the heartbeat; returns the records read. Records
+    // stamped after `upToNs` (CLOCK_MONOTONIC) stay for a later poll, with every record after them in their ring.
+    size_t poll(AgentSink &sink, uint64_t upToNs = UINT64_MAX);
     // Drains the rings already found of process `pid` (no new ones are looked for): before the process's exec is
     // handled, its old image's records are read while its old map holds. A ring that appears now is the new
     // image's, read at the next poll with the new map.
@@ -86,8 +87,8 @@ public:
 private:
     struct Ring;
     void scan();
-    size_t drain(Ring &ring, AgentSink &sink);
-    size_t visit(AgentSink &sink, uint32_t onlyPid);
+    size_t drain(Ring &ring, AgentSink &sink, uint64_t upToNs);
+    size_t visit(AgentSink &sink, uint32_t onlyPid, uint64_t upToNs);
 
     std::string m_directory;
     std::vector<std::unique_ptr<Ring>> m_rings;

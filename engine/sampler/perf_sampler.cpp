@@ -193,32 +193,58 @@ size_t PerfSampler::drain(SampleSink &sink)
         m_heads[i] = __atomic_load_n(&m_buffers[i]->meta->data_head, __ATOMIC_ACQUIRE);
     followForks(m_heads);
 
-    size_t records = 0;
-    for (size_t i = 0; i < m_buffers.size(); ++i) {
+    // Every buffer's records in time order, merged: a process's records spread over the buffers of the CPUs it ran on
+    // (an exec moves it to another CPU), and its fork, exec and mappings must be applied in the order they happened,
+    // or a mapping read before its exec is cleared by it, or a child's new mappings replaced by its parent's.
+    const size_t count = m_buffers.size();
+    m_nextTimes.assign(count, UINT64_MAX);
+    auto peek = [&](size_t i) {
         Buffer &b = *m_buffers[i];
-        const uint64_t head = m_heads[i];
-        uint64_t tail = b.meta->data_tail;
-        while (tail < head) {
-            const size_t offset = tail % b.dataSize;
-            perf_event_header hdr{};
-            // The header itself may straddle the end of the ring.
-            copyFromRing(b.data, b.dataSize, tail, &hdr, sizeof hdr);
-            if (hdr.size < sizeof hdr || tail + hdr.size > head)
-                break;
-            const uint8_t *record = b.data + offset;
-            if (offset + hdr.size > b.dataSize) {
-                m_scratch.resize(hdr.size);
-                copyFromRing(b.data, b.dataSize, tail, m_scratch.data(), hdr.size);
-                record = m_scratch.data();
-            }
-            handleRecord(record, hdr.size, sink);
-            tail += hdr.size;
-            ++records;
-            // Each record's space goes back to the kernel once it is handled, not after the whole batch: a batch of
-            // samples unwound one after another takes milliseconds, during which a busy target's threads go on
-            // filling the ring.
-            __atomic_store_n(&b.meta->data_tail, tail, __ATOMIC_RELEASE);
+        const uint64_t tail = b.meta->data_tail;
+        m_nextTimes[i] = UINT64_MAX;
+        if (tail >= m_heads[i])
+            return;
+        perf_event_header hdr{};
+        copyFromRing(b.data, b.dataSize, tail, &hdr, sizeof hdr);
+        if (hdr.size < sizeof hdr || tail + hdr.size > m_heads[i])
+            return; // a damaged or partial record: this buffer is done for this drain
+        uint64_t time = 0;
+        if (hdr.type == PERF_RECORD_SAMPLE && hdr.size >= sizeof hdr + 32)
+            copyFromRing(b.data, b.dataSize, tail + sizeof hdr + 24, &time, sizeof time); // after id, ip, pid/tid
+        else if (hdr.type != PERF_RECORD_SAMPLE && hdr.size >= sizeof hdr + 16)
+            copyFromRing(b.data, b.dataSize, tail + hdr.size - 16, &time, sizeof time); // the sample_id trailer
+        m_nextTimes[i] = time == UINT64_MAX ? UINT64_MAX - 1 : time;
+    };
+    for (size_t i = 0; i < count; ++i)
+        peek(i);
+    size_t records = 0;
+    while (true) {
+        size_t i = count;
+        for (size_t j = 0; j < count; ++j) {
+            if (m_nextTimes[j] != UINT64_MAX && (i == count || m_nextTimes[j] < m_nextTimes[i]))
+                i = j;
         }
+        if (i == count)
+            break;
+        Buffer &b = *m_buffers[i];
+        const uint64_t tail = b.meta->data_tail;
+        const size_t offset = tail % b.dataSize;
+        perf_event_header hdr{};
+        // The header itself may straddle the end of the ring.
+        copyFromRing(b.data, b.dataSize, tail, &hdr, sizeof hdr);
+        const uint8_t *record = b.data + offset;
+        if (offset + hdr.size > b.dataSize) {
+            m_scratch.resize(hdr.size);
+            copyFromRing(b.data, b.dataSize, tail, m_scratch.data(), hdr.size);
+            record = m_scratch.data();
+        }
+        handleRecord(record, hdr.size, sink);
+        ++records;
+        // Each record's space goes back to the kernel once it is handled, not after the whole batch: a batch of
+        // samples unwound one after another takes milliseconds, during which a busy target's threads go on filling
+        // the ring.
+        __atomic_store_n(&b.meta->data_tail, tail + hdr.size, __ATOMIC_RELEASE);
+        peek(i);
     }
     return records;
 }

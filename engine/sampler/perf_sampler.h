@@ -86,6 +86,7 @@ private:
         bool fork;
     };
     std::vector<TaskEvent> m_taskEvents;
+    std::vector<uint64_t> m_nextTimes; // per buffer, the time of its next record (UINT64_MAX: none this drain)
 };
 
 } // namespace emberline::engine

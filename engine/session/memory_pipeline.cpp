@@ -144,9 +144,9 @@ MemoryPipeline::environment(const std::vector<std::pair<std::string, std::string
             {agent::kEnvRingBytes, std::to_string(m_ringBytes)}};
 }
 
-size_t MemoryPipeline::poll()
+size_t MemoryPipeline::poll(uint64_t upToNs)
 {
-    const size_t records = m_rings.poll(*this);
+    const size_t records = m_rings.poll(*this, upToNs);
     adaptStackCopy();
     return records;
 }

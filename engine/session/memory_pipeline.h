@@ -40,8 +40,10 @@ public:
     // environment or ours already preloads), the rings' folder, the interval, the ring size.
     std::vector<std::pair<std::string, std::string>>
     environment(const std::vector<std::pair<std::string, std::string>> &given) const;
-    // Reads every ring; returns the records read.
-    size_t poll();
+    // Reads every ring up to the records stamped at `upToNs` (CLOCK_MONOTONIC): the time the sampler's records
+    // were last read from, so that every mapping an allocation's stack runs through is known (a process that has
+    // exited has no /proc map to read). Returns the records read.
+    size_t poll(uint64_t upToNs = UINT64_MAX);
     // The stack each sampled allocation copies from now on.
     void setStackCopyBytes(uint32_t bytes);
     // A flush ends at `realNs`: what was allocated since the last flush and what is live now go to the recorder.

@@ -272,10 +272,12 @@ void RecordSession::loop(Running &r, SessionControl &control, const Callbacks &c
         r.sampler->wait(
             static_cast<int>(std::clamp<int64_t>((due - now + 999'999) / 1'000'000, 1, kMaxWaitNs / 1'000'000)));
         // The sampler first: the maps it reports serve the allocations read next (a process that has exited has
-        // no /proc map to read). An exec it reports reads the rings before the old image's map goes.
+        // no /proc map to read), up to those made when this drain began; later ones wait for the next drain's
+        // maps. An exec it reports reads the rings before the old image's map goes.
+        const int64_t drainedFrom = clockNs(CLOCK_MONOTONIC);
         r.sampler->drain(r.pipeline);
         if (r.memory)
-            r.memoryRecords = r.memory->poll();
+            r.memoryRecords = r.memory->poll(static_cast<uint64_t>(drainedFrom));
         now = clockNs(CLOCK_MONOTONIC);
         if (r.stackCopy)
             adaptStackCopy(r, now);
