@@ -44,8 +44,6 @@ public:
     // were last read from, so that every mapping an allocation's stack runs through is known (a process that has
     // exited has no /proc map to read). Returns the records read.
     size_t poll(uint64_t upToNs = UINT64_MAX);
-    // The stack each sampled allocation copies from now on.
-    void setStackCopyBytes(uint32_t bytes);
     // A flush ends at `realNs`: what was allocated since the last flush and what is live now go to the recorder.
     void flush(int64_t realNs);
     // The session ends (the program has ended or been ended): reads the rings for the last time, tells every agent
@@ -66,6 +64,8 @@ private:
     MemoryPipeline(const SessionConfig &config, std::string directory, std::string agentPath,
                    SamplingPipeline &pipeline, Recorder &recorder);
     void adaptStackCopy();
+    // The stack each sampled allocation copies from now on.
+    void setStackCopyBytes(uint32_t bytes);
     void record(const std::vector<HeapTracker::StackMemory> &sites, int64_t realNs, bool allocated, bool leak);
 
     SamplingPipeline &m_pipeline;

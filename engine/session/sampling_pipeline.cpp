@@ -259,8 +259,6 @@ std::string SamplingPipeline::allocationStack(const UnwindOutput &out, ProcessMa
         inAgent = false;
         m_locations.push_back(m_recorder.internLocation(module ? moduleIdFor(*module) : kUnknownModule, ip));
     }
-    if (!out.complete)
-        ++m_allocationsIncomplete;
     m_allocationStackUsed = std::max<uint64_t>(m_allocationStackUsed, out.stackUsed);
     if (!out.complete && out.stop == UnwindStop::StackCopyEnded)
         ++m_allocationCopiesShort;

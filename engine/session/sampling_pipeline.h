@@ -46,8 +46,6 @@ public:
     // Called when a process is about to take a new program image (exec), while its old map still holds: the memory
     // agent's records of the old image are read then, and unwound with the map they were taken in.
     void setBeforeExec(std::function<void(uint32_t pid)> beforeExec) { m_beforeExec = std::move(beforeExec); }
-    // Allocation stacks that ended before the program's first frame.
-    uint64_t allocationsIncomplete() const { return m_allocationsIncomplete; }
     // The deepest allocation stack unwound (bytes of its copy used), and how many copies were too short.
     uint64_t allocationStackUsed() const { return m_allocationStackUsed; }
     uint64_t allocationCopiesShort() const { return m_allocationCopiesShort; }
@@ -130,7 +128,6 @@ private:
     uint64_t m_framePointerFallbacks = 0;
     std::function<void(uint32_t)> m_beforeExec;
     bool m_allocation = false; // unwinding an allocation (unwindAllocation), not a CPU sample
-    uint64_t m_allocationsIncomplete = 0;
     uint64_t m_allocationStackUsed = 0;
     uint64_t m_allocationCopiesShort = 0;
     bool m_kernelModuleRegistered = false;
