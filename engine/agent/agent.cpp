@@ -67,6 +67,13 @@ struct RealFunctions {
 RealFunctions g_real;
 std::atomic<int> g_resolved{0}; // 0: not yet, 1: resolving, 2: done
 
+// The hot two are called through these, which start as functions that resolve the real ones first: the fast path
+// then has no check of its own.
+void *resolvingMalloc(size_t size);
+void resolvingFree(void *address);
+std::atomic<MallocFn> g_mallocFn{resolvingMalloc};
+std::atomic<FreeFn> g_freeFn{resolvingFree};
+
 // dlsym may call calloc (for its error state) before the real one is known: served from here, never freed.
 alignas(64) char g_bootstrap[64 * 1024];
 std::atomic<size_t> g_bootstrapUsed{0};
@@ -84,8 +91,11 @@ void *bootstrapAlloc(size_t size, size_t alignment = 16)
         const size_t start = (used + alignment - 1) & ~(alignment - 1);
         if (start + size > sizeof g_bootstrap)
             return nullptr;
-        if (g_bootstrapUsed.compare_exchange_weak(used, start + size, std::memory_order_relaxed))
+        if (g_bootstrapUsed.compare_exchange_weak(used, start + size, std::memory_order_relaxed)) {
+            // Its free must leave the fast path, to be recognized and not handed to the C library.
+            pinFilter(reinterpret_cast<uint64_t>(g_bootstrap + start));
             return g_bootstrap + start;
+        }
     }
 }
 
@@ -126,6 +136,8 @@ void resolveReal()
     g_real.valloc = reinterpret_cast<MallocFn>(dlsym(RTLD_NEXT, "valloc"));
     g_real.pvalloc = reinterpret_cast<MallocFn>(dlsym(RTLD_NEXT, "pvalloc"));
     g_real.dlopen = reinterpret_cast<DlopenFn>(dlsym(RTLD_NEXT, "dlopen"));
+    g_mallocFn.store(g_real.malloc, std::memory_order_release);
+    g_freeFn.store(g_real.free, std::memory_order_release);
     g_resolved.store(2, std::memory_order_release);
 }
 
@@ -133,6 +145,18 @@ inline void ensureReal()
 {
     if (__builtin_expect(g_resolved.load(std::memory_order_acquire) != 2, 0))
         resolveReal();
+}
+
+void *resolvingMalloc(size_t size)
+{
+    ensureReal();
+    return g_real.malloc(size);
+}
+
+void resolvingFree(void *address)
+{
+    ensureReal();
+    g_real.free(address);
 }
 
 // The next sampling point, in bytes: an exponential draw with the mean interval.
@@ -179,6 +203,7 @@ void atForkChild()
     g_ring = nullptr;
     if (!mapTables() || !createRing(parent))
         g_mode.store(int(Mode::Off), std::memory_order_release);
+    resetFilter(g_mode.load(std::memory_order_relaxed) == int(Mode::Exact));
 }
 
 void initialize()
@@ -199,6 +224,7 @@ void initialize()
     g_ringBytes = ringBytes;
     if ((g_interval > 1 && !mapTables()) || !createRing(0))
         return;
+    resetFilter(g_interval == 1);
     g_mode.store(int(g_interval == 1 ? Mode::Exact : Mode::Sampling), std::memory_order_release);
 }
 
@@ -242,6 +268,8 @@ __attribute__((destructor(101))) void agentEnd()
 __attribute__((noinline)) void onCountdown(void *address, size_t size)
 {
     ThreadState &t = t_state;
+    if (address == nullptr)
+        return; // a failed allocation: the countdown stays run out for the next one
     int mode = g_mode.load(std::memory_order_acquire);
     // The agent's own allocations (made while it works: dlsym, pthread_getattr_np, pthread_atfork) pass through
     // and leave the countdown to the call they are nested in. A signal handler's allocation nested in the agent's
@@ -282,8 +310,6 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size)
 
 inline void *afterAlloc(void *address, size_t size)
 {
-    if (__builtin_expect(address == nullptr, 0))
-        return address;
     ThreadState &t = t_state;
     t.bytesUntilSample -= int64_t(size);
     if (__builtin_expect(t.bytesUntilSample <= 0, 0))
@@ -291,7 +317,8 @@ inline void *afterAlloc(void *address, size_t size)
     return address;
 }
 
-inline void beforeFree(void *address)
+// A free that the filter let through (freeFiltered): records it when it is one the session must see.
+void beforeFree(void *address)
 {
     const int mode = g_mode.load(std::memory_order_relaxed);
     if (mode == int(Mode::Off) || address == nullptr)
@@ -301,8 +328,17 @@ inline void beforeFree(void *address)
             writeFree(address, true, true, currentTid());
         return;
     }
-    if (mayBeTracked(uint64_t(address)) && untrack(uint64_t(address)))
+    if (untrack(uint64_t(address)))
         writeFree(address, false, false, currentTid());
+}
+
+__attribute__((noinline)) void filteredFree(void *address)
+{
+    if (isBootstrap(address))
+        return;
+    ensureReal();
+    beforeFree(address);
+    g_real.free(address);
 }
 
 } // namespace
@@ -312,19 +348,17 @@ using namespace emberline::agent;
 
 // --- The hooks ---------------------------------------------------------------------------------------------------
 
+// The fast paths: an indirect call and a countdown for malloc, one bit of the filter and an indirect jump for free.
 EMBERLINE_EXPORT void *malloc(size_t size)
 {
-    ensureReal();
-    return afterAlloc(g_real.malloc(size), size);
+    return afterAlloc(g_mallocFn.load(std::memory_order_relaxed)(size), size);
 }
 
 EMBERLINE_EXPORT void free(void *address)
 {
-    if (__builtin_expect(isBootstrap(address), 0))
-        return;
-    ensureReal();
-    beforeFree(address);
-    g_real.free(address);
+    if (__builtin_expect(freeFiltered(uint64_t(address)), 0))
+        return filteredFree(address);
+    g_freeFn.load(std::memory_order_relaxed)(address);
 }
 
 EMBERLINE_EXPORT void *calloc(size_t count, size_t size)
@@ -348,22 +382,22 @@ EMBERLINE_EXPORT void *calloc(size_t count, size_t size)
 EMBERLINE_EXPORT void *realloc(void *address, size_t size)
 {
     ensureReal();
-    if (__builtin_expect(isBootstrap(address), 0)) {
-        void *moved = g_real.malloc(size);
-        const size_t left = size_t(g_bootstrap + sizeof g_bootstrap - static_cast<char *>(address));
-        if (moved)
-            memcpy(moved, address, size < left ? size : left);
-        return afterAlloc(moved, size);
-    }
     if (address == nullptr)
         return afterAlloc(g_real.realloc(nullptr, size), size);
-    if (size == 0) {
+    if (__builtin_expect(freeFiltered(uint64_t(address)), 0)) {
+        if (isBootstrap(address)) {
+            void *moved = g_real.malloc(size);
+            const size_t left = size_t(g_bootstrap + sizeof g_bootstrap - static_cast<char *>(address));
+            if (moved)
+                memcpy(moved, address, size < left ? size : left);
+            return afterAlloc(moved, size);
+        }
+        // As heaptrack counts it: a free of the old block and an allocation of the new size. The old block's free
+        // is reported before the real call, so that its address, reused at once by another thread, is told apart.
         beforeFree(address);
-        return g_real.realloc(address, 0);
     }
-    // As heaptrack counts it: a free of the old block and an allocation of the new size. The old block's free
-    // is reported before the real call, so that its address, reused at once by another thread, is told apart.
-    beforeFree(address);
+    if (size == 0)
+        return g_real.realloc(address, 0);
     return afterAlloc(g_real.realloc(address, size), size);
 }
 

@@ -23,7 +23,7 @@ namespace emberline::agent {
 
 Bucket *g_buckets = nullptr;
 std::atomic<uint16_t> *g_bucketUse = nullptr;
-std::atomic<uint64_t> *g_bucketBits = nullptr;
+alignas(64) std::atomic<uint64_t> g_bucketBits[kBuckets / 64];
 std::atomic<int> g_trackLock{0};
 
 RingHeader *g_ring = nullptr;
@@ -217,14 +217,52 @@ void unlockTracking()
     g_trackLock.store(0, std::memory_order_release);
 }
 
-// Under g_trackLock: the bucket's bit follows its count.
+// Pinned addresses: their bits stay set whatever their buckets' counts (a handful: the start-up storage's blocks).
+constexpr int kMaxPinned = 64;
+std::atomic<uint64_t> g_pinned[kMaxPinned];
+std::atomic<int> g_pinnedCount{0};
+
+bool bucketPinned(size_t b)
+{
+    const int n = g_pinnedCount.load(std::memory_order_acquire);
+    for (int i = 0; i < n && i < kMaxPinned; ++i)
+        if (bucketOf(g_pinned[i].load(std::memory_order_relaxed)) == b)
+            return true;
+    return false;
+}
+
+void setBit(size_t b)
+{
+    g_bucketBits[b >> 6].fetch_or(uint64_t(1) << (b & 63), std::memory_order_acq_rel);
+}
+
+// Under g_trackLock: the bucket's bit follows its count (and stays for a pinned address).
 void lowerCount(size_t b)
 {
-    if (g_bucketUse[b].fetch_sub(1, std::memory_order_acq_rel) == 1)
+    if (g_bucketUse[b].fetch_sub(1, std::memory_order_acq_rel) == 1 && !bucketPinned(b))
         g_bucketBits[b >> 6].fetch_and(~(uint64_t(1) << (b & 63)), std::memory_order_acq_rel);
 }
 
 } // namespace
+
+void pinFilter(uint64_t address)
+{
+    const int i = g_pinnedCount.fetch_add(1, std::memory_order_acq_rel);
+    if (i < kMaxPinned)
+        g_pinned[i].store(address, std::memory_order_release);
+    // Past the list's end the bit is still set, only not kept through a bucket's last untrack: the start-up storage
+    // hands out far fewer blocks than that.
+    setBit(bucketOf(address));
+}
+
+void resetFilter(bool everyFree)
+{
+    for (auto &word : g_bucketBits)
+        word.store(everyFree ? ~uint64_t(0) : 0, std::memory_order_relaxed);
+    const int n = g_pinnedCount.load(std::memory_order_acquire);
+    for (int i = 0; i < n && i < kMaxPinned; ++i)
+        setBit(bucketOf(g_pinned[i].load(std::memory_order_relaxed)));
+}
 
 bool track(uint64_t address)
 {
@@ -232,7 +270,7 @@ bool track(uint64_t address)
         return false;
     const size_t b = bucketOf(address);
     g_bucketUse[b].fetch_add(1, std::memory_order_acq_rel);
-    g_bucketBits[b >> 6].fetch_or(uint64_t(1) << (b & 63), std::memory_order_acq_rel);
+    setBit(b);
     bool taken = false;
     for (auto &slot : g_buckets[b].slots) {
         uint64_t empty = 0;
@@ -363,13 +401,10 @@ bool mapTables()
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (g_buckets ? MAP_FIXED : 0), -1, 0);
     void *use = mmap(g_bucketUse, kBuckets * sizeof(uint16_t), PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (g_bucketUse ? MAP_FIXED : 0), -1, 0);
-    void *bits = mmap(g_bucketBits, kBuckets / 8, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (g_bucketBits ? MAP_FIXED : 0), -1, 0);
-    if (buckets == MAP_FAILED || use == MAP_FAILED || bits == MAP_FAILED)
+    if (buckets == MAP_FAILED || use == MAP_FAILED)
         return false;
     g_buckets = static_cast<Bucket *>(buckets);
     g_bucketUse = static_cast<std::atomic<uint16_t> *>(use);
-    g_bucketBits = static_cast<std::atomic<uint64_t> *>(bits);
     // A forked child is single-threaded: a lock its parent's other threads held is nobody's here.
     g_trackLock.store(0, std::memory_order_relaxed);
     return true;

@@ -14,9 +14,12 @@
 namespace emberline::agent {
 
 // Tracked (sampled and still live) allocations: buckets of eight slots, one cache line each, a count of occupants
-// per bucket, and a bit per bucket that is set whenever its count is not zero. A free reads one bit (4 KiB for every
-// bucket: a table that stays in the first-level cache of a program with a large working set, where the counts'
-// 64 KiB did not) and looks into the bucket only when it is set.
+// per bucket, and the free filter: a bit per bucket that is set whenever its count is not zero. A free reads one
+// bit (4 KiB for every bucket, static, so that it is there before the agent starts: a table that stays in the
+// first-level cache of a program with a large working set, where the counts' 64 KiB did not) and leaves the fast
+// path only when it is set. Everything a free must see sets its bit: a tracked block, a block of the agent's own
+// start-up storage (pinned: its bit is never cleared), and, in exact mode, where every free is recorded, all of
+// them.
 //
 // The bits never miss a tracked block: a bucket's count and bit change together under g_trackLock (tracking and
 // the untracking of a tracked block are rare: one per sample), and a tracked block's bit is set before its malloc
@@ -29,9 +32,9 @@ constexpr int kSlotsPerBucket = 8;
 struct alignas(64) Bucket {
     std::atomic<uint64_t> slots[kSlotsPerBucket];
 };
-extern Bucket *g_buckets;                   // kBuckets, anonymous memory
-extern std::atomic<uint16_t> *g_bucketUse;  // kBuckets
-extern std::atomic<uint64_t> *g_bucketBits; // kBuckets / 64
+extern Bucket *g_buckets;                  // kBuckets, anonymous memory
+extern std::atomic<uint16_t> *g_bucketUse; // kBuckets
+extern std::atomic<uint64_t> g_bucketBits[kBuckets / 64];
 extern std::atomic<int> g_trackLock;
 
 inline size_t bucketOf(uint64_t address)
@@ -39,12 +42,17 @@ inline size_t bucketOf(uint64_t address)
     return size_t(((address >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - kBucketBits));
 }
 
-// Whether `address` may be tracked: the one read a free of an untracked block costs.
-inline bool mayBeTracked(uint64_t address)
+// Whether a free of `address` leaves the fast path: the one read a free of an untracked block costs.
+inline bool freeFiltered(uint64_t address)
 {
     const size_t b = bucketOf(address);
-    return (g_bucketBits[b >> 6].load(std::memory_order_acquire) >> (b & 63)) & 1;
+    return (g_bucketBits[b >> 6].load(std::memory_order_relaxed) >> (b & 63)) & 1;
 }
+
+// Sets the filter's bit of `address` for good (the agent's start-up storage, which a free must recognize).
+void pinFilter(uint64_t address);
+// The filter as a process starts: every bit set when every free is recorded (exact mode), else only the pinned ones.
+void resetFilter(bool everyFree);
 
 extern RingHeader *g_ring; // this process image's ring; null without one
 extern uint64_t g_interval;
@@ -53,7 +61,8 @@ extern char g_directory[512];
 extern std::atomic<bool> g_sessionGone;
 
 uint64_t nowNs();
-// Fresh (zero) tracking tables: a forked child starts with none of its parent's tracked blocks.
+// Fresh (zero) tracking tables: a forked child starts with none of its parent's tracked blocks (its caller resets
+// the free filter).
 bool mapTables();
 // Creates this process image's ring in g_directory; `parentPid` for a forked child.
 bool createRing(uint32_t parentPid);
