@@ -62,6 +62,8 @@ void printSummary(const engine::SessionSummary &s)
                  engine::formatValue(s.profilerCpuNs, "nanoseconds").c_str(), overheadPct);
     if (!s.wallTimeProblem.empty())
         std::fprintf(stderr, "emberline: %s\n", s.wallTimeProblem.c_str());
+    for (const std::string &problem : s.samplerProblems)
+        std::fprintf(stderr, "emberline: %s\n", problem.c_str());
     if (!s.kernelFramesProblem.empty())
         std::fprintf(stderr, "emberline: %s\n", s.kernelFramesProblem.c_str());
     std::fprintf(stderr, "emberline: %llu sample(s) of other processes dropped (not in the followed tree)\n",
@@ -138,7 +140,9 @@ void configureRecordParser(QCommandLineParser &parser)
          QStringLiteral("SECONDS")},
         {QStringLiteral("flush-period"), QStringLiteral("Seconds between flushes, 1 to 60 (default 10)."),
          QStringLiteral("SECONDS"), QStringLiteral("10")},
-        {QStringLiteral("sampler"), QStringLiteral("auto, perf or ptrace (default auto: perf events where allowed)."),
+        {QStringLiteral("sampler"),
+         QStringLiteral("auto, perf, ptrace or inprocess (default auto: perf events where allowed; else inprocess for "
+                        "a launch, ptrace for an attach)."),
          QStringLiteral("NAME"), QStringLiteral("auto")},
         {QStringLiteral("output"),
          QStringLiteral("Write flush-NNNN.pprof and profile.pprof here (default ./emberline-<time>)."),

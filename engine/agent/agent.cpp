@@ -110,6 +110,7 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 enum class Mode : int { Off = 0, Sampling = 1, Exact = 2 };
 std::atomic<int> g_mode{int(Mode::Off)};
 std::atomic<bool> g_started{false}; // the constructor has run (g_mode is final, but for a fork's failure)
+std::atomic<bool> g_active{false};  // this process image has a ring (memory, CPU or both)
 uint32_t currentTid()
 {
     ThreadState &t = t_state;
@@ -159,6 +160,22 @@ void resolvingFree(void *address)
     g_real.free(address);
 }
 
+} // namespace
+
+void *mallocInternal(size_t size)
+{
+    ensureReal();
+    return g_real.malloc(size);
+}
+
+void freeInternal(void *address)
+{
+    ensureReal();
+    g_real.free(address);
+}
+
+namespace {
+
 // The next sampling point, in bytes: an exponential draw with the mean interval.
 int64_t drawInterval(ThreadState &t)
 {
@@ -194,16 +211,21 @@ void atForkChild()
     t.tid = 0;
     t.rng = 0;
     t.bytesUntilSample = 0;
-    if (g_mode.load(std::memory_order_relaxed) == int(Mode::Off) || !g_ring)
+    if (!g_active.load(std::memory_order_relaxed) || !g_ring)
         return;
     const uint32_t parent = g_ring->pid;
     g_sessionGone.store(false, std::memory_order_relaxed);
     // The parent's ring stays the parent's: this process starts its own, or runs without one.
     munmap(g_ring, kRingHeaderBytes + g_ringBytes);
     g_ring = nullptr;
-    if (!mapTables() || !createRing(parent))
+    if ((g_interval > 1 && !mapTables()) || !createRing(parent)) {
         g_mode.store(int(Mode::Off), std::memory_order_release);
+        g_active.store(false, std::memory_order_release);
+        resetFilter(false);
+        return;
+    }
     resetFilter(g_mode.load(std::memory_order_relaxed) == int(Mode::Exact));
+    cpuForkChild();
 }
 
 void initialize()
@@ -213,8 +235,14 @@ void initialize()
     if (!directory || !*directory || strlen(directory) >= sizeof g_directory - 64)
         return;
     memcpy(g_directory, directory, strlen(directory) + 1);
-    g_interval = parseUnsigned(getenv(kEnvAllocInterval), uint64_t(512) * 1024);
-    if (g_interval == 0)
+    // Memory is profiled when an interval is given; CPU is sampled when a period is given; either needs the ring.
+    const char *interval = getenv(kEnvAllocInterval);
+    const bool memory = interval && *interval;
+    g_cpuPeriodNs = parseUnsigned(getenv(kEnvCpuPeriod), 0);
+    if (!memory && g_cpuPeriodNs == 0)
+        return;
+    g_interval = memory ? parseUnsigned(interval, uint64_t(512) * 1024) : 0;
+    if (memory && g_interval == 0)
         g_interval = 1;
     uint64_t ringBytes = parseUnsigned(getenv(kEnvRingBytes), kDefaultRingDataBytes);
     if (ringBytes < 65536)
@@ -224,8 +252,11 @@ void initialize()
     g_ringBytes = ringBytes;
     if ((g_interval > 1 && !mapTables()) || !createRing(0))
         return;
-    resetFilter(g_interval == 1);
-    g_mode.store(int(g_interval == 1 ? Mode::Exact : Mode::Sampling), std::memory_order_release);
+    g_active.store(true, std::memory_order_release);
+    if (memory) {
+        resetFilter(g_interval == 1);
+        g_mode.store(int(g_interval == 1 ? Mode::Exact : Mode::Sampling), std::memory_order_release);
+    }
 }
 
 // The agent starts at the program's first allocation (the C library's own, made while the dynamic linker starts the
@@ -248,11 +279,13 @@ bool startOnce()
 __attribute__((constructor(101))) void agentStart()
 {
     startOnce();
-    // A forked child starts its own ring: registered here, where the C library is fully started.
-    if (g_mode.load(std::memory_order_acquire) != int(Mode::Off)) {
+    // A forked child starts its own ring: registered here, where the C library is fully started. The CPU sampler
+    // starts here too: its timers' signal must find the C library ready.
+    if (g_active.load(std::memory_order_acquire)) {
         ++t_internal;
         pthread_atfork(nullptr, nullptr, atForkChild);
         --t_internal;
+        cpuStart();
     }
 }
 

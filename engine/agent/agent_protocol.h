@@ -23,7 +23,7 @@
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 1;
+inline constexpr uint32_t kRingVersion = 2;
 inline constexpr uint64_t kRingHeaderBytes = 4096;
 inline constexpr uint64_t kDefaultRingDataBytes = uint64_t(4) << 20;
 
@@ -34,6 +34,8 @@ inline constexpr const char *kLibraryName = "libemberline_agent.so";
 inline constexpr const char *kEnvDirectory = "EMBERLINE_AGENT_DIR";          // where rings are created
 inline constexpr const char *kEnvAllocInterval = "EMBERLINE_ALLOC_INTERVAL"; // mean bytes between samples
 inline constexpr const char *kEnvRingBytes = "EMBERLINE_AGENT_RING_BYTES";   // data bytes of each ring
+// The in-process sampler: CPU time between samples of each thread, in ns (absent: the agent does not sample CPU).
+inline constexpr const char *kEnvCpuPeriod = "EMBERLINE_CPU_PERIOD_NS";
 
 // The user registers an allocation sample carries, in the order of the perf sampler's kPerfRegsMask (AX..IP,
 // then R8..R15): the session unwinds them with the same unwinder. Registers the agent does not capture are 0.
@@ -45,6 +47,10 @@ enum Problem : uint32_t {
     ProblemDeepBind = 1u << 0,  // a library was opened with RTLD_DEEPBIND: its calls bypass the hooks
     ProblemTableFull = 1u << 1, // a sampled allocation found no slot to be tracked in (counted as dropped)
     ProblemStackCopy = 1u << 2, // the stack could not be copied (process_vm_readv refused)
+    // The in-process sampler:
+    ProblemNoSignal = 1u << 3,    // every real-time signal has a handler of the program's: CPU is not sampled
+    ProblemSignalTaken = 1u << 4, // the program installed a handler for the sampler's signal: sampling stopped
+    ProblemTimer = 1u << 5,       // a thread's CPU timer could not be created (timer_create refused)
 };
 
 enum class RecordType : uint32_t {
@@ -52,6 +58,8 @@ enum class RecordType : uint32_t {
     Padding = 1, // the rest of the ring up to its end: skip
     Alloc = 2,   // AllocRecord
     Free = 3,    // FreeRecord
+    Cpu = 4,     // CpuRecord
+    Thread = 5,  // ThreadRecord
 };
 
 struct RecordHeader {
@@ -84,6 +92,30 @@ struct FreeRecord {
 
 inline constexpr uint64_t kFreeRecordBytes = sizeof(FreeRecord);
 
+// A CPU sample of the in-process sampler: the thread's CPU timer fired and the signal handler copied the
+// interrupted registers (all of them, kPerfRegsMask order) and the stack from regs[RegSP]. `periodNs` is the CPU
+// time it stands for (the timer's period times one plus the overruns the kernel counted).
+struct CpuRecord {
+    RecordHeader header;
+    uint32_t tid;
+    uint32_t stackBytes;
+    uint64_t timeNs;
+    uint64_t periodNs;
+    uint64_t regs[kRegisterCount];
+    // uint8_t stack[stackBytes] follows, padded to 8
+};
+
+// A thread's CPU timer started (`started` 1) or could not be created (0): the session asks, through the header's
+// timer requests, for a timer on every thread it finds without one.
+struct ThreadRecord {
+    RecordHeader header;
+    uint32_t tid;
+    uint32_t started;
+    uint64_t timeNs;
+};
+
+inline constexpr int kTimerRequests = 32;
+
 struct alignas(64) RingHeader {
     // Written once by the agent before the file gets its final name.
     uint32_t magic;
@@ -93,13 +125,20 @@ struct alignas(64) RingHeader {
     uint64_t dataBytes;     // a power of two
     uint64_t allocInterval; // mean bytes between samples; 1: every allocation (exact mode)
     uint64_t createdNs;     // CLOCK_MONOTONIC
+    uint64_t cpuPeriodNs;   // the in-process sampler's period (0: CPU is not sampled)
+    uint32_t cpuSignal;     // the signal its timers send (0: none)
+    uint32_t reserved;
     // Written by the session.
     alignas(64) std::atomic<uint64_t> heartbeatNs; // CLOCK_MONOTONIC of the session's last visit
     std::atomic<uint32_t> sessionPid;              // the process that reads the ring: when its visits stop, the
                                                    // agent asks whether it still exists (slow) or not (gone)
-    std::atomic<uint32_t> stackCopyBytes;          // the stack each sample copies (the learned copy)
+    std::atomic<uint32_t> stackCopyBytes;          // the stack each sampled allocation copies (the learned copy)
+    std::atomic<uint32_t> cpuStackCopyBytes;       // the stack each CPU sample copies (the learned copy)
     std::atomic<uint32_t> detached;                // 1: the session has ended; pass everything through
-    alignas(64) std::atomic<uint64_t> tail;        // bytes consumed by the session
+    // Threads the session found without a CPU timer (made by a bare clone, not pthread_create): a slot holds a
+    // thread id until the agent's next sample on any thread takes it (0) and starts that thread's timer.
+    std::atomic<uint32_t> timerRequests[kTimerRequests];
+    alignas(64) std::atomic<uint64_t> tail; // bytes consumed by the session
     // Written by the agent.
     alignas(64) std::atomic<uint64_t> head;    // bytes reserved by writers
     alignas(64) std::atomic<uint64_t> tracked; // tracked allocations whose free may still come
@@ -107,6 +146,7 @@ struct alignas(64) RingHeader {
     std::atomic<uint64_t> bytesDropped;        // their sizes
     std::atomic<uint64_t> waitNs;              // exact mode: time spent waiting for room
     std::atomic<uint64_t> untrackedFrees;      // frees passed on without a record (the session was gone)
+    std::atomic<uint64_t> cpuDropped;          // CPU samples not written: no room in the ring
     std::atomic<uint32_t> problems;            // Problem bits
     std::atomic<uint32_t> finished;            // 1: the process image ended (exit or exec) and flushed
 };

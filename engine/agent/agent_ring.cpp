@@ -166,6 +166,17 @@ uint32_t copyStack(uint64_t sp, uint8_t *out, uint32_t want)
 {
     if (!t_stackAsked)
         learnStackBounds();
+    return copyStackInHandler(sp, out, want);
+}
+
+void learnThreadStack()
+{
+    if (!t_stackAsked)
+        learnStackBounds();
+}
+
+uint32_t copyStackInHandler(uint64_t sp, uint8_t *out, uint32_t want)
+{
     if (sp >= t_stackLow && sp < t_stackHigh) {
         const uint64_t room = t_stackHigh - sp;
         const uint32_t n = room < want ? uint32_t(room) : want;

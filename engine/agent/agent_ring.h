@@ -74,6 +74,30 @@ bool untrack(uint64_t address);
 void writeAlloc(void *address, size_t size, bool exact, bool wait, uint32_t tid);
 void writeFree(void *address, bool exact, bool wait, uint32_t tid);
 
+// Whether the session still reads the ring (a visit in the last 100 ms, or its process still exists).
+bool sessionAlive(uint64_t now);
+// Reserves a record of `bytes` (keeping `keep` bytes free after it); waits for room only when `wait` and this
+// thread holds no unpublished record. Null when there is no room.
+RecordHeader *reserveWaiting(uint32_t bytes, uint64_t keep, bool wait);
+void publish(RecordHeader *record, RecordType type);
+// Set while this thread holds a reserved record not yet published.
+extern __thread bool t_holding;
+// Copies up to `want` bytes of this thread's stack from `sp`, never past its end (learning its bounds first).
+uint32_t copyStack(uint64_t sp, uint8_t *out, uint32_t want);
+// The same without learning the bounds (which allocates): safe in a signal handler.
+uint32_t copyStackInHandler(uint64_t sp, uint8_t *out, uint32_t want);
+// Learns this thread's stack bounds now (outside signal handlers).
+void learnThreadStack();
+// The agent's own memory, from the C library directly (never recorded).
+void *mallocInternal(size_t size);
+void freeInternal(void *address);
+
+// The in-process sampler (agent_cpu.cpp): its period (0: off), its start in a process image, after the ring is made,
+// and its restart in a forked child.
+extern uint64_t g_cpuPeriodNs;
+void cpuStart();
+void cpuForkChild();
+
 // > 0 while the agent makes calls that allocate (the dynamic linker's lookups, pthread_getattr_np): their
 // allocations are the agent's own and pass through untraced.
 extern __thread uint32_t t_internal;

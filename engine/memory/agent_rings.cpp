@@ -90,6 +90,8 @@ void AgentRings::scan()
         ring->pid = h->pid;
         ring->image = ++m_images;
         h->stackCopyBytes.store(m_stackCopyBytes, std::memory_order_relaxed);
+        h->cpuStackCopyBytes.store(m_cpuStackCopyBytes, std::memory_order_relaxed);
+        m_counters.cpuSignal = h->cpuSignal;
         h->sessionPid.store(uint32_t(getpid()), std::memory_order_relaxed);
         h->heartbeatNs.store(monotonicNs(), std::memory_order_release);
         ++m_counters.rings;
@@ -143,6 +145,23 @@ size_t AgentRings::drain(Ring &ring, AgentSink &sink, uint64_t upToNs)
             const auto *free = reinterpret_cast<const agent::FreeRecord *>(record);
             ++m_counters.frees;
             sink.onFree(ring.image, ring.pid, free->tid, free->timeNs, free->address);
+        } else if (type == agent::RecordType::Cpu && bytes >= sizeof(agent::CpuRecord)) {
+            const auto *cpu = reinterpret_cast<const agent::CpuRecord *>(record);
+            AgentCpuSample c;
+            c.image = ring.image;
+            c.pid = ring.pid;
+            c.tid = cpu->tid;
+            c.timeNs = cpu->timeNs;
+            c.periodNs = cpu->periodNs;
+            c.regs = std::span<const uint64_t>(cpu->regs, agent::kRegisterCount);
+            c.stackLimit = bytes - uint32_t(sizeof(agent::CpuRecord));
+            c.stack = std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(cpu + 1),
+                                               std::min<uint32_t>(cpu->stackBytes, c.stackLimit));
+            ++m_counters.cpuSamples;
+            sink.onCpuSample(c);
+        } else if (type == agent::RecordType::Thread && bytes >= sizeof(agent::ThreadRecord)) {
+            const auto *thread = reinterpret_cast<const agent::ThreadRecord *>(record);
+            sink.onThreadTimer(ring.image, ring.pid, thread->tid, thread->started != 0);
         }
         // The whole record is cleared before the tail moves past it: a record of the next lap may start anywhere
         // in it, and its type must read Empty until its writer publishes it (not a byte of this one's stack).
@@ -162,11 +181,21 @@ size_t AgentRings::poll(AgentSink &sink, uint64_t upToNs)
 
 size_t AgentRings::pollProcess(AgentSink &sink, uint32_t pid)
 {
+    // Called back from inside a poll (a sink that handles an exec): that poll reads the rings in order already.
+    if (m_visiting)
+        return 0;
     return visit(sink, pid, UINT64_MAX);
 }
 
 size_t AgentRings::visit(AgentSink &sink, uint32_t onlyPid, uint64_t upToNs)
 {
+    if (m_visiting)
+        return 0;
+    m_visiting = true;
+    struct Done {
+        bool &flag;
+        ~Done() { flag = false; }
+    } done{m_visiting};
     const uint64_t now = monotonicNs();
     size_t records = 0;
     for (size_t i = 0; i < m_rings.size();) {
@@ -194,6 +223,7 @@ size_t AgentRings::visit(AgentSink &sink, uint32_t onlyPid, uint64_t upToNs)
             m_closed.bytesDropped += h.bytesDropped.load(std::memory_order_relaxed);
             m_closed.waitNs += h.waitNs.load(std::memory_order_relaxed);
             m_closed.problems |= h.problems.load(std::memory_order_relaxed);
+            m_closed.cpuDropped += h.cpuDropped.load(std::memory_order_relaxed);
             m_rings.erase(m_rings.begin() + std::ptrdiff_t(i));
             continue;
         }
@@ -207,6 +237,31 @@ void AgentRings::setStackCopyBytes(uint32_t bytes)
     m_stackCopyBytes = bytes;
     for (auto &ring : m_rings)
         ring->header->stackCopyBytes.store(bytes, std::memory_order_relaxed);
+}
+
+void AgentRings::setCpuStackCopyBytes(uint32_t bytes)
+{
+    m_cpuStackCopyBytes = bytes;
+    for (auto &ring : m_rings)
+        ring->header->cpuStackCopyBytes.store(bytes, std::memory_order_relaxed);
+}
+
+bool AgentRings::requestTimer(uint32_t pid, uint32_t tid)
+{
+    // The newest ring of the process: the image running now.
+    for (auto it = m_rings.rbegin(); it != m_rings.rend(); ++it) {
+        if ((*it)->pid != pid)
+            continue;
+        for (auto &slot : (*it)->header->timerRequests) {
+            uint32_t empty = 0;
+            if (slot.load(std::memory_order_relaxed) == tid)
+                return true;
+            if (slot.compare_exchange_strong(empty, tid, std::memory_order_acq_rel))
+                return true;
+        }
+        return false;
+    }
+    return false;
 }
 
 void AgentRings::detach(AgentSink &sink)
@@ -224,12 +279,14 @@ AgentCounters AgentRings::counters() const
     c.bytesDropped += m_closed.bytesDropped;
     c.waitNs += m_closed.waitNs;
     c.problems |= m_closed.problems;
+    c.cpuDropped += m_closed.cpuDropped;
     for (const auto &ring : m_rings) {
         const agent::RingHeader &h = *ring->header;
         c.allocsDropped += h.allocsDropped.load(std::memory_order_relaxed);
         c.bytesDropped += h.bytesDropped.load(std::memory_order_relaxed);
         c.waitNs += h.waitNs.load(std::memory_order_relaxed);
         c.problems |= h.problems.load(std::memory_order_relaxed);
+        c.cpuDropped += h.cpuDropped.load(std::memory_order_relaxed);
     }
     return c;
 }

@@ -24,6 +24,18 @@ struct AgentAllocation {
     uint32_t stackLimit = 0;        // the copy asked for
 };
 
+// A CPU sample of the in-process sampler, as read from a ring: valid only during the callback.
+struct AgentCpuSample {
+    uint64_t image = 0;
+    uint32_t pid = 0;
+    uint32_t tid = 0;
+    uint64_t timeNs = 0;   // CLOCK_MONOTONIC
+    uint64_t periodNs = 0; // the thread's CPU time it stands for
+    std::span<const uint64_t> regs;
+    std::span<const uint8_t> stack;
+    uint32_t stackLimit = 0;
+};
+
 // What the rings report, on the thread that polls them.
 class AgentSink {
 public:
@@ -39,6 +51,12 @@ public:
     // A process image ended (exit, exec into a new image, or the process is gone): what it still held was live
     // at its end.
     virtual void onImageEnd(uint64_t image, uint32_t pid) { (void)image, (void)pid; }
+    // The in-process sampler: a CPU sample, and a thread whose CPU timer started (or could not be made).
+    virtual void onCpuSample(const AgentCpuSample &sample) { (void)sample; }
+    virtual void onThreadTimer(uint64_t image, uint32_t pid, uint32_t tid, bool started)
+    {
+        (void)image, (void)pid, (void)tid, (void)started;
+    }
 };
 
 // Counters over every ring of the session.
@@ -48,9 +66,12 @@ struct AgentCounters {
     uint64_t frees = 0;         // free records read
     uint64_t allocsDropped = 0; // sampled allocations the agent could not report (full ring or table)
     uint64_t bytesDropped = 0;
-    uint64_t waitNs = 0;   // exact mode: the programs' time spent waiting for room
-    uint32_t problems = 0; // agent::Problem bits of any ring
-    uint64_t badRings = 0; // files in the directory that were not a ring of this version
+    uint64_t waitNs = 0;     // exact mode: the programs' time spent waiting for room
+    uint32_t problems = 0;   // agent::Problem bits of any ring
+    uint64_t badRings = 0;   // files in the directory that were not a ring of this version
+    uint64_t cpuSamples = 0; // CPU samples read
+    uint64_t cpuDropped = 0; // CPU samples the agent could not write (a full ring)
+    uint32_t cpuSignal = 0;  // the in-process sampler's signal in the latest ring (0: none)
 };
 
 // The session's side of the agent's rings (engine/agent/agent_protocol.h): finds the rings that the launched
@@ -77,6 +98,12 @@ public:
     size_t pollProcess(AgentSink &sink, uint32_t pid);
     // The stack each sample copies from now on (the learned copy).
     void setStackCopyBytes(uint32_t bytes);
+    // The stack each CPU sample copies from now on (the in-process sampler's learned copy).
+    void setCpuStackCopyBytes(uint32_t bytes);
+    uint32_t cpuStackCopyBytes() const { return m_cpuStackCopyBytes; }
+    // Asks the agent of process `pid` to start a CPU timer on thread `tid` (one it has not reported); false when
+    // the process has no open ring or its requests are all taken.
+    bool requestTimer(uint32_t pid, uint32_t tid);
     // The session is ending: drains once more, then every agent passes everything through.
     void detach(AgentSink &sink);
 
@@ -93,9 +120,11 @@ private:
     std::string m_directory;
     std::vector<std::unique_ptr<Ring>> m_rings;
     uint32_t m_stackCopyBytes = 8192;
+    uint32_t m_cpuStackCopyBytes = 32768;
     AgentCounters m_counters;
     AgentCounters m_closed; // counters of rings already closed
     uint64_t m_images = 0;
+    bool m_visiting = false; // a poll is under way (a sink's callback must not start another)
 };
 
 } // namespace emberline::engine

@@ -70,12 +70,67 @@ std::vector<int> withChildren(const std::vector<uint32_t> &followed)
 
 } // namespace
 
+bool seccompFiltered()
+{
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);) {
+        if (line.rfind("Seccomp:", 0) == 0)
+            return line.find('2') != std::string::npos; // 2: SECCOMP_MODE_FILTER
+    }
+    return false;
+}
+
+std::string perfEventsPolicyRefusal()
+{
+    // Refused although neither the paranoia level nor the privileges explain it: a seccomp filter (a
+    // container's default profile refuses perf_event_open) or another security module decided.
+    const bool privileged = ::geteuid() == 0;
+    const int paranoid = readParanoid();
+    if (!seccompFiltered() || (!privileged && paranoid > 2))
+        return {};
+    return std::string("perf_event_open is refused by a seccomp filter on this process (a container's security "
+                       "policy; ") +
+           (privileged ? "Emberline runs as root" : "kernel.perf_event_paranoid is " + std::to_string(paranoid)) +
+           ", so neither privileges nor the paranoia level are the cause). Sample from inside the program instead "
+           "(--sampler inprocess, for a program Emberline launches) or with ptrace (--sampler ptrace), or allow "
+           "perf_event_open in the container's seccomp profile";
+}
+
+std::string perfEventsForbidden()
+{
+    perf_event_attr attr{};
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_CPU_CLOCK;
+    attr.sample_period = 1'000'000;
+    attr.disabled = 1;
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    const long fd = perfEventOpen(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd >= 0) {
+        ::close(static_cast<int>(fd));
+        return {};
+    }
+    const int error = errno;
+    if (error == EACCES || error == EPERM) {
+        if (std::string policy = perfEventsPolicyRefusal(); !policy.empty())
+            return policy;
+        return "perf events are not allowed for this user (kernel.perf_event_paranoid is " +
+               std::to_string(readParanoid()) + ")";
+    }
+    if (error == ENOSYS)
+        return "this kernel has no perf events";
+    return perfOpenErrorMessage(error, ::getpid());
+}
+
 std::string perfOpenErrorMessage(int error, int pid)
 {
     const std::string target = "process " + std::to_string(pid);
     switch (error) {
     case EACCES:
     case EPERM:
+        if (const std::string policy = perfEventsPolicyRefusal(); !policy.empty())
+            return "not allowed to sample " + target + " with perf events: " + policy;
         return "not allowed to sample " + target + " with perf events (kernel.perf_event_paranoid is " +
                std::to_string(readParanoid()) +
                "). Profile a process you own with perf_event_paranoid at 2 or lower (sudo sysctl "

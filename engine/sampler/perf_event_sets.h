@@ -112,5 +112,11 @@ private:
 
 // A message for an errno from perf_event_open, saying what to change.
 std::string perfOpenErrorMessage(int error, int pid);
+// Why perf events cannot be had here at all (a user-space cpu-clock event on this very process is refused), or
+// empty when they can: the in-process and ptrace samplers' cue.
+std::string perfEventsForbidden();
+// Why perf_event_open is refused by policy rather than by privileges (a seccomp filter on this process while root,
+// or while the paranoia level would allow it), with what works instead; empty when privileges explain it.
+std::string perfEventsPolicyRefusal();
 
 } // namespace emberline::engine

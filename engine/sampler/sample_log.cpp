@@ -300,7 +300,7 @@ Result<bool> SampleLogReader::deliverOne(SampleSink &sink)
         s.inKernel = c.get<uint8_t>() != 0;
         s.sameStack = c.get<uint8_t>() != 0;
         const auto regCount = c.get<uint32_t>();
-        if (regCount > kMaxRegs || s.kind > RawSample::Kind::Periodic)
+        if (regCount > kMaxRegs || s.kind > RawSample::Kind::Wait)
             return corrupt("a malformed sample");
         m_regs.resize(regCount);
         const auto regBytes = c.bytes(regCount * sizeof(uint64_t));

@@ -15,6 +15,7 @@ struct RawSample {
         Cpu,       // perf cpu-clock: the thread was on a CPU; `period` ns of CPU
         SwitchOut, // perf context switch: the thread is leaving the CPU; its off-CPU time is known at switch-in
         Periodic,  // ptrace: every thread, every interval; cpu and wall deltas given
+        Wait,      // in-process: time a thread spent off a CPU (wallNs), waiting or runnable; not a CPU sample
     };
     Kind kind = Kind::Cpu;
     uint32_t pid = 0;
@@ -25,8 +26,8 @@ struct RawSample {
     ThreadState state = ThreadState::Running;
     uint64_t ip = 0;
     bool inKernel = false;                 // the thread was in the kernel; regs/stack are its user state
-    bool sameStack = false;                // Periodic: the thread has not run since its previous sample, whose
-                                           // stack this one repeats (regs and stack are empty)
+    bool sameStack = false;                // Periodic, Wait: the thread has not run since its previous sample,
+                                           // whose stack this one repeats (regs and stack are empty)
     std::span<const uint64_t> regs;        // user registers in kPerfRegsMask order, empty if unavailable
     std::span<const uint8_t> stack;        // copy of the user stack from regs[SP]
     uint32_t stackLimit = 0;               // the copy asked for this sample: a shorter `stack` reached the end of

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace emberline::engine {
 
@@ -27,6 +28,8 @@ public:
     virtual std::string wallTimeProblem() const { return {}; }
     // Why kernel time is one unnamed [kernel] frame although the kernel is sampled; empty otherwise.
     virtual std::string kernelFramesProblem() const { return {}; }
+    // What kept this sampler from sampling all it should (said in the summary); empty when nothing did.
+    virtual std::vector<std::string> problems() const { return {}; }
     // Samples of processes outside the followed tree that the kernel delivered and the sampler dropped.
     virtual uint64_t foreignSamplesDropped() const { return 0; }
     // A tracer sees the launched target's exit itself (the status would otherwise be reaped twice).

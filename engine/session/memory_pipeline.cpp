@@ -2,23 +2,11 @@
 
 #include "engine/agent/agent_protocol.h"
 #include "engine/common/logging.h"
-#include "engine/common/strings.h"
-#include "engine/process/launcher.h"
 #include "engine/recorder/recorder.h"
 #include "engine/session/sampling_pipeline.h"
 
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <climits>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
 
 namespace emberline::engine {
 namespace {
@@ -30,52 +18,6 @@ constexpr uint64_t kSampledRingBytes = uint64_t(16) << 20;
 constexpr uint32_t kMinStackCopyBytes = 2048;
 constexpr uint32_t kMaxAllocationCopyBytes = 32768;
 
-// The agent beside the executable: <prefix>/bin/emberline and <prefix>/lib/emberline/libemberline_agent.so, as
-// installed and as built.
-std::string defaultAgentPath()
-{
-    char self[PATH_MAX];
-    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return {};
-    self[n] = '\0';
-    const std::filesystem::path exe(self);
-    return (exe.parent_path().parent_path() / "lib" / "emberline" / agent::kLibraryName).string();
-}
-
-// An ELF executable without a program interpreter: no dynamic loader runs in it, so nothing is preloaded.
-bool staticallyLinked(const std::string &path)
-{
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    elf_version(EV_CURRENT);
-    bool isStatic = false;
-    if (Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
-        GElf_Ehdr ehdr;
-        if (elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &ehdr) &&
-            (ehdr.e_type == ET_EXEC || ehdr.e_type == ET_DYN)) {
-            size_t count = 0;
-            elf_getphdrnum(elf, &count);
-            bool interpreter = false;
-            bool dynamic = false;
-            for (size_t i = 0; i < count; ++i) {
-                GElf_Phdr ph;
-                if (gelf_getphdr(elf, static_cast<int>(i), &ph)) {
-                    interpreter |= ph.p_type == PT_INTERP;
-                    dynamic |= ph.p_type == PT_DYNAMIC;
-                }
-            }
-            // A shared library has neither an interpreter nor, always, a reason to be run; a static-pie has
-            // PT_DYNAMIC but no interpreter.
-            isStatic = !interpreter && (ehdr.e_type == ET_EXEC || dynamic);
-        }
-        elf_end(elf);
-    }
-    ::close(fd);
-    return isStatic;
-}
-
 int64_t rounded(double v)
 {
     return static_cast<int64_t>(std::llround(v));
@@ -83,66 +25,27 @@ int64_t rounded(double v)
 
 } // namespace
 
-Result<std::unique_ptr<MemoryPipeline>> MemoryPipeline::create(const SessionConfig &config, SamplingPipeline &pipeline,
-                                                               Recorder &recorder)
+Result<std::unique_ptr<MemoryPipeline>> MemoryPipeline::create(const SessionConfig &config, AgentLink &agent,
+                                                               SamplingPipeline &pipeline, Recorder &recorder)
 {
-    const std::string agentPath = config.agentPath.empty() ? defaultAgentPath() : config.agentPath;
-    if (agentPath.empty() || ::access(agentPath.c_str(), R_OK) != 0)
-        return makeError(Error::Code::Unsupported,
-                         "memory profiling needs Emberline's agent library, not found at " +
-                             (agentPath.empty() ? std::string(agent::kLibraryName) : agentPath) +
-                             " (is Emberline installed whole?)");
-    const char *tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/emberline-agent-XXXXXX";
-    // mkdtemp creates it 0700: only the session's user can place rings in it.
-    if (!::mkdtemp(pattern.data()))
-        return makeError(Error::Code::Io, "cannot create a folder for the memory agent in " +
-                                              pattern.substr(0, pattern.rfind('/')) + ": " + std::strerror(errno));
-    return std::unique_ptr<MemoryPipeline>(new MemoryPipeline(config, pattern, agentPath, pipeline, recorder));
+    return std::unique_ptr<MemoryPipeline>(new MemoryPipeline(config, agent, pipeline, recorder));
 }
 
-MemoryPipeline::MemoryPipeline(const SessionConfig &config, std::string directory, std::string agentPath,
-                               SamplingPipeline &pipeline, Recorder &recorder)
-    : m_pipeline(pipeline), m_recorder(recorder), m_agentPath(std::move(agentPath)),
-      m_interval(std::max<uint64_t>(config.allocInterval, 1)),
-      m_ringBytes(m_interval == 1 ? kExactRingBytes : kSampledRingBytes), m_rings(std::move(directory)),
-      m_heap(m_interval)
+MemoryPipeline::MemoryPipeline(const SessionConfig &config, AgentLink &agent, SamplingPipeline &pipeline,
+                               Recorder &recorder)
+    : m_pipeline(pipeline), m_recorder(recorder), m_interval(std::max<uint64_t>(config.allocInterval, 1)),
+      m_rings(agent.rings()), m_heap(m_interval)
 {
+    agent.askMemory(m_interval, m_interval == 1 ? kExactRingBytes : kSampledRingBytes);
     pipeline.setBeforeExec([this](uint32_t pid) { m_rings.pollProcess(*this, pid); });
     setStackCopyBytes(8192);
-    if (!config.command.empty()) {
-        m_executable = findExecutable(config.command.front());
-        if (!m_executable.empty() && staticallyLinked(m_executable))
-            m_problems.push_back(m_executable +
-                                 " is statically linked: no dynamic loader runs in it to load the memory agent, so its "
-                                 "memory is not profiled (the CPU profile goes on)");
-    }
+    if (agent.executableIsStatic())
+        m_problems.push_back(agent.executable() +
+                             " is statically linked: no dynamic loader runs in it to load the memory agent, so its "
+                             "memory is not profiled (the CPU profile goes on)");
 }
 
-MemoryPipeline::~MemoryPipeline()
-{
-    // Rings are removed as they are found; anything left (a ring created after the last look) goes too.
-    std::error_code ec;
-    std::filesystem::remove_all(m_rings.directory(), ec);
-}
-
-std::vector<std::pair<std::string, std::string>>
-MemoryPipeline::environment(const std::vector<std::pair<std::string, std::string>> &given) const
-{
-    std::string preload = m_agentPath;
-    std::string before;
-    if (const char *own = std::getenv("LD_PRELOAD"))
-        before = own;
-    for (const auto &[name, value] : given)
-        if (name == "LD_PRELOAD")
-            before = value;
-    if (!before.empty())
-        preload += ":" + before;
-    return {{"LD_PRELOAD", preload},
-            {agent::kEnvDirectory, m_rings.directory()},
-            {agent::kEnvAllocInterval, std::to_string(m_interval)},
-            {agent::kEnvRingBytes, std::to_string(m_ringBytes)}};
-}
+MemoryPipeline::~MemoryPipeline() = default;
 
 size_t MemoryPipeline::poll(uint64_t upToNs)
 {

@@ -4,6 +4,7 @@
 #include "engine/memory/agent_rings.h"
 #include "engine/memory/heap_tracker.h"
 #include "engine/model/stack_table.h"
+#include "engine/session/agent_link.h"
 #include "engine/session/session_config.h"
 
 #include <cstdint>
@@ -17,8 +18,8 @@ namespace emberline::engine {
 class Recorder;
 class SamplingPipeline;
 
-// The memory half of a session (SessionConfig::memory): gives the launched program the agent
-// (libemberline_agent.so, by LD_PRELOAD) and a private folder for its rings, reads the rings, unwinds each sampled
+// The memory half of a session (SessionConfig::memory): asks the agent link (AgentLink) for memory profiling in the
+// launched program, reads the rings, unwinds each sampled
 // allocation with the sampling pipeline's unwinder, keeps the live heap (HeapTracker), and at each flush hands the
 // recorder what was allocated and what is live, per thread and stack; at the end, what each process still held
 // when it ended (its leaks).
@@ -29,17 +30,13 @@ class SamplingPipeline;
 // Thread: the session thread.
 class MemoryPipeline final : public AgentSink {
 public:
-    // Finds the agent library and creates the rings' folder (private to the session, removed at the end).
-    static Result<std::unique_ptr<MemoryPipeline>> create(const SessionConfig &config, SamplingPipeline &pipeline,
-                                                          Recorder &recorder);
-    ~MemoryPipeline() override; // the sampling pipeline must outlive it (it calls back before an exec)
+    // Asks `agent` for memory profiling at the configured interval (before the program is launched). The agent
+    // link and the sampling pipeline must outlive it (the pipeline calls back before an exec).
+    static Result<std::unique_ptr<MemoryPipeline>> create(const SessionConfig &config, AgentLink &agent,
+                                                          SamplingPipeline &pipeline, Recorder &recorder);
+    ~MemoryPipeline() override;
     MemoryPipeline(const MemoryPipeline &) = delete;
     MemoryPipeline &operator=(const MemoryPipeline &) = delete;
-
-    // What the launched program's environment gets: the agent first in LD_PRELOAD (before any the caller's
-    // environment or ours already preloads), the rings' folder, the interval, the ring size.
-    std::vector<std::pair<std::string, std::string>>
-    environment(const std::vector<std::pair<std::string, std::string>> &given) const;
     // Reads every ring up to the records stamped at `upToNs` (CLOCK_MONOTONIC): the time the sampler's records
     // were last read from, so that every mapping an allocation's stack runs through is known (a process that has
     // exited has no /proc map to read). Returns the records read.
@@ -61,8 +58,7 @@ public:
     void onImageEnd(uint64_t image, uint32_t pid) override;
 
 private:
-    MemoryPipeline(const SessionConfig &config, std::string directory, std::string agentPath,
-                   SamplingPipeline &pipeline, Recorder &recorder);
+    MemoryPipeline(const SessionConfig &config, AgentLink &agent, SamplingPipeline &pipeline, Recorder &recorder);
     void adaptStackCopy();
     // The stack each sampled allocation copies from now on.
     void setStackCopyBytes(uint32_t bytes);
@@ -70,15 +66,12 @@ private:
 
     SamplingPipeline &m_pipeline;
     Recorder &m_recorder;
-    std::string m_agentPath;
     uint64_t m_interval;
-    uint64_t m_ringBytes;
-    AgentRings m_rings;
+    AgentRings &m_rings;
     HeapTracker m_heap;
     StackTable m_sites;                 // allocation stacks, of the recorder's location ids
     std::vector<uint64_t> m_openImages; // started and not yet ended
     std::vector<std::string> m_problems;
-    std::string m_executable; // the launched program's executable, for the messages
     bool m_finished = false;
     uint32_t m_stackCopy = 0; // what each sample copies now
     uint64_t m_shortCopiesSeen = 0;

@@ -6,7 +6,9 @@
 #include "engine/flush/export_worker.h"
 #include "engine/process/launcher.h"
 #include "engine/recorder/recorder.h"
+#include "engine/sampler/inprocess_sampler.h"
 #include "engine/sampler/stack_copy_policy.h"
+#include "engine/session/agent_link.h"
 #include "engine/session/memory_pipeline.h"
 #include "engine/session/sampling_pipeline.h"
 
@@ -23,6 +25,10 @@
 
 namespace emberline::engine {
 namespace {
+
+// The in-process sampler's ring per process image: at 999 Hz and a 32 KiB first copy, two busy threads write some
+// 64 MB a second, read every 10 ms.
+constexpr uint64_t kInprocessRingBytes = uint64_t(16) << 20;
 
 int64_t ownCpuNs()
 {
@@ -72,6 +78,7 @@ struct RecordSession::Running {
     Recorder recorder;
     SamplingPipeline pipeline{recorder};
     std::optional<StackCopyPolicy> stackCopy; // when the stack copy is learned
+    std::unique_ptr<AgentLink> agent;         // when the program gets Emberline's agent (memory, in-process)
     std::unique_ptr<MemoryPipeline> memory;   // when memory is profiled
     size_t memoryRecords = 0;                 // read at the last poll of the agent's rings
     std::unique_ptr<ExportWorker> exporter;
@@ -86,6 +93,7 @@ struct RecordSession::Running {
     int64_t lastStatsCpu = 0;
     uint64_t lastStatsSamples = 0;
     bool paused = false;
+    bool samplerReadsRings = false; // the in-process sampler reads the agent's rings, the memory records too
 };
 
 RecordSession::RecordSession(SessionConfig config, SamplerFactory samplerFactory)
@@ -123,17 +131,36 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
         return st.error();
 
     auto r = std::make_unique<Running>();
+    std::string inprocessChoice;
+    bool inprocess = wantsInprocessSampler(m_config, inprocessChoice);
+    if (m_config.memory || inprocess) {
+        auto link = AgentLink::create(m_config, m_config.memory ? "memory profiling" : "the in-process sampler");
+        if (!link)
+            return link.error();
+        r->agent = std::move(link).value();
+    }
+    if (inprocess && r->agent->executableIsStatic()) {
+        // No dynamic loader runs in a static program: nothing is preloaded, and no sample would come.
+        if (m_config.sampler == "inprocess")
+            return makeError(Error::Code::Unsupported,
+                             r->agent->executable() + " is statically linked: the in-process sampler's agent cannot "
+                                                      "be loaded into it (no dynamic loader runs there); use "
+                                                      "--sampler perf or ptrace");
+        inprocess = false;
+    }
     if (m_config.memory) {
-        auto memory = MemoryPipeline::create(m_config, r->pipeline, r->recorder);
+        auto memory = MemoryPipeline::create(m_config, *r->agent, r->pipeline, r->recorder);
         if (!memory)
             return memory.error();
         r->memory = std::move(memory).value();
     }
+    if (inprocess)
+        r->agent->askCpu(static_cast<uint64_t>(1'000'000'000 / m_config.frequency), kInprocessRingBytes);
     if (!m_config.command.empty()) {
         LaunchOptions launch{m_config.command, m_config.workingDirectory, m_config.environment, m_config.ownSession};
-        if (r->memory) {
+        if (r->agent) {
             // The agent's variables replace any of the same name (LD_PRELOAD keeps what it held, after the agent).
-            auto added = r->memory->environment(launch.environment);
+            auto added = r->agent->environment(launch.environment);
             std::erase_if(launch.environment, [&](const auto &v) {
                 return std::any_of(added.begin(), added.end(), [&](const auto &a) { return a.first == v.first; });
             });
@@ -146,7 +173,25 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
         r->summary.launched = true;
     }
     // On failure the launched child reads EOF on its gate and exits without running the command.
-    auto opened = m_samplerFactory(m_config, r->child ? r->child->pid() : 0, r->summary.samplerChoice);
+    Result<std::unique_ptr<Sampler>> opened = makeError(Error::Code::Unsupported, "no sampler");
+    if (inprocess) {
+        InprocessSamplerOptions options;
+        options.frequency = m_config.frequency;
+        options.wallTime = m_config.wallTime;
+        options.stackBytes = m_config.stackBytes;
+        auto s = InprocessSampler::open(r->agent->rings(), r->child->pid(), options, r->memory.get());
+        if (s) {
+            opened = std::unique_ptr<Sampler>(std::move(s).value());
+            r->summary.samplerChoice = inprocessChoice;
+            r->samplerReadsRings = true;
+            // The sampler reads the rings in order: an exec's old image is read before its new one, by itself.
+            r->pipeline.setBeforeExec({});
+        } else {
+            opened = s.error();
+        }
+    } else {
+        opened = m_samplerFactory(m_config, r->child ? r->child->pid() : 0, r->summary.samplerChoice);
+    }
     if (!opened)
         return opened.error();
     r->sampler = std::move(opened).value();
@@ -267,7 +312,7 @@ void RecordSession::loop(Running &r, SessionControl &control, const Callbacks &c
             due = std::min(due, r.lastStatsMono + kStatsPeriodNs);
         if (m_config.durationNs > 0)
             due = std::min(due, r.monoStart + m_config.durationNs);
-        if (r.memory)
+        if (r.memory && !r.samplerReadsRings)
             due = std::min(due, now + (r.memoryRecords >= kMemoryBusyRecords ? kMemoryBusyPollNs : kMemoryPollNs));
         r.sampler->wait(
             static_cast<int>(std::clamp<int64_t>((due - now + 999'999) / 1'000'000, 1, kMaxWaitNs / 1'000'000)));
@@ -276,7 +321,7 @@ void RecordSession::loop(Running &r, SessionControl &control, const Callbacks &c
         // maps. An exec it reports reads the rings before the old image's map goes.
         const int64_t drainedFrom = clockNs(CLOCK_MONOTONIC);
         r.sampler->drain(r.pipeline);
-        if (r.memory)
+        if (r.memory && !r.samplerReadsRings)
             r.memoryRecords = r.memory->poll(static_cast<uint64_t>(drainedFrom));
         now = clockNs(CLOCK_MONOTONIC);
         if (r.stackCopy)
@@ -405,6 +450,7 @@ Result<SessionSummary> RecordSession::finish(Running &r)
     summary.samplerDescription = r.sampler->description(); // with the rate it achieved
     summary.foreignDropped = r.sampler->foreignSamplesDropped();
     r.sampler->release();
+    summary.samplerProblems = r.sampler->problems();
     if (r.child && !summary.targetExited) {
         int status = 0;
         r.child->terminate(2000, status);

@@ -1,5 +1,6 @@
 #include "engine/session/sampler_factory.h"
 
+#include "engine/sampler/perf_event_sets.h"
 #include "engine/sampler/perf_sampler.h"
 #include "engine/sampler/ptrace_sampler.h"
 
@@ -38,8 +39,25 @@ Result<std::unique_ptr<Sampler>> openSystemSampler(const SessionConfig &c, int c
     if (!fallback)
         return makeError(fallback.error().code,
                          s.error().message + "; the ptrace sampler cannot run either: " + fallback.error().message);
-    choice = "ptrace sampler (auto: " + s.error().message + ")";
+    choice = "ptrace sampler (auto, attaching: " + s.error().message + ")";
     return fallback;
+}
+
+bool wantsInprocessSampler(const SessionConfig &config, std::string &choice)
+{
+    if (config.command.empty())
+        return false;
+    if (config.sampler == "inprocess") {
+        choice = "in-process sampler, as asked";
+        return true;
+    }
+    if (config.sampler != "auto")
+        return false;
+    const std::string forbidden = perfEventsForbidden();
+    if (forbidden.empty())
+        return false;
+    choice = "in-process sampler (auto: " + forbidden + ")";
+    return true;
 }
 
 } // namespace emberline::engine

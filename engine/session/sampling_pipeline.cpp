@@ -241,8 +241,8 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
     m_lastEnd = endId;
     m_lastCause = cause;
     std::string module = last ? baseName(last->path) : std::string("[unknown]");
-    // The recorder's count is of samples (its percentage is of them): an off-CPU switch's stack is not one.
-    if (sample.kind != RawSample::Kind::SwitchOut)
+    // The recorder's count is of samples (its percentage is of them): an off-CPU stack is not one.
+    if (sample.kind != RawSample::Kind::SwitchOut && sample.kind != RawSample::Kind::Wait)
         m_recorder.countIncomplete(module);
     return module;
 }
@@ -328,7 +328,7 @@ void SamplingPipeline::onSample(const RawSample &sample)
     if (m_recorder.threadName(sample.tid).empty())
         m_recorder.setThreadName(sample.pid, sample.tid,
                                  readComm(static_cast<int>(sample.pid), static_cast<int>(sample.tid)));
-    if (sample.kind != RawSample::Kind::Periodic) {
+    if (sample.kind != RawSample::Kind::Periodic && sample.kind != RawSample::Kind::Wait) {
         unwindInto(sample, map);
     } else if (auto last = m_lastStacks.find(sample.tid); sample.sameStack && last != m_lastStacks.end()) {
         // The thread has not run since: same stack, nothing to unwind.
@@ -353,6 +353,10 @@ void SamplingPipeline::onSample(const RawSample &sample)
         m_recorder.recordTimed(when, sample.pid, sample.tid, static_cast<int64_t>(sample.period),
                                static_cast<int64_t>(sample.wallNs), static_cast<uint8_t>(sample.state), true,
                                m_locations);
+        break;
+    case RawSample::Kind::Wait:
+        m_recorder.recordTimed(when, sample.pid, sample.tid, 0, static_cast<int64_t>(sample.wallNs),
+                               static_cast<uint8_t>(sample.state), false, m_locations);
         break;
     case RawSample::Kind::SwitchOut: {
         OffCpu interval{sample.pid, sample.timeNs, false, m_locations, m_kernelFrames};

@@ -14,8 +14,14 @@ Status validateConfig(const SessionConfig &c)
         return makeError(Error::Code::Invalid, "the duration cannot be negative");
     if (c.stackBytes < 1024 || c.stackBytes > 65000 || c.stackBytes % 8 != 0)
         return makeError(Error::Code::Invalid, "the stack size must be a multiple of 8 between 1024 and 65000 bytes");
-    if (c.sampler != "auto" && c.sampler != "perf" && c.sampler != "ptrace")
-        return makeError(Error::Code::Unsupported, "unknown sampler '" + c.sampler + "' (choose auto, perf or ptrace)");
+    if (c.sampler != "auto" && c.sampler != "perf" && c.sampler != "ptrace" && c.sampler != "inprocess")
+        return makeError(Error::Code::Unsupported,
+                         "unknown sampler '" + c.sampler + "' (choose auto, perf, ptrace or inprocess)");
+    if (c.sampler == "inprocess" && c.pid > 0)
+        return makeError(Error::Code::Unsupported,
+                         "the in-process sampler needs a launched program: Emberline's agent is loaded when the "
+                         "program starts (LD_PRELOAD), so a running process cannot take it; attach with --sampler "
+                         "perf or ptrace, or launch the program with -- COMMAND");
     if (c.memory && c.pid > 0)
         return makeError(Error::Code::Unsupported,
                          "--memory needs a launched program: the memory agent is loaded when the program starts "

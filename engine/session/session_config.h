@@ -50,7 +50,9 @@ struct SessionConfig {
     // Learn the stack copy from the stacks (StackCopyPolicy): it shrinks to what they need and grows, up to
     // kMaxStackCopyBytes, when one is cut short. Off: every sample copies stackBytes.
     bool learnStackCopy = true;
-    std::string sampler = "auto";          // auto | perf | ptrace
+    // auto | perf | ptrace | inprocess. auto: perf events where they are allowed; where they are not, the
+    // in-process sampler for a launched program and ptrace for an attach.
+    std::string sampler = "auto";
     bool wallTime = true;                  // also record wall time (off-CPU stacks), where it can be measured
     double ptraceMaxOverheadPercent = 2.0; // the ptrace sampler's budget, in % of one CPU
     // Memory profiling (launched programs only): the agent (libemberline_agent.so) is preloaded into the
@@ -67,11 +69,12 @@ Status validateConfig(const SessionConfig &config);
 
 struct SessionSummary {
     std::string samplerDescription;
-    std::string samplerChoice;       // which backend runs and why
-    bool wallTime = false;           // wall time was measured
-    std::string wallTimeProblem;     // why wall time was asked for and not measured
-    std::string kernelFramesProblem; // why kernel time is one unnamed [kernel] frame; empty when named
-    uint64_t foreignDropped = 0;     // samples of processes outside the followed tree, dropped
+    std::string samplerChoice;                // which backend runs and why
+    std::vector<std::string> samplerProblems; // what kept the sampler from sampling all it should
+    bool wallTime = false;                    // wall time was measured
+    std::string wallTimeProblem;              // why wall time was asked for and not measured
+    std::string kernelFramesProblem;          // why kernel time is one unnamed [kernel] frame; empty when named
+    uint64_t foreignDropped = 0;              // samples of processes outside the followed tree, dropped
     int64_t durationNs = 0;
     uint64_t samples = 0;
     uint64_t lost = 0;

@@ -1,0 +1,400 @@
+// The in-process sampler's half in the agent: a CPU timer per thread on that thread's own CPU clock
+// (timer_create with SIGEV_THREAD_ID, as async-profiler's ctimer mode does), whose signal handler copies the
+// interrupted registers and the top of the stack into the ring and returns. Unwinding, symbolization and the wait
+// (off-CPU) part of wall time are the session's.
+//
+// - The signal is a real-time one the program has no handler for, chosen at start; when the program installs a
+//   handler for it later (sigaction or signal, both hooked), every timer is deleted first and the session is told.
+// - Every thread: the main thread's timer starts with the agent, a pthread_create'd thread's as it starts (the
+//   start routine is wrapped), a forked child's anew (timers are not inherited), and a thread made any other way
+//   when the session finds it and asks (RingHeader::timerRequests, served by the next sample on any thread).
+// - A thread's timer is deleted when the thread ends (a thread-specific key's destructor); when the session stops
+//   visiting for 100 ms or detaches, each thread deletes its own at its next tick.
+//
+// Thread: every thread of the program; the handler runs on the thread its timer belongs to.
+
+#include "engine/agent/agent_ring.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <atomic>
+
+namespace emberline::agent {
+
+uint64_t g_cpuPeriodNs = 0;
+
+namespace {
+
+using SigactionFn = int (*)(int, const struct sigaction *, struct sigaction *);
+using SignalFn = sighandler_t (*)(int, sighandler_t);
+using PthreadCreateFn = int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+SigactionFn g_realSigaction = nullptr;
+SignalFn g_realSignal = nullptr;
+PthreadCreateFn g_realPthreadCreate = nullptr;
+
+std::atomic<int> g_signal{0};       // the sampler's signal (0: none)
+std::atomic<bool> g_stopped{false}; // the program took the signal, or the session is gone: no new timers
+pthread_key_t g_threadKey;
+bool g_keyMade = false;
+
+// Every timer made, so that all of them can be deleted when the program takes the signal: kernel timer ids,
+// -1 for a free slot.
+constexpr int kMaxTimers = 8192;
+std::atomic<int> g_timers[kMaxTimers];
+std::atomic<int> g_timersUsed{0};
+
+__thread int t_timer __attribute__((tls_model("initial-exec"))) = -1;
+__thread uint32_t t_tid __attribute__((tls_model("initial-exec")));
+
+uint32_t threadId()
+{
+    if (t_tid == 0)
+        t_tid = uint32_t(syscall(SYS_gettid));
+    return t_tid;
+}
+
+void resolve()
+{
+    if (!g_realSigaction)
+        g_realSigaction = reinterpret_cast<SigactionFn>(dlsym(RTLD_NEXT, "sigaction"));
+    if (!g_realSignal)
+        g_realSignal = reinterpret_cast<SignalFn>(dlsym(RTLD_NEXT, "signal"));
+    if (!g_realPthreadCreate)
+        g_realPthreadCreate = reinterpret_cast<PthreadCreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
+}
+
+void rememberTimer(int id)
+{
+    const int n = g_timersUsed.load(std::memory_order_relaxed);
+    for (int i = 0; i < n && i < kMaxTimers; ++i) {
+        int empty = -1;
+        if (g_timers[i].compare_exchange_strong(empty, id, std::memory_order_acq_rel))
+            return;
+    }
+    const int i = g_timersUsed.fetch_add(1, std::memory_order_acq_rel);
+    if (i < kMaxTimers)
+        g_timers[i].store(id, std::memory_order_release);
+}
+
+void forgetTimer(int id)
+{
+    const int n = g_timersUsed.load(std::memory_order_acquire);
+    for (int i = 0; i < n && i < kMaxTimers; ++i) {
+        int expected = id;
+        if (g_timers[i].compare_exchange_strong(expected, -1, std::memory_order_acq_rel))
+            return;
+    }
+}
+
+void deleteTimer(int id)
+{
+    forgetTimer(id);
+    syscall(SYS_timer_delete, id);
+}
+
+void writeThread(uint32_t tid, bool started)
+{
+    if (!g_ring)
+        return;
+    RecordHeader *header = reserveWaiting(sizeof(ThreadRecord), 0, false);
+    if (!header)
+        return;
+    auto *record = reinterpret_cast<ThreadRecord *>(header);
+    header->bytes = sizeof(ThreadRecord);
+    record->tid = tid;
+    record->started = started ? 1 : 0;
+    record->timeNs = nowNs();
+    publish(header, RecordType::Thread);
+}
+
+// A timer on thread `tid`'s CPU clock, signalling that thread every g_cpuPeriodNs of its CPU time (raw system
+// calls: safe in a signal handler, and the kernel's own ids). -1 when it could not be made.
+int createTimer(uint32_t tid)
+{
+    const int signal = g_signal.load(std::memory_order_acquire);
+    if (signal == 0 || g_stopped.load(std::memory_order_acquire))
+        return -1;
+    struct sigevent event;
+    memset(&event, 0, sizeof event);
+    event.sigev_notify = SIGEV_THREAD_ID;
+    event.sigev_signo = signal;
+    event._sigev_un._tid = pid_t(tid); // sigev_notify_thread_id
+    // The thread's CPU clock (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)): measured in the thread's own run time.
+    const clockid_t clock = clockid_t((~clockid_t(tid) << 3) | 6);
+    int id = -1;
+    if (syscall(SYS_timer_create, clock, &event, &id) != 0) {
+        g_ring->problems.fetch_or(ProblemTimer, std::memory_order_relaxed);
+        writeThread(tid, false);
+        return -1;
+    }
+    // The first expiry is spread over one period, so that threads started together do not tick together.
+    const uint64_t first = 1 + (nowNs() ^ (uint64_t(tid) * 0x9E3779B97F4A7C15ull)) % g_cpuPeriodNs;
+    struct itimerspec spec;
+    spec.it_interval.tv_sec = time_t(g_cpuPeriodNs / 1'000'000'000u);
+    spec.it_interval.tv_nsec = long(g_cpuPeriodNs % 1'000'000'000u);
+    spec.it_value.tv_sec = time_t(first / 1'000'000'000u);
+    spec.it_value.tv_nsec = long(first % 1'000'000'000u);
+    if (syscall(SYS_timer_settime, id, 0, &spec, nullptr) != 0) {
+        syscall(SYS_timer_delete, id);
+        g_ring->problems.fetch_or(ProblemTimer, std::memory_order_relaxed);
+        writeThread(tid, false);
+        return -1;
+    }
+    rememberTimer(id);
+    writeThread(tid, true);
+    return id;
+}
+
+// The calling thread's own timer, deleted with the thread (the key's destructor).
+void startThisThread()
+{
+    if (t_timer >= 0 || g_cpuPeriodNs == 0)
+        return;
+    t_timer = createTimer(threadId());
+    if (t_timer >= 0 && g_keyMade)
+        pthread_setspecific(g_threadKey, reinterpret_cast<void *>(intptr_t(t_timer) + 1));
+}
+
+void threadEnded(void *value)
+{
+    const int id = int(reinterpret_cast<intptr_t>(value) - 1);
+    if (id >= 0)
+        deleteTimer(id);
+    t_timer = -1;
+}
+
+// The program takes the signal, or the sampler ends: every timer goes before anything else may receive the signal.
+void stopAll(uint32_t problem)
+{
+    if (g_stopped.exchange(true, std::memory_order_acq_rel))
+        return;
+    const int n = g_timersUsed.load(std::memory_order_acquire);
+    for (int i = 0; i < n && i < kMaxTimers; ++i) {
+        const int id = g_timers[i].exchange(-1, std::memory_order_acq_rel);
+        if (id >= 0)
+            syscall(SYS_timer_delete, id);
+    }
+    if (problem != 0 && g_ring)
+        g_ring->problems.fetch_or(problem, std::memory_order_relaxed);
+}
+
+void serveTimerRequests()
+{
+    for (auto &slot : g_ring->timerRequests) {
+        if (slot.load(std::memory_order_relaxed) == 0)
+            continue;
+        const uint32_t tid = slot.exchange(0, std::memory_order_acq_rel);
+        if (tid != 0 && tid != threadId())
+            createTimer(tid);
+    }
+}
+
+void writeCpuSample(const ucontext_t *context, uint64_t periodNs)
+{
+    uint32_t stackWant = g_ring->cpuStackCopyBytes.load(std::memory_order_relaxed);
+    if (stackWant > 65000)
+        stackWant = 65000;
+    const uint32_t bytes = uint32_t((sizeof(CpuRecord) + stackWant + 7) & ~size_t(7));
+    // Never waits: the interrupted code may hold a record of its own.
+    RecordHeader *header = reserveWaiting(bytes, 0, false);
+    if (!header) {
+        g_ring->cpuDropped.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    const bool outer = !t_holding;
+    t_holding = true;
+    auto *record = reinterpret_cast<CpuRecord *>(header);
+    header->bytes = bytes;
+    record->tid = threadId();
+    record->timeNs = nowNs();
+    record->periodNs = periodNs;
+    const greg_t *g = context->uc_mcontext.gregs;
+    // kPerfRegsMask order: AX BX CX DX SI DI BP SP IP, then R8..R15 (9..16).
+    const int order[kRegisterCount] = {REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_RBP, REG_RSP, REG_RIP,
+                                       REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
+    for (int i = 0; i < kRegisterCount; ++i)
+        record->regs[i] = uint64_t(g[order[i]]);
+    // The thread's stack bounds are learned outside signal handlers (pthread_getattr_np allocates); until then the
+    // copy goes through process_vm_readv, which is safe here.
+    record->stackBytes = copyStackInHandler(record->regs[RegSP], reinterpret_cast<uint8_t *>(record + 1), stackWant);
+    publish(header, RecordType::Cpu);
+    if (outer)
+        t_holding = false;
+}
+
+void onSignal(int, siginfo_t *info, void *context)
+{
+    const int savedErrno = errno;
+    // Only the sampler's own timers: the signal sent by anyone else is ignored (it has no other meaning here).
+    if (info->si_code == SI_TIMER && g_ring) {
+        const uint64_t now = nowNs();
+        if (g_ring->detached.load(std::memory_order_relaxed) || !sessionAlive(now) ||
+            g_stopped.load(std::memory_order_relaxed)) {
+            // The session is gone: this thread's timer goes (the others go at their own next tick).
+            if (t_timer >= 0) {
+                deleteTimer(t_timer);
+                t_timer = -1;
+            } else {
+                syscall(SYS_timer_delete, info->si_timerid);
+            }
+        } else {
+            if (t_timer < 0)
+                t_timer = info->si_timerid; // a timer the session asked for, made by another thread
+            serveTimerRequests();
+            const uint64_t overruns = info->si_overrun > 0 ? uint64_t(info->si_overrun) : 0;
+            writeCpuSample(static_cast<const ucontext_t *>(context), g_cpuPeriodNs * (1 + overruns));
+        }
+    }
+    errno = savedErrno;
+}
+
+// A real-time signal without a handler of the program's (from the top: libraries that use one take the lowest).
+int chooseSignal()
+{
+    for (int signal = SIGRTMAX - 1; signal > SIGRTMIN + 2; --signal) {
+        struct sigaction old;
+        if (g_realSigaction(signal, nullptr, &old) != 0)
+            continue;
+        if ((old.sa_flags & SA_SIGINFO) == 0 && old.sa_handler == SIG_DFL)
+            return signal;
+    }
+    return 0;
+}
+
+struct StartArgs {
+    void *(*routine)(void *);
+    void *arg;
+};
+
+void *threadStart(void *raw)
+{
+    StartArgs args = *static_cast<StartArgs *>(raw);
+    ++t_internal;
+    freeInternal(raw);
+    learnThreadStack();
+    --t_internal;
+    startThisThread();
+    return args.routine(args.arg);
+}
+
+} // namespace
+
+void cpuStart()
+{
+    resolve();
+    if (g_cpuPeriodNs == 0 || !g_ring || !g_realSigaction)
+        return;
+    ++t_internal;
+    g_keyMade = pthread_key_create(&g_threadKey, threadEnded) == 0;
+    const int signal = chooseSignal();
+    if (signal == 0) {
+        g_ring->problems.fetch_or(ProblemNoSignal, std::memory_order_relaxed);
+        --t_internal;
+        return;
+    }
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = onSignal;
+    // SA_RESTART: a system call the tick lands in is restarted where the kernel can restart it.
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    if (g_realSigaction(signal, &action, nullptr) != 0) {
+        --t_internal;
+        return;
+    }
+    g_signal.store(signal, std::memory_order_release);
+    g_ring->cpuSignal = uint32_t(signal);
+    learnThreadStack();
+    --t_internal;
+    startThisThread();
+}
+
+void cpuForkChild()
+{
+    // Timers are not inherited: the child's one thread starts its own; the parent's ids mean nothing here.
+    for (auto &slot : g_timers)
+        slot.store(-1, std::memory_order_relaxed);
+    g_timersUsed.store(0, std::memory_order_relaxed);
+    t_timer = -1;
+    t_tid = 0;
+    if (g_stopped.load(std::memory_order_relaxed) || g_signal.load(std::memory_order_relaxed) == 0 || !g_ring)
+        return;
+    g_ring->cpuSignal = uint32_t(g_signal.load(std::memory_order_relaxed));
+    startThisThread();
+}
+
+} // namespace emberline::agent
+
+using namespace emberline::agent;
+
+#define EMBERLINE_EXPORT extern "C" __attribute__((visibility("default")))
+
+// The program installs a handler: when it is for the sampler's signal, the sampler stops first (its timers are
+// deleted), and the program gets the signal as if the agent had never used it.
+EMBERLINE_EXPORT int sigaction(int signal, const struct sigaction *action, struct sigaction *old)
+{
+    resolve();
+    const int mine = g_signal.load(std::memory_order_acquire);
+    if (mine != 0 && signal == mine && !g_stopped.load(std::memory_order_acquire)) {
+        if (action == nullptr) {
+            // Asked only: the program sees the default it would have without the agent.
+            if (old) {
+                memset(old, 0, sizeof *old);
+                old->sa_handler = SIG_DFL;
+            }
+            return 0;
+        }
+        stopAll(ProblemSignalTaken);
+        struct sigaction ignored;
+        const int rc = g_realSigaction(signal, action, &ignored);
+        if (old) {
+            memset(old, 0, sizeof *old);
+            old->sa_handler = SIG_DFL;
+        }
+        return rc;
+    }
+    return g_realSigaction(signal, action, old);
+}
+
+EMBERLINE_EXPORT sighandler_t signal(int signal, sighandler_t handler)
+{
+    resolve();
+    const int mine = g_signal.load(std::memory_order_acquire);
+    if (mine != 0 && signal == mine && !g_stopped.load(std::memory_order_acquire)) {
+        stopAll(ProblemSignalTaken);
+        g_realSignal(signal, handler);
+        return SIG_DFL;
+    }
+    return g_realSignal(signal, handler);
+}
+
+// Every pthread_create'd thread starts its CPU timer before its start routine runs.
+EMBERLINE_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(void *), void *arg)
+{
+    resolve();
+    if (g_cpuPeriodNs == 0 || g_stopped.load(std::memory_order_acquire) || g_signal.load() == 0)
+        return g_realPthreadCreate(thread, attr, routine, arg);
+    ++t_internal;
+    auto *args = static_cast<StartArgs *>(mallocInternal(sizeof(StartArgs)));
+    --t_internal;
+    if (!args)
+        return g_realPthreadCreate(thread, attr, routine, arg);
+    args->routine = routine;
+    args->arg = arg;
+    const int rc = g_realPthreadCreate(thread, attr, threadStart, args);
+    if (rc != 0) {
+        ++t_internal;
+        freeInternal(args);
+        --t_internal;
+    }
+    return rc;
+}

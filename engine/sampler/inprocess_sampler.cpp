@@ -1,0 +1,386 @@
+#include "engine/sampler/inprocess_sampler.h"
+
+#include "engine/agent/agent_protocol.h"
+#include "engine/common/clock.h"
+#include "engine/process/proc_files.h"
+#include "engine/unwind/unwinder.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <thread>
+
+namespace emberline::engine {
+namespace {
+
+constexpr int64_t kMinRoundNs = 10'000'000; // wall-time rounds: at most 100 a second
+constexpr int64_t kMaxNapNs = 10'000'000;   // the rings are read at least this often
+constexpr int kRoundsBeforeRequest = 2;     // rounds a thread may run without a timer before one is asked for
+
+std::string taskPath(uint32_t pid, uint32_t tid, const char *file)
+{
+    return "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/" + file;
+}
+
+// "nr a1 a2 a3 a4 a5 a6 sp pc" of a thread blocked in a system call (hex); false when it runs ("running") or is
+// not in one ("-1 sp pc" is a wait outside a system call: its stack pointer and instruction pointer still hold).
+bool parseSyscall(const std::string &text, uint64_t &sp, uint64_t &pc)
+{
+    if (text.empty() || text.compare(0, 7, "running") == 0)
+        return false;
+    std::array<unsigned long long, 9> v{};
+    const int n = std::sscanf(text.c_str(), "%lli %llx %llx %llx %llx %llx %llx %llx %llx", &v[0], &v[1], &v[2], &v[3],
+                              &v[4], &v[5], &v[6], &v[7], &v[8]);
+    if (n == 9) {
+        sp = v[7];
+        pc = v[8];
+    } else if (n == 3) { // "-1 sp pc"
+        sp = v[1];
+        pc = v[2];
+    } else {
+        return false;
+    }
+    return sp != 0 && pc != 0;
+}
+
+} // namespace
+
+Result<std::unique_ptr<InprocessSampler>>
+InprocessSampler::open(AgentRings &rings, int childPid, const InprocessSamplerOptions &options, AgentSink *memory)
+{
+    if (childPid <= 0)
+        return makeError(Error::Code::Invalid,
+                         "the in-process sampler samples a program Emberline launches (its agent is preloaded at "
+                         "start): it cannot attach to a running process");
+    if (options.frequency <= 0)
+        return makeError(Error::Code::Invalid, "the in-process sampler needs a positive frequency");
+    return std::unique_ptr<InprocessSampler>(new InprocessSampler(rings, childPid, options, memory));
+}
+
+InprocessSampler::InprocessSampler(AgentRings &rings, int childPid, const InprocessSamplerOptions &options,
+                                   AgentSink *memory)
+    : m_rings(rings), m_memory(memory), m_options(options), m_childPid(childPid),
+      m_roundNs(std::max<int64_t>(kMinRoundNs, 1'000'000'000 / options.frequency))
+{
+    m_rings.setCpuStackCopyBytes(m_options.stackBytes);
+    m_nextRoundNs = clockNs(CLOCK_MONOTONIC) + m_roundNs;
+}
+
+InprocessSampler::~InprocessSampler()
+{
+    for (auto &[pid, process] : m_processes)
+        for (auto &[tid, thread] : process.threads)
+            closeThread(thread);
+}
+
+void InprocessSampler::closeThread(Thread &thread)
+{
+    if (thread.schedstatFd >= 0)
+        ::close(thread.schedstatFd);
+    thread.schedstatFd = -1;
+}
+
+std::string InprocessSampler::description() const
+{
+    return "in-process sampler (each thread's CPU clock at " + std::to_string(m_options.frequency) + " Hz" +
+           (m_options.wallTime ? "; wall time from /proc, no signal to waiting threads)" : ")");
+}
+
+bool InprocessSampler::setStackCopyBytes(uint32_t bytes)
+{
+    if (bytes == 0)
+        return false;
+    m_options.stackBytes = bytes;
+    m_rings.setCpuStackCopyBytes(bytes);
+    return true;
+}
+
+std::vector<std::string> InprocessSampler::problems() const
+{
+    std::vector<std::string> out;
+    const AgentCounters c = m_rings.counters();
+    if (c.problems & agent::ProblemNoSignal)
+        out.push_back("the program has handlers for every real-time signal: the in-process sampler had none to use, "
+                      "and CPU time was not sampled");
+    if (c.problems & agent::ProblemSignalTaken)
+        out.push_back("the program installed a handler for the in-process sampler's signal: CPU sampling stopped "
+                      "then, so as not to take the program's signal (wall time went on)");
+    if ((c.problems & agent::ProblemTimer) || m_timersFailed)
+        out.push_back("a thread's CPU timer could not be created (timer_create refused): that thread's CPU time "
+                      "is missing");
+    if (c.cpuDropped)
+        out.push_back(std::to_string(c.cpuDropped) + " CPU samples were lost to a full ring");
+    if (c.rings == 0)
+        out.push_back("no process of the program loaded Emberline's agent (LD_PRELOAD was cleared, or the program "
+                      "is set-user-ID or statically linked): nothing was sampled from inside it");
+    return out;
+}
+
+void InprocessSampler::release()
+{
+    if (m_released)
+        return;
+    m_released = true;
+    m_rings.detach(*this);
+}
+
+void InprocessSampler::wait(int timeoutMs)
+{
+    const int64_t now = clockNs(CLOCK_MONOTONIC);
+    int64_t until = now + std::min<int64_t>(int64_t(timeoutMs) * 1'000'000, kMaxNapNs);
+    if (m_options.wallTime && !m_paused)
+        until = std::min(until, m_nextRoundNs);
+    if (until > now)
+        std::this_thread::sleep_for(std::chrono::nanoseconds(until - now));
+}
+
+size_t InprocessSampler::drain(SampleSink &sink)
+{
+    m_sink = &sink;
+    size_t records = m_rings.poll(*this);
+    const int64_t now = clockNs(CLOCK_MONOTONIC);
+    if (now >= m_nextRoundNs) {
+        round(sink, now);
+        m_nextRoundNs = std::max(m_nextRoundNs + m_roundNs, now + m_roundNs / 2);
+        ++records;
+    }
+    m_sink = nullptr;
+    return records;
+}
+
+void InprocessSampler::round(SampleSink &sink, int64_t now)
+{
+    for (auto it = m_processes.begin(); it != m_processes.end();) {
+        refreshThreads(it->first, it->second, sink, now);
+        if (it->second.threads.empty() && ::kill(pid_t(it->first), 0) != 0) {
+            it = m_processes.erase(it);
+            continue;
+        }
+        ++it;
+    }
+}
+
+void InprocessSampler::refreshThreads(uint32_t pid, Process &process, SampleSink &sink, int64_t now)
+{
+    std::set<uint32_t> present;
+    if (DIR *d = ::opendir(("/proc/" + std::to_string(pid) + "/task").c_str())) {
+        while (dirent *e = ::readdir(d))
+            if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
+                present.insert(uint32_t(std::strtoul(e->d_name, nullptr, 10)));
+        ::closedir(d);
+    }
+    for (auto it = process.threads.begin(); it != process.threads.end();) {
+        if (!present.count(it->first)) {
+            closeThread(it->second);
+            sink.onExit(pid, it->first);
+            it = process.threads.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (uint32_t tid : present) {
+        Thread &t = process.threads[tid];
+        if (t.schedstatFd < 0) {
+            t.schedstatFd = ::open(taskPath(pid, tid, "schedstat").c_str(), O_RDONLY | O_CLOEXEC);
+            uint64_t runs = 0;
+            if (t.schedstatFd >= 0)
+                readSchedstat(t.schedstatFd, t.cpuNs, t.runDelayNs, runs);
+            t.lastNs = now;
+            continue; // its first round only starts the count
+        }
+        // A thread the agent started no timer on: asked for through the ring (once).
+        if (!t.timer && !t.requested && ++t.roundsWithoutTimer > kRoundsBeforeRequest && !m_paused)
+            t.requested = m_rings.requestTimer(pid, tid);
+        if (!m_options.wallTime)
+            continue;
+        uint64_t cpu = 0, runDelay = 0, runs = 0;
+        if (!readSchedstat(t.schedstatFd, cpu, runDelay, runs))
+            continue;
+        const uint64_t wall = uint64_t(std::max<int64_t>(0, now - t.lastNs));
+        const uint64_t cpuDelta = cpu >= t.cpuNs ? cpu - t.cpuNs : 0;
+        const uint64_t runnable = runDelay >= t.runDelayNs ? runDelay - t.runDelayNs : 0;
+        const uint64_t slept = wall > cpuDelta + runnable ? wall - cpuDelta - runnable : 0;
+        t.cpuNs = cpu;
+        t.runDelayNs = runDelay;
+        t.lastNs = now;
+        if (m_paused)
+            continue;
+        // Time waiting to run: under the thread's latest stack, as runnable.
+        if (runnable > 0 && t.hasStack) {
+            RawSample s;
+            s.kind = RawSample::Kind::Wait;
+            s.pid = pid;
+            s.tid = tid;
+            s.timeNs = uint64_t(now);
+            s.wallNs = runnable;
+            s.state = ThreadState::Running;
+            s.sameStack = true;
+            sink.onSample(s);
+        }
+        if (slept > 0)
+            sampleWait(pid, tid, t, slept, cpuDelta, now, sink);
+    }
+}
+
+void InprocessSampler::sampleWait(uint32_t pid, uint32_t tid, Thread &t, uint64_t sleptNs, uint64_t cpuNs, int64_t now,
+                                  SampleSink &sink)
+{
+    RawSample s;
+    s.kind = RawSample::Kind::Wait;
+    s.pid = pid;
+    s.tid = tid;
+    s.timeNs = uint64_t(now);
+    s.wallNs = sleptNs;
+    s.state = ThreadState::Sleeping;
+    const std::string syscall = readProcFile(taskPath(pid, tid, "syscall"));
+    uint64_t sp = 0, pc = 0;
+    const bool waiting = parseSyscall(syscall, sp, pc);
+    // The same wait as last round, and no CPU used since: the same stack.
+    if ((waiting && t.waitKnown && cpuNs == 0 && syscall == t.waitSyscall) || (!waiting && t.hasStack)) {
+        // (A thread running again now slept earlier in the round: its latest stack stands for the wait.)
+        s.sameStack = true;
+        sink.onSample(s);
+        return;
+    }
+    if (!waiting)
+        return; // no stack known for it yet: the wait is not attributed
+    // The blocked thread's stack, from its stack pointer: page by page, so that a copy reaching the end of the
+    // stack's mapping stops there instead of failing whole.
+    const uint32_t want = m_options.stackBytes;
+    m_stack.resize(want);
+    std::vector<iovec> local, remote;
+    uint64_t at = sp;
+    uint32_t planned = 0;
+    while (planned < want) {
+        const uint64_t pageEnd = (at | 4095) + 1;
+        const uint32_t len = uint32_t(std::min<uint64_t>(pageEnd - at, want - planned));
+        local.push_back({m_stack.data() + planned, len});
+        remote.push_back({reinterpret_cast<void *>(at), len}); // NOLINT(performance-no-int-to-ptr)
+        planned += len;
+        at += len;
+    }
+    const ssize_t got = ::process_vm_readv(pid_t(pid), local.data(), local.size(), remote.data(), remote.size(), 0);
+    // The thread may have woken while its stack was read: the copy counts only if it still waits where it did.
+    if (got <= 0 || readProcFile(taskPath(pid, tid, "syscall")) != syscall) {
+        if (t.hasStack) {
+            s.sameStack = true;
+            sink.onSample(s);
+        }
+        return;
+    }
+    std::array<uint64_t, RegCount> regs{};
+    regs[RegSP] = sp;
+    regs[RegIP] = pc;
+    s.ip = pc;
+    s.inKernel = true;
+    s.regs = regs;
+    s.stack = std::span<const uint8_t>(m_stack.data(), size_t(got));
+    s.stackLimit = want;
+    sink.onSample(s);
+    t.hasStack = true;
+    t.waitKnown = true;
+    t.waitSyscall = syscall;
+}
+
+void InprocessSampler::onCpuSample(const AgentCpuSample &c)
+{
+    ++m_cpuSamples;
+    if (!m_sink || m_paused)
+        return;
+    auto &process = m_processes[c.pid];
+    Thread &t = process.threads[c.tid];
+    if (!t.timer) {
+        t.timer = true;
+        ++m_timedThreads;
+    }
+    RawSample s;
+    // Periodic, so that the thread's latest stack is kept for the runnable and waiting time that may follow.
+    s.kind = RawSample::Kind::Periodic;
+    s.pid = c.pid;
+    s.tid = c.tid;
+    s.timeNs = c.timeNs;
+    s.period = c.periodNs;
+    s.wallNs = m_options.wallTime ? c.periodNs : 0;
+    s.state = ThreadState::Running;
+    s.ip = c.regs.size() > RegIP ? c.regs[RegIP] : 0;
+    s.regs = c.regs;
+    s.stack = c.stack;
+    s.stackLimit = c.stackLimit;
+    m_sink->onSample(s);
+    t.hasStack = true;
+    t.waitKnown = false;
+}
+
+void InprocessSampler::onThreadTimer(uint64_t image, uint32_t pid, uint32_t tid, bool started)
+{
+    (void)image;
+    Thread &t = m_processes[pid].threads[tid];
+    if (started && !t.timer) {
+        t.timer = true;
+        ++m_timedThreads;
+    }
+    if (!started)
+        ++m_timersFailed;
+}
+
+void InprocessSampler::onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid)
+{
+    auto known = m_processes.find(pid);
+    if (m_sink) {
+        if (known != m_processes.end() && known->second.image != 0) {
+            // A new image of a known process: it exec'd. Its other threads ended with the old image.
+            std::string comm = readProcFile("/proc/" + std::to_string(pid) + "/comm");
+            while (!comm.empty() && comm.back() == '\n')
+                comm.pop_back();
+            m_sink->onComm(pid, pid, comm, true);
+            for (auto it = known->second.threads.begin(); it != known->second.threads.end();) {
+                if (it->first != pid) {
+                    closeThread(it->second);
+                    m_sink->onExit(pid, it->first);
+                    it = known->second.threads.erase(it);
+                } else {
+                    it->second.timer = false;
+                    it->second.requested = false;
+                    it->second.roundsWithoutTimer = 0;
+                    it->second.hasStack = false;
+                    it->second.waitKnown = false;
+                    ++it;
+                }
+            }
+        } else if (parentPid != 0) {
+            m_sink->onFork(pid, parentPid, pid);
+        }
+    }
+    m_processes[pid].image = image;
+    if (m_memory)
+        m_memory->onImageStart(image, pid, parentPid);
+}
+
+void InprocessSampler::onImageEnd(uint64_t image, uint32_t pid)
+{
+    if (m_memory)
+        m_memory->onImageEnd(image, pid);
+}
+
+void InprocessSampler::onAllocation(const AgentAllocation &allocation)
+{
+    if (m_memory)
+        m_memory->onAllocation(allocation);
+}
+
+void InprocessSampler::onFree(uint64_t image, uint32_t pid, uint32_t tid, uint64_t timeNs, uint64_t address)
+{
+    if (m_memory)
+        m_memory->onFree(image, pid, tid, timeNs, address);
+}
+
+} // namespace emberline::engine

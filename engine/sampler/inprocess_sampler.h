@@ -1,0 +1,113 @@
+#pragma once
+
+#include "engine/common/result.h"
+#include "engine/memory/agent_rings.h"
+#include "engine/sampler/sampler.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace emberline::engine {
+
+struct InprocessSamplerOptions {
+    int frequency = 999;         // CPU samples a second of each thread's CPU time
+    bool wallTime = true;        // also the time threads wait, per thread and stack
+    uint32_t stackBytes = 32768; // user stack each CPU sample copies
+};
+
+// The sampler for launched programs where perf events are forbidden, from inside the program: Emberline's agent
+// (engine/agent, preloaded by the session) runs a timer on each thread's own CPU clock and, in its signal handler,
+// copies the interrupted registers and the top of the stack into the process's ring (agent_cpu.cpp). This side
+// reads the rings and hands the samples on as CPU time, unwound and symbolized on the session's threads like perf
+// samples.
+//
+// Wall time never interrupts the program: no signal is sent to a waiting thread (a signal makes poll, epoll_wait,
+// select and nanosleep fail with EINTR, whatever SA_RESTART says). Instead, every round (at most 100 a second) the
+// sampler reads each thread's schedstat (time on a CPU, time waiting to run) from /proc: what is neither is time
+// the thread slept. A thread asleep now has its wait read from /proc/PID/task/TID/syscall (the stack pointer and
+// instruction pointer of the blocked system call; its stack does not move while it waits) and its stack copied
+// from there; a thread that has not run since keeps its wait's stack. Time waiting to run lands on the thread's
+// latest stack, as runnable.
+//
+// Threads: the agent starts a timer on every pthread_create'd thread as it starts; a thread this sampler finds in
+// /proc without one (made by a bare clone) is asked for through the ring.
+//
+// Thread: the session thread.
+class InprocessSampler final : public Sampler, private AgentSink {
+public:
+    // `rings` is the agent link's (shared with the memory pipeline, whose records go to `memory` when memory is
+    // profiled too: one reader takes both). The launched program must have the agent with a CPU period.
+    static Result<std::unique_ptr<InprocessSampler>> open(AgentRings &rings, int childPid,
+                                                          const InprocessSamplerOptions &options, AgentSink *memory);
+    ~InprocessSampler() override;
+
+    void wait(int timeoutMs) override;
+    size_t drain(SampleSink &sink) override;
+    void disable() override { m_paused = true; }
+    void enable() override { m_paused = false; }
+    std::string description() const override;
+    bool wallTime() const override { return m_options.wallTime; }
+    bool setStackCopyBytes(uint32_t bytes) override;
+    uint32_t stackCopyBytes() const override { return m_options.stackBytes; }
+    std::string stackCopyProblem() const override { return {}; }
+    std::vector<std::string> problems() const override;
+    // The session ends: the rings are read a last time and every agent stops sampling and passes through.
+    void release() override;
+
+    // CPU samples read, and threads seen with a timer.
+    uint64_t cpuSamples() const { return m_cpuSamples; }
+    size_t threadsWithTimer() const { return m_timedThreads; }
+
+private:
+    struct Thread {
+        int schedstatFd = -1;
+        uint64_t cpuNs = 0;
+        uint64_t runDelayNs = 0;
+        int64_t lastNs = 0; // CLOCK_MONOTONIC of the last round
+        bool timer = false;
+        int roundsWithoutTimer = 0;
+        bool requested = false;
+        bool hasStack = false;   // a stack was handed on (a later wait or a runnable share may repeat it)
+        bool waitKnown = false;  // the last stack was a wait at `waitSyscall`
+        std::string waitSyscall; // /proc/.../syscall as read then
+    };
+    struct Process {
+        std::map<uint32_t, Thread> threads;
+        uint64_t image = 0;
+    };
+
+    InprocessSampler(AgentRings &rings, int childPid, const InprocessSamplerOptions &options, AgentSink *memory);
+    void round(SampleSink &sink, int64_t now);
+    void refreshThreads(uint32_t pid, Process &process, SampleSink &sink, int64_t now);
+    void sampleWait(uint32_t pid, uint32_t tid, Thread &thread, uint64_t sleptNs, uint64_t cpuNs, int64_t now,
+                    SampleSink &sink);
+    void closeThread(Thread &thread);
+
+    // AgentSink
+    void onAllocation(const AgentAllocation &allocation) override;
+    void onFree(uint64_t image, uint32_t pid, uint32_t tid, uint64_t timeNs, uint64_t address) override;
+    void onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid) override;
+    void onImageEnd(uint64_t image, uint32_t pid) override;
+    void onCpuSample(const AgentCpuSample &sample) override;
+    void onThreadTimer(uint64_t image, uint32_t pid, uint32_t tid, bool started) override;
+
+    AgentRings &m_rings;
+    AgentSink *m_memory;
+    InprocessSamplerOptions m_options;
+    int m_childPid;
+    SampleSink *m_sink = nullptr;
+    std::map<uint32_t, Process> m_processes;
+    bool m_paused = false;
+    bool m_released = false;
+    int64_t m_roundNs;
+    int64_t m_nextRoundNs = 0;
+    uint64_t m_cpuSamples = 0;
+    size_t m_timedThreads = 0;
+    uint64_t m_timersFailed = 0;
+    std::vector<uint8_t> m_stack; // a waiting thread's stack copy
+};
+
+} // namespace emberline::engine

@@ -1,0 +1,137 @@
+#include "engine/session/agent_link.h"
+
+#include "engine/agent/agent_protocol.h"
+#include "engine/process/launcher.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+namespace emberline::engine {
+namespace {
+
+// The agent beside the executable: <prefix>/bin/emberline and <prefix>/lib/emberline/libemberline_agent.so, as
+// installed and as built.
+std::string defaultAgentPath()
+{
+    char self[PATH_MAX];
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return {};
+    self[n] = '\0';
+    const std::filesystem::path exe(self);
+    return (exe.parent_path().parent_path() / "lib" / "emberline" / agent::kLibraryName).string();
+}
+
+// An ELF executable without a program interpreter: no dynamic loader runs in it, so nothing is preloaded.
+bool staticallyLinked(const std::string &path)
+{
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    elf_version(EV_CURRENT);
+    bool isStatic = false;
+    if (Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
+        GElf_Ehdr ehdr;
+        if (elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &ehdr) &&
+            (ehdr.e_type == ET_EXEC || ehdr.e_type == ET_DYN)) {
+            size_t count = 0;
+            elf_getphdrnum(elf, &count);
+            bool interpreter = false;
+            bool dynamic = false;
+            for (size_t i = 0; i < count; ++i) {
+                GElf_Phdr ph;
+                if (gelf_getphdr(elf, static_cast<int>(i), &ph)) {
+                    interpreter |= ph.p_type == PT_INTERP;
+                    dynamic |= ph.p_type == PT_DYNAMIC;
+                }
+            }
+            // A shared library has neither an interpreter nor, always, a reason to be run; a static-pie has
+            // PT_DYNAMIC but no interpreter.
+            isStatic = !interpreter && (ehdr.e_type == ET_EXEC || dynamic);
+        }
+        elf_end(elf);
+    }
+    ::close(fd);
+    return isStatic;
+}
+
+} // namespace
+
+Result<std::unique_ptr<AgentLink>> AgentLink::create(const SessionConfig &config, const std::string &purpose)
+{
+    const std::string agentPath = config.agentPath.empty() ? defaultAgentPath() : config.agentPath;
+    if (agentPath.empty() || ::access(agentPath.c_str(), R_OK) != 0)
+        return makeError(Error::Code::Unsupported,
+                         purpose + " needs Emberline's agent library, not found at " +
+                             (agentPath.empty() ? std::string(agent::kLibraryName) : agentPath) +
+                             " (is Emberline installed whole?)");
+    const char *tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/emberline-agent-XXXXXX";
+    // mkdtemp creates it 0700: only the session's user can place rings in it.
+    if (!::mkdtemp(pattern.data()))
+        return makeError(Error::Code::Io, "cannot create a folder for Emberline's agent in " +
+                                              pattern.substr(0, pattern.rfind('/')) + ": " + std::strerror(errno));
+    return std::unique_ptr<AgentLink>(new AgentLink(config, pattern, agentPath));
+}
+
+AgentLink::AgentLink(const SessionConfig &config, std::string directory, std::string agentPath)
+    : m_agentPath(std::move(agentPath)), m_rings(std::move(directory))
+{
+    if (!config.command.empty()) {
+        m_executable = findExecutable(config.command.front());
+        m_static = !m_executable.empty() && staticallyLinked(m_executable);
+    }
+}
+
+AgentLink::~AgentLink()
+{
+    // Rings are removed as they are found; anything left (a ring created after the last look) goes too.
+    std::error_code ec;
+    std::filesystem::remove_all(m_rings.directory(), ec);
+}
+
+void AgentLink::askMemory(uint64_t allocInterval, uint64_t ringBytes)
+{
+    m_allocInterval = std::max<uint64_t>(allocInterval, 1);
+    m_ringBytes = std::max(m_ringBytes, ringBytes);
+}
+
+void AgentLink::askCpu(uint64_t cpuPeriodNs, uint64_t ringBytes)
+{
+    m_cpuPeriodNs = std::max<uint64_t>(cpuPeriodNs, 1);
+    m_ringBytes = std::max(m_ringBytes, ringBytes);
+}
+
+std::vector<std::pair<std::string, std::string>>
+AgentLink::environment(const std::vector<std::pair<std::string, std::string>> &given) const
+{
+    std::string preload = m_agentPath;
+    std::string before;
+    if (const char *own = std::getenv("LD_PRELOAD"))
+        before = own;
+    for (const auto &[name, value] : given)
+        if (name == "LD_PRELOAD")
+            before = value;
+    if (!before.empty())
+        preload += ":" + before;
+    std::vector<std::pair<std::string, std::string>> env = {{"LD_PRELOAD", preload},
+                                                            {agent::kEnvDirectory, m_rings.directory()}};
+    if (m_allocInterval != 0)
+        env.emplace_back(agent::kEnvAllocInterval, std::to_string(m_allocInterval));
+    if (m_cpuPeriodNs != 0)
+        env.emplace_back(agent::kEnvCpuPeriod, std::to_string(m_cpuPeriodNs));
+    if (m_ringBytes != 0)
+        env.emplace_back(agent::kEnvRingBytes, std::to_string(m_ringBytes));
+    return env;
+}
+
+} // namespace emberline::engine

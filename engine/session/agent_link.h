@@ -1,0 +1,60 @@
+#pragma once
+
+#include "engine/common/result.h"
+#include "engine/memory/agent_rings.h"
+#include "engine/session/session_config.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace emberline::engine {
+
+// The link between a session and the agent it puts in a launched program (libemberline_agent.so): finds the
+// library, makes the rings' folder (private to the session, removed at the end), and says what the program's
+// environment gets. The memory pipeline and the in-process sampler share it, and so the program's rings: one
+// reader takes the records of both.
+//
+// Thread: the session thread.
+class AgentLink {
+public:
+    // `purpose` names what needs the agent, for the messages ("memory profiling", "the in-process sampler").
+    static Result<std::unique_ptr<AgentLink>> create(const SessionConfig &config, const std::string &purpose);
+    ~AgentLink();
+    AgentLink(const AgentLink &) = delete;
+    AgentLink &operator=(const AgentLink &) = delete;
+
+    AgentRings &rings() { return m_rings; }
+    const AgentRings &rings() const { return m_rings; }
+
+    // What the program is asked to do, before it is launched: profile memory at `allocInterval` bytes (0: not),
+    // sample CPU every `cpuPeriodNs` of each thread's CPU time (0: not); the larger ring asked for wins.
+    void askMemory(uint64_t allocInterval, uint64_t ringBytes);
+    void askCpu(uint64_t cpuPeriodNs, uint64_t ringBytes);
+    uint64_t cpuPeriodNs() const { return m_cpuPeriodNs; }
+
+    // The launched program's environment: the agent first in LD_PRELOAD (before whatever the caller's environment
+    // or ours already preloads), the rings' folder, and what was asked.
+    std::vector<std::pair<std::string, std::string>>
+    environment(const std::vector<std::pair<std::string, std::string>> &given) const;
+
+    // The launched program's executable (resolved on PATH), and whether the dynamic loader runs in it at all: a
+    // statically linked program loads no agent.
+    const std::string &executable() const { return m_executable; }
+    bool executableIsStatic() const { return m_static; }
+
+private:
+    AgentLink(const SessionConfig &config, std::string directory, std::string agentPath);
+
+    std::string m_agentPath;
+    AgentRings m_rings;
+    uint64_t m_allocInterval = 0;
+    uint64_t m_cpuPeriodNs = 0;
+    uint64_t m_ringBytes = 0;
+    std::string m_executable;
+    bool m_static = false;
+};
+
+} // namespace emberline::engine

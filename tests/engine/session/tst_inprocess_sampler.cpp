@@ -1,0 +1,330 @@
+// The in-process sampler end to end: Emberline's agent preloaded into real targets, CPU timers per thread and wall
+// time from /proc, against the targets' known splits and waits; the programs' own signals and EINTR-strict waits;
+// the session killed; and `auto` where perf events are forbidden by a seccomp filter, as containers forbid them.
+
+#include "tests/engine/session/session_test_support.h"
+
+#include "engine/model/sample_filter.h"
+
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <csignal>
+#include <map>
+#include <set>
+#include <thread>
+
+using namespace emberline::engine;
+using namespace emberline::test;
+
+namespace inprocess_test {
+
+SessionConfig inprocess(std::initializer_list<QString> argv, int frequency = 999)
+{
+    SessionConfig c = launch(argv, frequency);
+    c.sampler = "inprocess";
+    c.agentPath = EMBERLINE_BINARY_DIR "/lib/emberline/libemberline_agent.so";
+    return c;
+}
+
+QString emberlineBinary()
+{
+    return QStringLiteral(EMBERLINE_BINARY_DIR "/app/emberline");
+}
+
+// Value of `type` in the samples whose stack passes through `function`, per thread name.
+std::map<std::string, int64_t> throughByThread(const Profile &p, const std::string &function, const char *type)
+{
+    const FrameTable frames(p);
+    const ThreadIndex threads(p);
+    const int index = p.sampleTypeIndex(type);
+    std::map<std::string, int64_t> out;
+    std::vector<uint32_t> path;
+    for (size_t i = 0; i < p.sampleCount(); ++i) {
+        path.clear();
+        frames.expandRootFirst(p.sample(i).locations, path);
+        const bool through =
+            std::any_of(path.begin(), path.end(), [&](uint32_t f) { return frames.frame(f).name == function; });
+        const uint32_t t = threads.threadOf(i);
+        if (through && t != kNoIndex)
+            out[threads.threads()[t].name] += p.sampleValues(i)[index];
+    }
+    return out;
+}
+
+std::set<int64_t> labelValues(const Profile &p, const char *key)
+{
+    const StringId k = p.findString(key);
+    std::set<int64_t> values;
+    for (size_t i = 0; i < p.sampleCount(); ++i)
+        for (const Label &l : p.sampleLabels(i))
+            if (l.key == k)
+                values.insert(l.num);
+    return values;
+}
+
+QString joined(const std::vector<std::string> &lines)
+{
+    QStringList out;
+    for (const std::string &l : lines)
+        out << QString::fromStdString(l);
+    return out.join(QStringLiteral("; "));
+}
+
+} // namespace inprocess_test
+
+using namespace inprocess_test;
+
+class TestInprocessSampler : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void cpuSplit_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::newRow("main thread") << QStringList{targetPath("cpu_split"), QStringLiteral("4")};
+        QTest::newRow("second thread") << QStringList{targetPath("cpu_split"), QStringLiteral("4"),
+                                                      QStringLiteral("thread")};
+    }
+
+    // The known 60/30/10 split through timers on each thread's CPU clock. The kernel's CPU timers tick with the
+    // scheduler (250 Hz here), so each sample stands for its overruns too: the shares stay unbiased and the CPU
+    // time whole. Complete stacks through the 48 recursive frames, as with perf.
+    void cpuSplit()
+    {
+        QFETCH(QStringList, args);
+        QTemporaryDir dir;
+        SessionConfig c = inprocess({});
+        for (const QString &a : args)
+            c.command.push_back(a.toStdString());
+        const Recorded r = record(c, dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        QVERIFY2(r.summary.samplerChoice.find("in-process") != std::string::npos, r.summary.samplerChoice.c_str());
+        QVERIFY2(r.summary.samplerProblems.empty(), qPrintable(joined(r.summary.samplerProblems)));
+        QVERIFY2(r.summary.samples > 800, qPrintable(QString::number(r.summary.samples)));
+        // The CPU time sampled is the program's: about 4 s of one busy thread.
+        const double cpuSeconds = static_cast<double>(r.summary.targetCpuNs) / 1e9;
+        QVERIFY2(cpuSeconds > 3.6 && cpuSeconds < 4.4, qPrintable(QString::number(cpuSeconds)));
+        const double hot = share(r.profile, "hot_sixty");
+        const double warm = share(r.profile, "warm_thirty");
+        const double cool = share(r.profile, "cool_ten");
+        const QString shares = QStringLiteral("%1 / %2 / %3").arg(hot).arg(warm).arg(cool);
+        qInfo("in-process split: %s over %llu samples", qPrintable(shares),
+              static_cast<unsigned long long>(r.summary.samples));
+        QVERIFY2(std::abs(hot - 0.60) < 0.05, qPrintable(shares));
+        QVERIFY2(std::abs(warm - 0.30) < 0.05, qPrintable(shares));
+        QVERIFY2(std::abs(cool - 0.10) < 0.04, qPrintable(shares));
+        QVERIFY2(share(r.profile, "recurse_deep") > 0.2, qPrintable(shares));
+        QVERIFY2(r.summary.incomplete * 100 <= r.summary.samples,
+                 qPrintable(QStringLiteral("%1 of %2").arg(r.summary.incomplete).arg(r.summary.samples)));
+        // The agent's signal handler is not part of the program's stacks.
+        QCOMPARE(share(r.profile, "onSignal"), 0.0);
+    }
+
+    // A shell that runs a forking program and then execs another: the forked child is sampled under its own pid,
+    // and the exec'd program from its start.
+    void forkAndExec()
+    {
+        QTemporaryDir dir;
+        const QString script =
+            targetPath("forker") + QStringLiteral(" 1.5 && exec ") + targetPath("cpu_split") + QStringLiteral(" 1.5");
+        const Recorded r = record(inprocess({QStringLiteral("/bin/sh"), QStringLiteral("-c"), script}), dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        const QString detail = QStringLiteral("parent %1, child %2, hot %3")
+                                   .arg(share(r.profile, "parent_work"))
+                                   .arg(share(r.profile, "child_work"))
+                                   .arg(share(r.profile, "hot_sixty"));
+        QVERIFY2(share(r.profile, "parent_work") > 0.15, qPrintable(detail));
+        QVERIFY2(share(r.profile, "child_work") > 0.15, qPrintable(detail));
+        QVERIFY2(share(r.profile, "hot_sixty") > 0.1, qPrintable(detail));
+        // The shell (exec'd into cpu_split), forker and its child.
+        QVERIFY2(labelValues(r.profile, "process_id").size() >= 3,
+                 qPrintable(QString::number(labelValues(r.profile, "process_id").size())));
+    }
+
+    // 64 threads created after the program started: every one gets its timer and its samples.
+    void threadsCreatedAfterStart()
+    {
+        QTemporaryDir dir;
+        const Recorded r =
+            record(inprocess({targetPath("many_threads"), QStringLiteral("64"), QStringLiteral("2")}), dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        const FrameTable frames(r.profile);
+        const ThreadIndex threads(r.profile);
+        std::set<uint32_t> busy;
+        std::vector<uint32_t> path;
+        for (size_t i = 0; i < r.profile.sampleCount(); ++i) {
+            if (r.profile.sampleValues(i)[1] == 0)
+                continue;
+            path.clear();
+            frames.expandRootFirst(r.profile.sample(i).locations, path);
+            for (uint32_t f : path)
+                if (frames.frame(f).name == "busy_worker")
+                    busy.insert(threads.threadOf(i));
+        }
+        QVERIFY2(busy.size() == 64, qPrintable(QString::number(busy.size())));
+    }
+
+    // Wall time with no signal to a waiting thread: the sleeper spans the run, the lock waiter's wait and the
+    // holder's sleep land on their own functions, as with perf's context switches.
+    void wallTime()
+    {
+        QTemporaryDir dir;
+        const Recorded r = record(inprocess({targetPath("waiter"), QStringLiteral("3")}), dir.path());
+        QVERIFY(r.summary.wallTime);
+        const auto sleeper = throughByThread(r.profile, "sleep_forever", "wall-time");
+        QVERIFY(sleeper.count("sleeper"));
+        const double seconds = static_cast<double>(sleeper.at("sleeper")) / 1e9;
+        // Within 5% of the 3 s the sleeper lives.
+        QVERIFY2(std::abs(seconds - 3.0) < 0.15, qPrintable(QString::number(seconds)));
+        const auto waiter = throughByThread(r.profile, "wait_for_lock", "wall-time");
+        const auto holder = throughByThread(r.profile, "hold_lock", "wall-time");
+        QVERIFY2(waiter.count("lock-waiter") && waiter.at("lock-waiter") > 2'700'000'000,
+                 qPrintable(QString::number(waiter.count("lock-waiter") ? waiter.at("lock-waiter") : 0)));
+        QVERIFY2(holder.count("lock-holder") && holder.at("lock-holder") > 2'700'000'000,
+                 qPrintable(QString::number(holder.count("lock-holder") ? holder.at("lock-holder") : 0)));
+        // Wall-only samples are not CPU samples.
+        QCOMPARE(static_cast<uint64_t>(r.profile.totals()[0]), r.summary.samples);
+    }
+
+    // Waits that fail on EINTR (poll, epoll_wait, select, nanosleep, a pipe read) between bursts of CPU work: the
+    // program finishes, and the waits are in the wall time.
+    void eintrStrictWaits()
+    {
+        QTemporaryDir dir;
+        const Recorded r = record(inprocess({targetPath("strict_waits"), QStringLiteral("3")}), dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        QVERIFY(share(r.profile, "burn") > 0.5);
+        for (const char *wait : {"wait_poll", "wait_epoll", "wait_select", "wait_nanosleep", "wait_read"})
+            QVERIFY2(share(r.profile, wait, "wall-time") > 0.02, wait);
+    }
+
+    // The program installs handlers for every real-time signal after a while: the sampler stops before the
+    // program's handler can receive a timer's signal (each handler counts exactly the one signal the program sent),
+    // and the summary says why CPU sampling stopped.
+    void programTakesTheSignal_data()
+    {
+        QTest::addColumn<QString>("mode");
+        QTest::newRow("later") << QStringLiteral("later");
+        QTest::newRow("first") << QStringLiteral("first");
+    }
+    void programTakesTheSignal()
+    {
+        QFETCH(QString, mode);
+        QTemporaryDir dir;
+        const Recorded r = record(inprocess({targetPath("signal_user"), mode, QStringLiteral("2")}), dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        const QString problems = joined(r.summary.samplerProblems);
+        QVERIFY2(problems.contains(QStringLiteral("installed a handler")), qPrintable(problems));
+        QCOMPARE(share(r.profile, "after_handlers"), 0.0);
+        if (mode == QLatin1String("later"))
+            QVERIFY(share(r.profile, "before_handlers") > 0.5);
+        // Wall time goes on without the signal.
+        QVERIFY(share(r.profile, "nap", "wall-time") > 0.05);
+    }
+
+    // The session dies (SIGKILL): the program runs on to its end, its timers stopped.
+    void sessionKilled()
+    {
+        // Orphans come to this process, so that the program's exit status can be read.
+        QCOMPARE(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+        QTemporaryDir dir;
+        QProcess session;
+        // The program inherits the session's output: a pipe closed with the session would end it by SIGPIPE.
+        session.setStandardOutputFile(QProcess::nullDevice());
+        session.setStandardErrorFile(QProcess::nullDevice());
+        session.start(emberlineBinary(), {QStringLiteral("record"), QStringLiteral("--sampler"),
+                                          QStringLiteral("inprocess"), QStringLiteral("--output"), dir.path(),
+                                          QStringLiteral("--"), targetPath("cpu_split"), QStringLiteral("3")});
+        QVERIFY(session.waitForStarted());
+        // The program: the session's child, once it runs cpu_split.
+        pid_t target = 0;
+        for (int i = 0; i < 200 && target == 0; ++i) {
+            QFile children(QStringLiteral("/proc/%1/task/%1/children").arg(session.processId()));
+            if (children.open(QIODevice::ReadOnly)) {
+                const QByteArray text = children.readAll().trimmed();
+                if (!text.isEmpty()) {
+                    const pid_t pid = text.split(' ').first().toInt();
+                    QFile exe(QStringLiteral("/proc/%1/cmdline").arg(pid));
+                    if (exe.open(QIODevice::ReadOnly) && exe.readAll().contains("cpu_split"))
+                        target = pid;
+                }
+            }
+            if (target == 0)
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        QVERIFY(target > 0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(800));
+        ::kill(pid_t(session.processId()), SIGKILL);
+        QVERIFY(session.waitForFinished(5000));
+        int status = -1;
+        pid_t got = 0;
+        for (int i = 0; i < 1000 && got == 0; ++i) {
+            got = ::waitpid(target, &status, WNOHANG);
+            if (got == 0)
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        QCOMPARE(got, target);
+        QVERIFY2(WIFEXITED(status) && WEXITSTATUS(status) == 0, qPrintable(QString::number(status)));
+        prctl(PR_SET_CHILD_SUBREAPER, 0);
+    }
+
+    // Perf events forbidden by a seccomp filter (as Docker's default profile does): `auto` samples a launched
+    // program from inside and attaches with ptrace, and `--sampler perf` says that a policy refuses it, not the
+    // paranoia level.
+    void autoWherePerfIsForbidden()
+    {
+        QTemporaryDir dir;
+        QProcess launched;
+        launched.start(targetPath("no_perf"),
+                       {emberlineBinary(), QStringLiteral("record"), QStringLiteral("--output"), dir.path(),
+                        QStringLiteral("--"), targetPath("cpu_split"), QStringLiteral("1")});
+        QVERIFY(launched.waitForFinished(60000));
+        const QString out = QString::fromLocal8Bit(launched.readAllStandardError());
+        QVERIFY2(launched.exitCode() == 0, qPrintable(out));
+        QVERIFY2(
+            out.contains(QStringLiteral("in-process sampler (auto: perf_event_open is refused by a seccomp filter")),
+            qPrintable(out));
+        const auto profile = readPprofFile((dir.path() + QStringLiteral("/profile.pprof")).toStdString());
+        QVERIFY(profile.ok());
+        QVERIFY(share(profile.value(), "hot_sixty") > 0.4);
+
+        QProcess perf;
+        perf.start(targetPath("no_perf"),
+                   {emberlineBinary(), QStringLiteral("record"), QStringLiteral("--sampler"), QStringLiteral("perf"),
+                    QStringLiteral("--output"), dir.path() + QStringLiteral("/perf"), QStringLiteral("--"),
+                    targetPath("cpu_split"), QStringLiteral("0.2")});
+        QVERIFY(perf.waitForFinished(60000));
+        const QString refused = QString::fromLocal8Bit(perf.readAllStandardError());
+        QVERIFY2(perf.exitCode() != 0, qPrintable(refused));
+        QVERIFY2(refused.contains(QStringLiteral("seccomp filter")), qPrintable(refused));
+        QVERIFY2(!refused.contains(QStringLiteral("sudo sysctl")), qPrintable(refused));
+
+        // Attaching: ptrace, the only way in from outside.
+        QProcess target;
+        target.start(targetPath("cpu_split"), {QStringLiteral("3")});
+        QVERIFY(target.waitForStarted());
+        QProcess attach;
+        attach.start(targetPath("no_perf"),
+                     {emberlineBinary(), QStringLiteral("record"), QStringLiteral("--pid"),
+                      QString::number(target.processId()), QStringLiteral("--duration"), QStringLiteral("1"),
+                      QStringLiteral("--output"), dir.path() + QStringLiteral("/attach")});
+        QVERIFY(attach.waitForFinished(60000));
+        const QString attached = QString::fromLocal8Bit(attach.readAllStandardError());
+        target.kill();
+        target.waitForFinished();
+        if (attached.contains(QStringLiteral("not permitted")) && !inCi())
+            QSKIP("ptrace is not allowed here");
+        QVERIFY2(attach.exitCode() == 0, qPrintable(attached));
+        QVERIFY2(attached.contains(QStringLiteral("ptrace sampler (auto, attaching")), qPrintable(attached));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestInprocessSampler)
+#include "tst_inprocess_sampler.moc"
