@@ -105,6 +105,7 @@ private:
     int64_t m_roundNs;
     int64_t m_nextRoundNs = 0;
     uint64_t m_cpuSamples = 0;
+    uint64_t m_sampledCpuNs = 0; // the CPU time the samples stand for
     size_t m_timedThreads = 0;
     uint64_t m_timersFailed = 0;
     std::vector<uint8_t> m_stack; // a waiting thread's stack copy

@@ -443,6 +443,13 @@ void SamplingPipeline::onFork(uint32_t pid, uint32_t ppid, uint32_t tid)
 {
     if (pid != tid || pid == ppid)
         return; // a new thread shares its process's map
+    // A forked child has its parent's name until it renames itself or execs (a COMM record then says so): known
+    // now, it is not lost when the child exits before its name could be read from /proc.
+    if (m_recorder.threadName(tid).empty()) {
+        const std::string &parentName = m_recorder.threadName(ppid);
+        if (!parentName.empty())
+            m_recorder.setThreadName(pid, tid, std::string(parentName));
+    }
     // A forked child starts with a copy of its parent's address space.
     auto parent = m_processes.find(ppid);
     auto &slot = m_processes[pid];

@@ -143,6 +143,12 @@ private Q_SLOTS:
         QVERIFY2(share(r.profile, "parent_work") > 0.15, qPrintable(detail));
         QVERIFY2(share(r.profile, "child_work") > 0.15, qPrintable(detail));
         QVERIFY2(share(r.profile, "hot_sixty") > 0.1, qPrintable(detail));
+        // Every sample names its thread (a forked child is named as its parent until it execs).
+        const ThreadIndex threads(r.profile);
+        for (size_t i = 0; i < r.profile.sampleCount(); ++i) {
+            const uint32_t t = threads.threadOf(i);
+            QVERIFY(t != kNoIndex && !threads.threads()[t].name.empty());
+        }
         // The shell (exec'd into cpu_split), forker and its child.
         QVERIFY2(labelValues(r.profile, "process_id").size() >= 3,
                  qPrintable(QString::number(labelValues(r.profile, "process_id").size())));
