@@ -196,6 +196,7 @@ size_t AgentRings::visit(AgentSink &sink, uint32_t onlyPid, uint64_t upToNs)
         bool &flag;
         ~Done() { flag = false; }
     } done{m_visiting};
+    double fill = 0;
     const uint64_t now = monotonicNs();
     size_t records = 0;
     for (size_t i = 0; i < m_rings.size();) {
@@ -213,6 +214,9 @@ size_t AgentRings::visit(AgentSink &sink, uint32_t onlyPid, uint64_t upToNs)
             finished = m_rings[j]->pid == ring.pid && m_rings[j]->header->createdNs > ring.header->createdNs;
         if (!finished && kill(pid_t(ring.pid), 0) != 0 && errno == ESRCH)
             finished = true;
+        const uint64_t pending =
+            ring.header->head.load(std::memory_order_acquire) - ring.header->tail.load(std::memory_order_relaxed);
+        fill = std::max(fill, static_cast<double>(pending) / static_cast<double>(ring.header->dataBytes));
         records += drain(ring, sink, upToNs);
         const bool empty =
             ring.header->head.load(std::memory_order_acquire) == ring.header->tail.load(std::memory_order_relaxed);
@@ -229,6 +233,8 @@ size_t AgentRings::visit(AgentSink &sink, uint32_t onlyPid, uint64_t upToNs)
         }
         ++i;
     }
+    if (onlyPid == 0)
+        m_lastFill = fill;
     return records;
 }
 

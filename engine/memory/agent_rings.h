@@ -109,6 +109,8 @@ public:
 
     const std::string &directory() const { return m_directory; }
     AgentCounters counters() const;
+    // How full the fullest ring was when the last poll came to it (0 to 1): a reader that naps reads sooner.
+    double lastFill() const { return m_lastFill; }
     size_t openRings() const { return m_rings.size(); }
 
 private:
@@ -125,6 +127,7 @@ private:
     AgentCounters m_closed; // counters of rings already closed
     uint64_t m_images = 0;
     bool m_visiting = false; // a poll is under way (a sink's callback must not start another)
+    double m_lastFill = 0;
 };
 
 } // namespace emberline::engine

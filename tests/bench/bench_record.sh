@@ -40,7 +40,8 @@ declare -A thr cpu
 # emberNNN records wall time (the default); emberNNNcpu passes --no-wall-time; a `kN` suffix (ember999k8,
 # ember999cpuk8) copies N KiB of stack per sample instead of the default 32. floor999 is `perf record -e
 # cpu-clock` at 999 Hz with no stacks at all: what the timer interrupts alone cost the target, under which no
-# sampler can go. EMBERLINE_BENCH_CONFIGS="none floor999 ember999 ember999k8" runs other configurations
+# sampler can go. inprocNNN and inprocNNNcpu are the same through the in-process sampler (--sampler inprocess).
+# EMBERLINE_BENCH_CONFIGS="none floor999 ember999 ember999k8" runs other configurations
 # (`none` is the base every slowdown is measured against).
 configs=(none floor999 perf99 ember99 perf999 ember999 ember999cpu)
 # EMBERLINE_BENCH_TARGET=thread runs cpu_split's work on a second thread (a pthread stack) instead of main's.
@@ -63,9 +64,11 @@ for ((r = 1; r <= rounds; r++)); do
             /usr/bin/time -f '%U %S' -o "$work/$c.$r.time" "${pin_profiler[@]}" \
                 perf record -q -F "${c#perf}" --call-graph dwarf -o "$work/$c.$r.data" -- "${timed[@]}" >"$out" 2>/dev/null
             ;;
-        ember*)
+        ember* | inproc*)
             hz=${c#ember}
             opts=()
+            # inprocNNN: the in-process sampler (Emberline's agent in the target) instead of perf events.
+            [[ $c == inproc* ]] && hz=${c#inproc} && opts+=(--sampler inprocess)
             if [[ $hz == *k* ]]; then
                 opts+=(--stack-size "$((${hz##*k} * 1024))") && hz=${hz%k*}
             fi
