@@ -1,6 +1,7 @@
 #include "engine/session/memory_pipeline.h"
 
 #include "engine/agent/agent_protocol.h"
+#include "engine/common/clock.h"
 #include "engine/common/logging.h"
 #include "engine/recorder/recorder.h"
 #include "engine/session/sampling_pipeline.h"
@@ -17,6 +18,7 @@ constexpr uint64_t kExactRingBytes = uint64_t(64) << 20;
 constexpr uint64_t kSampledRingBytes = uint64_t(16) << 20;
 constexpr uint32_t kMinStackCopyBytes = 2048;
 constexpr uint32_t kMaxAllocationCopyBytes = 32768;
+constexpr int64_t kRingGraceNs = 2'000'000'000; // an exec'd image's ring appears within this, or never
 
 int64_t rounded(double v)
 {
@@ -37,7 +39,11 @@ MemoryPipeline::MemoryPipeline(const SessionConfig &config, AgentLink &agent, Sa
       m_rings(agent.rings()), m_heap(m_interval)
 {
     agent.askMemory(m_interval, m_interval == 1 ? kExactRingBytes : kSampledRingBytes);
-    pipeline.setBeforeExec([this](uint32_t pid) { m_rings.pollProcess(*this, pid); });
+    pipeline.setBeforeExec([this](uint32_t pid) {
+        m_rings.pollProcess(*this, pid);
+        // The new image should load the agent again (LD_PRELOAD is inherited): counted, to tell one that did not.
+        m_processImages[pid].execs.push_back({clockNs(CLOCK_MONOTONIC), m_recorder.threadName(pid)});
+    });
     setStackCopyBytes(8192);
     if (agent.executableIsStatic())
         m_problems.push_back(agent.executable() +
@@ -93,6 +99,8 @@ void MemoryPipeline::onFree(uint64_t image, uint32_t pid, uint32_t tid, uint64_t
 
 void MemoryPipeline::onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid)
 {
+    if (parentPid == 0)
+        ++m_processImages[pid].agentImages; // the program's start or an exec, not a fork
     qCDebug(lcSession, "memory agent in process %u (image %llu, forked from %u)", pid,
             static_cast<unsigned long long>(image), parentPid);
     m_openImages.push_back(image);
@@ -170,6 +178,27 @@ std::shared_ptr<const MemorySummary> MemoryPipeline::summary() const
     if (rings.badRings)
         s->problems.push_back(std::to_string(rings.badRings) + " ring(s) of the memory agent were unreadable "
                                                                "(another version of Emberline's agent?)");
+    // A process image the sampler saw start by exec whose agent never reported: its LD_PRELOAD was replaced (`env
+    // LD_PRELOAD=... prog`), or it is set-user-ID or statically linked. Judged once its ring had time to appear.
+    const int64_t now = clockNs(CLOCK_MONOTONIC);
+    std::vector<std::string> without;
+    for (const auto &[pid, images] : m_processImages) {
+        const size_t missing = images.execs.size() > images.agentImages ? images.execs.size() - images.agentImages : 0;
+        if (missing == 0 || (!m_finished && now - images.execs.back().first < kRingGraceNs))
+            continue;
+        const std::string &name = images.execs.back().second;
+        without.push_back((name.empty() ? std::string("a program") : name) + " (pid " + std::to_string(pid) + ")");
+    }
+    if (!without.empty() && rings.rings > 0) {
+        std::string list;
+        for (size_t i = 0; i < without.size() && i < 5; ++i)
+            list += (i ? ", " : "") + without[i];
+        if (without.size() > 5)
+            list += " and " + std::to_string(without.size() - 5) + " more";
+        s->problems.push_back(
+            list + " ran without the memory agent: its memory is not profiled (its LD_PRELOAD was replaced, as "
+                   "`env LD_PRELOAD=... program` does, or it is set-user-ID or statically linked)");
+    }
     if (m_finished && rings.rings == 0 && m_problems.empty())
         s->problems.push_back(
             "no process of the program loaded the memory agent (LD_PRELOAD was cleared, or the program is "

@@ -8,6 +8,7 @@
 #include "engine/session/session_config.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -71,6 +72,13 @@ private:
     HeapTracker m_heap;
     StackTable m_sites;                 // allocation stacks, of the recorder's location ids
     std::vector<uint64_t> m_openImages; // started and not yet ended
+    // Per process: the execs the sampler saw (when, and the new program's name) and the images whose agent
+    // reported from a start or an exec (not a fork).
+    struct ProcessImages {
+        std::vector<std::pair<int64_t, std::string>> execs;
+        size_t agentImages = 0;
+    };
+    std::map<uint32_t, ProcessImages> m_processImages;
     std::vector<std::string> m_problems;
     bool m_finished = false;
     uint32_t m_stackCopy = 0; // what each sample copies now

@@ -401,6 +401,26 @@ private Q_SLOTS:
                  r.summary.memory->problems.front().c_str());
     }
 
+    // `env LD_PRELOAD= program`: env ran with the agent, the program it exec'd without; the summary names it. In
+    // the ordinary runs above (posixSpawn, endings) no program is named.
+    void preloadReplacedNamed()
+    {
+        QTemporaryDir dir;
+        const Recorded r = record(
+            memoryLaunch({QStringLiteral("/usr/bin/env"), QStringLiteral("LD_PRELOAD="), targetPath("alloc_leaks")},
+                         524288),
+            dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        QVERIFY(r.summary.memory);
+        QString problems;
+        for (const std::string &p : r.summary.memory->problems)
+            problems += QString::fromStdString(p) + QLatin1Char('\n');
+        QVERIFY2(problems.contains(QStringLiteral("alloc_leaks (pid")) &&
+                     problems.contains(QStringLiteral("ran without the memory agent")),
+                 qPrintable(problems));
+        QVERIFY2(!problems.contains(QStringLiteral("env (pid")), qPrintable(problems));
+    }
+
     // posix_spawn (a vfork-like clone, then exec): the spawned program is a process image of its own, with its own
     // agent, leaks and pid; the parent's leaks stay the parent's.
     void posixSpawn()
@@ -413,6 +433,8 @@ private Q_SLOTS:
         std::map<std::string, std::set<int64_t>> pids;
         QCOMPARE(at(byLeaf(r.profile, "inuse-objects", &pids), "leak"), int64_t(100)); // 50 each
         QCOMPARE(pids["leak"].size(), size_t(2));
+        for (const std::string &p : r.summary.memory->problems)
+            QVERIFY2(p.find("ran without the memory agent") == std::string::npos, p.c_str());
     }
 
     // A program that brings its own allocator (jemalloc, preloaded as a user would): the agent comes first in
