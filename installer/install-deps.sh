@@ -22,7 +22,7 @@ test_pkgs=(
     debuginfod  # a loopback debuginfod server for the disassembly tests
     binutils  # objcopy: stripped copies and separate debug files of tests/targets/symbols
     valgrind heaptrack  # the memory anchors: leaks as memcheck finds them, allocations as heaptrack counts them
-    libjemalloc2  # a program's own allocator, profiled through by the memory agent
+    libjemalloc2 libgoogle-perftools4 libmimalloc2.0  # programs' own allocators, profiled through by the agent
 )
 
 pkgs=("${build_pkgs[@]}")

@@ -437,19 +437,32 @@ private Q_SLOTS:
             QVERIFY2(p.find("ran without the memory agent") == std::string::npos, p.c_str());
     }
 
-    // A program that brings its own allocator (jemalloc, preloaded as a user would): the agent comes first in
-    // LD_PRELOAD and is profiled through it, every allocation counted.
-    void throughJemalloc()
+    // A program that brings its own allocator (jemalloc, tcmalloc or mimalloc, Debian's, preloaded as a user would):
+    // the agent comes first in LD_PRELOAD and is profiled through it, every allocation counted.
+    void throughOwnAllocator_data()
     {
-        const QString jemalloc = QStringLiteral("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2");
-        if (!QFileInfo::exists(jemalloc)) {
+        QTest::addColumn<QString>("library");
+        QTest::addColumn<QString>("package");
+        QTest::newRow("jemalloc") << QStringLiteral("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2")
+                                  << QStringLiteral("libjemalloc2");
+        QTest::newRow("tcmalloc") << QStringLiteral("/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4")
+                                  << QStringLiteral("libgoogle-perftools4");
+        QTest::newRow("mimalloc") << QStringLiteral("/usr/lib/x86_64-linux-gnu/libmimalloc.so.2")
+                                  << QStringLiteral("libmimalloc2.0");
+    }
+    void throughOwnAllocator()
+    {
+        QFETCH(QString, library);
+        QFETCH(QString, package);
+        if (!QFileInfo::exists(library)) {
             if (inCi())
-                QFAIL("libjemalloc2 is missing (installer/install-deps.sh --test installs it)");
-            QSKIP("libjemalloc2 is not installed");
+                QFAIL(
+                    qPrintable(package + QStringLiteral(" is missing (installer/install-deps.sh --test installs it)")));
+            QSKIP(qPrintable(package + QStringLiteral(" is not installed")));
         }
         QTemporaryDir dir;
         SessionConfig c = memoryLaunch({targetPath("alloc_truths")}, 1);
-        c.environment.emplace_back("LD_PRELOAD", jemalloc.toStdString());
+        c.environment.emplace_back("LD_PRELOAD", library.toStdString());
         const Recorded r = record(c, dir.path());
         QCOMPARE(r.summary.exitStatus, 0);
         QCOMPARE(at(byLeaf(r.profile, "alloc-samples"), "main"), int64_t(1000 + 100 + 4 + 10 + 60));
