@@ -202,10 +202,14 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids, bool leaks
                     loc.lines.push_back(Line{function(f.function, f.file, 0), f.line, f.column});
             }
             if (loc.lines.empty()) {
-                // Never an empty name: module+offset is what a user can feed to addr2line.
+                // Never an empty name: module+offset is what a user can feed to addr2line. An unnamed mapping of
+                // /proc/PID/maps (JIT code, as the in-process and ptrace samplers see it) is named by its address,
+                // as perf's "//anon" is.
                 const std::string name =
-                    module ? baseName(module->path) + "+" + hexAddress(key.address - module->start + module->pgoff)
-                           : "[unknown] " + hexAddress(key.address);
+                    !module ? "[unknown] " + hexAddress(key.address)
+                    : module->path.empty()
+                        ? "anon+" + hexAddress(key.address)
+                        : baseName(module->path) + "+" + hexAddress(key.address - module->start + module->pgoff);
                 loc.lines.push_back(Line{function(name, "", 0), 0, 0});
             }
         }
