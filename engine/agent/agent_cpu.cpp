@@ -123,8 +123,7 @@ int createTimer(uint32_t tid)
     const int signal = g_signal.load(std::memory_order_acquire);
     if (signal == 0 || g_stopped.load(std::memory_order_acquire))
         return -1;
-    struct sigevent event;
-    memset(&event, 0, sizeof event);
+    struct sigevent event {};
     event.sigev_notify = SIGEV_THREAD_ID;
     event.sigev_signo = signal;
     event._sigev_un._tid = pid_t(tid); // sigev_notify_thread_id
@@ -138,7 +137,7 @@ int createTimer(uint32_t tid)
     }
     // The first expiry is spread over one period, so that threads started together do not tick together.
     const uint64_t first = 1 + (nowNs() ^ (uint64_t(tid) * 0x9E3779B97F4A7C15ull)) % g_cpuPeriodNs;
-    struct itimerspec spec;
+    struct itimerspec spec {};
     spec.it_interval.tv_sec = time_t(g_cpuPeriodNs / 1'000'000'000u);
     spec.it_interval.tv_nsec = long(g_cpuPeriodNs % 1'000'000'000u);
     spec.it_value.tv_sec = time_t(first / 1'000'000'000u);
@@ -161,6 +160,7 @@ void startThisThread()
         return;
     t_timer = createTimer(threadId());
     if (t_timer >= 0 && g_keyMade)
+        // The timer's id travels as the key's value (never dereferenced). NOLINTNEXTLINE(performance-no-int-to-ptr)
         pthread_setspecific(g_threadKey, reinterpret_cast<void *>(intptr_t(t_timer) + 1));
 }
 
@@ -261,7 +261,7 @@ void onSignal(int, siginfo_t *info, void *context)
 int chooseSignal()
 {
     for (int signal = SIGRTMAX - 1; signal > SIGRTMIN + 2; --signal) {
-        struct sigaction old;
+        struct sigaction old {};
         if (g_realSigaction(signal, nullptr, &old) != 0)
             continue;
         if ((old.sa_flags & SA_SIGINFO) == 0 && old.sa_handler == SIG_DFL)
@@ -301,8 +301,7 @@ void cpuStart()
         --t_internal;
         return;
     }
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
+    struct sigaction action {};
     action.sa_sigaction = onSignal;
     // SA_RESTART: a system call the tick lands in is restarted where the kernel can restart it.
     action.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -354,7 +353,7 @@ EMBERLINE_EXPORT int sigaction(int signal, const struct sigaction *action, struc
             return 0;
         }
         stopAll(ProblemSignalTaken);
-        struct sigaction ignored;
+        struct sigaction ignored {};
         const int rc = g_realSigaction(signal, action, &ignored);
         if (old) {
             memset(old, 0, sizeof *old);
