@@ -252,6 +252,14 @@ void AgentRings::setCpuStackCopyBytes(uint32_t bytes)
         ring->header->cpuStackCopyBytes.store(bytes, std::memory_order_relaxed);
 }
 
+uint32_t AgentRings::cpuSignal(uint32_t pid) const
+{
+    for (auto it = m_rings.rbegin(); it != m_rings.rend(); ++it)
+        if ((*it)->pid == pid)
+            return (*it)->header->cpuSignal;
+    return 0;
+}
+
 bool AgentRings::requestTimer(uint32_t pid, uint32_t tid)
 {
     // The newest ring of the process: the image running now.

@@ -98,6 +98,8 @@ public:
     size_t pollProcess(AgentSink &sink, uint32_t pid);
     // The stack each sample copies from now on (the learned copy).
     void setStackCopyBytes(uint32_t bytes);
+    // The in-process sampler's signal in process `pid`'s newest ring (0: none, or no open ring).
+    uint32_t cpuSignal(uint32_t pid) const;
     // The stack each CPU sample copies from now on (the in-process sampler's learned copy).
     void setCpuStackCopyBytes(uint32_t bytes);
     uint32_t cpuStackCopyBytes() const { return m_cpuStackCopyBytes; }

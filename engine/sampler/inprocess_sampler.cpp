@@ -57,6 +57,25 @@ bool parseSyscall(const std::string &text, uint64_t &sp, uint64_t &pc)
     return sp != 0 && pc != 0;
 }
 
+// Whether thread `tid` blocks `signal` now (SigBlk of /proc/PID/task/TID/status, a hex mask of signals 1..64).
+bool signalBlocked(uint32_t pid, uint32_t tid, uint32_t signal)
+{
+    const std::string status = readProcFile(taskPath(pid, tid, "status"));
+    const size_t at = status.find("SigBlk:");
+    if (at == std::string::npos || signal == 0 || signal > 64)
+        return false;
+    const unsigned long long mask = std::strtoull(status.c_str() + at + 7, nullptr, 16);
+    return (mask >> (signal - 1)) & 1;
+}
+
+std::string readComm(uint32_t pid, uint32_t tid)
+{
+    std::string comm = readProcFile(taskPath(pid, tid, "comm"));
+    while (!comm.empty() && comm.back() == '\n')
+        comm.pop_back();
+    return comm.empty() ? "thread " + std::to_string(tid) : comm;
+}
+
 } // namespace
 
 Result<std::unique_ptr<InprocessSampler>>
@@ -136,6 +155,19 @@ std::vector<std::string> InprocessSampler::problems() const
     if ((c.problems & agent::ProblemTimer) || m_timersFailed)
         out.push_back("a thread's CPU timer could not be created (timer_create refused): that thread's CPU time "
                       "is missing");
+    if (!m_blockedThreads.empty()) {
+        std::string names;
+        size_t n = 0;
+        for (const std::string &name : m_blockedThreads)
+            if (n++ < 5)
+                names += (names.empty() ? "" : ", ") + name;
+        out.push_back(std::to_string(m_blockedThreads.size()) +
+                      " kind(s) of thread block the in-process sampler's "
+                      "signal (" +
+                      names +
+                      "; the C library's timer threads block every signal): their CPU time is "
+                      "not sampled");
+    }
     if (c.cpuDropped)
         out.push_back(std::to_string(c.cpuDropped) + " CPU samples were lost to a full ring");
     if (c.rings == 0)
@@ -217,9 +249,18 @@ void InprocessSampler::refreshThreads(uint32_t pid, Process &process, SampleSink
             t.lastNs = now;
             continue; // its first round only starts the count
         }
-        // A thread the agent started no timer on: asked for through the ring (once).
-        if (!t.timer && !t.requested && ++t.roundsWithoutTimer > kRoundsBeforeRequest && !m_paused)
-            t.requested = m_rings.requestTimer(pid, tid);
+        // Once a thread has lived a few rounds: whether it blocks the sampler's signal (its timer could never be
+        // heard: the C library's own timer threads block every signal), and if it has no timer, one is asked for
+        // through the ring.
+        if (++t.rounds == kRoundsBeforeRequest + 1 && !m_paused) {
+            const uint32_t signal = m_rings.cpuSignal(pid);
+            if (signal != 0 && signalBlocked(pid, tid, signal)) {
+                t.blocked = true;
+                m_blockedThreads.insert(readComm(pid, tid));
+            } else if (!t.timer) {
+                t.requested = m_rings.requestTimer(pid, tid);
+            }
+        }
         if (!m_options.wallTime)
             continue;
         uint64_t cpu = 0, runDelay = 0, runs = 0;
@@ -371,7 +412,8 @@ void InprocessSampler::onImageStart(uint64_t image, uint32_t pid, uint32_t paren
                 } else {
                     it->second.timer = false;
                     it->second.requested = false;
-                    it->second.roundsWithoutTimer = 0;
+                    it->second.rounds = 0;
+                    it->second.blocked = false;
                     it->second.hasStack = false;
                     it->second.waitKnown = false;
                     ++it;

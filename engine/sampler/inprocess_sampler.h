@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -68,8 +69,9 @@ private:
         uint64_t runDelayNs = 0;
         int64_t lastNs = 0; // CLOCK_MONOTONIC of the last round
         bool timer = false;
-        int roundsWithoutTimer = 0;
+        int rounds = 0;
         bool requested = false;
+        bool blocked = false;    // it blocks the sampler's signal
         bool hasStack = false;   // a stack was handed on (a later wait or a runnable share may repeat it)
         bool waitKnown = false;  // the last stack was a wait at `waitSyscall`
         std::string waitSyscall; // /proc/.../syscall as read then
@@ -108,7 +110,8 @@ private:
     uint64_t m_sampledCpuNs = 0; // the CPU time the samples stand for
     size_t m_timedThreads = 0;
     uint64_t m_timersFailed = 0;
-    std::vector<uint8_t> m_stack; // a waiting thread's stack copy
+    std::vector<uint8_t> m_stack;           // a waiting thread's stack copy
+    std::set<std::string> m_blockedThreads; // names of threads that block the sampler's signal
 };
 
 } // namespace emberline::engine

@@ -107,10 +107,12 @@ private Q_SLOTS:
         QCOMPARE(r.summary.exitStatus, 0);
         QVERIFY2(r.summary.samplerChoice.find("in-process") != std::string::npos, r.summary.samplerChoice.c_str());
         QVERIFY2(r.summary.samplerProblems.empty(), qPrintable(joined(r.summary.samplerProblems)));
-        QVERIFY2(r.summary.samples > 800, qPrintable(QString::number(r.summary.samples)));
-        // The CPU time sampled is the program's: about 4 s of one busy thread.
+        // The CPU time sampled is the program's: at most the 4 s of its one busy thread (less on a busy machine),
+        // with a sample for every tick of it at least (the kernel's CPU timers tick at 100 to 1000 Hz).
         const double cpuSeconds = static_cast<double>(r.summary.targetCpuNs) / 1e9;
-        QVERIFY2(cpuSeconds > 3.6 && cpuSeconds < 4.4, qPrintable(QString::number(cpuSeconds)));
+        QVERIFY2(cpuSeconds > 1.5 && cpuSeconds < 4.3, qPrintable(QString::number(cpuSeconds)));
+        QVERIFY2(static_cast<double>(r.summary.samples) > 90 * cpuSeconds,
+                 qPrintable(QString::number(r.summary.samples)));
         const double hot = share(r.profile, "hot_sixty");
         const double warm = share(r.profile, "warm_thirty");
         const double cool = share(r.profile, "cool_ten");
@@ -175,6 +177,26 @@ private Q_SLOTS:
                     busy.insert(threads.threadOf(i));
         }
         QVERIFY2(busy.size() == 64, qPrintable(QString::number(busy.size())));
+    }
+
+    // A thread made by pthread_create looked up in libc.so.6 (not the wrapped one) gets its timer when the session
+    // finds it; the C library's timer thread, which blocks every signal, is named as unsampled.
+    void threadsMadeOtherwise()
+    {
+        QTemporaryDir dir;
+        const Recorded r =
+            record(inprocess({targetPath("hidden_threads"), QStringLiteral("libc"), QStringLiteral("2")}), dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        const double hidden = share(r.profile, "libc_work");
+        QVERIFY2(hidden > 0.3, qPrintable(QString::number(hidden)));
+        QVERIFY2(r.summary.samplerProblems.empty(), qPrintable(joined(r.summary.samplerProblems)));
+
+        QTemporaryDir timerDir;
+        const Recorded t = record(
+            inprocess({targetPath("hidden_threads"), QStringLiteral("timer"), QStringLiteral("2")}), timerDir.path());
+        QCOMPARE(t.summary.exitStatus, 0);
+        const QString problems = joined(t.summary.samplerProblems);
+        QVERIFY2(problems.contains(QStringLiteral("block the in-process sampler's signal")), qPrintable(problems));
     }
 
     // Wall time with no signal to a waiting thread: the sleeper spans the run, the lock waiter's wait and the
