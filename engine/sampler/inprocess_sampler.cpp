@@ -57,6 +57,19 @@ bool parseSyscall(const std::string &text, uint64_t &sp, uint64_t &pc)
     return sp != 0 && pc != 0;
 }
 
+// Time thread `tid` spent off a CPU until `now`, in `state`; its stack is set by the caller.
+RawSample waitSample(uint32_t pid, uint32_t tid, int64_t now, uint64_t wallNs, ThreadState state)
+{
+    RawSample s;
+    s.kind = RawSample::Kind::Wait;
+    s.pid = pid;
+    s.tid = tid;
+    s.timeNs = uint64_t(now);
+    s.wallNs = wallNs;
+    s.state = state;
+    return s;
+}
+
 // Whether thread `tid` blocks `signal` now (SigBlk of /proc/PID/task/TID/status, a hex mask of signals 1..64).
 bool signalBlocked(uint32_t pid, uint32_t tid, uint32_t signal)
 {
@@ -277,13 +290,7 @@ void InprocessSampler::refreshThreads(uint32_t pid, Process &process, SampleSink
             continue;
         // Time waiting to run: under the thread's latest stack, as runnable.
         if (runnable > 0 && t.hasStack) {
-            RawSample s;
-            s.kind = RawSample::Kind::Wait;
-            s.pid = pid;
-            s.tid = tid;
-            s.timeNs = uint64_t(now);
-            s.wallNs = runnable;
-            s.state = ThreadState::Running;
+            RawSample s = waitSample(pid, tid, now, runnable, ThreadState::Running);
             s.sameStack = true;
             sink.onSample(s);
         }
@@ -295,13 +302,7 @@ void InprocessSampler::refreshThreads(uint32_t pid, Process &process, SampleSink
 void InprocessSampler::sampleWait(uint32_t pid, uint32_t tid, Thread &t, uint64_t sleptNs, uint64_t cpuNs, int64_t now,
                                   SampleSink &sink)
 {
-    RawSample s;
-    s.kind = RawSample::Kind::Wait;
-    s.pid = pid;
-    s.tid = tid;
-    s.timeNs = uint64_t(now);
-    s.wallNs = sleptNs;
-    s.state = ThreadState::Sleeping;
+    RawSample s = waitSample(pid, tid, now, sleptNs, ThreadState::Sleeping);
     const std::string syscall = readProcFile(taskPath(pid, tid, "syscall"));
     uint64_t sp = 0, pc = 0;
     const bool waiting = parseSyscall(syscall, sp, pc);
