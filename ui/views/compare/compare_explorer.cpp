@@ -1,4 +1,5 @@
 #include "ui/views/compare/compare_explorer.h"
+#include "ui/common/sample_types.h"
 
 #include "engine/model/units.h"
 #include "ui/common/logging.h"
@@ -138,7 +139,8 @@ void CompareExplorer::fillSampleTypes()
         const engine::ValueType &type = next.sampleTypes()[static_cast<size_t>(i)];
         const QString name = QString::fromStdString(next.str(type.type));
         m_sampleType->addItem(QStringLiteral("%1 (%2)").arg(name, QString::fromStdString(next.str(type.unit))), name);
-        if (i == next.defaultSampleTypeIndex())
+        m_sampleType->setItemData(m_sampleType->count() - 1, sampleTypeDescription(name), Qt::ToolTipRole);
+        if (i == initialSampleType(next))
             m_sampleType->setCurrentIndex(m_sampleType->count() - 1);
     }
     m_sampleType->setEnabled(!shared.empty());
