@@ -108,7 +108,7 @@ QVariant DisassemblyModel::sourceData(const Row &row, int column, int role) cons
         return QColor(40, 90, 160);
     if (role == Qt::BackgroundRole)
         return QColor(238, 242, 248);
-    if (role != Qt::DisplayRole || column != AddressColumn)
+    if (role != Qt::DisplayRole || column != 0) // the row's one span starts at the first column
         return {};
     QString code;
     const auto it = m_result->sources.find(insn.file);
@@ -145,14 +145,14 @@ QVariant DisassemblyModel::instructionData(int instruction, int column, int role
             return heat(double(insn.self) / double(m_hottestSelf));
         return {};
     case Qt::TextAlignmentRole:
-        return column >= SelfColumn ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
-                                    : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
+        return column == SelfColumn || column == TotalColumn ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
+                                                             : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
     case AddressRole:
         return static_cast<qulonglong>(insn.address);
     case SelfRole:
         return static_cast<qlonglong>(insn.self);
     case Qt::ToolTipRole:
-        if (column >= SelfColumn && m_result->function.self > 0)
+        if ((column == SelfColumn || column == TotalColumn) && m_result->function.self > 0)
             return QStringLiteral("%1 of the function's self")
                 .arg(QString::fromStdString(engine::formatPercent(insn.self, m_result->function.self)));
         return {};

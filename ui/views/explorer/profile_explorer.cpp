@@ -2,6 +2,7 @@
 
 #include "engine/model/units.h"
 #include "ui/common/logging.h"
+#include "ui/common/sample_types.h"
 #include "ui/common/source_roots.h"
 #include "ui/common/value_text.h"
 #include "ui/flamegraph/breadcrumb_bar.h"
@@ -58,17 +59,19 @@ void ProfileExplorer::setupUi()
 
     m_splitter = new QSplitter(Qt::Vertical, this);
     m_splitter->setObjectName(QStringLiteral("mainSplitter"));
-    auto *graphPane = new QWidget(m_splitter);
-    auto *graphLayout = new QVBoxLayout(graphPane);
+    m_graphPane = new QWidget(m_splitter);
+    m_graphPane->setObjectName(QStringLiteral("flameGraphPane"));
+    auto *graphLayout = new QVBoxLayout(m_graphPane);
     graphLayout->setContentsMargins(0, 0, 0, 0);
     graphLayout->setSpacing(2);
     graphLayout->addWidget(m_breadcrumb);
     graphLayout->addWidget(m_flame, 1);
-    m_splitter->addWidget(graphPane);
+    m_splitter->addWidget(m_graphPane);
     m_splitter->addWidget(createTablesPane());
     m_splitter->setStretchFactor(0, 3);
     m_splitter->setStretchFactor(1, 2);
-    m_splitter->setSizes({620, 300}); // the flame graph is the main view; the tables' size hints are larger
+    m_splitter->setChildrenCollapsible(false);
+    m_splitter->setSizes({620, 300}); // refitted to the flame graph's rows (fitFlameGraph) once it has a tree
     createMessagePage();
 
     auto *layout = new QVBoxLayout(this);
@@ -88,7 +91,6 @@ QWidget *ProfileExplorer::createToolbar()
 
     m_sampleType = new QComboBox(bar);
     m_sampleType->setObjectName(QStringLiteral("sampleTypeCombo"));
-    m_sampleType->setToolTip(tr("Sample type: which value the flame graph and the tables show"));
     fillSampleTypes();
 
     m_threads = new ThreadFilterButton(bar);
@@ -139,6 +141,7 @@ QWidget *ProfileExplorer::createTablesPane()
 {
     auto *tables = new QSplitter(Qt::Horizontal, this);
     tables->setObjectName(QStringLiteral("tablesSplitter"));
+    m_tablesSplitter = tables;
     m_topFunctions = new TopFunctionsView(tables);
     m_details = new QTabWidget(tables);
     m_details->setObjectName(QStringLiteral("detailTabs"));
@@ -166,6 +169,7 @@ void ProfileExplorer::createActions()
     reset->setShortcutContext(Qt::WidgetWithChildrenShortcut);
     connect(reset, &QAction::triggered, this, &ProfileExplorer::resetZoom);
     addAction(reset);
+    createRoomActions();
 }
 
 void ProfileExplorer::connectSignals()
@@ -178,6 +182,7 @@ void ProfileExplorer::connectSignals()
                                                 m_analysis ? m_analysis->unit : std::string());
             });
     connect(m_sampleType, &QComboBox::currentIndexChanged, this, [this](int index) {
+        updateSampleTypeTip();
         requestAnalysis();
         Q_EMIT sampleTypeChanged(index);
     });
@@ -197,6 +202,7 @@ void ProfileExplorer::connectSignals()
     });
     connect(m_resetZoom, &QToolButton::clicked, this, &ProfileExplorer::resetZoom);
     connectTransformSignals();
+    connectRoomSignals();
     connect(m_topFunctions, &TopFunctionsView::frameSelected, this, &ProfileExplorer::selectFrame);
     connect(m_callerCallee, &CallerCalleeView::frameActivated, this, &ProfileExplorer::selectFrame);
     connect(m_details, &QTabWidget::currentChanged, this, [this] {
@@ -365,10 +371,22 @@ void ProfileExplorer::fillSampleTypes()
 {
     const QSignalBlocker blocker(m_sampleType);
     const engine::Profile &profile = *m_loaded->profile;
-    for (const engine::ValueType &type : profile.sampleTypes())
-        m_sampleType->addItem(QStringLiteral("%1 (%2)").arg(QString::fromStdString(profile.str(type.type)),
-                                                            QString::fromStdString(profile.str(type.unit))));
-    m_sampleType->setCurrentIndex(std::max(0, profile.defaultSampleTypeIndex()));
+    for (const engine::ValueType &type : profile.sampleTypes()) {
+        const QString name = QString::fromStdString(profile.str(type.type));
+        m_sampleType->addItem(QStringLiteral("%1 (%2)").arg(name, QString::fromStdString(profile.str(type.unit))));
+        m_sampleType->setItemData(m_sampleType->count() - 1, sampleTypeDescription(name), Qt::ToolTipRole);
+    }
+    m_sampleType->setCurrentIndex(std::max(0, initialSampleType(profile)));
+    updateSampleTypeTip();
+}
+
+void ProfileExplorer::updateSampleTypeTip()
+{
+    // The closed selector says what the chosen type measures; each entry of its list says its own.
+    const QString what = m_sampleType->currentData(Qt::ToolTipRole).toString();
+    m_sampleType->setToolTip(what.isEmpty()
+                                 ? tr("Sample type: which value the flame graph and the tables show")
+                                 : tr("Sample type: which value the flame graph and the tables show.\n%1").arg(what));
 }
 
 void ProfileExplorer::setThreadFilterVisible(bool visible)

@@ -20,11 +20,14 @@
 #include <QPainter>
 #include <QPixmap>
 #include <QPushButton>
+#include <QSettings>
 #include <QSplitter>
 #include <QStackedWidget>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -80,9 +83,14 @@ void LiveSessionView::setupUi()
         createMemoryTab();
     m_splitter->addWidget(m_timelineTabs);
     m_splitter->addWidget(m_explorerStack);
-    m_splitter->setStretchFactor(0, 2);
-    m_splitter->setStretchFactor(1, 5);
-    m_splitter->setSizes({300, 600});
+    m_splitter->setStretchFactor(0, 1);
+    m_splitter->setStretchFactor(1, 4);
+    m_splitter->setChildrenCollapsible(false);
+    // The flame graph is what a session is watched for: by default it gets at least half of the tab's height
+    // (the explorer's share below), the timelines a fifth.
+    m_splitter->setSizes({200, 800});
+    createTimelineCorner();
+    restoreSplitter();
 
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 2);
@@ -92,6 +100,62 @@ void LiveSessionView::setupUi()
     layout->addWidget(m_splitter, 1);
     layout->addWidget(m_status);
     updateButtons();
+}
+
+void LiveSessionView::createTimelineCorner()
+{
+    m_collapseTimelines = new QPushButton(m_timelineTabs);
+    m_collapseTimelines->setObjectName(QStringLiteral("collapseTimelinesButton"));
+    m_collapseTimelines->setFlat(true);
+    m_collapseTimelines->setText(tr("▴ Collapse"));
+    m_collapseTimelines->setToolTip(tr("Shrink the timelines to a strip and give the room to the flame graph "
+                                       "(Ctrl+Shift+T)"));
+    m_timelineTabs->setCornerWidget(m_collapseTimelines, Qt::TopRightCorner);
+    connect(m_collapseTimelines, &QPushButton::clicked, this, [this] { setTimelinesCollapsed(!m_timelinesCollapsed); });
+    // A click on a tab of collapsed timelines opens them on it.
+    connect(m_timelineTabs->tabBar(), &QTabBar::tabBarClicked, this, [this] {
+        if (m_timelinesCollapsed)
+            setTimelinesCollapsed(false);
+    });
+    connect(m_splitter, &QSplitter::splitterMoved, this, &LiveSessionView::saveSplitter);
+}
+
+void LiveSessionView::setTimelinesCollapsed(bool collapsed)
+{
+    if (collapsed == m_timelinesCollapsed)
+        return;
+    m_timelinesCollapsed = collapsed;
+    const int strip = m_timelineTabs->tabBar()->sizeHint().height();
+    if (collapsed) {
+        m_expandedSizes = m_splitter->sizes();
+        const int total = m_expandedSizes.value(0) + m_expandedSizes.value(1);
+        m_timelineTabs->setMaximumHeight(strip);
+        m_splitter->setSizes({strip, std::max(0, total - strip)});
+    } else {
+        m_timelineTabs->setMaximumHeight(QWIDGETSIZE_MAX);
+        if (m_expandedSizes.value(0) > strip)
+            m_splitter->setSizes(m_expandedSizes);
+    }
+    m_collapseTimelines->setText(collapsed ? tr("▾ Expand") : tr("▴ Collapse"));
+    saveSplitter();
+}
+
+void LiveSessionView::restoreSplitter()
+{
+    QSettings settings;
+    const QByteArray state = settings.value(QStringLiteral("live/splitter")).toByteArray();
+    if (!state.isEmpty())
+        m_splitter->restoreState(state);
+    if (settings.value(QStringLiteral("live/timelinesCollapsed"), false).toBool())
+        setTimelinesCollapsed(true);
+}
+
+void LiveSessionView::saveSplitter()
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("live/timelinesCollapsed"), m_timelinesCollapsed);
+    if (!m_timelinesCollapsed) // the expanded layout is the one to come back to
+        settings.setValue(QStringLiteral("live/splitter"), m_splitter->saveState());
 }
 
 QWidget *LiveSessionView::createToolbar()
@@ -309,6 +373,10 @@ void LiveSessionView::warmUpExplorer()
     empty->aggregated = true;
     m_warmExplorer = new ProfileExplorer(std::move(empty), m_explorerStack);
     m_warmExplorer->setThreadFilterVisible(false);
+    m_warmExplorer->setRoomSettings(QStringLiteral("liveExplorer"), 0.78);
+    // A maximized detail view takes the whole tab: the timelines go too.
+    connect(m_warmExplorer, &ProfileExplorer::detailsMaximizedChanged, this,
+            [this](bool maximized) { m_timelineTabs->setVisible(!maximized); });
     m_explorerStack->addWidget(m_warmExplorer);
     m_warmExplorer->resize(1200, 600);
     QPixmap scratch(m_warmExplorer->size());

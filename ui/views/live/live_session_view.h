@@ -84,6 +84,11 @@ public:
     bool isUpdating() const { return (m_lastUpdate ? m_lastUpdate->generation : 0) < m_requestGeneration; }
 
     void stop();
+    // The timelines (with the heatmap, health and memory tabs) shrink to their tab bar, a strip, and the flame
+    // graph takes the room; a click on a tab or this again brings them back. Remembered with the splitter.
+    void setTimelinesCollapsed(bool collapsed);
+    bool timelinesCollapsed() const { return m_timelinesCollapsed; }
+    QSplitter *splitter() const { return m_splitter; }
     void setScope(LiveScope scope);
     void selectRange(int64_t startNs, int64_t endNs);
 
@@ -132,6 +137,9 @@ private:
     void showMessage(const QString &text, bool problem);
     void showHealth(std::shared_ptr<const engine::UnwindHealth> health);
     void updateButtons();
+    void createTimelineCorner();
+    void restoreSplitter();
+    void saveSplitter();
     void chooseSaveDirectory();
     void updateUploadCounts();
     QWidget *createCompareControls(QWidget *bar);
@@ -168,6 +176,9 @@ private:
     QStackedWidget *m_explorerStack = nullptr;
     QLabel *m_waiting = nullptr;
     QSplitter *m_splitter = nullptr;
+    QPushButton *m_collapseTimelines = nullptr;
+    bool m_timelinesCollapsed = false;
+    QList<int> m_expandedSizes; // the splitter's sizes before the timelines were collapsed
     QPushButton *m_stop = nullptr;
     QPushButton *m_pause = nullptr;
     QPushButton *m_resume = nullptr;
