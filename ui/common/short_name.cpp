@@ -46,12 +46,12 @@ QString withoutReturnType(const QString &name)
             ++depth;
         else if ((c == QLatin1Char(')') || c == QLatin1Char('}') || c == QLatin1Char(']')) && depth > 0)
             --depth;
-        else if (c == QLatin1Char(' ') && depth == 0)
+        // Not the space of "operator new", nor the one before a template operator's arguments ("operator< <…>").
+        else if (c == QLatin1Char(' ') && depth == 0 && i + 1 < name.size() && name[i + 1] != QLatin1Char('<') &&
+                 !QStringView(name).left(i).endsWith(QLatin1String("operator")))
             lastSpace = i;
     }
-    if (lastSpace < 0 || QStringView(name).left(lastSpace).endsWith(QLatin1String("operator")))
-        return name;
-    return name.mid(lastSpace + 1);
+    return lastSpace < 0 ? name : name.mid(lastSpace + 1);
 }
 
 } // namespace
@@ -77,6 +77,11 @@ QString shortFunctionName(QStringView name)
             const qsizetype end = operatorSymbolEnd(name, i + 8);
             out += name.mid(i, end - i);
             i = end;
+            // Right after the symbol comes the parameter list ("operator<<(int)"), or a template's arguments.
+            if (i < name.size() && name[i] == QLatin1Char('(')) {
+                i = pastClosing(name, i, QLatin1Char('('), QLatin1Char(')'));
+                afterParameters = out.size();
+            }
         } else if (c == QLatin1Char('<')) {
             out += QStringLiteral("<…>");
             i = pastClosing(name, i, QLatin1Char('<'), QLatin1Char('>'));

@@ -9,6 +9,7 @@
 
 #include <QAction>
 #include <QEvent>
+#include <QLayout>
 #include <QSettings>
 #include <QSignalBlocker>
 #include <QSplitter>
@@ -44,6 +45,7 @@ void ProfileExplorer::createRoomActions()
     m_fitTimer->setSingleShot(true);
     m_fitTimer->setInterval(0);
     m_splitter->installEventFilter(this);
+    m_breadcrumb->installEventFilter(this);
     restoreSplitters();
 }
 
@@ -132,7 +134,7 @@ void ProfileExplorer::setShortNames(bool shortNames)
 
 bool ProfileExplorer::eventFilter(QObject *watched, QEvent *event)
 {
-    if (watched == m_splitter && event->type() == QEvent::Resize)
+    if ((watched == m_splitter || watched == m_breadcrumb) && event->type() == QEvent::Resize)
         scheduleFit(); // after the splitter has shared out its new height
     return QWidget::eventFilter(watched, event);
 }
@@ -152,12 +154,13 @@ void ProfileExplorer::fitFlameGraph()
         return;
     // The pane's height is the flame graph's rows plus what sits above them (the breadcrumb); a shallow profile
     // gives the rest to the tables, a deep one takes its share and scrolls.
-    const int chrome = m_graphPane->height() - m_flame->height();
-    const int wanted = m_flame->contentHeightHint() + std::max(chrome, m_breadcrumb->sizeHint().height());
+    // Before the breadcrumb is first laid out, a line of text stands for it; its first resize fits again.
+    const int breadcrumb = m_breadcrumb->height() > 0
+                               ? m_breadcrumb->height()
+                               : std::max(m_breadcrumb->sizeHint().height(), fontMetrics().height() + 8);
+    const int wanted = m_flame->contentHeightHint() + m_graphPane->layout()->spacing() + breadcrumb;
     const int room = static_cast<int>(m_flameShare * total);
-    const int tablesMinimum = m_splitter->widget(1)->minimumSizeHint().height();
-    const int graph = std::clamp(std::min(wanted, room), std::min(kMinimumGraphPane, total / 2),
-                                 std::max(kMinimumGraphPane, total - tablesMinimum));
+    const int graph = std::max(std::min(wanted, room), std::min(kMinimumGraphPane, total / 2));
     if (std::abs(graph - sizes.value(0)) <= 1)
         return;
     m_splitter->setSizes({graph, total - graph});
