@@ -311,8 +311,8 @@ void CompareExplorer::showError(const QString &message)
 void CompareExplorer::showMessage(const QStringList &lines, bool error)
 {
     m_message->setText(lines.join(QLatin1Char('\n')));
-    m_message->setStyleSheet(error ? QStringLiteral("QLabel { background: #fde2df; padding: 6px; }")
-                                   : QStringLiteral("QLabel { background: #fff4d6; padding: 6px; }"));
+    m_message->setStyleSheet(error ? QStringLiteral("QLabel { background: #fde2df; color: #3a1010; padding: 6px; }")
+                                   : QStringLiteral("QLabel { background: #fff4d6; color: #3a2c00; padding: 6px; }"));
     m_message->setVisible(!lines.isEmpty());
 }
 

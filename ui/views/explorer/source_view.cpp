@@ -28,7 +28,7 @@ void SourceView::setupUi()
     m_note->setObjectName(QStringLiteral("sourceNote"));
     m_note->setWordWrap(true);
     m_note->setTextFormat(Qt::PlainText);
-    m_note->setStyleSheet(QStringLiteral("QLabel { background: #fff4d6; padding: 4px; }"));
+    m_note->setStyleSheet(QStringLiteral("QLabel { background: #fff4d6; color: #3a2c00; padding: 4px; }"));
     m_note->setVisible(false);
     m_message = new QLabel(this);
     m_message->setObjectName(QStringLiteral("sourceMessage"));

@@ -73,8 +73,8 @@ void LiveSessionView::onFailed(const QString &message)
 void LiveSessionView::showMessage(const QString &text, bool problem)
 {
     m_message->setText(text);
-    m_message->setStyleSheet(problem ? QStringLiteral("QLabel { background: #fde2e1; padding: 6px; }")
-                                     : QStringLiteral("QLabel { background: #e3effc; padding: 6px; }"));
+    m_message->setStyleSheet(problem ? QStringLiteral("QLabel { background: #fde2e1; color: #3a1010; padding: 6px; }")
+                                     : QStringLiteral("QLabel { background: #e3effc; color: #10243a; padding: 6px; }"));
     m_message->setVisible(true);
 }
 

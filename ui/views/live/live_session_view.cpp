@@ -197,6 +197,10 @@ void LiveSessionView::connectSignals()
     connect(m_session, &engine::ProfilingSession::started, this, [this] { updateButtons(); });
     connect(m_session, &engine::ProfilingSession::stateChanged, this, [this] { updateButtons(); });
     connect(m_session, &engine::ProfilingSession::statsUpdated, m_status, &SessionStatusBar::setStats);
+    connect(m_session, &engine::ProfilingSession::statsUpdated, this, [this](const engine::SessionStats &stats) {
+        m_health->setLostSamples(stats.lost, stats.samples);
+        updateHealthTab();
+    });
     connect(m_session, &engine::ProfilingSession::liveUpdated, this, &LiveSessionView::onLiveUpdate);
     connect(m_session, &engine::ProfilingSession::finished, this, &LiveSessionView::onFinished);
     connect(m_session, &engine::ProfilingSession::failed, this, &LiveSessionView::onFailed);
@@ -315,10 +319,18 @@ void LiveSessionView::onFlush(const engine::Flush &flush)
 void LiveSessionView::showHealth(std::shared_ptr<const engine::UnwindHealth> health)
 {
     m_health->setHealth(std::move(health));
+    updateHealthTab();
+}
+
+void LiveSessionView::updateHealthTab()
+{
     const int tab = m_timelineTabs->indexOf(m_health);
-    // The tab says at a glance that something needs a look; its tooltip says what.
-    m_timelineTabs->setTabText(tab, m_health->hasProblems() ? tr("Health ⚠") : tr("Health"));
-    m_timelineTabs->setTabToolTip(tab, m_health->summaryText());
+    // The tab is marked only when the numbers are at stake; its tooltip says why, or sums the health up.
+    const QStringList atStake = m_health->numbersAtStake();
+    const QString text = atStake.isEmpty() ? tr("Health") : tr("Health ⚠");
+    if (m_timelineTabs->tabText(tab) != text)
+        m_timelineTabs->setTabText(tab, text);
+    m_timelineTabs->setTabToolTip(tab, atStake.isEmpty() ? m_health->summaryText() : atStake.join(QLatin1Char('\n')));
 }
 
 void LiveSessionView::applyUpdate(const std::shared_ptr<const engine::LiveUpdate> &update)

@@ -136,6 +136,7 @@ private:
     void onFailed(const QString &message);
     void showMessage(const QString &text, bool problem);
     void showHealth(std::shared_ptr<const engine::UnwindHealth> health);
+    void updateHealthTab();
     void updateButtons();
     void createTimelineCorner();
     void restoreSplitter();
