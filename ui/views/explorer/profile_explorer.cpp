@@ -68,6 +68,8 @@ void ProfileExplorer::setupUi()
     graphLayout->addWidget(m_flame, 1);
     m_splitter->addWidget(m_graphPane);
     m_splitter->addWidget(createTablesPane());
+    // The tables may give the flame graph more than their size hints would: a few rows and the tab bar stay.
+    m_splitter->widget(1)->setMinimumHeight(120);
     m_splitter->setStretchFactor(0, 3);
     m_splitter->setStretchFactor(1, 2);
     m_splitter->setChildrenCollapsible(false);

@@ -87,8 +87,10 @@ void LiveSessionView::setupUi()
     m_splitter->setStretchFactor(1, 4);
     m_splitter->setChildrenCollapsible(false);
     // The flame graph is what a session is watched for: by default it gets at least half of the tab's height
-    // (the explorer's share below), the timelines a fifth.
-    m_splitter->setSizes({200, 800});
+    // (the explorer's share below), the timelines about a quarter.
+    m_splitter->setSizes({260, 740});
+    // The charts squeeze into that quarter (their own minimum would take a third); collapsed, the tab bar is left.
+    m_timelineTabs->setMinimumHeight(m_timelineTabs->tabBar()->sizeHint().height());
     createTimelineCorner();
     restoreSplitter();
 
