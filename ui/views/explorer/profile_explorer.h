@@ -113,6 +113,10 @@ public:
     // Splitter positions are remembered under the same group ("explorer" for files, "liveExplorer" for sessions).
     void setRoomSettings(const QString &settingsGroup, double defaultFlameShare);
     double flameShare() const { return m_flameShare; }
+    // However shallow its profile, the flame graph pane keeps at least this height while its share of the room
+    // allows it (a live session asks for half of its tab: the graph is what a session is watched for).
+    void setMinimumFlameHeight(int pixels);
+    int flamePaneHeight() const;
     // Frames labelled with short C++ names in the flame graph (View > Short Function Names).
     void setShortNames(bool shortNames);
 
@@ -210,6 +214,7 @@ private:
     QTimer *m_fitTimer = nullptr;
     QString m_settingsGroup = QStringLiteral("explorer");
     double m_flameShare = 0.6;
+    int m_flameFloor = 0;     // setMinimumFlameHeight
     QList<int> m_tablesSizes; // the tables' sizes before the details took the room
     LabelStrip *m_status = nullptr;
 };

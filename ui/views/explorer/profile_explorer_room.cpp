@@ -93,6 +93,19 @@ void ProfileExplorer::saveSplitters()
         settings.setValue(QStringLiteral("tablesSplitter"), m_tablesSplitter->saveState());
 }
 
+void ProfileExplorer::setMinimumFlameHeight(int pixels)
+{
+    if (pixels == m_flameFloor)
+        return;
+    m_flameFloor = pixels;
+    scheduleFit();
+}
+
+int ProfileExplorer::flamePaneHeight() const
+{
+    return m_graphPane->isHidden() ? 0 : m_graphPane->height();
+}
+
 bool ProfileExplorer::isDetailsMaximized() const
 {
     return m_graphPane->isHidden();
@@ -160,7 +173,8 @@ void ProfileExplorer::fitFlameGraph()
                                : std::max(m_breadcrumb->sizeHint().height(), fontMetrics().height() + 8);
     const int wanted = m_flame->contentHeightHint() + m_graphPane->layout()->spacing() + breadcrumb;
     const int room = static_cast<int>(m_flameShare * total);
-    const int graph = std::max(std::min(wanted, room), std::min(kMinimumGraphPane, total / 2));
+    const int graph =
+        std::max({std::min(wanted, room), std::min(m_flameFloor, room), std::min(kMinimumGraphPane, total / 2)});
     if (std::abs(graph - sizes.value(0)) <= 1)
         return;
     m_splitter->setSizes({graph, total - graph});

@@ -25,6 +25,7 @@
 #include <QStackedWidget>
 #include <QTabBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -32,6 +33,12 @@
 #include <utility>
 
 namespace emberline::ui {
+namespace {
+
+// A tab shorter than this starts with its timelines collapsed.
+constexpr int kShortTab = 640;
+
+} // namespace
 
 LiveSessionView::LiveSessionView(engine::ProfilingSession *session, QWidget *parent)
     : QWidget(parent), m_session(session)
@@ -87,9 +94,10 @@ void LiveSessionView::setupUi()
     m_splitter->setStretchFactor(1, 4);
     m_splitter->setChildrenCollapsible(false);
     // The flame graph is what a session is watched for: by default it gets at least half of the tab's height
-    // (the explorer's share below), the timelines about a quarter.
-    m_splitter->setSizes({260, 740});
-    // The charts squeeze into that quarter (their own minimum would take a third); collapsed, the tab bar is left.
+    // (the explorer asks for it, see resizeEvent), the timelines about a fifth, the tables what is left.
+    m_splitter->setSizes({220, 780});
+    // In that fifth the timeline shows its CPU chart and strip (TimelineView leaves its flush chart out);
+    // collapsed, the tab bar is left.
     m_timelineTabs->setMinimumHeight(m_timelineTabs->tabBar()->sizeHint().height());
     createTimelineCorner();
     restoreSplitter();
@@ -102,6 +110,28 @@ void LiveSessionView::setupUi()
     layout->addWidget(m_splitter, 1);
     layout->addWidget(m_status);
     updateButtons();
+}
+
+void LiveSessionView::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_laidOut)
+        return;
+    m_laidOut = true;
+    // A tab is shown before its window lays it out: its sizes are real once the layout requests are handled.
+    QTimer::singleShot(0, this, [this] {
+        // In a short window (a laptop at 2× scale) the timelines start as a strip, so the flame graph and the
+        // tables have room; this is not remembered, the user's own choice is.
+        if (m_collapseWhenLaidOut || height() < kShortTab)
+            collapseTimelines(true);
+    });
+}
+
+void LiveSessionView::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    if (ProfileExplorer *explorer = m_explorer ? m_explorer : m_warmExplorer)
+        explorer->setMinimumFlameHeight(height() / 2);
 }
 
 void LiveSessionView::createTimelineCorner()
@@ -126,6 +156,12 @@ void LiveSessionView::setTimelinesCollapsed(bool collapsed)
 {
     if (collapsed == m_timelinesCollapsed)
         return;
+    collapseTimelines(collapsed);
+    saveSplitter();
+}
+
+void LiveSessionView::collapseTimelines(bool collapsed)
+{
     m_timelinesCollapsed = collapsed;
     const int strip = m_timelineTabs->tabBar()->sizeHint().height();
     if (collapsed) {
@@ -139,7 +175,6 @@ void LiveSessionView::setTimelinesCollapsed(bool collapsed)
             m_splitter->setSizes(m_expandedSizes);
     }
     m_collapseTimelines->setText(collapsed ? tr("▾ Expand") : tr("▴ Collapse"));
-    saveSplitter();
 }
 
 void LiveSessionView::restoreSplitter()
@@ -148,8 +183,7 @@ void LiveSessionView::restoreSplitter()
     const QByteArray state = settings.value(QStringLiteral("live/splitter")).toByteArray();
     if (!state.isEmpty())
         m_splitter->restoreState(state);
-    if (settings.value(QStringLiteral("live/timelinesCollapsed"), false).toBool())
-        setTimelinesCollapsed(true);
+    m_collapseWhenLaidOut = settings.value(QStringLiteral("live/timelinesCollapsed"), false).toBool();
 }
 
 void LiveSessionView::saveSplitter()
@@ -387,7 +421,7 @@ void LiveSessionView::warmUpExplorer()
     empty->aggregated = true;
     m_warmExplorer = new ProfileExplorer(std::move(empty), m_explorerStack);
     m_warmExplorer->setThreadFilterVisible(false);
-    m_warmExplorer->setRoomSettings(QStringLiteral("liveExplorer"), 0.78);
+    m_warmExplorer->setRoomSettings(QStringLiteral("liveExplorer"), 0.85);
     // A maximized detail view takes the whole tab: the timelines go too.
     connect(m_warmExplorer, &ProfileExplorer::detailsMaximizedChanged, this,
             [this](bool maximized) { m_timelineTabs->setVisible(!maximized); });

@@ -121,6 +121,10 @@ Q_SIGNALS:
     // Two time ranges chosen on the heatmap to compare, [startNs, endNs) each: the hook of a differential view.
     void rangesCompared(emberline::engine::TimeRange a, emberline::engine::TimeRange b);
 
+protected:
+    void showEvent(QShowEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+
 private:
     void setupUi();
     QWidget *createToolbar();
@@ -139,6 +143,7 @@ private:
     void updateHealthTab();
     void updateButtons();
     void createTimelineCorner();
+    void collapseTimelines(bool collapsed);
     void restoreSplitter();
     void saveSplitter();
     void chooseSaveDirectory();
@@ -180,6 +185,10 @@ private:
     QPushButton *m_collapseTimelines = nullptr;
     bool m_timelinesCollapsed = false;
     QList<int> m_expandedSizes; // the splitter's sizes before the timelines were collapsed
+    // Sizes are known once the view is first laid out: the remembered collapse (or a tab too short for the
+    // timelines) is applied then.
+    bool m_laidOut = false;
+    bool m_collapseWhenLaidOut = false;
     QPushButton *m_stop = nullptr;
     QPushButton *m_pause = nullptr;
     QPushButton *m_resume = nullptr;
