@@ -1,5 +1,7 @@
 #include "ui/models/disassembly_model.h"
 
+#include "ui/common/text_colors.h"
+
 #include "engine/model/units.h"
 
 #include <QColor>
@@ -143,6 +145,10 @@ QVariant DisassemblyModel::instructionData(int instruction, int column, int role
     case Qt::BackgroundRole:
         if (insn.self > 0 && m_hottestSelf > 0)
             return heat(double(insn.self) / double(m_hottestSelf));
+        return {};
+    case Qt::ForegroundRole: // a tinted row keeps dark text on a dark palette too
+        if (insn.self > 0 && m_hottestSelf > 0)
+            return textOn(heat(double(insn.self) / double(m_hottestSelf)));
         return {};
     case Qt::TextAlignmentRole:
         return column == SelfColumn || column == TotalColumn ? QVariant(Qt::AlignRight | Qt::AlignVCenter)

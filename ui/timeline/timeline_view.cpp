@@ -17,6 +17,7 @@
 #include <QValueAxis>
 
 #include <algorithm>
+#include <cmath>
 
 namespace emberline::ui {
 namespace {
@@ -334,7 +335,7 @@ void TimelineView::updateCpuTicks()
     const double plot = std::max(1.0, m_cpuView->chart()->plotArea().height());
     const int label = m_cpuView->fontMetrics().height();
     double interval = 50;
-    while ((m_cpuTop / interval + 1) * (label + 12) > plot && interval < m_cpuTop)
+    while ((std::floor(m_cpuTop / interval) + 1) * (label + 12) > plot && interval < m_cpuTop)
         interval *= 2;
     const double max = m_cpuTop * (1 + (label / 2.0 + 2) / plot);
     if (m_cpuY->tickType() != QValueAxis::TicksDynamic) {
