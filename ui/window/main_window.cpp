@@ -21,6 +21,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScreen>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -65,7 +66,11 @@ void MainWindow::setupUi()
     m_central->addWidget(m_tabs);
     setCentralWidget(m_central);
     statusBar()->setObjectName(QStringLiteral("statusBar"));
-    resize(1400, 900);
+    // 1400×900, or the screen's available room when it is smaller (a laptop at 2× scale has 800×500 or so).
+    QSize size(1400, 900);
+    if (const QScreen *screen = QGuiApplication::primaryScreen())
+        size = size.boundedTo(screen->availableGeometry().size());
+    resize(size);
     restoreGeometry(QSettings().value(QStringLiteral("window/geometry")).toByteArray());
     m_startPage->setRecentFiles(m_recent.files());
 }

@@ -8,6 +8,7 @@
 
 #include "engine/session/profiling_session.h"
 #include "engine/stage/live_stage.h"
+#include "ui/models/top_functions_model.h"
 #include "ui/timeline/activity_strip.h"
 #include "ui/timeline/timeline_chart_view.h"
 #include "ui/timeline/timeline_view.h"
@@ -24,6 +25,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTreeView>
 
 #include <memory>
 #include <mutex>
@@ -210,6 +212,9 @@ private Q_SLOTS:
         QVERIFY(QTest::qWaitForWindowExposed(tall.view.get()));
         QTest::qWait(50);
         QVERIFY(!tall.view->timelinesCollapsed());
+        QVERIFY(tall.feed());
+        auto *table = tall.view->explorer()->findChild<QTreeView *>(QStringLiteral("topFunctionsTable"));
+        QTRY_VERIFY(!table->isColumnHidden(TopFunctionsModel::SelfColumn));
     }
 
     // If this fails, the user's split between timelines and flame graph, or the collapsed timelines, are lost at

@@ -103,7 +103,8 @@ QWidget *ProfileExplorer::createToolbar()
     m_search->setObjectName(QStringLiteral("flameSearch"));
     m_search->setPlaceholderText(tr("Search frames (Ctrl+F)"));
     m_search->setClearButtonEnabled(true);
-    m_search->setMinimumWidth(260);
+    m_search->setMinimumWidth(140); // room for the toolbar in a window at 2× scale; it grows to 360 when it can
+    m_search->setMaximumWidth(360);
     m_searchDelay = new QTimer(this);
     m_searchDelay->setSingleShot(true);
     m_searchDelay->setInterval(kSearchDelayMs);
@@ -130,9 +131,9 @@ QWidget *ProfileExplorer::createToolbar()
     layout->addWidget(m_sampleType);
     layout->addWidget(m_threads);
     layout->addSpacing(12);
-    layout->addWidget(m_search);
+    layout->addWidget(m_search, 3);
     layout->addWidget(m_searchResult);
-    layout->addStretch();
+    layout->addStretch(1);
     layout->addWidget(m_bottomUp);
     layout->addWidget(m_icicle);
     layout->addWidget(m_resetZoom);

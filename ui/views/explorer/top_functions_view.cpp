@@ -7,6 +7,7 @@
 #include <QFontMetrics>
 #include <QHeaderView>
 #include <QLineEdit>
+#include <QScrollBar>
 #include <QTreeView>
 #include <QVBoxLayout>
 
@@ -65,6 +66,26 @@ void TopFunctionsView::setupUi()
     layout->setSpacing(4);
     layout->addWidget(m_filter);
     layout->addWidget(m_table);
+}
+
+void TopFunctionsView::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    fitColumns();
+}
+
+void TopFunctionsView::fitColumns()
+{
+    const QHeaderView *header = m_table->header();
+    int numbers = 0;
+    for (int c = TopFunctionsModel::SelfColumn; c < TopFunctionsModel::ColumnCount; ++c)
+        numbers += header->sectionSize(c);
+    const int name = m_table->fontMetrics().averageCharWidth() * 24;
+    const bool room = m_table->width() - m_table->verticalScrollBar()->sizeHint().width() - numbers >= name;
+    for (int c : {int(TopFunctionsModel::SelfColumn), int(TopFunctionsModel::TotalColumn)}) {
+        if (m_table->isColumnHidden(c) == room)
+            m_table->setColumnHidden(c, !room);
+    }
 }
 
 void TopFunctionsView::connectSignals()

@@ -57,6 +57,9 @@ QWidget *LiveSessionView::createCompareControls(QWidget *bar)
     m_compare->addItem(tr("With a pinned flush (the newest now)"));
     m_compare->addItem(tr("With a pinned range (the selected one)"));
     m_compare->addItem(tr("With a file…"));
+    // About ten characters wide (a narrow window has little room); the list shows the entries in full.
+    m_compare->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_compare->setMinimumContentsLength(10);
     row->addWidget(m_compare);
     m_baselineLoader = new ProfileLoader(this);
     return box;

@@ -86,6 +86,9 @@ void LiveSessionView::updateButtons()
     m_stop->setEnabled(running);
     m_pause->setEnabled(running && !m_session->isPaused());
     m_resume->setEnabled(running && m_session->isPaused());
+    // One of the two at a time: the toolbar keeps its room for a narrow window.
+    m_pause->setVisible(!m_resume->isEnabled());
+    m_resume->setVisible(m_resume->isEnabled());
     const bool ended = state == State::Finished || state == State::Failed;
     m_save->setEnabled(ended && QFileInfo(sessionDirectory()).isDir());
     m_openProfile->setEnabled(ended &&
