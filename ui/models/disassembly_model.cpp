@@ -106,10 +106,11 @@ QVariant DisassemblyModel::data(const QModelIndex &index, int role) const
 QVariant DisassemblyModel::sourceData(const Row &row, int column, int role) const
 {
     const auto &insn = m_result->function.instructions[static_cast<size_t>(row.sourceOf)];
+    // A source line heads its instructions in a band of its own: pale blue-grey, or slate on a dark palette.
     if (role == Qt::ForegroundRole)
-        return QColor(40, 90, 160);
+        return isDarkPalette() ? QColor(150, 185, 240) : QColor(40, 90, 160);
     if (role == Qt::BackgroundRole)
-        return QColor(238, 242, 248);
+        return isDarkPalette() ? QColor(44, 50, 62) : QColor(238, 242, 248);
     if (role != Qt::DisplayRole || column != 0) // the row's one span starts at the first column
         return {};
     QString code;

@@ -90,6 +90,9 @@ void TopFunctionsView::fitColumns()
 
 void TopFunctionsView::connectSignals()
 {
+    // A new table resets the header's sections: hidden again if the pane is still narrow.
+    connect(m_proxy, &QAbstractItemModel::modelReset, this, &TopFunctionsView::fitColumns);
+    connect(m_table->header(), &QHeaderView::sectionCountChanged, this, &TopFunctionsView::fitColumns);
     connect(m_filter, &QLineEdit::textChanged, m_proxy, &FunctionFilterProxy::setNameFilter);
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex &current) {
