@@ -31,7 +31,9 @@ constexpr double kMaximumShare = 0.9;
 
 void ProfileExplorer::createRoomActions()
 {
-    m_maximizeDetails = new QAction(tr("Maximize Detail View"), this);
+    // Short, for the corner of the tab bar (at 2× scale a long text pushed the tabs behind scroll arrows); the
+    // tooltip and the View menu say it whole.
+    m_maximizeDetails = new QAction(tr("⤢ Maximize"), this);
     m_maximizeDetails->setObjectName(QStringLiteral("maximizeDetailsAction"));
     m_maximizeDetails->setCheckable(true);
     m_maximizeDetails->setToolTip(tr("Give the detail tabs the whole tab, or give the flame graph and the table "
@@ -125,7 +127,7 @@ void ProfileExplorer::setDetailsMaximized(bool maximized)
     m_topFunctions->setVisible(!maximized);
     if (!maximized && !m_tablesSizes.isEmpty())
         m_tablesSplitter->setSizes(m_tablesSizes);
-    m_maximizeDetails->setText(maximized ? tr("Restore Detail View") : tr("Maximize Detail View"));
+    m_maximizeDetails->setText(maximized ? tr("⤡ Restore") : tr("⤢ Maximize"));
     scheduleFit();
     // After the new room is laid out, the hottest line is centred in it.
     QTimer::singleShot(0, this, &ProfileExplorer::showHottestDetail);

@@ -59,7 +59,7 @@ void StartPage::setupUi()
     m_recent->setRootIsDecorated(false);
     m_recent->setUniformRowHeights(true);
     m_recent->setAllColumnsShowFocus(true);
-    m_recent->setTextElideMode(Qt::ElideMiddle);
+    m_recent->setTextElideMode(Qt::ElideRight);
     m_recent->header()->setStretchLastSection(true);
     m_recent->header()->setSectionResizeMode(QHeaderView::Interactive);
     m_recent->setCursor(Qt::PointingHandCursor);
