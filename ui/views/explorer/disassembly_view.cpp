@@ -7,6 +7,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QTableView>
+#include <QTimer>
 #include <QVBoxLayout>
 
 namespace emberline::ui {
@@ -121,6 +122,10 @@ void DisassemblyView::showResult(const std::shared_ptr<const DisassemblyResult> 
     }
     m_notes->setText(notes.join(QLatin1Char('\n')));
     m_notes->setVisible(!notes.isEmpty());
+    // Once more after the new title and notes are laid out: wrapped (a narrow window), they take the table's
+    // room and would leave the hottest instruction at its bottom edge.
+    if (fn.error.empty())
+        QTimer::singleShot(0, this, &DisassemblyView::scrollToHottest);
     Q_EMIT functionShown(QString::fromStdString(fn.name));
 }
 
