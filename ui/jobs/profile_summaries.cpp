@@ -19,7 +19,7 @@ QString mainProgram(const engine::Profile &profile)
 {
     static const QRegularExpression library(QStringLiteral(R"(\.so(\.[0-9.]+)?$|^\[|^linux-vdso)"));
     for (const engine::Mapping &mapping : profile.mappings()) {
-        const QString name = QFileInfo(QString::fromStdString(profile.str(mapping.filename))).fileName();
+        QString name = QFileInfo(QString::fromStdString(profile.str(mapping.filename))).fileName();
         if (!name.isEmpty() && !library.match(name).hasMatch())
             return name;
     }

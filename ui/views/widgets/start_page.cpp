@@ -13,6 +13,8 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include <cmath>
+
 namespace emberline::ui {
 namespace {
 
@@ -23,7 +25,7 @@ QString durationText(int64_t ns)
     const double s = static_cast<double>(ns) / 1e9;
     if (s < 60)
         return StartPage::tr("%1 s").arg(s, 0, 'f', s < 10 ? 1 : 0);
-    const qint64 whole = static_cast<qint64>(s + 0.5);
+    const qint64 whole = std::llround(s);
     if (whole < 3600)
         return StartPage::tr("%1 min %2 s").arg(whole / 60).arg(whole % 60);
     return StartPage::tr("%1 h %2 min").arg(whole / 3600).arg(whole % 3600 / 60);
