@@ -11,6 +11,7 @@
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QFileInfo>
+#include <QPalette>
 #include <QSettings>
 
 #include <cstdio>
@@ -209,6 +210,34 @@ try {
 
 } // namespace
 
+// EMBERLINE_COLOR_SCHEME=dark gives the window Fusion's look with a dark palette, for desktops whose platform
+// theme does not pass their dark scheme on to Qt applications.
+static void applyColorScheme()
+{
+    if (qEnvironmentVariable("EMBERLINE_COLOR_SCHEME") != QLatin1String("dark"))
+        return;
+    QApplication::setStyle(QStringLiteral("Fusion"));
+    QPalette dark;
+    dark.setColor(QPalette::Window, QColor(45, 45, 48));
+    dark.setColor(QPalette::WindowText, QColor(220, 220, 220));
+    dark.setColor(QPalette::Base, QColor(30, 30, 32));
+    dark.setColor(QPalette::AlternateBase, QColor(40, 40, 44));
+    dark.setColor(QPalette::ToolTipBase, QColor(50, 50, 54));
+    dark.setColor(QPalette::ToolTipText, QColor(230, 230, 230));
+    dark.setColor(QPalette::PlaceholderText, QColor(140, 140, 140));
+    dark.setColor(QPalette::Text, QColor(220, 220, 220));
+    dark.setColor(QPalette::Button, QColor(55, 55, 60));
+    dark.setColor(QPalette::ButtonText, QColor(220, 220, 220));
+    dark.setColor(QPalette::BrightText, Qt::red);
+    dark.setColor(QPalette::Link, QColor(110, 160, 240));
+    dark.setColor(QPalette::Highlight, QColor(60, 110, 190));
+    dark.setColor(QPalette::HighlightedText, Qt::white);
+    dark.setColor(QPalette::Disabled, QPalette::Text, QColor(120, 120, 120));
+    dark.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(120, 120, 120));
+    dark.setColor(QPalette::Disabled, QPalette::WindowText, QColor(120, 120, 120));
+    QApplication::setPalette(dark);
+}
+
 int main(int argc, char **argv)
 {
     if (hugePagesPay(argc, argv))
@@ -230,6 +259,7 @@ int main(int argc, char **argv)
     setApplicationNames();
     QGuiApplication::setDesktopFileName(QStringLiteral("io.github.emberline.Emberline"));
     QApplication::setWindowIcon(emberline::ui::applicationIcon());
+    applyColorScheme();
     emberline::ui::requestPromptWakeups();
     // Everything after "--" is --record's command, untouched by option parsing.
     const QStringList arguments = QCoreApplication::arguments();

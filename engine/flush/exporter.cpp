@@ -137,9 +137,9 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids, bool leaks
         p.sampleTypes().push_back({p.intern("inuse-space"), p.intern("bytes")});
     }
     const size_t valueCount = p.sampleTypes().size();
-    // Memory types come last, and pprof's default is the last type: a memory session still opens on CPU time.
-    if (m_options.memory)
-        p.defaultSampleType = p.intern("cpu-time");
+    // pprof's default is the last type (wall time, or a memory type): every reader (the window, `report`,
+    // `go tool pprof`, Datadog) is told to open the recording on CPU time instead.
+    p.defaultSampleType = p.intern("cpu-time");
     p.periodType = {p.intern("cpu-time"), p.intern("nanoseconds")};
     p.period = m_options.frequency > 0 ? 1'000'000'000 / m_options.frequency : 0;
     p.timeNanos = in.startNs;

@@ -1,6 +1,7 @@
 #include "ui/flamegraph/flame_graph_view.h"
 
 #include "engine/model/units.h"
+#include "ui/common/short_name.h"
 #include "ui/flamegraph/diff_colors.h"
 #include "ui/flamegraph/flame_graph_svg.h"
 
@@ -11,6 +12,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
+#include <QSettings>
 #include <QToolTip>
 
 #include <cmath>
@@ -48,7 +50,9 @@ void FlameGraphView::setupUi()
     verticalScrollBar()->setObjectName(QStringLiteral("flameGraphScrollBar"));
     viewport()->setMouseTracking(true);
     viewport()->setAttribute(Qt::WA_OpaquePaintEvent);
-    setMinimumSize(200, 120);
+    setMinimumSize(200, 60);
+    // View > Short Function Names, as the user last left it.
+    m_shortNames = QSettings().value(QStringLiteral("view/shortNames"), true).toBool();
     updateFontMetrics();
 }
 
@@ -88,6 +92,7 @@ void FlameGraphView::setTree(std::shared_ptr<const engine::CallTree> tree,
     if (newFrames) {
         m_palette.reset(m_layout.frames());
         m_textWidth.assign(m_layout.frames() ? m_layout.frames()->size() : 0, -1.0f);
+        m_shortName.assign(m_textWidth.size(), QString());
     }
     if (!zoomPath.empty())
         m_layout.setZoomNode(m_layout.findByFramePath(zoomPath));
@@ -296,9 +301,35 @@ QColor FlameGraphView::fillFor(const FlameRect &rect) const
     return dimmed ? m_palette.dimmed(node.frame) : m_palette.normal(node.frame);
 }
 
+void FlameGraphView::setShortNames(bool shortNames)
+{
+    if (shortNames == m_shortNames)
+        return;
+    m_shortNames = shortNames;
+    std::fill(m_textWidth.begin(), m_textWidth.end(), -1.0f);
+    viewport()->update();
+}
+
+QString FlameGraphView::labelFor(uint32_t node) const
+{
+    const uint32_t frame = m_layout.tree()->node(node).frame;
+    if (!m_shortNames || frame == engine::kNoIndex || frame >= m_shortName.size())
+        return m_layout.nodeName(node);
+    // Shortened when first drawn: a paint shows a few hundred frames, a live profile may hold 100,000.
+    QString &cached = m_shortName[frame];
+    if (cached.isNull())
+        cached = shortFunctionName(m_layout.nodeName(node));
+    return cached;
+}
+
+int FlameGraphView::contentHeightHint() const
+{
+    return static_cast<int>(std::ceil(m_layout.contentHeight())) + 2 * frameWidth();
+}
+
 void FlameGraphView::paintLabel(QPainter &painter, const QRect &box, uint32_t node)
 {
-    const QString &name = m_layout.nodeName(node);
+    const QString name = labelFor(node);
     const uint32_t frame = m_layout.tree()->node(node).frame;
     const double available = box.width() - 2 * kTextPadding;
     // Measuring text is the expensive part of a paint: a frame's full width is measured once, and eliding

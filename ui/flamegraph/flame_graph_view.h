@@ -51,6 +51,14 @@ public:
     QImage toImage() const;
     // The tooltip text for a node (name, self, total, share of all, source, module).
     QString toolTipFor(uint32_t node) const;
+    // Frames labelled with short C++ names (shortFunctionName: no parameters, template arguments folded); the
+    // tooltip keeps the full name. On by default.
+    void setShortNames(bool shortNames);
+    bool shortNames() const { return m_shortNames; }
+    // The label drawn on a node's rectangle: its full or its short name.
+    QString labelFor(uint32_t node) const;
+    // The height that shows every row of what is shown (the zoomed node and all below it), without scrolling.
+    int contentHeightHint() const;
 
 Q_SIGNALS:
     void zoomChanged(uint32_t node);
@@ -92,6 +100,8 @@ private:
     double m_ellipsisWidth = 0;
     double m_baseline = 0;
     mutable std::vector<float> m_textWidth; // per frame, -1 until measured
+    bool m_shortNames = true;
+    mutable std::vector<QString> m_shortName; // per frame, made when first drawn (null until then)
     uint32_t m_hovered = engine::kNoIndex;
     uint32_t m_pressed = engine::kNoIndex;
     bool m_updatingScrollBar = false;

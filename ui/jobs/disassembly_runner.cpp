@@ -1,4 +1,5 @@
 #include "ui/jobs/disassembly_runner.h"
+#include "ui/common/sample_types.h"
 
 #include "engine/annotate/source_locator.h"
 #include "engine/model/sample_filter.h"
@@ -15,7 +16,7 @@ std::shared_ptr<const DisassemblyResult> disassemble(const engine::Profile &prof
 {
     auto result = std::make_shared<DisassemblyResult>();
     if (sampleType < 0 || static_cast<size_t>(sampleType) >= profile.sampleTypes().size())
-        sampleType = profile.defaultSampleTypeIndex();
+        sampleType = initialSampleType(profile);
     if (sampleType < 0) {
         result->error = QStringLiteral("The profile has no sample types.");
         return result;

@@ -1,5 +1,7 @@
 #include "ui/models/diff_functions_model.h"
 
+#include "ui/common/text_colors.h"
+
 #include "engine/model/units.h"
 #include "ui/common/model_roles.h"
 
@@ -136,7 +138,7 @@ QVariant DiffFunctionsModel::data(const QModelIndex &index, int role) const
         const int64_t change = self ? row.newSelf - row.baseSelf : (total ? row.newTotal - row.baseTotal : 0);
         if (change == 0)
             return {};
-        return change > 0 ? QColor(0xb0, 0x20, 0x18) : QColor(0x20, 0x48, 0xb0);
+        return change > 0 ? grewText() : shrankText();
     }
     case Qt::ToolTipRole: {
         const engine::Frame &frame = m_comparison->frames->frame(row.frame);

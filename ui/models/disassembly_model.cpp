@@ -1,5 +1,7 @@
 #include "ui/models/disassembly_model.h"
 
+#include "ui/common/text_colors.h"
+
 #include "engine/model/units.h"
 
 #include <QColor>
@@ -104,11 +106,12 @@ QVariant DisassemblyModel::data(const QModelIndex &index, int role) const
 QVariant DisassemblyModel::sourceData(const Row &row, int column, int role) const
 {
     const auto &insn = m_result->function.instructions[static_cast<size_t>(row.sourceOf)];
+    // A source line heads its instructions in a band of its own: pale blue-grey, or slate on a dark palette.
     if (role == Qt::ForegroundRole)
-        return QColor(40, 90, 160);
+        return isDarkPalette() ? QColor(150, 185, 240) : QColor(40, 90, 160);
     if (role == Qt::BackgroundRole)
-        return QColor(238, 242, 248);
-    if (role != Qt::DisplayRole || column != AddressColumn)
+        return isDarkPalette() ? QColor(44, 50, 62) : QColor(238, 242, 248);
+    if (role != Qt::DisplayRole || column != 0) // the row's one span starts at the first column
         return {};
     QString code;
     const auto it = m_result->sources.find(insn.file);
@@ -144,15 +147,19 @@ QVariant DisassemblyModel::instructionData(int instruction, int column, int role
         if (insn.self > 0 && m_hottestSelf > 0)
             return heat(double(insn.self) / double(m_hottestSelf));
         return {};
+    case Qt::ForegroundRole: // a tinted row keeps dark text on a dark palette too
+        if (insn.self > 0 && m_hottestSelf > 0)
+            return textOn(heat(double(insn.self) / double(m_hottestSelf)));
+        return {};
     case Qt::TextAlignmentRole:
-        return column >= SelfColumn ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
-                                    : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
+        return column == SelfColumn || column == TotalColumn ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
+                                                             : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
     case AddressRole:
         return static_cast<qulonglong>(insn.address);
     case SelfRole:
         return static_cast<qlonglong>(insn.self);
     case Qt::ToolTipRole:
-        if (column >= SelfColumn && m_result->function.self > 0)
+        if ((column == SelfColumn || column == TotalColumn) && m_result->function.self > 0)
             return QStringLiteral("%1 of the function's self")
                 .arg(QString::fromStdString(engine::formatPercent(insn.self, m_result->function.self)));
         return {};

@@ -9,7 +9,7 @@
 
 namespace emberline::ui {
 
-// A function's disassembly as a table: one row per instruction (address, bytes, instruction, self, total) and, each
+// A function's disassembly as a table: one row per instruction (self, total, address, instruction, bytes) and, each
 // time the source line changes, a row for that line (file:line and its code) that the view spans across the
 // columns. Costly instructions get a background from pale to hot by their share of the function's hottest
 // instruction.
@@ -18,7 +18,8 @@ namespace emberline::ui {
 class DisassemblyModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { AddressColumn, BytesColumn, InstructionColumn, SelfColumn, TotalColumn, ColumnCount };
+    // Cost first, as perf annotate shows it: the cost and the instruction stay in view in a narrow pane.
+    enum Column { SelfColumn, TotalColumn, AddressColumn, InstructionColumn, BytesColumn, ColumnCount };
     enum Role { IsSourceRole = Qt::UserRole + 40, AddressRole, SelfRole };
 
     explicit DisassemblyModel(QObject *parent = nullptr);

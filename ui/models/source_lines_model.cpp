@@ -1,5 +1,7 @@
 #include "ui/models/source_lines_model.h"
 
+#include "ui/common/text_colors.h"
+
 #include "ui/common/value_text.h"
 
 #include <QColor>
@@ -111,7 +113,10 @@ QVariant SourceLinesModel::data(const QModelIndex &index, int role) const
     case Qt::BackgroundRole:
         return row.total ? QVariant(heatColor(heat(row))) : QVariant();
     case Qt::ForegroundRole:
-        return row.pastEnd ? QVariant(QColor(160, 40, 0)) : QVariant();
+        // A tinted row keeps dark text on a dark palette too.
+        if (row.pastEnd)
+            return problemText();
+        return row.total ? QVariant(textOn(heatColor(heat(row)))) : QVariant();
     case Qt::FontRole: {
         if (index.column() != CodeColumn)
             return {};

@@ -1,5 +1,7 @@
 #include "ui/models/unwind_health_model.h"
 
+#include "ui/common/text_colors.h"
+
 #include "engine/common/strings.h"
 
 #include <QBrush>
@@ -82,9 +84,9 @@ QVariant UnwindHealthModel::data(const QModelIndex &index, int role) const
         return {};
     case Qt::ForegroundRole:
         if (index.column() == CauseColumn && severity == 2)
-            return QBrush(QColor(0xb0, 0x24, 0x18));
+            return QBrush(problemText());
         if (index.column() == SymbolsColumn && m.symbols.status != engine::SymbolStatus::FullDwarf)
-            return QBrush(QColor(0x8a, 0x5a, 0x00));
+            return QBrush(warningText());
         return {};
     }
     return {};

@@ -219,6 +219,8 @@ void HeatmapView::paintCells(QPainter &painter) const
     const int rows = m_heatmap->rows();
     const int64_t max = m_heatmap->maxValue();
     QImage image(static_cast<int>(last - first), rows, QImage::Format_RGB32);
+    // A cell without samples is the base colour: white on a light palette, not a white glare on a dark one.
+    const QRgb empty = palette().color(QPalette::Base).rgb();
     for (size_t c = first; c < last; ++c) {
         const auto column = m_heatmap->column(c);
         const auto x = static_cast<int>(c - first);
@@ -226,7 +228,7 @@ void HeatmapView::paintCells(QPainter &painter) const
             const int64_t v = column[static_cast<size_t>(r)];
             const size_t step =
                 v <= 0 || max <= 0 ? 0 : std::max<size_t>(1, static_cast<size_t>(v * (kPaletteSteps - 1) / max));
-            reinterpret_cast<QRgb *>(image.scanLine(r))[x] = m_palette[step];
+            reinterpret_cast<QRgb *>(image.scanLine(r))[x] = step == 0 ? empty : m_palette[step];
         }
     }
     const QRectF grid = m_layout.gridRect();

@@ -1,5 +1,6 @@
 #include "ui/timeline/timeline_chart_view.h"
 
+#include <QAbstractAxis>
 #include <QMouseEvent>
 #include <QValueAxis>
 
@@ -12,6 +13,49 @@ TimelineChartView::TimelineChartView(QChart *chart, QWidget *parent) : QChartVie
     setRubberBand(QChartView::NoRubberBand);
     setCursor(Qt::CrossCursor);
     connect(chart, &QChart::plotAreaChanged, this, [this] { updateAxis(); });
+    followPalette();
+}
+
+void TimelineChartView::followPalette()
+{
+    const QPalette &p = palette();
+    QChart *c = chart();
+    c->setBackgroundBrush(p.base());
+    c->setBackgroundPen(Qt::NoPen);
+    c->setTitleBrush(p.text());
+    QColor grid = p.color(QPalette::Text);
+    grid.setAlpha(40); // a faint line on a light or a dark base alike
+    QColor minor = grid;
+    minor.setAlpha(20);
+    QColor line = p.color(QPalette::Text);
+    line.setAlpha(110);
+    for (QAbstractAxis *axis : c->axes()) {
+        axis->setLabelsBrush(p.text());
+        axis->setTitleBrush(p.text());
+        // Cosmetic pens (width 0), as the timeline sets them: wider ones cost a path stroke per repaint.
+        QPen pen = axis->linePen();
+        pen.setColor(line);
+        axis->setLinePen(pen);
+        pen = axis->gridLinePen();
+        pen.setColor(grid);
+        axis->setGridLinePen(pen);
+        pen = axis->minorGridLinePen();
+        pen.setColor(minor);
+        axis->setMinorGridLinePen(pen);
+    }
+}
+
+void TimelineChartView::showEvent(QShowEvent *event)
+{
+    QChartView::showEvent(event);
+    followPalette(); // axes added after construction
+}
+
+void TimelineChartView::changeEvent(QEvent *event)
+{
+    QChartView::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange)
+        followPalette();
 }
 
 void TimelineChartView::setTimeRange(int64_t startNs, int64_t endNs)

@@ -10,7 +10,8 @@ namespace emberline::ui {
 
 // A chart of the live timeline whose x axis is the session's time: dragging across it selects a time range
 // (drawn as a shaded band, the same band on every timeline chart), hovering reports the time under the mouse.
-// The time↔pixel mapping comes from a TimeAxis laid over the chart's plot area; it only draws.
+// The time↔pixel mapping comes from a TimeAxis laid over the chart's plot area; it only draws. The chart's
+// background, axis labels, titles and grid follow the widget's palette (QtCharts' own theme is light only).
 //
 // Thread: GUI thread.
 class TimelineChartView : public QChartView {
@@ -40,9 +41,12 @@ protected:
     void mouseReleaseEvent(QMouseEvent *event) override;
     void drawForeground(QPainter *painter, const QRectF &rect) override;
     void resizeEvent(QResizeEvent *event) override;
+    void showEvent(QShowEvent *event) override;
+    void changeEvent(QEvent *event) override;
 
 private:
     void updateAxis();
+    void followPalette();
 
     TimeAxis m_axis;
     QMargins m_plotMargins;

@@ -17,11 +17,15 @@
 #include <QValueAxis>
 
 #include <algorithm>
+#include <cmath>
 
 namespace emberline::ui {
 namespace {
 
 constexpr int kAxisRoom = 64;        // pixels left of the plot area, for the value axis
+constexpr int kCpuChartMinimum = 80; // the plot margins and a few tens of pixels of plot
+constexpr int kCpuChartRoomy = 140;  // the CPU chart's height before the flush chart is shown beside it
+constexpr int kFlushChartMinimum = 90;
 constexpr size_t kMaxCpuSeries = 16; // the busiest shown threads get a line; the strip shows every one
 
 // The smallest 1, 2 or 5 times a power of ten at or above v.
@@ -60,11 +64,11 @@ void TimelineView::setupUi()
     setObjectName(QStringLiteral("timelineView"));
     m_cpuView = new TimelineChartView(createChart(m_cpuX, m_cpuY, tr("CPU %")), this);
     m_cpuView->setObjectName(QStringLiteral("cpuChart"));
-    m_cpuView->setMinimumHeight(150);
+    m_cpuView->setMinimumHeight(kCpuChartMinimum);
     m_strip = new ActivityStrip(this);
     m_flushView = new TimelineChartView(createChart(m_flushX, m_flushY, tr("per flush")), this);
     m_flushView->setObjectName(QStringLiteral("flushChart"));
-    m_flushView->setMinimumHeight(110);
+    m_flushView->setMinimumHeight(kFlushChartMinimum);
     // Both charts keep the same room for labels, so that their time axes (and the strip's) line up.
     m_cpuView->setPlotMargins(QMargins(kAxisRoom, 6, 10, 22));
     m_flushView->setPlotMargins(QMargins(kAxisRoom, 6, 10, 22));
@@ -135,6 +139,7 @@ QChart *TimelineView::createChart(QValueAxis *&x, QValueAxis *&y, const QString 
     y->setTitleText(yTitle);
     y->setLabelFormat(QStringLiteral("%.0f"));
     y->setRange(0, 100);
+    y->setTickCount(3);
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
     // One-pixel cosmetic pens (width 0) for the axis lines, ticks and grid: they draw alike, but a line item
@@ -151,6 +156,21 @@ QChart *TimelineView::createChart(QValueAxis *&x, QValueAxis *&y, const QString 
         axis->setMinorGridLinePen(pen);
     }
     return chart;
+}
+
+void TimelineView::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    fitCharts();
+}
+
+void TimelineView::fitCharts()
+{
+    const int strip = m_strip->sizeHint().height();
+    const bool room = height() >= kCpuChartRoomy + strip + kFlushChartMinimum;
+    // Hidden, its minimum leaves the layout's, so the CPU chart and the strip never overlap in a short room.
+    if (m_flushView->isVisibleTo(this) != room)
+        m_flushView->setVisible(room);
 }
 
 void TimelineView::connectSignals()
@@ -177,6 +197,7 @@ void TimelineView::connectSignals()
                            m_strip);
     });
     connect(m_cpuView->chart(), &QChart::plotAreaChanged, this, &TimelineView::updateStrip);
+    connect(m_cpuView->chart(), &QChart::plotAreaChanged, this, &TimelineView::updateCpuTicks);
     connect(m_threadModel, &LiveThreadModel::hiddenThreadsChanged, this, [this] {
         updateCpuSeries();
         updateStrip();
@@ -302,11 +323,29 @@ void TimelineView::updateCpuSeries()
         series->setName(QString::fromStdString(m_snapshot->threads[thread].displayName()));
         series->replace(cpuPoints(a, thread, axis, peak));
     }
-    const double top = std::ceil(peak / 50.0) * 50.0;
-    if (m_cpuY->max() != top || m_cpuY->min() != 0) // each change lays the axis' labels out again
-        m_cpuY->setRange(0, top);
-    if (const int ticks = std::min(9, static_cast<int>(top / 50.0) + 1); m_cpuY->tickCount() != ticks)
-        m_cpuY->setTickCount(ticks);
+    m_cpuTop = std::ceil(peak / 50.0) * 50.0;
+    updateCpuTicks();
+}
+
+void TimelineView::updateCpuTicks()
+{
+    // A label every 50% while they fit the plot's height, else every 100%, 200%…: QtCharts gives each label the
+    // axis' height over the labels' count, less its padding, and elides a taller label to "…". Above the top
+    // label, room for its upper half: QtCharts hides a label that crosses the plot's top.
+    const double plot = std::max(1.0, m_cpuView->chart()->plotArea().height());
+    const int label = m_cpuView->fontMetrics().height();
+    double interval = 50;
+    while ((std::floor(m_cpuTop / interval) + 1) * (label + 12) > plot && interval < m_cpuTop)
+        interval *= 2;
+    const double max = m_cpuTop * (1 + (label / 2.0 + 2) / plot);
+    if (m_cpuY->tickType() != QValueAxis::TicksDynamic) {
+        m_cpuY->setTickType(QValueAxis::TicksDynamic);
+        m_cpuY->setTickAnchor(0);
+    }
+    if (m_cpuY->tickInterval() != interval) // each change lays the axis' labels out again
+        m_cpuY->setTickInterval(interval);
+    if (std::abs(m_cpuY->max() - max) > 0.5 || m_cpuY->min() != 0)
+        m_cpuY->setRange(0, max);
 }
 
 QList<QPointF> TimelineView::thinLine(const QList<QPointF> &points, double pixels)
@@ -394,6 +433,7 @@ void TimelineView::updateStrip()
     m_strip->setAxis(m_cpuView->axis());
     if (m_activity)
         m_strip->setActivity(m_activity, shown, std::move(names));
+    fitCharts(); // the strip's height follows the shown threads
 }
 
 QString TimelineView::cpuToolTip(int64_t timeNs) const

@@ -28,7 +28,9 @@ class TimelineChartView;
 // The live session's timelines: CPU per thread over time (QtCharts, one line per shown thread, in buckets finer
 // than a flush), the per-thread activity strip, and samples and lost samples per flush; beside them the thread
 // list, where threads are hidden, shown or isolated. Dragging across any timeline selects a time range; hovering
-// shows the values under the mouse. It draws immutable results and reports what the user chose.
+// shows the values under the mouse. It draws immutable results and reports what the user chose. In a short
+// room (a live session gives the flame graph most of the tab) the CPU chart and the strip stay whole and the
+// flush chart, the least needed, is left out; its numbers stay in the status bar.
 //
 // Thread: GUI thread.
 class TimelineView : public QWidget {
@@ -66,6 +68,9 @@ Q_SIGNALS:
     // Every part of the timeline shows the snapshot last given to setData.
     void dataShown();
 
+protected:
+    void resizeEvent(QResizeEvent *event) override;
+
 private:
     enum class Part { None, FlushChart, Strip };
     void applyNextPart();
@@ -76,6 +81,10 @@ private:
     void updateCpuSeries();
     void updateFlushSeries();
     void updateStrip();
+    // The flush chart goes when the CPU chart and the strip would not keep their room beside it, and comes back
+    // when they would.
+    void fitCharts();
+    void updateCpuTicks();
     std::vector<uint32_t> shownThreads() const;
 
     std::shared_ptr<const engine::LiveSnapshot> m_snapshot;
@@ -92,6 +101,7 @@ private:
     QValueAxis *m_flushX = nullptr;
     QValueAxis *m_flushY = nullptr;
     std::map<uint32_t, QLineSeries *> m_cpuSeries;
+    double m_cpuTop = 100; // the CPU chart's top label: the busiest thread's peak, rounded up to 50%
     QLineSeries *m_samplesSeries = nullptr;
     QLineSeries *m_lostSeries = nullptr;
     Part m_nextPart = Part::None; // what of the last snapshot is still to be shown

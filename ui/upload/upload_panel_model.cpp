@@ -1,5 +1,7 @@
 #include "ui/upload/upload_panel_model.h"
 
+#include "ui/common/text_colors.h"
+
 #include <QBrush>
 #include <QColor>
 #include <QDateTime>
@@ -81,7 +83,7 @@ QVariant UploadPanelModel::data(const QModelIndex &index, int role) const
     if (role == Qt::ToolTipRole)
         return QString::fromStdString(r.message);
     if (role == Qt::ForegroundRole && index.column() == StatusColumn && r.outcome != engine::UploadOutcome::Sent)
-        return QBrush(QColor(0xb0, 0x00, 0x20));
+        return QBrush(problemText());
     if (role == Qt::TextAlignmentRole && index.column() != TagsColumn && index.column() != StatusColumn)
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     if (role != Qt::DisplayRole)

@@ -21,6 +21,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScreen>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -65,7 +66,11 @@ void MainWindow::setupUi()
     m_central->addWidget(m_tabs);
     setCentralWidget(m_central);
     statusBar()->setObjectName(QStringLiteral("statusBar"));
-    resize(1400, 900);
+    // 1400×900, or the screen's available room when it is smaller (a laptop at 2× scale has 800×500 or so).
+    QSize size(1400, 900);
+    if (const QScreen *screen = QGuiApplication::primaryScreen())
+        size = size.boundedTo(screen->availableGeometry().size());
+    resize(size);
     restoreGeometry(QSettings().value(QStringLiteral("window/geometry")).toByteArray());
     m_startPage->setRecentFiles(m_recent.files());
 }
@@ -78,6 +83,7 @@ void MainWindow::createActions()
     m_openAction->setShortcut(QKeySequence::Open);
     m_openSessionAction = file->addAction(tr("Open &Session…"), this, &MainWindow::chooseSessionFolder);
     m_openSessionAction->setObjectName(QStringLiteral("openSessionAction"));
+    m_openSessionAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     m_recentMenu->setObjectName(QStringLiteral("recentMenu"));
     createCompareActions(file);
@@ -96,6 +102,8 @@ void MainWindow::createActions()
     m_profileAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
     QAction *demo = profile->addAction(tr("Try the &Demo Program"), this, [this] { startDemo(); });
     demo->setObjectName(QStringLiteral("demoAction"));
+    demo->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
+    createSessionActions(profile);
     profile->addSeparator();
     m_uploadAction = profile->addAction(tr("&Upload Flushes to Datadog"));
     m_uploadAction->setObjectName(QStringLiteral("uploadAction"));
@@ -131,10 +139,15 @@ void MainWindow::createActions()
     });
     disassembly->setObjectName(QStringLiteral("showDisassemblyAction"));
     disassembly->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_U));
+    createViewActions(view);
+    view->addSeparator();
     view->addAction(tr("Source R&oots…"), this, &MainWindow::editSourceRoots)
         ->setObjectName(QStringLiteral("sourceRootsAction"));
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
+    QAction *shortcuts = help->addAction(tr("&Keyboard Shortcuts"), this, &MainWindow::showShortcuts);
+    shortcuts->setObjectName(QStringLiteral("shortcutsAction"));
+    shortcuts->setShortcut(QKeySequence::HelpContents);
     m_aboutAction = help->addAction(tr("&About Emberline"), this, &MainWindow::showAbout);
     m_aboutAction->setObjectName(QStringLiteral("aboutAction"));
     rebuildRecentMenu();

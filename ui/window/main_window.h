@@ -98,6 +98,12 @@ private:
     void updateUploadAction();
     void chooseSessionFolder();
     void stopSessions();
+    // View > Sandwich, Maximize Detail View, Short Function Names, Collapse Timelines; Profile > Stop Session;
+    // Help > Keyboard Shortcuts (main_window_view.cpp).
+    void createViewActions(QMenu *view);
+    void createSessionActions(QMenu *profile);
+    void showShortcuts();
+    void setShortNames(bool shortNames);
     void createCompareActions(QMenu *file);
     void createExportActions(QMenu *file);
     // File > Export: the current tab's flame graph as SVG (svg) or PNG, and its view as pprof.

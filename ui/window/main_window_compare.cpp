@@ -40,6 +40,7 @@ void MainWindow::createCompareActions(QMenu *file)
     m_compareWithAction =
         file->addAction(tr("Compare &With…"), this, [this] { compareTabWith(m_tabs->currentIndex()); });
     m_compareWithAction->setObjectName(QStringLiteral("compareWithAction"));
+    m_compareWithAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
     m_compareWithAction->setToolTip(tr("Compare the current tab's profile (new) with another profile (base)"));
     m_tabs->tabBar()->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_tabs->tabBar(), &QWidget::customContextMenuRequested, this, &MainWindow::showTabMenu);

@@ -34,16 +34,24 @@ void MainWindow::createExportActions(QMenu *file)
             [this](const QString &message) { QMessageBox::warning(this, tr("Export"), message); });
     QMenu *menu = file->addMenu(tr("&Export"));
     menu->setObjectName(QStringLiteral("exportMenu"));
-    menu->addAction(tr("Flame Graph as &SVG…"), this, [this] { exportFlameGraph(true); })
-        ->setObjectName(QStringLiteral("exportSvgAction"));
-    menu->addAction(tr("Flame Graph as &PNG…"), this, [this] { exportFlameGraph(false); })
-        ->setObjectName(QStringLiteral("exportPngAction"));
-    menu->addAction(tr("View as p&prof…"), this, &MainWindow::saveViewAsPprof)
-        ->setObjectName(QStringLiteral("saveViewPprofAction"));
+    QAction *svg = menu->addAction(tr("Flame Graph as &SVG…"), this, [this] { exportFlameGraph(true); });
+    svg->setObjectName(QStringLiteral("exportSvgAction"));
+    svg->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    QAction *png = menu->addAction(tr("Flame Graph as &PNG…"), this, [this] { exportFlameGraph(false); });
+    png->setObjectName(QStringLiteral("exportPngAction"));
+    png->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+    QAction *pprof = menu->addAction(tr("View as p&prof…"), this, &MainWindow::saveViewAsPprof);
+    pprof->setObjectName(QStringLiteral("saveViewPprofAction"));
+    pprof->setShortcut(QKeySequence::Save);
     connect(menu, &QMenu::aboutToShow, this, [this, menu] {
         const ProfileExplorer *explorer = currentExplorer();
         for (QAction *action : menu->actions())
             action->setEnabled(explorer && explorer->analysis() && explorer->message().isEmpty());
+    });
+    // The shortcuts work whatever the menu last showed: each action checks the current tab itself.
+    connect(menu, &QMenu::aboutToHide, this, [menu] {
+        for (QAction *action : menu->actions())
+            action->setEnabled(true);
     });
 }
 

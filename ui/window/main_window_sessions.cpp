@@ -9,6 +9,7 @@
 #include "ui/views/explorer/profile_explorer.h"
 #include "ui/views/explorer/profile_view.h"
 #include "ui/views/live/live_session_view.h"
+#include "ui/views/widgets/start_page.h"
 
 #include <QAction>
 #include <QCoreApplication>
@@ -95,6 +96,9 @@ LiveSessionView *MainWindow::addLiveView(engine::ProfilingSession *session,
         const int at = m_tabs->indexOf(view);
         if (at >= 0)
             m_tabs->setTabText(at, view->title());
+        // The session's folder opens again from the start page and File > Open Recent.
+        m_recent.add(view->sessionDirectory());
+        m_startPage->setRecentFiles(m_recent.files());
     });
     qCDebug(lcUiWindow) << "live session into" << view->sessionDirectory();
     updateCentralWidget();

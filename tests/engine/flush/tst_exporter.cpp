@@ -45,6 +45,7 @@ private Q_SLOTS:
     void flushCarriesSampleTypesLabelsAndNames();
     void writtenFlushReadsBackAsItsProfile();
     void sessionProfileHoldsEverySample();
+    void recordingsOpenOnCpuTime();
     void emptyAndShortFlushes();
     void jitFramesNamedFromPerfMaps();
 };
@@ -113,6 +114,33 @@ void TestExporter::sessionProfileHoldsEverySample()
     QVERIFY2(merged.ok(), merged.ok() ? "" : merged.error().message.c_str());
     QCOMPARE(merged.value().totals()[0], int64_t(20));
     QCOMPARE(merged.value().totals()[1], int64_t(20'000));
+}
+
+// If this fails, a recording with wall time (the default) opens on wall time in every pprof reader (pprof's
+// rule picks the last sample type when default_sample_type is unset): idle threads' waiting would fill the flame
+// graph, `emberline report` and `go tool pprof -top` instead of the CPU time the user came for.
+void TestExporter::recordingsOpenOnCpuTime()
+{
+    for (const bool memory : {false, true}) {
+        QTemporaryDir dir;
+        ExporterOptions options;
+        options.outputDirectory = dir.path().toStdString();
+        options.wallTime = true;
+        options.memory = memory;
+        Exporter exporter(options);
+        auto flush = exporter.exportFlush(makeInput(6, 1'000'000'000, 3'000'000'000, true));
+        QVERIFY(flush.ok() && flush.value());
+        const Profile &p = *flush.value()->profile;
+        QVERIFY(p.sampleTypeIndex("wall-time") > p.sampleTypeIndex("cpu-time")); // pprof's rule would pick another
+        QCOMPARE(p.str(p.defaultSampleType), std::string("cpu-time"));
+        QCOMPARE(p.defaultSampleTypeIndex(), p.sampleTypeIndex("cpu-time"));
+        auto path = exporter.writeSessionProfile();
+        QVERIFY(path.ok());
+        auto merged = readPprofFile(path.value());
+        QVERIFY2(merged.ok(), merged.ok() ? "" : merged.error().message.c_str());
+        QCOMPARE(merged.value().str(merged.value().defaultSampleType), std::string("cpu-time"));
+        QCOMPARE(merged.value().defaultSampleTypeIndex(), merged.value().sampleTypeIndex("cpu-time"));
+    }
 }
 
 // If this fails, an empty flush is reported (Datadog rejects empty profiles) or a short final flush is uploaded

@@ -122,6 +122,49 @@ private Q_SLOTS:
         QVERIFY(view.summaryText().contains(QStringLiteral("every stack reached main")));
         QVERIFY(view.findChild<QLabel *>(QStringLiteral("healthFaults"))->isHidden());
     }
+
+    // If this fails, a clean run is marked "Health ⚠" for system libraries without debug symbols (numbers that are
+    // not at stake), or a run whose numbers are at stake is not marked.
+    void markedOnlyWhenNumbersAtStake()
+    {
+        UnwindCounters c;
+        c.samples = 1000;
+        c.stackBytes = 32768;
+        c.modules.resize(6);
+        c.byModule.resize(6);
+        c.modules[3].path = "/work/bin/app";
+        c.byModule[3].samples = 1000;
+        c.modules[4].path = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30";
+        c.byModule[4].samples = 400;
+        c.modules[5].path = "/opt/vendor/libblob.so";
+        c.byModule[5].samples = 15; // 1.5%: no names, but hardly any time
+        std::vector<ModuleSymbols> symbols(6);
+        symbols[3] = {SymbolStatus::FullDwarf, SymbolSource::BuildId};
+        symbols[4] = {SymbolStatus::SymbolTable, SymbolSource::InFile};
+        symbols[5] = {SymbolStatus::None, SymbolSource::None};
+        HealthView view;
+        view.setHealth(std::make_shared<const UnwindHealth>(buildUnwindHealth(c, symbols, {}, {})));
+        QVERIFY(!view.hasProblems());  // the table still says libstdc++ has a symbol table only
+        view.setLostSamples(10, 1000); // 1%
+        QVERIFY(!view.hasProblems());
+
+        view.setLostSamples(100, 1000);
+        QCOMPARE(view.numbersAtStake().size(), 1);
+        QVERIFY(view.numbersAtStake().first().contains(QStringLiteral("lost")));
+        view.setLostSamples(0, 1000);
+
+        c.byModule[5].samples = 300; // 30% of the stacks go through frames without names
+        view.setHealth(std::make_shared<const UnwindHealth>(buildUnwindHealth(c, symbols, {}, {})));
+        QCOMPARE(view.numbersAtStake().size(), 1);
+        QVERIFY(view.numbersAtStake().first().contains(QStringLiteral("libblob.so")));
+
+        c.byModule[5].samples = 15;
+        c.incomplete = 50; // 5%
+        c.byModule[3].incomplete = 50;
+        view.setHealth(std::make_shared<const UnwindHealth>(buildUnwindHealth(c, symbols, {}, {})));
+        QCOMPARE(view.numbersAtStake().size(), 1);
+        QVERIFY(view.numbersAtStake().first().contains(QStringLiteral("incomplete")));
+    }
 };
 
 QTEST_MAIN(TestHealthView)

@@ -5,7 +5,10 @@
 #include "ui/views/live/session_status_bar.h"
 
 #include <QLabel>
+#include <QLayout>
+
 #include <QTest>
+#include <algorithm>
 
 using namespace emberline;
 using namespace emberline::ui;
@@ -43,6 +46,7 @@ private Q_SLOTS:
     void memory()
     {
         SessionStatusBar bar;
+        bar.resize(1600, bar.sizeHint().height());
         bar.show();
         engine::SessionStats stats;
         stats.samples = 10;
@@ -63,6 +67,52 @@ private Q_SLOTS:
         bar.setSummary(summary);
         QCOMPARE(text(bar, "heapLabel"), QStringLiteral("heap peak 5.00 MiB, 1.00 KiB still live at the end"));
         QVERIFY(bar.findChild<QLabel *>(QStringLiteral("heapLabel"))->toolTip().contains(QLatin1String("DEEPBIND")));
+    }
+
+    // A narrow bar (a window at 2× scale) keeps the state and the most important numbers whole, in order, drops
+    // the rest and elides the sampler's description; widened, it shows them again. If this fails, the labels
+    // overlap or cut each other off in a narrow window.
+    void narrowBarDropsLessImportantLabels()
+    {
+        SessionStatusBar bar;
+        engine::SessionStats stats;
+        stats.elapsedNs = 75'000'000'000;
+        stats.samples = 4000;
+        stats.memory = true;
+        stats.samplerDescription = "perf cpu-clock at 999 Hz + context switches (wall time), user and kernel stacks";
+        bar.resize(520, bar.sizeHint().height());
+        bar.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&bar));
+        bar.setStateText(QStringLiteral("Recording"));
+        bar.setStats(stats);
+        const auto shown = [&](const char *name) { return bar.findChild<QLabel *>(QLatin1String(name))->isVisible(); };
+        QTRY_VERIFY(!shown("foreignLabel"));
+        QVERIFY(shown("sessionStateLabel") && shown("elapsedLabel") && shown("samplesLabel"));
+        QVERIFY(!shown("heapLabel"));
+        bar.layout()->activate(); // the labels hidden, the row is laid out again
+        // What is shown is whole and apart, inside the bar.
+        QList<QLabel *> labels;
+        for (QLabel *label : bar.findChildren<QLabel *>()) {
+            if (label->isVisible() && label->objectName() != QLatin1String("samplerLabel"))
+                labels << label;
+        }
+        std::sort(labels.begin(), labels.end(), [](QLabel *a, QLabel *b) { return a->x() < b->x(); });
+        for (int i = 0; i < labels.size(); ++i) {
+            QVERIFY2(labels[i]->width() >= labels[i]->sizeHint().width(), qPrintable(labels[i]->objectName()));
+            QVERIFY2(labels[i]->geometry().right() < bar.width(), qPrintable(labels[i]->objectName()));
+            if (i > 0)
+                QVERIFY2(labels[i - 1]->geometry().right() < labels[i]->x(), qPrintable(labels[i]->objectName()));
+        }
+        const QString sampler = text(bar, "samplerLabel");
+        QVERIFY(sampler.isEmpty() || sampler.endsWith(QChar(0x2026)));
+        QCOMPARE(bar.findChild<QLabel *>(QStringLiteral("samplerLabel"))->toolTip(),
+                 QString::fromStdString(stats.samplerDescription));
+        QVERIFY(bar.minimumSizeHint().width() < 300);
+
+        bar.resize(1800, bar.height());
+        QTRY_VERIFY(shown("foreignLabel"));
+        QVERIFY(shown("heapLabel") && shown("profilerCpuLabel") && shown("incompleteLabel"));
+        QCOMPARE(text(bar, "samplerLabel"), QString::fromStdString(stats.samplerDescription));
     }
 
     void summary()

@@ -1,4 +1,5 @@
 #include "ui/views/compare/compare_explorer.h"
+#include "ui/common/sample_types.h"
 
 #include "engine/model/units.h"
 #include "ui/common/logging.h"
@@ -138,7 +139,8 @@ void CompareExplorer::fillSampleTypes()
         const engine::ValueType &type = next.sampleTypes()[static_cast<size_t>(i)];
         const QString name = QString::fromStdString(next.str(type.type));
         m_sampleType->addItem(QStringLiteral("%1 (%2)").arg(name, QString::fromStdString(next.str(type.unit))), name);
-        if (i == next.defaultSampleTypeIndex())
+        m_sampleType->setItemData(m_sampleType->count() - 1, sampleTypeDescription(name), Qt::ToolTipRole);
+        if (i == initialSampleType(next))
             m_sampleType->setCurrentIndex(m_sampleType->count() - 1);
     }
     m_sampleType->setEnabled(!shared.empty());
@@ -309,8 +311,8 @@ void CompareExplorer::showError(const QString &message)
 void CompareExplorer::showMessage(const QStringList &lines, bool error)
 {
     m_message->setText(lines.join(QLatin1Char('\n')));
-    m_message->setStyleSheet(error ? QStringLiteral("QLabel { background: #fde2df; padding: 6px; }")
-                                   : QStringLiteral("QLabel { background: #fff4d6; padding: 6px; }"));
+    m_message->setStyleSheet(error ? QStringLiteral("QLabel { background: #fde2df; color: #3a1010; padding: 6px; }")
+                                   : QStringLiteral("QLabel { background: #fff4d6; color: #3a2c00; padding: 6px; }"));
     m_message->setVisible(!lines.isEmpty());
 }
 

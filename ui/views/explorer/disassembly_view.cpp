@@ -3,9 +3,11 @@
 #include "engine/model/units.h"
 #include "ui/models/disassembly_model.h"
 
+#include <QAction>
 #include <QHeaderView>
 #include <QLabel>
 #include <QTableView>
+#include <QTimer>
 #include <QVBoxLayout>
 
 namespace emberline::ui {
@@ -37,7 +39,20 @@ void DisassemblyView::setupUi()
     m_table->setWordWrap(false);
     m_table->verticalHeader()->hide();
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 4);
-    m_table->horizontalHeader()->setSectionResizeMode(DisassemblyModel::InstructionColumn, QHeaderView::Stretch);
+    // Cost, address and instruction fit a detail pane without a horizontal scroll bar; the instruction's bytes
+    // are there on request (the header's context menu), as perf annotate hides them too.
+    QHeaderView *header = m_table->horizontalHeader();
+    header->setSectionResizeMode(DisassemblyModel::InstructionColumn, QHeaderView::Stretch);
+    header->setSectionResizeMode(DisassemblyModel::SelfColumn, QHeaderView::ResizeToContents);
+    header->setSectionResizeMode(DisassemblyModel::TotalColumn, QHeaderView::ResizeToContents);
+    header->setSectionResizeMode(DisassemblyModel::AddressColumn, QHeaderView::ResizeToContents);
+    m_table->setColumnHidden(DisassemblyModel::BytesColumn, true);
+    m_table->setTextElideMode(Qt::ElideRight);
+    m_showBytes = new QAction(tr("Show Instruction Bytes"), this);
+    m_showBytes->setObjectName(QStringLiteral("showBytesAction"));
+    m_showBytes->setCheckable(true);
+    header->setContextMenuPolicy(Qt::ActionsContextMenu);
+    header->addAction(m_showBytes);
 
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
@@ -50,6 +65,11 @@ void DisassemblyView::connectSignals()
 {
     connect(m_runner, &DisassemblyRunner::ready, this, &DisassemblyView::showResult);
     connect(m_runner, &DisassemblyRunner::failed, this, &DisassemblyView::showError);
+    connect(m_showBytes, &QAction::toggled, this, [this](bool show) {
+        m_table->setColumnHidden(DisassemblyModel::BytesColumn, !show);
+        if (show)
+            m_table->resizeColumnToContents(DisassemblyModel::BytesColumn);
+    });
 }
 
 void DisassemblyView::setProfile(std::shared_ptr<const engine::Profile> profile, int sampleType)
@@ -97,16 +117,24 @@ void DisassemblyView::showResult(const std::shared_ptr<const DisassemblyResult> 
             if (m_model->isSourceRow(row))
                 m_table->setSpan(row, 0, 1, DisassemblyModel::ColumnCount);
         }
-        m_table->resizeColumnToContents(DisassemblyModel::AddressColumn);
         m_table->resizeColumnToContents(DisassemblyModel::BytesColumn);
-        const int hottest = m_model->hottestRow();
-        // Scrolled to, not selected: a selection would hide its heat colour.
-        if (hottest >= 0)
-            m_table->scrollTo(m_model->index(hottest, 0), QAbstractItemView::PositionAtCenter);
+        scrollToHottest();
     }
     m_notes->setText(notes.join(QLatin1Char('\n')));
     m_notes->setVisible(!notes.isEmpty());
+    // Once more after the new title and notes are laid out: wrapped (a narrow window), they take the table's
+    // room and would leave the hottest instruction at its bottom edge.
+    if (fn.error.empty())
+        QTimer::singleShot(0, this, &DisassemblyView::scrollToHottest);
     Q_EMIT functionShown(QString::fromStdString(fn.name));
+}
+
+void DisassemblyView::scrollToHottest()
+{
+    // Scrolled to, not selected: a selection would hide its heat colour.
+    if (const int hottest = m_model->hottestRow(); hottest >= 0)
+        m_table->scrollTo(m_model->index(hottest, DisassemblyModel::InstructionColumn),
+                          QAbstractItemView::PositionAtCenter);
 }
 
 void DisassemblyView::showError(const QString &message)

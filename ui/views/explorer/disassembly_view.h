@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+class QAction;
 class QLabel;
 class QTableView;
 
@@ -35,6 +36,8 @@ public:
 
     DisassemblyModel *model() const { return m_model; }
     QTableView *table() const { return m_table; }
+    // Centres the hottest instruction (the one it opened on) in the view.
+    void scrollToHottest();
 
 Q_SIGNALS:
     // The function is shown (with its instructions, or with the reason why there are none).
@@ -56,6 +59,7 @@ private:
     QLabel *m_title = nullptr;
     QLabel *m_notes = nullptr;
     QTableView *m_table = nullptr;
+    QAction *m_showBytes = nullptr;
 };
 
 } // namespace emberline::ui

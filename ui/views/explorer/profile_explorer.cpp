@@ -2,6 +2,7 @@
 
 #include "engine/model/units.h"
 #include "ui/common/logging.h"
+#include "ui/common/sample_types.h"
 #include "ui/common/source_roots.h"
 #include "ui/common/value_text.h"
 #include "ui/flamegraph/breadcrumb_bar.h"
@@ -58,17 +59,21 @@ void ProfileExplorer::setupUi()
 
     m_splitter = new QSplitter(Qt::Vertical, this);
     m_splitter->setObjectName(QStringLiteral("mainSplitter"));
-    auto *graphPane = new QWidget(m_splitter);
-    auto *graphLayout = new QVBoxLayout(graphPane);
+    m_graphPane = new QWidget(m_splitter);
+    m_graphPane->setObjectName(QStringLiteral("flameGraphPane"));
+    auto *graphLayout = new QVBoxLayout(m_graphPane);
     graphLayout->setContentsMargins(0, 0, 0, 0);
     graphLayout->setSpacing(2);
     graphLayout->addWidget(m_breadcrumb);
     graphLayout->addWidget(m_flame, 1);
-    m_splitter->addWidget(graphPane);
+    m_splitter->addWidget(m_graphPane);
     m_splitter->addWidget(createTablesPane());
+    // The tables may give the flame graph more than their size hints would: a few rows and the tab bar stay.
+    m_splitter->widget(1)->setMinimumHeight(120);
     m_splitter->setStretchFactor(0, 3);
     m_splitter->setStretchFactor(1, 2);
-    m_splitter->setSizes({620, 300}); // the flame graph is the main view; the tables' size hints are larger
+    m_splitter->setChildrenCollapsible(false);
+    m_splitter->setSizes({620, 300}); // refitted to the flame graph's rows (fitFlameGraph) once it has a tree
     createMessagePage();
 
     auto *layout = new QVBoxLayout(this);
@@ -88,7 +93,6 @@ QWidget *ProfileExplorer::createToolbar()
 
     m_sampleType = new QComboBox(bar);
     m_sampleType->setObjectName(QStringLiteral("sampleTypeCombo"));
-    m_sampleType->setToolTip(tr("Sample type: which value the flame graph and the tables show"));
     fillSampleTypes();
 
     m_threads = new ThreadFilterButton(bar);
@@ -99,7 +103,8 @@ QWidget *ProfileExplorer::createToolbar()
     m_search->setObjectName(QStringLiteral("flameSearch"));
     m_search->setPlaceholderText(tr("Search frames (Ctrl+F)"));
     m_search->setClearButtonEnabled(true);
-    m_search->setMinimumWidth(260);
+    m_search->setMinimumWidth(140); // room for the toolbar in a window at 2× scale; it grows to 360 when it can
+    m_search->setMaximumWidth(360);
     m_searchDelay = new QTimer(this);
     m_searchDelay->setSingleShot(true);
     m_searchDelay->setInterval(kSearchDelayMs);
@@ -126,9 +131,9 @@ QWidget *ProfileExplorer::createToolbar()
     layout->addWidget(m_sampleType);
     layout->addWidget(m_threads);
     layout->addSpacing(12);
-    layout->addWidget(m_search);
+    layout->addWidget(m_search, 3);
     layout->addWidget(m_searchResult);
-    layout->addStretch();
+    layout->addStretch(1);
     layout->addWidget(m_bottomUp);
     layout->addWidget(m_icicle);
     layout->addWidget(m_resetZoom);
@@ -139,6 +144,7 @@ QWidget *ProfileExplorer::createTablesPane()
 {
     auto *tables = new QSplitter(Qt::Horizontal, this);
     tables->setObjectName(QStringLiteral("tablesSplitter"));
+    m_tablesSplitter = tables;
     m_topFunctions = new TopFunctionsView(tables);
     m_details = new QTabWidget(tables);
     m_details->setObjectName(QStringLiteral("detailTabs"));
@@ -166,6 +172,7 @@ void ProfileExplorer::createActions()
     reset->setShortcutContext(Qt::WidgetWithChildrenShortcut);
     connect(reset, &QAction::triggered, this, &ProfileExplorer::resetZoom);
     addAction(reset);
+    createRoomActions();
 }
 
 void ProfileExplorer::connectSignals()
@@ -178,6 +185,7 @@ void ProfileExplorer::connectSignals()
                                                 m_analysis ? m_analysis->unit : std::string());
             });
     connect(m_sampleType, &QComboBox::currentIndexChanged, this, [this](int index) {
+        updateSampleTypeTip();
         requestAnalysis();
         Q_EMIT sampleTypeChanged(index);
     });
@@ -197,6 +205,7 @@ void ProfileExplorer::connectSignals()
     });
     connect(m_resetZoom, &QToolButton::clicked, this, &ProfileExplorer::resetZoom);
     connectTransformSignals();
+    connectRoomSignals();
     connect(m_topFunctions, &TopFunctionsView::frameSelected, this, &ProfileExplorer::selectFrame);
     connect(m_callerCallee, &CallerCalleeView::frameActivated, this, &ProfileExplorer::selectFrame);
     connect(m_details, &QTabWidget::currentChanged, this, [this] {
@@ -365,10 +374,22 @@ void ProfileExplorer::fillSampleTypes()
 {
     const QSignalBlocker blocker(m_sampleType);
     const engine::Profile &profile = *m_loaded->profile;
-    for (const engine::ValueType &type : profile.sampleTypes())
-        m_sampleType->addItem(QStringLiteral("%1 (%2)").arg(QString::fromStdString(profile.str(type.type)),
-                                                            QString::fromStdString(profile.str(type.unit))));
-    m_sampleType->setCurrentIndex(std::max(0, profile.defaultSampleTypeIndex()));
+    for (const engine::ValueType &type : profile.sampleTypes()) {
+        const QString name = QString::fromStdString(profile.str(type.type));
+        m_sampleType->addItem(QStringLiteral("%1 (%2)").arg(name, QString::fromStdString(profile.str(type.unit))));
+        m_sampleType->setItemData(m_sampleType->count() - 1, sampleTypeDescription(name), Qt::ToolTipRole);
+    }
+    m_sampleType->setCurrentIndex(std::max(0, initialSampleType(profile)));
+    updateSampleTypeTip();
+}
+
+void ProfileExplorer::updateSampleTypeTip()
+{
+    // The closed selector says what the chosen type measures; each entry of its list says its own.
+    const QString what = m_sampleType->currentData(Qt::ToolTipRole).toString();
+    m_sampleType->setToolTip(what.isEmpty()
+                                 ? tr("Sample type: which value the flame graph and the tables show")
+                                 : tr("Sample type: which value the flame graph and the tables show.\n%1").arg(what));
 }
 
 void ProfileExplorer::setThreadFilterVisible(bool visible)

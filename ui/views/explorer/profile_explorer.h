@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+class QAction;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -99,6 +100,26 @@ public:
     // Shows the disassembly tab (the selected function's instructions, from the binary found by build id).
     void showDisassembly();
     DisassemblyView *disassemblyView() const { return m_disassembly; }
+    // --- room to read (profile_explorer_room.cpp)
+    // The detail tabs (Callers / Callees, Source, Sandwich, Disassembly) take the whole explorer, the flame graph
+    // and the top-functions table hidden, or give the room back. The corner button of the tabs and the window's
+    // View > Maximize Detail View (Ctrl+M) both toggle it.
+    void setDetailsMaximized(bool maximized);
+    bool isDetailsMaximized() const;
+    QAction *maximizeDetailsAction() const { return m_maximizeDetails; }
+    QTabWidget *detailTabs() const { return m_details; }
+    // The flame graph takes the height its rows need, at most this share of the room it shares with the tables
+    // (a deep profile scrolls); the user's last share, remembered under `settingsGroup`, replaces the default.
+    // Splitter positions are remembered under the same group ("explorer" for files, "liveExplorer" for sessions).
+    void setRoomSettings(const QString &settingsGroup, double defaultFlameShare);
+    double flameShare() const { return m_flameShare; }
+    // However shallow its profile, the flame graph pane keeps at least this height while its share of the room
+    // allows it (a live session asks for half of its tab: the graph is what a session is watched for).
+    void setMinimumFlameHeight(int pixels);
+    int flamePaneHeight() const;
+    // Frames labelled with short C++ names in the flame graph (View > Short Function Names).
+    void setShortNames(bool shortNames);
+
     // The Memory tab of a memory profile opened from a file; null for other profiles and live sessions (whose
     // summary is in their Memory tab).
     MemorySummaryView *memorySummary() const { return m_memorySummary; }
@@ -109,13 +130,26 @@ Q_SIGNALS:
     void sampleTypeChanged(int sampleType);
     // The user chose other threads in the thread filter.
     void threadsChanged();
+    void detailsMaximizedChanged(bool maximized);
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     void setupUi();
+    void createRoomActions();
+    void connectRoomSignals();
+    void fitFlameGraph();
+    void scheduleFit();
+    void restoreSplitters();
+    void saveSplitters();
+    // Brings the hottest line (Source) or instruction (Disassembly) back into view after the room changed.
+    void showHottestDetail();
     void createActions();
     void connectSignals();
     QWidget *createToolbar();
     void fillSampleTypes();
+    void updateSampleTypeTip();
     QWidget *createTablesPane();
     void requestAnalysis();
     void applyAnalysis(std::shared_ptr<const Analysis> analysis);
@@ -173,6 +207,15 @@ private:
     bool m_disassemblyStale = true;
     bool m_sourceStale = true; // the source tab does not show the selected function in the current analysis
     QSplitter *m_splitter = nullptr;
+    QSplitter *m_tablesSplitter = nullptr;
+    QWidget *m_graphPane = nullptr;
+    QToolButton *m_maximizeButton = nullptr;
+    QAction *m_maximizeDetails = nullptr;
+    QTimer *m_fitTimer = nullptr;
+    QString m_settingsGroup = QStringLiteral("explorer");
+    double m_flameShare = 0.6;
+    int m_flameFloor = 0;     // setMinimumFlameHeight
+    QList<int> m_tablesSizes; // the tables' sizes before the details took the room
     LabelStrip *m_status = nullptr;
 };
 

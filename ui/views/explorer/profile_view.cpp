@@ -42,7 +42,7 @@ void ProfileView::setupUi()
     m_notice = new QLabel(this);
     m_notice->setObjectName(QStringLiteral("loadNotice"));
     m_notice->setWordWrap(true);
-    m_notice->setStyleSheet(QStringLiteral("QLabel { background: #fff4d6; padding: 6px; }"));
+    m_notice->setStyleSheet(QStringLiteral("QLabel { background: #fff4d6; color: #3a2c00; padding: 6px; }"));
     m_notice->setVisible(false);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);

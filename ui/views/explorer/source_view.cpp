@@ -28,7 +28,7 @@ void SourceView::setupUi()
     m_note->setObjectName(QStringLiteral("sourceNote"));
     m_note->setWordWrap(true);
     m_note->setTextFormat(Qt::PlainText);
-    m_note->setStyleSheet(QStringLiteral("QLabel { background: #fff4d6; padding: 4px; }"));
+    m_note->setStyleSheet(QStringLiteral("QLabel { background: #fff4d6; color: #3a2c00; padding: 4px; }"));
     m_note->setVisible(false);
     m_message = new QLabel(this);
     m_message->setObjectName(QStringLiteral("sourceMessage"));
@@ -58,6 +58,7 @@ void SourceView::setupUi()
 
 void SourceView::setMessage(const QString &message)
 {
+    m_hottestRow = -1;
     m_model->clear();
     m_title->clear();
     showNote(QString());
@@ -100,13 +101,20 @@ void SourceView::setListing(std::shared_ptr<const engine::SourceListing> listing
     m_model->setListing(std::move(listing), unit);
     m_message->setVisible(false);
     m_table->setVisible(true);
-    const int row = m_model->rowOfLine(hottest);
-    if (row >= 0) {
-        const QModelIndex index = m_model->index(row, SourceLinesModel::LineColumn);
+    m_hottestRow = m_model->rowOfLine(hottest);
+    if (m_hottestRow >= 0) {
+        const QModelIndex index = m_model->index(m_hottestRow, SourceLinesModel::LineColumn);
         // Current but not selected: a selected row's highlight would hide the hottest line's heat.
         m_table->selectionModel()->setCurrentIndex(index, QItemSelectionModel::NoUpdate);
-        m_table->scrollTo(index, QAbstractItemView::PositionAtCenter);
     }
+    scrollToHottest();
+}
+
+void SourceView::scrollToHottest()
+{
+    if (m_hottestRow >= 0 && m_hottestRow < m_model->rowCount() && m_table->isVisibleTo(this))
+        m_table->scrollTo(m_model->index(m_hottestRow, SourceLinesModel::LineColumn),
+                          QAbstractItemView::PositionAtCenter);
 }
 
 QString SourceView::title() const

@@ -33,6 +33,8 @@ public:
     QString title() const;
     QString note() const;
     QString message() const;
+    // Centres the hottest line of the listing (the one it opened on) in the view.
+    void scrollToHottest();
 
 private:
     void setupUi();
@@ -43,6 +45,7 @@ private:
     QLabel *m_message = nullptr;
     QTreeView *m_table = nullptr;
     SourceLinesModel *m_model = nullptr;
+    int m_hottestRow = -1;
 };
 
 } // namespace emberline::ui

@@ -7,6 +7,7 @@
 #include <QFontMetrics>
 #include <QHeaderView>
 #include <QLineEdit>
+#include <QScrollBar>
 #include <QTreeView>
 #include <QVBoxLayout>
 
@@ -67,8 +68,31 @@ void TopFunctionsView::setupUi()
     layout->addWidget(m_table);
 }
 
+void TopFunctionsView::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    fitColumns();
+}
+
+void TopFunctionsView::fitColumns()
+{
+    const QHeaderView *header = m_table->header();
+    int numbers = 0;
+    for (int c = TopFunctionsModel::SelfColumn; c < TopFunctionsModel::ColumnCount; ++c)
+        numbers += header->sectionSize(c);
+    const int name = m_table->fontMetrics().averageCharWidth() * 24;
+    const bool room = m_table->width() - m_table->verticalScrollBar()->sizeHint().width() - numbers >= name;
+    for (int c : {int(TopFunctionsModel::SelfColumn), int(TopFunctionsModel::TotalColumn)}) {
+        if (m_table->isColumnHidden(c) == room)
+            m_table->setColumnHidden(c, !room);
+    }
+}
+
 void TopFunctionsView::connectSignals()
 {
+    // A new table resets the header's sections: hidden again if the pane is still narrow.
+    connect(m_proxy, &QAbstractItemModel::modelReset, this, &TopFunctionsView::fitColumns);
+    connect(m_table->header(), &QHeaderView::sectionCountChanged, this, &TopFunctionsView::fitColumns);
     connect(m_filter, &QLineEdit::textChanged, m_proxy, &FunctionFilterProxy::setNameFilter);
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex &current) {

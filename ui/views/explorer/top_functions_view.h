@@ -31,7 +31,13 @@ Q_SIGNALS:
     // A right-click on a function's row (for its context menu).
     void frameContextMenuRequested(uint32_t frame, const QPoint &globalPos);
 
+protected:
+    void resizeEvent(QResizeEvent *event) override;
+
 private:
+    // In a narrow pane (a window at 2× scale) the Self and Total columns go, the percentages stay, so that the
+    // function names keep room to be read; they come back when the pane is wide enough.
+    void fitColumns();
     void setupUi();
     void connectSignals();
 

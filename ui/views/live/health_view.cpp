@@ -36,7 +36,8 @@ void HealthView::setupUi()
     m_faults->setObjectName(QStringLiteral("healthFaults"));
     m_faults->setWordWrap(true);
     m_faults->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_faults->setStyleSheet(QStringLiteral("QLabel { background: #fdf0d5; padding: 4px; }"));
+    // Its own text colour too: on a dark palette the default light text would vanish on the pale background.
+    m_faults->setStyleSheet(QStringLiteral("QLabel { background: #fdf0d5; color: #3a2c00; padding: 4px; }"));
     m_faults->setVisible(false);
 
     auto *layout = new QVBoxLayout(this);
@@ -84,18 +85,33 @@ QString HealthView::summaryText() const
     return text;
 }
 
-bool HealthView::hasProblems() const
+void HealthView::setLostSamples(uint64_t lost, uint64_t samples)
 {
+    m_lost = lost;
+    m_lostOf = samples;
+}
+
+QStringList HealthView::numbersAtStake() const
+{
+    QStringList reasons;
+    const auto share = [](uint64_t part, uint64_t whole) {
+        return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+    };
+    const auto percent = [](double s) { return QString::number(s * 100.0, 'f', 1) + QLatin1Char('%'); };
+    if (const double lost = share(m_lost, m_lost + m_lostOf); lost > kAtStakeShare)
+        reasons << tr("%1 of the samples were lost (the kernel's buffer was full)").arg(percent(lost));
     const auto &h = m_model->health();
     if (!h)
-        return false;
-    if (h->incomplete > 0 || !h->faults.empty())
-        return true;
+        return reasons;
+    if (const double incomplete = share(h->incomplete, h->samples); incomplete > kAtStakeShare)
+        reasons << tr("%1 of the stacks are incomplete: their callers' totals are too low").arg(percent(incomplete));
     for (const engine::ModuleHealth &m : h->modules) {
-        if (!m.fix.empty() && m.cause != engine::UnwindCause::FramePointers)
-            return true;
+        const double carried = share(m.samples, h->samples);
+        if (m.symbols.status == engine::SymbolStatus::None && carried > kAtStakeShare)
+            reasons << tr("%1 has no names, and its frames are on %2 of the stacks")
+                           .arg(QString::fromStdString(m.path), percent(carried));
     }
-    return false;
+    return reasons;
 }
 
 } // namespace emberline::ui

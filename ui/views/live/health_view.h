@@ -2,6 +2,7 @@
 
 #include "engine/health/unwind_health.h"
 
+#include <QStringList>
 #include <QWidget>
 
 #include <memory>
@@ -27,8 +28,16 @@ public:
     UnwindHealthModel *model() const { return m_model; }
     // One line for a tab's tooltip or a status: the share of incomplete stacks.
     QString summaryText() const;
-    // True when something needs the user's attention (incomplete stacks, missing names or a fault).
-    bool hasProblems() const;
+    // What puts the profile's numbers at stake, a line each: incomplete stacks or lost samples above a small
+    // share, a module whose frames carry real time but have no names. Empty for a clean run, even one with
+    // system libraries without debug symbols or faults that cost nothing (those are said in the tab, unmarked).
+    QStringList numbersAtStake() const;
+    // True when the tab is marked (⚠): the numbers are at stake.
+    bool hasProblems() const { return !numbersAtStake().isEmpty(); }
+    // The session's lost samples (the kernel's ring was full), from its live numbers.
+    void setLostSamples(uint64_t lost, uint64_t samples);
+    // The share above which incomplete stacks, lost samples or a module's nameless samples put numbers at stake.
+    static constexpr double kAtStakeShare = 0.02;
 
 private:
     void setupUi();
@@ -37,6 +46,8 @@ private:
     QLabel *m_summary = nullptr;
     QTableView *m_table = nullptr;
     QLabel *m_faults = nullptr;
+    uint64_t m_lost = 0;
+    uint64_t m_lostOf = 0; // samples taken besides the lost ones
 };
 
 } // namespace emberline::ui

@@ -1,5 +1,6 @@
 // LiveSessionView's compare modes: the Compare combo box, pinning a baseline (a flush, a range, a file loaded on
 // the pool) and applying the comparisons the live stage publishes. See live_session_view.h.
+#include "ui/common/sample_types.h"
 #include "ui/views/live/live_session_view.h"
 
 #include "ui/jobs/profile_loader.h"
@@ -56,6 +57,9 @@ QWidget *LiveSessionView::createCompareControls(QWidget *bar)
     m_compare->addItem(tr("With a pinned flush (the newest now)"));
     m_compare->addItem(tr("With a pinned range (the selected one)"));
     m_compare->addItem(tr("With a file…"));
+    // About ten characters wide (a narrow window has little room); the list shows the entries in full.
+    m_compare->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_compare->setMinimumContentsLength(10);
     row->addWidget(m_compare);
     m_baselineLoader = new ProfileLoader(this);
     return box;
@@ -208,7 +212,7 @@ void LiveSessionView::applyComparison(const engine::LiveUpdate &update)
 {
     const engine::Profile &profile = *update.snapshot->profile;
     m_compareExplorer->setSampleTypes(profile, update.request.sampleType >= 0 ? update.request.sampleType
-                                                                              : profile.defaultSampleTypeIndex());
+                                                                              : initialSampleType(profile));
     if (!update.comparison.comparison) {
         m_compareExplorer->showUnavailable(QString::fromStdString(update.compareError));
         m_analysisShown = true; // the message is what this flush shows

@@ -73,8 +73,8 @@ void LiveSessionView::onFailed(const QString &message)
 void LiveSessionView::showMessage(const QString &text, bool problem)
 {
     m_message->setText(text);
-    m_message->setStyleSheet(problem ? QStringLiteral("QLabel { background: #fde2e1; padding: 6px; }")
-                                     : QStringLiteral("QLabel { background: #e3effc; padding: 6px; }"));
+    m_message->setStyleSheet(problem ? QStringLiteral("QLabel { background: #fde2e1; color: #3a1010; padding: 6px; }")
+                                     : QStringLiteral("QLabel { background: #e3effc; color: #10243a; padding: 6px; }"));
     m_message->setVisible(true);
 }
 
@@ -86,6 +86,9 @@ void LiveSessionView::updateButtons()
     m_stop->setEnabled(running);
     m_pause->setEnabled(running && !m_session->isPaused());
     m_resume->setEnabled(running && m_session->isPaused());
+    // One of the two at a time: the toolbar keeps its room for a narrow window.
+    m_pause->setVisible(!m_resume->isEnabled());
+    m_resume->setVisible(m_resume->isEnabled());
     const bool ended = state == State::Finished || state == State::Failed;
     m_save->setEnabled(ended && QFileInfo(sessionDirectory()).isDir());
     m_openProfile->setEnabled(ended &&

@@ -20,15 +20,25 @@
 #include <QPainter>
 #include <QPixmap>
 #include <QPushButton>
+#include <QSettings>
 #include <QSplitter>
 #include <QStackedWidget>
+#include <QTabBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
 namespace emberline::ui {
+namespace {
+
+// A tab shorter than this starts with its timelines collapsed.
+constexpr int kShortTab = 640;
+
+} // namespace
 
 LiveSessionView::LiveSessionView(engine::ProfilingSession *session, QWidget *parent)
     : QWidget(parent), m_session(session)
@@ -80,9 +90,17 @@ void LiveSessionView::setupUi()
         createMemoryTab();
     m_splitter->addWidget(m_timelineTabs);
     m_splitter->addWidget(m_explorerStack);
-    m_splitter->setStretchFactor(0, 2);
-    m_splitter->setStretchFactor(1, 5);
-    m_splitter->setSizes({300, 600});
+    m_splitter->setStretchFactor(0, 1);
+    m_splitter->setStretchFactor(1, 4);
+    m_splitter->setChildrenCollapsible(false);
+    // The flame graph is what a session is watched for: by default it gets at least half of the tab's height
+    // (the explorer asks for it, see resizeEvent), the timelines about a fifth, the tables what is left.
+    m_splitter->setSizes({220, 780});
+    // In that fifth the timeline shows its CPU chart and strip (TimelineView leaves its flush chart out);
+    // collapsed, the tab bar is left.
+    m_timelineTabs->setMinimumHeight(m_timelineTabs->tabBar()->sizeHint().height());
+    createTimelineCorner();
+    restoreSplitter();
 
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 2);
@@ -92,6 +110,88 @@ void LiveSessionView::setupUi()
     layout->addWidget(m_splitter, 1);
     layout->addWidget(m_status);
     updateButtons();
+}
+
+void LiveSessionView::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_laidOut)
+        return;
+    m_laidOut = true;
+    // A tab is shown before its window lays it out: its sizes are real once the layout requests are handled.
+    QTimer::singleShot(0, this, [this] {
+        // In a short window (a laptop at 2× scale) the timelines start as a strip, so the flame graph and the
+        // tables have room; this is not remembered, the user's own choice is.
+        if (m_collapseWhenLaidOut || height() < kShortTab)
+            collapseTimelines(true);
+    });
+}
+
+void LiveSessionView::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    if (ProfileExplorer *explorer = m_explorer ? m_explorer : m_warmExplorer)
+        explorer->setMinimumFlameHeight(height() / 2);
+}
+
+void LiveSessionView::createTimelineCorner()
+{
+    m_collapseTimelines = new QPushButton(m_timelineTabs);
+    m_collapseTimelines->setObjectName(QStringLiteral("collapseTimelinesButton"));
+    m_collapseTimelines->setFlat(true);
+    m_collapseTimelines->setText(tr("▴ Collapse"));
+    m_collapseTimelines->setToolTip(tr("Shrink the timelines to a strip and give the room to the flame graph "
+                                       "(Ctrl+Shift+T)"));
+    m_timelineTabs->setCornerWidget(m_collapseTimelines, Qt::TopRightCorner);
+    connect(m_collapseTimelines, &QPushButton::clicked, this, [this] { setTimelinesCollapsed(!m_timelinesCollapsed); });
+    // A click on a tab of collapsed timelines opens them on it.
+    connect(m_timelineTabs->tabBar(), &QTabBar::tabBarClicked, this, [this] {
+        if (m_timelinesCollapsed)
+            setTimelinesCollapsed(false);
+    });
+    connect(m_splitter, &QSplitter::splitterMoved, this, &LiveSessionView::saveSplitter);
+}
+
+void LiveSessionView::setTimelinesCollapsed(bool collapsed)
+{
+    if (collapsed == m_timelinesCollapsed)
+        return;
+    collapseTimelines(collapsed);
+    saveSplitter();
+}
+
+void LiveSessionView::collapseTimelines(bool collapsed)
+{
+    m_timelinesCollapsed = collapsed;
+    const int strip = m_timelineTabs->tabBar()->sizeHint().height();
+    if (collapsed) {
+        m_expandedSizes = m_splitter->sizes();
+        const int total = m_expandedSizes.value(0) + m_expandedSizes.value(1);
+        m_timelineTabs->setMaximumHeight(strip);
+        m_splitter->setSizes({strip, std::max(0, total - strip)});
+    } else {
+        m_timelineTabs->setMaximumHeight(QWIDGETSIZE_MAX);
+        if (m_expandedSizes.value(0) > strip)
+            m_splitter->setSizes(m_expandedSizes);
+    }
+    m_collapseTimelines->setText(collapsed ? tr("▾ Expand") : tr("▴ Collapse"));
+}
+
+void LiveSessionView::restoreSplitter()
+{
+    QSettings settings;
+    const QByteArray state = settings.value(QStringLiteral("live/splitter")).toByteArray();
+    if (!state.isEmpty())
+        m_splitter->restoreState(state);
+    m_collapseWhenLaidOut = settings.value(QStringLiteral("live/timelinesCollapsed"), false).toBool();
+}
+
+void LiveSessionView::saveSplitter()
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("live/timelinesCollapsed"), m_timelinesCollapsed);
+    if (!m_timelinesCollapsed) // the expanded layout is the one to come back to
+        settings.setValue(QStringLiteral("live/splitter"), m_splitter->saveState());
 }
 
 QWidget *LiveSessionView::createToolbar()
@@ -133,6 +233,10 @@ void LiveSessionView::connectSignals()
     connect(m_session, &engine::ProfilingSession::started, this, [this] { updateButtons(); });
     connect(m_session, &engine::ProfilingSession::stateChanged, this, [this] { updateButtons(); });
     connect(m_session, &engine::ProfilingSession::statsUpdated, m_status, &SessionStatusBar::setStats);
+    connect(m_session, &engine::ProfilingSession::statsUpdated, this, [this](const engine::SessionStats &stats) {
+        m_health->setLostSamples(stats.lost, stats.samples);
+        updateHealthTab();
+    });
     connect(m_session, &engine::ProfilingSession::liveUpdated, this, &LiveSessionView::onLiveUpdate);
     connect(m_session, &engine::ProfilingSession::finished, this, &LiveSessionView::onFinished);
     connect(m_session, &engine::ProfilingSession::failed, this, &LiveSessionView::onFailed);
@@ -251,10 +355,18 @@ void LiveSessionView::onFlush(const engine::Flush &flush)
 void LiveSessionView::showHealth(std::shared_ptr<const engine::UnwindHealth> health)
 {
     m_health->setHealth(std::move(health));
+    updateHealthTab();
+}
+
+void LiveSessionView::updateHealthTab()
+{
     const int tab = m_timelineTabs->indexOf(m_health);
-    // The tab says at a glance that something needs a look; its tooltip says what.
-    m_timelineTabs->setTabText(tab, m_health->hasProblems() ? tr("Health ⚠") : tr("Health"));
-    m_timelineTabs->setTabToolTip(tab, m_health->summaryText());
+    // The tab is marked only when the numbers are at stake; its tooltip says why, or sums the health up.
+    const QStringList atStake = m_health->numbersAtStake();
+    const QString text = atStake.isEmpty() ? tr("Health") : tr("Health ⚠");
+    if (m_timelineTabs->tabText(tab) != text)
+        m_timelineTabs->setTabText(tab, text);
+    m_timelineTabs->setTabToolTip(tab, atStake.isEmpty() ? m_health->summaryText() : atStake.join(QLatin1Char('\n')));
 }
 
 void LiveSessionView::applyUpdate(const std::shared_ptr<const engine::LiveUpdate> &update)
@@ -309,6 +421,10 @@ void LiveSessionView::warmUpExplorer()
     empty->aggregated = true;
     m_warmExplorer = new ProfileExplorer(std::move(empty), m_explorerStack);
     m_warmExplorer->setThreadFilterVisible(false);
+    m_warmExplorer->setRoomSettings(QStringLiteral("liveExplorer"), 0.85);
+    // A maximized detail view takes the whole tab: the timelines go too.
+    connect(m_warmExplorer, &ProfileExplorer::detailsMaximizedChanged, this,
+            [this](bool maximized) { m_timelineTabs->setVisible(!maximized); });
     m_explorerStack->addWidget(m_warmExplorer);
     m_warmExplorer->resize(1200, 600);
     QPixmap scratch(m_warmExplorer->size());

@@ -84,6 +84,11 @@ public:
     bool isUpdating() const { return (m_lastUpdate ? m_lastUpdate->generation : 0) < m_requestGeneration; }
 
     void stop();
+    // The timelines (with the heatmap, health and memory tabs) shrink to their tab bar, a strip, and the flame
+    // graph takes the room; a click on a tab or this again brings them back. Remembered with the splitter.
+    void setTimelinesCollapsed(bool collapsed);
+    bool timelinesCollapsed() const { return m_timelinesCollapsed; }
+    QSplitter *splitter() const { return m_splitter; }
     void setScope(LiveScope scope);
     void selectRange(int64_t startNs, int64_t endNs);
 
@@ -116,6 +121,10 @@ Q_SIGNALS:
     // Two time ranges chosen on the heatmap to compare, [startNs, endNs) each: the hook of a differential view.
     void rangesCompared(emberline::engine::TimeRange a, emberline::engine::TimeRange b);
 
+protected:
+    void showEvent(QShowEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+
 private:
     void setupUi();
     QWidget *createToolbar();
@@ -131,7 +140,12 @@ private:
     void onFailed(const QString &message);
     void showMessage(const QString &text, bool problem);
     void showHealth(std::shared_ptr<const engine::UnwindHealth> health);
+    void updateHealthTab();
     void updateButtons();
+    void createTimelineCorner();
+    void collapseTimelines(bool collapsed);
+    void restoreSplitter();
+    void saveSplitter();
     void chooseSaveDirectory();
     void updateUploadCounts();
     QWidget *createCompareControls(QWidget *bar);
@@ -168,6 +182,13 @@ private:
     QStackedWidget *m_explorerStack = nullptr;
     QLabel *m_waiting = nullptr;
     QSplitter *m_splitter = nullptr;
+    QPushButton *m_collapseTimelines = nullptr;
+    bool m_timelinesCollapsed = false;
+    QList<int> m_expandedSizes; // the splitter's sizes before the timelines were collapsed
+    // Sizes are known once the view is first laid out: the remembered collapse (or a tab too short for the
+    // timelines) is applied then.
+    bool m_laidOut = false;
+    bool m_collapseWhenLaidOut = false;
     QPushButton *m_stop = nullptr;
     QPushButton *m_pause = nullptr;
     QPushButton *m_resume = nullptr;

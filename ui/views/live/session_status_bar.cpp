@@ -57,6 +57,7 @@ void SessionStatusBar::setupUi()
     auto *row = new QHBoxLayout(this);
     row->setContentsMargins(4, 2, 4, 2);
     row->setSpacing(18);
+    row->setSizeConstraint(QLayout::SetNoConstraint); // the bar fits its labels to its width (fitToWidth)
     m_state = addLabel("sessionStateLabel", tr("What the session is doing"));
     QFont bold = m_state->font();
     bold.setBold(true);
@@ -71,7 +72,7 @@ void SessionStatusBar::setupUi()
     m_profilerCpu = addLabel("profilerCpuLabel", tr("Emberline's own CPU use, in % of one core"));
     m_heap = addLabel("heapLabel", tr("Memory profiling: the live heap and the bytes allocated so far, estimated "
                                       "from the sampled allocations"));
-    m_heap->hide(); // shown by a session that profiles memory
+    m_heap->hide(); // shown by a session that profiles memory, when it fits
     m_sampler = addLabel("samplerLabel", tr("The sampler in use"));
     m_sampler->setMinimumWidth(10);
     m_sampler->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
@@ -112,11 +113,13 @@ void SessionStatusBar::setStats(const engine::SessionStats &s)
     m_foreign->setText(tr("%1 foreign dropped").arg(s.foreignDropped));
     m_incomplete->setText(tr("%1 incomplete").arg(percent(s.incomplete, s.samples)));
     m_profilerCpu->setText(tr("profiler CPU %1%").arg(s.profilerCpuPercent, 0, 'f', 1));
-    m_sampler->setText(QString::fromStdString(s.samplerDescription));
-    m_sampler->setToolTip(QString::fromStdString(s.samplerDescription));
+    setSamplerText(QString::fromStdString(s.samplerDescription));
     if (s.memory) {
         m_heap->setText(tr("heap %1 live, %2 allocated").arg(bytesText(s.liveBytes), bytesText(s.allocatedBytes)));
-        m_heap->show();
+        if (!m_heapWanted) {
+            m_heapWanted = true;
+            fitToWidth();
+        }
     }
 }
 
@@ -136,7 +139,7 @@ void SessionStatusBar::setSummary(const engine::SessionSummary &s)
     const double overhead = s.targetCpuNs ? 100.0 * static_cast<double>(s.profilerCpuNs) / s.targetCpuNs : 0;
     m_profilerCpu->setText(tr("profiler CPU %1% of the target's").arg(overhead, 0, 'f', 1));
     if (!s.samplerDescription.empty())
-        m_sampler->setText(QString::fromStdString(s.samplerDescription));
+        setSamplerText(QString::fromStdString(s.samplerDescription));
     if (s.memory) {
         const engine::MemorySummary &m = *s.memory;
         m_heap->setText(
@@ -148,13 +151,59 @@ void SessionStatusBar::setSummary(const engine::SessionSummary &s)
         for (const std::string &problem : m.problems)
             tip << QString::fromStdString(problem);
         m_heap->setToolTip(tip.join(QLatin1Char('\n')));
-        m_heap->show();
+        m_heapWanted = true;
     }
+    fitToWidth(); // the summary's labels are wider
+}
+
+void SessionStatusBar::setSamplerText(const QString &text)
+{
+    if (text == m_samplerText)
+        return;
+    m_samplerText = text;
+    m_sampler->setToolTip(text);
+    fitToWidth();
+}
+
+QSize SessionStatusBar::minimumSizeHint() const
+{
+    // The state alone: the other labels go when the bar is narrow (fitToWidth).
+    const QMargins margins = contentsMargins() + layout()->contentsMargins();
+    return {m_state->sizeHint().width() + margins.left() + margins.right(), QWidget::minimumSizeHint().height()};
+}
+
+void SessionStatusBar::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    fitToWidth();
+}
+
+void SessionStatusBar::fitToWidth()
+{
+    const int spacing = layout()->spacing();
+    const QMargins margins = layout()->contentsMargins();
+    // The sampler's label keeps its minimum and its spacing even when its text is elided away.
+    int left =
+        width() - margins.left() - margins.right() - m_state->sizeHint().width() - spacing - m_sampler->minimumWidth();
+    for (QLabel *label : {m_elapsed, m_samples, m_lost, m_incomplete, m_rate, m_profilerCpu, m_foreign, m_heap}) {
+        const bool wanted = label != m_heap || m_heapWanted;
+        const int needed = spacing + label->sizeHint().width();
+        const bool fits = wanted && needed <= left;
+        if (fits)
+            left -= needed;
+        if (label->isVisibleTo(this) != fits)
+            label->setVisible(fits);
+    }
+    const int room = std::max(0, left + m_sampler->minimumWidth());
+    const QString elided = m_sampler->fontMetrics().elidedText(m_samplerText, Qt::ElideRight, room);
+    if (m_sampler->text() != elided)
+        m_sampler->setText(elided);
 }
 
 void SessionStatusBar::setStateText(const QString &text)
 {
     m_state->setText(text);
+    fitToWidth();
 }
 
 } // namespace emberline::ui

@@ -24,8 +24,18 @@ public:
     void setSummary(const engine::SessionSummary &summary);
     void setStateText(const QString &text);
 
+    QSize minimumSizeHint() const override;
+
+protected:
+    void resizeEvent(QResizeEvent *event) override;
+
 private:
     void setupUi();
+    // The labels that fit the bar's width, in order of importance (the state, elapsed time, samples, lost,
+    // incomplete stacks, rate, profiler CPU, foreign samples, heap), are shown, the rest hidden; the sampler's
+    // description takes what is left, elided (its tooltip has it whole).
+    void fitToWidth();
+    void setSamplerText(const QString &text);
     QLabel *addLabel(const char *name, const QString &toolTip);
     // Fixes the label's size to hold the widest of `widest` (texts with the most and widest digits it shows).
     static void fitTo(QLabel *label, std::initializer_list<QString> widest);
@@ -42,6 +52,8 @@ private:
     QLabel *m_profilerCpu = nullptr;
     QLabel *m_heap = nullptr; // memory sessions only
     QLabel *m_sampler = nullptr;
+    QString m_samplerText;
+    bool m_heapWanted = false; // a memory session: the heap label is shown when it fits
 };
 
 } // namespace emberline::ui

@@ -41,8 +41,9 @@ void TransformChainBar::setChain(const std::vector<engine::Transform> &chain)
         chip->setObjectName(QStringLiteral("transformChip%1").arg(i));
         chip->setText(QString::fromStdString(chain[i].describe()) + QStringLiteral("  ×"));
         chip->setToolTip(tr("Remove this transform"));
-        chip->setStyleSheet(QStringLiteral("QToolButton { background: #e8eefc; border: 1px solid #9fb3e6; "
-                                           "border-radius: 9px; padding: 1px 8px; }"));
+        chip->setStyleSheet(
+            QStringLiteral("QToolButton { background: #e8eefc; color: #10243a; border: 1px solid #9fb3e6; "
+                           "border-radius: 9px; padding: 1px 8px; }"));
         const int index = static_cast<int>(i);
         connect(chip, &QToolButton::clicked, this, [this, index] { Q_EMIT removeRequested(index); });
         m_chipLayout->addWidget(chip);
