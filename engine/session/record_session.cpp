@@ -429,6 +429,7 @@ void RecordSession::reportStats(Running &r, const Callbacks &callbacks, int64_t 
     stats.paused = r.paused;
     stats.targetPid = r.targetPid;
     stats.samplerDescription = r.summary.samplerDescription;
+    stats.samplerChoice = r.summary.samplerChoice;
     if (r.memory) {
         stats.memory = true;
         stats.liveBytes = r.memory->liveBytes();

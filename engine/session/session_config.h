@@ -119,6 +119,7 @@ struct SessionStats {
     bool paused = false;
     int targetPid = 0;
     std::string samplerDescription;
+    std::string samplerChoice; // which backend runs and why
     // Memory profiling: estimated live heap and allocations so far (0 when not profiled).
     bool memory = false;
     double liveBytes = 0;

@@ -42,6 +42,28 @@ private Q_SLOTS:
         QVERIFY(!bar.findChild<QLabel *>(QStringLiteral("foreignLabel"))->toolTip().isEmpty());
     }
 
+    // Which sampler runs and why is in the sampler label's tooltip, and at the end what kept it from sampling all.
+    void samplerChoiceInTooltip()
+    {
+        SessionStatusBar bar;
+        bar.resize(1600, bar.sizeHint().height());
+        bar.show();
+        engine::SessionStats stats;
+        stats.samplerDescription = "in-process sampler (each thread's CPU clock at 999 Hz)";
+        stats.samplerChoice = "in-process sampler (auto: perf_event_open is refused by a seccomp filter)";
+        bar.setStats(stats);
+        const auto *label = bar.findChild<QLabel *>(QStringLiteral("samplerLabel"));
+        QVERIFY(label->toolTip().contains(QLatin1String("CPU clock at 999 Hz")));
+        QVERIFY(label->toolTip().contains(QLatin1String("seccomp filter")));
+        engine::SessionSummary summary;
+        summary.samplerDescription = stats.samplerDescription;
+        summary.samplerChoice = stats.samplerChoice;
+        summary.samplerProblems = {"the program installed a handler for the in-process sampler's signal"};
+        bar.setSummary(summary);
+        QVERIFY(label->toolTip().contains(QLatin1String("seccomp filter")));
+        QVERIFY(label->toolTip().contains(QLatin1String("installed a handler")));
+    }
+
     // A session that profiles memory shows its live heap; another shows nothing of it.
     void memory()
     {

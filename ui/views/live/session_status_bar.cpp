@@ -113,6 +113,7 @@ void SessionStatusBar::setStats(const engine::SessionStats &s)
     m_foreign->setText(tr("%1 foreign dropped").arg(s.foreignDropped));
     m_incomplete->setText(tr("%1 incomplete").arg(percent(s.incomplete, s.samples)));
     m_profilerCpu->setText(tr("profiler CPU %1%").arg(s.profilerCpuPercent, 0, 'f', 1));
+    m_samplerWhy = QString::fromStdString(s.samplerChoice);
     setSamplerText(QString::fromStdString(s.samplerDescription));
     if (s.memory) {
         m_heap->setText(tr("heap %1 live, %2 allocated").arg(bytesText(s.liveBytes), bytesText(s.allocatedBytes)));
@@ -138,8 +139,14 @@ void SessionStatusBar::setSummary(const engine::SessionSummary &s)
     m_incomplete->setText(tr("%1 incomplete").arg(percent(s.incomplete, s.samples)));
     const double overhead = s.targetCpuNs ? 100.0 * static_cast<double>(s.profilerCpuNs) / s.targetCpuNs : 0;
     m_profilerCpu->setText(tr("profiler CPU %1% of the target's").arg(overhead, 0, 'f', 1));
+    QStringList why{QString::fromStdString(s.samplerChoice)};
+    for (const std::string &problem : s.samplerProblems)
+        why << QString::fromStdString(problem);
+    why.removeAll(QString());
+    m_samplerWhy = why.join(QLatin1Char('\n'));
     if (!s.samplerDescription.empty())
         setSamplerText(QString::fromStdString(s.samplerDescription));
+    m_sampler->setToolTip(m_samplerText + (m_samplerWhy.isEmpty() ? QString() : QLatin1Char('\n') + m_samplerWhy));
     if (s.memory) {
         const engine::MemorySummary &m = *s.memory;
         m_heap->setText(
@@ -161,7 +168,8 @@ void SessionStatusBar::setSamplerText(const QString &text)
     if (text == m_samplerText)
         return;
     m_samplerText = text;
-    m_sampler->setToolTip(text);
+    // The tooltip has it whole, with which sampler runs and why.
+    m_sampler->setToolTip(text + (m_samplerWhy.isEmpty() ? QString() : QLatin1Char('\n') + m_samplerWhy));
     fitToWidth();
 }
 

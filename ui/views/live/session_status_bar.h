@@ -52,6 +52,7 @@ private:
     QLabel *m_profilerCpu = nullptr;
     QLabel *m_heap = nullptr; // memory sessions only
     QLabel *m_sampler = nullptr;
+    QString m_samplerWhy; // which sampler runs and why, and what kept it from sampling all it should
     QString m_samplerText;
     bool m_heapWanted = false; // a memory session: the heap label is shown when it fits
 };
