@@ -14,6 +14,8 @@
 #include <QLabel>
 #include <QStackedWidget>
 
+#include <algorithm>
+
 namespace emberline::ui {
 namespace {
 
@@ -40,6 +42,24 @@ int compareChoice(const engine::LiveCompareRequest &compare)
     return ChoiceOff;
 }
 
+// The Compare combo box: as wide as its longest entry where the toolbar has the room, down to about ten
+// characters (its minimum size) in a narrow window, rather than always ten characters with the chosen entry cut.
+class CompareComboBox : public QComboBox {
+public:
+    using QComboBox::QComboBox;
+
+    QSize sizeHint() const override
+    {
+        QSize hint = QComboBox::sizeHint(); // about ten characters
+        int widest = 0;
+        for (int i = 0; i < count(); ++i)
+            widest = std::max(widest, fontMetrics().horizontalAdvance(itemText(i)));
+        const int tenCharacters = minimumContentsLength() * fontMetrics().horizontalAdvance(QLatin1Char('X'));
+        hint.rwidth() += std::max(0, widest - tenCharacters);
+        return hint;
+    }
+};
+
 } // namespace
 
 QWidget *LiveSessionView::createCompareControls(QWidget *bar)
@@ -48,7 +68,7 @@ QWidget *LiveSessionView::createCompareControls(QWidget *bar)
     auto *row = new QHBoxLayout(box);
     row->setContentsMargins(0, 0, 0, 0);
     row->addWidget(new QLabel(tr("Compare:"), box));
-    m_compare = new QComboBox(box);
+    m_compare = new CompareComboBox(box);
     m_compare->setObjectName(QStringLiteral("liveCompareCombo"));
     m_compare->setToolTip(tr("Show what changed: the newest flush against the one before it, or what the view shows "
                              "against a pinned baseline. Shift+drag on a timeline compares two ranges."));
@@ -57,7 +77,7 @@ QWidget *LiveSessionView::createCompareControls(QWidget *bar)
     m_compare->addItem(tr("With a pinned flush (the newest now)"));
     m_compare->addItem(tr("With a pinned range (the selected one)"));
     m_compare->addItem(tr("With a file…"));
-    // About ten characters wide (a narrow window has little room); the list shows the entries in full.
+    // At least about ten characters wide (a narrow window has little room); the list shows the entries in full.
     m_compare->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     m_compare->setMinimumContentsLength(10);
     row->addWidget(m_compare);
