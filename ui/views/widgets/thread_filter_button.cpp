@@ -68,7 +68,10 @@ void ThreadFilterButton::updateText()
 {
     const int total = m_model->rowCount();
     const int checked = m_model->checkedCount();
-    setText(checked == total ? tr("All %1 threads").arg(total) : tr("%1 of %2 threads").arg(checked).arg(total));
+    if (checked == total)
+        setText(total == 1 ? tr("1 thread") : tr("All %1 threads").arg(total)); // not "All 1 threads"
+    else
+        setText(tr("%1 of %2 threads").arg(checked).arg(total));
 }
 
 } // namespace emberline::ui
