@@ -3,6 +3,7 @@
 // texts (changes, problems, warnings, text on cost tints) keep a readable contrast on either palette.
 
 #include "engine/analysis/heatmap.h"
+#include "ui/common/color_scheme.h"
 #include "ui/common/text_colors.h"
 #include "ui/timeline/heatmap_layout.h"
 #include "ui/timeline/heatmap_view.h"
@@ -20,19 +21,6 @@ using namespace emberline;
 using namespace emberline::ui;
 
 namespace {
-
-QPalette darkPalette()
-{
-    QPalette dark;
-    dark.setColor(QPalette::Window, QColor(45, 45, 48));
-    dark.setColor(QPalette::WindowText, QColor(220, 220, 220));
-    dark.setColor(QPalette::Base, QColor(30, 30, 32));
-    dark.setColor(QPalette::AlternateBase, QColor(40, 40, 44));
-    dark.setColor(QPalette::Text, QColor(220, 220, 220));
-    dark.setColor(QPalette::Button, QColor(50, 50, 54));
-    dark.setColor(QPalette::ButtonText, QColor(220, 220, 220));
-    return dark;
-}
 
 QPalette lightPalette()
 {
