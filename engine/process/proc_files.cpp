@@ -21,6 +21,14 @@ std::string readProcFile(const std::string &path)
     return out.str();
 }
 
+std::string readThreadName(int pid, int tid)
+{
+    std::string name = readProcFile("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
+    while (!name.empty() && name.back() == '\n')
+        name.pop_back();
+    return name;
+}
+
 ThreadState threadStateFromStat(const std::string &stat)
 {
     const auto close = stat.rfind(')');

@@ -12,6 +12,9 @@ namespace emberline::engine {
 // The whole file (NUL bytes included, as in cmdline); empty if it cannot be read.
 std::string readProcFile(const std::string &path);
 
+// A thread's name (/proc/PID/task/TID/comm, without its newline); empty if it cannot be read (the thread is gone).
+std::string readThreadName(int pid, int tid);
+
 // The state letter of a /proc/PID/task/TID/stat line ("tid (comm) S ..."; comm may hold spaces or ')').
 ThreadState threadStateFromStat(const std::string &stat);
 

@@ -81,14 +81,6 @@ bool signalBlocked(uint32_t pid, uint32_t tid, uint32_t signal)
     return (mask >> (signal - 1)) & 1;
 }
 
-std::string readComm(uint32_t pid, uint32_t tid)
-{
-    std::string comm = readProcFile(taskPath(pid, tid, "comm"));
-    while (!comm.empty() && comm.back() == '\n')
-        comm.pop_back();
-    return comm.empty() ? "thread " + std::to_string(tid) : comm;
-}
-
 } // namespace
 
 Result<std::unique_ptr<InprocessSampler>>
@@ -269,7 +261,8 @@ void InprocessSampler::refreshThreads(uint32_t pid, Process &process, SampleSink
             const uint32_t signal = m_rings.cpuSignal(pid);
             if (signal != 0 && signalBlocked(pid, tid, signal)) {
                 t.blocked = true;
-                m_blockedThreads.insert(readComm(pid, tid));
+                const std::string name = readThreadName(int(pid), int(tid));
+                m_blockedThreads.insert(name.empty() ? "thread " + std::to_string(tid) : name);
             } else if (!t.timer) {
                 t.requested = m_rings.requestTimer(pid, tid);
             }
@@ -401,10 +394,7 @@ void InprocessSampler::onImageStart(uint64_t image, uint32_t pid, uint32_t paren
     if (m_sink) {
         if (known != m_processes.end() && known->second.image != 0) {
             // A new image of a known process: it exec'd. Its other threads ended with the old image.
-            std::string comm = readProcFile("/proc/" + std::to_string(pid) + "/comm");
-            while (!comm.empty() && comm.back() == '\n')
-                comm.pop_back();
-            m_sink->onComm(pid, pid, comm, true);
+            m_sink->onComm(pid, pid, readThreadName(int(pid), int(pid)), true);
             for (auto it = known->second.threads.begin(); it != known->second.threads.end();) {
                 if (it->first != pid) {
                     closeThread(it->second);

@@ -400,10 +400,7 @@ size_t PtraceSampler::drain(SampleSink &sink)
     for (int tid : m_tracer.takeExitedThreads())
         sink.onExit(static_cast<uint32_t>(m_pid), static_cast<uint32_t>(tid));
     if (m_tracer.takeExec()) {
-        std::string comm = readProcFile("/proc/" + std::to_string(m_pid) + "/comm");
-        while (!comm.empty() && comm.back() == '\n')
-            comm.pop_back();
-        sink.onComm(static_cast<uint32_t>(m_pid), static_cast<uint32_t>(m_pid), comm, true);
+        sink.onComm(static_cast<uint32_t>(m_pid), static_cast<uint32_t>(m_pid), readThreadName(m_pid, m_pid), true);
         // exec leaves one thread; the others' tracing ended with them.
         std::vector<int> gone;
         for (int tid : m_tracer.threads()) {

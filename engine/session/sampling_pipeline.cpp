@@ -3,27 +3,15 @@
 #include "engine/agent/agent_protocol.h"
 #include "engine/common/clock.h"
 #include "engine/common/strings.h"
+#include "engine/process/proc_files.h"
 #include "engine/symbols/kernel_symbols.h"
 
 #include <algorithm>
 #include <ctime>
 #include <dirent.h>
-#include <fstream>
 #include <set>
 
 namespace emberline::engine {
-namespace {
-
-std::string readComm(int pid, int tid)
-{
-    std::ifstream f("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
-    std::string name;
-    std::getline(f, name);
-    return name;
-}
-
-} // namespace
-
 SamplingPipeline::SamplingPipeline(Recorder &recorder) : m_recorder(recorder)
 {
     m_realtimeOffsetNs = clockNs(CLOCK_REALTIME) - clockNs(CLOCK_MONOTONIC);
@@ -48,7 +36,8 @@ void SamplingPipeline::primeProcess(int pid)
         while (dirent *e = ::readdir(d)) {
             if (e->d_name[0] >= '0' && e->d_name[0] <= '9') {
                 const int tid = std::atoi(e->d_name);
-                m_recorder.setThreadName(static_cast<uint32_t>(pid), static_cast<uint32_t>(tid), readComm(pid, tid));
+                m_recorder.setThreadName(static_cast<uint32_t>(pid), static_cast<uint32_t>(tid),
+                                         readThreadName(pid, tid));
             }
         }
         ::closedir(d);
@@ -271,7 +260,7 @@ std::span<const uint32_t> SamplingPipeline::unwindAllocation(uint32_t pid, uint3
 {
     ProcessMap &map = processMap(pid);
     if (m_recorder.threadName(tid).empty())
-        m_recorder.setThreadName(pid, tid, readComm(static_cast<int>(pid), static_cast<int>(tid)));
+        m_recorder.setThreadName(pid, tid, readThreadName(static_cast<int>(pid), static_cast<int>(tid)));
     RawSample sample;
     sample.pid = pid;
     sample.tid = tid;
@@ -327,7 +316,7 @@ void SamplingPipeline::onSample(const RawSample &sample)
     ProcessMap &map = processMap(sample.pid);
     if (m_recorder.threadName(sample.tid).empty())
         m_recorder.setThreadName(sample.pid, sample.tid,
-                                 readComm(static_cast<int>(sample.pid), static_cast<int>(sample.tid)));
+                                 readThreadName(static_cast<int>(sample.pid), static_cast<int>(sample.tid)));
     if (sample.kind != RawSample::Kind::Periodic && sample.kind != RawSample::Kind::Wait) {
         unwindInto(sample, map);
     } else if (auto last = m_lastStacks.find(sample.tid); sample.sameStack && last != m_lastStacks.end()) {
