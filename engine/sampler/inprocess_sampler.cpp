@@ -116,6 +116,23 @@ void InprocessSampler::closeThread(Thread &thread)
     if (thread.schedstatFd >= 0)
         ::close(thread.schedstatFd);
     thread.schedstatFd = -1;
+    if (thread.statFd >= 0)
+        ::close(thread.statFd);
+    thread.statFd = -1;
+}
+
+// How a thread that slept this round waits, as the kernel says now: in disk wait (D), stopped (T), else asleep.
+// One already running again slept earlier in the round: its wait is labelled a sleep.
+ThreadState InprocessSampler::waitState(uint32_t pid, uint32_t tid, Thread &thread)
+{
+    if (thread.statFd < 0)
+        thread.statFd = ::open(taskPath(pid, tid, "stat").c_str(), O_RDONLY | O_CLOEXEC);
+    char buf[512];
+    const ssize_t n = thread.statFd >= 0 ? ::pread(thread.statFd, buf, sizeof buf - 1, 0) : -1;
+    if (n <= 0)
+        return ThreadState::Sleeping;
+    const ThreadState state = threadStateFromStat(std::string(buf, size_t(n)));
+    return state == ThreadState::DiskWait || state == ThreadState::Stopped ? state : ThreadState::Sleeping;
 }
 
 std::string InprocessSampler::description() const
@@ -295,7 +312,7 @@ void InprocessSampler::refreshThreads(uint32_t pid, Process &process, SampleSink
 void InprocessSampler::sampleWait(uint32_t pid, uint32_t tid, Thread &t, uint64_t sleptNs, uint64_t cpuNs, int64_t now,
                                   SampleSink &sink)
 {
-    RawSample s = waitSample(pid, tid, now, sleptNs, ThreadState::Sleeping);
+    RawSample s = waitSample(pid, tid, now, sleptNs, waitState(pid, tid, t));
     const std::string syscall = readProcFile(taskPath(pid, tid, "syscall"));
     uint64_t sp = 0, pc = 0;
     const bool waiting = parseSyscall(syscall, sp, pc);

@@ -65,6 +65,7 @@ public:
 private:
     struct Thread {
         int schedstatFd = -1;
+        int statFd = -1; // /proc/PID/task/TID/stat: the kernel's state of a waiting thread (sleep, disk wait)
         uint64_t cpuNs = 0;
         uint64_t runDelayNs = 0;
         int64_t lastNs = 0; // CLOCK_MONOTONIC of the last round
@@ -87,6 +88,7 @@ private:
     void sampleWait(uint32_t pid, uint32_t tid, Thread &thread, uint64_t sleptNs, uint64_t cpuNs, int64_t now,
                     SampleSink &sink);
     void closeThread(Thread &thread);
+    ThreadState waitState(uint32_t pid, uint32_t tid, Thread &thread);
 
     // AgentSink
     void onAllocation(const AgentAllocation &allocation) override;

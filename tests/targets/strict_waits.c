@@ -1,7 +1,8 @@
 // Threads whose blocking calls treat EINTR as an error, as some real programs do (no retry loop): each alternates
 // a little CPU work (so that CPU timers tick on it) with a wait in poll, epoll_wait, select, nanosleep or a pipe
-// read. A signal that interrupted any of those waits would make the program exit with status 3 and name the call.
-// Usage: strict_waits [SECONDS]; prints "strict_waits ok N" (the waits completed) and exits 0.
+// read, or (the sixth thread) in vfork, whose parent waits for the child uninterruptibly: the kernel shows it in
+// disk wait (D). A signal that interrupted any of those waits would make the program exit with status 3 and name the
+// call. Usage: strict_waits [SECONDS]; prints "strict_waits ok N" (the waits completed) and exits 0.
 #include "target_common.h"
 
 #include <errno.h>
@@ -11,6 +12,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static double g_end;
@@ -58,6 +61,23 @@ TARGET_FN static void wait_read(void)
         fail("read");
 }
 
+// The parent of a vfork waits, in disk wait, until its child exits: here 2 ms later (the child makes only raw system
+// calls, as a vfork child may).
+TARGET_FN static void wait_vfork(void)
+{
+    const pid_t child = vfork();
+    if (child == 0) {
+        struct timespec ts = {0, 2000000};
+        syscall(SYS_nanosleep, &ts, NULL);
+        _exit(0);
+    }
+    if (child < 0)
+        fail("vfork");
+    int status = 0;
+    if (waitpid(child, &status, 0) != child || status != 0)
+        fail("waitpid");
+}
+
 static void *run(void *arg)
 {
     const long kind = (long)arg;
@@ -80,6 +100,9 @@ static void *run(void *arg)
         case 4:
             wait_read();
             break;
+        case 5:
+            wait_vfork();
+            break;
         }
         __atomic_add_fetch(&g_waits[kind], 1, __ATOMIC_RELAXED);
     }
@@ -91,8 +114,8 @@ int main(int argc, char **argv)
     g_end = target_now() + target_seconds(argc, argv, 3);
     if (pipe(g_pipe) != 0)
         return 1;
-    pthread_t threads[5];
-    for (long i = 0; i < 5; ++i)
+    pthread_t threads[6];
+    for (long i = 0; i < 6; ++i)
         pthread_create(&threads[i], NULL, run, (void *)i);
     // The writer feeds the reading thread a byte every half millisecond, past the end so it never blocks for good.
     while (target_now() < g_end + 0.05) {
@@ -101,10 +124,10 @@ int main(int argc, char **argv)
         if (write(g_pipe[1], "x", 1) != 1)
             return 1;
     }
-    for (int i = 0; i < 5; ++i)
+    for (int i = 0; i < 6; ++i)
         pthread_join(threads[i], NULL);
     long total = 0;
-    for (int i = 0; i < 5; ++i)
+    for (int i = 0; i < 6; ++i)
         total += g_waits[i];
     printf("strict_waits ok %ld\n", total);
     return 0;

@@ -58,6 +58,28 @@ std::map<std::string, int64_t> throughByThread(const Profile &p, const std::stri
     return out;
 }
 
+// Value of `type` in the samples whose stack passes through `function`, per "thread state" label.
+std::map<std::string, int64_t> throughByState(const Profile &p, const std::string &function, const char *type)
+{
+    const FrameTable frames(p);
+    const int index = p.sampleTypeIndex(type);
+    const StringId stateKey = p.findString("thread state");
+    std::map<std::string, int64_t> out;
+    std::vector<uint32_t> path;
+    for (size_t i = 0; i < p.sampleCount(); ++i) {
+        path.clear();
+        frames.expandRootFirst(p.sample(i).locations, path);
+        if (std::none_of(path.begin(), path.end(), [&](uint32_t f) { return frames.frame(f).name == function; }))
+            continue;
+        std::string state;
+        for (const Label &l : p.sampleLabels(i))
+            if (l.key == stateKey)
+                state = p.str(l.str);
+        out[state] += p.sampleValues(i)[index];
+    }
+    return out;
+}
+
 std::set<int64_t> labelValues(const Profile &p, const char *key)
 {
     const StringId k = p.findString(key);
@@ -231,6 +253,21 @@ private Q_SLOTS:
         QVERIFY(share(r.profile, "burn") > 0.5);
         for (const char *wait : {"wait_poll", "wait_epoll", "wait_select", "wait_nanosleep", "wait_read"})
             QVERIFY2(share(r.profile, wait, "wall-time") > 0.02, wait);
+        // A vfork's parent waits uninterruptibly: its wait is labelled disk wait, as the kernel shows it (D); the
+        // interruptible waits are sleeps. (The C library's vfork keeps its return address in a register while it
+        // waits, so these stacks end at __libc_vfork: counted there.)
+        const auto vfork = throughByState(r.profile, "__libc_vfork", "wall-time");
+        const auto nanosleep = throughByState(r.profile, "wait_nanosleep", "wall-time");
+        const auto valueOf = [](const std::map<std::string, int64_t> &m, const char *k) {
+            const auto it = m.find(k);
+            return it == m.end() ? int64_t(0) : it->second;
+        };
+        QVERIFY2(valueOf(vfork, "disk wait") > 4 * valueOf(vfork, "sleeping"),
+                 qPrintable(QStringLiteral("disk wait %1 ns, sleeping %2 ns")
+                                .arg(valueOf(vfork, "disk wait"))
+                                .arg(valueOf(vfork, "sleeping"))));
+        QVERIFY2(valueOf(nanosleep, "sleeping") > 4 * valueOf(nanosleep, "disk wait"),
+                 qPrintable(QString::number(valueOf(nanosleep, "sleeping"))));
     }
 
     // The program installs handlers for every real-time signal after a while: the sampler stops before the
