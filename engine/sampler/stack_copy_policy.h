@@ -24,8 +24,8 @@ public:
         uint32_t maxBytes = 65528; // perf's limit (under 64 KiB, a multiple of 8)
     };
     // How long a copy size is kept, and how many samples it must have seen, before it may shrink.
-    static constexpr int64_t kSettleNs = 1'000'000'000;
-    static constexpr uint64_t kSettleSamples = 300;
+    static constexpr int64_t kSettleNs = 250'000'000;
+    static constexpr uint64_t kSettleSamples = 150;
     // Stacks cut short at the current size that make it grow (one could be a walk gone astray).
     static constexpr uint64_t kCutShortToGrow = 2;
 
