@@ -26,6 +26,10 @@ inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
 inline constexpr uint32_t kRingVersion = 2;
 inline constexpr uint64_t kRingHeaderBytes = 4096;
 inline constexpr uint64_t kDefaultRingDataBytes = uint64_t(4) << 20;
+// The stack copies a new ring starts with, until the session finds it and sets the learned ones: an allocation's,
+// and a CPU sample's (as much as the perf sampler starts with, so that the first samples' stacks are whole).
+inline constexpr uint32_t kInitialAllocStackBytes = 8192;
+inline constexpr uint32_t kInitialCpuStackBytes = 32768;
 
 // The agent's file name: its frames lead every allocation's stack, and the session leaves them out.
 inline constexpr const char *kLibraryName = "libemberline_agent.so";

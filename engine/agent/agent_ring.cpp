@@ -466,7 +466,8 @@ bool createRing(uint32_t parentPid)
     ring->dataBytes = g_ringBytes;
     ring->allocInterval = g_interval;
     ring->createdNs = created;
-    ring->stackCopyBytes.store(8192, std::memory_order_relaxed);
+    ring->stackCopyBytes.store(kInitialAllocStackBytes, std::memory_order_relaxed);
+    ring->cpuStackCopyBytes.store(kInitialCpuStackBytes, std::memory_order_relaxed);
     if (rename(temp, path) != 0) {
         munmap(mem, total);
         unlink(temp);

@@ -145,7 +145,8 @@ private Q_SLOTS:
         QVERIFY2(std::abs(warm - 0.30) < 0.05, qPrintable(shares));
         QVERIFY2(std::abs(cool - 0.10) < 0.04, qPrintable(shares));
         QVERIFY2(share(r.profile, "recurse_deep") > 0.2, qPrintable(shares));
-        QVERIFY2(r.summary.incomplete * 100 <= r.summary.samples,
+        // Whole stacks from the first sample: a ring copies the stack before the session has found it too.
+        QVERIFY2(r.summary.incomplete * 500 <= r.summary.samples,
                  qPrintable(QStringLiteral("%1 of %2").arg(r.summary.incomplete).arg(r.summary.samples)));
         // The agent's signal handler is not part of the program's stacks.
         QCOMPARE(share(r.profile, "onSignal"), 0.0);
