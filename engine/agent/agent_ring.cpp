@@ -45,6 +45,53 @@ uint64_t nowNs()
 
 std::atomic<bool> g_sessionGone{false};
 
+void appendDecimal(char *&p, uint64_t v)
+{
+    char digits[24];
+    int n = 0;
+    do {
+        digits[n++] = char('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    while (n > 0)
+        *p++ = digits[--n];
+}
+
+namespace {
+
+constexpr uint64_t kRecheckNs = 10'000'000; // how long a slow session, found running, is taken to run on
+std::atomic<uint64_t> g_sessionSeenNs{0};
+
+// Whether process `pid` still runs. A session that died is gone even before its parent reaps it: kill(pid, 0)
+// alone still finds a zombie (a killed `emberline record` whose shell is slow to reap it kept the program's
+// timers going for a second), so its state is read from /proc (async-signal-safe calls only: this runs in the
+// CPU sampler's signal handler too). Without /proc, kill(pid, 0) decides.
+bool processRuns(uint32_t pid)
+{
+    char path[32] = "/proc/";
+    char *p = path + 6;
+    appendDecimal(p, pid);
+    memcpy(p, "/stat", 6);
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        char buf[512];
+        const ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n > 0) {
+            // "PID (COMM) S ...": the state follows the last ')' (a name may hold parentheses).
+            const char *close = nullptr;
+            for (ssize_t i = 0; i < n; ++i)
+                if (buf[i] == ')')
+                    close = buf + i;
+            if (close && close + 2 < buf + n)
+                return close[2] != 'Z' && close[2] != 'X';
+        }
+    }
+    return kill(pid_t(pid), 0) == 0 || errno != ESRCH;
+}
+
+} // namespace
+
 // Whether the session still reads the ring. A visit in the last 100 ms says yes; without one, the session
 // process is asked for (a slow session keeps its samples, a dead one gets none: from then on everything passes
 // through). A ring the session never visited is given kAttachNs to be found.
@@ -55,9 +102,12 @@ bool sessionAlive(uint64_t now)
     const uint64_t beat = g_ring->heartbeatNs.load(std::memory_order_acquire);
     if (beat != 0 && now < beat + kStaleNs)
         return true;
+    if (beat != 0 && now < g_sessionSeenNs.load(std::memory_order_relaxed) + kRecheckNs)
+        return true; // a slow session, found running moments ago: not asked again for every sample
     const uint32_t session = g_ring->sessionPid.load(std::memory_order_relaxed);
-    const bool alive = beat == 0 ? now - g_ring->createdNs < kAttachNs
-                                 : session != 0 && (kill(pid_t(session), 0) == 0 || errno != ESRCH);
+    const bool alive = beat == 0 ? now - g_ring->createdNs < kAttachNs : session != 0 && processRuns(session);
+    if (alive && beat != 0)
+        g_sessionSeenNs.store(now, std::memory_order_relaxed);
     if (!alive)
         g_sessionGone.store(true, std::memory_order_relaxed);
     return alive;
@@ -391,18 +441,6 @@ void writeFree(void *address, bool exact, bool wait, uint32_t tid)
     publish(header, RecordType::Free);
     if (outer)
         t_holding = false;
-}
-
-void appendDecimal(char *&p, uint64_t v)
-{
-    char digits[24];
-    int n = 0;
-    do {
-        digits[n++] = char('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    while (n > 0)
-        *p++ = digits[--n];
 }
 
 // Maps the bucket tables (fresh zero pages: a forked child starts with none of its parent's tracked blocks).

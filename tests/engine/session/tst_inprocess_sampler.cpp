@@ -11,6 +11,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -295,24 +297,33 @@ private Q_SLOTS:
         QVERIFY(share(r.profile, "nap", "wall-time") > 0.05);
     }
 
-    // The session dies (SIGKILL): the program runs on to its end, its timers stopped.
+    // The session dies (SIGKILL) and nobody reaps it (a zombie, as under a parent slow to wait): the program's
+    // timers stop soon after its visits do (the agent looks past 100 ms without one), and the program runs on to
+    // its end.
     void sessionKilled()
     {
         // Orphans come to this process, so that the program's exit status can be read.
         QCOMPARE(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
         QTemporaryDir dir;
-        QProcess session;
-        // The program inherits the session's output: a pipe closed with the session would end it by SIGPIPE.
-        session.setStandardOutputFile(QProcess::nullDevice());
-        session.setStandardErrorFile(QProcess::nullDevice());
-        session.start(emberlineBinary(), {QStringLiteral("record"), QStringLiteral("--sampler"),
-                                          QStringLiteral("inprocess"), QStringLiteral("--output"), dir.path(),
-                                          QStringLiteral("--"), targetPath("cpu_split"), QStringLiteral("3")});
-        QVERIFY(session.waitForStarted());
+        const QByteArray binary = emberlineBinary().toLocal8Bit();
+        const QByteArray output = dir.path().toLocal8Bit();
+        const QByteArray program = targetPath("cpu_split").toLocal8Bit();
+        const char *argv[] = {binary.constData(), "record", "--sampler",         "inprocess", "--output",
+                              output.constData(), "--",     program.constData(), "3",         nullptr};
+        // Its output goes nowhere (a pipe closed with the session would end the program by SIGPIPE); spawned by
+        // hand, not by QProcess, which would reap it at once.
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+        pid_t session = 0;
+        const int spawned = posix_spawn(&session, argv[0], &actions, nullptr, const_cast<char **>(argv), environ);
+        posix_spawn_file_actions_destroy(&actions);
+        QCOMPARE(spawned, 0);
         // The program: the session's child, once it runs cpu_split.
         pid_t target = 0;
         for (int i = 0; i < 200 && target == 0; ++i) {
-            QFile children(QStringLiteral("/proc/%1/task/%1/children").arg(session.processId()));
+            QFile children(QStringLiteral("/proc/%1/task/%1/children").arg(session));
             if (children.open(QIODevice::ReadOnly)) {
                 const QByteArray text = children.readAll().trimmed();
                 if (!text.isEmpty()) {
@@ -326,10 +337,30 @@ private Q_SLOTS:
                 std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
         QVERIFY(target > 0);
+        // The kernel lists a process's POSIX timers: the sampler's one is there while the session reads.
+        const auto timers = [target] {
+            QFile f(QStringLiteral("/proc/%1/timers").arg(target));
+            if (!f.open(QIODevice::ReadOnly))
+                return -1;
+            int n = 0;
+            for (const QByteArray &line : f.readAll().split('\n'))
+                n += line.startsWith("ID: ") ? 1 : 0;
+            return n;
+        };
         std::this_thread::sleep_for(std::chrono::milliseconds(800));
-        ::kill(pid_t(session.processId()), SIGKILL);
-        QVERIFY(session.waitForFinished(5000));
+        QVERIFY2(timers() > 0, qPrintable(QString::number(timers())));
+        ::kill(session, SIGKILL);
+        const auto killed = std::chrono::steady_clock::now();
+        while (timers() > 0 && std::chrono::steady_clock::now() - killed < std::chrono::seconds(2))
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        const auto stoppedMs =
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed).count();
+        qInfo("timers stopped %lld ms after the session was killed", static_cast<long long>(stoppedMs));
+        // Not a timing check (that is 100 ms plus a tick here): without the look at the session's state, a
+        // zombie session kept the timers going until it was reaped, that is, past this bound.
+        QVERIFY2(timers() == 0, qPrintable(QStringLiteral("%1 timer(s) left").arg(timers())));
         int status = -1;
+        QCOMPARE(::waitpid(session, &status, 0), session);
         pid_t got = 0;
         for (int i = 0; i < 1000 && got == 0; ++i) {
             got = ::waitpid(target, &status, WNOHANG);
