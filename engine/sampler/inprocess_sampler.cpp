@@ -8,7 +8,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <array>
@@ -121,6 +123,31 @@ void InprocessSampler::closeThread(Thread &thread)
     thread.statFd = -1;
 }
 
+std::optional<bool> InprocessSampler::timerSignalsOnReturnToUser()
+{
+    struct utsname name {};
+    std::string config;
+    if (::uname(&name) == 0)
+        config = readProcFile(std::string("/boot/config-") + name.release);
+    if (config.empty()) {
+        // The running kernel's own configuration, when it keeps one.
+        if (gzFile gz = ::gzopen("/proc/config.gz", "rb")) {
+            char buf[65536];
+            int n = 0;
+            while ((n = ::gzread(gz, buf, sizeof buf)) > 0)
+                config.append(buf, size_t(n));
+            ::gzclose(gz);
+        }
+    }
+    if (config.find("CONFIG_POSIX_CPU_TIMERS_TASK_WORK=") == std::string::npos) {
+        // A readable configuration without the option: a kernel from before it, or one that left it out.
+        if (config.find("CONFIG_POSIX_TIMERS=") != std::string::npos)
+            return false;
+        return std::nullopt;
+    }
+    return config.find("CONFIG_POSIX_CPU_TIMERS_TASK_WORK=y") != std::string::npos;
+}
+
 // How a thread that slept this round waits, as the kernel says now: in disk wait (D), stopped (T), else asleep.
 // One already running again slept earlier in the round: its wait is labelled a sleep.
 ThreadState InprocessSampler::waitState(uint32_t pid, uint32_t tid, Thread &thread)
@@ -192,6 +219,12 @@ std::vector<std::string> InprocessSampler::problems() const
     }
     if (c.cpuDropped)
         out.push_back(std::to_string(c.cpuDropped) + " CPU samples were lost to a full ring");
+    static const std::optional<bool> onReturn = timerSignalsOnReturnToUser();
+    if (onReturn == false)
+        out.push_back("this kernel raises CPU timers' signals from its tick (it lacks "
+                      "CONFIG_POSIX_CPU_TIMERS_TASK_WORK): one that lands while a thread enters poll, nanosleep, "
+                      "select or epoll_wait makes that call fail with EINTR, which a program that does not retry may "
+                      "take for an error");
     if (c.rings == 0)
         out.push_back("no process of the program loaded Emberline's agent (LD_PRELOAD was cleared, or the program "
                       "is set-user-ID or statically linked): nothing was sampled from inside it");

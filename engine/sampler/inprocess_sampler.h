@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -55,6 +56,12 @@ public:
     uint32_t stackCopyBytes() const override { return m_options.stackBytes; }
     std::string stackCopyProblem() const override { return {}; }
     std::vector<std::string> problems() const override;
+
+    // Whether this kernel raises a CPU timer's signal on the thread's way back to user mode (the kernel's
+    // CONFIG_POSIX_CPU_TIMERS_TASK_WORK), so that it never interrupts a system call; nothing when its configuration
+    // cannot be read. Without it, a tick that lands while a thread enters a blocking call can make that call fail
+    // with EINTR.
+    static std::optional<bool> timerSignalsOnReturnToUser();
     // The session ends: the rings are read a last time and every agent stops sampling and passes through.
     void release() override;
 

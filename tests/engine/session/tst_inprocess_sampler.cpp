@@ -5,6 +5,7 @@
 #include "tests/engine/session/session_test_support.h"
 
 #include "engine/model/sample_filter.h"
+#include "engine/sampler/inprocess_sampler.h"
 
 #include <QProcess>
 #include <QRegularExpression>
@@ -244,6 +245,15 @@ private Q_SLOTS:
                  qPrintable(QString::number(holder.count("lock-holder") ? holder.at("lock-holder") : 0)));
         // Wall-only samples are not CPU samples.
         QCOMPARE(static_cast<uint64_t>(r.profile.totals()[0]), r.summary.samples);
+    }
+
+    // This machine's kernel (Debian 12's) raises CPU timers' signals on the way back to user mode: the
+    // configuration says so, and the summary does not warn of EINTR.
+    void kernelRaisesTimersOnReturn()
+    {
+        const std::optional<bool> onReturn = InprocessSampler::timerSignalsOnReturnToUser();
+        QVERIFY2(onReturn.has_value(), "neither /boot/config-RELEASE nor /proc/config.gz could be read");
+        QVERIFY(*onReturn);
     }
 
     // Waits that fail on EINTR (poll, epoll_wait, select, nanosleep, a pipe read) between bursts of CPU work: the
