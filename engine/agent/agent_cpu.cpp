@@ -198,11 +198,18 @@ void serveTimerRequests()
     }
 }
 
+// As much stack as a perf sample may copy (under 64 KiB, a multiple of 8).
+constexpr uint64_t kMaxCpuStackBytes = 65000 & ~uint64_t(7);
+
 void writeCpuSample(const ucontext_t *context, uint64_t periodNs)
 {
-    uint32_t stackWant = g_ring->cpuStackCopyBytes.load(std::memory_order_relaxed);
-    if (stackWant > 65000)
-        stackWant = 65000;
+    // Where the thread's stack bounds are known, its whole live stack (every frame, so never cut short, and no
+    // more than that); else the session's learned copy.
+    const greg_t *g = context->uc_mcontext.gregs;
+    const uint64_t live = liveStackBytes(uint64_t(g[REG_RSP]));
+    uint64_t stackWant = live != 0 ? live : g_ring->cpuStackCopyBytes.load(std::memory_order_relaxed);
+    if (stackWant > kMaxCpuStackBytes)
+        stackWant = kMaxCpuStackBytes;
     const uint32_t bytes = uint32_t((sizeof(CpuRecord) + stackWant + 7) & ~size_t(7));
     // Never waits: the interrupted code may hold a record of its own.
     RecordHeader *header = reserveWaiting(bytes, 0, false);
@@ -217,7 +224,6 @@ void writeCpuSample(const ucontext_t *context, uint64_t periodNs)
     record->tid = threadId();
     record->timeNs = nowNs();
     record->periodNs = periodNs;
-    const greg_t *g = context->uc_mcontext.gregs;
     // kPerfRegsMask order: AX BX CX DX SI DI BP SP IP, then R8..R15 (9..16).
     const int order[kRegisterCount] = {REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_RBP, REG_RSP, REG_RIP,
                                        REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
@@ -225,7 +231,8 @@ void writeCpuSample(const ucontext_t *context, uint64_t periodNs)
         record->regs[i] = uint64_t(g[order[i]]);
     // The thread's stack bounds are learned outside signal handlers (pthread_getattr_np allocates); until then the
     // copy goes through process_vm_readv, which is safe here.
-    record->stackBytes = copyStackInHandler(record->regs[RegSP], reinterpret_cast<uint8_t *>(record + 1), stackWant);
+    record->stackBytes =
+        copyStackInHandler(record->regs[RegSP], reinterpret_cast<uint8_t *>(record + 1), uint32_t(stackWant));
     publish(header, RecordType::Cpu);
     if (outer)
         t_holding = false;

@@ -225,6 +225,11 @@ void learnThreadStack()
         learnStackBounds();
 }
 
+uint64_t liveStackBytes(uint64_t sp)
+{
+    return sp >= t_stackLow && sp < t_stackHigh ? t_stackHigh - sp : 0;
+}
+
 uint32_t copyStackInHandler(uint64_t sp, uint8_t *out, uint32_t want)
 {
     if (sp >= t_stackLow && sp < t_stackHigh) {

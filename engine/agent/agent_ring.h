@@ -88,6 +88,9 @@ uint32_t copyStack(uint64_t sp, uint8_t *out, uint32_t want);
 uint32_t copyStackInHandler(uint64_t sp, uint8_t *out, uint32_t want);
 // Learns this thread's stack bounds now (outside signal handlers).
 void learnThreadStack();
+// The bytes from `sp` to the top of this thread's stack, where its bounds are known (every frame lives there),
+// else 0. Safe in a signal handler.
+uint64_t liveStackBytes(uint64_t sp);
 // The agent's own memory, from the C library directly (never recorded).
 void *mallocInternal(size_t size);
 void freeInternal(void *address);
