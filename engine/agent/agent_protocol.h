@@ -28,6 +28,8 @@ inline constexpr uint64_t kRingHeaderBytes = 4096;
 inline constexpr uint64_t kDefaultRingDataBytes = uint64_t(4) << 20;
 // The stack copies a new ring starts with, until the session finds it and sets the learned ones: an allocation's,
 // and a CPU sample's (as much as the perf sampler starts with, so that the first samples' stacks are whole).
+// A process image that could not make its ring leaves an empty file "PID-CREATED-ERRNO" with this suffix instead.
+inline constexpr const char *kNoRingSuffix = ".noring";
 inline constexpr uint32_t kInitialAllocStackBytes = 8192;
 inline constexpr uint32_t kInitialCpuStackBytes = 32768;
 

@@ -466,6 +466,26 @@ bool mapTables()
 
 // Creates this process's ring: written under a temporary name, then renamed so that the session only ever
 // sees complete headers.
+namespace {
+
+// A ring that could not be made leaves an empty file "PID-CREATED-ERRNO.noring" (kNoRingSuffix) in its place, so
+// that the session can say why this process image was not profiled from inside. Best effort: a folder that takes
+// no file at all says nothing.
+void markNoRing(const char *path, size_t stemLength, int error)
+{
+    char marker[640];
+    memcpy(marker, path, stemLength);
+    char *p = marker + stemLength;
+    *p++ = '-';
+    appendDecimal(p, uint64_t(error > 0 ? error : 0));
+    memcpy(p, kNoRingSuffix, strlen(kNoRingSuffix) + 1);
+    const int fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+}
+
+} // namespace
+
 bool createRing(uint32_t parentPid)
 {
     const uint64_t created = nowNs();
@@ -480,25 +500,35 @@ bool createRing(uint32_t parentPid)
     appendDecimal(p, pid);
     *p++ = '-';
     appendDecimal(p, created);
+    const size_t stemLength = size_t(p - path);
     memcpy(p, ".ring", 6);
-    memcpy(temp, path, size_t(p - path));
-    memcpy(temp + (p - path), ".tmp", 5);
+    memcpy(temp, path, stemLength);
+    memcpy(temp + stemLength, ".tmp", 5);
 
     const int fd = open(temp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0)
+    if (fd < 0) {
+        markNoRing(path, stemLength, errno);
         return false;
+    }
     const uint64_t total = kRingHeaderBytes + g_ringBytes;
-    if (ftruncate(fd, off_t(total)) != 0) {
+    // Every page of the ring is reserved before it is mapped: a page the file system could not give later (a full
+    // disk or tmpfs) would end the program with SIGBUS at its first write. A file system without fallocate gives
+    // its pages as they are written.
+    if (ftruncate(fd, off_t(total)) != 0 || (fallocate(fd, 0, 0, off_t(total)) != 0 && errno != EOPNOTSUPP)) {
+        const int error = errno;
         close(fd);
         unlink(temp);
+        markNoRing(path, stemLength, error);
         return false;
     }
     // Populated at once: a first lap that faulted its pages in one by one would cost every early sample a few
     // page faults in the program.
     void *mem = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    const int mapError = errno;
     close(fd);
     if (mem == MAP_FAILED) {
         unlink(temp);
+        markNoRing(path, stemLength, mapError);
         return false;
     }
     auto *ring = static_cast<RingHeader *>(mem);

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 
@@ -54,12 +55,31 @@ AgentRings::~AgentRings()
         ring->header->detached.store(1, std::memory_order_release);
 }
 
+// "PID-CREATED-ERRNO.noring": a process image that could not make its ring, and why.
+void AgentRings::noteRingFailure(const char *name)
+{
+    unlink((m_directory + '/' + name).c_str());
+    unsigned long pid = 0, error = 0;
+    unsigned long long created = 0;
+    ++m_counters.ringFailures;
+    if (!m_counters.ringFailure.empty())
+        return;
+    if (std::sscanf(name, "%lu-%llu-%lu", &pid, &created, &error) == 3)
+        m_counters.ringFailure = "process " + std::to_string(pid) + ": " + std::strerror(int(error));
+    else
+        m_counters.ringFailure = std::string("a process: ") + name;
+}
+
 void AgentRings::scan()
 {
     DIR *dir = opendir(m_directory.c_str());
     if (!dir)
         return;
     while (dirent *entry = readdir(dir)) {
+        if (endsWith(entry->d_name, agent::kNoRingSuffix)) {
+            noteRingFailure(entry->d_name);
+            continue;
+        }
         if (!endsWith(entry->d_name, ".ring"))
             continue;
         const std::string path = m_directory + '/' + entry->d_name;

@@ -225,7 +225,10 @@ std::vector<std::string> InprocessSampler::problems() const
                       "CONFIG_POSIX_CPU_TIMERS_TASK_WORK): one that lands while a thread enters poll, nanosleep, "
                       "select or epoll_wait makes that call fail with EINTR, which a program that does not retry may "
                       "take for an error");
-    if (c.rings == 0)
+    if (c.ringFailures > 0)
+        out.push_back(std::to_string(c.ringFailures) + " process image(s) could not make the agent's ring (" +
+                      c.ringFailure + "): they were not sampled from inside; the program ran on unharmed");
+    if (c.rings == 0 && c.ringFailures == 0)
         out.push_back("no process of the program loaded Emberline's agent (LD_PRELOAD was cleared, or the program "
                       "is set-user-ID or statically linked): nothing was sampled from inside it");
     return out;

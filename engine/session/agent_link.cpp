@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -64,6 +66,29 @@ bool staticallyLinked(const std::string &path)
     return isStatic;
 }
 
+// Where the rings' folder may go, best first. A ring is a shared file the program writes all the time: on tmpfs
+// ($XDG_RUNTIME_DIR, /dev/shm) its pages are plain memory, while in a file on disk the kernel writes them back
+// (disk traffic for nothing, and a fault in the program at the first write after each writeback). A tmpfs is
+// taken only with room for several rings; else $TMPDIR or /tmp.
+std::vector<std::string> folderParents(const SessionConfig &config)
+{
+    if (!config.agentFolderParent.empty())
+        return {config.agentFolderParent};
+    constexpr uint64_t kRoom = uint64_t(64) << 20;
+    std::vector<std::string> out;
+    const char *runtime = std::getenv("XDG_RUNTIME_DIR");
+    for (const std::string &candidate : {std::string(runtime && *runtime ? runtime : ""), std::string("/dev/shm")}) {
+        struct statfs fs {};
+        if (candidate.empty() || ::statfs(candidate.c_str(), &fs) != 0 || fs.f_type != TMPFS_MAGIC ||
+            uint64_t(fs.f_bavail) * uint64_t(fs.f_bsize) < kRoom || ::access(candidate.c_str(), W_OK | X_OK) != 0)
+            continue;
+        out.push_back(candidate);
+    }
+    const char *tmp = std::getenv("TMPDIR");
+    out.emplace_back(tmp && *tmp ? tmp : "/tmp");
+    return out;
+}
+
 } // namespace
 
 Result<std::unique_ptr<AgentLink>> AgentLink::create(const SessionConfig &config, const std::string &purpose)
@@ -74,13 +99,21 @@ Result<std::unique_ptr<AgentLink>> AgentLink::create(const SessionConfig &config
                          purpose + " needs Emberline's agent library, not found at " +
                              (agentPath.empty() ? std::string(agent::kLibraryName) : agentPath) +
                              " (is Emberline installed whole?)");
-    const char *tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/emberline-agent-XXXXXX";
-    // mkdtemp creates it 0700: only the session's user can place rings in it.
-    if (!::mkdtemp(pattern.data()))
-        return makeError(Error::Code::Io, "cannot create a folder for Emberline's agent in " +
-                                              pattern.substr(0, pattern.rfind('/')) + ": " + std::strerror(errno));
-    return std::unique_ptr<AgentLink>(new AgentLink(config, pattern, agentPath));
+    std::string folder;
+    std::string failure;
+    for (const std::string &parent : folderParents(config)) {
+        std::string pattern = parent + "/emberline-agent-XXXXXX";
+        // mkdtemp creates it 0700: only the session's user can place rings in it.
+        if (::mkdtemp(pattern.data())) {
+            folder = pattern;
+            break;
+        }
+        if (failure.empty())
+            failure = "cannot create a folder for Emberline's agent in " + parent + ": " + std::strerror(errno);
+    }
+    if (folder.empty())
+        return makeError(Error::Code::Io, failure);
+    return std::unique_ptr<AgentLink>(new AgentLink(config, folder, agentPath));
 }
 
 AgentLink::AgentLink(const SessionConfig &config, std::string directory, std::string agentPath)

@@ -189,7 +189,11 @@ std::shared_ptr<const MemorySummary> MemoryPipeline::summary() const
         const std::string &name = images.execs.back().second;
         without.push_back((name.empty() ? std::string("a program") : name) + " (pid " + std::to_string(pid) + ")");
     }
-    if (!without.empty() && rings.rings > 0) {
+    if (rings.ringFailures > 0)
+        s->problems.push_back(std::to_string(rings.ringFailures) +
+                              " process image(s) could not make the memory agent's ring (" + rings.ringFailure +
+                              "): their memory is not profiled; the program ran on unharmed");
+    if (!without.empty() && rings.rings > 0 && rings.ringFailures == 0) {
         std::string list;
         for (size_t i = 0; i < without.size() && i < 5; ++i)
             list += (i ? ", " : "") + without[i];
@@ -199,7 +203,7 @@ std::shared_ptr<const MemorySummary> MemoryPipeline::summary() const
             list + " ran without the memory agent: its memory is not profiled (its LD_PRELOAD was replaced, as "
                    "`env LD_PRELOAD=... program` does, or it is set-user-ID or statically linked)");
     }
-    if (m_finished && rings.rings == 0 && m_problems.empty())
+    if (m_finished && rings.rings == 0 && rings.ringFailures == 0 && m_problems.empty())
         s->problems.push_back(
             "no process of the program loaded the memory agent (LD_PRELOAD was cleared, or the program is "
             "set-user-ID or statically linked): its memory is not profiled");

@@ -61,6 +61,9 @@ struct SessionConfig {
     uint64_t allocInterval = uint64_t(512) * 1024;
     // The agent library; empty: found beside the executable (<exe dir>/../lib/emberline/).
     std::string agentPath;
+    // Where the agent's rings' folder is made; empty: a tmpfs with room ($XDG_RUNTIME_DIR, /dev/shm), else
+    // $TMPDIR or /tmp (AgentLink).
+    std::string agentFolderParent;
     // Where separate debug files are looked for (by build id and .gnu_debuglink).
     std::vector<std::string> debugDirectories{"/usr/lib/debug"};
 };

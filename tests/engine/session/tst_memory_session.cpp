@@ -7,6 +7,7 @@
 
 #include "engine/model/frame_table.h"
 #include "engine/pprof/pprof_reader.h"
+#include "engine/session/agent_link.h"
 #include "engine/session/record_session.h"
 
 #include <QFileInfo>
@@ -16,8 +17,14 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <linux/magic.h>
+#include <sys/mount.h>
+#include <sys/vfs.h>
+
+#include <cerrno>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <map>
 #include <set>
 #include <thread>
@@ -268,6 +275,48 @@ private Q_SLOTS:
         QCOMPARE(r.summary.exitStatus, status);
         QCOMPARE(at(byLeaf(r.profile, "inuse-objects"), "leak"), int64_t(50));
         QCOMPARE(at(byLeaf(r.profile, "inuse-space"), "leak"), int64_t(50 * 2777));
+    }
+
+    // The rings' folder is on tmpfs where one has room (here /dev/shm): a ring in a file on disk would be written
+    // back as the program writes it.
+    void ringsOnTmpfs()
+    {
+        struct statfs shm {};
+        if (::statfs("/dev/shm", &shm) != 0 || shm.f_type != TMPFS_MAGIC ||
+            uint64_t(shm.f_bavail) * uint64_t(shm.f_bsize) < (uint64_t(64) << 20))
+            QSKIP("/dev/shm is not a tmpfs with 64 MiB free on this machine");
+        auto link = AgentLink::create(memoryLaunch({targetPath("alloc_truths")}, 1), "memory profiling");
+        QVERIFY2(link.ok(), link.ok() ? "" : link.error().message.c_str());
+        struct statfs fs {};
+        QCOMPARE(::statfs(link.value()->rings().directory().c_str(), &fs), 0);
+        QCOMPARE(fs.f_type, decltype(fs.f_type)(TMPFS_MAGIC));
+    }
+
+    // A folder with no room for a ring (a full tmpfs, as a full disk): each process image leaves a marker instead
+    // of a ring, and never a ring it could not write to; the program runs to its end, unharmed, and the summary
+    // says why its memory is not profiled.
+    void ringsFolderFull()
+    {
+        QTemporaryDir mountPoint;
+        // A 1 MiB tmpfs cannot hold a 4 MiB ring (mounting needs root, as CI runs).
+        if (::mount("tmpfs", mountPoint.path().toLocal8Bit().constData(), "tmpfs", 0, "size=1m") != 0) {
+            if (inCi())
+                QFAIL(qPrintable(QStringLiteral("cannot mount a tmpfs (%1), but CI=true").arg(strerror(errno))));
+            QSKIP("mounting a tmpfs needs root");
+        }
+        QTemporaryDir dir;
+        SessionConfig c = memoryLaunch({targetPath("alloc_truths")}, 1);
+        c.agentFolderParent = mountPoint.path().toStdString();
+        const Recorded r = record(c, dir.path());
+        ::umount2(mountPoint.path().toLocal8Bit().constData(), MNT_DETACH);
+        QCOMPARE(r.summary.exitStatus, 0);
+        QVERIFY(r.summary.memory);
+        QString problems;
+        for (const std::string &p : r.summary.memory->problems)
+            problems += QString::fromStdString(p) + QStringLiteral("; ");
+        QVERIFY2(problems.contains(QStringLiteral("could not make the memory agent's ring")), qPrintable(problems));
+        QVERIFY2(problems.contains(QString::fromUtf8(strerror(ENOSPC))), qPrintable(problems));
+        QVERIFY2(!problems.contains(QStringLiteral("LD_PRELOAD")), qPrintable(problems));
     }
 
     // The session stopped while the program runs: the program is ended, and what it held then is in profile.pprof.
