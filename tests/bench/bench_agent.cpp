@@ -1,5 +1,5 @@
 // The memory agent's costs in the target, side by side in one run (numbers printed, never asserted):
-//   bench_agent [BATCHES] [CALLS]
+//   bench_agent [BATCHES] [CALLS]   (EMBERLINE_BENCH_RINGS=DIR: the rings' folder's parent, default /dev/shm)
 // - the unsampled path: the median time of a malloc(64)+free pair without the agent and with it (default interval,
 //   a session reading the rings every 2 ms), and the difference;
 // - a sampled event: every allocation recorded (interval 1) and timed one by one: p50 and p99 of malloc(4096)
@@ -53,7 +53,10 @@ QString binary(const char *name)
 Result run(const QStringList &args, uint64_t interval, const QString &ringBytes = {})
 {
     Result result;
-    QTemporaryDir dir;
+    // The rings' folder where a session makes it (AgentLink): on tmpfs (/dev/shm), unless EMBERLINE_BENCH_RINGS
+    // names another parent (say /tmp, to compare with a file system that writes the rings back).
+    const QString parent = qEnvironmentVariable("EMBERLINE_BENCH_RINGS", QStringLiteral("/dev/shm"));
+    QTemporaryDir dir(parent + QStringLiteral("/emberline-bench-XXXXXX"));
     AgentRings rings(dir.path().toStdString());
     QProcess process;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
