@@ -178,7 +178,9 @@ std::string InprocessSampler::description() const
             rate += text;
         }
     }
-    return "in-process sampler (each thread's CPU clock at " + rate +
+    // A CPU sample copies its thread's live stack (up to 64 KiB); the learned copy is for waits' stacks and threads
+    // of unknown stack bounds.
+    return "in-process sampler (each thread's CPU clock at " + rate + "; each CPU sample copies its live stack" +
            (m_options.wallTime ? "; wall time from /proc, no signal to waiting threads)" : ")");
 }
 
