@@ -350,6 +350,14 @@ inline void *afterAlloc(void *address, size_t size)
     return address;
 }
 
+// A malloc whose size ran the countdown out (already taken off it): the allocation, then the sampling decision.
+__attribute__((noinline)) void *countedMalloc(size_t size)
+{
+    void *address = g_mallocFn.load(std::memory_order_relaxed)(size);
+    onCountdown(address, size);
+    return address;
+}
+
 // A free that the filter let through (freeFiltered): records it when it is one the session must see.
 void beforeFree(void *address)
 {
@@ -381,10 +389,15 @@ using namespace emberline::agent;
 
 // --- The hooks ---------------------------------------------------------------------------------------------------
 
-// The fast paths: an indirect call and a countdown for malloc, one bit of the filter and an indirect jump for free.
+// The fast paths: the countdown and an indirect jump for malloc (no frame of its own: the C library's malloc returns
+// straight to the caller), one bit of the filter and an indirect jump for free.
 EMBERLINE_EXPORT void *malloc(size_t size)
 {
-    return afterAlloc(g_mallocFn.load(std::memory_order_relaxed)(size), size);
+    ThreadState &t = t_state;
+    t.bytesUntilSample -= int64_t(size);
+    if (__builtin_expect(t.bytesUntilSample <= 0, 0))
+        return countedMalloc(size);
+    return g_mallocFn.load(std::memory_order_relaxed)(size);
 }
 
 EMBERLINE_EXPORT void free(void *address)
