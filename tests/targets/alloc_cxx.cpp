@@ -1,0 +1,66 @@
+// Known C++ allocations, for the memory agent's operator new and delete: every form of new and delete (plain,
+// array, nothrow, aligned, sized), in one function, cxx_work, with sizes no other allocation has. Prints its truth
+// as alloc_truths does:
+//   truth PID cxx COUNT BYTES LEAKED_COUNT LEAKED_BYTES
+// Under an allocator that brings its own operators (LD_PRELOAD=libtcmalloc.so.4) they go around malloc.
+#include <cstdio>
+#include <new>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+struct Plain {
+    char bytes[1111];
+};
+struct alignas(256) Aligned {
+    char bytes[4447];
+};
+
+struct Truth {
+    long count = 0, bytes = 0, leakedCount = 0, leakedBytes = 0;
+};
+
+} // namespace
+
+// Named in C, so that its frame reads "cxx_work"; it allocates nothing but what it counts (the truth is printed by
+// main: printf allocates stdout's buffer).
+extern "C" __attribute__((noinline)) Truth cxx_work(std::vector<void *> &keep)
+{
+    long count = 0, bytes = 0, leakedCount = 0, leakedBytes = 0;
+    const auto made = [&](long n, long size, bool leaked) {
+        count += n;
+        bytes += n * size;
+        if (leaked) {
+            leakedCount += n;
+            leakedBytes += n * size;
+        }
+    };
+    for (int i = 0; i < 300; ++i)
+        delete new Plain; // _Znwm, then the sized delete
+    made(300, sizeof(Plain), false);
+    for (int i = 0; i < 200; ++i)
+        delete[] new char[2223]; // _Znam, _ZdaPv
+    made(200, 2223, false);
+    for (int i = 0; i < 50; ++i)
+        delete new Aligned; // _ZnwmSt11align_val_t and its delete
+    made(50, sizeof(Aligned), false);
+    for (int i = 0; i < 20; ++i)
+        keep.push_back(new (std::nothrow) char[3331]); // never freed
+    made(20, 3331, true);
+    for (int i = 0; i < 40; ++i) {
+        void *p = ::operator new(5557, std::nothrow);
+        ::operator delete(p, std::nothrow);
+    }
+    made(40, 5557, false);
+    return Truth{count, bytes, leakedCount, leakedBytes};
+}
+
+int main()
+{
+    std::vector<void *> keep;
+    keep.reserve(64);
+    const Truth t = cxx_work(keep);
+    std::printf("truth %d cxx %ld %ld %ld %ld\n", int(getpid()), t.count, t.bytes, t.leakedCount, t.leakedBytes);
+    return 0;
+}
