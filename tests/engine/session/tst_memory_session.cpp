@@ -44,6 +44,33 @@ SessionConfig memoryLaunch(std::initializer_list<QString> argv, uint64_t interva
     return c;
 }
 
+// The allocators a program may bring (Debian's, preloaded as a user would), as test rows "library" and "package";
+// with `runtimeRow`, a first row without one (the C library's and the C++ runtime's own).
+void allocatorRows(bool runtimeRow)
+{
+    QTest::addColumn<QString>("library");
+    QTest::addColumn<QString>("package");
+    if (runtimeRow)
+        QTest::newRow("libstdc++") << QString() << QString();
+    QTest::newRow("jemalloc") << QStringLiteral("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2")
+                              << QStringLiteral("libjemalloc2");
+    QTest::newRow("tcmalloc") << QStringLiteral("/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4")
+                              << QStringLiteral("libgoogle-perftools4");
+    QTest::newRow("mimalloc") << QStringLiteral("/usr/lib/x86_64-linux-gnu/libmimalloc.so.2")
+                              << QStringLiteral("libmimalloc2.0");
+}
+
+// The row's allocator library must be there (CI installs every one: a missing one fails there).
+#define REQUIRE_ALLOCATOR(library, package)                                                                            \
+    do {                                                                                                               \
+        if (!(library).isEmpty() && !QFileInfo::exists(library)) {                                                     \
+            if (inCi())                                                                                                \
+                QFAIL(qPrintable((package) +                                                                           \
+                                 QStringLiteral(" is missing (installer/install-deps.sh --test installs it)")));       \
+            QSKIP(qPrintable((package) + QStringLiteral(" is not installed")));                                        \
+        }                                                                                                              \
+    } while (false)
+
 // The sum of a sample type over the samples whose stack passes through `function`.
 int64_t through(const Profile &p, const char *type, const std::string &function)
 {
@@ -506,27 +533,12 @@ private Q_SLOTS:
 
     // A program that brings its own allocator (jemalloc, tcmalloc or mimalloc, Debian's, preloaded as a user would):
     // the agent comes first in LD_PRELOAD and is profiled through it, every allocation counted.
-    void throughOwnAllocator_data()
-    {
-        QTest::addColumn<QString>("library");
-        QTest::addColumn<QString>("package");
-        QTest::newRow("jemalloc") << QStringLiteral("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2")
-                                  << QStringLiteral("libjemalloc2");
-        QTest::newRow("tcmalloc") << QStringLiteral("/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4")
-                                  << QStringLiteral("libgoogle-perftools4");
-        QTest::newRow("mimalloc") << QStringLiteral("/usr/lib/x86_64-linux-gnu/libmimalloc.so.2")
-                                  << QStringLiteral("libmimalloc2.0");
-    }
+    void throughOwnAllocator_data() { allocatorRows(false); }
     void throughOwnAllocator()
     {
         QFETCH(QString, library);
         QFETCH(QString, package);
-        if (!QFileInfo::exists(library)) {
-            if (inCi())
-                QFAIL(
-                    qPrintable(package + QStringLiteral(" is missing (installer/install-deps.sh --test installs it)")));
-            QSKIP(qPrintable(package + QStringLiteral(" is not installed")));
-        }
+        REQUIRE_ALLOCATOR(library, package);
         QTemporaryDir dir;
         SessionConfig c = memoryLaunch({targetPath("alloc_truths")}, 1);
         c.environment.emplace_back("LD_PRELOAD", library.toStdString());
@@ -541,28 +553,12 @@ private Q_SLOTS:
     // C++'s operators in every form (plain, array, nothrow, aligned, sized delete), with the C++ runtime's own (which
     // allocate through malloc: counted once, there) and under allocators that bring their own (tcmalloc's go around
     // malloc: counted in the agent's operators): every allocation counted exactly once, the leak held at the end.
-    void cxxOperators_data()
-    {
-        QTest::addColumn<QString>("library");
-        QTest::addColumn<QString>("package");
-        QTest::newRow("libstdc++") << QString() << QString();
-        QTest::newRow("tcmalloc") << QStringLiteral("/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4")
-                                  << QStringLiteral("libgoogle-perftools4");
-        QTest::newRow("jemalloc") << QStringLiteral("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2")
-                                  << QStringLiteral("libjemalloc2");
-        QTest::newRow("mimalloc") << QStringLiteral("/usr/lib/x86_64-linux-gnu/libmimalloc.so.2")
-                                  << QStringLiteral("libmimalloc2.0");
-    }
+    void cxxOperators_data() { allocatorRows(true); }
     void cxxOperators()
     {
         QFETCH(QString, library);
         QFETCH(QString, package);
-        if (!library.isEmpty() && !QFileInfo::exists(library)) {
-            if (inCi())
-                QFAIL(
-                    qPrintable(package + QStringLiteral(" is missing (installer/install-deps.sh --test installs it)")));
-            QSKIP(qPrintable(package + QStringLiteral(" is not installed")));
-        }
+        REQUIRE_ALLOCATOR(library, package);
         QTemporaryDir dir;
         SessionConfig c = memoryLaunch({targetPath("alloc_cxx")}, 1);
         if (!library.isEmpty())
