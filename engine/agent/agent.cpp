@@ -631,6 +631,8 @@ template <int Op, typename... Extra> inline void cxxDelete(void *address, Extra.
 } // namespace
 } // namespace emberline::agent
 
+// The Itanium ABI's names are reserved identifiers by design: these definitions are the runtime's symbols.
+// NOLINTBEGIN(bugprone-reserved-identifier)
 EMBERLINE_EXPORT void *_Znwm(size_t size)
 {
     return cxxNew<OpNew>(size, false);
@@ -711,3 +713,4 @@ EMBERLINE_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *address, size_t 
 {
     cxxDelete<OpDeleteArrayAlignedNothrow>(address, alignment, tag);
 }
+// NOLINTEND(bugprone-reserved-identifier)

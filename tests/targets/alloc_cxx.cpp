@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <new>
 #include <unistd.h>
-#include <vector>
 
 namespace {
 
@@ -17,15 +16,12 @@ struct alignas(256) Aligned {
     char bytes[4447];
 };
 
-struct Truth {
-    long count = 0, bytes = 0, leakedCount = 0, leakedBytes = 0;
-};
-
 } // namespace
 
-// Named in C, so that its frame reads "cxx_work"; it allocates nothing but what it counts (the truth is printed by
-// main: printf allocates stdout's buffer).
-extern "C" __attribute__((noinline)) Truth cxx_work(std::vector<void *> &keep)
+// Named in C, so that its frame reads "cxx_work"; it allocates nothing but what it counts, and keeps the leaked
+// blocks in `keep` (room for 20). Its truth, {count, bytes, leaked count, leaked bytes}, goes to `truth`: main prints
+// it (printf allocates stdout's buffer).
+extern "C" __attribute__((noinline)) void cxx_work(void **keep, long *truth)
 {
     long count = 0, bytes = 0, leakedCount = 0, leakedBytes = 0;
     const auto made = [&](long n, long size, bool leaked) {
@@ -46,21 +42,24 @@ extern "C" __attribute__((noinline)) Truth cxx_work(std::vector<void *> &keep)
         delete new Aligned; // _ZnwmSt11align_val_t and its delete
     made(50, sizeof(Aligned), false);
     for (int i = 0; i < 20; ++i)
-        keep.push_back(new (std::nothrow) char[3331]); // never freed
+        keep[i] = new (std::nothrow) char[3331]; // never freed
     made(20, 3331, true);
     for (int i = 0; i < 40; ++i) {
         void *p = ::operator new(5557, std::nothrow);
         ::operator delete(p, std::nothrow);
     }
     made(40, 5557, false);
-    return Truth{count, bytes, leakedCount, leakedBytes};
+    truth[0] = count;
+    truth[1] = bytes;
+    truth[2] = leakedCount;
+    truth[3] = leakedBytes;
 }
 
 int main()
 {
-    std::vector<void *> keep;
-    keep.reserve(64);
-    const Truth t = cxx_work(keep);
-    std::printf("truth %d cxx %ld %ld %ld %ld\n", int(getpid()), t.count, t.bytes, t.leakedCount, t.leakedBytes);
+    static void *keep[20];
+    long t[4];
+    cxx_work(keep, t);
+    std::printf("truth %d cxx %ld %ld %ld %ld\n", int(getpid()), t[0], t[1], t[2], t[3]);
     return 0;
 }
