@@ -235,6 +235,7 @@ void LiveSessionView::connectSignals()
     connect(m_session, &engine::ProfilingSession::statsUpdated, m_status, &SessionStatusBar::setStats);
     connect(m_session, &engine::ProfilingSession::statsUpdated, this, [this](const engine::SessionStats &stats) {
         m_health->setLostSamples(stats.lost, stats.samples);
+        m_health->setCpuSamples(stats.incomplete, stats.samples);
         updateHealthTab();
     });
     connect(m_session, &engine::ProfilingSession::liveUpdated, this, &LiveSessionView::onLiveUpdate);
