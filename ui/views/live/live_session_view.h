@@ -144,6 +144,8 @@ private:
     void updateButtons();
     void createTimelineCorner();
     void collapseTimelines(bool collapsed);
+    // The height of the timelines' tab row (the tabs and the corner button): what a collapsed pane keeps.
+    int timelineStripHeight() const;
     void restoreSplitter();
     void saveSplitter();
     void chooseSaveDirectory();
