@@ -2,6 +2,7 @@
 
 #include <QAbstractAxis>
 #include <QGraphicsLayout>
+#include <QLegend>
 #include <QMouseEvent>
 #include <QValueAxis>
 
@@ -24,6 +25,7 @@ void TimelineChartView::followPalette()
     c->setBackgroundBrush(p.base());
     c->setBackgroundPen(Qt::NoPen);
     c->setTitleBrush(p.text());
+    c->legend()->setLabelColor(p.color(QPalette::Text)); // the memory chart's legend: dark grey on a dark base
     QColor grid = p.color(QPalette::Text);
     grid.setAlpha(40); // a faint line on a light or a dark base alike
     QColor minor = grid;
