@@ -140,11 +140,12 @@ QHash<QString, SummaryCache::Entry> SummaryCache::readFile() const
     const QJsonObject root = QJsonDocument::fromJson(file.readAll()).object();
     if (root.value(QStringLiteral("format")).toInt() != kFormat)
         return entries; // another layout, or damaged: read again
-    for (const QJsonValue &value : root.value(QStringLiteral("summaries")).toArray()) {
+    const QJsonArray summaries = root.value(QStringLiteral("summaries")).toArray();
+    for (const QJsonValue value : summaries) {
         const QJsonObject o = value.toObject();
-        Entry entry{fromJson(o), o.value(QStringLiteral("used")).toInteger()};
+        const Entry entry{fromJson(o), o.value(QStringLiteral("used")).toInteger()};
         if (!entry.summary.path.isEmpty())
-            entries.insert(keyOf(entry.summary.path), std::move(entry));
+            entries.insert(keyOf(entry.summary.path), entry);
     }
     return entries;
 }
@@ -152,10 +153,11 @@ QHash<QString, SummaryCache::Entry> SummaryCache::readFile() const
 void SummaryCache::writeLocked()
 {
     // What another start page (or another run) wrote since is kept, unless this one knows the file better.
-    for (auto [key, entry] : readFile().asKeyValueRange()) {
-        const auto ours = m_entries.find(key);
-        if (ours == m_entries.end() || ours->usedMs < entry.usedMs)
-            m_entries.insert(key, std::move(entry));
+    const QHash<QString, Entry> written = readFile();
+    for (auto it = written.begin(); it != written.end(); ++it) {
+        const auto ours = m_entries.find(it.key());
+        if (ours == m_entries.end() || ours->usedMs < it->usedMs)
+            m_entries.insert(it.key(), it.value());
     }
     std::vector<const Entry *> kept;
     for (const Entry &entry : std::as_const(m_entries))

@@ -32,7 +32,7 @@ void FunctionFilterProxy::setSortByMagnitude(bool magnitude)
 
 QVariant FunctionFilterProxy::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    const QVariant title = QSortFilterProxyModel::headerData(section, orientation, role);
+    QVariant title = QSortFilterProxyModel::headerData(section, orientation, role);
     if (orientation != Qt::Horizontal || !isChangeColumn(section))
         return title;
     // The sorted change column says when it is sorted by size: "Self change ±".

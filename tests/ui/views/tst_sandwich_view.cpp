@@ -66,6 +66,7 @@ std::shared_ptr<const engine::Sandwich> sandwichOf(const engine::Profile &profil
 std::vector<std::string> chain(const std::string &prefix, int depth)
 {
     std::vector<std::string> names;
+    names.reserve(static_cast<size_t>(depth));
     for (int i = 0; i < depth; ++i)
         names.push_back(prefix + std::to_string(i));
     return names;

@@ -37,6 +37,7 @@ namespace {
 std::shared_ptr<const engine::LoadedProfile> profileOfDepth(int depth)
 {
     std::vector<std::string> path;
+    path.reserve(static_cast<size_t>(depth));
     for (int i = 0; i < depth; ++i)
         path.push_back("level" + std::to_string(i));
     std::vector<std::string> side{"level0"};
@@ -87,6 +88,8 @@ void dragHandle(QSplitter *splitter, int delta)
 
 class TestWorkspace : public QObject {
     Q_OBJECT
+
+    std::unique_ptr<QTemporaryDir> m_settings;
 
 private Q_SLOTS:
     void init()
@@ -372,9 +375,6 @@ private Q_SLOTS:
             QVERIFY2(listed.contains(action->shortcut().toString(QKeySequence::NativeText)), name);
         }
     }
-
-private:
-    std::unique_ptr<QTemporaryDir> m_settings;
 };
 
 QTEST_MAIN(TestWorkspace)

@@ -25,7 +25,7 @@ QString count(int64_t value)
 // The summary of a live session's scope; once the session has ended (its profile is `sessionProfile`), a scope
 // that reaches its end takes the leaks for what was in use then, read from the file unless `known` matches.
 MemorySummaryView::Shown liveSummary(const engine::LoadedProfile &scope, const engine::LiveSelection &selection,
-                                     const QString &sessionProfile, std::shared_ptr<const SessionLeaks> known,
+                                     const QString &sessionProfile, const std::shared_ptr<const SessionLeaks> &known,
                                      const std::atomic<bool> *cancel)
 {
     const engine::LiveSnapshot &snapshot = *scope.live;
