@@ -17,6 +17,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolButton>
+#include <QVBoxLayout>
 
 #include <cmath>
 #include <map>
@@ -162,10 +163,18 @@ private Q_SLOTS:
     // their rows), or the callers' pane cuts its outermost row in half at its top when they do not fit.
     void panesShareTheHeightByTheirRows()
     {
-        ui::SandwichView view;
-        view.resize(500, 420);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        // In a window whose layout gives the view the height there is, below its own minimum if need be (a window
+        // at 2× scale on a 1000-pixel screen is shorter than its widgets' minimums).
+        QWidget window;
+        auto *layout = new QVBoxLayout(&window);
+        layout->setSizeConstraint(QLayout::SetNoConstraint);
+        layout->setContentsMargins(0, 0, 0, 0);
+        auto *inWindow = new ui::SandwichView(&window);
+        layout->addWidget(inWindow);
+        ui::SandwichView &view = *inWindow;
+        window.resize(500, 420);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
         const auto show = [&](const engine::Profile &profile) {
             auto frames = std::make_shared<const engine::FrameTable>(profile);
             auto sandwich = sandwichOf(profile, *frames, "f");
@@ -198,11 +207,17 @@ private Q_SLOTS:
         const double row = callers->layout().rowHeight();
         QCOMPARE(std::fmod(callers->layout().viewportSize().height(), row), 0.0);
 
-        // Taller, the same.
-        view.resize(500, 611);
-        QTest::qWait(20);
-        QVERIFY2(cutRows(callers).isEmpty(), qPrintable(cutRows(callers)));
-        QCOMPARE(callees->layout().maxScrollOffset(), 0.0);
+        // Taller, the same; and as short as a tab at 2× scale, where the panes' own minimums used to halve it.
+        for (int height : {611, 120, 110, 100, 90}) {
+            window.resize(500, height);
+            QTest::qWait(20);
+            qWarning("DBG h %d callers %f callees %f", height, callers->layout().viewportSize().height(),
+                     callees->layout().viewportSize().height());
+            QVERIFY2(cutRows(callers).isEmpty(), qPrintable(cutRows(callers)));
+            QCOMPARE(std::fmod(callers->layout().viewportSize().height(), row), 0.0);
+            if (height > 300)
+                QCOMPARE(callees->layout().maxScrollOffset(), 0.0);
+        }
     }
 
     // If this fails, the sandwich of a real function disagrees with `report`'s total for it, or its callers'

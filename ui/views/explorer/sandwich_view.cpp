@@ -23,6 +23,8 @@ void SandwichView::setupUi()
     m_title = new QLabel(this);
     m_title->setObjectName(QStringLiteral("sandwichTitle"));
     m_title->setTextFormat(Qt::PlainText);
+    // Wrapped: on one line its width was the detail pane's least, which took the top-functions table's room.
+    m_title->setWordWrap(true);
     m_message = new QLabel(this);
     m_message->setObjectName(QStringLiteral("sandwichMessage"));
     m_message->setAlignment(Qt::AlignCenter);
@@ -36,6 +38,10 @@ void SandwichView::setupUi()
     m_callees->setOrientation(FlameGraphLayout::Orientation::RootAtTop);
     m_splitter->addWidget(m_callers);
     m_splitter->addWidget(m_callees);
+    // A row each at least (fitPanes shares the rest): a flame graph's own minimum, three rows, is more than a short
+    // tab has for two of them (a window at 2× scale), and the splitter then halves the height whatever the rows.
+    for (FlameGraphView *view : {m_callers, m_callees})
+        view->setMinimumHeight(static_cast<int>(view->layout().rowHeight()));
 
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -104,7 +110,7 @@ void SandwichView::fitPanes()
         callers = static_cast<int>(static_cast<double>(total) * up / (up + down));
         callers =
             std::clamp(callers, std::min(up, least), std::max(std::min(up, least), total - std::min(down, least)));
-        callers = std::max(row, callers / row * row);
+        callers = std::max(row, std::min(callers, total - std::min(down, row)) / row * row); // the callees keep a row
     }
     const QList<int> sizes = m_splitter->sizes();
     if (sizes.value(0) != callers || sizes.value(1) != total - callers)
