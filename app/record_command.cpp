@@ -12,6 +12,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <string>
 
 namespace emberline::app {
 namespace {
@@ -47,19 +48,38 @@ void printMemorySummary(const engine::MemorySummary &m)
         std::fprintf(stderr, "emberline: memory: %s\n", problem.c_str());
 }
 
+// "profiler CPU 1.2 s (3.1% of a core, 4.0% of the target's)": Emberline's CPU as a share of one core over the
+// session, and of the target's only when the target kept at least a tenth of a core busy: against a mostly idle
+// target, Emberline's fixed costs read as several hundred per cent of nothing. The window's status bar
+// (ui/views/live/session_status_bar.cpp) draws the same line.
+std::string cpuLine(const engine::SessionSummary &s)
+{
+    constexpr double kComparableTargetCores = 0.1;
+    const auto share = [&](int64_t ns) { return s.durationNs > 0 ? 100.0 * double(ns) / double(s.durationNs) : 0.0; };
+    char line[256];
+    std::snprintf(line, sizeof line, "target CPU sampled %s (%.1f%% of a core); profiler CPU %s (%.1f%% of a core",
+                  engine::formatValue(s.targetCpuNs, "nanoseconds").c_str(), share(s.targetCpuNs),
+                  engine::formatValue(s.profilerCpuNs, "nanoseconds").c_str(), share(s.profilerCpuNs));
+    std::string out = line;
+    if (s.targetCpuNs > 0 && share(s.targetCpuNs) >= 100.0 * kComparableTargetCores) {
+        std::snprintf(line, sizeof line, ", %.2f%% of the target's",
+                      100.0 * static_cast<double>(s.profilerCpuNs) / static_cast<double>(s.targetCpuNs));
+        out += line;
+    }
+    return out + ")";
+}
+
 void printSummary(const engine::SessionSummary &s)
 {
     const double incompletePct = s.samples ? 100.0 * static_cast<double>(s.incomplete) / s.samples : 0;
-    const double overheadPct = s.targetCpuNs ? 100.0 * static_cast<double>(s.profilerCpuNs) / s.targetCpuNs : 0;
     std::fprintf(stderr,
                  "emberline: %s\nemberline: %s\n"
-                 "emberline: %s after %s: %llu samples (%.1f per second), %llu lost, %.2f%% incomplete stacks\n"
-                 "emberline: target CPU sampled %s; profiler CPU %s (%.2f%% of the target's)\n",
+                 "emberline: %s after %s: %llu samples (%.1f per second), %llu lost, %.2f%% of the CPU samples' stacks "
+                 "incomplete\n"
+                 "emberline: %s\n",
                  s.samplerChoice.c_str(), s.samplerDescription.c_str(), s.endReason.c_str(),
                  engine::formatValue(s.durationNs, "nanoseconds").c_str(), static_cast<unsigned long long>(s.samples),
-                 s.realRateHz, static_cast<unsigned long long>(s.lost), incompletePct,
-                 engine::formatValue(s.targetCpuNs, "nanoseconds").c_str(),
-                 engine::formatValue(s.profilerCpuNs, "nanoseconds").c_str(), overheadPct);
+                 s.realRateHz, static_cast<unsigned long long>(s.lost), incompletePct, cpuLine(s).c_str());
     if (!s.wallTimeProblem.empty())
         std::fprintf(stderr, "emberline: %s\n", s.wallTimeProblem.c_str());
     for (const std::string &problem : s.samplerProblems)
@@ -76,6 +96,10 @@ void printSummary(const engine::SessionSummary &s)
     if (!s.stackCopyProblem.empty())
         std::fprintf(stderr, "emberline: %s\n", s.stackCopyProblem.c_str());
     if (s.health) {
+        // Its counts take in the stacks of off-CPU waits: a share apart from the CPU samples' above.
+        if (s.health->samples != s.samples)
+            std::fprintf(stderr, "emberline: the unwind health counts the stacks of CPU samples and off-CPU waits "
+                                 "together:\n");
         for (const std::string &line : engine::describeUnwindHealth(*s.health))
             std::fprintf(stderr, "emberline: %s\n", line.c_str());
     } else {

@@ -6,6 +6,7 @@
 #include "engine/import/text_format.h"
 #include "ui/common/sample_types.h"
 #include "ui/common/short_name.h"
+#include "ui/jobs/summary_cache.h"
 
 #include <QFileInfo>
 #include <QRegularExpression>
@@ -59,8 +60,10 @@ ProfileSummary summarizeProfile(const QString &path, const std::atomic<bool> *ca
     summary.path = path;
     const QFileInfo info(path);
     summary.session = info.isDir();
-    summary.modified = info.lastModified();
-    summary.recorded = summary.modified;
+    const FileStamp stamp = SummaryCache::stampOf(path);
+    summary.modified = stamp.modified;
+    summary.size = stamp.size;
+    summary.recorded = info.lastModified();
     if (!summary.session) {
         auto format = engine::sniffFileFormat(path.toStdString());
         if (format && format.value() == engine::ProfileFormat::PerfData)
@@ -77,7 +80,13 @@ ProfileSummary summarizeProfile(const QString &path, const std::atomic<bool> *ca
     return summary;
 }
 
-ProfileSummaries::ProfileSummaries(QObject *parent) : QObject(parent) {}
+ProfileSummaries::ProfileSummaries(QObject *parent, const QString &cacheFile)
+    : QObject(parent),
+      m_cache(std::make_shared<SummaryCache>(cacheFile.isEmpty() ? SummaryCache::defaultFile() : cacheFile))
+{
+}
+
+ProfileSummaries::~ProfileSummaries() = default;
 
 void ProfileSummaries::request(const QStringList &paths)
 {
@@ -92,17 +101,19 @@ void ProfileSummaries::next()
         return;
     const QString path = m_queue.takeFirst();
     m_job.run(
-        [path, known = m_known.value(path)](const std::atomic<bool> *cancel) {
-            // Unchanged since it was read: the summary stands (a live session's folder changes while it records).
-            if (!known.path.isEmpty() && known.modified == QFileInfo(path).lastModified())
-                return known;
-            return summarizeProfile(path, cancel);
+        [path, cache = m_cache](const std::atomic<bool> *cancel) {
+            // Unchanged since it was read, in this run or an earlier one: the summary stands (a live session's
+            // folder changes while it records).
+            if (std::optional<ProfileSummary> known = cache->find(path, SummaryCache::stampOf(path)))
+                return *known;
+            ProfileSummary summary = summarizeProfile(path, cancel);
+            if (summary.error != QStringLiteral("cancelled"))
+                cache->store(summary);
+            return summary;
         },
         [this](const ProfileSummary &summary) {
-            if (summary.error != QStringLiteral("cancelled")) {
-                m_known.insert(summary.path, summary);
+            if (summary.error != QStringLiteral("cancelled"))
                 Q_EMIT summaryReady(summary);
-            }
             next();
         });
 }

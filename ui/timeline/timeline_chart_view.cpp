@@ -1,6 +1,8 @@
 #include "ui/timeline/timeline_chart_view.h"
 
 #include <QAbstractAxis>
+#include <QGraphicsLayout>
+#include <QLegend>
 #include <QMouseEvent>
 #include <QValueAxis>
 
@@ -23,6 +25,7 @@ void TimelineChartView::followPalette()
     c->setBackgroundBrush(p.base());
     c->setBackgroundPen(Qt::NoPen);
     c->setTitleBrush(p.text());
+    c->legend()->setLabelColor(p.color(QPalette::Text)); // the memory chart's legend: dark grey on a dark base
     QColor grid = p.color(QPalette::Text);
     grid.setAlpha(40); // a faint line on a light or a dark base alike
     QColor minor = grid;
@@ -103,15 +106,30 @@ void TimelineChartView::setSelection(std::optional<std::pair<int64_t, int64_t>> 
 void TimelineChartView::setPlotMargins(const QMargins &margins)
 {
     m_plotMargins = margins;
-    chart()->setPlotArea(QRectF(QPointF(0, 0), size()).marginsRemoved(margins.toMarginsF()));
+    applyPlotMargins();
     updateAxis();
+}
+
+void TimelineChartView::applyPlotMargins()
+{
+    const QRectF area = QRectF(QPointF(0, 0), size()).marginsRemoved(m_plotMargins.toMarginsF());
+    if (m_plotMargins.isNull() || area == chart()->plotArea())
+        return;
+    chart()->setPlotArea(area);
+    // A fixed plot area moves the series at once, but the axes (their lines, grid and labels) only when the chart
+    // lays itself out again, and the view's resize laid it out with the old area: in a pane made taller the time
+    // labels stayed where the old plot area ended, hidden under the activity strip or cut off. Laid out now, they
+    // sit under the new area.
+    if (QGraphicsLayout *layout = chart()->layout()) {
+        layout->invalidate();
+        layout->activate();
+    }
 }
 
 void TimelineChartView::resizeEvent(QResizeEvent *event)
 {
     QChartView::resizeEvent(event);
-    if (!m_plotMargins.isNull())
-        chart()->setPlotArea(QRectF(QPointF(0, 0), size()).marginsRemoved(m_plotMargins.toMarginsF()));
+    applyPlotMargins();
     updateAxis();
 }
 

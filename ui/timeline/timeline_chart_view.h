@@ -47,6 +47,8 @@ protected:
 private:
     void updateAxis();
     void followPalette();
+    // The plot area inside the margins of setPlotMargins(), with the axes laid out around it.
+    void applyPlotMargins();
 
     TimeAxis m_axis;
     QMargins m_plotMargins;

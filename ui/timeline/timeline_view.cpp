@@ -135,6 +135,7 @@ QChart *TimelineView::createChart(QValueAxis *&x, QValueAxis *&y, const QString 
     x = new QValueAxis(chart);
     x->setLabelFormat(QStringLiteral("%.0f s"));
     x->setRange(0, 1);
+    x->setTickCount(2); // before the first flush: "0 s" and "1 s", not "0 s 0 s 1 s 1 s 1 s"
     y = new QValueAxis(chart);
     y->setTitleText(yTitle);
     y->setLabelFormat(QStringLiteral("%.0f"));

@@ -6,9 +6,12 @@
 #include "ui/models/diff_caller_callee_model.h"
 #include "ui/models/diff_functions_model.h"
 #include "ui/models/function_filter_proxy.h"
+#include "ui/views/compare/diff_tables_view.h"
 
 #include <QAbstractItemModelTester>
+#include <QHeaderView>
 #include <QTest>
+#include <QTreeView>
 
 #include <cmath>
 
@@ -77,6 +80,59 @@ private Q_SLOTS:
         QCOMPARE(nameAt(proxy, 0), QStringLiteral("b")); // 50 → 30: -40%
         model.setComparison(nullptr);
         QCOMPARE(proxy.rowCount(), 0);
+    }
+
+    // The comparison's tables open sorted by the size of the self change, the sign shown; clicks on a change
+    // column's header go to the largest growth first, the largest shrink first, and back. If this fails, shrinking
+    // functions fall to the bottom of a table that opens sorted by the signed change, or a click cannot sort by
+    // the signed value any more.
+    void tablesSortByTheSizeOfTheChange()
+    {
+        const auto c = comparison();
+        ui::DiffTablesView view;
+        view.resize(1400, 500);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setComparison(c);
+        QTreeView *table = view.functionsTable();
+        QAbstractItemModel *shown = table->model();
+        QAbstractItemModelTester tester(shown, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const auto names = [&] {
+            QStringList out;
+            for (int r = 0; r < shown->rowCount(); ++r)
+                out << nameAt(*shown, r);
+            return out;
+        };
+        const int self = DiffFunctionsModel::SelfChangeColumn;
+        // Self change: b -20 (50 → 30), a +10, c and main 0.
+        QCOMPARE(names().mid(0, 2), (QStringList{"b", "a"}));
+        QCOMPARE(shown->index(0, self).data().toString(), QStringLiteral("-20 ns"));
+        QCOMPARE(shown->headerData(self, Qt::Horizontal).toString(), QStringLiteral("Self change ±"));
+
+        QHeaderView *header = table->header();
+        const auto click = [&](int section) {
+            QTest::mouseClick(header->viewport(), Qt::LeftButton, {},
+                              QPoint(header->sectionViewportPosition(section) + header->sectionSize(section) / 2,
+                                     header->height() / 2));
+        };
+        click(self); // the largest growth first
+        QCOMPARE(names().first(), QStringLiteral("a"));
+        QCOMPARE(names().last(), QStringLiteral("b"));
+        QCOMPARE(shown->headerData(self, Qt::Horizontal).toString(), QStringLiteral("Self change"));
+        click(self); // the largest shrink first
+        QCOMPARE(names().first(), QStringLiteral("b"));
+        QCOMPARE(names().last(), QStringLiteral("a"));
+        QCOMPARE(header->sortIndicatorOrder(), Qt::AscendingOrder);
+        click(self); // the size again
+        QCOMPARE(names().mid(0, 2), (QStringList{"b", "a"}));
+        QCOMPARE(header->sortIndicatorOrder(), Qt::DescendingOrder);
+
+        // Another column sorts as usual, largest first; a change column clicked from there sorts by size.
+        click(DiffFunctionsModel::NewSelfColumn);
+        QCOMPARE(names().mid(0, 2), (QStringList{"c", "b"})); // 40, 30
+        click(DiffFunctionsModel::TotalChangeColumn);
+        // Total change: b and c -20, a +10, main -10: equal sizes put the growth first.
+        QCOMPARE(names().mid(2), (QStringList{"a", "main"}));
     }
 
     // If this fails, a percentage for a function the base lacks sorts among finite ones, or shows a number.

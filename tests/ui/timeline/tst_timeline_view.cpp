@@ -12,6 +12,8 @@
 #include "ui/timeline/timeline_view.h"
 
 #include <QChart>
+#include <QGraphicsScene>
+#include <QGraphicsTextItem>
 #include <QLineSeries>
 #include <QSignalSpy>
 #include <QTest>
@@ -33,6 +35,45 @@ QLineSeries *samplesLine(ui::TimelineView &view)
 {
     const auto series = view.flushChart()->chart()->series();
     return series.isEmpty() ? nullptr : qobject_cast<QLineSeries *>(series.first());
+}
+
+// The x-axis labels a chart draws ("0 s", "1 s"...): the text items of its scene that end in " s".
+QList<QGraphicsTextItem *> timeLabels(const ui::TimelineChartView *view)
+{
+    QList<QGraphicsTextItem *> out;
+    for (QGraphicsItem *item : view->scene()->items()) {
+        auto *text = dynamic_cast<QGraphicsTextItem *>(item);
+        if (text && text->isVisible() && text->toPlainText().endsWith(QLatin1String(" s")))
+            out << text;
+    }
+    return out;
+}
+
+// Why a chart's time labels are not whole, below its plot area and inside the view ("" when they are).
+QString labelProblem(const ui::TimelineChartView *view)
+{
+    const QList<QGraphicsTextItem *> labels = timeLabels(view);
+    if (labels.size() < 2)
+        return QStringLiteral("%1 time labels").arg(labels.size());
+    const QRectF plot = view->chart()->plotArea();
+    const QRect inside = view->viewport()->rect();
+    for (const QGraphicsTextItem *label : labels) {
+        // The text's own box, without the document margin around it.
+        const QFontMetricsF metrics(label->font());
+        QRectF box(0, 0, metrics.horizontalAdvance(label->toPlainText()), metrics.height());
+        box.moveCenter(label->mapRectToScene(label->boundingRect()).center());
+        const QRect shown = view->mapFromScene(box).boundingRect();
+        if (box.top() < plot.bottom() || !inside.contains(shown))
+            return QStringLiteral("label %1 at %2,%3 %4x%5; plot bottom %6, view %7 high")
+                .arg(label->toPlainText())
+                .arg(shown.x())
+                .arg(shown.y())
+                .arg(shown.width())
+                .arg(shown.height())
+                .arg(plot.bottom())
+                .arg(inside.height());
+    }
+    return {};
 }
 
 } // namespace
@@ -100,6 +141,34 @@ private Q_SLOTS:
         QCOMPARE(samplesLine(view)->count(), 3);
         QVERIFY(view.activityStrip()->activity() == activity);
         QCOMPARE(view.threadModel()->rowCount(), 2);
+    }
+
+    // The pane made tall (the flush chart joins the CPU chart) and short again. If this fails, a chart's time
+    // labels are drawn where its plot area was before the resize: cut off at the bottom of the chart, hidden under
+    // the activity strip, or over the plot.
+    void timeLabelsWholeAtAnyHeight()
+    {
+        engine::LiveProfile live;
+        for (uint32_t i = 0; i < 6; ++i)
+            QVERIFY(live.add(syntheticFlush(i + 1, kStart + int64_t(i) * 1'000'000'000, 100, 7)).ok());
+        ui::TimelineView view;
+        view.resize(900, 200);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QSignalSpy shown(&view, &ui::TimelineView::dataShown);
+        view.setData(live.snapshot(), activityOf(*live.snapshot()));
+        QVERIFY(shown.wait(5000));
+        for (int height : {200, 700, 420, 900, 150}) {
+            view.resize(900, height);
+            QTest::qWait(50); // the layout, the charts' own layouts and a paint
+            QVERIFY2(labelProblem(view.cpuChart()).isEmpty(),
+                     qPrintable(QStringLiteral("%1 px: CPU chart: %2").arg(height).arg(labelProblem(view.cpuChart()))));
+            if (view.flushChart()->isVisible())
+                QVERIFY2(
+                    labelProblem(view.flushChart()).isEmpty(),
+                    qPrintable(
+                        QStringLiteral("%1 px: flush chart: %2").arg(height).arg(labelProblem(view.flushChart()))));
+        }
     }
 };
 

@@ -33,6 +33,8 @@
 #include <QTest>
 #include <QTreeView>
 
+#include <cstdlib>
+
 using namespace emberline;
 using emberline::ui::CompareExplorer;
 using emberline::ui::CompareView;
@@ -150,7 +152,8 @@ private Q_SLOTS:
         QVERIFY(callerNew > 0);
         QVERIFY(flame->toolTipFor(node).contains(QLatin1String("only in the new profile")));
 
-        // Sort by total change with a click on its header: ascending first, then descending.
+        // Sort by total change with a click on its header: by the size of the change first, then the largest growth
+        // first.
         QTreeView *table = explorer->tables()->functionsTable();
         QHeaderView *header = table->header();
         const int section = DiffFunctionsModel::TotalChangeColumn;
@@ -160,10 +163,11 @@ private Q_SLOTS:
         const auto changeAt = [&](int row) {
             return table->model()->index(row, section).data(ui::SortRole).toLongLong();
         };
-        const Qt::SortOrder first = header->sortIndicatorOrder();
         QCOMPARE(header->sortIndicatorSection(), section);
-        if (first == Qt::AscendingOrder)
-            QTest::mouseClick(header->viewport(), Qt::LeftButton, {}, at);
+        QCOMPARE(header->sortIndicatorOrder(), Qt::DescendingOrder);
+        for (int r = 1; r < table->model()->rowCount(); ++r)
+            QVERIFY(std::llabs(changeAt(r - 1)) >= std::llabs(changeAt(r)));
+        QTest::mouseClick(header->viewport(), Qt::LeftButton, {}, at);
         QCOMPARE(header->sortIndicatorOrder(), Qt::DescendingOrder);
         for (int r = 1; r < table->model()->rowCount(); ++r)
             QVERIFY(changeAt(r - 1) >= changeAt(r));

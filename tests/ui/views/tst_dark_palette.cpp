@@ -9,10 +9,12 @@
 #include "ui/timeline/heatmap_view.h"
 #include "ui/timeline/timeline_chart_view.h"
 #include "ui/timeline/timeline_view.h"
+#include "ui/views/memory/memory_chart.h"
 
 #include <QAbstractAxis>
 #include <QApplication>
 #include <QChart>
+#include <QLegend>
 #include <QTest>
 
 #include <cmath>
@@ -77,6 +79,10 @@ private Q_SLOTS:
         };
         check(timeline.cpuChart(), darkPalette());
         check(timeline.flushChart(), darkPalette());
+        // The memory chart's legend names its lines in the palette's text colour.
+        MemoryChart memory;
+        memory.show();
+        QCOMPARE(memory.chartView()->chart()->legend()->labelColor(), darkPalette().color(QPalette::Text));
         QApplication::setPalette(lightPalette());
         QTRY_COMPARE(timeline.cpuChart()->chart()->backgroundBrush().color(), QColor(Qt::white));
         check(timeline.cpuChart(), lightPalette());

@@ -3,6 +3,7 @@
 #include "engine/health/unwind_health.h"
 #include "ui/models/unwind_health_model.h"
 #include "ui/views/live/health_view.h"
+#include "ui/views/live/session_status_bar.h"
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
@@ -102,6 +103,44 @@ private Q_SLOTS:
         QVERIFY(view.hasProblems());
         // The fix column is the last and stretches: its text is not cut to a sliver.
         QVERIFY(table->columnWidth(UnwindHealthModel::FixColumn) > 200);
+    }
+
+    // The status bar's incomplete share is of the CPU samples; the health's counts take in the stacks of off-CPU
+    // waits too. If this fails, the tab and the status bar give two different shares of "incomplete stacks" (0.21%
+    // and 0.13%) with nothing to tell them apart, or the tab is marked by the share the status bar does not show.
+    void sameIncompleteShareAsTheStatusBar()
+    {
+        UnwindCounters c;
+        c.samples = 20000; // 10000 CPU samples and 10000 stacks of off-CPU waits
+        c.incomplete = 42;
+        c.stackBytes = 32768;
+        c.modules.resize(4);
+        c.byModule.resize(4);
+        c.modules[3].path = "/work/bin/app";
+        c.byModule[3].samples = 20000;
+        c.byModule[3].incomplete = 42;
+        engine::SessionStats stats;
+        stats.samples = 10000;
+        stats.incomplete = 13;
+        SessionStatusBar bar;
+        bar.setStats(stats);
+        const QString shown = bar.findChild<QLabel *>(QStringLiteral("incompleteLabel"))->text();
+        QCOMPARE(shown, QStringLiteral("0.13% incomplete"));
+
+        HealthView view;
+        view.setHealth(std::make_shared<const UnwindHealth>(buildUnwindHealth(c, {}, {}, {})));
+        view.setCpuSamples(stats.incomplete, stats.samples);
+        const QString summary = view.findChild<QLabel *>(QStringLiteral("healthSummary"))->text();
+        QVERIFY2(summary.startsWith(QStringLiteral("0.13% of the CPU samples' stacks incomplete (13 of 10000)")),
+                 qPrintable(summary));
+        QVERIFY2(summary.contains(QStringLiteral("off-CPU waits")) && summary.contains(QStringLiteral("(0.21%)")),
+                 qPrintable(summary));
+
+        // Marked by the CPU samples' share, the status bar's.
+        stats.incomplete = 300; // 3%
+        view.setCpuSamples(stats.incomplete, stats.samples);
+        QCOMPARE(view.numbersAtStake().size(), 1);
+        QVERIFY(view.numbersAtStake().first().startsWith(QStringLiteral("3.0% of the CPU samples' stacks")));
     }
 
     // A healthy session: no faults shown, and the summary says every stack was complete.

@@ -2,7 +2,9 @@
 // with known values (tests/ui/test_profiles.h) and on Go's real CPU profile, where the function's total must
 // equal what `emberline report --json` prints for it; the same with the Bottom-up toggle on (callers stay
 // above); a click on a caller selects it.
+#include "engine/analysis/sandwich.h"
 #include "engine/model/frame_table.h"
+#include "engine/model/sample_filter.h"
 #include "tests/ui/test_profiles.h"
 #include "tests/ui/test_settings.h"
 #include "tests/ui/views/explorer_test_support.h"
@@ -15,7 +17,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolButton>
+#include <QVBoxLayout>
 
+#include <cmath>
 #include <map>
 
 using namespace emberline;
@@ -48,6 +52,41 @@ std::shared_ptr<const engine::LoadedProfile> smallLoaded()
     loaded->totals = profile->totals();
     loaded->profile = profile;
     return loaded;
+}
+
+// The sandwich of `function` in a profile of name paths (root first).
+std::shared_ptr<const engine::Sandwich> sandwichOf(const engine::Profile &profile, const engine::FrameTable &frames,
+                                                   const char *function)
+{
+    const std::vector<int64_t> perStack = engine::valuesPerStack(profile, 0, {});
+    auto built = engine::buildSandwich(profile, frames, perStack, frames.findByName(function).front());
+    return built ? std::make_shared<const engine::Sandwich>(std::move(*built)) : nullptr;
+}
+
+// A path of `depth` frames named prefix0, prefix1, ... (root first).
+std::vector<std::string> chain(const std::string &prefix, int depth)
+{
+    std::vector<std::string> names;
+    names.reserve(static_cast<size_t>(depth));
+    for (int i = 0; i < depth; ++i)
+        names.push_back(prefix + std::to_string(i));
+    return names;
+}
+
+// The rows of a sandwich pane that the pane cuts: above or below its viewport ("" when every row drawn is whole).
+QString cutRows(const ui::FlameGraphView *view)
+{
+    const double height = view->layout().viewportSize().height();
+    for (const ui::FlameRect &rect : view->layout().visibleRects()) {
+        if (rect.pixels.top() < -0.5 || (view->layout().maxScrollOffset() == 0 && rect.pixels.bottom() > height + 0.5))
+            return QStringLiteral("%1: row %2 at %3..%4 of %5 px")
+                .arg(view->objectName())
+                .arg(rect.row)
+                .arg(rect.pixels.top())
+                .arg(rect.pixels.bottom())
+                .arg(height);
+    }
+    return {};
 }
 
 bool waitForSandwich(ProfileExplorer *explorer)
@@ -118,6 +157,67 @@ private Q_SLOTS:
         }
         QVERIFY(clicked);
         QCOMPARE(explorer.shownFrames().frame(explorer.selectedFrame()).name, std::string("main"));
+    }
+
+    // If this fails, a pane of the sandwich scrolls although both fit (their height is split in half whatever
+    // their rows), or the callers' pane cuts its outermost row in half at its top when they do not fit.
+    void panesShareTheHeightByTheirRows()
+    {
+        // In a window whose layout gives the view the height there is, below its own minimum if need be (a window
+        // at 2× scale on a 1000-pixel screen is shorter than its widgets' minimums).
+        QWidget window;
+        auto *layout = new QVBoxLayout(&window);
+        layout->setSizeConstraint(QLayout::SetNoConstraint);
+        layout->setContentsMargins(0, 0, 0, 0);
+        auto *inWindow = new ui::SandwichView(&window);
+        layout->addWidget(inWindow);
+        ui::SandwichView &view = *inWindow;
+        window.resize(500, 420);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        const auto show = [&](const engine::Profile &profile) {
+            auto frames = std::make_shared<const engine::FrameTable>(profile);
+            auto sandwich = sandwichOf(profile, *frames, "f");
+            QVERIFY(sandwich);
+            view.setSandwich(sandwich, frames, engine::frameDisplayNames(*frames), "nanoseconds", false);
+            QTest::qWait(20);
+        };
+        // Eleven callers above f and one callee below it: 13 rows, and 1 + 2 rows, fit in 420 px.
+        std::vector<std::string> path = chain("caller", 11);
+        path.push_back("f");
+        std::vector<std::string> deeper = path;
+        deeper.push_back("leaf");
+        show(ui::test::profileOfPaths({{path, 10}, {deeper, 5}}));
+        const ui::FlameGraphView *callers = view.callers();
+        const ui::FlameGraphView *callees = view.callees();
+        QCOMPARE(callers->layout().rowCount(), 13u);
+        QCOMPARE(callers->layout().maxScrollOffset(), 0.0);
+        QCOMPARE(callees->layout().maxScrollOffset(), 0.0);
+        QVERIFY2(cutRows(callers).isEmpty(), qPrintable(cutRows(callers)));
+
+        // Forty callers do not fit: the callers' pane scrolls, its top row whole; the callees keep theirs.
+        path = chain("caller", 40);
+        path.push_back("f");
+        deeper = path;
+        deeper.push_back("leaf");
+        show(ui::test::profileOfPaths({{path, 10}, {deeper, 5}}));
+        QVERIFY(callers->layout().maxScrollOffset() > 0);
+        QVERIFY2(cutRows(callers).isEmpty(), qPrintable(cutRows(callers)));
+        QCOMPARE(callees->layout().maxScrollOffset(), 0.0);
+        const double row = callers->layout().rowHeight();
+        QCOMPARE(std::fmod(callers->layout().viewportSize().height(), row), 0.0);
+
+        // Taller, the same; and as short as a tab at 2× scale, where the panes' own minimums used to halve it.
+        for (int height : {611, 120, 110, 100, 90}) {
+            window.resize(500, height);
+            QTest::qWait(20);
+            qWarning("DBG h %d callers %f callees %f", height, callers->layout().viewportSize().height(),
+                     callees->layout().viewportSize().height());
+            QVERIFY2(cutRows(callers).isEmpty(), qPrintable(cutRows(callers)));
+            QCOMPARE(std::fmod(callers->layout().viewportSize().height(), row), 0.0);
+            if (height > 300)
+                QCOMPARE(callees->layout().maxScrollOffset(), 0.0);
+        }
     }
 
     // If this fails, the sandwich of a real function disagrees with `report`'s total for it, or its callers'

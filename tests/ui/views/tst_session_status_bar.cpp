@@ -137,6 +137,37 @@ private Q_SLOTS:
         QCOMPARE(text(bar, "samplerLabel"), QString::fromStdString(stats.samplerDescription));
     }
 
+    // If this fails, the closing numbers set Emberline's CPU against a mostly idle target's (a few milliseconds),
+    // which reads as hundreds of per cent, or leave out the comparison where the target's CPU is a fair base.
+    void profilerCpuAsAShareOfACore()
+    {
+        SessionStatusBar bar;
+        bar.resize(1800, bar.sizeHint().height());
+        bar.show();
+        engine::SessionSummary summary;
+        summary.durationNs = 40'000'000'000;
+        summary.samples = 100;
+        summary.profilerCpuNs = 800'000'000; // 2% of a core over 40 s
+        summary.targetCpuNs = 90'000'000;    // an idle target: 0.2% of a core
+        bar.setSummary(summary);
+        const auto *label = bar.findChild<QLabel *>(QStringLiteral("profilerCpuLabel"));
+        QCOMPARE(label->text(), QStringLiteral("profiler CPU 2.0% of a core"));
+        QVERIFY2(label->toolTip().contains(QLatin1String("too little")), qPrintable(label->toolTip()));
+        QVERIFY(label->isVisible());
+        QVERIFY(label->width() >= label->sizeHint().width()); // whole, not cut to "of the target'"
+
+        summary.targetCpuNs = 32'000'000'000; // a busy target: 80% of a core
+        bar.setSummary(summary);
+        QCOMPARE(label->text(), QStringLiteral("profiler CPU 2.0% of a core (2.5% of the target's)"));
+        QVERIFY(label->width() >= label->sizeHint().width());
+
+        // Live, the share of a core over the last second.
+        engine::SessionStats stats;
+        stats.profilerCpuPercent = 3.4;
+        bar.setStats(stats);
+        QCOMPARE(label->text(), QStringLiteral("profiler CPU 3.4% of a core"));
+    }
+
     void summary()
     {
         SessionStatusBar bar;

@@ -7,11 +7,13 @@
 #include "engine/pprof/pprof_writer.h"
 #include "ui/common/recent_files.h"
 #include "ui/jobs/profile_summaries.h"
+#include "ui/jobs/summary_cache.h"
 #include "ui/views/widgets/start_page.h"
 #include "ui/window/main_window.h"
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLocale>
 #include <QPushButton>
@@ -62,6 +64,7 @@ private Q_SLOTS:
     {
         QVERIFY(m_dir.isValid());
         test::isolateSettings(m_dir, "tst_start_page");
+        QFile::remove(SummaryCache::defaultFile()); // a run before this one left its summaries
     }
 
     // If this fails, a first-time user is not shown how to begin: the three ways in, each with what it does.
@@ -156,6 +159,51 @@ private Q_SLOTS:
         summaries.request({file});
         QTRY_COMPARE(got.size(), 2);
         QCOMPARE(got.last().program, QStringLiteral("second"));
+    }
+
+    // Each start page below is a run of the app of its own: its ProfileSummaries starts empty, only the cache file
+    // is shared. If this fails, a summary is computed again at every start of the app (the profile parsed again), or
+    // kept for a file that changed since.
+    void summariesOutliveTheRun()
+    {
+        const QString file = m_dir.filePath(QStringLiteral("kept.pprof"));
+        QVERIFY(engine::writePprofFile(recordingOf("kept"), file.toStdString()).ok());
+        const auto programShown = [](const QString &path) {
+            StartPage page;
+            page.resize(1200, 800);
+            page.show();
+            page.setRecentFiles({path});
+            if (!QTest::qWaitFor([&] { return !page.isReadingSummaries(); }, 10000))
+                return QStringLiteral("<still reading>");
+            return columnText(page.recentList(), 0, StartPage::ProgramColumn);
+        };
+        QCOMPARE(programShown(file), QStringLiteral("kept"));
+        QVERIFY(QFile::exists(SummaryCache::defaultFile()));
+
+        // The same size and modification time, but no profile any more: a page that parsed it would say "cannot be
+        // read"; the next run shows what the first read.
+        const QDateTime modified = QFileInfo(file).lastModified();
+        {
+            QFile f(file);
+            const qint64 size = f.size();
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            QCOMPARE(f.write(QByteArray(size, 'x')), size);
+            f.close();
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            QVERIFY(f.setFileTime(modified, QFileDevice::FileModificationTime));
+        }
+        QCOMPARE(QFileInfo(file).lastModified(), modified);
+        QCOMPARE(programShown(file), QStringLiteral("kept"));
+
+        // Changed: read again.
+        QVERIFY(engine::writePprofFile(recordingOf("changed"), file.toStdString()).ok());
+        {
+            QFile f(file);
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            QVERIFY(f.setFileTime(modified.addSecs(5), QFileDevice::FileModificationTime));
+        }
+        QCOMPARE(programShown(file), QStringLiteral("changed"));
+        QCOMPARE(programShown(file), QStringLiteral("changed"));
     }
 
     // If this fails, the window's start page does not list the recent files, or a click there does not open one.

@@ -17,6 +17,7 @@
 #include <QScrollBar>
 #include <QSplitter>
 #include <QSplitterHandle>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -36,6 +37,7 @@ namespace {
 std::shared_ptr<const engine::LoadedProfile> profileOfDepth(int depth)
 {
     std::vector<std::string> path;
+    path.reserve(static_cast<size_t>(depth));
     for (int i = 0; i < depth; ++i)
         path.push_back("level" + std::to_string(i));
     std::vector<std::string> side{"level0"};
@@ -87,6 +89,8 @@ void dragHandle(QSplitter *splitter, int delta)
 class TestWorkspace : public QObject {
     Q_OBJECT
 
+    std::unique_ptr<QTemporaryDir> m_settings;
+
 private Q_SLOTS:
     void init()
     {
@@ -131,6 +135,66 @@ private Q_SLOTS:
         QVERIFY(explorer->isDetailsMaximized());
         QTest::mouseClick(corner, Qt::LeftButton);
         QVERIFY(!explorer->isDetailsMaximized());
+    }
+
+    // A window at 2× scale on a 1600×1000 screen is 800×500. If this fails, the detail tabs need scroll arrows
+    // there (Source, Sandwich and Disassembly hidden behind them), or the full labels are not back at 1×.
+    void detailTabsFitAWindowAt2x()
+    {
+        for (const QString &file : {viewtest::kGoCpu, QStringLiteral(EMBERLINE_TEST_DATA "/pprof/go-heap.pprof")}) {
+            MainWindow window;
+            window.resize(800, 500);
+            window.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&window));
+            window.openFiles({file});
+            QVERIFY(QTest::qWaitFor([&] { return window.currentExplorer() != nullptr; }, 30000));
+            ProfileExplorer *explorer = window.currentExplorer();
+            QVERIFY(viewtest::waitForAnalysis(explorer));
+            QTabWidget *details = explorer->detailTabs();
+            QTabBar *bar = details->tabBar();
+            auto *corner = explorer->findChild<QToolButton *>(QStringLiteral("maximizeDetailsButton"));
+            const auto everyTabShown = [&] {
+                for (QToolButton *arrow : bar->findChildren<QToolButton *>()) {
+                    if (arrow->isVisible())
+                        return QStringLiteral("a scroll arrow is shown");
+                }
+                for (int i = 0; i < bar->count(); ++i) {
+                    const QRect tab = bar->tabRect(i);
+                    if (tab.left() < 0 || tab.right() >= bar->width() || !bar->isVisible())
+                        return QStringLiteral("tab %1 at %2..%3 of %4")
+                            .arg(i)
+                            .arg(tab.left())
+                            .arg(tab.right())
+                            .arg(bar->width());
+                    if (bar->tabToolTip(i).isEmpty())
+                        return QStringLiteral("tab %1 without its full label").arg(i);
+                }
+                if (bar->geometry().right() >= corner->geometry().left())
+                    return QStringLiteral("the tabs run under the corner button");
+                return QString();
+            };
+            QTest::qWait(50);
+            QVERIFY2(everyTabShown().isEmpty(), qPrintable(file + QStringLiteral(": ") + everyTabShown()));
+            QCOMPARE(bar->tabText(0), QStringLiteral("Calls"));
+            QCOMPARE(bar->tabToolTip(0), QStringLiteral("Callers / Callees"));
+            QCOMPARE(corner->text(), QStringLiteral("⤢"));
+            QCOMPARE(bar->tabText(3), QStringLiteral("Disasm"));
+
+            // At 1×, the full labels.
+            window.resize(1600, 1000);
+            QTest::qWait(50);
+            QVERIFY2(everyTabShown().isEmpty(), qPrintable(everyTabShown()));
+            QCOMPARE(bar->tabText(0), QStringLiteral("Callers / Callees"));
+            QCOMPARE(bar->tabText(3), QStringLiteral("Disassembly"));
+            QCOMPARE(corner->text(), QStringLiteral("⤢ Maximize"));
+            // Maximized, the corner says Restore; narrow again, its symbol.
+            corner->click();
+            QCOMPARE(corner->text(), QStringLiteral("⤡ Restore"));
+            corner->click();
+            window.resize(800, 500);
+            QTest::qWait(50);
+            QCOMPARE(corner->text(), QStringLiteral("⤢"));
+        }
     }
 
     // If this fails, a shallow profile floats at the bottom of an empty band (or a deep one is cut off instead of
@@ -311,9 +375,6 @@ private Q_SLOTS:
             QVERIFY2(listed.contains(action->shortcut().toString(QKeySequence::NativeText)), name);
         }
     }
-
-private:
-    std::unique_ptr<QTemporaryDir> m_settings;
 };
 
 QTEST_MAIN(TestWorkspace)

@@ -41,10 +41,38 @@ QTreeView *newTable(QWidget *parent, const QString &objectName)
     table->setRootIsDecorated(false);
     table->setUniformRowHeights(true);
     table->setAlternatingRowColors(true);
-    table->setSortingEnabled(true);
     table->setSelectionBehavior(QAbstractItemView::SelectRows);
     table->setSelectionMode(QAbstractItemView::SingleSelection);
     return table;
+}
+
+// Sorting by the header, which the table leaves to this (its own sorting is off): the table starts sorted by the size
+// of `initial`'s change, largest first, shrinks among growths. A click on a change column sorts by the size of the
+// change, the next click by the largest growth first, the next by the largest shrink first, and round again. Another
+// column sorts largest first (names A to Z), a second click reversing it.
+void sortByHeader(QTreeView *table, FunctionFilterProxy *proxy, const QList<int> &changeColumns, int initial)
+{
+    proxy->setChangeColumns(changeColumns);
+    QHeaderView *header = table->header();
+    header->setSectionsClickable(true);
+    header->setSortIndicatorShown(true);
+    proxy->setSortByMagnitude(true);
+    table->sortByColumn(initial, Qt::DescendingOrder);
+    QObject::connect(header, &QHeaderView::sectionClicked, table, [table, proxy](int section) {
+        const bool same = section == proxy->sortColumn();
+        Qt::SortOrder order = Qt::DescendingOrder;
+        bool magnitude = false;
+        if (proxy->isChangeColumn(section)) {
+            magnitude = !same || (!proxy->sortsByMagnitude() && proxy->sortOrder() == Qt::AscendingOrder);
+            order = same && !magnitude && !proxy->sortsByMagnitude() ? Qt::AscendingOrder : Qt::DescendingOrder;
+        } else if (same) {
+            order = proxy->sortOrder() == Qt::AscendingOrder ? Qt::DescendingOrder : Qt::AscendingOrder;
+        } else if (section == 0) {
+            order = Qt::AscendingOrder;
+        }
+        proxy->setSortByMagnitude(magnitude);
+        table->sortByColumn(section, order);
+    });
 }
 
 } // namespace
@@ -81,7 +109,8 @@ QWidget *DiffTablesView::createFunctionsPane()
     m_filter->setClearButtonEnabled(true);
     m_table = newTable(pane, QStringLiteral("diffFunctionsTable"));
     m_table->setModel(m_proxy);
-    m_table->sortByColumn(DiffFunctionsModel::SelfChangeColumn, Qt::DescendingOrder);
+    sortByHeader(m_table, m_proxy, {DiffFunctionsModel::SelfChangeColumn, DiffFunctionsModel::TotalChangeColumn},
+                 DiffFunctionsModel::SelfChangeColumn);
     sizeValueColumns(m_table, DiffFunctionsModel::BaseSelfColumn, DiffFunctionsModel::ColumnCount);
     auto *layout = new QVBoxLayout(pane);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -115,7 +144,7 @@ QTreeView *DiffTablesView::createCallerCalleeTable(DiffCallerCalleeModel *model,
     proxy->setSourceModel(model);
     QTreeView *table = newTable(this, objectName);
     table->setModel(proxy);
-    table->sortByColumn(DiffCallerCalleeModel::ChangeColumn, Qt::DescendingOrder);
+    sortByHeader(table, proxy, {DiffCallerCalleeModel::ChangeColumn}, DiffCallerCalleeModel::ChangeColumn);
     sizeValueColumns(table, DiffCallerCalleeModel::BaseColumn, DiffCallerCalleeModel::ColumnCount);
     connect(table, &QTreeView::activated, this,
             [this](const QModelIndex &index) { Q_EMIT frameSelected(index.data(FrameRole).toUInt()); });

@@ -18,7 +18,9 @@ class FunctionFilterProxy;
 
 // The tables of a comparison: the top functions with base, new, change and change % of self and total (with a
 // name filter), and beside them the selected function's callers and callees with the same four columns. Every
-// column sorts. Emits the function the user picks; selectFrame() selects one picked elsewhere.
+// column sorts; the change columns first by the size of the change (the largest growth or shrink first, as
+// `emberline report --base` orders them), then, click by click, by the largest growth and the largest shrink first.
+// Emits the function the user picks; selectFrame() selects one picked elsewhere.
 //
 // Thread: GUI thread.
 class DiffTablesView : public QWidget {

@@ -16,6 +16,7 @@
 #include "ui/views/explorer/source_view.h"
 #include "ui/views/explorer/top_functions_view.h"
 #include "ui/views/memory/memory_summary_view.h"
+#include "ui/views/widgets/fitting_tab_widget.h"
 #include "ui/views/widgets/label_strip.h"
 #include "ui/views/widgets/search_delay.h"
 #include "ui/views/widgets/thread_filter_button.h"
@@ -146,16 +147,17 @@ QWidget *ProfileExplorer::createTablesPane()
     tables->setObjectName(QStringLiteral("tablesSplitter"));
     m_tablesSplitter = tables;
     m_topFunctions = new TopFunctionsView(tables);
-    m_details = new QTabWidget(tables);
+    m_details = new FittingTabWidget(tables);
     m_details->setObjectName(QStringLiteral("detailTabs"));
     m_callerCallee = new CallerCalleeView(m_details);
     m_source = new SourceView(m_details);
-    m_details->addTab(m_callerCallee, tr("Callers / Callees"));
-    m_details->addTab(m_source, tr("Source"));
+    // The short labels are shown where the full ones do not fit (a window at 2× scale).
+    m_details->addTab(m_callerCallee, tr("Callers / Callees"), tr("Calls"));
+    m_details->addTab(m_source, tr("Source"), tr("Source"));
     m_sandwich = new SandwichView(m_details);
-    m_details->addTab(m_sandwich, tr("Sandwich"));
+    m_details->addTab(m_sandwich, tr("Sandwich"), tr("Sandwich"));
     m_disassembly = new DisassemblyView(m_details);
-    m_details->addTab(m_disassembly, tr("Disassembly"));
+    m_details->addTab(m_disassembly, tr("Disassembly"), tr("Disasm"));
     updateMemorySummary();
     tables->addWidget(m_topFunctions);
     tables->addWidget(m_details);
@@ -365,7 +367,7 @@ void ProfileExplorer::updateMemorySummary()
         return;
     if (!m_memorySummary) {
         m_memorySummary = new MemorySummaryView(m_details);
-        m_details->addTab(m_memorySummary, tr("Memory"));
+        m_details->addTab(m_memorySummary, tr("Memory"), tr("Memory"));
     }
     m_memorySummary->showProfile(m_loaded);
 }

@@ -3,6 +3,7 @@
 #include "engine/analysis/analysis.h"
 #include "engine/analysis/derived_profile.h"
 #include "engine/analysis/heatmap.h"
+#include "ui/views/widgets/fitting_tab_widget.h"
 
 #include <QWidget>
 
@@ -197,7 +198,7 @@ private:
     FlameGraphView *m_flame = nullptr;
     TopFunctionsView *m_topFunctions = nullptr;
     CallerCalleeView *m_callerCallee = nullptr;
-    QTabWidget *m_details = nullptr;
+    FittingTabWidget *m_details = nullptr;
     SourceView *m_source = nullptr;
     SourceRunner *m_sourceRunner = nullptr;
     SandwichView *m_sandwich = nullptr;

@@ -6,6 +6,7 @@
 #include "ui/views/explorer/profile_explorer.h"
 #include "ui/views/explorer/source_view.h"
 #include "ui/views/explorer/top_functions_view.h"
+#include "ui/views/widgets/fitting_tab_widget.h"
 
 #include <QAction>
 #include <QEvent>
@@ -31,18 +32,15 @@ constexpr double kMaximumShare = 0.9;
 
 void ProfileExplorer::createRoomActions()
 {
-    // Short, for the corner of the tab bar (at 2× scale a long text pushed the tabs behind scroll arrows); the
-    // tooltip and the View menu say it whole.
+    // Short, for the corner of the tab bar, and shorter still ("⤢") when the tabs need the room; the tooltip and
+    // the View menu say it whole.
     m_maximizeDetails = new QAction(tr("⤢ Maximize"), this);
     m_maximizeDetails->setObjectName(QStringLiteral("maximizeDetailsAction"));
     m_maximizeDetails->setCheckable(true);
     m_maximizeDetails->setToolTip(tr("Give the detail tabs the whole tab, or give the flame graph and the table "
                                      "their room back (Ctrl+M)"));
-    m_maximizeButton = new QToolButton(m_details);
-    m_maximizeButton->setObjectName(QStringLiteral("maximizeDetailsButton"));
-    m_maximizeButton->setDefaultAction(m_maximizeDetails);
-    m_maximizeButton->setAutoRaise(true);
-    m_details->setCornerWidget(m_maximizeButton, Qt::TopRightCorner);
+    m_details->setCornerAction(m_maximizeDetails, QStringLiteral("maximizeDetailsButton"));
+    m_maximizeButton = m_details->cornerButton();
     m_fitTimer = new QTimer(this);
     m_fitTimer->setSingleShot(true);
     m_fitTimer->setInterval(0);

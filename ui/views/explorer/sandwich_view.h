@@ -18,7 +18,9 @@ class FlameGraphView;
 
 // The sandwich of the selected function, as speedscope shows it: its callers above it (a flame graph with the
 // function at the bottom and each caller on top of what it called) and its callees below it (an icicle graph
-// with the function at the top). A click on a frame in either selects that function.
+// with the function at the top). A click on a frame in either selects that function. The two share the height by
+// their rows: when both fit, each shows all of its rows; when they do not, each keeps a share, the callers' a whole
+// number of rows, so that their outermost row is never cut in half at the top.
 //
 // Thread: GUI thread; the sandwich is built on a worker (AnalysisRunner).
 class SandwichView : public QWidget {
@@ -40,8 +42,12 @@ public:
 Q_SIGNALS:
     void frameActivated(uint32_t frame);
 
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
+
 private:
     void setupUi();
+    void fitPanes();
 
     std::shared_ptr<const engine::Sandwich> m_sandwich;
     QLabel *m_title = nullptr;

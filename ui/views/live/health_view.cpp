@@ -72,9 +72,27 @@ QString HealthView::summaryText() const
     const auto &h = m_model->health();
     if (!h)
         return tr("Unwind and symbol health appears with the first flush.");
-    const double percent =
-        h->samples ? 100.0 * static_cast<double>(h->incomplete) / static_cast<double>(h->samples) : 0;
-    QString text = tr("%1 of %2 stacks incomplete (%3%)").arg(h->incomplete).arg(h->samples).arg(percent, 0, 'f', 2);
+    const auto percent = [](uint64_t part, uint64_t whole) {
+        return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+    };
+    QString text;
+    if (m_cpuSamples == 0) {
+        text = tr("%1 of %2 stacks incomplete (%3%)")
+                   .arg(h->incomplete)
+                   .arg(h->samples)
+                   .arg(percent(h->incomplete, h->samples), 0, 'f', 2);
+    } else {
+        // The status bar's number first; the table's counts (with the off-CPU waits' stacks) after it, named.
+        text = tr("%1% of the CPU samples' stacks incomplete (%2 of %3)")
+                   .arg(percent(m_cpuIncomplete, m_cpuSamples), 0, 'f', 2)
+                   .arg(m_cpuIncomplete)
+                   .arg(m_cpuSamples);
+        if (h->samples != m_cpuSamples || h->incomplete != m_cpuIncomplete)
+            text += tr(" · with the stacks of off-CPU waits, which the table counts too: %1 of %2 (%3%)")
+                        .arg(h->incomplete)
+                        .arg(h->samples)
+                        .arg(percent(h->incomplete, h->samples), 0, 'f', 2);
+    }
     if (h->stackBytes > 0)
         text += h->stackCopyLearned ? tr(" · stack copies of %1 bytes, learned from the stacks").arg(h->stackBytes)
                                     : tr(" · stack copies of %1 bytes").arg(h->stackBytes);
@@ -91,6 +109,16 @@ void HealthView::setLostSamples(uint64_t lost, uint64_t samples)
     m_lostOf = samples;
 }
 
+void HealthView::setCpuSamples(uint64_t incomplete, uint64_t samples)
+{
+    if (incomplete == m_cpuIncomplete && samples == m_cpuSamples)
+        return;
+    m_cpuIncomplete = incomplete;
+    m_cpuSamples = samples;
+    if (m_model->health())
+        m_summary->setText(summaryText());
+}
+
 QStringList HealthView::numbersAtStake() const
 {
     QStringList reasons;
@@ -103,8 +131,14 @@ QStringList HealthView::numbersAtStake() const
     const auto &h = m_model->health();
     if (!h)
         return reasons;
-    if (const double incomplete = share(h->incomplete, h->samples); incomplete > kAtStakeShare)
-        reasons << tr("%1 of the stacks are incomplete: their callers' totals are too low").arg(percent(incomplete));
+    // The CPU samples' share, as the status bar says it; the off-CPU waits' stacks put wall time at stake too.
+    if (const double cpu = share(m_cpuIncomplete, m_cpuSamples); cpu > kAtStakeShare)
+        reasons
+            << tr("%1 of the CPU samples' stacks are incomplete: their callers' totals are too low").arg(percent(cpu));
+    else if (const double all = share(h->incomplete, h->samples); all > kAtStakeShare)
+        reasons << tr("%1 of the stacks (with those of off-CPU waits) are incomplete: their callers' totals are too "
+                      "low")
+                       .arg(percent(all));
     for (const engine::ModuleHealth &m : h->modules) {
         const double carried = share(m.samples, h->samples);
         if (m.symbols.status == engine::SymbolStatus::None && carried > kAtStakeShare)

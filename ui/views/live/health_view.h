@@ -36,6 +36,10 @@ public:
     bool hasProblems() const { return !numbersAtStake().isEmpty(); }
     // The session's lost samples (the kernel's ring was full), from its live numbers.
     void setLostSamples(uint64_t lost, uint64_t samples);
+    // The session's CPU samples and those of them whose stacks are incomplete, from its live numbers (the status
+    // bar's share). The health's own counts take in the stacks of off-CPU waits too (wall time); the summary leads
+    // with the CPU samples' share, so that the tab and the status bar say the same, and names the other as such.
+    void setCpuSamples(uint64_t incomplete, uint64_t samples);
     // The share above which incomplete stacks, lost samples or a module's nameless samples put numbers at stake.
     static constexpr double kAtStakeShare = 0.02;
 
@@ -48,6 +52,8 @@ private:
     QLabel *m_faults = nullptr;
     uint64_t m_lost = 0;
     uint64_t m_lostOf = 0; // samples taken besides the lost ones
+    uint64_t m_cpuIncomplete = 0;
+    uint64_t m_cpuSamples = 0; // 0: not known yet
 };
 
 } // namespace emberline::ui

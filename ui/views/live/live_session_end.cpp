@@ -1,6 +1,7 @@
 // LiveSessionView: the end of a session (what happened, in words), its buttons, and saving its folder.
 #include "ui/views/live/live_session_view.h"
 
+#include "ui/views/live/health_view.h"
 #include "ui/views/live/session_status_bar.h"
 
 #include <QComboBox>
@@ -55,8 +56,11 @@ QString endText(const engine::SessionSummary &s, const QString &folder)
 void LiveSessionView::onFinished(const engine::SessionSummary &summary)
 {
     m_status->setSummary(summary);
+    m_health->setLostSamples(summary.lost, summary.samples);
+    m_health->setCpuSamples(summary.incomplete, summary.samples);
     if (summary.health)
         showHealth(summary.health); // the final flush's, even when it was too short to be shown
+    endMemory(summary);
     const bool crashed = summary.targetExited && summary.exitStatus > 128;
     showMessage(endText(summary, sessionDirectory()), crashed || !summary.saveErrors.empty());
     updateButtons();

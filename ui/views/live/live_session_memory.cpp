@@ -51,11 +51,27 @@ void LiveSessionView::updateMemory(const engine::LiveUpdate &update)
     if (!m_memoryChart || !update.snapshot)
         return;
     m_memoryChart->setSnapshot(update.snapshot);
-    // The summary is of the whole session, whatever the views' scope: asked again only when a flush came in.
-    if (update.snapshot->flushes != m_memorySummaryFlushes && update.loaded) {
+    // The summary follows the views' scope, as the flame graph does: asked again when a flush came in or the scope
+    // changed (not for another sample type).
+    const engine::LiveSelection &scope = update.selection;
+    const bool sameScope = scope.startNs == m_memorySummaryScope.startNs && scope.endNs == m_memorySummaryScope.endNs &&
+                           scope.hiddenThreads == m_memorySummaryScope.hiddenThreads;
+    if (update.loaded && (update.snapshot->flushes != m_memorySummaryFlushes || !sameScope)) {
         m_memorySummaryFlushes = update.snapshot->flushes;
-        m_memorySummary->showLive(update.snapshot, update.loaded->frames);
+        m_memorySummaryScope = scope;
+        m_memorySummary->showLive(update.loaded, scope);
     }
+}
+
+void LiveSessionView::endMemory(const engine::SessionSummary &summary)
+{
+    if (!m_memoryChart || !summary.memory)
+        return;
+    // What the programs still held when they ended: in the chart, a mark at the end; in the summary, the leaks of
+    // the session's profile for what was in use then.
+    m_memoryChart->setLeaked(static_cast<int64_t>(summary.memory->leakedBytes));
+    if (!summary.sessionProfilePath.empty())
+        m_memorySummary->setSessionEnded(QString::fromStdString(summary.sessionProfilePath));
 }
 
 void LiveSessionView::showSelection(std::optional<std::pair<int64_t, int64_t>> range)

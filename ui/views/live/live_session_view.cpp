@@ -98,8 +98,8 @@ void LiveSessionView::setupUi()
     m_splitter->setSizes({220, 780});
     // In that fifth the timeline shows its CPU chart and strip (TimelineView leaves its flush chart out);
     // collapsed, the tab bar is left.
-    m_timelineTabs->setMinimumHeight(m_timelineTabs->tabBar()->sizeHint().height());
     createTimelineCorner();
+    m_timelineTabs->setMinimumHeight(timelineStripHeight());
     restoreSplitter();
 
     auto *layout = new QVBoxLayout(this);
@@ -152,6 +152,13 @@ void LiveSessionView::createTimelineCorner()
     connect(m_splitter, &QSplitter::splitterMoved, this, &LiveSessionView::saveSplitter);
 }
 
+int LiveSessionView::timelineStripHeight() const
+{
+    // The row of the tabs holds the corner button too, which may be the taller: a pane as high as the tab bar alone
+    // showed its tabs with their tops cut off.
+    return std::max(m_timelineTabs->tabBar()->sizeHint().height(), m_collapseTimelines->sizeHint().height());
+}
+
 void LiveSessionView::setTimelinesCollapsed(bool collapsed)
 {
     if (collapsed == m_timelinesCollapsed)
@@ -163,7 +170,7 @@ void LiveSessionView::setTimelinesCollapsed(bool collapsed)
 void LiveSessionView::collapseTimelines(bool collapsed)
 {
     m_timelinesCollapsed = collapsed;
-    const int strip = m_timelineTabs->tabBar()->sizeHint().height();
+    const int strip = timelineStripHeight();
     if (collapsed) {
         m_expandedSizes = m_splitter->sizes();
         const int total = m_expandedSizes.value(0) + m_expandedSizes.value(1);
@@ -235,6 +242,7 @@ void LiveSessionView::connectSignals()
     connect(m_session, &engine::ProfilingSession::statsUpdated, m_status, &SessionStatusBar::setStats);
     connect(m_session, &engine::ProfilingSession::statsUpdated, this, [this](const engine::SessionStats &stats) {
         m_health->setLostSamples(stats.lost, stats.samples);
+        m_health->setCpuSamples(stats.incomplete, stats.samples);
         updateHealthTab();
     });
     connect(m_session, &engine::ProfilingSession::liveUpdated, this, &LiveSessionView::onLiveUpdate);

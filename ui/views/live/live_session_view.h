@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/live/live_selection.h"
 #include "engine/session/profiling_session.h"
 
 #include <QElapsedTimer>
@@ -144,6 +145,8 @@ private:
     void updateButtons();
     void createTimelineCorner();
     void collapseTimelines(bool collapsed);
+    // The height of the timelines' tab row (the tabs and the corner button): what a collapsed pane keeps.
+    int timelineStripHeight() const;
     void restoreSplitter();
     void saveSplitter();
     void chooseSaveDirectory();
@@ -158,6 +161,7 @@ private:
     void createMemoryTab();
     void connectMemorySignals();
     void updateMemory(const engine::LiveUpdate &update);
+    void endMemory(const engine::SessionSummary &summary);
     void onComparedRangeSelected(int64_t startNs, int64_t endNs);
     // The selected range and range A of a comparison, on every chart of the session's time.
     void showSelection(std::optional<std::pair<int64_t, int64_t>> range);
@@ -174,7 +178,8 @@ private:
     HealthView *m_health = nullptr;
     MemoryChart *m_memoryChart = nullptr;
     MemorySummaryView *m_memorySummary = nullptr;
-    uint32_t m_memorySummaryFlushes = 0; // the flush count of the snapshot the summary was asked for
+    uint32_t m_memorySummaryFlushes = 0;        // the flush count of the snapshot the summary was asked for
+    engine::LiveSelection m_memorySummaryScope; // and the scope
     RssSampler *m_rss = nullptr;
     QTabWidget *m_timelineTabs = nullptr;
     SessionStatusBar *m_status = nullptr;

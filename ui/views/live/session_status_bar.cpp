@@ -23,6 +23,21 @@ QString percent(uint64_t part, uint64_t whole)
            QLatin1Char('%');
 }
 
+// Below a tenth of a core on average, the target's CPU is too little to set Emberline's against: its own fixed costs
+// (reading /proc, flushing, symbolizing) over a mostly idle target read as several hundred per cent of nothing.
+// `emberline record` (app/record_command.cpp) draws the same line.
+constexpr double kComparableTargetCores = 0.1;
+
+double shareOfCore(int64_t cpuNs, int64_t wallNs)
+{
+    return wallNs > 0 ? 100.0 * static_cast<double>(cpuNs) / static_cast<double>(wallNs) : 0.0;
+}
+
+QString cpuText(int64_t ns)
+{
+    return QString::fromStdString(engine::formatValue(ns, "nanoseconds"));
+}
+
 } // namespace
 
 SessionStatusBar::SessionStatusBar(QWidget *parent) : QWidget(parent)
@@ -68,7 +83,9 @@ void SessionStatusBar::setupUi()
     m_lost = addLabel("lostLabel", tr("Samples the kernel dropped because the ring buffers were full"));
     m_foreign = addLabel("foreignLabel", tr("Samples of processes outside the profiled program and its children, "
                                             "which the kernel delivered and Emberline dropped"));
-    m_incomplete = addLabel("incompleteLabel", tr("Stacks that could not be unwound to main or a thread start"));
+    m_incomplete = addLabel("incompleteLabel", tr("CPU samples whose stacks could not be unwound to main or a thread "
+                                                  "start (the Health tab's table also counts the stacks of off-CPU "
+                                                  "waits)"));
     m_profilerCpu = addLabel("profilerCpuLabel", tr("Emberline's own CPU use, in % of one core"));
     m_heap = addLabel("heapLabel", tr("Memory profiling: the live heap and the bytes allocated so far, estimated "
                                       "from the sampled allocations"));
@@ -101,7 +118,7 @@ void SessionStatusBar::fitLiveTexts()
     fitTo(m_lost, {tr("%1 lost").arg(QStringLiteral("88888888"))});
     fitTo(m_foreign, {tr("%1 foreign dropped").arg(QStringLiteral("88888888"))});
     fitTo(m_incomplete, {tr("%1 incomplete").arg(QStringLiteral("100.00%"))});
-    fitTo(m_profilerCpu, {tr("profiler CPU %1%").arg(QStringLiteral("888.8"))});
+    fitTo(m_profilerCpu, {tr("profiler CPU %1% of a core").arg(QStringLiteral("888.8"))});
 }
 
 void SessionStatusBar::setStats(const engine::SessionStats &s)
@@ -112,7 +129,7 @@ void SessionStatusBar::setStats(const engine::SessionStats &s)
     m_lost->setText(tr("%1 lost").arg(s.lost));
     m_foreign->setText(tr("%1 foreign dropped").arg(s.foreignDropped));
     m_incomplete->setText(tr("%1 incomplete").arg(percent(s.incomplete, s.samples)));
-    m_profilerCpu->setText(tr("profiler CPU %1%").arg(s.profilerCpuPercent, 0, 'f', 1));
+    m_profilerCpu->setText(tr("profiler CPU %1% of a core").arg(s.profilerCpuPercent, 0, 'f', 1));
     m_samplerWhy = QString::fromStdString(s.samplerChoice);
     setSamplerText(QString::fromStdString(s.samplerDescription));
     if (s.memory) {
@@ -129,7 +146,8 @@ void SessionStatusBar::setSummary(const engine::SessionSummary &s)
     if (!m_summaryWidths) { // the summary's texts are longer; set once, when the session ends
         m_summaryWidths = true;
         fitTo(m_elapsed, {tr("Lasted %1").arg(QStringLiteral("888:88"))});
-        fitTo(m_profilerCpu, {tr("profiler CPU %1% of the target's").arg(QStringLiteral("888.8"))});
+        fitTo(m_profilerCpu, {tr("profiler CPU %1% of a core (%2% of the target's)")
+                                  .arg(QStringLiteral("888.8"), QStringLiteral("888.8"))});
     }
     m_elapsed->setText(tr("Lasted %1").arg(elapsedText(s.durationNs)));
     m_samples->setText(tr("%1 samples").arg(s.samples));
@@ -137,8 +155,7 @@ void SessionStatusBar::setSummary(const engine::SessionSummary &s)
     m_lost->setText(tr("%1 lost").arg(s.lost));
     m_foreign->setText(tr("%1 foreign dropped").arg(s.foreignDropped));
     m_incomplete->setText(tr("%1 incomplete").arg(percent(s.incomplete, s.samples)));
-    const double overhead = s.targetCpuNs ? 100.0 * static_cast<double>(s.profilerCpuNs) / s.targetCpuNs : 0;
-    m_profilerCpu->setText(tr("profiler CPU %1% of the target's").arg(overhead, 0, 'f', 1));
+    setProfilerCpu(s);
     QStringList why{QString::fromStdString(s.samplerChoice)};
     for (const std::string &problem : s.samplerProblems)
         why << QString::fromStdString(problem);
@@ -161,6 +178,31 @@ void SessionStatusBar::setSummary(const engine::SessionSummary &s)
         m_heapWanted = true;
     }
     fitToWidth(); // the summary's labels are wider
+}
+
+void SessionStatusBar::setProfilerCpu(const engine::SessionSummary &s)
+{
+    const double own = shareOfCore(s.profilerCpuNs, s.durationNs);
+    const double target = shareOfCore(s.targetCpuNs, s.durationNs);
+    QString tip = tr("Emberline used %1 of CPU over the session's %2: %3% of one core.")
+                      .arg(cpuText(s.profilerCpuNs), cpuText(s.durationNs))
+                      .arg(own, 0, 'f', 1);
+    if (s.durationNs > 0 && target >= 100.0 * kComparableTargetCores && s.targetCpuNs > 0) {
+        const double ofTarget = 100.0 * static_cast<double>(s.profilerCpuNs) / static_cast<double>(s.targetCpuNs);
+        m_profilerCpu->setText(
+            tr("profiler CPU %1% of a core (%2% of the target's)").arg(own, 0, 'f', 1).arg(ofTarget, 0, 'f', 1));
+        tip += QLatin1Char('\n') + tr("The program's sampled CPU was %1 (%2% of one core); Emberline's is %3% of it.")
+                                       .arg(cpuText(s.targetCpuNs))
+                                       .arg(target, 0, 'f', 1)
+                                       .arg(ofTarget, 0, 'f', 1);
+    } else {
+        m_profilerCpu->setText(tr("profiler CPU %1% of a core").arg(own, 0, 'f', 1));
+        tip += QLatin1Char('\n') + tr("The program's sampled CPU was %1 (%2% of one core): too little for a "
+                                      "comparison with Emberline's to mean anything.")
+                                       .arg(cpuText(s.targetCpuNs))
+                                       .arg(target, 0, 'f', 1);
+    }
+    m_profilerCpu->setToolTip(tip);
 }
 
 void SessionStatusBar::setSamplerText(const QString &text)

@@ -36,6 +36,9 @@ private:
     // description takes what is left, elided (its tooltip has it whole).
     void fitToWidth();
     void setSamplerText(const QString &text);
+    // Emberline's CPU over the session as a share of one core, and as a share of the target's when the target
+    // kept enough of a core busy for the ratio to mean something.
+    void setProfilerCpu(const engine::SessionSummary &summary);
     QLabel *addLabel(const char *name, const QString &toolTip);
     // Fixes the label's size to hold the widest of `widest` (texts with the most and widest digits it shows).
     static void fitTo(QLabel *label, std::initializer_list<QString> widest);

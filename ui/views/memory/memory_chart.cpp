@@ -7,12 +7,14 @@
 #include <QChart>
 #include <QLegend>
 #include <QLineSeries>
+#include <QScatterSeries>
 #include <QTimer>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <QValueAxis>
 
 #include <algorithm>
+#include <cmath>
 
 namespace emberline::ui {
 
@@ -67,6 +69,12 @@ void MemoryChart::connectSignals()
     connect(m_view, &TimelineChartView::hovered, this,
             [this](int64_t t, const QPoint &pos) { QToolTip::showText(pos, toolTipAt(t), m_view); });
     connect(m_relayout, &QTimer::timeout, this, &MemoryChart::relayout);
+    connect(m_view->chart(), &QChart::plotAreaChanged, this, [this](const QRectF &area) {
+        if (std::abs(area.height() - m_fittedHeight) >= 1) {
+            m_fittedHeight = area.height();
+            fitBytesAxis();
+        }
+    });
 }
 
 std::vector<std::pair<int64_t, int64_t>> MemoryChart::heapPoints(const engine::LiveSnapshot &snapshot)
@@ -106,6 +114,23 @@ void MemoryChart::addResident(int64_t timeNs, int64_t bytes)
         m_relayout->start();
 }
 
+void MemoryChart::setLeaked(int64_t bytes)
+{
+    if (!m_leaked) {
+        m_leaked = new QScatterSeries(m_view->chart());
+        m_leaked->setName(tr("Still in use when the program ended"));
+        m_leaked->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+        m_leaked->setMarkerSize(9);
+        m_leaked->setColor(QColor(120, 20, 10));
+        m_leaked->setBorderColor(QColor(120, 20, 10));
+        m_view->chart()->addSeries(m_leaked);
+        m_leaked->attachAxis(m_x);
+        m_leaked->attachAxis(m_y);
+    }
+    m_leakedBytes = bytes;
+    relayout();
+}
+
 void MemoryChart::setSelection(std::optional<std::pair<int64_t, int64_t>> range)
 {
     m_view->setSelection(range);
@@ -128,7 +153,7 @@ void MemoryChart::relayout()
     if (!m_residentPoints.empty())
         end = std::max(end, m_residentPoints.back().first);
     end = std::max(end, start + 1'000'000);
-    double peak = 0;
+    double peak = std::max<double>(0, static_cast<double>(m_leakedBytes));
     for (const auto &points : {&m_heapPoints, &m_residentPoints}) {
         for (const auto &[t, bytes] : *points) {
             if (t >= start)
@@ -152,11 +177,34 @@ void MemoryChart::relayout()
     };
     m_heap->replace(toChart(m_heapPoints));
     m_resident->replace(TimelineView::thinLine(toChart(m_residentPoints), std::max(axis.width(), 100.0)));
-    // Ticks on round numbers of the unit (0, 20, 40, ... MiB), with room above the highest point.
-    m_y->setRange(0, std::max(peak / scale.divisor * 1.05, 1.0));
-    m_y->setTickCount(5);
+    if (m_leaked && flushed && m_leakedBytes >= 0)
+        m_leaked->replace(toChart({{m_heapPoints.back().first, m_leakedBytes}}));
+    m_bytesTop = std::max(peak / scale.divisor * 1.05, 1.0);
+    m_bytesUnit = scale.unit;
+    fitBytesAxis();
+}
+
+void MemoryChart::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    // In a short pane the legend goes beside the plot, which keeps the height for the bytes axis' labels.
+    const Qt::Alignment side = height() < kLegendAboveHeight ? Qt::AlignRight : Qt::AlignTop;
+    if (m_view->chart()->legend()->alignment() != side)
+        m_view->chart()->legend()->setAlignment(side);
+}
+
+void MemoryChart::fitBytesAxis()
+{
+    // Ticks on round numbers of the unit (0, 20, 40, ... MiB), with room above the highest point; as many as the
+    // plot's height holds, up to five: QtCharts gives each label the axis' height over the labels' count and elides
+    // a taller one to "...", which a short pane (the timelines at a fifth of a window) showed for every label.
+    const double plot = std::max(1.0, m_view->chart()->plotArea().height());
+    const int ticks = std::clamp(static_cast<int>(plot / (m_view->fontMetrics().height() + 12)) + 1, 2, 5);
+    m_y->setRange(0, m_bytesTop);
+    m_y->setTickCount(ticks);
     m_y->applyNiceNumbers();
-    m_y->setLabelFormat(m_y->max() < 10 ? QStringLiteral("%.1f ") + scale.unit : QStringLiteral("%.0f ") + scale.unit);
+    m_y->setLabelFormat(m_y->max() < 10 ? QStringLiteral("%.1f ") + m_bytesUnit
+                                        : QStringLiteral("%.0f ") + m_bytesUnit);
 }
 
 QString MemoryChart::toolTipAt(int64_t timeNs) const
@@ -172,6 +220,8 @@ QString MemoryChart::toolTipAt(int64_t timeNs) const
         lines << tr("Live heap: %1").arg(valueText(*heap, "bytes"));
     if (const int64_t *resident = before(m_residentPoints))
         lines << tr("Resident: %1").arg(valueText(*resident, "bytes"));
+    if (m_leakedBytes >= 0 && !m_heapPoints.empty() && timeNs >= m_heapPoints.back().first)
+        lines << tr("Still in use when the program ended: %1").arg(valueText(m_leakedBytes, "bytes"));
     return lines.join(QLatin1Char('\n'));
 }
 

@@ -2,6 +2,7 @@
 
 #include "engine/live/live_snapshot.h"
 
+#include <QString>
 #include <QWidget>
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <vector>
 
 class QLineSeries;
+class QScatterSeries;
 class QTimer;
 class QValueAxis;
 
@@ -36,12 +38,16 @@ public:
     void setSnapshot(const std::shared_ptr<const engine::LiveSnapshot> &snapshot);
     // A reading of the resident memory; the chart follows within half a second.
     void addResident(int64_t timeNs, int64_t bytes);
+    // The session has ended and its programs still held `bytes` when they ended: a mark at the live heap's end (its
+    // last point, after the programs ended, is 0).
+    void setLeaked(int64_t bytes);
     void setSelection(std::optional<std::pair<int64_t, int64_t>> range);
     void setComparedRange(std::optional<std::pair<int64_t, int64_t>> range);
 
     TimelineChartView *chartView() const { return m_view; }
     QLineSeries *heapSeries() const { return m_heap; }
     QLineSeries *residentSeries() const { return m_resident; }
+    QScatterSeries *leakedSeries() const { return m_leaked; }
     QValueAxis *bytesAxis() const { return m_y; }
     // What hovering at this time shows: the live heap as of the last flush up to then, and the RSS reading nearest
     // before it.
@@ -51,17 +57,29 @@ Q_SIGNALS:
     void rangeSelected(int64_t startNs, int64_t endNs);
     void comparedRangeSelected(int64_t startNs, int64_t endNs);
 
+protected:
+    void resizeEvent(QResizeEvent *event) override;
+
 private:
+    // Shorter than this, the legend sits beside the plot rather than above it.
+    static constexpr int kLegendAboveHeight = 220;
     void setupUi();
     void connectSignals();
     // The time span, both lines and the bytes axis, from what is held now.
     void relayout();
+    // The bytes axis' range and ticks, as many as the plot's height holds.
+    void fitBytesAxis();
 
     TimelineChartView *m_view = nullptr;
     QValueAxis *m_x = nullptr;
     QValueAxis *m_y = nullptr;
     QLineSeries *m_heap = nullptr;
     QLineSeries *m_resident = nullptr;
+    QScatterSeries *m_leaked = nullptr; // added when the session ends with leaks
+    int64_t m_leakedBytes = -1;
+    double m_bytesTop = 1; // the bytes axis' top, in its unit
+    QString m_bytesUnit = QStringLiteral("B");
+    double m_fittedHeight = 0;    // the plot height the ticks were fitted to
     QTimer *m_relayout = nullptr; // coalesces the RSS readings into a relayout every half second
     std::vector<std::pair<int64_t, int64_t>> m_heapPoints;
     std::vector<std::pair<int64_t, int64_t>> m_residentPoints; // in time order

@@ -1,6 +1,7 @@
 #include "ui/views/memory/memory_summary_view.h"
 
 #include "ui/common/value_text.h"
+#include "ui/views/memory/session_leaks.h"
 
 #include <QHeaderView>
 #include <QLabel>
@@ -19,6 +20,44 @@ QString bytes(int64_t value)
 QString count(int64_t value)
 {
     return valueText(value, "count");
+}
+
+// The summary of a live session's scope; once the session has ended (its profile is `sessionProfile`), a scope
+// that reaches its end takes the leaks for what was in use then, read from the file unless `known` matches.
+MemorySummaryView::Shown liveSummary(const engine::LoadedProfile &scope, const engine::LiveSelection &selection,
+                                     const QString &sessionProfile, const std::shared_ptr<const SessionLeaks> &known,
+                                     const std::atomic<bool> *cancel)
+{
+    const engine::LiveSnapshot &snapshot = *scope.live;
+    const engine::Profile &profile = *scope.profile;
+    engine::MemoryByStack values = scopeMemory(scope, cancel);
+    const std::optional<engine::MemoryPeak> peak = peakIn(snapshot, selection);
+    const std::vector<const engine::TimelineChunk *> flushes = flushesIn(snapshot, selection);
+    MemorySummaryView::Shown shown;
+    if (!selection.coversAllTime()) {
+        const auto seconds = [&](int64_t ns) { return static_cast<double>(ns - snapshot.startNs) / 1e9; };
+        shown.range = MemorySummaryView::tr("between %1 s and %2 s: ")
+                          .arg(seconds(std::max(selection.startNs, snapshot.startNs)), 0, 'f', 1)
+                          .arg(seconds(std::min(selection.endNs, snapshot.endNs)), 0, 'f', 1);
+    }
+    shown.inUseAt = flushes.empty()
+                        ? MemorySummaryView::tr("in use at its end (no flush ends in it)")
+                        : MemorySummaryView::tr("in use at the end of flush %1").arg(flushes.back()->sequence);
+    const bool atEnd = !sessionProfile.isEmpty() && !snapshot.chunks.empty() && !flushes.empty() &&
+                       flushes.back() == snapshot.chunks.back().get();
+    if (atEnd) {
+        shown.leaks = known && known->matchedTo == scope.profile
+                          ? known
+                          : readSessionLeaks(sessionProfile, scope.profile, *scope.frames, cancel);
+        if (shown.leaks->error.isEmpty()) {
+            values.inuseBytes = shown.leaks->inuseBytes;
+            values.inuseObjects = shown.leaks->inuseObjects;
+            shown.inUseAt = MemorySummaryView::tr("still in use when the program ended (its leaks)");
+        }
+    }
+    shown.summary = std::make_shared<const engine::HeapSummary>(
+        engine::summarizeHeap(profile, *scope.frames, values, peak ? &*peak : nullptr));
+    return shown;
 }
 
 } // namespace
@@ -95,33 +134,51 @@ void MemorySummaryView::showProfile(const std::shared_ptr<const engine::LoadedPr
     m_job.run(
         [loaded](const std::atomic<bool> *cancel) {
             const engine::MemoryByStack values = engine::memoryByStack(*loaded->profile, cancel);
-            return std::make_shared<const engine::HeapSummary>(
+            Shown shown;
+            shown.summary = std::make_shared<const engine::HeapSummary>(
                 engine::summarizeHeap(*loaded->profile, *loaded->frames, values));
+            shown.inUseAt = tr("in use at the end");
+            return shown;
         },
-        [this](std::shared_ptr<const engine::HeapSummary> summary) { apply(std::move(summary)); });
+        [this](const Shown &shown) { apply(shown); });
 }
 
-void MemorySummaryView::showLive(const std::shared_ptr<const engine::LiveSnapshot> &snapshot,
-                                 const std::shared_ptr<const engine::FrameTable> &frames)
+void MemorySummaryView::showLive(const std::shared_ptr<const engine::LoadedProfile> &scope,
+                                 const engine::LiveSelection &selection)
 {
-    if (!snapshot || !snapshot->profile || !frames)
+    if (!scope || !scope->profile || !scope->frames || !scope->live)
         return;
+    m_scope = scope;
+    m_selection = selection;
     m_job.run(
-        [snapshot, frames](const std::atomic<bool> *cancel) {
-            const engine::MemoryByStack values = engine::memoryByStack(*snapshot->profile, cancel);
-            const std::optional<engine::MemoryPeak> peak = engine::livePeak(*snapshot);
-            return std::make_shared<const engine::HeapSummary>(
-                engine::summarizeHeap(*snapshot->profile, *frames, values, peak ? &*peak : nullptr));
+        [scope, selection, sessionProfile = m_sessionProfile, known = m_leaks](const std::atomic<bool> *cancel) {
+            return liveSummary(*scope, selection, sessionProfile, known, cancel);
         },
-        [this](std::shared_ptr<const engine::HeapSummary> summary) { apply(std::move(summary)); });
+        [this](const Shown &shown) {
+            if (shown.leaks && shown.leaks->error.isEmpty())
+                m_leaks = shown.leaks;
+            apply(shown);
+        });
 }
 
-void MemorySummaryView::apply(std::shared_ptr<const engine::HeapSummary> summary)
+void MemorySummaryView::setSessionEnded(const QString &sessionProfile)
 {
-    m_summary = std::move(summary);
+    if (sessionProfile == m_sessionProfile)
+        return;
+    m_sessionProfile = sessionProfile;
+    m_leaks.reset();
+    if (m_scope)
+        showLive(m_scope, m_selection);
+}
+
+void MemorySummaryView::apply(const Shown &shown)
+{
+    m_summary = shown.summary;
     const engine::HeapSummary &s = *m_summary;
-    QString text = tr("Allocated %1 in %2 allocations; %3 in %4 objects in use at the end.")
-                       .arg(bytes(s.allocBytes), count(s.allocObjects), bytes(s.inuseBytes), count(s.inuseObjects));
+    QString text = shown.range + tr("allocated %1 in %2 allocations; %3 in %4 objects %5.")
+                                     .arg(bytes(s.allocBytes), count(s.allocObjects), bytes(s.inuseBytes),
+                                          count(s.inuseObjects), shown.inUseAt);
+    text[0] = text[0].toUpper();
     if (s.peakAt)
         text += QLatin1Char(' ') +
                 tr("Peak: %1 at the end of flush %2.").arg(bytes(s.peakAt->bytes)).arg(s.peakAt->flushSequence);

@@ -2,6 +2,7 @@
 
 #include "engine/analysis/analysis.h"
 #include "engine/analysis/heap_summary.h"
+#include "engine/live/live_selection.h"
 #include "ui/common/latest_job.h"
 
 #include <QWidget>
@@ -14,12 +15,19 @@ class QTreeWidget;
 
 namespace emberline::ui {
 
+struct SessionLeaks;
+
 // The heaptrack-like summary of a memory profile, by function (each stack blamed on its leaf-most frame that is not
 // an allocator's): a headline (allocated, in use, the peak), then four lists in tabs: peak contributors (what each
 // function held at a live session's peak flush), largest leaks (in use at the end: a session's newest flush, a file's
 // snapshot, a finished session's leaks), most allocations, and short-lived allocations (allocated often, little of it
 // still in use). A row's tooltip is the stack that gives it the most. The summary is computed off the GUI thread
 // (LatestJob); the newest request's result is shown.
+//
+// In a live session it follows the views' scope as the flame graph does: the whole session, the last flush or a
+// selected range (allocated over the flushes that end in it, in use at the end of the last of them, the peak among
+// them). Once the session has ended, a scope that reaches its end shows the leaks, what the programs still held
+// when they ended (read from the session's profile.pprof: SessionLeaks), as what was in use at the end.
 //
 // Thread: GUI thread.
 class MemorySummaryView : public QWidget {
@@ -31,9 +39,12 @@ public:
 
     // A profile opened from a file or a session folder: no peak (one moment is known).
     void showProfile(const std::shared_ptr<const engine::LoadedProfile> &loaded);
-    // A live session: allocations so far, in use at its newest flush, and its peak flush.
-    void showLive(const std::shared_ptr<const engine::LiveSnapshot> &snapshot,
-                  const std::shared_ptr<const engine::FrameTable> &frames);
+    // A live session's scope: `scope` is a live update's profile (its `live` snapshot, weights and overlay) for
+    // `selection`.
+    void showLive(const std::shared_ptr<const engine::LoadedProfile> &scope, const engine::LiveSelection &selection);
+    // The session has ended and its merged profile is `sessionProfile`: its leaks stand for what was in use at the
+    // end. Shows the scope again.
+    void setSessionEnded(const QString &sessionProfile);
     // The summary shown (null before the first one).
     const std::shared_ptr<const engine::HeapSummary> &summary() const { return m_summary; }
     QTreeWidget *list(List which) const { return m_lists[which]; }
@@ -43,16 +54,30 @@ public:
 Q_SIGNALS:
     void summaryShown();
 
+public:
+    // What the summary is of, in words.
+    struct Shown {
+        std::shared_ptr<const engine::HeapSummary> summary;
+        std::shared_ptr<const SessionLeaks> leaks; // read once the session ended, kept for the next scopes
+        QString range;                             // "Between 2.0 s and 5.0 s: ", "" for the whole
+        QString inUseAt; // "in use at the end of flush 4", "still in use when the program ended"...
+    };
+
 private:
     void setupUi();
-    void apply(std::shared_ptr<const engine::HeapSummary> summary);
+    void apply(const Shown &shown);
     void fill(List which, const std::vector<engine::HeapSummaryRow> &rows);
 
     QLabel *m_headline = nullptr;
     QTabWidget *m_tabs = nullptr;
     QTreeWidget *m_lists[4] = {};
     std::shared_ptr<const engine::HeapSummary> m_summary;
-    LatestJob<std::shared_ptr<const engine::HeapSummary>> m_job{this};
+    LatestJob<Shown> m_job{this};
+    // A live session's scope, the ended session's profile and its leaks once read.
+    std::shared_ptr<const engine::LoadedProfile> m_scope;
+    engine::LiveSelection m_selection;
+    QString m_sessionProfile;
+    std::shared_ptr<const SessionLeaks> m_leaks;
 };
 
 } // namespace emberline::ui

@@ -15,6 +15,8 @@
 #include "ui/views/memory/memory_chart.h"
 #include "ui/views/memory/rss_sampler.h"
 
+#include <QGraphicsScene>
+#include <QGraphicsTextItem>
 #include <QLineSeries>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -116,6 +118,35 @@ private Q_SLOTS:
         small.resize(400, 200);
         small.setSnapshot(snapshotOf({syntheticMemoryFlush(1, kSecond, {{"a", 1, 4096, 1, 4096}})}));
         QVERIFY(small.bytesAxis()->labelFormat().endsWith(QStringLiteral("KiB")));
+    }
+
+    // If this fails, a short chart (the timelines' pane at a fifth of a window) elides every label of its bytes
+    // axis to "...", or a tall one stops labelling its ticks.
+    void bytesLabelsReadableInAShortPane()
+    {
+        for (int height : {110, 400}) {
+            MemoryChart chart;
+            chart.resize(700, height);
+            chart.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&chart));
+            chart.setSnapshot(snapshotOf(flushes()));
+            QTest::qWait(20);
+            // The bytes axis' labels: numbers, or what QtCharts elided ("..."); not the time labels or the legend.
+            QStringList labels;
+            for (QGraphicsItem *item : chart.chartView()->scene()->items()) {
+                auto *text = dynamic_cast<QGraphicsTextItem *>(item);
+                const QString label = text && text->isVisible() ? text->toPlainText() : QString();
+                if (!label.isEmpty() && !label.endsWith(QLatin1String(" s")) &&
+                    (label.front().isDigit() || label.contains(QLatin1String("..."))))
+                    labels << label;
+            }
+            QVERIFY2(labels.size() >= 2, qPrintable(labels.join(QLatin1Char('|'))));
+            for (const QString &label : labels)
+                QVERIFY2(label.endsWith(QStringLiteral("MiB")),
+                         qPrintable(QStringLiteral("%1 px: %2").arg(height).arg(label)));
+            if (height > 300)
+                QVERIFY2(labels.size() >= 4, qPrintable(labels.join(QLatin1Char('|'))));
+        }
     }
 
     // A drag across the chart reports the range under it, in the session's time. If this fails, the memory chart

@@ -7,12 +7,15 @@
 
 #include "engine/live/live_profile.h"
 #include "engine/pprof/pprof_reader.h"
+#include "engine/pprof/pprof_writer.h"
 #include "engine/session/profiling_session.h"
 #include "engine/stage/live_stage.h"
 #include "ui/views/explorer/profile_explorer.h"
 #include "ui/views/live/live_session_view.h"
+#include "ui/views/memory/memory_chart.h"
 #include "ui/views/memory/memory_summary_view.h"
 
+#include <QScatterSeries>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -39,6 +42,45 @@ std::vector<std::shared_ptr<const engine::Flush>> flushes()
     return {syntheticMemoryFlush(1, 1'000'000'000, {{"a", 2, 200, 2, 200}, {"b", 1, 100, 1, 100}}),
             syntheticMemoryFlush(2, 2'000'000'000, {{"a", 0, 0, 1, 30}, {"c", 9, 900, 9, 900}}),
             syntheticMemoryFlush(3, 3'000'000'000, {{"a", 0, 0, 1, 30}, {"d", 1, 100, 1, 100}})};
+}
+
+// The views' scope over the whole session, as a live update holds it.
+std::shared_ptr<const engine::LoadedProfile> wholeSession(const std::shared_ptr<const engine::LiveSnapshot> &snapshot)
+{
+    auto loaded = std::make_shared<engine::LoadedProfile>();
+    loaded->profile = snapshot->profile;
+    loaded->frames = std::make_shared<const engine::FrameTable>(*snapshot->profile);
+    loaded->live = snapshot;
+    loaded->totals = snapshot->totals;
+    loaded->aggregated = true;
+    return loaded;
+}
+
+// The live stage's last update after `flushes` under `request` (a whole session, a range...).
+std::shared_ptr<const engine::LiveUpdate> stageUpdate(const std::vector<std::shared_ptr<const engine::Flush>> &flushes,
+                                                      const engine::LiveViewRequest &request = {})
+{
+    std::mutex mutex;
+    std::shared_ptr<const engine::LiveUpdate> last;
+    engine::LiveStage stage({}, [&](std::shared_ptr<const engine::LiveUpdate> u) {
+        std::lock_guard lock(mutex);
+        last = std::move(u);
+    });
+    for (const auto &flush : flushes)
+        stage.addFlush(flush);
+    stage.setView(request);
+    stage.waitUntilIdle();
+    std::lock_guard lock(mutex);
+    return last;
+}
+
+// The three flushes, then the session's last (5–6 s), after the program ended: it allocated e and holds nothing,
+// since what a program holds when it ends leaves the live heap (a and d, 130 B, are its leaks).
+std::vector<std::shared_ptr<const engine::Flush>> endedSession()
+{
+    auto out = flushes();
+    out.push_back(syntheticMemoryFlush(4, 4'000'000'000, {{"e", 5, 50, 0, 0}}));
+    return out;
 }
 
 QStringList column(QTreeWidget *list, int c)
@@ -100,7 +142,7 @@ private Q_SLOTS:
         const auto snapshot = live.snapshot();
         MemorySummaryView view;
         QSignalSpy shown(&view, &MemorySummaryView::summaryShown);
-        view.showLive(snapshot, std::make_shared<const engine::FrameTable>(*snapshot->profile));
+        view.showLive(wholeSession(snapshot), {});
         QVERIFY(shown.wait(10000));
         QTreeWidget *peak = view.list(MemorySummaryView::Peak);
         QCOMPARE(column(peak, 0), (QStringList{QStringLiteral("c"), QStringLiteral("a")}));
@@ -112,6 +154,78 @@ private Q_SLOTS:
                  (QStringList{QStringLiteral("c"), QStringLiteral("a"), QStringLiteral("b")}));
         QVERIFY(peak->topLevelItem(0)->toolTip(0).contains(QStringLiteral("c\n  ← main")));
         QVERIFY2(view.headline().contains(QStringLiteral("Peak: 930 B at the end of flush 2")),
+                 qPrintable(view.headline()));
+    }
+
+    // If this fails, the summary ignores the selected range (it shows the whole session's peak and allocations),
+    // as the flame graph's memory types do not.
+    void liveRangeSelected()
+    {
+        engine::LiveViewRequest request;
+        request.scope = engine::LiveScope::SelectedRange;
+        request.rangeStartNs = 3'500'000'000; // flush 3 (ends at 4 s) and 4 (ends at 5 s) end in it
+        request.rangeEndNs = 5'000'000'000;
+        const auto update = stageUpdate(endedSession(), request);
+        QVERIFY(update && update->loaded);
+        MemorySummaryView view;
+        QSignalSpy shown(&view, &MemorySummaryView::summaryShown);
+        view.showLive(update->loaded, update->selection);
+        QVERIFY(shown.wait(10000));
+        // Flush 3's peak (a 30 B, d 100 B), not the session's (flush 2, 930 B); what flushes 3 and 4 allocated.
+        QCOMPARE(view.summary()->peakAt->flushSequence, 3u);
+        QCOMPARE(column(view.list(MemorySummaryView::Peak), 0),
+                 (QStringList{QStringLiteral("d"), QStringLiteral("a")}));
+        QCOMPARE(column(view.list(MemorySummaryView::Allocations), 0),
+                 (QStringList{QStringLiteral("e"), QStringLiteral("d")}));
+        QVERIFY2(view.headline().startsWith(QStringLiteral("Between 2.5 s and 4.0 s: allocated 150 B in 6 allocations; "
+                                                           "0 B in 0 objects in use at the end of flush 4.")),
+                 qPrintable(view.headline()));
+    }
+
+    // The last flush of a session holds nothing in use (the program had ended); its leaks are in the session's
+    // profile.pprof. If this fails, the ended session's summary says 0 B in use while the status bar says what
+    // was still live at the end, or a range before the end takes the leaks for its own.
+    void endedSessionShowsItsLeaks()
+    {
+        // The session's profile: its allocations summed (left out here) and the leaks as its in-use values.
+        const QString sessionProfile = m_dir.filePath(QStringLiteral("profile.pprof"));
+        const auto leaks = syntheticMemoryFlush(9, 4'000'000'000, {{"a", 0, 0, 1, 30}, {"d", 0, 0, 1, 100}});
+        QVERIFY(engine::writePprofFile(*leaks->profile, sessionProfile.toStdString()).ok());
+
+        const auto update = stageUpdate(endedSession());
+        MemorySummaryView view;
+        QSignalSpy shown(&view, &MemorySummaryView::summaryShown);
+        view.showLive(update->loaded, update->selection);
+        QVERIFY(shown.wait(10000));
+        QVERIFY2(view.headline().contains(QStringLiteral("0 B in 0 objects in use at the end of flush 4")),
+                 qPrintable(view.headline()));
+
+        view.setSessionEnded(sessionProfile);
+        QVERIFY(shown.wait(10000));
+        QVERIFY2(view.headline().contains(
+                     QStringLiteral("130 B in 2 objects still in use when the program ended (its leaks)")),
+                 qPrintable(view.headline()));
+        QCOMPARE(column(view.list(MemorySummaryView::Leaks), 0),
+                 (QStringList{QStringLiteral("d"), QStringLiteral("a")}));
+        QCOMPARE(view.list(MemorySummaryView::Leaks)->topLevelItem(0)->text(1), QStringLiteral("100 B"));
+        QCOMPARE(view.summary()->peakAt->flushSequence, 2u);
+
+        // The last flush alone: the leaks too. A range that ends before: its own last flush.
+        engine::LiveViewRequest last;
+        last.scope = engine::LiveScope::LastFlush;
+        const auto lastFlush = stageUpdate(endedSession(), last);
+        view.showLive(lastFlush->loaded, lastFlush->selection);
+        QVERIFY(shown.wait(10000));
+        QVERIFY2(view.headline().contains(QStringLiteral("130 B in 2 objects still in use when the program ended")),
+                 qPrintable(view.headline()));
+        engine::LiveViewRequest early;
+        early.scope = engine::LiveScope::SelectedRange;
+        early.rangeStartNs = 1'000'000'000;
+        early.rangeEndNs = 3'200'000'000;
+        const auto earlyRange = stageUpdate(endedSession(), early);
+        view.showLive(earlyRange->loaded, earlyRange->selection);
+        QVERIFY(shown.wait(10000));
+        QVERIFY2(view.headline().contains(QStringLiteral("930 B in 10 objects in use at the end of flush 2")),
                  qPrintable(view.headline()));
     }
 
@@ -152,6 +266,36 @@ private Q_SLOTS:
         QVERIFY(shown.wait(10000));
         QCOMPARE(view.memorySummary()->summary()->peakAt->flushSequence, 2u);
         QCOMPARE(view.memorySummary()->list(MemorySummaryView::Peak)->topLevelItem(0)->text(0), QStringLiteral("c"));
+    }
+
+    // The end of a live session that profiled memory: the summary takes the leaks of its profile.pprof, the chart
+    // marks them at the end. If this fails, the window's last word is 0 B in use while the status bar says what was
+    // still live.
+    void liveSessionEndShowsTheLeaks()
+    {
+        const QString sessionProfile = m_dir.filePath(QStringLiteral("ended.pprof"));
+        const auto leaks = syntheticMemoryFlush(9, 4'000'000'000, {{"a", 0, 0, 1, 30}, {"d", 0, 0, 1, 100}});
+        QVERIFY(engine::writePprofFile(*leaks->profile, sessionProfile.toStdString()).ok());
+        engine::SessionConfig config;
+        config.command = {"/bin/true"};
+        config.memory = true;
+        auto *session = new engine::ProfilingSession(config);
+        LiveSessionView view(session);
+        QSignalSpy shown(view.memorySummary(), &MemorySummaryView::summaryShown);
+        Q_EMIT session->liveUpdated(stageUpdate(endedSession()));
+        QVERIFY(shown.wait(10000));
+        engine::SessionSummary summary;
+        auto memory = std::make_shared<engine::MemorySummary>();
+        memory->leakedBytes = 130;
+        summary.memory = memory;
+        summary.sessionProfilePath = sessionProfile.toStdString();
+        Q_EMIT session->finished(summary);
+        QVERIFY(shown.wait(10000));
+        QVERIFY2(view.memorySummary()->headline().contains(QStringLiteral("130 B in 2 objects still in use when")),
+                 qPrintable(view.memorySummary()->headline()));
+        QScatterSeries *leaked = view.memoryChart()->leakedSeries();
+        QVERIFY(leaked && leaked->count() == 1);
+        QCOMPARE(leaked->at(0).y(), 130.0); // bytes, the axis' unit for a peak under 1 KiB
     }
 };
 
