@@ -79,12 +79,12 @@ bool processRuns(uint32_t pid)
         close(fd);
         if (n > 0) {
             // "PID (COMM) S ...": the state follows the last ')' (a name may hold parentheses).
-            const char *close = nullptr;
+            const char *paren = nullptr;
             for (ssize_t i = 0; i < n; ++i)
                 if (buf[i] == ')')
-                    close = buf + i;
-            if (close && close + 2 < buf + n)
-                return close[2] != 'Z' && close[2] != 'X';
+                    paren = buf + i;
+            if (paren && paren + 2 < buf + n)
+                return paren[2] != 'Z' && paren[2] != 'X';
         }
     }
     return kill(pid_t(pid), 0) == 0 || errno != ESRCH;

@@ -1,5 +1,6 @@
 #include "engine/process/proc_files.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -48,6 +49,19 @@ ThreadState threadStateFromStat(const std::string &stat)
     default:
         return ThreadState::Unknown;
     }
+}
+
+ThreadState readThreadState(int &statFd, int pid, int tid)
+{
+    if (statFd < 0) {
+        const std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat";
+        statFd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    }
+    char buf[512];
+    const ssize_t n = statFd >= 0 ? ::pread(statFd, buf, sizeof buf - 1, 0) : -1;
+    if (n <= 0)
+        return ThreadState::Unknown;
+    return threadStateFromStat(std::string(buf, static_cast<size_t>(n)));
 }
 
 bool readSchedstat(int fd, uint64_t &cpuNs, uint64_t &runDelayNs, uint64_t &runs)

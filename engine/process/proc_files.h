@@ -7,7 +7,7 @@
 
 namespace emberline::engine {
 
-// Small readers of /proc, shared by the process list and the ptrace sampler.
+// Small readers of /proc, shared by the process list, the samplers and the sampling pipeline.
 
 // The whole file (NUL bytes included, as in cmdline); empty if it cannot be read.
 std::string readProcFile(const std::string &path);
@@ -17,6 +17,10 @@ std::string readThreadName(int pid, int tid);
 
 // The state letter of a /proc/PID/task/TID/stat line ("tid (comm) S ..."; comm may hold spaces or ')').
 ThreadState threadStateFromStat(const std::string &stat);
+
+// A thread's state from /proc/PID/task/TID/stat, through `statFd` (opened on first use and kept open by the caller,
+// who closes it); Unknown when it cannot be read.
+ThreadState readThreadState(int &statFd, int pid, int tid);
 
 // /proc/PID/task/TID/schedstat read from an open descriptor: time on CPU, time waiting to run (ns), times run.
 bool readSchedstat(int fd, uint64_t &cpuNs, uint64_t &runDelayNs, uint64_t &runs);

@@ -152,13 +152,7 @@ std::optional<bool> InprocessSampler::timerSignalsOnReturnToUser()
 // One already running again slept earlier in the round: its wait is labelled a sleep.
 ThreadState InprocessSampler::waitState(uint32_t pid, uint32_t tid, Thread &thread)
 {
-    if (thread.statFd < 0)
-        thread.statFd = ::open(taskPath(pid, tid, "stat").c_str(), O_RDONLY | O_CLOEXEC);
-    char buf[512];
-    const ssize_t n = thread.statFd >= 0 ? ::pread(thread.statFd, buf, sizeof buf - 1, 0) : -1;
-    if (n <= 0)
-        return ThreadState::Sleeping;
-    const ThreadState state = threadStateFromStat(std::string(buf, size_t(n)));
+    const ThreadState state = readThreadState(thread.statFd, int(pid), int(tid));
     return state == ThreadState::DiskWait || state == ThreadState::Stopped ? state : ThreadState::Sleeping;
 }
 

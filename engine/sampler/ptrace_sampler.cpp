@@ -113,16 +113,7 @@ bool PtraceSampler::readThreadClock(int tid, Captured &out)
 
 ThreadState PtraceSampler::readKernelState(Thread &t, int tid)
 {
-    if (t.statFd < 0) {
-        const std::string path = "/proc/" + std::to_string(m_pid) + "/task/" + std::to_string(tid) + "/stat";
-        t.statFd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    }
-    char buf[512];
-    const ssize_t n = t.statFd >= 0 ? ::pread(t.statFd, buf, sizeof buf - 1, 0) : -1;
-    if (n <= 0)
-        return ThreadState::Unknown;
-    buf[n] = '\0';
-    return threadStateFromStat(buf);
+    return readThreadState(t.statFd, m_pid, tid);
 }
 
 // A thread last seen waiting (or stopped) that has used no CPU since has not moved: its stack is the one already
