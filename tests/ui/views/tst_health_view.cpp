@@ -48,6 +48,22 @@ QString cell(const QAbstractItemModel *model, int row, int column)
     return model->index(row, column).data().toString();
 }
 
+// Counters of a session whose stacks all went through one program, /work/bin/app (module 3 of `modules`, the
+// first three being the kernel's and the unknowns' places), `incomplete` of them cut short.
+UnwindCounters appCounters(uint64_t samples, uint64_t incomplete, size_t modules = 4)
+{
+    UnwindCounters c;
+    c.samples = samples;
+    c.incomplete = incomplete;
+    c.stackBytes = 32768;
+    c.modules.resize(modules);
+    c.byModule.resize(modules);
+    c.modules[3].path = "/work/bin/app";
+    c.byModule[3].samples = samples;
+    c.byModule[3].incomplete = incomplete;
+    return c;
+}
+
 } // namespace
 
 class TestHealthView : public QObject {
@@ -110,15 +126,7 @@ private Q_SLOTS:
     // and 0.13%) with nothing to tell them apart, or the tab is marked by the share the status bar does not show.
     void sameIncompleteShareAsTheStatusBar()
     {
-        UnwindCounters c;
-        c.samples = 20000; // 10000 CPU samples and 10000 stacks of off-CPU waits
-        c.incomplete = 42;
-        c.stackBytes = 32768;
-        c.modules.resize(4);
-        c.byModule.resize(4);
-        c.modules[3].path = "/work/bin/app";
-        c.byModule[3].samples = 20000;
-        c.byModule[3].incomplete = 42;
+        const UnwindCounters c = appCounters(20000, 42); // 10000 CPU samples and 10000 stacks of off-CPU waits
         engine::SessionStats stats;
         stats.samples = 10000;
         stats.incomplete = 13;
@@ -146,13 +154,7 @@ private Q_SLOTS:
     // A healthy session: no faults shown, and the summary says every stack was complete.
     void healthySession()
     {
-        UnwindCounters c;
-        c.samples = 50;
-        c.stackBytes = 32768;
-        c.modules.resize(4);
-        c.byModule.resize(4);
-        c.modules[3].path = "/work/bin/app";
-        c.byModule[3].samples = 50;
+        const UnwindCounters c = appCounters(50, 0);
         std::vector<ModuleSymbols> symbols(4);
         symbols[3] = {SymbolStatus::FullDwarf, SymbolSource::BuildId};
         HealthView view;
@@ -166,13 +168,7 @@ private Q_SLOTS:
     // not at stake), or a run whose numbers are at stake is not marked.
     void markedOnlyWhenNumbersAtStake()
     {
-        UnwindCounters c;
-        c.samples = 1000;
-        c.stackBytes = 32768;
-        c.modules.resize(6);
-        c.byModule.resize(6);
-        c.modules[3].path = "/work/bin/app";
-        c.byModule[3].samples = 1000;
+        UnwindCounters c = appCounters(1000, 0, 6);
         c.modules[4].path = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30";
         c.byModule[4].samples = 400;
         c.modules[5].path = "/opt/vendor/libblob.so";
