@@ -146,8 +146,17 @@ void publish(RecordHeader *record, RecordType type)
 // handler's allocation nested here must not wait for room (it would wait for itself).
 __thread bool t_holding __attribute__((tls_model("initial-exec")));
 
+// What a record not nested in another leaves free after it: room for one that a signal handler makes while this
+// thread holds its record (the handler's cannot wait for room, and would be lost): the largest allocation record
+// and a free's, a quarter of a small ring at most.
+constexpr uint64_t kNestedRoom = sizeof(AllocRecord) + 65000 + 8 + kFreeRecordBytes;
+
 RecordHeader *reserveWaiting(uint32_t bytes, uint64_t keep, bool wait)
 {
+    if (!t_holding) {
+        const uint64_t quarter = (g_dataMask + 1) / 4;
+        keep += kNestedRoom < quarter ? kNestedRoom : quarter;
+    }
     RecordHeader *record = reserve(bytes, keep);
     if (record || !wait || t_holding)
         return record;
