@@ -23,9 +23,14 @@
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 2;
+inline constexpr uint32_t kRingVersion = 3;
 inline constexpr uint64_t kRingHeaderBytes = 4096;
 inline constexpr uint64_t kDefaultRingDataBytes = uint64_t(4) << 20;
+// The data bytes a new ring reserves in the program (the file system's pages, made and cleared by the program
+// itself) before the session finds the ring and reserves the rest on its own time; a program whose records get
+// there first reserves more itself, a chunk at a time. A short-lived process (a compiler driver, a shell's child)
+// pays for what it writes, not for a whole ring.
+inline constexpr uint64_t kAgentReservedBytes = uint64_t(512) << 10;
 // The stack copies a new ring starts with, until the session finds it and sets the learned ones: an allocation's,
 // and a CPU sample's (as much as the perf sampler starts with, so that the first samples' stacks are whole).
 // A process image that could not make its ring leaves an empty file "PID-CREATED-ERRNO" with this suffix instead.
@@ -141,6 +146,11 @@ struct alignas(64) RingHeader {
     std::atomic<uint32_t> stackCopyBytes;          // the stack each sampled allocation copies (the learned copy)
     std::atomic<uint32_t> cpuStackCopyBytes;       // the stack each CPU sample copies (the learned copy)
     std::atomic<uint32_t> detached;                // 1: the session has ended; pass everything through
+    // Data bytes from the start that the file system holds pages for: the agent reserves the first
+    // kAgentReservedBytes (and more while its records get there before the session), the session the rest. A
+    // record never ends past it (a page the file system could not give later, on a full disk or tmpfs, would end
+    // the program with SIGBUS at its first write). Written by both; it only grows.
+    std::atomic<uint64_t> reservedBytes;
     // Threads the session found without a CPU timer (made by a bare clone, not pthread_create): a slot holds a
     // thread id until the agent's next sample on any thread takes it (0) and starts that thread's timer.
     std::atomic<uint32_t> timerRequests[kTimerRequests];

@@ -113,18 +113,61 @@ bool sessionAlive(uint64_t now)
     return alive;
 }
 
+// The ring's pages past `reserved` (first lap) up to `need`, made by the program itself when it gets there before the
+// session has reserved them (a burst as the program starts): a chunk at a time, populated through the mapping, which
+// fails with an error where a write would raise SIGBUS (a full file system). False when they could not be made.
+// After a failure the file system is asked again 100 ms later, not at every record.
+std::atomic<uint64_t> g_noPagesUntilNs{0};
+
+bool reserveMore(uint64_t reserved, uint64_t need)
+{
+    constexpr uint64_t kChunk = uint64_t(256) << 10;
+    const uint64_t now = nowNs();
+    if (now < g_noPagesUntilNs.load(std::memory_order_relaxed))
+        return false;
+    const uint64_t capacity = g_dataMask + 1;
+    uint64_t target = (need + kChunk - 1) & ~(kChunk - 1);
+    if (target > capacity)
+        target = capacity;
+    if (target <= reserved)
+        return false;
+    if (madvise(g_data + reserved, target - reserved, MADV_POPULATE_WRITE) != 0) {
+        g_noPagesUntilNs.store(now + 100'000'000, std::memory_order_relaxed);
+        return false;
+    }
+    uint64_t seen = reserved;
+    while (seen < target && !g_ring->reservedBytes.compare_exchange_weak(seen, target, std::memory_order_acq_rel))
+        ;
+    return true;
+}
+
+// Set by reserve() when it found no room because the file system had no pages for it: waiting would not help.
+__thread bool t_noPages __attribute__((tls_model("initial-exec")));
+
 // Reserves `bytes` (a multiple of 8) at the ring's head, keeping `keep` bytes free after it; pads to the end
-// first when the record would cross it. Null when there is no room.
+// first when the record would cross it. Null when there is no room: the session has not read far enough, or (in
+// the first lap) the file system has no pages for it (t_noPages).
 RecordHeader *reserve(uint32_t bytes, uint64_t keep)
 {
+    t_noPages = false;
     const uint64_t capacity = g_dataMask + 1;
     uint64_t head = g_ring->head.load(std::memory_order_relaxed);
     for (;;) {
         const uint64_t tail = g_ring->tail.load(std::memory_order_acquire);
         const uint64_t offset = head & g_dataMask;
         const uint64_t pad = offset + bytes > capacity ? capacity - offset : 0;
-        if (head + pad + bytes + keep - tail > capacity)
+        const uint64_t end = head + pad + bytes + keep;
+        if (end > tail + capacity)
             return nullptr;
+        // Until the whole ring is reserved the head is still in its first lap: its offset is itself.
+        const uint64_t reserved = g_ring->reservedBytes.load(std::memory_order_acquire);
+        if (reserved < capacity && end > reserved) {
+            if (!reserveMore(reserved, end)) {
+                t_noPages = true;
+                return nullptr;
+            }
+            continue;
+        }
         if (!g_ring->head.compare_exchange_weak(head, head + pad + bytes, std::memory_order_relaxed))
             continue;
         if (pad != 0) {
@@ -158,7 +201,7 @@ RecordHeader *reserveWaiting(uint32_t bytes, uint64_t keep, bool wait)
         keep += kNestedRoom < quarter ? kNestedRoom : quarter;
     }
     RecordHeader *record = reserve(bytes, keep);
-    if (record || !wait || t_holding)
+    if (record || !wait || t_holding || t_noPages)
         return record;
     const uint64_t start = nowNs();
     uint64_t now = start;
@@ -167,6 +210,8 @@ RecordHeader *reserveWaiting(uint32_t bytes, uint64_t keep, bool wait)
         nanosleep(&pause, nullptr);
         record = reserve(bytes, keep);
         now = nowNs();
+        if (t_noPages)
+            break; // a full file system: the session's reading makes no room for this
     }
     g_ring->waitNs.fetch_add(now - start, std::memory_order_relaxed);
     return record;
@@ -520,19 +565,28 @@ bool createRing(uint32_t parentPid)
         return false;
     }
     const uint64_t total = kRingHeaderBytes + g_ringBytes;
-    // Every page of the ring is reserved before it is mapped: a page the file system could not give later (a full
-    // disk or tmpfs) would end the program with SIGBUS at its first write. A file system without fallocate gives
-    // its pages as they are written.
-    if (ftruncate(fd, off_t(total)) != 0 || (fallocate(fd, 0, 0, off_t(total)) != 0 && errno != EOPNOTSUPP)) {
+    // The first pages of the ring are reserved before it is mapped (the session reserves the rest when it finds
+    // it): a page the file system could not give later (a full disk or tmpfs) would end the program with SIGBUS at
+    // its first write. A file system without fallocate gives its pages as they are written.
+    uint64_t reserved = g_ringBytes < kAgentReservedBytes ? g_ringBytes : kAgentReservedBytes;
+    if (ftruncate(fd, off_t(total)) != 0) {
         const int error = errno;
         close(fd);
         unlink(temp);
         markNoRing(path, stemLength, error);
         return false;
     }
-    // Populated at once: a first lap that faulted its pages in one by one would cost every early sample a few
-    // page faults in the program.
-    void *mem = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    if (fallocate(fd, 0, 0, off_t(kRingHeaderBytes + reserved)) != 0) {
+        const int error = errno;
+        if (error != EOPNOTSUPP) {
+            close(fd);
+            unlink(temp);
+            markNoRing(path, stemLength, error);
+            return false;
+        }
+        reserved = g_ringBytes;
+    }
+    void *mem = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     const int mapError = errno;
     close(fd);
     if (mem == MAP_FAILED) {
@@ -540,6 +594,10 @@ bool createRing(uint32_t parentPid)
         markNoRing(path, stemLength, mapError);
         return false;
     }
+    // The reserved part is mapped at once: a first lap that faulted its pages in one by one would cost every early
+    // sample a few page faults in the program. (A kernel before 5.14 has no MADV_POPULATE_WRITE: they fault then.)
+    madvise(mem, kRingHeaderBytes + (reserved < kAgentReservedBytes ? reserved : kAgentReservedBytes),
+            MADV_POPULATE_WRITE);
     auto *ring = static_cast<RingHeader *>(mem);
     ring->magic = kRingMagic;
     ring->version = kRingVersion;
@@ -550,6 +608,7 @@ bool createRing(uint32_t parentPid)
     ring->createdNs = created;
     ring->stackCopyBytes.store(kInitialAllocStackBytes, std::memory_order_relaxed);
     ring->cpuStackCopyBytes.store(kInitialCpuStackBytes, std::memory_order_relaxed);
+    ring->reservedBytes.store(reserved, std::memory_order_release);
     if (rename(temp, path) != 0) {
         munmap(mem, total);
         unlink(temp);

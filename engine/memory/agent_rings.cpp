@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <utility>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -39,11 +40,16 @@ struct AgentRings::Ring {
     uint32_t pid = 0;
     uint64_t image = 0;
     bool started = false;
+    int fd = -1; // kept until the ring is reserved whole
+    bool reserveFailed = false;
+    uint64_t reserveAgainNs = 0; // after a failure, the next try (a failing fallocate still makes and frees pages)
 
     ~Ring()
     {
         if (header)
             munmap(header, mapped);
+        if (fd >= 0)
+            close(fd);
     }
 };
 
@@ -97,7 +103,7 @@ void AgentRings::scan()
                 ring->mapped = uint64_t(st.st_size);
             }
         }
-        close(fd);
+        ring->fd = fd;
         agent::RingHeader *h = ring->header;
         const bool valid = h && h->magic == agent::kRingMagic && h->version == agent::kRingVersion &&
                            h->dataBytes != 0 && (h->dataBytes & (h->dataBytes - 1)) == 0 &&
@@ -115,9 +121,38 @@ void AgentRings::scan()
         h->sessionPid.store(uint32_t(getpid()), std::memory_order_relaxed);
         h->heartbeatNs.store(monotonicNs(), std::memory_order_release);
         ++m_counters.rings;
+        reserveRest(*ring);
         m_rings.push_back(std::move(ring));
     }
     closedir(dir);
+}
+
+// The agent reserved the first pages of its ring (agent::kAgentReservedBytes, and more if its records got there
+// first); the session reserves the rest, on its own time rather than the program's. A file system that cannot give
+// them (full) leaves the ring at what it has: its writer stops at the end of the reserved part until it or a later
+// visit (once a second) reserves more, and the samples that find no room are counted as lost, as in a full ring.
+void AgentRings::reserveRest(Ring &ring)
+{
+    agent::RingHeader &h = *ring.header;
+    const uint64_t reserved = h.reservedBytes.load(std::memory_order_acquire);
+    if (ring.fd < 0 || reserved >= h.dataBytes) {
+        if (ring.fd >= 0)
+            close(std::exchange(ring.fd, -1));
+        return;
+    }
+    const off_t from = off_t(agent::kRingHeaderBytes + reserved);
+    if (fallocate(ring.fd, 0, from, off_t(h.dataBytes - reserved)) != 0 && errno != EOPNOTSUPP) {
+        ring.reserveAgainNs = monotonicNs() + 1'000'000'000;
+        if (!ring.reserveFailed) {
+            ring.reserveFailed = true;
+            ++m_counters.ringsNotReserved;
+            if (m_counters.ringNotReserved.empty())
+                m_counters.ringNotReserved = "process " + std::to_string(ring.pid) + ": " + std::strerror(errno);
+        }
+        return;
+    }
+    h.reservedBytes.store(h.dataBytes, std::memory_order_release);
+    close(std::exchange(ring.fd, -1));
 }
 
 size_t AgentRings::drain(Ring &ring, AgentSink &sink, uint64_t upToNs)
@@ -226,6 +261,8 @@ size_t AgentRings::visit(AgentSink &sink, uint32_t onlyPid, uint64_t upToNs)
             continue;
         }
         ring.header->heartbeatNs.store(now, std::memory_order_release);
+        if (ring.fd >= 0 && now >= ring.reserveAgainNs)
+            reserveRest(ring);
         // `finished` is read before draining: a ring that had finished is empty once drained.
         // An image ends when its agent says so (exit), when a newer ring of the same process appears (exec: the
         // old image's destructors never ran), or when the process is gone (killed, crashed, _exit).

@@ -66,14 +66,16 @@ struct AgentCounters {
     uint64_t frees = 0;         // free records read
     uint64_t allocsDropped = 0; // sampled allocations the agent could not report (full ring or table)
     uint64_t bytesDropped = 0;
-    uint64_t waitNs = 0;       // exact mode: the programs' time spent waiting for room
-    uint32_t problems = 0;     // agent::Problem bits of any ring
-    uint64_t badRings = 0;     // files in the directory that were not a ring of this version
-    uint64_t cpuSamples = 0;   // CPU samples read
-    uint64_t cpuDropped = 0;   // CPU samples the agent could not write (a full ring)
-    uint32_t cpuSignal = 0;    // the in-process sampler's signal in the latest ring (0: none)
-    uint64_t ringFailures = 0; // process images that could not make their ring (kNoRingSuffix markers)
-    std::string ringFailure;   // the first of them: "process PID: REASON"
+    uint64_t waitNs = 0;           // exact mode: the programs' time spent waiting for room
+    uint32_t problems = 0;         // agent::Problem bits of any ring
+    uint64_t badRings = 0;         // files in the directory that were not a ring of this version
+    uint64_t cpuSamples = 0;       // CPU samples read
+    uint64_t cpuDropped = 0;       // CPU samples the agent could not write (a full ring)
+    uint32_t cpuSignal = 0;        // the in-process sampler's signal in the latest ring (0: none)
+    uint64_t ringFailures = 0;     // process images that could not make their ring (kNoRingSuffix markers)
+    std::string ringFailure;       // the first of them: "process PID: REASON"
+    uint64_t ringsNotReserved = 0; // rings the session could not reserve whole (a full file system)
+    std::string ringNotReserved;   // the first of them: "process PID: REASON"
 };
 
 // The session's side of the agent's rings (engine/agent/agent_protocol.h): finds the rings that the launched
@@ -121,6 +123,7 @@ private:
     struct Ring;
     void scan();
     void noteRingFailure(const char *name);
+    void reserveRest(Ring &ring);
     size_t drain(Ring &ring, AgentSink &sink, uint64_t upToNs);
     size_t visit(AgentSink &sink, uint32_t onlyPid, uint64_t upToNs);
 

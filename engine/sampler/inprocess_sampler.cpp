@@ -224,6 +224,11 @@ std::vector<std::string> InprocessSampler::problems() const
     if (c.ringFailures > 0)
         out.push_back(std::to_string(c.ringFailures) + " process image(s) could not make the agent's ring (" +
                       c.ringFailure + "): they were not sampled from inside; the program ran on unharmed");
+    if (c.ringsNotReserved > 0)
+        out.push_back(std::to_string(c.ringsNotReserved) + " ring(s) could not be reserved whole (" +
+                      c.ringNotReserved +
+                      "): each wrote within what it had while the file system had no room, and the "
+                      "samples that did not fit are counted as lost");
     if (c.rings == 0 && c.ringFailures == 0)
         out.push_back("no process of the program loaded Emberline's agent (LD_PRELOAD was cleared, or the program "
                       "is set-user-ID or statically linked): nothing was sampled from inside it");

@@ -193,6 +193,11 @@ std::shared_ptr<const MemorySummary> MemoryPipeline::summary() const
         s->problems.push_back(std::to_string(rings.ringFailures) +
                               " process image(s) could not make the memory agent's ring (" + rings.ringFailure +
                               "): their memory is not profiled; the program ran on unharmed");
+    if (rings.ringsNotReserved > 0)
+        s->problems.push_back(std::to_string(rings.ringsNotReserved) + " memory ring(s) could not be reserved whole (" +
+                              rings.ringNotReserved +
+                              "): each wrote within what it had while the file system had "
+                              "no room, and the samples that did not fit are counted as lost");
     if (!without.empty() && rings.rings > 0 && rings.ringFailures == 0) {
         std::string list;
         for (size_t i = 0; i < without.size() && i < 5; ++i)

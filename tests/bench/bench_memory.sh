@@ -7,12 +7,18 @@
 # each alone, under `emberline record` (CPU only), under `emberline record --memory` (default interval), with the
 # agent preloaded and no session, and under heaptrack (Debian's package). Each configuration runs ROUNDS times,
 # interleaved; a workload's own time leaves out the profiler's start and end. Prints the medians of wall and CPU
-# time and the slowdowns, and Emberline's estimate of the allocations beside heaptrack's count.
+# time and the slowdowns; the median of each round's own slowdown (a configuration against the `alone` run of the same
+# round, which cancels the machine's slow drifts) with its 95% confidence interval (from the ranks); and Emberline's
+# estimate of the allocations beside heaptrack's count.
 #   bench_memory.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS]
+# WORKLOADS="python g++" (the default) chooses the workloads, CONFIGS="alone cpu memory agent" (the default) the
+# configurations beside heaptrack (which runs in the first two rounds); `alone` must be among them.
 set -euo pipefail
 BUILD=${1:?usage: bench_memory.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS]}
 ROUNDS=${2:-5}
 PYROUNDS=${3:-800}
+WORKLOADS=${WORKLOADS:-python g++}
+CONFIGS=${CONFIGS:-alone cpu memory agent}
 HERE=$(cd "$(dirname "$0")" && pwd)
 EMBERLINE=$BUILD/app/emberline
 AGENT=$BUILD/lib/emberline/libemberline_agent.so
@@ -31,16 +37,33 @@ measure() {
     shift 2
     local d=$TMP/$name
     mkdir -p "$d"
+    # One configuration's run, its times appended to its file. The order alternates from round to round (forward, then
+    # backward), so that no configuration always runs after the same one.
+    one() {
+        local config=$1 i=$2
+        shift 2
+        case $config in
+        alone) "$@" >/dev/null 2>"$d/err" ;;
+        cpu) "$EMBERLINE" record --output "$d/run" -- "$@" >/dev/null 2>"$d/err" ;;
+        memory)
+            "$EMBERLINE" record --memory --output "$d/run" -- "$@" >/dev/null 2>"$d/err"
+            grep -oE 'allocated in [0-9]+ allocations' "$d/err" | awk '{print $3}' >>"$d/estimates"
+            ;;
+        agent) LD_PRELOAD=$AGENT "$@" >/dev/null 2>"$d/err" ;;
+        heaptrack)
+            if [[ $heaptrack != yes ]] || ! command -v heaptrack >/dev/null || ((i > 2)); then return; fi
+            heaptrack -o "$d/ht$i" "$@" >/dev/null 2>"$d/err"
+            ;;
+        esac
+        rm -rf "$d/run"
+        workload "$d/err" >>"$d/$config"
+    }
+    local configs=($CONFIGS heaptrack) backward=()
+    for ((k = ${#configs[@]} - 1; k >= 0; k--)); do backward+=("${configs[k]}"); done
     for ((i = 1; i <= ROUNDS; i++)); do
-        "$@" >/dev/null 2>"$d/err"; workload "$d/err" >>"$d/alone"
-        "$EMBERLINE" record --output "$d/cpu$i" -- "$@" >/dev/null 2>"$d/err"; workload "$d/err" >>"$d/cpu"
-        "$EMBERLINE" record --memory --output "$d/mem$i" -- "$@" >/dev/null 2>"$d/err"
-        workload "$d/err" >>"$d/memory"
-        grep -oE 'allocated in [0-9]+ allocations' "$d/err" | awk '{print $3}' >>"$d/estimates"
-        LD_PRELOAD=$AGENT "$@" >/dev/null 2>"$d/err"; workload "$d/err" >>"$d/agent"
-        if [[ $heaptrack == yes ]] && command -v heaptrack >/dev/null && ((i <= 2)); then
-            heaptrack -o "$d/ht$i" "$@" >/dev/null 2>"$d/err"; workload "$d/err" >>"$d/heaptrack"
-        fi
+        local order=("${configs[@]}")
+        ((i % 2 == 0)) && order=("${backward[@]}")
+        for config in "${order[@]}"; do one "$config" "$i" "$@"; done
     done
     local alone aloneCpu
     alone=$(column 1 "$d/alone" | median)
@@ -51,9 +74,15 @@ measure() {
         local m c
         m=$(column 1 "$d/$config" | median)
         c=$(column 2 "$d/$config" | median)
-        printf '%-10s wall %7.3f s (%+7.2f%%)  cpu %7.3f s (%+7.2f%%)  wall runs: %s\n' "$config" "$m" \
-            "$(awk -v a="$alone" -v b="$m" 'BEGIN {print (b / a - 1) * 100}')" "$c" \
-            "$(awk -v a="$aloneCpu" -v b="$c" 'BEGIN {print (b / a - 1) * 100}')" "$(column 1 "$d/$config" | tr '\n' ' ')"
+        local paired
+        paired=$(paste -d' ' "$d/alone" "$d/$config" | awk '$3 > 0 {print ($4 / $2 - 1) * 100}' | sort -n |
+            awk '{a[NR]=$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2
+                 lo = int(NR / 2 - 0.98 * sqrt(NR)); hi = int(NR / 2 + 0.98 * sqrt(NR)) + 1
+                 if (lo < 1 || hi > NR) printf "%+.2f%%", m; else printf "%+.2f%% [%+.2f, %+.2f]", m, a[lo], a[hi]}')
+        printf '%-10s wall %7.3f s (%+7.2f%%)  cpu %7.3f s (%+7.2f%%)  paired cpu %s  wall runs: %s\n' "$config" \
+            "$m" "$(awk -v a="$alone" -v b="$m" 'BEGIN {print (b / a - 1) * 100}')" "$c" \
+            "$(awk -v a="$aloneCpu" -v b="$c" 'BEGIN {print (b / a - 1) * 100}')" "$paired" \
+            "$(column 1 "$d/$config" | tr '\n' ' ')"
     done
     if [[ -s $d/heaptrack ]]; then
         local calls est
@@ -64,6 +93,10 @@ measure() {
     fi
 }
 
-measure python yes /usr/bin/python3 "$HERE/../targets/json_workload.py" "$PYROUNDS"
+if [[ " $WORKLOADS " == *" python "* ]]; then
+    measure python yes /usr/bin/python3 "$HERE/../targets/json_workload.py" "$PYROUNDS"
+fi
 # heaptrack follows only the first process of a command (here /usr/bin/time), not g++'s cc1plus: left out.
-measure g++ no /usr/bin/time -f 'workload %e s cpu %U %S' g++ -O2 -c "$HERE/../targets/cxx_workload.cpp" -o /dev/null
+if [[ " $WORKLOADS " == *" g++ "* ]]; then
+    measure g++ no /usr/bin/time -f 'workload %e s cpu %U %S' g++ -O2 -c "$HERE/../targets/cxx_workload.cpp" -o /dev/null
+fi
