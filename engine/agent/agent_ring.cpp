@@ -121,7 +121,7 @@ std::atomic<uint64_t> g_noPagesUntilNs{0};
 
 bool reserveMore(uint64_t reserved, uint64_t need)
 {
-    constexpr uint64_t kChunk = uint64_t(256) << 10;
+    constexpr uint64_t kChunk = uint64_t(1) << 20; // a hundred samples or so: one in a hundred pays for it
     const uint64_t now = nowNs();
     if (now < g_noPagesUntilNs.load(std::memory_order_relaxed))
         return false;
@@ -567,8 +567,10 @@ bool createRing(uint32_t parentPid)
     const uint64_t total = kRingHeaderBytes + g_ringBytes;
     // The first pages of the ring are reserved before it is mapped (the session reserves the rest when it finds
     // it): a page the file system could not give later (a full disk or tmpfs) would end the program with SIGBUS at
-    // its first write. A file system without fallocate gives its pages as they are written.
-    uint64_t reserved = g_ringBytes < kAgentReservedBytes ? g_ringBytes : kAgentReservedBytes;
+    // its first write. A file system without fallocate gives its pages as they are written. Exact mode writes a
+    // record for every allocation from the start, and waits for room anyway: its ring is reserved whole, here,
+    // rather than a chunk at a time under the program's allocations.
+    uint64_t reserved = g_ringBytes < kAgentReservedBytes || g_interval == 1 ? g_ringBytes : kAgentReservedBytes;
     if (ftruncate(fd, off_t(total)) != 0) {
         const int error = errno;
         close(fd);
@@ -596,8 +598,7 @@ bool createRing(uint32_t parentPid)
     }
     // The reserved part is mapped at once: a first lap that faulted its pages in one by one would cost every early
     // sample a few page faults in the program. (A kernel before 5.14 has no MADV_POPULATE_WRITE: they fault then.)
-    madvise(mem, kRingHeaderBytes + (reserved < kAgentReservedBytes ? reserved : kAgentReservedBytes),
-            MADV_POPULATE_WRITE);
+    madvise(mem, kRingHeaderBytes + reserved, MADV_POPULATE_WRITE);
     auto *ring = static_cast<RingHeader *>(mem);
     ring->magic = kRingMagic;
     ring->version = kRingVersion;

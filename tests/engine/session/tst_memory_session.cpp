@@ -293,23 +293,25 @@ private Q_SLOTS:
         QCOMPARE(fs.f_type, decltype(fs.f_type)(TMPFS_MAGIC));
     }
 
-    // A folder with no room (a full tmpfs, as a full disk), in exact mode, where the program waits for room that
-    // the session's reading gives: with no room for a ring's first pages, each process image leaves a marker instead
-    // of a ring; with room for its first pages but not for the rest, the ring works in what it has (the program
-    // does not wait for pages the file system cannot give). Never a ring page the program could not write to: the
-    // program runs to its end, unharmed, and the summary says why its memory is not wholly profiled.
+    // A folder with no room (a full tmpfs, as a full disk). With no room for a ring's first pages (exact mode
+    // reserves its whole ring at once), each process image leaves a marker instead of a ring; with room for a
+    // sampled ring's first pages but not for the rest, the ring works in what it has. Never a ring page the program
+    // could not write to: the program runs to its end, unharmed, and the summary says why its memory is not wholly
+    // profiled.
     void ringsFolderFull_data()
     {
         QTest::addColumn<QString>("size");
+        QTest::addColumn<qulonglong>("interval");
         QTest::addColumn<QString>("said");
         QTest::newRow("no room for a ring")
-            << QStringLiteral("size=256k") << QStringLiteral("could not make the memory agent's ring");
+            << QStringLiteral("size=2m") << qulonglong(1) << QStringLiteral("could not make the memory agent's ring");
         QTest::newRow("no room for the rest")
-            << QStringLiteral("size=2m") << QStringLiteral("could not be reserved whole");
+            << QStringLiteral("size=2m") << qulonglong(65536) << QStringLiteral("could not be reserved whole");
     }
     void ringsFolderFull()
     {
         QFETCH(QString, size);
+        QFETCH(qulonglong, interval);
         QFETCH(QString, said);
         QTemporaryDir mountPoint;
         // Mounting needs root, as CI runs.
@@ -320,7 +322,7 @@ private Q_SLOTS:
             QSKIP("mounting a tmpfs needs root");
         }
         QTemporaryDir dir;
-        SessionConfig c = memoryLaunch({targetPath("alloc_truths")}, 1);
+        SessionConfig c = memoryLaunch({targetPath("alloc_truths")}, interval);
         c.agentFolderParent = mountPoint.path().toStdString();
         const Recorded r = record(c, dir.path());
         ::umount2(mountPoint.path().toLocal8Bit().constData(), MNT_DETACH);
