@@ -66,6 +66,9 @@ uint64_t nowNs();
 bool mapTables();
 // Creates this process image's ring in g_directory; `parentPid` for a forked child.
 bool createRing(uint32_t parentPid);
+// Tracks a sampled allocation at `address` (its free must be recorded); false when its bucket is full or this thread
+// interrupted its own change of the table (a signal handler).
+bool track(uint64_t address);
 // True when `address` was tracked; it is not any more.
 bool untrack(uint64_t address);
 // A sampled allocation (every allocation when `exact`) and a free of one, written to the ring.

@@ -1,0 +1,148 @@
+// The agent's table of tracked allocations (sampled blocks still live) and the free filter that lets every other
+// free pass with one read (agent_ring.h says how they fit together).
+//
+// Thread: every thread of the program, concurrently; lock-free but for the rare changes of a bucket's count.
+
+#include "engine/agent/agent_ring.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/mman.h>
+
+namespace emberline::agent {
+
+Bucket *g_buckets = nullptr;
+std::atomic<uint16_t> *g_bucketUse = nullptr;
+alignas(64) std::atomic<uint64_t> g_bucketBits[kBuckets / 64];
+std::atomic<int> g_trackLock{0};
+
+namespace {
+
+__thread bool t_trackLocked __attribute__((tls_model("initial-exec")));
+
+// Takes g_trackLock unless this thread already holds it (a signal handler interrupted it there): false then.
+bool lockTracking()
+{
+    if (t_trackLocked)
+        return false;
+    while (g_trackLock.exchange(1, std::memory_order_acquire) != 0)
+        __builtin_ia32_pause();
+    t_trackLocked = true;
+    return true;
+}
+
+void unlockTracking()
+{
+    t_trackLocked = false;
+    g_trackLock.store(0, std::memory_order_release);
+}
+
+// Pinned addresses: their bits stay set whatever their buckets' counts (a handful: the start-up storage's blocks).
+constexpr int kMaxPinned = 64;
+std::atomic<uint64_t> g_pinned[kMaxPinned];
+std::atomic<int> g_pinnedCount{0};
+
+bool bucketPinned(size_t b)
+{
+    const int n = g_pinnedCount.load(std::memory_order_acquire);
+    for (int i = 0; i < n && i < kMaxPinned; ++i)
+        if (bucketOf(g_pinned[i].load(std::memory_order_relaxed)) == b)
+            return true;
+    return false;
+}
+
+void setBit(size_t b)
+{
+    g_bucketBits[b >> 6].fetch_or(uint64_t(1) << (b & 63), std::memory_order_acq_rel);
+}
+
+// Under g_trackLock: the bucket's bit follows its count (and stays for a pinned address).
+void lowerCount(size_t b)
+{
+    if (g_bucketUse[b].fetch_sub(1, std::memory_order_acq_rel) == 1 && !bucketPinned(b))
+        g_bucketBits[b >> 6].fetch_and(~(uint64_t(1) << (b & 63)), std::memory_order_acq_rel);
+}
+
+} // namespace
+
+void pinFilter(uint64_t address)
+{
+    const int i = g_pinnedCount.fetch_add(1, std::memory_order_acq_rel);
+    if (i < kMaxPinned)
+        g_pinned[i].store(address, std::memory_order_release);
+    // Past the list's end the bit is still set, only not kept through a bucket's last untrack: the start-up storage
+    // hands out far fewer blocks than that.
+    setBit(bucketOf(address));
+}
+
+void resetFilter(bool everyFree)
+{
+    for (auto &word : g_bucketBits)
+        word.store(everyFree ? ~uint64_t(0) : 0, std::memory_order_relaxed);
+    const int n = g_pinnedCount.load(std::memory_order_acquire);
+    for (int i = 0; i < n && i < kMaxPinned; ++i)
+        setBit(bucketOf(g_pinned[i].load(std::memory_order_relaxed)));
+}
+
+bool track(uint64_t address)
+{
+    if (!lockTracking())
+        return false;
+    const size_t b = bucketOf(address);
+    g_bucketUse[b].fetch_add(1, std::memory_order_acq_rel);
+    setBit(b);
+    bool taken = false;
+    for (auto &slot : g_buckets[b].slots) {
+        uint64_t empty = 0;
+        if (slot.load(std::memory_order_relaxed) == 0 &&
+            slot.compare_exchange_strong(empty, address, std::memory_order_acq_rel)) {
+            taken = true;
+            break;
+        }
+    }
+    if (!taken)
+        lowerCount(b);
+    unlockTracking();
+    return taken;
+}
+
+// True when `address` was tracked; it is not any more.
+bool untrack(uint64_t address)
+{
+    const size_t b = bucketOf(address);
+    if (g_bucketUse[b].load(std::memory_order_acquire) == 0)
+        return false;
+    for (auto &slot : g_buckets[b].slots) {
+        uint64_t expected = address;
+        if (slot.load(std::memory_order_relaxed) == address &&
+            slot.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) {
+            if (lockTracking()) {
+                lowerCount(b);
+                unlockTracking();
+            } else {
+                // Nested in this thread's own locked work: the count goes down, the bit stays (harmless).
+                g_bucketUse[b].fetch_sub(1, std::memory_order_acq_rel);
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
+// Maps the bucket tables (fresh zero pages: a forked child starts with none of its parent's tracked blocks).
+bool mapTables()
+{
+    void *buckets = mmap(g_buckets, kBuckets * sizeof(Bucket), PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (g_buckets ? MAP_FIXED : 0), -1, 0);
+    void *use = mmap(g_bucketUse, kBuckets * sizeof(uint16_t), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (g_bucketUse ? MAP_FIXED : 0), -1, 0);
+    if (buckets == MAP_FAILED || use == MAP_FAILED)
+        return false;
+    g_buckets = static_cast<Bucket *>(buckets);
+    g_bucketUse = static_cast<std::atomic<uint16_t> *>(use);
+    // A forked child is single-threaded: a lock its parent's other threads held is nobody's here.
+    g_trackLock.store(0, std::memory_order_relaxed);
+    return true;
+}
+
+} // namespace emberline::agent
