@@ -30,7 +30,7 @@ inline constexpr uint64_t kDefaultRingDataBytes = uint64_t(4) << 20;
 // itself) before the session finds the ring and reserves the rest on its own time; a program whose records get
 // there first reserves more itself, a chunk at a time. A short-lived process (a compiler driver, a shell's child)
 // pays for what it writes, not for a whole ring.
-inline constexpr uint64_t kAgentReservedBytes = uint64_t(512) << 10;
+inline constexpr uint64_t kAgentReservedBytes = uint64_t(128) << 10;
 // The stack copies a new ring starts with, until the session finds it and sets the learned ones: an allocation's,
 // and a CPU sample's (as much as the perf sampler starts with, so that the first samples' stacks are whole).
 // A process image that could not make its ring leaves an empty file "PID-CREATED-ERRNO" with this suffix instead.

@@ -1,5 +1,6 @@
 #include "engine/memory/agent_rings.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -40,7 +41,7 @@ struct AgentRings::Ring {
     uint32_t pid = 0;
     uint64_t image = 0;
     bool started = false;
-    int fd = -1; // kept until the ring is reserved whole
+    int fd = -1; // kept until the ring is reserved whole (reserveMore)
     bool reserveFailed = false;
     uint64_t reserveAgainNs = 0; // after a failure, the next try (a failing fallocate still makes and frees pages)
 
@@ -121,27 +122,31 @@ void AgentRings::scan()
         h->sessionPid.store(uint32_t(getpid()), std::memory_order_relaxed);
         h->heartbeatNs.store(monotonicNs(), std::memory_order_release);
         ++m_counters.rings;
-        reserveRest(*ring);
+        reserveMore(*ring);
         m_rings.push_back(std::move(ring));
     }
     closedir(dir);
 }
 
 // The agent reserved the first pages of its ring (agent::kAgentReservedBytes, and more if its records got there
-// first); the session reserves the rest, on its own time rather than the program's. A file system that cannot give
-// them (full) leaves the ring at what it has: its writer stops at the end of the reserved part until it or a later
-// visit (once a second) reserves more, and the samples that find no room are counted as lost, as in a full ring.
-void AgentRings::reserveRest(Ring &ring)
+// first); the session reserves more on its own time rather than the program's, as the ring fills: four times as
+// much once its writer is past half of what it has (a short-lived process, a shell's child, never needs more). A file
+// system that cannot give them (full) leaves the ring at what it has: its writer stops at the end of the reserved
+// part until it or a later visit (once a second) reserves more, and the samples that find no room are counted as
+// lost, as in a full ring.
+void AgentRings::reserveMore(Ring &ring)
 {
     agent::RingHeader &h = *ring.header;
     const uint64_t reserved = h.reservedBytes.load(std::memory_order_acquire);
-    if (ring.fd < 0 || reserved >= h.dataBytes) {
-        if (ring.fd >= 0)
-            close(std::exchange(ring.fd, -1));
+    if (reserved >= h.dataBytes) {
+        close(std::exchange(ring.fd, -1));
         return;
     }
-    const off_t from = off_t(agent::kRingHeaderBytes + reserved);
-    if (fallocate(ring.fd, 0, from, off_t(h.dataBytes - reserved)) != 0 && errno != EOPNOTSUPP) {
+    if (h.head.load(std::memory_order_acquire) < reserved / 2)
+        return;
+    const uint64_t target = std::min(h.dataBytes, std::max<uint64_t>(reserved, 1) * 4);
+    if (fallocate(ring.fd, 0, off_t(agent::kRingHeaderBytes + reserved), off_t(target - reserved)) != 0 &&
+        errno != EOPNOTSUPP) {
         ring.reserveAgainNs = monotonicNs() + 1'000'000'000;
         if (!ring.reserveFailed) {
             ring.reserveFailed = true;
@@ -151,8 +156,9 @@ void AgentRings::reserveRest(Ring &ring)
         }
         return;
     }
-    h.reservedBytes.store(h.dataBytes, std::memory_order_release);
-    close(std::exchange(ring.fd, -1));
+    // Only up: the agent may have reserved past it meanwhile.
+    uint64_t seen = reserved;
+    while (seen < target && !h.reservedBytes.compare_exchange_weak(seen, target, std::memory_order_acq_rel)) {}
 }
 
 size_t AgentRings::drain(Ring &ring, AgentSink &sink, uint64_t upToNs)
@@ -262,7 +268,7 @@ size_t AgentRings::visit(AgentSink &sink, uint32_t onlyPid, uint64_t upToNs)
         }
         ring.header->heartbeatNs.store(now, std::memory_order_release);
         if (ring.fd >= 0 && now >= ring.reserveAgainNs)
-            reserveRest(ring);
+            reserveMore(ring);
         // `finished` is read before draining: a ring that had finished is empty once drained.
         // An image ends when its agent says so (exit), when a newer ring of the same process appears (exec: the
         // old image's destructors never ran), or when the process is gone (killed, crashed, _exit).

@@ -123,7 +123,7 @@ private:
     struct Ring;
     void scan();
     void noteRingFailure(const char *name);
-    void reserveRest(Ring &ring);
+    void reserveMore(Ring &ring);
     size_t drain(Ring &ring, AgentSink &sink, uint64_t upToNs);
     size_t visit(AgentSink &sink, uint32_t onlyPid, uint64_t upToNs);
 

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Memory profiling's cost on real malloc-heavy programs, side by side in one run. Two workloads:
+# Memory profiling's cost on real malloc-heavy programs, side by side in one run. Three workloads:
 #   python  CPython (PYTHONMALLOC=malloc, so that every object is a malloc) encoding and decoding JSON
 #           (tests/targets/json_workload.py), which times itself;
 #   g++     Debian's compiler building tests/targets/cxx_workload.cpp with -O2, timed by /usr/bin/time inside the
 #           profiled program (g++, cc1plus and as are all profiled);
+#   spawns  bash starting /bin/true 300 times, timed by /usr/bin/time inside the profiled program: what each short-lived
+#           process pays for the agent's start and its ring (a build's shell commands, a script's pipelines);
 # each alone, under `emberline record` (CPU only), under `emberline record --memory` (default interval), with the
 # agent preloaded and no session, and under heaptrack (Debian's package). Each configuration runs ROUNDS times,
 # interleaved; a workload's own time leaves out the profiler's start and end. Prints the medians of wall and CPU
@@ -11,13 +13,13 @@
 # round, which cancels the machine's slow drifts) with its 95% confidence interval (from the ranks); and Emberline's
 # estimate of the allocations beside heaptrack's count.
 #   bench_memory.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS]
-# WORKLOADS="python g++" (the default) chooses the workloads, CONFIGS="alone cpu memory agent" (the default) the
+# WORKLOADS="python g++ spawns" (the default) chooses the workloads, CONFIGS="alone cpu memory agent" (the default) the
 # configurations beside heaptrack (which runs in the first two rounds); `alone` must be among them.
 set -euo pipefail
 BUILD=${1:?usage: bench_memory.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS]}
 ROUNDS=${2:-5}
 PYROUNDS=${3:-800}
-WORKLOADS=${WORKLOADS:-python g++}
+WORKLOADS=${WORKLOADS:-python g++ spawns}
 CONFIGS=${CONFIGS:-alone cpu memory agent}
 HERE=$(cd "$(dirname "$0")" && pwd)
 EMBERLINE=$BUILD/app/emberline
@@ -99,4 +101,7 @@ fi
 # heaptrack follows only the first process of a command (here /usr/bin/time), not g++'s cc1plus: left out.
 if [[ " $WORKLOADS " == *" g++ "* ]]; then
     measure g++ no /usr/bin/time -f 'workload %e s cpu %U %S' g++ -O2 -c "$HERE/../targets/cxx_workload.cpp" -o /dev/null
+fi
+if [[ " $WORKLOADS " == *" spawns "* ]]; then
+    measure spawns no /usr/bin/time -f 'workload %e s cpu %U %S' bash -c 'for i in $(seq 300); do /bin/true; done'
 fi

@@ -306,7 +306,7 @@ private Q_SLOTS:
         QTest::newRow("no room for a ring")
             << QStringLiteral("size=2m") << qulonglong(1) << QStringLiteral("could not make the memory agent's ring");
         QTest::newRow("no room for the rest")
-            << QStringLiteral("size=2m") << qulonglong(65536) << QStringLiteral("could not be reserved whole");
+            << QStringLiteral("size=2m") << qulonglong(16384) << QStringLiteral("could not be reserved whole");
     }
     void ringsFolderFull()
     {
