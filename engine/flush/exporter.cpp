@@ -7,6 +7,7 @@
 #include "engine/pprof/pprof_writer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -20,9 +21,11 @@ namespace emberline::engine {
 Exporter::Exporter(ExporterOptions options) : m_options(std::move(options)), m_symbolizer(m_options.symbolizer)
 {
     // Per-sample timestamps stay in the flush files; the session's profile adds up each thread's stacks.
-    if (!m_options.outputDirectory.empty())
+    if (!m_options.outputDirectory.empty()) {
         m_sessionProfile = std::make_unique<PprofStreamWriter>(m_options.outputDirectory + "/profile.pprof",
                                                                std::vector<std::string>{"end_timestamp_ns"});
+        m_sessionProfile->dropComments(std::string(kInUseMarginComment)); // of one flush's snapshot
+    }
 }
 
 namespace {
@@ -147,6 +150,9 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids, bool leaks
     p.comments().push_back(p.intern("emberline " EMBERLINE_VERSION));
     if (!m_options.samplerDescription.empty())
         p.comments().push_back(p.intern(m_options.samplerDescription));
+    if (in.inUseBytesMargin > 0)
+        p.comments().push_back(
+            p.intern(std::string(kInUseMarginComment) + std::to_string(std::llround(in.inUseBytesMargin)) + " bytes"));
 
     std::map<uint32_t, uint32_t> mappingOf;
     std::map<uint32_t, const ModuleInfo *> moduleOf;
@@ -361,6 +367,7 @@ Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &inp
     flush->samples = input.samples.size();
     flush->lost = input.lost;
     flush->incomplete = input.incomplete;
+    flush->inUseBytesMargin = input.inUseBytesMargin;
     flush->health = m_health;
     if (!ids->locations.empty() || !ids->sampleStacks.empty())
         flush->sessionIds = std::move(ids);

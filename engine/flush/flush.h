@@ -5,8 +5,10 @@
 #include "engine/model/session_ids.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace emberline::engine {
 
@@ -41,6 +43,27 @@ struct Flush {
     // Unwind and symbol health of the session as of this flush: per module, the cause and the fix; null when
     // the session's pipeline did not report it.
     std::shared_ptr<const UnwindHealth> health;
+    // Memory profiling: the half-width of the 95% range sampling leaves the in-use bytes at the flush's end
+    // (FlushInput::inUseBytesMargin); -1 when not known (not a memory session's, or read back from a file).
+    double inUseBytesMargin = -1;
 };
+
+// A memory flush's profile tells its in-use margin in a comment ("inuse-space sampling margin (95%): 123456
+// bytes"), for what reads the flush back from its file: the window reopening a session folder, the benchmarks.
+inline constexpr std::string_view kInUseMarginComment = "inuse-space sampling margin (95%): ";
+
+// The margin a profile's comment tells, -1 when none does.
+inline double inUseMarginOf(const Profile &profile)
+{
+    for (StringId id : profile.comments()) {
+        const std::string &comment = profile.str(id);
+        if (comment.starts_with(kInUseMarginComment)) {
+            char *end = nullptr;
+            const double margin = std::strtod(comment.c_str() + kInUseMarginComment.size(), &end);
+            return end != comment.c_str() + kInUseMarginComment.size() && margin >= 0 ? margin : -1;
+        }
+    }
+    return -1;
+}
 
 } // namespace emberline::engine

@@ -39,6 +39,9 @@ struct TimelineChunk {
     std::vector<uint32_t> binSamples;
     // The flush's memory samples (a memory session's): their values per aggregated sample. They are not entries.
     FlushMemory memory;
+    // The half-width of the 95% range sampling leaves the in-use bytes at the flush's end (Flush::inUseBytesMargin);
+    // -1 when not known.
+    double inUseBytesMargin = -1;
 
     void append(uint16_t offsetMs, uint32_t sample)
     {

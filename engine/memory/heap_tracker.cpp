@@ -19,23 +19,33 @@ void HeapTracker::add(BySite &sites, const Block &b)
     m.bytes += b.bytes;
 }
 
+void HeapTracker::forget(const Block &b)
+{
+    m_counters.liveBytes -= b.bytes;
+    // A sum kept by adding and taking away: it never goes below 0, nor does it stay a rounding error above 0 once
+    // nothing is live.
+    m_counters.liveBytesVariance = m_live.size() <= 1 ? 0 : std::max(0.0, m_counters.liveBytesVariance - b.variance);
+}
+
 void HeapTracker::allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t address, uint64_t size, uint32_t stack)
 {
     const AllocationWeight w = weighAllocation(size, m_interval);
     ++m_counters.allocations;
     m_counters.allocatedObjects += w.count;
     m_counters.allocatedBytes += w.bytes;
-    const Block block{pid, tid, stack, w.count, w.bytes};
+    m_counters.allocatedBytesVariance += w.bytesVariance;
+    const Block block{pid, tid, stack, w.count, w.bytes, w.bytesVariance};
     add(m_allocated, block);
 
     auto [it, inserted] = m_live.try_emplace(Key{image, address});
     if (!inserted) {
         // Allocated again while live: the block's free was never seen (an allocator that frees around the hooks).
         ++m_counters.reallocated;
-        m_counters.liveBytes -= it->second.bytes;
+        forget(it->second);
     }
     it->second = block;
     m_counters.liveBytes += w.bytes;
+    m_counters.liveBytesVariance += w.bytesVariance;
     m_counters.peakLiveBytes = std::max(m_counters.peakLiveBytes, m_counters.liveBytes);
 }
 
@@ -47,7 +57,7 @@ void HeapTracker::free(uint64_t image, uint64_t address)
         return;
     }
     ++m_counters.frees;
-    m_counters.liveBytes -= it->second.bytes;
+    forget(it->second);
     m_live.erase(it);
 }
 
@@ -63,7 +73,8 @@ void HeapTracker::endImage(uint64_t image)
         add(m_leaks, b);
         m_counters.leakedObjects += b.objects;
         m_counters.leakedBytes += b.bytes;
-        m_counters.liveBytes -= b.bytes;
+        m_counters.leakedBytesVariance += b.variance;
+        forget(b);
         it = m_live.erase(it);
     }
 }

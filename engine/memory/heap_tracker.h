@@ -52,6 +52,11 @@ public:
         double peakLiveBytes = 0; // the largest liveBytes so far
         double leakedBytes = 0;   // estimated, held by images when they ended
         double leakedObjects = 0;
+        // The sampling variances of allocatedBytes, liveBytes and leakedBytes (allocation_weight.h), in bytes
+        // squared; 0 when every allocation is recorded.
+        double allocatedBytesVariance = 0;
+        double liveBytesVariance = 0;
+        double leakedBytesVariance = 0;
     };
     const Counters &counters() const { return m_counters; }
     std::size_t liveBlocks() const { return m_live.size(); }
@@ -63,6 +68,7 @@ private:
         uint32_t stack = 0;
         double objects = 0;
         double bytes = 0;
+        double variance = 0; // of bytes, by sampling
     };
     struct Key {
         uint64_t image = 0;
@@ -90,6 +96,8 @@ private:
     };
     using BySite = std::unordered_map<SiteKey, StackMemory, SiteHash>;
     static void add(BySite &sites, const Block &block);
+    // A live block is no longer live (freed, allocated over or leaked): the live counters let it go.
+    void forget(const Block &block);
     static std::vector<StackMemory> listed(const BySite &bySite);
 
     uint64_t m_interval;

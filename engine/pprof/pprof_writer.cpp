@@ -327,6 +327,18 @@ Result<std::string> PprofStreamWriter::finish()
     // The tables as a message of their own: protobuf reads concatenated messages as one.
     pb::Profile tables;
     fillTables(m_tables.result(), tables);
+    if (!m_dropComments.empty()) {
+        std::vector<int64_t> kept;
+        for (int64_t c : tables.comment()) {
+            const std::string &text = tables.string_table(static_cast<int>(c));
+            if (std::none_of(m_dropComments.begin(), m_dropComments.end(),
+                             [&](const std::string &prefix) { return text.starts_with(prefix); }))
+                kept.push_back(c);
+        }
+        tables.clear_comment();
+        for (int64_t c : kept)
+            tables.add_comment(c);
+    }
     tables.SerializeToCodedStream(&*m_stream->coded);
     const bool ok = m_stream->close();
     const int err = m_stream->file.GetErrno() ? m_stream->file.GetErrno() : m_stream->syncErrno;

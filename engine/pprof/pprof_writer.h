@@ -48,6 +48,9 @@ public:
     // Writes the tables and renames the file into place; returns its path, or "" when nothing was added.
     Result<std::string> finish();
     size_t samplesWritten() const { return m_samplesWritten; }
+    // Comments that begin with `prefix` describe one added profile only (a flush's in-use margin): the file leaves
+    // them out.
+    void dropComments(std::string prefix) { m_dropComments.push_back(std::move(prefix)); }
 
 private:
     class Stream;
@@ -56,6 +59,7 @@ private:
 
     std::string m_path;
     std::vector<std::string> m_dropLabels;
+    std::vector<std::string> m_dropComments;
     ProfileMerger m_tables;
     std::unique_ptr<Stream> m_stream;
     std::string m_error;

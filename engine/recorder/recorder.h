@@ -76,6 +76,9 @@ struct FlushInput {
     std::map<std::string, uint64_t> incompleteByModule;
     // The sampling pipeline's unwind counters at flush time (cumulative), for the health view; may be null.
     std::shared_ptr<const UnwindCounters> unwind;
+    // Memory profiling: the half-width of the 95% range sampling leaves the in-use bytes at the flush's end
+    // (MemorySummary::liveBytesMargin); 0 when every allocation is recorded, -1 when not told.
+    double inUseBytesMargin = -1;
 };
 
 // Interns locations (module, address) and stacks, and keeps the samples of the current flush. At a flush it

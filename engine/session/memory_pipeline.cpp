@@ -162,6 +162,9 @@ std::shared_ptr<const MemorySummary> MemoryPipeline::summary() const
     s->leakedBytes = heap.leakedBytes;
     s->leakedObjects = heap.leakedObjects;
     s->liveBytes = heap.liveBytes;
+    s->allocatedBytesMargin = samplingMargin(heap.allocatedBytesVariance);
+    s->liveBytesMargin = samplingMargin(heap.liveBytesVariance);
+    s->leakedBytesMargin = samplingMargin(heap.leakedBytesVariance);
     s->samples = rings.allocations;
     s->frees = rings.frees;
     s->unknownFrees = heap.unknownFrees;

@@ -2,6 +2,7 @@
 
 #include "engine/common/result.h"
 #include "engine/memory/agent_rings.h"
+#include "engine/memory/allocation_weight.h"
 #include "engine/memory/heap_tracker.h"
 #include "engine/model/stack_table.h"
 #include "engine/session/agent_link.h"
@@ -51,6 +52,7 @@ public:
 
     std::shared_ptr<const MemorySummary> summary() const;
     double liveBytes() const { return m_heap.counters().liveBytes; }
+    double liveBytesMargin() const { return samplingMargin(m_heap.counters().liveBytesVariance); }
     double allocatedBytes() const { return m_heap.counters().allocatedBytes; }
 
     void onAllocation(const AgentAllocation &allocation) override;

@@ -409,6 +409,8 @@ void RecordSession::schedule(Running &r, int64_t now)
         r.memory->flush(real);
     FlushInput input = r.recorder.takeFlush(r.flushStartReal, real, false);
     input.unwind = std::make_shared<const UnwindCounters>(r.pipeline.unwindCounters());
+    if (r.memory)
+        input.inUseBytesMargin = r.memory->liveBytesMargin();
     r.exporter->submit(std::move(input));
     r.flushStartReal = real;
     r.nextFlushMono += m_config.flushPeriodNs;
@@ -433,6 +435,7 @@ void RecordSession::reportStats(Running &r, const Callbacks &callbacks, int64_t 
     if (r.memory) {
         stats.memory = true;
         stats.liveBytes = r.memory->liveBytes();
+        stats.liveBytesMargin = r.memory->liveBytesMargin();
         stats.allocatedBytes = r.memory->allocatedBytes();
     }
     if (callbacks.onStats)
@@ -463,6 +466,8 @@ Result<SessionSummary> RecordSession::finish(Running &r)
     r.pipeline.closeOffCpuIntervals(static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC)));
     FlushInput input = r.recorder.takeFlush(r.flushStartReal, endReal, true);
     input.unwind = std::make_shared<const UnwindCounters>(r.pipeline.unwindCounters());
+    if (r.memory)
+        input.inUseBytesMargin = r.memory->liveBytesMargin(); // of what is still running: the leaks are apart
     r.exporter->submit(std::move(input));
     // A failed write is not the session's failure: the summary says what could not be saved.
     auto sessionPath = r.exporter->finish();

@@ -21,7 +21,12 @@ struct MemorySummary {
     double peakLiveBytes = 0; // the largest live heap, as the samples tell it
     double leakedBytes = 0;   // still live when the processes ended
     double leakedObjects = 0;
-    double liveBytes = 0;       // live now (at the end: in processes still running)
+    double liveBytes = 0; // live now (at the end: in processes still running)
+    // How far sampling may have put allocatedBytes, liveBytes and leakedBytes off the program's own: the
+    // half-width of each one's 95% range (samplingMargin); 0 at interval 1.
+    double allocatedBytesMargin = 0;
+    double liveBytesMargin = 0;
+    double leakedBytesMargin = 0;
     uint64_t samples = 0;       // allocation records read
     uint64_t frees = 0;         // free records read
     uint64_t unknownFrees = 0;  // frees of an address not known to be live (never allocated, or freed twice)
@@ -126,6 +131,7 @@ struct SessionStats {
     // Memory profiling: estimated live heap and allocations so far (0 when not profiled).
     bool memory = false;
     double liveBytes = 0;
+    double liveBytesMargin = 0; // the half-width of its 95% range (MemorySummary::liveBytesMargin)
     double allocatedBytes = 0;
 };
 

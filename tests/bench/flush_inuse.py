@@ -1,5 +1,6 @@
-# Prints, for each flush-NNNN.pprof of a session folder, "NAME END_SECONDS INUSE_BYTES INUSE_OBJECTS": when the flush
-# ended (wall clock, time_nanos + duration_nanos) and the totals of its inuse-space and inuse-objects samples. Reads
+# Prints, for each flush-NNNN.pprof of a session folder, "NAME END_SECONDS INUSE_BYTES INUSE_OBJECTS MARGIN": when the
+# flush ended (wall clock, time_nanos + duration_nanos), the totals of its inuse-space and inuse-objects samples, and
+# the half-width of the in-use bytes' 95% sampling range its comment tells (-1 when none does). Reads
 # the profile's protobuf itself (gzipped or not), for bench_inuse.sh, which runs where no protobuf module may be.
 # Usage: python3 flush_inuse.py SESSION_FOLDER
 import glob
@@ -52,7 +53,7 @@ def totals(path):
         data = gzip.decompress(data)
     types, strings, sums = [], [], []
     time_ns = duration_ns = 0
-    samples = []
+    samples, comments = [], []
     for number, wire, value in fields(data):
         if number == 1:
             types.append(dict((n, v) for n, _, v in fields(value)).get(1, 0))
@@ -64,6 +65,14 @@ def totals(path):
             time_ns = value
         elif number == 10:
             duration_ns = value
+        elif number == 13:
+            if wire == 2:  # packed
+                j = 0
+                while j < len(value):
+                    c, j = varint(value, j)
+                    comments.append(c)
+            else:
+                comments.append(value)
     sums = [0] * len(types)
     for s in samples:
         k = 0
@@ -81,9 +90,14 @@ def totals(path):
                 k += 1
     names = [strings[t] for t in types]
     get = lambda name: sums[names.index(name)] if name in names else 0
-    return (time_ns + duration_ns) / 1e9, get("inuse-space"), get("inuse-objects")
+    margin = -1
+    prefix = "inuse-space sampling margin (95%): "  # engine/flush/flush.h, kInUseMarginComment
+    for c in comments:
+        if strings[c].startswith(prefix):
+            margin = int(strings[c][len(prefix):].split()[0])
+    return (time_ns + duration_ns) / 1e9, get("inuse-space"), get("inuse-objects"), margin
 
 
 for path in sorted(glob.glob(os.path.join(sys.argv[1], "flush-*.pprof"))):
-    end, space, objects = totals(path)
-    print("%s %.6f %d %d" % (os.path.basename(path), end, space, objects))
+    end, space, objects, margin = totals(path)
+    print("%s %.6f %d %d %d" % (os.path.basename(path), end, space, objects, margin))

@@ -1,21 +1,88 @@
 #pragma once
 
-// Helpers of the memory tests: the allocators a program may bring, and sums over the stacks through a function.
+// Helpers of the memory tests: a launch with the agent, the allocators a program may bring, and sums over the stacks
+// by leaf and through a function.
 
 #include "tests/engine/session/perf_guard.h"
+#include "tests/engine/session/session_test_support.h"
 
 #include "engine/model/frame_table.h"
 #include "engine/model/profile.h"
 
 #include <QFileInfo>
+#include <QStringList>
 #include <QTest>
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace emberline::test {
+
+// A launch of `argv` with memory profiling every `interval` bytes (the agent from this build), flushed every second.
+inline engine::SessionConfig memoryLaunch(std::initializer_list<QString> argv, uint64_t interval)
+{
+    engine::SessionConfig c = launch(argv, 99);
+    c.memory = true;
+    c.allocInterval = interval;
+    c.agentPath = EMBERLINE_BINARY_DIR "/lib/emberline/libemberline_agent.so";
+    c.flushPeriodNs = 1'000'000'000;
+    return c;
+}
+
+// Per leaf function (the allocation's caller: the agent's frames are left out), the sum of a sample type; with
+// `pids`, the processes each leaf's values came from.
+inline std::map<std::string, int64_t> byLeaf(const engine::Profile &p, const char *type,
+                                             std::map<std::string, std::set<int64_t>> *pids = nullptr)
+{
+    const int index = p.sampleTypeIndex(type);
+    if (index < 0)
+        qFatal("no sample type %s", type);
+    const engine::FrameTable frames(p);
+    const engine::StringId pidKey = p.findString("process_id");
+    std::vector<uint32_t> path;
+    std::map<std::string, int64_t> out;
+    for (size_t i = 0; i < p.sampleCount(); ++i) {
+        const int64_t v = p.sampleValues(i)[static_cast<size_t>(index)];
+        if (v == 0)
+            continue;
+        path.clear();
+        frames.expandRootFirst(p.sample(i).locations, path);
+        const std::string leaf = path.empty() ? std::string() : frames.frame(path.back()).name;
+        out[leaf] += v;
+        if (pids) {
+            for (const engine::Label &l : p.sampleLabels(i))
+                if (l.key == pidKey)
+                    (*pids)[leaf].insert(l.num);
+        }
+    }
+    return out;
+}
+
+// A leaf's value; 0 (and a note of the leaves there are) when it has none.
+inline int64_t at(const std::map<std::string, int64_t> &values, const std::string &leaf)
+{
+    const auto it = values.find(leaf);
+    if (it != values.end())
+        return it->second;
+    QStringList leaves;
+    for (const auto &[name, v] : values)
+        leaves << QStringLiteral("%1=%2").arg(QString::fromStdString(name)).arg(v);
+    qWarning("no values for %s; leaves: %s", leaf.c_str(), qPrintable(leaves.join(QLatin1String(", "))));
+    return 0;
+}
+
+inline int64_t total(const engine::Profile &p, const char *type)
+{
+    int64_t sum = 0;
+    for (const auto &[leaf, v] : byLeaf(p, type))
+        sum += v;
+    return sum;
+}
 
 // The allocators a program may bring (Debian's, preloaded as a user would), as test rows "library" and "package";
 // with `runtimeRow`, a first row without one (the C library's and the C++ runtime's own).

@@ -64,6 +64,14 @@ QString bytesText(double bytes)
     return QString::fromStdString(engine::formatValue(static_cast<int64_t>(std::llround(bytes)), "bytes"));
 }
 
+// "1.2 MiB ±80.0 KiB": an estimate and the half-width of its sampling's 95% range, when it has one.
+QString estimateText(double bytes, double margin)
+{
+    if (margin <= 0 || bytes <= 0)
+        return bytesText(bytes);
+    return QStringLiteral("%1 \u00b1%2").arg(bytesText(bytes), bytesText(margin));
+}
+
 } // namespace
 
 void SessionStatusBar::setupUi()
@@ -88,7 +96,8 @@ void SessionStatusBar::setupUi()
                                                   "waits)"));
     m_profilerCpu = addLabel("profilerCpuLabel", tr("Emberline's own CPU use, in % of one core"));
     m_heap = addLabel("heapLabel", tr("Memory profiling: the live heap and the bytes allocated so far, estimated "
-                                      "from the sampled allocations"));
+                                      "from the sampled allocations (\u00b1: the range sampling leaves the live heap "
+                                      "19 times in 20)"));
     m_heap->hide(); // shown by a session that profiles memory, when it fits
     m_sampler = addLabel("samplerLabel", tr("The sampler in use"));
     m_sampler->setMinimumWidth(10);
@@ -133,7 +142,8 @@ void SessionStatusBar::setStats(const engine::SessionStats &s)
     m_samplerWhy = QString::fromStdString(s.samplerChoice);
     setSamplerText(QString::fromStdString(s.samplerDescription));
     if (s.memory) {
-        m_heap->setText(tr("heap %1 live, %2 allocated").arg(bytesText(s.liveBytes), bytesText(s.allocatedBytes)));
+        m_heap->setText(tr("heap %1 live, %2 allocated")
+                            .arg(estimateText(s.liveBytes, s.liveBytesMargin), bytesText(s.allocatedBytes)));
         if (!m_heapWanted) {
             m_heapWanted = true;
             fitToWidth();
@@ -166,10 +176,10 @@ void SessionStatusBar::setSummary(const engine::SessionSummary &s)
     m_sampler->setToolTip(m_samplerText + (m_samplerWhy.isEmpty() ? QString() : QLatin1Char('\n') + m_samplerWhy));
     if (s.memory) {
         const engine::MemorySummary &m = *s.memory;
-        m_heap->setText(
-            tr("heap peak %1, %2 still live at the end").arg(bytesText(m.peakLiveBytes), bytesText(m.leakedBytes)));
+        m_heap->setText(tr("heap peak %1, %2 still live at the end")
+                            .arg(bytesText(m.peakLiveBytes), estimateText(m.leakedBytes, m.leakedBytesMargin)));
         QStringList tip{tr("%1 allocated in %2 allocations; %3 sampled allocations lost to a full ring")
-                            .arg(bytesText(m.allocatedBytes))
+                            .arg(estimateText(m.allocatedBytes, m.allocatedBytesMargin))
                             .arg(m.allocatedObjects, 0, 'f', 0)
                             .arg(m.allocsDropped)};
         for (const std::string &problem : m.problems)

@@ -4,8 +4,10 @@
 #include "ui/timeline/timeline_chart_view.h"
 #include "ui/timeline/timeline_view.h"
 
+#include <QAreaSeries>
 #include <QChart>
 #include <QLegend>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QTimer>
@@ -38,6 +40,18 @@ void MemoryChart::setupUi()
     m_y->setRange(0, 1);
     chart->addAxis(m_x, Qt::AlignBottom);
     chart->addAxis(m_y, Qt::AlignLeft);
+    // The live heap's sampling range, first: series draw in the order they were added, and the band goes under the
+    // lines. Hidden (and out of the legend) until a flush has a margin.
+    m_rangeLow = new QLineSeries(this);
+    m_rangeHigh = new QLineSeries(this);
+    m_range = new QAreaSeries(m_rangeHigh, m_rangeLow);
+    m_range->setName(tr("Live heap's sampling range (95%)"));
+    m_range->setColor(QColor(200, 60, 40, 50));
+    m_range->setBorderColor(QColor(200, 60, 40, 90));
+    chart->addSeries(m_range);
+    m_range->attachAxis(m_x);
+    m_range->attachAxis(m_y);
+    m_range->setVisible(false);
     m_heap = new QLineSeries(chart);
     m_heap->setName(tr("Live heap (sampled allocations)"));
     m_heap->setPointsVisible(true);
@@ -95,11 +109,23 @@ std::vector<std::pair<int64_t, int64_t>> MemoryChart::heapPoints(const engine::L
     return points;
 }
 
+std::vector<double> MemoryChart::heapMargins(const engine::LiveSnapshot &snapshot)
+{
+    std::vector<double> margins;
+    if (heapPoints(snapshot).empty())
+        return margins;
+    margins.reserve(snapshot.chunks.size());
+    for (const auto &chunk : snapshot.chunks)
+        margins.push_back(std::max(0.0, chunk->inUseBytesMargin));
+    return margins;
+}
+
 void MemoryChart::setSnapshot(const std::shared_ptr<const engine::LiveSnapshot> &snapshot)
 {
     if (!snapshot)
         return;
     m_heapPoints = heapPoints(*snapshot);
+    m_heapMargins = heapMargins(*snapshot);
     m_sessionStartNs = snapshot->startNs;
     m_sessionEndNs = snapshot->endNs;
     relayout();
@@ -160,6 +186,13 @@ void MemoryChart::relayout()
                 peak = std::max(peak, static_cast<double>(bytes));
         }
     }
+    bool ranged = false;
+    for (size_t i = 0; i < m_heapPoints.size() && i < m_heapMargins.size(); ++i) {
+        if (m_heapPoints[i].first >= start && m_heapMargins[i] > 0) {
+            ranged = true;
+            peak = std::max(peak, static_cast<double>(m_heapPoints[i].second) + m_heapMargins[i]);
+        }
+    }
     const ByteScale scale = byteScale(peak);
     // Emptied before the new range is set, so that each line is laid out once, with its new points.
     m_heap->clear();
@@ -176,6 +209,24 @@ void MemoryChart::relayout()
         return out;
     };
     m_heap->replace(toChart(m_heapPoints));
+    m_range->setVisible(ranged);
+    for (QLegendMarker *marker : m_view->chart()->legend()->markers(m_range))
+        marker->setVisible(ranged);
+    if (ranged) {
+        QList<QPointF> low;
+        QList<QPointF> high;
+        for (size_t i = 0; i < m_heapPoints.size() && i < m_heapMargins.size(); ++i) {
+            const auto [t, bytes] = m_heapPoints[i];
+            if (t < start)
+                continue;
+            const double x = axis.toSeconds(t);
+            const double b = static_cast<double>(bytes);
+            low.append(QPointF(x, std::max(0.0, b - m_heapMargins[i]) / scale.divisor));
+            high.append(QPointF(x, (b + m_heapMargins[i]) / scale.divisor));
+        }
+        m_rangeLow->replace(low);
+        m_rangeHigh->replace(high);
+    }
     m_resident->replace(TimelineView::thinLine(toChart(m_residentPoints), std::max(axis.width(), 100.0)));
     if (m_leaked && flushed && m_leakedBytes >= 0)
         m_leaked->replace(toChart({{m_heapPoints.back().first, m_leakedBytes}}));
@@ -209,17 +260,24 @@ void MemoryChart::fitBytesAxis()
 
 QString MemoryChart::toolTipAt(int64_t timeNs) const
 {
-    const auto before = [timeNs](const std::vector<std::pair<int64_t, int64_t>> &points) -> const int64_t * {
+    // The index of the last point at or before timeNs, -1 when none is.
+    const auto before = [timeNs](const std::vector<std::pair<int64_t, int64_t>> &points) -> std::ptrdiff_t {
         const auto it = std::upper_bound(points.begin(), points.end(), timeNs,
                                          [](int64_t t, const std::pair<int64_t, int64_t> &p) { return t < p.first; });
-        return it == points.begin() ? nullptr : &std::prev(it)->second;
+        return std::distance(points.begin(), it) - 1;
     };
     QStringList lines;
     lines << tr("%1 s").arg(static_cast<double>(timeNs - m_view->axis().startNs()) / 1e9, 0, 'f', 1);
-    if (const int64_t *heap = before(m_heapPoints))
-        lines << tr("Live heap: %1").arg(valueText(*heap, "bytes"));
-    if (const int64_t *resident = before(m_residentPoints))
-        lines << tr("Resident: %1").arg(valueText(*resident, "bytes"));
+    if (const std::ptrdiff_t i = before(m_heapPoints); i >= 0) {
+        const int64_t heap = m_heapPoints[static_cast<size_t>(i)].second;
+        const double margin = static_cast<size_t>(i) < m_heapMargins.size() ? m_heapMargins[static_cast<size_t>(i)] : 0;
+        lines << (margin > 0 ? tr("Live heap: %1 \u00b1%2 (the range sampling leaves it 19 times in 20)")
+                                   .arg(valueText(heap, "bytes"),
+                                        valueText(static_cast<int64_t>(std::llround(margin)), "bytes"))
+                             : tr("Live heap: %1").arg(valueText(heap, "bytes")));
+    }
+    if (const std::ptrdiff_t i = before(m_residentPoints); i >= 0)
+        lines << tr("Resident: %1").arg(valueText(m_residentPoints[static_cast<size_t>(i)].second, "bytes"));
     if (m_leakedBytes >= 0 && !m_heapPoints.empty() && timeNs >= m_heapPoints.back().first)
         lines << tr("Still in use when the program ended: %1").arg(valueText(m_leakedBytes, "bytes"));
     return lines.join(QLatin1Char('\n'));

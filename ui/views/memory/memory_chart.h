@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+class QAreaSeries;
 class QLineSeries;
 class QScatterSeries;
 class QTimer;
@@ -22,7 +23,9 @@ class TimelineChartView;
 
 // A memory session's chart over the session's time, both lines on one axis of bytes (labelled in KiB, MiB or GiB):
 // the live heap the sampled allocations tell (each flush's in-use space, a point at its end) and the resident memory
-// (RSS) of the program's processes, read every quarter second off this thread (RssSampler). Dragging across it
+// (RSS) of the program's processes, read every quarter second off this thread (RssSampler). Around the live heap, a
+// band shows the range sampling leaves it 19 times in 20 (each flush's in-use margin, where the session told it: a
+// small heap sampled every 512 KiB is known to a few tens of per cent, a large one to a few). Dragging across it
 // selects a time range as the thread timelines do (a TimelineChartView, the same band and signals); hovering tells
 // both values. It draws what it is given.
 //
@@ -34,6 +37,8 @@ public:
 
     // Each flush's end and its in-use bytes (the memory rows' in-use space), in session order.
     static std::vector<std::pair<int64_t, int64_t>> heapPoints(const engine::LiveSnapshot &snapshot);
+    // Per point of heapPoints, the half-width of its sampling's 95% range (0 where none is known).
+    static std::vector<double> heapMargins(const engine::LiveSnapshot &snapshot);
 
     void setSnapshot(const std::shared_ptr<const engine::LiveSnapshot> &snapshot);
     // A reading of the resident memory; the chart follows within half a second.
@@ -48,6 +53,8 @@ public:
     QLineSeries *heapSeries() const { return m_heap; }
     QLineSeries *residentSeries() const { return m_resident; }
     QScatterSeries *leakedSeries() const { return m_leaked; }
+    // The live heap's sampling range: visible only while some flush has a margin.
+    QAreaSeries *rangeSeries() const { return m_range; }
     QValueAxis *bytesAxis() const { return m_y; }
     // What hovering at this time shows: the live heap as of the last flush up to then, and the RSS reading nearest
     // before it.
@@ -76,12 +83,16 @@ private:
     QLineSeries *m_heap = nullptr;
     QLineSeries *m_resident = nullptr;
     QScatterSeries *m_leaked = nullptr; // added when the session ends with leaks
+    QAreaSeries *m_range = nullptr;     // between m_rangeLow and m_rangeHigh
+    QLineSeries *m_rangeLow = nullptr;
+    QLineSeries *m_rangeHigh = nullptr;
     int64_t m_leakedBytes = -1;
     double m_bytesTop = 1; // the bytes axis' top, in its unit
     QString m_bytesUnit = QStringLiteral("B");
     double m_fittedHeight = 0;    // the plot height the ticks were fitted to
     QTimer *m_relayout = nullptr; // coalesces the RSS readings into a relayout every half second
     std::vector<std::pair<int64_t, int64_t>> m_heapPoints;
+    std::vector<double> m_heapMargins;                         // per heap point
     std::vector<std::pair<int64_t, int64_t>> m_residentPoints; // in time order
     int64_t m_sessionStartNs = 0;
     int64_t m_sessionEndNs = 0;

@@ -9,6 +9,9 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <cmath>
+
 namespace emberline::ui {
 namespace {
 
@@ -43,6 +46,12 @@ MemorySummaryView::Shown liveSummary(const engine::LoadedProfile &scope, const e
     shown.inUseAt = flushes.empty()
                         ? MemorySummaryView::tr("in use at its end (no flush ends in it)")
                         : MemorySummaryView::tr("in use at the end of flush %1").arg(flushes.back()->sequence);
+    const int column = snapshot.memoryColumn(profile.sampleTypeIndex("inuse-space"));
+    if (!flushes.empty() && column >= 0) {
+        shown.inUseMargin = std::max(0.0, flushes.back()->inUseBytesMargin);
+        const std::vector<int64_t> &totals = flushes.back()->memory.totals();
+        shown.inUseWhole = static_cast<size_t>(column) < totals.size() ? totals[static_cast<size_t>(column)] : 0;
+    }
     const bool atEnd = !sessionProfile.isEmpty() && !snapshot.chunks.empty() && !flushes.empty() &&
                        flushes.back() == snapshot.chunks.back().get();
     if (atEnd) {
@@ -52,6 +61,7 @@ MemorySummaryView::Shown liveSummary(const engine::LoadedProfile &scope, const e
         if (shown.leaks->error.isEmpty()) {
             values.inuseBytes = shown.leaks->inuseBytes;
             values.inuseObjects = shown.leaks->inuseObjects;
+            shown.inUseMargin = 0; // the file's leaks carry no margin
             shown.inUseAt = MemorySummaryView::tr("still in use when the program ended (its leaks)");
         }
     }
@@ -175,9 +185,13 @@ void MemorySummaryView::apply(const Shown &shown)
 {
     m_summary = shown.summary;
     const engine::HeapSummary &s = *m_summary;
-    QString text = shown.range + tr("allocated %1 in %2 allocations; %3 in %4 objects %5.")
-                                     .arg(bytes(s.allocBytes), count(s.allocObjects), bytes(s.inuseBytes),
-                                          count(s.inuseObjects), shown.inUseAt);
+    const QString inUse =
+        shown.inUseMargin > 0 && s.inuseBytes > 0 && s.inuseBytes == shown.inUseWhole
+            ? tr("%1 (\u00b1%2, sampling's 95% range)").arg(bytes(s.inuseBytes), bytes(std::llround(shown.inUseMargin)))
+            : bytes(s.inuseBytes);
+    QString text =
+        shown.range + tr("allocated %1 in %2 allocations; %3 in %4 objects %5.")
+                          .arg(bytes(s.allocBytes), count(s.allocObjects), inUse, count(s.inuseObjects), shown.inUseAt);
     text[0] = text[0].toUpper();
     if (s.peakAt)
         text += QLatin1Char(' ') +

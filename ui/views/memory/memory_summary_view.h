@@ -61,6 +61,10 @@ public:
         std::shared_ptr<const SessionLeaks> leaks; // read once the session ended, kept for the next scopes
         QString range;                             // "Between 2.0 s and 5.0 s: ", "" for the whole
         QString inUseAt; // "in use at the end of flush 4", "still in use when the program ended"...
+        // The half-width of the in-use bytes' 95% sampling range and the flush's whole in-use bytes it is the
+        // margin of (shown only when the summary holds all of them: a part has a smaller margin); 0 when not known.
+        double inUseMargin = 0;
+        int64_t inUseWhole = 0;
     };
 
 private:

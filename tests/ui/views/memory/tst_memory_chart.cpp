@@ -15,8 +15,11 @@
 #include "ui/views/memory/memory_chart.h"
 #include "ui/views/memory/rss_sampler.h"
 
+#include <QAreaSeries>
 #include <QGraphicsScene>
 #include <QGraphicsTextItem>
+#include <QLegend>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -118,6 +121,48 @@ private Q_SLOTS:
         small.resize(400, 200);
         small.setSnapshot(snapshotOf({syntheticMemoryFlush(1, kSecond, {{"a", 1, 4096, 1, 4096}})}));
         QVERIFY(small.bytesAxis()->labelFormat().endsWith(QStringLiteral("KiB")));
+    }
+
+    // If this fails, the live heap's sampling range is not drawn around it (flush by flush, under the lines, in the
+    // legend), is drawn for an exact session, or the hover does not tell it.
+    void samplingRangeAroundTheHeap()
+    {
+        std::vector<std::shared_ptr<const engine::Flush>> ranged;
+        const double margins[] = {kMiB / 2.0, 3.0 * kMiB, kMiB};
+        int n = 0;
+        for (const auto &flush : flushes()) {
+            auto copy = std::make_shared<engine::Flush>(*flush);
+            copy->inUseBytesMargin = margins[n++];
+            ranged.push_back(copy);
+        }
+        const auto snap = snapshotOf(ranged);
+        QCOMPARE(MemoryChart::heapMargins(*snap), (std::vector<double>{kMiB / 2.0, 3.0 * kMiB, kMiB}));
+
+        MemoryChart chart;
+        chart.resize(800, 300);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        chart.setSnapshot(snap);
+        QAreaSeries *range = chart.rangeSeries();
+        QVERIFY(range->isVisible());
+        QVERIFY(chart.chartView()->chart()->legend()->markers(range).first()->isVisible());
+        QCOMPARE(chart.chartView()->chart()->series().first(), range); // drawn first: under the lines
+        QCOMPARE(range->upperSeries()->count(), 3);
+        QCOMPARE(range->upperSeries()->at(1), QPointF(2.0, 8.0)); // 5 MiB + 3 MiB
+        QCOMPARE(range->lowerSeries()->at(1), QPointF(2.0, 2.0));
+        QCOMPARE(range->lowerSeries()->at(0), QPointF(1.0, 1.5));
+        QVERIFY(chart.bytesAxis()->max() >= 8.0); // the band's top fits
+        const QString tip = chart.toolTipAt(12 * kSecond + 100'000'000);
+        QVERIFY2(tip.contains(QStringLiteral("Live heap: 5")) && tip.contains(QStringLiteral("\u00b13")),
+                 qPrintable(tip));
+
+        // Exact sessions (margin 0) and flushes read back from files (margin unknown) draw no band.
+        MemoryChart exact;
+        exact.resize(800, 300);
+        exact.setSnapshot(snapshotOf(flushes()));
+        QVERIFY(!exact.rangeSeries()->isVisible());
+        QVERIFY(!exact.chartView()->chart()->legend()->markers(exact.rangeSeries()).first()->isVisible());
+        QVERIFY(!exact.toolTipAt(12 * kSecond + 100'000'000).contains(QStringLiteral("\u00b1")));
     }
 
     // If this fails, a short chart (the timelines' pane at a fifth of a window) elides every label of its bytes
