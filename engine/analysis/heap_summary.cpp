@@ -106,13 +106,39 @@ bool hasMemoryTypes(const Profile &profile)
     return false;
 }
 
+bool tellsLifetimes(const Profile &profile)
+{
+    return std::any_of(profile.comments().begin(), profile.comments().end(),
+                       [&](StringId c) { return profile.str(c) == kLifetimesComment; });
+}
+
+std::vector<uint8_t> shortLivedSamples(const Profile &profile)
+{
+    std::vector<uint8_t> mask(profile.sampleCount(), 0);
+    const StringId key = profile.findString(kLifetimeLabel);
+    const StringId value = profile.findString(kShortLivedValue);
+    if (key == kNoIndex || value == kNoIndex)
+        return mask;
+    for (size_t i = 0; i < profile.sampleCount(); ++i) {
+        for (const Label &l : profile.sampleLabels(i)) {
+            if (l.key == key && l.str == value)
+                mask[i] = 1;
+        }
+    }
+    return mask;
+}
+
 MemoryByStack memoryByStack(const Profile &profile, const std::atomic<bool> *cancel)
 {
     MemoryByStack out;
-    out.allocObjects = perStackOf(profile, typeIndex(profile, "alloc-samples", "alloc_objects"), cancel);
+    const int allocObjects = typeIndex(profile, "alloc-samples", "alloc_objects");
+    out.allocObjects = perStackOf(profile, allocObjects, cancel);
     out.allocBytes = perStackOf(profile, typeIndex(profile, "alloc-space", "alloc_space"), cancel);
     out.inuseObjects = perStackOf(profile, typeIndex(profile, "inuse-objects", "inuse_objects"), cancel);
     out.inuseBytes = perStackOf(profile, typeIndex(profile, "inuse-space", "inuse_space"), cancel);
+    out.lifetimes = allocObjects >= 0 && tellsLifetimes(profile);
+    if (out.lifetimes)
+        out.shortLivedObjects = valuesPerStack(profile, allocObjects, shortLivedSamples(profile), cancel);
     return out;
 }
 
@@ -270,9 +296,13 @@ HeapSummary summarizeHeap(const Profile &profile, const FrameTable &frames, cons
         out.peak = rank([&](uint32_t s) { return at(peakBytes, s); }, true);
     out.leaks = rank([&](uint32_t s) { return at(values.inuseBytes, s); }, false);
     out.allocations = rank([&](uint32_t s) { return at(values.allocObjects, s); }, false);
-    out.temporary =
-        rank([&](uint32_t s) { return std::max<int64_t>(at(values.allocObjects, s) - at(values.inuseObjects, s), 0); },
-             false);
+    out.temporaryByLifetime = values.lifetimes;
+    if (values.lifetimes)
+        out.temporary = rank([&](uint32_t s) { return at(values.shortLivedObjects, s); }, false);
+    else
+        out.temporary = rank(
+            [&](uint32_t s) { return std::max<int64_t>(at(values.allocObjects, s) - at(values.inuseObjects, s), 0); },
+            false);
     return out;
 }
 

@@ -19,10 +19,18 @@ struct MemoryByStack {
     std::vector<int64_t> allocBytes;   // alloc-space, alloc_space
     std::vector<int64_t> inuseObjects; // inuse-objects, inuse_objects
     std::vector<int64_t> inuseBytes;   // inuse-space, inuse_space
+    // The allocations freed within 1 ms (the samples labelled kShortLivedValue), when the profile tells lifetimes.
+    std::vector<int64_t> shortLivedObjects;
+    bool lifetimes = false; // the profile tells lifetimes (tellsLifetimes): shortLivedObjects is meant
 };
 
 // Whether a profile carries any memory sample type (isMemorySampleType).
 bool hasMemoryTypes(const Profile &profile);
+// Whether a profile's allocations are labelled by lifetime (kLifetimesComment: Emberline's memory sessions).
+bool tellsLifetimes(const Profile &profile);
+// The samples labelled short-lived (kLifetimeLabel = kShortLivedValue), as a mask over the profile's samples (1 =
+// one); every 0 when none is.
+std::vector<uint8_t> shortLivedSamples(const Profile &profile);
 // The memory types of a profile per stack, from its samples (names dashed, as Emberline writes them, or underscored,
 // as Go does).
 MemoryByStack memoryByStack(const Profile &profile, const std::atomic<bool> *cancel = nullptr);
@@ -66,7 +74,10 @@ struct HeapSummary {
     std::vector<HeapSummaryRow> peak;        // value: in-use bytes at the peak (empty without a peak)
     std::vector<HeapSummaryRow> leaks;       // value: in-use bytes at the end
     std::vector<HeapSummaryRow> allocations; // value: allocations (objects) over the span
-    std::vector<HeapSummaryRow> temporary;   // value: allocations not in use at the end (allocated - in use)
+    // value: allocations freed within 1 ms of being made (a profile that tells lifetimes), else allocations not in
+    // use at the end (allocated - in use)
+    std::vector<HeapSummaryRow> temporary;
+    bool temporaryByLifetime = false; // which of the two `temporary` ranks by
 };
 
 // The summary of a memory profile over `frames` (a FrameTable of `profile`): each list is the `top` functions of

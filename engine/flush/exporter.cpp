@@ -3,6 +3,7 @@
 #include "engine/common/strings.h"
 #include "engine/symbols/symbols_logging.h"
 
+#include "engine/model/sample_kinds.h"
 #include "engine/model/thread_state.h"
 #include "engine/pprof/pprof_writer.h"
 
@@ -150,6 +151,8 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids, bool leaks
     p.comments().push_back(p.intern("emberline " EMBERLINE_VERSION));
     if (!m_options.samplerDescription.empty())
         p.comments().push_back(p.intern(m_options.samplerDescription));
+    if (m_options.memory)
+        p.comments().push_back(p.intern(kLifetimesComment));
     if (in.inUseBytesMargin > 0)
         p.comments().push_back(
             p.intern(std::string(kInUseMarginComment) + std::to_string(std::llround(in.inUseBytesMargin)) + " bytes"));
@@ -265,6 +268,8 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids, bool leaks
         return p;
     // Memory samples: no time of their own (0 in the time types), the thread that allocated and the flush's end.
     std::fill(std::begin(values), std::end(values), 0);
+    const StringId lifetimeKey = p.intern(kLifetimeLabel);
+    const StringId shortLived = p.intern(kShortLivedValue);
     for (const MemorySample &s : in.memory) {
         if (s.leak != leaks)
             continue;
@@ -275,6 +280,8 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids, bool leaks
         labels.push_back(Label{timeKey, 0, s.timeNs, nsUnit});
         if (manyProcesses)
             labels.push_back(Label{pidKey, 0, s.pid, 0});
+        if (s.shortLived)
+            labels.push_back(Label{lifetimeKey, shortLived, 0, 0});
         values[timeTypes] = s.allocObjects;
         values[timeTypes + 1] = s.allocBytes;
         values[timeTypes + 2] = s.inuseObjects;

@@ -9,12 +9,13 @@ namespace emberline::engine {
 
 HeapTracker::HeapTracker(uint64_t interval) : m_interval(interval) {}
 
-void HeapTracker::add(BySite &sites, const Block &b)
+void HeapTracker::add(BySite &sites, const Block &b, bool shortLived)
 {
-    StackMemory &m = sites[SiteKey{b.pid, b.tid, b.stack}];
+    StackMemory &m = sites[SiteKey{b.pid, b.tid, b.stack, shortLived}];
     m.pid = b.pid;
     m.tid = b.tid;
     m.stack = b.stack;
+    m.shortLived = shortLived;
     m.objects += b.objects;
     m.bytes += b.bytes;
 }
@@ -27,14 +28,15 @@ void HeapTracker::forget(const Block &b)
     m_counters.liveBytesVariance = m_live.size() <= 1 ? 0 : std::max(0.0, m_counters.liveBytesVariance - b.variance);
 }
 
-void HeapTracker::allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t address, uint64_t size, uint32_t stack)
+void HeapTracker::allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t address, uint64_t size, uint32_t stack,
+                           uint64_t timeNs)
 {
     const AllocationWeight w = weighAllocation(size, m_interval);
     ++m_counters.allocations;
     m_counters.allocatedObjects += w.count;
     m_counters.allocatedBytes += w.bytes;
     m_counters.allocatedBytesVariance += w.bytesVariance;
-    const Block block{pid, tid, stack, w.count, w.bytes, w.bytesVariance};
+    const Block block{pid, tid, stack, w.count, w.bytes, w.bytesVariance, timeNs, m_flush};
     add(m_allocated, block);
 
     auto [it, inserted] = m_live.try_emplace(Key{image, address});
@@ -49,7 +51,7 @@ void HeapTracker::allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t 
     m_counters.peakLiveBytes = std::max(m_counters.peakLiveBytes, m_counters.liveBytes);
 }
 
-void HeapTracker::free(uint64_t image, uint64_t address)
+void HeapTracker::free(uint64_t image, uint64_t address, uint64_t timeNs)
 {
     const auto it = m_live.find(Key{image, address});
     if (it == m_live.end()) {
@@ -57,6 +59,17 @@ void HeapTracker::free(uint64_t image, uint64_t address)
         return;
     }
     ++m_counters.frees;
+    const Block &b = it->second;
+    if (b.flush == m_flush && b.allocNs != 0 && timeNs >= b.allocNs && timeNs - b.allocNs < kShortLivedNs) {
+        // Short-lived: its allocation moves to the flush's short-lived row of its site.
+        const auto site = m_allocated.find(SiteKey{b.pid, b.tid, b.stack, false});
+        if (site != m_allocated.end()) {
+            ++m_counters.shortLived;
+            site->second.objects -= b.objects;
+            site->second.bytes -= b.bytes;
+            add(m_allocated, b, true);
+        }
+    }
     forget(it->second);
     m_live.erase(it);
 }
@@ -86,7 +99,7 @@ std::vector<HeapTracker::StackMemory> HeapTracker::listed(const BySite &bySite)
     for (const auto &[key, memory] : bySite)
         out.push_back(memory);
     std::sort(out.begin(), out.end(), [](const StackMemory &a, const StackMemory &b) {
-        return std::tie(a.pid, a.tid, a.stack) < std::tie(b.pid, b.tid, b.stack);
+        return std::tie(a.pid, a.tid, a.stack, a.shortLived) < std::tie(b.pid, b.tid, b.stack, b.shortLived);
     });
     return out;
 }
@@ -94,7 +107,10 @@ std::vector<HeapTracker::StackMemory> HeapTracker::listed(const BySite &bySite)
 std::vector<HeapTracker::StackMemory> HeapTracker::takeAllocated()
 {
     std::vector<StackMemory> out = listed(m_allocated);
+    // A site whose every allocation was short-lived keeps a row of (nearly) nothing: left out.
+    std::erase_if(out, [](const StackMemory &m) { return m.objects < 0.5 && m.bytes < 0.5; });
     m_allocated.clear();
+    ++m_flush;
     return out;
 }
 

@@ -14,13 +14,21 @@ namespace emberline::engine {
 //
 // `stack` is the caller's id for an unwound stack (stable for as long as the caller keeps blocks with it).
 //
+// Lifetimes: a block freed within kShortLivedNs of its allocation, in the flush that allocated it, is short-lived:
+// that flush's allocations tell it apart (StackMemory::shortLived), as heaptrack's temporary allocations. A block
+// allocated in one flush and freed in the next, however soon, is not (a millisecond at a flush's end: a hundredth
+// of a per cent of a ten-second flush). Times are the agent's (CLOCK_MONOTONIC); 0 is no time, and no lifetime.
+//
 // Thread: the session thread.
 class HeapTracker {
 public:
     explicit HeapTracker(uint64_t interval);
 
-    void allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t address, uint64_t size, uint32_t stack);
-    void free(uint64_t image, uint64_t address);
+    static constexpr uint64_t kShortLivedNs = 1'000'000;
+
+    void allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t address, uint64_t size, uint32_t stack,
+                  uint64_t timeNs = 0);
+    void free(uint64_t image, uint64_t address, uint64_t timeNs = 0);
     // The image ended (exit, exec, gone): what it still held becomes its leaks.
     void endImage(uint64_t image);
 
@@ -29,10 +37,12 @@ public:
         uint32_t pid = 0;
         uint32_t tid = 0;
         uint32_t stack = 0;
+        bool shortLived = false; // allocations only: those freed within kShortLivedNs (a row of their own)
         double objects = 0;
         double bytes = 0;
     };
-    // What was allocated since the last call, per (pid, tid, stack): a flush's alloc-samples and alloc-space.
+    // What was allocated since the last call, per (pid, tid, stack) and lifetime (short-lived or not): a flush's
+    // alloc-samples and alloc-space.
     std::vector<StackMemory> takeAllocated();
     // What is live now, per (pid, tid, stack): a flush's inuse-objects and inuse-space, a full snapshot.
     std::vector<StackMemory> inUse() const;
@@ -45,6 +55,7 @@ public:
         uint64_t unknownFrees = 0; // frees of an address with no live sampled block (exact mode: never
                                    // allocated, or freed twice)
         uint64_t reallocated = 0;  // an address allocated again while live: its free was not seen
+        uint64_t shortLived = 0;   // samples freed within kShortLivedNs in the flush that allocated them
         uint64_t imagesEnded = 0;
         double allocatedBytes = 0; // estimated, over the session
         double allocatedObjects = 0;
@@ -68,7 +79,9 @@ private:
         uint32_t stack = 0;
         double objects = 0;
         double bytes = 0;
-        double variance = 0; // of bytes, by sampling
+        double variance = 0;  // of bytes, by sampling
+        uint64_t allocNs = 0; // when it was allocated (0: not known)
+        uint64_t flush = 0;   // the flush that allocated it (m_flush then)
     };
     struct Key {
         uint64_t image = 0;
@@ -81,28 +94,32 @@ private:
             return std::size_t((k.address >> 4) * 0x9E3779B97F4A7C15ull ^ k.image);
         }
     };
-    // A (pid, tid, stack) triple; thread ids are unique across the processes of one system.
+    // A (pid, tid, stack) triple, and for allocations their lifetime; thread ids are unique across the processes of
+    // one system.
     struct SiteKey {
         uint32_t pid = 0;
         uint32_t tid = 0;
         uint32_t stack = 0;
+        bool shortLived = false;
         bool operator==(const SiteKey &) const = default;
     };
     struct SiteHash {
         std::size_t operator()(const SiteKey &k) const
         {
-            return std::size_t(((uint64_t(k.tid) << 32) | k.stack) * 0x9E3779B97F4A7C15ull ^ k.pid);
+            return std::size_t(((uint64_t(k.tid) << 32) | k.stack) * 0x9E3779B97F4A7C15ull ^ k.pid ^
+                               (uint64_t(k.shortLived) << 63));
         }
     };
     using BySite = std::unordered_map<SiteKey, StackMemory, SiteHash>;
-    static void add(BySite &sites, const Block &block);
+    static void add(BySite &sites, const Block &block, bool shortLived = false);
     // A live block is no longer live (freed, allocated over or leaked): the live counters let it go.
     void forget(const Block &block);
     static std::vector<StackMemory> listed(const BySite &bySite);
 
     uint64_t m_interval;
     std::unordered_map<Key, Block, KeyHash> m_live;
-    BySite m_allocated; // since the last takeAllocated()
+    BySite m_allocated;   // since the last takeAllocated()
+    uint64_t m_flush = 0; // takeAllocated() calls so far
     BySite m_leaks;
     Counters m_counters;
 };

@@ -18,4 +18,14 @@ bool isSnapshotSampleType(std::string_view type);
 // flush's end), so a live session keeps their values per flush rather than on its timeline of samples.
 bool isMemorySampleType(std::string_view type);
 
+// The label Emberline puts on the allocations freed within a millisecond of being made, in the flush that made them
+// (heaptrack's temporary allocations; `go tool pprof -tagfocus 'lifetime=freed within 1 ms'` shows them alone). A
+// memory profile with this key tells lifetimes; one without it (Go's, older sessions) does not.
+inline constexpr std::string_view kLifetimeLabel = "lifetime";
+inline constexpr std::string_view kShortLivedValue = "freed within 1 ms";
+// The comment of a profile whose allocations are labelled by lifetime (a memory session's flushes and profile.pprof),
+// even when none was short-lived.
+inline constexpr std::string_view kLifetimesComment =
+    "allocations freed within 1 ms are labelled lifetime=freed within 1 ms";
+
 } // namespace emberline::engine

@@ -36,8 +36,9 @@ struct RecordedSample {
 };
 
 // Memory a stack of one thread holds or allocated, estimated from the sampled allocations (engine/memory): one
-// per (process, thread, stack) and flush. `leak`: what the process still held when it ended, for the session's
-// profile only (a flush's in-use values are its snapshot; the session's are its leaks).
+// per (process, thread, stack) and flush, and for allocations per lifetime. `leak`: what the process still held when
+// it ended, for the session's profile only (a flush's in-use values are its snapshot; the session's are its leaks).
+// `shortLived`: allocations freed within a millisecond (HeapTracker::kShortLivedNs), labelled so in the profile.
 struct MemorySample {
     int64_t timeNs = 0; // wall clock, ns since the epoch: the flush's end
     uint32_t pid = 0;
@@ -48,6 +49,7 @@ struct MemorySample {
     int64_t inuseObjects = 0; // live at the flush's end (a full snapshot), or at the process's end (`leak`)
     int64_t inuseBytes = 0;
     bool leak = false;
+    bool shortLived = false;
 };
 
 // Everything one flush needs, self-contained: its samples, and only the stacks, locations and modules they

@@ -88,13 +88,13 @@ void MemoryPipeline::onAllocation(const AgentAllocation &a)
 {
     const std::span<const uint32_t> locations =
         m_pipeline.unwindAllocation(a.pid, a.tid, a.regs, a.stack, a.stackLimit);
-    m_heap.allocate(a.image, a.pid, a.tid, a.address, a.size, m_sites.intern(locations));
+    m_heap.allocate(a.image, a.pid, a.tid, a.address, a.size, m_sites.intern(locations), a.timeNs);
 }
 
 void MemoryPipeline::onFree(uint64_t image, uint32_t pid, uint32_t tid, uint64_t timeNs, uint64_t address)
 {
-    (void)pid, (void)tid, (void)timeNs;
-    m_heap.free(image, address);
+    (void)pid, (void)tid;
+    m_heap.free(image, address, timeNs);
 }
 
 void MemoryPipeline::onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid)
@@ -122,6 +122,7 @@ void MemoryPipeline::record(const std::vector<HeapTracker::StackMemory> &sites, 
         s.pid = m.pid;
         s.tid = m.tid;
         s.leak = leak;
+        s.shortLived = m.shortLived;
         (allocated ? s.allocObjects : s.inuseObjects) = rounded(m.objects);
         (allocated ? s.allocBytes : s.inuseBytes) = rounded(m.bytes);
         if (s.allocObjects == 0 && s.allocBytes == 0 && s.inuseObjects == 0 && s.inuseBytes == 0)

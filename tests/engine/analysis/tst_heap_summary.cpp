@@ -7,6 +7,7 @@
 
 #include "engine/analysis/heap_summary.h"
 #include "engine/live/live_profile.h"
+#include "engine/model/sample_kinds.h"
 #include "engine/pprof/pprof_reader.h"
 
 #include <QTest>
@@ -101,6 +102,7 @@ private Q_SLOTS:
         QCOMPARE(valuesOf(s.leaks)["cache_put"], int64_t(1'000));
         QCOMPARE(order(s.allocations), (std::vector<std::string>{"work", "cache_put", "Parser::parse", "tmp_buffer"}));
         // Short-lived: allocated and no longer in use; Parser::parse keeps all it allocated.
+        QVERIFY(!s.temporaryByLifetime); // the profile does not tell lifetimes
         QCOMPARE(order(s.temporary), (std::vector<std::string>{"work", "cache_put", "tmp_buffer"}));
         QCOMPARE(valuesOf(s.temporary)["cache_put"], int64_t(15));
         const HeapSummaryRow &parse = s.leaks.front();
@@ -110,6 +112,30 @@ private Q_SLOTS:
         QCOMPARE(parse.path, (std::vector<std::string>{"Parser::parse", "main"}));
         // The top N only.
         QCOMPARE(summarizeHeap(p, frames, memoryByStack(p), nullptr, 2).allocations.size(), size_t(2));
+    }
+
+    // If this fails, a profile that tells lifetimes (Emberline's) ranks short-lived allocations by what is no longer
+    // in use rather than by what was freed within 1 ms, or counts unlabelled allocations as short-lived.
+    void shortLivedByLifetime()
+    {
+        Profile p = allocatorProfile();
+        p.comments().push_back(p.intern(kLifetimesComment));
+        // tmp_buffer's 3 allocations were each freed at once; work's 100 lived longer (a row without the label).
+        const Label shortLived{p.intern(kLifetimeLabel), p.intern(kShortLivedValue), 0, 0};
+        std::vector<uint32_t> tmpStack(p.stacks().stack(p.sampleStackId(3)).begin(),
+                                       p.stacks().stack(p.sampleStackId(3)).end());
+        p.addSample(tmpStack, std::vector<int64_t>{2, 200'000, 0, 0}, std::vector<Label>{shortLived});
+        QVERIFY(tellsLifetimes(p));
+        QCOMPARE(shortLivedSamples(p), (std::vector<uint8_t>{0, 0, 0, 0, 1}));
+        const FrameTable frames(p);
+        const MemoryByStack values = memoryByStack(p);
+        QVERIFY(values.lifetimes);
+        const HeapSummary s = summarizeHeap(p, frames, values);
+        QVERIFY(s.temporaryByLifetime);
+        QCOMPARE(order(s.temporary), (std::vector<std::string>{"tmp_buffer"}));
+        QCOMPARE(valuesOf(s.temporary)["tmp_buffer"], int64_t(2));
+        QCOMPARE(s.temporary.front().allocObjects, int64_t(5)); // both rows of tmp_buffer's stack
+        QCOMPARE(valuesOf(s.allocations)["tmp_buffer"], int64_t(5));
     }
 
     // A Go heap profile (underscored type names): every byte in use and every allocation lands in some function's

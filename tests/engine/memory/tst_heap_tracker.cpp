@@ -111,6 +111,44 @@ private Q_SLOTS:
         QCOMPARE(heap.inUse().size(), size_t(1));
     }
 
+    // If this fails, a flush's allocations are not told apart by lifetime: a block freed within 1 ms of its
+    // allocation, in the flush that made it, goes to its site's short-lived row; one freed later, one made in an
+    // earlier flush, and one without times stay in the plain row.
+    void shortLivedAllocationsHaveTheirOwnRow()
+    {
+        const uint64_t ms = 1'000'000;
+        HeapTracker heap(1);
+        heap.allocate(1, 100, 100, 0x1000, 10, 1, 1000 * ms);
+        heap.allocate(1, 100, 100, 0x2000, 20, 1, 1000 * ms);
+        heap.allocate(1, 100, 100, 0x3000, 40, 1, 1000 * ms);
+        heap.allocate(1, 100, 100, 0x4000, 80, 1); // no time
+        heap.free(1, 0x1000, 1000 * ms + ms / 2);  // 0.5 ms: short-lived
+        heap.free(1, 0x2000, 1000 * ms + 3 * ms);  // 3 ms: not
+        heap.free(1, 0x4000, 1000 * ms);
+        auto rows = heap.takeAllocated();
+        QCOMPARE(rows.size(), size_t(2));
+        QVERIFY(!rows[0].shortLived && rows[1].shortLived);
+        QCOMPARE(rows[0].objects, 3.0);
+        QCOMPARE(rows[0].bytes, 140.0);
+        QCOMPARE(rows[1].objects, 1.0);
+        QCOMPARE(rows[1].bytes, 10.0);
+        QCOMPARE(heap.counters().shortLived, uint64_t(1));
+
+        // Allocated in the last flush, freed at once in this one: its allocation was told already.
+        heap.allocate(1, 100, 100, 0x5000, 16, 2, 2000 * ms);
+        QCOMPARE(heap.takeAllocated().size(), size_t(1));
+        heap.free(1, 0x3000, 2000 * ms);
+        heap.free(1, 0x5000, 2000 * ms + 1);
+        QVERIFY(heap.takeAllocated().empty());
+        // A site whose every allocation of the flush was short-lived has no plain row.
+        heap.allocate(1, 100, 100, 0x6000, 16, 3, 3000 * ms);
+        heap.free(1, 0x6000, 3000 * ms + 10);
+        rows = heap.takeAllocated();
+        QCOMPARE(rows.size(), size_t(1));
+        QVERIFY(rows[0].shortLived);
+        QCOMPARE(rows[0].stack, uint32_t(3));
+    }
+
     // If this fails, the live and leaked variances do not follow the blocks they stand for (a freed block's
     // variance stays, a leaked one's is not carried over), or exact mode claims a sampling error.
     void variancesFollowTheBlocks()

@@ -6,6 +6,7 @@
 #include "tests/engine/session/perf_guard.h"
 #include "tests/engine/session/session_test_support.h"
 
+#include "engine/analysis/heap_summary.h"
 #include "engine/model/frame_table.h"
 #include "engine/model/profile.h"
 
@@ -35,9 +36,10 @@ inline engine::SessionConfig memoryLaunch(std::initializer_list<QString> argv, u
 }
 
 // Per leaf function (the allocation's caller: the agent's frames are left out), the sum of a sample type; with
-// `pids`, the processes each leaf's values came from.
+// `pids`, the processes each leaf's values came from; with `shortLivedOnly`, of the samples labelled short-lived alone.
 inline std::map<std::string, int64_t> byLeaf(const engine::Profile &p, const char *type,
-                                             std::map<std::string, std::set<int64_t>> *pids = nullptr)
+                                             std::map<std::string, std::set<int64_t>> *pids = nullptr,
+                                             bool shortLivedOnly = false)
 {
     const int index = p.sampleTypeIndex(type);
     if (index < 0)
@@ -46,9 +48,10 @@ inline std::map<std::string, int64_t> byLeaf(const engine::Profile &p, const cha
     const engine::StringId pidKey = p.findString("process_id");
     std::vector<uint32_t> path;
     std::map<std::string, int64_t> out;
+    const std::vector<uint8_t> shortLived = shortLivedOnly ? engine::shortLivedSamples(p) : std::vector<uint8_t>{};
     for (size_t i = 0; i < p.sampleCount(); ++i) {
         const int64_t v = p.sampleValues(i)[static_cast<size_t>(index)];
-        if (v == 0)
+        if (v == 0 || (shortLivedOnly && shortLived[i] == 0))
             continue;
         path.clear();
         frames.expandRootFirst(p.sample(i).locations, path);

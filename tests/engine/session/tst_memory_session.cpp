@@ -63,6 +63,16 @@ private Q_SLOTS:
         QCOMPARE(pids["main"].size(),
                  size_t(2)); // the forked child's samples keep its own pid (the exec keeps the pid)
 
+        // Lifetimes: what the program frees right after allocating it is labelled short-lived (main's 1000 freed,
+        // the 4 steps of the realloc chain, the 10 aligned blocks and the child's 30 freed blocks; the thread's 500),
+        // what it keeps is not. A free more than 1 ms late (the machine busy) leaves a block out: a tenth at most.
+        QVERIFY(tellsLifetimes(r.profile));
+        const auto shortLived = byLeaf(r.profile, "alloc-samples", nullptr, true);
+        QVERIFY2(at(shortLived, "main") >= 940 && at(shortLived, "main") <= 1044,
+                 qPrintable(QString::number(at(shortLived, "main"))));
+        QVERIFY2(at(shortLived, "threadWork") >= 450 && at(shortLived, "threadWork") <= 500,
+                 qPrintable(QString::number(at(shortLived, "threadWork"))));
+
         // Leaks: the 100 callocs, half the child's blocks, and the exec'd image's 40 blocks; nothing freed.
         const auto leakedObjects = byLeaf(r.profile, "inuse-objects");
         const auto leakedBytes = byLeaf(r.profile, "inuse-space");

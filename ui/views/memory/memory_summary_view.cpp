@@ -201,6 +201,16 @@ void MemorySummaryView::apply(const Shown &shown)
     fill(Leaks, s.leaks);
     fill(Allocations, s.allocations);
     fill(ShortLived, s.temporary);
+    // Emberline's own sessions know each sampled block's lifetime; other memory profiles tell only what was
+    // allocated and what is still in use.
+    m_lists[ShortLived]->headerItem()->setText(1, s.temporaryByLifetime ? tr("Within 1 ms") : tr("Freed"));
+    m_tabs->setTabToolTip(
+        ShortLived,
+        s.temporaryByLifetime
+            ? tr("Allocations freed within 1 ms of being made (heaptrack's temporary allocations), from the sampled "
+                 "allocations' lifetimes: functions that churn through memory they do not keep")
+            : tr("Allocations no longer in use at the end: functions that allocate often and keep little (this "
+                 "profile does not tell lifetimes)"));
     m_tabs->setTabEnabled(Peak, s.peakAt.has_value());
     if (!s.peakAt && m_tabs->currentIndex() == Peak)
         m_tabs->setCurrentIndex(Leaks);

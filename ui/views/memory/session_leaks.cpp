@@ -93,6 +93,11 @@ engine::MemoryByStack scopeMemory(const engine::LoadedProfile &scope, const std:
     out.allocBytes = values("alloc-space", "alloc_space");
     out.inuseObjects = values("inuse-objects", "inuse_objects");
     out.inuseBytes = values("inuse-space", "inuse_space");
+    const int allocObjects = typeIndex(profile, "alloc-samples", "alloc_objects");
+    out.lifetimes = allocObjects >= 0 && engine::tellsLifetimes(profile);
+    if (out.lifetimes)
+        out.shortLivedObjects =
+            engine::shownValuesPerStack(scope, allocObjects, engine::shortLivedSamples(profile), cancel);
     return out;
 }
 
