@@ -421,6 +421,7 @@ void RecordSession::reportStats(Running &r, const Callbacks &callbacks, int64_t 
     const int64_t cpu = ownCpuNs();
     const double interval = static_cast<double>(now - r.lastStatsMono);
     SessionStats stats;
+    stats.realNs = clockNs(CLOCK_REALTIME);
     stats.elapsedNs = now - r.monoStart;
     stats.samples = r.recorder.totalSamples();
     stats.lost = r.recorder.lost();

@@ -117,6 +117,7 @@ struct SessionSummary {
 
 // Live numbers of a running session, reported a few times a second on the session thread.
 struct SessionStats {
+    int64_t realNs = 0; // when they were taken (CLOCK_REALTIME, as flush times)
     int64_t elapsedNs = 0;
     uint64_t samples = 0;
     uint64_t lost = 0;

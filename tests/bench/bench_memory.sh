@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Memory profiling's cost on real malloc-heavy programs, side by side in one run. Three workloads:
+# Memory profiling's cost on real malloc-heavy programs, side by side in one run. Four workloads:
 #   python  CPython (PYTHONMALLOC=malloc, so that every object is a malloc) encoding and decoding JSON
 #           (tests/targets/json_workload.py), which times itself;
 #   python-pretty  the same, the documents indented with sorted keys, 3/8 as many rounds: 43 million allocations

@@ -10,6 +10,8 @@
 #include <QSplitter>
 #include <QTabWidget>
 
+#include <cmath>
+
 namespace emberline::ui {
 
 void LiveSessionView::createMemoryTab()
@@ -25,8 +27,9 @@ void LiveSessionView::createMemoryTab()
     pane->setSizes({900, 600}); // the lists' size hints would otherwise take most of the width
     m_rss = new RssSampler(250, this);
     const int tab = m_timelineTabs->insertTab(1, pane, tr("Memory"));
-    m_timelineTabs->setTabToolTip(tab, tr("The live heap the sampled allocations tell, flush by flush, and the "
-                                          "program's resident memory (RSS) every quarter second"));
+    m_timelineTabs->setTabToolTip(tab, tr("The live heap the sampled allocations tell, flush by flush and every "
+                                          "quarter second between flushes, and the program's resident memory (RSS) "
+                                          "every quarter second"));
 }
 
 void LiveSessionView::connectMemorySignals()
@@ -41,6 +44,8 @@ void LiveSessionView::connectMemorySignals()
     connect(m_session, &engine::ProfilingSession::statsUpdated, this, [this](const engine::SessionStats &stats) {
         if (stats.targetPid > 0 && stats.targetPid != m_rss->process() && m_session->isActive())
             m_rss->setProcess(stats.targetPid);
+        if (stats.memory && stats.realNs > 0 && m_session->isActive())
+            m_memoryChart->addHeapReading(stats.realNs, static_cast<int64_t>(std::llround(stats.liveBytes)));
     });
     connect(m_session, &engine::ProfilingSession::finished, m_rss, [this] { m_rss->setProcess(0); });
     connect(m_session, &engine::ProfilingSession::failed, m_rss, [this] { m_rss->setProcess(0); });

@@ -9,6 +9,7 @@
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
+#include <QPen>
 #include <QScatterSeries>
 #include <QTimer>
 #include <QToolTip>
@@ -45,7 +46,7 @@ void MemoryChart::setupUi()
     m_rangeLow = new QLineSeries(this);
     m_rangeHigh = new QLineSeries(this);
     m_range = new QAreaSeries(m_rangeHigh, m_rangeLow);
-    m_range->setName(tr("Live heap's sampling range (95%)"));
+    m_range->setName(tr("Sampling range (95%)"));
     m_range->setColor(QColor(200, 60, 40, 50));
     m_range->setBorderColor(QColor(200, 60, 40, 90));
     chart->addSeries(m_range);
@@ -53,16 +54,19 @@ void MemoryChart::setupUi()
     m_range->attachAxis(m_y);
     m_range->setVisible(false);
     m_heap = new QLineSeries(chart);
-    m_heap->setName(tr("Live heap (sampled allocations)"));
+    m_heap->setName(tr("Live heap at each flush"));
     m_heap->setPointsVisible(true);
+    m_heapReadings = new QLineSeries(chart);
+    m_heapReadings->setName(tr("Live heap every quarter second"));
     m_resident = new QLineSeries(chart);
     m_resident->setName(tr("Resident (RSS)"));
-    for (QLineSeries *series : {m_heap, m_resident}) {
+    for (QLineSeries *series : {m_heap, m_heapReadings, m_resident}) {
         chart->addSeries(series);
         series->attachAxis(m_x);
         series->attachAxis(m_y);
     }
     m_heap->setColor(QColor(200, 60, 40));
+    m_heapReadings->setPen(QPen(QColor(200, 60, 40, 160), 1.5, Qt::DashLine));
     m_resident->setColor(QColor(60, 110, 200));
     m_view = new TimelineChartView(chart, this);
     m_view->setObjectName(QStringLiteral("memoryChartView"));
@@ -140,6 +144,15 @@ void MemoryChart::addResident(int64_t timeNs, int64_t bytes)
         m_relayout->start();
 }
 
+void MemoryChart::addHeapReading(int64_t timeNs, int64_t bytes)
+{
+    if (!m_readings.empty() && timeNs < m_readings.back().first)
+        return;
+    m_readings.emplace_back(timeNs, bytes);
+    if (!m_relayout->isActive())
+        m_relayout->start();
+}
+
 void MemoryChart::setLeaked(int64_t bytes)
 {
     if (!m_leaked) {
@@ -178,9 +191,11 @@ void MemoryChart::relayout()
     int64_t end = flushed ? m_sessionEndNs : start;
     if (!m_residentPoints.empty())
         end = std::max(end, m_residentPoints.back().first);
+    if (!m_readings.empty())
+        end = std::max(end, m_readings.back().first);
     end = std::max(end, start + 1'000'000);
     double peak = std::max<double>(0, static_cast<double>(m_leakedBytes));
-    for (const auto &points : {&m_heapPoints, &m_residentPoints}) {
+    for (const auto &points : {&m_heapPoints, &m_residentPoints, &m_readings}) {
         for (const auto &[t, bytes] : *points) {
             if (t >= start)
                 peak = std::max(peak, static_cast<double>(bytes));
@@ -196,6 +211,7 @@ void MemoryChart::relayout()
     const ByteScale scale = byteScale(peak);
     // Emptied before the new range is set, so that each line is laid out once, with its new points.
     m_heap->clear();
+    m_heapReadings->clear();
     m_resident->clear();
     m_view->setTimeRange(start, end);
     const TimeAxis &axis = m_view->axis();
@@ -209,6 +225,7 @@ void MemoryChart::relayout()
         return out;
     };
     m_heap->replace(toChart(m_heapPoints));
+    m_heapReadings->replace(TimelineView::thinLine(toChart(m_readings), std::max(axis.width(), 100.0)));
     m_range->setVisible(ranged);
     for (QLegendMarker *marker : m_view->chart()->legend()->markers(m_range))
         marker->setVisible(ranged);
@@ -276,6 +293,9 @@ QString MemoryChart::toolTipAt(int64_t timeNs) const
                                         valueText(static_cast<int64_t>(std::llround(margin)), "bytes"))
                              : tr("Live heap: %1").arg(valueText(heap, "bytes")));
     }
+    if (const std::ptrdiff_t i = before(m_readings); i >= 0)
+        lines << tr("Live heap at the quarter second: %1")
+                     .arg(valueText(m_readings[static_cast<size_t>(i)].second, "bytes"));
     if (const std::ptrdiff_t i = before(m_residentPoints); i >= 0)
         lines << tr("Resident: %1").arg(valueText(m_residentPoints[static_cast<size_t>(i)].second, "bytes"));
     if (m_leakedBytes >= 0 && !m_heapPoints.empty() && timeNs >= m_heapPoints.back().first)

@@ -23,7 +23,9 @@ class TimelineChartView;
 
 // A memory session's chart over the session's time, both lines on one axis of bytes (labelled in KiB, MiB or GiB):
 // the live heap the sampled allocations tell (each flush's in-use space, a point at its end) and the resident memory
-// (RSS) of the program's processes, read every quarter second off this thread (RssSampler). Around the live heap, a
+// (RSS) of the program's processes, read every quarter second off this thread (RssSampler). Between flushes, a dashed
+// line follows the live heap as the session's live numbers tell it every quarter second (the same estimate, kept by
+// the session between flushes; a session read back from its folder has its flushes only). Around the live heap, a
 // band shows the range sampling leaves it 19 times in 20 (each flush's in-use margin, where the session told it: a
 // small heap sampled every 512 KiB is known to a few tens of per cent, a large one to a few). Dragging across it
 // selects a time range as the thread timelines do (a TimelineChartView, the same band and signals); hovering tells
@@ -43,6 +45,9 @@ public:
     void setSnapshot(const std::shared_ptr<const engine::LiveSnapshot> &snapshot);
     // A reading of the resident memory; the chart follows within half a second.
     void addResident(int64_t timeNs, int64_t bytes);
+    // A reading of the live heap (the session's live numbers, every quarter second); the chart follows within half a
+    // second.
+    void addHeapReading(int64_t timeNs, int64_t bytes);
     // The session has ended and its programs still held `bytes` when they ended: a mark at the live heap's end (its
     // last point, after the programs ended, is 0).
     void setLeaked(int64_t bytes);
@@ -51,6 +56,8 @@ public:
 
     TimelineChartView *chartView() const { return m_view; }
     QLineSeries *heapSeries() const { return m_heap; }
+    // The live heap's readings (dashed).
+    QLineSeries *heapReadingSeries() const { return m_heapReadings; }
     QLineSeries *residentSeries() const { return m_resident; }
     QScatterSeries *leakedSeries() const { return m_leaked; }
     // The live heap's sampling range: visible only while some flush has a margin.
@@ -81,6 +88,7 @@ private:
     QValueAxis *m_x = nullptr;
     QValueAxis *m_y = nullptr;
     QLineSeries *m_heap = nullptr;
+    QLineSeries *m_heapReadings = nullptr;
     QLineSeries *m_resident = nullptr;
     QScatterSeries *m_leaked = nullptr; // added when the session ends with leaks
     QAreaSeries *m_range = nullptr;     // between m_rangeLow and m_rangeHigh
@@ -93,6 +101,7 @@ private:
     QTimer *m_relayout = nullptr; // coalesces the RSS readings into a relayout every half second
     std::vector<std::pair<int64_t, int64_t>> m_heapPoints;
     std::vector<double> m_heapMargins;                         // per heap point
+    std::vector<std::pair<int64_t, int64_t>> m_readings;       // live heap readings, in time order
     std::vector<std::pair<int64_t, int64_t>> m_residentPoints; // in time order
     int64_t m_sessionStartNs = 0;
     int64_t m_sessionEndNs = 0;

@@ -195,7 +195,7 @@ void MemorySummaryView::apply(const Shown &shown)
     text[0] = text[0].toUpper();
     if (s.peakAt)
         text += QLatin1Char(' ') +
-                tr("Peak: %1 at the end of flush %2.").arg(bytes(s.peakAt->bytes)).arg(s.peakAt->flushSequence);
+                tr("Largest at a flush's end: %1, flush %2.").arg(bytes(s.peakAt->bytes)).arg(s.peakAt->flushSequence);
     m_headline->setText(text);
     fill(Peak, s.peak);
     fill(Leaks, s.leaks);

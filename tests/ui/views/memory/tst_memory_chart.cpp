@@ -48,6 +48,20 @@ std::vector<std::shared_ptr<const engine::Flush>> flushes()
             syntheticMemoryFlush(3, 12 * kSecond, {{"a", 0, 0, 2, 2 * kMiB}, {"c", 1, kMiB, 1, kMiB}}, 5)};
 }
 
+// The same flushes, each with the in-use margin a sampled session gives it: 0.5, 3 and 1 MiB.
+std::vector<std::shared_ptr<const engine::Flush>> rangedFlushes()
+{
+    std::vector<std::shared_ptr<const engine::Flush>> ranged;
+    const double margins[] = {kMiB / 2.0, 3.0 * kMiB, kMiB};
+    int n = 0;
+    for (const auto &flush : flushes()) {
+        auto copy = std::make_shared<engine::Flush>(*flush);
+        copy->inUseBytesMargin = margins[n++];
+        ranged.push_back(copy);
+    }
+    return ranged;
+}
+
 std::shared_ptr<const engine::LiveSnapshot> snapshotOf(const std::vector<std::shared_ptr<const engine::Flush>> &all)
 {
     engine::LiveProfile live;
@@ -123,19 +137,41 @@ private Q_SLOTS:
         QVERIFY(small.bytesAxis()->labelFormat().endsWith(QStringLiteral("KiB")));
     }
 
+    // If this fails, the live heap stands still between flushes (the session's live numbers, a reading every quarter
+    // second, are not drawn beside the flushes' points), or a heap that rose and fell within one flush leaves no
+    // trace once the flush is in.
+    void readingsBetweenFlushes()
+    {
+        auto all = flushes();
+        const std::vector<std::shared_ptr<const engine::Flush>> firstTwo(all.begin(), all.begin() + 2);
+        MemoryChart chart;
+        chart.resize(800, 300);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        chart.setSnapshot(snapshotOf(firstTwo)); // points at 11 s (2 MiB) and 12 s (5 MiB)
+        for (int i = 1; i <= 3; ++i)
+            chart.addHeapReading(12 * kSecond + i * 250'000'000LL, (5 + i) * kMiB);
+        chart.addHeapReading(12 * kSecond, kMiB); // older than the newest: dropped
+        QTRY_COMPARE(chart.heapReadingSeries()->count(), 3);
+        QCOMPARE(chart.heapReadingSeries()->at(2), QPointF(2.75, 8.0));
+        QCOMPARE(chart.heapSeries()->count(), 2);
+        QVERIFY(chart.bytesAxis()->max() >= 8.0);
+        QVERIFY(chart.chartView()->axis().endNs() >= 12 * kSecond + 750'000'000LL);
+        const QString tip = chart.toolTipAt(12 * kSecond + 600'000'000);
+        QVERIFY2(tip.contains(QStringLiteral("quarter second: 7")), qPrintable(tip));
+
+        // The next flush comes in (3 MiB at 13 s): the 8 MiB reading between stays drawn.
+        chart.setSnapshot(snapshotOf(all));
+        QCOMPARE(chart.heapSeries()->count(), 3);
+        QCOMPARE(chart.heapReadingSeries()->count(), 3);
+        QVERIFY(chart.bytesAxis()->max() >= 8.0);
+    }
+
     // If this fails, the live heap's sampling range is not drawn around it (flush by flush, under the lines, in the
     // legend), is drawn for an exact session, or the hover does not tell it.
     void samplingRangeAroundTheHeap()
     {
-        std::vector<std::shared_ptr<const engine::Flush>> ranged;
-        const double margins[] = {kMiB / 2.0, 3.0 * kMiB, kMiB};
-        int n = 0;
-        for (const auto &flush : flushes()) {
-            auto copy = std::make_shared<engine::Flush>(*flush);
-            copy->inUseBytesMargin = margins[n++];
-            ranged.push_back(copy);
-        }
-        const auto snap = snapshotOf(ranged);
+        const auto snap = snapshotOf(rangedFlushes());
         QCOMPARE(MemoryChart::heapMargins(*snap), (std::vector<double>{kMiB / 2.0, 3.0 * kMiB, kMiB}));
 
         MemoryChart chart;
@@ -166,7 +202,7 @@ private Q_SLOTS:
     }
 
     // If this fails, a short chart (the timelines' pane at a fifth of a window) elides every label of its bytes
-    // axis to "...", or a tall one stops labelling its ticks.
+    // axis or its legend (every line a sampled session draws) to "...", or a tall one stops labelling its ticks.
     void bytesLabelsReadableInAShortPane()
     {
         for (int height : {110, 400}) {
@@ -174,8 +210,10 @@ private Q_SLOTS:
             chart.resize(700, height);
             chart.show();
             QVERIFY(QTest::qWaitForWindowExposed(&chart));
-            chart.setSnapshot(snapshotOf(flushes()));
-            QTest::qWait(20);
+            chart.setSnapshot(snapshotOf(rangedFlushes()));
+            chart.addHeapReading(12 * kSecond + 500'000'000LL, 4 * kMiB);
+            chart.addResident(12 * kSecond, 9 * kMiB);
+            QTest::qWait(600); // the readings' relayout
             // The bytes axis' labels: numbers, or what QtCharts elided ("..."); not the time labels or the legend.
             QStringList labels;
             for (QGraphicsItem *item : chart.chartView()->scene()->items()) {

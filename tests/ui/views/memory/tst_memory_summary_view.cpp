@@ -153,7 +153,7 @@ private Q_SLOTS:
         QCOMPARE(column(view.list(MemorySummaryView::ShortLived), 0),
                  (QStringList{QStringLiteral("c"), QStringLiteral("a"), QStringLiteral("b")}));
         QVERIFY(peak->topLevelItem(0)->toolTip(0).contains(QStringLiteral("c\n  ← main")));
-        QVERIFY2(view.headline().contains(QStringLiteral("Peak: 930 B at the end of flush 2")),
+        QVERIFY2(view.headline().contains(QStringLiteral("Largest at a flush's end: 930 B, flush 2")),
                  qPrintable(view.headline()));
     }
 
