@@ -27,19 +27,26 @@ void onSignal(int)
 void printMemorySummary(const engine::MemorySummary &m)
 {
     auto bytes = [](double v) { return engine::formatValue(static_cast<int64_t>(std::llround(v)), "bytes"); };
-    const std::string how = m.interval == 1
-                                ? std::string("every allocation")
-                                : "sampled every " + bytes(static_cast<double>(m.interval)) +
-                                      " on average (estimates, with the range sampling leaves them 19 times in 20)";
+    const std::string how = m.interval == 1 ? std::string("every allocation")
+                                            : "sampled every " + bytes(static_cast<double>(m.interval)) +
+                                                  " on average: the heap and the profile's values are estimates, "
+                                                  "\u00b1 the range sampling leaves them 19 times in 20";
     // "1.2 MiB (±80.0 KiB)": an estimate and its sampling's 95% range, when it has one.
     auto estimate = [&](double value, double margin) {
         return margin > 0 && value > 0 ? bytes(value) + " (\u00b1" + bytes(margin) + ")" : bytes(value);
     };
+    // The totals the hooks counted; where sampled, what the profile's samples make of them beside.
+    std::string allocated = estimate(m.allocatedBytes, m.allocatedBytesMargin) + " allocated in " +
+                            std::to_string(std::llround(m.allocatedObjects)) + " allocations";
+    if (m.allocatedExact && m.interval > 1)
+        allocated += " (counted; the samples estimate " +
+                     estimate(m.sampledAllocatedBytes, m.sampledAllocatedBytesMargin) + " in " +
+                     std::to_string(std::llround(m.sampledAllocatedObjects)) + ")";
     std::fprintf(stderr,
-                 "emberline: memory (%s): %s allocated in %.0f allocations; live heap peak %s; still live when the "
-                 "program ended %s in %.0f blocks\n",
-                 how.c_str(), estimate(m.allocatedBytes, m.allocatedBytesMargin).c_str(), m.allocatedObjects,
-                 bytes(m.peakLiveBytes).c_str(), estimate(m.leakedBytes, m.leakedBytesMargin).c_str(), m.leakedObjects);
+                 "emberline: memory (%s): %s; live heap peak %s; still live when the program ended %s in %.0f "
+                 "blocks\n",
+                 how.c_str(), allocated.c_str(), bytes(m.peakLiveBytes).c_str(),
+                 estimate(m.leakedBytes, m.leakedBytesMargin).c_str(), m.leakedObjects);
     std::fprintf(stderr,
                  "emberline: memory: %llu allocation(s) and %llu free(s) read from %llu process(es); %llu sampled "
                  "allocation(s) (%s) lost to a full ring; %llu free(s) of unknown addresses\n",

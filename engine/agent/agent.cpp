@@ -101,10 +101,18 @@ void *bootstrapAlloc(size_t size, size_t alignment = 16)
 }
 
 // Per-thread state, in static TLS (no allocation, usable from the first malloc of a thread however it was made).
+//
+// The thread's totals, exact: every allocation adds one to `allocations` and takes its size off the countdown, so that
+// the bytes allocated so far are `bytes + (armed - bytesUntilSample)`, where `armed` is what the agent last set the
+// countdown to (the slow path adds the difference to `bytes` and arms anew).
 struct ThreadState {
     int64_t bytesUntilSample; // <= 0: the next allocation takes the slow path
+    uint64_t allocations;     // made by this thread in this process image
+    int64_t armed;            // the countdown as the agent last set it
+    uint64_t bytes;           // allocated up to the last time `armed` was set
     uint64_t rng;             // xorshift state (0: not seeded)
     uint32_t tid;             // 0: not known yet (also after fork)
+    bool totalsKeySet;        // the thread's totals are written when it ends
 };
 __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 
@@ -212,6 +220,9 @@ void atForkChild()
     t.tid = 0;
     t.rng = 0;
     t.bytesUntilSample = 0;
+    t.armed = 0;
+    t.allocations = 0; // the child's totals start with it
+    t.bytes = 0;
     if (!g_active.load(std::memory_order_relaxed) || !g_ring)
         return;
     const uint32_t parent = g_ring->pid;
@@ -227,6 +238,21 @@ void atForkChild()
     }
     resetFilter(g_mode.load(std::memory_order_relaxed) == int(Mode::Exact));
     cpuForkChild();
+}
+
+// A thread's totals when it ends (a thread-specific key's destructor: pthread threads; the main thread's are written at
+// the image's end, agentEnd).
+pthread_key_t g_totalsKey;
+bool g_totalsKeyMade = false;
+
+void threadTotals(void *)
+{
+    const ThreadState &t = t_state;
+    if (g_mode.load(std::memory_order_acquire) == int(Mode::Off) || !g_ring)
+        return;
+    ++t_internal;
+    writeTotals(currentTid(), t.allocations, t.bytes + uint64_t(t.armed - t.bytesUntilSample));
+    --t_internal;
 }
 
 void initialize()
@@ -255,6 +281,7 @@ void initialize()
         return;
     g_active.store(true, std::memory_order_release);
     if (memory) {
+        g_totalsKeyMade = pthread_key_create(&g_totalsKey, threadTotals) == 0;
         resetFilter(g_interval == 1);
         g_mode.store(int(g_interval == 1 ? Mode::Exact : Mode::Sampling), std::memory_order_release);
     }
@@ -268,9 +295,10 @@ bool startOnce()
 {
     int expected = 0;
     if (g_initialized.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
-        ++t_internal;
-        initialize();
-        --t_internal;
+        {
+            const InternalWork work;
+            initialize();
+        }
         g_started.store(true, std::memory_order_release);
         g_initialized.store(2, std::memory_order_release);
     }
@@ -283,17 +311,23 @@ __attribute__((constructor(101))) void agentStart()
     // A forked child starts its own ring: registered here, where the C library is fully started. The CPU sampler
     // starts here too: its timers' signal must find the C library ready.
     if (g_active.load(std::memory_order_acquire)) {
-        ++t_internal;
-        pthread_atfork(nullptr, nullptr, atForkChild);
-        --t_internal;
+        {
+            const InternalWork work;
+            pthread_atfork(nullptr, nullptr, atForkChild);
+        }
         cpuStart();
     }
 }
 
 __attribute__((destructor(101))) void agentEnd()
 {
-    if (g_ring)
-        g_ring->finished.store(1, std::memory_order_release);
+    if (!g_ring)
+        return;
+    if (g_mode.load(std::memory_order_acquire) != int(Mode::Off)) {
+        const ThreadState &t = t_state;
+        writeTotals(currentTid(), t.allocations, t.bytes + uint64_t(t.armed - t.bytesUntilSample));
+    }
+    g_ring->finished.store(1, std::memory_order_release);
 }
 
 // --- The slow paths ----------------------------------------------------------------------------------------------
@@ -320,33 +354,43 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size)
             return;
         mode = g_mode.load(std::memory_order_acquire);
     }
+    // What the countdown counted since it was last armed is the thread's, this allocation's included.
+    t.bytes += uint64_t(t.armed - t.bytesUntilSample);
+    t.armed = t.bytesUntilSample;
     if (mode == int(Mode::Off) || (g_ring && g_ring->detached.load(std::memory_order_relaxed))) {
-        t.bytesUntilSample = INT64_MAX / 2;
+        t.bytesUntilSample = t.armed = INT64_MAX / 2;
         return;
+    }
+    if (!t.totalsKeySet && g_totalsKeyMade) {
+        t.totalsKeySet = true;
+        const InternalWork work; // a key past the C library's first block of them takes memory of its own, once
+        pthread_setspecific(g_totalsKey, reinterpret_cast<void *>(1));
     }
     // Exact mode waits for room, except in a signal handler that interrupted this thread's own unpublished record
     // (reserveWaiting knows). Sampling never waits.
     if (mode == int(Mode::Exact)) {
-        t.bytesUntilSample = 0;
-        writeAlloc(address, size, true, true, currentTid());
+        t.bytesUntilSample = t.armed = 0;
+        writeAlloc(address, size, true, true, currentTid(), t.allocations, t.bytes);
     } else {
         const bool first = t.rng == 0;
         if (first) {
             // A fresh thread: its first point is drawn, not taken at once.
             t.bytesUntilSample += drawInterval(t);
             if (t.bytesUntilSample <= 0)
-                writeAlloc(address, size, false, false, currentTid());
+                writeAlloc(address, size, false, false, currentTid(), t.allocations, t.bytes);
         } else {
-            writeAlloc(address, size, false, false, currentTid());
+            writeAlloc(address, size, false, false, currentTid(), t.allocations, t.bytes);
         }
         while (t.bytesUntilSample <= 0)
             t.bytesUntilSample += drawInterval(t);
+        t.armed = t.bytesUntilSample;
     }
 }
 
 inline void *afterAlloc(void *address, size_t size)
 {
     ThreadState &t = t_state;
+    ++t.allocations;
     t.bytesUntilSample -= int64_t(size);
     if (__builtin_expect(t.bytesUntilSample <= 0, 0))
         onCountdown(address, size);
@@ -402,14 +446,27 @@ void recordFree(void *address)
     beforeFree(address);
 }
 
-int64_t allocationCountdown()
+InternalWork::InternalWork() : m_countdown(t_state.bytesUntilSample), m_allocations(t_state.allocations)
 {
-    return t_state.bytesUntilSample;
+    ++t_internal;
 }
 
-void setAllocationCountdown(int64_t bytes)
+InternalWork::~InternalWork()
 {
-    t_state.bytesUntilSample = bytes;
+    --t_internal;
+    t_state.bytesUntilSample = m_countdown;
+    t_state.allocations = m_allocations;
+}
+
+AllocationCount allocationCount()
+{
+    return {t_state.bytesUntilSample, t_state.allocations};
+}
+
+void setAllocationCount(AllocationCount count)
+{
+    t_state.bytesUntilSample = count.countdown;
+    t_state.allocations = count.allocations;
 }
 
 void resolveRealFunctions()
@@ -428,6 +485,7 @@ using namespace emberline::agent;
 EMBERLINE_EXPORT void *malloc(size_t size)
 {
     ThreadState &t = t_state;
+    ++t.allocations;
     t.bytesUntilSample -= int64_t(size);
     if (__builtin_expect(t.bytesUntilSample <= 0, 0))
         return countedMalloc(size);

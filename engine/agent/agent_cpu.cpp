@@ -285,10 +285,11 @@ struct StartArgs {
 void *threadStart(void *raw)
 {
     StartArgs args = *static_cast<StartArgs *>(raw);
-    ++t_internal;
-    freeInternal(raw);
-    learnThreadStack();
-    --t_internal;
+    {
+        const InternalWork work;
+        freeInternal(raw);
+        learnThreadStack();
+    }
     startThisThread();
     return args.routine(args.arg);
 }

@@ -79,14 +79,16 @@ CxxOperator g_cxx[OpCount];
 
 __attribute__((noinline)) void lookUpCxx(int op)
 {
-    ++t_internal;
-    resolveRealFunctions();
-    void *next = dlsym(RTLD_NEXT, kCxxNames[op]);
+    void *next = nullptr;
     int own = 0;
-    Dl_info info;
-    if (next && dladdr(next, &info) != 0 && info.dli_fname)
-        own = strstr(info.dli_fname, "libstdc++") == nullptr && strstr(info.dli_fname, "libc++") == nullptr;
-    --t_internal;
+    {
+        const InternalWork work;
+        resolveRealFunctions();
+        next = dlsym(RTLD_NEXT, kCxxNames[op]);
+        Dl_info info;
+        if (next && dladdr(next, &info) != 0 && info.dli_fname)
+            own = strstr(info.dli_fname, "libstdc++") == nullptr && strstr(info.dli_fname, "libc++") == nullptr;
+    }
     g_cxx[op].next.store(next, std::memory_order_relaxed);
     g_cxx[op].own.store(own, std::memory_order_release);
 }
@@ -114,11 +116,11 @@ template <int Op, typename... Extra> inline void *cxxNew(size_t size, bool nothr
         return next(size, extra...);
     // What the operator itself allocates through the hooked C functions (jemalloc's aligned new calls its exported
     // aligned_alloc) is this one call: neither recorded nor taken off the countdown there.
-    const int64_t countdown = allocationCountdown();
+    const AllocationCount count = allocationCount();
     ++t_inCxx;
     void *address = next(size, extra...);
     --t_inCxx;
-    setAllocationCountdown(countdown);
+    setAllocationCount(count);
     return countAllocation(address, size);
 }
 

@@ -18,9 +18,14 @@ extern __thread uint32_t t_inCxx;
 void *countAllocation(void *address, size_t size);
 // A free of `address`, recorded when the session must see it (a sampled block, or every block in exact mode).
 void recordFree(void *address);
-// This thread's bytes until its next sampled allocation, read and set around a call that must not count down.
-int64_t allocationCountdown();
-void setAllocationCountdown(int64_t bytes);
+// The thread's countdown to its next sample and its count of allocations, kept around a call that allocates
+// through the hooks on behalf of one counted call.
+struct AllocationCount {
+    int64_t countdown;
+    uint64_t allocations;
+};
+AllocationCount allocationCount();
+void setAllocationCount(AllocationCount count);
 // Looks up the C library's (or the next allocator's) functions, once.
 void resolveRealFunctions();
 

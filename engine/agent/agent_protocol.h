@@ -23,7 +23,7 @@
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 3;
+inline constexpr uint32_t kRingVersion = 4;
 inline constexpr uint64_t kRingHeaderBytes = 4096;
 inline constexpr uint64_t kDefaultRingDataBytes = uint64_t(4) << 20;
 // The data bytes a new ring reserves in the program (the file system's pages, made and cleared by the program
@@ -71,6 +71,7 @@ enum class RecordType : uint32_t {
     Free = 3,    // FreeRecord
     Cpu = 4,     // CpuRecord
     Thread = 5,  // ThreadRecord
+    Totals = 6,  // TotalsRecord
 };
 
 struct RecordHeader {
@@ -80,6 +81,8 @@ struct RecordHeader {
 
 // A sampled allocation (every allocation in exact mode, interval 1). The stack copy follows the record.
 // `size` is what the program asked for; the session weighs the sample by the interval (the agent never does).
+// `threadAllocations` and `threadBytes`: every allocation the thread made in this process image so far, this one
+// included, and their bytes (counted by the hooks, sampled or not): the session's exact totals.
 struct AllocRecord {
     RecordHeader header;
     uint32_t tid;
@@ -87,6 +90,8 @@ struct AllocRecord {
     uint64_t timeNs;     // CLOCK_MONOTONIC
     uint64_t address;
     uint64_t size;
+    uint64_t threadAllocations;
+    uint64_t threadBytes;
     uint64_t regs[kRegisterCount];
     // uint8_t stack[stackBytes] follows, padded to 8
 };
@@ -123,6 +128,17 @@ struct ThreadRecord {
     uint32_t tid;
     uint32_t started;
     uint64_t timeNs;
+};
+
+// A thread's last totals (as AllocRecord's), when it ends or its process image does: what it allocated since its
+// last sampled allocation counts too. Best effort: a full ring leaves the totals of the last AllocRecord.
+struct TotalsRecord {
+    RecordHeader header;
+    uint32_t tid;
+    uint32_t reserved;
+    uint64_t timeNs;
+    uint64_t threadAllocations;
+    uint64_t threadBytes;
 };
 
 inline constexpr int kTimerRequests = 32;

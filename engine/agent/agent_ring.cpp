@@ -246,7 +246,7 @@ void learnStackBounds()
     pthread_attr_t attr;
     // What it allocates (the maps file it reads, the attribute's CPU set) it frees again by the time
     // pthread_attr_destroy returns: all of it is the agent's own.
-    ++t_internal;
+    const InternalWork work;
     if (pthread_getattr_np(pthread_self(), &attr) == 0) {
         void *low = nullptr;
         size_t size = 0;
@@ -256,7 +256,6 @@ void learnStackBounds()
         }
         pthread_attr_destroy(&attr);
     }
-    --t_internal;
 }
 
 // Copies up to `want` bytes of the stack from `sp`, never past its end: a plain copy within the thread's known
@@ -312,7 +311,8 @@ uint32_t copyStackInHandler(uint64_t sp, uint8_t *out, uint32_t want)
     return copied;
 }
 
-void writeAlloc(void *address, size_t size, bool exact, bool wait, uint32_t tid)
+void writeAlloc(void *address, size_t size, bool exact, bool wait, uint32_t tid, uint64_t allocations,
+                uint64_t allocatedBytes)
 {
     const uint64_t now = nowNs();
     if (g_ring->detached.load(std::memory_order_relaxed))
@@ -353,6 +353,8 @@ void writeAlloc(void *address, size_t size, bool exact, bool wait, uint32_t tid)
     record->timeNs = now;
     record->address = uint64_t(address);
     record->size = size;
+    record->threadAllocations = allocations;
+    record->threadBytes = allocatedBytes;
     for (auto &reg : record->regs)
         reg = 0;
     captureRegisters(record->regs);
@@ -381,6 +383,27 @@ void writeFree(void *address, bool exact, bool wait, uint32_t tid)
     record->timeNs = nowNs();
     record->address = uint64_t(address);
     publish(header, RecordType::Free);
+    if (outer)
+        t_holding = false;
+}
+
+void writeTotals(uint32_t tid, uint64_t allocations, uint64_t bytes)
+{
+    if (!g_ring || g_ring->detached.load(std::memory_order_relaxed))
+        return;
+    auto *header = reserveWaiting(sizeof(TotalsRecord), 0, false);
+    if (!header)
+        return;
+    const bool outer = !t_holding;
+    t_holding = true;
+    auto *record = reinterpret_cast<TotalsRecord *>(header);
+    header->bytes = sizeof(TotalsRecord);
+    record->tid = tid;
+    record->reserved = 0;
+    record->timeNs = nowNs();
+    record->threadAllocations = allocations;
+    record->threadBytes = bytes;
+    publish(header, RecordType::Totals);
     if (outer)
         t_holding = false;
 }

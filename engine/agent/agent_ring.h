@@ -74,7 +74,10 @@ bool untrack(uint64_t address);
 // A sampled allocation (every allocation when `exact`) and a free of one, written to the ring.
 // `wait`: exact mode outside a signal handler nested in the agent may wait for room; a nested call never does (the
 // record it interrupted holds the ring's order until it is published).
-void writeAlloc(void *address, size_t size, bool exact, bool wait, uint32_t tid);
+// `allocations` and `bytes`: the thread's totals so far (AllocRecord::threadAllocations, threadBytes).
+void writeAlloc(void *address, size_t size, bool exact, bool wait, uint32_t tid, uint64_t allocations, uint64_t bytes);
+// The thread's totals at its end or its process image's (TotalsRecord); never waits.
+void writeTotals(uint32_t tid, uint64_t allocations, uint64_t bytes);
 void writeFree(void *address, bool exact, bool wait, uint32_t tid);
 
 // Whether the session still reads the ring (a visit in the last 100 ms, or its process still exists).
@@ -107,5 +110,20 @@ void cpuForkChild();
 // > 0 while the agent makes calls that allocate (the dynamic linker's lookups, pthread_getattr_np): their
 // allocations are the agent's own and pass through untraced.
 extern __thread uint32_t t_internal;
+
+// Brackets such calls: t_internal is up while they run, and the thread's count of allocations and its countdown
+// are put back as they were (the program's totals leave the agent's own allocations out; one that a signal handler
+// makes meanwhile is left out with them).
+class InternalWork {
+public:
+    InternalWork();
+    ~InternalWork();
+    InternalWork(const InternalWork &) = delete;
+    InternalWork &operator=(const InternalWork &) = delete;
+
+private:
+    int64_t m_countdown;
+    uint64_t m_allocations;
+};
 
 } // namespace emberline::agent

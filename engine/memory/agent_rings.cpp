@@ -197,6 +197,8 @@ size_t AgentRings::drain(Ring &ring, AgentSink &sink, uint64_t upToNs)
             a.timeNs = alloc->timeNs;
             a.address = alloc->address;
             a.size = alloc->size;
+            a.threadAllocations = alloc->threadAllocations;
+            a.threadBytes = alloc->threadBytes;
             a.regs = std::span<const uint64_t>(alloc->regs, agent::kRegisterCount);
             a.stack = std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(alloc + 1), stackBytes);
             a.stackLimit = bytes - uint32_t(sizeof(agent::AllocRecord));
@@ -220,6 +222,9 @@ size_t AgentRings::drain(Ring &ring, AgentSink &sink, uint64_t upToNs)
                                                std::min<uint32_t>(cpu->stackBytes, c.stackLimit));
             ++m_counters.cpuSamples;
             sink.onCpuSample(c);
+        } else if (type == agent::RecordType::Totals && bytes >= sizeof(agent::TotalsRecord)) {
+            const auto *totals = reinterpret_cast<const agent::TotalsRecord *>(record);
+            sink.onTotals(ring.image, ring.pid, totals->tid, totals->threadAllocations, totals->threadBytes);
         } else if (type == agent::RecordType::Thread && bytes >= sizeof(agent::ThreadRecord)) {
             const auto *thread = reinterpret_cast<const agent::ThreadRecord *>(record);
             sink.onThreadTimer(ring.image, ring.pid, thread->tid, thread->started != 0);

@@ -19,6 +19,10 @@ struct AgentAllocation {
     uint64_t timeNs = 0; // CLOCK_MONOTONIC
     uint64_t address = 0;
     uint64_t size = 0;
+    // Every allocation the thread made in this image so far, this one included, and their bytes (exact: counted by
+    // the hooks, sampled or not).
+    uint64_t threadAllocations = 0;
+    uint64_t threadBytes = 0;
     std::span<const uint64_t> regs; // kPerfRegsMask order, as the unwinder takes them
     std::span<const uint8_t> stack; // copied from regs[SP]
     uint32_t stackLimit = 0;        // the copy asked for
@@ -51,6 +55,11 @@ public:
     // A process image ended (exit, exec into a new image, or the process is gone): what it still held was live
     // at its end.
     virtual void onImageEnd(uint64_t image, uint32_t pid) { (void)image, (void)pid; }
+    // A thread's totals as it or its image ended (AgentAllocation::threadAllocations, threadBytes).
+    virtual void onTotals(uint64_t image, uint32_t pid, uint32_t tid, uint64_t allocations, uint64_t bytes)
+    {
+        (void)image, (void)pid, (void)tid, (void)allocations, (void)bytes;
+    }
     // The in-process sampler: a CPU sample, and a thread whose CPU timer started (or could not be made).
     virtual void onCpuSample(const AgentCpuSample &sample) { (void)sample; }
     virtual void onThreadTimer(uint64_t image, uint32_t pid, uint32_t tid, bool started)

@@ -491,4 +491,10 @@ void InprocessSampler::onFree(uint64_t image, uint32_t pid, uint32_t tid, uint64
         m_memory->onFree(image, pid, tid, timeNs, address);
 }
 
+void InprocessSampler::onTotals(uint64_t image, uint32_t pid, uint32_t tid, uint64_t allocations, uint64_t bytes)
+{
+    if (m_memory)
+        m_memory->onTotals(image, pid, tid, allocations, bytes);
+}
+
 } // namespace emberline::engine

@@ -100,6 +100,7 @@ private:
     // AgentSink
     void onAllocation(const AgentAllocation &allocation) override;
     void onFree(uint64_t image, uint32_t pid, uint32_t tid, uint64_t timeNs, uint64_t address) override;
+    void onTotals(uint64_t image, uint32_t pid, uint32_t tid, uint64_t allocations, uint64_t bytes) override;
     void onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid) override;
     void onImageEnd(uint64_t image, uint32_t pid) override;
     void onCpuSample(const AgentCpuSample &sample) override;

@@ -89,6 +89,31 @@ void MemoryPipeline::onAllocation(const AgentAllocation &a)
     const std::span<const uint32_t> locations =
         m_pipeline.unwindAllocation(a.pid, a.tid, a.regs, a.stack, a.stackLimit);
     m_heap.allocate(a.image, a.pid, a.tid, a.address, a.size, m_sites.intern(locations), a.timeNs);
+    addTotals(a.image, a.tid, a.threadAllocations, a.threadBytes);
+}
+
+void MemoryPipeline::onTotals(uint64_t image, uint32_t pid, uint32_t tid, uint64_t allocations, uint64_t bytes)
+{
+    (void)pid;
+    addTotals(image, tid, allocations, bytes);
+}
+
+void MemoryPipeline::addTotals(uint64_t image, uint32_t tid, uint64_t allocations, uint64_t bytes)
+{
+    auto &[a, b] = m_threadTotals[{image, tid}];
+    if (allocations > a) {
+        m_totalAllocations += allocations - a;
+        a = allocations;
+    }
+    if (bytes > b) {
+        m_totalBytes += bytes - b;
+        b = bytes;
+    }
+}
+
+double MemoryPipeline::allocatedBytes() const
+{
+    return m_totalAllocations > 0 ? static_cast<double>(m_totalBytes) : m_heap.counters().allocatedBytes;
 }
 
 void MemoryPipeline::onFree(uint64_t image, uint32_t pid, uint32_t tid, uint64_t timeNs, uint64_t address)
@@ -157,13 +182,18 @@ std::shared_ptr<const MemorySummary> MemoryPipeline::summary() const
     const HeapTracker::Counters &heap = m_heap.counters();
     const AgentCounters rings = m_rings.counters();
     s->interval = m_interval;
-    s->allocatedBytes = heap.allocatedBytes;
-    s->allocatedObjects = heap.allocatedObjects;
+    // The totals are the hooks' own counts (exact); what the profile holds per stack is the samples' estimate.
+    s->allocatedExact = m_totalAllocations > 0;
+    s->allocatedBytes = s->allocatedExact ? static_cast<double>(m_totalBytes) : heap.allocatedBytes;
+    s->allocatedObjects = s->allocatedExact ? static_cast<double>(m_totalAllocations) : heap.allocatedObjects;
+    s->sampledAllocatedBytes = heap.allocatedBytes;
+    s->sampledAllocatedObjects = heap.allocatedObjects;
     s->peakLiveBytes = heap.peakLiveBytes;
     s->leakedBytes = heap.leakedBytes;
     s->leakedObjects = heap.leakedObjects;
     s->liveBytes = heap.liveBytes;
-    s->allocatedBytesMargin = samplingMargin(heap.allocatedBytesVariance);
+    s->allocatedBytesMargin = s->allocatedExact ? 0 : samplingMargin(heap.allocatedBytesVariance);
+    s->sampledAllocatedBytesMargin = samplingMargin(heap.allocatedBytesVariance);
     s->liveBytesMargin = samplingMargin(heap.liveBytesVariance);
     s->leakedBytesMargin = samplingMargin(heap.leakedBytesVariance);
     s->samples = rings.allocations;

@@ -53,12 +53,14 @@ public:
     std::shared_ptr<const MemorySummary> summary() const;
     double liveBytes() const { return m_heap.counters().liveBytes; }
     double liveBytesMargin() const { return samplingMargin(m_heap.counters().liveBytesVariance); }
-    double allocatedBytes() const { return m_heap.counters().allocatedBytes; }
+    // What the program allocated: the hooks' exact count where the agent reported it, else the samples' estimate.
+    double allocatedBytes() const;
 
     void onAllocation(const AgentAllocation &allocation) override;
     void onFree(uint64_t image, uint32_t pid, uint32_t tid, uint64_t timeNs, uint64_t address) override;
     void onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid) override;
     void onImageEnd(uint64_t image, uint32_t pid) override;
+    void onTotals(uint64_t image, uint32_t pid, uint32_t tid, uint64_t allocations, uint64_t bytes) override;
 
 private:
     MemoryPipeline(const SessionConfig &config, AgentLink &agent, SamplingPipeline &pipeline, Recorder &recorder);
@@ -83,6 +85,12 @@ private:
     std::map<uint32_t, ProcessImages> m_processImages;
     std::vector<std::string> m_problems;
     bool m_finished = false;
+    // Per (image, thread), the newest of its totals (AgentAllocation::threadAllocations, threadBytes): they only
+    // grow, and their sums are the program's exact totals.
+    void addTotals(uint64_t image, uint32_t tid, uint64_t allocations, uint64_t bytes);
+    std::map<std::pair<uint64_t, uint32_t>, std::pair<uint64_t, uint64_t>> m_threadTotals;
+    uint64_t m_totalAllocations = 0;
+    uint64_t m_totalBytes = 0;
     uint32_t m_stackCopy = 0; // what each sample copies now
     uint64_t m_shortCopiesSeen = 0;
 };

@@ -15,9 +15,16 @@ namespace emberline::engine {
 
 // What the memory agent saw over a session (SessionConfig::memory).
 struct MemorySummary {
-    uint64_t interval = 0;     // mean bytes between samples (1: every allocation)
-    double allocatedBytes = 0; // estimated (exact at interval 1)
+    uint64_t interval = 0; // mean bytes between samples (1: every allocation)
+    // What the program allocated: counted by the agent's hooks, every allocation (exact), or where the agent did
+    // not report its counts, the samples' estimate (allocatedExact false).
+    double allocatedBytes = 0;
     double allocatedObjects = 0;
+    bool allocatedExact = false;
+    // The samples' estimate of the same: what the profile's alloc-samples and alloc-space add up to.
+    double sampledAllocatedBytes = 0;
+    double sampledAllocatedObjects = 0;
+    double sampledAllocatedBytesMargin = 0;
     double peakLiveBytes = 0; // the largest live heap, as the samples tell it
     double leakedBytes = 0;   // still live when the processes ended
     double leakedObjects = 0;

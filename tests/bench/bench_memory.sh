@@ -51,7 +51,9 @@ measure() {
         cpu) "$EMBERLINE" record --output "$d/run" -- "$@" >/dev/null 2>"$d/err" ;;
         memory)
             "$EMBERLINE" record --memory --output "$d/run" -- "$@" >/dev/null 2>"$d/err"
-            grep -oE 'allocated in [0-9]+ allocations' "$d/err" | awk '{print $3}' >>"$d/estimates"
+            # the samples' estimate of the allocations ("the samples estimate 1.2 GiB (±3 MiB) in N"), and the count
+            grep -oE 'the samples estimate [^)]*\) in [0-9]+' "$d/err" | awk '{print $NF}' >>"$d/estimates"
+            grep -oE 'allocated in [0-9]+ allocations' "$d/err" | awk '{print $3}' >>"$d/counts"
             ;;
         agent) LD_PRELOAD=$AGENT "$@" >/dev/null 2>"$d/err" ;;
         heaptrack)
@@ -89,11 +91,13 @@ measure() {
             "$(column 1 "$d/$config" | tr '\n' ' ')"
     done
     if [[ -s $d/heaptrack ]]; then
-        local calls est
+        local calls est counted
         calls=$(heaptrack_print "$(ls "$d"/ht1*zst | head -1)" 2>/dev/null | grep -oE '^calls to allocation functions: [0-9]+' | awk '{print $5}')
         est=$(median <"$d/estimates")
-        echo "allocations: heaptrack counted $calls; emberline estimated (median) $est" \
-            "($(awk -v a="$calls" -v b="$est" 'BEGIN {printf "%+.2f%%", (b / a - 1) * 100}'))"
+        counted=$(median <"$d/counts")
+        echo "allocations: heaptrack counted $calls; emberline's samples estimated (median) $est" \
+            "($(awk -v a="$calls" -v b="$est" 'BEGIN {printf "%+.2f%%", (b / a - 1) * 100}')), its hooks counted" \
+            "(median) $counted ($(awk -v a="$calls" -v b="$counted" 'BEGIN {printf "%+.3f%%", (b / a - 1) * 100}'))"
     fi
 }
 

@@ -114,6 +114,23 @@ private Q_SLOTS:
                  qPrintable(QStringLiteral("estimate %1, truth %2, sd %3").arg(estimate).arg(truth).arg(sd)));
         QVERIFY(r.summary.memory->samples < 5000); // sampled, not traced
         QCOMPARE(r.summary.memory->allocsDropped, uint64_t(0));
+
+        // The totals are the hooks' counts, exact whatever was sampled: every allocation of the program (its truths,
+        // the forked child's and the thread's; the C library's own few, for stdio, on top). If this fails, a thread's
+        // or a process's count is lost or counted twice.
+        const MemorySummary &m = *r.summary.memory;
+        QVERIFY(m.allocatedExact);
+        const double allocations = 1024.0 * 16 + 1000 + 100 + 4 + 10 + 500 + 60;
+        const double bytesTruth = truth + 500 * 4099; // main's (the child's among them) and the thread's
+        qInfo("totals: %.0f allocations (%.0f known), %.0f bytes (%.0f known); the samples estimate %.0f and %.0f",
+              m.allocatedObjects, allocations, m.allocatedBytes, bytesTruth, m.sampledAllocatedObjects,
+              m.sampledAllocatedBytes);
+        QVERIFY2(m.allocatedObjects >= allocations && m.allocatedObjects <= allocations + 20,
+                 qPrintable(QString::number(m.allocatedObjects)));
+        QVERIFY2(m.allocatedBytes >= bytesTruth && m.allocatedBytes <= bytesTruth + 65536,
+                 qPrintable(QString::number(m.allocatedBytes, 'f', 0)));
+        QCOMPARE(m.allocatedBytesMargin, 0.0);
+        QVERIFY(m.sampledAllocatedBytesMargin > 0);
     }
 
     // CPython holding a heap of 24 MiB for 2.5 s (tests/targets/heap_plateaus.py), flushed every second at the
@@ -253,6 +270,12 @@ private Q_SLOTS:
         const double total = static_cast<double>(emberline::test::total(r.profile, "alloc-samples"));
         QVERIFY2(std::abs(total / calls - 1) < 5 / std::sqrt(samples),
                  qPrintable(QStringLiteral("%1 estimated, %2 counted, %3 samples").arg(total).arg(calls).arg(samples)));
+        // The summary's totals are the hooks' counts: heaptrack's to within a few calls in ten thousand (the two
+        // start and end at slightly different moments of the interpreter's life).
+        QVERIFY(r.summary.memory->allocatedExact);
+        QVERIFY2(
+            std::abs(r.summary.memory->allocatedObjects / calls - 1) < 0.002,
+            qPrintable(QStringLiteral("%1 counted, heaptrack %2").arg(r.summary.memory->allocatedObjects).arg(calls)));
         // A site's samples come with its bytes, not its calls: a site of small blocks has few samples for many calls,
         // and its count is known only as well as its bytes (about 1/sqrt(bytes / interval) relative). Checked: the
         // sites whose volume is at least 64 intervals.

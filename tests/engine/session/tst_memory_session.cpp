@@ -82,6 +82,12 @@ private Q_SLOTS:
         QVERIFY(m.leakedBytes >= 640210.0);
         QCOMPARE(m.leakedBytesMargin, 0.0); // every allocation recorded: no sampling error
         QCOMPARE(m.allocatedBytesMargin, 0.0);
+        // The hooks' count of every allocation, the child's and the exec'd image's included, is the records'.
+        QVERIFY(m.allocatedExact);
+        QVERIFY2(m.allocatedObjects >= m.sampledAllocatedObjects &&
+                     m.allocatedObjects - m.sampledAllocatedObjects <= 10,
+                 qPrintable(
+                     QStringLiteral("%1 counted, %2 recorded").arg(m.allocatedObjects).arg(m.sampledAllocatedObjects)));
         for (const auto &f : r.flushes) {
             QCOMPARE(f->inUseBytesMargin, 0.0);
             QCOMPARE(inUseMarginOf(*f->profile), -1.0);
@@ -110,6 +116,24 @@ private Q_SLOTS:
         QCOMPARE(at(byLeaf(r.profile, "alloc-samples"), "threadBody"), int64_t(3 * 10000));
         QCOMPARE(at(byLeaf(r.profile, "inuse-space"), "threadBody"), int64_t(10000 * 1111));
         QCOMPARE(r.summary.memory->allocsDropped, uint64_t(0));
+        // The hooks' totals agree with the records, but for the C library's and the agent's own few.
+        QVERIFY(r.summary.memory->allocatedExact);
+        QVERIFY2(r.summary.memory->allocatedObjects >= 3 * 10000 &&
+                     r.summary.memory->allocatedObjects - r.summary.memory->sampledAllocatedObjects <= 50,
+                 qPrintable(QStringLiteral("%1 counted, %2 recorded")
+                                .arg(r.summary.memory->allocatedObjects)
+                                .arg(r.summary.memory->sampledAllocatedObjects)));
+
+        // Sampled, a thread of 3 small blocks is almost never sampled: its count reaches the session when it ends.
+        QTemporaryDir sampledDir;
+        const Recorded sampled = record(
+            memoryLaunch({targetPath("alloc_faults"), QStringLiteral("threads"), QStringLiteral("10000")}, 524288),
+            sampledDir.path());
+        QCOMPARE(sampled.summary.exitStatus, 0);
+        QVERIFY2(std::abs(sampled.summary.memory->allocatedObjects - r.summary.memory->allocatedObjects) <= 50,
+                 qPrintable(QStringLiteral("%1 counted sampled, %2 exact")
+                                .arg(sampled.summary.memory->allocatedObjects)
+                                .arg(r.summary.memory->allocatedObjects)));
     }
 
     // Allocations from a signal handler while the interrupted code allocates too: every one is recorded once.
