@@ -102,19 +102,53 @@ void *bootstrapAlloc(size_t size, size_t alignment = 16)
 
 // Per-thread state, in static TLS (no allocation, usable from the first malloc of a thread however it was made).
 //
-// The thread's totals, exact: every allocation adds one to `allocations` and takes its size off the countdown, so that
-// the bytes allocated so far are `bytes + (armed - bytesUntilSample)`, where `armed` is what the agent last set the
-// countdown to (the slow path adds the difference to `bytes` and arms anew).
+// `state` holds the countdown to the thread's next sample, in bytes, above kCountBits bits that count its
+// allocations since the slow path last took them into `allocations`: each allocation adds 1 - (size << kCountBits),
+// one add for both (the count cannot reach the countdown's bits before the slow path takes it: that takes 16 million
+// allocations without a byte between two samples). The thread's totals are exact: `allocations` plus the count bits,
+// and `bytes + (armed - countdown)` bytes, where `armed` is what the agent last set the countdown to.
+constexpr int kCountBits = 24;
+constexpr uint64_t kCountMask = (uint64_t(1) << kCountBits) - 1;
 struct ThreadState {
-    int64_t bytesUntilSample; // <= 0: the next allocation takes the slow path
-    uint64_t allocations;     // made by this thread in this process image
-    int64_t armed;            // the countdown as the agent last set it
-    uint64_t bytes;           // allocated up to the last time `armed` was set
-    uint64_t rng;             // xorshift state (0: not seeded)
-    uint32_t tid;             // 0: not known yet (also after fork)
-    bool totalsKeySet;        // the thread's totals are written when it ends
+    int64_t state;        // <= 0: the next allocation takes the slow path
+    uint64_t allocations; // made by this thread in this process image, less the count in `state`
+    int64_t armed;        // the countdown as the agent last set it
+    uint64_t bytes;       // allocated up to the last time `armed` was set
+    uint64_t rng;         // xorshift state (0: not seeded)
+    uint32_t tid;         // 0: not known yet (also after fork)
+    bool totalsKeySet;    // the thread's totals are written when it ends
 };
 __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
+
+int64_t countdownOf(const ThreadState &t)
+{
+    return t.state >> kCountBits; // arithmetic: the count bits below stay out
+}
+
+// The countdown armed anew at `bytes` (the count bits taken into `allocations` first).
+void arm(ThreadState &t, int64_t bytes)
+{
+    t.allocations += uint64_t(t.state) & kCountMask;
+    t.state = int64_t(uint64_t(bytes) << kCountBits);
+    t.armed = bytes;
+}
+
+uint64_t totalAllocations(const ThreadState &t)
+{
+    return t.allocations + (uint64_t(t.state) & kCountMask);
+}
+
+uint64_t totalBytes(const ThreadState &t)
+{
+    return t.bytes + uint64_t(t.armed - countdownOf(t));
+}
+
+// One allocation of `size` bytes on the thread's count and countdown; true when the countdown ran out.
+inline bool countDown(ThreadState &t, size_t size)
+{
+    t.state = int64_t(uint64_t(t.state) + 1 - (uint64_t(size) << kCountBits));
+    return t.state <= 0;
+}
 
 enum class Mode : int { Off = 0, Sampling = 1, Exact = 2 };
 std::atomic<int> g_mode{int(Mode::Off)};
@@ -198,7 +232,8 @@ int64_t drawInterval(ThreadState &t)
     // u in (0, 1]: -ln(u) is an exponential draw with mean 1 (libm's log neither allocates nor locks).
     const double u = (double((x >> 11) + 1)) * (1.0 / 9007199254740992.0);
     const double next = -std::log(u) * double(g_interval);
-    return next < 1 ? 1 : next > 9.0e18 ? int64_t(9e18) : int64_t(next);
+    // At most 2^38 bytes: the countdown sits above the count bits (ThreadState::state) and must not overflow there.
+    return next < 1 ? 1 : next > 2.7e11 ? int64_t(2.7e11) : int64_t(next);
 }
 
 uint64_t parseUnsigned(const char *s, uint64_t fallback)
@@ -219,7 +254,7 @@ void atForkChild()
     ThreadState &t = t_state;
     t.tid = 0;
     t.rng = 0;
-    t.bytesUntilSample = 0;
+    t.state = 0;
     t.armed = 0;
     t.allocations = 0; // the child's totals start with it
     t.bytes = 0;
@@ -251,7 +286,7 @@ void threadTotals(void *)
     if (g_mode.load(std::memory_order_acquire) == int(Mode::Off) || !g_ring)
         return;
     ++t_internal;
-    writeTotals(currentTid(), t.allocations, t.bytes + uint64_t(t.armed - t.bytesUntilSample));
+    writeTotals(currentTid(), totalAllocations(t), totalBytes(t));
     --t_internal;
 }
 
@@ -325,7 +360,7 @@ __attribute__((destructor(101))) void agentEnd()
         return;
     if (g_mode.load(std::memory_order_acquire) != int(Mode::Off)) {
         const ThreadState &t = t_state;
-        writeTotals(currentTid(), t.allocations, t.bytes + uint64_t(t.armed - t.bytesUntilSample));
+        writeTotals(currentTid(), totalAllocations(t), totalBytes(t));
     }
     g_ring->finished.store(1, std::memory_order_release);
 }
@@ -355,10 +390,11 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size)
         mode = g_mode.load(std::memory_order_acquire);
     }
     // What the countdown counted since it was last armed is the thread's, this allocation's included.
-    t.bytes += uint64_t(t.armed - t.bytesUntilSample);
-    t.armed = t.bytesUntilSample;
+    int64_t countdown = countdownOf(t);
+    t.bytes += uint64_t(t.armed - countdown);
+    arm(t, countdown);
     if (mode == int(Mode::Off) || (g_ring && g_ring->detached.load(std::memory_order_relaxed))) {
-        t.bytesUntilSample = t.armed = INT64_MAX / 2;
+        arm(t, int64_t(1) << 36); // far off (a countdown shifted by kCountBits must stay below 2^63)
         return;
     }
     if (!t.totalsKeySet && g_totalsKeyMade) {
@@ -369,30 +405,28 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size)
     // Exact mode waits for room, except in a signal handler that interrupted this thread's own unpublished record
     // (reserveWaiting knows). Sampling never waits.
     if (mode == int(Mode::Exact)) {
-        t.bytesUntilSample = t.armed = 0;
+        arm(t, 0);
         writeAlloc(address, size, true, true, currentTid(), t.allocations, t.bytes);
     } else {
         const bool first = t.rng == 0;
         if (first) {
             // A fresh thread: its first point is drawn, not taken at once.
-            t.bytesUntilSample += drawInterval(t);
-            if (t.bytesUntilSample <= 0)
+            countdown += drawInterval(t);
+            if (countdown <= 0)
                 writeAlloc(address, size, false, false, currentTid(), t.allocations, t.bytes);
         } else {
             writeAlloc(address, size, false, false, currentTid(), t.allocations, t.bytes);
         }
-        while (t.bytesUntilSample <= 0)
-            t.bytesUntilSample += drawInterval(t);
-        t.armed = t.bytesUntilSample;
+        while (countdown <= 0)
+            countdown += drawInterval(t);
+        arm(t, countdown);
     }
 }
 
 inline void *afterAlloc(void *address, size_t size)
 {
     ThreadState &t = t_state;
-    ++t.allocations;
-    t.bytesUntilSample -= int64_t(size);
-    if (__builtin_expect(t.bytesUntilSample <= 0, 0))
+    if (__builtin_expect(countDown(t, size), 0))
         onCountdown(address, size);
     return address;
 }
@@ -446,7 +480,7 @@ void recordFree(void *address)
     beforeFree(address);
 }
 
-InternalWork::InternalWork() : m_countdown(t_state.bytesUntilSample), m_allocations(t_state.allocations)
+InternalWork::InternalWork() : m_countdown(t_state.state), m_allocations(t_state.allocations)
 {
     ++t_internal;
 }
@@ -454,18 +488,18 @@ InternalWork::InternalWork() : m_countdown(t_state.bytesUntilSample), m_allocati
 InternalWork::~InternalWork()
 {
     --t_internal;
-    t_state.bytesUntilSample = m_countdown;
+    t_state.state = m_countdown;
     t_state.allocations = m_allocations;
 }
 
 AllocationCount allocationCount()
 {
-    return {t_state.bytesUntilSample, t_state.allocations};
+    return {t_state.state, t_state.allocations};
 }
 
 void setAllocationCount(AllocationCount count)
 {
-    t_state.bytesUntilSample = count.countdown;
+    t_state.state = count.state;
     t_state.allocations = count.allocations;
 }
 
@@ -485,9 +519,7 @@ using namespace emberline::agent;
 EMBERLINE_EXPORT void *malloc(size_t size)
 {
     ThreadState &t = t_state;
-    ++t.allocations;
-    t.bytesUntilSample -= int64_t(size);
-    if (__builtin_expect(t.bytesUntilSample <= 0, 0))
+    if (__builtin_expect(countDown(t, size), 0))
         return countedMalloc(size);
     return g_mallocFn.load(std::memory_order_relaxed)(size);
 }

@@ -21,7 +21,7 @@ void recordFree(void *address);
 // The thread's countdown to its next sample and its count of allocations, kept around a call that allocates
 // through the hooks on behalf of one counted call.
 struct AllocationCount {
-    int64_t countdown;
+    int64_t state; // the countdown and the count since the slow path's last look (agent.cpp's ThreadState)
     uint64_t allocations;
 };
 AllocationCount allocationCount();

@@ -122,7 +122,7 @@ public:
     InternalWork &operator=(const InternalWork &) = delete;
 
 private:
-    int64_t m_countdown;
+    int64_t m_countdown; // with the count bits (agent.cpp's ThreadState::state)
     uint64_t m_allocations;
 };
 
