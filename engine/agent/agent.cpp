@@ -106,7 +106,9 @@ void *bootstrapAlloc(size_t size, size_t alignment = 16)
 // allocations since the slow path last took them into `allocations`: each allocation adds 1 - (size << kCountBits),
 // one add for both (the count cannot reach the countdown's bits before the slow path takes it: that takes 16 million
 // allocations without a byte between two samples). The thread's totals are exact: `allocations` plus the count bits,
-// and `bytes + (armed - countdown)` bytes, where `armed` is what the agent last set the countdown to.
+// and `bytes + (armed - countdown)` bytes, where `armed` is what the agent last set the countdown to. A countdown
+// armed at -1 (a new thread's, and exact mode's after every allocation) sends every allocation to the slow path,
+// malloc(0) too.
 constexpr int kCountBits = 24;
 constexpr uint64_t kCountMask = (uint64_t(1) << kCountBits) - 1;
 struct ThreadState {
@@ -118,7 +120,10 @@ struct ThreadState {
     uint32_t tid;         // 0: not known yet (also after fork)
     bool totalsKeySet;    // the thread's totals are written when it ends
 };
-__thread ThreadState t_state __attribute__((tls_model("initial-exec")));
+constexpr int64_t kArmedNow = -1;
+constexpr int64_t kStateNow = int64_t(uint64_t(kArmedNow) << kCountBits);
+__thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {
+    .state = kStateNow, .allocations = 0, .armed = kArmedNow, .bytes = 0, .rng = 0, .tid = 0, .totalsKeySet = false};
 
 int64_t countdownOf(const ThreadState &t)
 {
@@ -254,8 +259,8 @@ void atForkChild()
     ThreadState &t = t_state;
     t.tid = 0;
     t.rng = 0;
-    t.state = 0;
-    t.armed = 0;
+    t.state = kStateNow;
+    t.armed = kArmedNow;
     t.allocations = 0; // the child's totals start with it
     t.bytes = 0;
     if (!g_active.load(std::memory_order_relaxed) || !g_ring)
@@ -405,7 +410,7 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size)
     // Exact mode waits for room, except in a signal handler that interrupted this thread's own unpublished record
     // (reserveWaiting knows). Sampling never waits.
     if (mode == int(Mode::Exact)) {
-        arm(t, 0);
+        arm(t, kArmedNow);
         writeAlloc(address, size, true, true, currentTid(), t.allocations, t.bytes);
     } else {
         const bool first = t.rng == 0;

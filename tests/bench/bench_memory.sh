@@ -51,9 +51,9 @@ measure() {
         cpu) "$EMBERLINE" record --output "$d/run" -- "$@" >/dev/null 2>"$d/err" ;;
         memory)
             "$EMBERLINE" record --memory --output "$d/run" -- "$@" >/dev/null 2>"$d/err"
-            # the samples' estimate of the allocations ("the samples estimate 1.2 GiB (±3 MiB) in N"), and the count
-            grep -oE 'the samples estimate [^)]*\) in [0-9]+' "$d/err" | awk '{print $NF}' >>"$d/estimates"
-            grep -oE 'allocated in [0-9]+ allocations' "$d/err" | awk '{print $3}' >>"$d/counts"
+            # the samples' estimate of the allocations ("the samples estimate 1.2 GiB (±3 MiB) in N)"), and the count
+            sed -nE 's/.*the samples estimate .* in ([0-9]+)\).*/\1/p' "$d/err" >>"$d/estimates"
+            sed -nE 's/.*allocated in ([0-9]+) allocations.*/\1/p' "$d/err" >>"$d/counts"
             ;;
         agent) LD_PRELOAD=$AGENT "$@" >/dev/null 2>"$d/err" ;;
         heaptrack)

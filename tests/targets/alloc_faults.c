@@ -9,6 +9,8 @@
 //   deepbind   opens libz with RTLD_DEEPBIND (its calls into the C library bind around any preloaded library)
 //   spawn PATH runs PATH (with "leak" as its argument) through posix_spawn and waits for it, after leaking 50
 //              blocks of 2777 bytes itself
+//   zero N     a thread whose first allocation is malloc(0) (kept), then N more malloc(0) on the main thread (freed),
+//              all from zeroSized
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -48,6 +50,22 @@ static void onAlarm(int sig)
     }
 }
 
+__attribute__((noinline)) static void zeroSized(long n)
+{
+    for (long i = 0; i < n; ++i) {
+        void *p = malloc(0);
+        sink = p;
+        free(p);
+    }
+}
+
+static void *zeroThread(void *arg)
+{
+    (void)arg;
+    sink = malloc(0); // the thread's first allocation
+    return NULL;
+}
+
 __attribute__((noinline)) static void leak(void)
 {
     for (int i = 0; i < 50; ++i)
@@ -65,6 +83,14 @@ int main(int argc, char **argv)
                 return 2;
             pthread_join(t, NULL);
         }
+        return 0;
+    }
+    if (strcmp(mode, "zero") == 0) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, zeroThread, NULL) != 0)
+            return 2;
+        pthread_join(t, NULL);
+        zeroSized(n);
         return 0;
     }
     if (strcmp(mode, "signal") == 0) {

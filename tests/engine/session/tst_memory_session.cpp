@@ -136,6 +136,19 @@ private Q_SLOTS:
                                 .arg(r.summary.memory->allocatedObjects)));
     }
 
+    // Every allocation means malloc(0) too, a thread's first allocation among them: exact mode records each. If this
+    // fails, a zero-byte allocation, which takes nothing off the countdown, slips past the hooks' count.
+    void zeroByteAllocations()
+    {
+        QTemporaryDir dir;
+        const Recorded r = record(
+            memoryLaunch({targetPath("alloc_faults"), QStringLiteral("zero"), QStringLiteral("1000")}, 1), dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        const auto objects = byLeaf(r.profile, "alloc-samples");
+        QCOMPARE(at(objects, "zeroSized") + at(objects, "zeroThread"), int64_t(1001));
+        QCOMPARE(at(objects, "zeroThread"), int64_t(1));
+    }
+
     // Allocations from a signal handler while the interrupted code allocates too: every one is recorded once.
     void allocationsInSignalHandler()
     {
