@@ -137,18 +137,19 @@ void MemoryChart::setSnapshot(const std::shared_ptr<const engine::LiveSnapshot> 
 
 void MemoryChart::addResident(int64_t timeNs, int64_t bytes)
 {
-    if (!m_residentPoints.empty() && timeNs < m_residentPoints.back().first)
-        return;
-    m_residentPoints.emplace_back(timeNs, bytes);
-    if (!m_relayout->isActive())
-        m_relayout->start();
+    addReading(m_residentPoints, timeNs, bytes);
 }
 
 void MemoryChart::addHeapReading(int64_t timeNs, int64_t bytes)
 {
-    if (!m_readings.empty() && timeNs < m_readings.back().first)
-        return;
-    m_readings.emplace_back(timeNs, bytes);
+    addReading(m_readings, timeNs, bytes);
+}
+
+void MemoryChart::addReading(std::vector<std::pair<int64_t, int64_t>> &readings, int64_t timeNs, int64_t bytes)
+{
+    if (!readings.empty() && timeNs < readings.back().first)
+        return; // out of order: dropped
+    readings.emplace_back(timeNs, bytes);
     if (!m_relayout->isActive())
         m_relayout->start();
 }

@@ -79,6 +79,8 @@ private:
     static constexpr int kLegendAboveHeight = 220;
     void setupUi();
     void connectSignals();
+    // A reading appended to `readings` (in time order), the chart laid out anew within half a second.
+    void addReading(std::vector<std::pair<int64_t, int64_t>> &readings, int64_t timeNs, int64_t bytes);
     // The time span, both lines and the bytes axis, from what is held now.
     void relayout();
     // The bytes axis' range and ticks, as many as the plot's height holds.
