@@ -17,6 +17,7 @@
 //
 // Thread: every thread of the program, concurrently.
 
+#include "engine/agent/agent_count.h"
 #include "engine/agent/agent_hooks.h"
 #include "engine/agent/agent_protocol.h"
 #include "engine/agent/agent_ring.h"
@@ -100,60 +101,12 @@ void *bootstrapAlloc(size_t size, size_t alignment = 16)
     }
 }
 
-// Per-thread state, in static TLS (no allocation, usable from the first malloc of a thread however it was made).
-//
-// `state` holds the countdown to the thread's next sample, in bytes, above kCountBits bits that count its
-// allocations since the slow path last took them into `allocations`: each allocation adds 1 - (size << kCountBits),
-// one add for both (the count cannot reach the countdown's bits before the slow path takes it: that takes 16 million
-// allocations without a byte between two samples). The thread's totals are exact: `allocations` plus the count bits,
-// and `bytes + (armed - countdown)` bytes, where `armed` is what the agent last set the countdown to. A countdown
-// armed at -1 (a new thread's, and exact mode's after every allocation) sends every allocation to the slow path,
-// malloc(0) too.
-constexpr int kCountBits = 24;
-constexpr uint64_t kCountMask = (uint64_t(1) << kCountBits) - 1;
-struct ThreadState {
-    int64_t state;        // <= 0: the next allocation takes the slow path
-    uint64_t allocations; // made by this thread in this process image, less the count in `state`
-    int64_t armed;        // the countdown as the agent last set it
-    uint64_t bytes;       // allocated up to the last time `armed` was set
-    uint64_t rng;         // xorshift state (0: not seeded)
-    uint32_t tid;         // 0: not known yet (also after fork)
-    bool totalsKeySet;    // the thread's totals are written when it ends
-};
-constexpr int64_t kArmedNow = -1;
-constexpr int64_t kStateNow = int64_t(uint64_t(kArmedNow) << kCountBits);
+} // namespace
+
 __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {
     .state = kStateNow, .allocations = 0, .armed = kArmedNow, .bytes = 0, .rng = 0, .tid = 0, .totalsKeySet = false};
 
-int64_t countdownOf(const ThreadState &t)
-{
-    return t.state >> kCountBits; // arithmetic: the count bits below stay out
-}
-
-// The countdown armed anew at `bytes` (the count bits taken into `allocations` first).
-void arm(ThreadState &t, int64_t bytes)
-{
-    t.allocations += uint64_t(t.state) & kCountMask;
-    t.state = int64_t(uint64_t(bytes) << kCountBits);
-    t.armed = bytes;
-}
-
-uint64_t totalAllocations(const ThreadState &t)
-{
-    return t.allocations + (uint64_t(t.state) & kCountMask);
-}
-
-uint64_t totalBytes(const ThreadState &t)
-{
-    return t.bytes + uint64_t(t.armed - countdownOf(t));
-}
-
-// One allocation of `size` bytes on the thread's count and countdown; true when the countdown ran out.
-inline bool countDown(ThreadState &t, size_t size)
-{
-    t.state = int64_t(uint64_t(t.state) + 1 - (uint64_t(size) << kCountBits));
-    return t.state <= 0;
-}
+namespace {
 
 enum class Mode : int { Off = 0, Sampling = 1, Exact = 2 };
 std::atomic<int> g_mode{int(Mode::Off)};
