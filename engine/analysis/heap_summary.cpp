@@ -9,13 +9,20 @@
 #include <string_view>
 
 namespace emberline::engine {
-namespace {
 
-int typeIndex(const Profile &profile, std::string_view dashed, std::string_view underscored)
+int memoryTypeIndex(const Profile &profile, std::string_view dashed, std::string_view underscored)
 {
     const int i = profile.sampleTypeIndex(dashed);
     return i >= 0 ? i : profile.sampleTypeIndex(underscored);
 }
+
+int inUseBytesColumn(const LiveSnapshot &snapshot)
+{
+    return snapshot.profile ? snapshot.memoryColumn(memoryTypeIndex(*snapshot.profile, "inuse-space", "inuse_space"))
+                            : -1;
+}
+
+namespace {
 
 std::vector<int64_t> perStackOf(const Profile &profile, int type, const std::atomic<bool> *cancel)
 {
@@ -131,11 +138,11 @@ std::vector<uint8_t> shortLivedSamples(const Profile &profile)
 MemoryByStack memoryByStack(const Profile &profile, const std::atomic<bool> *cancel)
 {
     MemoryByStack out;
-    const int allocObjects = typeIndex(profile, "alloc-samples", "alloc_objects");
+    const int allocObjects = memoryTypeIndex(profile, "alloc-samples", "alloc_objects");
     out.allocObjects = perStackOf(profile, allocObjects, cancel);
-    out.allocBytes = perStackOf(profile, typeIndex(profile, "alloc-space", "alloc_space"), cancel);
-    out.inuseObjects = perStackOf(profile, typeIndex(profile, "inuse-objects", "inuse_objects"), cancel);
-    out.inuseBytes = perStackOf(profile, typeIndex(profile, "inuse-space", "inuse_space"), cancel);
+    out.allocBytes = perStackOf(profile, memoryTypeIndex(profile, "alloc-space", "alloc_space"), cancel);
+    out.inuseObjects = perStackOf(profile, memoryTypeIndex(profile, "inuse-objects", "inuse_objects"), cancel);
+    out.inuseBytes = perStackOf(profile, memoryTypeIndex(profile, "inuse-space", "inuse_space"), cancel);
     out.lifetimes = allocObjects >= 0 && tellsLifetimes(profile);
     if (out.lifetimes)
         out.shortLivedObjects = valuesPerStack(profile, allocObjects, shortLivedSamples(profile), cancel);
@@ -147,8 +154,8 @@ std::optional<MemoryPeak> livePeak(const LiveSnapshot &snapshot)
     if (!snapshot.profile)
         return std::nullopt;
     const Profile &profile = *snapshot.profile;
-    const int bytesColumn = snapshot.memoryColumn(typeIndex(profile, "inuse-space", "inuse_space"));
-    const int objectsColumn = snapshot.memoryColumn(typeIndex(profile, "inuse-objects", "inuse_objects"));
+    const int bytesColumn = inUseBytesColumn(snapshot);
+    const int objectsColumn = snapshot.memoryColumn(memoryTypeIndex(profile, "inuse-objects", "inuse_objects"));
     if (bytesColumn < 0)
         return std::nullopt;
     const TimelineChunk *peak = nullptr;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace emberline::engine {
@@ -24,6 +25,11 @@ struct MemoryByStack {
     bool lifetimes = false; // the profile tells lifetimes (tellsLifetimes): shortLivedObjects is meant
 };
 
+// The index of a memory sample type by its name as Emberline writes it (dashed) or as Go does (underscored); -1 when
+// the profile has neither.
+int memoryTypeIndex(const Profile &profile, std::string_view dashed, std::string_view underscored);
+// The column of a live snapshot's flush memory (TimelineChunk::memory) that holds the in-use bytes; -1 when none.
+int inUseBytesColumn(const LiveSnapshot &snapshot);
 // Whether a profile carries any memory sample type (isMemorySampleType).
 bool hasMemoryTypes(const Profile &profile);
 // Whether a profile's allocations are labelled by lifetime (kLifetimesComment: Emberline's memory sessions).

@@ -96,6 +96,8 @@ void MemoryPipeline::onTotals(uint64_t image, uint32_t pid, uint32_t tid, uint64
 {
     (void)pid;
     addTotals(image, tid, allocations, bytes);
+    // The thread has ended: its totals are in. Another thread may get its id later, and counts from 0.
+    m_threadTotals.erase({image, tid});
 }
 
 void MemoryPipeline::addTotals(uint64_t image, uint32_t tid, uint64_t allocations, uint64_t bytes)
@@ -136,6 +138,8 @@ void MemoryPipeline::onImageEnd(uint64_t image, uint32_t pid)
     (void)pid;
     m_heap.endImage(image);
     std::erase(m_openImages, image);
+    // Threads that ended without their last totals (killed, or still running at the end) count as last reported.
+    m_threadTotals.erase(m_threadTotals.lower_bound({image, 0}), m_threadTotals.lower_bound({image + 1, 0}));
 }
 
 void MemoryPipeline::record(const std::vector<HeapTracker::StackMemory> &sites, int64_t realNs, bool allocated,

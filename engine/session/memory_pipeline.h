@@ -85,8 +85,8 @@ private:
     std::map<uint32_t, ProcessImages> m_processImages;
     std::vector<std::string> m_problems;
     bool m_finished = false;
-    // Per (image, thread), the newest of its totals (AgentAllocation::threadAllocations, threadBytes): they only
-    // grow, and their sums are the program's exact totals.
+    // Per (image, thread) still running, the newest of its totals (AgentAllocation::threadAllocations, threadBytes):
+    // they only grow, and what they grew by adds up to the program's exact totals.
     void addTotals(uint64_t image, uint32_t tid, uint64_t allocations, uint64_t bytes);
     std::map<std::pair<uint64_t, uint32_t>, std::pair<uint64_t, uint64_t>> m_threadTotals;
     uint64_t m_totalAllocations = 0;

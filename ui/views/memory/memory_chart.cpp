@@ -1,5 +1,7 @@
 #include "ui/views/memory/memory_chart.h"
 
+#include "engine/analysis/heap_summary.h"
+
 #include "ui/common/value_text.h"
 #include "ui/timeline/timeline_chart_view.h"
 #include "ui/timeline/timeline_view.h"
@@ -98,11 +100,7 @@ void MemoryChart::connectSignals()
 std::vector<std::pair<int64_t, int64_t>> MemoryChart::heapPoints(const engine::LiveSnapshot &snapshot)
 {
     std::vector<std::pair<int64_t, int64_t>> points;
-    if (!snapshot.profile)
-        return points;
-    int column = snapshot.memoryColumn(snapshot.profile->sampleTypeIndex("inuse-space"));
-    if (column < 0)
-        column = snapshot.memoryColumn(snapshot.profile->sampleTypeIndex("inuse_space"));
+    const int column = engine::inUseBytesColumn(snapshot);
     if (column < 0)
         return points;
     points.reserve(snapshot.chunks.size());
@@ -116,8 +114,8 @@ std::vector<std::pair<int64_t, int64_t>> MemoryChart::heapPoints(const engine::L
 std::vector<double> MemoryChart::heapMargins(const engine::LiveSnapshot &snapshot)
 {
     std::vector<double> margins;
-    if (heapPoints(snapshot).empty())
-        return margins;
+    if (engine::inUseBytesColumn(snapshot) < 0)
+        return margins; // no heap points either
     margins.reserve(snapshot.chunks.size());
     for (const auto &chunk : snapshot.chunks)
         margins.push_back(std::max(0.0, chunk->inUseBytesMargin));

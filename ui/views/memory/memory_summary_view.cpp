@@ -46,7 +46,7 @@ MemorySummaryView::Shown liveSummary(const engine::LoadedProfile &scope, const e
     shown.inUseAt = flushes.empty()
                         ? MemorySummaryView::tr("in use at its end (no flush ends in it)")
                         : MemorySummaryView::tr("in use at the end of flush %1").arg(flushes.back()->sequence);
-    const int column = snapshot.memoryColumn(profile.sampleTypeIndex("inuse-space"));
+    const int column = engine::inUseBytesColumn(snapshot);
     if (!flushes.empty() && column >= 0) {
         shown.inUseMargin = std::max(0.0, flushes.back()->inUseBytesMargin);
         const std::vector<int64_t> &totals = flushes.back()->memory.totals();

@@ -10,12 +10,6 @@
 namespace emberline::ui {
 namespace {
 
-int typeIndex(const engine::Profile &profile, std::string_view dashed, std::string_view underscored)
-{
-    const int i = profile.sampleTypeIndex(dashed);
-    return i >= 0 ? i : profile.sampleTypeIndex(underscored);
-}
-
 // A stack by its frames' names, leaf first: the same in the snapshot's profile and in the session's file.
 std::string stackKey(const engine::Profile &profile, const engine::FrameTable &frames, uint32_t stack)
 {
@@ -85,7 +79,7 @@ engine::MemoryByStack scopeMemory(const engine::LoadedProfile &scope, const std:
 {
     const engine::Profile &profile = *scope.profile;
     const auto values = [&](std::string_view dashed, std::string_view underscored) {
-        const int type = typeIndex(profile, dashed, underscored);
+        const int type = engine::memoryTypeIndex(profile, dashed, underscored);
         return type >= 0 ? engine::shownValuesPerStack(scope, type, {}, cancel) : std::vector<int64_t>{};
     };
     engine::MemoryByStack out;
@@ -93,7 +87,7 @@ engine::MemoryByStack scopeMemory(const engine::LoadedProfile &scope, const std:
     out.allocBytes = values("alloc-space", "alloc_space");
     out.inuseObjects = values("inuse-objects", "inuse_objects");
     out.inuseBytes = values("inuse-space", "inuse_space");
-    const int allocObjects = typeIndex(profile, "alloc-samples", "alloc_objects");
+    const int allocObjects = engine::memoryTypeIndex(profile, "alloc-samples", "alloc_objects");
     out.lifetimes = allocObjects >= 0 && engine::tellsLifetimes(profile);
     if (out.lifetimes)
         out.shortLivedObjects =
