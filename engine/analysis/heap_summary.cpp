@@ -135,6 +135,58 @@ std::vector<uint8_t> shortLivedSamples(const Profile &profile)
     return mask;
 }
 
+std::vector<int8_t> sampleSizeClasses(const Profile &profile)
+{
+    std::vector<int8_t> classes(profile.sampleCount(), -1);
+    const StringId key = profile.findString(kBlockBytesLabel);
+    if (key == kNoIndex)
+        return classes;
+    for (size_t i = 0; i < profile.sampleCount(); ++i) {
+        for (const Label &l : profile.sampleLabels(i)) {
+            if (l.key == key && l.str == 0 && l.num >= 0)
+                classes[i] = static_cast<int8_t>(blockSizeClass(static_cast<uint64_t>(l.num)));
+        }
+    }
+    return classes;
+}
+
+std::vector<SizeClassRow> allocationsBySize(const Profile &profile, const PerStackOf &perStack,
+                                            const std::vector<uint8_t> &shortLived, const std::atomic<bool> *cancel)
+{
+    const int objectsType = memoryTypeIndex(profile, "alloc-samples", "alloc_objects");
+    const int bytesType = memoryTypeIndex(profile, "alloc-space", "alloc_space");
+    if (objectsType < 0 && bytesType < 0)
+        return {};
+    const std::vector<int8_t> classes = sampleSizeClasses(profile);
+    std::array<bool, 65> present{};
+    for (const int8_t c : classes) {
+        if (c >= 0)
+            present[static_cast<uint8_t>(c)] = true;
+    }
+    std::vector<SizeClassRow> rows;
+    std::vector<uint8_t> mask(classes.size(), 0);
+    for (size_t c = 0; c < present.size(); ++c) {
+        if (!present[c] || (cancel && cancel->load(std::memory_order_relaxed)))
+            continue;
+        for (size_t i = 0; i < classes.size(); ++i)
+            mask[i] = classes[i] == static_cast<int8_t>(c) ? 1 : 0;
+        SizeClassRow row;
+        row.sizeClass = static_cast<uint8_t>(c);
+        if (objectsType >= 0)
+            row.allocObjects = sum(perStack(objectsType, mask));
+        if (bytesType >= 0)
+            row.allocBytes = sum(perStack(bytesType, mask));
+        if (objectsType >= 0 && shortLived.size() == mask.size()) {
+            for (size_t i = 0; i < mask.size(); ++i)
+                mask[i] &= shortLived[i];
+            row.shortLivedObjects = sum(perStack(objectsType, mask));
+        }
+        if (row.allocObjects != 0 || row.allocBytes != 0)
+            rows.push_back(row);
+    }
+    return rows;
+}
+
 MemoryByStack memoryByStack(const Profile &profile, const std::atomic<bool> *cancel)
 {
     MemoryByStack out;
@@ -144,8 +196,13 @@ MemoryByStack memoryByStack(const Profile &profile, const std::atomic<bool> *can
     out.inuseObjects = perStackOf(profile, memoryTypeIndex(profile, "inuse-objects", "inuse_objects"), cancel);
     out.inuseBytes = perStackOf(profile, memoryTypeIndex(profile, "inuse-space", "inuse_space"), cancel);
     out.lifetimes = allocObjects >= 0 && tellsLifetimes(profile);
+    const std::vector<uint8_t> shortLived = out.lifetimes ? shortLivedSamples(profile) : std::vector<uint8_t>{};
     if (out.lifetimes)
-        out.shortLivedObjects = valuesPerStack(profile, allocObjects, shortLivedSamples(profile), cancel);
+        out.shortLivedObjects = valuesPerStack(profile, allocObjects, shortLived, cancel);
+    out.sizes = allocationsBySize(
+        profile,
+        [&](int type, const std::vector<uint8_t> &mask) { return valuesPerStack(profile, type, mask, cancel); },
+        shortLived, cancel);
     return out;
 }
 
@@ -304,6 +361,7 @@ HeapSummary summarizeHeap(const Profile &profile, const FrameTable &frames, cons
     out.leaks = rank([&](uint32_t s) { return at(values.inuseBytes, s); }, false);
     out.allocations = rank([&](uint32_t s) { return at(values.allocObjects, s); }, false);
     out.temporaryByLifetime = values.lifetimes;
+    out.sizes = values.sizes;
     if (values.lifetimes)
         out.temporary = rank([&](uint32_t s) { return at(values.shortLivedObjects, s); }, false);
     else

@@ -6,12 +6,22 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace emberline::engine {
+
+// Allocations of one block size class (blockSizeClass: 2^(k-1) < size <= 2^k), from the samples' block size label
+// (kBlockBytesLabel): heaptrack's histogram of allocation sizes.
+struct SizeClassRow {
+    uint8_t sizeClass = 0;
+    int64_t allocObjects = 0;
+    int64_t allocBytes = 0;
+    int64_t shortLivedObjects = 0; // freed within 1 ms, when the profile tells lifetimes
+};
 
 // A memory profile's values per interned stack: allocations over its span, in use at its end (a live session's
 // newest flush, a file's snapshot, a session's leaks). A type the profile lacks is empty.
@@ -23,6 +33,8 @@ struct MemoryByStack {
     // The allocations freed within 1 ms (the samples labelled kShortLivedValue), when the profile tells lifetimes.
     std::vector<int64_t> shortLivedObjects;
     bool lifetimes = false; // the profile tells lifetimes (tellsLifetimes): shortLivedObjects is meant
+    // The allocations by size class, smallest first (allocationsBySize); empty when no sample tells its size.
+    std::vector<SizeClassRow> sizes;
 };
 
 // The index of a memory sample type by its name as Emberline writes it (dashed) or as Go does (underscored); -1 when
@@ -37,6 +49,16 @@ bool tellsLifetimes(const Profile &profile);
 // The samples labelled short-lived (kLifetimeLabel = kShortLivedValue), as a mask over the profile's samples (1 =
 // one); every 0 when none is.
 std::vector<uint8_t> shortLivedSamples(const Profile &profile);
+// Each sample's size class (blockSizeClass of its kBlockBytesLabel), -1 for one without the label.
+std::vector<int8_t> sampleSizeClasses(const Profile &profile);
+// One sample type summed per stack over the samples a mask keeps (valuesPerStack, or a live scope's
+// shownValuesPerStack).
+using PerStackOf = std::function<std::vector<int64_t>(int sampleType, const std::vector<uint8_t> &mask)>;
+// The allocations of each size class that some sample tells, smallest first: the alloc-samples and alloc-space of
+// the samples of each class (and of those in `shortLived`, a mask as shortLivedSamples gives, when not empty).
+std::vector<SizeClassRow> allocationsBySize(const Profile &profile, const PerStackOf &perStack,
+                                            const std::vector<uint8_t> &shortLived,
+                                            const std::atomic<bool> *cancel = nullptr);
 // The memory types of a profile per stack, from its samples (names dashed, as Emberline writes them, or underscored,
 // as Go does).
 MemoryByStack memoryByStack(const Profile &profile, const std::atomic<bool> *cancel = nullptr);
@@ -84,6 +106,7 @@ struct HeapSummary {
     // use at the end (allocated - in use)
     std::vector<HeapSummaryRow> temporary;
     bool temporaryByLifetime = false; // which of the two `temporary` ranks by
+    std::vector<SizeClassRow> sizes;  // MemoryByStack::sizes
 };
 
 // The summary of a memory profile over `frames` (a FrameTable of `profile`): each list is the `top` functions of

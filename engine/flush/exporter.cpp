@@ -270,6 +270,8 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids, bool leaks
     std::fill(std::begin(values), std::end(values), 0);
     const StringId lifetimeKey = p.intern(kLifetimeLabel);
     const StringId shortLived = p.intern(kShortLivedValue);
+    const StringId blockBytesKey = p.intern(kBlockBytesLabel);
+    const StringId bytesUnit = p.intern("bytes");
     for (const MemorySample &s : in.memory) {
         if (s.leak != leaks)
             continue;
@@ -282,6 +284,8 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids, bool leaks
             labels.push_back(Label{pidKey, 0, s.pid, 0});
         if (s.shortLived)
             labels.push_back(Label{lifetimeKey, shortLived, 0, 0});
+        if (s.blockBytes >= 0)
+            labels.push_back(Label{blockBytesKey, 0, s.blockBytes, bytesUnit});
         values[timeTypes] = s.allocObjects;
         values[timeTypes + 1] = s.allocBytes;
         values[timeTypes + 2] = s.inuseObjects;

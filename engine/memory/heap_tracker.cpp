@@ -1,6 +1,7 @@
 #include "engine/memory/heap_tracker.h"
 
 #include "engine/memory/allocation_weight.h"
+#include "engine/model/sample_kinds.h"
 
 #include <algorithm>
 #include <tuple>
@@ -9,13 +10,15 @@ namespace emberline::engine {
 
 HeapTracker::HeapTracker(uint64_t interval) : m_interval(interval) {}
 
-void HeapTracker::add(BySite &sites, const Block &b, bool shortLived)
+void HeapTracker::add(BySite &sites, const Block &b, BySize bySize, bool shortLived)
 {
-    StackMemory &m = sites[SiteKey{b.pid, b.tid, b.stack, shortLived}];
+    const uint8_t sizeClass = bySize == BySize::Yes ? b.sizeClass : 0;
+    StackMemory &m = sites[SiteKey{b.pid, b.tid, b.stack, shortLived, sizeClass}];
     m.pid = b.pid;
     m.tid = b.tid;
     m.stack = b.stack;
     m.shortLived = shortLived;
+    m.sizeClass = sizeClass;
     m.objects += b.objects;
     m.bytes += b.bytes;
 }
@@ -36,8 +39,8 @@ void HeapTracker::allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t 
     m_counters.allocatedObjects += w.count;
     m_counters.allocatedBytes += w.bytes;
     m_counters.allocatedBytesVariance += w.bytesVariance;
-    const Block block{pid, tid, stack, w.count, w.bytes, w.bytesVariance, timeNs, m_flush};
-    add(m_allocated, block);
+    const Block block{pid, tid, stack, w.count, w.bytes, w.bytesVariance, timeNs, m_flush, blockSizeClass(size)};
+    add(m_allocated, block, BySize::Yes);
 
     auto [it, inserted] = m_live.try_emplace(Key{image, address});
     if (!inserted) {
@@ -62,12 +65,12 @@ void HeapTracker::free(uint64_t image, uint64_t address, uint64_t timeNs)
     const Block &b = it->second;
     if (b.flush == m_flush && b.allocNs != 0 && timeNs >= b.allocNs && timeNs - b.allocNs < kShortLivedNs) {
         // Short-lived: its allocation moves to the flush's short-lived row of its site.
-        const auto site = m_allocated.find(SiteKey{b.pid, b.tid, b.stack, false});
+        const auto site = m_allocated.find(SiteKey{b.pid, b.tid, b.stack, false, b.sizeClass});
         if (site != m_allocated.end()) {
             ++m_counters.shortLived;
             site->second.objects -= b.objects;
             site->second.bytes -= b.bytes;
-            add(m_allocated, b, true);
+            add(m_allocated, b, BySize::Yes, true);
         }
     }
     forget(it->second);
@@ -83,7 +86,7 @@ void HeapTracker::endImage(uint64_t image)
             continue;
         }
         const Block &b = it->second;
-        add(m_leaks, b);
+        add(m_leaks, b, BySize::Yes);
         m_counters.leakedObjects += b.objects;
         m_counters.leakedBytes += b.bytes;
         m_counters.leakedBytesVariance += b.variance;
@@ -99,7 +102,8 @@ std::vector<HeapTracker::StackMemory> HeapTracker::listed(const BySite &bySite)
     for (const auto &[key, memory] : bySite)
         out.push_back(memory);
     std::sort(out.begin(), out.end(), [](const StackMemory &a, const StackMemory &b) {
-        return std::tie(a.pid, a.tid, a.stack, a.shortLived) < std::tie(b.pid, b.tid, b.stack, b.shortLived);
+        return std::tie(a.pid, a.tid, a.stack, a.shortLived, a.sizeClass) <
+               std::tie(b.pid, b.tid, b.stack, b.shortLived, b.sizeClass);
     });
     return out;
 }
@@ -118,7 +122,7 @@ std::vector<HeapTracker::StackMemory> HeapTracker::inUse() const
 {
     BySite bySite;
     for (const auto &[key, b] : m_live)
-        add(bySite, b);
+        add(bySite, b, BySize::No);
     return listed(bySite);
 }
 

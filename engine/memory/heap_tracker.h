@@ -38,15 +38,18 @@ public:
         uint32_t tid = 0;
         uint32_t stack = 0;
         bool shortLived = false; // allocations only: those freed within kShortLivedNs (a row of their own)
+        // Allocations and leaks: the blocks' size class (blockSizeClass), a row of its own per class; 0 in the in-use
+        // snapshot, which is by stack alone.
+        uint8_t sizeClass = 0;
         double objects = 0;
         double bytes = 0;
     };
-    // What was allocated since the last call, per (pid, tid, stack) and lifetime (short-lived or not): a flush's
-    // alloc-samples and alloc-space.
+    // What was allocated since the last call, per (pid, tid, stack), lifetime (short-lived or not) and size class: a
+    // flush's alloc-samples and alloc-space.
     std::vector<StackMemory> takeAllocated();
     // What is live now, per (pid, tid, stack): a flush's inuse-objects and inuse-space, a full snapshot.
     std::vector<StackMemory> inUse() const;
-    // What ended images still held, per (pid, tid, stack), summed over the session.
+    // What ended images still held, per (pid, tid, stack) and size class, summed over the session.
     std::vector<StackMemory> leaks() const;
 
     struct Counters {
@@ -82,6 +85,7 @@ private:
         double variance = 0;  // of bytes, by sampling
         uint64_t allocNs = 0; // when it was allocated (0: not known)
         uint64_t flush = 0;   // the flush that allocated it (m_flush then)
+        uint8_t sizeClass = 0;
     };
     struct Key {
         uint64_t image = 0;
@@ -94,24 +98,26 @@ private:
             return std::size_t((k.address >> 4) * 0x9E3779B97F4A7C15ull ^ k.image);
         }
     };
-    // A (pid, tid, stack) triple, and for allocations their lifetime; thread ids are unique across the processes of
-    // one system.
+    // A (pid, tid, stack) triple, and for allocations their lifetime and size class; thread ids are unique across
+    // the processes of one system.
     struct SiteKey {
         uint32_t pid = 0;
         uint32_t tid = 0;
         uint32_t stack = 0;
         bool shortLived = false;
+        uint8_t sizeClass = 0;
         bool operator==(const SiteKey &) const = default;
     };
     struct SiteHash {
         std::size_t operator()(const SiteKey &k) const
         {
             return std::size_t(((uint64_t(k.tid) << 32) | k.stack) * 0x9E3779B97F4A7C15ull ^ k.pid ^
-                               (uint64_t(k.shortLived) << 63));
+                               (uint64_t(k.shortLived) << 63) ^ (uint64_t(k.sizeClass) << 56));
         }
     };
     using BySite = std::unordered_map<SiteKey, StackMemory, SiteHash>;
-    static void add(BySite &sites, const Block &block, bool shortLived = false);
+    enum class BySize { No, Yes };
+    static void add(BySite &sites, const Block &block, BySize bySize, bool shortLived = false);
     // A live block is no longer live (freed, allocated over or leaked): the live counters let it go.
     void forget(const Block &block);
     static std::vector<StackMemory> listed(const BySite &bySite);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 namespace emberline::engine {
@@ -27,5 +28,21 @@ inline constexpr std::string_view kShortLivedValue = "freed within 1 ms";
 // even when none was short-lived.
 inline constexpr std::string_view kLifetimesComment =
     "allocations freed within 1 ms are labelled lifetime=freed within 1 ms";
+
+// The numeric label of a memory sample's block size, in bytes, as Go's heap profiles name it: Go's is each block's
+// size; Emberline's allocations and leaks come in rows by stack and power-of-two size class (2^(k-1) < size <=
+// 2^k), each labelled with its blocks' mean size, so that the label always falls in its row's class. `go tool pprof
+// -tags` shows the distribution; the memory summary's Sizes list is made from it.
+inline constexpr std::string_view kBlockBytesLabel = "bytes";
+// The size class of a block of `size` bytes: the k with 2^(k-1) < size <= 2^k; sizes up to 8 bytes are class 3,
+// malloc(0)'s class 0.
+inline uint8_t blockSizeClass(uint64_t size)
+{
+    if (size == 0)
+        return 0;
+    if (size <= 8)
+        return 3;
+    return uint8_t(64 - __builtin_clzll(size - 1)); // ceil(log2(size))
+}
 
 } // namespace emberline::engine

@@ -50,6 +50,7 @@ struct MemorySample {
     int64_t inuseBytes = 0;
     bool leak = false;
     bool shortLived = false;
+    int64_t blockBytes = -1; // allocations and leaks: the mean size of the row's blocks (kBlockBytesLabel); -1: none
 };
 
 // Everything one flush needs, self-contained: its samples, and only the stacks, locations and modules they

@@ -152,6 +152,8 @@ void MemoryPipeline::record(const std::vector<HeapTracker::StackMemory> &sites, 
         s.tid = m.tid;
         s.leak = leak;
         s.shortLived = m.shortLived;
+        if ((allocated || leak) && m.objects > 0)
+            s.blockBytes = static_cast<int64_t>(std::llround(m.bytes / m.objects)); // in the row's size class
         (allocated ? s.allocObjects : s.inuseObjects) = rounded(m.objects);
         (allocated ? s.allocBytes : s.inuseBytes) = rounded(m.bytes);
         if (s.allocObjects == 0 && s.allocBytes == 0 && s.inuseObjects == 0 && s.inuseBytes == 0)

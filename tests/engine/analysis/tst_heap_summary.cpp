@@ -160,6 +160,57 @@ private Q_SLOTS:
         QCOMPARE(s.leaks.front().path.front(), s.leaks.front().function);
     }
 
+    // If this fails, the Sizes list misplaces a Go heap profile's allocations: each sample's `bytes` label (its
+    // blocks' size) puts its allocations in one power-of-two class. The expected sums per class are what `go tool
+    // pprof -raw` prints for the same file, summed by class outside Emberline.
+    void goHeapProfileSizes()
+    {
+        auto read = readPprofFile(EMBERLINE_TEST_DATA "/pprof/go-heap.pprof");
+        QVERIFY(read.ok());
+        const Profile &p = read.value();
+        const MemoryByStack values = memoryByStack(p);
+        QCOMPARE(values.sizes.size(), size_t(15));
+        std::map<int, std::pair<int64_t, int64_t>> byClass;
+        int64_t objects = 0;
+        for (const SizeClassRow &row : values.sizes) {
+            byClass[row.sizeClass] = {row.allocObjects, row.allocBytes};
+            objects += row.allocObjects;
+            QCOMPARE(row.shortLivedObjects, int64_t(0)); // Go's profiles do not tell lifetimes
+        }
+        QCOMPARE(objects, int64_t(479'064));
+        QCOMPARE(byClass[4], std::make_pair(int64_t(159'783), int64_t(2'556'528)));  // 9 to 16 bytes
+        QCOMPARE(byClass[6], std::make_pair(int64_t(252'770), int64_t(12'133'042))); // 33 to 64 bytes
+        QCOMPARE(byClass[13], std::make_pair(int64_t(4'035), int64_t(26'326'418)));  // 4 KiB to 8 KiB
+        QCOMPARE(byClass[19], std::make_pair(int64_t(49), int64_t(14'559'058)));     // 256 KiB to 512 KiB
+        QVERIFY(!byClass.contains(10));                                              // no block of 513 to 1024 bytes
+        QCOMPARE(summarizeHeap(p, FrameTable(p), values).sizes.size(), size_t(15));
+    }
+
+    // If this fails, Emberline's own size labels (a row's mean block size) or its lifetimes are not read into the
+    // Sizes list: the short-lived count of a class is that class's allocations labelled short-lived.
+    void sizesWithLifetimes()
+    {
+        Profile p = allocatorProfile(); // no size labels: no sizes
+        QVERIFY(memoryByStack(p).sizes.empty());
+        p.comments().push_back(p.intern(kLifetimesComment));
+        const Label shortLived{p.intern(kLifetimeLabel), p.intern(kShortLivedValue), 0, 0};
+        const StringId bytesKey = p.intern(kBlockBytesLabel);
+        const std::vector<uint32_t> stack(p.stacks().stack(p.sampleStackId(0)).begin(),
+                                          p.stacks().stack(p.sampleStackId(0)).end());
+        p.addSample(stack, std::vector<int64_t>{40, 960, 0, 0}, std::vector<Label>{{bytesKey, 0, 24, 0}});
+        p.addSample(stack, std::vector<int64_t>{10, 300, 0, 0}, std::vector<Label>{{bytesKey, 0, 30, 0}, shortLived});
+        p.addSample(stack, std::vector<int64_t>{2, 2048, 2, 2048}, std::vector<Label>{{bytesKey, 0, 1024, 0}});
+        const MemoryByStack values = memoryByStack(p);
+        QCOMPARE(values.sizes.size(), size_t(2));
+        QCOMPARE(int(values.sizes[0].sizeClass), 5);
+        QCOMPARE(values.sizes[0].allocObjects, int64_t(50));
+        QCOMPARE(values.sizes[0].allocBytes, int64_t(1'260));
+        QCOMPARE(values.sizes[0].shortLivedObjects, int64_t(10));
+        QCOMPARE(int(values.sizes[1].sizeClass), 10);
+        QCOMPARE(values.sizes[1].allocObjects, int64_t(2));
+        QCOMPARE(values.sizes[1].shortLivedObjects, int64_t(0));
+    }
+
     void allocatorFrames()
     {
         const auto named = [](const char *name, const char *module = "") { return Frame{name, "", 0, module, true}; };

@@ -22,6 +22,7 @@ struct MemoryRow {
     int64_t inuseObjects = 0;
     int64_t inuseBytes = 0;
     int64_t tid = 7;
+    int64_t blockBytes = -1; // the row's block size label (kBlockBytesLabel), when not negative
 };
 
 // A flush [startNs, startNs + 1 s) of a memory session: `cpuSamples` CPU samples of main→work on thread 7, one every
@@ -68,7 +69,10 @@ inline std::shared_ptr<const engine::Flush> syntheticMemoryFlush(uint32_t sequen
     for (const MemoryRow &row : rows) {
         const int64_t values[6] = {0, 0, row.allocObjects, row.allocBytes, row.inuseObjects, row.inuseBytes};
         const uint32_t stack[2] = {location(row.leaf), main};
-        p.addSample(stack, values, labels(row.tid, startNs + kFlushNs));
+        std::vector<Label> rowLabels = labels(row.tid, startNs + kFlushNs);
+        if (row.blockBytes >= 0)
+            rowLabels.push_back({p.intern("bytes"), 0, row.blockBytes, p.intern("bytes")});
+        p.addSample(stack, values, rowLabels);
     }
     auto flush = std::make_shared<Flush>();
     flush->sequence = sequence;

@@ -4,6 +4,7 @@
 // sampling ranges of the estimates hold the truth 19 times in 20.
 #include "engine/memory/allocation_weight.h"
 #include "engine/memory/heap_tracker.h"
+#include "engine/model/sample_kinds.h"
 
 #include <QtTest>
 
@@ -118,10 +119,11 @@ private Q_SLOTS:
     {
         const uint64_t ms = 1'000'000;
         HeapTracker heap(1);
-        heap.allocate(1, 100, 100, 0x1000, 10, 1, 1000 * ms);
-        heap.allocate(1, 100, 100, 0x2000, 20, 1, 1000 * ms);
-        heap.allocate(1, 100, 100, 0x3000, 40, 1, 1000 * ms);
-        heap.allocate(1, 100, 100, 0x4000, 80, 1); // no time
+        // One size class (33 to 64 bytes): rows by lifetime alone.
+        heap.allocate(1, 100, 100, 0x1000, 40, 1, 1000 * ms);
+        heap.allocate(1, 100, 100, 0x2000, 50, 1, 1000 * ms);
+        heap.allocate(1, 100, 100, 0x3000, 60, 1, 1000 * ms);
+        heap.allocate(1, 100, 100, 0x4000, 33, 1); // no time
         heap.free(1, 0x1000, 1000 * ms + ms / 2);  // 0.5 ms: short-lived
         heap.free(1, 0x2000, 1000 * ms + 3 * ms);  // 3 ms: not
         heap.free(1, 0x4000, 1000 * ms);
@@ -129,9 +131,11 @@ private Q_SLOTS:
         QCOMPARE(rows.size(), size_t(2));
         QVERIFY(!rows[0].shortLived && rows[1].shortLived);
         QCOMPARE(rows[0].objects, 3.0);
-        QCOMPARE(rows[0].bytes, 140.0);
+        QCOMPARE(rows[0].bytes, 143.0);
         QCOMPARE(rows[1].objects, 1.0);
-        QCOMPARE(rows[1].bytes, 10.0);
+        QCOMPARE(rows[1].bytes, 40.0);
+        QCOMPARE(rows[0].sizeClass, uint8_t(6));
+        QCOMPARE(rows[1].sizeClass, uint8_t(6));
         QCOMPARE(heap.counters().shortLived, uint64_t(1));
 
         // Allocated in the last flush, freed at once in this one: its allocation was told already.
@@ -147,6 +151,45 @@ private Q_SLOTS:
         QCOMPARE(rows.size(), size_t(1));
         QVERIFY(rows[0].shortLived);
         QCOMPARE(rows[0].stack, uint32_t(3));
+    }
+
+    // If this fails, the Sizes list and `go tool pprof -tags` misplace allocations: a stack's allocations and leaks
+    // come in a row per power-of-two size class, while the in-use snapshot stays one row per stack.
+    void rowsBySizeClass()
+    {
+        QCOMPARE(blockSizeClass(0), uint8_t(0));
+        QCOMPARE(blockSizeClass(1), uint8_t(3));
+        QCOMPARE(blockSizeClass(8), uint8_t(3));
+        QCOMPARE(blockSizeClass(9), uint8_t(4));
+        QCOMPARE(blockSizeClass(16), uint8_t(4));
+        QCOMPARE(blockSizeClass(17), uint8_t(5));
+        QCOMPARE(blockSizeClass(4096), uint8_t(12));
+        QCOMPARE(blockSizeClass(4097), uint8_t(13));
+        QCOMPARE(blockSizeClass(uint64_t(1) << 40), uint8_t(40));
+
+        HeapTracker heap(1);
+        heap.allocate(1, 100, 100, 0x1000, 24, 7);
+        heap.allocate(1, 100, 100, 0x2000, 32, 7);
+        heap.allocate(1, 100, 100, 0x3000, 100, 7);
+        heap.allocate(1, 100, 100, 0x4000, 0, 7);
+        const auto allocated = heap.takeAllocated();
+        QCOMPARE(allocated.size(), size_t(3));
+        QCOMPARE(allocated[0].sizeClass, uint8_t(0));
+        QCOMPARE(allocated[1].sizeClass, uint8_t(5));
+        QCOMPARE(allocated[1].objects, 2.0);
+        QCOMPARE(allocated[1].bytes, 56.0);
+        QCOMPARE(allocated[2].sizeClass, uint8_t(7));
+        QCOMPARE(allocated[2].bytes, 100.0);
+        const auto live = heap.inUse();
+        QCOMPARE(live.size(), size_t(1));
+        QCOMPARE(live[0].sizeClass, uint8_t(0));
+        QCOMPARE(live[0].objects, 4.0);
+        QCOMPARE(live[0].bytes, 156.0);
+        heap.endImage(1);
+        const auto leaks = heap.leaks();
+        QCOMPARE(leaks.size(), size_t(3));
+        QCOMPARE(leaks[1].sizeClass, uint8_t(5));
+        QCOMPARE(leaks[1].bytes, 56.0);
     }
 
     // If this fails, the live and leaked variances do not follow the blocks they stand for (a freed block's

@@ -40,13 +40,17 @@ inline Recorded record(SessionConfig config, const QString &dir)
     RecordSession session(config);
     Recorded r;
     std::mutex mutex;
-    auto result = session.run(stop, [&](std::shared_ptr<const Flush> f) {
+    auto result = session.run(stop, [&](const std::shared_ptr<const Flush> &f) {
         std::lock_guard lock(mutex);
         r.flushes.push_back(f);
     });
     if (!result.ok())
         qFatal("recording failed: %s", result.error().message.c_str());
     r.summary = result.value();
+    // A session with no sample at all (a program that ends within a tick, its memory unprofiled) writes no profile:
+    // the test's own checks say what it lacks.
+    if (r.summary.sessionProfilePath.empty() && r.summary.samples == 0)
+        return r;
     auto profile = readPprofFile(r.summary.sessionProfilePath);
     if (!profile.ok())
         qFatal("cannot read the session profile: %s", profile.error().message.c_str());

@@ -132,10 +132,11 @@ private Q_SLOTS:
         QCOMPARE(r.summary.exitStatus, 0);
         QVERIFY2(r.summary.samplerChoice.find("in-process") != std::string::npos, r.summary.samplerChoice.c_str());
         QVERIFY2(r.summary.samplerProblems.empty(), qPrintable(joined(r.summary.samplerProblems)));
-        // The CPU time sampled is the program's: at most the 4 s of its one busy thread (less on a busy machine),
-        // with a sample for every tick of it at least (the kernel's CPU timers tick at 100 to 1000 Hz).
+        // The CPU time sampled is the program's: at most the 4 s of its one busy thread (less on a busy machine: 1.5 s
+        // beside the other tests of `ctest -j2` on two cores), with a sample for every tick of it at least (the
+        // kernel's CPU timers tick at 100 to 1000 Hz).
         const double cpuSeconds = static_cast<double>(r.summary.targetCpuNs) / 1e9;
-        QVERIFY2(cpuSeconds > 1.5 && cpuSeconds < 4.3, qPrintable(QString::number(cpuSeconds)));
+        QVERIFY2(cpuSeconds > 1.0 && cpuSeconds < 4.3, qPrintable(QString::number(cpuSeconds)));
         QVERIFY2(static_cast<double>(r.summary.samples) > 90 * cpuSeconds,
                  qPrintable(QString::number(r.summary.samples)));
         const double hot = share(r.profile, "hot_sixty");

@@ -7,6 +7,7 @@
 #include "tests/engine/session/session_test_support.h"
 
 #include "engine/model/frame_table.h"
+#include "engine/model/sample_kinds.h"
 #include "engine/pprof/pprof_reader.h"
 #include "engine/session/agent_link.h"
 #include "engine/session/record_session.h"
@@ -72,6 +73,33 @@ private Q_SLOTS:
                  qPrintable(QString::number(at(shortLived, "main"))));
         QVERIFY2(at(shortLived, "threadWork") >= 450 && at(shortLived, "threadWork") <= 500,
                  qPrintable(QString::number(at(shortLived, "threadWork"))));
+
+        // Block sizes: each allocation row carries its blocks' size (kBlockBytesLabel; a row is one stack's blocks of
+        // one power-of-two class, and each site here makes one size), and the Sizes list counts them by class.
+        std::map<int64_t, int64_t> objectsBySize;
+        const int allocIndex = r.profile.sampleTypeIndex("alloc-samples");
+        const StringId bytesKey = r.profile.findString(kBlockBytesLabel);
+        QVERIFY(bytesKey != kNoIndex);
+        for (size_t i = 0; i < r.profile.sampleCount(); ++i) {
+            const int64_t n = r.profile.sampleValues(i)[static_cast<size_t>(allocIndex)];
+            if (n == 0)
+                continue;
+            int64_t size = -1;
+            for (const Label &l : r.profile.sampleLabels(i))
+                size = l.key == bytesKey ? l.num : size;
+            QVERIFY2(size >= 0, "an allocation row without its block size");
+            objectsBySize[size] += n;
+        }
+        QCOMPARE(objectsBySize[777], int64_t(1000));
+        QCOMPARE(objectsBySize[3333], int64_t(100));
+        QCOMPARE(objectsBySize[5005], int64_t(10));
+        QCOMPARE(objectsBySize[4099], int64_t(500));
+        QCOMPARE(objectsBySize[2221], int64_t(60));
+        QCOMPARE(objectsBySize[6007], int64_t(40));
+        int64_t class13 = 0; // 4097 to 8192 bytes: 500 x 4099, 10 x 5005, 40 x 6007 and whatever the C library made
+        for (const SizeClassRow &row : memoryByStack(r.profile).sizes)
+            class13 += row.sizeClass == 13 ? row.allocObjects : 0;
+        QVERIFY2(class13 >= 550, qPrintable(QString::number(class13)));
 
         // Leaks: the 100 callocs, half the child's blocks, and the exec'd image's 40 blocks; nothing freed.
         const auto leakedObjects = byLeaf(r.profile, "inuse-objects");

@@ -93,7 +93,7 @@ void MemorySummaryView::setupUi()
         QString tip;
         QStringList columns;
     };
-    const Spec specs[4] = {
+    const Spec specs[5] = {
         {"peakList",
          tr("Peak"),
          tr("What each function held when the heap was largest (a live session's peak flush)"),
@@ -111,8 +111,13 @@ void MemorySummaryView::setupUi()
          tr("Short-lived"),
          tr("Allocations no longer in use at the end: functions that allocate often and keep little"),
          {tr("Function"), tr("Freed"), tr("Allocations"), tr("In use"), tr("Stacks")}},
+        {"sizesList",
+         tr("Sizes"),
+         tr("The allocations by block size, in power-of-two classes: many small blocks are the allocator's busiest "
+            "work; a few large ones, its largest"),
+         {tr("Block size"), tr("Allocations"), tr("Share"), tr("Allocated"), tr("Share"), tr("Within 1 ms")}},
     };
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 5; ++i) {
         auto *list = new QTreeWidget(m_tabs);
         list->setObjectName(QLatin1String(specs[i].name));
         list->setRootIsDecorated(false);
@@ -201,6 +206,7 @@ void MemorySummaryView::apply(const Shown &shown)
     fill(Leaks, s.leaks);
     fill(Allocations, s.allocations);
     fill(ShortLived, s.temporary);
+    fillSizes(s);
     // Emberline's own sessions know each sampled block's lifetime; other memory profiles tell only what was
     // allocated and what is still in use.
     m_lists[ShortLived]->headerItem()->setText(1, s.temporaryByLifetime ? tr("Within 1 ms") : tr("Freed"));
@@ -213,6 +219,9 @@ void MemorySummaryView::apply(const Shown &shown)
                  "profile does not tell lifetimes)"));
     m_tabs->setTabEnabled(Peak, s.peakAt.has_value());
     if (!s.peakAt && m_tabs->currentIndex() == Peak)
+        m_tabs->setCurrentIndex(Leaks);
+    m_tabs->setTabEnabled(Sizes, !s.sizes.empty());
+    if (s.sizes.empty() && m_tabs->currentIndex() == Sizes)
         m_tabs->setCurrentIndex(Leaks);
     Q_EMIT summaryShown();
 }
@@ -233,6 +242,7 @@ void MemorySummaryView::fill(List which, const std::vector<engine::HeapSummaryRo
             cells << count(row.value) << bytes(row.allocBytes) << bytes(row.inuseBytes);
             break;
         case ShortLived:
+        case Sizes: // fillSizes
             cells << count(row.value) << count(row.allocObjects) << count(row.inuseObjects);
             break;
         }
@@ -248,6 +258,64 @@ void MemorySummaryView::fill(List which, const std::vector<engine::HeapSummaryRo
             tr("Largest stack, from the allocating function outwards:\n%1").arg(path.join(QStringLiteral("\n  ← "))));
     }
     list->setUpdatesEnabled(true);
+}
+
+void MemorySummaryView::fillSizes(const engine::HeapSummary &summary)
+{
+    QTreeWidget *list = m_lists[Sizes];
+    list->setUpdatesEnabled(false);
+    list->clear();
+    list->setColumnHidden(5, !summary.temporaryByLifetime);
+    int64_t objects = 0;
+    int64_t allocated = 0;
+    for (const engine::SizeClassRow &row : summary.sizes) {
+        objects += row.allocObjects;
+        allocated += row.allocBytes;
+    }
+    const auto share = [](int64_t part, int64_t whole) {
+        if (whole <= 0)
+            return QString();
+        const double percent = 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+        // Some, but less than the one decimal place shows.
+        return part > 0 && percent < 0.05 ? QStringLiteral("<0.1%") : QStringLiteral("%1%").arg(percent, 0, 'f', 1);
+    };
+    for (const engine::SizeClassRow &row : summary.sizes) {
+        const QString size = sizeClassText(row.sizeClass);
+        QStringList cells{size,
+                          count(row.allocObjects),
+                          share(row.allocObjects, objects),
+                          bytes(row.allocBytes),
+                          share(row.allocBytes, allocated),
+                          share(row.shortLivedObjects, row.allocObjects)};
+        auto *item = new QTreeWidgetItem(list, cells);
+        for (int c = 1; c < cells.size(); ++c)
+            item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
+        item->setToolTip(0, tr("Blocks of %1").arg(sizeClassRange(row.sizeClass)));
+        item->setToolTip(5, tr("Of this class's allocations, the share freed within 1 ms of being made"));
+    }
+    list->setUpdatesEnabled(true);
+}
+
+QString MemorySummaryView::sizeClassText(uint8_t sizeClass)
+{
+    // A power of two in its own unit: 512 B, 1 KiB, 64 MiB.
+    const auto power = [](int k) {
+        static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+        return QStringLiteral("%1 %2").arg(uint64_t(1) << (k % 10)).arg(QLatin1String(units[k / 10]));
+    };
+    if (sizeClass == 0)
+        return tr("0 B");
+    return QStringLiteral("\u2264 %1").arg(power(std::min<int>(sizeClass, 63)));
+}
+
+QString MemorySummaryView::sizeClassRange(uint8_t sizeClass)
+{
+    if (sizeClass == 0)
+        return tr("0 bytes (malloc(0))");
+    if (sizeClass <= 3)
+        return tr("1 to 8 bytes");
+    const uint64_t upper = uint64_t(1) << std::min<int>(sizeClass, 63);
+    return tr("%1 to %2 bytes").arg(upper / 2 + 1).arg(upper);
 }
 
 } // namespace emberline::ui

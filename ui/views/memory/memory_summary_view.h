@@ -18,11 +18,12 @@ namespace emberline::ui {
 struct SessionLeaks;
 
 // The heaptrack-like summary of a memory profile, by function (each stack blamed on its leaf-most frame that is not
-// an allocator's): a headline (allocated, in use, the peak), then four lists in tabs: peak contributors (what each
+// an allocator's): a headline (allocated, in use, the peak), then five lists in tabs: peak contributors (what each
 // function held at a live session's peak flush), largest leaks (in use at the end: a session's newest flush, a file's
-// snapshot, a finished session's leaks), most allocations, and short-lived allocations (allocated often, little of it
-// still in use). A row's tooltip is the stack that gives it the most. The summary is computed off the GUI thread
-// (LatestJob); the newest request's result is shown.
+// snapshot, a finished session's leaks), most allocations, short-lived allocations (allocated often, little of it
+// still in use), and the allocations by size class (a profile whose samples tell their blocks' size: Emberline's
+// sessions, Go's heap profiles). A row's tooltip is the stack that gives it the most. The summary is computed off the
+// GUI thread (LatestJob); the newest request's result is shown.
 //
 // In a live session it follows the views' scope as the flame graph does: the whole session, the last flush or a
 // selected range (allocated over the flushes that end in it, in use at the end of the last of them, the peak among
@@ -33,7 +34,7 @@ struct SessionLeaks;
 class MemorySummaryView : public QWidget {
     Q_OBJECT
 public:
-    enum List { Peak, Leaks, Allocations, ShortLived };
+    enum List { Peak, Leaks, Allocations, ShortLived, Sizes };
 
     explicit MemorySummaryView(QWidget *parent = nullptr);
 
@@ -49,6 +50,10 @@ public:
     const std::shared_ptr<const engine::HeapSummary> &summary() const { return m_summary; }
     QTreeWidget *list(List which) const { return m_lists[which]; }
     QString headline() const;
+    // A size class (blockSizeClass) as the Sizes list names it, by its largest size ("≤ 32 B"), and in full
+    // ("17 to 32 bytes").
+    static QString sizeClassText(uint8_t sizeClass);
+    static QString sizeClassRange(uint8_t sizeClass);
     bool isComputing() const { return m_job.isPending(); }
 
 Q_SIGNALS:
@@ -71,10 +76,11 @@ private:
     void setupUi();
     void apply(const Shown &shown);
     void fill(List which, const std::vector<engine::HeapSummaryRow> &rows);
+    void fillSizes(const engine::HeapSummary &summary);
 
     QLabel *m_headline = nullptr;
     QTabWidget *m_tabs = nullptr;
-    QTreeWidget *m_lists[4] = {};
+    QTreeWidget *m_lists[5] = {};
     std::shared_ptr<const engine::HeapSummary> m_summary;
     LatestJob<Shown> m_job{this};
     // A live session's scope, the ended session's profile and its leaks once read.

@@ -89,9 +89,15 @@ engine::MemoryByStack scopeMemory(const engine::LoadedProfile &scope, const std:
     out.inuseBytes = values("inuse-space", "inuse_space");
     const int allocObjects = engine::memoryTypeIndex(profile, "alloc-samples", "alloc_objects");
     out.lifetimes = allocObjects >= 0 && engine::tellsLifetimes(profile);
+    const std::vector<uint8_t> shortLived = out.lifetimes ? engine::shortLivedSamples(profile) : std::vector<uint8_t>{};
     if (out.lifetimes)
-        out.shortLivedObjects =
-            engine::shownValuesPerStack(scope, allocObjects, engine::shortLivedSamples(profile), cancel);
+        out.shortLivedObjects = engine::shownValuesPerStack(scope, allocObjects, shortLived, cancel);
+    out.sizes = engine::allocationsBySize(
+        profile,
+        [&](int type, const std::vector<uint8_t> &mask) {
+            return engine::shownValuesPerStack(scope, type, mask, cancel);
+        },
+        shortLived, cancel);
     return out;
 }
 
