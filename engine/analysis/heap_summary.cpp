@@ -371,4 +371,44 @@ HeapSummary summarizeHeap(const Profile &profile, const FrameTable &frames, cons
     return out;
 }
 
+std::vector<FunctionOverTime> inUseOverFlushes(const LiveSnapshot &snapshot, const FrameTable &frames,
+                                               const std::vector<const TimelineChunk *> &flushes,
+                                               const std::vector<std::string> &functions,
+                                               const std::atomic<bool> *cancel)
+{
+    const int column = inUseBytesColumn(snapshot);
+    if (column < 0 || !snapshot.profile || functions.empty())
+        return {};
+    const Profile &profile = *snapshot.profile;
+    std::vector<FunctionOverTime> out(functions.size());
+    for (size_t i = 0; i < functions.size(); ++i)
+        out[i].function = functions[i];
+    // Per stack, the series it adds to (-1: none; -2: not blamed yet).
+    std::vector<int> seriesOf(profile.stacks().size(), -2);
+    Blame blame(profile, frames);
+    for (const TimelineChunk *flush : flushes) {
+        if (cancel && cancel->load(std::memory_order_relaxed))
+            return {};
+        std::vector<int64_t> bytes(functions.size(), 0);
+        flush->memory.forEach([&](uint32_t sample, std::span<const int64_t> values) {
+            if (sample >= profile.sampleCount())
+                return;
+            const uint32_t stack = profile.sampleStackId(sample);
+            int &series = seriesOf[stack];
+            if (series == -2) {
+                const uint32_t frame = blame.frameOf(stack);
+                const auto it = frame == kNoIndex
+                                    ? functions.end()
+                                    : std::find(functions.begin(), functions.end(), frames.frame(frame).name);
+                series = it == functions.end() ? -1 : static_cast<int>(it - functions.begin());
+            }
+            if (series >= 0)
+                bytes[static_cast<size_t>(series)] += values[static_cast<size_t>(column)];
+        });
+        for (size_t i = 0; i < functions.size(); ++i)
+            out[i].points.emplace_back(flush->endNs, bytes[i]);
+    }
+    return out;
+}
+
 } // namespace emberline::engine

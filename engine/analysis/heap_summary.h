@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace emberline::engine {
@@ -115,5 +116,19 @@ struct HeapSummary {
 // Thread: any; reads immutable inputs.
 HeapSummary summarizeHeap(const Profile &profile, const FrameTable &frames, const MemoryByStack &values,
                           const MemoryPeak *peak = nullptr, size_t top = 25);
+
+// One function's in-use bytes at the end of each flush: the stacks blamed on it (as summarizeHeap blames them).
+struct FunctionOverTime {
+    std::string function;
+    std::vector<std::pair<int64_t, int64_t>> points; // (flush end, in-use bytes), one per flush
+};
+// The in-use bytes of each of `functions` (by name, as HeapSummaryRow::function) at the end of each of `flushes` (a
+// live session's chunks, in order), in the order `functions` are given; empty when the snapshot has no in-use type.
+//
+// Thread: any; reads immutable inputs.
+std::vector<FunctionOverTime> inUseOverFlushes(const LiveSnapshot &snapshot, const FrameTable &frames,
+                                               const std::vector<const TimelineChunk *> &flushes,
+                                               const std::vector<std::string> &functions,
+                                               const std::atomic<bool> *cancel = nullptr);
 
 } // namespace emberline::engine

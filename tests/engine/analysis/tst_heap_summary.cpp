@@ -246,6 +246,34 @@ private Q_SLOTS:
         QCOMPARE(order(s.leaks), (std::vector<std::string>{"d", "a"}));
         QCOMPARE(valuesOf(s.allocations), (std::map<std::string, int64_t>{{"a", 2}, {"b", 1}, {"c", 9}, {"d", 1}}));
     }
+
+    // If this fails, the Over time chart draws a function's history wrong: what its stacks held at the end of each
+    // flush, 0 in a flush where it held nothing, two stacks blamed on one function summed, and only the flushes asked.
+    void inUseOverFlushesFollowsEachFunction()
+    {
+        using test::syntheticMemoryFlush;
+        LiveProfile live;
+        QVERIFY(live.add(syntheticMemoryFlush(1, 1'000'000'000, {{"a", 2, 200, 2, 200}, {"b", 1, 100, 1, 100}})));
+        QVERIFY(live.add(syntheticMemoryFlush(2, 2'000'000'000,
+                                              {{"a", 0, 0, 1, 30}, {"a", 0, 0, 1, 50, 8}, {"c", 9, 900, 9, 900}})));
+        QVERIFY(live.add(syntheticMemoryFlush(3, 3'000'000'000, {{"a", 0, 0, 1, 30}, {"d", 1, 100, 1, 100}})));
+        const auto snap = live.snapshot();
+        const FrameTable frames(*snap->profile);
+        std::vector<const TimelineChunk *> flushes;
+        for (const auto &chunk : snap->chunks)
+            flushes.push_back(chunk.get());
+        const auto series = inUseOverFlushes(*snap, frames, flushes, {"a", "c", "nowhere"});
+        QCOMPARE(series.size(), size_t(3));
+        QCOMPARE(series[0].function, std::string("a"));
+        using Points = std::vector<std::pair<int64_t, int64_t>>;
+        QCOMPARE(series[0].points, (Points{{2'000'000'000, 200}, {3'000'000'000, 80}, {4'000'000'000, 30}}));
+        QCOMPARE(series[1].points, (Points{{2'000'000'000, 0}, {3'000'000'000, 900}, {4'000'000'000, 0}}));
+        QCOMPARE(series[2].points, (Points{{2'000'000'000, 0}, {3'000'000'000, 0}, {4'000'000'000, 0}}));
+        // The flushes of a range alone.
+        const auto ranged = inUseOverFlushes(*snap, frames, {flushes[1]}, {"c"});
+        QCOMPARE(ranged.front().points, (Points{{3'000'000'000, 900}}));
+        QVERIFY(inUseOverFlushes(*snap, frames, flushes, {}).empty());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestHeapSummary)

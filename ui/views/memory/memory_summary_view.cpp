@@ -1,6 +1,7 @@
 #include "ui/views/memory/memory_summary_view.h"
 
 #include "ui/common/value_text.h"
+#include "ui/views/memory/functions_over_time.h"
 #include "ui/views/memory/session_leaks.h"
 
 #include <QHeaderView>
@@ -14,6 +15,8 @@
 
 namespace emberline::ui {
 namespace {
+
+constexpr size_t kOverTimeFunctions = 6; // lines in the Over time chart
 
 QString bytes(int64_t value)
 {
@@ -67,6 +70,14 @@ MemorySummaryView::Shown liveSummary(const engine::LoadedProfile &scope, const e
     }
     shown.summary = std::make_shared<const engine::HeapSummary>(
         engine::summarizeHeap(profile, *scope.frames, values, peak ? &*peak : nullptr));
+    // The largest holders at the end (or, when nothing is held then, at the peak): their flush-by-flush history.
+    const std::vector<engine::HeapSummaryRow> &holders =
+        shown.summary->leaks.empty() ? shown.summary->peak : shown.summary->leaks;
+    std::vector<std::string> functions;
+    for (size_t i = 0; i < holders.size() && functions.size() < kOverTimeFunctions; ++i)
+        functions.push_back(holders[i].function);
+    shown.overTime = engine::inUseOverFlushes(snapshot, *scope.frames, flushes, functions, cancel);
+    shown.sessionStartNs = snapshot.startNs;
     return shown;
 }
 
@@ -131,6 +142,10 @@ void MemorySummaryView::setupUi()
         const int tab = m_tabs->addTab(list, specs[i].title);
         m_tabs->setTabToolTip(tab, specs[i].tip);
     }
+    m_overTime = new FunctionsOverTime(m_tabs);
+    const int overTime = m_tabs->addTab(m_overTime, tr("Over time"));
+    m_tabs->setTabToolTip(overTime, tr("What the largest holders at the end held at the end of each flush: a line that "
+                                       "only climbs is a leak's"));
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_headline);
@@ -207,6 +222,7 @@ void MemorySummaryView::apply(const Shown &shown)
     fill(Allocations, s.allocations);
     fill(ShortLived, s.temporary);
     fillSizes(s);
+    m_overTime->setSeries(shown.overTime, shown.sessionStartNs);
     // Emberline's own sessions know each sampled block's lifetime; other memory profiles tell only what was
     // allocated and what is still in use.
     m_lists[ShortLived]->headerItem()->setText(1, s.temporaryByLifetime ? tr("Within 1 ms") : tr("Freed"));
@@ -221,7 +237,9 @@ void MemorySummaryView::apply(const Shown &shown)
     if (!s.peakAt && m_tabs->currentIndex() == Peak)
         m_tabs->setCurrentIndex(Leaks);
     m_tabs->setTabEnabled(Sizes, !s.sizes.empty());
-    if (s.sizes.empty() && m_tabs->currentIndex() == Sizes)
+    m_tabs->setTabEnabled(kOverTimeTab, !shown.overTime.empty());
+    if ((s.sizes.empty() && m_tabs->currentIndex() == Sizes) ||
+        (shown.overTime.empty() && m_tabs->currentIndex() == kOverTimeTab))
         m_tabs->setCurrentIndex(Leaks);
     Q_EMIT summaryShown();
 }

@@ -16,13 +16,15 @@ class QTreeWidget;
 namespace emberline::ui {
 
 struct SessionLeaks;
+class FunctionsOverTime;
 
 // The heaptrack-like summary of a memory profile, by function (each stack blamed on its leaf-most frame that is not
 // an allocator's): a headline (allocated, in use, the peak), then five lists in tabs: peak contributors (what each
 // function held at a live session's peak flush), largest leaks (in use at the end: a session's newest flush, a file's
 // snapshot, a finished session's leaks), most allocations, short-lived allocations (allocated often, little of it
 // still in use), and the allocations by size class (a profile whose samples tell their blocks' size: Emberline's
-// sessions, Go's heap profiles). A row's tooltip is the stack that gives it the most. The summary is computed off the
+// sessions, Go's heap profiles); a live session's summary adds a chart of what its largest holders held at each
+// flush's end (FunctionsOverTime). A row's tooltip is the stack that gives it the most. The summary is computed off the
 // GUI thread (LatestJob); the newest request's result is shown.
 //
 // In a live session it follows the views' scope as the flame graph does: the whole session, the last flush or a
@@ -35,6 +37,7 @@ class MemorySummaryView : public QWidget {
     Q_OBJECT
 public:
     enum List { Peak, Leaks, Allocations, ShortLived, Sizes };
+    static constexpr int kOverTimeTab = Sizes + 1; // the tab after the lists
 
     explicit MemorySummaryView(QWidget *parent = nullptr);
 
@@ -49,6 +52,7 @@ public:
     // The summary shown (null before the first one).
     const std::shared_ptr<const engine::HeapSummary> &summary() const { return m_summary; }
     QTreeWidget *list(List which) const { return m_lists[which]; }
+    FunctionsOverTime *overTime() const { return m_overTime; }
     QString headline() const;
     // A size class (blockSizeClass) as the Sizes list names it, by its largest size ("≤ 32 B"), and in full
     // ("17 to 32 bytes").
@@ -70,6 +74,9 @@ public:
         // margin of (shown only when the summary holds all of them: a part has a smaller margin); 0 when not known.
         double inUseMargin = 0;
         int64_t inUseWhole = 0;
+        // A live scope's largest holders at its end, what each held at the end of each of its flushes.
+        std::vector<engine::FunctionOverTime> overTime;
+        int64_t sessionStartNs = 0;
     };
 
 private:
@@ -81,6 +88,7 @@ private:
     QLabel *m_headline = nullptr;
     QTabWidget *m_tabs = nullptr;
     QTreeWidget *m_lists[5] = {};
+    FunctionsOverTime *m_overTime = nullptr;
     std::shared_ptr<const engine::HeapSummary> m_summary;
     LatestJob<Shown> m_job{this};
     // A live session's scope, the ended session's profile and its leaks once read.

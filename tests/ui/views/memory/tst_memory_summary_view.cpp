@@ -12,9 +12,13 @@
 #include "engine/stage/live_stage.h"
 #include "ui/views/explorer/profile_explorer.h"
 #include "ui/views/live/live_session_view.h"
+#include "ui/views/memory/functions_over_time.h"
 #include "ui/views/memory/memory_chart.h"
 #include "ui/views/memory/memory_summary_view.h"
 
+#include <QChart>
+#include <QChartView>
+#include <QLineSeries>
 #include <QScatterSeries>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -129,6 +133,7 @@ private Q_SLOTS:
                  QString::fromStdString(s.allocations.front().function));
         auto *tabs = view.findChild<QTabWidget *>(QStringLiteral("memorySummaryTabs"));
         QVERIFY(!tabs->isTabEnabled(MemorySummaryView::Peak));
+        QVERIFY(!tabs->isTabEnabled(MemorySummaryView::kOverTimeTab)); // one moment: nothing over time
         QVERIFY(view.headline().startsWith(QStringLiteral("Allocated 90.9 MiB")));
         // Sizes: Go's `bytes` labels in power-of-two classes, smallest first; 33 to 64 bytes is the busiest class
         // (252,770 of 479,064 allocations, as `go tool pprof -tags` counts 48-byte blocks).
@@ -197,8 +202,17 @@ private Q_SLOTS:
                  (QStringList{QStringLiteral("c"), QStringLiteral("a"), QStringLiteral("b")}));
         QVERIFY(peak->topLevelItem(0)->toolTip(0).contains(QStringLiteral("c\n  ← main")));
         // These flushes tell no block size: no Sizes list.
-        QVERIFY(
-            !view.findChild<QTabWidget *>(QStringLiteral("memorySummaryTabs"))->isTabEnabled(MemorySummaryView::Sizes));
+        auto *tabs = view.findChild<QTabWidget *>(QStringLiteral("memorySummaryTabs"));
+        QVERIFY(!tabs->isTabEnabled(MemorySummaryView::Sizes));
+        // Over time: the largest holders at the end (d, then a), what each held at each flush's end.
+        QVERIFY(tabs->isTabEnabled(MemorySummaryView::kOverTimeTab));
+        QCOMPARE(view.overTime()->functions(), (QStringList{QStringLiteral("d"), QStringLiteral("a")}));
+        const QList<QAbstractSeries *> lines = view.overTime()->chartView()->chart()->series();
+        const auto *d = qobject_cast<QLineSeries *>(lines.at(0));
+        const auto *a = qobject_cast<QLineSeries *>(lines.at(1));
+        QVERIFY(d && a);
+        QCOMPARE(d->points(), (QList<QPointF>{{1, 0}, {2, 0}, {3, 100}}));
+        QCOMPARE(a->points(), (QList<QPointF>{{1, 200}, {2, 30}, {3, 30}}));
         QVERIFY2(view.headline().contains(QStringLiteral("Largest at a flush's end: 930 B, flush 2")),
                  qPrintable(view.headline()));
     }
