@@ -327,9 +327,13 @@ void cpuStart()
 
 void cpuForkChild()
 {
-    // Timers are not inherited: the child's one thread starts its own; the parent's ids mean nothing here.
-    for (auto &slot : g_timers)
-        slot.store(-1, std::memory_order_relaxed);
+    // Timers are not inherited: the child's one thread starts its own; the parent's ids mean nothing here. Only the
+    // slots ever used are cleared: the rest are -1 already, and untouched they stay shared with the parent (32 KiB
+    // of the table written in every forked child were its pages copied).
+    const int counted = g_timersUsed.load(std::memory_order_relaxed);
+    const int used = counted < kMaxTimers ? counted : kMaxTimers;
+    for (int i = 0; i < used; ++i)
+        g_timers[i].store(-1, std::memory_order_relaxed);
     g_timersUsed.store(0, std::memory_order_relaxed);
     t_timer = -1;
     t_tid = 0;

@@ -29,8 +29,10 @@ inline constexpr uint64_t kDefaultRingDataBytes = uint64_t(4) << 20;
 // The data bytes a new ring reserves in the program (the file system's pages, made and cleared by the program
 // itself) before the session finds the ring and reserves the rest on its own time; a program whose records get
 // there first reserves more itself, a chunk at a time. A short-lived process (a compiler driver, a shell's child)
-// pays for what it writes, not for a whole ring.
-inline constexpr uint64_t kAgentReservedBytes = uint64_t(128) << 10;
+// pays for what it writes, not for a whole ring: room for three first samples at the initial stack copy. (Each page
+// reserved here costs every process image, a forked child's too, its making and mapping: 128 KiB of them were a
+// quarter of what a shell's fork and exec of /bin/true paid for the agent.)
+inline constexpr uint64_t kAgentReservedBytes = uint64_t(32) << 10;
 // The stack copies a new ring starts with, until the session finds it and sets the learned ones: an allocation's,
 // and a CPU sample's (as much as the perf sampler starts with, so that the first samples' stacks are whole).
 // A process image that could not make its ring leaves an empty file "PID-CREATED-ERRNO" with this suffix instead.

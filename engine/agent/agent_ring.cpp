@@ -140,10 +140,12 @@ bool reserveMore(uint64_t reserved, uint64_t need)
 // Set by reserve() when it found no room because the file system had no pages for it: waiting would not help.
 __thread bool t_noPages __attribute__((tls_model("initial-exec")));
 
-// Reserves `bytes` (a multiple of 8) at the ring's head, keeping `keep` bytes free after it; pads to the end
-// first when the record would cross it. Null when there is no room: the session has not read far enough, or (in
-// the first lap) the file system has no pages for it (t_noPages).
-RecordHeader *reserve(uint32_t bytes, uint64_t keep)
+// Reserves `bytes` (a multiple of 8) at the ring's head, keeping `keep` bytes free after it, and `room` more that
+// needs no pages yet; pads to the end first when the record would cross it. Null when there is no room: the session
+// has not read far enough, or (in the first lap) the file system has no pages for it (t_noPages). The pages of
+// `keep` (the frees of the tracked allocations: never lost, even on a full file system) are made before the record
+// is written; those of `room` (for a record a signal handler nests in this one) when such a record is written.
+RecordHeader *reserve(uint32_t bytes, uint64_t keep, uint64_t room = 0)
 {
     t_noPages = false;
     const uint64_t capacity = g_dataMask + 1;
@@ -153,7 +155,7 @@ RecordHeader *reserve(uint32_t bytes, uint64_t keep)
         const uint64_t offset = head & g_dataMask;
         const uint64_t pad = offset + bytes > capacity ? capacity - offset : 0;
         const uint64_t end = head + pad + bytes + keep;
-        if (end > tail + capacity)
+        if (end + room > tail + capacity)
             return nullptr;
         // Until the whole ring is reserved the head is still in its first lap: its offset is itself.
         const uint64_t reserved = g_ring->reservedBytes.load(std::memory_order_acquire);
@@ -192,11 +194,12 @@ constexpr uint64_t kNestedRoom = sizeof(AllocRecord) + 65000 + 8 + kFreeRecordBy
 
 RecordHeader *reserveWaiting(uint32_t bytes, uint64_t keep, bool wait)
 {
+    uint64_t room = 0;
     if (!t_holding) {
         const uint64_t quarter = (g_dataMask + 1) / 4;
-        keep += kNestedRoom < quarter ? kNestedRoom : quarter;
+        room = kNestedRoom < quarter ? kNestedRoom : quarter;
     }
-    RecordHeader *record = reserve(bytes, keep);
+    RecordHeader *record = reserve(bytes, keep, room);
     if (record || !wait || t_holding || t_noPages)
         return record;
     const uint64_t start = nowNs();
@@ -204,7 +207,7 @@ RecordHeader *reserveWaiting(uint32_t bytes, uint64_t keep, bool wait)
     while (!record && sessionAlive(now) && !g_ring->detached.load(std::memory_order_relaxed)) {
         struct timespec pause = {0, 50'000};
         nanosleep(&pause, nullptr);
-        record = reserve(bytes, keep);
+        record = reserve(bytes, keep, room);
         now = nowNs();
         if (t_noPages)
             break; // a full file system: the session's reading makes no room for this

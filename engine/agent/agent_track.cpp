@@ -77,8 +77,13 @@ void pinFilter(uint64_t address)
 
 void resetFilter(bool everyFree)
 {
-    for (auto &word : g_bucketBits)
-        word.store(everyFree ? ~uint64_t(0) : 0, std::memory_order_relaxed);
+    // Written only where it changes: a new process image's filter is all clear already, and its page stays the
+    // shared zero page until a sample sets a bit.
+    const uint64_t value = everyFree ? ~uint64_t(0) : 0;
+    for (auto &word : g_bucketBits) {
+        if (word.load(std::memory_order_relaxed) != value)
+            word.store(value, std::memory_order_relaxed);
+    }
     const int n = g_pinnedCount.load(std::memory_order_acquire);
     for (int i = 0; i < n && i < kMaxPinned; ++i)
         setBit(bucketOf(g_pinned[i].load(std::memory_order_relaxed)));
