@@ -1,7 +1,10 @@
 #include "app/record_command.h"
 
 #include "app/upload_options.h"
+#include "engine/analysis/heap_summary.h"
+#include "engine/model/frame_table.h"
 #include "engine/model/units.h"
+#include "engine/pprof/pprof_reader.h"
 #include "engine/sampler/replay_sampler.h"
 #include "engine/session/record_session.h"
 
@@ -58,6 +61,41 @@ void printMemorySummary(const engine::MemorySummary &m)
                      engine::formatValue(static_cast<int64_t>(m.waitNs), "nanoseconds").c_str());
     for (const std::string &problem : m.problems)
         std::fprintf(stderr, "emberline: memory: %s\n", problem.c_str());
+}
+
+// As heaptrack_print ends: the functions (each stack blamed on its caller of malloc or operator new, as the window's
+// memory summary blames it) that leaked most, allocated most often and freed most soon, from the session's
+// profile.pprof; `report` and the window's Memory tab go further.
+void printMemoryDigest(const std::string &sessionProfile)
+{
+    auto read = engine::readPprofFile(sessionProfile);
+    if (!read) {
+        std::fprintf(stderr, "emberline: memory: no summary by function: %s\n", read.error().message.c_str());
+        return;
+    }
+    const engine::Profile &profile = read.value();
+    const engine::FrameTable frames(profile);
+    constexpr size_t kTop = 5;
+    const engine::HeapSummary s = engine::summarizeHeap(profile, frames, engine::memoryByStack(profile), nullptr, kTop);
+    const auto bytes = [](int64_t v) { return engine::formatValue(v, "bytes"); };
+    const auto list = [](const char *title, const std::vector<engine::HeapSummaryRow> &rows, auto &&describe) {
+        if (rows.empty())
+            return;
+        std::string line;
+        for (const engine::HeapSummaryRow &row : rows)
+            line += (line.empty() ? "" : "; ") + row.function + " " + describe(row);
+        std::fprintf(stderr, "emberline: memory: %s: %s\n", title, line.c_str());
+    };
+    list("largest leaks (still live when the program ended)", s.leaks, [&](const engine::HeapSummaryRow &r) {
+        return bytes(r.inuseBytes) + " in " + std::to_string(r.inuseObjects) + " blocks";
+    });
+    list("most allocations", s.allocations, [&](const engine::HeapSummaryRow &r) {
+        return std::to_string(r.allocObjects) + " (" + bytes(r.allocBytes) + ")";
+    });
+    list(s.temporaryByLifetime ? "most short-lived (freed within 1 ms)" : "most allocations not live at the end",
+         s.temporary, [&](const engine::HeapSummaryRow &r) {
+             return std::to_string(r.value) + " of " + std::to_string(r.allocObjects);
+         });
 }
 
 // "profiler CPU 1.2 s (3.1% of a core, 4.0% of the target's)": Emberline's CPU as a share of one core over the
@@ -119,8 +157,11 @@ void printSummary(const engine::SessionSummary &s)
             std::fprintf(stderr, "emberline:   incomplete stacks ending in %s: %llu\n", module.c_str(),
                          static_cast<unsigned long long>(count));
     }
-    if (s.memory)
+    if (s.memory) {
         printMemorySummary(*s.memory);
+        if (!s.sessionProfilePath.empty())
+            printMemoryDigest(s.sessionProfilePath);
+    }
     if (!s.sessionProfilePath.empty())
         std::fprintf(stderr, "emberline: wrote %u flush(es) and %s\n", s.flushes - s.flushesNotSaved,
                      s.sessionProfilePath.c_str());

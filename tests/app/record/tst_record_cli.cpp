@@ -52,6 +52,16 @@ Run runEmberline(const QStringList &args, const QByteArray &input = {}, int time
                p.readAllStandardError()};
 }
 
+// The first line of `text` that holds `what`.
+QByteArray lineWith(const QByteArray &text, const char *what)
+{
+    for (const QByteArray &line : text.split('\n')) {
+        if (line.contains(what))
+            return line;
+    }
+    return {};
+}
+
 } // namespace
 
 class TestRecordCli : public QObject {
@@ -70,6 +80,27 @@ private Q_SLOTS:
         QVERIFY2(r.err.contains("target exited with status 3"), r.err.constData());
         QVERIFY(QFile::exists(dir.filePath(QStringLiteral("flush-0001.pprof"))));
         QVERIFY(QFile::exists(dir.filePath(QStringLiteral("profile.pprof"))));
+    }
+
+    // If this fails, `record --memory` ends without naming where the memory went: the seeded leaks' functions, the
+    // busiest allocator (churn_small's 400,000 blocks, called twice) and what it freed at once, as heaptrack_print
+    // ends.
+    void memoryDigestNamesTheFunctions()
+    {
+        REQUIRE_PERF_EVENTS();
+        QTemporaryDir dir;
+        const Run r = runEmberline({QStringLiteral("record"), QStringLiteral("--memory"),
+                                    QStringLiteral("--alloc-interval"), QStringLiteral("1"), QStringLiteral("--output"),
+                                    dir.path(), QStringLiteral("--"), targetPath("alloc_leaks")});
+        QCOMPARE(r.exitCode, 0);
+        const QByteArray leaks = lineWith(r.err, "largest leaks");
+        QVERIFY2(leaks.contains("leak_chunks 12.0 MiB in 192 blocks; leak_pages 6.00 MiB in 1536 blocks"),
+                 r.err.constData());
+        QVERIFY2(leaks.contains("leak_records") && !leaks.contains("churn_"), leaks.constData());
+        const QByteArray most = lineWith(r.err, "most allocations");
+        QVERIFY2(most.contains(": churn_small 400000 (76.3 MiB)"), most.constData());
+        const QByteArray soon = lineWith(r.err, "most short-lived (freed within 1 ms)");
+        QVERIFY2(soon.contains(": churn_small "), soon.constData());
     }
 
     // The summary's health lines name why a deep stack is cut short with a small copy, and the size to ask for.
