@@ -62,6 +62,37 @@ std::vector<int64_t> shownValuesPerStack(const LoadedProfile &loaded, int sample
     return valuesPerStack(*loaded.profile, sampleType, mask, cancel);
 }
 
+void forEachShownValue(const LoadedProfile &loaded, int sampleType,
+                       const std::function<void(uint32_t sample, int64_t value)> &visit,
+                       const std::atomic<bool> *cancel)
+{
+    const Profile &profile = *loaded.profile;
+    if (sampleType < 0 || static_cast<size_t>(sampleType) >= profile.sampleTypes().size())
+        return;
+    const auto type = static_cast<size_t>(sampleType);
+    if (const SampleOverlay *overlay = loaded.sampleOverlay.get(); overlay && overlay->covers(sampleType)) {
+        const auto c = static_cast<size_t>(overlay->column(sampleType));
+        for (size_t k = 0; k < overlay->samples.size(); ++k) {
+            const int64_t value = overlay->row(k)[c];
+            if (value != 0 && overlay->samples[k] < profile.sampleCount())
+                visit(overlay->samples[k], value);
+        }
+        return;
+    }
+    const std::vector<float> *weights = loaded.sampleWeights.get();
+    for (size_t i = 0; i < profile.sampleCount(); ++i) {
+        if ((i & 0xffff) == 0 && cancel && cancel->load())
+            return;
+        int64_t value = profile.sampleValues(i)[type];
+        if (weights)
+            value = i < weights->size() && (*weights)[i] > 0.0f
+                        ? std::llround(static_cast<double>(value) * (*weights)[i])
+                        : 0;
+        if (value != 0)
+            visit(static_cast<uint32_t>(i), value);
+    }
+}
+
 namespace {
 
 bool sameFrameNames(const FrameTable &a, const FrameTable &b)

@@ -12,6 +12,7 @@
 #include <QString>
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -80,6 +81,12 @@ std::vector<int64_t> weightedTotals(const Profile &profile, const std::vector<fl
 // weighted by its sample weights when it has some, else plain (valuesPerStack).
 std::vector<int64_t> shownValuesPerStack(const LoadedProfile &loaded, int sampleType, const std::vector<uint8_t> &mask,
                                          const std::atomic<bool> *cancel);
+
+// Each sample's value of one type as `loaded` shows it (shownValuesPerStack's values, sample by sample): `visit(sample,
+// value)` for every sample with a value that is not 0.
+void forEachShownValue(const LoadedProfile &loaded, int sampleType,
+                       const std::function<void(uint32_t sample, int64_t value)> &visit,
+                       const std::atomic<bool> *cancel);
 
 struct Analysis;
 

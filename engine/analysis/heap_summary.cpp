@@ -150,39 +150,48 @@ std::vector<int8_t> sampleSizeClasses(const Profile &profile)
     return classes;
 }
 
-std::vector<SizeClassRow> allocationsBySize(const Profile &profile, const PerStackOf &perStack,
-                                            const std::vector<uint8_t> &shortLived, const std::atomic<bool> *cancel)
+SampleValues valuesOf(const Profile &profile, const std::atomic<bool> *cancel)
+{
+    return [&profile, cancel](int type, const std::function<void(uint32_t, int64_t)> &visit) {
+        if (type < 0 || static_cast<size_t>(type) >= profile.sampleTypes().size())
+            return;
+        for (size_t i = 0; i < profile.sampleCount(); ++i) {
+            if ((i & 0xffff) == 0 && cancel && cancel->load(std::memory_order_relaxed))
+                return;
+            if (const int64_t v = profile.sampleValues(i)[static_cast<size_t>(type)]; v != 0)
+                visit(static_cast<uint32_t>(i), v);
+        }
+    };
+}
+
+std::vector<SizeClassRow> allocationsBySize(const Profile &profile, const SampleValues &values,
+                                            const std::vector<uint8_t> &shortLived)
 {
     const int objectsType = memoryTypeIndex(profile, "alloc-samples", "alloc_objects");
     const int bytesType = memoryTypeIndex(profile, "alloc-space", "alloc_space");
     if (objectsType < 0 && bytesType < 0)
         return {};
     const std::vector<int8_t> classes = sampleSizeClasses(profile);
-    std::array<bool, 65> present{};
-    for (const int8_t c : classes) {
-        if (c >= 0)
-            present[static_cast<uint8_t>(c)] = true;
-    }
+    std::array<SizeClassRow, 65> byClass{};
+    const bool lifetimes = shortLived.size() == classes.size();
+    values(objectsType, [&](uint32_t sample, int64_t value) {
+        if (sample >= classes.size() || classes[sample] < 0)
+            return;
+        SizeClassRow &row = byClass[static_cast<uint8_t>(classes[sample])];
+        row.allocObjects += value;
+        if (lifetimes && shortLived[sample] != 0)
+            row.shortLivedObjects += value;
+    });
+    values(bytesType, [&](uint32_t sample, int64_t value) {
+        if (sample < classes.size() && classes[sample] >= 0)
+            byClass[static_cast<uint8_t>(classes[sample])].allocBytes += value;
+    });
     std::vector<SizeClassRow> rows;
-    std::vector<uint8_t> mask(classes.size(), 0);
-    for (size_t c = 0; c < present.size(); ++c) {
-        if (!present[c] || (cancel && cancel->load(std::memory_order_relaxed)))
+    for (size_t c = 0; c < byClass.size(); ++c) {
+        if (byClass[c].allocObjects == 0 && byClass[c].allocBytes == 0)
             continue;
-        for (size_t i = 0; i < classes.size(); ++i)
-            mask[i] = classes[i] == static_cast<int8_t>(c) ? 1 : 0;
-        SizeClassRow row;
-        row.sizeClass = static_cast<uint8_t>(c);
-        if (objectsType >= 0)
-            row.allocObjects = sum(perStack(objectsType, mask));
-        if (bytesType >= 0)
-            row.allocBytes = sum(perStack(bytesType, mask));
-        if (objectsType >= 0 && shortLived.size() == mask.size()) {
-            for (size_t i = 0; i < mask.size(); ++i)
-                mask[i] &= shortLived[i];
-            row.shortLivedObjects = sum(perStack(objectsType, mask));
-        }
-        if (row.allocObjects != 0 || row.allocBytes != 0)
-            rows.push_back(row);
+        rows.push_back(byClass[c]);
+        rows.back().sizeClass = static_cast<uint8_t>(c);
     }
     return rows;
 }
@@ -199,10 +208,7 @@ MemoryByStack memoryByStack(const Profile &profile, const std::atomic<bool> *can
     const std::vector<uint8_t> shortLived = out.lifetimes ? shortLivedSamples(profile) : std::vector<uint8_t>{};
     if (out.lifetimes)
         out.shortLivedObjects = valuesPerStack(profile, allocObjects, shortLived, cancel);
-    out.sizes = allocationsBySize(
-        profile,
-        [&](int type, const std::vector<uint8_t> &mask) { return valuesPerStack(profile, type, mask, cancel); },
-        shortLived, cancel);
+    out.sizes = allocationsBySize(profile, valuesOf(profile, cancel), shortLived);
     return out;
 }
 

@@ -52,14 +52,17 @@ bool tellsLifetimes(const Profile &profile);
 std::vector<uint8_t> shortLivedSamples(const Profile &profile);
 // Each sample's size class (blockSizeClass of its kBlockBytesLabel), -1 for one without the label.
 std::vector<int8_t> sampleSizeClasses(const Profile &profile);
-// One sample type summed per stack over the samples a mask keeps (valuesPerStack, or a live scope's
-// shownValuesPerStack).
-using PerStackOf = std::function<std::vector<int64_t>(int sampleType, const std::vector<uint8_t> &mask)>;
+// Each sample's value of one sample type, as `visit(sample, value)`: a profile's own values, or a live scope's
+// (forEachShownValue).
+using SampleValues =
+    std::function<void(int sampleType, const std::function<void(uint32_t sample, int64_t value)> &visit)>;
+// The sample values of a profile as it is.
+SampleValues valuesOf(const Profile &profile, const std::atomic<bool> *cancel = nullptr);
 // The allocations of each size class that some sample tells, smallest first: the alloc-samples and alloc-space of
-// the samples of each class (and of those in `shortLived`, a mask as shortLivedSamples gives, when not empty).
-std::vector<SizeClassRow> allocationsBySize(const Profile &profile, const PerStackOf &perStack,
-                                            const std::vector<uint8_t> &shortLived,
-                                            const std::atomic<bool> *cancel = nullptr);
+// the samples of each class (and of those in `shortLived`, a mask as shortLivedSamples gives, when not empty). One
+// pass over the samples per type.
+std::vector<SizeClassRow> allocationsBySize(const Profile &profile, const SampleValues &values,
+                                            const std::vector<uint8_t> &shortLived);
 // The memory types of a profile per stack, from its samples (names dashed, as Emberline writes them, or underscored,
 // as Go does).
 MemoryByStack memoryByStack(const Profile &profile, const std::atomic<bool> *cancel = nullptr);

@@ -73,6 +73,31 @@ private Q_SLOTS:
         QVERIFY(empty.error().message.find("no sample is left") != std::string::npos);
     }
 
+    // If this fails, a view that reads values sample by sample (the memory summary's sizes) shows other values than
+    // the flame graph's sums per stack: plain, weighted by a time range, or from an overlay.
+    void shownValuesSampleBySampleMatchPerStack()
+    {
+        const auto perSample = [](const engine::LoadedProfile &loaded) {
+            std::vector<int64_t> perStack(loaded.profile->stacks().size(), 0);
+            engine::forEachShownValue(
+                loaded, 0,
+                [&](uint32_t sample, int64_t value) { perStack[loaded.profile->sampleStackId(sample)] += value; },
+                nullptr);
+            return perStack;
+        };
+        auto loaded = std::make_shared<engine::LoadedProfile>(*makeLoaded());
+        QCOMPARE(perSample(*loaded), engine::shownValuesPerStack(*loaded, 0, {}, nullptr));
+        loaded->sampleWeights = std::make_shared<const std::vector<float>>(std::vector<float>{0.5f, 0.0f});
+        QCOMPARE(perSample(*loaded), engine::shownValuesPerStack(*loaded, 0, {}, nullptr));
+        engine::SampleOverlayBuilder overlay({0});
+        const int64_t seven[1] = {7};
+        overlay.add(1, seven);
+        loaded->sampleOverlay = std::make_shared<const engine::SampleOverlay>(overlay.finish());
+        const std::vector<int64_t> shown = engine::shownValuesPerStack(*loaded, 0, {}, nullptr);
+        QCOMPARE(perSample(*loaded), shown);
+        QCOMPARE(shown[loaded->profile->sampleStackId(1)], int64_t(7));
+    }
+
     // If this fails, a transform in a live session loses the time range: the kept samples must keep their weights
     // (the share of each inside the range), and a chain that leaves nothing inside the range must say so.
     void timeRangeWeightsFollowTransforms()

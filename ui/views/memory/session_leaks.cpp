@@ -94,10 +94,10 @@ engine::MemoryByStack scopeMemory(const engine::LoadedProfile &scope, const std:
         out.shortLivedObjects = engine::shownValuesPerStack(scope, allocObjects, shortLived, cancel);
     out.sizes = engine::allocationsBySize(
         profile,
-        [&](int type, const std::vector<uint8_t> &mask) {
-            return engine::shownValuesPerStack(scope, type, mask, cancel);
+        [&](int type, const std::function<void(uint32_t, int64_t)> &visit) {
+            engine::forEachShownValue(scope, type, visit, cancel);
         },
-        shortLived, cancel);
+        shortLived);
     return out;
 }
 
