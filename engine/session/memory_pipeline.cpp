@@ -248,6 +248,13 @@ std::shared_ptr<const MemorySummary> MemoryPipeline::summary() const
             list + " ran without the memory agent: its memory is not profiled (its LD_PRELOAD was replaced, as "
                    "`env LD_PRELOAD=... program` does, or it is set-user-ID or statically linked)");
     }
+    // The agent ran but nothing allocated through it: a runtime with a heap of its own (Go's), or a program that
+    // allocates nothing. Said so, rather than leaving a profile of 0 B to puzzle over.
+    if (m_finished && rings.rings > 0 && rings.allocations == 0 && m_totalAllocations == 0)
+        s->problems.push_back(
+            "the program made no allocation through malloc or operator new: a runtime with a heap of its own (Go's, "
+            "a JVM's Java heap) allocates around the C library, where the memory agent cannot see it (Go's own heap "
+            "profiles, from runtime/pprof, open in Emberline)");
     if (m_finished && rings.rings == 0 && rings.ringFailures == 0 && m_problems.empty())
         s->problems.push_back(
             "no process of the program loaded the memory agent (LD_PRELOAD was cleared, or the program is "

@@ -323,6 +323,22 @@ private Q_SLOTS:
         QVERIFY2(!problems.contains(QStringLiteral("env (pid")), qPrintable(problems));
     }
 
+    // A program that allocates nothing through malloc (/bin/true; Go's runtime keeps a heap of its own): the summary
+    // says why its memory profile is empty. If this fails, such a session shows 0 B and says nothing.
+    void noAllocationNamed()
+    {
+        QTemporaryDir dir;
+        const Recorded r = record(memoryLaunch({QStringLiteral("/bin/true")}, 524288), dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        QVERIFY(r.summary.memory);
+        QCOMPARE(r.summary.memory->processes, uint64_t(1));
+        QString problems;
+        for (const std::string &p : r.summary.memory->problems)
+            problems += QString::fromStdString(p) + QLatin1Char('\n');
+        QVERIFY2(problems.contains(QStringLiteral("made no allocation through malloc or operator new")),
+                 qPrintable(problems));
+    }
+
     // posix_spawn (a vfork-like clone, then exec): the spawned program is a process image of its own, with its own
     // agent, leaks and pid; the parent's leaks stay the parent's.
     void posixSpawn()
