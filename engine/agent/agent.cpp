@@ -103,8 +103,15 @@ void *bootstrapAlloc(size_t size, size_t alignment = 16)
 
 } // namespace
 
-__thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {
-    .state = kStateNow, .allocations = 0, .armed = kArmedNow, .bytes = 0, .rng = 0, .tid = 0, .totalsKeySet = false};
+__thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.state = kStateNow,
+                                                                           .allocations = 0,
+                                                                           .armed = kArmedNow,
+                                                                           .bytes = 0,
+                                                                           .rng = 0,
+                                                                           .tid = 0,
+                                                                           .totalsKeySet = false,
+                                                                           .slotGiven = false,
+                                                                           .slot = nullptr};
 
 namespace {
 
@@ -138,6 +145,7 @@ void resolveReal()
     g_real.valloc = reinterpret_cast<MallocFn>(dlsym(RTLD_NEXT, "valloc"));
     g_real.pvalloc = reinterpret_cast<MallocFn>(dlsym(RTLD_NEXT, "pvalloc"));
     g_real.dlopen = reinterpret_cast<DlopenFn>(dlsym(RTLD_NEXT, "dlopen"));
+    resolveUsable(reinterpret_cast<void *>(g_real.malloc));
     g_mallocFn.store(g_real.malloc, std::memory_order_release);
     g_freeFn.store(g_real.free, std::memory_order_release);
     g_resolved.store(2, std::memory_order_release);
@@ -216,6 +224,7 @@ void atForkChild()
     t.armed = kArmedNow;
     t.allocations = 0; // the child's totals start with it
     t.bytes = 0;
+    heapForkChild();
     if (!g_active.load(std::memory_order_relaxed) || !g_ring)
         return;
     const uint32_t parent = g_ring->pid;
@@ -226,6 +235,7 @@ void atForkChild()
     if ((g_interval > 1 && !mapTables()) || !createRing(parent)) {
         g_mode.store(int(Mode::Off), std::memory_order_release);
         g_active.store(false, std::memory_order_release);
+        startHeapCounting(false);
         resetFilter(false);
         return;
     }
@@ -241,6 +251,7 @@ bool g_totalsKeyMade = false;
 void threadTotals(void *)
 {
     const ThreadState &t = t_state;
+    giveHeapSlotBack();
     if (g_mode.load(std::memory_order_acquire) == int(Mode::Off) || !g_ring)
         return;
     writeTotals(currentTid(), totalAllocations(t), totalBytes(t)); // allocates nothing
@@ -290,6 +301,7 @@ bool startOnce()
             const InternalWork work;
             initialize();
         }
+        startHeapCounting(g_mode.load(std::memory_order_acquire) != int(Mode::Off) && heapSizesKnown());
         g_started.store(true, std::memory_order_release);
         g_initialized.store(2, std::memory_order_release);
     }
@@ -353,11 +365,7 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size)
         arm(t, int64_t(1) << 36); // far off (a countdown shifted by kCountBits must stay below 2^63)
         return;
     }
-    if (!t.totalsKeySet && g_totalsKeyMade) {
-        t.totalsKeySet = true;
-        const InternalWork work; // a key past the C library's first block of them takes memory of its own, once
-        pthread_setspecific(g_totalsKey, reinterpret_cast<void *>(1));
-    }
+    watchThreadEnd();
     // Exact mode waits for room, except in a signal handler that interrupted this thread's own unpublished record
     // (reserveWaiting knows). Sampling never waits.
     if (mode == int(Mode::Exact)) {
@@ -384,6 +392,7 @@ inline void *afterAlloc(void *address, size_t size)
     ThreadState &t = t_state;
     if (__builtin_expect(countDown(t, size), 0))
         onCountdown(address, size);
+    countAllocated(address);
     return address;
 }
 
@@ -391,7 +400,8 @@ inline void *afterAlloc(void *address, size_t size)
 __attribute__((noinline)) void *countedMalloc(size_t size)
 {
     void *address = g_mallocFn.load(std::memory_order_relaxed)(size);
-    onCountdown(address, size);
+    onCountdown(address, size); // the first allocation starts the agent here, before it is counted
+    countAllocated(address);
     return address;
 }
 
@@ -417,11 +427,27 @@ __attribute__((noinline)) void filteredFree(void *address)
     if (isBootstrap(address))
         return;
     ensureReal();
+    countFreed(address);
     beforeFree(address);
     g_real.free(address);
 }
 
 } // namespace
+
+uint32_t currentThreadId()
+{
+    return currentTid();
+}
+
+void watchThreadEnd()
+{
+    ThreadState &t = t_state;
+    if (!t.totalsKeySet && g_totalsKeyMade) {
+        t.totalsKeySet = true;
+        const InternalWork work; // a key past the C library's first block of them takes memory of its own, once
+        pthread_setspecific(g_totalsKey, reinterpret_cast<void *>(1));
+    }
+}
 
 // For the C++ operators (agent_cxx.cpp).
 __thread uint32_t t_inCxx __attribute__((tls_model("initial-exec")));
@@ -436,29 +462,6 @@ void recordFree(void *address)
     beforeFree(address);
 }
 
-InternalWork::InternalWork() : m_countdown(t_state.state), m_allocations(t_state.allocations)
-{
-    ++t_internal;
-}
-
-InternalWork::~InternalWork()
-{
-    --t_internal;
-    t_state.state = m_countdown;
-    t_state.allocations = m_allocations;
-}
-
-AllocationCount allocationCount()
-{
-    return {t_state.state, t_state.allocations};
-}
-
-void setAllocationCount(AllocationCount count)
-{
-    t_state.state = count.state;
-    t_state.allocations = count.allocations;
-}
-
 void resolveRealFunctions()
 {
     ensureReal();
@@ -470,20 +473,23 @@ using namespace emberline::agent;
 
 // --- The hooks ---------------------------------------------------------------------------------------------------
 
-// The fast paths: the countdown and an indirect jump for malloc (no frame of its own: the C library's malloc returns
-// straight to the caller), one bit of the filter and an indirect jump for free.
+// The fast paths: the countdown, the allocator's call and the block's usable size added to the thread's heap slot
+// for malloc; one bit of the filter, the usable size taken off and an indirect jump for free.
 EMBERLINE_EXPORT void *malloc(size_t size)
 {
     ThreadState &t = t_state;
     if (__builtin_expect(countDown(t, size), 0))
         return countedMalloc(size);
-    return g_mallocFn.load(std::memory_order_relaxed)(size);
+    void *address = g_mallocFn.load(std::memory_order_relaxed)(size);
+    countAllocated(address);
+    return address;
 }
 
 EMBERLINE_EXPORT void free(void *address)
 {
     if (__builtin_expect(freeFiltered(uint64_t(address)), 0))
         return filteredFree(address);
+    countFreed(address);
     g_freeFn.load(std::memory_order_relaxed)(address);
 }
 
@@ -522,9 +528,19 @@ EMBERLINE_EXPORT void *realloc(void *address, size_t size)
         // is reported before the real call, so that its address, reused at once by another thread, is told apart.
         beforeFree(address);
     }
-    if (size == 0)
-        return g_real.realloc(address, 0);
-    return afterAlloc(g_real.realloc(address, size), size);
+    countFreed(address); // before the call too: the old block's size is its own only until then
+    if (size == 0) {
+        // The C library frees the block; another allocator may give a block of its own.
+        void *rest = g_real.realloc(address, 0);
+        countAllocated(rest);
+        return rest;
+    }
+    void *moved = g_real.realloc(address, size);
+    if (moved == nullptr) {
+        countAllocated(address); // it failed: the old block is still the program's
+        return nullptr;
+    }
+    return afterAlloc(moved, size);
 }
 
 EMBERLINE_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)

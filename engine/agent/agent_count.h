@@ -1,8 +1,11 @@
 #pragma once
 
-// A thread's count of its allocations and its countdown to the next sampled one (agent.cpp's hooks and slow paths).
+// A thread's count of its allocations and its countdown to the next sampled one (agent.cpp's hooks and slow paths),
+// and its heap counters (agent_protocol.h's HeapSlot; agent_heap.cpp).
 //
 // Thread: each thread its own (static TLS).
+
+#include "engine/agent/agent_protocol.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -28,10 +31,43 @@ struct ThreadState {
     uint64_t rng;         // xorshift state (0: not seeded)
     uint32_t tid;         // 0: not known yet (also after fork)
     bool totalsKeySet;    // the thread's totals are written when it ends
+    bool slotGiven;       // the thread has ended and given its heap slot back
+    HeapSlot *slot;       // where the thread counts its heap; null: ask countHeapSlow
 };
 constexpr int64_t kArmedNow = -1;
 constexpr int64_t kStateNow = int64_t(uint64_t(kArmedNow) << kCountBits);
 extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
+
+// The allocator's malloc_usable_size (the one that serves malloc), or a function that says 0 when it has none.
+using UsableFn = size_t (*)(void *);
+extern UsableFn g_usable;
+
+// A heap count the fast path could not make: no slot yet (it takes one), the agent's own work, a null address.
+void countHeapSlow(void *address, bool freed);
+
+// One add instruction: a signal handler on the same thread cannot fall between a load and a store of the sum, and
+// the session reads it whole (an aligned 8-byte store).
+inline void addToSum(uint64_t &sum, uint64_t n)
+{
+    asm volatile("addq %1, %0" : "+m"(sum) : "r"(n));
+}
+
+inline void countAllocated(void *address)
+{
+    HeapSlot *slot = t_state.slot;
+    if (__builtin_expect(slot == nullptr || address == nullptr, 0))
+        return countHeapSlow(address, false);
+    addToSum(slot->allocated, g_usable(address));
+}
+
+// Before the block goes back to the allocator (after, its size is no longer its own).
+inline void countFreed(void *address)
+{
+    HeapSlot *slot = t_state.slot;
+    if (__builtin_expect(slot == nullptr || address == nullptr, 0))
+        return countHeapSlow(address, true);
+    addToSum(slot->freed, g_usable(address));
+}
 
 inline int64_t countdownOf(const ThreadState &t)
 {

@@ -8,6 +8,7 @@
 //
 // Thread: every thread of the program, concurrently.
 
+#include "engine/agent/agent_count.h"
 #include "engine/agent/agent_hooks.h"
 #include "engine/agent/agent_ring.h"
 
@@ -117,9 +118,12 @@ template <int Op, typename... Extra> inline void *cxxNew(size_t size, bool nothr
     // What the operator itself allocates through the hooked C functions (jemalloc's aligned new calls its exported
     // aligned_alloc) is this one call: neither recorded nor taken off the countdown there.
     const AllocationCount count = allocationCount();
+    HeapSlot *const slot = t_state.slot; // nor counted in the heap there (the slow path counts nothing meanwhile)
+    t_state.slot = nullptr;
     ++t_inCxx;
     void *address = next(size, extra...);
     --t_inCxx;
+    t_state.slot = slot;
     setAllocationCount(count);
     return countAllocation(address, size);
 }
@@ -138,9 +142,13 @@ template <int Op, typename... Extra> inline void cxxDelete(void *address, Extra.
     }
     if (freeFiltered(uint64_t(address)))
         recordFree(address);
+    countFreed(address);
+    HeapSlot *const slot = t_state.slot;
+    t_state.slot = nullptr;
     ++t_inCxx;
     next(address, extra...);
     --t_inCxx;
+    t_state.slot = slot;
 }
 
 } // namespace

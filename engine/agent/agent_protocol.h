@@ -8,11 +8,11 @@
 // program starts (and again in a forked child, and after an exec, which loads the agent anew), maps it shared,
 // and writes records; the session finds the file, maps it, unlinks it and reads the records in order.
 //
-// Layout: a RingHeader (one page), then `dataBytes` of records (a power of two). Writers reserve space by
-// advancing `head` (many threads, lock-free), write their record and then publish its type with a release
-// store; the reader takes records in order while their type is set, clears every byte it consumed (a record of
-// the next lap may start anywhere in it) and advances `tail`. A record never wraps: a writer that would cross the end
-// pads to it first.
+// Layout: a RingHeader (one page), the heap counters (kHeapSlots HeapSlots), then `dataBytes` of records (a power of
+// two). Writers reserve space by advancing `head` (many threads, lock-free), write their record and then publish its
+// type with a release store; the reader takes records in order while their type is set, clears every byte it consumed
+// (a record of the next lap may start anywhere in it) and advances `tail`. A record never wraps: a writer that would
+// cross the end pads to it first.
 //
 // Frees are never lost: an allocation is admitted only while the ring keeps room for a free of every tracked
 // allocation after it (`tracked` × kFreeRecordBytes), and a tracked allocation frees at most once.
@@ -23,8 +23,11 @@
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 4;
-inline constexpr uint64_t kRingHeaderBytes = 4096;
+inline constexpr uint32_t kRingVersion = 5;
+// The header page, then the heap counters' slots (HeapSlot): the records start after both.
+inline constexpr int kHeapSlots = 256;
+inline constexpr uint64_t kHeapSlotsOffset = 4096;
+inline constexpr uint64_t kRingHeaderBytes = kHeapSlotsOffset + uint64_t(kHeapSlots) * 64;
 inline constexpr uint64_t kDefaultRingDataBytes = uint64_t(4) << 20;
 // The data bytes a new ring reserves in the program (the file system's pages, made and cleared by the program
 // itself) before the session finds the ring and reserves the rest on its own time; a program whose records get
@@ -92,11 +95,26 @@ struct AllocRecord {
     uint64_t timeNs;     // CLOCK_MONOTONIC
     uint64_t address;
     uint64_t size;
+    uint64_t usable; // what the allocator gave (malloc_usable_size; 0 when the image's heap is not counted)
     uint64_t threadAllocations;
     uint64_t threadBytes;
     uint64_t regs[kRegisterCount];
     // uint8_t stack[stackBytes] follows, padded to 8
 };
+
+// The heap counters: every block the program allocates and frees, sampled or not, counted by the size the allocator
+// gave it (malloc_usable_size, from the allocator that serves malloc), so that their difference is the live heap in
+// the allocator's sizes at any moment, exactly. Each thread adds to a slot of its own (one cache line, never shared
+// while it is the owner's), with single add instructions that a signal handler on the same thread cannot split; the
+// session sums every slot and the header's late counts. A thread that ends gives its slot back (owner 0) with its
+// sums in it: the next owner adds on. `allocated` and `freed` only grow (modulo 2^64: their difference is what counts).
+struct alignas(64) HeapSlot {
+    std::atomic<uint32_t> owner{0}; // the thread id holding the slot; 0: free
+    uint32_t reserved = 0;
+    uint64_t allocated = 0; // usable bytes allocated by the slot's threads
+    uint64_t freed = 0;     // usable bytes freed by them
+};
+static_assert(sizeof(HeapSlot) == 64);
 
 // A free of an allocation that an AllocRecord reported (any free in exact mode). A realloc that moves a block
 // is a free of the old address and an allocation of the new one, as heaptrack counts it.
@@ -183,7 +201,24 @@ struct alignas(64) RingHeader {
     std::atomic<uint64_t> cpuDropped;          // CPU samples not written: no room in the ring
     std::atomic<uint32_t> problems;            // Problem bits
     std::atomic<uint32_t> finished;            // 1: the process image ended (exit or exec) and flushed
+    // The heap counters (HeapSlot): 1 while their sums hold every block the image allocated and freed; 0 when they
+    // do not: the allocator has no malloc_usable_size, a forked child (it frees blocks its parent allocated), a thread
+    // found no free slot, or memory is not profiled.
+    std::atomic<uint32_t> heapCounted;
+    uint32_t reserved2;
+    // Usable bytes allocated and freed by threads that had given their slot back (an ending thread's last calls).
+    std::atomic<uint64_t> lateAllocated;
+    std::atomic<uint64_t> lateFreed;
 };
-static_assert(sizeof(RingHeader) <= kRingHeaderBytes);
+static_assert(sizeof(RingHeader) <= kHeapSlotsOffset);
+
+inline HeapSlot *heapSlots(RingHeader *ring)
+{
+    return reinterpret_cast<HeapSlot *>(reinterpret_cast<char *>(ring) + kHeapSlotsOffset);
+}
+inline const HeapSlot *heapSlots(const RingHeader *ring)
+{
+    return reinterpret_cast<const HeapSlot *>(reinterpret_cast<const char *>(ring) + kHeapSlotsOffset);
+}
 
 } // namespace emberline::agent

@@ -5,6 +5,7 @@
 // Thread: every thread of the program, concurrently; lock-free.
 
 #include "engine/agent/agent_ring.h"
+#include "engine/agent/agent_count.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -356,6 +357,7 @@ void writeAlloc(void *address, size_t size, bool exact, bool wait, uint32_t tid,
     record->timeNs = now;
     record->address = uint64_t(address);
     record->size = size;
+    record->usable = g_usable(address);
     record->threadAllocations = allocations;
     record->threadBytes = allocatedBytes;
     for (auto &reg : record->regs)
@@ -503,6 +505,8 @@ bool createRing(uint32_t parentPid)
     ring->stackCopyBytes.store(kInitialAllocStackBytes, std::memory_order_relaxed);
     ring->cpuStackCopyBytes.store(kInitialCpuStackBytes, std::memory_order_relaxed);
     ring->reservedBytes.store(reserved, std::memory_order_release);
+    // A forked child frees blocks its parent allocated, which its counts never saw: they are not whole there.
+    ring->heapCounted.store(parentPid == 0 && g_interval > 0 && heapSizesKnown() ? 1 : 0, std::memory_order_release);
     if (rename(temp, path) != 0) {
         munmap(mem, total);
         unlink(temp);

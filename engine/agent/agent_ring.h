@@ -101,6 +101,19 @@ uint64_t liveStackBytes(uint64_t sp);
 void *mallocInternal(size_t size);
 void freeInternal(void *address);
 
+// The heap counters (agent_heap.cpp): the allocator's malloc_usable_size looked up beside `realMalloc`; whether
+// there is one; counting started (or not) once the agent knows; a thread's slot given back at its end; a forked
+// child's thread without its parent's slot.
+void resolveUsable(void *realMalloc);
+bool heapSizesKnown();
+void startHeapCounting(bool counting);
+void giveHeapSlotBack();
+void heapForkChild();
+// agent.cpp: this thread's id (cached), and its end watched (a thread-specific key whose destructor writes its
+// totals and gives its heap slot back).
+uint32_t currentThreadId();
+void watchThreadEnd();
+
 // The in-process sampler (agent_cpu.cpp): its period (0: off), its start in a process image, after the ring is made,
 // and its restart in a forked child.
 extern uint64_t g_cpuPeriodNs;
@@ -112,8 +125,8 @@ void cpuForkChild();
 extern __thread uint32_t t_internal;
 
 // Brackets such calls: t_internal is up while they run, and the thread's count of allocations and its countdown
-// are put back as they were (the program's totals leave the agent's own allocations out; one that a signal handler
-// makes meanwhile is left out with them).
+// are put back as they were, and its heap counts nothing (the program's totals leave the agent's own allocations out;
+// one that a signal handler makes meanwhile is left out with them).
 class InternalWork {
 public:
     InternalWork();
@@ -124,6 +137,7 @@ public:
 private:
     int64_t m_countdown; // with the count bits (agent.cpp's ThreadState::state)
     uint64_t m_allocations;
+    HeapSlot *m_slot; // the thread's heap slot, put aside (null) while the work runs
 };
 
 } // namespace emberline::agent

@@ -197,6 +197,7 @@ size_t AgentRings::drain(Ring &ring, AgentSink &sink, uint64_t upToNs)
             a.timeNs = alloc->timeNs;
             a.address = alloc->address;
             a.size = alloc->size;
+            a.usable = alloc->usable;
             a.threadAllocations = alloc->threadAllocations;
             a.threadBytes = alloc->threadBytes;
             a.regs = std::span<const uint64_t>(alloc->regs, agent::kRegisterCount);
@@ -352,6 +353,43 @@ void AgentRings::detach(AgentSink &sink)
     for (auto &ring : m_rings)
         ring->header->detached.store(1, std::memory_order_release);
     poll(sink);
+}
+
+namespace {
+
+std::optional<int64_t> heapLiveOf(const agent::RingHeader &h)
+{
+    if (h.heapCounted.load(std::memory_order_acquire) == 0)
+        return std::nullopt;
+    // Each sum is written by one thread at a time with whole 8-byte stores; their differences add up modulo 2^64.
+    uint64_t live = h.lateAllocated.load(std::memory_order_relaxed) - h.lateFreed.load(std::memory_order_relaxed);
+    const agent::HeapSlot *slots = agent::heapSlots(&h);
+    for (int i = 0; i < agent::kHeapSlots; ++i)
+        live +=
+            __atomic_load_n(&slots[i].allocated, __ATOMIC_RELAXED) - __atomic_load_n(&slots[i].freed, __ATOMIC_RELAXED);
+    // Checked again after the sums: a thread that found no slot meanwhile made them partial.
+    if (h.heapCounted.load(std::memory_order_acquire) == 0)
+        return std::nullopt;
+    return static_cast<int64_t>(live);
+}
+
+} // namespace
+
+std::optional<int64_t> AgentRings::heapLive(uint64_t image) const
+{
+    for (const auto &ring : m_rings)
+        if (ring->image == image)
+            return heapLiveOf(*ring->header);
+    return std::nullopt;
+}
+
+std::unordered_map<uint64_t, int64_t> AgentRings::heapLive() const
+{
+    std::unordered_map<uint64_t, int64_t> out;
+    for (const auto &ring : m_rings)
+        if (const auto live = heapLiveOf(*ring->header))
+            out.emplace(ring->image, *live);
+    return out;
 }
 
 AgentCounters AgentRings::counters() const

@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace emberline::engine {
@@ -19,6 +21,7 @@ struct AgentAllocation {
     uint64_t timeNs = 0; // CLOCK_MONOTONIC
     uint64_t address = 0;
     uint64_t size = 0;
+    uint64_t usable = 0; // the size the allocator gave it (0: not known)
     // Every allocation the thread made in this image so far, this one included, and their bytes (exact: counted by
     // the hooks, sampled or not).
     uint64_t threadAllocations = 0;
@@ -109,6 +112,12 @@ public:
     // handled, its old image's records are read while its old map holds. A ring that appears now is the new
     // image's, read at the next poll with the new map.
     size_t pollProcess(AgentSink &sink, uint32_t pid);
+    // The live heap of process image `image` now, in the allocator's usable bytes, exactly (the agent's heap
+    // counters: agent_protocol.h's HeapSlot); nothing when the image's ring is closed or its counts are not whole. An
+    // image's sink callbacks (onImageEnd too) come while its ring is open.
+    std::optional<int64_t> heapLive(uint64_t image) const;
+    // The same for every open image whose counts are whole.
+    std::unordered_map<uint64_t, int64_t> heapLive() const;
     // The stack each sample copies from now on (the learned copy).
     void setStackCopyBytes(uint32_t bytes);
     // The in-process sampler's signal in process `pid`'s newest ring (0: none, or no open ring).

@@ -25,6 +25,18 @@ void HeapTracker::add(BySite &sites, const Block &b, BySize bySize, bool shortLi
 
 void HeapTracker::forget(const Block &b)
 {
+    const auto image = m_images.find(b.image);
+    if (image != m_images.end()) {
+        ImageLive &i = image->second;
+        if (--i.blocks == 0) {
+            m_images.erase(image); // nothing live: no rounding error left behind
+        } else {
+            i.objects -= b.objects;
+            i.bytes -= b.bytes;
+            i.usable -= b.usable;
+            i.variance -= b.variance;
+        }
+    }
     m_counters.liveBytes -= b.bytes;
     // A sum kept by adding and taking away: it never goes below 0, nor does it stay a rounding error above 0 once
     // nothing is live.
@@ -32,14 +44,24 @@ void HeapTracker::forget(const Block &b)
 }
 
 void HeapTracker::allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t address, uint64_t size, uint32_t stack,
-                           uint64_t timeNs)
+                           uint64_t timeNs, uint64_t usable)
 {
     const AllocationWeight w = weighAllocation(size, m_interval);
     ++m_counters.allocations;
     m_counters.allocatedObjects += w.count;
     m_counters.allocatedBytes += w.bytes;
     m_counters.allocatedBytesVariance += w.bytesVariance;
-    const Block block{pid, tid, stack, w.count, w.bytes, w.bytesVariance, timeNs, m_flush, blockSizeClass(size)};
+    const Block block{image,
+                      pid,
+                      tid,
+                      stack,
+                      w.count,
+                      w.bytes,
+                      w.bytesVariance,
+                      timeNs,
+                      m_flush,
+                      blockSizeClass(size),
+                      w.count * double(usable)};
     add(m_allocated, block, BySize::Yes);
 
     auto [it, inserted] = m_live.try_emplace(Key{image, address});
@@ -49,6 +71,12 @@ void HeapTracker::allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t 
         forget(it->second);
     }
     it->second = block;
+    ImageLive &i = m_images[image];
+    ++i.blocks;
+    i.objects += block.objects;
+    i.bytes += block.bytes;
+    i.usable += block.usable;
+    i.variance += block.variance;
     m_counters.liveBytes += w.bytes;
     m_counters.liveBytesVariance += w.bytesVariance;
     m_counters.peakLiveBytes = std::max(m_counters.peakLiveBytes, m_counters.liveBytes);
@@ -77,22 +105,86 @@ void HeapTracker::free(uint64_t image, uint64_t address, uint64_t timeNs)
     m_live.erase(it);
 }
 
-void HeapTracker::endImage(uint64_t image)
+void HeapTracker::endImage(uint64_t image, std::optional<int64_t> exactUsable)
 {
     ++m_counters.imagesEnded;
+    ExactUsable exact;
+    if (exactUsable)
+        exact.emplace(image, *exactUsable);
+    const double g = calibration(image, exact);
+    m_counters.leakedBytesVariance += live(exact, image).variance;
     for (auto it = m_live.begin(); it != m_live.end();) {
         if (it->first.image != image) {
             ++it;
             continue;
         }
-        const Block &b = it->second;
+        Block b = it->second;
+        forget(b);
+        b.objects *= g;
+        b.bytes *= g;
         add(m_leaks, b, BySize::Yes);
         m_counters.leakedObjects += b.objects;
         m_counters.leakedBytes += b.bytes;
-        m_counters.leakedBytesVariance += b.variance;
-        forget(b);
         it = m_live.erase(it);
     }
+}
+
+double HeapTracker::calibration(uint64_t image, const ExactUsable &exact) const
+{
+    if (m_interval <= 1)
+        return 1; // every allocation recorded: nothing to calibrate
+    const auto e = exact.find(image);
+    const auto i = m_images.find(image);
+    if (e == exact.end() || i == m_images.end() || e->second < 0 || i->second.usable <= 0)
+        return 1;
+    return double(e->second) / i->second.usable;
+}
+
+double HeapTracker::liveBytes(const ExactUsable &exact) const
+{
+    double bytes = 0;
+    for (const auto &[image, i] : m_images)
+        bytes += calibration(image, exact) * i.bytes;
+    return bytes;
+}
+
+HeapTracker::LiveEstimate HeapTracker::live(const ExactUsable &exact, std::optional<uint64_t> image) const
+{
+    LiveEstimate out;
+    double variance = 0; // of the images without calibration
+    struct Calibrated {
+        double g = 1;
+        double rho = 0;
+        double terms = 0; // sum of the samples' terms, w (w - 1) (size - rho usable)^2
+    };
+    std::unordered_map<uint64_t, Calibrated> calibrated;
+    for (const auto &[id, i] : m_images) {
+        if (image && id != *image)
+            continue;
+        const double g = calibration(id, exact);
+        out.bytes += g * i.bytes;
+        out.objects += g * i.objects;
+        if (g == 1)
+            variance += std::max(0.0, i.variance);
+        else
+            calibrated[id] = {g, i.usable > 0 ? i.bytes / i.usable : 0, 0};
+    }
+    if (!calibrated.empty()) {
+        for (const auto &[key, b] : m_live) {
+            const auto c = calibrated.find(key.image);
+            if (c == calibrated.end() || b.objects <= 1)
+                continue; // a block sampled for sure (w = 1) leaves no error
+            // w (w - 1) (size - rho usable)^2, with bytes = w size and usable = w usable-size.
+            const double d = b.bytes - c->second.rho * b.usable;
+            const double term = (b.objects - 1) / b.objects * d * d;
+            c->second.terms += term;
+        }
+        for (const auto &[id, c] : calibrated)
+            variance += c.g * c.g * c.terms;
+    }
+    out.variance = variance;
+    out.margin = samplingMargin(variance);
+    return out;
 }
 
 std::vector<HeapTracker::StackMemory> HeapTracker::listed(const BySite &bySite)
@@ -118,11 +210,23 @@ std::vector<HeapTracker::StackMemory> HeapTracker::takeAllocated()
     return out;
 }
 
-std::vector<HeapTracker::StackMemory> HeapTracker::inUse() const
+std::vector<HeapTracker::StackMemory> HeapTracker::inUse(const ExactUsable &exact) const
 {
+    std::unordered_map<uint64_t, double> factors;
+    for (const auto &[image, i] : m_images)
+        factors.emplace(image, calibration(image, exact));
     BySite bySite;
-    for (const auto &[key, b] : m_live)
-        add(bySite, b, BySize::No);
+    for (const auto &[key, b] : m_live) {
+        const double g = factors[key.image];
+        if (g == 1) {
+            add(bySite, b, BySize::No);
+            continue;
+        }
+        Block calibrated = b;
+        calibrated.objects *= g;
+        calibrated.bytes *= g;
+        add(bySite, calibrated, BySize::No);
+    }
     return listed(bySite);
 }
 

@@ -57,6 +57,12 @@ size_t MemoryPipeline::poll(uint64_t upToNs)
 {
     const size_t records = m_rings.poll(*this, upToNs);
     adaptStackCopy();
+    // The peak, as often as a hundred times a second: each look sums the agent's heap slots of every open image.
+    const uint64_t now = static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC));
+    if (m_interval > 1 && now - m_peakCheckedNs >= 10'000'000) {
+        m_peakCheckedNs = now;
+        m_peakLive = std::max(m_peakLive, m_heap.liveBytes(m_rings.heapLive()));
+    }
     return records;
 }
 
@@ -88,7 +94,7 @@ void MemoryPipeline::onAllocation(const AgentAllocation &a)
 {
     const std::span<const uint32_t> locations =
         m_pipeline.unwindAllocation(a.pid, a.tid, a.regs, a.stack, a.stackLimit);
-    m_heap.allocate(a.image, a.pid, a.tid, a.address, a.size, m_sites.intern(locations), a.timeNs);
+    m_heap.allocate(a.image, a.pid, a.tid, a.address, a.size, m_sites.intern(locations), a.timeNs, a.usable);
     addTotals(a.image, a.tid, a.threadAllocations, a.threadBytes);
 }
 
@@ -136,7 +142,14 @@ void MemoryPipeline::onImageStart(uint64_t image, uint32_t pid, uint32_t parentP
 void MemoryPipeline::onImageEnd(uint64_t image, uint32_t pid)
 {
     (void)pid;
-    m_heap.endImage(image);
+    // Its leaks calibrated, as its flushes' in-use snapshots were, to what its heap counts held at its end.
+    const std::optional<int64_t> exact = m_rings.heapLive(image);
+    qCDebug(lcSession, "memory image %llu ended holding %lld usable bytes (exact)",
+            static_cast<unsigned long long>(image), static_cast<long long>(exact.value_or(-1)));
+    // What the program held as it ended may be its largest heap (one that only grows): the peak sees it first.
+    if (m_interval > 1)
+        m_peakLive = std::max(m_peakLive, m_heap.liveBytes(m_rings.heapLive()));
+    m_heap.endImage(image, exact);
     std::erase(m_openImages, image);
     // Threads that ended without their last totals (killed, or still running at the end) count as last reported.
     m_threadTotals.erase(m_threadTotals.lower_bound({image, 0}), m_threadTotals.lower_bound({image + 1, 0}));
@@ -165,7 +178,9 @@ void MemoryPipeline::record(const std::vector<HeapTracker::StackMemory> &sites, 
 void MemoryPipeline::flush(int64_t realNs)
 {
     record(m_heap.takeAllocated(), realNs, true, false);
-    record(m_heap.inUse(), realNs, false, false);
+    const HeapTracker::ExactUsable exact = m_rings.heapLive();
+    record(m_heap.inUse(exact), realNs, false, false);
+    m_peakLive = std::max(m_peakLive, m_heap.liveBytes(exact));
 }
 
 void MemoryPipeline::finish(int64_t realNs)
@@ -194,13 +209,16 @@ std::shared_ptr<const MemorySummary> MemoryPipeline::summary() const
     s->allocatedObjects = s->allocatedExact ? static_cast<double>(m_totalAllocations) : heap.allocatedObjects;
     s->sampledAllocatedBytes = heap.allocatedBytes;
     s->sampledAllocatedObjects = heap.allocatedObjects;
-    s->peakLiveBytes = heap.peakLiveBytes;
+
     s->leakedBytes = heap.leakedBytes;
     s->leakedObjects = heap.leakedObjects;
-    s->liveBytes = heap.liveBytes;
+    const HeapTracker::LiveEstimate live = m_heap.live(m_rings.heapLive());
+    s->liveBytes = live.bytes;
+    // Sampling: the largest calibrated live heap of the polls and flushes; exact mode: the largest of every record.
+    s->peakLiveBytes = m_interval > 1 ? std::max(m_peakLive, live.bytes) : heap.peakLiveBytes;
     s->allocatedBytesMargin = s->allocatedExact ? 0 : samplingMargin(heap.allocatedBytesVariance);
     s->sampledAllocatedBytesMargin = samplingMargin(heap.allocatedBytesVariance);
-    s->liveBytesMargin = samplingMargin(heap.liveBytesVariance);
+    s->liveBytesMargin = samplingMargin(live.variance);
     s->leakedBytesMargin = samplingMargin(heap.leakedBytesVariance);
     s->samples = rings.allocations;
     s->frees = rings.frees;

@@ -51,8 +51,10 @@ public:
     void finish(int64_t realNs);
 
     std::shared_ptr<const MemorySummary> summary() const;
-    double liveBytes() const { return m_heap.counters().liveBytes; }
-    double liveBytesMargin() const { return samplingMargin(m_heap.counters().liveBytesVariance); }
+    // The live heap now (calibrated to the agent's exact heap counts where they are whole: HeapTracker::live), and
+    // the half-width of its 95% range.
+    double liveBytes() const { return m_heap.liveBytes(m_rings.heapLive()); }
+    double liveBytesMargin() const { return m_heap.live(m_rings.heapLive()).margin; }
     // What the program allocated: the hooks' exact count where the agent reported it, else the samples' estimate.
     double allocatedBytes() const;
 
@@ -91,6 +93,9 @@ private:
     std::map<std::pair<uint64_t, uint32_t>, std::pair<uint64_t, uint64_t>> m_threadTotals;
     uint64_t m_totalAllocations = 0;
     uint64_t m_totalBytes = 0;
+    // The largest live heap seen at a poll (sampling: calibrated, as flushes are), and when it was last looked at.
+    double m_peakLive = 0;
+    uint64_t m_peakCheckedNs = 0;
     uint32_t m_stackCopy = 0; // what each sample copies now
     uint64_t m_shortCopiesSeen = 0;
 };

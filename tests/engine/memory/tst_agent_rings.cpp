@@ -17,6 +17,7 @@
 #include <QtTest>
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include <csignal>
@@ -52,6 +53,7 @@ public:
         site.estimatedBytes += w.bytes;
         if (!live[a.image].emplace(a.address, a.size).second)
             ++doubleAllocations;
+        liveUsable[a.image][a.address] = a.usable;
         if (!a.stack.empty() && a.regs.size() == 17 && a.regs[7] != 0 && a.regs[8] != 0)
             ++withStack;
         if (unwindSizes.count(a.size) != 0 && unwound.count(a.size) == 0)
@@ -62,6 +64,7 @@ public:
     {
         if (live[image].erase(address) == 0)
             ++unknownFrees;
+        liveUsable[image].erase(address);
         ++frees;
     }
     void onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid) override
@@ -78,6 +81,14 @@ public:
             site.leakedBytes += size;
         }
         live.erase(image);
+        // What the agent's heap counts held at the image's end, beside the usable sizes of the blocks the records
+        // left live.
+        uint64_t usable = 0;
+        for (const auto &[address, bytes] : liveUsable[image])
+            usable += bytes;
+        liveUsable.erase(image);
+        recordedUsable[pid].push_back(usable);
+        countedUsable[pid].push_back(rings ? rings->heapLive(image) : std::nullopt);
         ended.insert(image);
     }
 
@@ -87,7 +98,12 @@ public:
     std::map<uint64_t, QStringList> unwound;
 
     std::map<std::pair<uint32_t, uint64_t>, SiteCount> sites;
-    std::map<uint64_t, std::map<uint64_t, uint64_t>> live; // image -> address -> size
+    std::map<uint64_t, std::map<uint64_t, uint64_t>> live;       // image -> address -> size
+    std::map<uint64_t, std::map<uint64_t, uint64_t>> liveUsable; // image -> address -> usable size
+    // Per process, at each of its images' ends: the usable bytes its records left live, and its heap counts.
+    std::map<uint32_t, std::vector<uint64_t>> recordedUsable;
+    std::map<uint32_t, std::vector<std::optional<int64_t>>> countedUsable;
+    const AgentRings *rings = nullptr;
     std::map<uint32_t, uint32_t> parents;
     std::map<uint32_t, int> images;
     std::set<uint64_t> started, ended;
@@ -170,6 +186,7 @@ Run runTarget(CountingSink &sink, const QStringList &args, uint64_t interval, in
         }
     }
     AgentRings rings(dir.path().toStdString());
+    sink.rings = &rings;
     QProcess process;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("LD_PRELOAD"), agentPath());
@@ -296,6 +313,17 @@ private Q_SLOTS:
                                })->pid;
         QCOMPARE(sink.parents[child], parent);
         QCOMPARE(sink.images[parent], 2);
+        // The heap counts (every block's usable size, added at its allocation and taken off at its free) hold at each
+        // image's end exactly what the records left live: the program and the exec'd image, whose every block they
+        // saw. A forked child frees its parent's blocks too: its counts say they are not whole.
+        QCOMPARE(sink.countedUsable[parent].size(), size_t(2));
+        for (size_t i = 0; i < 2; ++i) {
+            QVERIFY(sink.countedUsable[parent][i].has_value());
+            QVERIFY(sink.recordedUsable[parent][i] > 0);
+            QCOMPARE(uint64_t(*sink.countedUsable[parent][i]), sink.recordedUsable[parent][i]);
+        }
+        QCOMPARE(sink.countedUsable[child].size(), size_t(1));
+        QVERIFY(!sink.countedUsable[child][0].has_value());
         QCOMPARE(run.counters.allocsDropped, uint64_t(0));
         QCOMPARE(sink.doubleAllocations, uint64_t(0));
         // Every allocation carries registers and a stack copy for the unwinder.

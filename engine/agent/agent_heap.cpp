@@ -1,0 +1,172 @@
+// The heap counters of libemberline_agent.so (agent_protocol.h's HeapSlot): every allocation and free of the program,
+// sampled or not, adds the block's usable size to its thread's slot in the ring, so that the session knows the live
+// heap exactly at every flush, in the allocator's sizes, and can tell how far the sampled estimate of it is off.
+//
+// The fast path (agent_count.h) is one call of the allocator's malloc_usable_size and one add to the thread's own
+// cache line. Everything else comes here: a thread's first count takes a slot (and has its end watched, to give the
+// slot back), the agent's own work and the C++ operators' nested calls count nothing, and an ending thread's last
+// calls count in the header.
+//
+// Thread: every thread of the program, concurrently; lock-free.
+
+#include "engine/agent/agent_count.h"
+#include "engine/agent/agent_hooks.h"
+#include "engine/agent/agent_ring.h"
+
+#include <dlfcn.h>
+#include <string.h>
+
+#include <atomic>
+
+namespace emberline::agent {
+namespace {
+
+size_t noUsable(void *)
+{
+    return 0;
+}
+
+// 0: the agent has not started yet (nothing to count in); 1: counting; 2: not counting (memory is not profiled, the
+// allocator tells no sizes, or this image has no ring).
+std::atomic<int> g_heapState{0};
+
+// Where a thread counts when its counts go nowhere: its own (a shared sink would be a cache line that every thread
+// writes).
+constinit thread_local HeapSlot t_nowhere __attribute__((tls_model("initial-exec")));
+
+// Another allocator's malloc_usable_size may allocate (tcmalloc's makes its MallocExtension at its first call): it
+// runs as the agent's own work, whose allocations pass through uncounted. The C library's allocates nothing.
+UsableFn g_foreignUsable = nullptr;
+size_t guardedUsable(void *address)
+{
+    const InternalWork work;
+    return g_foreignUsable(address);
+}
+
+HeapSlot *claimSlot(uint32_t tid)
+{
+    HeapSlot *slots = heapSlots(g_ring);
+    // From a place of the thread's own, so that threads starting together do not race for the same slots.
+    const uint32_t first = (tid * 2654435761u) % uint32_t(kHeapSlots);
+    for (uint32_t i = 0; i < uint32_t(kHeapSlots); ++i) {
+        HeapSlot &slot = slots[(first + i) % uint32_t(kHeapSlots)];
+        uint32_t free = 0;
+        if (slot.owner.load(std::memory_order_relaxed) == 0 &&
+            slot.owner.compare_exchange_strong(free, tid, std::memory_order_acq_rel))
+            return &slot;
+    }
+    return nullptr;
+}
+
+} // namespace
+
+UsableFn g_usable = noUsable;
+
+void resolveUsable(void *realMalloc)
+{
+    // The allocator that serves malloc must be the one asked for sizes: another's malloc_usable_size would read a
+    // block it never made.
+    void *usable = dlsym(RTLD_NEXT, "malloc_usable_size");
+    Dl_info mallocInfo;
+    Dl_info usableInfo;
+    if (usable && realMalloc && dladdr(realMalloc, &mallocInfo) != 0 && dladdr(usable, &usableInfo) != 0 &&
+        mallocInfo.dli_fbase == usableInfo.dli_fbase) {
+        if (usableInfo.dli_fname && strstr(usableInfo.dli_fname, "/libc.so")) {
+            g_usable = reinterpret_cast<UsableFn>(usable);
+        } else {
+            g_foreignUsable = reinterpret_cast<UsableFn>(usable);
+            g_usable = guardedUsable;
+        }
+    }
+}
+
+bool heapSizesKnown()
+{
+    return g_usable != noUsable;
+}
+
+void startHeapCounting(bool counting)
+{
+    // Not counting: the fast path's call costs nothing more than a return (the agent may run for CPU alone).
+    if (!counting)
+        g_usable = noUsable;
+    g_heapState.store(counting ? 1 : 2, std::memory_order_release);
+}
+
+void countHeapSlow(void *address, bool freed)
+{
+    ThreadState &t = t_state;
+    // The agent's own work and what an allocator's C++ operator calls inside it count nothing (the operator's call
+    // counts); a failed allocation and free(nullptr) have no block.
+    if (address == nullptr || t_internal != 0 || t_inCxx != 0 || t.slot != nullptr)
+        return;
+    const int state = g_heapState.load(std::memory_order_acquire);
+    if (state == 0)
+        return; // before the agent starts (it starts at the first allocation, before this one is counted)
+    if (state == 2 || !g_ring) {
+        t.slot = &t_nowhere;
+        return;
+    }
+    if (t.slotGiven) {
+        // The thread has ended and given its slot back: its last calls count in the header.
+        (freed ? g_ring->lateFreed : g_ring->lateAllocated).fetch_add(g_usable(address), std::memory_order_relaxed);
+        return;
+    }
+    HeapSlot *slot = claimSlot(currentThreadId());
+    if (!slot) {
+        // More threads than slots at once: the counts are no longer whole, and the session says nothing from them.
+        g_ring->heapCounted.store(0, std::memory_order_release);
+        t.slot = &t_nowhere;
+        return;
+    }
+    watchThreadEnd(); // gives the slot back when the thread ends
+    t.slot = slot;
+    addToSum(freed ? slot->freed : slot->allocated, g_usable(address));
+}
+
+void giveHeapSlotBack()
+{
+    ThreadState &t = t_state;
+    if (t.slot && t.slot != &t_nowhere)
+        t.slot->owner.store(0, std::memory_order_release);
+    t.slot = nullptr;
+    t.slotGiven = true;
+}
+
+// The agent's own work: the thread's countdown, count and heap slot set aside, and put back after.
+InternalWork::InternalWork() : m_countdown(t_state.state), m_allocations(t_state.allocations), m_slot(t_state.slot)
+{
+    ++t_internal;
+    t_state.slot = nullptr; // the slow path, which counts nothing while t_internal is up
+}
+
+InternalWork::~InternalWork()
+{
+    --t_internal;
+    t_state.state = m_countdown;
+    t_state.allocations = m_allocations;
+    // The slot the work found (a slot the work itself took is the thread's from now on: it stays).
+    if (m_slot)
+        t_state.slot = m_slot;
+}
+
+AllocationCount allocationCount()
+{
+    return {t_state.state, t_state.allocations};
+}
+
+void setAllocationCount(AllocationCount count)
+{
+    t_state.state = count.state;
+    t_state.allocations = count.allocations;
+}
+
+void heapForkChild()
+{
+    // The parent's slots stay in the parent's ring; the child counts in its own (which says the counts are not
+    // whole: the child frees blocks that its parent allocated).
+    t_state.slot = nullptr;
+    t_state.slotGiven = false;
+}
+
+} // namespace emberline::agent
