@@ -32,8 +32,9 @@ void printMemorySummary(const engine::MemorySummary &m)
     auto bytes = [](double v) { return engine::formatValue(static_cast<int64_t>(std::llround(v)), "bytes"); };
     const std::string how = m.interval == 1 ? std::string("every allocation")
                                             : "sampled every " + bytes(static_cast<double>(m.interval)) +
-                                                  " on average: the heap and the profile's values are estimates, "
-                                                  "\u00b1 the range sampling leaves them 19 times in 20";
+                                                  " on average: the profile's values are estimates, \u00b1 the range "
+                                                  "sampling leaves them 19 times in 20 (the live heap calibrated to "
+                                                  "the agent's exact count of it)";
     // "1.2 MiB (±80.0 KiB)": an estimate and its sampling's 95% range, when it has one.
     auto estimate = [&](double value, double margin) {
         return margin > 0 && value > 0 ? bytes(value) + " (\u00b1" + bytes(margin) + ")" : bytes(value);

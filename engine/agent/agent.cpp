@@ -111,7 +111,8 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.stat
                                                                            .tid = 0,
                                                                            .totalsKeySet = false,
                                                                            .slotGiven = false,
-                                                                           .slot = nullptr};
+                                                                           .slot = nullptr,
+                                                                           .ownSlot = nullptr};
 
 namespace {
 
@@ -145,7 +146,7 @@ void resolveReal()
     g_real.valloc = reinterpret_cast<MallocFn>(dlsym(RTLD_NEXT, "valloc"));
     g_real.pvalloc = reinterpret_cast<MallocFn>(dlsym(RTLD_NEXT, "pvalloc"));
     g_real.dlopen = reinterpret_cast<DlopenFn>(dlsym(RTLD_NEXT, "dlopen"));
-    resolveUsable(reinterpret_cast<void *>(g_real.malloc));
+    resolveUsable(g_real.malloc, g_real.free);
     g_mallocFn.store(g_real.malloc, std::memory_order_release);
     g_freeFn.store(g_real.free, std::memory_order_release);
     g_resolved.store(2, std::memory_order_release);
@@ -422,6 +423,13 @@ void beforeFree(void *address)
         writeFree(address, false, false, currentTid());
 }
 
+// A free the fast path leaves to the slow path: no slot yet, the agent's work, free(nullptr), another allocator.
+__attribute__((noinline)) void countedFree(void *address)
+{
+    countFreed(address);
+    g_freeFn.load(std::memory_order_relaxed)(address);
+}
+
 __attribute__((noinline)) void filteredFree(void *address)
 {
     if (isBootstrap(address))
@@ -473,8 +481,8 @@ using namespace emberline::agent;
 
 // --- The hooks ---------------------------------------------------------------------------------------------------
 
-// The fast paths: the countdown, the allocator's call and the block's usable size added to the thread's heap slot
-// for malloc; one bit of the filter, the usable size taken off and an indirect jump for free.
+// The fast paths: the countdown, the allocator's call and the block's chunk size added to the thread's heap slot
+// for malloc; one bit of the filter, the chunk size taken off and an indirect jump for free.
 EMBERLINE_EXPORT void *malloc(size_t size)
 {
     ThreadState &t = t_state;
@@ -489,7 +497,10 @@ EMBERLINE_EXPORT void free(void *address)
 {
     if (__builtin_expect(freeFiltered(uint64_t(address)), 0))
         return filteredFree(address);
-    countFreed(address);
+    HeapSlot *slot = t_state.slot; // the C library's chunk size off the count, then a jump: no call, no frame
+    if (__builtin_expect(slot == nullptr || address == nullptr, 0))
+        return countedFree(address);
+    addToSum(slot->freed, chunkSize(address));
     g_freeFn.load(std::memory_order_relaxed)(address);
 }
 

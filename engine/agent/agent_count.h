@@ -32,7 +32,9 @@ struct ThreadState {
     uint32_t tid;         // 0: not known yet (also after fork)
     bool totalsKeySet;    // the thread's totals are written when it ends
     bool slotGiven;       // the thread has ended and given its heap slot back
-    HeapSlot *slot;       // where the thread counts its heap; null: ask countHeapSlow
+    HeapSlot *slot;       // where the fast path counts the thread's heap (the C library's chunk sizes); null: it asks
+                          // countHeapSlow (no slot yet, the agent's own work, another allocator's sizes)
+    HeapSlot *ownSlot;    // the thread's slot (or one that counts nowhere); null: none taken yet
 };
 constexpr int64_t kArmedNow = -1;
 constexpr int64_t kStateNow = int64_t(uint64_t(kArmedNow) << kCountBits);
@@ -41,6 +43,19 @@ extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 // The allocator's malloc_usable_size (the one that serves malloc), or a function that says 0 when it has none.
 using UsableFn = size_t (*)(void *);
 extern UsableFn g_usable;
+
+// How the heap counts measure a block: by the C library's own chunk size where malloc is the C library's (the size
+// field before the block, which its malloc_usable_size reads too, and which a free reads anyway: one load of a line
+// already in the cache, where malloc_usable_size also looks at the next chunk's header, another line), checked
+// against malloc_usable_size as the agent starts; else by the allocator's malloc_usable_size. The same measure at a
+// block's allocation and at its free, so that what stays counted is the live heap in that measure.
+extern bool g_chunkSizes;
+inline uint64_t blockSize(void *address)
+{
+    if (__builtin_expect(g_chunkSizes, 1))
+        return reinterpret_cast<const uint64_t *>(address)[-1] & ~uint64_t(7); // the flag bits below the size
+    return g_usable(address);
+}
 
 // A heap count the fast path could not make: no slot yet (it takes one), the agent's own work, a null address.
 void countHeapSlow(void *address, bool freed);
@@ -52,12 +67,17 @@ inline void addToSum(uint64_t &sum, uint64_t n)
     asm volatile("addq %1, %0" : "+m"(sum) : "r"(n));
 }
 
+inline uint64_t chunkSize(const void *address)
+{
+    return reinterpret_cast<const uint64_t *>(address)[-1] & ~uint64_t(7); // the flag bits below the size
+}
+
 inline void countAllocated(void *address)
 {
     HeapSlot *slot = t_state.slot;
     if (__builtin_expect(slot == nullptr || address == nullptr, 0))
         return countHeapSlow(address, false);
-    addToSum(slot->allocated, g_usable(address));
+    addToSum(slot->allocated, chunkSize(address));
 }
 
 // Before the block goes back to the allocator (after, its size is no longer its own).
@@ -66,7 +86,7 @@ inline void countFreed(void *address)
     HeapSlot *slot = t_state.slot;
     if (__builtin_expect(slot == nullptr || address == nullptr, 0))
         return countHeapSlow(address, true);
-    addToSum(slot->freed, g_usable(address));
+    addToSum(slot->freed, chunkSize(address));
 }
 
 inline int64_t countdownOf(const ThreadState &t)

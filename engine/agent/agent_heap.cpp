@@ -61,18 +61,42 @@ HeapSlot *claimSlot(uint32_t tid)
 } // namespace
 
 UsableFn g_usable = noUsable;
+bool g_chunkSizes = false;
 
-void resolveUsable(void *realMalloc)
+namespace {
+
+// Whether the C library's chunks carry their size where blockSize reads it: small and large blocks agree with
+// malloc_usable_size, less the chunk's header (a mapped chunk, flag 2, has two words of it; none is made here: the
+// free of one would raise the C library's threshold for mapping blocks, and change the program's heap).
+bool chunkSizesAgree(UsableFn usable, void *(*realMalloc)(size_t), void (*realFree)(void *))
+{
+    bool agree = true;
+    for (const size_t size : {size_t(1), size_t(24), size_t(100), size_t(1000), size_t(40000)}) {
+        void *p = realMalloc(size);
+        if (!p)
+            return false;
+        const uint64_t field = reinterpret_cast<const uint64_t *>(p)[-1];
+        const uint64_t header = (field & 2) != 0 ? 16 : 8;
+        agree = agree && (field & ~uint64_t(7)) == usable(p) + header && usable(p) >= size;
+        realFree(p);
+    }
+    return agree;
+}
+
+} // namespace
+
+void resolveUsable(void *(*realMalloc)(size_t), void (*realFree)(void *))
 {
     // The allocator that serves malloc must be the one asked for sizes: another's malloc_usable_size would read a
     // block it never made.
     void *usable = dlsym(RTLD_NEXT, "malloc_usable_size");
     Dl_info mallocInfo;
     Dl_info usableInfo;
-    if (usable && realMalloc && dladdr(realMalloc, &mallocInfo) != 0 && dladdr(usable, &usableInfo) != 0 &&
-        mallocInfo.dli_fbase == usableInfo.dli_fbase) {
+    if (usable && realMalloc && realFree && dladdr(reinterpret_cast<void *>(realMalloc), &mallocInfo) != 0 &&
+        dladdr(usable, &usableInfo) != 0 && mallocInfo.dli_fbase == usableInfo.dli_fbase) {
         if (usableInfo.dli_fname && strstr(usableInfo.dli_fname, "/libc.so")) {
             g_usable = reinterpret_cast<UsableFn>(usable);
+            g_chunkSizes = chunkSizesAgree(g_usable, realMalloc, realFree);
         } else {
             g_foreignUsable = reinterpret_cast<UsableFn>(usable);
             g_usable = guardedUsable;
@@ -87,7 +111,7 @@ bool heapSizesKnown()
 
 void startHeapCounting(bool counting)
 {
-    // Not counting: the fast path's call costs nothing more than a return (the agent may run for CPU alone).
+    // Not counting (the agent may run for CPU alone): counts go nowhere, and another allocator is not asked.
     if (!counting)
         g_usable = noUsable;
     g_heapState.store(counting ? 1 : 2, std::memory_order_release);
@@ -98,38 +122,44 @@ void countHeapSlow(void *address, bool freed)
     ThreadState &t = t_state;
     // The agent's own work and what an allocator's C++ operator calls inside it count nothing (the operator's call
     // counts); a failed allocation and free(nullptr) have no block.
-    if (address == nullptr || t_internal != 0 || t_inCxx != 0 || t.slot != nullptr)
+    if (address == nullptr || t_internal != 0 || t_inCxx != 0)
         return;
     const int state = g_heapState.load(std::memory_order_acquire);
     if (state == 0)
         return; // before the agent starts (it starts at the first allocation, before this one is counted)
-    if (state == 2 || !g_ring) {
-        t.slot = &t_nowhere;
-        return;
-    }
     if (t.slotGiven) {
         // The thread has ended and given its slot back: its last calls count in the header.
-        (freed ? g_ring->lateFreed : g_ring->lateAllocated).fetch_add(g_usable(address), std::memory_order_relaxed);
+        if (state == 1 && g_ring)
+            (freed ? g_ring->lateFreed : g_ring->lateAllocated)
+                .fetch_add(blockSize(address), std::memory_order_relaxed);
         return;
     }
-    HeapSlot *slot = claimSlot(currentThreadId());
-    if (!slot) {
-        // More threads than slots at once: the counts are no longer whole, and the session says nothing from them.
-        g_ring->heapCounted.store(0, std::memory_order_release);
-        t.slot = &t_nowhere;
-        return;
+    if (t.ownSlot == nullptr) {
+        if (state == 2 || !g_ring) {
+            t.ownSlot = &t_nowhere;
+        } else if (HeapSlot *slot = claimSlot(currentThreadId())) {
+            watchThreadEnd(); // gives the slot back when the thread ends
+            t.ownSlot = slot;
+        } else {
+            // More threads than slots at once: the counts are no longer whole, and the session says nothing from them.
+            g_ring->heapCounted.store(0, std::memory_order_release);
+            t.ownSlot = &t_nowhere;
+        }
     }
-    watchThreadEnd(); // gives the slot back when the thread ends
-    t.slot = slot;
-    addToSum(freed ? slot->freed : slot->allocated, g_usable(address));
+    // Where the C library's chunk sizes are read, the fast path counts from now on; another allocator's sizes are
+    // asked for here, every time.
+    if (g_chunkSizes)
+        t.slot = t.ownSlot;
+    addToSum(freed ? t.ownSlot->freed : t.ownSlot->allocated, blockSize(address));
 }
 
 void giveHeapSlotBack()
 {
     ThreadState &t = t_state;
-    if (t.slot && t.slot != &t_nowhere)
-        t.slot->owner.store(0, std::memory_order_release);
+    if (t.ownSlot && t.ownSlot != &t_nowhere)
+        t.ownSlot->owner.store(0, std::memory_order_release);
     t.slot = nullptr;
+    t.ownSlot = nullptr;
     t.slotGiven = true;
 }
 
@@ -166,6 +196,7 @@ void heapForkChild()
     // The parent's slots stay in the parent's ring; the child counts in its own (which says the counts are not
     // whole: the child frees blocks that its parent allocated).
     t_state.slot = nullptr;
+    t_state.ownSlot = nullptr;
     t_state.slotGiven = false;
 }
 

@@ -95,7 +95,7 @@ struct AllocRecord {
     uint64_t timeNs;     // CLOCK_MONOTONIC
     uint64_t address;
     uint64_t size;
-    uint64_t usable; // what the allocator gave (malloc_usable_size; 0 when the image's heap is not counted)
+    uint64_t usable; // the block's size in the heap counts' measure (HeapSlot; 0 when the image's heap is not counted)
     uint64_t threadAllocations;
     uint64_t threadBytes;
     uint64_t regs[kRegisterCount];
@@ -103,8 +103,9 @@ struct AllocRecord {
 };
 
 // The heap counters: every block the program allocates and frees, sampled or not, counted by the size the allocator
-// gave it (malloc_usable_size, from the allocator that serves malloc), so that their difference is the live heap in
-// the allocator's sizes at any moment, exactly. Each thread adds to a slot of its own (one cache line, never shared
+// gave it (the C library's chunk size, header included, or the usable size that another allocator's
+// malloc_usable_size tells: agent_count.h's blockSize), so that their difference is the live heap in the allocator's
+// sizes at any moment, exactly. Each thread adds to a slot of its own (one cache line, never shared
 // while it is the owner's), with single add instructions that a signal handler on the same thread cannot split; the
 // session sums every slot and the header's late counts. A thread that ends gives its slot back (owner 0) with its
 // sums in it: the next owner adds on. `allocated` and `freed` only grow (modulo 2^64: their difference is what counts).

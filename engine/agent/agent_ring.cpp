@@ -357,7 +357,7 @@ void writeAlloc(void *address, size_t size, bool exact, bool wait, uint32_t tid,
     record->timeNs = now;
     record->address = uint64_t(address);
     record->size = size;
-    record->usable = g_usable(address);
+    record->usable = blockSize(address);
     record->threadAllocations = allocations;
     record->threadBytes = allocatedBytes;
     for (auto &reg : record->regs)

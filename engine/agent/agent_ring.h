@@ -101,10 +101,11 @@ uint64_t liveStackBytes(uint64_t sp);
 void *mallocInternal(size_t size);
 void freeInternal(void *address);
 
-// The heap counters (agent_heap.cpp): the allocator's malloc_usable_size looked up beside `realMalloc`; whether
+// The heap counters (agent_heap.cpp): the allocator's malloc_usable_size looked up beside `realMalloc` (and the C
+// library's chunk sizes checked with a few blocks of `realMalloc` and `realFree`); whether
 // there is one; counting started (or not) once the agent knows; a thread's slot given back at its end; a forked
 // child's thread without its parent's slot.
-void resolveUsable(void *realMalloc);
+void resolveUsable(void *(*realMalloc)(size_t), void (*realFree)(void *));
 bool heapSizesKnown();
 void startHeapCounting(bool counting);
 void giveHeapSlotBack();

@@ -3,7 +3,9 @@
 // - the unsampled path: the median time of a malloc(64)+free pair without the agent and with it (default interval,
 //   a session reading the rings every 2 ms), and the difference;
 // - a sampled event: every allocation recorded (interval 1) and timed one by one: p50 and p99 of malloc(4096)
-//   with the stack copy and the ring write, beside the same calls without the agent;
+//   with the stack copy and the ring write, beside the same calls without the agent; as fast as the program can
+//   (the ring fills and exact mode waits), with a ring that holds them all (its pages made as they are first
+//   written), and at a steady pace once the ring is warm (the event alone);
 // - a burst of malloc+free pairs on two threads (16 B to 64 KiB): pairs a second without and with the agent, and
 //   what the rings carried: allocations sampled, frees, sampled blocks left without their free (lost frees) and
 //   samples dropped.
@@ -123,6 +125,13 @@ int main(int argc, char **argv)
     std::printf("the same with a 256 MiB ring: %s; %llu recorded, %llu dropped, waited %.1f ms\n",
                 roomyCalls.out.constData(), qulonglong(roomyCalls.sink.allocations),
                 qulonglong(roomyCalls.counters.allocsDropped), double(roomyCalls.counters.waitNs) / 1e6);
+    // A sampled event on its own: every call recorded, one every 50 us (the session keeps up: no wait), timed once
+    // the ring's first lap has made its pages.
+    const Result pacedCalls = run({QStringLiteral("paced"), calls, QStringLiteral("4096"), QStringLiteral("50")}, 1);
+    std::printf("a sampled event at a steady pace (one call every 50 us, after the ring's first lap): %s; %llu "
+                "recorded, %llu dropped, waited %.1f ms\n",
+                pacedCalls.out.constData(), qulonglong(pacedCalls.sink.allocations),
+                qulonglong(pacedCalls.counters.allocsDropped), double(pacedCalls.counters.waitNs) / 1e6);
 
     const Result plainBurst = run({QStringLiteral("burst"), QStringLiteral("20")}, 0);
     const Result agentBurst = run({QStringLiteral("burst"), QStringLiteral("20")}, interval);

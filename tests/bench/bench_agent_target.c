@@ -1,6 +1,9 @@
 // The memory agent's micro-benchmark target (run by bench_agent, with and without the agent preloaded):
 //   bench_agent_target pairs MILLIONS     malloc(64)+free pairs in batches of 1M; prints the median ns a pair
 //   bench_agent_target calls COUNT SIZE   COUNT timed malloc(SIZE) calls (each freed); prints p50, p99, max ns
+//   bench_agent_target paced COUNT SIZE GAP_US   the same at a steady pace (GAP_US of work after each call), after
+//                                         COUNT / 4 untimed calls (a ring's first lap, whose pages are new): what a
+//                                         sampled event costs once the ring is warm and the session keeps up
 //   bench_agent_target burst MILLIONS     two threads of malloc+free pairs (sizes 16 B to 64 KiB) at full speed;
 //                                         prints the pairs a second
 #include <pthread.h>
@@ -57,16 +60,21 @@ int main(int argc, char **argv)
         printf("pair_ns %.2f\n", (double)ns[batches / 2] / 1e6);
         return 0;
     }
-    if (argc >= 4 && strcmp(argv[1], "calls") == 0) {
+    const int paced = argc >= 5 && strcmp(argv[1], "paced") == 0;
+    if ((argc >= 4 && strcmp(argv[1], "calls") == 0) || paced) {
         const long count = atol(argv[2]);
         const size_t size = (size_t)atol(argv[3]);
+        const uint64_t gapNs = paced ? (uint64_t)atol(argv[4]) * 1000u : 0;
         uint64_t *ns = calloc((size_t)count, sizeof *ns);
-        for (long i = 0; i < count; ++i) {
+        for (long i = -(paced ? count / 4 : 0); i < count; ++i) {
             const uint64_t start = nowNs();
             void *p = malloc(size);
-            ns[i] = nowNs() - start;
+            const uint64_t took = nowNs() - start;
+            if (i >= 0)
+                ns[i] = took;
             g_sink = p;
             free(p);
+            while (gapNs && nowNs() - start < gapNs) {}
         }
         qsort(ns, (size_t)count, sizeof *ns, compareU64);
         printf("call_ns p50 %llu p99 %llu max %llu\n", (unsigned long long)ns[count / 2],

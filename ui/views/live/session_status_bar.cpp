@@ -95,9 +95,9 @@ void SessionStatusBar::setupUi()
                                                   "start (the Health tab's table also counts the stacks of off-CPU "
                                                   "waits)"));
     m_profilerCpu = addLabel("profilerCpuLabel", tr("Emberline's own CPU use, in % of one core"));
-    m_heap = addLabel("heapLabel", tr("Memory profiling: the live heap and the bytes allocated so far, estimated "
-                                      "from the sampled allocations (\u00b1: the range sampling leaves the live heap "
-                                      "19 times in 20)"));
+    m_heap = addLabel("heapLabel", tr("Memory profiling: the live heap, estimated from the sampled allocations and "
+                                      "calibrated to the agent's exact count of it (\u00b1: the range that leaves it), "
+                                      "and the bytes allocated so far"));
     m_heap->hide(); // shown by a session that profiles memory, when it fits
     m_sampler = addLabel("samplerLabel", tr("The sampler in use"));
     m_sampler->setMinimumWidth(10);

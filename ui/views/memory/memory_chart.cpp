@@ -287,7 +287,7 @@ QString MemoryChart::toolTipAt(int64_t timeNs) const
     if (const std::ptrdiff_t i = before(m_heapPoints); i >= 0) {
         const int64_t heap = m_heapPoints[static_cast<size_t>(i)].second;
         const double margin = static_cast<size_t>(i) < m_heapMargins.size() ? m_heapMargins[static_cast<size_t>(i)] : 0;
-        lines << (margin > 0 ? tr("Live heap: %1 \u00b1%2 (the range sampling leaves it 19 times in 20)")
+        lines << (margin > 0 ? tr("Live heap: %1 \u00b1%2 (calibrated to the agent's exact count of it)")
                                    .arg(valueText(heap, "bytes"),
                                         valueText(static_cast<int64_t>(std::llround(margin)), "bytes"))
                              : tr("Live heap: %1").arg(valueText(heap, "bytes")));
