@@ -50,11 +50,13 @@ extern UsableFn g_usable;
 // against malloc_usable_size as the agent starts; else by the allocator's malloc_usable_size. The same measure at a
 // block's allocation and at its free, so that what stays counted is the live heap in that measure.
 extern bool g_chunkSizes;
+inline uint64_t chunkSize(const void *address)
+{
+    return reinterpret_cast<const uint64_t *>(address)[-1] & ~uint64_t(7); // the flag bits below the size
+}
 inline uint64_t blockSize(void *address)
 {
-    if (__builtin_expect(g_chunkSizes, 1))
-        return reinterpret_cast<const uint64_t *>(address)[-1] & ~uint64_t(7); // the flag bits below the size
-    return g_usable(address);
+    return __builtin_expect(g_chunkSizes, 1) ? chunkSize(address) : g_usable(address);
 }
 
 // A heap count the fast path could not make: no slot yet (it takes one), the agent's own work, a null address.
@@ -65,11 +67,6 @@ void countHeapSlow(void *address, bool freed);
 inline void addToSum(uint64_t &sum, uint64_t n)
 {
     asm volatile("addq %1, %0" : "+m"(sum) : "r"(n));
-}
-
-inline uint64_t chunkSize(const void *address)
-{
-    return reinterpret_cast<const uint64_t *>(address)[-1] & ~uint64_t(7); // the flag bits below the size
 }
 
 inline void countAllocated(void *address)

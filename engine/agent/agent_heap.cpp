@@ -175,9 +175,7 @@ InternalWork::~InternalWork()
     --t_internal;
     t_state.state = m_countdown;
     t_state.allocations = m_allocations;
-    // The slot the work found (a slot the work itself took is the thread's from now on: it stays).
-    if (m_slot)
-        t_state.slot = m_slot;
+    t_state.slot = m_slot;
 }
 
 AllocationCount allocationCount()

@@ -180,7 +180,8 @@ void MemoryPipeline::flush(int64_t realNs)
     record(m_heap.takeAllocated(), realNs, true, false);
     const HeapTracker::ExactUsable exact = m_rings.heapLive();
     record(m_heap.inUse(exact), realNs, false, false);
-    m_peakLive = std::max(m_peakLive, m_heap.liveBytes(exact));
+    m_flushLive = m_heap.live(exact); // the snapshot's own total and range, from the same counts
+    m_peakLive = std::max(m_peakLive, m_flushLive.bytes);
 }
 
 void MemoryPipeline::finish(int64_t realNs)

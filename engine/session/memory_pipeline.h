@@ -53,8 +53,9 @@ public:
     std::shared_ptr<const MemorySummary> summary() const;
     // The live heap now (calibrated to the agent's exact heap counts where they are whole: HeapTracker::live), and
     // the half-width of its 95% range.
-    double liveBytes() const { return m_heap.liveBytes(m_rings.heapLive()); }
-    double liveBytesMargin() const { return m_heap.live(m_rings.heapLive()).margin; }
+    HeapTracker::LiveEstimate live() const { return m_heap.live(m_rings.heapLive()); }
+    // The in-use snapshot of the last flush: its total and the half-width of its 95% range.
+    const HeapTracker::LiveEstimate &flushLive() const { return m_flushLive; }
     // What the program allocated: the hooks' exact count where the agent reported it, else the samples' estimate.
     double allocatedBytes() const;
 
@@ -95,6 +96,7 @@ private:
     uint64_t m_totalBytes = 0;
     // The largest live heap seen at a poll (sampling: calibrated, as flushes are), and when it was last looked at.
     double m_peakLive = 0;
+    HeapTracker::LiveEstimate m_flushLive;
     uint64_t m_peakCheckedNs = 0;
     uint32_t m_stackCopy = 0; // what each sample copies now
     uint64_t m_shortCopiesSeen = 0;

@@ -410,7 +410,7 @@ void RecordSession::schedule(Running &r, int64_t now)
     FlushInput input = r.recorder.takeFlush(r.flushStartReal, real, false);
     input.unwind = std::make_shared<const UnwindCounters>(r.pipeline.unwindCounters());
     if (r.memory)
-        input.inUseBytesMargin = r.memory->liveBytesMargin();
+        input.inUseBytesMargin = r.memory->flushLive().margin;
     r.exporter->submit(std::move(input));
     r.flushStartReal = real;
     r.nextFlushMono += m_config.flushPeriodNs;
@@ -435,8 +435,9 @@ void RecordSession::reportStats(Running &r, const Callbacks &callbacks, int64_t 
     stats.samplerChoice = r.summary.samplerChoice;
     if (r.memory) {
         stats.memory = true;
-        stats.liveBytes = r.memory->liveBytes();
-        stats.liveBytesMargin = r.memory->liveBytesMargin();
+        const HeapTracker::LiveEstimate live = r.memory->live(); // one read of the agent's heap counts for both
+        stats.liveBytes = live.bytes;
+        stats.liveBytesMargin = live.margin;
         stats.allocatedBytes = r.memory->allocatedBytes();
     }
     if (callbacks.onStats)
@@ -468,7 +469,7 @@ Result<SessionSummary> RecordSession::finish(Running &r)
     FlushInput input = r.recorder.takeFlush(r.flushStartReal, endReal, true);
     input.unwind = std::make_shared<const UnwindCounters>(r.pipeline.unwindCounters());
     if (r.memory)
-        input.inUseBytesMargin = r.memory->liveBytesMargin(); // of what is still running: the leaks are apart
+        input.inUseBytesMargin = r.memory->live().margin; // of what is still running: the leaks are apart
     r.exporter->submit(std::move(input));
     // A failed write is not the session's failure: the summary says what could not be saved.
     auto sessionPath = r.exporter->finish();
