@@ -23,7 +23,7 @@
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 5;
+inline constexpr uint32_t kRingVersion = 6;
 // The header page, then the heap counters' slots (HeapSlot): the records start after both.
 inline constexpr int kHeapSlots = 256;
 inline constexpr uint64_t kHeapSlotsOffset = 4096;
@@ -71,7 +71,7 @@ enum Problem : uint32_t {
 
 enum class RecordType : uint32_t {
     Empty = 0,   // not yet published
-    Padding = 1, // the rest of the ring up to its end: skip
+    Padding = 1, // the rest of the ring up to its end: skip (only its header is written)
     Alloc = 2,   // AllocRecord
     Free = 3,    // FreeRecord
     Cpu = 4,     // CpuRecord
@@ -206,7 +206,10 @@ struct alignas(64) RingHeader {
     // do not: the allocator has no malloc_usable_size, a forked child (it frees blocks its parent allocated), a thread
     // found no free slot, or memory is not profiled.
     std::atomic<uint32_t> heapCounted;
-    uint32_t reserved2;
+    // The part of the ring from its start that the writers go round (the agent's window, agent_ring.cpp): a record
+    // that would pass it starts the next lap after a Padding record to the ring's end, whose body is never written.
+    // It only grows (a burst, a slow session). The session reserves pages for it and a little more.
+    std::atomic<uint32_t> windowBytes;
     // Usable bytes allocated and freed by threads that had given their slot back (an ending thread's last calls).
     std::atomic<uint64_t> lateAllocated;
     std::atomic<uint64_t> lateFreed;

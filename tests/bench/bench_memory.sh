@@ -16,13 +16,24 @@
 # estimate of the allocations beside heaptrack's count.
 #   bench_memory.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS]
 # WORKLOADS="python python-pretty g++ spawns" (the default) chooses the workloads, CONFIGS="alone cpu memory agent" (the default) the
-# configurations beside heaptrack (which runs in the first two rounds); `alone` must be among them.
+# configurations beside heaptrack (which runs in the first two rounds; HEAPTRACK=no leaves it out, so that the rounds
+# right after it do not run slow on a small machine); `alone` must be among them.
 set -euo pipefail
 BUILD=${1:?usage: bench_memory.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS]}
 ROUNDS=${2:-5}
 PYROUNDS=${3:-800}
 WORKLOADS=${WORKLOADS:-python python-pretty g++ spawns}
 CONFIGS=${CONFIGS:-alone cpu memory agent}
+HEAPTRACK=${HEAPTRACK:-yes}
+# PIN=1 runs each workload on the last CPU and Emberline's session on the first (heaptrack unpinned): on a virtual
+# machine whose CPUs run at different speeds (here one ran 1.6 times slower than the other), an unpinned run measures
+# mostly which CPU the program landed on.
+PIN=${PIN:-0}
+TARGET_CPU=() SESSION_CPU=()
+if [[ $PIN == 1 ]]; then
+    TARGET_CPU=(taskset -c "$(($(nproc) - 1))")
+    SESSION_CPU=(taskset -c 0)
+fi
 HERE=$(cd "$(dirname "$0")" && pwd)
 EMBERLINE=$BUILD/app/emberline
 AGENT=$BUILD/lib/emberline/libemberline_agent.so
@@ -47,17 +58,18 @@ measure() {
         local config=$1 i=$2
         shift 2
         case $config in
-        alone) "$@" >/dev/null 2>"$d/err" ;;
-        cpu) "$EMBERLINE" record --output "$d/run" -- "$@" >/dev/null 2>"$d/err" ;;
+        alone) "${TARGET_CPU[@]}" "$@" >/dev/null 2>"$d/err" ;;
+        cpu) "${SESSION_CPU[@]}" "$EMBERLINE" record --output "$d/run" -- "${TARGET_CPU[@]}" "$@" >/dev/null 2>"$d/err" ;;
         memory)
-            "$EMBERLINE" record --memory --output "$d/run" -- "$@" >/dev/null 2>"$d/err"
+            "${SESSION_CPU[@]}" "$EMBERLINE" record --memory --output "$d/run" -- "${TARGET_CPU[@]}" "$@" >/dev/null \
+                2>"$d/err"
             # the samples' estimate of the allocations ("the samples estimate 1.2 GiB (±3 MiB) in N)"), and the count
             sed -nE 's/.*the samples estimate .* in ([0-9]+)\).*/\1/p' "$d/err" >>"$d/estimates"
             sed -nE 's/.*allocated in ([0-9]+) allocations.*/\1/p' "$d/err" >>"$d/counts"
             ;;
-        agent) LD_PRELOAD=$AGENT "$@" >/dev/null 2>"$d/err" ;;
+        agent) LD_PRELOAD=$AGENT "${TARGET_CPU[@]}" "$@" >/dev/null 2>"$d/err" ;;
         heaptrack)
-            if [[ $heaptrack != yes ]] || ! command -v heaptrack >/dev/null || ((i > 2)); then return; fi
+            if [[ $heaptrack != yes || $HEAPTRACK != yes ]] || ! command -v heaptrack >/dev/null || ((i > 2)); then return; fi
             heaptrack -o "$d/ht$i" "$@" >/dev/null 2>"$d/err"
             ;;
         esac
