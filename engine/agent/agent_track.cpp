@@ -159,12 +159,13 @@ bool mapTables()
         void *wide = mmap(nullptr, 2 * kBucketBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (wide == MAP_FAILED)
             return false;
-        const uintptr_t start = (reinterpret_cast<uintptr_t>(wide) + kBucketBytes - 1) & ~(kBucketBytes - 1);
-        const size_t before = start - reinterpret_cast<uintptr_t>(wide);
+        const uintptr_t at = reinterpret_cast<uintptr_t>(wide);
+        const size_t before = ((at + kBucketBytes - 1) & ~(kBucketBytes - 1)) - at;
+        char *start = static_cast<char *>(wide) + before;
         if (before != 0)
             munmap(wide, before);
-        munmap(reinterpret_cast<void *>(start + kBucketBytes), kBucketBytes - before);
-        buckets = reinterpret_cast<void *>(start);
+        munmap(start + kBucketBytes, kBucketBytes - before);
+        buckets = start;
     }
     // Fresh pages over the old ones (a forked child's), or over the aligned reservation.
     buckets = mmap(buckets, kBucketBytes, PROT_READ | PROT_WRITE,
