@@ -105,7 +105,7 @@ void writeThread(uint32_t tid, bool started)
 {
     if (!g_ring)
         return;
-    RecordHeader *header = reserveWaiting(sizeof(ThreadRecord), 0, false);
+    RecordHeader *header = reserveWaiting(sizeof(ThreadRecord), keptForFrees(), false);
     if (!header)
         return;
     auto *record = reinterpret_cast<ThreadRecord *>(header);
@@ -212,7 +212,7 @@ void writeCpuSample(const ucontext_t *context, uint64_t periodNs)
         stackWant = kMaxCpuStackBytes;
     const uint32_t bytes = uint32_t((sizeof(CpuRecord) + stackWant + 7) & ~size_t(7));
     // Never waits: the interrupted code may hold a record of its own.
-    RecordHeader *header = reserveWaiting(bytes, 0, false);
+    RecordHeader *header = reserveWaiting(bytes, keptForFrees(), false);
     if (!header) {
         g_ring->cpuDropped.fetch_add(1, std::memory_order_relaxed);
         return;

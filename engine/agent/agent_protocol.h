@@ -11,11 +11,13 @@
 // Layout: a RingHeader (one page), the heap counters (kHeapSlots HeapSlots), then `dataBytes` of records (a power of
 // two). Writers reserve space by advancing `head` (many threads, lock-free), write their record and then publish its
 // type with a release store; the reader takes records in order while their type is set, clears every byte it consumed
-// (a record of the next lap may start anywhere in it) and advances `tail`. A record never wraps: a writer that would
-// cross the end pads to it first.
+// (a record of the next lap may start anywhere in it; a padding record's body is never written) and advances `tail`. A
+// record never wraps: a writer that would cross the end of the window (windowBytes, the part of the ring the writers
+// go round while the reader keeps up) pads to the ring's end first.
 //
-// Frees are never lost: an allocation is admitted only while the ring keeps room for a free of every tracked
-// allocation after it (`tracked` × kFreeRecordBytes), and a tracked allocation frees at most once.
+// Frees are never lost: an allocation (and any other record but a free) is admitted only while the ring keeps room
+// for a free of every tracked allocation after it, in the same window (`tracked` × kFreeRecordBytes), and a tracked
+// allocation frees at most once.
 
 #include <atomic>
 #include <cstdint>

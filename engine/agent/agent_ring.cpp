@@ -448,7 +448,7 @@ void writeTotals(uint32_t tid, uint64_t allocations, uint64_t bytes)
 {
     if (!g_ring || g_ring->detached.load(std::memory_order_relaxed))
         return;
-    auto *header = reserveWaiting(sizeof(TotalsRecord), 0, false);
+    auto *header = reserveWaiting(sizeof(TotalsRecord), keptForFrees(), false);
     if (!header)
         return;
     const bool outer = !t_holding;

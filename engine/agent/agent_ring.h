@@ -82,6 +82,12 @@ void writeFree(void *address, bool exact, bool wait, uint32_t tid);
 
 // Whether the session still reads the ring (a visit in the last 100 ms, or its process still exists).
 bool sessionAlive(uint64_t now);
+// What a record other than an allocation's or a free's keeps free after it: room for the free of every tracked
+// allocation, so that a CPU sample or a thread's totals never take the place a free must find (frees are never lost).
+inline uint64_t keptForFrees()
+{
+    return g_ring->tracked.load(std::memory_order_relaxed) * kFreeRecordBytes;
+}
 // Reserves a record of `bytes` (keeping `keep` bytes free after it); waits for room only when `wait` and this
 // thread holds no unpublished record. Null when there is no room.
 RecordHeader *reserveWaiting(uint32_t bytes, uint64_t keep, bool wait);
