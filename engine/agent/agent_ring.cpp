@@ -113,14 +113,14 @@ bool sessionAlive(uint64_t now)
 namespace {
 
 // The ring's pages past `mapped` (first lap) up to `need`, mapped into this process a chunk at a time with one system
-// call, ahead of the records that will fill them. A page the program wrote first would cost it a page fault (several
-// microseconds each in a virtual machine: a 16 MiB ring is 4,096 of them in its first lap, and a CPython run at the
-// default interval lost about 4% of its time to them). The session reserves pages ahead of the head on its own time
-// (fallocate); where the program gets there first (a burst as it starts), populating through the mapping makes them,
-// and fails with an error where a write would raise SIGBUS (a full file system). False when they could not be had.
-// After a failure the file system is asked again 100 ms later, not at every record.
+// call, ahead of the records that will fill them: a page the program wrote first would cost it a page fault (several
+// microseconds each in a virtual machine: a 16 MiB ring is 4,096 of them in its first lap). The session reserves
+// pages ahead of the head on its own time (fallocate); where the program gets there first (a burst as it starts),
+// populating through the mapping makes them, and fails with an error where a write would raise SIGBUS (a full file
+// system). False when they could not be had. After a failure the file system is asked again 100 ms later, not at
+// every record.
 std::atomic<uint64_t> g_noPagesUntilNs{0};
-std::atomic<uint64_t> g_mapped{0}; // data bytes from the start mapped into this process: its first lap needs no fault
+std::atomic<uint64_t> g_mapped{0};     // data bytes from the start mapped into this process
 std::atomic<bool> g_noPopulate{false}; // a kernel before 5.14: no MADV_POPULATE_WRITE
 
 bool mapMore(uint64_t mapped, uint64_t need)
@@ -165,61 +165,33 @@ bool mapMore(uint64_t mapped, uint64_t need)
 // Set by reserve() when it found no room because the file system had no pages for it: waiting would not help.
 __thread bool t_noPages __attribute__((tls_model("initial-exec")));
 
-// The part of the ring the writers go round while the session keeps up: a record that would pass its end starts the
-// next lap instead, after a padding record to the ring's end whose body nobody writes. A small window stays in the
-// caches and mapped, where a lap of the whole ring would touch a page the program has not used lately at every few
-// records (a 16 MiB ring cost a CPython run at the default interval about 4% of its time in a virtual machine, a 2
-// MiB window under 1%). It doubles, up to the whole ring, when the session has left more than half of it unread (a
-// burst, a slow session) or a record's kept bytes need more; it never shrinks, so that a writer that read it a moment
-// ago never wraps early past another's kept bytes.
-constexpr uint64_t kFirstWindow = uint64_t(2) << 20;
-std::atomic<uint64_t> g_window{kFirstWindow};
-
 // Reserves `bytes` (a multiple of 8) at the ring's head, keeping `keep` bytes free after it, and `room` more that
-// needs no pages yet; starts the next lap first when the record and `keep` would pass the window's end. Null when there
-// is no room: the session has not read far enough, or (in the first lap) the file system has no pages for it
-// (t_noPages). The pages of `keep` (the frees of the tracked allocations: never lost, even on a full file system) are
-// made before the record is written; those of `room` (for a record a signal handler nests in this one) when such a
-// record is written.
+// needs no pages yet; pads to the end first when the record would cross it. Null when there is no room: the session
+// has not read far enough, or (in the first lap) the file system has no pages for it (t_noPages). The pages of
+// `keep` (the frees of the tracked allocations: never lost, even on a full file system) are made before the record
+// is written; those of `room` (for a record a signal handler nests in this one) when such a record is written.
 RecordHeader *reserve(uint32_t bytes, uint64_t keep, uint64_t room = 0)
 {
     t_noPages = false;
     const uint64_t capacity = g_dataMask + 1;
-    uint64_t head = g_ring->head.load(std::memory_order_acquire);
+    uint64_t head = g_ring->head.load(std::memory_order_relaxed);
     for (;;) {
         const uint64_t tail = g_ring->tail.load(std::memory_order_acquire);
-        // Read after the head: a writer that widened the window did so before its record past the old end moved it.
-        uint64_t window = g_window.load(std::memory_order_acquire);
         const uint64_t offset = head & g_dataMask;
-        uint64_t pad = 0;
-        if (window >= capacity) {
-            if (offset + bytes > capacity)
-                pad = capacity - offset; // the whole ring: `keep` may go on at its start
-        } else if (offset + bytes + keep > window) {
-            if (head - tail + bytes + keep + room > window / 2) {
-                const uint64_t wider = window * 2 < capacity ? window * 2 : capacity;
-                g_ring->windowBytes.store(uint32_t(wider), std::memory_order_relaxed);
-                g_window.compare_exchange_strong(window, wider, std::memory_order_acq_rel);
-                continue;
-            }
-            pad = capacity - offset;
-        }
+        const uint64_t pad = offset + bytes > capacity ? capacity - offset : 0;
         const uint64_t end = head + pad + bytes + keep;
         if (end + room > tail + capacity)
             return nullptr;
-        // Until the window is mapped into this process the head is still in its first lap there: from the record's
-        // start to the end of what it keeps.
-        const uint64_t start = (head + pad) & g_dataMask;
-        const uint64_t need = start + bytes + keep < capacity ? start + bytes + keep : capacity;
+        // Until the whole ring is mapped the head is still in its first lap: its offset is itself.
         const uint64_t mapped = g_mapped.load(std::memory_order_relaxed);
-        if (need > mapped) {
-            if (!mapMore(mapped, need)) {
+        if (mapped < capacity && end > mapped) {
+            if (!mapMore(mapped, end)) {
                 t_noPages = true;
                 return nullptr;
             }
             continue;
         }
-        if (!g_ring->head.compare_exchange_weak(head, head + pad + bytes, std::memory_order_acq_rel))
+        if (!g_ring->head.compare_exchange_weak(head, head + pad + bytes, std::memory_order_relaxed))
             continue;
         if (pad != 0) {
             auto *padding = reinterpret_cast<RecordHeader *>(g_data + offset);
@@ -557,8 +529,6 @@ bool createRing(uint32_t parentPid)
     ring->stackCopyBytes.store(kInitialAllocStackBytes, std::memory_order_relaxed);
     ring->cpuStackCopyBytes.store(kInitialCpuStackBytes, std::memory_order_relaxed);
     ring->reservedBytes.store(reserved, std::memory_order_release);
-    ring->windowBytes.store(uint32_t(g_ringBytes < kFirstWindow ? g_ringBytes : kFirstWindow),
-                            std::memory_order_relaxed);
     // A forked child frees blocks its parent allocated, which its counts never saw: they are not whole there.
     ring->heapCounted.store(parentPid == 0 && g_interval > 0 && heapSizesKnown() ? 1 : 0, std::memory_order_release);
     if (rename(temp, path) != 0) {
@@ -570,7 +540,6 @@ bool createRing(uint32_t parentPid)
     g_data = static_cast<uint8_t *>(mem) + kRingHeaderBytes;
     g_dataMask = g_ringBytes - 1;
     g_mapped.store(reserved, std::memory_order_relaxed);
-    g_window.store(g_ringBytes < kFirstWindow ? g_ringBytes : kFirstWindow, std::memory_order_relaxed);
     return true;
 }
 
