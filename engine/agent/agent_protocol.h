@@ -11,12 +11,13 @@
 // Layout: a RingHeader (one page), the heap counters (kHeapSlots HeapSlots), then `dataBytes` of records (a power of
 // two). Writers reserve space by advancing `head` (many threads, lock-free), write their record and then publish its
 // type with a release store; the reader takes records in order while their type is set, clears every byte it consumed
-// (a record of the next lap may start anywhere in it) and advances `tail`. A record never wraps: a writer that would
-// cross the end pads to it first.
+// (a record of the next lap may start anywhere in it; a padding record's body is never written) and advances `tail`. A
+// record never wraps: a writer that would cross the end of the window (windowBytes, the part of the ring the writers
+// go round while the reader keeps up) pads to the ring's end first.
 //
 // Frees are never lost: an allocation (and any other record but a free) is admitted only while the ring keeps room
-// for a free of every tracked allocation after it (`tracked` × kFreeRecordBytes), and a tracked allocation frees at
-// most once.
+// for a free of every tracked allocation after it, in the same window (`tracked` × kFreeRecordBytes), and a tracked
+// allocation frees at most once.
 
 #include <atomic>
 #include <cstdint>
@@ -24,7 +25,7 @@
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 5;
+inline constexpr uint32_t kRingVersion = 6;
 // The header page, then the heap counters' slots (HeapSlot): the records start after both.
 inline constexpr int kHeapSlots = 256;
 inline constexpr uint64_t kHeapSlotsOffset = 4096;
@@ -72,7 +73,7 @@ enum Problem : uint32_t {
 
 enum class RecordType : uint32_t {
     Empty = 0,   // not yet published
-    Padding = 1, // the rest of the ring up to its end: skip
+    Padding = 1, // the rest of the ring up to its end: skip (only its header is written)
     Alloc = 2,   // AllocRecord
     Free = 3,    // FreeRecord
     Cpu = 4,     // CpuRecord
@@ -207,7 +208,10 @@ struct alignas(64) RingHeader {
     // do not: the allocator has no malloc_usable_size, a forked child (it frees blocks its parent allocated), a thread
     // found no free slot, or memory is not profiled.
     std::atomic<uint32_t> heapCounted;
-    uint32_t reserved2;
+    // The part of the ring from its start that the writers go round (the agent's window, agent_ring.cpp): a record
+    // that would pass it starts the next lap after a Padding record to the ring's end, whose body is never written.
+    // It only grows (a burst, a slow session). The session reserves pages for it and a little more.
+    std::atomic<uint32_t> windowBytes;
     // Usable bytes allocated and freed by threads that had given their slot back (an ending thread's last calls).
     std::atomic<uint64_t> lateAllocated;
     std::atomic<uint64_t> lateFreed;

@@ -113,14 +113,14 @@ bool sessionAlive(uint64_t now)
 namespace {
 
 // The ring's pages past `mapped` (first lap) up to `need`, mapped into this process a chunk at a time with one system
-// call, ahead of the records that will fill them: a page the program wrote first would cost it a page fault (several
-// microseconds each in a virtual machine: a 16 MiB ring is 4,096 of them in its first lap). The session reserves
-// pages ahead of the head on its own time (fallocate); where the program gets there first (a burst as it starts),
-// populating through the mapping makes them, and fails with an error where a write would raise SIGBUS (a full file
-// system). False when they could not be had. After a failure the file system is asked again 100 ms later, not at
-// every record.
+// call, ahead of the records that will fill them. A page the program wrote first would cost it a page fault (several
+// microseconds each in a virtual machine: a 16 MiB ring is 4,096 of them in its first lap, and a CPython run at the
+// default interval lost about 4% of its time to them). The session reserves pages ahead of the head on its own time
+// (fallocate); where the program gets there first (a burst as it starts), populating through the mapping makes them,
+// and fails with an error where a write would raise SIGBUS (a full file system). False when they could not be had.
+// After a failure the file system is asked again 100 ms later, not at every record.
 std::atomic<uint64_t> g_noPagesUntilNs{0};
-std::atomic<uint64_t> g_mapped{0};     // data bytes from the start mapped into this process
+std::atomic<uint64_t> g_mapped{0}; // data bytes from the start mapped into this process: its first lap needs no fault
 std::atomic<bool> g_noPopulate{false}; // a kernel before 5.14: no MADV_POPULATE_WRITE
 
 bool mapMore(uint64_t mapped, uint64_t need)
@@ -165,34 +165,98 @@ bool mapMore(uint64_t mapped, uint64_t need)
 // Set by reserve() when it found no room because the file system had no pages for it: waiting would not help.
 __thread bool t_noPages __attribute__((tls_model("initial-exec")));
 
+// The part of the ring the writers go round while the session keeps up: a record that would pass its end starts the
+// next lap instead, after a padding record to the ring's end whose body nobody writes. A small window stays in the
+// caches and mapped, where a lap of the whole ring would touch a page the program has not used lately at every few
+// records (a 16 MiB ring cost a CPython run at the default interval about 4% of its time in a virtual machine, a 2
+// MiB window under 1%). It doubles, up to the whole ring, when the session has left more than half of it unread (a
+// burst, a slow session) or a record's kept bytes need more; it never shrinks, so that a writer that read it a moment
+// ago never wraps early past another's kept bytes.
+constexpr uint64_t kFirstWindow = uint64_t(2) << 20;
+std::atomic<uint64_t> g_window{kFirstWindow};
+// Where the last lap's data ended (its padding to the ring's end started), tagged with that lap's number: lap << 32 |
+// offset. While the session still reads that lap, the ring past that offset is free in the next lap too.
+std::atomic<uint64_t> g_lapEnd{~uint64_t(0)};
+
+// Widens the window to hold `need` bytes from the ring's start (doubling; at most the ring).
+void widen(uint64_t window, uint64_t need, uint64_t capacity)
+{
+    uint64_t wider = window;
+    while (wider < need && wider < capacity)
+        wider *= 2;
+    if (wider <= window)
+        wider = window * 2;
+    if (wider > capacity)
+        wider = capacity;
+    g_ring->windowBytes.store(uint32_t(wider), std::memory_order_relaxed);
+    g_window.compare_exchange_strong(window, wider, std::memory_order_acq_rel);
+}
+
 // Reserves `bytes` (a multiple of 8) at the ring's head, keeping `keep` bytes free after it, and `room` more that
-// needs no pages yet; pads to the end first when the record would cross it. Null when there is no room: the session
-// has not read far enough, or (in the first lap) the file system has no pages for it (t_noPages). The pages of
-// `keep` (the frees of the tracked allocations: never lost, even on a full file system) are made before the record
-// is written; those of `room` (for a record a signal handler nests in this one) when such a record is written.
+// needs no pages yet; starts the next lap first when the record and `keep` would pass the window's end. Null when there
+// is no room: the session has not read far enough, or (in the first lap) the file system has no pages for it
+// (t_noPages). The pages of `keep` (the frees of the tracked allocations: never lost, even on a full file system) are
+// made before the record is written; those of `room` (for a record a signal handler nests in this one) when such a
+// record is written.
 RecordHeader *reserve(uint32_t bytes, uint64_t keep, uint64_t room = 0)
 {
     t_noPages = false;
     const uint64_t capacity = g_dataMask + 1;
-    uint64_t head = g_ring->head.load(std::memory_order_relaxed);
+    uint64_t head = g_ring->head.load(std::memory_order_acquire);
     for (;;) {
         const uint64_t tail = g_ring->tail.load(std::memory_order_acquire);
+        // Read after the head: a writer that widened the window did so before its record past the old end moved it.
+        uint64_t window = g_window.load(std::memory_order_acquire);
         const uint64_t offset = head & g_dataMask;
-        const uint64_t pad = offset + bytes > capacity ? capacity - offset : 0;
+        uint64_t pad = 0;
+        if (window >= capacity) {
+            if (offset + bytes > capacity)
+                pad = capacity - offset; // the whole ring: `keep` may go on at its start
+        } else if (offset + bytes + keep > window) {
+            if (head - tail + bytes + keep + room > window / 2) {
+                widen(window, 0, capacity);
+                continue;
+            }
+            pad = capacity - offset;
+        }
         const uint64_t end = head + pad + bytes + keep;
-        if (end + room > tail + capacity)
-            return nullptr;
-        // Until the whole ring is mapped the head is still in its first lap: its offset is itself.
+        if (end + room > tail + capacity) {
+            // No room by the heads' count, which takes a padding's jump for bytes used. While the session still reads
+            // the lap before this one (a stall, a burst), the ring past where that lap's data ended is free in this
+            // lap: the record goes there (after a padding record from the head, when the head is short of it, whose
+            // header must end before the unread data), with the window widened to hold it.
+            const uint64_t lap = head / capacity;
+            const uint64_t lapEnd = g_lapEnd.load(std::memory_order_acquire);
+            if (pad != 0 || lap == 0 || tail / capacity + 1 != lap || (lapEnd >> 32) != ((lap - 1) & 0xffffffffu))
+                return nullptr;
+            const uint64_t dataEnd = lapEnd & 0xffffffffu;
+            const uint64_t at = offset > dataEnd ? offset : dataEnd;
+            if (at != offset && offset + sizeof(RecordHeader) > (tail & g_dataMask))
+                return nullptr;
+            if (at + bytes + keep + room > capacity)
+                return nullptr;
+            if (at + bytes + keep > window) {
+                widen(window, at + bytes + keep, capacity);
+                continue;
+            }
+            pad = at - offset;
+        }
+        // Until the window is mapped into this process the head is still in its first lap there: from the record's
+        // start to the end of what it keeps.
+        const uint64_t start = (head + pad) & g_dataMask;
+        const uint64_t need = start + bytes + keep < capacity ? start + bytes + keep : capacity;
         const uint64_t mapped = g_mapped.load(std::memory_order_relaxed);
-        if (mapped < capacity && end > mapped) {
-            if (!mapMore(mapped, end)) {
+        if (need > mapped) {
+            if (!mapMore(mapped, need)) {
                 t_noPages = true;
                 return nullptr;
             }
             continue;
         }
-        if (!g_ring->head.compare_exchange_weak(head, head + pad + bytes, std::memory_order_relaxed))
+        if (!g_ring->head.compare_exchange_weak(head, head + pad + bytes, std::memory_order_acq_rel))
             continue;
+        if (offset + pad == capacity) // a lap ended here
+            g_lapEnd.store(((head / capacity) << 32) | offset, std::memory_order_release);
         if (pad != 0) {
             auto *padding = reinterpret_cast<RecordHeader *>(g_data + offset);
             padding->bytes = uint32_t(pad);
@@ -529,6 +593,8 @@ bool createRing(uint32_t parentPid)
     ring->stackCopyBytes.store(kInitialAllocStackBytes, std::memory_order_relaxed);
     ring->cpuStackCopyBytes.store(kInitialCpuStackBytes, std::memory_order_relaxed);
     ring->reservedBytes.store(reserved, std::memory_order_release);
+    ring->windowBytes.store(uint32_t(g_ringBytes < kFirstWindow ? g_ringBytes : kFirstWindow),
+                            std::memory_order_relaxed);
     // A forked child frees blocks its parent allocated, which its counts never saw: they are not whole there.
     ring->heapCounted.store(parentPid == 0 && g_interval > 0 && heapSizesKnown() ? 1 : 0, std::memory_order_release);
     if (rename(temp, path) != 0) {
@@ -540,6 +606,8 @@ bool createRing(uint32_t parentPid)
     g_data = static_cast<uint8_t *>(mem) + kRingHeaderBytes;
     g_dataMask = g_ringBytes - 1;
     g_mapped.store(reserved, std::memory_order_relaxed);
+    g_window.store(g_ringBytes < kFirstWindow ? g_ringBytes : kFirstWindow, std::memory_order_relaxed);
+    g_lapEnd.store(~uint64_t(0), std::memory_order_relaxed);
     return true;
 }
 

@@ -142,9 +142,13 @@ void AgentRings::reserveMore(Ring &ring)
         close(std::exchange(ring.fd, -1));
         return;
     }
-    if (h.head.load(std::memory_order_acquire) < reserved / 2)
+    // The writers go round their window (RingHeader::windowBytes): pages for it and as much again, for its growth.
+    const uint64_t window = std::clamp<uint64_t>(h.windowBytes.load(std::memory_order_relaxed), 1, h.dataBytes);
+    if (std::min(h.head.load(std::memory_order_acquire), window) < reserved / 2)
         return;
-    const uint64_t target = std::min(h.dataBytes, std::max<uint64_t>(reserved, 1) * 4);
+    const uint64_t target = std::min({h.dataBytes, std::max<uint64_t>(reserved, 1) * 4, 2 * window});
+    if (target <= reserved)
+        return;
     if (fallocate(ring.fd, 0, off_t(agent::kRingHeaderBytes + reserved), off_t(target - reserved)) != 0 &&
         errno != EOPNOTSUPP) {
         ring.reserveAgainNs = monotonicNs() + 1'000'000'000;
@@ -169,6 +173,8 @@ size_t AgentRings::drain(Ring &ring, AgentSink &sink, uint64_t upToNs)
         sink.onImageStart(ring.image, ring.pid, h.parentPid);
     }
     const uint64_t mask = h.dataBytes - 1;
+    m_counters.widestWindow =
+        std::max<uint64_t>(m_counters.widestWindow, h.windowBytes.load(std::memory_order_relaxed));
     uint64_t tail = h.tail.load(std::memory_order_relaxed);
     size_t records = 0;
     for (;;) {
@@ -229,10 +235,14 @@ size_t AgentRings::drain(Ring &ring, AgentSink &sink, uint64_t upToNs)
         } else if (type == agent::RecordType::Thread && bytes >= sizeof(agent::ThreadRecord)) {
             const auto *thread = reinterpret_cast<const agent::ThreadRecord *>(record);
             sink.onThreadTimer(ring.image, ring.pid, thread->tid, thread->started != 0);
+        } else if (type == agent::RecordType::Padding) {
+            ++m_counters.laps;
         }
         // The whole record is cleared before the tail moves past it: a record of the next lap may start anywhere
-        // in it, and its type must read Empty until its writer publishes it (not a byte of this one's stack).
-        std::memset(static_cast<void *>(record), 0, bytes);
+        // in it, and its type must read Empty until its writer publishes it (not a byte of this one's stack). A
+        // padding record's body was never written (it is the ring past the writers' window): its header only.
+        std::memset(static_cast<void *>(record), 0,
+                    type == agent::RecordType::Padding ? sizeof(agent::RecordHeader) : bytes);
         tail += bytes;
         h.tail.store(tail, std::memory_order_release);
         ++records;

@@ -88,6 +88,8 @@ struct AgentCounters {
     std::string ringFailure;       // the first of them: "process PID: REASON"
     uint64_t ringsNotReserved = 0; // rings the session could not reserve whole (a full file system)
     std::string ringNotReserved;   // the first of them: "process PID: REASON"
+    uint64_t widestWindow = 0;     // the widest window a ring's writers went round (RingHeader::windowBytes)
+    uint64_t laps = 0;             // times a ring's writers went back to its start (padding records read)
 };
 
 // The session's side of the agent's rings (engine/agent/agent_protocol.h): finds the rings that the launched
