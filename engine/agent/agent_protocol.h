@@ -73,7 +73,8 @@ enum Problem : uint32_t {
 
 enum class RecordType : uint32_t {
     Empty = 0,   // not yet published
-    Padding = 1, // the rest of the ring up to its end: skip (only its header is written)
+    Padding = 1, // skip `bytes` (to the ring's end, or past the last lap's end: RingHeader::lapEnd); only its header
+                 // is written
     Alloc = 2,   // AllocRecord
     Free = 3,    // FreeRecord
     Cpu = 4,     // CpuRecord
@@ -215,6 +216,11 @@ struct alignas(64) RingHeader {
     // Usable bytes allocated and freed by threads that had given their slot back (an ending thread's last calls).
     std::atomic<uint64_t> lateAllocated;
     std::atomic<uint64_t> lateFreed;
+    // Where the writers' last lap ended, tagged with its number: lap << 32 | the offset just past the header of its
+    // Padding record to the ring's end. While the session still reads that lap, the ring past that offset is free in
+    // the next one too: a writer that finds no room before the unread records goes on there, after a Padding record
+    // that ends there. ~0 before the first lap.
+    std::atomic<uint64_t> lapEnd;
 };
 static_assert(sizeof(RingHeader) <= kHeapSlotsOffset);
 

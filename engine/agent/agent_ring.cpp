@@ -174,10 +174,6 @@ __thread bool t_noPages __attribute__((tls_model("initial-exec")));
 // ago never wraps early past another's kept bytes.
 constexpr uint64_t kFirstWindow = uint64_t(2) << 20;
 std::atomic<uint64_t> g_window{kFirstWindow};
-// Where the last lap's data ended (its padding to the ring's end started), tagged with that lap's number: lap << 32 |
-// offset. While the session still reads that lap, the ring past that offset is free in the next lap too.
-std::atomic<uint64_t> g_lapEnd{~uint64_t(0)};
-
 // Widens the window to hold `need` bytes from the ring's start (doubling; at most the ring).
 void widen(uint64_t window, uint64_t need, uint64_t capacity)
 {
@@ -188,8 +184,9 @@ void widen(uint64_t window, uint64_t need, uint64_t capacity)
         wider = window * 2;
     if (wider > capacity)
         wider = capacity;
-    g_ring->windowBytes.store(uint32_t(wider), std::memory_order_relaxed);
-    g_window.compare_exchange_strong(window, wider, std::memory_order_acq_rel);
+    // Another writer may have widened it meanwhile (then the session's copy is theirs to set).
+    if (g_window.compare_exchange_strong(window, wider, std::memory_order_acq_rel))
+        g_ring->windowBytes.store(uint32_t(wider), std::memory_order_relaxed);
 }
 
 // Reserves `bytes` (a multiple of 8) at the ring's head, keeping `keep` bytes free after it, and `room` more that
@@ -226,7 +223,7 @@ RecordHeader *reserve(uint32_t bytes, uint64_t keep, uint64_t room = 0)
             // lap: the record goes there (after a padding record from the head, when the head is short of it, whose
             // header must end before the unread data), with the window widened to hold it.
             const uint64_t lap = head / capacity;
-            const uint64_t lapEnd = g_lapEnd.load(std::memory_order_acquire);
+            const uint64_t lapEnd = g_ring->lapEnd.load(std::memory_order_acquire);
             if (pad != 0 || lap == 0 || tail / capacity + 1 != lap || (lapEnd >> 32) != ((lap - 1) & 0xffffffffu))
                 return nullptr;
             const uint64_t dataEnd = lapEnd & 0xffffffffu;
@@ -256,7 +253,8 @@ RecordHeader *reserve(uint32_t bytes, uint64_t keep, uint64_t room = 0)
         if (!g_ring->head.compare_exchange_weak(head, head + pad + bytes, std::memory_order_acq_rel))
             continue;
         if (offset + pad == capacity) // a lap ended here
-            g_lapEnd.store(((head / capacity) << 32) | offset, std::memory_order_release);
+            g_ring->lapEnd.store(((head / capacity) << 32) | (offset + sizeof(RecordHeader)),
+                                 std::memory_order_release);
         if (pad != 0) {
             auto *padding = reinterpret_cast<RecordHeader *>(g_data + offset);
             padding->bytes = uint32_t(pad);
@@ -324,84 +322,8 @@ __attribute__((noinline)) void captureRegisters(uint64_t *regs)
     (void)bp;
 }
 
-// The bounds of this thread's stack, learned at its first sample (pthread_getattr_np, whose own allocations pass
-// through the hooks: the caller is inside the agent). Zero when unknown or not a pthread stack (a thread made by
-// a bare clone, a signal's alternate stack): the copy then goes through process_vm_readv.
+// Raised while the agent's own calls run (InternalWork).
 __thread uint32_t t_internal __attribute__((tls_model("initial-exec")));
-__thread uint64_t t_stackLow __attribute__((tls_model("initial-exec")));
-__thread uint64_t t_stackHigh __attribute__((tls_model("initial-exec")));
-__thread bool t_stackAsked __attribute__((tls_model("initial-exec")));
-
-void learnStackBounds()
-{
-    t_stackAsked = true;
-    pthread_attr_t attr;
-    // What it allocates (the maps file it reads, the attribute's CPU set) it frees again by the time
-    // pthread_attr_destroy returns: all of it is the agent's own.
-    const InternalWork work;
-    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-        void *low = nullptr;
-        size_t size = 0;
-        if (pthread_attr_getstack(&attr, &low, &size) == 0 && low != nullptr) {
-            t_stackLow = reinterpret_cast<uint64_t>(low);
-            t_stackHigh = t_stackLow + size;
-        }
-        pthread_attr_destroy(&attr);
-    }
-}
-
-// Copies up to `want` bytes of the stack from `sp`, never past its end: a plain copy within the thread's known
-// stack, else process_vm_readv, which stops at the end of the mapping instead of faulting. Returns the bytes
-// copied.
-uint32_t copyStack(uint64_t sp, uint8_t *out, uint32_t want)
-{
-    if (!t_stackAsked)
-        learnStackBounds();
-    return copyStackInHandler(sp, out, want);
-}
-
-void learnThreadStack()
-{
-    if (!t_stackAsked)
-        learnStackBounds();
-}
-
-uint64_t liveStackBytes(uint64_t sp)
-{
-    return sp >= t_stackLow && sp < t_stackHigh ? t_stackHigh - sp : 0;
-}
-
-uint32_t copyStackInHandler(uint64_t sp, uint8_t *out, uint32_t want)
-{
-    if (sp >= t_stackLow && sp < t_stackHigh) {
-        const uint64_t room = t_stackHigh - sp;
-        const uint32_t n = room < want ? uint32_t(room) : want;
-        memcpy(out, reinterpret_cast<const void *>(sp), n); // NOLINT(performance-no-int-to-ptr)
-        return n;
-    }
-    struct iovec local = {out, want};
-    // The stack is read at its address in this very process. NOLINTNEXTLINE(performance-no-int-to-ptr)
-    struct iovec remote = {reinterpret_cast<void *>(sp), want};
-    const ssize_t n = syscall(SYS_process_vm_readv, getpid(), &local, 1ul, &remote, 1ul, 0ul);
-    if (n >= 0)
-        return uint32_t(n);
-    // A copy that crosses the end of the stack fails whole: retry up to the end of sp's page, then page by page.
-    uint32_t copied = 0;
-    const uint64_t pageEnd = (sp | 4095) + 1;
-    uint64_t chunk = pageEnd - sp;
-    while (copied < want) {
-        const uint32_t len = uint32_t(chunk < want - copied ? chunk : want - copied);
-        struct iovec l = {out + copied, len};
-        struct iovec r = {reinterpret_cast<void *>(sp + copied), len}; // NOLINT(performance-no-int-to-ptr)
-        if (syscall(SYS_process_vm_readv, getpid(), &l, 1ul, &r, 1ul, 0ul) != ssize_t(len))
-            break;
-        copied += len;
-        chunk = 4096;
-    }
-    if (copied == 0)
-        g_ring->problems.fetch_or(ProblemStackCopy, std::memory_order_relaxed);
-    return copied;
-}
 
 void writeAlloc(void *address, size_t size, bool exact, bool wait, uint32_t tid, uint64_t allocations,
                 uint64_t allocatedBytes)
@@ -595,6 +517,7 @@ bool createRing(uint32_t parentPid)
     ring->reservedBytes.store(reserved, std::memory_order_release);
     ring->windowBytes.store(uint32_t(g_ringBytes < kFirstWindow ? g_ringBytes : kFirstWindow),
                             std::memory_order_relaxed);
+    ring->lapEnd.store(~uint64_t(0), std::memory_order_relaxed);
     // A forked child frees blocks its parent allocated, which its counts never saw: they are not whole there.
     ring->heapCounted.store(parentPid == 0 && g_interval > 0 && heapSizesKnown() ? 1 : 0, std::memory_order_release);
     if (rename(temp, path) != 0) {
@@ -607,7 +530,6 @@ bool createRing(uint32_t parentPid)
     g_dataMask = g_ringBytes - 1;
     g_mapped.store(reserved, std::memory_order_relaxed);
     g_window.store(g_ringBytes < kFirstWindow ? g_ringBytes : kFirstWindow, std::memory_order_relaxed);
-    g_lapEnd.store(~uint64_t(0), std::memory_order_relaxed);
     return true;
 }
 

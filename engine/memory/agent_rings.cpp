@@ -32,6 +32,25 @@ bool endsWith(const char *name, const char *suffix)
     return n >= s && std::memcmp(name + n - s, suffix, s) == 0;
 }
 
+// The ring's bytes that unread records hold. The heads' count takes a lap's padding to the ring's end (never written)
+// for bytes used: while the writers are a lap ahead, the unread part is the lap before's, up to where it ended
+// (RingHeader::lapEnd), and the writers' part from the ring's start.
+uint64_t unreadBytes(const agent::RingHeader &h)
+{
+    const uint64_t tail = h.tail.load(std::memory_order_acquire);
+    const uint64_t head = h.head.load(std::memory_order_acquire);
+    const uint64_t lapEnd = h.lapEnd.load(std::memory_order_acquire);
+    const uint64_t capacity = h.dataBytes;
+    if (head <= tail)
+        return 0;
+    const uint64_t lap = tail / capacity;
+    if (head / capacity != lap + 1 || lapEnd >> 32 != (lap & 0xffffffffu))
+        return head - tail;
+    const uint64_t dataEnd = lapEnd & 0xffffffffu;
+    const uint64_t before = dataEnd > tail % capacity ? dataEnd - tail % capacity : 0;
+    return std::min(head - tail, before + head % capacity);
+}
+
 } // namespace
 
 struct AgentRings::Ring {
@@ -236,7 +255,8 @@ size_t AgentRings::drain(Ring &ring, AgentSink &sink, uint64_t upToNs)
             const auto *thread = reinterpret_cast<const agent::ThreadRecord *>(record);
             sink.onThreadTimer(ring.image, ring.pid, thread->tid, thread->started != 0);
         } else if (type == agent::RecordType::Padding) {
-            ++m_counters.laps;
+            // To the ring's end: the writers went back to its start. Short of it: past where the lap before ended.
+            ++((tail & mask) + bytes == h.dataBytes ? m_counters.laps : m_counters.detours);
         }
         // The whole record is cleared before the tail moves past it: a record of the next lap may start anywhere
         // in it, and its type must read Empty until its writer publishes it (not a byte of this one's stack). A
@@ -293,9 +313,8 @@ size_t AgentRings::visit(AgentSink &sink, uint32_t onlyPid, uint64_t upToNs)
             finished = m_rings[j]->pid == ring.pid && m_rings[j]->header->createdNs > ring.header->createdNs;
         if (!finished && kill(pid_t(ring.pid), 0) != 0 && errno == ESRCH)
             finished = true;
-        const uint64_t pending =
-            ring.header->head.load(std::memory_order_acquire) - ring.header->tail.load(std::memory_order_relaxed);
-        fill = std::max(fill, static_cast<double>(pending) / static_cast<double>(ring.header->dataBytes));
+        fill = std::max(fill,
+                        static_cast<double>(unreadBytes(*ring.header)) / static_cast<double>(ring.header->dataBytes));
         records += drain(ring, sink, upToNs);
         const bool empty =
             ring.header->head.load(std::memory_order_acquire) == ring.header->tail.load(std::memory_order_relaxed);
@@ -400,6 +419,18 @@ std::unordered_map<uint64_t, int64_t> AgentRings::heapLive() const
         if (const auto live = heapLiveOf(*ring->header))
             out.emplace(ring->image, *live);
     return out;
+}
+
+std::optional<AgentRings::Position> AgentRings::position(uint32_t pid) const
+{
+    for (auto it = m_rings.rbegin(); it != m_rings.rend(); ++it) {
+        if ((*it)->pid != pid)
+            continue;
+        const agent::RingHeader &h = *(*it)->header;
+        return Position{h.head.load(std::memory_order_acquire), h.tail.load(std::memory_order_acquire), h.dataBytes,
+                        h.windowBytes.load(std::memory_order_relaxed), h.lapEnd.load(std::memory_order_acquire)};
+    }
+    return std::nullopt;
 }
 
 AgentCounters AgentRings::counters() const

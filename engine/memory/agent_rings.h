@@ -90,6 +90,7 @@ struct AgentCounters {
     std::string ringNotReserved;   // the first of them: "process PID: REASON"
     uint64_t widestWindow = 0;     // the widest window a ring's writers went round (RingHeader::windowBytes)
     uint64_t laps = 0;             // times a ring's writers went back to its start (padding records read)
+    uint64_t detours = 0;          // records placed past the lap before's end while the session still read it
 };
 
 // The session's side of the agent's rings (engine/agent/agent_protocol.h): finds the rings that the launched
@@ -137,6 +138,12 @@ public:
     AgentCounters counters() const;
     // How full the fullest ring was when the last poll came to it (0 to 1): a reader that naps reads sooner.
     double lastFill() const { return m_lastFill; }
+    // Where the writers and the reader of process `pid`'s newest ring are (agent_protocol.h's RingHeader), when it
+    // has an open ring: whether the writers are a lap ahead, how wide their window has grown.
+    struct Position {
+        uint64_t head = 0, tail = 0, dataBytes = 0, windowBytes = 0, lapEnd = 0;
+    };
+    std::optional<Position> position(uint32_t pid) const;
     size_t openRings() const { return m_rings.size(); }
 
 private:

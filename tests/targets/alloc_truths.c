@@ -5,9 +5,10 @@
 // each step a free of the old block and an allocation of the new size), aligned (posix_memalign, freed),
 // threaded (malloc/free on a second thread), forked (a child's allocations, half leaked), big (large blocks for
 // the sampling tests: BIG_MIB MiB in 64 KiB blocks, freed), exec (with "exec" as argv[1]: the program runs
-// itself again through execv with "after-exec", whose own site is "execd").
-//   alloc_truths [exec|after-exec] [BIG_MIB] [LINGER_MS]
-// LINGER_MS keeps the program alive that long before it ends (or execs), so that its memory map can be read.
+// itself again through execv with "after-exec", whose own site is "execd"; "big-only" makes the big blocks alone).
+//   alloc_truths [exec|after-exec|big-only] [BIG_MIB] [LINGER_MS] [PACE_US]
+// LINGER_MS keeps the program alive that long before it ends (or execs), so that its memory map can be read. PACE_US
+// spaces the big blocks that far apart (a program allocating at a steady pace rather than in one burst).
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,21 @@ static void *threadWork(void *arg)
     return NULL;
 }
 
+static void bigBlocks(long mib, long paceUs)
+{
+    long big = 0;
+    for (long i = 0; i < mib * 16; ++i) {
+        char *p = malloc(65521);
+        p[0] = 1;
+        sink = p;
+        free(p);
+        ++big;
+        if (paceUs > 0)
+            usleep((useconds_t)paceUs);
+    }
+    truth("big", big, big * 65521, 0, 0);
+}
+
 int main(int argc, char **argv)
 {
     const int afterExec = argc > 1 && strcmp(argv[1], "after-exec") == 0;
@@ -45,6 +61,11 @@ int main(int argc, char **argv)
         return 0;
     }
     const long bigMib = argc > 2 ? atol(argv[2]) : 0;
+    const long paceUs = argc > 4 ? atol(argv[4]) : 0;
+    if (argc > 1 && strcmp(argv[1], "big-only") == 0) {
+        bigBlocks(bigMib, paceUs);
+        return 0;
+    }
 
     for (int i = 0; i < 1000; ++i) {
         char *p = malloc(777);
@@ -94,15 +115,7 @@ int main(int argc, char **argv)
     }
     waitpid(child, NULL, 0);
 
-    long big = 0;
-    for (long i = 0; i < bigMib * 16; ++i) {
-        char *p = malloc(65521);
-        p[0] = 1;
-        sink = p;
-        free(p);
-        ++big;
-    }
-    truth("big", big, big * 65521, 0, 0);
+    bigBlocks(bigMib, paceUs);
 
     if (argc > 3)
         usleep((useconds_t)atol(argv[3]) * 1000);

@@ -1,0 +1,95 @@
+// The stack copies of the agent's records: a thread's stack bounds, learned once, and a copy of its live part that
+// never reads past the stack's end.
+//
+// Thread: every thread of the program, each on its own stack; the handler's copy is async-signal-safe.
+
+#include "engine/agent/agent_ring.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+namespace emberline::agent {
+
+// The bounds of this thread's stack, learned at its first sample (pthread_getattr_np, whose own allocations pass
+// through the hooks: the caller is inside the agent). Zero when unknown or not a pthread stack (a thread made by
+// a bare clone, a signal's alternate stack): the copy then goes through process_vm_readv.
+__thread uint64_t t_stackLow __attribute__((tls_model("initial-exec")));
+__thread uint64_t t_stackHigh __attribute__((tls_model("initial-exec")));
+__thread bool t_stackAsked __attribute__((tls_model("initial-exec")));
+
+void learnStackBounds()
+{
+    t_stackAsked = true;
+    pthread_attr_t attr;
+    // What it allocates (the maps file it reads, the attribute's CPU set) it frees again by the time
+    // pthread_attr_destroy returns: all of it is the agent's own.
+    const InternalWork work;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        void *low = nullptr;
+        size_t size = 0;
+        if (pthread_attr_getstack(&attr, &low, &size) == 0 && low != nullptr) {
+            t_stackLow = reinterpret_cast<uint64_t>(low);
+            t_stackHigh = t_stackLow + size;
+        }
+        pthread_attr_destroy(&attr);
+    }
+}
+
+// Copies up to `want` bytes of the stack from `sp`, never past its end: a plain copy within the thread's known
+// stack, else process_vm_readv, which stops at the end of the mapping instead of faulting. Returns the bytes
+// copied.
+uint32_t copyStack(uint64_t sp, uint8_t *out, uint32_t want)
+{
+    if (!t_stackAsked)
+        learnStackBounds();
+    return copyStackInHandler(sp, out, want);
+}
+
+void learnThreadStack()
+{
+    if (!t_stackAsked)
+        learnStackBounds();
+}
+
+uint64_t liveStackBytes(uint64_t sp)
+{
+    return sp >= t_stackLow && sp < t_stackHigh ? t_stackHigh - sp : 0;
+}
+
+uint32_t copyStackInHandler(uint64_t sp, uint8_t *out, uint32_t want)
+{
+    if (sp >= t_stackLow && sp < t_stackHigh) {
+        const uint64_t room = t_stackHigh - sp;
+        const uint32_t n = room < want ? uint32_t(room) : want;
+        memcpy(out, reinterpret_cast<const void *>(sp), n); // NOLINT(performance-no-int-to-ptr)
+        return n;
+    }
+    struct iovec local = {out, want};
+    // The stack is read at its address in this very process. NOLINTNEXTLINE(performance-no-int-to-ptr)
+    struct iovec remote = {reinterpret_cast<void *>(sp), want};
+    const ssize_t n = syscall(SYS_process_vm_readv, getpid(), &local, 1ul, &remote, 1ul, 0ul);
+    if (n >= 0)
+        return uint32_t(n);
+    // A copy that crosses the end of the stack fails whole: retry up to the end of sp's page, then page by page.
+    uint32_t copied = 0;
+    const uint64_t pageEnd = (sp | 4095) + 1;
+    uint64_t chunk = pageEnd - sp;
+    while (copied < want) {
+        const uint32_t len = uint32_t(chunk < want - copied ? chunk : want - copied);
+        struct iovec l = {out + copied, len};
+        struct iovec r = {reinterpret_cast<void *>(sp + copied), len}; // NOLINT(performance-no-int-to-ptr)
+        if (syscall(SYS_process_vm_readv, getpid(), &l, 1ul, &r, 1ul, 0ul) != ssize_t(len))
+            break;
+        copied += len;
+        chunk = 4096;
+    }
+    if (copied == 0)
+        g_ring->problems.fetch_or(ProblemStackCopy, std::memory_order_relaxed);
+    return copied;
+}
+
+} // namespace emberline::agent
