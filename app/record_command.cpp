@@ -88,7 +88,9 @@ void printMemoryDigest(const std::string &sessionProfile)
         std::fprintf(stderr, "emberline: memory: %s: %s\n", title, line.c_str());
     };
     list("largest leaks (still live when the program ended)", s.leaks, [&](const engine::HeapSummaryRow &r) {
-        return bytes(r.inuseBytes) + " in " + std::to_string(r.inuseObjects) + " blocks";
+        // A process image's heap that no sample saw ("[heap no sample saw]") is counted in bytes alone.
+        return bytes(r.inuseBytes) +
+               (r.inuseObjects > 0 ? " in " + std::to_string(r.inuseObjects) + " blocks" : std::string());
     });
     list("most allocations", s.allocations, [&](const engine::HeapSummaryRow &r) {
         return std::to_string(r.allocObjects) + " (" + bytes(r.allocBytes) + ")";

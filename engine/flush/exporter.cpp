@@ -204,6 +204,8 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids, bool leaks
         }
         if (key.moduleId == kKernelModule) {
             loc.lines.push_back(Line{function("[kernel]", "", 0), 0, 0});
+        } else if (key.moduleId == kMarkerModule) {
+            loc.lines.push_back(Line{function(markerFrameName(key.address), "", 0), 0, 0});
         } else {
             const std::vector<SymbolFrame> &frames = symbolize(key, module, final);
             for (const SymbolFrame &f : frames) {

@@ -105,12 +105,37 @@ void HeapTracker::free(uint64_t image, uint64_t address, uint64_t timeNs)
     m_live.erase(it);
 }
 
+void HeapTracker::startImage(uint64_t image, uint32_t pid)
+{
+    m_imagePids[image] = pid;
+}
+
+double HeapTracker::unsampled(uint64_t image, int64_t exact) const
+{
+    if (m_interval <= 1 || !m_unsampledStack || exact <= 0 || m_images.count(image) != 0 ||
+        m_imagePids.count(image) == 0)
+        return 0;
+    return double(exact);
+}
+
 void HeapTracker::endImage(uint64_t image, std::optional<int64_t> exactUsable)
 {
     ++m_counters.imagesEnded;
     ExactUsable exact;
     if (exactUsable)
         exact.emplace(image, *exactUsable);
+    if (const double bytes = exactUsable ? unsampled(image, *exactUsable) : 0; bytes > 0) {
+        const uint32_t pid = m_imagePids[image];
+        Block b;
+        b.image = image;
+        b.pid = pid;
+        b.tid = pid;
+        b.stack = *m_unsampledStack;
+        b.bytes = bytes;
+        add(m_leaks, b, BySize::Yes);
+        m_counters.leakedBytes += bytes;
+    }
+    m_imagePids.erase(image);
     const double g = calibration(image, exact);
     m_counters.leakedBytesVariance += live(exact, image).variance;
     for (auto it = m_live.begin(); it != m_live.end();) {
@@ -145,6 +170,8 @@ double HeapTracker::liveBytes(const ExactUsable &exact) const
     double bytes = 0;
     for (const auto &[image, i] : m_images)
         bytes += calibration(image, exact) * i.bytes;
+    for (const auto &[image, e] : exact)
+        bytes += unsampled(image, e);
     return bytes;
 }
 
@@ -169,6 +196,9 @@ HeapTracker::LiveEstimate HeapTracker::live(const ExactUsable &exact, std::optio
         else
             calibrated[id] = {g, i.usable > 0 ? i.bytes / i.usable : 0, 0};
     }
+    for (const auto &[id, e] : exact)
+        if (!image || id == *image)
+            out.bytes += unsampled(id, e); // exact: no error
     if (!calibrated.empty()) {
         for (const auto &[key, b] : m_live) {
             const auto c = calibrated.find(key.image);
@@ -226,6 +256,15 @@ std::vector<HeapTracker::StackMemory> HeapTracker::inUse(const ExactUsable &exac
         calibrated.objects *= g;
         calibrated.bytes *= g;
         add(bySite, calibrated, BySize::No);
+    }
+    for (const auto &[image, e] : exact) {
+        Block b;
+        b.bytes = unsampled(image, e);
+        if (b.bytes <= 0)
+            continue;
+        b.pid = b.tid = m_imagePids.at(image);
+        b.stack = *m_unsampledStack;
+        add(bySite, b, BySize::No);
     }
     return listed(bySite);
 }

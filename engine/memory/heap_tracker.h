@@ -31,6 +31,12 @@ public:
     void allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t address, uint64_t size, uint32_t stack,
                   uint64_t timeNs = 0, uint64_t usable = 0);
     void free(uint64_t image, uint64_t address, uint64_t timeNs = 0);
+    // Process image `image` of process `pid` started. With `unsampledStack` set (the caller's id of a stack that names
+    // the row: exporter's "[heap no sample saw]"), an image whose exact live heap is known and that no live sample
+    // stands for (a heap smaller than the interval, or whose sampled blocks were all freed) gets a row of its own in
+    // inUse() and leaks(), and its bytes in live(): the agent's exact count, in the allocator's sizes, no objects.
+    void startImage(uint64_t image, uint32_t pid);
+    void setUnsampledStack(uint32_t stack) { m_unsampledStack = stack; }
     // The image ended (exit, exec, gone): what it still held becomes its leaks (calibrated as inUse() says, when
     // `exactUsable` tells what the image held then).
     void endImage(uint64_t image, std::optional<int64_t> exactUsable = std::nullopt);
@@ -132,6 +138,8 @@ private:
     };
     // The calibration factor of `image` (1 where none applies).
     double calibration(uint64_t image, const ExactUsable &exact) const;
+    // The exact live heap of `image` when no live sample stands for it (see startImage), else 0.
+    double unsampled(uint64_t image, int64_t exact) const;
     struct Key {
         uint64_t image = 0;
         uint64_t address = 0;
@@ -174,6 +182,8 @@ private:
     uint64_t m_flush = 0; // takeAllocated() calls so far
     BySite m_leaks;
     Counters m_counters;
+    std::unordered_map<uint64_t, uint32_t> m_imagePids; // started images, not yet ended
+    std::optional<uint32_t> m_unsampledStack;
 };
 
 } // namespace emberline::engine

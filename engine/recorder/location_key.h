@@ -9,7 +9,23 @@ namespace emberline::engine {
 inline constexpr uint32_t kUnknownModule = 0;
 inline constexpr uint32_t kKernelModule = 1;        // kernel time as one unnamed [kernel] frame, no mapping
 inline constexpr uint32_t kKernelSymbolsModule = 2; // kernel frames by address, under [kernel.kallsyms]
-inline constexpr uint32_t kFirstModuleId = 3;
+inline constexpr uint32_t kMarkerModule = 3; // a frame that names what a row stands for, by address (MarkerFrame)
+inline constexpr uint32_t kFirstModuleId = 4;
+
+// The addresses of kMarkerModule's frames.
+enum class MarkerFrame : uint64_t {
+    // The live heap of a process image that no live sample stands for (a heap smaller than the sampling interval, or
+    // one whose sampled blocks were all freed): its size is the agent's exact count of it.
+    UnsampledHeap = 1,
+};
+inline const char *markerFrameName(uint64_t address)
+{
+    switch (MarkerFrame(address)) {
+    case MarkerFrame::UnsampledHeap:
+        return "[heap no sample saw]";
+    }
+    return "[marker]";
+}
 
 struct LocationKey {
     uint32_t moduleId = kUnknownModule;

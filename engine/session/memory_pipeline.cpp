@@ -3,6 +3,7 @@
 #include "engine/agent/agent_protocol.h"
 #include "engine/common/clock.h"
 #include "engine/common/logging.h"
+#include "engine/recorder/location_key.h"
 #include "engine/recorder/recorder.h"
 #include "engine/session/sampling_pipeline.h"
 
@@ -45,6 +46,9 @@ MemoryPipeline::MemoryPipeline(const SessionConfig &config, AgentLink &agent, Sa
         m_processImages[pid].execs.push_back({clockNs(CLOCK_MONOTONIC), m_recorder.threadName(pid)});
     });
     setStackCopyBytes(8192);
+    // The row of a process image's live heap that no live sample stands for.
+    const uint32_t marker = recorder.internLocation(kMarkerModule, uint64_t(MarkerFrame::UnsampledHeap));
+    m_heap.setUnsampledStack(m_sites.intern(std::span<const uint32_t>(&marker, 1)));
     if (agent.executableIsStatic())
         m_problems.push_back(agent.executable() +
                              " is statically linked: no dynamic loader runs in it to load the memory agent, so its "
@@ -137,6 +141,7 @@ void MemoryPipeline::onImageStart(uint64_t image, uint32_t pid, uint32_t parentP
     qCDebug(lcSession, "memory agent in process %u (image %llu, forked from %u)", pid,
             static_cast<unsigned long long>(image), parentPid);
     m_openImages.push_back(image);
+    m_heap.startImage(image, pid);
 }
 
 void MemoryPipeline::onImageEnd(uint64_t image, uint32_t pid)

@@ -1,7 +1,8 @@
 // The live heap from sampled allocations (engine/memory/heap_tracker.h): exact mode (interval 1) counts every block
 // as itself, sampled blocks carry the weight of allocation_weight.h, in-use is a full snapshot, what a flush
 // allocated is taken once, an image's end turns what it held into leaks, odd frees are counted, not fatal, and the
-// sampling ranges of the estimates hold the truth 19 times in 20.
+// sampling ranges of the estimates hold the truth 19 times in 20; an image that no live sample stands for keeps its
+// exact count.
 #include "engine/memory/allocation_weight.h"
 #include "engine/memory/heap_tracker.h"
 #include "engine/model/sample_kinds.h"
@@ -362,6 +363,60 @@ private Q_SLOTS:
         QCOMPARE(plain.live({}).bytes, plain.counters().liveBytes);
         // With one: the sample's requested bytes in the proportion of its usable ones to the exact count.
         QCOMPARE(plain.live({{1, 8208}}).bytes, 8208.0 * 4096 / 4104);
+    }
+
+    // A process image whose live heap no live sample stands for (smaller than the interval, or its sampled blocks all
+    // freed) is not nothing: its exact count gets a row of its own under the unsampled stack, in the snapshot, the
+    // live total and, when it ends, the leaks. An image with a live sample, one without an exact count, exact mode
+    // and a tracker without the unsampled stack get none.
+    void unsampledHeapsKeepTheirExactCount()
+    {
+        const uint64_t interval = uint64_t(512) * 1024;
+        constexpr uint32_t kUnsampled = 99;
+        HeapTracker heap(interval);
+        heap.setUnsampledStack(kUnsampled);
+        heap.startImage(1, 100); // sampled
+        heap.startImage(2, 200); // nothing sampled
+        heap.startImage(3, 300); // its one sample freed
+        heap.startImage(4, 400); // no exact count (a forked child)
+        heap.allocate(1, 100, 100, 0x1000, 4096, 1, 0, 4104);
+        heap.allocate(3, 300, 301, 0x2000, 4096, 3, 0, 4104);
+        heap.free(3, 0x2000);
+        const HeapTracker::ExactUsable exact{{1, 8208}, {2, 300000}, {3, 70000}};
+        const std::vector<HeapTracker::StackMemory> snapshot = heap.inUse(exact);
+        QCOMPARE(snapshot.size(), size_t(3));
+        QVERIFY(find(snapshot, 100, 1) && !find(snapshot, 100, kUnsampled));
+        const HeapTracker::StackMemory *two = find(snapshot, 200, kUnsampled);
+        QVERIFY(two);
+        QCOMPARE(two->bytes, 300000.0);
+        QCOMPARE(two->objects, 0.0);
+        QCOMPARE(two->tid, 200u); // the process's main thread
+        QVERIFY(find(snapshot, 300, kUnsampled) && find(snapshot, 300, kUnsampled)->bytes == 70000.0);
+        QCOMPARE(heap.live(exact).bytes, 8208.0 * 4096 / 4104 + 300000 + 70000);
+        QCOMPARE(heap.live(exact, 2).bytes, 300000.0);
+        QCOMPARE(heap.live(exact, 2).variance, 0.0); // exact
+        QCOMPARE(heap.liveBytes(exact), heap.live(exact).bytes);
+
+        heap.endImage(2, 250000);
+        heap.endImage(4, std::nullopt);
+        const std::vector<HeapTracker::StackMemory> leaks = heap.leaks();
+        QCOMPARE(leaks.size(), size_t(1));
+        QCOMPARE(leaks.front().pid, 200u);
+        QCOMPARE(leaks.front().stack, kUnsampled);
+        QCOMPARE(leaks.front().bytes, 250000.0);
+        QCOMPARE(heap.counters().leakedBytes, 250000.0);
+        // An ended image is not live any more, whatever the counts still say.
+        QVERIFY(!find(heap.inUse(exact), 200, kUnsampled));
+
+        // Exact mode counts every block itself; a tracker told no unsampled stack keeps the samples alone.
+        for (const uint64_t i : {uint64_t(1), interval}) {
+            HeapTracker other(i);
+            if (i == 1)
+                other.setUnsampledStack(kUnsampled);
+            other.startImage(2, 200);
+            QVERIFY(other.inUse({{2, 300000}}).empty());
+            QCOMPARE(other.live({{2, 300000}}).bytes, 0.0);
+        }
     }
 };
 

@@ -178,6 +178,21 @@ private Q_SLOTS:
     }
 
     // Allocations from a signal handler while the interrupted code allocates too: every one is recorded once.
+    // An interval far larger than the program's heap: no sample stands for it, and a process image's live heap shows
+    // as its exact count (the agent's, in the allocator's sizes) under one "[heap no sample saw]" frame, not as
+    // nothing: the program's leaks are the calloc site's 100 blocks of 3333 bytes (3344-byte chunks) and the C
+    // library's few of its own (stdout's buffer); the forked child's counts are not whole, and it shows none.
+    void unsampledHeapCounted()
+    {
+        QTemporaryDir dir;
+        const Recorded r = record(memoryLaunch({targetPath("alloc_truths")}, uint64_t(1) << 40), dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        QCOMPARE(r.summary.memory->samples, uint64_t(0));
+        const int64_t leaked = at(byLeaf(r.profile, "inuse-space"), "[heap no sample saw]");
+        QVERIFY2(leaked >= 100 * 3344 && leaked <= 100 * 3344 + 16384, qPrintable(QString::number(leaked)));
+        QCOMPARE(int64_t(std::llround(r.summary.memory->leakedBytes)), leaked);
+    }
+
     void allocationsInSignalHandler()
     {
         QTemporaryDir dir;
