@@ -13,7 +13,9 @@
 // type with a release store; the reader takes records in order while their type is set, clears every byte it consumed
 // (a record of the next lap may start anywhere in it; a padding record's body is never written) and advances `tail`. A
 // record never wraps: a writer that would cross the end of the window (windowBytes, the part of the ring the writers
-// go round while the reader keeps up) pads to the ring's end first.
+// go round while the reader keeps up) pads to the ring's end first. While the reader still reads the lap before, the
+// ring past where that lap ended (lapEnd) is free too: a writer that finds no room before the unread records goes on
+// there, after a Padding record that ends there (the reader finishes the old lap, then reads the new one in order).
 //
 // Frees are never lost: an allocation (and any other record but a free) is admitted only while the ring keeps room
 // for a free of every tracked allocation after it, in the same window (`tracked` × kFreeRecordBytes), and a tracked
