@@ -189,7 +189,8 @@ private Q_SLOTS:
         QCOMPARE(r.summary.exitStatus, 0);
         QCOMPARE(r.summary.memory->samples, uint64_t(0));
         const int64_t leaked = at(byLeaf(r.profile, "inuse-space"), "[heap no sample saw]");
-        QVERIFY2(leaked >= 100 * 3344 && leaked <= 100 * 3344 + 16384, qPrintable(QString::number(leaked)));
+        constexpr int64_t kCallocChunks = int64_t(100) * 3344;
+        QVERIFY2(leaked >= kCallocChunks && leaked <= kCallocChunks + 16384, qPrintable(QString::number(leaked)));
         QCOMPARE(int64_t(std::llround(r.summary.memory->leakedBytes)), leaked);
     }
 
