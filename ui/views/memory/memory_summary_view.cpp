@@ -254,7 +254,10 @@ void MemorySummaryView::fill(List which, const std::vector<engine::HeapSummaryRo
         switch (which) {
         case Peak:
         case Leaks:
-            cells << bytes(row.value) << count(row.inuseObjects) << bytes(row.allocBytes);
+            // A heap that no sample saw ("[heap no sample saw]") is known in bytes alone: its blocks are not counted.
+            cells << bytes(row.value)
+                  << (row.inuseObjects == 0 && row.value > 0 ? QStringLiteral("—") : count(row.inuseObjects))
+                  << bytes(row.allocBytes);
             break;
         case Allocations:
             cells << count(row.value) << bytes(row.allocBytes) << bytes(row.inuseBytes);
