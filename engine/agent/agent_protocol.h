@@ -226,6 +226,13 @@ struct alignas(64) RingHeader {
 };
 static_assert(sizeof(RingHeader) <= kHeapSlotsOffset);
 
+// The offset where lap `lap`'s data ended (just past its padding's header), from a value of RingHeader::lapEnd; -1
+// when that value tells another lap's end (or none yet).
+inline int64_t lapDataEnd(uint64_t lapEnd, uint64_t lap)
+{
+    return (lapEnd >> 32) == (lap & 0xffffffffu) ? int64_t(lapEnd & 0xffffffffu) : -1;
+}
+
 inline HeapSlot *heapSlots(RingHeader *ring)
 {
     return reinterpret_cast<HeapSlot *>(reinterpret_cast<char *>(ring) + kHeapSlotsOffset);

@@ -223,10 +223,10 @@ RecordHeader *reserve(uint32_t bytes, uint64_t keep, uint64_t room = 0)
             // lap: the record goes there (after a padding record from the head, when the head is short of it, whose
             // header must end before the unread data), with the window widened to hold it.
             const uint64_t lap = head / capacity;
-            const uint64_t lapEnd = g_ring->lapEnd.load(std::memory_order_acquire);
-            if (pad != 0 || lap == 0 || tail / capacity + 1 != lap || (lapEnd >> 32) != ((lap - 1) & 0xffffffffu))
+            const int64_t lastEnd = lap == 0 ? -1 : lapDataEnd(g_ring->lapEnd.load(std::memory_order_acquire), lap - 1);
+            if (pad != 0 || lastEnd < 0 || tail / capacity + 1 != lap)
                 return nullptr;
-            const uint64_t dataEnd = lapEnd & 0xffffffffu;
+            const uint64_t dataEnd = uint64_t(lastEnd);
             const uint64_t at = offset > dataEnd ? offset : dataEnd;
             if (at != offset && offset + sizeof(RecordHeader) > (tail & g_dataMask))
                 return nullptr;

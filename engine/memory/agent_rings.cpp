@@ -39,15 +39,14 @@ uint64_t unreadBytes(const agent::RingHeader &h)
 {
     const uint64_t tail = h.tail.load(std::memory_order_acquire);
     const uint64_t head = h.head.load(std::memory_order_acquire);
-    const uint64_t lapEnd = h.lapEnd.load(std::memory_order_acquire);
     const uint64_t capacity = h.dataBytes;
     if (head <= tail)
         return 0;
     const uint64_t lap = tail / capacity;
-    if (head / capacity != lap + 1 || lapEnd >> 32 != (lap & 0xffffffffu))
+    const int64_t dataEnd = agent::lapDataEnd(h.lapEnd.load(std::memory_order_acquire), lap);
+    if (head / capacity != lap + 1 || dataEnd < 0)
         return head - tail;
-    const uint64_t dataEnd = lapEnd & 0xffffffffu;
-    const uint64_t before = dataEnd > tail % capacity ? dataEnd - tail % capacity : 0;
+    const uint64_t before = uint64_t(dataEnd) > tail % capacity ? uint64_t(dataEnd) - tail % capacity : 0;
     return std::min(head - tail, before + head % capacity);
 }
 
@@ -427,8 +426,7 @@ std::optional<AgentRings::Position> AgentRings::position(uint32_t pid) const
         if ((*it)->pid != pid)
             continue;
         const agent::RingHeader &h = *(*it)->header;
-        return Position{h.head.load(std::memory_order_acquire), h.tail.load(std::memory_order_acquire), h.dataBytes,
-                        h.windowBytes.load(std::memory_order_relaxed), h.lapEnd.load(std::memory_order_acquire)};
+        return Position{h.head.load(std::memory_order_acquire), h.tail.load(std::memory_order_acquire), h.dataBytes};
     }
     return std::nullopt;
 }

@@ -139,9 +139,9 @@ public:
     // How full the fullest ring was when the last poll came to it (0 to 1): a reader that naps reads sooner.
     double lastFill() const { return m_lastFill; }
     // Where the writers and the reader of process `pid`'s newest ring are (agent_protocol.h's RingHeader), when it
-    // has an open ring: whether the writers are a lap ahead, how wide their window has grown.
+    // has an open ring: whether the writers are a lap ahead of the reader.
     struct Position {
-        uint64_t head = 0, tail = 0, dataBytes = 0, windowBytes = 0, lapEnd = 0;
+        uint64_t head = 0, tail = 0, dataBytes = 0;
     };
     std::optional<Position> position(uint32_t pid) const;
     size_t openRings() const { return m_rings.size(); }
