@@ -14,15 +14,18 @@
 namespace emberline::agent {
 
 // Tracked (sampled and still live) allocations: buckets of eight slots, one cache line each, a count of occupants
-// per bucket, and the free filter: a bit per bucket that is set whenever its count is not zero. A free reads one
-// bit (4 KiB for every bucket, static, so that it is there before the agent starts: a table that stays in the
-// first-level cache of a program with a large working set, where the counts' 64 KiB did not) and leaves the fast
-// path only when it is set. Everything a free must see sets its bit: a tracked block, a block of the agent's own
-// start-up storage (pinned: its bit is never cleared), and, in exact mode, where every free is recorded, all of
-// them.
+// per bucket, and the free filter: a bit per bucket that is set whenever its count is not zero, in two levels. A
+// free first reads the summary, one cache line of a bit per word of the bucket bits (set while the word is not
+// zero), and leaves at once when its bit is clear; else it reads its bucket's bit (4 KiB for every bucket), and
+// leaves the fast path only when that is set too. Both are static, so that they are there before the agent starts.
+// The summary's one line stays in the first-level cache of a program with a large working set, where the 4 KiB of
+// bucket bits did not: a compiler's frees waited on that load more than on anything else of theirs. While few blocks
+// are tracked (a few dozen at the default interval on a heap of some MiB), most summary bits are clear.
+// Everything a free must see sets its bit: a tracked block, a block of the agent's own start-up storage (pinned:
+// its bit is never cleared), and, in exact mode, where every free is recorded, all of them.
 //
-// The bits never miss a tracked block: a bucket's count and bit change together under g_trackLock (tracking and
-// the untracking of a tracked block are rare: one per sample), and a tracked block's bit is set before its malloc
+// The bits never miss a tracked block: a bucket's count and bits change together under g_trackLock (tracking and
+// the untracking of a tracked block are rare: one per sample), and a tracked block's bits are set before its malloc
 // returns. A signal handler that interrupts its own thread's locked work does not wait for the lock: it does not
 // track (its sample is counted as dropped), and it untracks without clearing the bit (a bit set on an empty
 // bucket only costs a look into the bucket).
@@ -35,6 +38,9 @@ struct alignas(64) Bucket {
 extern Bucket *g_buckets;                  // kBuckets, anonymous memory
 extern std::atomic<uint16_t> *g_bucketUse; // kBuckets
 extern std::atomic<uint64_t> g_bucketBits[kBuckets / 64];
+constexpr size_t kSummaryWords = kBuckets / 64 / 64;
+static_assert(kSummaryWords * sizeof(uint64_t) == 64, "the summary is one cache line");
+extern std::atomic<uint64_t> g_filterSummary[kSummaryWords]; // bit w: g_bucketBits[w] is not zero
 extern std::atomic<int> g_trackLock;
 
 inline size_t bucketOf(uint64_t address)
@@ -42,11 +48,14 @@ inline size_t bucketOf(uint64_t address)
     return size_t(((address >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - kBucketBits));
 }
 
-// Whether a free of `address` leaves the fast path: the one read a free of an untracked block costs.
+// Whether a free of `address` leaves the fast path: the summary's bit, then (when that is set) the bucket's.
 inline bool freeFiltered(uint64_t address)
 {
     const size_t b = bucketOf(address);
-    return (g_bucketBits[b >> 6].load(std::memory_order_relaxed) >> (b & 63)) & 1;
+    const size_t w = b >> 6;
+    if (__builtin_expect(((g_filterSummary[w >> 6].load(std::memory_order_relaxed) >> (w & 63)) & 1) == 0, 1))
+        return false;
+    return (g_bucketBits[w].load(std::memory_order_relaxed) >> (b & 63)) & 1;
 }
 
 // Sets the filter's bit of `address` for good (the agent's start-up storage, which a free must recognize).

@@ -14,6 +14,7 @@ namespace emberline::agent {
 Bucket *g_buckets = nullptr;
 std::atomic<uint16_t> *g_bucketUse = nullptr;
 alignas(64) std::atomic<uint64_t> g_bucketBits[kBuckets / 64];
+alignas(64) std::atomic<uint64_t> g_filterSummary[kSummaryWords];
 std::atomic<int> g_trackLock{0};
 
 namespace {
@@ -63,16 +64,33 @@ bool bucketPinned(size_t b)
     return false;
 }
 
+// The bucket's bit, then its word's summary bit (a free that sees the summary's bit then finds the bucket's).
 void setBit(size_t b)
 {
-    g_bucketBits[b >> 6].fetch_or(uint64_t(1) << (b & 63), std::memory_order_acq_rel);
+    const size_t w = b >> 6;
+    g_bucketBits[w].fetch_or(uint64_t(1) << (b & 63), std::memory_order_acq_rel);
+    g_filterSummary[w >> 6].fetch_or(uint64_t(1) << (w & 63), std::memory_order_acq_rel);
+}
+
+// The bucket's bit cleared, and its word's summary bit with it when that was the word's last. Set again if the word
+// has a bit once more (a pinned address's, set outside the lock): the summary never stays clear over a set bit.
+void clearBit(size_t b)
+{
+    const size_t w = b >> 6;
+    const uint64_t bit = uint64_t(1) << (b & 63);
+    if ((g_bucketBits[w].fetch_and(~bit, std::memory_order_acq_rel) & ~bit) != 0)
+        return;
+    const uint64_t summaryBit = uint64_t(1) << (w & 63);
+    g_filterSummary[w >> 6].fetch_and(~summaryBit, std::memory_order_acq_rel);
+    if (g_bucketBits[w].load(std::memory_order_acquire) != 0)
+        g_filterSummary[w >> 6].fetch_or(summaryBit, std::memory_order_acq_rel);
 }
 
 // Under g_trackLock: the bucket's bit follows its count (and stays for a pinned address).
 void lowerCount(size_t b)
 {
     if (g_bucketUse[b].fetch_sub(1, std::memory_order_acq_rel) == 1 && !bucketPinned(b))
-        g_bucketBits[b >> 6].fetch_and(~(uint64_t(1) << (b & 63)), std::memory_order_acq_rel);
+        clearBit(b);
 }
 
 } // namespace
@@ -96,6 +114,9 @@ void resetFilter(bool everyFree)
         if (word.load(std::memory_order_relaxed) != value)
             word.store(value, std::memory_order_relaxed);
     }
+    for (auto &word : g_filterSummary) // after the bucket bits: a set summary bit finds its word set
+        if (word.load(std::memory_order_relaxed) != value)
+            word.store(value, std::memory_order_release);
     const int n = g_pinnedCount.load(std::memory_order_acquire);
     for (int i = 0; i < n && i < kMaxPinned; ++i)
         setBit(bucketOf(g_pinned[i].load(std::memory_order_relaxed)));

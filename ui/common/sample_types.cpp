@@ -4,13 +4,36 @@
 
 namespace emberline::ui {
 
+namespace {
+
+// Whether any sample has a value of the type (stops at the first: the usual answer is found at once).
+bool hasValues(const engine::Profile &profile, int type)
+{
+    for (size_t i = 0; i < profile.sampleCount(); ++i)
+        if (profile.sampleValues(i)[static_cast<size_t>(type)] != 0)
+            return true;
+    return false;
+}
+
+} // namespace
+
 int initialSampleType(const engine::Profile &profile)
 {
-    if (profile.defaultSampleType != 0)
-        return profile.defaultSampleTypeIndex();
-    if (const int cpu = profile.sampleTypeIndex("cpu-time"); cpu >= 0)
-        return cpu;
-    return profile.defaultSampleTypeIndex();
+    int type = profile.defaultSampleTypeIndex();
+    if (profile.defaultSampleType == 0)
+        if (const int cpu = profile.sampleTypeIndex("cpu-time"); cpu >= 0)
+            type = cpu;
+    if (type < 0 || profile.sampleCount() == 0 || hasValues(profile, type))
+        return type;
+    // A view of nothing where another type has values (a memory recording of a program too short for a CPU sample):
+    // the first of these that has any, else the first type that has.
+    for (const char *name : {"cpu-time", "wall-time", "inuse-space", "alloc-space"})
+        if (const int other = profile.sampleTypeIndex(name); other >= 0 && hasValues(profile, other))
+            return other;
+    for (int other = 0; other < static_cast<int>(profile.sampleTypes().size()); ++other)
+        if (hasValues(profile, other))
+            return other;
+    return type;
 }
 
 QString sampleTypeDescription(const QString &type)

@@ -1,6 +1,7 @@
 // The memory summary panel, offscreen: a Go heap profile opened from disk (its leaks and allocations, no peak), a
 // live session's hand-made flushes (the peak flush's contributors), the Memory tab a memory profile gets in the
-// explorer and a CPU profile does not, and the summary in a live session's Memory tab.
+// explorer and a CPU profile does not, a memory recording without CPU samples opened on its memory, and the summary
+// in a live session's Memory tab.
 
 #include "tests/engine/live/synthetic_memory_flush.h"
 #include "tests/ui/test_settings.h"
@@ -10,6 +11,7 @@
 #include "engine/pprof/pprof_writer.h"
 #include "engine/session/profiling_session.h"
 #include "engine/stage/live_stage.h"
+#include "ui/common/sample_types.h"
 #include "ui/views/explorer/profile_explorer.h"
 #include "ui/views/live/live_session_view.h"
 #include "ui/views/memory/functions_over_time.h"
@@ -18,6 +20,7 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QComboBox>
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QSignalSpy>
@@ -299,6 +302,28 @@ private Q_SLOTS:
         QTRY_VERIFY(heap.memorySummary()->summary());
         ProfileExplorer cpu(openFile("go-cpu.pprof"));
         QVERIFY(!cpu.memorySummary());
+    }
+
+    // A memory recording without a CPU sample (a program too short for one) opens on the in-use bytes, not on an
+    // empty CPU view, default type or not; with CPU samples it opens on CPU time.
+    void memoryOnlyProfileOpensOnMemory()
+    {
+        const auto memoryOnly = syntheticMemoryFlush(1, 1'000'000'000, {{"a", 2, 200, 2, 200}});
+        engine::Profile withDefault = *memoryOnly->profile;
+        withDefault.defaultSampleType = withDefault.intern("cpu-time");
+        const int inuse = withDefault.sampleTypeIndex("inuse-space");
+        QCOMPARE(initialSampleType(*memoryOnly->profile), inuse);
+        QCOMPARE(initialSampleType(withDefault), inuse);
+        const auto withCpu = syntheticMemoryFlush(1, 1'000'000'000, {{"a", 2, 200, 2, 200}}, 3);
+        QCOMPARE(initialSampleType(*withCpu->profile), withCpu->profile->sampleTypeIndex("cpu-time"));
+        // Freed all of it: nothing in use, but allocations made.
+        const auto freed = syntheticMemoryFlush(1, 1'000'000'000, {{"a", 2, 200, 0, 0}});
+        QCOMPARE(initialSampleType(*freed->profile), freed->profile->sampleTypeIndex("alloc-space"));
+
+        ProfileExplorer explorer(engine::makeLoadedProfile(std::move(withDefault), QStringLiteral("memory.pprof")));
+        auto *combo = explorer.findChild<QComboBox *>(QStringLiteral("sampleTypeCombo"));
+        QVERIFY(combo);
+        QCOMPARE(combo->currentIndex(), inuse);
     }
 
     // A live session that profiles memory sums it up beside its chart, from the updates the stage publishes.
