@@ -1,11 +1,13 @@
 // The memory agent's costs in the target, side by side in one run (numbers printed, never asserted):
-//   bench_agent [BATCHES] [CALLS]   (EMBERLINE_BENCH_RINGS=DIR: the rings' folder's parent, default /dev/shm)
+//   bench_agent [BATCHES] [CALLS]   (EMBERLINE_BENCH_RINGS=DIR: the rings' folder's parent, default /dev/shm;
+//                                    EMBERLINE_BENCH_AGENT=FILE: the agent library to measure, default the build's)
 // - the unsampled path: the median time of a malloc(64)+free pair without the agent and with it (default interval,
 //   a session reading the rings every 2 ms), and the difference;
 // - a sampled event: every allocation recorded (interval 1) and timed one by one: p50 and p99 of malloc(4096)
 //   with the stack copy and the ring write, beside the same calls without the agent; as fast as the program can
 //   (the ring fills and exact mode waits), with a ring that holds them all (its pages made as they are first
-//   written), and at a steady pace once the ring is warm (the event alone);
+//   written), and at a steady pace once the ring is warm (the event alone); and deep in the stack (a 32 KiB copy),
+//   with the time of the program's own work right after it;
 // - a burst of malloc+free pairs on two threads (16 B to 64 KiB): pairs a second without and with the agent, and
 //   what the rings carried: allocations sampled, frees, sampled blocks left without their free (lost frees) and
 //   samples dropped.
@@ -51,8 +53,16 @@ QString binary(const char *name)
     return QCoreApplication::applicationDirPath() + QLatin1Char('/') + QString::fromLatin1(name);
 }
 
-// Runs the target, with the agent when `interval` > 0 and the rings read every 2 ms until it has exited.
-Result run(const QStringList &args, uint64_t interval, const QString &ringBytes = {})
+// The agent under test: the build's, or the one EMBERLINE_BENCH_AGENT names (another build's, to compare two).
+QString agentLibrary()
+{
+    return qEnvironmentVariable("EMBERLINE_BENCH_AGENT",
+                                QStringLiteral(EMBERLINE_BINARY_DIR "/lib/emberline/libemberline_agent.so"));
+}
+
+// Runs the target, with the agent when `interval` > 0 and the rings read every 2 ms until it has exited; samples copy
+// `stackBytes` of the stack (the agent's first copy, 8 KiB, when 0).
+Result run(const QStringList &args, uint64_t interval, const QString &ringBytes = {}, uint32_t stackBytes = 0)
 {
     Result result;
     // The rings' folder where a session makes it (AgentLink): on tmpfs (/dev/shm), unless EMBERLINE_BENCH_RINGS
@@ -60,11 +70,12 @@ Result run(const QStringList &args, uint64_t interval, const QString &ringBytes 
     const QString parent = qEnvironmentVariable("EMBERLINE_BENCH_RINGS", QStringLiteral("/dev/shm"));
     QTemporaryDir dir(parent + QStringLiteral("/emberline-bench-XXXXXX"));
     AgentRings rings(dir.path().toStdString());
+    if (stackBytes > 0)
+        rings.setStackCopyBytes(stackBytes);
     QProcess process;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     if (interval > 0) {
-        env.insert(QStringLiteral("LD_PRELOAD"),
-                   QStringLiteral(EMBERLINE_BINARY_DIR "/lib/emberline/libemberline_agent.so"));
+        env.insert(QStringLiteral("LD_PRELOAD"), agentLibrary());
         env.insert(QString::fromLatin1(agent::kEnvDirectory), dir.path());
         env.insert(QString::fromLatin1(agent::kEnvAllocInterval), QString::number(interval));
         if (!ringBytes.isEmpty())
@@ -132,6 +143,20 @@ int main(int argc, char **argv)
                 "recorded, %llu dropped, waited %.1f ms\n",
                 pacedCalls.out.constData(), qulonglong(pacedCalls.sink.allocations),
                 qulonglong(pacedCalls.counters.allocsDropped), double(pacedCalls.counters.waitNs) / 1e6);
+
+    // A sampled event deep in the stack (40 KiB: the copy is the session's largest, 32 KiB), every call recorded at a
+    // steady pace, each followed by a walk over 256 KiB: the copy's cost to the call, and to the work after it
+    // through the caches (the ring's lines, the stack's). Interleaved, three rounds.
+    for (int round = 0; round < 3; ++round) {
+        const QStringList deep = {QStringLiteral("deep"), QStringLiteral("4000"), QStringLiteral("40"),
+                                  QStringLiteral("256")};
+        const Result plainDeep = run(deep, 0);
+        const Result agentDeep = run(deep, 1, {}, 32768);
+        std::printf("deep sampled event, round %d: plain %s; agent %s; %llu recorded, %llu dropped, waited %.1f ms\n",
+                    round + 1, plainDeep.out.constData(), agentDeep.out.constData(),
+                    qulonglong(agentDeep.sink.allocations), qulonglong(agentDeep.counters.allocsDropped),
+                    double(agentDeep.counters.waitNs) / 1e6);
+    }
 
     const Result plainBurst = run({QStringLiteral("burst"), QStringLiteral("20")}, 0);
     const Result agentBurst = run({QStringLiteral("burst"), QStringLiteral("20")}, interval);
