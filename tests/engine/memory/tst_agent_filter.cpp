@@ -157,7 +157,7 @@ private Q_SLOTS:
         }
     }
 
-private:
+private: // NOLINT(readability-redundant-access-specifiers): Q_SLOTS marks the section above for moc
     uint64_t m_pinned = 0;
 };
 
