@@ -13,7 +13,10 @@
 //
 // Thread: every thread of the program; the handler runs on the thread its timer belongs to.
 
-#include "engine/agent/agent_ring.h"
+#include "engine/agent/agent_cpu.h"
+#include "engine/agent/agent_core.h"
+#include "engine/agent/agent_stack.h"
+#include "engine/agent/agent_writer.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -34,13 +37,6 @@ uint64_t g_cpuPeriodNs = 0;
 
 namespace {
 
-using SigactionFn = int (*)(int, const struct sigaction *, struct sigaction *);
-using SignalFn = sighandler_t (*)(int, sighandler_t);
-using PthreadCreateFn = int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-SigactionFn g_realSigaction = nullptr;
-SignalFn g_realSignal = nullptr;
-PthreadCreateFn g_realPthreadCreate = nullptr;
-
 std::atomic<int> g_signal{0};       // the sampler's signal (0: none)
 std::atomic<bool> g_stopped{false}; // the program took the signal, or the session is gone: no new timers
 pthread_key_t g_threadKey;
@@ -51,26 +47,6 @@ bool g_keyMade = false;
 constexpr int kMaxTimers = 8192;
 std::atomic<int> g_timers[kMaxTimers];
 std::atomic<int> g_timersUsed{0};
-
-__thread int t_timer __attribute__((tls_model("initial-exec"))) = -1;
-__thread uint32_t t_tid __attribute__((tls_model("initial-exec")));
-
-uint32_t threadId()
-{
-    if (t_tid == 0)
-        t_tid = uint32_t(syscall(SYS_gettid));
-    return t_tid;
-}
-
-void resolve()
-{
-    if (!g_realSigaction)
-        g_realSigaction = reinterpret_cast<SigactionFn>(dlsym(RTLD_NEXT, "sigaction"));
-    if (!g_realSignal)
-        g_realSignal = reinterpret_cast<SignalFn>(dlsym(RTLD_NEXT, "signal"));
-    if (!g_realPthreadCreate)
-        g_realPthreadCreate = reinterpret_cast<PthreadCreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
-}
 
 void rememberTimer(int id)
 {
@@ -99,21 +75,6 @@ void deleteTimer(int id)
 {
     forgetTimer(id);
     syscall(SYS_timer_delete, id);
-}
-
-void writeThread(uint32_t tid, bool started)
-{
-    if (!g_ring)
-        return;
-    RecordHeader *header = reserveWaiting(sizeof(ThreadRecord), keptForFrees(), false);
-    if (!header)
-        return;
-    auto *record = reinterpret_cast<ThreadRecord *>(header);
-    header->bytes = sizeof(ThreadRecord);
-    record->tid = tid;
-    record->started = started ? 1 : 0;
-    record->timeNs = nowNs();
-    publish(header, RecordType::Thread);
 }
 
 // A timer on thread `tid`'s CPU clock, signalling that thread every g_cpuPeriodNs of its CPU time (raw system
@@ -156,12 +117,12 @@ int createTimer(uint32_t tid)
 // The calling thread's own timer, deleted with the thread (the key's destructor).
 void startThisThread()
 {
-    if (t_timer >= 0 || g_cpuPeriodNs == 0)
+    if (t_state.timer >= 0 || g_cpuPeriodNs == 0)
         return;
-    t_timer = createTimer(threadId());
-    if (t_timer >= 0 && g_keyMade)
+    t_state.timer = createTimer(currentThreadId());
+    if (t_state.timer >= 0 && g_keyMade)
         // The timer's id travels as the key's value (never dereferenced). NOLINTNEXTLINE(performance-no-int-to-ptr)
-        pthread_setspecific(g_threadKey, reinterpret_cast<void *>(intptr_t(t_timer) + 1));
+        pthread_setspecific(g_threadKey, reinterpret_cast<void *>(intptr_t(t_state.timer) + 1));
 }
 
 void threadEnded(void *value)
@@ -169,7 +130,7 @@ void threadEnded(void *value)
     const int id = int(reinterpret_cast<intptr_t>(value) - 1);
     if (id >= 0)
         deleteTimer(id);
-    t_timer = -1;
+    t_state.timer = -1;
 }
 
 // The program takes the signal, or the sampler ends: every timer goes before anything else may receive the signal.
@@ -193,13 +154,10 @@ void serveTimerRequests()
         if (slot.load(std::memory_order_relaxed) == 0)
             continue;
         const uint32_t tid = slot.exchange(0, std::memory_order_acq_rel);
-        if (tid != 0 && tid != threadId())
+        if (tid != 0 && tid != currentThreadId())
             createTimer(tid);
     }
 }
-
-// As much stack as a perf sample may copy (under 64 KiB, a multiple of 8).
-constexpr uint64_t kMaxCpuStackBytes = 65000 & ~uint64_t(7);
 
 void writeCpuSample(const ucontext_t *context, uint64_t periodNs)
 {
@@ -208,20 +166,17 @@ void writeCpuSample(const ucontext_t *context, uint64_t periodNs)
     const greg_t *g = context->uc_mcontext.gregs;
     const uint64_t live = liveStackBytes(uint64_t(g[REG_RSP]));
     uint64_t stackWant = live != 0 ? live : g_ring->cpuStackCopyBytes.load(std::memory_order_relaxed);
-    if (stackWant > kMaxCpuStackBytes)
-        stackWant = kMaxCpuStackBytes;
+    if (stackWant > kMaxStackCopyBytes)
+        stackWant = kMaxStackCopyBytes;
     const uint32_t bytes = uint32_t((sizeof(CpuRecord) + stackWant + 7) & ~size_t(7));
     // Never waits: the interrupted code may hold a record of its own.
-    RecordHeader *header = reserveWaiting(bytes, keptForFrees(), false);
-    if (!header) {
+    AgentScope scope;
+    auto *record = scope.reserve<CpuRecord>(bytes, keptForFrees(), false);
+    if (!record) {
         g_ring->cpuDropped.fetch_add(1, std::memory_order_relaxed);
         return;
     }
-    const bool outer = !t_holding;
-    t_holding = true;
-    auto *record = reinterpret_cast<CpuRecord *>(header);
-    header->bytes = bytes;
-    record->tid = threadId();
+    record->tid = currentThreadId();
     record->timeNs = nowNs();
     record->periodNs = periodNs;
     // kPerfRegsMask order: AX BX CX DX SI DI BP SP IP, then R8..R15 (9..16).
@@ -233,35 +188,32 @@ void writeCpuSample(const ucontext_t *context, uint64_t periodNs)
     // copy goes through process_vm_readv, which is safe here.
     record->stackBytes =
         copyStackInHandler(record->regs[RegSP], reinterpret_cast<uint8_t *>(record + 1), uint32_t(stackWant));
-    publish(header, RecordType::Cpu);
-    if (outer)
-        t_holding = false;
+    scope.publish(RecordType::Cpu);
 }
 
 void onSignal(int, siginfo_t *info, void *context)
 {
-    const int savedErrno = errno;
+    const AgentScope scope;
     // Only the sampler's own timers: the signal sent by anyone else is ignored (it has no other meaning here).
     if (info->si_code == SI_TIMER && g_ring) {
         const uint64_t now = nowNs();
         if (g_ring->detached.load(std::memory_order_relaxed) || !sessionAlive(now) ||
             g_stopped.load(std::memory_order_relaxed)) {
             // The session is gone: this thread's timer goes (the others go at their own next tick).
-            if (t_timer >= 0) {
-                deleteTimer(t_timer);
-                t_timer = -1;
+            if (t_state.timer >= 0) {
+                deleteTimer(t_state.timer);
+                t_state.timer = -1;
             } else {
                 syscall(SYS_timer_delete, info->si_timerid);
             }
         } else {
-            if (t_timer < 0)
-                t_timer = info->si_timerid; // a timer the session asked for, made by another thread
+            if (t_state.timer < 0)
+                t_state.timer = info->si_timerid; // a timer the session asked for, made by another thread
             serveTimerRequests();
             const uint64_t overruns = info->si_overrun > 0 ? uint64_t(info->si_overrun) : 0;
             writeCpuSample(static_cast<const ucontext_t *>(context), g_cpuPeriodNs * (1 + overruns));
         }
     }
-    errno = savedErrno;
 }
 
 // A real-time signal without a handler of the program's (from the top: libraries that use one take the lowest).
@@ -269,7 +221,7 @@ int chooseSignal()
 {
     for (int signal = SIGRTMAX - 1; signal > SIGRTMIN + 2; --signal) {
         struct sigaction old {};
-        if (g_realSigaction(signal, nullptr, &old) != 0)
+        if (realFunctions().sigaction(signal, nullptr, &old) != 0)
             continue;
         if ((old.sa_flags & SA_SIGINFO) == 0 && old.sa_handler == SIG_DFL)
             return signal;
@@ -282,46 +234,33 @@ struct StartArgs {
     void *arg;
 };
 
-void *threadStart(void *raw)
-{
-    StartArgs args = *static_cast<StartArgs *>(raw);
-    {
-        const InternalWork work;
-        freeInternal(raw);
-        learnThreadStack();
-    }
-    startThisThread();
-    return args.routine(args.arg);
-}
-
 } // namespace
 
 void cpuStart()
 {
-    resolve();
-    if (g_cpuPeriodNs == 0 || !g_ring || !g_realSigaction)
+    if (g_cpuPeriodNs == 0 || !g_ring || !realFunctions().sigaction)
         return;
-    ++t_internal;
-    g_keyMade = pthread_key_create(&g_threadKey, threadEnded) == 0;
-    const int signal = chooseSignal();
-    if (signal == 0) {
-        g_ring->problems.fetch_or(ProblemNoSignal, std::memory_order_relaxed);
-        --t_internal;
-        return;
+    g_stopped.store(false, std::memory_order_release);
+    {
+        const InternalWork work;
+        if (!g_keyMade)
+            g_keyMade = pthread_key_create(&g_threadKey, threadEnded) == 0;
+        const int signal = chooseSignal();
+        if (signal == 0) {
+            g_ring->problems.fetch_or(ProblemNoSignal, std::memory_order_relaxed);
+            return;
+        }
+        struct sigaction action {};
+        action.sa_sigaction = onSignal;
+        // SA_RESTART: a system call the tick lands in is restarted where the kernel can restart it.
+        action.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&action.sa_mask);
+        if (realFunctions().sigaction(signal, &action, nullptr) != 0)
+            return;
+        g_signal.store(signal, std::memory_order_release);
+        g_ring->cpuSignal = uint32_t(signal);
+        learnThreadStack();
     }
-    struct sigaction action {};
-    action.sa_sigaction = onSignal;
-    // SA_RESTART: a system call the tick lands in is restarted where the kernel can restart it.
-    action.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&action.sa_mask);
-    if (g_realSigaction(signal, &action, nullptr) != 0) {
-        --t_internal;
-        return;
-    }
-    g_signal.store(signal, std::memory_order_release);
-    g_ring->cpuSignal = uint32_t(signal);
-    learnThreadStack();
-    --t_internal;
     startThisThread();
 }
 
@@ -335,77 +274,75 @@ void cpuForkChild()
     for (int i = 0; i < used; ++i)
         g_timers[i].store(-1, std::memory_order_relaxed);
     g_timersUsed.store(0, std::memory_order_relaxed);
-    t_timer = -1;
-    t_tid = 0;
+    t_state.timer = -1;
     if (g_stopped.load(std::memory_order_relaxed) || g_signal.load(std::memory_order_relaxed) == 0 || !g_ring)
         return;
     g_ring->cpuSignal = uint32_t(g_signal.load(std::memory_order_relaxed));
     startThisThread();
 }
 
-} // namespace emberline::agent
-
-using namespace emberline::agent;
-
-#define EMBERLINE_EXPORT extern "C" __attribute__((visibility("default")))
-
-// The program installs a handler: when it is for the sampler's signal, the sampler stops first (its timers are
-// deleted), and the program gets the signal as if the agent had never used it.
-EMBERLINE_EXPORT int sigaction(int signal, const struct sigaction *action, struct sigaction *old)
+void cpuStop()
 {
-    resolve();
-    const int mine = g_signal.load(std::memory_order_acquire);
-    if (mine != 0 && signal == mine && !g_stopped.load(std::memory_order_acquire)) {
-        if (action == nullptr) {
-            // Asked only: the program sees the default it would have without the agent.
-            if (old) {
-                memset(old, 0, sizeof *old);
-                old->sa_handler = SIG_DFL;
-            }
-            return 0;
-        }
-        stopAll(ProblemSignalTaken);
-        struct sigaction ignored {};
-        const int rc = g_realSigaction(signal, action, &ignored);
-        if (old) {
-            memset(old, 0, sizeof *old);
-            old->sa_handler = SIG_DFL;
-        }
-        return rc;
+    stopAll(0);
+    t_state.timer = -1;
+    const int signal = g_signal.exchange(0, std::memory_order_acq_rel);
+    if (signal != 0 && realFunctions().sigaction) {
+        // The handler goes too: a tick already sent finds the default's ignoring of an unexpected real-time signal
+        // replaced by nothing worse than what the program had before the agent.
+        struct sigaction action {};
+        action.sa_handler = SIG_IGN;
+        sigemptyset(&action.sa_mask);
+        realFunctions().sigaction(signal, &action, nullptr);
     }
-    return g_realSigaction(signal, action, old);
 }
 
-EMBERLINE_EXPORT sighandler_t signal(int signal, sighandler_t handler)
+bool cpuOwnsSignal(int signal)
 {
-    resolve();
     const int mine = g_signal.load(std::memory_order_acquire);
-    if (mine != 0 && signal == mine && !g_stopped.load(std::memory_order_acquire)) {
-        stopAll(ProblemSignalTaken);
-        g_realSignal(signal, handler);
-        return SIG_DFL;
-    }
-    return g_realSignal(signal, handler);
+    return mine != 0 && signal == mine && !g_stopped.load(std::memory_order_acquire);
 }
 
-// Every pthread_create'd thread starts its CPU timer before its start routine runs.
-EMBERLINE_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(void *), void *arg)
+void cpuGiveUpSignal()
 {
-    resolve();
+    stopAll(ProblemSignalTaken);
+}
+
+void *cpuThreadStartArgs(void *(*routine)(void *), void *arg)
+{
     if (g_cpuPeriodNs == 0 || g_stopped.load(std::memory_order_acquire) || g_signal.load() == 0)
-        return g_realPthreadCreate(thread, attr, routine, arg);
-    ++t_internal;
-    auto *args = static_cast<StartArgs *>(mallocInternal(sizeof(StartArgs)));
-    --t_internal;
-    if (!args)
-        return g_realPthreadCreate(thread, attr, routine, arg);
-    args->routine = routine;
-    args->arg = arg;
-    const int rc = g_realPthreadCreate(thread, attr, threadStart, args);
-    if (rc != 0) {
-        ++t_internal;
-        freeInternal(args);
-        --t_internal;
+        return nullptr;
+    StartArgs *args = nullptr;
+    {
+        const InternalWork work;
+        args = static_cast<StartArgs *>(mallocInternal(sizeof(StartArgs)));
     }
-    return rc;
+    if (args) {
+        args->routine = routine;
+        args->arg = arg;
+    }
+    return args;
 }
+
+void *cpuThreadStart(void *raw)
+{
+    StartArgs args = *static_cast<StartArgs *>(raw);
+    {
+        const AgentScope scope;
+        const InternalWork work;
+        freeInternal(raw);
+        learnThreadStack();
+    }
+    {
+        const AgentScope scope;
+        startThisThread();
+    }
+    return args.routine(args.arg);
+}
+
+void cpuDropThreadStartArgs(void *args)
+{
+    const InternalWork work;
+    freeInternal(args);
+}
+
+} // namespace emberline::agent

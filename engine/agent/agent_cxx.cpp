@@ -1,4 +1,4 @@
-// C++'s operator new and delete, in every form, for libemberline_agent.so (see agent.cpp for the C hooks).
+// C++'s operator new and delete, in every form: the preload front end's (agent_preload.cpp has the C hooks).
 //
 // The C++ runtime's own operators (libstdc++, libc++) allocate through malloc and free, where the C hooks see
 // them: those are passed straight on. An allocator that brings its own operators (tcmalloc does) allocates around
@@ -8,9 +8,7 @@
 //
 // Thread: every thread of the program, concurrently.
 
-#include "engine/agent/agent_count.h"
-#include "engine/agent/agent_hooks.h"
-#include "engine/agent/agent_ring.h"
+#include "engine/agent/agent_core.h"
 
 #include <dlfcn.h>
 #include <stddef.h>
@@ -20,9 +18,10 @@
 
 #include <atomic>
 
-#define EMBERLINE_EXPORT extern "C" __attribute__((visibility("default")))
-
 namespace emberline::agent {
+
+void resolveNextFunctions(); // agent_preload.cpp
+
 namespace {
 
 enum CxxOp : int {
@@ -80,11 +79,12 @@ CxxOperator g_cxx[OpCount];
 
 __attribute__((noinline)) void lookUpCxx(int op)
 {
+    const AgentScope scope; // dlsym and dladdr may change errno
     void *next = nullptr;
     int own = 0;
     {
         const InternalWork work;
-        resolveRealFunctions();
+        resolveNextFunctions();
         next = dlsym(RTLD_NEXT, kCxxNames[op]);
         Dl_info info;
         if (next && dladdr(next, &info) != 0 && info.dli_fname)
@@ -120,12 +120,12 @@ template <int Op, typename... Extra> inline void *cxxNew(size_t size, bool nothr
     const AllocationCount count = allocationCount();
     HeapSlot *const slot = t_state.slot; // nor counted in the heap there (the slow path counts nothing meanwhile)
     t_state.slot = nullptr;
-    ++t_inCxx;
+    ++t_state.inCxx;
     void *address = next(size, extra...);
-    --t_inCxx;
+    --t_state.inCxx;
     t_state.slot = slot;
     setAllocationCount(count);
-    return countAllocation(address, size);
+    return allocated(address, size);
 }
 
 template <int Op, typename... Extra> inline void cxxDelete(void *address, Extra... extra)
@@ -140,14 +140,13 @@ template <int Op, typename... Extra> inline void cxxDelete(void *address, Extra.
         next(address, extra...);
         return;
     }
-    if (freeFiltered(uint64_t(address)))
-        recordFree(address);
-    countFreed(address);
+    if (!freeing(address))
+        return;
     HeapSlot *const slot = t_state.slot;
     t_state.slot = nullptr;
-    ++t_inCxx;
+    ++t_state.inCxx;
     next(address, extra...);
-    --t_inCxx;
+    --t_state.inCxx;
     t_state.slot = slot;
 }
 

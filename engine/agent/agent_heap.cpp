@@ -1,17 +1,17 @@
 // The heap counters of libemberline_agent.so (agent_protocol.h's HeapSlot): every allocation and free of the program,
-// sampled or not, adds the block's usable size to its thread's slot in the ring, so that the session knows the live
+// sampled or not, adds the block's heap bytes to its thread's slot in the ring, so that the session knows the live
 // heap exactly at every flush, in the allocator's sizes, and can tell how far the sampled estimate of it is off.
 //
-// The fast path (agent_count.h) is one call of the allocator's malloc_usable_size and one add to the thread's own
-// cache line. Everything else comes here: a thread's first count takes a slot (and has its end watched, to give the
-// slot back), the agent's own work and the C++ operators' nested calls count nothing, and an ending thread's last
-// calls count in the header.
+// The fast path (agent_heap.h) reads the C library's chunk size (else the allocator's malloc_usable_size) and adds to
+// the thread's own cache line. Everything else comes here: a thread's first count takes a slot (and has its end
+// watched, to give the slot back), the agent's own work and the C++ operators' nested calls count nothing, and an
+// ending thread's last calls count in the header.
 //
 // Thread: every thread of the program, concurrently; lock-free.
 
-#include "engine/agent/agent_count.h"
-#include "engine/agent/agent_hooks.h"
-#include "engine/agent/agent_ring.h"
+#include "engine/agent/agent_heap.h"
+#include "engine/agent/agent_core.h"
+#include "engine/agent/agent_writer.h"
 
 #include <dlfcn.h>
 #include <string.h>
@@ -64,8 +64,12 @@ UsableFn g_usable = noUsable;
 bool g_chunkSizes = false;
 
 namespace {
+UsableFn g_resolvedUsable = noUsable; // what resolveUsable found, kept while counting is off (a test's next start)
+} // namespace
 
-// Whether the C library's chunks carry their size where blockSize reads it: small and large blocks agree with
+namespace {
+
+// Whether the C library's chunks carry their size where heapBytesOf reads it: small and large blocks agree with
 // malloc_usable_size, less the chunk's header (a mapped chunk, flag 2, has two words of it; none is made here: the
 // free of one would raise the C library's threshold for mapping blocks, and change the program's heap).
 bool chunkSizesAgree(UsableFn usable, void *(*realMalloc)(size_t), void (*realFree)(void *))
@@ -97,23 +101,24 @@ void resolveUsable(void *(*realMalloc)(size_t), void (*realFree)(void *))
         if (usableInfo.dli_fname && strstr(usableInfo.dli_fname, "/libc.so")) {
             g_usable = reinterpret_cast<UsableFn>(usable);
             g_chunkSizes = chunkSizesAgree(g_usable, realMalloc, realFree);
+            g_resolvedUsable = g_usable;
         } else {
             g_foreignUsable = reinterpret_cast<UsableFn>(usable);
             g_usable = guardedUsable;
+            g_resolvedUsable = g_usable;
         }
     }
 }
 
 bool heapSizesKnown()
 {
-    return g_usable != noUsable;
+    return g_resolvedUsable != noUsable;
 }
 
 void startHeapCounting(bool counting)
 {
     // Not counting (the agent may run for CPU alone): counts go nowhere, and another allocator is not asked.
-    if (!counting)
-        g_usable = noUsable;
+    g_usable = counting ? g_resolvedUsable : noUsable;
     g_heapState.store(counting ? 1 : 2, std::memory_order_release);
 }
 
@@ -122,7 +127,7 @@ void countHeapSlow(void *address, bool freed)
     ThreadState &t = t_state;
     // The agent's own work and what an allocator's C++ operator calls inside it count nothing (the operator's call
     // counts); a failed allocation and free(nullptr) have no block.
-    if (address == nullptr || t_internal != 0 || t_inCxx != 0)
+    if (address == nullptr || t.internal != 0 || t.inCxx != 0)
         return;
     const int state = g_heapState.load(std::memory_order_acquire);
     if (state == 0)
@@ -131,10 +136,11 @@ void countHeapSlow(void *address, bool freed)
         // The thread has ended and given its slot back: its last calls count in the header.
         if (state == 1 && g_ring)
             (freed ? g_ring->lateFreed : g_ring->lateAllocated)
-                .fetch_add(blockSize(address), std::memory_order_relaxed);
+                .fetch_add(heapBytesOf(address), std::memory_order_relaxed);
         return;
     }
     if (t.ownSlot == nullptr) {
+        const AgentScope scope; // watchThreadEnd may allocate, as the agent's own work
         if (state == 2 || !g_ring) {
             t.ownSlot = &t_nowhere;
         } else if (HeapSlot *slot = claimSlot(currentThreadId())) {
@@ -150,7 +156,7 @@ void countHeapSlow(void *address, bool freed)
     // asked for here, every time.
     if (g_chunkSizes)
         t.slot = t.ownSlot;
-    addToSum(freed ? t.ownSlot->freed : t.ownSlot->allocated, blockSize(address));
+    addToSum(freed ? t.ownSlot->freed : t.ownSlot->allocated, heapBytesOf(address));
 }
 
 void giveHeapSlotBack()
@@ -161,32 +167,6 @@ void giveHeapSlotBack()
     t.slot = nullptr;
     t.ownSlot = nullptr;
     t.slotGiven = true;
-}
-
-// The agent's own work: the thread's countdown, count and heap slot set aside, and put back after.
-InternalWork::InternalWork() : m_countdown(t_state.state), m_allocations(t_state.allocations), m_slot(t_state.slot)
-{
-    ++t_internal;
-    t_state.slot = nullptr; // the slow path, which counts nothing while t_internal is up
-}
-
-InternalWork::~InternalWork()
-{
-    --t_internal;
-    t_state.state = m_countdown;
-    t_state.allocations = m_allocations;
-    t_state.slot = m_slot;
-}
-
-AllocationCount allocationCount()
-{
-    return {t_state.state, t_state.allocations};
-}
-
-void setAllocationCount(AllocationCount count)
-{
-    t_state.state = count.state;
-    t_state.allocations = count.allocations;
 }
 
 void heapForkChild()

@@ -100,7 +100,8 @@ struct AllocRecord {
     uint64_t timeNs;     // CLOCK_MONOTONIC
     uint64_t address;
     uint64_t size;
-    uint64_t usable; // the block's size in the heap counts' measure (HeapSlot; 0 when the image's heap is not counted)
+    uint64_t heapBytes; // the heap bytes the block takes, in the heap counts' measure (HeapSlot: the C library's chunk
+                        // size, header included, or another allocator's malloc_usable_size)
     uint64_t threadAllocations;
     uint64_t threadBytes;
     uint64_t regs[kRegisterCount];
@@ -109,7 +110,7 @@ struct AllocRecord {
 
 // The heap counters: every block the program allocates and frees, sampled or not, counted by the size the allocator
 // gave it (the C library's chunk size, header included, or the usable size that another allocator's
-// malloc_usable_size tells: agent_count.h's blockSize), so that their difference is the live heap in the allocator's
+// malloc_usable_size tells: agent_heap.h's heapBytesOf), so that their difference is the live heap in the allocator's
 // sizes at any moment, exactly. Each thread adds to a slot of its own (one cache line, never shared
 // while it is the owner's), with single add instructions that a signal handler on the same thread cannot split; the
 // session sums every slot and the header's late counts. A thread that ends gives its slot back (owner 0) with its
@@ -117,8 +118,8 @@ struct AllocRecord {
 struct alignas(64) HeapSlot {
     std::atomic<uint32_t> owner{0}; // the thread id holding the slot; 0: free
     uint32_t reserved = 0;
-    uint64_t allocated = 0; // usable bytes allocated by the slot's threads
-    uint64_t freed = 0;     // usable bytes freed by them
+    uint64_t allocated = 0; // heap bytes allocated by the slot's threads
+    uint64_t freed = 0;     // heap bytes freed by them
 };
 static_assert(sizeof(HeapSlot) == 64);
 
@@ -211,11 +212,11 @@ struct alignas(64) RingHeader {
     // do not: the allocator has no malloc_usable_size, a forked child (it frees blocks its parent allocated), a thread
     // found no free slot, or memory is not profiled.
     std::atomic<uint32_t> heapCounted;
-    // The part of the ring from its start that the writers go round (the agent's window, agent_ring.cpp): a record
+    // The part of the ring from its start that the writers go round (the agent's window, agent_writer.cpp): a record
     // that would pass it starts the next lap after a Padding record to the ring's end, whose body is never written.
     // It only grows (a burst, a slow session). The session reserves pages for it and a little more.
     std::atomic<uint32_t> windowBytes;
-    // Usable bytes allocated and freed by threads that had given their slot back (an ending thread's last calls).
+    // Heap bytes allocated and freed by threads that had given their slot back (an ending thread's last calls).
     std::atomic<uint64_t> lateAllocated;
     std::atomic<uint64_t> lateFreed;
     // Where the writers' last lap ended, tagged with its number: lap << 32 | the offset just past the header of its

@@ -3,7 +3,9 @@
 //
 // Thread: every thread of the program, each on its own stack; the handler's copy is async-signal-safe.
 
-#include "engine/agent/agent_ring.h"
+#include "engine/agent/agent_stack.h"
+#include "engine/agent/agent_thread.h"
+#include "engine/agent/agent_writer.h"
 
 #include <emmintrin.h>
 #include <pthread.h>
@@ -15,16 +17,11 @@
 
 namespace emberline::agent {
 
-// The bounds of this thread's stack, learned at its first sample (pthread_getattr_np, whose own allocations pass
-// through the hooks: the caller is inside the agent). Zero when unknown or not a pthread stack (a thread made by
-// a bare clone, a signal's alternate stack): the copy then goes through process_vm_readv.
-__thread uint64_t t_stackLow __attribute__((tls_model("initial-exec")));
-__thread uint64_t t_stackHigh __attribute__((tls_model("initial-exec")));
-__thread bool t_stackAsked __attribute__((tls_model("initial-exec")));
-
+// The bounds of this thread's stack (ThreadState::stackLow, stackHigh), learned at its first sample
+// (pthread_getattr_np, whose own allocations pass through the hooks as the agent's own work).
 void learnStackBounds()
 {
-    t_stackAsked = true;
+    t_state.stackAsked = true;
     pthread_attr_t attr;
     // What it allocates (the maps file it reads, the attribute's CPU set) it frees again by the time
     // pthread_attr_destroy returns: all of it is the agent's own.
@@ -33,8 +30,8 @@ void learnStackBounds()
         void *low = nullptr;
         size_t size = 0;
         if (pthread_attr_getstack(&attr, &low, &size) == 0 && low != nullptr) {
-            t_stackLow = reinterpret_cast<uint64_t>(low);
-            t_stackHigh = t_stackLow + size;
+            t_state.stackLow = reinterpret_cast<uint64_t>(low);
+            t_state.stackHigh = t_state.stackLow + size;
         }
         pthread_attr_destroy(&attr);
     }
@@ -45,20 +42,20 @@ void learnStackBounds()
 // copied.
 uint32_t copyStack(uint64_t sp, uint8_t *out, uint32_t want)
 {
-    if (!t_stackAsked)
+    if (!t_state.stackAsked)
         learnStackBounds();
     return copyStackInHandler(sp, out, want);
 }
 
 void learnThreadStack()
 {
-    if (!t_stackAsked)
+    if (!t_state.stackAsked)
         learnStackBounds();
 }
 
 uint64_t liveStackBytes(uint64_t sp)
 {
-    return sp >= t_stackLow && sp < t_stackHigh ? t_stackHigh - sp : 0;
+    return sp >= t_state.stackLow && sp < t_state.stackHigh ? t_state.stackHigh - sp : 0;
 }
 
 namespace {
@@ -94,8 +91,8 @@ void streamCopy(uint8_t *out, const uint8_t *in, size_t n)
 
 uint32_t copyStackInHandler(uint64_t sp, uint8_t *out, uint32_t want)
 {
-    if (sp >= t_stackLow && sp < t_stackHigh) {
-        const uint64_t room = t_stackHigh - sp;
+    if (sp >= t_state.stackLow && sp < t_state.stackHigh) {
+        const uint64_t room = t_state.stackHigh - sp;
         const uint32_t n = room < want ? uint32_t(room) : want;
         streamCopy(out, reinterpret_cast<const uint8_t *>(sp), n); // NOLINT(performance-no-int-to-ptr)
         return n;

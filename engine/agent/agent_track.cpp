@@ -1,9 +1,10 @@
 // The agent's table of tracked allocations (sampled blocks still live) and the free filter that lets every other
-// free pass with one read (agent_ring.h says how they fit together).
+// free pass with one read (agent_track.h says how they fit together).
 //
 // Thread: every thread of the program, concurrently; lock-free but for the rare changes of a bucket's count.
 
-#include "engine/agent/agent_ring.h"
+#include "engine/agent/agent_track.h"
+#include "engine/agent/agent_thread.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -31,22 +32,20 @@ void mapTablePages()
     g_tablesMapped.store(true, std::memory_order_relaxed);
 }
 
-__thread bool t_trackLocked __attribute__((tls_model("initial-exec")));
-
 // Takes g_trackLock unless this thread already holds it (a signal handler interrupted it there): false then.
 bool lockTracking()
 {
-    if (t_trackLocked)
+    if (t_state.trackLocked)
         return false;
     while (g_trackLock.exchange(1, std::memory_order_acquire) != 0)
         __builtin_ia32_pause();
-    t_trackLocked = true;
+    t_state.trackLocked = true;
     return true;
 }
 
 void unlockTracking()
 {
-    t_trackLocked = false;
+    t_state.trackLocked = false;
     g_trackLock.store(0, std::memory_order_release);
 }
 

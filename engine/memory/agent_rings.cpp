@@ -221,7 +221,7 @@ size_t AgentRings::drain(Ring &ring, AgentSink &sink, uint64_t upToNs)
             a.timeNs = alloc->timeNs;
             a.address = alloc->address;
             a.size = alloc->size;
-            a.usable = alloc->usable;
+            a.usable = alloc->heapBytes;
             a.threadAllocations = alloc->threadAllocations;
             a.threadBytes = alloc->threadBytes;
             a.regs = std::span<const uint64_t>(alloc->regs, agent::kRegisterCount);

@@ -1,8 +1,8 @@
-// The agent's free filter and table of tracked blocks (engine/agent/agent_track.cpp, compiled into this test): a
+// The agent's free filter and table of tracked blocks (engine/agent/agent_track.cpp, in the agent core library): a
 // tracked block's free always leaves the fast path, the summary line follows the bucket bits as blocks come and go
 // (a word's summary bit is set exactly while the word has a bit), pinned addresses stay filtered through their
 // bucket's untracks, and exact mode's filter sends every free on.
-#include "engine/agent/agent_ring.h"
+#include "engine/agent/agent_track.h"
 
 #include <QtTest>
 

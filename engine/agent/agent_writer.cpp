@@ -1,23 +1,21 @@
-// The agent's side of its ring (agent_protocol.h): creating it, reserving and publishing records, and whether the
-// session still reads the ring. The table of tracked allocations is agent_track.cpp's; see agent.cpp for the hooks
-// that call them.
+// The agent's side of its ring (agent_writer.h): creating it, reserving records (the window, the laps, the way past
+// the last lap's end, the frees' room), AgentScope's reserve and publish, and the writers of each record. The table of
+// tracked allocations is agent_track.cpp's; agent_core.cpp calls the writers.
 //
 // Thread: every thread of the program, concurrently; lock-free.
 
-#include "engine/agent/agent_ring.h"
-#include "engine/agent/agent_count.h"
+#include "engine/agent/agent_writer.h"
+#include "engine/agent/agent_heap.h"
+#include "engine/agent/agent_stack.h"
+#include "engine/agent/agent_thread.h"
+#include "engine/agent/agent_track.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <sched.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,86 +27,7 @@ uint64_t g_dataMask = 0;
 uint64_t g_interval = uint64_t(512) * 1024;
 uint64_t g_ringBytes = kDefaultRingDataBytes;
 char g_directory[512];
-
-constexpr uint64_t kStaleNs = 100'000'000;    // the session is gone when it has not visited for this long
-constexpr uint64_t kAttachNs = 5'000'000'000; // how long a new ring waits for the session's first visit
-
-uint64_t nowNs()
-{
-    struct timespec ts = {0, 0};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
-}
-
-std::atomic<bool> g_sessionGone{false};
-
-void appendDecimal(char *&p, uint64_t v)
-{
-    char digits[24];
-    int n = 0;
-    do {
-        digits[n++] = char('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    while (n > 0)
-        *p++ = digits[--n];
-}
-
-namespace {
-
-constexpr uint64_t kRecheckNs = 10'000'000; // how long a slow session, found running, is taken to run on
-std::atomic<uint64_t> g_sessionSeenNs{0};
-
-// Whether process `pid` still runs. A session that died is gone even before its parent reaps it: kill(pid, 0)
-// alone still finds a zombie (a killed `emberline record` whose shell is slow to reap it kept the program's
-// timers going for a second), so its state is read from /proc (async-signal-safe calls only: this runs in the
-// CPU sampler's signal handler too). Without /proc, kill(pid, 0) decides.
-bool processRuns(uint32_t pid)
-{
-    char path[32] = "/proc/";
-    char *p = path + 6;
-    appendDecimal(p, pid);
-    memcpy(p, "/stat", 6);
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        char buf[512];
-        const ssize_t n = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (n > 0) {
-            // "PID (COMM) S ...": the state follows the last ')' (a name may hold parentheses).
-            const char *paren = nullptr;
-            for (ssize_t i = 0; i < n; ++i)
-                if (buf[i] == ')')
-                    paren = buf + i;
-            if (paren && paren + 2 < buf + n)
-                return paren[2] != 'Z' && paren[2] != 'X';
-        }
-    }
-    return kill(pid_t(pid), 0) == 0 || errno != ESRCH;
-}
-
-} // namespace
-
-// Whether the session still reads the ring. A visit in the last 100 ms says yes; without one, the session
-// process is asked for (a slow session keeps its samples, a dead one gets none: from then on everything passes
-// through). A ring the session never visited is given kAttachNs to be found.
-bool sessionAlive(uint64_t now)
-{
-    if (g_sessionGone.load(std::memory_order_relaxed))
-        return false;
-    const uint64_t beat = g_ring->heartbeatNs.load(std::memory_order_acquire);
-    if (beat != 0 && now < beat + kStaleNs)
-        return true;
-    if (beat != 0 && now < g_sessionSeenNs.load(std::memory_order_relaxed) + kRecheckNs)
-        return true; // a slow session, found running moments ago: not asked again for every sample
-    const uint32_t session = g_ring->sessionPid.load(std::memory_order_relaxed);
-    const bool alive = beat == 0 ? now - g_ring->createdNs < kAttachNs : session != 0 && processRuns(session);
-    if (alive && beat != 0)
-        g_sessionSeenNs.store(now, std::memory_order_relaxed);
-    if (!alive)
-        g_sessionGone.store(true, std::memory_order_relaxed);
-    return alive;
-}
+void (*g_afterReserve)(RecordHeader *record) = nullptr;
 
 namespace {
 
@@ -162,9 +81,6 @@ bool mapMore(uint64_t mapped, uint64_t need)
 
 } // namespace
 
-// Set by reserve() when it found no room because the file system had no pages for it: waiting would not help.
-__thread bool t_noPages __attribute__((tls_model("initial-exec")));
-
 // The part of the ring the writers go round while the session keeps up: a record that would pass its end starts the
 // next lap instead, after a padding record to the ring's end whose body nobody writes. A small window stays in the
 // caches and mapped, where a lap of the whole ring would touch a page the program has not used lately at every few
@@ -192,12 +108,12 @@ void widen(uint64_t window, uint64_t need, uint64_t capacity)
 // Reserves `bytes` (a multiple of 8) at the ring's head, keeping `keep` bytes free after it, and `room` more that
 // needs no pages yet; starts the next lap first when the record and `keep` would pass the window's end. Null when there
 // is no room: the session has not read far enough, or (in the first lap) the file system has no pages for it
-// (t_noPages). The pages of `keep` (the frees of the tracked allocations: never lost, even on a full file system) are
-// made before the record is written; those of `room` (for a record a signal handler nests in this one) when such a
-// record is written.
+// (ThreadState::noPages). The pages of `keep` (the frees of the tracked allocations: never lost, even on a full file
+// system) are made before the record is written; those of `room` (for a record a signal handler nests in this one) when
+// such a record is written.
 RecordHeader *reserve(uint32_t bytes, uint64_t keep, uint64_t room = 0)
 {
-    t_noPages = false;
+    t_state.noPages = false;
     const uint64_t capacity = g_dataMask + 1;
     uint64_t head = g_ring->head.load(std::memory_order_acquire);
     for (;;) {
@@ -245,7 +161,7 @@ RecordHeader *reserve(uint32_t bytes, uint64_t keep, uint64_t room = 0)
         const uint64_t mapped = g_mapped.load(std::memory_order_relaxed);
         if (need > mapped) {
             if (!mapMore(mapped, need)) {
-                t_noPages = true;
+                t_state.noPages = true;
                 return nullptr;
             }
             continue;
@@ -264,43 +180,54 @@ RecordHeader *reserve(uint32_t bytes, uint64_t keep, uint64_t room = 0)
     }
 }
 
-void publish(RecordHeader *record, RecordType type)
-{
-    record->type.store(uint32_t(type), std::memory_order_release);
-}
-
-// Exact mode waits for room while the session is alive: nothing may be lost there.
-// Set while this thread holds a reserved record not yet published: the reader waits for it in order, so a signal
-// handler's allocation nested here must not wait for room (it would wait for itself).
-__thread bool t_holding __attribute__((tls_model("initial-exec")));
-
 // What a record not nested in another leaves free after it: room for one that a signal handler makes while this
 // thread holds its record (the handler's cannot wait for room, and would be lost): the largest allocation record
 // and a free's, a quarter of a small ring at most.
-constexpr uint64_t kNestedRoom = sizeof(AllocRecord) + 65000 + 8 + kFreeRecordBytes;
+constexpr uint64_t kNestedRoom = sizeof(AllocRecord) + kMaxStackCopyBytes + kFreeRecordBytes;
 
-RecordHeader *reserveWaiting(uint32_t bytes, uint64_t keep, bool wait)
+// Reserves a record, waiting for room in exact mode while the session is alive (nothing may be lost there), but
+// never while this thread holds another record: the reader waits for that one in order, so a signal handler's record
+// nested in it would wait for itself.
+RecordHeader *AgentScope::reserve(uint32_t bytes, uint64_t keep, bool wait)
 {
+    ThreadState &t = t_state;
     uint64_t room = 0;
-    if (!t_holding) {
+    if (!t.holding) {
         const uint64_t quarter = (g_dataMask + 1) / 4;
         room = kNestedRoom < quarter ? kNestedRoom : quarter;
     }
-    RecordHeader *record = reserve(bytes, keep, room);
-    if (record || !wait || t_holding || t_noPages)
-        return record;
-    const uint64_t start = nowNs();
-    uint64_t now = start;
-    while (!record && sessionAlive(now) && !g_ring->detached.load(std::memory_order_relaxed)) {
-        struct timespec pause = {0, 50'000};
-        nanosleep(&pause, nullptr);
-        record = reserve(bytes, keep, room);
-        now = nowNs();
-        if (t_noPages)
-            break; // a full file system: the session's reading makes no room for this
+    RecordHeader *record = emberline::agent::reserve(bytes, keep, room);
+    if (!record && wait && !t.holding && !t.noPages) {
+        const uint64_t start = nowNs();
+        uint64_t now = start;
+        while (!record && sessionAlive(now) && !g_ring->detached.load(std::memory_order_relaxed)) {
+            struct timespec pause = {0, 50'000};
+            nanosleep(&pause, nullptr);
+            record = emberline::agent::reserve(bytes, keep, room);
+            now = nowNs();
+            if (t.noPages)
+                break; // a full file system: the session's reading makes no room for this
+        }
+        g_ring->waitNs.fetch_add(now - start, std::memory_order_relaxed);
     }
-    g_ring->waitNs.fetch_add(now - start, std::memory_order_relaxed);
+    if (!record)
+        return nullptr;
+    // Held from here to its publication: a record nested meanwhile never waits for room.
+    if (m_record)
+        publish(RecordType::Padding); // one record at a time per scope; a forgotten one never stalls the reader
+    record->bytes = bytes;
+    m_record = record;
+    t.holding = true;
+    if (__builtin_expect(g_afterReserve != nullptr, 0))
+        g_afterReserve(record);
     return record;
+}
+
+void AgentScope::publish(RecordType type)
+{
+    m_record->type.store(uint32_t(type), std::memory_order_release);
+    m_record = nullptr;
+    t_state.holding = m_wasHolding;
 }
 
 // The callee-saved registers, the stack pointer and an instruction pointer of this function's caller frame:
@@ -322,105 +249,103 @@ __attribute__((noinline)) void captureRegisters(uint64_t *regs)
     (void)bp;
 }
 
-// Raised while the agent's own calls run (InternalWork).
-__thread uint32_t t_internal __attribute__((tls_model("initial-exec")));
+namespace {
 
-void writeAlloc(void *address, size_t size, bool exact, bool wait, uint32_t tid, uint64_t allocations,
-                uint64_t allocatedBytes)
+void dropAllocation(size_t size)
+{
+    g_ring->allocsDropped.fetch_add(1, std::memory_order_relaxed);
+    g_ring->bytesDropped.fetch_add(size, std::memory_order_relaxed);
+}
+
+} // namespace
+
+void writeAlloc(void *address, size_t size, bool exact, bool wait, uint64_t allocations, uint64_t allocatedBytes)
 {
     const uint64_t now = nowNs();
     if (g_ring->detached.load(std::memory_order_relaxed))
         return;
-    if (!sessionAlive(now)) {
-        g_ring->allocsDropped.fetch_add(1, std::memory_order_relaxed);
-        g_ring->bytesDropped.fetch_add(size, std::memory_order_relaxed);
-        return;
-    }
+    if (!sessionAlive(now))
+        return dropAllocation(size);
     if (!exact && !track(uint64_t(address))) {
         g_ring->problems.fetch_or(ProblemTableFull, std::memory_order_relaxed);
-        g_ring->allocsDropped.fetch_add(1, std::memory_order_relaxed);
-        g_ring->bytesDropped.fetch_add(size, std::memory_order_relaxed);
-        return;
+        return dropAllocation(size);
     }
     uint32_t stackWant = g_ring->stackCopyBytes.load(std::memory_order_relaxed);
-    if (stackWant > 65000)
-        stackWant = 65000;
+    if (stackWant > kMaxStackCopyBytes)
+        stackWant = kMaxStackCopyBytes;
     const uint32_t bytes = uint32_t((sizeof(AllocRecord) + stackWant + 7) & ~size_t(7));
     // Keep room for the free of every tracked allocation, this one included.
     const uint64_t keep =
         exact ? 0 : g_ring->tracked.load(std::memory_order_relaxed) * kFreeRecordBytes + kFreeRecordBytes;
-    auto *header = reserveWaiting(bytes, keep, wait);
-    if (!header) {
+    AgentScope scope;
+    auto *record = scope.reserve<AllocRecord>(bytes, keep, wait);
+    if (!record) {
         if (!exact)
             untrack(uint64_t(address));
-        g_ring->allocsDropped.fetch_add(1, std::memory_order_relaxed);
-        g_ring->bytesDropped.fetch_add(size, std::memory_order_relaxed);
-        return;
+        return dropAllocation(size);
     }
     if (!exact)
         g_ring->tracked.fetch_add(1, std::memory_order_relaxed);
-    const bool outer = !t_holding;
-    t_holding = true;
-    auto *record = reinterpret_cast<AllocRecord *>(header);
-    header->bytes = bytes;
-    record->tid = tid;
+    record->tid = currentThreadId();
     record->timeNs = now;
     record->address = uint64_t(address);
     record->size = size;
-    record->usable = blockSize(address);
+    record->heapBytes = heapBytesOf(address);
     record->threadAllocations = allocations;
     record->threadBytes = allocatedBytes;
     for (auto &reg : record->regs)
         reg = 0;
     captureRegisters(record->regs);
     record->stackBytes = copyStack(record->regs[RegSP], reinterpret_cast<uint8_t *>(record + 1), stackWant);
-    publish(header, RecordType::Alloc);
-    if (outer)
-        t_holding = false;
+    scope.publish(RecordType::Alloc);
 }
 
-void writeFree(void *address, bool exact, bool wait, uint32_t tid)
+void writeFree(void *address, bool exact, bool wait)
 {
-    auto *header = reserveWaiting(sizeof(FreeRecord), 0, wait);
-    if (!header) {
+    AgentScope scope;
+    auto *record = scope.reserve<FreeRecord>(sizeof(FreeRecord), 0, wait);
+    if (!record) {
         // Not possible for a tracked allocation (its room is kept); an exact-mode free when the session is gone.
         g_ring->untrackedFrees.fetch_add(1, std::memory_order_relaxed);
         return;
     }
     if (!exact)
         g_ring->tracked.fetch_sub(1, std::memory_order_relaxed);
-    const bool outer = !t_holding;
-    t_holding = true;
-    auto *record = reinterpret_cast<FreeRecord *>(header);
-    header->bytes = sizeof(FreeRecord);
-    record->tid = tid;
+    record->tid = currentThreadId();
     record->reserved = 0;
     record->timeNs = nowNs();
     record->address = uint64_t(address);
-    publish(header, RecordType::Free);
-    if (outer)
-        t_holding = false;
+    scope.publish(RecordType::Free);
 }
 
-void writeTotals(uint32_t tid, uint64_t allocations, uint64_t bytes)
+void writeTotals(uint64_t allocations, uint64_t bytes)
 {
     if (!g_ring || g_ring->detached.load(std::memory_order_relaxed))
         return;
-    auto *header = reserveWaiting(sizeof(TotalsRecord), keptForFrees(), false);
-    if (!header)
+    AgentScope scope;
+    auto *record = scope.reserve<TotalsRecord>(sizeof(TotalsRecord), keptForFrees(), false);
+    if (!record)
         return;
-    const bool outer = !t_holding;
-    t_holding = true;
-    auto *record = reinterpret_cast<TotalsRecord *>(header);
-    header->bytes = sizeof(TotalsRecord);
-    record->tid = tid;
+    record->tid = currentThreadId();
     record->reserved = 0;
     record->timeNs = nowNs();
     record->threadAllocations = allocations;
     record->threadBytes = bytes;
-    publish(header, RecordType::Totals);
-    if (outer)
-        t_holding = false;
+    scope.publish(RecordType::Totals);
+}
+
+void writeThread(uint32_t tid, bool started)
+{
+    if (!g_ring)
+        return;
+    AgentScope scope;
+    auto *record = scope.reserve<ThreadRecord>(sizeof(ThreadRecord), keptForFrees(), false);
+    if (!record)
+        return;
+    record->tid = tid;
+    record->started = started ? 1 : 0;
+    record->timeNs = nowNs();
+    scope.publish(RecordType::Thread);
 }
 
 // Creates this process's ring: written under a temporary name, then renamed so that the session only ever
@@ -447,6 +372,7 @@ void markNoRing(const char *path, size_t stemLength, int error)
 
 bool createRing(uint32_t parentPid)
 {
+    resetLiveness();
     const uint64_t created = nowNs();
     const uint32_t pid = uint32_t(getpid());
     char path[600];
@@ -531,6 +457,14 @@ bool createRing(uint32_t parentPid)
     g_mapped.store(reserved, std::memory_order_relaxed);
     g_window.store(g_ringBytes < kFirstWindow ? g_ringBytes : kFirstWindow, std::memory_order_relaxed);
     return true;
+}
+
+void unmapRing()
+{
+    if (g_ring)
+        munmap(g_ring, kRingHeaderBytes + g_ringBytes);
+    g_ring = nullptr;
+    g_data = nullptr;
 }
 
 } // namespace emberline::agent

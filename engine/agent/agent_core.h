@@ -1,0 +1,153 @@
+#pragma once
+
+// The agent's core: what a front end calls. The preload front end (agent_preload.cpp, agent_cxx.cpp: the program's
+// allocation functions interposed by LD_PRELOAD) is the one today; a front end that loads the agent into a running
+// program will call the same. engine/agent/DESIGN.md says what each context may do, and why.
+//
+//   start      agentStart(options) once per process image (the first allocation, or the constructor), then
+//              agentStartThreads() where the C library is whole (the constructor): fork handling, the CPU sampler
+//   allocate   allocated(address, size) after every allocation the program makes (null when it failed)
+//   free       freeing(address) before every block goes back to the allocator (false: it is not the allocator's)
+//   CPU sample the CPU timers' handler (agent_cpu.cpp), started by agentStartThreads()
+//   threads    a thread's end writes its totals (a key's destructor); cpuThreadStart wraps a new thread's start
+//   stop       agentFinish() as the image ends (its totals, the ring marked finished); agentStop() lets everything
+//              go (timers deleted, the ring unmapped, every hook passing through)
+//
+// x86-64 and glibc only: the registers and the stack are read as x86-64 lays them out, the heap counts read glibc's
+// chunk headers (checked as the agent starts; another allocator is asked through malloc_usable_size).
+//
+// Thread: every thread of the program, concurrently; the fast paths inline here take no lock, allocate nothing and
+// make no system call.
+
+#include "engine/agent/agent_heap.h"
+#include "engine/agent/agent_protocol.h"
+#include "engine/agent/agent_thread.h"
+#include "engine/agent/agent_track.h"
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+// A hook the front end exports (the agent's one visible kind of symbol; everything else is hidden).
+#define EMBERLINE_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace emberline::agent {
+
+// What the core needs of the functions the front end interposes: the allocator's (the agent's own memory, the heap
+// counts' check) and the C library's sigaction (the CPU sampler's handler). Set before the first allocation reaches
+// the core.
+struct RealFunctions {
+    void *(*malloc)(size_t) = nullptr;
+    void (*free)(void *) = nullptr;
+    int (*sigaction)(int, const struct sigaction *, struct sigaction *) = nullptr;
+};
+void setRealFunctions(const RealFunctions &real);
+const RealFunctions &realFunctions();
+// A range of memory the front end hands out itself (its start-up storage): freeing() says false for its blocks.
+void setForeignBlocks(const void *begin, const void *end);
+
+struct AgentOptions {
+    const char *directory = nullptr; // where the ring is created (the session's folder)
+    uint64_t allocInterval = 0;      // mean bytes between sampled allocations; 1: every one (exact); 0: memory off
+    uint64_t cpuPeriodNs = 0;        // the in-process sampler's period; 0: off
+    uint64_t ringBytes = kDefaultRingDataBytes;
+};
+// The options the session put in the program's environment (agent_protocol.h's kEnv*); false: the agent stays off.
+bool optionsFromEnvironment(AgentOptions &options);
+
+// Starts the agent in this process image once (later calls wait for the first and say how it went): the ring, the
+// tracking tables, the mode. False when it is off (no options, no ring).
+bool agentStart(const AgentOptions &options);
+// Once the C library is whole: fork handling and the CPU sampler.
+void agentStartThreads();
+void agentFinish();
+void agentStop();
+// Whether the agent has started in this image (with a ring or not).
+bool agentStarted();
+
+// The agent's own memory, from the allocator directly (never counted, never recorded).
+void *mallocInternal(size_t size);
+void freeInternal(void *address);
+
+// --- The fast paths ----------------------------------------------------------------------------------------------
+
+inline int64_t countdownOf(const ThreadState &t)
+{
+    return t.state >> kCountBits; // arithmetic: the count bits below stay out
+}
+
+// The countdown armed anew at `bytes` (the count bits taken into `allocations` first).
+inline void arm(ThreadState &t, int64_t bytes)
+{
+    t.allocations += uint64_t(t.state) & kCountMask;
+    t.state = int64_t(uint64_t(bytes) << kCountBits);
+    t.armed = bytes;
+}
+
+inline uint64_t totalAllocations(const ThreadState &t)
+{
+    return t.allocations + (uint64_t(t.state) & kCountMask);
+}
+
+inline uint64_t totalBytes(const ThreadState &t)
+{
+    return t.bytes + uint64_t(t.armed - countdownOf(t));
+}
+
+// One allocation of `size` bytes on the thread's count and countdown; true when the countdown ran out.
+inline bool countDown(ThreadState &t, size_t size)
+{
+    t.state = int64_t(uint64_t(t.state) + 1 - (uint64_t(size) << kCountBits));
+    return t.state <= 0;
+}
+
+// The slow paths (agent_core.cpp), each inside an AgentScope: the countdown ran out (sample, draw the next point,
+// start the agent at the program's first allocation), and a free the filter let through (record it when the session
+// must see it; false for a foreign block).
+void onCountdown(void *address, size_t size);
+bool freeSlow(void *address);
+
+// An allocation the program made (`address` null when it failed), `size` bytes asked for; returns `address`.
+inline void *allocated(void *address, size_t size)
+{
+    if (__builtin_expect(countDown(t_state, size), 0))
+        onCountdown(address, size);
+    countAllocated(address);
+    return address;
+}
+
+// A block about to go back to the allocator: true when it should (false: one of the front end's own blocks).
+inline bool freeing(void *address)
+{
+    if (__builtin_expect(freeFiltered(uint64_t(address)), 0))
+        return freeSlow(address);
+    countFreed(address);
+    return true;
+}
+
+// A block that freeing() was told of stays the program's after all (a realloc that failed).
+inline void unfreed(void *address)
+{
+    countAllocated(address);
+}
+
+// The thread's countdown to its next sample and its count of allocations, kept around a call that allocates through
+// the hooks on behalf of one counted call (an allocator's own operator new).
+struct AllocationCount {
+    int64_t state;
+    uint64_t allocations;
+};
+inline AllocationCount allocationCount()
+{
+    return {t_state.state, t_state.allocations};
+}
+inline void setAllocationCount(AllocationCount count)
+{
+    t_state.state = count.state;
+    t_state.allocations = count.allocations;
+}
+
+// The thread's end is watched (a thread-specific key whose destructor writes its totals and gives its heap slot back).
+void watchThreadEnd();
+
+} // namespace emberline::agent

@@ -1,0 +1,29 @@
+#pragma once
+
+// The in-process sampler's half in the agent (agent_cpu.cpp): a CPU timer per thread whose signal handler writes the
+// interrupted registers and the top of the stack into the ring.
+//
+// Thread: every thread of the program; the handler runs on the thread its timer belongs to.
+
+#include <stdint.h>
+
+namespace emberline::agent {
+
+extern uint64_t g_cpuPeriodNs; // the sampler's period (0: off)
+
+// Its start in a process image (after the ring is made), its restart in a forked child, and its end (every timer
+// deleted).
+void cpuStart();
+void cpuForkChild();
+void cpuStop();
+// Whether `signal` is the sampler's own, still in use: a program that installs a handler for it takes it over.
+bool cpuOwnsSignal(int signal);
+// The program takes the sampler's signal: every timer is deleted first and the session told.
+void cpuGiveUpSignal();
+// A pthread_create'd thread starts its timer before its start routine runs: the arguments of cpuThreadStart for
+// `routine` and `arg` (null: start the thread as it is), and given back when the thread could not be made.
+void *cpuThreadStartArgs(void *(*routine)(void *), void *arg);
+void *cpuThreadStart(void *args);
+void cpuDropThreadStartArgs(void *args);
+
+} // namespace emberline::agent

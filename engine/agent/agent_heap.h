@@ -1,0 +1,72 @@
+#pragma once
+
+// The heap counters (agent_protocol.h's HeapSlot): every block the program allocates and frees, sampled or not,
+// counted by the heap bytes it takes, so that the session knows the live heap exactly at every flush. The fast path
+// is inline here (one add to the thread's own cache line); the rest is agent_heap.cpp's.
+//
+// Thread: every thread of the program, each on its own slot.
+
+#include "engine/agent/agent_thread.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace emberline::agent {
+
+// The allocator's malloc_usable_size (the one that serves malloc), or a function that says 0 when it has none.
+using UsableFn = size_t (*)(void *);
+extern UsableFn g_usable;
+
+// How the heap counts measure a block (its heap bytes): by the C library's own chunk size, header included, where
+// malloc is the C library's (the size field before the block, which its malloc_usable_size reads too, and which a
+// free reads anyway: one load of a line already in the cache, where malloc_usable_size also looks at the next
+// chunk's header, another line), checked against malloc_usable_size as the agent starts; else by the allocator's
+// malloc_usable_size. The same measure at a block's allocation and at its free, so that what stays counted is the
+// live heap in that measure.
+extern bool g_chunkSizes;
+inline uint64_t chunkSize(const void *address)
+{
+    return reinterpret_cast<const uint64_t *>(address)[-1] & ~uint64_t(7); // the flag bits below the size
+}
+inline uint64_t heapBytesOf(void *address)
+{
+    return __builtin_expect(g_chunkSizes, 1) ? chunkSize(address) : g_usable(address);
+}
+
+// A heap count the fast path could not make: no slot yet (it takes one), the agent's own work, a null address.
+void countHeapSlow(void *address, bool freed);
+
+// One add instruction: a signal handler on the same thread cannot fall between a load and a store of the sum, and
+// the session reads it whole (an aligned 8-byte store).
+inline void addToSum(uint64_t &sum, uint64_t n)
+{
+    asm volatile("addq %1, %0" : "+m"(sum) : "r"(n));
+}
+
+inline void countAllocated(void *address)
+{
+    HeapSlot *slot = t_state.slot;
+    if (__builtin_expect(slot == nullptr || address == nullptr, 0))
+        return countHeapSlow(address, false);
+    addToSum(slot->allocated, chunkSize(address));
+}
+
+// Before the block goes back to the allocator (after, its size is no longer its own).
+inline void countFreed(void *address)
+{
+    HeapSlot *slot = t_state.slot;
+    if (__builtin_expect(slot == nullptr || address == nullptr, 0))
+        return countHeapSlow(address, true);
+    addToSum(slot->freed, chunkSize(address));
+}
+
+// The allocator's malloc_usable_size looked up beside `realMalloc` (and the C library's chunk sizes checked with a
+// few blocks of `realMalloc` and `realFree`); whether there is one; counting started (or not) once the agent knows;
+// a thread's slot given back at its end; a forked child's thread without its parent's slot.
+void resolveUsable(void *(*realMalloc)(size_t), void (*realFree)(void *));
+bool heapSizesKnown();
+void startHeapCounting(bool counting);
+void giveHeapSlotBack();
+void heapForkChild();
+
+} // namespace emberline::agent

@@ -1,0 +1,103 @@
+// Whether the session still reads this process image's ring (agent_writer.h): its heartbeat, and when that is late,
+// whether its process still runs. Async-signal-safe: the CPU sampler's handler asks too.
+//
+// Thread: every thread of the program, concurrently.
+
+#include "engine/agent/agent_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace emberline::agent {
+
+constexpr uint64_t kStaleNs = 100'000'000;    // the session is gone when it has not visited for this long
+constexpr uint64_t kAttachNs = 5'000'000'000; // how long a new ring waits for the session's first visit
+
+uint64_t nowNs()
+{
+    struct timespec ts = {0, 0};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
+}
+
+std::atomic<bool> g_sessionGone{false};
+
+void appendDecimal(char *&p, uint64_t v)
+{
+    char digits[24];
+    int n = 0;
+    do {
+        digits[n++] = char('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    while (n > 0)
+        *p++ = digits[--n];
+}
+
+namespace {
+
+constexpr uint64_t kRecheckNs = 10'000'000; // how long a slow session, found running, is taken to run on
+std::atomic<uint64_t> g_sessionSeenNs{0};
+
+// Whether process `pid` still runs. A session that died is gone even before its parent reaps it: kill(pid, 0)
+// alone still finds a zombie (a killed `emberline record` whose shell is slow to reap it kept the program's
+// timers going for a second), so its state is read from /proc (async-signal-safe calls only: this runs in the
+// CPU sampler's signal handler too). Without /proc, kill(pid, 0) decides.
+bool processRuns(uint32_t pid)
+{
+    char path[32] = "/proc/";
+    char *p = path + 6;
+    appendDecimal(p, pid);
+    memcpy(p, "/stat", 6);
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        char buf[512];
+        const ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n > 0) {
+            // "PID (COMM) S ...": the state follows the last ')' (a name may hold parentheses).
+            const char *paren = nullptr;
+            for (ssize_t i = 0; i < n; ++i)
+                if (buf[i] == ')')
+                    paren = buf + i;
+            if (paren && paren + 2 < buf + n)
+                return paren[2] != 'Z' && paren[2] != 'X';
+        }
+    }
+    return kill(pid_t(pid), 0) == 0 || errno != ESRCH;
+}
+
+} // namespace
+
+// Whether the session still reads the ring. A visit in the last 100 ms says yes; without one, the session
+// process is asked for (a slow session keeps its samples, a dead one gets none: from then on everything passes
+// through). A ring the session never visited is given kAttachNs to be found.
+bool sessionAlive(uint64_t now)
+{
+    if (g_sessionGone.load(std::memory_order_relaxed))
+        return false;
+    const uint64_t beat = g_ring->heartbeatNs.load(std::memory_order_acquire);
+    if (beat != 0 && now < beat + kStaleNs)
+        return true;
+    if (beat != 0 && now < g_sessionSeenNs.load(std::memory_order_relaxed) + kRecheckNs)
+        return true; // a slow session, found running moments ago: not asked again for every sample
+    const uint32_t session = g_ring->sessionPid.load(std::memory_order_relaxed);
+    const bool alive = beat == 0 ? now - g_ring->createdNs < kAttachNs : session != 0 && processRuns(session);
+    if (alive && beat != 0)
+        g_sessionSeenNs.store(now, std::memory_order_relaxed);
+    if (!alive)
+        g_sessionGone.store(true, std::memory_order_relaxed);
+    return alive;
+}
+
+void resetLiveness()
+{
+    g_sessionGone.store(false, std::memory_order_relaxed);
+    g_sessionSeenNs.store(0, std::memory_order_relaxed);
+}
+
+} // namespace emberline::agent

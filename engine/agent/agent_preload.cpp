@@ -1,0 +1,311 @@
+// libemberline_agent.so's preload front end: the program's allocation functions, interposed by LD_PRELOAD (inherited
+// across fork and exec), each passing the call on to the next definition (the C library's, or another allocator's)
+// and telling the core (agent_core.h) what happened: allocated() after an allocation, freeing() before a free. The
+// C++ operators are agent_cxx.cpp's. The core starts at the program's first allocation.
+//
+// The calloc that dlsym makes while the next definitions are being looked up is served from a static buffer (the
+// core is told that its blocks are not the allocator's).
+//
+// Thread: every thread of the program, concurrently.
+
+#include "engine/agent/agent_core.h"
+#include "engine/agent/agent_cpu.h"
+#include "engine/agent/agent_writer.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <atomic>
+
+namespace emberline::agent {
+namespace {
+
+using MallocFn = void *(*)(size_t);
+using FreeFn = void (*)(void *);
+using CallocFn = void *(*)(size_t, size_t);
+using ReallocFn = void *(*)(void *, size_t);
+using MemalignFn = void *(*)(size_t, size_t);
+using PosixMemalignFn = int (*)(void **, size_t, size_t);
+using DlopenFn = void *(*)(const char *, int);
+using SigactionFn = int (*)(int, const struct sigaction *, struct sigaction *);
+using SignalFn = sighandler_t (*)(int, sighandler_t);
+using PthreadCreateFn = int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+// The next definitions of everything the front end interposes.
+struct NextFunctions {
+    MallocFn malloc = nullptr;
+    FreeFn free = nullptr;
+    CallocFn calloc = nullptr;
+    ReallocFn realloc = nullptr;
+    MemalignFn memalign = nullptr;
+    MemalignFn alignedAlloc = nullptr;
+    PosixMemalignFn posixMemalign = nullptr;
+    MallocFn valloc = nullptr;
+    MallocFn pvalloc = nullptr;
+    DlopenFn dlopen = nullptr;
+    SigactionFn sigaction = nullptr;
+    SignalFn signal = nullptr;
+    PthreadCreateFn pthreadCreate = nullptr;
+};
+NextFunctions g_next;
+std::atomic<int> g_resolved{0}; // 0: not yet, 1: resolving, 2: done
+
+// The hot two are called through these, which start as functions that resolve the next ones first: the fast path
+// then has no check of its own.
+void *resolvingMalloc(size_t size);
+void resolvingFree(void *address);
+std::atomic<MallocFn> g_mallocFn{resolvingMalloc};
+std::atomic<FreeFn> g_freeFn{resolvingFree};
+
+// dlsym may call calloc (for its error state) before the next one is known: served from here, never freed.
+alignas(64) char g_bootstrap[64 * 1024];
+std::atomic<size_t> g_bootstrapUsed{0};
+
+void *bootstrapAlloc(size_t size, size_t alignment = 16)
+{
+    size_t used = g_bootstrapUsed.load(std::memory_order_relaxed);
+    for (;;) {
+        const size_t start = (used + alignment - 1) & ~(alignment - 1);
+        if (start + size > sizeof g_bootstrap)
+            return nullptr;
+        if (g_bootstrapUsed.compare_exchange_weak(used, start + size, std::memory_order_relaxed)) {
+            // Its free must leave the fast path, to be recognized and not handed to the allocator.
+            pinFilter(reinterpret_cast<uint64_t>(g_bootstrap + start));
+            return g_bootstrap + start;
+        }
+    }
+}
+
+template <typename Fn> Fn next(const char *name)
+{
+    return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+void resolveNext()
+{
+    int expected = 0;
+    if (!g_resolved.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+        while (g_resolved.load(std::memory_order_acquire) != 2)
+            sched_yield();
+        return;
+    }
+    g_next.malloc = next<MallocFn>("malloc");
+    g_next.free = next<FreeFn>("free");
+    g_next.calloc = next<CallocFn>("calloc");
+    g_next.realloc = next<ReallocFn>("realloc");
+    g_next.memalign = next<MemalignFn>("memalign");
+    g_next.alignedAlloc = next<MemalignFn>("aligned_alloc");
+    g_next.posixMemalign = next<PosixMemalignFn>("posix_memalign");
+    g_next.valloc = next<MallocFn>("valloc");
+    g_next.pvalloc = next<MallocFn>("pvalloc");
+    g_next.dlopen = next<DlopenFn>("dlopen");
+    g_next.sigaction = next<SigactionFn>("sigaction");
+    g_next.signal = next<SignalFn>("signal");
+    g_next.pthreadCreate = next<PthreadCreateFn>("pthread_create");
+    setForeignBlocks(g_bootstrap, g_bootstrap + sizeof g_bootstrap);
+    setRealFunctions({g_next.malloc, g_next.free, g_next.sigaction});
+    g_mallocFn.store(g_next.malloc, std::memory_order_release);
+    g_freeFn.store(g_next.free, std::memory_order_release);
+    g_resolved.store(2, std::memory_order_release);
+}
+
+inline void ensureNext()
+{
+    if (__builtin_expect(g_resolved.load(std::memory_order_acquire) != 2, 0))
+        resolveNext();
+}
+
+void *resolvingMalloc(size_t size)
+{
+    ensureNext();
+    return g_next.malloc(size);
+}
+
+void resolvingFree(void *address)
+{
+    ensureNext();
+    g_next.free(address);
+}
+
+__attribute__((constructor(101))) void preloadStart()
+{
+    ensureNext();
+    AgentOptions options;
+    if (!optionsFromEnvironment(options))
+        options = AgentOptions{};
+    agentStart(options);
+    agentStartThreads();
+}
+
+__attribute__((destructor(101))) void preloadEnd()
+{
+    agentFinish();
+}
+
+} // namespace
+
+// For the C++ operators (agent_cxx.cpp): the next definitions are looked up before their own.
+void resolveNextFunctions()
+{
+    ensureNext();
+}
+
+} // namespace emberline::agent
+
+using namespace emberline::agent;
+
+// --- The hooks ---------------------------------------------------------------------------------------------------
+// Each one reads alike: the next definition's call, and the core told before a block goes back (freeing) or after
+// one comes (allocated). The fast paths inline there add to the thread's countdown and heap slot, and read one line
+// of the free filter.
+
+EMBERLINE_EXPORT void *malloc(size_t size)
+{
+    return allocated(g_mallocFn.load(std::memory_order_relaxed)(size), size);
+}
+
+EMBERLINE_EXPORT void free(void *address)
+{
+    if (freeing(address))
+        g_freeFn.load(std::memory_order_relaxed)(address);
+}
+
+EMBERLINE_EXPORT void *calloc(size_t count, size_t size)
+{
+    if (__builtin_expect(g_resolved.load(std::memory_order_acquire) != 2, 0)) {
+        // dlsym's own calloc while the next definitions are being looked up (by this thread or another).
+        if (g_resolved.load(std::memory_order_acquire) == 1) {
+            size_t bytes = 0;
+            if (__builtin_mul_overflow(count, size, &bytes))
+                return nullptr;
+            return bootstrapAlloc(bytes); // static storage: already zero
+        }
+        ensureNext();
+    }
+    size_t bytes = 0;
+    if (__builtin_mul_overflow(count, size, &bytes))
+        bytes = 0;
+    return allocated(g_next.calloc(count, size), bytes);
+}
+
+// As heaptrack counts it: a free of the old block and an allocation of the new size. The old block's free is told
+// before the call, so that its address, reused at once by another thread, is told apart.
+EMBERLINE_EXPORT void *realloc(void *address, size_t size)
+{
+    ensureNext();
+    if (address == nullptr)
+        return allocated(g_next.realloc(nullptr, size), size);
+    if (!freeing(address)) {
+        // A block of the start-up storage: moved to the allocator.
+        void *moved = g_next.malloc(size);
+        const size_t left = size_t(g_bootstrap + sizeof g_bootstrap - static_cast<char *>(address));
+        if (moved)
+            memcpy(moved, address, size < left ? size : left);
+        return allocated(moved, size);
+    }
+    if (size == 0) {
+        // The C library frees the block; another allocator may give a block of its own.
+        void *rest = g_next.realloc(address, 0);
+        unfreed(rest);
+        return rest;
+    }
+    void *moved = g_next.realloc(address, size);
+    if (moved == nullptr) {
+        unfreed(address); // it failed: the old block is still the program's
+        return nullptr;
+    }
+    return allocated(moved, size);
+}
+
+EMBERLINE_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
+{
+    ensureNext();
+    const int rc = g_next.posixMemalign(out, alignment, size);
+    if (rc == 0)
+        allocated(*out, size);
+    return rc;
+}
+
+EMBERLINE_EXPORT void *aligned_alloc(size_t alignment, size_t size)
+{
+    ensureNext();
+    return allocated(g_next.alignedAlloc(alignment, size), size);
+}
+
+EMBERLINE_EXPORT void *memalign(size_t alignment, size_t size)
+{
+    ensureNext();
+    return allocated(g_next.memalign(alignment, size), size);
+}
+
+EMBERLINE_EXPORT void *valloc(size_t size)
+{
+    ensureNext();
+    return allocated(g_next.valloc(size), size);
+}
+
+EMBERLINE_EXPORT void *pvalloc(size_t size)
+{
+    ensureNext();
+    return allocated(g_next.pvalloc(size), size);
+}
+
+// A library opened with RTLD_DEEPBIND resolves malloc and free to its own dependencies first, around the hooks:
+// the session says so.
+EMBERLINE_EXPORT void *dlopen(const char *file, int flags)
+{
+    ensureNext();
+#ifdef RTLD_DEEPBIND
+    if ((flags & RTLD_DEEPBIND) != 0 && g_ring)
+        g_ring->problems.fetch_or(ProblemDeepBind, std::memory_order_relaxed);
+#endif
+    return g_next.dlopen(file, flags);
+}
+
+// The program installs a handler: when it is for the CPU sampler's signal, the sampler gives it up first (its timers
+// are deleted), and the program gets the signal as if the agent had never used it.
+EMBERLINE_EXPORT int sigaction(int signal, const struct sigaction *action, struct sigaction *old)
+{
+    ensureNext();
+    if (!cpuOwnsSignal(signal))
+        return g_next.sigaction(signal, action, old);
+    int rc = 0;
+    if (action != nullptr) { // else asked only: the program sees the default it would have without the agent
+        cpuGiveUpSignal();
+        struct sigaction ignored {};
+        rc = g_next.sigaction(signal, action, &ignored);
+    }
+    if (old) {
+        memset(old, 0, sizeof *old);
+        old->sa_handler = SIG_DFL;
+    }
+    return rc;
+}
+
+EMBERLINE_EXPORT sighandler_t signal(int signal, sighandler_t handler)
+{
+    ensureNext();
+    if (!cpuOwnsSignal(signal))
+        return g_next.signal(signal, handler);
+    cpuGiveUpSignal();
+    g_next.signal(signal, handler);
+    return SIG_DFL;
+}
+
+// Every pthread_create'd thread starts its CPU timer before its start routine runs.
+EMBERLINE_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(void *), void *arg)
+{
+    ensureNext();
+    void *args = cpuThreadStartArgs(routine, arg);
+    if (!args)
+        return g_next.pthreadCreate(thread, attr, routine, arg);
+    const int rc = g_next.pthreadCreate(thread, attr, cpuThreadStart, args);
+    if (rc != 0)
+        cpuDropThreadStartArgs(args);
+    return rc;
+}

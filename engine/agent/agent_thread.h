@@ -1,0 +1,133 @@
+#pragma once
+
+// The agent's per-thread state, all of it in one struct (static TLS), and the one scoped guard that every slow path
+// and every handler of the agent enters. engine/agent/DESIGN.md's rules table says what each context (a hook's fast
+// path, its slow path, the CPU signal handler, a forked child, before main) may do; the fields below are how those
+// rules are held.
+//
+// Thread: each thread its own (initial-exec TLS: no allocation, usable from the first malloc of a thread however it
+// was made, and from a signal handler).
+
+#include "engine/agent/agent_protocol.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+namespace emberline::agent {
+
+// The count bits of ThreadState::state (see there).
+constexpr int kCountBits = 24;
+constexpr uint64_t kCountMask = (uint64_t(1) << kCountBits) - 1;
+constexpr int64_t kArmedNow = -1;
+constexpr int64_t kStateNow = int64_t(uint64_t(kArmedNow) << kCountBits);
+
+struct ThreadState {
+    // --- Counting (the fast path's; agent_core.h) ---
+    // The countdown to the thread's next sample, in bytes, above kCountBits bits that count its allocations since
+    // the slow path last took them into `allocations`: each allocation adds 1 - (size << kCountBits), one add for
+    // both (the count cannot reach the countdown's bits before the slow path takes it: that takes 16 million
+    // allocations without a byte between two samples). The thread's totals are exact: `allocations` plus the count
+    // bits, and `bytes + (armed - countdown)` bytes. A countdown armed at kArmedNow (a new thread's, and exact
+    // mode's after every allocation) sends every allocation to the slow path, malloc(0) too.
+    int64_t state;
+    uint64_t allocations; // made by this thread in this process image, less the count in `state`
+    int64_t armed;        // the countdown as the agent last set it
+    uint64_t bytes;       // allocated up to the last time `armed` was set
+    uint64_t rng;         // xorshift state of the sampling draws (0: not seeded: the thread's first point is drawn)
+    // Where the fast path counts the thread's heap (agent_heap.h). Null is the "go slow" sign: no slot taken yet,
+    // the agent's own work (InternalWork), an allocator's C++ operator at work, another allocator's sizes.
+    HeapSlot *slot;
+    HeapSlot *ownSlot; // the thread's slot (or one that counts nowhere); null: none taken yet
+    uint32_t tid;      // the thread's id, cached (0: not known yet, and after fork)
+
+    // --- Where the thread is (the rules' flags) ---
+    uint32_t depth;    // AgentScopes entered and not left: > 0 inside the agent (> 1: a handler nested in it)
+    uint32_t internal; // > 0 while the agent makes calls that allocate (InternalWork): their allocations are the
+                       // agent's own, passed through uncounted and unrecorded
+    uint32_t inCxx;    // > 0 while an allocator's own operator new or delete runs: what it allocates or frees
+                       // through the hooked C functions is the operator's one call, counted by the operator
+    bool holding;      // holds a reserved record not yet published: the reader waits for it in order, so nothing
+                       // nested here (a signal handler's record) may wait for room
+    bool trackLocked;  // holds the tracking table's lock: a nested handler neither tracks nor waits for it
+    bool noPages;      // the last reserve found no room because the file system gave no pages: waiting won't help
+    bool totalsKeySet; // the thread's totals are written when it ends (a thread-specific key's destructor)
+    bool slotGiven;    // the thread has ended and given its heap slot back
+
+    // --- Its stack (agent_stack.cpp) ---
+    bool stackAsked;    // its bounds were looked up (outside handlers: the look-up allocates)
+    uint64_t stackLow;  // its bounds, 0 when unknown or not a pthread stack (a bare clone's, an alternate signal
+    uint64_t stackHigh; // stack): copies then go through process_vm_readv, which cannot fault
+
+    // --- The in-process sampler (agent_cpu.cpp) ---
+    int timer; // the kernel id of the thread's CPU timer; -1: none
+};
+
+extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
+
+// This thread's id (cached in t_state; async-signal-safe).
+uint32_t currentThreadId();
+
+// The one guard of the agent: every hook's slow path, every handler and every record writer enters it. It keeps the
+// program's errno (the slow paths make system calls that may fail: an allocation or a free must leave errno as the
+// program set it), marks the thread as inside the agent, and holds a reserved record until it is published: a
+// record reserved through the guard is never left unpublished (the guard's end publishes it as padding), and while
+// it is held, a record nested in it (a signal handler's) never waits for room that only this thread could make.
+class AgentScope {
+public:
+    AgentScope() : m_errno(errno), m_wasHolding(t_state.holding) { ++t_state.depth; }
+    ~AgentScope()
+    {
+        if (m_record)
+            publish(RecordType::Padding);
+        --t_state.depth;
+        errno = m_errno;
+    }
+    AgentScope(const AgentScope &) = delete;
+    AgentScope &operator=(const AgentScope &) = delete;
+
+    // Reserves a record of `bytes` (a multiple of 8) keeping `keep` bytes free after it (agent_writer.cpp); waits
+    // for room only when `wait` and this thread holds no other record. Null when there is no room; else the record
+    // is held (its header's size set) until publish().
+    RecordHeader *reserve(uint32_t bytes, uint64_t keep, bool wait);
+    template <typename Record> Record *reserve(uint32_t bytes, uint64_t keep, bool wait)
+    {
+        return reinterpret_cast<Record *>(reserve(bytes, keep, wait));
+    }
+    // Publishes the held record as `type` (stored last, with release): the reader may take it from now on.
+    void publish(RecordType type);
+
+private:
+    int m_errno;
+    bool m_wasHolding;
+    RecordHeader *m_record = nullptr;
+};
+
+// Brackets the agent's own calls that allocate (the dynamic linker's lookups, pthread_getattr_np, pthread keys):
+// their allocations pass through untraced, the thread's countdown and count of allocations are put back as they
+// were, and its heap counts nothing meanwhile (the program's totals leave the agent's own allocations out; one that
+// a signal handler makes meanwhile is left out with them).
+class InternalWork {
+public:
+    InternalWork() : m_countdown(t_state.state), m_allocations(t_state.allocations), m_slot(t_state.slot)
+    {
+        ++t_state.internal;
+        t_state.slot = nullptr; // the slow path, which counts nothing while `internal` is up
+    }
+    ~InternalWork()
+    {
+        --t_state.internal;
+        t_state.state = m_countdown;
+        t_state.allocations = m_allocations;
+        t_state.slot = m_slot;
+    }
+    InternalWork(const InternalWork &) = delete;
+    InternalWork &operator=(const InternalWork &) = delete;
+
+private:
+    int64_t m_countdown; // with the count bits
+    uint64_t m_allocations;
+    HeapSlot *m_slot;
+};
+
+} // namespace emberline::agent

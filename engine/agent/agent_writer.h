@@ -1,0 +1,60 @@
+#pragma once
+
+// The agent's side of its ring (agent_protocol.h): the ring of this process image, its records written through
+// AgentScope (agent_thread.h: reserve, fill, publish; never left unpublished), and whether the session still reads it.
+// agent_writer.cpp reserves and places records; agent_liveness.cpp asks after the session.
+//
+// Thread: every thread of the program, concurrently; lock-free.
+
+#include "engine/agent/agent_protocol.h"
+
+#include <atomic>
+#include <stddef.h>
+#include <stdint.h>
+
+namespace emberline::agent {
+
+// The most stack a record copies (under 64 KiB, as a perf sample's copy, and a multiple of 8).
+inline constexpr uint32_t kMaxStackCopyBytes = 65000 & ~uint32_t(7);
+
+extern RingHeader *g_ring; // this process image's ring; null without one
+extern uint64_t g_interval;
+extern uint64_t g_ringBytes;
+extern char g_directory[512];
+extern std::atomic<bool> g_sessionGone;
+
+uint64_t nowNs();
+void appendDecimal(char *&p, uint64_t v);
+
+// Creates this process image's ring in g_directory (`parentPid` for a forked child); false when it could not (a
+// marker file then says why). unmapRing() lets it go (a forked child's copy of its parent's, an ended test).
+bool createRing(uint32_t parentPid);
+void unmapRing();
+
+// Whether the session still reads the ring (a visit in the last 100 ms, or its process still exists).
+bool sessionAlive(uint64_t now);
+void resetLiveness(); // a new ring: the session is asked anew
+
+// What a record other than an allocation's or a free's keeps free after it: room for the free of every tracked
+// allocation, so that a CPU sample or a thread's totals never take the place a free must find (frees are never lost).
+inline uint64_t keptForFrees()
+{
+    return g_ring->tracked.load(std::memory_order_relaxed) * kFreeRecordBytes;
+}
+
+// The records. `wait`: exact mode outside a record this thread holds may wait for room (AgentScope::reserve).
+// A sampled allocation (every allocation when `exact`), with the thread's totals so far (AllocRecord), tracked first
+// when sampled; its stack copied from its caller's frame.
+void writeAlloc(void *address, size_t size, bool exact, bool wait, uint64_t allocations, uint64_t bytes);
+// A free of a tracked allocation (any free when `exact`).
+void writeFree(void *address, bool exact, bool wait);
+// The thread's totals at its end or its process image's; never waits.
+void writeTotals(uint64_t allocations, uint64_t bytes);
+// A thread's CPU timer started, or could not be made; never waits.
+void writeThread(uint32_t tid, bool started);
+
+// Called by AgentScope::reserve once a record is held, before it is filled: null but in the agent's tests, which
+// nest a record there as a signal handler would.
+extern void (*g_afterReserve)(RecordHeader *record);
+
+} // namespace emberline::agent

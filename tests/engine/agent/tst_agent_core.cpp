@@ -1,0 +1,299 @@
+// The agent's core (engine/agent/agent_core.h) driven in this process with its real ring, read by the session's real
+// reader (engine/memory/agent_rings.h): exact mode records every allocation and free in order through many laps of a
+// small ring, a full ring drops samples but never the free of a tracked block, a record that a signal handler nests
+// in any writer's held record never waits for room that only its own thread could make, and a forked child starts a
+// ring of its own. Fast: no program is launched.
+#include "engine/agent/agent_core.h"
+#include "engine/agent/agent_writer.h"
+#include "engine/memory/agent_rings.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <atomic>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include <malloc.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace emberline;
+using namespace emberline::engine;
+
+namespace agent_core_test {
+
+class RecordingSink : public AgentSink {
+public:
+    void onAllocation(const AgentAllocation &a) override
+    {
+        order.push_back(a.address);
+        heapBytes[a.address] = a.usable;
+        lastThreadAllocations = a.threadAllocations;
+        if (!live.emplace(a.address, a.size).second)
+            ++doubleAllocations;
+        ++allocations;
+        ++allocationsOf[a.pid];
+    }
+    void onFree(uint64_t, uint32_t, uint32_t, uint64_t, uint64_t address) override
+    {
+        if (live.erase(address) == 0)
+            ++unknownFrees;
+        ++frees;
+    }
+    void onImageStart(uint64_t, uint32_t pid, uint32_t parentPid) override { parents[pid] = parentPid; }
+    void onThreadTimer(uint64_t, uint32_t, uint32_t tid, bool started) override
+    {
+        if (started)
+            timerThreads.push_back(tid);
+    }
+
+    std::vector<uint64_t> order;
+    std::map<uint64_t, uint64_t> heapBytes;
+    std::map<uint64_t, uint64_t> live;
+    std::map<uint32_t, uint32_t> parents;
+    std::map<uint32_t, uint64_t> allocationsOf;
+    std::vector<uint32_t> timerThreads;
+    uint64_t allocations = 0, frees = 0, unknownFrees = 0, doubleAllocations = 0, lastThreadAllocations = 0;
+};
+
+// The session's reader on a thread of its own while the test's thread writes (exact mode waits for it).
+class ReaderThread {
+public:
+    ReaderThread(AgentRings &rings, RecordingSink &sink)
+        : m_thread([this, &rings, &sink] {
+              while (!m_stop.load())
+                  if (rings.poll(sink) == 0)
+                      usleep(200);
+              rings.poll(sink);
+          })
+    {
+    }
+    ~ReaderThread() { stop(); }
+    void stop()
+    {
+        m_stop.store(true);
+        if (m_thread.joinable())
+            m_thread.join();
+    }
+
+private:
+    std::atomic<bool> m_stop{false};
+    std::thread m_thread;
+};
+
+agent::AgentOptions options(const QTemporaryDir &dir, uint64_t interval, uint64_t ringBytes)
+{
+    static QByteArray path;
+    path = dir.path().toUtf8();
+    agent::AgentOptions o;
+    o.directory = path.constData();
+    o.allocInterval = interval;
+    o.ringBytes = ringBytes;
+    return o;
+}
+
+// The C library's heap bytes of a block (its chunk size, header included), as the agent counts them.
+uint64_t chunkBytes(void *p)
+{
+    return malloc_usable_size(p) + 8;
+}
+
+std::atomic<int> g_nested{0};
+std::atomic<bool> g_heldWhileNested{false};
+uint64_t g_waitBefore = 0;
+uint64_t g_waitAfter = 0;
+void *g_nestedBlock = nullptr;
+
+// What a signal handler of the program does when it lands inside a writer's held record: an allocation in exact mode,
+// which may wait for room only when nothing of its own thread holds the reader up.
+void nestAnAllocation(emberline::agent::RecordHeader *)
+{
+    emberline::agent::g_afterReserve = nullptr; // the nested record's own reserve does not nest again
+    g_heldWhileNested.store(emberline::agent::t_state.holding);
+    g_waitBefore = emberline::agent::g_ring->waitNs.load();
+    emberline::agent::writeAlloc(g_nestedBlock, 16, true, true, 0, 0);
+    g_waitAfter = emberline::agent::g_ring->waitNs.load();
+    g_nested.fetch_add(1);
+}
+
+} // namespace agent_core_test
+using namespace agent_core_test;
+
+class TestAgentCore : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        agent::setRealFunctions({::malloc, ::free, ::sigaction});
+        QVERIFY(agent::heapSizesKnown());
+    }
+
+    void cleanup() { agent::agentStop(); }
+
+    // Every allocation and free, in order, through dozens of laps of a 64 KiB ring, each with the block's heap bytes
+    // and the thread's running count.
+    void exactModeRecordsEverythingInOrderThroughLaps()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        AgentRings rings(dir.path().toStdString());
+        RecordingSink sink;
+        QVERIFY(agent::agentStart(options(dir, 1, 65536)));
+        std::vector<uint64_t> written;
+        std::map<uint64_t, uint64_t> bytes;
+        {
+            ReaderThread reader(rings, sink);
+            constexpr int kBlocks = 400;
+            for (int i = 0; i < kBlocks; ++i) {
+                void *p = ::malloc(size_t(16 + i * 8));
+                agent::allocated(p, size_t(16 + i * 8));
+                written.push_back(uint64_t(p));
+                bytes[uint64_t(p)] = chunkBytes(p);
+                if (agent::freeing(p))
+                    ::free(p);
+            }
+            reader.stop();
+        }
+        QCOMPARE(sink.allocations, uint64_t(written.size()));
+        QCOMPARE(sink.frees, uint64_t(written.size()));
+        QVERIFY(sink.order == written); // in order, every one read once
+        QCOMPARE(sink.unknownFrees, uint64_t(0));
+        QCOMPARE(sink.doubleAllocations, uint64_t(0));
+        QCOMPARE(sink.lastThreadAllocations, uint64_t(written.size()));
+        for (const auto &[address, heapBytes] : bytes)
+            QCOMPARE(sink.heapBytes[address], heapBytes);
+        const AgentCounters counters = rings.counters();
+        QVERIFY2(counters.laps >= 20, qPrintable(QString::number(counters.laps))); // 400 records of 8 KiB
+        QCOMPARE(counters.allocsDropped, uint64_t(0));
+    }
+
+    // Nobody reads: the ring fills, sampled allocations are dropped (and counted), but the free of every tracked
+    // block still finds its room.
+    void fullRingDropsSamplesNeverFrees()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QVERIFY(agent::agentStart(options(dir, 2, 65536)));
+        std::vector<void *> blocks;
+        for (int i = 0; i < 64; ++i) {
+            void *p = ::malloc(4096);
+            agent::allocated(p, 4096);
+            blocks.push_back(p);
+        }
+        const uint64_t dropped = agent::g_ring->allocsDropped.load();
+        const uint64_t tracked = agent::g_ring->tracked.load();
+        QVERIFY2(dropped > 0, "a 64 KiB ring holds fewer than 64 samples of 8 KiB");
+        QVERIFY(tracked > 0);
+        QCOMPARE(dropped + tracked, uint64_t(blocks.size()));
+        for (void *p : blocks)
+            if (agent::freeing(p))
+                ::free(p);
+        QCOMPARE(agent::g_ring->untrackedFrees.load(), uint64_t(0));
+        QCOMPARE(agent::g_ring->tracked.load(), uint64_t(0));
+        // Read now: every recorded block was freed, none unknown.
+        AgentRings rings(dir.path().toStdString());
+        RecordingSink sink;
+        rings.poll(sink);
+        QCOMPARE(sink.allocations, tracked);
+        QCOMPARE(sink.frees, tracked);
+        QCOMPARE(sink.unknownFrees, uint64_t(0));
+        QVERIFY(sink.live.empty());
+    }
+
+    void nestedRecordNeverWaitsForItsOwnThread_data()
+    {
+        QTest::addColumn<QString>("writer");
+        for (const char *w : {"thread", "totals", "free", "alloc"})
+            QTest::newRow(w) << QString::fromLatin1(w);
+    }
+
+    // Exact mode, nobody reading, the ring nearly full: a writer's record fits with the room it keeps for a nested
+    // one, and a signal handler's allocation nested in it (before it is published) takes that room without waiting.
+    // Were the outer record not held, the nested one would wait for the reader, who waits for the outer record: it
+    // would wait until the session was taken for gone.
+    void nestedRecordNeverWaitsForItsOwnThread()
+    {
+        QFETCH(QString, writer);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QVERIFY(agent::agentStart(options(dir, 1, 65536)));
+        void *block = ::malloc(16);
+        g_nestedBlock = block;
+        // Allocation records of 8 KiB until one finds no room with the room it keeps for a nested record; for an
+        // outer allocation record, one fewer in a ring of its own (it must fit itself).
+        int fitted = 0;
+        while (agent::g_ring->allocsDropped.load() == 0 && fitted < 100) {
+            agent::writeAlloc(block, 16, true, false, 0, 0);
+            if (agent::g_ring->allocsDropped.load() == 0)
+                ++fitted;
+        }
+        QVERIFY(fitted > 1 && fitted < 100);
+        if (writer == QLatin1String("alloc")) {
+            agent::agentStop();
+            QTemporaryDir other;
+            QVERIFY(agent::agentStart(options(other, 1, 65536)));
+            for (int i = 0; i + 1 < fitted; ++i)
+                agent::writeAlloc(block, 16, true, false, 0, 0);
+            QCOMPARE(agent::g_ring->allocsDropped.load(), uint64_t(0));
+        }
+        g_nested.store(0);
+        g_heldWhileNested.store(false);
+        agent::g_afterReserve = nestAnAllocation;
+        const uint64_t droppedBefore = agent::g_ring->allocsDropped.load();
+        if (writer == QLatin1String("thread"))
+            agent::writeThread(uint32_t(gettid()), true);
+        else if (writer == QLatin1String("totals"))
+            agent::writeTotals(1, 16);
+        else if (writer == QLatin1String("free"))
+            agent::writeFree(block, true, false);
+        else
+            agent::writeAlloc(block, 16, true, false, 0, 0);
+        agent::g_afterReserve = nullptr;
+        QCOMPARE(g_nested.load(), 1);
+        QVERIFY2(g_heldWhileNested.load(), "the writer's record was not held while a handler could nest in it");
+        QCOMPARE(g_waitAfter - g_waitBefore, uint64_t(0));
+        QCOMPARE(agent::g_ring->allocsDropped.load(), droppedBefore); // the nested record was written
+        ::free(block);
+    }
+
+    // A forked child's first allocation finds a ring of its own (its parent's stays the parent's), made by the
+    // agent's fork handler.
+    void forkedChildGetsItsOwnRing()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QVERIFY(agent::agentStart(options(dir, 1, uint64_t(1) << 20)));
+        agent::agentStartThreads(); // the fork handler
+        AgentRings rings(dir.path().toStdString());
+        RecordingSink sink;
+        void *p = ::malloc(64);
+        agent::allocated(p, 64);
+        const pid_t child = fork();
+        if (child == 0) {
+            for (int i = 0; i < 10; ++i) {
+                void *q = ::malloc(128);
+                agent::allocated(q, 128);
+            }
+            agent::agentFinish();
+            _exit(agent::g_ring && agent::g_ring->parentPid == uint32_t(getppid()) ? 0 : 3);
+        }
+        QVERIFY(child > 0);
+        int status = 0;
+        QCOMPARE(waitpid(child, &status, 0), child);
+        QVERIFY(WIFEXITED(status));
+        QCOMPARE(WEXITSTATUS(status), 0);
+        rings.poll(sink);
+        QCOMPARE(sink.parents[uint32_t(child)], uint32_t(getpid()));
+        QCOMPARE(sink.allocationsOf[uint32_t(child)], uint64_t(10));
+        QCOMPARE(sink.allocationsOf[uint32_t(getpid())], uint64_t(1));
+        if (agent::freeing(p))
+            ::free(p);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAgentCore)
+#include "tst_agent_core.moc"

@@ -1,0 +1,127 @@
+// The built agent (libemberline_agent.so) through its real hooks: every allocation function keeps the program's errno
+// in sampled, unsampled and exact mode while the system calls of the agent's slow paths fail (tests/targets/
+// agent_errno under a seccomp filter), with the session's reader reading the ring as a session does; and the agent
+// imports nothing beyond the C library, libm and the dynamic linker.
+#include "engine/memory/agent_rings.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <unistd.h>
+
+using namespace emberline;
+using namespace emberline::engine;
+
+namespace agent_hooks_test {
+
+QString agentPath()
+{
+    return QStringLiteral(EMBERLINE_BINARY_DIR "/lib/emberline/libemberline_agent.so");
+}
+
+class CountingSink : public AgentSink {
+public:
+    void onAllocation(const AgentAllocation &) override { ++allocations; }
+    void onFree(uint64_t, uint32_t, uint32_t, uint64_t, uint64_t) override { ++frees; }
+    uint64_t allocations = 0;
+    uint64_t frees = 0;
+};
+
+} // namespace agent_hooks_test
+using namespace agent_hooks_test;
+
+class TestAgentHooks : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void errnoKept_data()
+    {
+        QTest::addColumn<QString>("failing");
+        QTest::addColumn<QString>("interval");
+        for (const char *failing : {"madvise", "copy"}) {
+            QTest::addRow("%s, sampled", failing) << QString::fromLatin1(failing) << QStringLiteral("256");
+            QTest::addRow("%s, unsampled", failing) << QString::fromLatin1(failing) << QStringLiteral("1000000000000");
+            QTest::addRow("%s, exact", failing) << QString::fromLatin1(failing) << QStringLiteral("1");
+        }
+    }
+
+    // Every hook, on the main thread's stack and on a coroutine's heap stack, with the slow paths' system calls
+    // failing: errno is what the program set. The records are read meanwhile (exact mode waits for the reader), and
+    // the agent saw the failures it was put through (so the slow paths did run).
+    void errnoKept()
+    {
+        QFETCH(QString, failing);
+        QFETCH(QString, interval);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        AgentRings rings(dir.path().toStdString());
+        CountingSink sink;
+        QProcess program;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("LD_PRELOAD"), agentPath());
+        env.insert(QString::fromLatin1(agent::kEnvDirectory), dir.path());
+        env.insert(QString::fromLatin1(agent::kEnvAllocInterval), interval);
+        program.setProcessEnvironment(env);
+        program.setProcessChannelMode(QProcess::MergedChannels);
+        program.start(QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/agent_errno"), {failing});
+        QVERIFY(program.waitForStarted());
+        while (!program.waitForFinished(1)) {
+            rings.poll(sink);
+            usleep(500);
+        }
+        rings.poll(sink);
+        const QString output = QString::fromUtf8(program.readAll());
+        QVERIFY2(program.exitStatus() == QProcess::NormalExit && program.exitCode() == 0, qPrintable(output));
+        QVERIFY2(output.startsWith(QLatin1String("kept ")), qPrintable(output));
+        QVERIFY(output.mid(5).trimmed().toInt() > 1000);
+        const AgentCounters counters = rings.counters();
+        QCOMPARE(counters.rings, uint64_t(1));
+        if (interval != QLatin1String("1000000000000"))
+            QVERIFY2(sink.allocations > 0, "the agent recorded nothing: the slow paths did not run");
+        if (failing == QLatin1String("copy") && interval != QLatin1String("1000000000000"))
+            QVERIFY2((counters.problems & agent::ProblemStackCopy) != 0,
+                     "the coroutine's stack copy did not go through the failing process_vm_readv");
+        if (failing == QLatin1String("madvise") && interval == QLatin1String("256"))
+            QVERIFY2(counters.allocsDropped > 0, "no record needed pages that the failing madvise refused");
+    }
+
+    // The agent runs inside any program: it may need the C library, libm and the dynamic linker, nothing else (no C++
+    // runtime, no Qt), and every symbol it imports is versioned by them (or is one of the weak ones every shared
+    // object refers to).
+    void importsOnlyLibcAndLibm()
+    {
+        QProcess readelf;
+        readelf.start(QStringLiteral("readelf"),
+                      {QStringLiteral("-W"), QStringLiteral("--dynamic"), QStringLiteral("--dyn-syms"), agentPath()});
+        QVERIFY(readelf.waitForFinished(30000));
+        QCOMPARE(readelf.exitCode(), 0);
+        const QString text = QString::fromUtf8(readelf.readAllStandardOutput());
+        static const QRegularExpression needed(QStringLiteral("\\(NEEDED\\)\\s+Shared library: \\[([^\\]]+)\\]"));
+        QStringList libraries;
+        for (const QRegularExpressionMatch &m : needed.globalMatch(text))
+            libraries << m.captured(1);
+        QVERIFY(!libraries.isEmpty());
+        for (const QString &library : libraries)
+            QVERIFY2(library == QLatin1String("libc.so.6") || library == QLatin1String("libm.so.6") ||
+                         library.startsWith(QLatin1String("ld-linux")),
+                     qPrintable(library));
+        // "NUM: VALUE SIZE TYPE BIND VIS UND NAME@VERSION (N)"
+        static const QRegularExpression undefined(
+            QStringLiteral(
+                "^[ \\t]*\\d+:[ \\t]+0+[ \\t]+\\d+[ \\t]+\\S+[ \\t]+(GLOBAL|WEAK)[ \\t]+\\S+[ \\t]+UND[ \\t]+(\\S+)"),
+            QRegularExpression::MultilineOption);
+        int imports = 0;
+        for (const QRegularExpressionMatch &m : undefined.globalMatch(text)) {
+            const QString bind = m.captured(1);
+            const QString name = m.captured(2);
+            ++imports;
+            if (bind == QLatin1String("WEAK") && !name.contains(QLatin1Char('@')))
+                continue; // __gmon_start__, _ITM_*, __cxa_finalize's kind: resolved if present
+            QVERIFY2(name.contains(QLatin1String("@GLIBC_")), qPrintable(name));
+        }
+        QVERIFY(imports > 20); // the table was read (malloc's next definitions are looked up, not imported)
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAgentHooks)
+#include "tst_agent_hooks.moc"
