@@ -171,6 +171,48 @@ private Q_SLOTS:
         QCOMPARE(counters.allocsDropped, uint64_t(0));
     }
 
+    // The reader stops mid-lap; the writers come round to its unread records and go on past where the lap before
+    // ended (the ring beyond the 2 MiB window), and the reader then takes every record once, in order: the old lap's
+    // end, the new lap, the detour.
+    void writersDetourPastAnUnreadLap()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        AgentRings rings(dir.path().toStdString());
+        RecordingSink sink;
+        QVERIFY(agent::agentStart(options(dir, 1, uint64_t(4) << 20)));
+        // Fake blocks: a record's address is its serial number's place in this buffer (the heap bytes read before
+        // each one are the buffer's).
+        std::vector<uint64_t> blocks(2 * 4096, 0);
+        std::vector<uint64_t> written;
+        const auto write = [&] {
+            const uint64_t address = uint64_t(&blocks[2 * written.size() + 1]);
+            const uint64_t droppedBefore = agent::g_ring->allocsDropped.load();
+            agent::writeAlloc(reinterpret_cast<void *>(address), 16, true, false, 0, 0);
+            if (agent::g_ring->allocsDropped.load() == droppedBefore)
+                written.push_back(address);
+            return agent::g_ring->allocsDropped.load() == droppedBefore;
+        };
+        // Read along up to 1.5 MiB into the first lap.
+        while (agent::g_ring->head.load() < (uint64_t(3) << 19)) {
+            QVERIFY(write());
+            rings.poll(sink);
+        }
+        rings.poll(sink);
+        QCOMPARE(sink.allocations, uint64_t(written.size()));
+        // Nobody reads: the window's end, a new lap up to the unread records, then past the old lap's end.
+        const uint64_t lapStart = written.size();
+        while (write() && written.size() < 4000) {}
+        QVERIFY(agent::g_ring->head.load() > (uint64_t(4) << 20)); // a lap
+        QVERIFY2(agent::g_ring->windowBytes.load() > (uint32_t(2) << 20), "the window did not widen for a detour");
+        rings.poll(sink);
+        QVERIFY2(rings.counters().detours >= 1, qPrintable(QString::number(rings.counters().detours)));
+        QVERIFY(rings.counters().laps >= 1);
+        QCOMPARE(sink.allocations, uint64_t(written.size()));
+        QVERIFY(sink.order == written); // every record once, in order
+        QVERIFY(written.size() - lapStart > 300);
+    }
+
     // Nobody reads: the ring fills, sampled allocations are dropped (and counted), but the free of every tracked
     // block still finds its room.
     void fullRingDropsSamplesNeverFrees()

@@ -61,6 +61,8 @@ private Q_SLOTS:
         env.insert(QStringLiteral("LD_PRELOAD"), agentPath());
         env.insert(QString::fromLatin1(agent::kEnvDirectory), dir.path());
         env.insert(QString::fromLatin1(agent::kEnvAllocInterval), interval);
+        // Room for every sample of the run, however far the reader falls behind: each call must meet its slow path.
+        env.insert(QString::fromLatin1(agent::kEnvRingBytes), QString::number(uint64_t(64) << 20));
         program.setProcessEnvironment(env);
         program.setProcessChannelMode(QProcess::MergedChannels);
         program.start(QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/agent_errno"), {failing});
