@@ -94,6 +94,8 @@ void resolveNext()
             sched_yield();
         return;
     }
+    // First: dlsym's own blocks (the start-up storage) may be freed while the look-ups below still run.
+    setForeignBlocks(g_bootstrap, g_bootstrap + sizeof g_bootstrap);
     g_next.malloc = next<MallocFn>("malloc");
     g_next.free = next<FreeFn>("free");
     g_next.calloc = next<CallocFn>("calloc");
@@ -107,7 +109,6 @@ void resolveNext()
     g_next.sigaction = next<SigactionFn>("sigaction");
     g_next.signal = next<SignalFn>("signal");
     g_next.pthreadCreate = next<PthreadCreateFn>("pthread_create");
-    setForeignBlocks(g_bootstrap, g_bootstrap + sizeof g_bootstrap);
     setRealFunctions({g_next.malloc, g_next.free, g_next.sigaction});
     g_mallocFn.store(g_next.malloc, std::memory_order_release);
     g_freeFn.store(g_next.free, std::memory_order_release);

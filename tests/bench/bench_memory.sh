@@ -17,13 +17,15 @@
 #   bench_memory.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS]
 # WORKLOADS="python python-pretty g++ spawns" (the default) chooses the workloads, CONFIGS="alone cpu memory agent" (the default) the
 # configurations beside heaptrack (which runs in the first two rounds; HEAPTRACK=no leaves it out, so that the rounds
-# right after it do not run slow on a small machine); `alone` must be among them.
+# right after it do not run slow on a small machine); `alone` must be among them. BASE=BUILD_DIR adds `base`: the
+# `memory` configuration run by another build's emberline and agent, to compare two builds side by side.
 set -euo pipefail
 BUILD=${1:?usage: bench_memory.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS]}
 ROUNDS=${2:-5}
 PYROUNDS=${3:-800}
 WORKLOADS=${WORKLOADS:-python python-pretty g++ spawns}
 CONFIGS=${CONFIGS:-alone cpu memory agent}
+BASE=${BASE:-}
 HEAPTRACK=${HEAPTRACK:-yes}
 # PIN=1 runs each workload on the last CPU and Emberline's session on the first (heaptrack unpinned): on a virtual
 # machine whose CPUs run at different speeds (here one ran 1.6 times slower than the other), an unpinned run measures
@@ -67,6 +69,10 @@ measure() {
             sed -nE 's/.*the samples estimate .* in ([0-9]+)\).*/\1/p' "$d/err" >>"$d/estimates"
             sed -nE 's/.*allocated in ([0-9]+) allocations.*/\1/p' "$d/err" >>"$d/counts"
             ;;
+        base)
+            "${SESSION_CPU[@]}" "$BASE/app/emberline" record --memory --output "$d/run" -- "${TARGET_CPU[@]}" "$@" \
+                >/dev/null 2>"$d/err"
+            ;;
         agent) LD_PRELOAD=$AGENT "${TARGET_CPU[@]}" "$@" >/dev/null 2>"$d/err" ;;
         heaptrack)
             if [[ $heaptrack != yes || $HEAPTRACK != yes ]] || ! command -v heaptrack >/dev/null || ((i > 2)); then return; fi
@@ -76,7 +82,7 @@ measure() {
         rm -rf "$d/run"
         workload "$d/err" >>"$d/$config"
     }
-    local configs=($CONFIGS heaptrack) backward=()
+    local configs=($CONFIGS ${BASE:+base} heaptrack) backward=()
     for ((k = ${#configs[@]} - 1; k >= 0; k--)); do backward+=("${configs[k]}"); done
     for ((i = 1; i <= ROUNDS; i++)); do
         local order=("${configs[@]}")
@@ -87,7 +93,7 @@ measure() {
     alone=$(column 1 "$d/alone" | median)
     aloneCpu=$(column 2 "$d/alone" | median)
     echo "== $name"
-    for config in alone cpu memory agent heaptrack; do
+    for config in alone cpu memory base agent heaptrack; do
         [[ -s $d/$config ]] || continue
         local m c
         m=$(column 1 "$d/$config" | median)

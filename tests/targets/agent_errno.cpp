@@ -44,6 +44,10 @@ void check(const char *what)
     errno = kSentinel;
 }
 
+struct Block {
+    char bytes[6000];
+};
+
 // Keeps the compiler from pairing a new with its delete away.
 void *volatile g_sink;
 
@@ -104,7 +108,12 @@ void everyHook()
         void *n = operator new(6000, std::nothrow);
         g_sink = n;
         check("operator new (nothrow)");
-        operator delete(n, size_t(6000));
+        operator delete(n, std::nothrow);
+        check("operator delete (nothrow)");
+        auto *object = new Block;
+        g_sink = object;
+        check("operator new");
+        delete object; // the sized operator delete
         check("sized operator delete");
     }
 }
@@ -146,7 +155,7 @@ int main(int argc, char **argv)
         return 2;
     }
     // The coroutine's stack is made before the filter (its allocation is the program's, not under test).
-    const size_t stackBytes = 256 * 1024;
+    const size_t stackBytes = size_t(256) * 1024;
     void *stack = malloc(stackBytes);
     if (strcmp(argv[1], "madvise") == 0) {
         const int calls[] = {SYS_madvise};

@@ -147,10 +147,10 @@ private Q_SLOTS:
         std::map<uint64_t, uint64_t> bytes;
         {
             ReaderThread reader(rings, sink);
-            constexpr int kBlocks = 400;
-            for (int i = 0; i < kBlocks; ++i) {
-                void *p = ::malloc(size_t(16 + i * 8));
-                agent::allocated(p, size_t(16 + i * 8));
+            constexpr size_t kBlocks = 400;
+            for (size_t i = 0; i < kBlocks; ++i) {
+                void *p = ::malloc(16 + i * 8);
+                agent::allocated(p, 16 + i * 8);
                 written.push_back(uint64_t(p));
                 bytes[uint64_t(p)] = chunkBytes(p);
                 if (agent::freeing(p))
@@ -183,12 +183,13 @@ private Q_SLOTS:
         QVERIFY(agent::agentStart(options(dir, 1, uint64_t(4) << 20)));
         // Fake blocks: a record's address is its serial number's place in this buffer (the heap bytes read before
         // each one are the buffer's).
-        std::vector<uint64_t> blocks(2 * 4096, 0);
+        std::vector<uint64_t> blocks(size_t(2) * 4096, 0);
         std::vector<uint64_t> written;
         const auto write = [&] {
-            const uint64_t address = uint64_t(&blocks[2 * written.size() + 1]);
+            void *block = &blocks[2 * written.size() + 1];
+            const auto address = uint64_t(block);
             const uint64_t droppedBefore = agent::g_ring->allocsDropped.load();
-            agent::writeAlloc(reinterpret_cast<void *>(address), 16, true, false, 0, 0);
+            agent::writeAlloc(block, 16, true, false, 0, 0);
             if (agent::g_ring->allocsDropped.load() == droppedBefore)
                 written.push_back(address);
             return agent::g_ring->allocsDropped.load() == droppedBefore;
