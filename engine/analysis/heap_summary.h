@@ -67,15 +67,17 @@ std::vector<SizeClassRow> allocationsBySize(const Profile &profile, const Sample
 // as Go does).
 MemoryByStack memoryByStack(const Profile &profile, const std::atomic<bool> *cancel = nullptr);
 
-// A live session's peak: the flush whose end held the most in-use space, and what each stack held then.
-struct MemoryPeak {
+// A live session's fullest flush (of the whole session, or of a range: fullestFlushIn): the flush whose end held the
+// most in-use space, and what each stack held then. Not the live heap's high-water mark
+// (MemorySummary::highWaterBytes), which the session reads between flushes too.
+struct FullestFlush {
     int64_t timeNs = 0; // the flush's end
     uint32_t flushSequence = 0;
     int64_t bytes = 0;
     std::vector<int64_t> inuseBytes; // per interned stack of the snapshot's profile
     std::vector<int64_t> inuseObjects;
 };
-std::optional<MemoryPeak> livePeak(const LiveSnapshot &snapshot);
+std::optional<FullestFlush> fullestFlush(const LiveSnapshot &snapshot);
 
 // An allocator's own frame, which no allocation is blamed on: malloc and its family, operator new and new[], Go's
 // runtime allocators, and anything in Emberline's agent (libemberline_agent.so).
@@ -98,7 +100,7 @@ struct HeapSummaryRow {
 // What heaptrack's summary tells of a memory profile, by function: where the peak was, what stays in use at the end
 // (leaks), what allocates most often, and what allocates often but keeps little (short-lived allocations).
 struct HeapSummary {
-    std::optional<MemoryPeak> peakAt; // its per-stack values are left out (empty vectors)
+    std::optional<FullestFlush> fullestFlush; // the "Peak" list's flush; its per-stack values are left out (empty)
     int64_t allocObjects = 0;
     int64_t allocBytes = 0;
     int64_t inuseObjects = 0;
@@ -118,7 +120,7 @@ struct HeapSummary {
 //
 // Thread: any; reads immutable inputs.
 HeapSummary summarizeHeap(const Profile &profile, const FrameTable &frames, const MemoryByStack &values,
-                          const MemoryPeak *peak = nullptr, size_t top = 25);
+                          const FullestFlush *peak = nullptr, size_t top = 25);
 
 // One function's in-use bytes at the end of each flush: the stacks blamed on it (as summarizeHeap blames them).
 struct FunctionOverTime {

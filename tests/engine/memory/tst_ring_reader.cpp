@@ -1,10 +1,10 @@
-// The in-process agent (libemberline_agent.so) and the session's side of its rings (engine/memory/agent_rings.h)
+// The in-process agent (libemberline_agent.so) and the session's side of its rings (engine/memory/ring_reader.h)
 // on a real program, tests/targets/alloc_truths, which prints the truth of every allocation site it has: exact
 // mode (every allocation) equals them, sampling estimates them within statistical bounds, a forked child and an
 // exec'd image get rings of their own, nothing is lost, and the program runs to its end when the session stops
 // visiting or detaches.
-#include "engine/memory/agent_rings.h"
 #include "engine/memory/allocation_weight.h"
+#include "engine/memory/ring_reader.h"
 #include "engine/recorder/location_key.h"
 #include "engine/symbols/symbolizer.h"
 #include "engine/unwind/elf_cache.h"
@@ -29,7 +29,7 @@
 using namespace emberline;
 using namespace emberline::engine;
 
-namespace agent_rings_test {
+namespace ring_reader_test {
 
 struct SiteCount {
     uint64_t count = 0;
@@ -41,7 +41,7 @@ struct SiteCount {
 };
 
 // Counts allocations per (process, size) and what each image still held at its end.
-class CountingSink : public AgentSink {
+class CountingSink : public MemoryRecordSink {
 public:
     explicit CountingSink(uint64_t interval) : m_interval(interval) {}
 
@@ -55,7 +55,7 @@ public:
         site.estimatedBytes += w.bytes;
         if (!live[a.image].emplace(a.address, a.size).second)
             ++doubleAllocations;
-        liveUsable[a.image][a.address] = a.usable;
+        liveUsable[a.image][a.address] = a.heapBytes;
         if (!a.stack.empty() && a.regs.size() == 17 && a.regs[7] != 0 && a.regs[8] != 0)
             ++withStack;
         if (unwindSizes.count(a.size) != 0 && unwound.count(a.size) == 0)
@@ -105,7 +105,7 @@ public:
     // Per process, at each of its images' ends: the usable bytes its records left live, and its heap counts.
     std::map<uint32_t, std::vector<uint64_t>> recordedUsable;
     std::map<uint32_t, std::vector<std::optional<int64_t>>> countedUsable;
-    const AgentRings *rings = nullptr;
+    const RingReader *rings = nullptr;
     std::map<uint32_t, uint32_t> parents;
     std::map<uint32_t, int> images;
     std::set<uint64_t> started, ended;
@@ -164,7 +164,7 @@ struct Run {
     QList<Truth> truths;
     int exitCode = -1;
     bool finished = false;
-    AgentCounters counters;
+    RingCounters counters;
     bool stalled = false; // the session stopped reading with the writers a lap ahead (stallMidLapMs)
 };
 
@@ -188,18 +188,18 @@ Run runTarget(CountingSink &sink, const QStringList &args, uint64_t interval, in
     if (sessionDiesAfterMs >= 0) {
         session = fork();
         if (session == 0) {
-            AgentRings rings(dir.path().toStdString());
+            RingReader rings(dir.path().toStdString());
             CountingSink childSink(interval);
             QElapsedTimer alive;
             alive.start();
             while (alive.elapsed() < sessionDiesAfterMs) {
-                rings.poll(childSink);
+                rings.poll(RingSinks{.memory = &childSink});
                 usleep(5000);
             }
             raise(SIGKILL);
         }
     }
-    AgentRings rings(dir.path().toStdString());
+    RingReader rings(dir.path().toStdString());
     sink.rings = &rings;
     QProcess process;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -228,9 +228,9 @@ Run runTarget(CountingSink &sink, const QStringList &args, uint64_t interval, in
                     run.stalled = true;
                     QThread::msleep(ulong(stallMidLapMs));
                 }
-                rings.poll(sink, run.stalled ? UINT64_MAX : nowNs() - 10'000'000);
+                rings.poll(RingSinks{.memory = &sink}, run.stalled ? UINT64_MAX : nowNs() - 10'000'000);
             } else {
-                rings.poll(sink);
+                rings.poll(RingSinks{.memory = &sink});
             }
         }
         if (!exited && process.waitForFinished(5))
@@ -286,10 +286,10 @@ QString truthMismatch(CountingSink &sink, const Run &run)
     return {};
 }
 
-} // namespace agent_rings_test
-using namespace agent_rings_test;
+} // namespace ring_reader_test
+using namespace ring_reader_test;
 
-class TestAgentRings : public QObject {
+class TestRingReader : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
@@ -511,5 +511,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TestAgentRings)
-#include "tst_agent_rings.moc"
+QTEST_GUILESS_MAIN(TestRingReader)
+#include "tst_ring_reader.moc"
