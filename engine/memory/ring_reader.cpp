@@ -210,8 +210,11 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             h.detached.store(1, std::memory_order_release);
             break;
         }
-        // Allocation and free records both carry their time after the header, the thread id and a 32-bit field.
-        if (bytes >= sizeof(agent::FreeRecord) && reinterpret_cast<const agent::FreeRecord *>(record)->timeNs > upToNs)
+        // Every record but a padding carries its time after the header, the thread id and a 32-bit field. A padding's
+        // body was never written: what lies there is a stale byte of an older lap, and read as a time it could hold
+        // the ring at this record for good (in exact mode, the program waiting for room that never comes).
+        if (type != agent::RecordType::Padding && bytes >= sizeof(agent::FreeRecord) &&
+            reinterpret_cast<const agent::FreeRecord *>(record)->timeNs > upToNs)
             break;
         if (type == agent::RecordType::Alloc && bytes >= sizeof(agent::AllocRecord)) {
             const auto *alloc = reinterpret_cast<const agent::AllocRecord *>(record);

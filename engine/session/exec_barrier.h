@@ -35,7 +35,7 @@ public:
     {
         if (exec && pid == tid) {
             m_rings.pollProcess(RingSinks{.memory = &m_memory}, pid);
-            m_memory.onExec(pid);
+            m_memory.onExec(pid, name);
         }
         m_pipeline.onComm(pid, tid, name, exec);
     }

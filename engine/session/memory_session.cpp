@@ -52,10 +52,10 @@ MemorySession::MemorySession(const SessionConfig &config, AgentLink &agent, Allo
 
 MemorySession::~MemorySession() = default;
 
-void MemorySession::onExec(uint32_t pid)
+void MemorySession::onExec(uint32_t pid, std::string_view program)
 {
     // Counted, to tell an image that did not load the agent again.
-    m_processImages[pid].execs.push_back({clockNs(CLOCK_MONOTONIC), m_recorder.threadName(pid)});
+    m_processImages[pid].execs.push_back({clockNs(CLOCK_MONOTONIC), std::string(program)});
 }
 
 void MemorySession::afterRead()

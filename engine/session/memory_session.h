@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -43,9 +44,9 @@ public:
     // After each read of the rings: learns the stack copy from the stacks unwound, and looks at the live heap for
     // its high-water mark.
     void afterRead();
-    // Process `pid` is taking a new program image (exec), its old image's records read: the new image should load
-    // the agent again (LD_PRELOAD is inherited), and one that does not is told in the summary.
-    void onExec(uint32_t pid);
+    // Process `pid` is taking a new program image (exec), named `program`, its old image's records read: the new image
+    // should load the agent again (LD_PRELOAD is inherited), and one that does not is told in the summary.
+    void onExec(uint32_t pid, std::string_view program);
     // A flush ends at `realNs`: what was allocated since the last flush and what is live now go to the recorder.
     void flush(int64_t realNs);
     // The session ends (the program has ended or been ended) and the rings are read for the last time: ends the

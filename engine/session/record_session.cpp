@@ -492,7 +492,6 @@ Result<SessionSummary> RecordSession::finish(Running &r)
     summary.samplerDescription = r.sampler->description(); // with the rate it achieved
     summary.foreignDropped = r.sampler->foreignSamplesDropped();
     r.sampler->release();
-    summary.samplerProblems = r.sampler->problems();
     if (r.child && !summary.targetExited) {
         int status = 0;
         r.child->terminate(2000, status);
@@ -501,6 +500,7 @@ Result<SessionSummary> RecordSession::finish(Running &r)
     // The rings read a last time, every agent passes everything through from now on.
     if (r.agent)
         r.agent->rings().detach(r.ringSinks);
+    summary.samplerProblems = r.sampler->problems(); // the in-process sampler's, of the rings read whole
     const int64_t endReal = clockNs(CLOCK_REALTIME);
     if (r.memory)
         r.memory->finish(endReal);

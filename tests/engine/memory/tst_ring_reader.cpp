@@ -3,6 +3,7 @@
 // mode (every allocation) equals them, sampling estimates them within statistical bounds, a forked child and an
 // exec'd image get rings of their own, nothing is lost, and the program runs to its end when the session stops
 // visiting or detaches.
+#include "engine/agent/agent_protocol.h"
 #include "engine/memory/allocation_weight.h"
 #include "engine/memory/ring_reader.h"
 #include "engine/recorder/location_key.h"
@@ -22,7 +23,10 @@
 #include <set>
 
 #include <csignal>
+#include <cstring>
 #include <ctime>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -297,6 +301,53 @@ private Q_SLOTS:
     {
         QVERIFY2(QFileInfo::exists(agentPath()), qPrintable(agentPath()));
         QVERIFY2(QFileInfo::exists(targetPath()), qPrintable(targetPath()));
+    }
+
+    // A padding record's body was never written: what lies there is whatever an older lap left, and it is no time. A
+    // poll that reads up to a time goes past the padding to the records after it. If this fails, a stale byte that
+    // reads as a time later than the poll's holds the ring at the padding for good (in exact mode, the program waits
+    // for room that never comes).
+    void paddingCarriesNoTime()
+    {
+        QTemporaryDir dir;
+        constexpr uint64_t kDataBytes = 4096;
+        const QString path = dir.filePath(QStringLiteral("%1-1.ring").arg(getpid()));
+        const int fd = ::open(path.toLocal8Bit().constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        QVERIFY(fd >= 0);
+        QCOMPARE(::ftruncate(fd, off_t(agent::kRingHeaderBytes + kDataBytes)), 0);
+        void *mem = ::mmap(nullptr, agent::kRingHeaderBytes + kDataBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        ::close(fd);
+        QVERIFY(mem != MAP_FAILED);
+        auto *h = static_cast<agent::RingHeader *>(mem);
+        h->magic = agent::kRingMagic;
+        h->version = agent::kRingVersion;
+        h->pid = uint32_t(getpid()); // alive: the image does not end
+        h->dataBytes = kDataBytes;
+        h->allocInterval = 1;
+        h->reservedBytes.store(kDataBytes);
+        uint8_t *data = static_cast<uint8_t *>(mem) + agent::kRingHeaderBytes;
+        // A padding of 64 bytes whose body holds a stale "time" far past any poll's, then a free at time 100.
+        constexpr uint32_t kPadding = 64;
+        const uint64_t stale = UINT64_MAX / 2;
+        std::memcpy(data + 16, &stale, sizeof stale);
+        auto *padding = reinterpret_cast<agent::RecordHeader *>(data);
+        padding->bytes = kPadding;
+        padding->type.store(uint32_t(agent::RecordType::Padding));
+        auto *free = reinterpret_cast<agent::FreeRecord *>(data + kPadding);
+        free->header.bytes = uint32_t(sizeof(agent::FreeRecord));
+        free->tid = 1;
+        free->timeNs = 100;
+        free->address = 0x1000;
+        free->header.type.store(uint32_t(agent::RecordType::Free));
+        h->head.store(kPadding + sizeof(agent::FreeRecord));
+
+        RingReader rings(dir.path().toStdString());
+        CountingSink sink(1);
+        QCOMPARE(rings.poll(RingSinks{.memory = &sink}, 1000), size_t(2));
+        QCOMPARE(sink.frees, uint64_t(1));
+        QCOMPARE(h->tail.load(), uint64_t(kPadding + sizeof(agent::FreeRecord)));
+        QCOMPARE(rings.counters().detours, uint64_t(1)); // a padding short of the ring's end
+        ::munmap(mem, agent::kRingHeaderBytes + kDataBytes);
     }
 
     // The registers and stack an allocation sample carries unwind with the session's unwinder: past the agent's
