@@ -89,7 +89,7 @@ struct HeapSummaryRow {
     int64_t value = 0; // what the list ranks by (see HeapSummary)
     int64_t allocObjects = 0;
     int64_t allocBytes = 0;
-    int64_t inuseObjects = 0; // at the end (or, in the peak list, at the peak)
+    int64_t inuseObjects = 0; // at the end (or, in the peak list, at the fullest flush)
     int64_t inuseBytes = 0;
     size_t stacks = 0; // distinct stacks blamed on it
     // The stack that gives the most to `value`: the function, then its callers outward (at most kPathFrames).
@@ -97,15 +97,15 @@ struct HeapSummaryRow {
     static constexpr size_t kPathFrames = 12;
 };
 
-// What heaptrack's summary tells of a memory profile, by function: where the peak was, what stays in use at the end
-// (leaks), what allocates most often, and what allocates often but keeps little (short-lived allocations).
+// What heaptrack's summary tells of a memory profile, by function: what the fullest flush held, what stays in use at
+// the end (leaks), what allocates most often, and what allocates often but keeps little (short-lived allocations).
 struct HeapSummary {
     std::optional<FullestFlush> fullestFlush; // the "Peak" list's flush; its per-stack values are left out (empty)
     int64_t allocObjects = 0;
     int64_t allocBytes = 0;
     int64_t inuseObjects = 0;
     int64_t inuseBytes = 0;
-    std::vector<HeapSummaryRow> peak;        // value: in-use bytes at the peak (empty without a peak)
+    std::vector<HeapSummaryRow> peak;        // value: in-use bytes at the fullest flush (empty without one)
     std::vector<HeapSummaryRow> leaks;       // value: in-use bytes at the end
     std::vector<HeapSummaryRow> allocations; // value: allocations (objects) over the span
     // value: allocations freed within 1 ms of being made (a profile that tells lifetimes), else allocations not in

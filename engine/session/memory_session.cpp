@@ -61,7 +61,8 @@ void MemorySession::onExec(uint32_t pid, std::string_view program)
 void MemorySession::afterRead()
 {
     adaptStackCopy();
-    // The peak, as often as a hundred times a second: each look sums the agent's heap slots of every open image.
+    // The high-water mark, as often as a hundred times a second: each look sums the agent's heap slots of every open
+    // image.
     const uint64_t now = static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC));
     if (m_interval > 1 && now - m_highWaterCheckedNs >= 10'000'000) {
         m_highWaterCheckedNs = now;
@@ -150,7 +151,8 @@ void MemorySession::onImageEnd(uint64_t image, uint32_t pid)
     const std::optional<int64_t> exact = m_rings.heapLive(image);
     qCDebug(lcSession, "memory image %llu ended holding %lld heap bytes (exact)",
             static_cast<unsigned long long>(image), static_cast<long long>(exact.value_or(-1)));
-    // What the program held as it ended may be its largest heap (one that only grows): the peak sees it first.
+    // What the program held as it ended may be its largest heap (one that only grows): the high-water mark sees it
+    // first.
     if (m_interval > 1)
         m_highWater = std::max(m_highWater, m_heap.liveBytes(m_rings.heapLive()));
     m_heap.endImage(image, exact);

@@ -36,7 +36,7 @@ MemorySummaryView::Shown liveSummary(const engine::LoadedProfile &scope, const e
     const engine::LiveSnapshot &snapshot = *scope.live;
     const engine::Profile &profile = *scope.profile;
     const engine::MemoryByStack values = scopeMemory(scope, cancel);
-    const std::optional<engine::FullestFlush> peak = fullestFlushIn(snapshot, selection);
+    const std::optional<engine::FullestFlush> fullest = fullestFlushIn(snapshot, selection);
     const std::vector<const engine::TimelineChunk *> flushes = flushesIn(snapshot, selection);
     MemorySummaryView::Shown shown;
     if (!selection.coversAllTime()) {
@@ -57,8 +57,8 @@ MemorySummaryView::Shown liveSummary(const engine::LoadedProfile &scope, const e
     if (!flushes.empty() && flushes.back()->final)
         shown.inUseAt = MemorySummaryView::tr("still in use when the program ended (its leaks)");
     shown.summary = std::make_shared<const engine::HeapSummary>(
-        engine::summarizeHeap(profile, *scope.frames, values, peak ? &*peak : nullptr));
-    // The largest holders at the end (or, when nothing is held then, at the peak): their flush-by-flush history.
+        engine::summarizeHeap(profile, *scope.frames, values, fullest ? &*fullest : nullptr));
+    // The largest holders at the end (or, when nothing is held then, at the fullest flush): their history.
     const std::vector<engine::HeapSummaryRow> &holders =
         shown.summary->leaks.empty() ? shown.summary->peak : shown.summary->leaks;
     std::vector<std::string> functions;
