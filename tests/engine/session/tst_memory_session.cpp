@@ -38,6 +38,36 @@ class TestMemorySession : public QObject {
 private Q_SLOTS:
     void init() { REQUIRE_PERF_EVENTS(); }
 
+    // The in-process sampler and memory profiling in one program: the session's one reader of the rings hands the
+    // CPU records to the sampler and the memory records to the memory side, a forked child's image in ring order. (No
+    // exec: the in-process sampler reports no maps, and an exec'd image that ends at once leaves none in /proc to
+    // unwind its allocations with.) If this fails, the memory side lost records to the sampler side (a reader chosen
+    // by one side, the other's records forwarded or dropped).
+    void inprocessSamplerAndMemoryShareTheRings()
+    {
+        QTemporaryDir dir;
+        SessionConfig config = memoryLaunch(
+            {targetPath("alloc_truths"), QStringLiteral("no-exec"), QStringLiteral("0"), QStringLiteral("300")}, 1);
+        config.sampler = "inprocess";
+        const Recorded r = record(config, dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        QVERIFY2(QString::fromStdString(r.summary.samplerDescription).startsWith(QStringLiteral("in-process")),
+                 r.summary.samplerDescription.c_str());
+        QVERIFY(r.summary.memory);
+        const MemorySummary &m = *r.summary.memory;
+        QCOMPARE(m.processes, uint64_t(2)); // the program and its forked child
+        QCOMPARE(m.allocsDropped, uint64_t(0));
+        QCOMPARE(m.unknownFrees, uint64_t(0));
+        // main: freed 1000 x 777, leaked 100 x 3333, grown in 4 steps, aligned 10 x 5005, the child's 60 x 2221.
+        const auto objects = byLeaf(r.profile, "alloc-samples");
+        QCOMPARE(at(objects, "main"), int64_t(1000 + 100 + 4 + 10 + 60));
+        QCOMPARE(at(objects, "threadWork"), int64_t(500));
+        const auto leakedBytes = byLeaf(r.profile, "inuse-space");
+        QCOMPARE(at(leakedBytes, "main"), int64_t(333300 + 66630));
+        QVERIFY(!r.flushes.empty());
+        QCOMPARE(total(*r.flushes.back()->profile, "inuse-space"), total(r.profile, "inuse-space"));
+    }
+
     // The live numbers a memory session reports every quarter second carry the program's resident memory (RSS, its
     // processes together) beside its live heap, timed by the wall clock: the Memory tab's one fast channel. If this
     // fails, the chart's RSS line stays empty.
