@@ -49,7 +49,7 @@ void printMemorySummary(const engine::MemorySummary &m)
     std::fprintf(stderr,
                  "emberline: memory (%s): %s; live heap peak %s; still live when the program ended %s in %.0f "
                  "blocks\n",
-                 how.c_str(), allocated.c_str(), bytes(m.peakLiveBytes).c_str(),
+                 how.c_str(), allocated.c_str(), bytes(m.highWaterBytes).c_str(),
                  estimate(m.leakedBytes, m.leakedBytesMargin).c_str(), m.leakedObjects);
     std::fprintf(stderr,
                  "emberline: memory: %llu allocation(s) and %llu free(s) read from %llu process(es); %llu sampled "

@@ -212,7 +212,7 @@ MemoryByStack memoryByStack(const Profile &profile, const std::atomic<bool> *can
     return out;
 }
 
-std::optional<MemoryPeak> livePeak(const LiveSnapshot &snapshot)
+std::optional<FullestFlush> fullestFlush(const LiveSnapshot &snapshot)
 {
     if (!snapshot.profile)
         return std::nullopt;
@@ -232,7 +232,7 @@ std::optional<MemoryPeak> livePeak(const LiveSnapshot &snapshot)
     }
     if (!peak)
         return std::nullopt;
-    MemoryPeak out;
+    FullestFlush out;
     out.timeNs = peak->endNs;
     out.flushSequence = peak->sequence;
     out.bytes = peakBytes;
@@ -287,7 +287,7 @@ bool isAllocatorFrame(const Frame &frame)
 }
 
 HeapSummary summarizeHeap(const Profile &profile, const FrameTable &frames, const MemoryByStack &values,
-                          const MemoryPeak *peak, size_t top)
+                          const FullestFlush *peak, size_t top)
 {
     HeapSummary out;
     out.allocObjects = sum(values.allocObjects);
@@ -295,7 +295,7 @@ HeapSummary summarizeHeap(const Profile &profile, const FrameTable &frames, cons
     out.inuseObjects = sum(values.inuseObjects);
     out.inuseBytes = sum(values.inuseBytes);
     if (peak) {
-        out.peakAt = MemoryPeak{peak->timeNs, peak->flushSequence, peak->bytes, {}, {}};
+        out.fullestFlush = FullestFlush{peak->timeNs, peak->flushSequence, peak->bytes, {}, {}};
     }
     const std::vector<int64_t> noValues;
     const std::vector<int64_t> &peakBytes = peak ? peak->inuseBytes : noValues;

@@ -67,15 +67,17 @@ std::vector<SizeClassRow> allocationsBySize(const Profile &profile, const Sample
 // as Go does).
 MemoryByStack memoryByStack(const Profile &profile, const std::atomic<bool> *cancel = nullptr);
 
-// A live session's peak: the flush whose end held the most in-use space, and what each stack held then.
-struct MemoryPeak {
+// A live session's fullest flush (of the whole session, or of a range: fullestFlushIn): the flush whose end held the
+// most in-use space, and what each stack held then. Not the live heap's high-water mark
+// (MemorySummary::highWaterBytes), which the session reads between flushes too.
+struct FullestFlush {
     int64_t timeNs = 0; // the flush's end
     uint32_t flushSequence = 0;
     int64_t bytes = 0;
     std::vector<int64_t> inuseBytes; // per interned stack of the snapshot's profile
     std::vector<int64_t> inuseObjects;
 };
-std::optional<MemoryPeak> livePeak(const LiveSnapshot &snapshot);
+std::optional<FullestFlush> fullestFlush(const LiveSnapshot &snapshot);
 
 // An allocator's own frame, which no allocation is blamed on: malloc and its family, operator new and new[], Go's
 // runtime allocators, and anything in Emberline's agent (libemberline_agent.so).
@@ -87,7 +89,7 @@ struct HeapSummaryRow {
     int64_t value = 0; // what the list ranks by (see HeapSummary)
     int64_t allocObjects = 0;
     int64_t allocBytes = 0;
-    int64_t inuseObjects = 0; // at the end (or, in the peak list, at the peak)
+    int64_t inuseObjects = 0; // at the end (or, in the peak list, at the fullest flush)
     int64_t inuseBytes = 0;
     size_t stacks = 0; // distinct stacks blamed on it
     // The stack that gives the most to `value`: the function, then its callers outward (at most kPathFrames).
@@ -95,15 +97,15 @@ struct HeapSummaryRow {
     static constexpr size_t kPathFrames = 12;
 };
 
-// What heaptrack's summary tells of a memory profile, by function: where the peak was, what stays in use at the end
-// (leaks), what allocates most often, and what allocates often but keeps little (short-lived allocations).
+// What heaptrack's summary tells of a memory profile, by function: what the fullest flush held, what stays in use at
+// the end (leaks), what allocates most often, and what allocates often but keeps little (short-lived allocations).
 struct HeapSummary {
-    std::optional<MemoryPeak> peakAt; // its per-stack values are left out (empty vectors)
+    std::optional<FullestFlush> fullestFlush; // the "Peak" list's flush; its per-stack values are left out (empty)
     int64_t allocObjects = 0;
     int64_t allocBytes = 0;
     int64_t inuseObjects = 0;
     int64_t inuseBytes = 0;
-    std::vector<HeapSummaryRow> peak;        // value: in-use bytes at the peak (empty without a peak)
+    std::vector<HeapSummaryRow> peak;        // value: in-use bytes at the fullest flush (empty without one)
     std::vector<HeapSummaryRow> leaks;       // value: in-use bytes at the end
     std::vector<HeapSummaryRow> allocations; // value: allocations (objects) over the span
     // value: allocations freed within 1 ms of being made (a profile that tells lifetimes), else allocations not in
@@ -118,7 +120,7 @@ struct HeapSummary {
 //
 // Thread: any; reads immutable inputs.
 HeapSummary summarizeHeap(const Profile &profile, const FrameTable &frames, const MemoryByStack &values,
-                          const MemoryPeak *peak = nullptr, size_t top = 25);
+                          const FullestFlush *peak = nullptr, size_t top = 25);
 
 // One function's in-use bytes at the end of each flush: the stacks blamed on it (as summarizeHeap blames them).
 struct FunctionOverTime {

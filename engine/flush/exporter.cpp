@@ -275,7 +275,9 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids, bool leaks
     const StringId blockBytesKey = p.intern(kBlockBytesLabel);
     const StringId bytesUnit = p.intern("bytes");
     for (const MemorySample &s : in.memory) {
-        if (s.leak != leaks)
+        // A flush's profile holds every memory sample: the leaks are the last flush's in-use. The session's leaks
+        // profile holds them alone.
+        if (leaks && !s.leak)
             continue;
         labels.clear();
         labels.push_back(Label{tidKey, 0, s.tid, 0});

@@ -78,7 +78,8 @@ public:
 
 private:
     // Fills `ids` (when given and the input carries session ids) with the session ids of its rows.
-    // `leaks`: a profile of the flush's leak samples only (MemorySample::leak), for the session's profile.
+    // `leaks`: a profile of the flush's leak samples only (MemorySample::leak), for the session's profile (a flush's
+    // own profile holds them among its in-use values: the last flush's in-use is the leaks).
     Profile buildProfile(const FlushInput &input, SessionIds *ids = nullptr, bool leaks = false);
     // `final` tells whether the name is the location's for the session (cached), or may change at a later flush
     // (JIT code that no perf map named yet).

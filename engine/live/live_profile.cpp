@@ -187,6 +187,7 @@ Status LiveProfile::add(const std::shared_ptr<const Flush> &flushPtr)
     auto chunk = std::make_shared<TimelineChunk>();
     chunk->sequence = flush.sequence;
     chunk->inUseBytesMargin = flush.inUseBytesMargin >= 0 ? flush.inUseBytesMargin : inUseMarginOf(*flush.profile);
+    chunk->final = flush.final;
     chunk->startNs = flush.startNs;
     chunk->endNs = std::max(flush.endNs, flush.startNs);
     chunk->lost = flush.lost >= m_lastLost ? flush.lost - m_lastLost : flush.lost;

@@ -42,6 +42,9 @@ struct TimelineChunk {
     // The half-width of the 95% range sampling leaves the in-use bytes at the flush's end (Flush::inUseBytesMargin);
     // -1 when not known.
     double inUseBytesMargin = -1;
+    // The session's last flush (Flush::final): a memory session's in-use values are then its leaks, what each
+    // process still held when it ended.
+    bool final = false;
 
     void append(uint16_t offsetMs, uint32_t sample)
     {

@@ -33,7 +33,7 @@ void HeapTracker::forget(const Block &b)
         } else {
             i.objects -= b.objects;
             i.bytes -= b.bytes;
-            i.usable -= b.usable;
+            i.heapBytes -= b.heapBytes;
             i.variance -= b.variance;
         }
     }
@@ -44,7 +44,7 @@ void HeapTracker::forget(const Block &b)
 }
 
 void HeapTracker::allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t address, uint64_t size, uint32_t stack,
-                           uint64_t timeNs, uint64_t usable)
+                           uint64_t timeNs, uint64_t heapBytes)
 {
     const AllocationWeight w = weighAllocation(size, m_interval);
     ++m_counters.allocations;
@@ -61,7 +61,7 @@ void HeapTracker::allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t 
                       timeNs,
                       m_flush,
                       blockSizeClass(size),
-                      w.count * double(usable)};
+                      w.count * double(heapBytes)};
     add(m_allocated, block, BySize::Yes);
 
     auto [it, inserted] = m_live.try_emplace(Key{image, address});
@@ -75,11 +75,11 @@ void HeapTracker::allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t 
     ++i.blocks;
     i.objects += block.objects;
     i.bytes += block.bytes;
-    i.usable += block.usable;
+    i.heapBytes += block.heapBytes;
     i.variance += block.variance;
     m_counters.liveBytes += w.bytes;
     m_counters.liveBytesVariance += w.bytesVariance;
-    m_counters.peakLiveBytes = std::max(m_counters.peakLiveBytes, m_counters.liveBytes);
+    m_counters.highWaterBytes = std::max(m_counters.highWaterBytes, m_counters.liveBytes);
 }
 
 void HeapTracker::free(uint64_t image, uint64_t address, uint64_t timeNs)
@@ -118,13 +118,13 @@ double HeapTracker::unsampled(uint64_t image, int64_t exact) const
     return double(exact);
 }
 
-void HeapTracker::endImage(uint64_t image, std::optional<int64_t> exactUsable)
+void HeapTracker::endImage(uint64_t image, std::optional<int64_t> exactHeapBytes)
 {
     ++m_counters.imagesEnded;
-    ExactUsable exact;
-    if (exactUsable)
-        exact.emplace(image, *exactUsable);
-    if (const double bytes = exactUsable ? unsampled(image, *exactUsable) : 0; bytes > 0) {
+    ExactHeapBytes exact;
+    if (exactHeapBytes)
+        exact.emplace(image, *exactHeapBytes);
+    if (const double bytes = exactHeapBytes ? unsampled(image, *exactHeapBytes) : 0; bytes > 0) {
         const uint32_t pid = m_imagePids[image];
         Block b;
         b.image = image;
@@ -154,18 +154,18 @@ void HeapTracker::endImage(uint64_t image, std::optional<int64_t> exactUsable)
     }
 }
 
-double HeapTracker::calibration(uint64_t image, const ExactUsable &exact) const
+double HeapTracker::calibration(uint64_t image, const ExactHeapBytes &exact) const
 {
     if (m_interval <= 1)
         return 1; // every allocation recorded: nothing to calibrate
     const auto e = exact.find(image);
     const auto i = m_images.find(image);
-    if (e == exact.end() || i == m_images.end() || e->second < 0 || i->second.usable <= 0)
+    if (e == exact.end() || i == m_images.end() || e->second < 0 || i->second.heapBytes <= 0)
         return 1;
-    return double(e->second) / i->second.usable;
+    return double(e->second) / i->second.heapBytes;
 }
 
-double HeapTracker::liveBytes(const ExactUsable &exact) const
+double HeapTracker::liveBytes(const ExactHeapBytes &exact) const
 {
     double bytes = 0;
     for (const auto &[image, i] : m_images)
@@ -175,14 +175,14 @@ double HeapTracker::liveBytes(const ExactUsable &exact) const
     return bytes;
 }
 
-HeapTracker::LiveEstimate HeapTracker::live(const ExactUsable &exact, std::optional<uint64_t> image) const
+HeapTracker::LiveEstimate HeapTracker::live(const ExactHeapBytes &exact, std::optional<uint64_t> image) const
 {
     LiveEstimate out;
     double variance = 0; // of the images without calibration
     struct Calibrated {
         double g = 1;
         double rho = 0;
-        double terms = 0; // sum of the samples' terms, w (w - 1) (size - rho usable)^2
+        double terms = 0; // sum of the samples' terms, w (w - 1) (size - rho heapBytes)^2
     };
     std::unordered_map<uint64_t, Calibrated> calibrated;
     for (const auto &[id, i] : m_images) {
@@ -194,7 +194,7 @@ HeapTracker::LiveEstimate HeapTracker::live(const ExactUsable &exact, std::optio
         if (g == 1)
             variance += std::max(0.0, i.variance);
         else
-            calibrated[id] = {g, i.usable > 0 ? i.bytes / i.usable : 0, 0};
+            calibrated[id] = {g, i.heapBytes > 0 ? i.bytes / i.heapBytes : 0, 0};
     }
     for (const auto &[id, e] : exact)
         if (!image || id == *image)
@@ -204,8 +204,8 @@ HeapTracker::LiveEstimate HeapTracker::live(const ExactUsable &exact, std::optio
             const auto c = calibrated.find(key.image);
             if (c == calibrated.end() || b.objects <= 1)
                 continue; // a block sampled for sure (w = 1) leaves no error
-            // w (w - 1) (size - rho usable)^2, with bytes = w size and usable = w usable-size.
-            const double d = b.bytes - c->second.rho * b.usable;
+            // w (w - 1) (size - rho heapBytes)^2, with bytes = w size and heapBytes = w chunk size.
+            const double d = b.bytes - c->second.rho * b.heapBytes;
             const double term = (b.objects - 1) / b.objects * d * d;
             c->second.terms += term;
         }
@@ -240,7 +240,7 @@ std::vector<HeapTracker::StackMemory> HeapTracker::takeAllocated()
     return out;
 }
 
-std::vector<HeapTracker::StackMemory> HeapTracker::inUse(const ExactUsable &exact) const
+std::vector<HeapTracker::StackMemory> HeapTracker::inUse(const ExactHeapBytes &exact) const
 {
     std::unordered_map<uint64_t, double> factors;
     for (const auto &[image, i] : m_images)

@@ -27,9 +27,9 @@ public:
 
     static constexpr uint64_t kShortLivedNs = 1'000'000;
 
-    // `usable`: the size the allocator gave the block (0: not known).
+    // `heapBytes`: the heap bytes the block takes, the C library's chunk size with its header (0: not known).
     void allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t address, uint64_t size, uint32_t stack,
-                  uint64_t timeNs = 0, uint64_t usable = 0);
+                  uint64_t timeNs = 0, uint64_t heapBytes = 0);
     void free(uint64_t image, uint64_t address, uint64_t timeNs = 0);
     // Process image `image` of process `pid` started. With `unsampledStack` set (the caller's id of a stack that names
     // the row: exporter's "[heap no sample saw]"), an image whose exact live heap is known and that no live sample
@@ -38,26 +38,26 @@ public:
     void startImage(uint64_t image, uint32_t pid);
     void setUnsampledStack(uint32_t stack) { m_unsampledStack = stack; }
     // The image ended (exit, exec, gone): what it still held becomes its leaks (calibrated as inUse() says, when
-    // `exactUsable` tells what the image held then).
-    void endImage(uint64_t image, std::optional<int64_t> exactUsable = std::nullopt);
+    // `exactHeapBytes` tells what the image held then).
+    void endImage(uint64_t image, std::optional<int64_t> exactHeapBytes = std::nullopt);
 
-    // Calibration to the live heap's exact size. The agent counts the usable size of every block the program
-    // allocates and frees (agent_protocol.h's HeapSlot), so the session knows each process image's live heap exactly
-    // in the allocator's sizes; the samples estimate the same quantity (their usable sizes, weighted). Where the two
-    // are known, every live sample of the image is weighed once more by their ratio g = exact / estimate: a
-    // calibration (a ratio estimator, as survey sampling calls it), which puts the image's live heap, in the sizes
-    // the program asked for, within the spread of requested against usable sizes of its blocks (a few per cent of the
+    // Calibration to the live heap's exact size. The agent counts the heap bytes (chunk size, header included) of every
+    // block the program allocates and frees (agent_protocol.h's HeapSlot), so the session knows each process image's
+    // live heap exactly in the allocator's sizes; the samples estimate the same quantity (their heap bytes, weighted).
+    // Where the two are known, every live sample of the image is weighed once more by their ratio g = exact / estimate:
+    // a calibration (a ratio estimator, as survey sampling calls it), which puts the image's live heap, in the sizes
+    // the program asked for, within the spread of requested against heap bytes of its blocks (a few per cent of the
     // sampling's own error) rather than within the sampling's error. The sampling weight of allocation_weight.h is
     // applied as ever; g replaces the implicit 1 of an image with no exact count, and a flush's allocations are never
     // calibrated. Exact mode (interval 1) needs none.
-    using ExactUsable = std::unordered_map<uint64_t, int64_t>; // per image: its live heap's usable bytes, exactly
+    using ExactHeapBytes = std::unordered_map<uint64_t, int64_t>; // per image: its live heap's heap bytes, exactly
     struct LiveEstimate {
         double bytes = 0;
         double objects = 0;
         // The half-width of the bytes' 95% range (samplingMargin of `variance`). A calibrated image's variance is
-        // that of sum(w (size - rho usable)) over its live samples (rho = its estimated bytes over its estimated
-        // usable bytes: the ratio estimator's variance, linearized), times g^2. Its error comes mostly from the
-        // smallest blocks, whose usable sizes are furthest from what was asked: where they hold little of the heap
+        // that of sum(w (size - rho heapBytes)) over its live samples (rho = its estimated bytes over its estimated
+        // heap bytes: the ratio estimator's variance, linearized), times g^2. Its error comes mostly from the
+        // smallest blocks, whose heap bytes are furthest from what was asked: where they hold little of the heap
         // and are seldom sampled, a flush without one of them states a range too narrow for their share, and the
         // range holds the truth about 9 times in 10 rather than 19 in 20 (tst_heap_tracker; on CPython's heaps
         // bench_inuse.sh counts how often).
@@ -66,9 +66,9 @@ public:
     };
     // The live heap now, calibrated where `exact` tells an image's, of every image or of `image` alone. Its bytes and
     // objects cost a look per image; its margin a look at every live sample of the calibrated images.
-    LiveEstimate live(const ExactUsable &exact, std::optional<uint64_t> image = std::nullopt) const;
+    LiveEstimate live(const ExactHeapBytes &exact, std::optional<uint64_t> image = std::nullopt) const;
     // Its bytes alone.
-    double liveBytes(const ExactUsable &exact) const;
+    double liveBytes(const ExactHeapBytes &exact) const;
 
     // Estimated objects and bytes of one stack in one thread (the thread that allocated) of one process.
     struct StackMemory {
@@ -87,7 +87,7 @@ public:
     std::vector<StackMemory> takeAllocated();
     // What is live now, per (pid, tid, stack): a flush's inuse-objects and inuse-space, a full snapshot; calibrated
     // where `exact` tells an image's live heap.
-    std::vector<StackMemory> inUse(const ExactUsable &exact = {}) const;
+    std::vector<StackMemory> inUse(const ExactHeapBytes &exact = {}) const;
     // What ended images still held, per (pid, tid, stack) and size class, summed over the session.
     std::vector<StackMemory> leaks() const;
 
@@ -101,9 +101,9 @@ public:
         uint64_t imagesEnded = 0;
         double allocatedBytes = 0; // estimated, over the session
         double allocatedObjects = 0;
-        double liveBytes = 0;     // estimated, now
-        double peakLiveBytes = 0; // the largest liveBytes so far
-        double leakedBytes = 0;   // estimated, held by images when they ended
+        double liveBytes = 0;      // estimated, now
+        double highWaterBytes = 0; // the largest liveBytes so far
+        double leakedBytes = 0;    // estimated, held by images when they ended
         double leakedObjects = 0;
         // The sampling variances of allocatedBytes, liveBytes and leakedBytes (allocation_weight.h), in bytes
         // squared; 0 when every allocation is recorded.
@@ -126,18 +126,18 @@ private:
         uint64_t allocNs = 0; // when it was allocated (0: not known)
         uint64_t flush = 0;   // the flush that allocated it (m_flush then)
         uint8_t sizeClass = 0;
-        double usable = 0; // the usable bytes it stands for (the allocator's size, weighted as `bytes`)
+        double heapBytes = 0; // the heap bytes it stands for (the chunk size, weighted as `bytes`)
     };
     // Per image, the sums over its live samples that its calibration takes.
     struct ImageLive {
         double objects = 0;
         double bytes = 0;
-        double usable = 0;
+        double heapBytes = 0;
         double variance = 0;
         std::size_t blocks = 0;
     };
     // The calibration factor of `image` (1 where none applies).
-    double calibration(uint64_t image, const ExactUsable &exact) const;
+    double calibration(uint64_t image, const ExactHeapBytes &exact) const;
     // The exact live heap of `image` when no live sample stands for it (see startImage), else 0.
     double unsampled(uint64_t image, int64_t exact) const;
     struct Key {

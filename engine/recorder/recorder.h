@@ -37,7 +37,7 @@ struct RecordedSample {
 
 // Memory a stack of one thread holds or allocated, estimated from the sampled allocations (engine/memory): one
 // per (process, thread, stack) and flush, and for allocations per lifetime. `leak`: what the process still held when
-// it ended, for the session's profile only (a flush's in-use values are its snapshot; the session's are its leaks).
+// it ended: the last flush's in-use values (a flush's in-use values are its snapshot), and the session's profile's.
 // `shortLived`: allocations freed within a millisecond (HeapTracker::kShortLivedNs), labelled so in the profile.
 struct MemorySample {
     int64_t timeNs = 0; // wall clock, ns since the epoch: the flush's end

@@ -86,7 +86,7 @@ bool signalBlocked(uint32_t pid, uint32_t tid, uint32_t signal)
 } // namespace
 
 Result<std::unique_ptr<InprocessSampler>>
-InprocessSampler::open(AgentRings &rings, int childPid, const InprocessSamplerOptions &options, AgentSink *memory)
+InprocessSampler::open(RingReader &rings, int childPid, const InprocessSamplerOptions &options, SampleSink &samples)
 {
     if (childPid <= 0)
         return makeError(Error::Code::Invalid,
@@ -94,12 +94,12 @@ InprocessSampler::open(AgentRings &rings, int childPid, const InprocessSamplerOp
                          "start): it cannot attach to a running process");
     if (options.frequency <= 0)
         return makeError(Error::Code::Invalid, "the in-process sampler needs a positive frequency");
-    return std::unique_ptr<InprocessSampler>(new InprocessSampler(rings, childPid, options, memory));
+    return std::unique_ptr<InprocessSampler>(new InprocessSampler(rings, childPid, options, samples));
 }
 
-InprocessSampler::InprocessSampler(AgentRings &rings, int childPid, const InprocessSamplerOptions &options,
-                                   AgentSink *memory)
-    : m_rings(rings), m_memory(memory), m_options(options), m_childPid(childPid),
+InprocessSampler::InprocessSampler(RingReader &rings, int childPid, const InprocessSamplerOptions &options,
+                                   SampleSink &samples)
+    : m_rings(rings), m_options(options), m_childPid(childPid), m_samples(samples),
       m_roundNs(std::max<int64_t>(kMinRoundNs, 1'000'000'000 / options.frequency))
 {
     m_rings.setCpuStackCopyBytes(m_options.stackBytes);
@@ -190,7 +190,7 @@ bool InprocessSampler::setStackCopyBytes(uint32_t bytes)
 std::vector<std::string> InprocessSampler::problems() const
 {
     std::vector<std::string> out;
-    const AgentCounters c = m_rings.counters();
+    const RingCounters c = m_rings.counters();
     if (c.problems & agent::ProblemNoSignal)
         out.push_back("the program has handlers for every real-time signal: the in-process sampler had none to use, "
                       "and CPU time was not sampled");
@@ -237,10 +237,7 @@ std::vector<std::string> InprocessSampler::problems() const
 
 void InprocessSampler::release()
 {
-    if (m_released)
-        return;
     m_released = true;
-    m_rings.detach(*this);
 }
 
 void InprocessSampler::wait(int timeoutMs)
@@ -256,16 +253,13 @@ void InprocessSampler::wait(int timeoutMs)
 
 size_t InprocessSampler::drain(SampleSink &sink)
 {
-    m_sink = &sink;
-    size_t records = m_rings.poll(*this);
+    // The CPU samples come as the session reads the rings; a drain is the wall-time round when one is due.
     const int64_t now = clockNs(CLOCK_MONOTONIC);
-    if (now >= m_nextRoundNs) {
-        round(sink, now);
-        m_nextRoundNs = std::max(m_nextRoundNs + m_roundNs, now + m_roundNs / 2);
-        ++records;
-    }
-    m_sink = nullptr;
-    return records;
+    if (now < m_nextRoundNs)
+        return 0;
+    round(sink, now);
+    m_nextRoundNs = std::max(m_nextRoundNs + m_roundNs, now + m_roundNs / 2);
+    return 1;
 }
 
 void InprocessSampler::round(SampleSink &sink, int64_t now)
@@ -404,7 +398,7 @@ void InprocessSampler::onCpuSample(const AgentCpuSample &c)
 {
     ++m_cpuSamples;
     m_sampledCpuNs += c.periodNs;
-    if (!m_sink || m_paused)
+    if (m_paused || m_released)
         return;
     auto &process = m_processes[c.pid];
     Thread &t = process.threads[c.tid];
@@ -425,7 +419,7 @@ void InprocessSampler::onCpuSample(const AgentCpuSample &c)
     s.regs = c.regs;
     s.stack = c.stack;
     s.stackLimit = c.stackLimit;
-    m_sink->onSample(s);
+    m_samples.onSample(s);
     t.hasStack = true;
     t.waitKnown = false;
 }
@@ -445,14 +439,14 @@ void InprocessSampler::onThreadTimer(uint64_t image, uint32_t pid, uint32_t tid,
 void InprocessSampler::onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid)
 {
     auto known = m_processes.find(pid);
-    if (m_sink) {
+    if (!m_released) {
         if (known != m_processes.end() && known->second.image != 0) {
             // A new image of a known process: it exec'd. Its other threads ended with the old image.
-            m_sink->onComm(pid, pid, readThreadName(int(pid), int(pid)), true);
+            m_samples.onComm(pid, pid, readThreadName(int(pid), int(pid)), true);
             for (auto it = known->second.threads.begin(); it != known->second.threads.end();) {
                 if (it->first != pid) {
                     closeThread(it->second);
-                    m_sink->onExit(pid, it->first);
+                    m_samples.onExit(pid, it->first);
                     it = known->second.threads.erase(it);
                 } else {
                     it->second.timer = false;
@@ -465,36 +459,10 @@ void InprocessSampler::onImageStart(uint64_t image, uint32_t pid, uint32_t paren
                 }
             }
         } else if (parentPid != 0) {
-            m_sink->onFork(pid, parentPid, pid);
+            m_samples.onFork(pid, parentPid, pid);
         }
     }
     m_processes[pid].image = image;
-    if (m_memory)
-        m_memory->onImageStart(image, pid, parentPid);
-}
-
-void InprocessSampler::onImageEnd(uint64_t image, uint32_t pid)
-{
-    if (m_memory)
-        m_memory->onImageEnd(image, pid);
-}
-
-void InprocessSampler::onAllocation(const AgentAllocation &allocation)
-{
-    if (m_memory)
-        m_memory->onAllocation(allocation);
-}
-
-void InprocessSampler::onFree(uint64_t image, uint32_t pid, uint32_t tid, uint64_t timeNs, uint64_t address)
-{
-    if (m_memory)
-        m_memory->onFree(image, pid, tid, timeNs, address);
-}
-
-void InprocessSampler::onTotals(uint64_t image, uint32_t pid, uint32_t tid, uint64_t allocations, uint64_t bytes)
-{
-    if (m_memory)
-        m_memory->onTotals(image, pid, tid, allocations, bytes);
 }
 
 } // namespace emberline::engine

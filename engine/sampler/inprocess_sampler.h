@@ -1,7 +1,7 @@
 #pragma once
 
 #include "engine/common/result.h"
-#include "engine/memory/agent_rings.h"
+#include "engine/memory/ring_reader.h"
 #include "engine/sampler/sampler.h"
 
 #include <cstdint>
@@ -23,8 +23,9 @@ struct InprocessSamplerOptions {
 // The sampler for launched programs where perf events are forbidden, from inside the program: Emberline's agent
 // (engine/agent, preloaded by the session) runs a timer on each thread's own CPU clock and, in its signal handler,
 // copies the interrupted registers and the top of the stack into the process's ring (agent_cpu.cpp). This side
-// reads the rings and hands the samples on as CPU time, unwound and symbolized on the session's threads like perf
-// samples.
+// takes the CPU records the session's ring reader hands it (CpuRecordSink) and hands the samples on as CPU time, to
+// the pipeline given at open, unwound and symbolized on the session's thread like perf samples. It reads no ring
+// itself: the session's one reader (RingReader) hands the memory records of the same rings to the memory side.
 //
 // Wall time never interrupts the program: no signal is sent to a waiting thread (a signal makes poll, epoll_wait,
 // select and nanosleep fail with EINTR, whatever SA_RESTART says). Instead, every round (at most 100 a second) the
@@ -38,12 +39,13 @@ struct InprocessSamplerOptions {
 // /proc without one (made by a bare clone) is asked for through the ring.
 //
 // Thread: the session thread.
-class InprocessSampler final : public Sampler, private AgentSink {
+class InprocessSampler final : public Sampler, public CpuRecordSink {
 public:
-    // `rings` is the agent link's (shared with the memory pipeline, whose records go to `memory` when memory is
-    // profiled too: one reader takes both). The launched program must have the agent with a CPU period.
-    static Result<std::unique_ptr<InprocessSampler>> open(AgentRings &rings, int childPid,
-                                                          const InprocessSamplerOptions &options, AgentSink *memory);
+    // `rings` is the agent link's reader, which this sampler steers (stack copy, timers) and the session polls;
+    // the CPU samples it hands this sampler go to `samples`. The launched program must have the agent with a CPU
+    // period.
+    static Result<std::unique_ptr<InprocessSampler>> open(RingReader &rings, int childPid,
+                                                          const InprocessSamplerOptions &options, SampleSink &samples);
     ~InprocessSampler() override;
 
     void wait(int timeoutMs) override;
@@ -62,8 +64,13 @@ public:
     // cannot be read. Without it, a tick that lands while a thread enters a blocking call can make that call fail
     // with EINTR.
     static std::optional<bool> timerSignalsOnReturnToUser();
-    // The session ends: the rings are read a last time and every agent stops sampling and passes through.
+    // The session ends: the session's reader reads the rings a last time and detaches every agent.
     void release() override;
+
+    // CpuRecordSink
+    void onCpuSample(const AgentCpuSample &sample) override;
+    void onThreadTimer(uint64_t image, uint32_t pid, uint32_t tid, bool started) override;
+    void onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid) override;
 
     // CPU samples read, and threads seen with a timer.
     uint64_t cpuSamples() const { return m_cpuSamples; }
@@ -89,7 +96,7 @@ private:
         uint64_t image = 0;
     };
 
-    InprocessSampler(AgentRings &rings, int childPid, const InprocessSamplerOptions &options, AgentSink *memory);
+    InprocessSampler(RingReader &rings, int childPid, const InprocessSamplerOptions &options, SampleSink &samples);
     void round(SampleSink &sink, int64_t now);
     void refreshThreads(uint32_t pid, Process &process, SampleSink &sink, int64_t now);
     void sampleWait(uint32_t pid, uint32_t tid, Thread &thread, uint64_t sleptNs, uint64_t cpuNs, int64_t now,
@@ -97,20 +104,10 @@ private:
     void closeThread(Thread &thread);
     ThreadState waitState(uint32_t pid, uint32_t tid, Thread &thread);
 
-    // AgentSink
-    void onAllocation(const AgentAllocation &allocation) override;
-    void onFree(uint64_t image, uint32_t pid, uint32_t tid, uint64_t timeNs, uint64_t address) override;
-    void onTotals(uint64_t image, uint32_t pid, uint32_t tid, uint64_t allocations, uint64_t bytes) override;
-    void onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid) override;
-    void onImageEnd(uint64_t image, uint32_t pid) override;
-    void onCpuSample(const AgentCpuSample &sample) override;
-    void onThreadTimer(uint64_t image, uint32_t pid, uint32_t tid, bool started) override;
-
-    AgentRings &m_rings;
-    AgentSink *m_memory;
+    RingReader &m_rings;
     InprocessSamplerOptions m_options;
     int m_childPid;
-    SampleSink *m_sink = nullptr;
+    SampleSink &m_samples;
     std::map<uint32_t, Process> m_processes;
     bool m_paused = false;
     bool m_released = false;

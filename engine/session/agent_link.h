@@ -1,7 +1,7 @@
 #pragma once
 
 #include "engine/common/result.h"
-#include "engine/memory/agent_rings.h"
+#include "engine/memory/ring_reader.h"
 #include "engine/session/session_config.h"
 
 #include <cstdint>
@@ -14,8 +14,8 @@ namespace emberline::engine {
 
 // The link between a session and the agent it puts in a launched program (libemberline_agent.so): finds the
 // library, makes the rings' folder (private to the session, removed at the end), and says what the program's
-// environment gets. The memory pipeline and the in-process sampler share it, and so the program's rings: one
-// reader takes the records of both.
+// environment gets. The memory session and the in-process sampler share it, and so the program's rings: its one
+// reader (RingReader), which the session polls, hands each side the records of its kind.
 //
 // Thread: the session thread.
 class AgentLink {
@@ -26,8 +26,8 @@ public:
     AgentLink(const AgentLink &) = delete;
     AgentLink &operator=(const AgentLink &) = delete;
 
-    AgentRings &rings() { return m_rings; }
-    const AgentRings &rings() const { return m_rings; }
+    RingReader &rings() { return m_rings; }
+    const RingReader &rings() const { return m_rings; }
 
     // What the program is asked to do, before it is launched: profile memory at `allocInterval` bytes (0: not),
     // sample CPU every `cpuPeriodNs` of each thread's CPU time (0: not); the larger ring asked for wins.
@@ -49,7 +49,7 @@ private:
     AgentLink(const SessionConfig &config, std::string directory, std::string agentPath);
 
     std::string m_agentPath;
-    AgentRings m_rings;
+    RingReader m_rings;
     uint64_t m_allocInterval = 0;
     uint64_t m_cpuPeriodNs = 0;
     uint64_t m_ringBytes = 0;

@@ -5,11 +5,13 @@
 #include "engine/common/logging.h"
 #include "engine/flush/export_worker.h"
 #include "engine/process/launcher.h"
+#include "engine/process/process_memory.h"
 #include "engine/recorder/recorder.h"
 #include "engine/sampler/inprocess_sampler.h"
 #include "engine/sampler/stack_copy_policy.h"
 #include "engine/session/agent_link.h"
-#include "engine/session/memory_pipeline.h"
+#include "engine/session/exec_barrier.h"
+#include "engine/session/memory_session.h"
 #include "engine/session/sampling_pipeline.h"
 
 #include <signal.h>
@@ -77,10 +79,13 @@ struct RecordSession::Running {
     std::string exportError; // set on the exporter thread, read after finish() joined it
     Recorder recorder;
     SamplingPipeline pipeline{recorder};
-    std::optional<StackCopyPolicy> stackCopy; // when the stack copy is learned
-    std::unique_ptr<AgentLink> agent;         // when the program gets Emberline's agent (memory, in-process)
-    std::unique_ptr<MemoryPipeline> memory;   // when memory is profiled
-    size_t memoryRecords = 0;                 // read at the last poll of the agent's rings
+    std::optional<StackCopyPolicy> stackCopy;  // when the stack copy is learned
+    std::unique_ptr<AgentLink> agent;          // when the program gets Emberline's agent (memory, in-process)
+    std::unique_ptr<MemorySession> memory;     // when memory is profiled
+    RingSinks ringSinks;                       // where the agent's records go: the memory side, the in-process sampler
+    size_t ringRecords = 0;                    // read at the last poll of the agent's rings
+    std::unique_ptr<ExecBarrier> execBarrier;  // a sampler that reports execs, with memory profiled
+    std::optional<ProcessTreeMemory> resident; // memory profiled: the program's RSS, read with the live stats
     std::unique_ptr<ExportWorker> exporter;
     std::unique_ptr<Sampler> sampler;
     int targetPid = 0;
@@ -93,7 +98,8 @@ struct RecordSession::Running {
     int64_t lastStatsCpu = 0;
     uint64_t lastStatsSamples = 0;
     bool paused = false;
-    bool samplerReadsRings = false; // the in-process sampler reads the agent's rings, the memory records too
+    SampleSink *drainInto = nullptr; // the pipeline, or the exec barrier in front of it
+    bool cpuFromRings = false;       // the in-process sampler: its CPU samples come from the rings too
 };
 
 RecordSession::RecordSession(SessionConfig config, SamplerFactory samplerFactory)
@@ -149,10 +155,11 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
         inprocess = false;
     }
     if (m_config.memory) {
-        auto memory = MemoryPipeline::create(m_config, *r->agent, r->pipeline, r->recorder);
+        auto memory = MemorySession::create(m_config, *r->agent, r->pipeline, r->recorder);
         if (!memory)
             return memory.error();
         r->memory = std::move(memory).value();
+        r->ringSinks.memory = r->memory.get();
     }
     if (inprocess)
         r->agent->askCpu(static_cast<uint64_t>(1'000'000'000 / m_config.frequency), kInprocessRingBytes);
@@ -179,13 +186,12 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
         options.frequency = m_config.frequency;
         options.wallTime = m_config.wallTime;
         options.stackBytes = m_config.stackBytes;
-        auto s = InprocessSampler::open(r->agent->rings(), r->child->pid(), options, r->memory.get());
+        auto s = InprocessSampler::open(r->agent->rings(), r->child->pid(), options, r->pipeline);
         if (s) {
+            r->ringSinks.cpu = s.value().get();
             opened = std::unique_ptr<Sampler>(std::move(s).value());
             r->summary.samplerChoice = inprocessChoice;
-            r->samplerReadsRings = true;
-            // The sampler reads the rings in order: an exec's old image is read before its new one, by itself.
-            r->pipeline.setBeforeExec({});
+            r->cpuFromRings = true;
         } else {
             opened = s.error();
         }
@@ -195,6 +201,13 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
     if (!opened)
         return opened.error();
     r->sampler = std::move(opened).value();
+    // The rings tell the in-process sampler's execs in order, an old image's records before its new one's; a
+    // sampler that reports execs itself gets the barrier that reads the old image's allocations first.
+    r->drainInto = &r->pipeline;
+    if (r->memory && !r->cpuFromRings) {
+        r->execBarrier = std::make_unique<ExecBarrier>(r->pipeline, r->agent->rings(), *r->memory);
+        r->drainInto = r->execBarrier.get();
+    }
     r->summary.samplerDescription = r->sampler->description();
     r->summary.wallTime = r->sampler->wallTime();
     r->summary.wallTimeProblem = r->sampler->wallTimeProblem();
@@ -235,6 +248,8 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
     r->lastStatsMono = r->monoStart;
     r->lastStatsCpu = r->cpuAtStart;
     r->targetPid = r->child ? r->child->pid() : m_config.pid;
+    if (r->memory && callbacks.onStats && r->targetPid > 0)
+        r->resident.emplace(r->targetPid);
     // A launched program has not called exec yet: its executable is the command until the first live numbers.
     if (callbacks.consumers) {
         callbacks.consumers->setTarget(r->targetPid, r->child ? m_config.command.front() : std::string());
@@ -312,17 +327,18 @@ void RecordSession::loop(Running &r, SessionControl &control, const Callbacks &c
             due = std::min(due, r.lastStatsMono + kStatsPeriodNs);
         if (m_config.durationNs > 0)
             due = std::min(due, r.monoStart + m_config.durationNs);
-        if (r.memory && !r.samplerReadsRings)
-            due = std::min(due, now + (r.memoryRecords >= kMemoryBusyRecords ? kMemoryBusyPollNs : kMemoryPollNs));
+        // The in-process sampler's wait paces the reads of the rings by their fill; the memory side alone, by the
+        // records the last read found.
+        if (r.memory && !r.cpuFromRings)
+            due = std::min(due, now + (r.ringRecords >= kMemoryBusyRecords ? kMemoryBusyPollNs : kMemoryPollNs));
         r.sampler->wait(
             static_cast<int>(std::clamp<int64_t>((due - now + 999'999) / 1'000'000, 1, kMaxWaitNs / 1'000'000)));
         // The sampler first: the maps it reports serve the allocations read next (a process that has exited has
         // no /proc map to read), up to those made when this drain began; later ones wait for the next drain's
         // maps. An exec it reports reads the rings before the old image's map goes.
         const int64_t drainedFrom = clockNs(CLOCK_MONOTONIC);
-        r.sampler->drain(r.pipeline);
-        if (r.memory && !r.samplerReadsRings)
-            r.memoryRecords = r.memory->poll(static_cast<uint64_t>(drainedFrom));
+        r.sampler->drain(*r.drainInto);
+        readRings(r, drainedFrom);
         now = clockNs(CLOCK_MONOTONIC);
         if (r.stackCopy)
             adaptStackCopy(r, now);
@@ -337,6 +353,18 @@ void RecordSession::loop(Running &r, SessionControl &control, const Callbacks &c
             return;
         schedule(r, now);
     }
+}
+
+void RecordSession::readRings(Running &r, int64_t drainedFrom)
+{
+    if (!r.agent)
+        return;
+    // The sampler's maps serve the allocations up to the records stamped when its drain began (`drainedFrom`); the
+    // in-process sampler reports no maps, and its records are read whole.
+    const uint64_t upTo = r.cpuFromRings ? UINT64_MAX : static_cast<uint64_t>(drainedFrom);
+    r.ringRecords = r.agent->rings().poll(r.ringSinks, upTo);
+    if (r.memory)
+        r.memory->afterRead();
 }
 
 void RecordSession::adaptStackCopy(Running &r, int64_t now)
@@ -440,6 +468,13 @@ void RecordSession::reportStats(Running &r, const Callbacks &callbacks, int64_t 
         stats.liveBytesMargin = live.margin;
         stats.allocatedBytes = r.memory->allocatedBytes();
     }
+    if (r.resident) {
+        // A read of a statm file per process of the program (and of every process's stat every 2 s, to find new
+        // ones): some tens of microseconds.
+        stats.residentBytes = r.resident->residentBytes();
+        if (stats.residentBytes < 0)
+            r.resident.reset(); // the program is gone
+    }
     if (callbacks.onStats)
         callbacks.onStats(stats);
     r.lastStatsMono = now;
@@ -452,16 +487,20 @@ Result<SessionSummary> RecordSession::finish(Running &r)
     SessionSummary &summary = r.summary;
     // A launched target still running is ended (after our own stop); an attached one is left alone.
     r.sampler->disable();
-    r.sampler->drain(r.pipeline);
+    r.sampler->drain(*r.drainInto);
+    readRings(r, clockNs(CLOCK_MONOTONIC));
     summary.samplerDescription = r.sampler->description(); // with the rate it achieved
     summary.foreignDropped = r.sampler->foreignSamplesDropped();
     r.sampler->release();
-    summary.samplerProblems = r.sampler->problems();
     if (r.child && !summary.targetExited) {
         int status = 0;
         r.child->terminate(2000, status);
         summary.exitStatus = status;
     }
+    // The rings read a last time, every agent passes everything through from now on.
+    if (r.agent)
+        r.agent->rings().detach(r.ringSinks);
+    summary.samplerProblems = r.sampler->problems(); // the in-process sampler's, of the rings read whole
     const int64_t endReal = clockNs(CLOCK_REALTIME);
     if (r.memory)
         r.memory->finish(endReal);
@@ -469,7 +508,7 @@ Result<SessionSummary> RecordSession::finish(Running &r)
     FlushInput input = r.recorder.takeFlush(r.flushStartReal, endReal, true);
     input.unwind = std::make_shared<const UnwindCounters>(r.pipeline.unwindCounters());
     if (r.memory)
-        input.inUseBytesMargin = r.memory->live().margin; // of what is still running: the leaks are apart
+        input.inUseBytesMargin = r.memory->summary()->leakedBytesMargin; // the last flush's in-use is the leaks
     r.exporter->submit(std::move(input));
     // A failed write is not the session's failure: the summary says what could not be saved.
     auto sessionPath = r.exporter->finish();

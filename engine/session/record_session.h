@@ -20,6 +20,12 @@ namespace emberline::engine {
 // `record`'s printer), which also learn the target. The GUI runs it on its engine thread; `emberline record` runs it
 // on the main thread; tests run it behind a fake or replayed sampler (the factory).
 //
+// When the program gets Emberline's agent (memory profiling, the in-process sampler), the session owns the order of
+// the agent's records: after each drain of the sampler it reads the rings once (RingReader), CPU records to the
+// in-process sampler and memory records to the memory side (MemorySession), and a sampler that reports execs itself
+// drains through an ExecBarrier that reads an exec'ing process's old image first. The sampling and memory sides never
+// call each other; the memory side only uses the sampling side's unwinder (AllocationUnwinder).
+//
 // Thread: run() on the session thread; `stop` may be set from any thread or a signal handler.
 class RecordSession {
 public:
@@ -45,6 +51,9 @@ private:
     Result<std::unique_ptr<Running>> start(const Callbacks &callbacks);
     // Drains the sampler into the pipeline until the session ends; reports live numbers and schedules flushes.
     void loop(Running &r, SessionControl &control, const Callbacks &callbacks);
+    // The one read of the agent's rings (RingReader): CPU records to the in-process sampler, memory records to the
+    // memory side, after the sampler's drain that began at `drainedFrom` (CLOCK_MONOTONIC).
+    void readRings(Running &r, int64_t drainedFrom);
     // Applies a new stack copy size when the learned one should change.
     void adaptStackCopy(Running &r, int64_t now);
     // Sets the summary's end reason and returns true when the session is over.

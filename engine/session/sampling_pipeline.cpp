@@ -145,7 +145,7 @@ bool SamplingPipeline::reloadMap(uint32_t pid, ProcessMap &map)
     return map.loadFromProc(static_cast<int>(pid)).ok();
 }
 
-std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &map)
+std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &map, StackOf of)
 {
     UnwindOutput &out = m_unwound;
     bool copyEnded = false;
@@ -157,7 +157,7 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
         // A library mapped moments ago may not be in our map yet: reload from /proc.
         if (!map.find(sample.regs[RegIP]))
             reloadMap(sample.pid, map);
-        if (!m_allocation)
+        if (of == StackOf::Sample)
             m_health.stackBytes = m_stackCopyBytes
                                       ? m_stackCopyBytes
                                       : std::max(m_health.stackBytes, static_cast<uint32_t>(sample.stack.size()));
@@ -201,8 +201,10 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
         (sample.kind == RawSample::Kind::SwitchOut && !sample.kernelStack.empty()))
         addKernelFrames(sample);
     m_kernelFrames = m_locations.size();
-    if (m_allocation)
-        return allocationStack(out, map);
+    if (of == StackOf::Allocation) {
+        allocationStack(out, map);
+        return {};
+    }
     ++m_sampleSerial;
     ++m_health.samples;
     for (uint64_t ip : out.ips) {
@@ -236,7 +238,7 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
     return module;
 }
 
-std::string SamplingPipeline::allocationStack(const UnwindOutput &out, ProcessMap &map)
+void SamplingPipeline::allocationStack(const UnwindOutput &out, ProcessMap &map)
 {
     // The agent's own frames (the hook and what it called to take the sample) lead the stack: the allocation is
     // its caller's. The unwind health counts the CPU samples' stacks only.
@@ -248,15 +250,10 @@ std::string SamplingPipeline::allocationStack(const UnwindOutput &out, ProcessMa
         inAgent = false;
         m_locations.push_back(m_recorder.internLocation(module ? moduleIdFor(*module) : kUnknownModule, ip));
     }
-    m_allocationStackUsed = std::max<uint64_t>(m_allocationStackUsed, out.stackUsed);
-    if (!out.complete && out.stop == UnwindStop::StackCopyEnded)
-        ++m_allocationCopiesShort;
-
-    return {};
 }
 
-std::span<const uint32_t> SamplingPipeline::unwindAllocation(uint32_t pid, uint32_t tid, std::span<const uint64_t> regs,
-                                                             std::span<const uint8_t> stack, uint32_t stackLimit)
+UnwoundAllocation SamplingPipeline::unwindAllocation(uint32_t pid, uint32_t tid, std::span<const uint64_t> regs,
+                                                     std::span<const uint8_t> stack, uint32_t stackLimit)
 {
     ProcessMap &map = processMap(pid);
     if (m_recorder.threadName(tid).empty())
@@ -268,10 +265,9 @@ std::span<const uint32_t> SamplingPipeline::unwindAllocation(uint32_t pid, uint3
     sample.stack = stack;
     sample.stackLimit = stackLimit;
     sample.ip = regs.size() > RegIP ? regs[RegIP] : 0;
-    m_allocation = true;
-    unwindInto(sample, map);
-    m_allocation = false;
-    return m_locations;
+    unwindInto(sample, map, StackOf::Allocation);
+    const UnwindOutput &out = m_unwound;
+    return {m_locations, out.stackUsed, !out.complete && out.stop == UnwindStop::StackCopyEnded};
 }
 
 void SamplingPipeline::countRepeatedStack(const LastStack &stack)
@@ -417,8 +413,6 @@ void SamplingPipeline::onComm(uint32_t pid, uint32_t tid, std::string_view name,
 {
     m_recorder.setThreadName(pid, tid, std::string(name));
     if (exec && pid == tid) {
-        if (m_beforeExec)
-            m_beforeExec(pid);
         // A new program image: the old map and libunwind's cached unwind info no longer apply.
         if (auto it = m_processes.find(pid); it != m_processes.end())
             it->second->clear();

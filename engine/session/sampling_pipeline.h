@@ -8,7 +8,6 @@
 #include "engine/unwind/process_map.h"
 #include "engine/unwind/unwinder.h"
 
-#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -17,11 +16,33 @@
 
 namespace emberline::engine {
 
-// The sampling half of the pipeline: takes the sampler's records, keeps each followed process's memory map
-// and thread names, unwinds every sample and hands the stack to the recorder.
+// A stack the memory agent copied at an allocation, unwound: the recorder's locations, leaf first, from the
+// allocation's caller (the agent's frames left out); valid until the next unwind. `stackUsed` is how much of the copy
+// the walk used, and `copyShort` says the copy ended before the walk did: what the memory side learns its copy from.
+struct UnwoundAllocation {
+    std::span<const uint32_t> locations;
+    uint64_t stackUsed = 0;
+    bool copyShort = false;
+};
+
+// The unwinding service of a session, as the memory side sees it: an allocation's registers and stack copy in, its
+// stack out, with the same maps, unwinder and symbols as the CPU samples. An interface, so that the memory side
+// knows nothing else of the sampling side (and a test can fake it).
+class AllocationUnwinder {
+public:
+    virtual ~AllocationUnwinder() = default;
+    virtual UnwoundAllocation unwindAllocation(uint32_t pid, uint32_t tid, std::span<const uint64_t> regs,
+                                               std::span<const uint8_t> stack, uint32_t stackLimit) = 0;
+};
+
+// The sampling half of the session: takes the sampler's records, keeps each followed process's memory map and
+// thread names, unwinds every sample and hands the stack to the recorder; and unwinds the memory side's allocations
+// (AllocationUnwinder) with the same maps. It calls nothing of the memory side: an exec it hears of clears the old
+// map at once, and whoever must read the old image's allocations first (the session: ExecBarrier) does so before
+// handing it the exec.
 //
 // Thread: the session thread.
-class SamplingPipeline final : public SampleSink {
+class SamplingPipeline final : public SampleSink, public AllocationUnwinder {
 public:
     explicit SamplingPipeline(Recorder &recorder);
 
@@ -39,16 +60,10 @@ public:
     void closeOffCpuIntervals(uint64_t monotonicNs);
 
     // Unwinds an allocation the memory agent sampled (its registers, in the sampler's order, and its stack copy)
-    // with the same maps, unwinder and symbols as CPU samples; returns the recorder's locations, leaf first,
-    // from the allocation's caller (the agent's frames left out). Valid until the next call.
-    std::span<const uint32_t> unwindAllocation(uint32_t pid, uint32_t tid, std::span<const uint64_t> regs,
-                                               std::span<const uint8_t> stack, uint32_t stackLimit);
-    // Called when a process is about to take a new program image (exec), while its old map still holds: the memory
-    // agent's records of the old image are read then, and unwound with the map they were taken in.
-    void setBeforeExec(std::function<void(uint32_t pid)> beforeExec) { m_beforeExec = std::move(beforeExec); }
-    // The deepest allocation stack unwound (bytes of its copy used), and how many copies were too short.
-    uint64_t allocationStackUsed() const { return m_allocationStackUsed; }
-    uint64_t allocationCopiesShort() const { return m_allocationCopiesShort; }
+    // with the same maps, unwinder and symbols as CPU samples. It counts nothing in the unwind health (of CPU
+    // samples' stacks only).
+    UnwoundAllocation unwindAllocation(uint32_t pid, uint32_t tid, std::span<const uint64_t> regs,
+                                       std::span<const uint8_t> stack, uint32_t stackLimit) override;
 
     // Reads thread names and the memory map of a process we attach to.
     void primeProcess(int pid);
@@ -92,8 +107,12 @@ private:
     ProcessMap &processMap(uint32_t pid);
     // Reads process `pid`'s map from /proc again unless that was done moments ago; true when it was read.
     bool reloadMap(uint32_t pid, ProcessMap &map);
-    // Unwinds a sample into m_locations; returns the module where an incomplete stack stopped, else "".
-    std::string unwindInto(const RawSample &sample, ProcessMap &map);
+    // What a stack is unwound for: a CPU or off-CPU sample (counted in the unwind health and the stack copy's
+    // policy), or an allocation (its stack from the allocation's caller, counted nowhere here).
+    enum class StackOf : uint8_t { Sample, Allocation };
+    // Unwinds a sample into m_locations (m_unwound holds the walk); returns the module where an incomplete sample
+    // stack stopped, else "".
+    std::string unwindInto(const RawSample &sample, ProcessMap &map, StackOf of = StackOf::Sample);
     // A sample taken in the kernel: its kernel callchain under [kernel.kallsyms], or one [kernel] frame.
     void addKernelFrames(const RawSample &sample);
     void recordOffCpu(uint32_t tid, const OffCpu &interval, uint64_t untilNs);
@@ -105,7 +124,7 @@ private:
     // The copy the stack needed: exact (`exact` set) for the main thread, else how far the walk reached.
     uint64_t stackNeeded(const RawSample &sample, ProcessMap &map, uint64_t reached, bool &exact) const;
     void countRepeatedStack(const LastStack &stack);
-    std::string allocationStack(const UnwindOutput &out, ProcessMap &map);
+    void allocationStack(const UnwindOutput &out, ProcessMap &map);
 
     Recorder &m_recorder;
     ElfCache m_elfCache;
@@ -126,10 +145,6 @@ private:
     std::vector<uint32_t> m_locations;
     size_t m_kernelFrames = 0; // leading kernel frames of m_locations
     uint64_t m_framePointerFallbacks = 0;
-    std::function<void(uint32_t)> m_beforeExec;
-    bool m_allocation = false; // unwinding an allocation (unwindAllocation), not a CPU sample
-    uint64_t m_allocationStackUsed = 0;
-    uint64_t m_allocationCopiesShort = 0;
     bool m_kernelModuleRegistered = false;
     std::map<uint32_t, OffCpu> m_offCpu;          // by tid
     std::map<uint32_t, uint64_t> m_earlySwitchIn; // switch-ins read before their switch-out sample

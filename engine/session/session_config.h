@@ -25,8 +25,10 @@ struct MemorySummary {
     double sampledAllocatedBytes = 0;
     double sampledAllocatedObjects = 0;
     double sampledAllocatedBytesMargin = 0;
-    double peakLiveBytes = 0; // the largest live heap, as the samples tell it
-    double leakedBytes = 0;   // still live when the processes ended
+    // The live heap's high-water mark: the largest live heap the session saw, at its reads of the rings and its
+    // flushes (exact mode: at every record), as the samples tell it.
+    double highWaterBytes = 0;
+    double leakedBytes = 0; // still live when the processes ended
     double leakedObjects = 0;
     double liveBytes = 0; // live now (at the end: in processes still running)
     // How far sampling may have put allocatedBytes, liveBytes and leakedBytes off the program's own: the
@@ -141,6 +143,10 @@ struct SessionStats {
     double liveBytes = 0;
     double liveBytesMargin = 0; // the half-width of its 95% range (MemorySummary::liveBytesMargin)
     double allocatedBytes = 0;
+    // Memory profiling: the resident memory (RSS) of the program and the processes it started, read with these
+    // numbers, so that a view of the memory takes one fast channel; -1 when not read (no memory profiled, or the
+    // program is gone).
+    int64_t residentBytes = -1;
 };
 
 // Set from any thread (or a signal handler) to steer a running session.

@@ -11,7 +11,7 @@
 // - a burst of malloc+free pairs on two threads (16 B to 64 KiB): pairs a second without and with the agent, and
 //   what the rings carried: allocations sampled, frees, sampled blocks left without their free (lost frees) and
 //   samples dropped.
-#include "engine/memory/agent_rings.h"
+#include "engine/memory/ring_reader.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -26,7 +26,7 @@ using namespace emberline::engine;
 
 namespace {
 
-class Counting : public AgentSink {
+class Counting : public MemoryRecordSink {
 public:
     void onAllocation(const AgentAllocation &a) override
     {
@@ -45,7 +45,7 @@ public:
 struct Result {
     QByteArray out;
     Counting sink;
-    AgentCounters counters;
+    RingCounters counters;
 };
 
 QString binary(const char *name)
@@ -69,7 +69,7 @@ Result run(const QStringList &args, uint64_t interval, const QString &ringBytes 
     // names another parent (say /tmp, to compare with a file system that writes the rings back).
     const QString parent = qEnvironmentVariable("EMBERLINE_BENCH_RINGS", QStringLiteral("/dev/shm"));
     QTemporaryDir dir(parent + QStringLiteral("/emberline-bench-XXXXXX"));
-    AgentRings rings(dir.path().toStdString());
+    RingReader rings(dir.path().toStdString());
     if (stackBytes > 0)
         rings.setStackCopyBytes(stackBytes);
     QProcess process;
@@ -85,8 +85,8 @@ Result run(const QStringList &args, uint64_t interval, const QString &ringBytes 
     process.start(binary("bench_agent_target"), args);
     process.waitForStarted();
     while (!process.waitForFinished(2))
-        rings.poll(result.sink);
-    rings.poll(result.sink);
+        rings.poll(RingSinks{.memory = &result.sink});
+    rings.poll(RingSinks{.memory = &result.sink});
     result.counters = rings.counters();
     result.out = process.readAllStandardOutput().trimmed();
     return result;

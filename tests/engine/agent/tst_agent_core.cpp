@@ -1,11 +1,11 @@
 // The agent's core (engine/agent/agent_core.h) driven in this process with its real ring, read by the session's real
-// reader (engine/memory/agent_rings.h): exact mode records every allocation and free in order through many laps of a
+// reader (engine/memory/ring_reader.h): exact mode records every allocation and free in order through many laps of a
 // small ring, a full ring drops samples but never the free of a tracked block, a record that a signal handler nests
 // in any writer's held record never waits for room that only its own thread could make, and a forked child starts a
 // ring of its own. Fast: no program is launched.
 #include "engine/agent/agent_core.h"
 #include "engine/agent/agent_writer.h"
-#include "engine/memory/agent_rings.h"
+#include "engine/memory/ring_reader.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -26,12 +26,12 @@ using namespace emberline::engine;
 
 namespace agent_core_test {
 
-class RecordingSink : public AgentSink {
+class RecordingSink : public MemoryRecordSink {
 public:
     void onAllocation(const AgentAllocation &a) override
     {
         order.push_back(a.address);
-        heapBytes[a.address] = a.usable;
+        heapBytes[a.address] = a.heapBytes;
         lastThreadAllocations = a.threadAllocations;
         if (!live.emplace(a.address, a.size).second)
             ++doubleAllocations;
@@ -45,30 +45,24 @@ public:
         ++frees;
     }
     void onImageStart(uint64_t, uint32_t pid, uint32_t parentPid) override { parents[pid] = parentPid; }
-    void onThreadTimer(uint64_t, uint32_t, uint32_t tid, bool started) override
-    {
-        if (started)
-            timerThreads.push_back(tid);
-    }
 
     std::vector<uint64_t> order;
     std::map<uint64_t, uint64_t> heapBytes;
     std::map<uint64_t, uint64_t> live;
     std::map<uint32_t, uint32_t> parents;
     std::map<uint32_t, uint64_t> allocationsOf;
-    std::vector<uint32_t> timerThreads;
     uint64_t allocations = 0, frees = 0, unknownFrees = 0, doubleAllocations = 0, lastThreadAllocations = 0;
 };
 
 // The session's reader on a thread of its own while the test's thread writes (exact mode waits for it).
 class ReaderThread {
 public:
-    ReaderThread(AgentRings &rings, RecordingSink &sink)
+    ReaderThread(RingReader &rings, RecordingSink &sink)
         : m_thread([this, &rings, &sink] {
               while (!m_stop.load())
-                  if (rings.poll(sink) == 0)
+                  if (rings.poll({.memory = &sink}) == 0)
                       usleep(200);
-              rings.poll(sink);
+              rings.poll({.memory = &sink});
           })
     {
     }
@@ -140,7 +134,7 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        AgentRings rings(dir.path().toStdString());
+        RingReader rings(dir.path().toStdString());
         RecordingSink sink;
         QVERIFY(agent::agentStart(options(dir, 1, 65536)));
         std::vector<uint64_t> written;
@@ -166,7 +160,7 @@ private Q_SLOTS:
         QCOMPARE(sink.lastThreadAllocations, uint64_t(written.size()));
         for (const auto &[address, heapBytes] : bytes)
             QCOMPARE(sink.heapBytes[address], heapBytes);
-        const AgentCounters counters = rings.counters();
+        const RingCounters counters = rings.counters();
         QVERIFY2(counters.laps >= 20, qPrintable(QString::number(counters.laps))); // 400 records of 8 KiB
         QCOMPARE(counters.allocsDropped, uint64_t(0));
     }
@@ -178,7 +172,7 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        AgentRings rings(dir.path().toStdString());
+        RingReader rings(dir.path().toStdString());
         RecordingSink sink;
         QVERIFY(agent::agentStart(options(dir, 1, uint64_t(4) << 20)));
         // Fake blocks: a record's address is its serial number's place in this buffer (the heap bytes read before
@@ -197,16 +191,16 @@ private Q_SLOTS:
         // Read along up to 1.5 MiB into the first lap.
         while (agent::g_ring->head.load() < (uint64_t(3) << 19)) {
             QVERIFY(write());
-            rings.poll(sink);
+            rings.poll({.memory = &sink});
         }
-        rings.poll(sink);
+        rings.poll({.memory = &sink});
         QCOMPARE(sink.allocations, uint64_t(written.size()));
         // Nobody reads: the window's end, a new lap up to the unread records, then past the old lap's end.
         const uint64_t lapStart = written.size();
         while (write() && written.size() < 4000) {}
         QVERIFY(agent::g_ring->head.load() > (uint64_t(4) << 20)); // a lap
         QVERIFY2(agent::g_ring->windowBytes.load() > (uint32_t(2) << 20), "the window did not widen for a detour");
-        rings.poll(sink);
+        rings.poll({.memory = &sink});
         QVERIFY2(rings.counters().detours >= 1, qPrintable(QString::number(rings.counters().detours)));
         QVERIFY(rings.counters().laps >= 1);
         QCOMPARE(sink.allocations, uint64_t(written.size()));
@@ -238,9 +232,9 @@ private Q_SLOTS:
         QCOMPARE(agent::g_ring->untrackedFrees.load(), uint64_t(0));
         QCOMPARE(agent::g_ring->tracked.load(), uint64_t(0));
         // Read now: every recorded block was freed, none unknown.
-        AgentRings rings(dir.path().toStdString());
+        RingReader rings(dir.path().toStdString());
         RecordingSink sink;
-        rings.poll(sink);
+        rings.poll({.memory = &sink});
         QCOMPARE(sink.allocations, tracked);
         QCOMPARE(sink.frees, tracked);
         QCOMPARE(sink.unknownFrees, uint64_t(0));
@@ -311,7 +305,7 @@ private Q_SLOTS:
         QVERIFY(dir.isValid());
         QVERIFY(agent::agentStart(options(dir, 1, uint64_t(1) << 20)));
         agent::agentStartThreads(); // the fork handler
-        AgentRings rings(dir.path().toStdString());
+        RingReader rings(dir.path().toStdString());
         RecordingSink sink;
         void *p = ::malloc(64);
         agent::allocated(p, 64);
@@ -329,7 +323,7 @@ private Q_SLOTS:
         QCOMPARE(waitpid(child, &status, 0), child);
         QVERIFY(WIFEXITED(status));
         QCOMPARE(WEXITSTATUS(status), 0);
-        rings.poll(sink);
+        rings.poll({.memory = &sink});
         QCOMPARE(sink.parents[uint32_t(child)], uint32_t(getpid()));
         QCOMPARE(sink.allocationsOf[uint32_t(child)], uint64_t(10));
         QCOMPARE(sink.allocationsOf[uint32_t(getpid())], uint64_t(1));

@@ -2,7 +2,7 @@
 // in sampled, unsampled and exact mode while the system calls of the agent's slow paths fail (tests/targets/
 // agent_errno under a seccomp filter), with the session's reader reading the ring as a session does; and the agent
 // imports nothing beyond the C library, libm and the dynamic linker.
-#include "engine/memory/agent_rings.h"
+#include "engine/memory/ring_reader.h"
 
 #include <QProcess>
 #include <QTemporaryDir>
@@ -20,7 +20,7 @@ QString agentPath()
     return QStringLiteral(EMBERLINE_BINARY_DIR "/lib/emberline/libemberline_agent.so");
 }
 
-class CountingSink : public AgentSink {
+class CountingSink : public MemoryRecordSink {
 public:
     void onAllocation(const AgentAllocation &) override { ++allocations; }
     void onFree(uint64_t, uint32_t, uint32_t, uint64_t, uint64_t) override { ++frees; }
@@ -54,7 +54,7 @@ private Q_SLOTS:
         QFETCH(QString, interval);
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        AgentRings rings(dir.path().toStdString());
+        RingReader rings(dir.path().toStdString());
         CountingSink sink;
         QProcess program;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -68,15 +68,15 @@ private Q_SLOTS:
         program.start(QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/agent_errno"), {failing});
         QVERIFY(program.waitForStarted());
         while (!program.waitForFinished(1)) {
-            rings.poll(sink);
+            rings.poll({.memory = &sink});
             usleep(500);
         }
-        rings.poll(sink);
+        rings.poll({.memory = &sink});
         const QString output = QString::fromUtf8(program.readAll());
         QVERIFY2(program.exitStatus() == QProcess::NormalExit && program.exitCode() == 0, qPrintable(output));
         QVERIFY2(output.startsWith(QLatin1String("kept ")), qPrintable(output));
         QVERIFY(output.mid(5).trimmed().toInt() > 1000);
-        const AgentCounters counters = rings.counters();
+        const RingCounters counters = rings.counters();
         QCOMPARE(counters.rings, uint64_t(1));
         if (interval != QLatin1String("1000000000000"))
             QVERIFY2(sink.allocations > 0, "the agent recorded nothing: the slow paths did not run");

@@ -92,7 +92,7 @@ private Q_SLOTS:
         QVERIFY(hasMemoryTypes(p));
         const FrameTable frames(p);
         const HeapSummary s = summarizeHeap(p, frames, memoryByStack(p));
-        QVERIFY(!s.peakAt);
+        QVERIFY(!s.fullestFlush);
         QVERIFY(s.peak.empty());
         QCOMPARE(s.allocObjects, int64_t(133));
         QCOMPARE(s.allocBytes, int64_t(364'000));
@@ -233,14 +233,14 @@ private Q_SLOTS:
         QVERIFY(live.add(syntheticMemoryFlush(2, 2'000'000'000, {{"a", 0, 0, 1, 30}, {"c", 9, 900, 9, 900}})));
         QVERIFY(live.add(syntheticMemoryFlush(3, 3'000'000'000, {{"a", 0, 0, 1, 30}, {"d", 1, 100, 1, 100}})));
         const auto snap = live.snapshot();
-        const auto peak = livePeak(*snap);
+        const auto peak = fullestFlush(*snap);
         QVERIFY(peak);
         QCOMPARE(peak->flushSequence, 2u);
         QCOMPARE(peak->timeNs, int64_t(3'000'000'000));
         QCOMPARE(peak->bytes, int64_t(930));
         const FrameTable frames(*snap->profile);
         const HeapSummary s = summarizeHeap(*snap->profile, frames, memoryByStack(*snap->profile), &*peak);
-        QVERIFY(s.peakAt && s.peakAt->bytes == 930);
+        QVERIFY(s.fullestFlush && s.fullestFlush->bytes == 930);
         QCOMPARE(order(s.peak), (std::vector<std::string>{"c", "a"}));
         QCOMPARE(s.peak.front().inuseBytes, int64_t(900));
         QCOMPARE(order(s.leaks), (std::vector<std::string>{"d", "a"}));

@@ -52,7 +52,7 @@ private Q_SLOTS:
         QCOMPARE(heap.inUse().size(), size_t(2)); // in-use stays: a snapshot, not a delta
 
         QCOMPARE(heap.counters().liveBytes, 1064.0);
-        QCOMPARE(heap.counters().peakLiveBytes, 1128.0);
+        QCOMPARE(heap.counters().highWaterBytes, 1128.0);
         QCOMPARE(heap.counters().allocations, uint64_t(3));
         QCOMPARE(heap.counters().frees, uint64_t(1));
     }
@@ -329,7 +329,7 @@ private Q_SLOTS:
                 if (freed)
                     heap.free(image, address);
             }
-            const HeapTracker::ExactUsable exact{{1, liveUsable}, {2, leakedUsable}};
+            const HeapTracker::ExactHeapBytes exact{{1, liveUsable}, {2, leakedUsable}};
             const HeapTracker::LiveEstimate both = heap.live(exact);
             double snapshot = 0;
             for (const HeapTracker::StackMemory &m : heap.inUse(exact))
@@ -382,7 +382,7 @@ private Q_SLOTS:
         heap.allocate(1, 100, 100, 0x1000, 4096, 1, 0, 4104);
         heap.allocate(3, 300, 301, 0x2000, 4096, 3, 0, 4104);
         heap.free(3, 0x2000);
-        const HeapTracker::ExactUsable exact{{1, 8208}, {2, 300000}, {3, 70000}};
+        const HeapTracker::ExactHeapBytes exact{{1, 8208}, {2, 300000}, {3, 70000}};
         const std::vector<HeapTracker::StackMemory> snapshot = heap.inUse(exact);
         QCOMPARE(snapshot.size(), size_t(3));
         QVERIFY(find(snapshot, 100, 1) && !find(snapshot, 100, kUnsampled));

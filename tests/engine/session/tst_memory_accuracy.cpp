@@ -204,6 +204,12 @@ private Q_SLOTS:
                 continue;
             auto file = readPprofFile(f->path);
             QVERIFY2(file.ok(), file.ok() ? "" : file.error().message.c_str());
+            // The last flush's in-use values are the leaks: where each image's heap count calibrated them whole, no
+            // range is left, and a margin of 0 is written as none (as an exact session's flushes are).
+            if (f->final && f->inUseBytesMargin == 0) {
+                QCOMPARE(inUseMarginOf(file.value()), -1.0);
+                continue;
+            }
             QCOMPARE(inUseMarginOf(file.value()), static_cast<double>(std::llround(f->inUseBytesMargin)));
             ++stated;
         }

@@ -21,6 +21,7 @@
 #include <sys/vfs.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstring>
@@ -36,6 +37,66 @@ class TestMemorySession : public QObject {
 
 private Q_SLOTS:
     void init() { REQUIRE_PERF_EVENTS(); }
+
+    // The in-process sampler and memory profiling in one program: the session's one reader of the rings hands the
+    // CPU records to the sampler and the memory records to the memory side, a forked child's image in ring order. (No
+    // exec: the in-process sampler reports no maps, and an exec'd image that ends at once leaves none in /proc to
+    // unwind its allocations with.) If this fails, the memory side lost records to the sampler side (a reader chosen
+    // by one side, the other's records forwarded or dropped).
+    void inprocessSamplerAndMemoryShareTheRings()
+    {
+        QTemporaryDir dir;
+        SessionConfig config = memoryLaunch(
+            {targetPath("alloc_truths"), QStringLiteral("no-exec"), QStringLiteral("0"), QStringLiteral("300")}, 1);
+        config.sampler = "inprocess";
+        const Recorded r = record(config, dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        QVERIFY2(QString::fromStdString(r.summary.samplerDescription).startsWith(QStringLiteral("in-process")),
+                 r.summary.samplerDescription.c_str());
+        QVERIFY(r.summary.memory);
+        const MemorySummary &m = *r.summary.memory;
+        QCOMPARE(m.processes, uint64_t(2)); // the program and its forked child
+        QCOMPARE(m.allocsDropped, uint64_t(0));
+        QCOMPARE(m.unknownFrees, uint64_t(0));
+        // main: freed 1000 x 777, leaked 100 x 3333, grown in 4 steps, aligned 10 x 5005, the child's 60 x 2221.
+        const auto objects = byLeaf(r.profile, "alloc-samples");
+        QCOMPARE(at(objects, "main"), int64_t(1000 + 100 + 4 + 10 + 60));
+        QCOMPARE(at(objects, "threadWork"), int64_t(500));
+        const auto leakedBytes = byLeaf(r.profile, "inuse-space");
+        QCOMPARE(at(leakedBytes, "main"), int64_t(333300 + 66630));
+        QVERIFY(!r.flushes.empty());
+        QCOMPARE(total(*r.flushes.back()->profile, "inuse-space"), total(r.profile, "inuse-space"));
+    }
+
+    // The live numbers a memory session reports every quarter second carry the program's resident memory (RSS, its
+    // processes together) beside its live heap, timed by the wall clock: the Memory tab's one fast channel. If this
+    // fails, the chart's RSS line stays empty.
+    void statsCarryResidentMemory()
+    {
+        QTemporaryDir dir;
+        SessionConfig config = memoryLaunch({targetPath("cpu_split"), QStringLiteral("1.5")}, 524288);
+        config.outputDirectory = dir.path().toStdString();
+        RecordSession session(config);
+        SessionControl control;
+        RecordSession::Callbacks callbacks;
+        std::vector<SessionStats> stats;
+        callbacks.onStats = [&](const SessionStats &s) { stats.push_back(s); };
+        auto result = session.run(control, callbacks);
+        QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
+        int withResident = 0;
+        const int64_t now =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        for (const SessionStats &s : stats) {
+            QVERIFY(s.memory);
+            if (s.residentBytes <= 0)
+                continue; // gone, or exited and not yet reaped (a zombie holds no pages)
+            ++withResident;
+            QVERIFY2(s.residentBytes > (256 << 10), qPrintable(QString::number(s.residentBytes)));
+            QVERIFY(std::abs(s.realNs - now) < 60'000'000'000LL);
+        }
+        QVERIFY2(withResident >= 3, qPrintable(QStringLiteral("%1 of %2").arg(withResident).arg(stats.size())));
+    }
 
     // Every allocation recorded (interval 1): the counts and bytes per site equal the program's, across a thread, a
     // fork and an exec; profile.pprof's in-use values are the leaks of each process; the flushes' allocations add
@@ -121,14 +182,16 @@ private Q_SLOTS:
             QCOMPARE(inUseMarginOf(*f->profile), -1.0);
         }
 
-        // The flushes' allocations sum to the session's; their in-use values are snapshots (the last is empty: every
-        // process had ended).
+        // The flushes' allocations sum to the session's; their in-use values are snapshots, and the last one's are the
+        // leaks (every process had ended), the session's in-use values: the live views take them from there.
         int64_t flushBytes = 0;
         for (const auto &f : r.flushes)
             flushBytes += total(*f->profile, "alloc-space");
         QCOMPARE(flushBytes, total(r.profile, "alloc-space"));
         QVERIFY(!r.flushes.empty());
-        QCOMPARE(total(*r.flushes.back()->profile, "inuse-space"), int64_t(0));
+        QVERIFY(r.flushes.back()->final);
+        QCOMPARE(total(*r.flushes.back()->profile, "inuse-space"), total(r.profile, "inuse-space"));
+        QCOMPARE(total(*r.flushes.back()->profile, "inuse-objects"), total(r.profile, "inuse-objects"));
         QVERIFY(std::llround(m.allocatedBytes) >= total(r.profile, "alloc-space"));
     }
 

@@ -82,7 +82,7 @@ private Q_SLOTS:
         QCOMPARE(text(bar, "heapLabel"), QStringLiteral("heap 3.00 MiB live, 2.00 GiB allocated"));
         engine::SessionSummary summary;
         auto m = std::make_shared<engine::MemorySummary>();
-        m->peakLiveBytes = 5.0 * 1024 * 1024;
+        m->highWaterBytes = 5.0 * 1024 * 1024;
         m->leakedBytes = 1024;
         m->problems.push_back("a library was opened with RTLD_DEEPBIND");
         summary.memory = m;

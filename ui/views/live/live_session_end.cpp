@@ -60,7 +60,6 @@ void LiveSessionView::onFinished(const engine::SessionSummary &summary)
     m_health->setCpuSamples(summary.incomplete, summary.samples);
     if (summary.health)
         showHealth(summary.health); // the final flush's, even when it was too short to be shown
-    endMemory(summary);
     const bool crashed = summary.targetExited && summary.exitStatus > 128;
     showMessage(endText(summary, sessionDirectory()), crashed || !summary.saveErrors.empty());
     updateButtons();

@@ -1,11 +1,12 @@
 // LiveSessionView: the Memory tab of a session that profiles memory (the live heap and the program's resident memory
-// over the session's time), and the selection shown on every chart of the session's time.
+// over the session's time), and the selection shown on every chart of the session's time. The tab takes the session's
+// live updates (each flush's live heap, the summary's scope, the leaks in the last flush) and, between flushes, the
+// live heap and the program's RSS in the session's stats; nothing else.
 #include "ui/views/live/live_session_view.h"
 
 #include "ui/timeline/timeline_view.h"
 #include "ui/views/memory/memory_chart.h"
 #include "ui/views/memory/memory_summary_view.h"
-#include "ui/views/memory/rss_sampler.h"
 
 #include <QSplitter>
 #include <QTabWidget>
@@ -25,7 +26,6 @@ void LiveSessionView::createMemoryTab()
     pane->setStretchFactor(0, 3);
     pane->setStretchFactor(1, 2);
     pane->setSizes({900, 600}); // the lists' size hints would otherwise take most of the width
-    m_rss = new RssSampler(250, this);
     const int tab = m_timelineTabs->insertTab(1, pane, tr("Memory"));
     m_timelineTabs->setTabToolTip(tab, tr("The live heap the sampled allocations tell, flush by flush and every "
                                           "quarter second between flushes, and the program's resident memory (RSS) "
@@ -39,16 +39,14 @@ void LiveSessionView::connectMemorySignals()
     // A range dragged on the chart is a range of the session, as on the thread timelines.
     connect(m_memoryChart, &MemoryChart::rangeSelected, this, &LiveSessionView::selectRange);
     connect(m_memoryChart, &MemoryChart::comparedRangeSelected, this, &LiveSessionView::onComparedRangeSelected);
-    connect(m_rss, &RssSampler::sampled, m_memoryChart, &MemoryChart::addResident);
-    // The program's pid is known once it runs; a program that execs or forks keeps the root pid.
+    // Between flushes: the live heap and the RSS of the program's processes, as the session read them.
     connect(m_session, &engine::ProfilingSession::statsUpdated, this, [this](const engine::SessionStats &stats) {
-        if (stats.targetPid > 0 && stats.targetPid != m_rss->process() && m_session->isActive())
-            m_rss->setProcess(stats.targetPid);
-        if (stats.memory && stats.realNs > 0 && m_session->isActive())
-            m_memoryChart->addHeapReading(stats.realNs, static_cast<int64_t>(std::llround(stats.liveBytes)));
+        if (!stats.memory || stats.realNs <= 0 || !m_session->isActive())
+            return;
+        m_memoryChart->addHeapReading(stats.realNs, static_cast<int64_t>(std::llround(stats.liveBytes)));
+        if (stats.residentBytes >= 0)
+            m_memoryChart->addResident(stats.realNs, stats.residentBytes);
     });
-    connect(m_session, &engine::ProfilingSession::finished, m_rss, [this] { m_rss->setProcess(0); });
-    connect(m_session, &engine::ProfilingSession::failed, m_rss, [this] { m_rss->setProcess(0); });
 }
 
 void LiveSessionView::updateMemory(const engine::LiveUpdate &update)
@@ -66,17 +64,6 @@ void LiveSessionView::updateMemory(const engine::LiveUpdate &update)
         m_memorySummaryScope = scope;
         m_memorySummary->showLive(update.loaded, scope);
     }
-}
-
-void LiveSessionView::endMemory(const engine::SessionSummary &summary)
-{
-    if (!m_memoryChart || !summary.memory)
-        return;
-    // What the programs still held when they ended: in the chart, a mark at the end; in the summary, the leaks of
-    // the session's profile for what was in use then.
-    m_memoryChart->setLeaked(static_cast<int64_t>(summary.memory->leakedBytes));
-    if (!summary.sessionProfilePath.empty())
-        m_memorySummary->setSessionEnded(QString::fromStdString(summary.sessionProfilePath));
 }
 
 void LiveSessionView::showSelection(std::optional<std::pair<int64_t, int64_t>> range)

@@ -27,7 +27,6 @@ class HeatmapPanel;
 class CompareExplorer;
 class MemoryChart;
 class MemorySummaryView;
-class RssSampler;
 class ProfileExplorer;
 class ProfileLoader;
 class SessionStatusBar;
@@ -161,7 +160,6 @@ private:
     void createMemoryTab();
     void connectMemorySignals();
     void updateMemory(const engine::LiveUpdate &update);
-    void endMemory(const engine::SessionSummary &summary);
     void onComparedRangeSelected(int64_t startNs, int64_t endNs);
     // The selected range and range A of a comparison, on every chart of the session's time.
     void showSelection(std::optional<std::pair<int64_t, int64_t>> range);
@@ -180,7 +178,6 @@ private:
     MemorySummaryView *m_memorySummary = nullptr;
     uint32_t m_memorySummaryFlushes = 0;        // the flush count of the snapshot the summary was asked for
     engine::LiveSelection m_memorySummaryScope; // and the scope
-    RssSampler *m_rss = nullptr;
     QTabWidget *m_timelineTabs = nullptr;
     SessionStatusBar *m_status = nullptr;
     QLabel *m_message = nullptr;

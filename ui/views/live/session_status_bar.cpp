@@ -177,7 +177,7 @@ void SessionStatusBar::setSummary(const engine::SessionSummary &s)
     if (s.memory) {
         const engine::MemorySummary &m = *s.memory;
         m_heap->setText(tr("heap peak %1, %2 still live at the end")
-                            .arg(bytesText(m.peakLiveBytes), estimateText(m.leakedBytes, m.leakedBytesMargin)));
+                            .arg(bytesText(m.highWaterBytes), estimateText(m.leakedBytes, m.leakedBytesMargin)));
         QStringList tip{tr("%1 allocated in %2 allocations; %3 sampled allocations lost to a full ring")
                             .arg(estimateText(m.allocatedBytes, m.allocatedBytesMargin))
                             .arg(m.allocatedObjects, 0, 'f', 0)

@@ -130,7 +130,10 @@ void MemoryChart::setSnapshot(const std::shared_ptr<const engine::LiveSnapshot> 
     m_heapMargins = heapMargins(*snapshot);
     m_sessionStartNs = snapshot->startNs;
     m_sessionEndNs = snapshot->endNs;
-    relayout();
+    if (!snapshot->chunks.empty() && snapshot->chunks.back()->final && !m_heapPoints.empty())
+        setLeaked(m_heapPoints.back().second); // relays out
+    else
+        relayout();
 }
 
 void MemoryChart::addResident(int64_t timeNs, int64_t bytes)

@@ -23,9 +23,9 @@ class TimelineChartView;
 
 // A memory session's chart over the session's time, both lines on one axis of bytes (labelled in KiB, MiB or GiB):
 // the live heap the sampled allocations tell (each flush's in-use space, a point at its end) and the resident memory
-// (RSS) of the program's processes, read every quarter second off this thread (RssSampler). Between flushes, a dashed
-// line follows the live heap as the session's live numbers tell it every quarter second (the same estimate, kept by
-// the session between flushes; a session read back from its folder has its flushes only). Around the live heap, a
+// (RSS) of the program's processes, as the session reads it every quarter second (SessionStats). Between flushes, a
+// dashed line follows the live heap as the session's live numbers tell it every quarter second (the same estimate, kept
+// by the session between flushes; a session read back from its folder has its flushes only). Around the live heap, a
 // band shows the range sampling leaves it 19 times in 20 (each flush's in-use margin, where the session told it: a
 // small heap sampled every 512 KiB is known to a few tens of per cent, a large one to a few). Dragging across it
 // selects a time range as the thread timelines do (a TimelineChartView, the same band and signals); hovering tells
@@ -48,9 +48,6 @@ public:
     // A reading of the live heap (the session's live numbers, every quarter second); the chart follows within half a
     // second.
     void addHeapReading(int64_t timeNs, int64_t bytes);
-    // The session has ended and its programs still held `bytes` when they ended: a mark at the live heap's end (its
-    // last point, after the programs ended, is 0).
-    void setLeaked(int64_t bytes);
     void setSelection(std::optional<std::pair<int64_t, int64_t>> range);
     void setComparedRange(std::optional<std::pair<int64_t, int64_t>> range);
 
@@ -81,6 +78,9 @@ private:
     void connectSignals();
     // A reading appended to `readings` (in time order), the chart laid out anew within half a second.
     void addReading(std::vector<std::pair<int64_t, int64_t>> &readings, int64_t timeNs, int64_t bytes);
+    // The session's last flush has come, and its programs still held `bytes` when they ended (its in-use values are
+    // the leaks): a mark at the live heap's end.
+    void setLeaked(int64_t bytes);
     // The time span, both lines and the bytes axis, from what is held now.
     void relayout();
     // The bytes axis' range and ticks, as many as the plot's height holds.

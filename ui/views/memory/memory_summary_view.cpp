@@ -2,7 +2,7 @@
 
 #include "ui/common/value_text.h"
 #include "ui/views/memory/functions_over_time.h"
-#include "ui/views/memory/session_leaks.h"
+#include "ui/views/memory/memory_scope.h"
 
 #include <QHeaderView>
 #include <QLabel>
@@ -28,16 +28,15 @@ QString count(int64_t value)
     return valueText(value, "count");
 }
 
-// The summary of a live session's scope; once the session has ended (its profile is `sessionProfile`), a scope
-// that reaches its end takes the leaks for what was in use then, read from the file unless `known` matches.
+// The summary of a live session's scope. A scope that ends with the session's last flush shows its in-use values as
+// what they are: the leaks, what the programs still held when they ended.
 MemorySummaryView::Shown liveSummary(const engine::LoadedProfile &scope, const engine::LiveSelection &selection,
-                                     const QString &sessionProfile, const std::shared_ptr<const SessionLeaks> &known,
                                      const std::atomic<bool> *cancel)
 {
     const engine::LiveSnapshot &snapshot = *scope.live;
     const engine::Profile &profile = *scope.profile;
-    engine::MemoryByStack values = scopeMemory(scope, cancel);
-    const std::optional<engine::MemoryPeak> peak = peakIn(snapshot, selection);
+    const engine::MemoryByStack values = scopeMemory(scope, cancel);
+    const std::optional<engine::FullestFlush> fullest = fullestFlushIn(snapshot, selection);
     const std::vector<const engine::TimelineChunk *> flushes = flushesIn(snapshot, selection);
     MemorySummaryView::Shown shown;
     if (!selection.coversAllTime()) {
@@ -55,22 +54,11 @@ MemorySummaryView::Shown liveSummary(const engine::LoadedProfile &scope, const e
         const std::vector<int64_t> &totals = flushes.back()->memory.totals();
         shown.inUseWhole = static_cast<size_t>(column) < totals.size() ? totals[static_cast<size_t>(column)] : 0;
     }
-    const bool atEnd = !sessionProfile.isEmpty() && !snapshot.chunks.empty() && !flushes.empty() &&
-                       flushes.back() == snapshot.chunks.back().get();
-    if (atEnd) {
-        shown.leaks = known && known->matchedTo == scope.profile
-                          ? known
-                          : readSessionLeaks(sessionProfile, scope.profile, *scope.frames, cancel);
-        if (shown.leaks->error.isEmpty()) {
-            values.inuseBytes = shown.leaks->inuseBytes;
-            values.inuseObjects = shown.leaks->inuseObjects;
-            shown.inUseMargin = 0; // the file's leaks carry no margin
-            shown.inUseAt = MemorySummaryView::tr("still in use when the program ended (its leaks)");
-        }
-    }
+    if (!flushes.empty() && flushes.back()->final)
+        shown.inUseAt = MemorySummaryView::tr("still in use when the program ended (its leaks)");
     shown.summary = std::make_shared<const engine::HeapSummary>(
-        engine::summarizeHeap(profile, *scope.frames, values, peak ? &*peak : nullptr));
-    // The largest holders at the end (or, when nothing is held then, at the peak): their flush-by-flush history.
+        engine::summarizeHeap(profile, *scope.frames, values, fullest ? &*fullest : nullptr));
+    // The largest holders at the end (or, when nothing is held then, at the fullest flush): their history.
     const std::vector<engine::HeapSummaryRow> &holders =
         shown.summary->leaks.empty() ? shown.summary->peak : shown.summary->leaks;
     std::vector<std::string> functions;
@@ -178,27 +166,8 @@ void MemorySummaryView::showLive(const std::shared_ptr<const engine::LoadedProfi
 {
     if (!scope || !scope->profile || !scope->frames || !scope->live)
         return;
-    m_scope = scope;
-    m_selection = selection;
-    m_job.run(
-        [scope, selection, sessionProfile = m_sessionProfile, known = m_leaks](const std::atomic<bool> *cancel) {
-            return liveSummary(*scope, selection, sessionProfile, known, cancel);
-        },
-        [this](const Shown &shown) {
-            if (shown.leaks && shown.leaks->error.isEmpty())
-                m_leaks = shown.leaks;
-            apply(shown);
-        });
-}
-
-void MemorySummaryView::setSessionEnded(const QString &sessionProfile)
-{
-    if (sessionProfile == m_sessionProfile)
-        return;
-    m_sessionProfile = sessionProfile;
-    m_leaks.reset();
-    if (m_scope)
-        showLive(m_scope, m_selection);
+    m_job.run([scope, selection](const std::atomic<bool> *cancel) { return liveSummary(*scope, selection, cancel); },
+              [this](const Shown &shown) { apply(shown); });
 }
 
 void MemorySummaryView::apply(const Shown &shown)
@@ -213,9 +182,10 @@ void MemorySummaryView::apply(const Shown &shown)
         shown.range + tr("allocated %1 in %2 allocations; %3 in %4 objects %5.")
                           .arg(bytes(s.allocBytes), count(s.allocObjects), inUse, count(s.inuseObjects), shown.inUseAt);
     text[0] = text[0].toUpper();
-    if (s.peakAt)
-        text += QLatin1Char(' ') +
-                tr("Largest at a flush's end: %1, flush %2.").arg(bytes(s.peakAt->bytes)).arg(s.peakAt->flushSequence);
+    if (s.fullestFlush)
+        text += QLatin1Char(' ') + tr("Largest at a flush's end: %1, flush %2.")
+                                       .arg(bytes(s.fullestFlush->bytes))
+                                       .arg(s.fullestFlush->flushSequence);
     m_headline->setText(text);
     fill(Peak, s.peak);
     fill(Leaks, s.leaks);
@@ -233,8 +203,8 @@ void MemorySummaryView::apply(const Shown &shown)
                  "allocations' lifetimes: functions that churn through memory they do not keep")
             : tr("Allocations no longer in use at the end: functions that allocate often and keep little (this "
                  "profile does not tell lifetimes)"));
-    m_tabs->setTabEnabled(Peak, s.peakAt.has_value());
-    if (!s.peakAt && m_tabs->currentIndex() == Peak)
+    m_tabs->setTabEnabled(Peak, s.fullestFlush.has_value());
+    if (!s.fullestFlush && m_tabs->currentIndex() == Peak)
         m_tabs->setCurrentIndex(Leaks);
     m_tabs->setTabEnabled(Sizes, !s.sizes.empty());
     m_tabs->setTabEnabled(kOverTimeTab, !shown.overTime.empty());

@@ -15,22 +15,21 @@ class QTreeWidget;
 
 namespace emberline::ui {
 
-struct SessionLeaks;
 class FunctionsOverTime;
 
 // The heaptrack-like summary of a memory profile, by function (each stack blamed on its leaf-most frame that is not
-// an allocator's): a headline (allocated, in use, the peak), then five lists in tabs: peak contributors (what each
-// function held at a live session's peak flush), largest leaks (in use at the end: a session's newest flush, a file's
-// snapshot, a finished session's leaks), most allocations, short-lived allocations (allocated often, little of it
-// still in use), and the allocations by size class (a profile whose samples tell their blocks' size: Emberline's
+// an allocator's): a headline (allocated, in use, the fullest flush), then five lists in tabs: peak contributors (what
+// each function held at a live session's fullest flush), largest leaks (in use at the end: a session's newest flush, a
+// file's snapshot, a finished session's leaks), most allocations, short-lived allocations (allocated often, little of
+// it still in use), and the allocations by size class (a profile whose samples tell their blocks' size: Emberline's
 // sessions, Go's heap profiles); a live session's summary adds a chart of what its largest holders held at each
 // flush's end (FunctionsOverTime). A row's tooltip is the stack that gives it the most. The summary is computed off the
 // GUI thread (LatestJob); the newest request's result is shown.
 //
 // In a live session it follows the views' scope as the flame graph does: the whole session, the last flush or a
-// selected range (allocated over the flushes that end in it, in use at the end of the last of them, the peak among
-// them). Once the session has ended, a scope that reaches its end shows the leaks, what the programs still held
-// when they ended (read from the session's profile.pprof: SessionLeaks), as what was in use at the end.
+// selected range (allocated over the flushes that end in it, in use at the end of the last of them, the fullest of
+// them). A scope that ends with the session's last flush shows its in-use values as the leaks, what the programs
+// still held when they ended: they come in the live update like every other sample, the hidden threads' left out.
 //
 // Thread: GUI thread.
 class MemorySummaryView : public QWidget {
@@ -46,9 +45,6 @@ public:
     // A live session's scope: `scope` is a live update's profile (its `live` snapshot, weights and overlay) for
     // `selection`.
     void showLive(const std::shared_ptr<const engine::LoadedProfile> &scope, const engine::LiveSelection &selection);
-    // The session has ended and its merged profile is `sessionProfile`: its leaks stand for what was in use at the
-    // end. Shows the scope again.
-    void setSessionEnded(const QString &sessionProfile);
     // The summary shown (null before the first one).
     const std::shared_ptr<const engine::HeapSummary> &summary() const { return m_summary; }
     QTreeWidget *list(List which) const { return m_lists[which]; }
@@ -67,8 +63,7 @@ public:
     // What the summary is of, in words.
     struct Shown {
         std::shared_ptr<const engine::HeapSummary> summary;
-        std::shared_ptr<const SessionLeaks> leaks; // read once the session ended, kept for the next scopes
-        QString range;                             // "Between 2.0 s and 5.0 s: ", "" for the whole
+        QString range;   // "Between 2.0 s and 5.0 s: ", "" for the whole
         QString inUseAt; // "in use at the end of flush 4", "still in use when the program ended"...
         // The half-width of the in-use bytes' 95% sampling range and the flush's whole in-use bytes it is the
         // margin of (shown only when the summary holds all of them: a part has a smaller margin); 0 when not known.
@@ -91,11 +86,6 @@ private:
     FunctionsOverTime *m_overTime = nullptr;
     std::shared_ptr<const engine::HeapSummary> m_summary;
     LatestJob<Shown> m_job{this};
-    // A live session's scope, the ended session's profile and its leaks once read.
-    std::shared_ptr<const engine::LoadedProfile> m_scope;
-    engine::LiveSelection m_selection;
-    QString m_sessionProfile;
-    std::shared_ptr<const SessionLeaks> m_leaks;
 };
 
 } // namespace emberline::ui

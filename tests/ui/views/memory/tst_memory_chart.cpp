@@ -1,7 +1,7 @@
 // The Memory chart of a live session, offscreen, on hand-made flushes: one live-heap point per flush at its end with
 // the flush's in-use bytes, the RSS readings beside it on the same axis labelled in MiB, a drag across it that
-// selects the range as the thread timelines do (in a live session's view too), and the RSS sampler reading a real
-// process off the GUI thread.
+// selects the range as the thread timelines do (in a live session's view too). (The RSS readings come in the session's
+// stats: tst_memory_session reads a real program's.)
 
 #include "tests/engine/live/synthetic_memory_flush.h"
 #include "tests/ui/test_settings.h"
@@ -13,7 +13,6 @@
 #include "ui/timeline/timeline_view.h"
 #include "ui/views/live/live_session_view.h"
 #include "ui/views/memory/memory_chart.h"
-#include "ui/views/memory/rss_sampler.h"
 
 #include <QAreaSeries>
 #include <QGraphicsScene>
@@ -28,7 +27,6 @@
 #include <QValueAxis>
 
 #include <mutex>
-#include <unistd.h>
 
 using namespace emberline;
 using namespace emberline::ui;
@@ -292,24 +290,6 @@ private Q_SLOTS:
         cpu.command = {"/bin/true"};
         LiveSessionView cpuView(new engine::ProfilingSession(cpu));
         QVERIFY(!cpuView.memoryChart());
-    }
-
-    // The sampler reads this process's RSS on its own thread and reports it here, timed by the wall clock. If this
-    // fails, the chart's RSS line stays empty.
-    void rssSamplerReadsAProcess()
-    {
-        RssSampler sampler(50);
-        QSignalSpy sampled(&sampler, &RssSampler::sampled);
-        sampler.setProcess(static_cast<int>(getpid()));
-        QTRY_VERIFY(sampled.count() >= 3);
-        QVERIFY(sampled.at(0).at(1).toLongLong() > (1 << 20));
-        const qint64 now = QDateTime::currentMSecsSinceEpoch() * 1'000'000LL;
-        QVERIFY(std::abs(sampled.at(0).at(0).toLongLong() - now) < 10 * kSecond);
-        sampler.setProcess(0);
-        QTest::qWait(200);
-        const auto count = sampled.count();
-        QTest::qWait(200);
-        QCOMPARE(sampled.count(), count);
     }
 };
 

@@ -81,12 +81,24 @@ std::shared_ptr<const engine::LiveUpdate> stageUpdate(const std::vector<std::sha
     return last;
 }
 
-// The three flushes, then the session's last (5–6 s), after the program ended: it allocated e and holds nothing,
-// since what a program holds when it ends leaves the live heap (a and d, 130 B, are its leaks).
-std::vector<std::shared_ptr<const engine::Flush>> endedSession()
+// The three flushes, then a fourth (4–5 s) in which e was allocated and everything was freed.
+std::vector<std::shared_ptr<const engine::Flush>> fourFlushes()
 {
     auto out = flushes();
     out.push_back(syntheticMemoryFlush(4, 4'000'000'000, {{"e", 5, 50, 0, 0}}));
+    return out;
+}
+
+// The three flushes, then the session's last (4–5 s), after the program ended: it allocated e, and its in-use values
+// are the leaks, what the program still held when it ended: a's 30 B on thread 7 and d's 100 B on thread 8 (the
+// thread that allocated d: hidden, the leaks are a's alone).
+std::vector<std::shared_ptr<const engine::Flush>> endedSession()
+{
+    auto out = flushes();
+    auto last = std::make_shared<engine::Flush>(
+        *syntheticMemoryFlush(4, 4'000'000'000, {{"e", 5, 50, 0, 0}, {"a", 0, 0, 1, 30}, {"d", 0, 0, 1, 100, 8}}));
+    last->final = true;
+    out.push_back(std::move(last));
     return out;
 }
 
@@ -228,14 +240,15 @@ private Q_SLOTS:
         request.scope = engine::LiveScope::SelectedRange;
         request.rangeStartNs = 3'500'000'000; // flush 3 (ends at 4 s) and 4 (ends at 5 s) end in it
         request.rangeEndNs = 5'000'000'000;
-        const auto update = stageUpdate(endedSession(), request);
+        const auto update = stageUpdate(fourFlushes(), request);
         QVERIFY(update && update->loaded);
         MemorySummaryView view;
         QSignalSpy shown(&view, &MemorySummaryView::summaryShown);
         view.showLive(update->loaded, update->selection);
         QVERIFY(shown.wait(10000));
-        // Flush 3's peak (a 30 B, d 100 B), not the session's (flush 2, 930 B); what flushes 3 and 4 allocated.
-        QCOMPARE(view.summary()->peakAt->flushSequence, 3u);
+        // Flush 3, the range's fullest (a 30 B, d 100 B), not the session's (flush 2, 930 B); what flushes 3 and 4
+        // allocated.
+        QCOMPARE(view.summary()->fullestFlush->flushSequence, 3u);
         QCOMPARE(column(view.list(MemorySummaryView::Peak), 0),
                  (QStringList{QStringLiteral("d"), QStringLiteral("a")}));
         QCOMPARE(column(view.list(MemorySummaryView::Allocations), 0),
@@ -245,25 +258,16 @@ private Q_SLOTS:
                  qPrintable(view.headline()));
     }
 
-    // The last flush of a session holds nothing in use (the program had ended); its leaks are in the session's
-    // profile.pprof. If this fails, the ended session's summary says 0 B in use while the status bar says what
-    // was still live at the end, or a range before the end takes the leaks for its own.
+    // The last flush of a session holds the leaks as its in-use values, in the live update like every other sample:
+    // no file is read. If this fails, the ended session's summary says 0 B in use while the status bar says what
+    // was still live at the end, a range before the end takes the leaks for its own, or a hidden thread's leaks
+    // are shown.
     void endedSessionShowsItsLeaks()
     {
-        // The session's profile: its allocations summed (left out here) and the leaks as its in-use values.
-        const QString sessionProfile = m_dir.filePath(QStringLiteral("profile.pprof"));
-        const auto leaks = syntheticMemoryFlush(9, 4'000'000'000, {{"a", 0, 0, 1, 30}, {"d", 0, 0, 1, 100}});
-        QVERIFY(engine::writePprofFile(*leaks->profile, sessionProfile.toStdString()).ok());
-
         const auto update = stageUpdate(endedSession());
         MemorySummaryView view;
         QSignalSpy shown(&view, &MemorySummaryView::summaryShown);
         view.showLive(update->loaded, update->selection);
-        QVERIFY(shown.wait(10000));
-        QVERIFY2(view.headline().contains(QStringLiteral("0 B in 0 objects in use at the end of flush 4")),
-                 qPrintable(view.headline()));
-
-        view.setSessionEnded(sessionProfile);
         QVERIFY(shown.wait(10000));
         QVERIFY2(view.headline().contains(
                      QStringLiteral("130 B in 2 objects still in use when the program ended (its leaks)")),
@@ -271,7 +275,7 @@ private Q_SLOTS:
         QCOMPARE(column(view.list(MemorySummaryView::Leaks), 0),
                  (QStringList{QStringLiteral("d"), QStringLiteral("a")}));
         QCOMPARE(view.list(MemorySummaryView::Leaks)->topLevelItem(0)->text(1), QStringLiteral("100 B"));
-        QCOMPARE(view.summary()->peakAt->flushSequence, 2u);
+        QCOMPARE(view.summary()->fullestFlush->flushSequence, 2u);
 
         // The last flush alone: the leaks too. A range that ends before: its own last flush.
         engine::LiveViewRequest last;
@@ -290,6 +294,18 @@ private Q_SLOTS:
         QVERIFY(shown.wait(10000));
         QVERIFY2(view.headline().contains(QStringLiteral("930 B in 10 objects in use at the end of flush 2")),
                  qPrintable(view.headline()));
+
+        // Thread 8 hidden (the second thread the session saw): its leak is not shown, thread 7's is.
+        engine::LiveViewRequest hidden;
+        hidden.hiddenThreads = {1};
+        const auto without8 = stageUpdate(endedSession(), hidden);
+        QCOMPARE(without8->snapshot->threads.at(1).tid, int64_t(8));
+        view.showLive(without8->loaded, without8->selection);
+        QVERIFY(shown.wait(10000));
+        QVERIFY2(view.headline().contains(
+                     QStringLiteral("30 B in 1 objects still in use when the program ended (its leaks)")),
+                 qPrintable(view.headline()));
+        QCOMPARE(column(view.list(MemorySummaryView::Leaks), 0), (QStringList{QStringLiteral("a")}));
     }
 
     // The explorer of an opened memory profile has a Memory tab with the summary; a CPU profile's has none.
@@ -349,18 +365,15 @@ private Q_SLOTS:
         QSignalSpy shown(view.memorySummary(), &MemorySummaryView::summaryShown);
         Q_EMIT session->liveUpdated(last);
         QVERIFY(shown.wait(10000));
-        QCOMPARE(view.memorySummary()->summary()->peakAt->flushSequence, 2u);
+        QCOMPARE(view.memorySummary()->summary()->fullestFlush->flushSequence, 2u);
         QCOMPARE(view.memorySummary()->list(MemorySummaryView::Peak)->topLevelItem(0)->text(0), QStringLiteral("c"));
     }
 
-    // The end of a live session that profiled memory: the summary takes the leaks of its profile.pprof, the chart
-    // marks them at the end. If this fails, the window's last word is 0 B in use while the status bar says what was
-    // still live.
+    // The end of a live session that profiled memory: the summary takes the leaks from the last update (its last
+    // flush's in-use values), the chart marks them at the end; the end summary adds nothing to the tab. If this fails,
+    // the window's last word is 0 B in use while the status bar says what was still live.
     void liveSessionEndShowsTheLeaks()
     {
-        const QString sessionProfile = m_dir.filePath(QStringLiteral("ended.pprof"));
-        const auto leaks = syntheticMemoryFlush(9, 4'000'000'000, {{"a", 0, 0, 1, 30}, {"d", 0, 0, 1, 100}});
-        QVERIFY(engine::writePprofFile(*leaks->profile, sessionProfile.toStdString()).ok());
         engine::SessionConfig config;
         config.command = {"/bin/true"};
         config.memory = true;
@@ -368,13 +381,6 @@ private Q_SLOTS:
         LiveSessionView view(session);
         QSignalSpy shown(view.memorySummary(), &MemorySummaryView::summaryShown);
         Q_EMIT session->liveUpdated(stageUpdate(endedSession()));
-        QVERIFY(shown.wait(10000));
-        engine::SessionSummary summary;
-        auto memory = std::make_shared<engine::MemorySummary>();
-        memory->leakedBytes = 130;
-        summary.memory = memory;
-        summary.sessionProfilePath = sessionProfile.toStdString();
-        Q_EMIT session->finished(summary);
         QVERIFY(shown.wait(10000));
         QVERIFY2(view.memorySummary()->headline().contains(QStringLiteral("130 B in 2 objects still in use when")),
                  qPrintable(view.memorySummary()->headline()));

@@ -1,11 +1,11 @@
-#include "engine/session/memory_pipeline.h"
+#include "engine/session/memory_session.h"
 
 #include "engine/agent/agent_protocol.h"
 #include "engine/common/clock.h"
 #include "engine/common/logging.h"
 #include "engine/recorder/location_key.h"
 #include "engine/recorder/recorder.h"
-#include "engine/session/sampling_pipeline.h"
+#include "engine/session/sampling_pipeline.h" // AllocationUnwinder
 
 #include <algorithm>
 #include <cmath>
@@ -28,23 +28,18 @@ int64_t rounded(double v)
 
 } // namespace
 
-Result<std::unique_ptr<MemoryPipeline>> MemoryPipeline::create(const SessionConfig &config, AgentLink &agent,
-                                                               SamplingPipeline &pipeline, Recorder &recorder)
+Result<std::unique_ptr<MemorySession>> MemorySession::create(const SessionConfig &config, AgentLink &agent,
+                                                             AllocationUnwinder &unwinder, Recorder &recorder)
 {
-    return std::unique_ptr<MemoryPipeline>(new MemoryPipeline(config, agent, pipeline, recorder));
+    return std::unique_ptr<MemorySession>(new MemorySession(config, agent, unwinder, recorder));
 }
 
-MemoryPipeline::MemoryPipeline(const SessionConfig &config, AgentLink &agent, SamplingPipeline &pipeline,
-                               Recorder &recorder)
-    : m_pipeline(pipeline), m_recorder(recorder), m_interval(std::max<uint64_t>(config.allocInterval, 1)),
+MemorySession::MemorySession(const SessionConfig &config, AgentLink &agent, AllocationUnwinder &unwinder,
+                             Recorder &recorder)
+    : m_unwinder(unwinder), m_recorder(recorder), m_interval(std::max<uint64_t>(config.allocInterval, 1)),
       m_rings(agent.rings()), m_heap(m_interval)
 {
     agent.askMemory(m_interval, m_interval == 1 ? kExactRingBytes : kSampledRingBytes);
-    pipeline.setBeforeExec([this](uint32_t pid) {
-        m_rings.pollProcess(*this, pid);
-        // The new image should load the agent again (LD_PRELOAD is inherited): counted, to tell one that did not.
-        m_processImages[pid].execs.push_back({clockNs(CLOCK_MONOTONIC), m_recorder.threadName(pid)});
-    });
     setStackCopyBytes(8192);
     // The row of a process image's live heap that no live sample stands for.
     const uint32_t marker = recorder.internLocation(kMarkerModule, uint64_t(MarkerFrame::UnsampledHeap));
@@ -55,54 +50,59 @@ MemoryPipeline::MemoryPipeline(const SessionConfig &config, AgentLink &agent, Sa
                              "memory is not profiled (the CPU profile goes on)");
 }
 
-MemoryPipeline::~MemoryPipeline() = default;
+MemorySession::~MemorySession() = default;
 
-size_t MemoryPipeline::poll(uint64_t upToNs)
+void MemorySession::onExec(uint32_t pid, std::string_view program)
 {
-    const size_t records = m_rings.poll(*this, upToNs);
-    adaptStackCopy();
-    // The peak, as often as a hundred times a second: each look sums the agent's heap slots of every open image.
-    const uint64_t now = static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC));
-    if (m_interval > 1 && now - m_peakCheckedNs >= 10'000'000) {
-        m_peakCheckedNs = now;
-        m_peakLive = std::max(m_peakLive, m_heap.liveBytes(m_rings.heapLive()));
-    }
-    return records;
+    // Counted, to tell an image that did not load the agent again.
+    m_processImages[pid].execs.push_back({clockNs(CLOCK_MONOTONIC), std::string(program)});
 }
 
-void MemoryPipeline::adaptStackCopy()
+void MemorySession::afterRead()
+{
+    adaptStackCopy();
+    // The high-water mark, as often as a hundred times a second: each look sums the agent's heap slots of every open
+    // image.
+    const uint64_t now = static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC));
+    if (m_interval > 1 && now - m_highWaterCheckedNs >= 10'000'000) {
+        m_highWaterCheckedNs = now;
+        m_highWater = std::max(m_highWater, m_heap.liveBytes(m_rings.heapLive()));
+    }
+}
+
+void MemorySession::adaptStackCopy()
 {
     // The stack each sample copies is most of its record: learned from the allocation stacks themselves, it
     // shrinks to what the deepest needed (with room to spare) and doubles when one was cut short. A smaller
     // record lets the ring hold more samples of a burst.
-    const uint64_t shortCopies = m_pipeline.allocationCopiesShort();
+    const uint64_t shortCopies = m_allocationCopiesShort;
     uint32_t next = m_stackCopy;
     if (shortCopies > m_shortCopiesSeen)
         next = std::min<uint32_t>(m_stackCopy * 2, kMaxAllocationCopyBytes);
-    else if (m_pipeline.allocationStackUsed() > 0 && m_heap.counters().allocations >= 64)
-        next = std::clamp<uint32_t>(
-            static_cast<uint32_t>((m_pipeline.allocationStackUsed() * 3 / 2 + 1023) & ~uint64_t(1023)),
-            kMinStackCopyBytes, m_stackCopy);
+    else if (m_allocationStackUsed > 0 && m_heap.counters().allocations >= 64)
+        next = std::clamp<uint32_t>(static_cast<uint32_t>((m_allocationStackUsed * 3 / 2 + 1023) & ~uint64_t(1023)),
+                                    kMinStackCopyBytes, m_stackCopy);
     m_shortCopiesSeen = shortCopies;
     if (next != m_stackCopy)
         setStackCopyBytes(next);
 }
 
-void MemoryPipeline::setStackCopyBytes(uint32_t bytes)
+void MemorySession::setStackCopyBytes(uint32_t bytes)
 {
     m_stackCopy = bytes;
     m_rings.setStackCopyBytes(bytes);
 }
 
-void MemoryPipeline::onAllocation(const AgentAllocation &a)
+void MemorySession::onAllocation(const AgentAllocation &a)
 {
-    const std::span<const uint32_t> locations =
-        m_pipeline.unwindAllocation(a.pid, a.tid, a.regs, a.stack, a.stackLimit);
-    m_heap.allocate(a.image, a.pid, a.tid, a.address, a.size, m_sites.intern(locations), a.timeNs, a.usable);
+    const UnwoundAllocation unwound = m_unwinder.unwindAllocation(a.pid, a.tid, a.regs, a.stack, a.stackLimit);
+    m_allocationStackUsed = std::max(m_allocationStackUsed, unwound.stackUsed);
+    m_allocationCopiesShort += unwound.copyShort ? 1 : 0;
+    m_heap.allocate(a.image, a.pid, a.tid, a.address, a.size, m_sites.intern(unwound.locations), a.timeNs, a.heapBytes);
     addTotals(a.image, a.tid, a.threadAllocations, a.threadBytes);
 }
 
-void MemoryPipeline::onTotals(uint64_t image, uint32_t pid, uint32_t tid, uint64_t allocations, uint64_t bytes)
+void MemorySession::onTotals(uint64_t image, uint32_t pid, uint32_t tid, uint64_t allocations, uint64_t bytes)
 {
     (void)pid;
     addTotals(image, tid, allocations, bytes);
@@ -110,7 +110,7 @@ void MemoryPipeline::onTotals(uint64_t image, uint32_t pid, uint32_t tid, uint64
     m_threadTotals.erase({image, tid});
 }
 
-void MemoryPipeline::addTotals(uint64_t image, uint32_t tid, uint64_t allocations, uint64_t bytes)
+void MemorySession::addTotals(uint64_t image, uint32_t tid, uint64_t allocations, uint64_t bytes)
 {
     auto &[a, b] = m_threadTotals[{image, tid}];
     if (allocations > a) {
@@ -123,18 +123,18 @@ void MemoryPipeline::addTotals(uint64_t image, uint32_t tid, uint64_t allocation
     }
 }
 
-double MemoryPipeline::allocatedBytes() const
+double MemorySession::allocatedBytes() const
 {
     return m_totalAllocations > 0 ? static_cast<double>(m_totalBytes) : m_heap.counters().allocatedBytes;
 }
 
-void MemoryPipeline::onFree(uint64_t image, uint32_t pid, uint32_t tid, uint64_t timeNs, uint64_t address)
+void MemorySession::onFree(uint64_t image, uint32_t pid, uint32_t tid, uint64_t timeNs, uint64_t address)
 {
     (void)pid, (void)tid;
     m_heap.free(image, address, timeNs);
 }
 
-void MemoryPipeline::onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid)
+void MemorySession::onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid)
 {
     if (parentPid == 0)
         ++m_processImages[pid].agentImages; // the program's start or an exec, not a fork
@@ -144,24 +144,25 @@ void MemoryPipeline::onImageStart(uint64_t image, uint32_t pid, uint32_t parentP
     m_heap.startImage(image, pid);
 }
 
-void MemoryPipeline::onImageEnd(uint64_t image, uint32_t pid)
+void MemorySession::onImageEnd(uint64_t image, uint32_t pid)
 {
     (void)pid;
     // Its leaks calibrated, as its flushes' in-use snapshots were, to what its heap counts held at its end.
     const std::optional<int64_t> exact = m_rings.heapLive(image);
-    qCDebug(lcSession, "memory image %llu ended holding %lld usable bytes (exact)",
+    qCDebug(lcSession, "memory image %llu ended holding %lld heap bytes (exact)",
             static_cast<unsigned long long>(image), static_cast<long long>(exact.value_or(-1)));
-    // What the program held as it ended may be its largest heap (one that only grows): the peak sees it first.
+    // What the program held as it ended may be its largest heap (one that only grows): the high-water mark sees it
+    // first.
     if (m_interval > 1)
-        m_peakLive = std::max(m_peakLive, m_heap.liveBytes(m_rings.heapLive()));
+        m_highWater = std::max(m_highWater, m_heap.liveBytes(m_rings.heapLive()));
     m_heap.endImage(image, exact);
     std::erase(m_openImages, image);
     // Threads that ended without their last totals (killed, or still running at the end) count as last reported.
     m_threadTotals.erase(m_threadTotals.lower_bound({image, 0}), m_threadTotals.lower_bound({image + 1, 0}));
 }
 
-void MemoryPipeline::record(const std::vector<HeapTracker::StackMemory> &sites, int64_t realNs, bool allocated,
-                            bool leak)
+void MemorySession::record(const std::vector<HeapTracker::StackMemory> &sites, int64_t realNs, bool allocated,
+                           bool leak)
 {
     for (const HeapTracker::StackMemory &m : sites) {
         MemorySample s;
@@ -180,21 +181,20 @@ void MemoryPipeline::record(const std::vector<HeapTracker::StackMemory> &sites, 
     }
 }
 
-void MemoryPipeline::flush(int64_t realNs)
+void MemorySession::flush(int64_t realNs)
 {
     record(m_heap.takeAllocated(), realNs, true, false);
-    const HeapTracker::ExactUsable exact = m_rings.heapLive();
+    const HeapTracker::ExactHeapBytes exact = m_rings.heapLive();
     record(m_heap.inUse(exact), realNs, false, false);
     m_flushLive = m_heap.live(exact); // the snapshot's own total and range, from the same counts
-    m_peakLive = std::max(m_peakLive, m_flushLive.bytes);
+    m_highWater = std::max(m_highWater, m_flushLive.bytes);
 }
 
-void MemoryPipeline::finish(int64_t realNs)
+void MemorySession::finish(int64_t realNs)
 {
     if (m_finished)
         return;
     m_finished = true;
-    m_rings.detach(*this);
     // Processes of the program still running when the session ends (ones that left the launched process's
     // tree, or that ignored the end): what they hold now is what they held at the session's end.
     for (uint64_t image : std::vector<uint64_t>(m_openImages))
@@ -203,11 +203,11 @@ void MemoryPipeline::finish(int64_t realNs)
     record(m_heap.leaks(), realNs, false, true);
 }
 
-std::shared_ptr<const MemorySummary> MemoryPipeline::summary() const
+std::shared_ptr<const MemorySummary> MemorySession::summary() const
 {
     auto s = std::make_shared<MemorySummary>();
     const HeapTracker::Counters &heap = m_heap.counters();
-    const AgentCounters rings = m_rings.counters();
+    const RingCounters rings = m_rings.counters();
     s->interval = m_interval;
     // The totals are the hooks' own counts (exact); what the profile holds per stack is the samples' estimate.
     s->allocatedExact = m_totalAllocations > 0;
@@ -221,7 +221,7 @@ std::shared_ptr<const MemorySummary> MemoryPipeline::summary() const
     const HeapTracker::LiveEstimate live = m_heap.live(m_rings.heapLive());
     s->liveBytes = live.bytes;
     // Sampling: the largest calibrated live heap of the polls and flushes; exact mode: the largest of every record.
-    s->peakLiveBytes = m_interval > 1 ? std::max(m_peakLive, live.bytes) : heap.peakLiveBytes;
+    s->highWaterBytes = m_interval > 1 ? std::max(m_highWater, live.bytes) : heap.highWaterBytes;
     s->allocatedBytesMargin = s->allocatedExact ? 0 : samplingMargin(heap.allocatedBytesVariance);
     s->sampledAllocatedBytesMargin = samplingMargin(heap.allocatedBytesVariance);
     s->liveBytesMargin = samplingMargin(live.variance);

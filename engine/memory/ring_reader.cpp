@@ -1,4 +1,4 @@
-#include "engine/memory/agent_rings.h"
+#include "engine/memory/ring_reader.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -52,7 +52,7 @@ uint64_t unreadBytes(const agent::RingHeader &h)
 
 } // namespace
 
-struct AgentRings::Ring {
+struct RingReader::Ring {
     agent::RingHeader *header = nullptr;
     uint8_t *data = nullptr;
     uint64_t mapped = 0;
@@ -72,16 +72,16 @@ struct AgentRings::Ring {
     }
 };
 
-AgentRings::AgentRings(std::string directory) : m_directory(std::move(directory)) {}
+RingReader::RingReader(std::string directory) : m_directory(std::move(directory)) {}
 
-AgentRings::~AgentRings()
+RingReader::~RingReader()
 {
     for (auto &ring : m_rings)
         ring->header->detached.store(1, std::memory_order_release);
 }
 
 // "PID-CREATED-ERRNO.noring": a process image that could not make its ring, and why.
-void AgentRings::noteRingFailure(const char *name)
+void RingReader::noteRingFailure(const char *name)
 {
     unlink((m_directory + '/' + name).c_str());
     unsigned long pid = 0, error = 0;
@@ -95,7 +95,7 @@ void AgentRings::noteRingFailure(const char *name)
         m_counters.ringFailure = std::string("a process: ") + name;
 }
 
-void AgentRings::scan()
+void RingReader::scan()
 {
     DIR *dir = opendir(m_directory.c_str());
     if (!dir)
@@ -152,7 +152,7 @@ void AgentRings::scan()
 // system that cannot give them (full) leaves the ring at what it has: its writer stops at the end of the reserved
 // part until it or a later visit (once a second) reserves more, and the samples that find no room are counted as
 // lost, as in a full ring.
-void AgentRings::reserveMore(Ring &ring)
+void RingReader::reserveMore(Ring &ring)
 {
     agent::RingHeader &h = *ring.header;
     const uint64_t reserved = h.reservedBytes.load(std::memory_order_acquire);
@@ -183,12 +183,15 @@ void AgentRings::reserveMore(Ring &ring)
     while (seen < target && !h.reservedBytes.compare_exchange_weak(seen, target, std::memory_order_acq_rel)) {}
 }
 
-size_t AgentRings::drain(Ring &ring, AgentSink &sink, uint64_t upToNs)
+size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
 {
     agent::RingHeader &h = *ring.header;
     if (!ring.started) {
         ring.started = true;
-        sink.onImageStart(ring.image, ring.pid, h.parentPid);
+        if (sinks.cpu)
+            sinks.cpu->onImageStart(ring.image, ring.pid, h.parentPid);
+        if (sinks.memory)
+            sinks.memory->onImageStart(ring.image, ring.pid, h.parentPid);
     }
     const uint64_t mask = h.dataBytes - 1;
     m_counters.widestWindow =
@@ -207,8 +210,11 @@ size_t AgentRings::drain(Ring &ring, AgentSink &sink, uint64_t upToNs)
             h.detached.store(1, std::memory_order_release);
             break;
         }
-        // Allocation and free records both carry their time after the header, the thread id and a 32-bit field.
-        if (bytes >= sizeof(agent::FreeRecord) && reinterpret_cast<const agent::FreeRecord *>(record)->timeNs > upToNs)
+        // Every record but a padding carries its time after the header, the thread id and a 32-bit field. A padding's
+        // body was never written: what lies there is a stale byte of an older lap, and read as a time it could hold
+        // the ring at this record for good (in exact mode, the program waiting for room that never comes).
+        if (type != agent::RecordType::Padding && bytes >= sizeof(agent::FreeRecord) &&
+            reinterpret_cast<const agent::FreeRecord *>(record)->timeNs > upToNs)
             break;
         if (type == agent::RecordType::Alloc && bytes >= sizeof(agent::AllocRecord)) {
             const auto *alloc = reinterpret_cast<const agent::AllocRecord *>(record);
@@ -221,18 +227,20 @@ size_t AgentRings::drain(Ring &ring, AgentSink &sink, uint64_t upToNs)
             a.timeNs = alloc->timeNs;
             a.address = alloc->address;
             a.size = alloc->size;
-            a.usable = alloc->heapBytes;
+            a.heapBytes = alloc->heapBytes;
             a.threadAllocations = alloc->threadAllocations;
             a.threadBytes = alloc->threadBytes;
             a.regs = std::span<const uint64_t>(alloc->regs, agent::kRegisterCount);
             a.stack = std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(alloc + 1), stackBytes);
             a.stackLimit = bytes - uint32_t(sizeof(agent::AllocRecord));
             ++m_counters.allocations;
-            sink.onAllocation(a);
+            if (sinks.memory)
+                sinks.memory->onAllocation(a);
         } else if (type == agent::RecordType::Free && bytes >= sizeof(agent::FreeRecord)) {
             const auto *free = reinterpret_cast<const agent::FreeRecord *>(record);
             ++m_counters.frees;
-            sink.onFree(ring.image, ring.pid, free->tid, free->timeNs, free->address);
+            if (sinks.memory)
+                sinks.memory->onFree(ring.image, ring.pid, free->tid, free->timeNs, free->address);
         } else if (type == agent::RecordType::Cpu && bytes >= sizeof(agent::CpuRecord)) {
             const auto *cpu = reinterpret_cast<const agent::CpuRecord *>(record);
             AgentCpuSample c;
@@ -246,13 +254,17 @@ size_t AgentRings::drain(Ring &ring, AgentSink &sink, uint64_t upToNs)
             c.stack = std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(cpu + 1),
                                                std::min<uint32_t>(cpu->stackBytes, c.stackLimit));
             ++m_counters.cpuSamples;
-            sink.onCpuSample(c);
+            if (sinks.cpu)
+                sinks.cpu->onCpuSample(c);
         } else if (type == agent::RecordType::Totals && bytes >= sizeof(agent::TotalsRecord)) {
             const auto *totals = reinterpret_cast<const agent::TotalsRecord *>(record);
-            sink.onTotals(ring.image, ring.pid, totals->tid, totals->threadAllocations, totals->threadBytes);
+            if (sinks.memory)
+                sinks.memory->onTotals(ring.image, ring.pid, totals->tid, totals->threadAllocations,
+                                       totals->threadBytes);
         } else if (type == agent::RecordType::Thread && bytes >= sizeof(agent::ThreadRecord)) {
             const auto *thread = reinterpret_cast<const agent::ThreadRecord *>(record);
-            sink.onThreadTimer(ring.image, ring.pid, thread->tid, thread->started != 0);
+            if (sinks.cpu)
+                sinks.cpu->onThreadTimer(ring.image, ring.pid, thread->tid, thread->started != 0);
         } else if (type == agent::RecordType::Padding) {
             // To the ring's end: the writers went back to its start. Short of it: past where the lap before ended.
             ++((tail & mask) + bytes == h.dataBytes ? m_counters.laps : m_counters.detours);
@@ -269,21 +281,21 @@ size_t AgentRings::drain(Ring &ring, AgentSink &sink, uint64_t upToNs)
     return records;
 }
 
-size_t AgentRings::poll(AgentSink &sink, uint64_t upToNs)
+size_t RingReader::poll(const RingSinks &sinks, uint64_t upToNs)
 {
     scan();
-    return visit(sink, 0, upToNs);
+    return visit(sinks, 0, upToNs);
 }
 
-size_t AgentRings::pollProcess(AgentSink &sink, uint32_t pid)
+size_t RingReader::pollProcess(const RingSinks &sinks, uint32_t pid)
 {
     // Called back from inside a poll (a sink that handles an exec): that poll reads the rings in order already.
     if (m_visiting)
         return 0;
-    return visit(sink, pid, UINT64_MAX);
+    return visit(sinks, pid, UINT64_MAX);
 }
 
-size_t AgentRings::visit(AgentSink &sink, uint32_t onlyPid, uint64_t upToNs)
+size_t RingReader::visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upToNs)
 {
     if (m_visiting)
         return 0;
@@ -314,11 +326,12 @@ size_t AgentRings::visit(AgentSink &sink, uint32_t onlyPid, uint64_t upToNs)
             finished = true;
         fill = std::max(fill,
                         static_cast<double>(unreadBytes(*ring.header)) / static_cast<double>(ring.header->dataBytes));
-        records += drain(ring, sink, upToNs);
+        records += drain(ring, sinks, upToNs);
         const bool empty =
             ring.header->head.load(std::memory_order_acquire) == ring.header->tail.load(std::memory_order_relaxed);
         if (finished && empty) {
-            sink.onImageEnd(ring.image, ring.pid);
+            if (sinks.memory)
+                sinks.memory->onImageEnd(ring.image, ring.pid);
             const agent::RingHeader &h = *ring.header;
             m_closed.allocsDropped += h.allocsDropped.load(std::memory_order_relaxed);
             m_closed.bytesDropped += h.bytesDropped.load(std::memory_order_relaxed);
@@ -335,21 +348,21 @@ size_t AgentRings::visit(AgentSink &sink, uint32_t onlyPid, uint64_t upToNs)
     return records;
 }
 
-void AgentRings::setStackCopyBytes(uint32_t bytes)
+void RingReader::setStackCopyBytes(uint32_t bytes)
 {
     m_stackCopyBytes = bytes;
     for (auto &ring : m_rings)
         ring->header->stackCopyBytes.store(bytes, std::memory_order_relaxed);
 }
 
-void AgentRings::setCpuStackCopyBytes(uint32_t bytes)
+void RingReader::setCpuStackCopyBytes(uint32_t bytes)
 {
     m_cpuStackCopyBytes = bytes;
     for (auto &ring : m_rings)
         ring->header->cpuStackCopyBytes.store(bytes, std::memory_order_relaxed);
 }
 
-uint32_t AgentRings::cpuSignal(uint32_t pid) const
+uint32_t RingReader::cpuSignal(uint32_t pid) const
 {
     for (auto it = m_rings.rbegin(); it != m_rings.rend(); ++it)
         if ((*it)->pid == pid)
@@ -357,7 +370,7 @@ uint32_t AgentRings::cpuSignal(uint32_t pid) const
     return 0;
 }
 
-bool AgentRings::requestTimer(uint32_t pid, uint32_t tid)
+bool RingReader::requestTimer(uint32_t pid, uint32_t tid)
 {
     // The newest ring of the process: the image running now.
     for (auto it = m_rings.rbegin(); it != m_rings.rend(); ++it) {
@@ -375,12 +388,12 @@ bool AgentRings::requestTimer(uint32_t pid, uint32_t tid)
     return false;
 }
 
-void AgentRings::detach(AgentSink &sink)
+void RingReader::detach(const RingSinks &sinks)
 {
-    poll(sink);
+    poll(sinks);
     for (auto &ring : m_rings)
         ring->header->detached.store(1, std::memory_order_release);
-    poll(sink);
+    poll(sinks);
 }
 
 namespace {
@@ -403,7 +416,7 @@ std::optional<int64_t> heapLiveOf(const agent::RingHeader &h)
 
 } // namespace
 
-std::optional<int64_t> AgentRings::heapLive(uint64_t image) const
+std::optional<int64_t> RingReader::heapLive(uint64_t image) const
 {
     for (const auto &ring : m_rings)
         if (ring->image == image)
@@ -411,7 +424,7 @@ std::optional<int64_t> AgentRings::heapLive(uint64_t image) const
     return std::nullopt;
 }
 
-std::unordered_map<uint64_t, int64_t> AgentRings::heapLive() const
+std::unordered_map<uint64_t, int64_t> RingReader::heapLive() const
 {
     std::unordered_map<uint64_t, int64_t> out;
     for (const auto &ring : m_rings)
@@ -420,7 +433,7 @@ std::unordered_map<uint64_t, int64_t> AgentRings::heapLive() const
     return out;
 }
 
-std::optional<AgentRings::Position> AgentRings::position(uint32_t pid) const
+std::optional<RingReader::Position> RingReader::position(uint32_t pid) const
 {
     for (auto it = m_rings.rbegin(); it != m_rings.rend(); ++it) {
         if ((*it)->pid != pid)
@@ -431,9 +444,9 @@ std::optional<AgentRings::Position> AgentRings::position(uint32_t pid) const
     return std::nullopt;
 }
 
-AgentCounters AgentRings::counters() const
+RingCounters RingReader::counters() const
 {
-    AgentCounters c = m_counters;
+    RingCounters c = m_counters;
     c.allocsDropped += m_closed.allocsDropped;
     c.bytesDropped += m_closed.bytesDropped;
     c.waitNs += m_closed.waitNs;

@@ -1,9 +1,9 @@
 #pragma once
 
 #include "engine/common/result.h"
-#include "engine/memory/agent_rings.h"
 #include "engine/memory/allocation_weight.h"
 #include "engine/memory/heap_tracker.h"
+#include "engine/memory/ring_reader.h"
 #include "engine/model/stack_table.h"
 #include "engine/session/agent_link.h"
 #include "engine/session/session_config.h"
@@ -12,42 +12,46 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace emberline::engine {
 
 class Recorder;
-class SamplingPipeline;
+class AllocationUnwinder;
 
 // The memory half of a session (SessionConfig::memory): asks the agent link (AgentLink) for memory profiling in the
-// launched program, reads the rings, unwinds each sampled
-// allocation with the sampling pipeline's unwinder, keeps the live heap (HeapTracker), and at each flush hands the
-// recorder what was allocated and what is live, per thread and stack; at the end, what each process still held
-// when it ended (its leaks).
+// launched program, takes the memory records the session's ring reader hands it (MemoryRecordSink), unwinds each
+// sampled allocation with the session's unwinding service (AllocationUnwinder), keeps the live heap (HeapTracker),
+// and at each flush hands the recorder what was allocated and what is live, per thread and stack; at the end, what
+// each process still held when it ended (its leaks) as the last flush's in-use, beside its allocations. It reads no
+// ring and calls nothing of the sampling side but the unwinder: the session orders the reads (ExecBarrier).
 //
 // Allocation stacks are interned in a table of their own (by the recorder's location ids, which never start over):
 // a live block keeps its stack for as long as it lives, across the recorder's stack table starting over.
 //
 // Thread: the session thread.
-class MemoryPipeline final : public AgentSink {
+class MemorySession final : public MemoryRecordSink {
 public:
     // Asks `agent` for memory profiling at the configured interval (before the program is launched). The agent
-    // link and the sampling pipeline must outlive it (the pipeline calls back before an exec).
-    static Result<std::unique_ptr<MemoryPipeline>> create(const SessionConfig &config, AgentLink &agent,
-                                                          SamplingPipeline &pipeline, Recorder &recorder);
-    ~MemoryPipeline() override;
-    MemoryPipeline(const MemoryPipeline &) = delete;
-    MemoryPipeline &operator=(const MemoryPipeline &) = delete;
-    // Reads every ring up to the records stamped at `upToNs` (CLOCK_MONOTONIC): the time the sampler's records
-    // were last read from, so that every mapping an allocation's stack runs through is known (a process that has
-    // exited has no /proc map to read). Returns the records read.
-    size_t poll(uint64_t upToNs = UINT64_MAX);
+    // link and the unwinder must outlive it.
+    static Result<std::unique_ptr<MemorySession>> create(const SessionConfig &config, AgentLink &agent,
+                                                         AllocationUnwinder &unwinder, Recorder &recorder);
+    ~MemorySession() override;
+    MemorySession(const MemorySession &) = delete;
+    MemorySession &operator=(const MemorySession &) = delete;
+    // After each read of the rings: learns the stack copy from the stacks unwound, and looks at the live heap for
+    // its high-water mark.
+    void afterRead();
+    // Process `pid` is taking a new program image (exec), named `program`, its old image's records read: the new image
+    // should load the agent again (LD_PRELOAD is inherited), and one that does not is told in the summary.
+    void onExec(uint32_t pid, std::string_view program);
     // A flush ends at `realNs`: what was allocated since the last flush and what is live now go to the recorder.
     void flush(int64_t realNs);
-    // The session ends (the program has ended or been ended): reads the rings for the last time, tells every agent
-    // to pass everything through, ends the images still running, and hands the recorder the session's leaks beside
-    // the last flush's allocations. Then the summary is final.
+    // The session ends (the program has ended or been ended) and the rings are read for the last time: ends the
+    // images still running, and hands the recorder the session's leaks as the last flush's in-use, beside its
+    // allocations. Then the summary is final.
     void finish(int64_t realNs);
 
     std::shared_ptr<const MemorySummary> summary() const;
@@ -66,16 +70,16 @@ public:
     void onTotals(uint64_t image, uint32_t pid, uint32_t tid, uint64_t allocations, uint64_t bytes) override;
 
 private:
-    MemoryPipeline(const SessionConfig &config, AgentLink &agent, SamplingPipeline &pipeline, Recorder &recorder);
+    MemorySession(const SessionConfig &config, AgentLink &agent, AllocationUnwinder &unwinder, Recorder &recorder);
     void adaptStackCopy();
     // The stack each sampled allocation copies from now on.
     void setStackCopyBytes(uint32_t bytes);
     void record(const std::vector<HeapTracker::StackMemory> &sites, int64_t realNs, bool allocated, bool leak);
 
-    SamplingPipeline &m_pipeline;
+    AllocationUnwinder &m_unwinder;
     Recorder &m_recorder;
     uint64_t m_interval;
-    AgentRings &m_rings;
+    RingReader &m_rings;
     HeapTracker m_heap;
     StackTable m_sites;                 // allocation stacks, of the recorder's location ids
     std::vector<uint64_t> m_openImages; // started and not yet ended
@@ -94,12 +98,16 @@ private:
     std::map<std::pair<uint64_t, uint32_t>, std::pair<uint64_t, uint64_t>> m_threadTotals;
     uint64_t m_totalAllocations = 0;
     uint64_t m_totalBytes = 0;
-    // The largest live heap seen at a poll (sampling: calibrated, as flushes are), and when it was last looked at.
-    double m_peakLive = 0;
+    // The live heap's high-water mark: the largest seen at a read of the rings or a flush (sampling: calibrated, as
+    // flushes are), and when it was last looked at.
+    double m_highWater = 0;
     HeapTracker::LiveEstimate m_flushLive;
-    uint64_t m_peakCheckedNs = 0;
+    uint64_t m_highWaterCheckedNs = 0;
     uint32_t m_stackCopy = 0; // what each sample copies now
     uint64_t m_shortCopiesSeen = 0;
+    // The deepest allocation stack unwound (bytes of its copy used), and how many copies were too short.
+    uint64_t m_allocationStackUsed = 0;
+    uint64_t m_allocationCopiesShort = 0;
 };
 
 } // namespace emberline::engine

@@ -21,7 +21,8 @@ struct AgentAllocation {
     uint64_t timeNs = 0; // CLOCK_MONOTONIC
     uint64_t address = 0;
     uint64_t size = 0;
-    uint64_t usable = 0; // the size the allocator gave it (0: not known)
+    uint64_t heapBytes =
+        0; // the heap bytes the block takes: the C library's chunk size, header included (0: not known)
     // Every allocation the thread made in this image so far, this one included, and their bytes (exact: counted by
     // the hooks, sampled or not).
     uint64_t threadAllocations = 0;
@@ -43,10 +44,11 @@ struct AgentCpuSample {
     uint32_t stackLimit = 0;
 };
 
-// What the rings report, on the thread that polls them.
-class AgentSink {
+// Where the memory records of the rings go (allocations, frees, thread totals), with the process images they
+// belong to: the memory half of a session. Called on the thread that polls the rings.
+class MemoryRecordSink {
 public:
-    virtual ~AgentSink() = default;
+    virtual ~MemoryRecordSink() = default;
     virtual void onAllocation(const AgentAllocation &allocation) = 0;
     virtual void onFree(uint64_t image, uint32_t pid, uint32_t tid, uint64_t timeNs, uint64_t address) = 0;
     // A process image started: its ring appeared (`parentPid` when it was forked from a process of the program,
@@ -63,16 +65,30 @@ public:
     {
         (void)image, (void)pid, (void)tid, (void)allocations, (void)bytes;
     }
-    // The in-process sampler: a CPU sample, and a thread whose CPU timer started (or could not be made).
-    virtual void onCpuSample(const AgentCpuSample &sample) { (void)sample; }
-    virtual void onThreadTimer(uint64_t image, uint32_t pid, uint32_t tid, bool started)
-    {
-        (void)image, (void)pid, (void)tid, (void)started;
-    }
+};
+
+// Where the CPU records of the rings go (the in-process sampler's samples and thread timers), with the process
+// images' starts (a fork or an exec the sampler side must tell its pipeline of). Called on the thread that polls
+// the rings.
+class CpuRecordSink {
+public:
+    virtual ~CpuRecordSink() = default;
+    virtual void onCpuSample(const AgentCpuSample &sample) = 0;
+    // A thread whose CPU timer started (or could not be made).
+    virtual void onThreadTimer(uint64_t image, uint32_t pid, uint32_t tid, bool started) = 0;
+    // As MemoryRecordSink::onImageStart; called before the memory side hears of the image.
+    virtual void onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid) = 0;
+};
+
+// The two sides a poll hands the records to, each the kinds it takes; a side left null is not profiled (its
+// records are read and counted, and go nowhere).
+struct RingSinks {
+    MemoryRecordSink *memory = nullptr;
+    CpuRecordSink *cpu = nullptr;
 };
 
 // Counters over every ring of the session.
-struct AgentCounters {
+struct RingCounters {
     uint64_t rings = 0;         // process images seen
     uint64_t allocations = 0;   // allocation records read
     uint64_t frees = 0;         // free records read
@@ -93,31 +109,32 @@ struct AgentCounters {
     uint64_t detours = 0;          // records placed past the lap before's end while the session still read it
 };
 
-// The session's side of the agent's rings (engine/agent/agent_protocol.h): finds the rings that the launched
-// program's processes create in the session's agent folder, maps each and removes its file, visits every ring
-// on each poll (the heartbeat that keeps the agent sampling), hands the records to a sink in order, and says
-// when a process image has ended and its ring is drained. detach() tells every agent to pass everything
+// The session's one reader of the agent's rings (engine/agent/agent_protocol.h; the agent writes them): finds the
+// rings that the launched program's processes create in the session's agent folder, maps each and removes its file,
+// visits every ring on each poll (the heartbeat that keeps the agent sampling), hands each record in ring order to
+// the side that takes its kind (CPU records to the sampler side, memory records to the memory side: RingSinks), and
+// says when a process image has ended and its ring is drained. detach() tells every agent to pass everything
 // through from now on.
 //
 // Thread: one thread polls (the session thread); not shared.
-class AgentRings {
+class RingReader {
 public:
     // `directory` must exist and be private to the session.
-    explicit AgentRings(std::string directory);
-    ~AgentRings();
-    AgentRings(const AgentRings &) = delete;
-    AgentRings &operator=(const AgentRings &) = delete;
+    explicit RingReader(std::string directory);
+    ~RingReader();
+    RingReader(const RingReader &) = delete;
+    RingReader &operator=(const RingReader &) = delete;
 
-    // Picks up new rings, drains every ring into `sink`, writes the heartbeat; returns the records read. Records
+    // Picks up new rings, drains every ring into `sinks`, writes the heartbeat; returns the records read. Records
     // stamped after `upToNs` (CLOCK_MONOTONIC) stay for a later poll, with every record after them in their ring.
-    size_t poll(AgentSink &sink, uint64_t upToNs = UINT64_MAX);
+    size_t poll(const RingSinks &sinks, uint64_t upToNs = UINT64_MAX);
     // Drains the rings already found of process `pid` (no new ones are looked for): before the process's exec is
     // handled, its old image's records are read while its old map holds. A ring that appears now is the new
     // image's, read at the next poll with the new map.
-    size_t pollProcess(AgentSink &sink, uint32_t pid);
-    // The live heap of process image `image` now, in the allocator's usable bytes, exactly (the agent's heap
-    // counters: agent_protocol.h's HeapSlot); nothing when the image's ring is closed or its counts are not whole. An
-    // image's sink callbacks (onImageEnd too) come while its ring is open.
+    size_t pollProcess(const RingSinks &sinks, uint32_t pid);
+    // The live heap of process image `image` now, in heap bytes (chunk sizes, headers included), exactly (the agent's
+    // heap counters: agent_protocol.h's HeapSlot); nothing when the image's ring is closed or its counts are not whole.
+    // An image's sink callbacks (onImageEnd too) come while its ring is open.
     std::optional<int64_t> heapLive(uint64_t image) const;
     // The same for every open image whose counts are whole.
     std::unordered_map<uint64_t, int64_t> heapLive() const;
@@ -132,10 +149,10 @@ public:
     // the process has no open ring or its requests are all taken.
     bool requestTimer(uint32_t pid, uint32_t tid);
     // The session is ending: drains once more, then every agent passes everything through.
-    void detach(AgentSink &sink);
+    void detach(const RingSinks &sinks);
 
     const std::string &directory() const { return m_directory; }
-    AgentCounters counters() const;
+    RingCounters counters() const;
     // How full the fullest ring was when the last poll came to it (0 to 1): a reader that naps reads sooner.
     double lastFill() const { return m_lastFill; }
     // Where the writers and the reader of process `pid`'s newest ring are (agent_protocol.h's RingHeader), when it
@@ -151,15 +168,15 @@ private:
     void scan();
     void noteRingFailure(const char *name);
     void reserveMore(Ring &ring);
-    size_t drain(Ring &ring, AgentSink &sink, uint64_t upToNs);
-    size_t visit(AgentSink &sink, uint32_t onlyPid, uint64_t upToNs);
+    size_t drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs);
+    size_t visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upToNs);
 
     std::string m_directory;
     std::vector<std::unique_ptr<Ring>> m_rings;
     uint32_t m_stackCopyBytes = 8192;
     uint32_t m_cpuStackCopyBytes = 32768;
-    AgentCounters m_counters;
-    AgentCounters m_closed; // counters of rings already closed
+    RingCounters m_counters;
+    RingCounters m_closed; // counters of rings already closed
     uint64_t m_images = 0;
     bool m_visiting = false; // a poll is under way (a sink's callback must not start another)
     double m_lastFill = 0;
