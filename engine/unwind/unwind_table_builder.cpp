@@ -22,8 +22,8 @@ using agent::UnwindRow;
 
 constexpr int kRegRbp = 6;
 constexpr int kRegRsp = 7;
-constexpr uint64_t kMaxFdeRange = uint64_t(1) << 28; // a function over 256 MiB is a corrupt FDE
-constexpr int64_t kMaxRbpSlotBytes = 128 * 8;        // what UnwindRow::rbpSlot holds
+constexpr uint64_t kMaxFdeRange = uint64_t(1) << 28;   // a function over 256 MiB is a corrupt FDE
+constexpr int64_t kMaxRbpSlotBytes = int64_t(128) * 8; // what UnwindRow::rbpSlot holds
 
 // A rule over [start, end): what becomes a row.
 struct Span {

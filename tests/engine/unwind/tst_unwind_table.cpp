@@ -88,7 +88,7 @@ bool findSection(const QByteArray &file, const char *wanted, qsizetype &offset, 
         return false;
     for (int i = 0; i < ehdr.e_shnum; ++i) {
         Elf64_Shdr shdr;
-        if (!header(i, shdr) || qsizetype(strings.sh_offset + shdr.sh_name) >= file.size())
+        if (!header(i, shdr) || strings.sh_offset + shdr.sh_name >= uint64_t(file.size()))
             continue;
         if (std::strcmp(file.constData() + strings.sh_offset + shdr.sh_name, wanted) == 0) {
             offset = qsizetype(shdr.sh_offset);
@@ -341,11 +341,11 @@ void TstUnwindTable::walkStaysInsideTheStack()
     // A good step: RBP-based, the saved RBP and return address read from inside.
     words[20] = 0x1234; // the saved RBP at CFA - 16
     words[21] = bias + 0x1105;
-    UnwindRegs regs{bias + 0x1010, low + 64, low + 20 * 8};
+    UnwindRegs regs{bias + 0x1010, low + 64, low + uint64_t(20) * 8};
     const UnwindStep ok = unwindStep(table, bias, true, stack, regs, read);
     QCOMPARE(ok.status, UnwindStatus::Stepped);
     QCOMPARE(regs.pc, bias + 0x1105);
-    QCOMPARE(regs.sp, low + 22 * 8);
+    QCOMPARE(regs.sp, low + uint64_t(22) * 8);
     QCOMPARE(regs.bp, uint64_t(0x1234));
     QCOMPARE(outside, 0);
 }
