@@ -110,6 +110,7 @@ private Q_SLOTS:
     void sharedBytesAreTheTable();
     void cacheBuildsAModuleOnce();
     void walkAgreesWithLibunwind();
+    void signalHandlerWalkAgreesWithLibunwind();
     void corruptUnwindInfoNeverCrashes();
     void callersAreLookedUpAtTheirCall();
     void walkStaysInsideTheStack();
@@ -237,6 +238,48 @@ void TstUnwindTable::walkAgreesWithLibunwind()
           runs.size(), frames, agreed, whole, fallbacks);
     QCOMPARE(agreed, frames);
     QVERIFY2(fallbacks * 10 <= int(runs.size()), "fallbacks are rare on compiled code");
+}
+
+// The agent's case: a CPU timer's signal interrupts code anywhere (a prologue, an epilogue, the C library's qsort and
+// memcpy), and the handler walks from the interrupted registers, the first frame looked up at its own pc. Every
+// return address must agree with libunwind's walk of the same signal context; walks that stop on a fallback row
+// (a PLT stub) are counted and must be rare.
+void TstUnwindTable::signalHandlerWalkAgreesWithLibunwind()
+{
+    ElfCache elfs;
+    UnwindTableCache cache(elfs);
+    StackProbe probe(cache);
+    const std::vector<SignalSample> samples = probe.sampleWithSignals(300, 12);
+    QVERIFY2(samples.size() >= 100, "the CPU timer sampled the loop");
+    int frames = 0, agreed = 0, whole = 0, fallbacks = 0;
+    for (const SignalSample &sample : samples) {
+        QCOMPARE(sample.outOfBoundsReads, 0);
+        QVERIFY(sample.libunwindFrames >= 14);
+        const uint32_t common = std::min(sample.walk.frames, sample.libunwindFrames);
+        for (uint32_t i = 0; i < common; ++i) {
+            ++frames;
+            if (sample.walked[i] == sample.libunwind[i])
+                ++agreed;
+            else
+                qWarning("sample frame %u: walk %#llx, libunwind %#llx", i,
+                         static_cast<unsigned long long>(sample.walked[i]),
+                         static_cast<unsigned long long>(sample.libunwind[i]));
+        }
+        if (sample.walk.last.status == UnwindStatus::End) {
+            ++whole;
+            QCOMPARE(sample.walk.frames, sample.libunwindFrames);
+        } else {
+            ++fallbacks;
+            qInfo("a sample's walk stopped at frame %u of %u (status %d, kind %d, pc %#llx)", sample.walk.frames,
+                  sample.libunwindFrames, int(sample.walk.last.status), int(sample.walk.last.kind),
+                  static_cast<unsigned long long>(sample.walked[sample.walk.frames - 1]));
+        }
+    }
+    qInfo("%zu samples in a signal handler: %d frames compared, %d agreed with libunwind; %d walks whole, %d stopped "
+          "on a fallback",
+          samples.size(), frames, agreed, whole, fallbacks);
+    QCOMPARE(agreed, frames);
+    QVERIFY2(fallbacks * 50 <= int(samples.size()), "fallbacks are rare on compiled code");
 }
 
 // A module whose unwind information is garbage (random bytes over .eh_frame and its lookup table, a length field

@@ -2,8 +2,12 @@
 
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -40,6 +44,51 @@ __attribute__((noinline)) int descend(int depth, const StackProbe::AtPoint &atPo
     }
     const int below = descend(depth - 1, atPoint);
     asm volatile("" ::: "memory"); // keeps the call from becoming a jump
+    return below + depth;
+}
+
+// The signal sampler's state: written before the timer starts, read by the handler.
+StackProbe *g_probe = nullptr;
+std::vector<SignalSample> *g_samples = nullptr;
+std::atomic<int> g_taken{0};
+agent::StackBounds g_bounds;
+
+void onProfSignal(int, siginfo_t *, void *uc)
+{
+    const int i = g_taken.load(std::memory_order_relaxed);
+    if (i >= int(g_samples->size()))
+        return;
+    SignalSample &sample = (*g_samples)[size_t(i)];
+    auto *context = static_cast<ucontext_t *>(uc);
+    sample.walk = g_probe->walkFrom(*context, g_bounds, sample.walked.data(), &sample.outOfBoundsReads);
+    unw_cursor_t cursor;
+    if (unw_init_local2(&cursor, context, UNW_INIT_SIGNAL_FRAME) == 0) {
+        do {
+            unw_word_t ip = 0;
+            unw_get_reg(&cursor, UNW_REG_IP, &ip);
+            sample.libunwind[sample.libunwindFrames++] = ip;
+        } while (sample.libunwindFrames < StackProbe::kMaxFrames && unw_step(&cursor) > 0);
+    }
+    g_taken.store(i + 1, std::memory_order_relaxed);
+}
+
+// The sampled loop's work: small sorts (qsort keeps arrays under 1 KiB on its stack: no allocation under the
+// handler), under a recursion of ours.
+__attribute__((noinline)) int busyDescend(int depth)
+{
+    if (depth <= 0) {
+        int values[200];
+        int sum = 0;
+        for (int round = 0; round < 50; ++round) {
+            for (int i = 0; i < 200; ++i)
+                values[i] = (i * 7919 + round * 104729) % 1000;
+            std::qsort(values, 200, sizeof(int), compareInts);
+            sum += values[round % 200];
+        }
+        return sum;
+    }
+    const int below = busyDescend(depth - 1);
+    asm volatile("" ::: "memory");
     return below + depth;
 }
 
@@ -114,7 +163,7 @@ bool StackProbe::find(uint64_t pc, agent::UnwindTable &table, uint64_t &bias)
     for (Module &module : m_modules) {
         if (pc < module.low || pc >= module.high)
             continue;
-        if (!module.tried) {
+        if (!module.tried && !m_frozen) {
             module.tried = true;
             if (auto built = m_cache.get(module.path))
                 module.table = built.value();
@@ -202,6 +251,53 @@ StackComparison StackProbe::compareUnderCallOnce(int depth)
     std::call_once(once, [&] { result = compareUnderQsort(depth); });
     result.name = "call_once's " + result.name;
     return result;
+}
+
+} // namespace emberline::test
+
+namespace emberline::test {
+
+std::vector<SignalSample> StackProbe::sampleWithSignals(int samples, int depth)
+{
+    compareUnderQsort(depth); // builds the tables of every module on the loop's stack
+    std::vector<SignalSample> taken(size_t(std::max(samples, 0)));
+    for (SignalSample &sample : taken) {
+        sample.walked.resize(kMaxFrames);
+        sample.libunwind.resize(kMaxFrames);
+    }
+    g_probe = this;
+    g_samples = &taken;
+    g_bounds = threadStackBounds();
+    g_taken.store(0);
+    m_frozen = true;
+
+    struct sigaction action {};
+    struct sigaction previous {};
+    action.sa_sigaction = onProfSignal;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGPROF, &action, &previous);
+    sigevent event{};
+    event.sigev_notify = SIGEV_THREAD_ID;
+    event.sigev_signo = SIGPROF;
+    event._sigev_un._tid = gettid();
+    timer_t timer{};
+    const bool armed = timer_create(CLOCK_THREAD_CPUTIME_ID, &event, &timer) == 0;
+    if (armed) {
+        const itimerspec every{{0, 500000}, {0, 500000}};
+        timer_settime(timer, 0, &every, nullptr);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        int sink = 0;
+        while (g_taken.load() < samples && std::chrono::steady_clock::now() < deadline)
+            sink += busyDescend(depth);
+        asm volatile("" ::"r"(sink));
+        timer_delete(timer);
+    }
+    sigaction(SIGPROF, &previous, nullptr);
+    m_frozen = false;
+    taken.resize(size_t(g_taken.load()));
+    g_samples = nullptr;
+    return taken;
 }
 
 } // namespace emberline::test

@@ -29,6 +29,15 @@ struct StackComparison {
     int outOfBoundsReads = 0;        // reads the walk asked for outside the stack bounds (must stay 0)
 };
 
+// One stack sampled by a CPU timer's signal, walked twice in the handler from the interrupted registers.
+struct SignalSample {
+    std::vector<uint64_t> walked;    // kMaxFrames long, walk.frames of them written
+    std::vector<uint64_t> libunwind; // kMaxFrames long, libunwindFrames written
+    uint32_t libunwindFrames = 0;
+    agent::UnwindWalk walk;
+    int outOfBoundsReads = 0;
+};
+
 // The process's code (every executable segment dl_iterate_phdr reports, the vdso aside) and its tables, built on
 // first need through the cache; and ways to stand inside a live stack.
 //
@@ -49,6 +58,13 @@ public:
     StackComparison compareInThread(int depth);      // the same, in a new thread: its stack ends at clone3
     StackComparison compareUnderCallOnce(int depth); // under std::call_once (libstdc++, then pthread_once)
 
+    // Samples a busy loop (qsort of small arrays under a recursion of ours) with a per-thread CPU timer's SIGPROF
+    // every 0.5 ms of CPU, up to `samples` of them, and walks each in the handler: with the tables from the
+    // interrupted registers (the interrupted frame looked up at its own pc), and with libunwind (unw_init_local2,
+    // UNW_INIT_SIGNAL_FRAME). The tables the loop's stack needs are built before; in the handler the lookup builds
+    // nothing (a module not yet tabled is not found).
+    std::vector<SignalSample> sampleWithSignals(int samples, int depth);
+
     // The two walks from a captured context.
     agent::UnwindWalk walkFrom(const unw_context_t &context, const agent::StackBounds &stack, uint64_t *pcs,
                                int *outOfBounds = nullptr);
@@ -65,6 +81,7 @@ private:
         std::shared_ptr<const engine::ModuleUnwindTable> table;
     };
     engine::UnwindTableCache &m_cache;
+    bool m_frozen = false; // find() builds no table (in a signal handler)
     std::vector<Module> m_modules;
 };
 
