@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 namespace emberline::engine {
 namespace {
@@ -23,6 +24,7 @@ using agent::UnwindRow;
 constexpr int kRegRbp = 6;
 constexpr int kRegRsp = 7;
 constexpr uint64_t kMaxFdeRange = uint64_t(1) << 28;   // a function over 256 MiB is a corrupt FDE
+constexpr uint64_t kMaxPltBytes = uint64_t(1) << 20;   // a PLT's entries are expanded into rows up to this size
 constexpr int64_t kMaxRbpSlotBytes = int64_t(128) * 8; // what UnwindRow::rbpSlot holds
 
 // A rule over [start, end): what becomes a row.
@@ -32,6 +34,7 @@ struct Span {
     UnwindKind kind = UnwindKind::NoFde;
     uint16_t cfaOffset = 0;
     int8_t rbpSlot = 0;
+    uint8_t pltSplit = 0; // a lazy-binding PLT's rule (pltRule): CfaRsp at cfaOffset, + 8 from this entry offset on
 
     bool sameRule(const Span &o) const { return kind == o.kind && cfaOffset == o.cfaOffset && rbpSlot == o.rbpSlot; }
 };
@@ -64,6 +67,24 @@ UnwindKind uncoveredRule(const Dwarf_Op *ops, size_t nops, const Dwarf_Op *opsMe
     return UnwindKind::Other;
 }
 
+// The CFA expression the linker writes for a lazy-binding .plt's 16-byte entries: RSP + base, plus 8 once the
+// entry's push has run, from entry offset `split` on (DW_OP_breg7 base; DW_OP_breg16 0; DW_OP_lit15; DW_OP_and;
+// DW_OP_litN; DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus). It depends on RIP only through RIP & 15, which a load
+// bias (page-aligned) keeps, so two rows per entry say exactly what it says. The split; 0 for any other expression.
+uint8_t pltRule(const Dwarf_Op *ops, size_t nops, int64_t &base)
+{
+    static constexpr uint8_t kShape[] = {DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, DW_OP_lit0,
+                                         DW_OP_ge,    DW_OP_lit3,   DW_OP_shl,   DW_OP_plus};
+    if (nops != std::size(kShape) || ops[1].number != 0 || ops[4].atom <= DW_OP_lit0 || ops[4].atom > DW_OP_lit15)
+        return 0;
+    for (size_t i = 0; i < nops; ++i) {
+        if (i != 4 && ops[i].atom != kShape[i])
+            return 0;
+    }
+    base = static_cast<int64_t>(ops[0].number);
+    return static_cast<uint8_t>(ops[4].atom - DW_OP_lit0);
+}
+
 // One libdw row as a compact rule, or the reason it cannot be one.
 Span translate(Dwarf_Frame *frame)
 {
@@ -85,12 +106,15 @@ Span translate(Dwarf_Frame *frame)
     size_t nops = 0;
     if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops == 0)
         return span;
-    if (nops != 1 || ops[0].atom != DW_OP_bregx) {
+    uint64_t cfaRegister = kRegRsp;
+    int64_t cfaOffset = 0;
+    if (nops == 1 && ops[0].atom == DW_OP_bregx) {
+        cfaRegister = ops[0].number;
+        cfaOffset = static_cast<int64_t>(ops[0].number2);
+    } else if ((span.pltSplit = pltRule(ops, nops, cfaOffset)) == 0 || cfaOffset > UINT16_MAX - 8) {
         span.kind = UnwindKind::Expression;
         return span;
     }
-    const auto cfaRegister = ops[0].number;
-    const auto cfaOffset = static_cast<int64_t>(ops[0].number2);
     if (cfaRegister != kRegRsp && cfaRegister != kRegRbp) {
         span.kind = UnwindKind::Register;
         return span;
@@ -223,6 +247,24 @@ bool readEncoded(const uint8_t *p, const uint8_t *end, uint8_t encoding, uint64_
     }
 }
 
+// A PLT row as two rows per 16-byte entry: before the entry's push and after it (pltRule).
+void addPltEntries(const Span &span, std::vector<Span> &spans, UnwindTableStats &stats)
+{
+    if (span.kind != UnwindKind::CfaRsp || span.end - span.start > kMaxPltBytes) {
+        spans.push_back(Span{span.start, span.end, UnwindKind::Plt, 0, 0, 0});
+        return;
+    }
+    for (uint64_t address = span.start; address < span.end;) {
+        const uint64_t entry = address & ~uint64_t(15);
+        const bool pushed = address >= entry + span.pltSplit;
+        const uint64_t end = std::min(span.end, pushed ? entry + 16 : entry + span.pltSplit);
+        spans.push_back(Span{address, end, UnwindKind::CfaRsp, static_cast<uint16_t>(span.cfaOffset + (pushed ? 8 : 0)),
+                             span.rbpSlot, 0});
+        stats.pltBytes += end - address;
+        address = end;
+    }
+}
+
 // One CFI section (.eh_frame or .debug_frame) and libdw's reader of it.
 struct CfiSource {
     Dwarf_CFI *cfi = nullptr;
@@ -300,7 +342,10 @@ void readSource(const CfiSource &source, const unsigned char *ident,
             ++stats.dwarfRows;
             span.start = address;
             span.end = span.end > address ? std::min<uint64_t>(span.end, end) : end;
-            spans.push_back(span);
+            if (span.pltSplit != 0)
+                addPltEntries(span, spans, stats);
+            else
+                spans.push_back(span);
             address = span.end;
         }
     }

@@ -23,6 +23,7 @@ struct UnwindTableStats {
     uint32_t unreadFdes = 0;      // entries libdw refused, or FDEs whose addresses could not be decoded
     uint32_t dwarfRows = 0;       // the rows libdw gave, before equal neighbours were merged
     uint32_t overlaps = 0;        // rows cut short or dropped because an earlier FDE covered their addresses
+    uint64_t pltBytes = 0;        // lazy-binding PLT entries tabled from the linker's PLT expression (two rows each)
     std::array<uint32_t, agent::kUnwindKindCount> rows{};  // the table's rows by kind (the closing row not counted)
     std::array<uint64_t, agent::kUnwindKindCount> bytes{}; // the addresses those rows cover, by kind
 
