@@ -7,9 +7,9 @@ namespace {
 
 struct OneModule {
     emberline::agent::UnwindTable table;
-    uint64_t low;
-    uint64_t high;
-    uint64_t bias;
+    uint64_t low = 0;
+    uint64_t high = 0;
+    uint64_t bias = 0;
 };
 
 } // namespace
