@@ -27,24 +27,6 @@ constexpr uint64_t kMaxFdeRange = uint64_t(1) << 28;   // a function over 256 Mi
 constexpr uint64_t kMaxPltBytes = uint64_t(1) << 20;   // a PLT's entries are expanded into rows up to this size
 constexpr int64_t kMaxRbpSlotBytes = int64_t(128) * 8; // what UnwindRow::rbpSlot holds
 
-// A rule over [start, end): what becomes a row.
-struct Span {
-    uint64_t start = 0;
-    uint64_t end = 0;
-    UnwindKind kind = UnwindKind::NoFde;
-    uint16_t cfaOffset = 0;
-    int8_t rbpSlot = 0;
-    uint8_t pltSplit = 0; // a lazy-binding PLT's rule (pltRule): CfaRsp at cfaOffset, + 8 from this entry offset on
-
-    bool sameRule(const Span &o) const { return kind == o.kind && cfaOffset == o.cfaOffset && rbpSlot == o.rbpSlot; }
-};
-
-struct Section {
-    uint64_t start = 0;
-    uint64_t end = 0;
-    bool plt = false;
-};
-
 // How a register's rule reads, as dwarf_frame_register gives it.
 bool isCfaPlus(const Dwarf_Op *ops, size_t nops, int64_t offset, bool value)
 {
@@ -86,9 +68,9 @@ uint8_t pltRule(const Dwarf_Op *ops, size_t nops, int64_t &base)
 }
 
 // One libdw row as a compact rule, or the reason it cannot be one.
-Span translate(Dwarf_Frame *frame)
+UnwindSpan translate(Dwarf_Frame *frame)
 {
-    Span span;
+    UnwindSpan span;
     Dwarf_Addr start = 0;
     Dwarf_Addr end = 0;
     bool signal = false;
@@ -248,18 +230,18 @@ bool readEncoded(const uint8_t *p, const uint8_t *end, uint8_t encoding, uint64_
 }
 
 // A PLT row as two rows per 16-byte entry: before the entry's push and after it (pltRule).
-void addPltEntries(const Span &span, std::vector<Span> &spans, UnwindTableStats &stats)
+void addPltEntries(const UnwindSpan &span, std::vector<UnwindSpan> &spans, UnwindTableStats &stats)
 {
     if (span.kind != UnwindKind::CfaRsp || span.end - span.start > kMaxPltBytes) {
-        spans.push_back(Span{span.start, span.end, UnwindKind::Plt, 0, 0, 0});
+        spans.push_back(UnwindSpan{span.start, span.end, UnwindKind::Plt, 0, 0, 0});
         return;
     }
     for (uint64_t address = span.start; address < span.end;) {
         const uint64_t entry = address & ~uint64_t(15);
         const bool pushed = address >= entry + span.pltSplit;
         const uint64_t end = std::min(span.end, pushed ? entry + 16 : entry + span.pltSplit);
-        spans.push_back(Span{address, end, UnwindKind::CfaRsp, static_cast<uint16_t>(span.cfaOffset + (pushed ? 8 : 0)),
-                             span.rbpSlot, 0});
+        spans.push_back(UnwindSpan{address, end, UnwindKind::CfaRsp,
+                                   static_cast<uint16_t>(span.cfaOffset + (pushed ? 8 : 0)), span.rbpSlot, 0});
         stats.pltBytes += end - address;
         address = end;
     }
@@ -275,7 +257,7 @@ struct CfiSource {
 
 // Every FDE of one source: its rows as spans. `skip` holds the FDE ranges an earlier source covered (sorted).
 void readSource(const CfiSource &source, const unsigned char *ident,
-                const std::vector<std::pair<uint64_t, uint64_t>> &skip, std::vector<Span> &spans,
+                const std::vector<std::pair<uint64_t, uint64_t>> &skip, std::vector<UnwindSpan> &spans,
                 std::vector<std::pair<uint64_t, uint64_t>> &ranges, UnwindTableStats &stats)
 {
     std::map<Dwarf_Off, int> encodings; // CIE offset -> its FDE encoding, or -1 when not understood
@@ -334,10 +316,10 @@ void readSource(const CfiSource &source, const unsigned char *ident,
         for (uint64_t address = start; address < end;) {
             Dwarf_Frame *frame = nullptr;
             if (dwarf_cfi_addrframe(source.cfi, address, &frame) != 0) {
-                spans.push_back(Span{address, end, UnwindKind::Other, 0, 0});
+                spans.push_back(UnwindSpan{address, end, UnwindKind::Other, 0, 0});
                 break;
             }
-            Span span = translate(frame);
+            UnwindSpan span = translate(frame);
             std::free(frame);
             ++stats.dwarfRows;
             span.start = address;
@@ -352,9 +334,9 @@ void readSource(const CfiSource &source, const unsigned char *ident,
 }
 
 // The sections that hold code; PLT sections are marked so that their fallbacks are counted as such.
-std::vector<Section> executableSections(Elf *elf)
+std::vector<CodeSection> executableSections(Elf *elf)
 {
-    std::vector<Section> sections;
+    std::vector<CodeSection> sections;
     size_t stringIndex = 0;
     if (elf_getshdrstrndx(elf, &stringIndex) != 0)
         return sections;
@@ -365,99 +347,11 @@ std::vector<Section> executableSections(Elf *elf)
             continue;
         const char *name = elf_strptr(elf, stringIndex, shdr.sh_name);
         sections.push_back(
-            Section{shdr.sh_addr, shdr.sh_addr + shdr.sh_size, name && std::strncmp(name, ".plt", 4) == 0});
+            CodeSection{shdr.sh_addr, shdr.sh_addr + shdr.sh_size, name && std::strncmp(name, ".plt", 4) == 0});
     }
-    std::sort(sections.begin(), sections.end(), [](const Section &a, const Section &b) { return a.start < b.start; });
+    std::sort(sections.begin(), sections.end(),
+              [](const CodeSection &a, const CodeSection &b) { return a.start < b.start; });
     return sections;
-}
-
-bool walkable(UnwindKind kind)
-{
-    return !agent::isFallback(kind);
-}
-
-bool inPlt(const std::vector<Section> &sections, uint64_t address)
-{
-    return std::any_of(sections.begin(), sections.end(),
-                       [&](const Section &s) { return s.plt && address >= s.start && address < s.end; });
-}
-
-// The sections' addresses that no FDE covers: a PLT's, or code without unwind information.
-std::vector<Span> uncovered(const std::vector<Span> &laid, const std::vector<Section> &sections)
-{
-    std::vector<Span> gaps;
-    for (const Section &section : sections) {
-        const UnwindKind kind = section.plt ? UnwindKind::Plt : UnwindKind::NoFde;
-        uint64_t cursor = section.start;
-        auto it = std::upper_bound(laid.begin(), laid.end(), section.start,
-                                   [](uint64_t address, const Span &s) { return address < s.end; });
-        for (; it != laid.end() && it->start < section.end; ++it) {
-            if (it->start > cursor)
-                gaps.push_back(Span{cursor, it->start, kind, 0, 0});
-            cursor = std::max(cursor, it->end);
-        }
-        if (cursor < section.end)
-            gaps.push_back(Span{cursor, section.end, kind, 0, 0});
-    }
-    return gaps;
-}
-
-// The FDEs' spans and the sections' gaps as sorted, non-overlapping rows, equal neighbours merged, with a closing
-// NoFde row; and the stats of what they cover.
-std::vector<UnwindRow> assemble(std::vector<Span> spans, const std::vector<Section> &sections, UnwindTableStats &stats)
-{
-    std::stable_sort(spans.begin(), spans.end(), [](const Span &a, const Span &b) { return a.start < b.start; });
-    std::vector<Span> laid;
-    laid.reserve(spans.size());
-    for (Span span : spans) {
-        if (!laid.empty() && span.start < laid.back().end) {
-            ++stats.overlaps;
-            if (span.end <= laid.back().end)
-                continue;
-            span.start = laid.back().end;
-        }
-        if (agent::isFallback(span.kind) && inPlt(sections, span.start))
-            span.kind = UnwindKind::Plt;
-        laid.push_back(span);
-    }
-    std::vector<Span> gaps = uncovered(laid, sections);
-    laid.insert(laid.end(), gaps.begin(), gaps.end());
-    std::sort(laid.begin(), laid.end(), [](const Span &a, const Span &b) { return a.start < b.start; });
-
-    std::vector<UnwindRow> rows;
-    uint64_t lastEnd = 0;
-    for (const Span &span : laid) {
-        if (span.end > uint64_t(UINT32_MAX) + 1)
-            continue;
-        if (!rows.empty() && span.start > lastEnd)
-            rows.push_back(UnwindRow{static_cast<uint32_t>(lastEnd), 0, UnwindKind::NoFde, 0});
-        const UnwindRow row{static_cast<uint32_t>(span.start), span.cfaOffset, span.kind, span.rbpSlot};
-        const UnwindRow *back = rows.empty() ? nullptr : &rows.back();
-        if (!back || back->kind != row.kind || back->cfaOffset != row.cfaOffset || back->rbpSlot != row.rbpSlot)
-            rows.push_back(row);
-        lastEnd = span.end;
-    }
-    if (!rows.empty() && lastEnd <= UINT32_MAX)
-        rows.push_back(UnwindRow{static_cast<uint32_t>(lastEnd), 0, UnwindKind::NoFde, 0});
-
-    for (size_t i = 0; i + 1 < rows.size(); ++i) {
-        const auto kind = static_cast<size_t>(rows[i].kind);
-        const uint64_t begin = rows[i].start;
-        const uint64_t end = rows[i + 1].start;
-        ++stats.rows[kind];
-        stats.bytes[kind] += end - begin;
-        if (!walkable(rows[i].kind))
-            continue;
-        for (const Section &section : sections) {
-            const uint64_t low = std::max(begin, section.start);
-            const uint64_t high = std::min(end, section.end);
-            if (low < high)
-                stats.coveredBytes += high - low;
-        }
-    }
-    for (const Section &section : sections)
-        stats.executableBytes += section.end - section.start;
-    return rows;
 }
 
 // The libelf and libdw handles of one build, released in the right order whatever way the build ends.
@@ -517,7 +411,7 @@ Result<std::shared_ptr<const ModuleUnwindTable>> buildUnwindTable(const std::str
     table->path = path;
     table->buildId = std::move(buildId);
     UnwindTableStats &stats = table->stats;
-    std::vector<Span> spans;
+    std::vector<UnwindSpan> spans;
     std::vector<std::pair<uint64_t, uint64_t>> ehRanges;
     std::vector<std::pair<uint64_t, uint64_t>> debugRanges;
     bool anySource = false;
@@ -545,7 +439,7 @@ Result<std::shared_ptr<const ModuleUnwindTable>> buildUnwindTable(const std::str
     }
     if (!anySource)
         return makeError(Error::Code::Unsupported, path + ": no unwind information (.eh_frame, .debug_frame)");
-    table->rows = assemble(std::move(spans), executableSections(h.elf), stats);
+    table->rows = layOutUnwindRows(std::move(spans), executableSections(h.elf), stats);
     return std::shared_ptr<const ModuleUnwindTable>(std::move(table));
 }
 

@@ -3,8 +3,8 @@
 #include "engine/agent/agent_unwind.h"
 #include "engine/common/result.h"
 #include "engine/unwind/elf_cache.h"
+#include "engine/unwind/unwind_rows.h"
 
-#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -13,22 +13,6 @@
 #include <vector>
 
 namespace emberline::engine {
-
-// What a module's table holds and what it leaves to the fallback. Bytes are addresses covered (module-relative).
-struct UnwindTableStats {
-    uint64_t executableBytes = 0; // the module's executable sections (.init, .plt*, .text, .fini, ...)
-    uint64_t coveredBytes = 0;    // of those, the bytes under rows the walk follows (CfaRsp, CfaRbp, End)
-    uint32_t fdes = 0;            // FDEs read from .eh_frame and .debug_frame
-    uint32_t debugFrameFdes = 0;  // of those, .debug_frame's that filled addresses .eh_frame left uncovered
-    uint32_t unreadFdes = 0;      // entries libdw refused, or FDEs whose addresses could not be decoded
-    uint32_t dwarfRows = 0;       // the rows libdw gave, before equal neighbours were merged
-    uint32_t overlaps = 0;        // rows cut short or dropped because an earlier FDE covered their addresses
-    uint64_t pltBytes = 0;        // lazy-binding PLT entries tabled from the linker's PLT expression (two rows each)
-    std::array<uint32_t, agent::kUnwindKindCount> rows{};  // the table's rows by kind (the closing row not counted)
-    std::array<uint64_t, agent::kUnwindKindCount> bytes{}; // the addresses those rows cover, by kind
-
-    double coveredShare() const { return executableBytes ? double(coveredBytes) / double(executableBytes) : 0.0; }
-};
 
 // One module's compact unwind table (agent_unwind.h's rows) and how it was made. Immutable once built; shared
 // between the session's threads and, as sharedBytes(), with the agent.
