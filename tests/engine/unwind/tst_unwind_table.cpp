@@ -132,6 +132,8 @@ void TstUnwindTable::buildsRealModules_data()
     // A small program's code is mostly the C runtime's start-up pieces (crtstuff's tm_clones and frame_dummy, .init),
     // which have no FDE: a third of its 1.3 KB.
     QTest::newRow("cpu_split_nofp") << QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/cpu_split_nofp") << 0.6;
+    // Its own functions' CFI in .debug_frame only, the C runtime's in .eh_frame.
+    QTest::newRow("debug_frame") << QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/cpu_split_debug_frame") << 0.6;
 }
 
 // A module's table covers nearly all of its code, and what it leaves to the fallback is what the module holds:
@@ -153,6 +155,8 @@ void TstUnwindTable::buildsRealModules()
     QVERIFY2(s.coveredShare() > minCovered, "code built by a compiler has CFI");
     QVERIFY(s.rows[int(UnwindKind::CfaRsp)] > 0);
     QVERIFY2(s.pltBytes > 0, "the lazy-binding PLT's entries are tabled from its expression");
+    if (QTest::currentDataTag() == QLatin1String("debug_frame"))
+        QVERIFY2(s.debugFrameFdes > 0, "the program's own functions come from .debug_frame");
     if (QTest::currentDataTag() == QLatin1String("libc")) {
         QVERIFY2(s.rows[int(UnwindKind::Signal)] > 0, "__restore_rt is a signal frame");
         QVERIFY2(s.rows[int(UnwindKind::End)] > 0, "clone3 ends a thread's stack");
