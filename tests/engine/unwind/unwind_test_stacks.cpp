@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -156,25 +157,27 @@ StackProbe::StackProbe(engine::UnwindTableCache &cache) : m_cache(cache)
             return 0;
         },
         &context);
+    std::sort(m_modules.begin(), m_modules.end(), [](const Module &a, const Module &b) { return a.low < b.low; });
 }
 
 bool StackProbe::find(uint64_t pc, agent::UnwindTable &table, uint64_t &bias)
 {
-    for (Module &module : m_modules) {
-        if (pc < module.low || pc >= module.high)
-            continue;
-        if (!module.tried && !m_frozen) {
-            module.tried = true;
-            if (auto built = m_cache.get(module.path))
-                module.table = built.value();
-        }
-        if (!module.table)
-            return false;
-        table = module.table->view();
-        bias = module.bias;
-        return true;
+    // A binary search over the segments, as the agent's own module index will search.
+    auto after = std::upper_bound(m_modules.begin(), m_modules.end(), pc,
+                                  [](uint64_t address, const Module &m) { return address < m.low; });
+    if (after == m_modules.begin() || pc >= std::prev(after)->high)
+        return false;
+    Module &module = *std::prev(after);
+    if (!module.tried && !m_frozen) {
+        module.tried = true;
+        if (auto built = m_cache.get(module.path))
+            module.table = built.value();
     }
-    return false;
+    if (!module.table)
+        return false;
+    table = module.table->view();
+    bias = module.bias;
+    return true;
 }
 
 void StackProbe::underQsort(int depth, const AtPoint &atPoint)
