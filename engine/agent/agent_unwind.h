@@ -109,8 +109,8 @@ struct UnwindRegs {
     uint64_t bp = 0;
 };
 
-// A thread's stack, [low, high), and the only memory the walk reads. read() refuses anything outside it, so that
-// a corrupted frame pointer or a wrong row makes the walk stop instead of fault.
+// A thread's stack, [low, high), and the only memory the walk reads: the step checks every address against it
+// before it reads, so that a corrupted frame pointer or a wrong row makes the walk stop instead of fault.
 struct StackBounds {
     uint64_t low = 0;
     uint64_t high = 0;
