@@ -124,20 +124,18 @@ UnwindSpan translate(Dwarf_Frame *frame)
     }
     if (dwarf_frame_register(frame, kRegRbp, mem, &ops, &nops) != 0)
         return span;
-    int8_t rbpSlot = 0;
-    if (nops != 0 || ops == nullptr) { // not undefined; same value (no ops) keeps the slot 0
-        if (nops != 0) {
-            if (nops != 2 || ops != mem || ops[0].atom != DW_OP_call_frame_cfa || ops[1].atom != DW_OP_plus_uconst) {
-                span.kind = uncoveredRule(ops, nops, mem);
-                return span;
-            }
-            const auto offset = static_cast<int64_t>(ops[1].number);
-            if (offset >= 0 || offset < -kMaxRbpSlotBytes || offset % 8 != 0)
-                return span;
-            rbpSlot = static_cast<int8_t>(offset / 8);
+    if (nops == 0 && ops != nullptr)
+        return span;    // RBP undefined in the caller: a CFA from RBP above it would read garbage
+    int8_t rbpSlot = 0; // no ops: the same value, RBP is the caller's still
+    if (nops != 0) {
+        if (nops != 2 || ops != mem || ops[0].atom != DW_OP_call_frame_cfa || ops[1].atom != DW_OP_plus_uconst) {
+            span.kind = uncoveredRule(ops, nops, mem);
+            return span;
         }
-    } else {
-        return span; // RBP undefined in the caller: a CFA from RBP above would read garbage
+        const auto offset = static_cast<int64_t>(ops[1].number);
+        if (offset >= 0 || offset < -kMaxRbpSlotBytes || offset % 8 != 0)
+            return span;
+        rbpSlot = static_cast<int8_t>(offset / 8);
     }
     span.kind = cfaRegister == kRegRsp ? UnwindKind::CfaRsp : UnwindKind::CfaRbp;
     span.cfaOffset = static_cast<uint16_t>(cfaOffset);
@@ -256,6 +254,9 @@ struct CfiSource {
 };
 
 // Every FDE of one source: its rows as spans. `skip` holds the FDE ranges an earlier source covered (sorted).
+// libdw enumerates the entries (dwarf_next_cfi) and computes every row's rules (dwarf_cfi_addrframe), but it has no
+// public call that gives an FDE's address range: the builder decodes those two encoded pointers itself (the CIE's
+// 'R' encoding; pc-relative or absolute), and only those.
 void readSource(const CfiSource &source, const unsigned char *ident,
                 const std::vector<std::pair<uint64_t, uint64_t>> &skip, std::vector<UnwindSpan> &spans,
                 std::vector<std::pair<uint64_t, uint64_t>> &ranges, UnwindTableStats &stats)
