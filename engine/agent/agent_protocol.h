@@ -28,6 +28,8 @@ namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
 inline constexpr uint32_t kRingVersion = 6;
+// The unwind tables the session shares with the agent are versioned apart, beside their rows: agent_unwind.h's
+// kUnwindTableVersion.
 // The header page, then the heap counters' slots (HeapSlot): the records start after both.
 inline constexpr int kHeapSlots = 256;
 inline constexpr uint64_t kHeapSlotsOffset = 4096;
