@@ -161,19 +161,20 @@ void resolveNextFunctions()
 using namespace emberline::agent;
 
 // --- The hooks ---------------------------------------------------------------------------------------------------
-// Each one reads alike: the next definition's call, and the core told before a block goes back (freeing) or after
-// one comes (allocated). The fast paths inline there add to the thread's countdown and heap slot, and read one line
-// of the free filter.
+// Each one reads alike: the next definition's call, and the core told before a block goes back (freeing, or release
+// around the call) or after one comes (allocated, or allocate around the call). The fast paths inline there add to the
+// thread's countdown and heap slot, and read one line of the free filter.
 
-EMBERLINE_EXPORT void *malloc(size_t size)
+// The hottest two start on a cache line of their own: where their branches fall against 32-byte boundaries cost a
+// malloc+free pair some 0.3 ns (bench_agent), with the same instructions.
+EMBERLINE_EXPORT __attribute__((aligned(64))) void *malloc(size_t size)
 {
-    return allocated(g_mallocFn.load(std::memory_order_relaxed)(size), size);
+    return allocate(size, [](size_t n) { return g_mallocFn.load(std::memory_order_relaxed)(n); });
 }
 
-EMBERLINE_EXPORT void free(void *address)
+EMBERLINE_EXPORT __attribute__((aligned(64))) void free(void *address)
 {
-    if (freeing(address))
-        g_freeFn.load(std::memory_order_relaxed)(address);
+    release(address, [](void *block) { g_freeFn.load(std::memory_order_relaxed)(block); });
 }
 
 EMBERLINE_EXPORT void *calloc(size_t count, size_t size)
