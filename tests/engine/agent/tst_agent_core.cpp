@@ -24,6 +24,15 @@
 using namespace emberline;
 using namespace emberline::engine;
 
+// Under AddressSanitizer, malloc is the sanitizer's: the agent asks its malloc_usable_size.
+#if defined(__SANITIZE_ADDRESS__)
+#define AGENT_CORE_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AGENT_CORE_TEST_ASAN 1
+#endif
+#endif
+
 namespace agent_core_test {
 
 class RecordingSink : public MemoryRecordSink {
@@ -90,10 +99,11 @@ agent::AgentOptions options(const QTemporaryDir &dir, uint64_t interval, uint64_
     return o;
 }
 
-// The C library's heap bytes of a block (its chunk size, header included), as the agent counts them.
+// A block's heap bytes as the agent counts them: the C library's chunk size (its usable size and the 8-byte header),
+// or, under another allocator (a sanitizer's), its malloc_usable_size.
 uint64_t chunkBytes(void *p)
 {
-    return malloc_usable_size(p) + 8;
+    return malloc_usable_size(p) + (agent::g_chunkSizes ? 8 : 0);
 }
 
 std::atomic<int> g_nested{0};
@@ -124,9 +134,15 @@ private Q_SLOTS:
     {
         agent::setRealFunctions({::malloc, ::free, ::sigaction});
         QVERIFY(agent::heapSizesKnown());
+#ifndef AGENT_CORE_TEST_ASAN
+        QVERIFY2(agent::g_chunkSizes, "the C library's chunk headers were not recognized");
+#endif
     }
 
-    void cleanup() { agent::agentStop(); }
+    void cleanup()
+    {
+        agent::agentStop();
+    }
 
     // Every allocation and free, in order, through dozens of laps of a 64 KiB ring, each with the block's heap bytes
     // and the thread's running count.
