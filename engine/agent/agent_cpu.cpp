@@ -304,6 +304,7 @@ bool cpuOwnsSignal(int signal)
 
 void cpuGiveUpSignal()
 {
+    const AgentScope scope; // the program's sigaction call sets errno, not the timers' deletion
     stopAll(ProblemSignalTaken);
 }
 
@@ -313,6 +314,7 @@ void *cpuThreadStartArgs(void *(*routine)(void *), void *arg)
         return nullptr;
     StartArgs *args = nullptr;
     {
+        const AgentScope scope;
         const InternalWork work;
         args = static_cast<StartArgs *>(mallocInternal(sizeof(StartArgs)));
     }
