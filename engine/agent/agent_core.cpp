@@ -50,8 +50,8 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.stat
 namespace {
 
 RealFunctions g_real;
-const void *g_foreignBegin = nullptr;
-const void *g_foreignEnd = nullptr;
+std::atomic<const void *> g_foreignBegin{nullptr};
+std::atomic<const void *> g_foreignEnd{nullptr};
 
 enum class Mode : int { Off = 0, Sampling = 1, Exact = 2 };
 std::atomic<int> g_mode{int(Mode::Off)};
@@ -171,7 +171,7 @@ bool startFromEnvironment()
     AgentOptions options;
     if (!optionsFromEnvironment(options))
         options = AgentOptions{}; // off, but started: not asked again
-    return agentStart(options);
+    return agentStart(options, false);
 }
 
 } // namespace
@@ -189,8 +189,8 @@ const RealFunctions &realFunctions()
 
 void setForeignBlocks(const void *begin, const void *end)
 {
-    g_foreignBegin = begin;
-    g_foreignEnd = end;
+    g_foreignEnd.store(end, std::memory_order_relaxed);
+    g_foreignBegin.store(begin, std::memory_order_release);
 }
 
 void *mallocInternal(size_t size)
@@ -223,7 +223,7 @@ bool optionsFromEnvironment(AgentOptions &options)
     return options.directory && *options.directory && (options.allocInterval != 0 || options.cpuPeriodNs != 0);
 }
 
-bool agentStart(const AgentOptions &options)
+bool agentStart(const AgentOptions &options, bool wait)
 {
     int expected = 0;
     if (g_initialized.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
@@ -234,7 +234,7 @@ bool agentStart(const AgentOptions &options)
         startHeapCounting(g_mode.load(std::memory_order_acquire) != int(Mode::Off) && heapSizesKnown());
         g_initialized.store(2, std::memory_order_release);
     }
-    while (g_initialized.load(std::memory_order_acquire) == 1)
+    while (wait && g_initialized.load(std::memory_order_acquire) == 1)
         sched_yield(); // another thread starts it (there are none before the constructors run)
     return g_active.load(std::memory_order_acquire);
 }
@@ -301,8 +301,8 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size)
     if (t.inCxx != 0 || t.internal != 0)
         return;
     const AgentScope scope;
-    // The first allocation starts the agent; once it is off or detached, the thread does not come back here for a
-    // long while.
+    // The first allocation starts the agent (one made while it starts passes through); once it is off or detached,
+    // the thread does not come back here for a long while.
     if (!agentStarted() && !startFromEnvironment() && !agentStarted())
         return;
     const int mode = g_mode.load(std::memory_order_acquire);
@@ -338,7 +338,8 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size)
 // A free that the filter let through (freeFiltered): records it when it is one the session must see.
 __attribute__((noinline)) bool freeSlow(void *address)
 {
-    if (address >= g_foreignBegin && address < g_foreignEnd)
+    if (address >= g_foreignBegin.load(std::memory_order_acquire) &&
+        address < g_foreignEnd.load(std::memory_order_relaxed))
         return false;
     countFreed(address);
     if (t_state.inCxx != 0)

@@ -57,12 +57,15 @@ struct AgentOptions {
 // The options the session put in the program's environment (agent_protocol.h's kEnv*); false: the agent stays off.
 bool optionsFromEnvironment(AgentOptions &options);
 
-// Starts the agent in this process image once (later calls wait for the first and say how it went): the ring, the
-// tracking tables, the mode. False when it is off (no options, no ring).
-bool agentStart(const AgentOptions &options);
+// Starts the agent in this process image once: the ring, the tracking tables, the mode. False when it is off (no
+// options, no ring). A call while another start is under way waits for it with `wait`, else says false at once (a
+// hook's: the thread that starts it may be this very one, in a signal handler, or gone, in a forked child).
+bool agentStart(const AgentOptions &options, bool wait = true);
 // Once the C library is whole: fork handling and the CPU sampler.
 void agentStartThreads();
 void agentFinish();
+// Everything let go: timers deleted, the ring unmapped, the mode off, the calling thread's state anew. For a process
+// whose other threads no longer call the agent (a test between two starts): their state still points into the ring.
 void agentStop();
 // Whether the agent has started in this image (with a ring or not).
 bool agentStarted();

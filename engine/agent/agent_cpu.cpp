@@ -127,6 +127,7 @@ void startThisThread()
 
 void threadEnded(void *value)
 {
+    const AgentScope scope;
     const int id = int(reinterpret_cast<intptr_t>(value) - 1);
     if (id >= 0)
         deleteTimer(id);
@@ -343,6 +344,7 @@ void *cpuThreadStart(void *raw)
 
 void cpuDropThreadStartArgs(void *args)
 {
+    const AgentScope scope;
     const InternalWork work;
     freeInternal(args);
 }

@@ -133,8 +133,16 @@ void resolvingFree(void *address)
     g_next.free(address);
 }
 
+// The next sigaction, signal or pthread_create: looked up on its own while the look-ups are under way (a signal
+// handler's sigaction that lands in them on their own thread must not wait for them).
+template <typename Fn> Fn nextOr(Fn resolved, const char *name)
+{
+    return g_resolved.load(std::memory_order_acquire) == 2 ? resolved : next<Fn>(name);
+}
+
 __attribute__((constructor(101))) void preloadStart()
 {
+    const AgentScope scope; // the program's main starts with the errno it would have had
     ensureNext();
     AgentOptions options;
     if (!optionsFromEnvironment(options))
@@ -145,7 +153,7 @@ __attribute__((constructor(101))) void preloadStart()
 
 __attribute__((destructor(101))) void preloadEnd()
 {
-    agentFinish();
+    agentFinish(); // inside AgentScope
 }
 
 } // namespace
@@ -273,14 +281,14 @@ EMBERLINE_EXPORT void *dlopen(const char *file, int flags)
 // are deleted), and the program gets the signal as if the agent had never used it.
 EMBERLINE_EXPORT int sigaction(int signal, const struct sigaction *action, struct sigaction *old)
 {
-    ensureNext();
+    const SigactionFn nextSigaction = nextOr(g_next.sigaction, "sigaction");
     if (!cpuOwnsSignal(signal))
-        return g_next.sigaction(signal, action, old);
+        return nextSigaction(signal, action, old);
     int rc = 0;
     if (action != nullptr) { // else asked only: the program sees the default it would have without the agent
         cpuGiveUpSignal();
         struct sigaction ignored {};
-        rc = g_next.sigaction(signal, action, &ignored);
+        rc = nextSigaction(signal, action, &ignored);
     }
     if (old) {
         memset(old, 0, sizeof *old);
@@ -291,22 +299,22 @@ EMBERLINE_EXPORT int sigaction(int signal, const struct sigaction *action, struc
 
 EMBERLINE_EXPORT sighandler_t signal(int signal, sighandler_t handler)
 {
-    ensureNext();
+    const SignalFn nextSignal = nextOr(g_next.signal, "signal");
     if (!cpuOwnsSignal(signal))
-        return g_next.signal(signal, handler);
+        return nextSignal(signal, handler);
     cpuGiveUpSignal();
-    g_next.signal(signal, handler);
+    nextSignal(signal, handler);
     return SIG_DFL;
 }
 
 // Every pthread_create'd thread starts its CPU timer before its start routine runs.
 EMBERLINE_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(void *), void *arg)
 {
-    ensureNext();
+    const PthreadCreateFn nextCreate = nextOr(g_next.pthreadCreate, "pthread_create");
     void *args = cpuThreadStartArgs(routine, arg);
     if (!args)
-        return g_next.pthreadCreate(thread, attr, routine, arg);
-    const int rc = g_next.pthreadCreate(thread, attr, cpuThreadStart, args);
+        return nextCreate(thread, attr, routine, arg);
+    const int rc = nextCreate(thread, attr, cpuThreadStart, args);
     if (rc != 0)
         cpuDropThreadStartArgs(args);
     return rc;

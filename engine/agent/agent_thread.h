@@ -88,7 +88,8 @@ public:
 
     // Reserves a record of `bytes` (a multiple of 8) keeping `keep` bytes free after it (agent_writer.cpp); waits
     // for room only when `wait` and this thread holds no other record. Null when there is no room; else the record
-    // is held (its header's size set) until publish().
+    // is held (its header's size set) until publish(): from before the ring's head moves, so that a signal handler
+    // landing anywhere in between nests in it.
     RecordHeader *reserve(uint32_t bytes, uint64_t keep, bool wait);
     template <typename Record> Record *reserve(uint32_t bytes, uint64_t keep, bool wait)
     {

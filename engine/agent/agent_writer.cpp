@@ -191,19 +191,31 @@ constexpr uint64_t kNestedRoom = sizeof(AllocRecord) + kMaxStackCopyBytes + kFre
 RecordHeader *AgentScope::reserve(uint32_t bytes, uint64_t keep, bool wait)
 {
     ThreadState &t = t_state;
+    if (m_record)
+        publish(RecordType::Padding); // one record at a time per scope; a forgotten one never stalls the reader
+    const bool nested = t.holding;
     uint64_t room = 0;
-    if (!t.holding) {
+    if (!nested) {
         const uint64_t quarter = (g_dataMask + 1) / 4;
         room = kNestedRoom < quarter ? kNestedRoom : quarter;
     }
-    RecordHeader *record = emberline::agent::reserve(bytes, keep, room);
-    if (!record && wait && !t.holding && !t.noPages) {
+    // Held from before the head moves: a signal handler that lands anywhere in the reserve nests in this record.
+    // Not while this thread sleeps for room below: a handler's record may wait for room itself then.
+    const auto attempt = [&] {
+        t.holding = true;
+        RecordHeader *reserved = emberline::agent::reserve(bytes, keep, room);
+        if (!reserved)
+            t.holding = nested;
+        return reserved;
+    };
+    RecordHeader *record = attempt();
+    if (!record && wait && !nested && !t.noPages) {
         const uint64_t start = nowNs();
         uint64_t now = start;
         while (!record && sessionAlive(now) && !g_ring->detached.load(std::memory_order_relaxed)) {
             struct timespec pause = {0, 50'000};
             nanosleep(&pause, nullptr);
-            record = emberline::agent::reserve(bytes, keep, room);
+            record = attempt();
             now = nowNs();
             if (t.noPages)
                 break; // a full file system: the session's reading makes no room for this
@@ -212,12 +224,8 @@ RecordHeader *AgentScope::reserve(uint32_t bytes, uint64_t keep, bool wait)
     }
     if (!record)
         return nullptr;
-    // Held from here to its publication: a record nested meanwhile never waits for room.
-    if (m_record)
-        publish(RecordType::Padding); // one record at a time per scope; a forgotten one never stalls the reader
     record->bytes = bytes;
     m_record = record;
-    t.holding = true;
     if (__builtin_expect(g_afterReserve != nullptr, 0))
         g_afterReserve(record);
     return record;

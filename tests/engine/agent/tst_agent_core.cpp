@@ -108,6 +108,7 @@ uint64_t chunkBytes(void *p)
 
 std::atomic<int> g_nested{0};
 std::atomic<bool> g_heldWhileNested{false};
+std::atomic<uint32_t> g_depthWhileNested{0};
 uint64_t g_waitBefore = 0;
 uint64_t g_waitAfter = 0;
 void *g_nestedBlock = nullptr;
@@ -118,6 +119,7 @@ void nestAnAllocation(emberline::agent::RecordHeader *)
 {
     emberline::agent::g_afterReserve = nullptr; // the nested record's own reserve does not nest again
     g_heldWhileNested.store(emberline::agent::t_state.holding);
+    g_depthWhileNested.store(emberline::agent::t_state.depth);
     g_waitBefore = emberline::agent::g_ring->waitNs.load();
     emberline::agent::writeAlloc(g_nestedBlock, 16, true, true, 0, 0);
     g_waitAfter = emberline::agent::g_ring->waitNs.load();
@@ -170,7 +172,8 @@ private Q_SLOTS:
         }
         QCOMPARE(sink.allocations, uint64_t(written.size()));
         QCOMPARE(sink.frees, uint64_t(written.size()));
-        QVERIFY(sink.order == written); // in order, every one read once
+        QVERIFY(sink.order == written);     // in order, every one read once
+        QCOMPARE(agent::t_state.depth, 0u); // every AgentScope left
         QCOMPARE(sink.unknownFrees, uint64_t(0));
         QCOMPARE(sink.doubleAllocations, uint64_t(0));
         QCOMPARE(sink.lastThreadAllocations, uint64_t(written.size()));
@@ -308,6 +311,9 @@ private Q_SLOTS:
         agent::g_afterReserve = nullptr;
         QCOMPARE(g_nested.load(), 1);
         QVERIFY2(g_heldWhileNested.load(), "the writer's record was not held while a handler could nest in it");
+        QVERIFY(g_depthWhileNested.load() >= 1); // inside the writer's AgentScope
+        QCOMPARE(agent::t_state.depth, 0u);      // every scope left
+        QVERIFY(!agent::t_state.holding);        // every record published
         QCOMPARE(g_waitAfter - g_waitBefore, uint64_t(0));
         QCOMPARE(agent::g_ring->allocsDropped.load(), droppedBefore); // the nested record was written
         ::free(block);

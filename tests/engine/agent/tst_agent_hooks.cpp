@@ -4,6 +4,7 @@
 // imports nothing beyond the C library, libm and the dynamic linker.
 #include "engine/memory/ring_reader.h"
 
+#include <QElapsedTimer>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -85,6 +86,47 @@ private Q_SLOTS:
                      "the coroutine's stack copy did not go through the failing process_vm_readv");
         if (failing == QLatin1String("madvise") && interval == QLatin1String("256"))
             QVERIFY2(counters.allocsDropped > 0, "no record needed pages that the failing madvise refused");
+    }
+
+    // Exact mode in a 64 KiB ring whose reader stalls for 300 ms: the program waits for room (its sleeps failing),
+    // the session's heartbeat goes stale and the agent asks whether the session still runs (its open and kill
+    // failing), and every hook still keeps errno.
+    void errnoKeptWhileWaiting()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        RingReader rings(dir.path().toStdString());
+        CountingSink sink;
+        QProcess program;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("LD_PRELOAD"), agentPath());
+        env.insert(QString::fromLatin1(agent::kEnvDirectory), dir.path());
+        env.insert(QString::fromLatin1(agent::kEnvAllocInterval), QStringLiteral("1"));
+        env.insert(QString::fromLatin1(agent::kEnvRingBytes), QStringLiteral("65536"));
+        program.setProcessEnvironment(env);
+        program.setProcessChannelMode(QProcess::MergedChannels);
+        program.start(QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/agent_errno"), {QStringLiteral("copy")});
+        QVERIFY(program.waitForStarted());
+        // The first visit (the ring is found, the heartbeat starts), then a stall while the program fills the ring.
+        QElapsedTimer found;
+        found.start();
+        while (rings.counters().rings == 0 && found.elapsed() < 5000) {
+            rings.poll({.memory = &sink});
+            usleep(200);
+        }
+        QCOMPARE(rings.counters().rings, uint64_t(1));
+        usleep(300'000);
+        while (!program.waitForFinished(1)) {
+            rings.poll({.memory = &sink});
+            usleep(500);
+        }
+        rings.poll({.memory = &sink});
+        const QString output = QString::fromUtf8(program.readAll());
+        QVERIFY2(program.exitStatus() == QProcess::NormalExit && program.exitCode() == 0, qPrintable(output));
+        QVERIFY2(output.startsWith(QLatin1String("kept ")), qPrintable(output));
+        const RingCounters counters = rings.counters();
+        QVERIFY2(counters.waitNs > 100'000'000, qPrintable(QString::number(counters.waitNs)));
+        QVERIFY(sink.allocations > 1000);
     }
 
     // The agent runs inside any program: it may need the C library, libm and the dynamic linker, nothing else (no C++
