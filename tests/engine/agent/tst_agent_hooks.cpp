@@ -29,6 +29,20 @@ public:
     uint64_t frees = 0;
 };
 
+// Starts tests/targets/agent_errno with the agent preloaded, its rings in `dir`.
+void startErrnoProgram(QProcess &program, const QTemporaryDir &dir, const QString &failing, const QString &interval,
+                       uint64_t ringBytes)
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("LD_PRELOAD"), agentPath());
+    env.insert(QString::fromLatin1(agent::kEnvDirectory), dir.path());
+    env.insert(QString::fromLatin1(agent::kEnvAllocInterval), interval);
+    env.insert(QString::fromLatin1(agent::kEnvRingBytes), QString::number(ringBytes));
+    program.setProcessEnvironment(env);
+    program.setProcessChannelMode(QProcess::MergedChannels);
+    program.start(QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/agent_errno"), {failing});
+}
+
 } // namespace agent_hooks_test
 using namespace agent_hooks_test;
 
@@ -58,15 +72,8 @@ private Q_SLOTS:
         RingReader rings(dir.path().toStdString());
         CountingSink sink;
         QProcess program;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("LD_PRELOAD"), agentPath());
-        env.insert(QString::fromLatin1(agent::kEnvDirectory), dir.path());
-        env.insert(QString::fromLatin1(agent::kEnvAllocInterval), interval);
         // Room for every sample of the run, however far the reader falls behind: each call must meet its slow path.
-        env.insert(QString::fromLatin1(agent::kEnvRingBytes), QString::number(uint64_t(64) << 20));
-        program.setProcessEnvironment(env);
-        program.setProcessChannelMode(QProcess::MergedChannels);
-        program.start(QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/agent_errno"), {failing});
+        startErrnoProgram(program, dir, failing, interval, uint64_t(64) << 20);
         QVERIFY(program.waitForStarted());
         while (!program.waitForFinished(1)) {
             rings.poll({.memory = &sink});
@@ -98,14 +105,7 @@ private Q_SLOTS:
         RingReader rings(dir.path().toStdString());
         CountingSink sink;
         QProcess program;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("LD_PRELOAD"), agentPath());
-        env.insert(QString::fromLatin1(agent::kEnvDirectory), dir.path());
-        env.insert(QString::fromLatin1(agent::kEnvAllocInterval), QStringLiteral("1"));
-        env.insert(QString::fromLatin1(agent::kEnvRingBytes), QStringLiteral("65536"));
-        program.setProcessEnvironment(env);
-        program.setProcessChannelMode(QProcess::MergedChannels);
-        program.start(QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/agent_errno"), {QStringLiteral("copy")});
+        startErrnoProgram(program, dir, QStringLiteral("copy"), QStringLiteral("1"), 65536);
         QVERIFY(program.waitForStarted());
         // The first visit (the ring is found, the heartbeat starts), then a stall while the program fills the ring.
         QElapsedTimer found;
