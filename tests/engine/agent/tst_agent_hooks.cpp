@@ -43,6 +43,17 @@ void startErrnoProgram(QProcess &program, const QTemporaryDir &dir, const QStrin
     program.start(QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/agent_errno"), {failing});
 }
 
+// Reads the program's rings as a session does until it has ended, then once more; returns what it printed.
+QString readToTheEnd(QProcess &program, RingReader &rings, CountingSink &sink)
+{
+    while (!program.waitForFinished(1)) {
+        rings.poll({.memory = &sink});
+        usleep(500);
+    }
+    rings.poll({.memory = &sink});
+    return QString::fromUtf8(program.readAll());
+}
+
 } // namespace agent_hooks_test
 using namespace agent_hooks_test;
 
@@ -75,12 +86,7 @@ private Q_SLOTS:
         // Room for every sample of the run, however far the reader falls behind: each call must meet its slow path.
         startErrnoProgram(program, dir, failing, interval, uint64_t(64) << 20);
         QVERIFY(program.waitForStarted());
-        while (!program.waitForFinished(1)) {
-            rings.poll({.memory = &sink});
-            usleep(500);
-        }
-        rings.poll({.memory = &sink});
-        const QString output = QString::fromUtf8(program.readAll());
+        const QString output = readToTheEnd(program, rings, sink);
         QVERIFY2(program.exitStatus() == QProcess::NormalExit && program.exitCode() == 0, qPrintable(output));
         QVERIFY2(output.startsWith(QLatin1String("kept ")), qPrintable(output));
         QVERIFY(output.mid(5).trimmed().toInt() > 1000);
@@ -116,12 +122,7 @@ private Q_SLOTS:
         }
         QCOMPARE(rings.counters().rings, uint64_t(1));
         usleep(300'000);
-        while (!program.waitForFinished(1)) {
-            rings.poll({.memory = &sink});
-            usleep(500);
-        }
-        rings.poll({.memory = &sink});
-        const QString output = QString::fromUtf8(program.readAll());
+        const QString output = readToTheEnd(program, rings, sink);
         QVERIFY2(program.exitStatus() == QProcess::NormalExit && program.exitCode() == 0, qPrintable(output));
         QVERIFY2(output.startsWith(QLatin1String("kept ")), qPrintable(output));
         const RingCounters counters = rings.counters();
