@@ -180,6 +180,8 @@ void writeCpuSample(const ucontext_t *context, uint64_t periodNs)
     record->tid = currentThreadId();
     record->timeNs = nowNs();
     record->periodNs = periodNs;
+    record->walkedFrames = 0;
+    record->reserved = 0;
     // kPerfRegsMask order: AX BX CX DX SI DI BP SP IP, then R8..R15 (9..16).
     const int order[kRegisterCount] = {REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_RBP, REG_RSP, REG_RIP,
                                        REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};

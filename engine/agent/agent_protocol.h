@@ -21,19 +21,23 @@
 // for a free of every tracked allocation after it, in the same window (`tracked` × kFreeRecordBytes), and a tracked
 // allocation frees at most once.
 
+#include "engine/agent/agent_tables.h"
+
 #include <atomic>
 #include <cstdint>
 
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 6;
+inline constexpr uint32_t kRingVersion = 7;
 // The unwind tables the session shares with the agent are versioned apart, beside their rows: agent_unwind.h's
-// kUnwindTableVersion.
-// The header page, then the heap counters' slots (HeapSlot): the records start after both.
+// kUnwindTableVersion; how they are delivered (the arena, the module index in the ring) is agent_tables.h's.
+// The header page, then the heap counters' slots (HeapSlot), then the module index (ModuleIndex, written by the
+// session): the records start after them.
 inline constexpr int kHeapSlots = 256;
 inline constexpr uint64_t kHeapSlotsOffset = 4096;
-inline constexpr uint64_t kRingHeaderBytes = kHeapSlotsOffset + uint64_t(kHeapSlots) * 64;
+inline constexpr uint64_t kModuleIndexOffset = kHeapSlotsOffset + uint64_t(kHeapSlots) * 64;
+inline constexpr uint64_t kRingHeaderBytes = kModuleIndexOffset + ((sizeof(ModuleIndex) + 4095) & ~uint64_t(4095));
 inline constexpr uint64_t kDefaultRingDataBytes = uint64_t(4) << 20;
 // The data bytes a new ring reserves in the program (the file system's pages, made and cleared by the program
 // itself) before the session finds the ring and reserves the rest on its own time; a program whose records get
@@ -84,6 +88,8 @@ enum class RecordType : uint32_t {
     Cpu = 4,     // CpuRecord
     Thread = 5,  // ThreadRecord
     Totals = 6,  // TotalsRecord
+    AllocWalked = 7, // WalkedAllocRecord
+    CpuWalked = 8,   // WalkedCpuRecord
 };
 
 struct RecordHeader {
@@ -106,8 +112,49 @@ struct AllocRecord {
                         // size, header included, or another allocator's malloc_usable_size)
     uint64_t threadAllocations;
     uint64_t threadBytes;
+    uint32_t walkedFrames; // a checked sample (RingHeader::checkEvery): the agent's own walk, after the stack copy
+    uint32_t reserved;
     uint64_t regs[kRegisterCount];
-    // uint8_t stack[stackBytes] follows, padded to 8
+    // uint8_t stack[stackBytes] follows, padded to 8, then uint64_t pcs[walkedFrames]
+};
+
+// The stack the agent walked with the session's tables (agent_tables.h), as the walked records carry it: its program
+// counters, leaf first (the interrupted or the current one, then return addresses), written in full the first time
+// a stack is seen in the process image and named by its hash after that: `frames` 0 and only the hash. A reference
+// always comes after the record that wrote the stack out, in ring order.
+enum WalkFlag : uint8_t {
+    WalkTruncated = 1u << 0, // the walk stopped at its depth limit (kMaxWalkFrames): the outermost frames are missing
+};
+inline constexpr uint32_t kMaxWalkFrames = 512;
+
+// A sampled allocation whose stack the agent walked (AllocRecord's fields, and the stack as program counters).
+struct WalkedAllocRecord {
+    RecordHeader header;
+    uint32_t tid;
+    uint16_t frames; // pcs that follow; 0: the stack was written out before, `stackHash` names it
+    uint8_t flags;   // WalkFlag
+    uint8_t reserved;
+    uint64_t timeNs;
+    uint64_t address;
+    uint64_t size;
+    uint64_t heapBytes;
+    uint64_t threadAllocations;
+    uint64_t threadBytes;
+    uint64_t stackHash;
+    // uint64_t pcs[frames] follows
+};
+
+// A CPU sample whose stack the agent walked (CpuRecord's fields, the stack as program counters).
+struct WalkedCpuRecord {
+    RecordHeader header;
+    uint32_t tid;
+    uint16_t frames;
+    uint8_t flags;
+    uint8_t reserved;
+    uint64_t timeNs;
+    uint64_t periodNs;
+    uint64_t stackHash;
+    // uint64_t pcs[frames] follows
 };
 
 // The heap counters: every block the program allocates and frees, sampled or not, counted by the size the allocator
@@ -146,8 +193,10 @@ struct CpuRecord {
     uint32_t stackBytes;
     uint64_t timeNs;
     uint64_t periodNs;
+    uint32_t walkedFrames; // as AllocRecord's
+    uint32_t reserved;
     uint64_t regs[kRegisterCount];
-    // uint8_t stack[stackBytes] follows, padded to 8
+    // uint8_t stack[stackBytes] follows, padded to 8, then uint64_t pcs[walkedFrames]
 };
 
 // A thread's CPU timer started (`started` 1) or could not be created (0): the session asks, through the header's
@@ -199,6 +248,10 @@ struct alignas(64) RingHeader {
     // Threads the session found without a CPU timer (made by a bare clone, not pthread_create): a slot holds a
     // thread id until the agent's next sample on any thread takes it (0) and starts that thread's timer.
     std::atomic<uint32_t> timerRequests[kTimerRequests];
+    std::atomic<uint32_t> unwindMode; // agent_tables.h's UnwindMode (Copy until the session says otherwise)
+    // Every checkEvery-th walked sample of a thread is copied too (AllocRecord::walkedFrames), for the session to
+    // compare its own unwind with the walk; 0: none.
+    std::atomic<uint32_t> checkEvery;
     alignas(64) std::atomic<uint64_t> tail; // bytes consumed by the session
     // Written by the agent.
     alignas(64) std::atomic<uint64_t> head;    // bytes reserved by writers
@@ -226,6 +279,14 @@ struct alignas(64) RingHeader {
     // the next one too: a writer that finds no room before the unread records goes on there, after a Padding record
     // that ends there. ~0 before the first lap.
     std::atomic<uint64_t> lapEnd;
+    // The stack walk (agent_tables.h): the program's dlopen and dlclose calls, counted before and after each; the
+    // samples written walked (stackRefs of them as a reference to a stack written before), the checked ones, and
+    // the samples copied instead, by WalkFallback.
+    alignas(64) std::atomic<uint64_t> mapsChanges;
+    std::atomic<uint64_t> walked;
+    std::atomic<uint64_t> stackRefs;
+    std::atomic<uint64_t> checked;
+    std::atomic<uint64_t> walkFallbacks[kWalkFallbackCount];
 };
 static_assert(sizeof(RingHeader) <= kHeapSlotsOffset);
 
@@ -243,6 +304,10 @@ inline HeapSlot *heapSlots(RingHeader *ring)
 inline const HeapSlot *heapSlots(const RingHeader *ring)
 {
     return reinterpret_cast<const HeapSlot *>(reinterpret_cast<const char *>(ring) + kHeapSlotsOffset);
+}
+inline ModuleIndex *moduleIndex(RingHeader *ring)
+{
+    return reinterpret_cast<ModuleIndex *>(reinterpret_cast<char *>(ring) + kModuleIndexOffset);
 }
 
 } // namespace emberline::agent

@@ -301,6 +301,8 @@ void writeAlloc(void *address, size_t size, bool exact, bool wait, uint64_t allo
     record->heapBytes = heapBytesOf(address);
     record->threadAllocations = allocations;
     record->threadBytes = allocatedBytes;
+    record->walkedFrames = 0;
+    record->reserved = 0;
     for (auto &reg : record->regs)
         reg = 0;
     captureRegisters(record->regs);
