@@ -45,6 +45,7 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.stat
                                                                            .stackAsked = false,
                                                                            .stackLow = 0,
                                                                            .stackHigh = 0,
+                                                                           .walks = 0,
                                                                            .timer = -1};
 
 namespace {

@@ -16,6 +16,7 @@
 #include "engine/agent/agent_cpu.h"
 #include "engine/agent/agent_core.h"
 #include "engine/agent/agent_stack.h"
+#include "engine/agent/agent_walk.h"
 #include "engine/agent/agent_writer.h"
 
 #include <dlfcn.h>
@@ -160,16 +161,18 @@ void serveTimerRequests()
     }
 }
 
-void writeCpuSample(const ucontext_t *context, uint64_t periodNs)
+// The copied form: every interrupted register and the top of the stack (and, for a checked sample, the walk's pcs
+// after it).
+void writeCpuCopy(const greg_t *g, uint64_t periodNs, const uint64_t *pcs, uint32_t frames)
 {
     // Where the thread's stack bounds are known, its whole live stack (every frame, so never cut short, and no
     // more than that); else the session's learned copy.
-    const greg_t *g = context->uc_mcontext.gregs;
     const uint64_t live = liveStackBytes(uint64_t(g[REG_RSP]));
     uint64_t stackWant = live != 0 ? live : g_ring->cpuStackCopyBytes.load(std::memory_order_relaxed);
     if (stackWant > kMaxStackCopyBytes)
         stackWant = kMaxStackCopyBytes;
-    const uint32_t bytes = uint32_t((sizeof(CpuRecord) + stackWant + 7) & ~size_t(7));
+    const uint32_t stackPadded = uint32_t((stackWant + 7) & ~uint64_t(7));
+    const uint32_t bytes = uint32_t(sizeof(CpuRecord) + stackPadded + frames * sizeof(uint64_t));
     // Never waits: the interrupted code may hold a record of its own.
     AgentScope scope;
     auto *record = scope.reserve<CpuRecord>(bytes, keptForFrees(), false);
@@ -180,7 +183,7 @@ void writeCpuSample(const ucontext_t *context, uint64_t periodNs)
     record->tid = currentThreadId();
     record->timeNs = nowNs();
     record->periodNs = periodNs;
-    record->walkedFrames = 0;
+    record->walkedFrames = frames;
     record->reserved = 0;
     // kPerfRegsMask order: AX BX CX DX SI DI BP SP IP, then R8..R15 (9..16).
     const int order[kRegisterCount] = {REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_RBP, REG_RSP, REG_RIP,
@@ -189,9 +192,69 @@ void writeCpuSample(const ucontext_t *context, uint64_t periodNs)
         record->regs[i] = uint64_t(g[order[i]]);
     // The thread's stack bounds are learned outside signal handlers (pthread_getattr_np allocates); until then the
     // copy goes through process_vm_readv, which is safe here.
-    record->stackBytes =
-        copyStackInHandler(record->regs[RegSP], reinterpret_cast<uint8_t *>(record + 1), uint32_t(stackWant));
+    auto *stack = reinterpret_cast<uint8_t *>(record + 1);
+    record->stackBytes = copyStackInHandler(record->regs[RegSP], stack, uint32_t(stackWant));
+    if (frames != 0)
+        memcpy(stack + stackPadded, pcs, frames * sizeof(uint64_t));
     scope.publish(RecordType::Cpu);
+}
+
+// Walks the interrupted stack and writes the walked record; false when the walk could not go (the copy is written
+// instead). A checked sample writes the copied record with the walk in it.
+__attribute__((noinline)) bool writeCpuWalked(const greg_t *g, uint64_t periodNs)
+{
+    uint64_t pcs[kMaxWalkFrames];
+    const AgentWalk walk = walkStack(UnwindRegs{uint64_t(g[REG_RIP]), uint64_t(g[REG_RSP]), uint64_t(g[REG_RBP])},
+                                     false, pcs, kMaxWalkFrames);
+    if (!walk.whole) {
+        countWalkFallback(walk.reason);
+        return false;
+    }
+    if (checkedWalk()) {
+        g_ring->checked.fetch_add(1, std::memory_order_relaxed);
+        writeCpuCopy(g, periodNs, pcs, walk.frames);
+        return true;
+    }
+    const uint64_t hash = stackHash(pcs, walk.frames, walk.flags);
+    const StackClaim claim = claimStack(hash);
+    const uint32_t frames = claim == StackClaim::Known ? 0 : walk.frames;
+    const uint32_t bytes = uint32_t(sizeof(WalkedCpuRecord) + frames * sizeof(uint64_t));
+    AgentScope scope;
+    auto *record = scope.reserve<WalkedCpuRecord>(bytes, keptForFrees(), false);
+    if (!record) {
+        if (claim == StackClaim::Claimed)
+            settleStack(hash, false);
+        g_ring->cpuDropped.fetch_add(1, std::memory_order_relaxed);
+        return true;
+    }
+    record->tid = currentThreadId();
+    record->frames = uint16_t(frames);
+    record->flags = uint8_t(walk.flags | (claim == StackClaim::Claimed ? WalkDefines : 0));
+    record->reserved = 0;
+    record->timeNs = nowNs();
+    record->periodNs = periodNs;
+    record->stackHash = hash;
+    if (frames != 0)
+        memcpy(reinterpret_cast<uint8_t *>(record + 1), pcs, frames * sizeof(uint64_t));
+    scope.publish(RecordType::CpuWalked);
+    if (claim == StackClaim::Claimed)
+        settleStack(hash, true);
+    g_ring->walked.fetch_add(1, std::memory_order_relaxed);
+    if (frames == 0)
+        g_ring->stackRefs.fetch_add(1, std::memory_order_relaxed);
+    return true;
+}
+
+void writeCpuSample(const ucontext_t *context, uint64_t periodNs)
+{
+    const greg_t *g = context->uc_mcontext.gregs;
+    if (!walkWanted())
+        countWalkFallback(WalkFallback::Disabled);
+    else if (!roomToWalk())
+        countWalkFallback(WalkFallback::NotReady);
+    else if (writeCpuWalked(g, periodNs))
+        return;
+    writeCpuCopy(g, periodNs, nullptr, 0);
 }
 
 void onSignal(int, siginfo_t *info, void *context)

@@ -32,6 +32,7 @@ using ReallocFn = void *(*)(void *, size_t);
 using MemalignFn = void *(*)(size_t, size_t);
 using PosixMemalignFn = int (*)(void **, size_t, size_t);
 using DlopenFn = void *(*)(const char *, int);
+using DlcloseFn = int (*)(void *);
 using SigactionFn = int (*)(int, const struct sigaction *, struct sigaction *);
 using SignalFn = sighandler_t (*)(int, sighandler_t);
 using PthreadCreateFn = int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -48,6 +49,7 @@ struct NextFunctions {
     MallocFn valloc = nullptr;
     MallocFn pvalloc = nullptr;
     DlopenFn dlopen = nullptr;
+    DlcloseFn dlclose = nullptr;
     SigactionFn sigaction = nullptr;
     SignalFn signal = nullptr;
     PthreadCreateFn pthreadCreate = nullptr;
@@ -106,6 +108,7 @@ void resolveNext()
     g_next.valloc = next<MallocFn>("valloc");
     g_next.pvalloc = next<MallocFn>("pvalloc");
     g_next.dlopen = next<DlopenFn>("dlopen");
+    g_next.dlclose = next<DlcloseFn>("dlclose");
     g_next.sigaction = next<SigactionFn>("sigaction");
     g_next.signal = next<SignalFn>("signal");
     g_next.pthreadCreate = next<PthreadCreateFn>("pthread_create");
@@ -267,14 +270,28 @@ EMBERLINE_EXPORT void *pvalloc(size_t size)
 
 // A library opened with RTLD_DEEPBIND resolves malloc and free to its own dependencies first, around the hooks:
 // the session says so.
+// Both count a change of the program's modules as they begin (agent_tables.h): the stack walk copies until the
+// session has read the maps again. Passed on as tail calls: glibc's dlopen and dlclose take the caller's return
+// address for its search path and namespace.
 EMBERLINE_EXPORT void *dlopen(const char *file, int flags)
 {
     ensureNext();
+    if (g_ring) {
 #ifdef RTLD_DEEPBIND
-    if ((flags & RTLD_DEEPBIND) != 0 && g_ring)
-        g_ring->problems.fetch_or(ProblemDeepBind, std::memory_order_relaxed);
+        if ((flags & RTLD_DEEPBIND) != 0)
+            g_ring->problems.fetch_or(ProblemDeepBind, std::memory_order_relaxed);
 #endif
+        g_ring->mapsChanges.fetch_add(1, std::memory_order_acq_rel);
+    }
     return g_next.dlopen(file, flags);
+}
+
+EMBERLINE_EXPORT int dlclose(void *handle)
+{
+    ensureNext();
+    if (g_ring)
+        g_ring->mapsChanges.fetch_add(1, std::memory_order_acq_rel);
+    return g_next.dlclose(handle);
 }
 
 // The program installs a handler: when it is for the CPU sampler's signal, the sampler gives it up first (its timers

@@ -120,10 +120,13 @@ struct AllocRecord {
 
 // The stack the agent walked with the session's tables (agent_tables.h), as the walked records carry it: its program
 // counters, leaf first (the interrupted or the current one, then return addresses), written in full the first time
-// a stack is seen in the process image and named by its hash after that: `frames` 0 and only the hash. A reference
-// always comes after the record that wrote the stack out, in ring order.
+// a stack is seen in the process image (with WalkDefines) and named by its hash after that: `frames` 0 and only the
+// hash. A reference always comes after the record that wrote the stack out, in ring order. The hash covers the pcs
+// and the WalkTruncated flag.
 enum WalkFlag : uint8_t {
     WalkTruncated = 1u << 0, // the walk stopped at its depth limit (kMaxWalkFrames): the outermost frames are missing
+    WalkDefines = 1u << 1,   // the stack is written out for later references: the session keeps it for the ring's life
+                             // (without it, a stack written out is not referred to again)
 };
 inline constexpr uint32_t kMaxWalkFrames = 512;
 
@@ -283,6 +286,9 @@ struct alignas(64) RingHeader {
     // samples written walked (stackRefs of them as a reference to a stack written before), the checked ones, and
     // the samples copied instead, by WalkFallback.
     alignas(64) std::atomic<uint64_t> mapsChanges;
+    // CLOCK_MONOTONIC of a walk that met a pc in no tabled module (at most every 200 ms): a module the index missed
+    // (mapped while the session read the maps, or without dlopen) is looked for again.
+    std::atomic<uint64_t> moduleMissedNs;
     std::atomic<uint64_t> walked;
     std::atomic<uint64_t> stackRefs;
     std::atomic<uint64_t> checked;

@@ -13,10 +13,13 @@
 //   executable range, its load bias and where its table starts in the arena, sorted by start. The session is its
 //   only writer and writes it as a sequence lock: `sequence` odd while it writes, even after; a walk that read it
 //   across a change (sequence moved, or odd) is not trusted and the sample takes the copy.
-// - Changes. The agent counts the program's dlopen and dlclose calls in RingHeader::mapsChanges (before and after
-//   each); the session reads the process's maps again when it moved and says which count its index follows
-//   (ModuleIndex::mapsChanges). While they differ, the agent walks nothing and copies: a module loaded since has no
-//   row yet, an unloaded one's addresses may be another's now.
+// - Changes. The agent counts the program's dlopen and dlclose calls in RingHeader::mapsChanges, as each begins (the
+//   hooks pass the call on as a tail call: glibc's dlopen reads its caller's return address for the caller's
+//   search path); the session reads the process's maps again when it moved and says which count its index follows
+//   (ModuleIndex::mapsChanges). While they differ, the agent walks nothing and copies: an unloaded module's
+//   addresses may be another's now. A module the session's read of the maps came too early for (the dlopen was
+//   still under way) shows up as a pc in no tabled module: the agent stamps RingHeader::moduleMissedNs, and the
+//   session reads the maps again.
 //
 // Plain C++ with the compiler's own headers only, as agent_protocol.h.
 
@@ -53,13 +56,13 @@ static_assert(sizeof(ModuleIndex) == 64 + 32 * kModuleSlots);
 // Why a sample's stack was copied instead of walked: the agent's counts (RingHeader::walkFallbacks), for the health
 // view. The row kinds a walk stopped at come first, in agent_unwind.h's UnwindKind order from Expression on.
 enum class WalkFallback : uint8_t {
-    Expression = 0, // a DWARF expression rule
-    Signal = 1,     // a signal frame
-    Plt = 2,        // a PLT entry
-    NoFde = 3,      // code no FDE covers
-    Register = 4,   // a rule on another register
-    Other = 5,      // a rule the row cannot hold
-    NoModule = 6,   // a pc in no tabled module: JIT code, the vDSO, a module mapped without dlopen, not tabled yet
+    Expression = 0,  // a DWARF expression rule
+    Signal = 1,      // a signal frame
+    Plt = 2,         // a PLT entry
+    NoFde = 3,       // code no FDE covers
+    Register = 4,    // a rule on another register
+    Other = 5,       // a rule the row cannot hold
+    NoModule = 6,    // a pc in no tabled module: JIT code, the vDSO, a module mapped without dlopen, not tabled yet
     OutOfBounds = 7, // a frame outside the thread's stack (a signal's alternate stack, a switched stack, a corrupt
                      // frame pointer)
     BadFrame = 8,    // a caller's frame not above its callee's (a loop)

@@ -58,6 +58,7 @@ struct ThreadState {
     bool stackAsked;    // its bounds were looked up (outside handlers: the look-up allocates)
     uint64_t stackLow;  // its bounds, 0 when unknown or not a pthread stack (a bare clone's, an alternate signal
     uint64_t stackHigh; // stack): copies then go through process_vm_readv, which cannot fault
+    uint32_t walks;     // stacks this thread walked: every RingHeader::checkEvery-th is copied too (agent_walk.cpp)
 
     // --- The in-process sampler (agent_cpu.cpp) ---
     int timer; // the kernel id of the thread's CPU timer; -1: none

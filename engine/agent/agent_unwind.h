@@ -145,31 +145,23 @@ struct UnwindStep {
     UnwindKind kind = UnwindKind::NoFde; // the row's kind, when a row was found
 };
 
-// One step from a frame to its caller with the module's table. `bias` is the module's load bias (runtime address
-// minus ELF virtual address). `firstFrame`: the interrupted (or current) frame, whose pc is the instruction about
-// to run, is looked up at pc itself; a caller's pc is a return address, the instruction after its call, which may
-// already belong to the next function or the next row: it is looked up at pc - 1. `read(address, value)` reads a
-// stack word; every address is checked against `stack` first.
+// One step from a frame to its caller by the row that covers its pc (found with findUnwindRow, or remembered).
+// `read(address, value)` reads a stack word; every address is checked against `stack` first.
 template <typename Read>
-UnwindStep unwindStep(const UnwindTable &table, uint64_t bias, bool firstFrame, const StackBounds &stack,
-                      UnwindRegs &regs, Read &&read)
+UnwindStep unwindStepWithRow(const UnwindRow &row, const StackBounds &stack, UnwindRegs &regs, Read &&read)
 {
     UnwindStep step;
-    const uint64_t lookup = (firstFrame ? regs.pc : regs.pc - 1) - bias;
-    const UnwindRow *row = findUnwindRow(table, lookup);
-    if (!row)
-        return step;
-    step.kind = row->kind;
-    if (row->kind == UnwindKind::End) {
+    step.kind = row.kind;
+    if (row.kind == UnwindKind::End) {
         step.status = UnwindStatus::End;
         return step;
     }
-    if (isFallback(row->kind)) {
+    if (isFallback(row.kind)) {
         step.status = UnwindStatus::Fallback;
         return step;
     }
-    const uint64_t base = row->kind == UnwindKind::CfaRsp ? regs.sp : regs.bp;
-    const uint64_t cfa = base + row->cfaOffset;
+    const uint64_t base = row.kind == UnwindKind::CfaRsp ? regs.sp : regs.bp;
+    const uint64_t cfa = base + row.cfaOffset;
     // The return address lies just below the CFA, and the caller's frame (from the CFA up) is on the stack too.
     if (cfa < base || !stack.holds(cfa - 8, 8)) {
         step.status = UnwindStatus::OutOfBounds;
@@ -185,8 +177,8 @@ UnwindStep unwindStep(const UnwindTable &table, uint64_t bias, bool firstFrame, 
         step.status = UnwindStatus::OutOfBounds;
         return step;
     }
-    if (row->rbpSlot != 0) {
-        const uint64_t slot = cfa - uint64_t(-int64_t(row->rbpSlot)) * 8;
+    if (row.rbpSlot != 0) {
+        const uint64_t slot = cfa - uint64_t(-int64_t(row.rbpSlot)) * 8;
         if (!stack.holds(slot, 8) || !read(slot, bp)) {
             step.status = UnwindStatus::OutOfBounds;
             return step;
@@ -199,6 +191,21 @@ UnwindStep unwindStep(const UnwindTable &table, uint64_t bias, bool firstFrame, 
     regs = UnwindRegs{pc, cfa, bp};
     step.status = UnwindStatus::Stepped;
     return step;
+}
+
+// One step from a frame to its caller with the module's table. `bias` is the module's load bias (runtime address
+// minus ELF virtual address). `firstFrame`: the interrupted (or current) frame, whose pc is the instruction about
+// to run, is looked up at pc itself; a caller's pc is a return address, the instruction after its call, which may
+// already belong to the next function or the next row: it is looked up at pc - 1.
+template <typename Read>
+UnwindStep unwindStep(const UnwindTable &table, uint64_t bias, bool firstFrame, const StackBounds &stack,
+                      UnwindRegs &regs, Read &&read)
+{
+    const uint64_t lookup = (firstFrame ? regs.pc : regs.pc - 1) - bias;
+    const UnwindRow *row = findUnwindRow(table, lookup);
+    if (!row)
+        return UnwindStep{};
+    return unwindStepWithRow(*row, stack, regs, read);
 }
 
 // The walk's outcome: how many pcs it wrote and why it stopped.

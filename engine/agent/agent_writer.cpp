@@ -9,6 +9,7 @@
 #include "engine/agent/agent_stack.h"
 #include "engine/agent/agent_thread.h"
 #include "engine/agent/agent_track.h"
+#include "engine/agent/agent_walk.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -259,10 +260,112 @@ __attribute__((noinline)) void captureRegisters(uint64_t *regs)
 
 namespace {
 
+// The fields every allocation record carries, walked or copied.
+struct AllocFields {
+    uint64_t now;
+    void *address;
+    size_t size;
+    bool exact;
+    bool wait;
+    uint64_t keep;
+    uint64_t allocations;
+    uint64_t bytes;
+};
+
+// A sample's stack as program counters from the agent's walk, or nothing: how it went (agent_walk.h).
+enum class Walked : uint8_t { No, Written, Lost };
+
 void dropAllocation(size_t size)
 {
     g_ring->allocsDropped.fetch_add(1, std::memory_order_relaxed);
     g_ring->bytesDropped.fetch_add(size, std::memory_order_relaxed);
+}
+
+// The copied form: the registers and the stack from regs[RegSP] (and, for a checked sample, the walk's pcs after it).
+void writeAllocCopy(const AllocFields &f, const uint64_t *regs, const uint64_t *pcs, uint32_t frames)
+{
+    uint32_t stackWant = g_ring->stackCopyBytes.load(std::memory_order_relaxed);
+    if (stackWant > kMaxStackCopyBytes)
+        stackWant = kMaxStackCopyBytes;
+    const uint32_t stackPadded = (stackWant + 7) & ~uint32_t(7);
+    const uint32_t bytes = uint32_t(sizeof(AllocRecord) + stackPadded + frames * sizeof(uint64_t));
+    AgentScope scope;
+    auto *record = scope.reserve<AllocRecord>(bytes, f.keep, f.wait);
+    if (!record) {
+        if (!f.exact)
+            untrack(uint64_t(f.address));
+        return dropAllocation(f.size);
+    }
+    if (!f.exact)
+        g_ring->tracked.fetch_add(1, std::memory_order_relaxed);
+    record->tid = currentThreadId();
+    record->timeNs = f.now;
+    record->address = uint64_t(f.address);
+    record->size = f.size;
+    record->heapBytes = heapBytesOf(f.address);
+    record->threadAllocations = f.allocations;
+    record->threadBytes = f.bytes;
+    record->walkedFrames = frames;
+    record->reserved = 0;
+    memcpy(record->regs, regs, sizeof record->regs);
+    auto *stack = reinterpret_cast<uint8_t *>(record + 1);
+    record->stackBytes = copyStack(record->regs[RegSP], stack, stackWant);
+    if (frames != 0)
+        memcpy(stack + stackPadded, pcs, frames * sizeof(uint64_t));
+    scope.publish(RecordType::Alloc);
+}
+
+// Walks the allocation's stack and writes the walked record; No when the walk could not go (the copy is written
+// instead). A checked sample writes the copied record with the walk in it.
+__attribute__((noinline)) Walked writeAllocWalked(const AllocFields &f, const uint64_t *regs)
+{
+    uint64_t pcs[kMaxWalkFrames];
+    const AgentWalk walk = walkStack(UnwindRegs{regs[RegIP], regs[RegSP], regs[RegBP]}, true, pcs, kMaxWalkFrames);
+    if (!walk.whole) {
+        countWalkFallback(walk.reason);
+        return Walked::No;
+    }
+    if (checkedWalk()) {
+        g_ring->checked.fetch_add(1, std::memory_order_relaxed);
+        writeAllocCopy(f, regs, pcs, walk.frames);
+        return Walked::Written;
+    }
+    const uint64_t hash = stackHash(pcs, walk.frames, walk.flags);
+    const StackClaim claim = claimStack(hash);
+    const uint32_t frames = claim == StackClaim::Known ? 0 : walk.frames;
+    const uint32_t bytes = uint32_t(sizeof(WalkedAllocRecord) + frames * sizeof(uint64_t));
+    AgentScope scope;
+    auto *record = scope.reserve<WalkedAllocRecord>(bytes, f.keep, f.wait);
+    if (!record) {
+        if (claim == StackClaim::Claimed)
+            settleStack(hash, false);
+        if (!f.exact)
+            untrack(uint64_t(f.address));
+        dropAllocation(f.size);
+        return Walked::Lost;
+    }
+    if (!f.exact)
+        g_ring->tracked.fetch_add(1, std::memory_order_relaxed);
+    record->tid = currentThreadId();
+    record->frames = uint16_t(frames);
+    record->flags = uint8_t(walk.flags | (claim == StackClaim::Claimed ? WalkDefines : 0));
+    record->reserved = 0;
+    record->timeNs = f.now;
+    record->address = uint64_t(f.address);
+    record->size = f.size;
+    record->heapBytes = heapBytesOf(f.address);
+    record->threadAllocations = f.allocations;
+    record->threadBytes = f.bytes;
+    record->stackHash = hash;
+    if (frames != 0)
+        memcpy(reinterpret_cast<uint8_t *>(record + 1), pcs, frames * sizeof(uint64_t));
+    scope.publish(RecordType::AllocWalked);
+    if (claim == StackClaim::Claimed)
+        settleStack(hash, true);
+    g_ring->walked.fetch_add(1, std::memory_order_relaxed);
+    if (frames == 0)
+        g_ring->stackRefs.fetch_add(1, std::memory_order_relaxed);
+    return Walked::Written;
 }
 
 } // namespace
@@ -278,36 +381,23 @@ void writeAlloc(void *address, size_t size, bool exact, bool wait, uint64_t allo
         g_ring->problems.fetch_or(ProblemTableFull, std::memory_order_relaxed);
         return dropAllocation(size);
     }
-    uint32_t stackWant = g_ring->stackCopyBytes.load(std::memory_order_relaxed);
-    if (stackWant > kMaxStackCopyBytes)
-        stackWant = kMaxStackCopyBytes;
-    const uint32_t bytes = uint32_t((sizeof(AllocRecord) + stackWant + 7) & ~size_t(7));
     // Keep room for the free of every tracked allocation, this one included.
     const uint64_t keep =
         exact ? 0 : g_ring->tracked.load(std::memory_order_relaxed) * kFreeRecordBytes + kFreeRecordBytes;
-    AgentScope scope;
-    auto *record = scope.reserve<AllocRecord>(bytes, keep, wait);
-    if (!record) {
-        if (!exact)
-            untrack(uint64_t(address));
-        return dropAllocation(size);
+    const AllocFields fields{now, address, size, exact, wait, keep, allocations, allocatedBytes};
+    uint64_t regs[kRegisterCount] = {};
+    captureRegisters(regs);
+    if (walkWanted()) {
+        if (!t_state.stackAsked)
+            learnThreadStack();
+        if (!roomToWalk())
+            countWalkFallback(WalkFallback::NotReady);
+        else if (writeAllocWalked(fields, regs) != Walked::No)
+            return;
+    } else {
+        countWalkFallback(WalkFallback::Disabled);
     }
-    if (!exact)
-        g_ring->tracked.fetch_add(1, std::memory_order_relaxed);
-    record->tid = currentThreadId();
-    record->timeNs = now;
-    record->address = uint64_t(address);
-    record->size = size;
-    record->heapBytes = heapBytesOf(address);
-    record->threadAllocations = allocations;
-    record->threadBytes = allocatedBytes;
-    record->walkedFrames = 0;
-    record->reserved = 0;
-    for (auto &reg : record->regs)
-        reg = 0;
-    captureRegisters(record->regs);
-    record->stackBytes = copyStack(record->regs[RegSP], reinterpret_cast<uint8_t *>(record + 1), stackWant);
-    scope.publish(RecordType::Alloc);
+    writeAllocCopy(fields, regs, nullptr, 0);
 }
 
 void writeFree(void *address, bool exact, bool wait)
@@ -419,7 +509,10 @@ bool createRing(uint32_t parentPid)
         markNoRing(path, stemLength, error);
         return false;
     }
-    if (fallocate(fd, 0, 0, off_t(kRingHeaderBytes + reserved)) != 0) {
+    // The module index's pages (written by the session, read by walks) are left to the session: a process image that
+    // never walks pays nothing for them.
+    if (fallocate(fd, 0, 0, off_t(kModuleIndexOffset)) != 0 ||
+        fallocate(fd, 0, off_t(kRingHeaderBytes), off_t(reserved)) != 0) {
         const int error = errno;
         if (error != EOPNOTSUPP) {
             close(fd);
@@ -439,7 +532,8 @@ bool createRing(uint32_t parentPid)
     }
     // The reserved part is mapped at once: a first lap that faulted its pages in one by one would cost every early
     // sample a few page faults in the program. (A kernel before 5.14 has no MADV_POPULATE_WRITE: they fault then.)
-    madvise(mem, kRingHeaderBytes + reserved, MADV_POPULATE_WRITE);
+    madvise(mem, kModuleIndexOffset, MADV_POPULATE_WRITE);
+    madvise(static_cast<uint8_t *>(mem) + kRingHeaderBytes, reserved, MADV_POPULATE_WRITE);
     auto *ring = static_cast<RingHeader *>(mem);
     ring->magic = kRingMagic;
     ring->version = kRingVersion;
@@ -461,6 +555,7 @@ bool createRing(uint32_t parentPid)
         unlink(temp);
         return false;
     }
+    walkNewRing();
     g_ring = ring;
     g_data = static_cast<uint8_t *>(mem) + kRingHeaderBytes;
     g_dataMask = g_ringBytes - 1;

@@ -52,6 +52,12 @@ struct UnwindCounters {
     // Stacks with kernel frames: from the kernel's own callchain (CPU samples taken in the kernel, and context
     // switches: where the thread waits), named under [kernel.kallsyms]; or CPU samples in the kernel without a
     // chain (a single [kernel] frame).
+    // The agent's own walks checked against the session's unwind of the same sample's copy (one in
+    // RingHeader::checkEvery): the checks, those whose stacks differ, and those where the walk went further than
+    // the copy's unwind (a copy too small) and agreed up to there.
+    uint64_t walkChecks = 0;
+    uint64_t walkMismatches = 0;
+    uint64_t walkLonger = 0;
     uint64_t kernelSamples = 0;
     uint64_t kernelUnnamedSamples = 0;
     std::vector<ModuleUnwindCounters> byModule;

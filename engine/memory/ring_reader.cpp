@@ -18,6 +18,15 @@ namespace emberline::engine {
 
 namespace {
 
+void addWalkCounters(const agent::RingHeader &h, RingCounters &c)
+{
+    c.walked += h.walked.load(std::memory_order_relaxed);
+    c.stackRefs += h.stackRefs.load(std::memory_order_relaxed);
+    c.checked += h.checked.load(std::memory_order_relaxed);
+    for (int i = 0; i < agent::kWalkFallbackCount; ++i)
+        c.walkFallbacks[size_t(i)] += h.walkFallbacks[i].load(std::memory_order_relaxed);
+}
+
 uint64_t monotonicNs()
 {
     timespec ts{};
@@ -61,6 +70,7 @@ struct RingReader::Ring {
     bool started = false;
     int fd = -1; // kept until the ring is reserved whole (reserveMore)
     bool reserveFailed = false;
+    std::unordered_map<uint64_t, std::vector<uint64_t>> stacks; // the walked stacks written out, by hash
     uint64_t reserveAgainNs = 0; // after a failure, the next try (a failing fallocate still makes and frees pages)
 
     ~Ring()
@@ -135,6 +145,8 @@ void RingReader::scan()
         ring->pid = h->pid;
         ring->image = ++m_images;
         h->stackCopyBytes.store(m_stackCopyBytes, std::memory_order_relaxed);
+        h->checkEvery.store(m_checkEvery, std::memory_order_relaxed);
+        h->unwindMode.store(uint32_t(m_unwindMode), std::memory_order_release);
         h->cpuStackCopyBytes.store(m_cpuStackCopyBytes, std::memory_order_relaxed);
         m_counters.cpuSignal = h->cpuSignal;
         h->sessionPid.store(uint32_t(getpid()), std::memory_order_relaxed);
@@ -181,6 +193,45 @@ void RingReader::reserveMore(Ring &ring)
     // Only up: the agent may have reserved past it meanwhile.
     uint64_t seen = reserved;
     while (seen < target && !h.reservedBytes.compare_exchange_weak(seen, target, std::memory_order_acq_rel)) {}
+}
+
+namespace {
+
+// A checked record's walk: `frames` pcs at the end of its `body` bytes (after the registers' record), behind the copy.
+AgentStack checkedWalk(uint32_t frames, uint32_t body, const agent::RecordHeader *record)
+{
+    AgentStack walk;
+    const uint32_t bytes = frames * uint32_t(sizeof(uint64_t));
+    if (frames == 0 || frames > agent::kMaxWalkFrames || bytes > body)
+        return walk;
+    const auto *end = reinterpret_cast<const uint8_t *>(record) + record->bytes;
+    walk.pcs = std::span<const uint64_t>(reinterpret_cast<const uint64_t *>(end - bytes), frames);
+    return walk;
+}
+
+} // namespace
+
+bool RingReader::walkedStack(Ring &ring, uint64_t hash, uint8_t flags, const uint64_t *pcs, uint32_t frames,
+                             AgentStack &stack)
+{
+    stack.truncated = (flags & agent::WalkTruncated) != 0;
+    if (frames != 0) {
+        if ((flags & agent::WalkDefines) != 0) {
+            std::vector<uint64_t> &kept = ring.stacks[hash];
+            kept.assign(pcs, pcs + frames);
+            stack.pcs = kept;
+        } else {
+            stack.pcs = std::span<const uint64_t>(pcs, frames);
+        }
+        return true;
+    }
+    const auto known = ring.stacks.find(hash);
+    if (known == ring.stacks.end()) {
+        ++m_counters.unknownStackRefs;
+        return false;
+    }
+    stack.pcs = known->second;
+    return true;
 }
 
 size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
@@ -233,6 +284,10 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             a.regs = std::span<const uint64_t>(alloc->regs, agent::kRegisterCount);
             a.stack = std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(alloc + 1), stackBytes);
             a.stackLimit = bytes - uint32_t(sizeof(agent::AllocRecord));
+            a.walk = checkedWalk(alloc->walkedFrames, bytes - uint32_t(sizeof(agent::AllocRecord)), record);
+            a.walk.firstIsReturn = true;
+            if (!a.walk.pcs.empty())
+                a.stackLimit -= uint32_t(a.walk.pcs.size_bytes());
             ++m_counters.allocations;
             if (sinks.memory)
                 sinks.memory->onAllocation(a);
@@ -251,11 +306,50 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             c.periodNs = cpu->periodNs;
             c.regs = std::span<const uint64_t>(cpu->regs, agent::kRegisterCount);
             c.stackLimit = bytes - uint32_t(sizeof(agent::CpuRecord));
+            c.walk = checkedWalk(cpu->walkedFrames, c.stackLimit, record);
+            c.stackLimit -= uint32_t(c.walk.pcs.size_bytes());
             c.stack = std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(cpu + 1),
                                                std::min<uint32_t>(cpu->stackBytes, c.stackLimit));
             ++m_counters.cpuSamples;
             if (sinks.cpu)
                 sinks.cpu->onCpuSample(c);
+        } else if (type == agent::RecordType::AllocWalked && bytes >= sizeof(agent::WalkedAllocRecord)) {
+            const auto *alloc = reinterpret_cast<const agent::WalkedAllocRecord *>(record);
+            const uint32_t frames =
+                std::min<uint32_t>(alloc->frames, (bytes - uint32_t(sizeof(*alloc))) / sizeof(uint64_t));
+            AgentAllocation a;
+            ++m_counters.allocations;
+            if (walkedStack(ring, alloc->stackHash, alloc->flags, reinterpret_cast<const uint64_t *>(alloc + 1), frames,
+                            a.walk)) {
+                a.image = ring.image;
+                a.pid = ring.pid;
+                a.tid = alloc->tid;
+                a.timeNs = alloc->timeNs;
+                a.address = alloc->address;
+                a.size = alloc->size;
+                a.heapBytes = alloc->heapBytes;
+                a.threadAllocations = alloc->threadAllocations;
+                a.threadBytes = alloc->threadBytes;
+                a.walk.firstIsReturn = true;
+                if (sinks.memory)
+                    sinks.memory->onAllocation(a);
+            }
+        } else if (type == agent::RecordType::CpuWalked && bytes >= sizeof(agent::WalkedCpuRecord)) {
+            const auto *cpu = reinterpret_cast<const agent::WalkedCpuRecord *>(record);
+            const uint32_t frames =
+                std::min<uint32_t>(cpu->frames, (bytes - uint32_t(sizeof(*cpu))) / sizeof(uint64_t));
+            AgentCpuSample c;
+            ++m_counters.cpuSamples;
+            if (walkedStack(ring, cpu->stackHash, cpu->flags, reinterpret_cast<const uint64_t *>(cpu + 1), frames,
+                            c.walk)) {
+                c.image = ring.image;
+                c.pid = ring.pid;
+                c.tid = cpu->tid;
+                c.timeNs = cpu->timeNs;
+                c.periodNs = cpu->periodNs;
+                if (sinks.cpu)
+                    sinks.cpu->onCpuSample(c);
+            }
         } else if (type == agent::RecordType::Totals && bytes >= sizeof(agent::TotalsRecord)) {
             const auto *totals = reinterpret_cast<const agent::TotalsRecord *>(record);
             if (sinks.memory)
@@ -338,6 +432,7 @@ size_t RingReader::visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upTo
             m_closed.waitNs += h.waitNs.load(std::memory_order_relaxed);
             m_closed.problems |= h.problems.load(std::memory_order_relaxed);
             m_closed.cpuDropped += h.cpuDropped.load(std::memory_order_relaxed);
+            addWalkCounters(h, m_closed);
             m_rings.erase(m_rings.begin() + std::ptrdiff_t(i));
             continue;
         }
@@ -396,6 +491,16 @@ void RingReader::detach(const RingSinks &sinks)
     poll(sinks);
 }
 
+void RingReader::setUnwindMode(agent::UnwindMode mode, uint32_t checkEvery)
+{
+    m_unwindMode = mode;
+    m_checkEvery = checkEvery;
+    for (auto &ring : m_rings) {
+        ring->header->checkEvery.store(checkEvery, std::memory_order_relaxed);
+        ring->header->unwindMode.store(uint32_t(mode), std::memory_order_release);
+    }
+}
+
 namespace {
 
 std::optional<int64_t> heapLiveOf(const agent::RingHeader &h)
@@ -452,7 +557,13 @@ RingCounters RingReader::counters() const
     c.waitNs += m_closed.waitNs;
     c.problems |= m_closed.problems;
     c.cpuDropped += m_closed.cpuDropped;
+    c.walked += m_closed.walked;
+    c.stackRefs += m_closed.stackRefs;
+    c.checked += m_closed.checked;
+    for (int i = 0; i < agent::kWalkFallbackCount; ++i)
+        c.walkFallbacks[size_t(i)] += m_closed.walkFallbacks[size_t(i)];
     for (const auto &ring : m_rings) {
+        addWalkCounters(*ring->header, c);
         const agent::RingHeader &h = *ring->header;
         c.allocsDropped += h.allocsDropped.load(std::memory_order_relaxed);
         c.bytesDropped += h.bytesDropped.load(std::memory_order_relaxed);

@@ -1,7 +1,9 @@
 #pragma once
 
 #include "engine/agent/agent_protocol.h"
+#include "engine/sampler/sample_sink.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -11,6 +13,11 @@
 #include <vector>
 
 namespace emberline::engine {
+
+// A stack the agent walked itself (sample_sink.h's WalkedStack): a walked sample has its pcs and no registers or
+// copy; a checked one (one in RingHeader::checkEvery) has both, for the session to compare its own unwind of the
+// copy with the walk.
+using AgentStack = WalkedStack;
 
 // One allocation the agent sampled (or, in exact mode, every allocation), as read from a ring: valid only during
 // the callback (the registers and the stack point into the ring).
@@ -30,6 +37,7 @@ struct AgentAllocation {
     std::span<const uint64_t> regs; // kPerfRegsMask order, as the unwinder takes them
     std::span<const uint8_t> stack; // copied from regs[SP]
     uint32_t stackLimit = 0;        // the copy asked for
+    AgentStack walk;                // the agent's own walk (agent_tables.h), when it made one
 };
 
 // A CPU sample of the in-process sampler, as read from a ring: valid only during the callback.
@@ -42,6 +50,7 @@ struct AgentCpuSample {
     std::span<const uint64_t> regs;
     std::span<const uint8_t> stack;
     uint32_t stackLimit = 0;
+    AgentStack walk;
 };
 
 // Where the memory records of the rings go (allocations, frees, thread totals), with the process images they
@@ -107,6 +116,14 @@ struct RingCounters {
     uint64_t widestWindow = 0;     // the widest window a ring's writers went round (RingHeader::windowBytes)
     uint64_t laps = 0;             // times a ring's writers went back to its start (padding records read)
     uint64_t detours = 0;          // records placed past the lap before's end while the session still read it
+    // The agent's own stack walks (agent_tables.h): samples written walked, of them written as a reference to a
+    // stack written before, the checked ones (walked and copied), the samples copied instead by
+    // agent::WalkFallback, and references to a stack the ring never wrote out (a damaged ring: dropped).
+    uint64_t walked = 0;
+    uint64_t stackRefs = 0;
+    uint64_t checked = 0;
+    std::array<uint64_t, agent::kWalkFallbackCount> walkFallbacks{};
+    uint64_t unknownStackRefs = 0;
 };
 
 // The session's one reader of the agent's rings (engine/agent/agent_protocol.h; the agent writes them): finds the
@@ -142,6 +159,9 @@ public:
     void setStackCopyBytes(uint32_t bytes);
     // The in-process sampler's signal in process `pid`'s newest ring (0: none, or no open ring).
     uint32_t cpuSignal(uint32_t pid) const;
+    // How the agents take their samples' stacks from now on (walk with the session's tables, or copy), and every
+    // how many walked samples of a thread are copied too for the check (0: none).
+    void setUnwindMode(agent::UnwindMode mode, uint32_t checkEvery);
     // The stack each CPU sample copies from now on (the in-process sampler's learned copy).
     void setCpuStackCopyBytes(uint32_t bytes);
     uint32_t cpuStackCopyBytes() const { return m_cpuStackCopyBytes; }
@@ -169,12 +189,17 @@ private:
     void noteRingFailure(const char *name);
     void reserveMore(Ring &ring);
     size_t drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs);
+    // A walked record's stack: its own pcs (kept when it defines the stack), or the ones it refers to; false for a
+    // reference to a stack the ring never wrote out.
+    bool walkedStack(Ring &ring, uint64_t hash, uint8_t flags, const uint64_t *pcs, uint32_t frames, AgentStack &stack);
     size_t visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upToNs);
 
     std::string m_directory;
     std::vector<std::unique_ptr<Ring>> m_rings;
     uint32_t m_stackCopyBytes = 8192;
     uint32_t m_cpuStackCopyBytes = 32768;
+    agent::UnwindMode m_unwindMode = agent::UnwindMode::Copy;
+    uint32_t m_checkEvery = 0;
     RingCounters m_counters;
     RingCounters m_closed; // counters of rings already closed
     uint64_t m_images = 0;

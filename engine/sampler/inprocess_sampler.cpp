@@ -415,10 +415,11 @@ void InprocessSampler::onCpuSample(const AgentCpuSample &c)
     s.period = c.periodNs;
     s.wallNs = m_options.wallTime ? c.periodNs : 0;
     s.state = ThreadState::Running;
-    s.ip = c.regs.size() > RegIP ? c.regs[RegIP] : 0;
+    s.ip = c.regs.size() > RegIP ? c.regs[RegIP] : (c.walk.pcs.empty() ? 0 : c.walk.pcs[0]);
     s.regs = c.regs;
     s.stack = c.stack;
     s.stackLimit = c.stackLimit;
+    s.walked = c.walk;
     m_samples.onSample(s);
     t.hasStack = true;
     t.waitKnown = false;

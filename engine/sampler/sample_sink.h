@@ -10,6 +10,14 @@ namespace emberline::engine {
 
 // One stack sample as a sampler delivered it, before unwinding. Spans point into the sampler's buffer and
 // are valid only during the callback.
+// A stack the profiled program's own agent walked with the session's unwind tables (engine/agent/agent_tables.h):
+// its program counters, leaf first, as the agent wrote them (return addresses not moved back).
+struct WalkedStack {
+    std::span<const uint64_t> pcs;
+    bool truncated = false;     // the walk stopped at its depth limit
+    bool firstIsReturn = false; // pcs[0] is a return address too (an allocation's: the hook's caller state)
+};
+
 struct RawSample {
     enum class Kind : uint8_t {
         Cpu,       // perf cpu-clock: the thread was on a CPU; `period` ns of CPU
@@ -25,13 +33,14 @@ struct RawSample {
     uint64_t wallNs = 0; // Periodic: nanoseconds of wall time since the thread's previous sample
     ThreadState state = ThreadState::Running;
     uint64_t ip = 0;
-    bool inKernel = false;                 // the thread was in the kernel; regs/stack are its user state
-    bool sameStack = false;                // Periodic, Wait: the thread has not run since its previous sample,
-                                           // whose stack this one repeats (regs and stack are empty)
-    std::span<const uint64_t> regs;        // user registers in kPerfRegsMask order, empty if unavailable
-    std::span<const uint8_t> stack;        // copy of the user stack from regs[SP]
-    uint32_t stackLimit = 0;               // the copy asked for this sample: a shorter `stack` reached the end of
-                                           // the thread's stack (0: not known)
+    bool inKernel = false;          // the thread was in the kernel; regs/stack are its user state
+    bool sameStack = false;         // Periodic, Wait: the thread has not run since its previous sample,
+                                    // whose stack this one repeats (regs and stack are empty)
+    std::span<const uint64_t> regs; // user registers in kPerfRegsMask order, empty if unavailable
+    std::span<const uint8_t> stack; // copy of the user stack from regs[SP]
+    uint32_t stackLimit = 0;        // the copy asked for this sample: a shorter `stack` reached the end of
+                                    // the thread's stack (0: not known)
+    WalkedStack walked; // the agent's walk: the stack itself when `regs` is empty, a check of its unwind when not
     std::span<const uint64_t> kernelStack; // Cpu in the kernel: the kernel's own callchain, leaf first (empty
                                            // when kernel frames are not named)
 };

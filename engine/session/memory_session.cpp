@@ -95,7 +95,7 @@ void MemorySession::setStackCopyBytes(uint32_t bytes)
 
 void MemorySession::onAllocation(const AgentAllocation &a)
 {
-    const UnwoundAllocation unwound = m_unwinder.unwindAllocation(a.pid, a.tid, a.regs, a.stack, a.stackLimit);
+    const UnwoundAllocation unwound = m_unwinder.unwindAllocation(a.pid, a.tid, a.regs, a.stack, a.stackLimit, a.walk);
     m_allocationStackUsed = std::max(m_allocationStackUsed, unwound.stackUsed);
     m_allocationCopiesShort += unwound.copyShort ? 1 : 0;
     m_heap.allocate(a.image, a.pid, a.tid, a.address, a.size, m_sites.intern(unwound.locations), a.timeNs, a.heapBytes);

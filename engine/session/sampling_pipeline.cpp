@@ -152,7 +152,12 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
     bool framePointersFinished = false;
     uint64_t reached = 0;
     uint32_t dwarfEnd = kUnknownModule;
-    if (sample.regs.size() == RegCount) {
+    if (sample.regs.size() != RegCount && !sample.walked.pcs.empty()) {
+        takeWalk(sample.walked, out);
+        // A library mapped moments ago may not be in our map yet: reload from /proc.
+        if (!map.find(sample.walked.pcs[0]) || !map.find(sample.walked.pcs.back()))
+            reloadMap(sample.pid, map);
+    } else if (sample.regs.size() == RegCount) {
         const UnwindInput input{sample.regs, sample.stack, &map, static_cast<int>(sample.pid)};
         // A library mapped moments ago may not be in our map yet: reload from /proc.
         if (!map.find(sample.regs[RegIP]))
@@ -188,6 +193,8 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
                 reached = std::max(reached, m_fpUnwound.stackNeeded);
             }
         }
+        if (!sample.walked.pcs.empty())
+            checkWalk(sample.walked, out);
     } else {
         out.ips.assign(1, sample.ip);
         out.complete = false;
@@ -252,8 +259,36 @@ void SamplingPipeline::allocationStack(const UnwindOutput &out, ProcessMap &map)
     }
 }
 
+void SamplingPipeline::takeWalk(const WalkedStack &walk, UnwindOutput &out) const
+{
+    out.ips.clear();
+    for (size_t i = 0; i < walk.pcs.size(); ++i)
+        out.ips.push_back(i == 0 ? walk.pcs[i] : walk.pcs[i] - 1);
+    out.complete = !walk.truncated;
+    out.usedFramePointers = false;
+    out.stop = walk.truncated ? UnwindStop::MaxFrames : UnwindStop::Other;
+    out.stackNeeded = 0;
+    out.stackUsed = 0;
+}
+
+void SamplingPipeline::checkWalk(const WalkedStack &walk, const UnwindOutput &out)
+{
+    ++m_health.walkChecks;
+    UnwindOutput walked;
+    takeWalk(walk, walked);
+    const size_t common = std::min(walked.ips.size(), out.ips.size());
+    const bool samePrefix =
+        std::equal(walked.ips.begin(), walked.ips.begin() + std::ptrdiff_t(common), out.ips.begin());
+    // The session's unwind of the copy may stop short (a copy too small): the walk going further is no mismatch.
+    if (!samePrefix || (out.complete && walked.ips.size() != out.ips.size()))
+        ++m_health.walkMismatches;
+    else if (walked.ips.size() > out.ips.size())
+        ++m_health.walkLonger;
+}
+
 UnwoundAllocation SamplingPipeline::unwindAllocation(uint32_t pid, uint32_t tid, std::span<const uint64_t> regs,
-                                                     std::span<const uint8_t> stack, uint32_t stackLimit)
+                                                     std::span<const uint8_t> stack, uint32_t stackLimit,
+                                                     const WalkedStack &walk)
 {
     ProcessMap &map = processMap(pid);
     if (m_recorder.threadName(tid).empty())
@@ -265,6 +300,7 @@ UnwoundAllocation SamplingPipeline::unwindAllocation(uint32_t pid, uint32_t tid,
     sample.stack = stack;
     sample.stackLimit = stackLimit;
     sample.ip = regs.size() > RegIP ? regs[RegIP] : 0;
+    sample.walked = walk;
     unwindInto(sample, map, StackOf::Allocation);
     const UnwindOutput &out = m_unwound;
     return {m_locations, out.stackUsed, !out.complete && out.stop == UnwindStop::StackCopyEnded};

@@ -31,8 +31,10 @@ struct UnwoundAllocation {
 class AllocationUnwinder {
 public:
     virtual ~AllocationUnwinder() = default;
+    // `walk`: the agent's own walk (the stack itself when `regs` is empty, else a check of the unwind).
     virtual UnwoundAllocation unwindAllocation(uint32_t pid, uint32_t tid, std::span<const uint64_t> regs,
-                                               std::span<const uint8_t> stack, uint32_t stackLimit) = 0;
+                                               std::span<const uint8_t> stack, uint32_t stackLimit,
+                                               const WalkedStack &walk = {}) = 0;
 };
 
 // The sampling half of the session: takes the sampler's records, keeps each followed process's memory map and
@@ -63,7 +65,8 @@ public:
     // with the same maps, unwinder and symbols as CPU samples. It counts nothing in the unwind health (of CPU
     // samples' stacks only).
     UnwoundAllocation unwindAllocation(uint32_t pid, uint32_t tid, std::span<const uint64_t> regs,
-                                       std::span<const uint8_t> stack, uint32_t stackLimit) override;
+                                       std::span<const uint8_t> stack, uint32_t stackLimit,
+                                       const WalkedStack &walk = {}) override;
 
     // Reads thread names and the memory map of a process we attach to.
     void primeProcess(int pid);
@@ -125,6 +128,10 @@ private:
     uint64_t stackNeeded(const RawSample &sample, ProcessMap &map, uint64_t reached, bool &exact) const;
     void countRepeatedStack(const LastStack &stack);
     void allocationStack(const UnwindOutput &out, ProcessMap &map);
+    // The agent's walk as the unwinder's output (callers' return addresses moved back by one, as it does).
+    void takeWalk(const WalkedStack &walk, UnwindOutput &out) const;
+    // A checked sample: the session's unwind of the copy against the agent's walk (UnwindCounters::walk*).
+    void checkWalk(const WalkedStack &walk, const UnwindOutput &out);
 
     Recorder &m_recorder;
     ElfCache m_elfCache;

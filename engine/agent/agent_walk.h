@@ -1,0 +1,53 @@
+#pragma once
+
+// The agent's own stack walk (agent_walk.cpp): with the tables the session shares (agent_tables.h: the arena, the
+// ring's module index) and agent_unwind.h's step, from the current or interrupted registers to the stack's end, into
+// program counters; and the stacks a process image has written out already, so that a stack seen before is written
+// as its hash alone.
+//
+// Thread: every thread of the program, in hooks and in the CPU sampler's signal handler; lock-free, allocates
+// nothing, calls nothing but mmap, open and close (the arena's mapping, once per process image).
+
+#include "engine/agent/agent_tables.h"
+#include "engine/agent/agent_unwind.h"
+
+#include <stdint.h>
+
+namespace emberline::agent {
+
+struct AgentWalk {
+    uint32_t frames = 0;   // pcs written
+    bool whole = false;    // the walk reached the stack's end or its depth limit: the pcs are the stack
+    uint8_t flags = 0;     // WalkFlag (agent_protocol.h)
+    WalkFallback reason{}; // why not, when not whole
+};
+
+// Walks this thread's stack from `regs` into `pcs` (at most `maxFrames`). `firstIsReturn`: regs.pc is a return
+// address (the hooks' captured caller state), looked up at pc - 1 as every caller's; else it is the interrupted
+// instruction (the CPU handler's). Reads nothing outside [regs.sp, the thread's stack top).
+AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t maxFrames);
+
+// Whether the session asked for walks (RingHeader::unwindMode) and this thread can take one now.
+bool walkWanted();
+
+// Whether this thread's stack has room below the caller for a walk's pcs (kMaxWalkFrames words and then some: the
+// hooks and the handler run on the program's threads' stacks); a thread without copies instead. Its bounds known.
+bool roomToWalk();
+// Counts a sample copied instead of walked (RingHeader::walkFallbacks).
+void countWalkFallback(WalkFallback reason);
+// Whether this walked sample is one of the checked ones: copied too, for the session to compare (checkEvery).
+bool checkedWalk();
+
+// A stack's name: a hash of its pcs and flags (never 0).
+uint64_t stackHash(const uint64_t *pcs, uint32_t frames, uint8_t flags);
+// Whether this process image wrote the stack out already (Known: write its hash alone), or whether this thread
+// takes it on now (Claimed: write it out with WalkDefines, then settleStack once its record is published, or not
+// written); None: write it out without WalkDefines (the set is full, or another thread is writing it out).
+enum class StackClaim : uint8_t { None, Known, Claimed };
+StackClaim claimStack(uint64_t hash);
+void settleStack(uint64_t hash, bool written);
+
+// A new ring (a start, a forked child's): the stacks written out and the remembered rows are forgotten.
+void walkNewRing();
+
+} // namespace emberline::agent
