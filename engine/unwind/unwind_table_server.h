@@ -16,6 +16,8 @@
 
 namespace emberline::engine {
 
+struct MappedModule;
+
 // One module the server met, for the health view: its table and what it cost, or why it has none.
 struct UnwindModuleStats {
     static constexpr uint64_t kNotInArena = UINT64_MAX;
