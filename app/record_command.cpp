@@ -64,6 +64,33 @@ void printMemorySummary(const engine::MemorySummary &m)
         std::fprintf(stderr, "emberline: memory: %s\n", problem.c_str());
 }
 
+void printAgentStacks(const engine::AgentStacksSummary &a)
+{
+    const uint64_t total = a.walked + a.copied;
+    if (total == 0)
+        return;
+    const auto share = [total](uint64_t n) { return 100.0 * static_cast<double>(n) / static_cast<double>(total); };
+    std::string copied;
+    for (size_t i = 0; i < a.copiedBecause.size() && i < 3; ++i)
+        copied += (i ? ", " : "") + a.copiedBecause[i].first + " " + std::to_string(a.copiedBecause[i].second);
+    std::fprintf(stderr,
+                 "emberline: agent stacks: %llu of %llu (%.2f%%) walked in the program (%llu of them as a stack "
+                 "written before), %llu (%.2f%%) copied%s%s%s\n",
+                 static_cast<unsigned long long>(a.walked), static_cast<unsigned long long>(total), share(a.walked),
+                 static_cast<unsigned long long>(a.stackRefs), static_cast<unsigned long long>(a.copied),
+                 share(a.copied), copied.empty() ? "" : " (", copied.c_str(), copied.empty() ? "" : ")");
+    if (a.walking)
+        std::fprintf(stderr,
+                     "emberline: agent stacks: %llu unwind table(s) shared (%s, built in %s)%s%s; %llu checked "
+                     "against Emberline's own unwind of a copy: %llu differ (%.3f%%)\n",
+                     static_cast<unsigned long long>(a.tablesBuilt),
+                     engine::formatValue(static_cast<int64_t>(a.tableBytes), "bytes").c_str(),
+                     engine::formatValue(a.tableBuildNs, "nanoseconds").c_str(), a.tableProblem.empty() ? "" : ": ",
+                     a.tableProblem.c_str(), static_cast<unsigned long long>(a.checks),
+                     static_cast<unsigned long long>(a.mismatches),
+                     a.checks ? 100.0 * static_cast<double>(a.mismatches) / static_cast<double>(a.checks) : 0.0);
+}
+
 // As heaptrack_print ends: the functions (each stack blamed on its caller of malloc or operator new, as the window's
 // memory summary blames it) that leaked most, allocated most often and freed most soon, from the session's
 // profile.pprof; `report` and the window's Memory tab go further.
@@ -165,6 +192,8 @@ void printSummary(const engine::SessionSummary &s)
         if (!s.sessionProfilePath.empty())
             printMemoryDigest(s.sessionProfilePath);
     }
+    if (s.agentStacks)
+        printAgentStacks(*s.agentStacks);
     if (!s.sessionProfilePath.empty())
         std::fprintf(stderr, "emberline: wrote %u flush(es) and %s\n", s.flushes - s.flushesNotSaved,
                      s.sessionProfilePath.c_str());
@@ -242,6 +271,15 @@ void configureRecordParser(QCommandLineParser &parser)
          QStringLiteral("With --memory: mean bytes allocated between two sampled allocations (default 524288); 1 "
                         "records every allocation (exact, slower)."),
          QStringLiteral("BYTES"), QStringLiteral("524288")},
+        {QStringLiteral("agent-stacks"),
+         QStringLiteral("How the in-process agent takes stacks (memory, --sampler inprocess): walk (default: in the "
+                        "program, with unwind tables Emberline builds, copying where a walk cannot go) or copy "
+                        "(every stack copied and unwound by Emberline; slower)."),
+         QStringLiteral("MODE"), QStringLiteral("walk")},
+        {QStringLiteral("walk-check"),
+         QStringLiteral("Every Nth walked stack of a thread is copied too and unwound by Emberline, to check the "
+                        "walk (default 1000; 1 checks every stack; 0 none)."),
+         QStringLiteral("N"), QStringLiteral("1000")},
     });
     parser.addOptions(UploadOptions().all());
     // For benchmarks and bug reports, not for everyday use: everything the sampler delivers (registers, stack
@@ -326,6 +364,17 @@ int runRecord(const QStringList &args)
         return 2;
     }
     config.allocInterval = static_cast<uint64_t>(value);
+    const QString stacks = parser.value(QStringLiteral("agent-stacks"));
+    if (stacks != QStringLiteral("walk") && stacks != QStringLiteral("copy")) {
+        std::fprintf(stderr, "emberline record: --agent-stacks is walk or copy\n");
+        return 2;
+    }
+    config.agentWalks = stacks == QStringLiteral("walk");
+    if (!number(QStringLiteral("walk-check"), value) || value < 0 || value > 1e9) {
+        std::fprintf(stderr, "emberline record: --walk-check must be a number, 0 or more\n");
+        return 2;
+    }
+    config.walkCheckEvery = static_cast<uint32_t>(value);
     config.outputDirectory =
         parser.isSet(output)
             ? parser.value(output).toStdString()

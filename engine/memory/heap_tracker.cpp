@@ -64,13 +64,14 @@ void HeapTracker::allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t 
                       w.count * double(heapBytes)};
     add(m_allocated, block, BySize::Yes);
 
-    auto [it, inserted] = m_live.try_emplace(Key{image, address});
+    bool inserted = false;
+    Block &slot = m_live.tryEmplace(image, address, inserted);
     if (!inserted) {
         // Allocated again while live: the block's free was never seen (an allocator that frees around the hooks).
         ++m_counters.reallocated;
-        forget(it->second);
+        forget(slot);
     }
-    it->second = block;
+    slot = block;
     ImageLive &i = m_images[image];
     ++i.blocks;
     i.objects += block.objects;
@@ -84,13 +85,13 @@ void HeapTracker::allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t 
 
 void HeapTracker::free(uint64_t image, uint64_t address, uint64_t timeNs)
 {
-    const auto it = m_live.find(Key{image, address});
-    if (it == m_live.end()) {
+    const Block *found = m_live.find(image, address);
+    if (!found) {
         ++m_counters.unknownFrees;
         return;
     }
     ++m_counters.frees;
-    const Block &b = it->second;
+    const Block b = *found;
     if (b.flush == m_flush && b.allocNs != 0 && timeNs >= b.allocNs && timeNs - b.allocNs < kShortLivedNs) {
         // Short-lived: its allocation moves to the flush's short-lived row of its site.
         const auto site = m_allocated.find(SiteKey{b.pid, b.tid, b.stack, false, b.sizeClass});
@@ -101,8 +102,8 @@ void HeapTracker::free(uint64_t image, uint64_t address, uint64_t timeNs)
             add(m_allocated, b, BySize::Yes, true);
         }
     }
-    forget(it->second);
-    m_live.erase(it);
+    forget(b);
+    m_live.erase(image, address);
 }
 
 void HeapTracker::startImage(uint64_t image, uint32_t pid)
@@ -138,20 +139,15 @@ void HeapTracker::endImage(uint64_t image, std::optional<int64_t> exactHeapBytes
     m_imagePids.erase(image);
     const double g = calibration(image, exact);
     m_counters.leakedBytesVariance += live(exact, image).variance;
-    for (auto it = m_live.begin(); it != m_live.end();) {
-        if (it->first.image != image) {
-            ++it;
-            continue;
-        }
-        Block b = it->second;
+    m_live.eraseImage(image, [&](uint64_t, const Block &live) {
+        Block b = live;
         forget(b);
         b.objects *= g;
         b.bytes *= g;
         add(m_leaks, b, BySize::Yes);
         m_counters.leakedObjects += b.objects;
         m_counters.leakedBytes += b.bytes;
-        it = m_live.erase(it);
-    }
+    });
 }
 
 double HeapTracker::calibration(uint64_t image, const ExactHeapBytes &exact) const
@@ -200,15 +196,15 @@ HeapTracker::LiveEstimate HeapTracker::live(const ExactHeapBytes &exact, std::op
         if (!image || id == *image)
             out.bytes += unsampled(id, e); // exact: no error
     if (!calibrated.empty()) {
-        for (const auto &[key, b] : m_live) {
-            const auto c = calibrated.find(key.image);
+        m_live.forEach([&](uint64_t image, uint64_t, const Block &b) {
+            const auto c = calibrated.find(image);
             if (c == calibrated.end() || b.objects <= 1)
-                continue; // a block sampled for sure (w = 1) leaves no error
+                return; // a block sampled for sure (w = 1) leaves no error
             // w (w - 1) (size - rho heapBytes)^2, with bytes = w size and heapBytes = w chunk size.
             const double d = b.bytes - c->second.rho * b.heapBytes;
             const double term = (b.objects - 1) / b.objects * d * d;
             c->second.terms += term;
-        }
+        });
         for (const auto &[id, c] : calibrated)
             variance += c.g * c.g * c.terms;
     }
@@ -246,17 +242,17 @@ std::vector<HeapTracker::StackMemory> HeapTracker::inUse(const ExactHeapBytes &e
     for (const auto &[image, i] : m_images)
         factors.emplace(image, calibration(image, exact));
     BySite bySite;
-    for (const auto &[key, b] : m_live) {
-        const double g = factors[key.image];
+    m_live.forEach([&](uint64_t image, uint64_t, const Block &b) {
+        const double g = factors[image];
         if (g == 1) {
             add(bySite, b, BySize::No);
-            continue;
+            return;
         }
         Block calibrated = b;
         calibrated.objects *= g;
         calibrated.bytes *= g;
         add(bySite, calibrated, BySize::No);
-    }
+    });
     for (const auto &[image, e] : exact) {
         Block b;
         b.bytes = unsampled(image, e);

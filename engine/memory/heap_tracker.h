@@ -1,5 +1,7 @@
 #pragma once
 
+#include "engine/memory/live_blocks.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -140,17 +142,6 @@ private:
     double calibration(uint64_t image, const ExactHeapBytes &exact) const;
     // The exact live heap of `image` when no live sample stands for it (see startImage), else 0.
     double unsampled(uint64_t image, int64_t exact) const;
-    struct Key {
-        uint64_t image = 0;
-        uint64_t address = 0;
-        bool operator==(const Key &) const = default;
-    };
-    struct KeyHash {
-        std::size_t operator()(const Key &k) const
-        {
-            return std::size_t((k.address >> 4) * 0x9E3779B97F4A7C15ull ^ k.image);
-        }
-    };
     // A (pid, tid, stack) triple, and for allocations their lifetime and size class; thread ids are unique across
     // the processes of one system.
     struct SiteKey {
@@ -176,7 +167,7 @@ private:
     static std::vector<StackMemory> listed(const BySite &bySite);
 
     uint64_t m_interval;
-    std::unordered_map<Key, Block, KeyHash> m_live;
+    LiveBlocks<Block> m_live;
     std::unordered_map<uint64_t, ImageLive> m_images;
     BySite m_allocated;   // since the last takeAllocated()
     uint64_t m_flush = 0; // takeAllocated() calls so far

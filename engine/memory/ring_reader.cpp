@@ -1,4 +1,5 @@
 #include "engine/memory/ring_reader.h"
+#include "engine/unwind/unwind_table_server.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -86,6 +87,7 @@ RingReader::RingReader(std::string directory) : m_directory(std::move(directory)
 
 RingReader::~RingReader()
 {
+    m_tables.reset(); // before the rings it writes indexes into are unmapped
     for (auto &ring : m_rings)
         ring->header->detached.store(1, std::memory_order_release);
 }
@@ -152,6 +154,8 @@ void RingReader::scan()
         h->sessionPid.store(uint32_t(getpid()), std::memory_order_relaxed);
         h->heartbeatNs.store(monotonicNs(), std::memory_order_release);
         ++m_counters.rings;
+        if (m_tables)
+            m_tables->addImage(ring->image, ring->pid, h, ring->fd);
         reserveMore(*ring);
         m_rings.push_back(std::move(ring));
     }
@@ -215,6 +219,7 @@ bool RingReader::walkedStack(Ring &ring, uint64_t hash, uint8_t flags, const uin
                              AgentStack &stack)
 {
     stack.truncated = (flags & agent::WalkTruncated) != 0;
+    stack.hash = hash;
     if (frames != 0) {
         if ((flags & agent::WalkDefines) != 0) {
             std::vector<uint64_t> &kept = ring.stacks[hash];
@@ -400,6 +405,8 @@ size_t RingReader::visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upTo
     } done{m_visiting};
     double fill = 0;
     const uint64_t now = monotonicNs();
+    if (m_tables)
+        m_tables->poll();
     size_t records = 0;
     for (size_t i = 0; i < m_rings.size();) {
         Ring &ring = *m_rings[i];
@@ -433,6 +440,8 @@ size_t RingReader::visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upTo
             m_closed.problems |= h.problems.load(std::memory_order_relaxed);
             m_closed.cpuDropped += h.cpuDropped.load(std::memory_order_relaxed);
             addWalkCounters(h, m_closed);
+            if (m_tables)
+                m_tables->removeImage(ring.image);
             m_rings.erase(m_rings.begin() + std::ptrdiff_t(i));
             continue;
         }
@@ -495,6 +504,11 @@ void RingReader::setUnwindMode(agent::UnwindMode mode, uint32_t checkEvery)
 {
     m_unwindMode = mode;
     m_checkEvery = checkEvery;
+    if (mode == agent::UnwindMode::Walk && !m_tables) {
+        m_tables = std::make_unique<UnwindTableServer>(m_directory);
+        for (auto &ring : m_rings)
+            m_tables->addImage(ring->image, ring->pid, ring->header, ring->fd);
+    }
     for (auto &ring : m_rings) {
         ring->header->checkEvery.store(checkEvery, std::memory_order_relaxed);
         ring->header->unwindMode.store(uint32_t(mode), std::memory_order_release);
@@ -547,6 +561,13 @@ std::optional<RingReader::Position> RingReader::position(uint32_t pid) const
         return Position{h.head.load(std::memory_order_acquire), h.tail.load(std::memory_order_acquire), h.dataBytes};
     }
     return std::nullopt;
+}
+
+std::optional<UnwindServerStats> RingReader::tableStats() const
+{
+    if (!m_tables)
+        return std::nullopt;
+    return m_tables->stats();
 }
 
 RingCounters RingReader::counters() const

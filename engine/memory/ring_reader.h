@@ -14,6 +14,9 @@
 
 namespace emberline::engine {
 
+class UnwindTableServer;
+struct UnwindServerStats;
+
 // A stack the agent walked itself (sample_sink.h's WalkedStack): a walked sample has its pcs and no registers or
 // copy; a checked one (one in RingHeader::checkEvery) has both, for the session to compare its own unwind of the
 // copy with the walk.
@@ -173,6 +176,8 @@ public:
 
     const std::string &directory() const { return m_directory; }
     RingCounters counters() const;
+    // The unwind tables served to the agents (walk mode), for the health view; nothing in copy mode.
+    std::optional<UnwindServerStats> tableStats() const;
     // How full the fullest ring was when the last poll came to it (0 to 1): a reader that naps reads sooner.
     double lastFill() const { return m_lastFill; }
     // Where the writers and the reader of process `pid`'s newest ring are (agent_protocol.h's RingHeader), when it
@@ -196,6 +201,8 @@ private:
 
     std::string m_directory;
     std::vector<std::unique_ptr<Ring>> m_rings;
+    // The agents' unwind tables (walk mode): made with the first walk asked for, gone before any ring is unmapped.
+    std::unique_ptr<UnwindTableServer> m_tables;
     uint32_t m_stackCopyBytes = 8192;
     uint32_t m_cpuStackCopyBytes = 32768;
     agent::UnwindMode m_unwindMode = agent::UnwindMode::Copy;

@@ -16,6 +16,7 @@ struct WalkedStack {
     std::span<const uint64_t> pcs;
     bool truncated = false;     // the walk stopped at its depth limit
     bool firstIsReturn = false; // pcs[0] is a return address too (an allocation's: the hook's caller state)
+    uint64_t hash = 0;          // the agent's name for the stack within its process image (0: a checked sample's)
 };
 
 struct RawSample {

@@ -1,4 +1,5 @@
 #include "engine/session/agent_link.h"
+#include "engine/unwind/unwind_table_server.h"
 
 #include "engine/agent/agent_protocol.h"
 #include "engine/process/launcher.h"
@@ -119,6 +120,7 @@ Result<std::unique_ptr<AgentLink>> AgentLink::create(const SessionConfig &config
 AgentLink::AgentLink(const SessionConfig &config, std::string directory, std::string agentPath)
     : m_agentPath(std::move(agentPath)), m_rings(std::move(directory))
 {
+    m_rings.setUnwindMode(config.agentWalks ? agent::UnwindMode::Walk : agent::UnwindMode::Copy, config.walkCheckEvery);
     if (!config.command.empty()) {
         m_executable = findExecutable(config.command.front());
         m_static = !m_executable.empty() && staticallyLinked(m_executable);
@@ -165,6 +167,69 @@ AgentLink::environment(const std::vector<std::pair<std::string, std::string>> &g
     if (m_ringBytes != 0)
         env.emplace_back(agent::kEnvRingBytes, std::to_string(m_ringBytes));
     return env;
+}
+
+namespace {
+
+const char *fallbackName(agent::WalkFallback reason)
+{
+    switch (reason) {
+    case agent::WalkFallback::Expression:
+        return "a DWARF expression rule";
+    case agent::WalkFallback::Signal:
+        return "a signal frame";
+    case agent::WalkFallback::Plt:
+        return "a PLT entry";
+    case agent::WalkFallback::NoFde:
+        return "code without unwind information";
+    case agent::WalkFallback::Register:
+        return "a rule on another register";
+    case agent::WalkFallback::Other:
+        return "a rule the tables cannot hold";
+    case agent::WalkFallback::NoModule:
+        return "code in no tabled module (JIT, vDSO, not tabled yet)";
+    case agent::WalkFallback::OutOfBounds:
+        return "a frame off the thread's stack (an alternate or switched stack)";
+    case agent::WalkFallback::BadFrame:
+        return "a frame that did not go up the stack";
+    case agent::WalkFallback::NotReady:
+        return "tables not there yet, or the modules changing";
+    case agent::WalkFallback::Disabled:
+        return "the copy asked for";
+    }
+    return "other";
+}
+
+} // namespace
+
+std::shared_ptr<const AgentStacksSummary> agentStacksSummary(const RingReader &rings, const UnwindCounters &unwind,
+                                                             bool walking)
+{
+    auto s = std::make_shared<AgentStacksSummary>();
+    const RingCounters c = rings.counters();
+    s->walking = walking;
+    s->walked = c.walked;
+    s->stackRefs = c.stackRefs;
+    for (int i = 0; i < agent::kWalkFallbackCount; ++i) {
+        const uint64_t n = c.walkFallbacks[size_t(i)];
+        s->copied += n;
+        if (n > 0)
+            s->copiedBecause.emplace_back(fallbackName(agent::WalkFallback(i)), n);
+    }
+    std::sort(s->copiedBecause.begin(), s->copiedBecause.end(),
+              [](const auto &a, const auto &b) { return a.second > b.second; });
+    s->checks = unwind.walkChecks;
+    s->mismatches = unwind.walkMismatches;
+    s->walkLonger = unwind.walkLonger;
+    s->unknownRefs = c.unknownStackRefs;
+    if (const auto tables = rings.tableStats()) {
+        s->tablesBuilt = tables->tablesBuilt;
+        s->tablesFailed = tables->tablesFailed;
+        s->tableBytes = tables->arenaBytes;
+        s->tableBuildNs = int64_t(tables->buildNs);
+        s->tableProblem = tables->firstError;
+    }
+    return s;
 }
 
 } // namespace emberline::engine

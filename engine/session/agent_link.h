@@ -57,4 +57,8 @@ private:
     bool m_static = false;
 };
 
+// The session's account of the agent's stacks: the rings' counts, the tables served, the checks' outcome.
+std::shared_ptr<const AgentStacksSummary> agentStacksSummary(const RingReader &rings, const UnwindCounters &unwind,
+                                                             bool walking);
+
 } // namespace emberline::engine

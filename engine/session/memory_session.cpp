@@ -93,12 +93,37 @@ void MemorySession::setStackCopyBytes(uint32_t bytes)
     m_rings.setStackCopyBytes(bytes);
 }
 
+namespace {
+
+uint64_t walkSiteKey(const AgentAllocation &a)
+{
+    uint64_t k = (a.image << 32 | a.tid) * 0x9E3779B97F4A7C15ull;
+    k ^= k >> 29;
+    const uint64_t key = a.walk.hash ^ k;
+    return key == U64ToU32Map::kEmpty ? 0 : key;
+}
+
+} // namespace
+
 void MemorySession::onAllocation(const AgentAllocation &a)
 {
+    const bool walked = a.regs.empty() && a.walk.hash != 0;
+    if (walked) {
+        if (const uint32_t *site = m_walkSites.find(walkSiteKey(a))) {
+            m_heap.allocate(a.image, a.pid, a.tid, a.address, a.size, *site, a.timeNs, a.heapBytes);
+            addTotals(a.image, a.tid, a.threadAllocations, a.threadBytes);
+            return;
+        }
+    }
     const UnwoundAllocation unwound = m_unwinder.unwindAllocation(a.pid, a.tid, a.regs, a.stack, a.stackLimit, a.walk);
     m_allocationStackUsed = std::max(m_allocationStackUsed, unwound.stackUsed);
     m_allocationCopiesShort += unwound.copyShort ? 1 : 0;
-    m_heap.allocate(a.image, a.pid, a.tid, a.address, a.size, m_sites.intern(unwound.locations), a.timeNs, a.heapBytes);
+    const uint32_t site = m_sites.intern(unwound.locations);
+    if (walked) {
+        bool inserted = false;
+        m_walkSites.findOrInsert(walkSiteKey(a), site, inserted);
+    }
+    m_heap.allocate(a.image, a.pid, a.tid, a.address, a.size, site, a.timeNs, a.heapBytes);
     addTotals(a.image, a.tid, a.threadAllocations, a.threadBytes);
 }
 

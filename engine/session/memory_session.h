@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/common/flat_hash.h"
 #include "engine/common/result.h"
 #include "engine/memory/allocation_weight.h"
 #include "engine/memory/heap_tracker.h"
@@ -81,7 +82,10 @@ private:
     uint64_t m_interval;
     RingReader &m_rings;
     HeapTracker m_heap;
-    StackTable m_sites;                 // allocation stacks, of the recorder's location ids
+    StackTable m_sites; // allocation stacks, of the recorder's location ids
+    // The site of each stack the agent walked, by its hash mixed with the image and the thread (walkSiteKey): an
+    // allocation through a stack seen before costs one look-up, not a symbolized walk.
+    U64ToU32Map m_walkSites;
     std::vector<uint64_t> m_openImages; // started and not yet ended
     // Per process: the execs the sampler saw (when, and the new program's name) and the images whose agent
     // reported from a start or an exec (not a fork).

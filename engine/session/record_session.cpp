@@ -537,6 +537,8 @@ Result<SessionSummary> RecordSession::finish(Running &r)
     summary.incompleteByModule = r.recorder.incompleteByModule();
     if (r.memory)
         summary.memory = r.memory->summary();
+    if (r.agent)
+        summary.agentStacks = agentStacksSummary(r.agent->rings(), r.pipeline.unwindCounters(), m_config.agentWalks);
     return summary;
 }
 

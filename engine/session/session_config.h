@@ -46,6 +46,26 @@ struct MemorySummary {
     std::vector<std::string> problems; // why some or all of the memory could not be profiled
 };
 
+// How the agent took its samples' stacks over a session (memory, the in-process sampler): walked in the program with
+// the session's unwind tables, or copied and unwound by the session; and the checked samples, walked and copied both.
+struct AgentStacksSummary {
+    bool walking = false;   // the walk was asked for (SessionConfig::agentWalks)
+    uint64_t walked = 0;    // samples the agent wrote as program counters
+    uint64_t stackRefs = 0; // of those, written as a reference to a stack written before
+    uint64_t copied = 0;    // samples copied instead (all of them when not walking)
+    std::vector<std::pair<std::string, uint64_t>> copiedBecause; // why, largest first
+    uint64_t checks = 0;      // checked samples: the session's own unwind of the copy against the walk
+    uint64_t mismatches = 0;  // of those, stacks that differ
+    uint64_t walkLonger = 0;  // of those, walks that went further than the copy's unwind, and agreed up to there
+    uint64_t unknownRefs = 0; // references to stacks the ring never wrote out (dropped)
+    // The unwind tables the session built and shared.
+    uint64_t tablesBuilt = 0;
+    uint64_t tablesFailed = 0;
+    uint64_t tableBytes = 0; // the arena
+    int64_t tableBuildNs = 0;
+    std::string tableProblem; // why tables could not be shared (a full disk): the agents copied
+};
+
 // The values a recording is configured, steered and described with, shared by RecordSession (the engine's
 // session loop), ProfilingSession (the GUI's facade), `emberline record` and the sampler factory.
 struct SessionConfig {
@@ -73,6 +93,12 @@ struct SessionConfig {
     // program and samples its allocations every `allocInterval` bytes on average (1: every allocation).
     bool memory = false;
     uint64_t allocInterval = uint64_t(512) * 1024;
+    // How the agent takes its samples' stacks (memory and the in-process sampler): walked in the program with unwind
+    // tables the session builds from each module's .eh_frame, copied where the walk cannot go (true); or every stack
+    // copied and unwound by the session (false). Every `walkCheckEvery`-th walked sample of a thread is copied too,
+    // and the session compares its own unwind with the walk (0: none; 1: every sample, for debugging).
+    bool agentWalks = true;
+    uint32_t walkCheckEvery = 1000;
     // The agent library; empty: found beside the executable (<exe dir>/../lib/emberline/).
     std::string agentPath;
     // Where the agent's rings' folder is made; empty: a tmpfs with room ($XDG_RUNTIME_DIR, /dev/shm), else
@@ -118,6 +144,8 @@ struct SessionSummary {
     uint32_t flushesNotSaved = 0;
     // Memory profiling: estimates from the sampled allocations (exact at interval 1); null when not asked.
     std::shared_ptr<const MemorySummary> memory;
+    // The agent's stacks (memory, the in-process sampler); null when no agent ran.
+    std::shared_ptr<const AgentStacksSummary> agentStacks;
     bool launched = false;
     bool targetExited = false;
     int exitStatus = 0; // the launched target's, shell style

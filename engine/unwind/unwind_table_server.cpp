@@ -100,8 +100,11 @@ void UnwindTableServer::poll()
     {
         std::lock_guard lock(m_mutex);
         for (auto &[id, image] : m_images) {
-            if (image.queued || image.ring->mapsChanges.load(std::memory_order_acquire) == image.roundChanges)
+            const uint64_t missed = image.ring->moduleMissedNs.load(std::memory_order_relaxed);
+            if (image.queued || (image.ring->mapsChanges.load(std::memory_order_acquire) == image.roundChanges &&
+                                 missed == image.roundMissed))
                 continue;
+            image.roundMissed = missed;
             image.queued = true;
             changed.push_back(id);
         }
@@ -183,10 +186,10 @@ void UnwindTableServer::indexImage(uint64_t image)
         }
         entries.push_back(agent::ModuleEntry{module.start, module.end, uint64_t(module.bias), offset});
     }
-    // With no table written (the arena refused them all) an index would say no more than its absence does. An odd
-    // count is a dlopen or dlclose under way, whose maps were read half-changed: the tables are built for the round
-    // its end brings (the count moves on, and poll() sees it), and no index is said to follow it.
-    if (!entries.empty() && mapsChanges % 2 == 0)
+    // With no table written (the arena refused them all) an index would say no more than its absence does. A
+    // dlopen under way while the maps were read may have left its module out: the agent's walks that meet it stamp
+    // RingHeader::moduleMissedNs, and poll() queues another round.
+    if (!entries.empty())
         writeIndex(image, mapsChanges, entries, leftOut);
 }
 

@@ -95,6 +95,7 @@ private:
         uint32_t pid = 0;
         agent::RingHeader *ring = nullptr;
         uint64_t roundChanges = UINT64_MAX; // the mapsChanges the latest round started from
+        uint64_t roundMissed = 0;           // the RingHeader::moduleMissedNs the latest round was queued for
         bool queued = false;                // posted to the worker, its round not started yet
         bool indexed = false;
         uint32_t modules = 0; // in its index
