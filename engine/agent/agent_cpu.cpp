@@ -163,7 +163,7 @@ void serveTimerRequests()
 
 // The copied form: every interrupted register and the top of the stack (and, for a checked sample, the walk's pcs
 // after it).
-void writeCpuCopy(const greg_t *g, uint64_t periodNs, const uint64_t *pcs, uint32_t frames)
+void writeCpuCopy(const greg_t *g, uint64_t periodNs, const uint64_t *pcs, uint32_t frames, WalkFallback because)
 {
     // Where the thread's stack bounds are known, its whole live stack (every frame, so never cut short, and no
     // more than that); else the session's learned copy.
@@ -184,7 +184,7 @@ void writeCpuCopy(const greg_t *g, uint64_t periodNs, const uint64_t *pcs, uint3
     record->timeNs = nowNs();
     record->periodNs = periodNs;
     record->walkedFrames = frames;
-    record->reserved = 0;
+    record->copiedBecause = frames != 0 ? 0 : uint32_t(because) + 1;
     // kPerfRegsMask order: AX BX CX DX SI DI BP SP IP, then R8..R15 (9..16).
     const int order[kRegisterCount] = {REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_RBP, REG_RSP, REG_RIP,
                                        REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
@@ -201,21 +201,20 @@ void writeCpuCopy(const greg_t *g, uint64_t periodNs, const uint64_t *pcs, uint3
 
 // Walks the interrupted stack and writes the walked record; false when the walk could not go (the copy is written
 // instead). A checked sample writes the copied record with the walk in it.
-__attribute__((noinline)) bool writeCpuWalked(const greg_t *g, uint64_t periodNs)
+__attribute__((noinline)) bool writeCpuWalked(const greg_t *g, uint64_t periodNs, WalkFallback &because)
 {
     uint64_t pcs[kMaxWalkFrames];
     const AgentWalk walk = walkStack(UnwindRegs{uint64_t(g[REG_RIP]), uint64_t(g[REG_RSP]), uint64_t(g[REG_RBP])},
                                      false, pcs, kMaxWalkFrames);
     if (!walk.whole) {
-        countWalkFallback(walk.reason);
+        because = walk.reason;
         return false;
     }
     if (checkedWalk()) {
-        g_ring->checked.fetch_add(1, std::memory_order_relaxed);
-        writeCpuCopy(g, periodNs, pcs, walk.frames);
+        writeCpuCopy(g, periodNs, pcs, walk.frames, WalkFallback::NotReady);
         return true;
     }
-    const uint64_t hash = stackHash(pcs, walk.frames, walk.flags);
+    const uint64_t hash = walk.hash;
     const StackClaim claim = claimStack(hash);
     const uint32_t frames = claim == StackClaim::Known ? 0 : walk.frames;
     const uint32_t bytes = uint32_t(sizeof(WalkedCpuRecord) + frames * sizeof(uint64_t));
@@ -239,22 +238,19 @@ __attribute__((noinline)) bool writeCpuWalked(const greg_t *g, uint64_t periodNs
     scope.publish(RecordType::CpuWalked);
     if (claim == StackClaim::Claimed)
         settleStack(hash, true);
-    g_ring->walked.fetch_add(1, std::memory_order_relaxed);
-    if (frames == 0)
-        g_ring->stackRefs.fetch_add(1, std::memory_order_relaxed);
     return true;
 }
 
 void writeCpuSample(const ucontext_t *context, uint64_t periodNs)
 {
     const greg_t *g = context->uc_mcontext.gregs;
-    if (!walkWanted())
-        countWalkFallback(WalkFallback::Disabled);
-    else if (!roomToWalk())
-        countWalkFallback(WalkFallback::NotReady);
-    else if (writeCpuWalked(g, periodNs))
-        return;
-    writeCpuCopy(g, periodNs, nullptr, 0);
+    WalkFallback because = WalkFallback::Disabled;
+    if (walkWanted()) {
+        because = WalkFallback::NotReady;
+        if (roomToWalk() && writeCpuWalked(g, periodNs, because))
+            return;
+    }
+    writeCpuCopy(g, periodNs, nullptr, 0, because);
 }
 
 void onSignal(int, siginfo_t *info, void *context)

@@ -112,8 +112,8 @@ struct AllocRecord {
                         // size, header included, or another allocator's malloc_usable_size)
     uint64_t threadAllocations;
     uint64_t threadBytes;
-    uint32_t walkedFrames; // a checked sample (RingHeader::checkEvery): the agent's own walk, after the stack copy
-    uint32_t reserved;
+    uint32_t walkedFrames;  // a checked sample (RingHeader::checkEvery): the agent's own walk, after the stack copy
+    uint32_t copiedBecause; // not checked: why the stack was copied, not walked (WalkFallback + 1); 0 when checked
     uint64_t regs[kRegisterCount];
     // uint8_t stack[stackBytes] follows, padded to 8, then uint64_t pcs[walkedFrames]
 };
@@ -196,8 +196,8 @@ struct CpuRecord {
     uint32_t stackBytes;
     uint64_t timeNs;
     uint64_t periodNs;
-    uint32_t walkedFrames; // as AllocRecord's
-    uint32_t reserved;
+    uint32_t walkedFrames;  // as AllocRecord's
+    uint32_t copiedBecause; // as AllocRecord's
     uint64_t regs[kRegisterCount];
     // uint8_t stack[stackBytes] follows, padded to 8, then uint64_t pcs[walkedFrames]
 };
@@ -282,17 +282,13 @@ struct alignas(64) RingHeader {
     // the next one too: a writer that finds no room before the unread records goes on there, after a Padding record
     // that ends there. ~0 before the first lap.
     std::atomic<uint64_t> lapEnd;
-    // The stack walk (agent_tables.h): the program's dlopen and dlclose calls, counted before and after each; the
-    // samples written walked (stackRefs of them as a reference to a stack written before), the checked ones, and
-    // the samples copied instead, by WalkFallback.
+    // The stack walk (agent_tables.h): the program's dlopen and dlclose calls, counted as each begins. (How many
+    // samples were walked, checked or copied and why, the session counts from the records themselves: a counter here
+    // would be one more locked add per sample on a line the session reads.)
     alignas(64) std::atomic<uint64_t> mapsChanges;
     // CLOCK_MONOTONIC of a walk that met a pc in no tabled module (at most every 200 ms): a module the index missed
     // (mapped while the session read the maps, or without dlopen) is looked for again.
     std::atomic<uint64_t> moduleMissedNs;
-    std::atomic<uint64_t> walked;
-    std::atomic<uint64_t> stackRefs;
-    std::atomic<uint64_t> checked;
-    std::atomic<uint64_t> walkFallbacks[kWalkFallbackCount];
 };
 static_assert(sizeof(RingHeader) <= kHeapSlotsOffset);
 

@@ -53,8 +53,8 @@ struct alignas(64) ModuleIndex {
 };
 static_assert(sizeof(ModuleIndex) == 64 + 32 * kModuleSlots);
 
-// Why a sample's stack was copied instead of walked: the agent's counts (RingHeader::walkFallbacks), for the health
-// view. The row kinds a walk stopped at come first, in agent_unwind.h's UnwindKind order from Expression on.
+// Why a sample's stack was copied instead of walked (AllocRecord::copiedBecause, CpuRecord's), for the health view. The
+// row kinds a walk stopped at come first, in agent_unwind.h's UnwindKind order from Expression on.
 enum class WalkFallback : uint8_t {
     Expression = 0,  // a DWARF expression rule
     Signal = 1,      // a signal frame

@@ -136,13 +136,13 @@ struct IndexView {
     uint64_t arenaBytes = 0;
     uint32_t count = 0;
     uint32_t tag = 0;
+    RowSlot *rows = nullptr; // the remembered rows (null while another thread makes them)
 };
 
 // The row for runtime address `lookup`, from the remembered rows or the index; false: no tabled module holds it.
 bool rowFor(const IndexView &view, uint64_t lookup, UnwindRow &row, bool &bad)
 {
-    RowSlot *rows = makeOnce(g_rowsState, g_rows, sizeof(RowSlot) * kRowCacheSlots);
-    RowSlot *slot = rows ? &rows[mix(lookup) & (kRowCacheSlots - 1)] : nullptr;
+    RowSlot *slot = view.rows ? &view.rows[mix(lookup) & (kRowCacheSlots - 1)] : nullptr;
     if (slot) {
         const uint64_t value = slot->value.load(std::memory_order_relaxed);
         if ((slot->check.load(std::memory_order_relaxed) ^ value) == lookup && uint32_t(value >> 32) == view.tag) {
@@ -211,11 +211,6 @@ __attribute__((noinline)) bool roomToWalk()
     return t_state.stackHigh != 0 && sp > t_state.stackLow && sp - t_state.stackLow > kWalkStackRoom;
 }
 
-void countWalkFallback(WalkFallback reason)
-{
-    g_ring->walkFallbacks[uint8_t(reason)].fetch_add(1, std::memory_order_relaxed);
-}
-
 bool checkedWalk()
 {
     const uint32_t every = g_ring->checkEvery.load(std::memory_order_relaxed);
@@ -250,10 +245,14 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
     view.tag = sequence * 2654435761u ^ g_ringSerial.load(std::memory_order_relaxed);
     if (!view.arena || view.arenaBytes > kUnwindArenaReserve || view.count == 0)
         return walk;
+    view.rows = makeOnce(g_rowsState, g_rows, sizeof(RowSlot) * kRowCacheSlots);
+    // The hash is taken as the walk goes: it does not hold up the chain of loads from one frame to the next.
+    uint64_t hash = 0x9E3779B97F4A7C15ull;
     const StackBounds stack{regs.sp, t.stackHigh};
     const OwnStackReader read;
     while (walk.frames < maxFrames) {
         pcs[walk.frames] = regs.pc;
+        hash = mix(hash ^ regs.pc) + 0x9E3779B97F4A7C15ull;
         const uint64_t lookup = walk.frames == 0 && !firstIsReturn ? regs.pc : regs.pc - 1;
         ++walk.frames;
         UnwindRow row;
@@ -286,6 +285,9 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
         walk.whole = true;
         walk.flags |= WalkTruncated;
     }
+    walk.hash = mix(hash ^ (uint64_t(walk.frames) << 8 | walk.flags));
+    if (walk.hash == 0)
+        walk.hash = 1;
     // Read across a change of the index: not to be trusted.
     std::atomic_thread_fence(std::memory_order_acquire);
     if (index->sequence.load(std::memory_order_relaxed) != sequence) {
@@ -294,14 +296,6 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
         walk.reason = WalkFallback::NotReady;
     }
     return walk;
-}
-
-uint64_t stackHash(const uint64_t *pcs, uint32_t frames, uint8_t flags)
-{
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t(frames) << 8 | flags);
-    for (uint32_t i = 0; i < frames; ++i)
-        h = mix(h ^ pcs[i]) + 0x9E3779B97F4A7C15ull;
-    return h != 0 ? h : 1;
 }
 
 // A slot holds 0 (free), a stack's hash (written out and published) or the hash ^ 1 (claimed by a thread that is

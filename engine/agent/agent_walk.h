@@ -20,6 +20,7 @@ struct AgentWalk {
     bool whole = false;    // the walk reached the stack's end or its depth limit: the pcs are the stack
     uint8_t flags = 0;     // WalkFlag (agent_protocol.h)
     WalkFallback reason{}; // why not, when not whole
+    uint64_t hash = 0;     // the stack's name: a hash of its pcs and flags, never 0 (when whole)
 };
 
 // Walks this thread's stack from `regs` into `pcs` (at most `maxFrames`). `firstIsReturn`: regs.pc is a return
@@ -33,13 +34,9 @@ bool walkWanted();
 // Whether this thread's stack has room below the caller for a walk's pcs (kMaxWalkFrames words and then some: the
 // hooks and the handler run on the program's threads' stacks); a thread without copies instead. Its bounds known.
 bool roomToWalk();
-// Counts a sample copied instead of walked (RingHeader::walkFallbacks).
-void countWalkFallback(WalkFallback reason);
 // Whether this walked sample is one of the checked ones: copied too, for the session to compare (checkEvery).
 bool checkedWalk();
 
-// A stack's name: a hash of its pcs and flags (never 0).
-uint64_t stackHash(const uint64_t *pcs, uint32_t frames, uint8_t flags);
 // Whether this process image wrote the stack out already (Known: write its hash alone), or whether this thread
 // takes it on now (Claimed: write it out with WalkDefines, then settleStack once its record is published, or not
 // written); None: write it out without WalkDefines (the set is full, or another thread is writing it out).

@@ -282,7 +282,8 @@ void dropAllocation(size_t size)
 }
 
 // The copied form: the registers and the stack from regs[RegSP] (and, for a checked sample, the walk's pcs after it).
-void writeAllocCopy(const AllocFields &f, const uint64_t *regs, const uint64_t *pcs, uint32_t frames)
+void writeAllocCopy(const AllocFields &f, const uint64_t *regs, const uint64_t *pcs, uint32_t frames,
+                    WalkFallback because)
 {
     uint32_t stackWant = g_ring->stackCopyBytes.load(std::memory_order_relaxed);
     if (stackWant > kMaxStackCopyBytes)
@@ -306,7 +307,7 @@ void writeAllocCopy(const AllocFields &f, const uint64_t *regs, const uint64_t *
     record->threadAllocations = f.allocations;
     record->threadBytes = f.bytes;
     record->walkedFrames = frames;
-    record->reserved = 0;
+    record->copiedBecause = frames != 0 ? 0 : uint32_t(because) + 1;
     memcpy(record->regs, regs, sizeof record->regs);
     auto *stack = reinterpret_cast<uint8_t *>(record + 1);
     record->stackBytes = copyStack(record->regs[RegSP], stack, stackWant);
@@ -317,20 +318,19 @@ void writeAllocCopy(const AllocFields &f, const uint64_t *regs, const uint64_t *
 
 // Walks the allocation's stack and writes the walked record; No when the walk could not go (the copy is written
 // instead). A checked sample writes the copied record with the walk in it.
-__attribute__((noinline)) Walked writeAllocWalked(const AllocFields &f, const uint64_t *regs)
+__attribute__((noinline)) Walked writeAllocWalked(const AllocFields &f, const uint64_t *regs, WalkFallback &because)
 {
     uint64_t pcs[kMaxWalkFrames];
     const AgentWalk walk = walkStack(UnwindRegs{regs[RegIP], regs[RegSP], regs[RegBP]}, true, pcs, kMaxWalkFrames);
     if (!walk.whole) {
-        countWalkFallback(walk.reason);
+        because = walk.reason;
         return Walked::No;
     }
     if (checkedWalk()) {
-        g_ring->checked.fetch_add(1, std::memory_order_relaxed);
-        writeAllocCopy(f, regs, pcs, walk.frames);
+        writeAllocCopy(f, regs, pcs, walk.frames, WalkFallback::NotReady);
         return Walked::Written;
     }
-    const uint64_t hash = stackHash(pcs, walk.frames, walk.flags);
+    const uint64_t hash = walk.hash;
     const StackClaim claim = claimStack(hash);
     const uint32_t frames = claim == StackClaim::Known ? 0 : walk.frames;
     const uint32_t bytes = uint32_t(sizeof(WalkedAllocRecord) + frames * sizeof(uint64_t));
@@ -362,9 +362,6 @@ __attribute__((noinline)) Walked writeAllocWalked(const AllocFields &f, const ui
     scope.publish(RecordType::AllocWalked);
     if (claim == StackClaim::Claimed)
         settleStack(hash, true);
-    g_ring->walked.fetch_add(1, std::memory_order_relaxed);
-    if (frames == 0)
-        g_ring->stackRefs.fetch_add(1, std::memory_order_relaxed);
     return Walked::Written;
 }
 
@@ -387,17 +384,15 @@ void writeAlloc(void *address, size_t size, bool exact, bool wait, uint64_t allo
     const AllocFields fields{now, address, size, exact, wait, keep, allocations, allocatedBytes};
     uint64_t regs[kRegisterCount] = {};
     captureRegisters(regs);
+    WalkFallback because = WalkFallback::Disabled;
     if (walkWanted()) {
         if (!t_state.stackAsked)
             learnThreadStack();
-        if (!roomToWalk())
-            countWalkFallback(WalkFallback::NotReady);
-        else if (writeAllocWalked(fields, regs) != Walked::No)
+        because = WalkFallback::NotReady;
+        if (roomToWalk() && writeAllocWalked(fields, regs, because) != Walked::No)
             return;
-    } else {
-        countWalkFallback(WalkFallback::Disabled);
     }
-    writeAllocCopy(fields, regs, nullptr, 0);
+    writeAllocCopy(fields, regs, nullptr, 0, because);
 }
 
 void writeFree(void *address, bool exact, bool wait)

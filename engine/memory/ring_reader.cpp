@@ -19,15 +19,6 @@ namespace emberline::engine {
 
 namespace {
 
-void addWalkCounters(const agent::RingHeader &h, RingCounters &c)
-{
-    c.walked += h.walked.load(std::memory_order_relaxed);
-    c.stackRefs += h.stackRefs.load(std::memory_order_relaxed);
-    c.checked += h.checked.load(std::memory_order_relaxed);
-    for (int i = 0; i < agent::kWalkFallbackCount; ++i)
-        c.walkFallbacks[size_t(i)] += h.walkFallbacks[i].load(std::memory_order_relaxed);
-}
-
 uint64_t monotonicNs()
 {
     timespec ts{};
@@ -215,11 +206,21 @@ AgentStack checkedWalk(uint32_t frames, uint32_t body, const agent::RecordHeader
 
 } // namespace
 
+void RingReader::countCopy(uint32_t copiedBecause, bool checked)
+{
+    if (checked)
+        ++m_counters.checked;
+    else if (copiedBecause >= 1 && copiedBecause <= uint32_t(agent::kWalkFallbackCount))
+        ++m_counters.walkFallbacks[copiedBecause - 1];
+}
+
 bool RingReader::walkedStack(Ring &ring, uint64_t hash, uint8_t flags, const uint64_t *pcs, uint32_t frames,
                              AgentStack &stack)
 {
     stack.truncated = (flags & agent::WalkTruncated) != 0;
     stack.hash = hash;
+    ++m_counters.walked;
+    m_counters.stackRefs += frames == 0 ? 1 : 0;
     if (frames != 0) {
         if ((flags & agent::WalkDefines) != 0) {
             std::vector<uint64_t> &kept = ring.stacks[hash];
@@ -290,6 +291,7 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             a.stack = std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(alloc + 1), stackBytes);
             a.stackLimit = bytes - uint32_t(sizeof(agent::AllocRecord));
             a.walk = checkedWalk(alloc->walkedFrames, bytes - uint32_t(sizeof(agent::AllocRecord)), record);
+            countCopy(alloc->copiedBecause, !a.walk.pcs.empty());
             a.walk.firstIsReturn = true;
             if (!a.walk.pcs.empty())
                 a.stackLimit -= uint32_t(a.walk.pcs.size_bytes());
@@ -312,6 +314,7 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             c.regs = std::span<const uint64_t>(cpu->regs, agent::kRegisterCount);
             c.stackLimit = bytes - uint32_t(sizeof(agent::CpuRecord));
             c.walk = checkedWalk(cpu->walkedFrames, c.stackLimit, record);
+            countCopy(cpu->copiedBecause, !c.walk.pcs.empty());
             c.stackLimit -= uint32_t(c.walk.pcs.size_bytes());
             c.stack = std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(cpu + 1),
                                                std::min<uint32_t>(cpu->stackBytes, c.stackLimit));
@@ -439,7 +442,6 @@ size_t RingReader::visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upTo
             m_closed.waitNs += h.waitNs.load(std::memory_order_relaxed);
             m_closed.problems |= h.problems.load(std::memory_order_relaxed);
             m_closed.cpuDropped += h.cpuDropped.load(std::memory_order_relaxed);
-            addWalkCounters(h, m_closed);
             if (m_tables)
                 m_tables->removeImage(ring.image);
             m_rings.erase(m_rings.begin() + std::ptrdiff_t(i));
@@ -578,13 +580,7 @@ RingCounters RingReader::counters() const
     c.waitNs += m_closed.waitNs;
     c.problems |= m_closed.problems;
     c.cpuDropped += m_closed.cpuDropped;
-    c.walked += m_closed.walked;
-    c.stackRefs += m_closed.stackRefs;
-    c.checked += m_closed.checked;
-    for (int i = 0; i < agent::kWalkFallbackCount; ++i)
-        c.walkFallbacks[size_t(i)] += m_closed.walkFallbacks[size_t(i)];
     for (const auto &ring : m_rings) {
-        addWalkCounters(*ring->header, c);
         const agent::RingHeader &h = *ring->header;
         c.allocsDropped += h.allocsDropped.load(std::memory_order_relaxed);
         c.bytesDropped += h.bytesDropped.load(std::memory_order_relaxed);

@@ -196,6 +196,7 @@ private:
     size_t drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs);
     // A walked record's stack: its own pcs (kept when it defines the stack), or the ones it refers to; false for a
     // reference to a stack the ring never wrote out.
+    void countCopy(uint32_t copiedBecause, bool checked);
     bool walkedStack(Ring &ring, uint64_t hash, uint8_t flags, const uint64_t *pcs, uint32_t frames, AgentStack &stack);
     size_t visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upToNs);
 
