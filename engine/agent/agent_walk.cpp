@@ -310,16 +310,13 @@ StackClaim claimStack(uint64_t hash)
     for (uint32_t i = 0; i < kStackProbes; ++i) {
         std::atomic<uint64_t> &slot = set[(first + i) & (kStackSetSlots - 1)];
         uint64_t seen = slot.load(std::memory_order_acquire);
+        // A slot taken meanwhile by another thread is judged again as it now is (it may be this stack's).
+        if (seen == 0 && slot.compare_exchange_strong(seen, hash ^ 1, std::memory_order_acquire))
+            return StackClaim::Claimed;
         if (seen == hash)
             return StackClaim::Known;
         if (seen == (hash ^ 1))
             return StackClaim::None;
-        if (seen == 0) {
-            if (slot.compare_exchange_strong(seen, hash ^ 1, std::memory_order_relaxed))
-                return StackClaim::Claimed;
-            if (seen == hash)
-                return StackClaim::Known;
-        }
     }
     return StackClaim::None;
 }

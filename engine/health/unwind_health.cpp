@@ -234,7 +234,13 @@ UnwindHealth buildUnwindHealth(const UnwindCounters &counters, const std::vector
     health.incomplete = counters.incomplete;
     health.stackBytes = counters.stackBytes;
     health.stackCopyLearned = counters.stackCopyLearned;
+    health.walkChecks = counters.walkChecks;
+    health.walkMismatches = counters.walkMismatches;
     health.faults = std::move(faults);
+    if (counters.walkChecks > 0 && counters.walkMismatches * 1000 > counters.walkChecks)
+        health.faults.push_back(std::to_string(counters.walkMismatches) + " of " + std::to_string(counters.walkChecks) +
+                                " checked stacks walked by the agent differ from Emberline's own unwind of their copy: "
+                                "record with --agent-stacks copy, and report the program");
     // One row per file: a library loaded by many processes (each at its own address, so under its own module id)
     // is one thing to fix.
     static const ModuleUnwindInfo kNoInfo;

@@ -112,6 +112,9 @@ struct UnwindHealth {
     uint64_t incomplete = 0;
     uint32_t stackBytes = 0;
     bool stackCopyLearned = false;
+    // The in-process agent's own stack walks checked against the session's unwind of a copy (UnwindCounters').
+    uint64_t walkChecks = 0;
+    uint64_t walkMismatches = 0;
     std::vector<ModuleHealth> modules;
     std::vector<std::string> faults;
 };

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "engine/agent/agent_protocol.h"
-#include "engine/sampler/sample_sink.h"
+#include "engine/unwind/walked_stack.h"
 
 #include <array>
 #include <cstdint>

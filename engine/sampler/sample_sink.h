@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/model/thread_state.h"
+#include "engine/unwind/walked_stack.h"
 
 #include <cstdint>
 #include <span>
@@ -10,15 +11,6 @@ namespace emberline::engine {
 
 // One stack sample as a sampler delivered it, before unwinding. Spans point into the sampler's buffer and
 // are valid only during the callback.
-// A stack the profiled program's own agent walked with the session's unwind tables (engine/agent/agent_tables.h):
-// its program counters, leaf first, as the agent wrote them (return addresses not moved back).
-struct WalkedStack {
-    std::span<const uint64_t> pcs;
-    bool truncated = false;     // the walk stopped at its depth limit
-    bool firstIsReturn = false; // pcs[0] is a return address too (an allocation's: the hook's caller state)
-    uint64_t hash = 0;          // the agent's name for the stack within its process image (0: a checked sample's)
-};
-
 struct RawSample {
     enum class Kind : uint8_t {
         Cpu,       // perf cpu-clock: the thread was on a CPU; `period` ns of CPU

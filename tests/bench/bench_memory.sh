@@ -17,7 +17,9 @@
 #   bench_memory.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS]
 # WORKLOADS="python python-pretty g++ spawns" (the default) chooses the workloads, CONFIGS="alone cpu memory agent" (the default) the
 # configurations beside heaptrack (which runs in the first two rounds; HEAPTRACK=no leaves it out, so that the rounds
-# right after it do not run slow on a small machine); `alone` must be among them. BASE=BUILD_DIR adds `base`: the
+# right after it do not run slow on a small machine); `alone` must be among them. Two more may be named: `copy` (the
+# memory session with --agent-stacks copy: every stack copied, the agent's walk off) and `exact` (--alloc-interval 1).
+# Each session configuration's own CPU, as its summary states it, is printed under its times. BASE=BUILD_DIR adds `base`: the
 # `memory` configuration run by another build's emberline and agent, to compare two builds side by side.
 set -euo pipefail
 BUILD=${1:?usage: bench_memory.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS]}
@@ -69,6 +71,15 @@ measure() {
             sed -nE 's/.*the samples estimate .* in ([0-9]+)\).*/\1/p' "$d/err" >>"$d/estimates"
             sed -nE 's/.*allocated in ([0-9]+) allocations.*/\1/p' "$d/err" >>"$d/counts"
             ;;
+        copy)
+            # memory with every stack copied and unwound by the session (the agent's walk off): before and after
+            "${SESSION_CPU[@]}" "$EMBERLINE" record --memory --agent-stacks copy --output "$d/run" -- "${TARGET_CPU[@]}" "$@" \
+                >/dev/null 2>"$d/err"
+            ;;
+        exact)
+            "${SESSION_CPU[@]}" "$EMBERLINE" record --memory --alloc-interval 1 --output "$d/run" -- "${TARGET_CPU[@]}" \
+                "$@" >/dev/null 2>"$d/err"
+            ;;
         base)
             "${SESSION_CPU[@]}" "$BASE/app/emberline" record --memory --output "$d/run" -- "${TARGET_CPU[@]}" "$@" \
                 >/dev/null 2>"$d/err"
@@ -81,6 +92,9 @@ measure() {
         esac
         rm -rf "$d/run"
         workload "$d/err" >>"$d/$config"
+        # the session's own CPU, as its summary says it ("profiler CPU 1.2 s (3.4% of a core, ...")
+        sed -nE 's/.*profiler CPU [^(]*\(([0-9.]+)% of a core.*/\1/p' "$d/err" >>"$d/$config.session"
+        grep -oE 'waited [^ ]+ [a-z]+ for room' "$d/err" >>"$d/$config.waited" || true
     }
     local configs=($CONFIGS ${BASE:+base} heaptrack) backward=()
     for ((k = ${#configs[@]} - 1; k >= 0; k--)); do backward+=("${configs[k]}"); done
@@ -93,7 +107,7 @@ measure() {
     alone=$(column 1 "$d/alone" | median)
     aloneCpu=$(column 2 "$d/alone" | median)
     echo "== $name"
-    for config in alone cpu memory base agent heaptrack; do
+    for config in alone cpu memory copy exact base agent heaptrack; do
         [[ -s $d/$config ]] || continue
         local m c
         m=$(column 1 "$d/$config" | median)
@@ -107,6 +121,10 @@ measure() {
             "$m" "$(awk -v a="$alone" -v b="$m" 'BEGIN {print (b / a - 1) * 100}')" "$c" \
             "$(awk -v a="$aloneCpu" -v b="$c" 'BEGIN {print (b / a - 1) * 100}')" "$paired" \
             "$(column 1 "$d/$config" | tr '\n' ' ')"
+        if [[ -s $d/$config.session ]]; then
+            printf '%-10s session CPU (its summary) median %s%% of a core; runs: %s\n' "" \
+                "$(median <"$d/$config.session")" "$(tr '\n' ' ' <"$d/$config.session")"
+        fi
     done
     if [[ -s $d/heaptrack ]]; then
         local calls est counted

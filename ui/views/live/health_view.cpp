@@ -96,6 +96,11 @@ QString HealthView::summaryText() const
     if (h->stackBytes > 0)
         text += h->stackCopyLearned ? tr(" · stack copies of %1 bytes, learned from the stacks").arg(h->stackBytes)
                                     : tr(" · stack copies of %1 bytes").arg(h->stackBytes);
+    if (h->walkChecks > 0)
+        text += tr(" · the agent's own walks checked against %1 copies: %2 differ (%3%)")
+                    .arg(h->walkChecks)
+                    .arg(h->walkMismatches)
+                    .arg(percent(h->walkMismatches, h->walkChecks), 0, 'f', 3);
     if (!h->faults.empty())
         text += tr(" · %n problem(s) below", nullptr, static_cast<int>(h->faults.size()));
     if (h->incomplete == 0 && h->faults.empty())

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace emberline::engine {
+
+// A stack the profiled program's own agent walked with the session's unwind tables (engine/agent/agent_tables.h):
+// its program counters, leaf first, as the agent wrote them (return addresses not moved back).
+struct WalkedStack {
+    std::span<const uint64_t> pcs;
+    bool truncated = false;     // the walk stopped at its depth limit
+    bool firstIsReturn = false; // pcs[0] is a return address too (an allocation's: the hook's caller state)
+    uint64_t hash = 0;          // the agent's name for the stack within its process image (0: a checked sample's)
+};
+
+} // namespace emberline::engine

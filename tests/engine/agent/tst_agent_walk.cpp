@@ -1,0 +1,256 @@
+// The agent's own stack walk (engine/agent/agent_walk.h) in this process, with the tables the session's table server
+// (engine/unwind/unwind_table_server.h) builds for it and hands over as the agent reads them: the module index in a
+// ring, the arena file in the agent's folder. Real stacks of the test process (a recursion of ours under the C
+// library's qsort, code without frame pointers) walked from their registers, against libunwind from the same ones;
+// and the walks that must not be taken: a stack switched by swapcontext, a pc in anonymous code, an index being
+// written or following older maps, a corrupt frame. The stacks written out (claimStack, settleStack) as threads race.
+// Fast: no program is launched.
+
+#include "engine/agent/agent_stack.h"
+#include "engine/agent/agent_thread.h"
+#include "engine/agent/agent_walk.h"
+#include "engine/agent/agent_writer.h"
+#include "engine/unwind/unwind_table_server.h"
+#include "tests/engine/unwind/unwind_test_stacks.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+using namespace emberline;
+using namespace emberline::engine;
+
+class TstAgentWalk : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    agent::RingHeader *m_ring = nullptr;
+    std::unique_ptr<UnwindTableServer> m_server;
+    UnwindTableCache *m_cache = nullptr;
+    ElfCache m_elfs;
+    std::unique_ptr<UnwindTableCache> m_tables;
+
+    agent::ModuleIndex &index() { return *agent::moduleIndex(m_ring); }
+
+    static agent::UnwindRegs regsOf(const unw_context_t &context)
+    {
+        const auto *uc = reinterpret_cast<const ucontext_t *>(&context);
+        const greg_t *g = uc->uc_mcontext.gregs;
+        return {uint64_t(g[REG_RIP]), uint64_t(g[REG_RSP]), uint64_t(g[REG_RBP])};
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        // The ring's header and index, as the agent maps them (the records are not needed here).
+        void *mem = mmap(nullptr, agent::kRingHeaderBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        QVERIFY(mem != MAP_FAILED);
+        m_ring = new (mem) agent::RingHeader{};
+        const QByteArray dir = m_dir.path().toLocal8Bit();
+        std::memcpy(agent::g_directory, dir.constData(), size_t(dir.size()) + 1);
+        agent::g_ring = m_ring;
+        m_ring->unwindMode.store(uint32_t(agent::UnwindMode::Walk));
+        agent::walkNewRing();
+        agent::learnThreadStack();
+        m_server = std::make_unique<UnwindTableServer>(m_dir.path().toStdString());
+        m_server->addImage(1, uint32_t(getpid()), m_ring, -1);
+        QVERIFY(m_server->waitIdle(std::chrono::seconds(60)));
+        QVERIFY2(m_server->stats().firstError.empty(), m_server->stats().firstError.c_str());
+        QVERIFY(index().count > 3);
+        QCOMPARE(index().sequence.load() % 2, 0u);
+        QVERIFY(agent::walkWanted());
+        m_tables = std::make_unique<UnwindTableCache>(m_elfs);
+    }
+
+    void cleanupTestCase()
+    {
+        m_server.reset();
+        agent::g_ring = nullptr;
+        munmap(m_ring, agent::kRingHeaderBytes);
+    }
+
+    // Under qsort (the C library's code, no frame pointers) and a recursion of ours: the walk's pcs are libunwind's,
+    // frame for frame, to the stack's end; in this thread and in a new one (whose stack ends at clone3).
+    void walkAgreesWithLibunwind_data()
+    {
+        QTest::addColumn<int>("depth");
+        QTest::addColumn<bool>("thread");
+        QTest::newRow("shallow") << 2 << false;
+        QTest::newRow("deep") << 60 << false;
+        QTest::newRow("in a thread") << 20 << true;
+    }
+    void walkAgreesWithLibunwind()
+    {
+        QFETCH(int, depth);
+        QFETCH(bool, thread);
+        test::StackProbe probe(*m_tables);
+        std::vector<uint64_t> walked;
+        std::vector<uint64_t> unwound;
+        agent::AgentWalk walk;
+        const auto run = [&] {
+            agent::learnThreadStack();
+            probe.underQsort(depth, [&](const unw_context_t &context, const agent::StackBounds &) {
+                uint64_t pcs[agent::kMaxWalkFrames];
+                walk = agent::walkStack(regsOf(context), false, pcs, agent::kMaxWalkFrames);
+                walked.assign(pcs, pcs + walk.frames);
+                unw_context_t copy = context;
+                const size_t n = test::StackProbe::libunwindFrom(copy, pcs);
+                unwound.assign(pcs, pcs + n);
+            });
+        };
+        if (thread)
+            std::thread(run).join();
+        else
+            run();
+        QVERIFY2(walk.whole,
+                 qPrintable(QStringLiteral("stopped at frame %1, reason %2").arg(walk.frames).arg(int(walk.reason))));
+        QCOMPARE(walk.flags & agent::WalkTruncated, 0);
+        QVERIFY(walked.size() >= size_t(depth));
+        QCOMPARE(walked, unwound);
+        QVERIFY(walk.hash != 0);
+    }
+
+    // The same stack twice has the same name; another stack another.
+    void hashNamesTheStack()
+    {
+        test::StackProbe probe(*m_tables);
+        std::vector<uint64_t> hashes;
+        for (int depth : {5, 5, 6}) {
+            probe.underQsort(depth, [&](const unw_context_t &context, const agent::StackBounds &) {
+                uint64_t pcs[agent::kMaxWalkFrames];
+                hashes.push_back(agent::walkStack(regsOf(context), false, pcs, agent::kMaxWalkFrames).hash);
+            });
+        }
+        QCOMPARE(hashes.size(), size_t(3));
+        QCOMPARE(hashes[0], hashes[1]);
+        QVERIFY(hashes[0] != hashes[2]);
+    }
+
+    // A stack the walk must leave to the copy: each says why, and none faults.
+    void fallbacks()
+    {
+        uint64_t pcs[agent::kMaxWalkFrames];
+        agent::UnwindRegs here{};
+        test::StackProbe probe(*m_tables);
+        probe.underQsort(3, [&](const unw_context_t &context, const agent::StackBounds &) { here = regsOf(context); });
+
+        // A pc in anonymous executable memory (JIT code): no tabled module holds it.
+        void *jit = mmap(nullptr, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        QVERIFY(jit != MAP_FAILED);
+        agent::UnwindRegs inJit{reinterpret_cast<uint64_t>(jit) + 16, here.sp, here.bp};
+        agent::AgentWalk walk = agent::walkStack(inJit, false, pcs, agent::kMaxWalkFrames);
+        QVERIFY(!walk.whole);
+        QCOMPARE(walk.reason, agent::WalkFallback::NoModule);
+        QVERIFY(m_ring->moduleMissedNs.load() != 0); // the session is asked to read the maps again
+        munmap(jit, 4096);
+
+        // A stack pointer off this thread's stack (a coroutine's heap stack, an alternate signal stack).
+        std::vector<uint64_t> heapStack(512, 0);
+        agent::UnwindRegs offStack{here.pc, reinterpret_cast<uint64_t>(heapStack.data() + 256), here.bp};
+        walk = agent::walkStack(offStack, false, pcs, agent::kMaxWalkFrames);
+        QVERIFY(!walk.whole);
+        QCOMPARE(walk.reason, agent::WalkFallback::OutOfBounds);
+
+        // A corrupt frame: the stack pointer at the top of the stack, a frame pointer of garbage; every read stays in
+        // bounds and the walk stops.
+        const uint64_t top = agent::t_state.stackHigh;
+        agent::UnwindRegs corrupt{here.pc, top - 16, 0xdeadbeef};
+        walk = agent::walkStack(corrupt, false, pcs, agent::kMaxWalkFrames);
+        QVERIFY(!walk.whole || walk.frames <= 2);
+
+        // The index being written (odd sequence), and an index that follows older maps (a dlopen since).
+        index().sequence.fetch_add(1);
+        walk = agent::walkStack(here, false, pcs, agent::kMaxWalkFrames);
+        QCOMPARE(walk.reason, agent::WalkFallback::NotReady);
+        QVERIFY(!walk.whole);
+        index().sequence.fetch_add(1);
+        m_ring->mapsChanges.fetch_add(1);
+        walk = agent::walkStack(here, false, pcs, agent::kMaxWalkFrames);
+        QVERIFY(!walk.whole);
+        QCOMPARE(walk.reason, agent::WalkFallback::NotReady);
+        // The session reads the maps again: walks go on.
+        m_server->poll();
+        QVERIFY(m_server->waitIdle(std::chrono::seconds(30)));
+        QCOMPARE(index().mapsChanges, m_ring->mapsChanges.load());
+    }
+
+    // A thread that runs on a stack of its own making (makecontext/swapcontext, as coroutine libraries do): its
+    // walks are left to the copy, and nothing faults.
+    void switchedStack()
+    {
+        static std::vector<char> coroutineStack(256 * 1024);
+        static ucontext_t main, coroutine;
+        static agent::AgentWalk walk;
+        getcontext(&coroutine);
+        coroutine.uc_stack.ss_sp = coroutineStack.data();
+        coroutine.uc_stack.ss_size = coroutineStack.size();
+        coroutine.uc_link = &main;
+        makecontext(
+            &coroutine,
+            +[] {
+                ucontext_t here;
+                getcontext(&here);
+                uint64_t pcs[agent::kMaxWalkFrames];
+                const greg_t *g = here.uc_mcontext.gregs;
+                walk = agent::walkStack({uint64_t(g[REG_RIP]), uint64_t(g[REG_RSP]), uint64_t(g[REG_RBP])}, false, pcs,
+                                        agent::kMaxWalkFrames);
+            },
+            0);
+        QCOMPARE(swapcontext(&main, &coroutine), 0);
+        QVERIFY(!walk.whole);
+        QCOMPARE(walk.reason, agent::WalkFallback::OutOfBounds);
+    }
+
+    // The stacks written out, as threads race to write the same ones: a stack is claimed by one thread at a time,
+    // named by its hash (Known) only once its record is published, and free again when its record was not written.
+    void stacksWrittenOutOnce()
+    {
+        const uint64_t hash = 0x1234567890abcdefull;
+        QCOMPARE(agent::claimStack(hash), agent::StackClaim::Claimed);
+        QCOMPARE(agent::claimStack(hash), agent::StackClaim::None); // being written out by another thread
+        agent::settleStack(hash, true);
+        QCOMPARE(agent::claimStack(hash), agent::StackClaim::Known);
+        const uint64_t lost = 0x0fedcba987654321ull;
+        QCOMPARE(agent::claimStack(lost), agent::StackClaim::Claimed);
+        agent::settleStack(lost, false); // its record found no room
+        QCOMPARE(agent::claimStack(lost), agent::StackClaim::Claimed);
+        agent::settleStack(lost, true);
+
+        std::atomic<int> claimed{0};
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 4; ++t) {
+            threads.emplace_back([&] {
+                for (uint64_t i = 0; i < 20000; ++i) {
+                    const uint64_t h = (i * 0x9E3779B97F4A7C15ull) | 2;
+                    const agent::StackClaim c = agent::claimStack(h);
+                    if (c == agent::StackClaim::Claimed) {
+                        claimed.fetch_add(1);
+                        agent::settleStack(h, true);
+                    }
+                }
+            });
+        }
+        for (auto &t : threads)
+            t.join();
+        // Each stack claimed once across the threads (the set has room for these). A claim that lost its slot to
+        // another thread's claim of the same stack and went on to the next slot made this 20,634.
+        QCOMPARE(claimed.load(), 20000);
+        // A new ring forgets them all.
+        agent::walkNewRing();
+        QCOMPARE(agent::claimStack(hash), agent::StackClaim::Claimed);
+        agent::settleStack(hash, false);
+    }
+};
+
+QTEST_MAIN(TstAgentWalk)
+#include "tst_agent_walk.moc"
