@@ -79,6 +79,11 @@ void printAgentStacks(const engine::AgentStacksSummary &a)
                  static_cast<unsigned long long>(a.walked), static_cast<unsigned long long>(total), share(a.walked),
                  static_cast<unsigned long long>(a.stackRefs), static_cast<unsigned long long>(a.copied),
                  share(a.copied), copied.empty() ? "" : " (", copied.c_str(), copied.empty() ? "" : ")");
+    if (a.handlerSamples > 0)
+        std::fprintf(stderr, "emberline: in-process sampler: its handler took p50 %s, p99 %s a sample (%llu samples)\n",
+                     engine::formatValue(static_cast<int64_t>(a.handlerP50Ns), "nanoseconds").c_str(),
+                     engine::formatValue(static_cast<int64_t>(a.handlerP99Ns), "nanoseconds").c_str(),
+                     static_cast<unsigned long long>(a.handlerSamples));
     if (a.walking)
         std::fprintf(stderr,
                      "emberline: agent stacks: %llu unwind table(s) shared (%s, built in %s)%s%s; %llu checked "

@@ -274,6 +274,7 @@ void onSignal(int, siginfo_t *info, void *context)
             serveTimerRequests();
             const uint64_t overruns = info->si_overrun > 0 ? uint64_t(info->si_overrun) : 0;
             writeCpuSample(static_cast<const ucontext_t *>(context), g_cpuPeriodNs * (1 + overruns));
+            g_ring->cpuHandlerNs[handlerBucket(nowNs() - now)].fetch_add(1, std::memory_order_relaxed);
         }
     }
 }

@@ -224,6 +224,25 @@ struct TotalsRecord {
 
 inline constexpr int kTimerRequests = 32;
 
+// The buckets of RingHeader::cpuHandlerNs: four per octave from 64 ns (bucket 0 holds everything below 76 ns, the last
+// everything from 64 ns << (kHandlerBuckets / 4) on).
+inline constexpr int kHandlerBuckets = 64;
+inline int handlerBucket(uint64_t ns)
+{
+    if (ns < 64)
+        return 0;
+    const int octave = 63 - __builtin_clzll(ns); // 6 for 64..127
+    const int quarter = int((ns >> (octave - 2)) & 3);
+    const int bucket = (octave - 6) * 4 + quarter;
+    return bucket < kHandlerBuckets ? bucket : kHandlerBuckets - 1;
+}
+// The lower bound of a bucket, in ns.
+inline uint64_t handlerBucketStart(int bucket)
+{
+    const int octave = bucket / 4 + 6;
+    return (uint64_t(4 + bucket % 4)) << (octave - 2);
+}
+
 struct alignas(64) RingHeader {
     // Written once by the agent before the file gets its final name.
     uint32_t magic;
@@ -289,6 +308,9 @@ struct alignas(64) RingHeader {
     // CLOCK_MONOTONIC of a walk that met a pc in no tabled module (at most every 200 ms): a module the index missed
     // (mapped while the session read the maps, or without dlopen) is looked for again.
     std::atomic<uint64_t> moduleMissedNs;
+    // The in-process sampler's handler: how long each sample took in the program (from the signal's arrival in the
+    // handler to its record's publication), counted in buckets of a quarter octave from 64 ns (handlerBucket).
+    std::atomic<uint32_t> cpuHandlerNs[kHandlerBuckets];
 };
 static_assert(sizeof(RingHeader) <= kHeapSlotsOffset);
 

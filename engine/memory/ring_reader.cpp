@@ -442,6 +442,8 @@ size_t RingReader::visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upTo
             m_closed.waitNs += h.waitNs.load(std::memory_order_relaxed);
             m_closed.problems |= h.problems.load(std::memory_order_relaxed);
             m_closed.cpuDropped += h.cpuDropped.load(std::memory_order_relaxed);
+            for (int b = 0; b < agent::kHandlerBuckets; ++b)
+                m_closed.cpuHandlerNs[size_t(b)] += h.cpuHandlerNs[b].load(std::memory_order_relaxed);
             if (m_tables)
                 m_tables->removeImage(ring.image);
             m_rings.erase(m_rings.begin() + std::ptrdiff_t(i));
@@ -580,6 +582,7 @@ RingCounters RingReader::counters() const
     c.waitNs += m_closed.waitNs;
     c.problems |= m_closed.problems;
     c.cpuDropped += m_closed.cpuDropped;
+    c.cpuHandlerNs = m_closed.cpuHandlerNs;
     for (const auto &ring : m_rings) {
         const agent::RingHeader &h = *ring->header;
         c.allocsDropped += h.allocsDropped.load(std::memory_order_relaxed);
@@ -587,6 +590,8 @@ RingCounters RingReader::counters() const
         c.waitNs += h.waitNs.load(std::memory_order_relaxed);
         c.problems |= h.problems.load(std::memory_order_relaxed);
         c.cpuDropped += h.cpuDropped.load(std::memory_order_relaxed);
+        for (int b = 0; b < agent::kHandlerBuckets; ++b)
+            c.cpuHandlerNs[size_t(b)] += h.cpuHandlerNs[b].load(std::memory_order_relaxed);
     }
     return c;
 }

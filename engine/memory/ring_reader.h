@@ -127,6 +127,8 @@ struct RingCounters {
     uint64_t checked = 0;
     std::array<uint64_t, agent::kWalkFallbackCount> walkFallbacks{};
     uint64_t unknownStackRefs = 0;
+    // The in-process sampler's handler times (agent::RingHeader::cpuHandlerNs, in agent::handlerBucket's buckets).
+    std::array<uint64_t, agent::kHandlerBuckets> cpuHandlerNs{};
 };
 
 // The session's one reader of the agent's rings (engine/agent/agent_protocol.h; the agent writes them): finds the

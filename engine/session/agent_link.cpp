@@ -222,6 +222,17 @@ std::shared_ptr<const AgentStacksSummary> agentStacksSummary(const RingReader &r
     s->mismatches = unwind.walkMismatches;
     s->walkLonger = unwind.walkLonger;
     s->unknownRefs = c.unknownStackRefs;
+    for (uint64_t n : c.cpuHandlerNs)
+        s->handlerSamples += n;
+    uint64_t seen = 0;
+    for (int b = 0; b < agent::kHandlerBuckets && s->handlerSamples > 0; ++b) {
+        const uint64_t before = seen;
+        seen += c.cpuHandlerNs[size_t(b)];
+        if (before * 2 < s->handlerSamples && seen * 2 >= s->handlerSamples)
+            s->handlerP50Ns = agent::handlerBucketStart(b);
+        if (before * 100 < s->handlerSamples * 99 && seen * 100 >= s->handlerSamples * 99)
+            s->handlerP99Ns = agent::handlerBucketStart(b);
+    }
     if (const auto tables = rings.tableStats()) {
         s->tablesBuilt = tables->tablesBuilt;
         s->tablesFailed = tables->tablesFailed;

@@ -64,6 +64,11 @@ struct AgentStacksSummary {
     uint64_t tableBytes = 0; // the arena
     int64_t tableBuildNs = 0;
     std::string tableProblem; // why tables could not be shared (a full disk): the agents copied
+    // The in-process sampler's handler in the program, per sample: how many were timed, and the median and 99th
+    // percentile (the lower bounds of their quarter-octave buckets).
+    uint64_t handlerSamples = 0;
+    uint64_t handlerP50Ns = 0;
+    uint64_t handlerP99Ns = 0;
 };
 
 // The values a recording is configured, steered and described with, shared by RecordSession (the engine's

@@ -211,6 +211,22 @@ private Q_SLOTS:
         QCOMPARE(walk.reason, agent::WalkFallback::OutOfBounds);
     }
 
+    // The in-process sampler's handler times are counted in quarter octaves: each bucket's start is at or below the
+    // times it holds and above the previous bucket's.
+    void handlerBuckets()
+    {
+        QCOMPARE(agent::handlerBucket(0), 0);
+        QCOMPARE(agent::handlerBucket(63), 0);
+        QCOMPARE(agent::handlerBucket(64), 0);
+        QCOMPARE(agent::handlerBucket(80), 1);
+        for (uint64_t ns = 64; ns < (uint64_t(64) << 15); ns = ns * 9 / 8 + 1) {
+            const int b = agent::handlerBucket(ns);
+            QVERIFY(agent::handlerBucketStart(b) <= ns);
+            QVERIFY(ns < agent::handlerBucketStart(b + 1));
+        }
+        QCOMPARE(agent::handlerBucket(UINT64_MAX / 2), agent::kHandlerBuckets - 1);
+    }
+
     // The stacks written out, as threads race to write the same ones: a stack is claimed by one thread at a time,
     // named by its hash (Known) only once its record is published, and free again when its record was not written.
     void stacksWrittenOutOnce()
