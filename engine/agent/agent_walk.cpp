@@ -255,7 +255,7 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
         hash = mix(hash ^ regs.pc) + 0x9E3779B97F4A7C15ull;
         const uint64_t lookup = walk.frames == 0 && !firstIsReturn ? regs.pc : regs.pc - 1;
         ++walk.frames;
-        UnwindRow row;
+        UnwindRow row{};
         bool bad = false;
         if (!rowFor(view, lookup, row, bad)) {
             walk.reason = bad ? WalkFallback::NotReady : WalkFallback::NoModule;

@@ -35,7 +35,6 @@ private:
     QTemporaryDir m_dir;
     agent::RingHeader *m_ring = nullptr;
     std::unique_ptr<UnwindTableServer> m_server;
-    UnwindTableCache *m_cache = nullptr;
     ElfCache m_elfs;
     std::unique_ptr<UnwindTableCache> m_tables;
 
@@ -48,7 +47,7 @@ private:
         return {uint64_t(g[REG_RIP]), uint64_t(g[REG_RSP]), uint64_t(g[REG_RBP])};
     }
 
-private Q_SLOTS:
+private Q_SLOTS: // NOLINT(readability-redundant-access-specifiers): Q_SLOTS marks the section below for moc
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
@@ -188,7 +187,7 @@ private Q_SLOTS:
     // walks are left to the copy, and nothing faults.
     void switchedStack()
     {
-        static std::vector<char> coroutineStack(256 * 1024);
+        static std::vector<char> coroutineStack(size_t(256) * 1024);
         static ucontext_t main, coroutine;
         static agent::AgentWalk walk;
         getcontext(&coroutine);
@@ -244,6 +243,7 @@ private Q_SLOTS:
 
         std::atomic<int> claimed{0};
         std::vector<std::thread> threads;
+        threads.reserve(4);
         for (int t = 0; t < 4; ++t) {
             threads.emplace_back([&] {
                 for (uint64_t i = 0; i < 20000; ++i) {

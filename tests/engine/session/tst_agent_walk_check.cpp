@@ -50,7 +50,7 @@ private:
                  qPrintable(QStringLiteral("%1 of %2").arg(taken).arg(taken + a.copied)));
     }
 
-private Q_SLOTS:
+private Q_SLOTS: // NOLINT(readability-redundant-access-specifiers): Q_SLOTS marks the section below for moc
     void init() { REQUIRE_PERF_EVENTS(); }
 
     // CPython decoding and encoding JSON, every allocation recorded, one in seven of each thread's walks checked.

@@ -235,7 +235,7 @@ private Q_SLOTS:
     void missingAgentFolder();
     void fullFileSystem();
 
-private:
+private: // NOLINT(readability-redundant-access-specifiers): Q_SLOTS marks the section above for moc
     uint64_t m_writeOffset = 0; // libc's write, from libc's load bias (the same in every process)
     std::string m_libcName;
 };
@@ -476,7 +476,7 @@ void TstUnwindTableServer::fullFileSystem()
     ring.reset();
 
     // Room for small tables, not for libc's.
-    QCOMPARE(ftruncate(fd, off_t(filled - 48 * 1024)), 0);
+    QCOMPARE(ftruncate(fd, off_t(filled - uint64_t(48) * 1024)), 0);
     close(fd);
     TestRing memoryRing;
     UnwindTableServer server(folder);
