@@ -272,6 +272,18 @@ struct AllocFields {
     uint64_t bytes;
 };
 
+// The fields an allocation record carries copied or walked.
+template <typename Record> void fill(Record &record, const AllocFields &f)
+{
+    record.tid = currentThreadId();
+    record.timeNs = f.now;
+    record.address = uint64_t(f.address);
+    record.size = f.size;
+    record.heapBytes = heapBytesOf(f.address);
+    record.threadAllocations = f.allocations;
+    record.threadBytes = f.bytes;
+}
+
 // A sample's stack as program counters from the agent's walk, or nothing: how it went (agent_walk.h).
 enum class Walked : uint8_t { No, Written, Lost };
 
@@ -299,13 +311,7 @@ void writeAllocCopy(const AllocFields &f, const uint64_t *regs, const uint64_t *
     }
     if (!f.exact)
         g_ring->tracked.fetch_add(1, std::memory_order_relaxed);
-    record->tid = currentThreadId();
-    record->timeNs = f.now;
-    record->address = uint64_t(f.address);
-    record->size = f.size;
-    record->heapBytes = heapBytesOf(f.address);
-    record->threadAllocations = f.allocations;
-    record->threadBytes = f.bytes;
+    fill(*record, f);
     record->walkedFrames = frames;
     record->copiedBecause = frames != 0 ? 0 : uint32_t(because) + 1;
     memcpy(record->regs, regs, sizeof record->regs);
@@ -346,16 +352,10 @@ __attribute__((noinline)) Walked writeAllocWalked(const AllocFields &f, const ui
     }
     if (!f.exact)
         g_ring->tracked.fetch_add(1, std::memory_order_relaxed);
-    record->tid = currentThreadId();
+    fill(*record, f);
     record->frames = uint16_t(frames);
     record->flags = uint8_t(walk.flags | (claim == StackClaim::Claimed ? WalkDefines : 0));
     record->reserved = 0;
-    record->timeNs = f.now;
-    record->address = uint64_t(f.address);
-    record->size = f.size;
-    record->heapBytes = heapBytesOf(f.address);
-    record->threadAllocations = f.allocations;
-    record->threadBytes = f.bytes;
     record->stackHash = hash;
     if (frames != 0)
         memcpy(reinterpret_cast<uint8_t *>(record + 1), pcs, frames * sizeof(uint64_t));

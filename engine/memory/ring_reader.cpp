@@ -192,6 +192,20 @@ void RingReader::reserveMore(Ring &ring)
 
 namespace {
 
+// The fields an allocation record carries copied or walked.
+template <typename Ring, typename Record> void fillAllocation(AgentAllocation &a, const Ring &ring, const Record &r)
+{
+    a.image = ring.image;
+    a.pid = ring.pid;
+    a.tid = r.tid;
+    a.timeNs = r.timeNs;
+    a.address = r.address;
+    a.size = r.size;
+    a.heapBytes = r.heapBytes;
+    a.threadAllocations = r.threadAllocations;
+    a.threadBytes = r.threadBytes;
+}
+
 // A checked record's walk: `frames` pcs at the end of its `body` bytes (after the registers' record), behind the copy.
 AgentStack checkedWalk(uint32_t frames, uint32_t body, const agent::RecordHeader *record)
 {
@@ -278,15 +292,7 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             const uint32_t stackBytes =
                 std::min<uint32_t>(alloc->stackBytes, bytes - uint32_t(sizeof(agent::AllocRecord)));
             AgentAllocation a;
-            a.image = ring.image;
-            a.pid = ring.pid;
-            a.tid = alloc->tid;
-            a.timeNs = alloc->timeNs;
-            a.address = alloc->address;
-            a.size = alloc->size;
-            a.heapBytes = alloc->heapBytes;
-            a.threadAllocations = alloc->threadAllocations;
-            a.threadBytes = alloc->threadBytes;
+            fillAllocation(a, ring, *alloc);
             a.regs = std::span<const uint64_t>(alloc->regs, agent::kRegisterCount);
             a.stack = std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(alloc + 1), stackBytes);
             a.stackLimit = bytes - uint32_t(sizeof(agent::AllocRecord));
@@ -329,15 +335,7 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             ++m_counters.allocations;
             if (walkedStack(ring, alloc->stackHash, alloc->flags, reinterpret_cast<const uint64_t *>(alloc + 1), frames,
                             a.walk)) {
-                a.image = ring.image;
-                a.pid = ring.pid;
-                a.tid = alloc->tid;
-                a.timeNs = alloc->timeNs;
-                a.address = alloc->address;
-                a.size = alloc->size;
-                a.heapBytes = alloc->heapBytes;
-                a.threadAllocations = alloc->threadAllocations;
-                a.threadBytes = alloc->threadBytes;
+                fillAllocation(a, ring, *alloc);
                 a.walk.firstIsReturn = true;
                 if (sinks.memory)
                     sinks.memory->onAllocation(a);

@@ -1,5 +1,7 @@
 #include "engine/unwind/unwind_table_server.h"
 
+#include "engine/common/clock.h"
+
 #include "engine/unwind/process_map.h"
 
 #include <fcntl.h>
@@ -13,13 +15,6 @@
 namespace emberline::engine {
 
 namespace {
-
-uint64_t serverClockNs()
-{
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
-}
 
 // Whether the agent can walk through the module with its table: a file's executable mapping whose addresses, less
 // the load bias, are the module's own ELF addresses under 4 GiB (a row's start is 32 bits).
@@ -202,9 +197,9 @@ uint64_t UnwindTableServer::tableOffset(const MappedModule &module)
     // Once the arena refused a table nothing more is written: building another would only cost.
     if (m_arenaStopped)
         return UnwindModuleStats::kNotInArena;
-    const uint64_t startNs = serverClockNs();
+    const uint64_t startNs = uint64_t(clockNs(CLOCK_MONOTONIC));
     auto built = m_tables.get(module.path);
-    const uint64_t buildNs = serverClockNs() - startNs;
+    const uint64_t buildNs = uint64_t(clockNs(CLOCK_MONOTONIC)) - startNs;
     uint64_t offset = UnwindModuleStats::kNotInArena;
     if (!built.ok()) {
         UnwindModuleStats failed;
