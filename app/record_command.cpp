@@ -86,9 +86,9 @@ void printAgentStacks(const engine::AgentStacksSummary &a)
                      static_cast<unsigned long long>(a.handlerSamples));
     if (a.walking)
         std::fprintf(stderr,
-                     "emberline: agent stacks: %llu unwind table(s) shared (%s, built in %s)%s%s; %llu checked "
-                     "against Emberline's own unwind of a copy: %llu differ (%.3f%%)\n",
-                     static_cast<unsigned long long>(a.tablesBuilt),
+                     "emberline: agent stacks: %llu unwind table(s) shared (%llu kept from earlier sessions; %s, "
+                     "made in %s)%s%s; %llu checked against Emberline's own unwind of a copy: %llu differ (%.3f%%)\n",
+                     static_cast<unsigned long long>(a.tablesBuilt), static_cast<unsigned long long>(a.tablesStored),
                      engine::formatValue(static_cast<int64_t>(a.tableBytes), "bytes").c_str(),
                      engine::formatValue(a.tableBuildNs, "nanoseconds").c_str(), a.tableProblem.empty() ? "" : ": ",
                      a.tableProblem.c_str(), static_cast<unsigned long long>(a.checks),

@@ -236,6 +236,7 @@ std::shared_ptr<const AgentStacksSummary> agentStacksSummary(const RingReader &r
     if (const auto tables = rings.tableStats()) {
         s->tablesBuilt = tables->tablesBuilt;
         s->tablesFailed = tables->tablesFailed;
+        s->tablesStored = tables->tablesStored;
         s->tableBytes = tables->arenaBytes;
         s->tableBuildNs = int64_t(tables->buildNs);
         s->tableProblem = tables->firstError;

@@ -60,6 +60,7 @@ struct AgentStacksSummary {
     uint64_t unknownRefs = 0; // references to stacks the ring never wrote out (dropped)
     // The unwind tables the session built and shared.
     uint64_t tablesBuilt = 0;
+    uint64_t tablesStored = 0; // of the tables, those read from the ones earlier sessions kept
     uint64_t tablesFailed = 0;
     uint64_t tableBytes = 0; // the arena
     int64_t tableBuildNs = 0;

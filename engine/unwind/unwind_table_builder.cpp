@@ -1,4 +1,5 @@
 #include "engine/unwind/unwind_table_builder.h"
+#include "engine/unwind/unwind_table_store.h"
 
 #include <dwarf.h>
 #include <elf.h>
@@ -468,7 +469,14 @@ Result<std::shared_ptr<const ModuleUnwindTable>> UnwindTableCache::get(const std
         if (auto it = m_tables.find(key); it != m_tables.end())
             return it->second;
     }
-    auto built = buildUnwindTable(path, image->buildId());
+    Result<std::shared_ptr<const ModuleUnwindTable>> built = makeError(Error::Code::Format, path + ": no unwind table");
+    if (auto stored = loadStoredUnwindTable(m_storeDirectory, image->buildId(), path)) {
+        built = std::move(stored);
+    } else {
+        built = buildUnwindTable(path, image->buildId());
+        if (built.ok() && !image->buildId().empty())
+            (void)storeUnwindTable(m_storeDirectory, *built.value());
+    }
     std::lock_guard lock(m_mutex);
     return m_tables.emplace(key, std::move(built)).first->second; // a table another worker built meanwhile wins
 }

@@ -21,6 +21,7 @@ struct ModuleUnwindTable {
     std::string buildId;
     std::vector<agent::UnwindRow> rows; // sorted, non-overlapping, ending with a NoFde row
     UnwindTableStats stats;
+    bool stored = false; // read from the table store (unwind_table_store.h), not built now
 
     agent::UnwindTable view() const { return {rows.data(), static_cast<uint32_t>(rows.size())}; }
     // The table as the agent reads it: an UnwindTableHeader, then the rows.
@@ -37,17 +38,24 @@ Result<std::shared_ptr<const ModuleUnwindTable>> buildUnwindTable(const std::str
 // The tables of every module the session has met, keyed by build id, so that a module shared by many processes
 // (the C library, libpython) is built once; a module without a build id is keyed by its file (device, inode, path).
 // Failures are remembered too, so that a module without unwind information is not read again for every process.
+// With a store directory, a module with a build id is read from the tables kept by earlier sessions before it is built,
+// and kept there once built.
 //
 // Thread: internally locked; get() builds outside the lock, on whichever worker asks (never the sampling path).
 class UnwindTableCache {
 public:
-    explicit UnwindTableCache(ElfCache &elfs) : m_elfs(elfs) {}
+    // `storeDirectory`: where tables are kept between sessions (unwind_table_store.h); "" keeps none.
+    explicit UnwindTableCache(ElfCache &elfs, std::string storeDirectory = {})
+        : m_elfs(elfs), m_storeDirectory(std::move(storeDirectory))
+    {
+    }
 
     Result<std::shared_ptr<const ModuleUnwindTable>> get(const std::string &path);
     size_t size() const;
 
 private:
     ElfCache &m_elfs;
+    std::string m_storeDirectory;
     mutable std::mutex m_mutex;
     std::map<std::string, Result<std::shared_ptr<const ModuleUnwindTable>>> m_tables;
 };

@@ -237,6 +237,7 @@ void UnwindTableServer::noteBuilt(const ModuleUnwindTable &table, uint64_t offse
     stats.table = table.stats;
     std::lock_guard lock(m_mutex);
     ++m_stats.tablesBuilt;
+    m_stats.tablesStored += table.stored ? 1 : 0;
     m_stats.buildNs += buildNs;
     m_stats.modules.push_back(std::move(stats));
 }

@@ -5,6 +5,7 @@
 #include "engine/unwind/elf_cache.h"
 #include "engine/unwind/module_ids.h"
 #include "engine/unwind/unwind_table_builder.h"
+#include "engine/unwind/unwind_table_store.h"
 
 #include <chrono>
 #include <cstdint>
@@ -33,6 +34,7 @@ struct UnwindModuleStats {
 
 struct UnwindServerStats {
     uint64_t tablesBuilt = 0;   // modules whose table was built (each once, whatever the processes sharing it)
+    uint64_t tablesStored = 0;  // of those, read from the tables earlier sessions kept (unwind_table_store.h)
     uint64_t tablesFailed = 0;  // modules whose table could not be built (modules[].error says why)
     uint64_t tablesLeftOut = 0; // tables built but not written: past agent::kUnwindArenaReserve
     uint64_t arenaBytes = 0;
@@ -120,7 +122,7 @@ private:
     bool m_arenaStopped = false;
     ElfCache m_elfs;
     ModuleIds m_ids;
-    UnwindTableCache m_tables{m_elfs};
+    UnwindTableCache m_tables{m_elfs, unwindTableStoreDirectory()};
     // Where each table went (kNotInArena: built, not written), and each file's table: a module is looked at once.
     struct KnownImage {
         std::shared_ptr<const ElfImage> image; // held, so that its address names no other image
