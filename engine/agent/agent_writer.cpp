@@ -284,9 +284,6 @@ template <typename Record> void fill(Record &record, const AllocFields &f)
     record.threadBytes = f.bytes;
 }
 
-// A sample's stack as program counters from the agent's walk, or nothing: how it went (agent_walk.h).
-enum class Walked : uint8_t { No, Written, Lost };
-
 void dropAllocation(size_t size)
 {
     g_ring->allocsDropped.fetch_add(1, std::memory_order_relaxed);
@@ -322,19 +319,20 @@ void writeAllocCopy(const AllocFields &f, const uint64_t *regs, const uint64_t *
     scope.publish(RecordType::Alloc);
 }
 
-// Walks the allocation's stack and writes the walked record; No when the walk could not go (the copy is written
-// instead). A checked sample writes the copied record with the walk in it.
-__attribute__((noinline)) Walked writeAllocWalked(const AllocFields &f, const uint64_t *regs, WalkFallback &because)
+// Walks the allocation's stack and writes the walked record (or drops it for want of room); false when the walk could
+// not go, and says why in `because` (the copy is written instead). A checked sample writes the copied record with the
+// walk in it.
+__attribute__((noinline)) bool writeAllocWalked(const AllocFields &f, const uint64_t *regs, WalkFallback &because)
 {
     uint64_t pcs[kMaxWalkFrames];
     const AgentWalk walk = walkStack(UnwindRegs{regs[RegIP], regs[RegSP], regs[RegBP]}, true, pcs, kMaxWalkFrames);
     if (!walk.whole) {
         because = walk.reason;
-        return Walked::No;
+        return false;
     }
     if (checkedWalk()) {
         writeAllocCopy(f, regs, pcs, walk.frames, WalkFallback::NotReady);
-        return Walked::Written;
+        return true;
     }
     const uint64_t hash = walk.hash;
     const StackClaim claim = claimStack(hash);
@@ -348,7 +346,7 @@ __attribute__((noinline)) Walked writeAllocWalked(const AllocFields &f, const ui
         if (!f.exact)
             untrack(uint64_t(f.address));
         dropAllocation(f.size);
-        return Walked::Lost;
+        return true;
     }
     if (!f.exact)
         g_ring->tracked.fetch_add(1, std::memory_order_relaxed);
@@ -362,7 +360,7 @@ __attribute__((noinline)) Walked writeAllocWalked(const AllocFields &f, const ui
     scope.publish(RecordType::AllocWalked);
     if (claim == StackClaim::Claimed)
         settleStack(hash, true);
-    return Walked::Written;
+    return true;
 }
 
 } // namespace
@@ -389,7 +387,7 @@ void writeAlloc(void *address, size_t size, bool exact, bool wait, uint64_t allo
         if (!t_state.stackAsked)
             learnThreadStack();
         because = WalkFallback::NotReady;
-        if (roomToWalk() && writeAllocWalked(fields, regs, because) != Walked::No)
+        if (roomToWalk() && writeAllocWalked(fields, regs, because))
             return;
     }
     writeAllocCopy(fields, regs, nullptr, 0, because);

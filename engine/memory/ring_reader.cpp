@@ -1,4 +1,5 @@
 #include "engine/memory/ring_reader.h"
+#include "engine/memory/walked_stacks.h"
 #include "engine/unwind/unwind_table_server.h"
 
 #include <algorithm>
@@ -62,7 +63,7 @@ struct RingReader::Ring {
     bool started = false;
     int fd = -1; // kept until the ring is reserved whole (reserveMore)
     bool reserveFailed = false;
-    std::unordered_map<uint64_t, std::vector<uint64_t>> stacks; // the walked stacks written out, by hash
+    WalkedStacks stacks;         // the walked stacks written out
     uint64_t reserveAgainNs = 0; // after a failure, the next try (a failing fallocate still makes and frees pages)
 
     ~Ring()
@@ -206,18 +207,6 @@ template <typename Ring, typename Record> void fillAllocation(AgentAllocation &a
     a.threadBytes = r.threadBytes;
 }
 
-// A checked record's walk: `frames` pcs at the end of its `body` bytes (after the registers' record), behind the copy.
-AgentStack checkedWalk(uint32_t frames, uint32_t body, const agent::RecordHeader *record)
-{
-    AgentStack walk;
-    const uint32_t bytes = frames * uint32_t(sizeof(uint64_t));
-    if (frames == 0 || frames > agent::kMaxWalkFrames || bytes > body)
-        return walk;
-    const auto *end = reinterpret_cast<const uint8_t *>(record) + record->bytes;
-    walk.pcs = std::span<const uint64_t>(reinterpret_cast<const uint64_t *>(end - bytes), frames);
-    return walk;
-}
-
 } // namespace
 
 void RingReader::countCopy(uint32_t copiedBecause, bool checked)
@@ -228,30 +217,14 @@ void RingReader::countCopy(uint32_t copiedBecause, bool checked)
         ++m_counters.walkFallbacks[copiedBecause - 1];
 }
 
-bool RingReader::walkedStack(Ring &ring, uint64_t hash, uint8_t flags, const uint64_t *pcs, uint32_t frames,
-                             AgentStack &stack)
+bool RingReader::walkedStack(Ring &ring, uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, AgentStack &stack)
 {
-    stack.truncated = (flags & agent::WalkTruncated) != 0;
-    stack.hash = hash;
     ++m_counters.walked;
-    m_counters.stackRefs += frames == 0 ? 1 : 0;
-    if (frames != 0) {
-        if ((flags & agent::WalkDefines) != 0) {
-            std::vector<uint64_t> &kept = ring.stacks[hash];
-            kept.assign(pcs, pcs + frames);
-            stack.pcs = kept;
-        } else {
-            stack.pcs = std::span<const uint64_t>(pcs, frames);
-        }
+    m_counters.stackRefs += pcs.empty() ? 1 : 0;
+    if (ring.stacks.resolve(hash, flags, pcs, stack))
         return true;
-    }
-    const auto known = ring.stacks.find(hash);
-    if (known == ring.stacks.end()) {
-        ++m_counters.unknownStackRefs;
-        return false;
-    }
-    stack.pcs = known->second;
-    return true;
+    ++m_counters.unknownStackRefs;
+    return false;
 }
 
 size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
@@ -296,9 +269,8 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             a.regs = std::span<const uint64_t>(alloc->regs, agent::kRegisterCount);
             a.stack = std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(alloc + 1), stackBytes);
             a.stackLimit = bytes - uint32_t(sizeof(agent::AllocRecord));
-            a.walk = checkedWalk(alloc->walkedFrames, bytes - uint32_t(sizeof(agent::AllocRecord)), record);
+            a.walk = checkedPcs(*record, alloc->walkedFrames, bytes - uint32_t(sizeof(agent::AllocRecord)));
             countCopy(alloc->copiedBecause, !a.walk.pcs.empty());
-            a.walk.firstIsReturn = true;
             if (!a.walk.pcs.empty())
                 a.stackLimit -= uint32_t(a.walk.pcs.size_bytes());
             ++m_counters.allocations;
@@ -319,7 +291,7 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             c.periodNs = cpu->periodNs;
             c.regs = std::span<const uint64_t>(cpu->regs, agent::kRegisterCount);
             c.stackLimit = bytes - uint32_t(sizeof(agent::CpuRecord));
-            c.walk = checkedWalk(cpu->walkedFrames, c.stackLimit, record);
+            c.walk = checkedPcs(*record, cpu->walkedFrames, c.stackLimit);
             countCopy(cpu->copiedBecause, !c.walk.pcs.empty());
             c.stackLimit -= uint32_t(c.walk.pcs.size_bytes());
             c.stack = std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(cpu + 1),
@@ -329,25 +301,18 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
                 sinks.cpu->onCpuSample(c);
         } else if (type == agent::RecordType::AllocWalked && bytes >= sizeof(agent::WalkedAllocRecord)) {
             const auto *alloc = reinterpret_cast<const agent::WalkedAllocRecord *>(record);
-            const uint32_t frames =
-                std::min<uint32_t>(alloc->frames, (bytes - uint32_t(sizeof(*alloc))) / sizeof(uint64_t));
             AgentAllocation a;
             ++m_counters.allocations;
-            if (walkedStack(ring, alloc->stackHash, alloc->flags, reinterpret_cast<const uint64_t *>(alloc + 1), frames,
-                            a.walk)) {
+            if (walkedStack(ring, alloc->stackHash, alloc->flags, walkedPcs(*alloc, bytes), a.walk)) {
                 fillAllocation(a, ring, *alloc);
-                a.walk.firstIsReturn = true;
                 if (sinks.memory)
                     sinks.memory->onAllocation(a);
             }
         } else if (type == agent::RecordType::CpuWalked && bytes >= sizeof(agent::WalkedCpuRecord)) {
             const auto *cpu = reinterpret_cast<const agent::WalkedCpuRecord *>(record);
-            const uint32_t frames =
-                std::min<uint32_t>(cpu->frames, (bytes - uint32_t(sizeof(*cpu))) / sizeof(uint64_t));
             AgentCpuSample c;
             ++m_counters.cpuSamples;
-            if (walkedStack(ring, cpu->stackHash, cpu->flags, reinterpret_cast<const uint64_t *>(cpu + 1), frames,
-                            c.walk)) {
+            if (walkedStack(ring, cpu->stackHash, cpu->flags, walkedPcs(*cpu, bytes), c.walk)) {
                 c.image = ring.image;
                 c.pid = ring.pid;
                 c.tid = cpu->tid;

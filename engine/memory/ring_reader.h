@@ -196,10 +196,11 @@ private:
     void noteRingFailure(const char *name);
     void reserveMore(Ring &ring);
     size_t drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs);
-    // A walked record's stack: its own pcs (kept when it defines the stack), or the ones it refers to; false for a
-    // reference to a stack the ring never wrote out.
+    // Counts a copied record: checked (walked too), or why it was copied (its copiedBecause).
     void countCopy(uint32_t copiedBecause, bool checked);
-    bool walkedStack(Ring &ring, uint64_t hash, uint8_t flags, const uint64_t *pcs, uint32_t frames, AgentStack &stack);
+    // A walked record's stack from the ring's written stacks (WalkedStacks), counted; false for a reference to a stack
+    // the ring never wrote out.
+    bool walkedStack(Ring &ring, uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, AgentStack &stack);
     size_t visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upToNs);
 
     std::string m_directory;

@@ -9,9 +9,8 @@ namespace emberline::engine {
 // its program counters, leaf first, as the agent wrote them (return addresses not moved back).
 struct WalkedStack {
     std::span<const uint64_t> pcs;
-    bool truncated = false;     // the walk stopped at its depth limit
-    bool firstIsReturn = false; // pcs[0] is a return address too (an allocation's: the hook's caller state)
-    uint64_t hash = 0;          // the agent's name for the stack within its process image (0: a checked sample's)
+    bool truncated = false; // the walk stopped at its depth limit
+    uint64_t hash = 0;      // the agent's name for the stack within its process image (0: a checked sample's)
 };
 
 } // namespace emberline::engine

@@ -1,0 +1,37 @@
+#include "engine/memory/walked_stacks.h"
+
+namespace emberline::engine {
+
+bool WalkedStacks::resolve(uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, WalkedStack &stack)
+{
+    stack.truncated = (flags & agent::WalkTruncated) != 0;
+    stack.hash = hash;
+    if (!pcs.empty()) {
+        if ((flags & agent::WalkDefines) == 0) {
+            stack.pcs = pcs;
+            return true;
+        }
+        std::vector<uint64_t> &kept = m_stacks[hash];
+        kept.assign(pcs.begin(), pcs.end());
+        stack.pcs = kept;
+        return true;
+    }
+    const auto known = m_stacks.find(hash);
+    if (known == m_stacks.end())
+        return false;
+    stack.pcs = known->second;
+    return true;
+}
+
+WalkedStack checkedPcs(const agent::RecordHeader &record, uint32_t frames, uint32_t body)
+{
+    WalkedStack walk;
+    const uint32_t bytes = frames * uint32_t(sizeof(uint64_t));
+    if (frames == 0 || frames > agent::kMaxWalkFrames || bytes > body)
+        return walk;
+    const auto *end = reinterpret_cast<const uint8_t *>(&record) + record.bytes;
+    walk.pcs = std::span<const uint64_t>(reinterpret_cast<const uint64_t *>(end - bytes), frames);
+    return walk;
+}
+
+} // namespace emberline::engine
