@@ -66,7 +66,9 @@ void printMemorySummary(const engine::MemorySummary &m)
 
 void printAgentStacks(const engine::AgentStacksSummary &a)
 {
-    const uint64_t total = a.walked + a.copied;
+    // A checked sample was walked (and copied too, for the check): it counts as walked.
+    const uint64_t walked = a.walked + a.checks;
+    const uint64_t total = walked + a.copied;
     if (total == 0)
         return;
     const auto share = [total](uint64_t n) { return 100.0 * static_cast<double>(n) / static_cast<double>(total); };
@@ -75,10 +77,11 @@ void printAgentStacks(const engine::AgentStacksSummary &a)
         copied += (i ? ", " : "") + a.copiedBecause[i].first + " " + std::to_string(a.copiedBecause[i].second);
     std::fprintf(stderr,
                  "emberline: agent stacks: %llu of %llu (%.2f%%) walked in the program (%llu of them as a stack "
-                 "written before), %llu (%.2f%%) copied%s%s%s\n",
-                 static_cast<unsigned long long>(a.walked), static_cast<unsigned long long>(total), share(a.walked),
-                 static_cast<unsigned long long>(a.stackRefs), static_cast<unsigned long long>(a.copied),
-                 share(a.copied), copied.empty() ? "" : " (", copied.c_str(), copied.empty() ? "" : ")");
+                 "written before, %llu copied too for the check), %llu (%.2f%%) copied%s%s%s\n",
+                 static_cast<unsigned long long>(walked), static_cast<unsigned long long>(total), share(walked),
+                 static_cast<unsigned long long>(a.stackRefs), static_cast<unsigned long long>(a.checks),
+                 static_cast<unsigned long long>(a.copied), share(a.copied), copied.empty() ? "" : " (", copied.c_str(),
+                 copied.empty() ? "" : ")");
     if (a.handlerSamples > 0)
         std::fprintf(stderr, "emberline: in-process sampler: its handler took p50 %s, p99 %s a sample (%llu samples)\n",
                      engine::formatValue(static_cast<int64_t>(a.handlerP50Ns), "nanoseconds").c_str(),
