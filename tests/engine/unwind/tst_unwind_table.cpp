@@ -198,6 +198,14 @@ void TstUnwindTable::buildsEveryLoadedModule()
         QCOMPARE(table.stats.unreadFdes, 0u);
         for (int k = 0; k < kUnwindKindCount; ++k)
             rows[size_t(k)] += table.stats.rows[size_t(k)];
+        // OpenSSL's libcrypto (mapped when the test binary's objects reach libcurl: which ones do depends on how the
+        // build groups the engine's sources) is a tenth of all the code here, and about 17% of it is hand-written
+        // assembly without CFI: held to its own bound, so that the others' share does not hang on whether it is
+        // mapped.
+        if (path.find("/libcrypto.so") != std::string::npos) {
+            QVERIFY2(table.stats.coveredShare() > 0.8, qPrintable(QString::number(table.stats.coveredShare())));
+            continue;
+        }
         code += table.stats.executableBytes;
         covered += table.stats.coveredBytes;
         if (table.stats.executableBytes >= 4096 &&
