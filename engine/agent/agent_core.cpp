@@ -12,6 +12,7 @@
 
 #include "engine/agent/agent_core.h"
 #include "engine/agent/agent_cpu.h"
+#include "engine/agent/agent_walk.h"
 #include "engine/agent/agent_writer.h"
 
 #include <pthread.h>
@@ -25,6 +26,8 @@
 #include <cmath>
 
 namespace emberline::agent {
+
+bool (*g_slowPathCheck)() = nullptr;
 
 __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.state = kStateNow,
                                                                            .allocations = 0,
@@ -212,16 +215,22 @@ uint32_t currentThreadId()
     return t.tid;
 }
 
-bool optionsFromEnvironment(AgentOptions &options)
+bool optionsFrom(AgentOptions &options, OptionLookup lookup, void *context)
 {
-    options.directory = getenv(kEnvDirectory);
-    const char *interval = getenv(kEnvAllocInterval);
+    options.directory = lookup(kEnvDirectory, context);
+    const char *interval = lookup(kEnvAllocInterval, context);
     options.allocInterval = interval && *interval ? parseUnsigned(interval, uint64_t(512) * 1024) : 0;
     if (interval && *interval && options.allocInterval == 0)
         options.allocInterval = 1;
-    options.cpuPeriodNs = parseUnsigned(getenv(kEnvCpuPeriod), 0);
-    options.ringBytes = parseUnsigned(getenv(kEnvRingBytes), kDefaultRingDataBytes);
+    options.cpuPeriodNs = parseUnsigned(lookup(kEnvCpuPeriod, context), 0);
+    options.ringBytes = parseUnsigned(lookup(kEnvRingBytes, context), kDefaultRingDataBytes);
     return options.directory && *options.directory && (options.allocInterval != 0 || options.cpuPeriodNs != 0);
+}
+
+bool optionsFromEnvironment(AgentOptions &options)
+{
+    return optionsFrom(
+        options, [](const char *name, void *) -> const char * { return getenv(name); }, nullptr);
 }
 
 bool agentStart(const AgentOptions &options, bool wait)
@@ -238,6 +247,41 @@ bool agentStart(const AgentOptions &options, bool wait)
     while (wait && g_initialized.load(std::memory_order_acquire) == 1)
         sched_yield(); // another thread starts it (there are none before the constructors run)
     return g_active.load(std::memory_order_acquire);
+}
+
+bool agentActive()
+{
+    return g_active.load(std::memory_order_acquire);
+}
+
+bool agentRestart(const AgentOptions &options)
+{
+    if (g_initialized.load(std::memory_order_acquire) == 1 || g_active.load(std::memory_order_acquire))
+        return false;
+    // Started off before (a hook's call after a detach, or with no options): started anew.
+    g_initialized.store(0, std::memory_order_release);
+    unmapRing(); // the last session's ring, retired at its detach: nobody writes there any more
+    walkForget();
+    return agentStart(options);
+}
+
+void agentRetire()
+{
+    const AgentScope scope;
+    cpuStop();
+    g_mode.store(int(Mode::Off), std::memory_order_release);
+    g_active.store(false, std::memory_order_release);
+    if (g_ring) {
+        g_ring->finished.store(1, std::memory_order_release);
+        g_ring->detached.store(1, std::memory_order_release);
+    }
+    retireRing();
+    walkRetire();
+    resetFilter(false);
+    startHeapCounting(false);
+    heapResetThreads();
+    resetThread();
+    g_initialized.store(2, std::memory_order_release);
 }
 
 bool agentStarted()
@@ -311,6 +355,8 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size)
     int64_t countdown = countdownOf(t);
     t.bytes += uint64_t(t.armed - countdown);
     arm(t, countdown);
+    if (g_slowPathCheck && t.depth == 1 && mode != int(Mode::Off) && g_slowPathCheck())
+        return; // the front end let the agent go
     if (mode == int(Mode::Off) || (g_ring && g_ring->detached.load(std::memory_order_relaxed))) {
         arm(t, int64_t(1) << 36); // far off (a countdown shifted by kCountBits must stay below 2^63)
         return;

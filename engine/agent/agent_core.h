@@ -56,6 +56,9 @@ struct AgentOptions {
 };
 // The options the session put in the program's environment (agent_protocol.h's kEnv*); false: the agent stays off.
 bool optionsFromEnvironment(AgentOptions &options);
+// The same options, each named as in the environment, from `lookup` (null: not given).
+using OptionLookup = const char *(*)(const char *name, void *context);
+bool optionsFrom(AgentOptions &options, OptionLookup lookup, void *context);
 
 // Starts the agent in this process image once: the ring, the tracking tables, the mode. False when it is off (no
 // options, no ring). A call while another start is under way waits for it with `wait`, else says false at once (a
@@ -67,8 +70,21 @@ void agentFinish();
 // Everything let go: timers deleted, the ring unmapped, the mode off, the calling thread's state anew. For a process
 // whose other threads no longer call the agent (a test between two starts): their state still points into the ring.
 void agentStop();
-// Whether the agent has started in this image (with a ring or not).
+// Whether the agent has started in this image (with a ring or not); whether it has a ring now.
 bool agentStarted();
+bool agentActive();
+
+// For a front end that loads the agent into a running program (agent_attach.cpp). agentRestart starts it with
+// `options` where it is started but off (never started, or retired); false when it is active or starting.
+// agentRetire lets the session's ring go while other threads may still be inside a hook: timers deleted, the mode
+// off, the ring and the unwind tables left to anonymous pages at the same addresses (a late write lands there, never
+// in a file, never a fault; the next agentRestart unmaps them), every counting thread sent to the slow path at its
+// next allocation.
+bool agentRestart(const AgentOptions &options);
+void agentRetire();
+// Asked on every slow path of an allocation outside a nested handler while memory is profiled (null: nothing to
+// ask); true when the front end retired the agent there.
+extern bool (*g_slowPathCheck)();
 
 // The agent's own memory, from the allocator directly (never counted, never recorded).
 void *mallocInternal(size_t size);

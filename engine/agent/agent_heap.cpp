@@ -43,6 +43,10 @@ size_t guardedUsable(void *address)
     return g_foreignUsable(address);
 }
 
+// The thread that holds each slot (kept here, not in the ring: the session has no use for it), so that a retired
+// agent can send every counting thread back to the slow path (heapResetThreads).
+std::atomic<ThreadState *> g_slotThreads[kHeapSlots];
+
 HeapSlot *claimSlot(uint32_t tid)
 {
     HeapSlot *slots = heapSlots(g_ring);
@@ -96,6 +100,10 @@ void resolveUsable(void *(*realMalloc)(size_t), void (*realFree)(void *))
     void *usable = dlsym(RTLD_NEXT, "malloc_usable_size");
     Dl_info mallocInfo;
     Dl_info usableInfo;
+    // Loaded into a running program, the agent is not in the global scope: the program's own is the one there.
+    if (realMalloc && dladdr(reinterpret_cast<void *>(realMalloc), &mallocInfo) != 0 &&
+        (!usable || dladdr(usable, &usableInfo) == 0 || usableInfo.dli_fbase != mallocInfo.dli_fbase))
+        usable = dlsym(RTLD_DEFAULT, "malloc_usable_size");
     if (usable && realMalloc && realFree && dladdr(reinterpret_cast<void *>(realMalloc), &mallocInfo) != 0 &&
         dladdr(usable, &usableInfo) != 0 && mallocInfo.dli_fbase == usableInfo.dli_fbase) {
         if (usableInfo.dli_fname && strstr(usableInfo.dli_fname, "/libc.so")) {
@@ -146,6 +154,7 @@ void countHeapSlow(void *address, bool freed)
         } else if (HeapSlot *slot = claimSlot(currentThreadId())) {
             watchThreadEnd(); // gives the slot back when the thread ends
             t.ownSlot = slot;
+            g_slotThreads[slot - heapSlots(g_ring)].store(&t, std::memory_order_release);
         } else {
             // More threads than slots at once: the counts are no longer whole, and the session says nothing from them.
             g_ring->heapCounted.store(0, std::memory_order_release);
@@ -162,11 +171,33 @@ void countHeapSlow(void *address, bool freed)
 void giveHeapSlotBack()
 {
     ThreadState &t = t_state;
+    if (t.ownSlot && t.ownSlot != &t_nowhere && g_ring) {
+        const ptrdiff_t index = t.ownSlot - heapSlots(g_ring);
+        if (index >= 0 && index < kHeapSlots) {
+            ThreadState *self = &t;
+            g_slotThreads[index].compare_exchange_strong(self, nullptr, std::memory_order_acq_rel);
+        }
+    }
     if (t.ownSlot && t.ownSlot != &t_nowhere)
         t.ownSlot->owner.store(0, std::memory_order_release);
     t.slot = nullptr;
     t.ownSlot = nullptr;
     t.slotGiven = true;
+}
+
+void heapResetThreads()
+{
+    for (std::atomic<ThreadState *> &entry : g_slotThreads) {
+        ThreadState *t = entry.exchange(nullptr, std::memory_order_acq_rel);
+        if (!t)
+            continue;
+        // The thread is not inside a hook any more (the tables point past them): its next allocation through a
+        // hook takes the slow path, which arms it for the next session, and takes a slot in that session's ring.
+        t->state = kStateNow;
+        t->armed = kArmedNow;
+        t->slot = nullptr;
+        t->ownSlot = nullptr;
+    }
 }
 
 void heapForkChild()

@@ -68,5 +68,7 @@ bool heapSizesKnown();
 void startHeapCounting(bool counting);
 void giveHeapSlotBack();
 void heapForkChild();
+// Every thread that holds a heap slot is sent to the slow path at its next allocation, without one (agentRetire).
+void heapResetThreads();
 
 } // namespace emberline::agent

@@ -10,6 +10,7 @@
 
 #include "engine/agent/agent_core.h"
 #include "engine/agent/agent_cpu.h"
+#include "engine/agent/agent_got.h"
 #include "engine/agent/agent_writer.h"
 
 #include <dlfcn.h>
@@ -88,6 +89,52 @@ template <typename Fn> Fn next(const char *name)
     return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
 
+// The next definitions: after the agent in the search order (preloaded: RTLD_NEXT), or, for an agent loaded into a
+// running program (agent_attach.cpp), the program's own (RTLD_DEFAULT: the agent is not in the global scope then).
+void *g_lookIn = RTLD_NEXT;
+
+// The module that holds `address` (its load address), or 0.
+uintptr_t moduleOf(const void *address)
+{
+    Dl_info info;
+    return address && dladdr(address, &info) != 0 ? reinterpret_cast<uintptr_t>(info.dli_fbase) : 0;
+}
+
+// A program built without position independence that takes a function's address owns the function's canonical
+// address: a stub in its PLT that jumps through its own global offset table (which the injected front end rewrites).
+// The global scope names that stub; the definition is where the stub's entry leads once bound, else the C library's.
+void *definitionBehind(void *found, const char *name)
+{
+    const auto *code = static_cast<const uint8_t *>(found);
+    const uint8_t *jump = nullptr;
+    if (code[0] == 0xff && code[1] == 0x25)
+        jump = code; // jmp *rel32(%rip)
+    else if (code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && code[3] == 0xfa)
+        jump = code[4] == 0xf2 ? code + 5 : code + 4; // endbr64; [bnd] jmp *rel32(%rip)
+    if (!jump || jump[0] != 0xff || jump[1] != 0x25)
+        return found;
+    int32_t displacement = 0;
+    memcpy(&displacement, jump + 2, sizeof displacement);
+    void *const *slot = reinterpret_cast<void *const *>(jump + 6 + displacement);
+    void *bound = *slot;
+    if (bound && moduleOf(bound) != moduleOf(found))
+        return bound;
+    // Not bound yet (lazy binding): the C library's.
+    void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    void *definition = libc ? dlsym(libc, name) : nullptr;
+    if (libc)
+        dlclose(libc);
+    return definition ? definition : found;
+}
+
+template <typename Fn> Fn nextIn(const char *name)
+{
+    void *found = dlsym(g_lookIn, name);
+    if (found && g_lookIn == RTLD_DEFAULT)
+        found = definitionBehind(found, name);
+    return reinterpret_cast<Fn>(found);
+}
+
 void resolveNext()
 {
     int expected = 0;
@@ -98,20 +145,20 @@ void resolveNext()
     }
     // First: dlsym's own blocks (the start-up storage) may be freed while the look-ups below still run.
     setForeignBlocks(g_bootstrap, g_bootstrap + sizeof g_bootstrap);
-    g_next.malloc = next<MallocFn>("malloc");
-    g_next.free = next<FreeFn>("free");
-    g_next.calloc = next<CallocFn>("calloc");
-    g_next.realloc = next<ReallocFn>("realloc");
-    g_next.memalign = next<MemalignFn>("memalign");
-    g_next.alignedAlloc = next<MemalignFn>("aligned_alloc");
-    g_next.posixMemalign = next<PosixMemalignFn>("posix_memalign");
-    g_next.valloc = next<MallocFn>("valloc");
-    g_next.pvalloc = next<MallocFn>("pvalloc");
-    g_next.dlopen = next<DlopenFn>("dlopen");
-    g_next.dlclose = next<DlcloseFn>("dlclose");
-    g_next.sigaction = next<SigactionFn>("sigaction");
-    g_next.signal = next<SignalFn>("signal");
-    g_next.pthreadCreate = next<PthreadCreateFn>("pthread_create");
+    g_next.malloc = nextIn<MallocFn>("malloc");
+    g_next.free = nextIn<FreeFn>("free");
+    g_next.calloc = nextIn<CallocFn>("calloc");
+    g_next.realloc = nextIn<ReallocFn>("realloc");
+    g_next.memalign = nextIn<MemalignFn>("memalign");
+    g_next.alignedAlloc = nextIn<MemalignFn>("aligned_alloc");
+    g_next.posixMemalign = nextIn<PosixMemalignFn>("posix_memalign");
+    g_next.valloc = nextIn<MallocFn>("valloc");
+    g_next.pvalloc = nextIn<MallocFn>("pvalloc");
+    g_next.dlopen = nextIn<DlopenFn>("dlopen");
+    g_next.dlclose = nextIn<DlcloseFn>("dlclose");
+    g_next.sigaction = nextIn<SigactionFn>("sigaction");
+    g_next.signal = nextIn<SignalFn>("signal");
+    g_next.pthreadCreate = nextIn<PthreadCreateFn>("pthread_create");
     setRealFunctions({g_next.malloc, g_next.free, g_next.sigaction});
     g_mallocFn.store(g_next.malloc, std::memory_order_release);
     g_freeFn.store(g_next.free, std::memory_order_release);
@@ -143,13 +190,16 @@ template <typename Fn> Fn nextOr(Fn resolved, const char *name)
     return g_resolved.load(std::memory_order_acquire) == 2 ? resolved : next<Fn>(name);
 }
 
+// Preloaded with the session's options in the environment, the agent starts here at the latest. Without them (loaded
+// into a running program by dlopen, or preloaded by hand) it waits: for emberline_agent_attach, or for the first
+// allocation to find it off.
 __attribute__((constructor(101))) void preloadStart()
 {
     const AgentScope scope; // the program's main starts with the errno it would have had
-    ensureNext();
     AgentOptions options;
     if (!optionsFromEnvironment(options))
-        options = AgentOptions{};
+        return;
+    ensureNext();
     agentStart(options);
     agentStartThreads();
 }
@@ -166,6 +216,17 @@ void resolveNextFunctions()
 {
     ensureNext();
 }
+
+bool resolveInjected()
+{
+    if (g_resolved.load(std::memory_order_acquire) == 2)
+        return g_lookIn == RTLD_DEFAULT;
+    g_lookIn = RTLD_DEFAULT;
+    ensureNext();
+    return g_next.malloc != nullptr && g_next.free != nullptr;
+}
+
+int injectedHooks(GotHook *out, int room);
 
 } // namespace emberline::agent
 
@@ -335,4 +396,45 @@ EMBERLINE_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *att
     if (rc != 0)
         cpuDropThreadStartArgs(args);
     return rc;
+}
+
+// --- The injected front end's hooks ------------------------------------------------------------------------------
+// The same hooks, by addresses of their own: loaded into a running program, the agent is not in the global scope, and
+// a reference to `malloc` from inside it would bind to the program's. agent_attach.cpp writes these into the
+// modules' global offset tables.
+#define EMBERLINE_HOOK_ALIAS(name) __attribute__((visibility("hidden"), alias(#name), copy(name)))
+extern "C" {
+void *hook_malloc(size_t) EMBERLINE_HOOK_ALIAS(malloc);
+void hook_free(void *) EMBERLINE_HOOK_ALIAS(free);
+void *hook_calloc(size_t, size_t) EMBERLINE_HOOK_ALIAS(calloc);
+void *hook_realloc(void *, size_t) EMBERLINE_HOOK_ALIAS(realloc);
+int hook_posix_memalign(void **, size_t, size_t) EMBERLINE_HOOK_ALIAS(posix_memalign);
+void *hook_aligned_alloc(size_t, size_t) EMBERLINE_HOOK_ALIAS(aligned_alloc);
+void *hook_memalign(size_t, size_t) EMBERLINE_HOOK_ALIAS(memalign);
+void *hook_valloc(size_t) EMBERLINE_HOOK_ALIAS(valloc);
+void *hook_pvalloc(size_t) EMBERLINE_HOOK_ALIAS(pvalloc);
+void *hook_dlopen(const char *, int) EMBERLINE_HOOK_ALIAS(dlopen);
+int hook_dlclose(void *) EMBERLINE_HOOK_ALIAS(dlclose);
+}
+#undef EMBERLINE_HOOK_ALIAS
+
+int emberline::agent::injectedHooks(GotHook *out, int room)
+{
+    const GotHook hooks[] = {
+        {"malloc", reinterpret_cast<void *>(hook_malloc)},
+        {"free", reinterpret_cast<void *>(hook_free)},
+        {"calloc", reinterpret_cast<void *>(hook_calloc)},
+        {"realloc", reinterpret_cast<void *>(hook_realloc)},
+        {"posix_memalign", reinterpret_cast<void *>(hook_posix_memalign)},
+        {"aligned_alloc", reinterpret_cast<void *>(hook_aligned_alloc)},
+        {"memalign", reinterpret_cast<void *>(hook_memalign)},
+        {"valloc", reinterpret_cast<void *>(hook_valloc)},
+        {"pvalloc", reinterpret_cast<void *>(hook_pvalloc)},
+        {"dlopen", reinterpret_cast<void *>(hook_dlopen)},
+        {"dlclose", reinterpret_cast<void *>(hook_dlclose)},
+    };
+    const int count = int(sizeof hooks / sizeof hooks[0]);
+    for (int i = 0; i < count && i < room; ++i)
+        out[i] = hooks[i];
+    return count < room ? count : room;
 }

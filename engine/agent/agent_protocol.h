@@ -29,7 +29,7 @@
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 7;
+inline constexpr uint32_t kRingVersion = 8;
 // The unwind tables the session shares with the agent are versioned apart, beside their rows: agent_unwind.h's
 // kUnwindTableVersion; how they are delivered (the arena, the module index in the ring) is agent_tables.h's.
 // The header page, then the heap counters' slots (HeapSlot), then the module index (ModuleIndex, written by the
@@ -255,6 +255,7 @@ struct alignas(64) RingHeader {
     uint64_t cpuPeriodNs;   // the in-process sampler's period (0: CPU is not sampled)
     uint32_t cpuSignal;     // the signal its timers send (0: none)
     uint32_t reserved;
+    uint64_t attachedNs; // CLOCK_MONOTONIC when the agent was loaded into the running program (0: it was launched)
     // Written by the session.
     alignas(64) std::atomic<uint64_t> heartbeatNs; // CLOCK_MONOTONIC of the session's last visit
     std::atomic<uint32_t> sessionPid;              // the process that reads the ring: when its visits stop, the

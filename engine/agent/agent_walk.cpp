@@ -348,4 +348,21 @@ void walkNewRing()
     }
 }
 
+void walkRetire()
+{
+    if (g_arenaState.load(std::memory_order_acquire) == 2)
+        mmap(const_cast<uint8_t *>(g_arena), kUnwindArenaReserve, PROT_READ,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+}
+
+void walkForget()
+{
+    if (g_arenaState.load(std::memory_order_acquire) == 2) {
+        munmap(const_cast<uint8_t *>(g_arena), kUnwindArenaReserve);
+        g_arena = nullptr;
+    }
+    g_arenaRetryNs.store(0, std::memory_order_relaxed);
+    g_arenaState.store(0, std::memory_order_release);
+}
+
 } // namespace emberline::agent

@@ -46,5 +46,9 @@ void settleStack(uint64_t hash, bool written);
 
 // A new ring (a start, a forked child's): the stacks written out and the remembered rows are forgotten.
 void walkNewRing();
+// The unwind tables' arena of a session that ended: left to anonymous zero pages at its address while walks may still
+// read it (walkRetire), then unmapped (walkForget) so that the next session's arena is mapped at its first walk.
+void walkRetire();
+void walkForget();
 
 } // namespace emberline::agent

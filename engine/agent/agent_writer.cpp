@@ -28,6 +28,7 @@ uint64_t g_dataMask = 0;
 uint64_t g_interval = uint64_t(512) * 1024;
 uint64_t g_ringBytes = kDefaultRingDataBytes;
 char g_directory[512];
+uint64_t g_attachedNs = 0;
 void (*g_afterReserve)(RecordHeader *record) = nullptr;
 
 namespace {
@@ -542,7 +543,10 @@ bool createRing(uint32_t parentPid)
                             std::memory_order_relaxed);
     ring->lapEnd.store(~uint64_t(0), std::memory_order_relaxed);
     // A forked child frees blocks its parent allocated, which its counts never saw: they are not whole there.
-    ring->heapCounted.store(parentPid == 0 && g_interval > 0 && heapSizesKnown() ? 1 : 0, std::memory_order_release);
+    // A program the agent was loaded into while it ran frees blocks allocated before: not whole there either.
+    ring->attachedNs = g_attachedNs;
+    ring->heapCounted.store(parentPid == 0 && g_attachedNs == 0 && g_interval > 0 && heapSizesKnown() ? 1 : 0,
+                            std::memory_order_release);
     if (rename(temp, path) != 0) {
         munmap(mem, total);
         unlink(temp);
@@ -555,6 +559,13 @@ bool createRing(uint32_t parentPid)
     g_mapped.store(reserved, std::memory_order_relaxed);
     g_window.store(g_ringBytes < kFirstWindow ? g_ringBytes : kFirstWindow, std::memory_order_relaxed);
     return true;
+}
+
+void retireRing()
+{
+    if (g_ring)
+        mmap(g_ring, kRingHeaderBytes + g_ringBytes, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
 }
 
 void unmapRing()

@@ -21,6 +21,7 @@ extern RingHeader *g_ring; // this process image's ring; null without one
 extern uint64_t g_interval;
 extern uint64_t g_ringBytes;
 extern char g_directory[512];
+extern uint64_t g_attachedNs; // CLOCK_MONOTONIC when the agent was loaded into the running program (0: launched)
 extern std::atomic<bool> g_sessionGone;
 
 uint64_t nowNs();
@@ -30,6 +31,8 @@ void appendDecimal(char *&p, uint64_t v);
 // marker file then says why). unmapRing() lets it go (a forked child's copy of its parent's, an ended test).
 bool createRing(uint32_t parentPid);
 void unmapRing();
+// The ring left to anonymous pages at its address (agentRetire): g_ring stays valid for a writer still under way.
+void retireRing();
 
 // Whether the session still reads the ring (a visit in the last 100 ms, or its process still exists).
 bool sessionAlive(uint64_t now);

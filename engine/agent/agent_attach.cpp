@@ -1,0 +1,158 @@
+// libemberline_agent.so's injected front end: the agent loaded into a running program (the session's injector,
+// engine/inject, makes one of the program's threads call dlopen and then emberline_agent_attach). LD_PRELOAD's
+// interposition happened when the program started, without the agent: here the hooks take the allocation
+// functions' entries in every loaded module's global offset table instead (agent_got.h), and those of every module
+// loaded later (a dlopen or dlclose through the hooks counts a change; the next slow path of a hook looks again).
+//
+// emberline_agent_attach(options)  the session's options, one NAME=VALUE per line (the environment's names,
+//                                  agent_protocol.h's kEnv*): starts the agent (its ring in the session's folder),
+//                                  then rewrites the tables. Returns how many modules now call the hooks, or a
+//                                  negative errno: EINVAL (no options), EEXIST (a launched session's agent runs
+//                                  here), EBUSY (another session is attached), EIO (no ring), ENOSYS (no allocator
+//                                  found).
+// emberline_agent_detach(unused)   puts the tables back, retires the agent (agentRetire). Returns 0, or -ENOENT
+//                                  when no session was attached.
+//
+// When the session dies instead, a hook's slow path finds it gone (agent_liveness.cpp) and detaches the same way.
+// The library itself stays mapped (a thread may still be inside a hook); attaching again reuses it.
+//
+// Thread: attach and detach run on the thread the injector stopped (at a point where it holds none of the C
+// library's or the dynamic linker's locks) or, for a session found dead, on a hook's slow path.
+
+#include "engine/agent/agent_core.h"
+#include "engine/agent/agent_got.h"
+#include "engine/agent/agent_writer.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <atomic>
+
+namespace emberline::agent {
+
+bool resolveInjected();                    // agent_preload.cpp
+int injectedHooks(GotHook *out, int room); // agent_preload.cpp
+
+namespace {
+
+constexpr int kMaxHooks = 16;
+GotHook g_hooks[kMaxHooks];
+int g_hookCount = 0;
+std::atomic<bool> g_attached{false};
+std::atomic<int> g_gotLock{0};
+uint64_t g_changesSeen = 0; // the ring's mapsChanges when the tables were last looked at
+GotCounts g_counts;
+
+// The options' text, kept while they are read (the session's buffer is on the stopped thread's stack): its lines,
+// each ended by a zero.
+char g_optionsText[1024];
+size_t g_optionsBytes = 0;
+
+const char *optionIn(const char *name, void *)
+{
+    const size_t length = strlen(name);
+    for (size_t at = 0; at < g_optionsBytes; at += strlen(g_optionsText + at) + 1) {
+        const char *line = g_optionsText + at;
+        if (strncmp(line, name, length) == 0 && line[length] == '=')
+            return line + length + 1;
+    }
+    return nullptr;
+}
+
+struct GotLock {
+    bool held = false;
+    explicit GotLock(bool wait)
+    {
+        int expected = 0;
+        while (!(held = g_gotLock.compare_exchange_strong(expected, 1, std::memory_order_acquire)) && wait)
+            expected = 0;
+    }
+    ~GotLock()
+    {
+        if (held)
+            g_gotLock.store(0, std::memory_order_release);
+    }
+    GotLock(const GotLock &) = delete;
+    GotLock &operator=(const GotLock &) = delete;
+};
+
+void hookModules()
+{
+    if (g_ring)
+        g_changesSeen = g_ring->mapsChanges.load(std::memory_order_acquire);
+    const InternalWork work; // dl_iterate_phdr's lock
+    gotHook(g_hooks, g_hookCount, reinterpret_cast<const void *>(&hookModules), g_counts);
+}
+
+int detach()
+{
+    if (!g_attached.exchange(false, std::memory_order_acq_rel))
+        return -ENOENT;
+    g_slowPathCheck = nullptr;
+    {
+        const GotLock lock(true);
+        const InternalWork work;
+        gotRestore();
+    }
+    agentRetire();
+    return 0;
+}
+
+// On a hook's slow path: modules loaded since the tables were last looked at, and a session that is gone.
+bool slowPathCheck()
+{
+    if (!g_attached.load(std::memory_order_acquire))
+        return false;
+    if (g_sessionGone.load(std::memory_order_relaxed)) {
+        detach();
+        return true;
+    }
+    if (g_ring && g_ring->mapsChanges.load(std::memory_order_relaxed) != g_changesSeen) {
+        const GotLock lock(false); // another thread looks already
+        if (lock.held)
+            hookModules();
+    }
+    return false;
+}
+
+} // namespace
+} // namespace emberline::agent
+
+using namespace emberline::agent;
+
+EMBERLINE_EXPORT int emberline_agent_attach(const char *options)
+{
+    const AgentScope scope;
+    if (!options || strlen(options) >= sizeof g_optionsText)
+        return -EINVAL;
+    if (agentActive())
+        return g_attached.load(std::memory_order_acquire) ? -EBUSY : -EEXIST;
+    if (!resolveInjected())
+        return -ENOSYS;
+    g_optionsBytes = strlen(options);
+    for (size_t i = 0; i <= g_optionsBytes; ++i)
+        g_optionsText[i] = options[i] == '\n' ? '\0' : options[i];
+    AgentOptions parsed;
+    if (!optionsFrom(parsed, optionIn, nullptr))
+        return -EINVAL;
+    g_attachedNs = nowNs();
+    if (!agentRestart(parsed))
+        return -EIO;
+    agentStartThreads();
+    if (g_hookCount == 0)
+        g_hookCount = injectedHooks(g_hooks, kMaxHooks);
+    g_counts = GotCounts{};
+    {
+        const GotLock lock(true);
+        hookModules();
+    }
+    g_slowPathCheck = slowPathCheck;
+    g_attached.store(true, std::memory_order_release);
+    return int(g_counts.redirected);
+}
+
+EMBERLINE_EXPORT int emberline_agent_detach(const char *)
+{
+    const AgentScope scope;
+    return detach();
+}

@@ -1,0 +1,265 @@
+// The injected front end's redirection of the allocation functions through each module's global offset table
+// (agent_got.h). The dynamic section's tables are read as the dynamic linker left them: on x86-64 it has added the
+// load address to their pointers in place (a pointer below the load address is one it left alone, and gets it here).
+// A rewritten entry inside the module's RELRO range is on a page the dynamic linker made read-only: it is made
+// writable for the one store and read-only again (the range as the dynamic linker protects it: whole pages only).
+//
+// Thread: the callers hold g_gotLock.
+
+#include "engine/agent/agent_got.h"
+
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+
+namespace emberline::agent {
+namespace {
+
+constexpr int kMaxModules = 2048;
+constexpr int kMaxEntries = 16384;
+
+struct Module {
+    uint64_t base = 0;
+    uint64_t dynamic = 0;
+    uint64_t relroBegin = 0; // the read-only pages after relocation
+    uint64_t relroEnd = 0;
+    bool live = false; // found by the last pass over the loaded modules
+};
+struct Entry {
+    uint64_t *slot = nullptr;
+    uint64_t original = 0;
+    uint64_t hook = 0;
+    int module = 0;
+};
+
+Module g_modules[kMaxModules];
+int g_moduleCount = 0;
+Entry g_entries[kMaxEntries];
+int g_entryCount = 0;
+
+uint64_t pageSize()
+{
+    return uint64_t(sysconf(_SC_PAGESIZE)); // from the auxiliary vector: no system call
+}
+
+// Stores `value` in `slot`; false when its page could not be made writable.
+bool writeEntry(uint64_t *slot, uint64_t value, const Module &module)
+{
+    const uint64_t address = reinterpret_cast<uint64_t>(slot);
+    const bool readOnly = address >= module.relroBegin && address < module.relroEnd;
+    void *page = reinterpret_cast<void *>(address & ~(pageSize() - 1));
+    if (readOnly && mprotect(page, pageSize(), PROT_READ | PROT_WRITE) != 0)
+        return false;
+    __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+    if (readOnly)
+        mprotect(page, pageSize(), PROT_READ);
+    return true;
+}
+
+bool contains(const dl_phdr_info *info, uint64_t address)
+{
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+        const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+        if (ph.p_type == PT_LOAD && address >= info->dlpi_addr + ph.p_vaddr &&
+            address < info->dlpi_addr + ph.p_vaddr + ph.p_memsz)
+            return true;
+    }
+    return false;
+}
+
+// The module's PT_DYNAMIC (0: none) and its RELRO pages.
+uint64_t dynamicOf(const dl_phdr_info *info, uint64_t &relroBegin, uint64_t &relroEnd)
+{
+    uint64_t dynamic = 0;
+    relroBegin = relroEnd = 0;
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+        const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+        if (ph.p_type == PT_DYNAMIC)
+            dynamic = info->dlpi_addr + ph.p_vaddr;
+        if (ph.p_type == PT_GNU_RELRO) {
+            relroBegin = (info->dlpi_addr + ph.p_vaddr) & ~(pageSize() - 1);
+            relroEnd = (info->dlpi_addr + ph.p_vaddr + ph.p_memsz) & ~(pageSize() - 1);
+        }
+    }
+    return dynamic;
+}
+
+bool leftAlone(const char *name)
+{
+    return name && (strstr(name, "/ld-linux") || strstr(name, "linux-vdso") || strstr(name, "linux-gate"));
+}
+
+int findModule(uint64_t base, uint64_t dynamic)
+{
+    for (int i = 0; i < g_moduleCount; ++i)
+        if (g_modules[i].base == base && g_modules[i].dynamic == dynamic)
+            return i;
+    return -1;
+}
+
+struct Pass {
+    const GotHook *hooks = nullptr;
+    int hookCount = 0;
+    uint64_t self = 0;
+    GotCounts *counts = nullptr;
+};
+
+struct Tables {
+    const ElfW(Sym) *symbols = nullptr;
+    const char *strings = nullptr;
+    uint64_t stringBytes = 0;
+};
+
+// Rewrites the entries of `count` relocations at `relocations` that name a hooked function.
+void rewrite(const ElfW(Rela) * relocations, uint64_t count, const Tables &t, int moduleIndex, const Pass &pass,
+             bool &redirected)
+{
+    const Module &module = g_modules[moduleIndex];
+    for (uint64_t i = 0; i < count; ++i) {
+        const ElfW(Rela) &r = relocations[i];
+        const uint64_t type = ELF64_R_TYPE(r.r_info);
+        if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+            continue;
+        const ElfW(Sym) &sym = t.symbols[ELF64_R_SYM(r.r_info)];
+        if (sym.st_name == 0 || sym.st_name >= t.stringBytes)
+            continue;
+        const char *name = t.strings + sym.st_name;
+        for (int h = 0; h < pass.hookCount; ++h) {
+            const GotHook &hook = pass.hooks[h];
+            if (name[0] != hook.name[0] || strcmp(name, hook.name) != 0)
+                continue;
+            auto *slot = reinterpret_cast<uint64_t *>(module.base + r.r_offset);
+            const uint64_t target = reinterpret_cast<uint64_t>(hook.hook);
+            const uint64_t original = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+            if (original == target)
+                break;
+            if (g_entryCount == kMaxEntries) {
+                ++pass.counts->full;
+                break;
+            }
+            if (!writeEntry(slot, target, module))
+                break;
+            g_entries[g_entryCount++] = Entry{slot, original, target, moduleIndex};
+            ++pass.counts->entries;
+            redirected = true;
+            break;
+        }
+    }
+}
+
+int hookModule(dl_phdr_info *info, size_t, void *data)
+{
+    const Pass &pass = *static_cast<const Pass *>(data);
+    uint64_t relroBegin = 0;
+    uint64_t relroEnd = 0;
+    const uint64_t dynamic = dynamicOf(info, relroBegin, relroEnd);
+    if (dynamic == 0 || leftAlone(info->dlpi_name) || contains(info, pass.self))
+        return 0;
+    const uint64_t base = info->dlpi_addr;
+    if (const int known = findModule(base, dynamic); known >= 0) {
+        g_modules[known].live = true;
+        return 0;
+    }
+    if (g_moduleCount == kMaxModules)
+        return 0;
+    const int index = g_moduleCount++;
+    g_modules[index] = Module{base, dynamic, relroBegin, relroEnd, true};
+    ++pass.counts->modules;
+    // A table pointer the dynamic linker did not relocate in place is below the load address.
+    auto pointer = [base](uint64_t value) { return value < base ? value + base : value; };
+    Tables t;
+    uint64_t rela = 0;
+    uint64_t relaBytes = 0;
+    uint64_t jumps = 0;
+    uint64_t jumpBytes = 0;
+    uint64_t jumpKind = DT_RELA;
+    for (const auto *d = reinterpret_cast<const ElfW(Dyn) *>(dynamic); d->d_tag != DT_NULL; ++d) {
+        switch (d->d_tag) {
+        case DT_SYMTAB:
+            t.symbols = reinterpret_cast<const ElfW(Sym) *>(pointer(d->d_un.d_ptr));
+            break;
+        case DT_STRTAB:
+            t.strings = reinterpret_cast<const char *>(pointer(d->d_un.d_ptr));
+            break;
+        case DT_STRSZ:
+            t.stringBytes = d->d_un.d_val;
+            break;
+        case DT_RELA:
+            rela = pointer(d->d_un.d_ptr);
+            break;
+        case DT_RELASZ:
+            relaBytes = d->d_un.d_val;
+            break;
+        case DT_JMPREL:
+            jumps = pointer(d->d_un.d_ptr);
+            break;
+        case DT_PLTRELSZ:
+            jumpBytes = d->d_un.d_val;
+            break;
+        case DT_PLTREL:
+            jumpKind = d->d_un.d_val;
+            break;
+        default:
+            break;
+        }
+    }
+    if (!t.symbols || !t.strings)
+        return 0;
+    bool redirected = false;
+    if (rela)
+        rewrite(reinterpret_cast<const ElfW(Rela) *>(rela), relaBytes / sizeof(ElfW(Rela)), t, index, pass, redirected);
+    if (jumps && jumpKind == DT_RELA)
+        rewrite(reinterpret_cast<const ElfW(Rela) *>(jumps), jumpBytes / sizeof(ElfW(Rela)), t, index, pass,
+                redirected);
+    pass.counts->redirected += redirected ? 1 : 0;
+    return 0;
+}
+
+int markLive(dl_phdr_info *info, size_t, void *)
+{
+    uint64_t relroBegin = 0;
+    uint64_t relroEnd = 0;
+    const uint64_t dynamic = dynamicOf(info, relroBegin, relroEnd);
+    if (const int known = dynamic ? findModule(info->dlpi_addr, dynamic) : -1; known >= 0)
+        g_modules[known].live = true;
+    return 0;
+}
+
+} // namespace
+
+void gotHook(const GotHook *hooks, int hookCount, const void *self, GotCounts &counts)
+{
+    Pass pass;
+    pass.hooks = hooks;
+    pass.hookCount = hookCount;
+    pass.self = reinterpret_cast<uint64_t>(self);
+    pass.counts = &counts;
+    dl_iterate_phdr(hookModule, &pass);
+}
+
+void gotRestore()
+{
+    // A module unloaded since (dlclose) took its table with it: its entries are not written (another module may be
+    // mapped there now).
+    for (int i = 0; i < g_moduleCount; ++i)
+        g_modules[i].live = false;
+    dl_iterate_phdr(markLive, nullptr);
+    for (int i = 0; i < g_entryCount; ++i) {
+        const Entry &e = g_entries[i];
+        if (g_modules[e.module].live && __atomic_load_n(e.slot, __ATOMIC_ACQUIRE) == e.hook)
+            writeEntry(e.slot, e.original, g_modules[e.module]);
+    }
+    g_entryCount = 0;
+    g_moduleCount = 0;
+}
+
+bool gotHooked()
+{
+    return g_entryCount > 0;
+}
+
+} // namespace emberline::agent

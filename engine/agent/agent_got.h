@@ -1,0 +1,43 @@
+#pragma once
+
+// The injected front end's redirection (agent_attach.cpp): in a running program, where LD_PRELOAD's interposition is
+// past, the agent's hooks replace the addresses that each loaded module's global offset table holds for the
+// allocation functions, as the dynamic linker wrote them; every rewritten entry is kept with its old value, to be put
+// back at the detach.
+//
+// What it cannot redirect: a call that never goes through a module's table (an allocator linked statically into the
+// program, a module that calls its own definition directly), the dynamic linker's own allocations (it calls the
+// allocator through pointers of its own), and a module opened with RTLD_DEEPBIND whose dependencies bring their own
+// allocator (its table is rewritten like any other, but points at its own allocator first: the hooks pass the call
+// to the program's). The modules whose tables held no allocation function are counted.
+//
+// Thread: the callers take g_gotLock (gotHook, gotRestore); a signal handler never calls them.
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace emberline::agent {
+
+// One function to redirect: its symbol name and the hook that replaces it.
+struct GotHook {
+    const char *name;
+    void *hook;
+};
+
+struct GotCounts {
+    uint32_t modules = 0;    // modules looked at (the agent's own and the dynamic linker left out)
+    uint32_t redirected = 0; // modules with at least one entry rewritten
+    uint32_t entries = 0;    // entries rewritten, in all
+    uint32_t full = 0;       // entries left alone: no room left to remember them
+};
+
+// Rewrites the entries of every module loaded since the last call (all of them at the first); `self` is an address
+// inside the agent (its own table is left alone). Adds to `counts`.
+void gotHook(const GotHook *hooks, int hookCount, const void *self, GotCounts &counts);
+// Puts every rewritten entry of the modules still loaded back as it was (an entry that someone else rewrote since is
+// left to them), and forgets them all.
+void gotRestore();
+// Whether any entry is rewritten now.
+bool gotHooked();
+
+} // namespace emberline::agent
