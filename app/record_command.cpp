@@ -57,6 +57,14 @@ void printMemorySummary(const engine::MemorySummary &m)
                  static_cast<unsigned long long>(m.samples), static_cast<unsigned long long>(m.frees),
                  static_cast<unsigned long long>(m.processes), static_cast<unsigned long long>(m.allocsDropped),
                  bytes(static_cast<double>(m.bytesDropped)).c_str(), static_cast<unsigned long long>(m.unknownFrees));
+    if (m.attached)
+        std::fprintf(stderr,
+                     "emberline: memory: attached to the running program (its thread stopped %s to load the agent; "
+                     "%d module(s) call its hooks): allocated and in use count what was allocated since the attach; "
+                     "the frees of unknown addresses are mostly of blocks allocated before it, and the resident "
+                     "memory holds those blocks too\n",
+                     engine::formatValue(static_cast<int64_t>(m.attachStoppedNs), "nanoseconds").c_str(),
+                     m.modulesRedirected);
     if (m.waitNs > 0)
         std::fprintf(stderr, "emberline: memory: the program waited %s for room in the ring (exact mode)\n",
                      engine::formatValue(static_cast<int64_t>(m.waitNs), "nanoseconds").c_str());
@@ -258,8 +266,9 @@ void configureRecordParser(QCommandLineParser &parser)
         {QStringLiteral("flush-period"), QStringLiteral("Seconds between flushes, 1 to 60 (default 10)."),
          QStringLiteral("SECONDS"), QStringLiteral("10")},
         {QStringLiteral("sampler"),
-         QStringLiteral("auto, perf, ptrace or inprocess (default auto: perf events where allowed; else inprocess for "
-                        "a launch, ptrace for an attach)."),
+         QStringLiteral("auto, perf, ptrace or inprocess (default auto: perf events where allowed; else inprocess, "
+                        "its agent preloaded into a launch or loaded into a running program, and ptrace where it "
+                        "cannot be loaded)."),
          QStringLiteral("NAME"), QStringLiteral("auto")},
         {QStringLiteral("output"),
          QStringLiteral("Write flush-NNNN.pprof and profile.pprof here (default ./emberline-<time>)."),
@@ -274,7 +283,7 @@ void configureRecordParser(QCommandLineParser &parser)
         {QStringLiteral("no-wall-time"), QStringLiteral("Record CPU time only (no context-switch samples).")},
         {QStringLiteral("memory"),
          QStringLiteral("Profile memory too: allocations, the live heap and leaks, from an agent preloaded into the "
-                        "launched program (not with --pid).")},
+                        "launched program, or loaded into the running one (--pid: what it allocates from then on).")},
         {QStringLiteral("alloc-interval"),
          QStringLiteral("With --memory: mean bytes allocated between two sampled allocations (default 524288); 1 "
                         "records every allocation (exact, slower)."),

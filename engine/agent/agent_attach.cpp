@@ -3,6 +3,8 @@
 // interposition happened when the program started, without the agent: here the hooks take the allocation
 // functions' entries in every loaded module's global offset table instead (agent_got.h), and those of every module
 // loaded later (a dlopen or dlclose through the hooks counts a change; the next slow path of a hook looks again).
+// With the in-process sampler asked, every thread of the program gets its CPU timer at the attach, and a thread made
+// later through pthread_create its own as it starts (pthread_create, sigaction and signal are redirected too).
 //
 // emberline_agent_attach(options)  the session's options, one NAME=VALUE per line (the environment's names,
 //                                  agent_protocol.h's kEnv*): starts the agent (its ring in the session's folder),
@@ -20,6 +22,7 @@
 // library's or the dynamic linker's locks) or, for a session found dead, on a hook's slow path.
 
 #include "engine/agent/agent_core.h"
+#include "engine/agent/agent_cpu.h"
 #include "engine/agent/agent_got.h"
 #include "engine/agent/agent_writer.h"
 
@@ -138,7 +141,8 @@ EMBERLINE_EXPORT int emberline_agent_attach(const char *options)
     g_attachedNs = nowNs();
     if (!agentRestart(parsed))
         return -EIO;
-    agentStartThreads();
+    agentStartThreads(); // the calling thread's CPU timer among them
+    cpuStartOtherThreads();
     if (g_hookCount == 0)
         g_hookCount = injectedHooks(g_hooks, kMaxHooks);
     g_counts = GotCounts{};

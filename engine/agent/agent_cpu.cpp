@@ -19,8 +19,10 @@
 #include "engine/agent/agent_walk.h"
 #include "engine/agent/agent_writer.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -325,6 +327,32 @@ void cpuStart()
         learnThreadStack();
     }
     startThisThread();
+}
+
+void cpuStartOtherThreads()
+{
+    if (g_cpuPeriodNs == 0 || !g_ring || g_signal.load(std::memory_order_acquire) == 0)
+        return;
+    const int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    const uint32_t self = currentThreadId();
+    alignas(8) char buffer[4096];
+    for (;;) {
+        const long n = syscall(SYS_getdents64, fd, buffer, sizeof buffer);
+        if (n <= 0)
+            break;
+        for (long at = 0; at < n;) {
+            const auto *entry = reinterpret_cast<const struct dirent64 *>(buffer + at);
+            at += entry->d_reclen;
+            uint32_t tid = 0;
+            for (const char *c = entry->d_name; *c >= '0' && *c <= '9'; ++c)
+                tid = tid * 10 + uint32_t(*c - '0');
+            if (tid != 0 && tid != self)
+                createTimer(tid); // the thread may have ended since: its timer is then refused, and nothing is lost
+        }
+    }
+    close(fd);
 }
 
 void cpuForkChild()

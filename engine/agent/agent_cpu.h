@@ -14,6 +14,8 @@ extern uint64_t g_cpuPeriodNs; // the sampler's period (0: off)
 // Its start in a process image (after the ring is made), its restart in a forked child, and its end (every timer
 // deleted).
 void cpuStart();
+// Loaded into a running program: a timer for every thread it has besides the calling one (which cpuStart serves).
+void cpuStartOtherThreads();
 void cpuForkChild();
 void cpuStop();
 // Whether `signal` is the sampler's own, still in use: a program that installs a handler for it takes it over.

@@ -415,6 +415,10 @@ void *hook_valloc(size_t) EMBERLINE_HOOK_ALIAS(valloc);
 void *hook_pvalloc(size_t) EMBERLINE_HOOK_ALIAS(pvalloc);
 void *hook_dlopen(const char *, int) EMBERLINE_HOOK_ALIAS(dlopen);
 int hook_dlclose(void *) EMBERLINE_HOOK_ALIAS(dlclose);
+int hook_sigaction(int, const struct sigaction *, struct sigaction *) EMBERLINE_HOOK_ALIAS(sigaction);
+sighandler_t hook_signal(int, sighandler_t) EMBERLINE_HOOK_ALIAS(signal);
+int hook_pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *)
+    EMBERLINE_HOOK_ALIAS(pthread_create);
 }
 #undef EMBERLINE_HOOK_ALIAS
 
@@ -432,6 +436,9 @@ int emberline::agent::injectedHooks(GotHook *out, int room)
         {"pvalloc", reinterpret_cast<void *>(hook_pvalloc)},
         {"dlopen", reinterpret_cast<void *>(hook_dlopen)},
         {"dlclose", reinterpret_cast<void *>(hook_dlclose)},
+        {"sigaction", reinterpret_cast<void *>(hook_sigaction)},
+        {"signal", reinterpret_cast<void *>(hook_signal)},
+        {"pthread_create", reinterpret_cast<void *>(hook_pthread_create)},
     };
     const int count = int(sizeof hooks / sizeof hooks[0]);
     for (int i = 0; i < count && i < room; ++i)

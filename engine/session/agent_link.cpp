@@ -2,12 +2,16 @@
 #include "engine/unwind/unwind_table_server.h"
 
 #include "engine/agent/agent_protocol.h"
+#include "engine/common/clock.h"
+#include "engine/inject/inject_client.h"
 #include "engine/process/launcher.h"
 
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <linux/magic.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -17,6 +21,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <utility>
 
 namespace emberline::engine {
 namespace {
@@ -92,6 +99,35 @@ std::vector<std::string> folderParents(const SessionConfig &config)
 
 } // namespace
 
+namespace {
+
+// The attached program's user and group (the owner of /proc/PID), and whether its root is ours: a program in a
+// container sees another file system, where the rings' folder must be made (through /proc/PID/root).
+struct TargetPlace {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::string root; // "" when it is ours, else /proc/PID/root
+};
+
+Result<TargetPlace> targetPlace(int pid)
+{
+    const std::string proc = "/proc/" + std::to_string(pid);
+    struct stat st {};
+    if (::stat(proc.c_str(), &st) != 0)
+        return makeError(Error::Code::Invalid, "no process " + std::to_string(pid));
+    TargetPlace place{st.st_uid, st.st_gid, {}};
+    struct stat theirs {};
+    struct stat ours {};
+    if (::stat((proc + "/root/").c_str(), &theirs) != 0)
+        return makeError(Error::Code::Permission, "cannot see process " + std::to_string(pid) + "'s files (/proc/" +
+                                                      std::to_string(pid) + "/root): " + std::strerror(errno));
+    if (::stat("/", &ours) == 0 && (theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino))
+        place.root = proc + "/root";
+    return place;
+}
+
+} // namespace
+
 Result<std::unique_ptr<AgentLink>> AgentLink::create(const SessionConfig &config, const std::string &purpose)
 {
     const std::string agentPath = config.agentPath.empty() ? defaultAgentPath() : config.agentPath;
@@ -100,11 +136,32 @@ Result<std::unique_ptr<AgentLink>> AgentLink::create(const SessionConfig &config
                          purpose + " needs Emberline's agent library, not found at " +
                              (agentPath.empty() ? std::string(agent::kLibraryName) : agentPath) +
                              " (is Emberline installed whole?)");
+    // An attached program writes its rings where it can: in its own root, in a folder of its own user (a tmpfs with
+    // room, or /tmp: a folder under another user's $XDG_RUNTIME_DIR is closed to it).
+    std::optional<TargetPlace> place;
+    std::vector<std::string> parents;
+    if (config.pid > 0) {
+        auto found = targetPlace(config.pid);
+        if (!found)
+            return found.error();
+        place = found.value();
+        if (!config.agentFolderParent.empty())
+            parents = {config.agentFolderParent};
+        else
+            for (const char *candidate : {"/dev/shm", "/tmp"}) {
+                struct statfs fs {};
+                const std::string path = place->root + candidate;
+                if (::statfs(path.c_str(), &fs) == 0 && ::access(path.c_str(), W_OK | X_OK) == 0)
+                    parents.push_back(path);
+            }
+    } else {
+        parents = folderParents(config);
+    }
     std::string folder;
     std::string failure;
-    for (const std::string &parent : folderParents(config)) {
+    for (const std::string &parent : parents) {
         std::string pattern = parent + "/emberline-agent-XXXXXX";
-        // mkdtemp creates it 0700: only the session's user can place rings in it.
+        // mkdtemp creates it 0700: only the session's user (and an attached program's) can place rings in it.
         if (::mkdtemp(pattern.data())) {
             folder = pattern;
             break;
@@ -113,8 +170,21 @@ Result<std::unique_ptr<AgentLink>> AgentLink::create(const SessionConfig &config
             failure = "cannot create a folder for Emberline's agent in " + parent + ": " + std::strerror(errno);
     }
     if (folder.empty())
-        return makeError(Error::Code::Io, failure);
-    return std::unique_ptr<AgentLink>(new AgentLink(config, folder, agentPath));
+        return makeError(Error::Code::Io, failure.empty() ? "no folder for Emberline's agent" : failure);
+    std::string inTarget;
+    if (place) {
+        if (place->uid != ::geteuid() && ::chown(folder.c_str(), place->uid, place->gid) != 0) {
+            const int error = errno;
+            ::rmdir(folder.c_str());
+            return makeError(Error::Code::Permission, "cannot give the agent's folder " + folder + " to process " +
+                                                          std::to_string(config.pid) + "'s user " +
+                                                          std::to_string(place->uid) + ": " + std::strerror(error));
+        }
+        inTarget = folder.substr(place->root.size());
+    }
+    auto link = std::unique_ptr<AgentLink>(new AgentLink(config, folder, agentPath));
+    link->m_directoryInTarget = inTarget;
+    return link;
 }
 
 AgentLink::AgentLink(const SessionConfig &config, std::string directory, std::string agentPath)
@@ -129,6 +199,7 @@ AgentLink::AgentLink(const SessionConfig &config, std::string directory, std::st
 
 AgentLink::~AgentLink()
 {
+    (void)detach(); // an attached program's agent let go (a session that failed after the attach)
     // Rings are removed as they are found; anything left (a ring created after the last look) goes too.
     std::error_code ec;
     std::filesystem::remove_all(m_rings.directory(), ec);
@@ -158,15 +229,85 @@ AgentLink::environment(const std::vector<std::pair<std::string, std::string>> &g
             before = value;
     if (!before.empty())
         preload += ":" + before;
-    std::vector<std::pair<std::string, std::string>> env = {{"LD_PRELOAD", preload},
-                                                            {agent::kEnvDirectory, m_rings.directory()}};
-    if (m_allocInterval != 0)
-        env.emplace_back(agent::kEnvAllocInterval, std::to_string(m_allocInterval));
-    if (m_cpuPeriodNs != 0)
-        env.emplace_back(agent::kEnvCpuPeriod, std::to_string(m_cpuPeriodNs));
-    if (m_ringBytes != 0)
-        env.emplace_back(agent::kEnvRingBytes, std::to_string(m_ringBytes));
+    std::vector<std::pair<std::string, std::string>> env = {{"LD_PRELOAD", preload}};
+    for (auto &option : options(m_rings.directory()))
+        env.push_back(std::move(option));
     return env;
+}
+
+std::vector<std::pair<std::string, std::string>> AgentLink::options(const std::string &directory) const
+{
+    std::vector<std::pair<std::string, std::string>> out = {{agent::kEnvDirectory, directory}};
+    if (m_allocInterval != 0)
+        out.emplace_back(agent::kEnvAllocInterval, std::to_string(m_allocInterval));
+    if (m_cpuPeriodNs != 0)
+        out.emplace_back(agent::kEnvCpuPeriod, std::to_string(m_cpuPeriodNs));
+    if (m_ringBytes != 0)
+        out.emplace_back(agent::kEnvRingBytes, std::to_string(m_ringBytes));
+    return out;
+}
+
+Result<AgentLink::Attached> AgentLink::attach(int pid)
+{
+    std::string text;
+    for (const auto &[name, value] : options(m_directoryInTarget.empty() ? m_rings.directory() : m_directoryInTarget))
+        text += name + "=" + value + "\n";
+    InjectRequest request;
+    request.pid = pid;
+    request.library = m_agentPath;
+    request.function = "emberline_agent_attach";
+    request.argument = text;
+    auto injected = injectWithHelper(request);
+    if (!injected)
+        return injected.error();
+    const InjectReport &report = injected.value();
+    const std::string program = "process " + std::to_string(pid);
+    switch (report.result) {
+    case -EEXIST:
+        return makeError(Error::Code::Unsupported,
+                         program + " runs Emberline's agent already, for the session that launched it");
+    case -EBUSY:
+        return makeError(Error::Code::Unsupported, program + " is profiled by another Emberline session already");
+    case -EIO:
+        return makeError(Error::Code::Io, "Emberline's agent in " + program + " could not create its ring in " +
+                                              m_rings.directory() + " (is the file system full?)");
+    case -ENOSYS:
+        return makeError(Error::Code::Unsupported, "Emberline's agent found no allocator in " + program);
+    case -EINVAL:
+        return makeError(Error::Code::Invalid, "Emberline's agent in " + program + " refused the session's options");
+    default:
+        break;
+    }
+    if (report.result < 0)
+        return makeError(Error::Code::Io, "Emberline's agent in " + program + " failed to start (" +
+                                              std::strerror(int(-report.result)) + ")");
+    m_attachedPid = pid;
+    Attached out;
+    out.modules = int(report.result);
+    out.stoppedNs = report.stoppedNs;
+    out.loadedBefore = report.loadedBefore;
+    out.attachedRealNs = clockNs(CLOCK_REALTIME);
+    return out;
+}
+
+Status AgentLink::detach()
+{
+    if (m_attachedPid <= 0)
+        return Ok{};
+    const int pid = std::exchange(m_attachedPid, 0);
+    if (::kill(pid, 0) != 0 && errno == ESRCH)
+        return Ok{}; // the program ended: nothing to put back
+    InjectRequest request;
+    request.pid = pid;
+    request.library = m_agentPath;
+    request.function = "emberline_agent_detach";
+    request.loadIfMissing = false;
+    auto done = injectWithHelper(request);
+    if (!done)
+        return makeError(done.error().code, "could not let Emberline's agent in process " + std::to_string(pid) +
+                                                " go: " + done.error().message +
+                                                " (it lets itself go once it finds the session gone)");
+    return Ok{};
 }
 
 namespace {

@@ -40,6 +40,22 @@ public:
     std::vector<std::pair<std::string, std::string>>
     environment(const std::vector<std::pair<std::string, std::string>> &given) const;
 
+    // Loads the agent into running process `pid` and starts it with what was asked (engine/inject: one of its
+    // threads, stopped at a safe point, calls dlopen and the agent's attach): its allocation functions go through the
+    // agent's hooks from then on. The report says how many modules were redirected and how long the thread was
+    // stopped. The rings' folder must be the program's to write in: made so by create() for a config with a pid.
+    struct Attached {
+        int modules = 0;        // modules whose allocation functions now reach the agent
+        uint64_t stoppedNs = 0; // how long the injected thread was stopped
+        bool loadedBefore = false;
+        int64_t attachedRealNs = 0; // CLOCK_REALTIME of the attach
+    };
+    Result<Attached> attach(int pid);
+    // Lets the agent of an attached program go (its tables as they were, its ring given back); the library stays
+    // loaded. Nothing when the program was launched or has ended.
+    Status detach();
+    bool attached() const { return m_attachedPid > 0; }
+
     // The launched program's executable (resolved on PATH), and whether the dynamic loader runs in it at all: a
     // statically linked program loads no agent.
     const std::string &executable() const { return m_executable; }
@@ -47,8 +63,12 @@ public:
 
 private:
     AgentLink(const SessionConfig &config, std::string directory, std::string agentPath);
+    // What the agent is asked, NAME=VALUE, as in the launched program's environment (LD_PRELOAD aside).
+    std::vector<std::pair<std::string, std::string>> options(const std::string &directory) const;
 
     std::string m_agentPath;
+    std::string m_directoryInTarget; // the rings' folder as the attached program sees it (its own root)
+    int m_attachedPid = 0;
     RingReader m_rings;
     uint64_t m_allocInterval = 0;
     uint64_t m_cpuPeriodNs = 0;

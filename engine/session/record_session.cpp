@@ -79,9 +79,10 @@ struct RecordSession::Running {
     std::string exportError; // set on the exporter thread, read after finish() joined it
     Recorder recorder;
     SamplingPipeline pipeline{recorder};
-    std::optional<StackCopyPolicy> stackCopy;  // when the stack copy is learned
-    std::unique_ptr<AgentLink> agent;          // when the program gets Emberline's agent (memory, in-process)
-    std::unique_ptr<MemorySession> memory;     // when memory is profiled
+    std::optional<StackCopyPolicy> stackCopy;    // when the stack copy is learned
+    std::unique_ptr<AgentLink> agent;            // when the program gets Emberline's agent (memory, in-process)
+    std::optional<AgentLink::Attached> attached; // an attached program the agent was loaded into
+    std::unique_ptr<MemorySession> memory;       // when memory is profiled
     RingSinks ringSinks;                       // where the agent's records go: the memory side, the in-process sampler
     size_t ringRecords = 0;                    // read at the last poll of the agent's rings
     std::unique_ptr<ExecBarrier> execBarrier;  // a sampler that reports execs, with memory profiled
@@ -163,6 +164,22 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
     }
     if (inprocess)
         r->agent->askCpu(static_cast<uint64_t>(1'000'000'000 / m_config.frequency), kInprocessRingBytes);
+    if (r->agent && m_config.pid > 0) {
+        // Loaded into the running program now: its hooks take the allocations from here on, its threads' timers
+        // tick for the in-process sampler.
+        auto attached = r->agent->attach(m_config.pid);
+        if (!attached) {
+            if (m_config.memory || m_config.sampler == "inprocess")
+                return attached.error();
+            // Chosen by auto (perf events forbidden): the ptrace sampler, as before injection, and why.
+            inprocess = false;
+            r->agent.reset();
+            r->summary.samplerProblems.push_back("the in-process sampler's agent could not be loaded: " +
+                                                 attached.error().message);
+        } else {
+            r->attached = attached.value();
+        }
+    }
     if (!m_config.command.empty()) {
         LaunchOptions launch{m_config.command, m_config.workingDirectory, m_config.environment, m_config.ownSession};
         if (r->agent) {
@@ -186,7 +203,8 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
         options.frequency = m_config.frequency;
         options.wallTime = m_config.wallTime;
         options.stackBytes = m_config.stackBytes;
-        auto s = InprocessSampler::open(r->agent->rings(), r->child->pid(), options, r->pipeline);
+        auto s =
+            InprocessSampler::open(r->agent->rings(), r->child ? r->child->pid() : m_config.pid, options, r->pipeline);
         if (s) {
             r->ringSinks.cpu = s.value().get();
             opened = std::unique_ptr<Sampler>(std::move(s).value());
@@ -500,7 +518,9 @@ Result<SessionSummary> RecordSession::finish(Running &r)
     // The rings read a last time, every agent passes everything through from now on.
     if (r.agent)
         r.agent->rings().detach(r.ringSinks);
-    summary.samplerProblems = r.sampler->problems(); // the in-process sampler's, of the rings read whole
+    // The in-process sampler's, of the rings read whole (after what the start noted).
+    for (std::string &problem : r.sampler->problems())
+        summary.samplerProblems.push_back(std::move(problem));
     const int64_t endReal = clockNs(CLOCK_REALTIME);
     if (r.memory)
         r.memory->finish(endReal);
@@ -537,6 +557,19 @@ Result<SessionSummary> RecordSession::finish(Running &r)
     summary.incompleteByModule = r.recorder.incompleteByModule();
     if (r.memory)
         summary.memory = r.memory->summary();
+    if (r.memory && r.attached) {
+        auto memory = std::make_shared<MemorySummary>(*summary.memory);
+        memory->attached = true;
+        memory->attachedRealNs = r.attached->attachedRealNs;
+        memory->modulesRedirected = r.attached->modules;
+        memory->attachStoppedNs = r.attached->stoppedNs;
+        summary.memory = std::move(memory);
+    }
+    if (r.agent) {
+        // An attached program's tables as they were, its agent idle (a failure is the summary's, not the session's).
+        if (auto st = r.agent->detach(); !st)
+            summary.saveErrors.push_back(st.error().message);
+    }
     if (r.agent)
         summary.agentStacks = agentStacksSummary(r.agent->rings(), r.pipeline.unwindCounters(), m_config.agentWalks);
     return summary;

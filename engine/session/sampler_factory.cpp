@@ -45,8 +45,6 @@ Result<std::unique_ptr<Sampler>> openSystemSampler(const SessionConfig &c, int c
 
 bool wantsInprocessSampler(const SessionConfig &config, std::string &choice)
 {
-    if (config.command.empty())
-        return false;
     if (config.sampler == "inprocess") {
         choice = "in-process sampler, as asked";
         return true;

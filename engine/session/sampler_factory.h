@@ -23,9 +23,10 @@ using SamplerFactory =
 // ptrace).
 Result<std::unique_ptr<Sampler>> openSystemSampler(const SessionConfig &config, int childPid, std::string &choice);
 
-// Whether a session samples its launched program from inside (the in-process sampler, through Emberline's
-// agent): asked for, or auto where perf events are forbidden. Decided before the launch (the agent is in the
-// program's environment); `choice` then says which and why.
+// Whether a session samples its program from inside (the in-process sampler, through Emberline's agent, preloaded
+// into a launched program or loaded into a running one): asked for, or auto where perf events are forbidden.
+// Decided before the launch (the agent is in the program's environment) or the attach; `choice` then says which
+// and why.
 bool wantsInprocessSampler(const SessionConfig &config, std::string &choice);
 
 } // namespace emberline::engine

@@ -17,15 +17,6 @@ Status validateConfig(const SessionConfig &c)
     if (c.sampler != "auto" && c.sampler != "perf" && c.sampler != "ptrace" && c.sampler != "inprocess")
         return makeError(Error::Code::Unsupported,
                          "unknown sampler '" + c.sampler + "' (choose auto, perf, ptrace or inprocess)");
-    if (c.sampler == "inprocess" && c.pid > 0)
-        return makeError(Error::Code::Unsupported,
-                         "the in-process sampler needs a launched program: Emberline's agent is loaded when the "
-                         "program starts (LD_PRELOAD), so a running process cannot take it; attach with --sampler "
-                         "perf or ptrace, or launch the program with -- COMMAND");
-    if (c.memory && c.pid > 0)
-        return makeError(Error::Code::Unsupported,
-                         "--memory needs a launched program: the memory agent is loaded when the program starts "
-                         "(LD_PRELOAD), so a running process cannot take it; launch the program with -- COMMAND");
     if (c.memory && c.allocInterval < 1)
         return makeError(Error::Code::Invalid, "the allocation interval must be at least 1 byte");
     return Ok{};

@@ -44,6 +44,13 @@ struct MemorySummary {
     uint64_t waitNs = 0;               // exact mode: the programs' time waiting for room in the ring
     uint64_t processes = 0;            // process images that ran the agent
     std::vector<std::string> problems; // why some or all of the memory could not be profiled
+    // An attached program (the agent loaded into it while it ran): when (CLOCK_REALTIME), how many of its modules
+    // call the agent's hooks, and how long the thread that loaded it was stopped. Blocks allocated before are
+    // unknown: their frees are counted apart (unknownFrees), and in-use is what was allocated since.
+    bool attached = false;
+    int64_t attachedRealNs = 0;
+    int modulesRedirected = 0;
+    uint64_t attachStoppedNs = 0;
 };
 
 // How the agent took its samples' stacks over a session (memory, the in-process sampler): walked in the program with

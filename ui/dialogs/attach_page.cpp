@@ -1,4 +1,5 @@
 #include "ui/dialogs/attach_page.h"
+#include "ui/dialogs/memory_options.h"
 
 #include "ui/common/model_roles.h"
 #include "ui/models/process_list_model.h"
@@ -9,6 +10,7 @@
 #include <QIntValidator>
 #include <QLabel>
 #include <QLineEdit>
+#include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QTimer>
@@ -61,9 +63,13 @@ void AttachPage::setupUi()
     m_timer = new QTimer(this);
     m_timer->setInterval(2000);
 
+    m_memory = new MemoryOptions(MemoryOptions::Target::Running, this);
+
     auto *pidRow = new QHBoxLayout;
     pidRow->addWidget(new QLabel(tr("Process &ID:"), this));
     pidRow->addWidget(m_pid);
+    pidRow->addSpacing(24);
+    pidRow->addWidget(m_memory);
     pidRow->addStretch();
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(m_filter);
@@ -157,7 +163,23 @@ QString AttachPage::fillConfig(engine::SessionConfig &config) const
         return tr("Process %1 cannot be profiled: %2.").arg(target).arg(QString::fromStdString(entry->reason));
     config.command.clear();
     config.pid = target;
+    config.memory = m_memory->memory();
+    config.allocInterval = m_memory->allocInterval();
     return {};
+}
+
+void AttachPage::loadSettings()
+{
+    QSettings settings;
+    settings.beginGroup(QStringLiteral("profileDialog"));
+    m_memory->load(settings, QStringLiteral("attach"));
+}
+
+void AttachPage::saveSettings() const
+{
+    QSettings settings;
+    settings.beginGroup(QStringLiteral("profileDialog"));
+    m_memory->save(settings, QStringLiteral("attach"));
 }
 
 } // namespace emberline::ui

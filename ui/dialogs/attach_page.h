@@ -14,11 +14,13 @@ class QTimer;
 
 namespace emberline::ui {
 
+class MemoryOptions;
 class ProcessListModel;
 
 // The "Attach" page of the Profile Process dialog: a live list of processes (pid, user, name, CPU %, command
 // line), the user's own first, filterable by text and refreshed every two seconds while the page is shown;
-// processes that cannot be traced are greyed out with the reason. /proc is read on a worker, one scan at a
+// processes that cannot be traced are greyed out with the reason. The memory switch loads Emberline's agent into the
+// chosen process. /proc is read on a worker, one scan at a
 // time; the selection follows its pid across refreshes. A pid can also be typed.
 //
 // Thread: GUI thread; scans run on the thread pool.
@@ -28,6 +30,8 @@ public:
     explicit AttachPage(QWidget *parent = nullptr);
 
     QString fillConfig(engine::SessionConfig &config) const;
+    void loadSettings();
+    void saveSettings() const;
     void setPid(int pid);
     int pid() const;
     ProcessListModel *model() const { return m_model; }
@@ -52,6 +56,7 @@ private:
     QLineEdit *m_filter = nullptr;
     QTableView *m_table = nullptr;
     QLineEdit *m_pid = nullptr;
+    MemoryOptions *m_memory = nullptr; // loads Emberline's agent into the process
     QTimer *m_timer = nullptr;
     std::shared_ptr<engine::ProcessScanner> m_scanner;
     bool m_scanning = false;

@@ -1,7 +1,6 @@
 #include "ui/dialogs/launch_page.h"
+#include "ui/dialogs/memory_options.h"
 
-#include <QCheckBox>
-#include <QComboBox>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -15,13 +14,6 @@
 #include <QToolButton>
 
 namespace emberline::ui {
-namespace {
-
-constexpr qulonglong kDefaultAllocInterval =
-    qulonglong{512} * 1024; // SessionConfig's default: cheap enough to leave on
-
-} // namespace
-
 LaunchPage::LaunchPage(QWidget *parent) : QWidget(parent)
 {
     setupUi();
@@ -50,20 +42,7 @@ void LaunchPage::setupUi()
     m_environment->setObjectName(QStringLiteral("environmentEdit"));
     m_environment->setPlaceholderText(tr("NAME=value, one per line (added to Emberline's environment)"));
     m_environment->setMaximumHeight(90);
-    m_memory = new QCheckBox(tr("Profile &memory (allocations, live heap, leaks)"), this);
-    m_memory->setObjectName(QStringLiteral("memoryCheck"));
-    m_memory->setToolTip(tr("Preload Emberline's allocation agent into the program: where memory is allocated, what "
-                            "stays live, and what is never freed"));
-    m_allocInterval = new QComboBox(this);
-    m_allocInterval->setObjectName(QStringLiteral("allocIntervalCombo"));
-    m_allocInterval->setToolTip(tr("How many bytes are allocated, on average, between two sampled allocations: "
-                                   "larger is cheaper, smaller sees rarer allocations"));
-    for (const qulonglong kib : {64, 128, 256, 512, 1024, 4096})
-        m_allocInterval->addItem(kib < 1024 ? tr("every %1 KiB").arg(kib) : tr("every %1 MiB").arg(kib / 1024),
-                                 kib * 1024);
-    m_allocInterval->addItem(tr("every allocation (exact, slower)"), qulonglong{1});
-    m_allocInterval->setCurrentIndex(m_allocInterval->findData(kDefaultAllocInterval));
-    m_allocInterval->setEnabled(false);
+    m_memory = new MemoryOptions(MemoryOptions::Target::Launched, this);
 
     auto *programRow = new QHBoxLayout;
     programRow->addWidget(m_program, 1);
@@ -71,21 +50,16 @@ void LaunchPage::setupUi()
     auto *directoryRow = new QHBoxLayout;
     directoryRow->addWidget(m_workingDirectory, 1);
     directoryRow->addWidget(m_browseDirectory);
-    auto *memoryRow = new QHBoxLayout;
-    memoryRow->addWidget(m_memory);
-    memoryRow->addWidget(m_allocInterval);
-    memoryRow->addStretch();
     auto *form = new QFormLayout(this);
     form->addRow(tr("&Program:"), programRow);
     form->addRow(tr("&Arguments:"), m_arguments);
     form->addRow(tr("&Working directory:"), directoryRow);
     form->addRow(tr("&Environment:"), m_environment);
-    form->addRow(tr("Memory:"), memoryRow);
+    form->addRow(tr("Memory:"), m_memory);
 }
 
 void LaunchPage::connectSignals()
 {
-    connect(m_memory, &QCheckBox::toggled, m_allocInterval, &QWidget::setEnabled);
     connect(m_browseProgram, &QToolButton::clicked, this, [this] {
         const QString file = QFileDialog::getOpenFileName(this, tr("Program to Profile"), m_program->text());
         if (!file.isEmpty())
@@ -136,8 +110,8 @@ QString LaunchPage::fillConfig(engine::SessionConfig &config) const
     config.workingDirectory = directory.toStdString();
     config.environment = std::move(environment);
     config.pid = 0;
-    config.memory = m_memory->isChecked();
-    config.allocInterval = m_allocInterval->currentData().toULongLong();
+    config.memory = m_memory->memory();
+    config.allocInterval = m_memory->allocInterval();
     return {};
 }
 
@@ -149,11 +123,7 @@ void LaunchPage::loadSettings()
     m_arguments->setText(settings.value(QStringLiteral("arguments")).toString());
     m_workingDirectory->setText(settings.value(QStringLiteral("workingDirectory")).toString());
     m_environment->setPlainText(settings.value(QStringLiteral("environment")).toString());
-    m_memory->setChecked(settings.value(QStringLiteral("memory"), false).toBool());
-    // Read as a number: a settings file gives it back as text, which findData() would not match.
-    const qulonglong bytes = settings.value(QStringLiteral("allocInterval"), kDefaultAllocInterval).toULongLong();
-    const int interval = m_allocInterval->findData(bytes);
-    m_allocInterval->setCurrentIndex(interval >= 0 ? interval : m_allocInterval->findData(kDefaultAllocInterval));
+    m_memory->load(settings, {});
 }
 
 void LaunchPage::saveSettings() const
@@ -164,8 +134,7 @@ void LaunchPage::saveSettings() const
     settings.setValue(QStringLiteral("arguments"), m_arguments->text());
     settings.setValue(QStringLiteral("workingDirectory"), m_workingDirectory->text());
     settings.setValue(QStringLiteral("environment"), m_environment->toPlainText());
-    settings.setValue(QStringLiteral("memory"), m_memory->isChecked());
-    settings.setValue(QStringLiteral("allocInterval"), m_allocInterval->currentData());
+    m_memory->save(settings, {});
 }
 
 } // namespace emberline::ui

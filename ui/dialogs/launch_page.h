@@ -4,18 +4,18 @@
 
 #include <QWidget>
 
-class QCheckBox;
-class QComboBox;
 class QLineEdit;
 class QPlainTextEdit;
 class QToolButton;
 
 namespace emberline::ui {
 
+class MemoryOptions;
+
 // The "Launch" page of the Profile Process dialog: the program (with a file chooser), its arguments (split like a
 // shell would, quotes respected), the working directory and added environment variables (NAME=value, one a
-// line), and the memory switch with its sampling interval (memory profiling preloads an agent into the program,
-// so only a launched program can have it). fillConfig() checks what it can before anything reaches the engine.
+// line), and the memory switch with its sampling interval (memory profiling preloads an agent into the program).
+// fillConfig() checks what it can before anything reaches the engine.
 //
 // Thread: GUI thread.
 class LaunchPage : public QWidget {
@@ -39,8 +39,7 @@ private:
     QLineEdit *m_workingDirectory = nullptr;
     QToolButton *m_browseDirectory = nullptr;
     QPlainTextEdit *m_environment = nullptr;
-    QCheckBox *m_memory = nullptr;
-    QComboBox *m_allocInterval = nullptr; // bytes between sampled allocations, on average (1: every one)
+    MemoryOptions *m_memory = nullptr;
 };
 
 } // namespace emberline::ui

@@ -86,9 +86,11 @@ QGroupBox *ProfileProcessDialog::createOptions()
     m_sampler->addItem(tr("Automatic"), QStringLiteral("auto"));
     m_sampler->addItem(tr("perf events"), QStringLiteral("perf"));
     m_sampler->addItem(tr("ptrace (no perf events needed)"), QStringLiteral("ptrace"));
-    m_sampler->addItem(tr("In-process (launched programs; no perf events needed)"), QStringLiteral("inprocess"));
+    m_sampler->addItem(tr("In-process (Emberline's agent in the program; no perf events needed)"),
+                       QStringLiteral("inprocess"));
     m_sampler->setToolTip(tr("Automatic: perf events where they are allowed; where they are not, the in-process "
-                             "sampler for a program you launch and ptrace for a running one"));
+                             "sampler (Emberline's agent preloaded into a program you launch, or loaded into a "
+                             "running one), and ptrace where the agent cannot be loaded"));
     m_wallTime = new QCheckBox(tr("Record wall time (off-CPU)"), box);
     m_wallTime->setObjectName(QStringLiteral("wallTimeCheck"));
     m_wallTime->setChecked(true);
@@ -153,9 +155,6 @@ QString ProfileProcessDialog::buildConfig(engine::SessionConfig &config) const
     config.frequency = m_frequency->value();
     config.flushPeriodNs = static_cast<int64_t>(m_flushPeriod->value()) * 1'000'000'000;
     config.sampler = m_sampler->currentData().toString().toStdString();
-    if (config.sampler == "inprocess" && mode() != Mode::Launch)
-        return tr("The in-process sampler needs a program Emberline launches: attach with Automatic, perf events "
-                  "or ptrace");
     config.wallTime = m_wallTime->isChecked();
     return {};
 }

@@ -134,6 +134,7 @@ void ProfileProcessDialog::showMessage(const QString &text)
 void ProfileProcessDialog::loadSettings()
 {
     m_launch->loadSettings();
+    m_attach->loadSettings();
     QSettings settings;
     settings.beginGroup(QStringLiteral("profileDialog"));
     setMode(settings.value(QStringLiteral("mode")).toString() == QLatin1String("attach") ? Mode::Attach : Mode::Launch);
@@ -152,6 +153,7 @@ void ProfileProcessDialog::loadSettings()
 void ProfileProcessDialog::saveSettings()
 {
     m_launch->saveSettings();
+    m_attach->saveSettings();
     QSettings settings;
     settings.beginGroup(QStringLiteral("profileDialog"));
     settings.setValue(QStringLiteral("mode"),

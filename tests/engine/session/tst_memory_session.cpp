@@ -488,17 +488,6 @@ private Q_SLOTS:
         QVERIFY(std::any_of(problems.begin(), problems.end(),
                             [](const std::string &p) { return p.find("RTLD_DEEPBIND") != std::string::npos; }));
     }
-
-    // Memory needs a launched program.
-    void attachRefused()
-    {
-        SessionConfig c;
-        c.pid = 1;
-        c.memory = true;
-        const Status st = validateConfig(c);
-        QVERIFY(!st);
-        QVERIFY2(st.error().message.find("launched program") != std::string::npos, st.error().message.c_str());
-    }
 };
 
 QTEST_GUILESS_MAIN(TestMemorySession)

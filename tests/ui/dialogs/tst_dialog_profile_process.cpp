@@ -176,15 +176,17 @@ private Q_SLOTS:
         QVERIFY(!config.wallTime);
     }
 
-    // The memory switch is on the launch page only (the agent is preloaded into a program Emberline starts), off by
-    // default, with its interval at 512 KiB and chosen only while the switch is on; it sets the configuration's
-    // memory and interval, and both come back in the next dialog. If this fails, a session profiles memory the user
-    // did not ask for, at another interval, or an attach offers what the engine refuses.
+    // The memory switch is on both pages (the agent preloaded into a program Emberline starts, or loaded into a
+    // running one), off by default, with its interval at 512 KiB and chosen only while the switch is on; it sets the
+    // configuration's memory and interval, and both come back in the next dialog, each page's its own. If this
+    // fails, a session profiles memory the user did not ask for, at another interval.
     void memorySwitchOnTheLaunchPage()
     {
         {
             ProfileProcessDialog dialog;
-            QVERIFY(!child<QCheckBox>(dialog.attachPage(), "memoryCheck"));
+            auto *attachMemory = child<QCheckBox>(dialog.attachPage(), "memoryCheck");
+            QVERIFY(attachMemory);
+            QVERIFY(!attachMemory->isChecked());
             child<QTabWidget>(&dialog, "modeTabs")->setCurrentIndex(0);
             child<QLineEdit>(&dialog, "programEdit")->setText(targetPath("cpu_split"));
             child<QLineEdit>(&dialog, "argumentsEdit")->setText(QStringLiteral("0.2"));
@@ -212,10 +214,11 @@ private Q_SLOTS:
             QVERIFY(QTest::qWaitFor([&] { return !dialog.isStarting(); }, 10000));
         }
         ProfileProcessDialog again;
-        QVERIFY(child<QCheckBox>(&again, "memoryCheck")->isChecked());
-        QCOMPARE(child<QComboBox>(&again, "allocIntervalCombo")->currentData().toULongLong(), 1ull);
-        child<QCheckBox>(&again, "memoryCheck")->setChecked(false);
-        child<QComboBox>(&again, "allocIntervalCombo")->setCurrentIndex(3);
+        QVERIFY(child<QCheckBox>(again.launchPage(), "memoryCheck")->isChecked());
+        QCOMPARE(child<QComboBox>(again.launchPage(), "allocIntervalCombo")->currentData().toULongLong(), 1ull);
+        QVERIFY(!child<QCheckBox>(again.attachPage(), "memoryCheck")->isChecked()); // the attach page's own
+        child<QCheckBox>(again.launchPage(), "memoryCheck")->setChecked(false);
+        child<QComboBox>(again.launchPage(), "allocIntervalCombo")->setCurrentIndex(3);
         pressStart(again);
         QVERIFY(QTest::qWaitFor([&] { return !again.isStarting(); }, 10000));
     }
@@ -271,6 +274,32 @@ private Q_SLOTS:
         }
         page.refresh();
         QVERIFY(refreshed.wait(10000));
+    }
+
+    // The attach page's memory switch asks the session to load the agent into the chosen process, at the interval
+    // chosen. If this fails, the window cannot profile a running program's memory.
+    void attachPageAsksForMemory()
+    {
+        QProcess sleeper;
+        sleeper.start(QStringLiteral("sleep"), {QStringLiteral("30")});
+        QVERIFY(sleeper.waitForStarted());
+        AttachPage page;
+        page.setPid(static_cast<int>(sleeper.processId()));
+        auto *memory = child<QCheckBox>(&page, "memoryCheck");
+        auto *interval = child<QComboBox>(&page, "allocIntervalCombo");
+        QVERIFY(memory && interval && !interval->isEnabled());
+        emberline::engine::SessionConfig config;
+        QVERIFY2(page.fillConfig(config).isEmpty(), qPrintable(page.fillConfig(config)));
+        QCOMPARE(config.pid, static_cast<int>(sleeper.processId()));
+        QVERIFY(!config.memory);
+        memory->setChecked(true);
+        QVERIFY(interval->isEnabled());
+        interval->setCurrentIndex(interval->findData(qulonglong{65536}));
+        QVERIFY(page.fillConfig(config).isEmpty());
+        QVERIFY(config.memory);
+        QCOMPARE(config.allocInterval, uint64_t(65536));
+        sleeper.kill();
+        sleeper.waitForFinished();
     }
 };
 

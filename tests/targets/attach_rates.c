@@ -1,0 +1,154 @@
+// A running program whose allocations keep known rates, for attaching to: three threads allocate in a loop until
+// stdin closes (or SECONDS pass). churn_large allocates 1536-byte blocks and churn_small 512-byte ones, as many of
+// each, freed at once (their bytes are 3 to 1); keeper allocates 1024-byte blocks and keeps one in four (its blocks
+// in use are a quarter of those it allocated), freeing the others. A fourth thread waits in a futex-backed
+// condition, a fifth in nanosleep: both must sleep through an attach untouched. It prints "ready" once every thread
+// runs, and at its end "kept N" (blocks kept by keeper over its whole run), exiting 0, or 3 when a wait came back
+// early (EINTR, a sleep cut short).
+//   attach_rates [SECONDS]
+#include "target_common.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/select.h>
+#include <unistd.h>
+
+static atomic_int g_stop;
+static atomic_int g_started;
+static atomic_int g_badWait;
+static void *volatile g_sink;
+
+TARGET_FN static void churn_large(void)
+{
+    void *p = malloc(1536);
+    g_sink = p;
+    free(p);
+}
+
+TARGET_FN static void churn_small(void)
+{
+    void *p = malloc(512);
+    g_sink = p;
+    free(p);
+}
+
+static void *churner(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&g_started, 1);
+    while (!atomic_load(&g_stop)) {
+        churn_large();
+        churn_small();
+    }
+    return NULL;
+}
+
+static long g_kept;
+
+TARGET_FN static void *keep_one(long i)
+{
+    void *p = malloc(1024);
+    memset(p, 1, 16);
+    if (i % 4 == 0)
+        return p;
+    free(p);
+    return NULL;
+}
+
+static void *keeper(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&g_started, 1);
+    size_t room = 1 << 16;
+    void **kept = malloc(room * sizeof *kept);
+    for (long i = 0; !atomic_load(&g_stop); ++i) {
+        void *p = keep_one(i);
+        if (p) {
+            if ((size_t)g_kept == room) {
+                room *= 2;
+                kept = realloc(kept, room * sizeof *kept);
+            }
+            kept[g_kept++] = p;
+        }
+        if (i % 64 == 0)
+            usleep(50); // a steady pace: the kept blocks grow slowly
+    }
+    return kept; // never freed: the kept blocks stay in use to the end
+}
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cond = PTHREAD_COND_INITIALIZER;
+
+static void *condWaiter(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&g_started, 1);
+    pthread_mutex_lock(&g_lock);
+    while (!atomic_load(&g_stop))
+        pthread_cond_wait(&g_cond, &g_lock); // a futex wait: a spurious return is allowed, and rechecked
+    pthread_mutex_unlock(&g_lock);
+    return NULL;
+}
+
+static void *sleeper(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&g_started, 1);
+    while (!atomic_load(&g_stop)) {
+        struct timespec before;
+        struct timespec after;
+        clock_gettime(CLOCK_MONOTONIC, &before);
+        const struct timespec nap = {0, 200 * 1000 * 1000};
+        if (nanosleep(&nap, NULL) != 0) {
+            fprintf(stderr, "attach_rates: nanosleep: %s\n", strerror(errno));
+            atomic_store(&g_badWait, 1);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &after);
+        const double slept = (double)(after.tv_sec - before.tv_sec) + (after.tv_nsec - before.tv_nsec) * 1e-9;
+        if (slept < 0.199) {
+            fprintf(stderr, "attach_rates: a 200 ms sleep took %.3f s\n", slept);
+            atomic_store(&g_badWait, 1);
+        }
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const double seconds = target_seconds(argc, argv, 600);
+    pthread_t threads[4];
+    pthread_create(&threads[0], NULL, churner, NULL);
+    pthread_create(&threads[1], NULL, keeper, NULL);
+    pthread_create(&threads[2], NULL, condWaiter, NULL);
+    pthread_create(&threads[3], NULL, sleeper, NULL);
+    while (atomic_load(&g_started) < 4)
+        usleep(1000);
+    printf("ready\n");
+    fflush(stdout);
+    // Until stdin closes or the time is up.
+    const double end = target_now() + seconds;
+    char c;
+    while (target_now() < end) {
+        fd_set in;
+        FD_ZERO(&in);
+        FD_SET(0, &in);
+        struct timeval tick = {0, 100 * 1000};
+        const int ready = select(1, &in, NULL, NULL, &tick);
+        if (ready > 0 && read(0, &c, 1) <= 0)
+            break;
+    }
+    atomic_store(&g_stop, 1);
+    pthread_mutex_lock(&g_lock);
+    pthread_cond_broadcast(&g_cond);
+    pthread_mutex_unlock(&g_lock);
+    for (int i = 0; i < 4; ++i)
+        pthread_join(threads[i], NULL);
+    printf("kept %ld\n", g_kept);
+    fflush(stdout);
+    return atomic_load(&g_badWait) ? 3 : 0;
+}

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QSettings;
+
+namespace emberline::ui {
+
+// The memory switch of the Profile Process dialog's pages, with its sampling interval: for a launched program the
+// agent is preloaded, for a running one it is loaded into the process (its allocations from then on). The
+// checkbox is "memoryCheck", the interval "allocIntervalCombo".
+//
+// Thread: GUI thread.
+class MemoryOptions : public QWidget {
+    Q_OBJECT
+public:
+    enum class Target { Launched, Running };
+    explicit MemoryOptions(Target target, QWidget *parent = nullptr);
+
+    bool memory() const;
+    // Mean bytes between sampled allocations (1: every one).
+    qulonglong allocInterval() const;
+    // Under `prefix` ("" or "attach") in the settings group the caller opened.
+    void load(const QSettings &settings, const QString &prefix);
+    void save(QSettings &settings, const QString &prefix) const;
+
+private:
+    QCheckBox *m_memory = nullptr;
+    QComboBox *m_allocInterval = nullptr;
+};
+
+} // namespace emberline::ui
