@@ -1,0 +1,247 @@
+// The injection tests' target (engine/inject): one program, a mode per test. Each mode prints what the test needs
+// (thread ids) on stdout, runs for SECONDS and exits 0 when everything it checks held.
+//
+//   alloc SECONDS [THREADS]  THREADS threads (default 4) and the main thread allocate and free without pause.
+//   waits SECONDS            threads wait in a futex without timeout ("futex TID"), a futex with a 200 ms timeout
+//                            ("timed_futex TID") and nanosleep of 300 ms ("nanosleep TID"), each an error on EINTR
+//                            (exit 3); a nanosleep that returns early, as measured here, exits 5.
+//   registers SECONDS        a thread ("registers TID") holds known values in general, x87, SSE/AVX (and AVX-512)
+//                            registers, MXCSR and the x87 control word and checks them in a tight loop; exit 7 if one
+//                            changed. It blocks SIGUSR2 and SIGRTMIN+3.
+//   threads SECONDS COUNT    COUNT threads that wake every 10 ms.
+//   exit_after MS            the main thread sleeps; another thread ends the program (exit 0) after MS ms.
+//   vfork SECONDS            a vfork child ("vfork_child PID") sleeps SECONDS (raw system calls) while its parent
+//   waits. idle SECONDS             the main thread sleeps.
+#define _GNU_SOURCE
+#include "target_common.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void inject_target_registers(double seconds);
+
+static double g_end;
+
+static void announce(const char *what, long value)
+{
+    printf("%s %ld\n", what, value);
+    fflush(stdout);
+}
+
+static void nap(double seconds)
+{
+    struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+// --- alloc ---------------------------------------------------------------------------------------------------
+TARGET_FN static uint64_t churn(unsigned seed)
+{
+    void *slots[64] = {0};
+    uint64_t total = 0;
+    while (target_now() < g_end) {
+        for (int i = 0; i < 1000; ++i) {
+            seed = seed * 1103515245u + 12345u;
+            const unsigned slot = (seed >> 8) % 64;
+            free(slots[slot]);
+            slots[slot] = malloc(16 + (seed >> 16) % 4000);
+            total += slots[slot] != NULL;
+        }
+    }
+    for (int i = 0; i < 64; ++i)
+        free(slots[i]);
+    return total;
+}
+
+static void *churn_thread(void *arg)
+{
+    return (void *)(uintptr_t)churn((unsigned)(uintptr_t)arg);
+}
+
+static int run_alloc(int threads)
+{
+    pthread_t t[64];
+    threads = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+    for (int i = 0; i < threads; ++i)
+        pthread_create(&t[i], NULL, churn_thread, (void *)(uintptr_t)(i + 1));
+    churn(99);
+    for (int i = 0; i < threads; ++i)
+        pthread_join(t[i], NULL);
+    return 0;
+}
+
+// --- waits ---------------------------------------------------------------------------------------------------
+static int g_futex_word;
+
+static long futex(int *word, int op, int value, const struct timespec *timeout)
+{
+    return syscall(SYS_futex, word, op, value, timeout, NULL, 0);
+}
+
+static void fail(const char *what, int status)
+{
+    fprintf(stderr, "inject_target: %s: %s\n", what, strerror(errno));
+    _exit(status);
+}
+
+static void *futex_thread(void *arg)
+{
+    (void)arg;
+    announce("futex", syscall(SYS_gettid));
+    // Woken once, by the main thread at the end: a return before that is a wait the injection broke.
+    while (__atomic_load_n(&g_futex_word, __ATOMIC_ACQUIRE) == 0) {
+        if (futex(&g_futex_word, FUTEX_WAIT_PRIVATE, 0, NULL) != 0 && errno != EAGAIN)
+            fail("futex wait", errno == EINTR ? 3 : 4);
+    }
+    return NULL;
+}
+
+static void *timed_futex_thread(void *arg)
+{
+    (void)arg;
+    int word = 0;
+    announce("timed_futex", syscall(SYS_gettid));
+    while (target_now() < g_end) {
+        const struct timespec timeout = {0, 200000000};
+        const double start = target_now();
+        if (futex(&word, FUTEX_WAIT_PRIVATE, 0, &timeout) == 0 || errno != ETIMEDOUT)
+            fail("timed futex wait", errno == EINTR ? 3 : 4);
+        if (target_now() - start < 0.199) {
+            fprintf(stderr, "inject_target: a 200 ms futex wait lasted %.1f ms\n", (target_now() - start) * 1e3);
+            _exit(5);
+        }
+    }
+    return NULL;
+}
+
+static void *nanosleep_thread(void *arg)
+{
+    (void)arg;
+    announce("nanosleep", syscall(SYS_gettid));
+    while (target_now() < g_end) {
+        const struct timespec length = {0, 300000000};
+        const double start = target_now();
+        if (nanosleep(&length, NULL) != 0)
+            fail("nanosleep", errno == EINTR ? 3 : 4);
+        const double slept = target_now() - start;
+        if (slept < 0.2999) {
+            fprintf(stderr, "inject_target: a 300 ms nanosleep lasted %.3f ms\n", slept * 1e3);
+            _exit(5);
+        }
+    }
+    return NULL;
+}
+
+static int run_waits(void)
+{
+    pthread_t t[3];
+    pthread_create(&t[0], NULL, futex_thread, NULL);
+    pthread_create(&t[1], NULL, timed_futex_thread, NULL);
+    pthread_create(&t[2], NULL, nanosleep_thread, NULL);
+    nap(g_end - target_now());
+    __atomic_store_n(&g_futex_word, 1, __ATOMIC_RELEASE);
+    futex(&g_futex_word, FUTEX_WAKE_PRIVATE, 1, NULL);
+    for (int i = 0; i < 3; ++i)
+        pthread_join(t[i], NULL);
+    return 0;
+}
+
+// --- registers -----------------------------------------------------------------------------------------------
+static void *registers_thread(void *arg)
+{
+    (void)arg;
+    sigset_t blocked;
+    sigemptyset(&blocked);
+    sigaddset(&blocked, SIGUSR2);
+    sigaddset(&blocked, SIGRTMIN + 3);
+    pthread_sigmask(SIG_BLOCK, &blocked, NULL);
+    announce("registers", syscall(SYS_gettid));
+    inject_target_registers(g_end - target_now());
+    return NULL;
+}
+
+// --- threads, exit_after, vfork ------------------------------------------------------------------------------
+static void *waking_thread(void *arg)
+{
+    (void)arg;
+    while (target_now() < g_end) {
+        nap(0.01);
+        burn(100);
+    }
+    return NULL;
+}
+
+static int run_threads(int count)
+{
+    pthread_t *t = calloc((size_t)count, sizeof *t);
+    int started = 0;
+    for (; started < count; ++started)
+        if (pthread_create(&t[started], NULL, waking_thread, NULL) != 0)
+            break;
+    announce("threads", started);
+    for (int i = 0; i < started; ++i)
+        pthread_join(t[i], NULL);
+    free(t);
+    return started == count ? 0 : 6;
+}
+
+static void *ender_thread(void *arg)
+{
+    nap((double)(uintptr_t)arg / 1000.0);
+    exit(0);
+}
+
+static int run_vfork(double seconds)
+{
+    const pid_t child = vfork();
+    if (child == 0) {
+        // A vfork child may make raw system calls only.
+        struct timespec ts = {(time_t)seconds, 0};
+        syscall(SYS_nanosleep, &ts, NULL);
+        _exit(0);
+    }
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) != child || status != 0)
+        return 4;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "idle";
+    const double seconds = argc > 2 ? atof(argv[2]) : 3.0;
+    g_end = target_now() + seconds;
+    announce("pid", getpid());
+    int status = 0;
+    if (strcmp(mode, "alloc") == 0) {
+        status = run_alloc(argc > 3 ? atoi(argv[3]) : 4);
+    } else if (strcmp(mode, "waits") == 0) {
+        status = run_waits();
+    } else if (strcmp(mode, "registers") == 0) {
+        pthread_t t;
+        pthread_create(&t, NULL, registers_thread, NULL);
+        pthread_join(t, NULL);
+    } else if (strcmp(mode, "threads") == 0) {
+        status = run_threads(argc > 3 ? atoi(argv[3]) : 100);
+    } else if (strcmp(mode, "exit_after") == 0) {
+        pthread_t t;
+        pthread_create(&t, NULL, ender_thread, (void *)(uintptr_t)seconds);
+        for (;;)
+            pause();
+    } else if (strcmp(mode, "vfork") == 0) {
+        status = run_vfork(seconds);
+    } else {
+        nap(seconds);
+    }
+    if (status == 0)
+        printf("inject_target ok\n");
+    return status;
+}
