@@ -494,8 +494,10 @@ bool createRing(uint32_t parentPid)
     // it): a page the file system could not give later (a full disk or tmpfs) would end the program with SIGBUS at
     // its first write. A file system without fallocate gives its pages as they are written. Exact mode writes a
     // record for every allocation from the start, and waits for room anyway: its ring is reserved whole, here,
-    // rather than a chunk at a time under the program's allocations.
-    uint64_t reserved = g_ringBytes < kAgentReservedBytes || g_interval == 1 ? g_ringBytes : kAgentReservedBytes;
+    // rather than a chunk at a time under the program's allocations; except on a thread the injector holds stopped
+    // (loaded into a running program), whose pause would last as long: there the session reserves the rest.
+    const bool whole = g_interval == 1 && g_attachedNs == 0;
+    uint64_t reserved = g_ringBytes < kAgentReservedBytes || whole ? g_ringBytes : kAgentReservedBytes;
     if (ftruncate(fd, off_t(total)) != 0) {
         const int error = errno;
         close(fd);
@@ -526,8 +528,11 @@ bool createRing(uint32_t parentPid)
     }
     // The reserved part is mapped at once: a first lap that faulted its pages in one by one would cost every early
     // sample a few page faults in the program. (A kernel before 5.14 has no MADV_POPULATE_WRITE: they fault then.)
+    // Loaded into a running program, the ring is made on a thread the injector holds stopped: only the first window
+    // is mapped then (a few milliseconds less of the program's pause; the rest faults in as the writers get there).
     madvise(mem, kModuleIndexOffset, MADV_POPULATE_WRITE);
-    madvise(static_cast<uint8_t *>(mem) + kRingHeaderBytes, reserved, MADV_POPULATE_WRITE);
+    const uint64_t populate = g_attachedNs != 0 && reserved > kFirstWindow ? kFirstWindow : reserved;
+    madvise(static_cast<uint8_t *>(mem) + kRingHeaderBytes, populate, MADV_POPULATE_WRITE);
     auto *ring = static_cast<RingHeader *>(mem);
     ring->magic = kRingMagic;
     ring->version = kRingVersion;

@@ -247,6 +247,13 @@ std::vector<std::pair<std::string, std::string>> AgentLink::options(const std::s
     return out;
 }
 
+std::string AgentLink::injectHelper() const
+{
+    // Installed beside the agent (lib/emberline), as it is in the build tree.
+    const std::string beside = (std::filesystem::path(m_agentPath).parent_path() / kInjectHelperName).string();
+    return ::access(beside.c_str(), X_OK) == 0 ? beside : std::string();
+}
+
 Result<AgentLink::Attached> AgentLink::attach(int pid)
 {
     std::string text;
@@ -257,7 +264,7 @@ Result<AgentLink::Attached> AgentLink::attach(int pid)
     request.library = m_agentPath;
     request.function = "emberline_agent_attach";
     request.argument = text;
-    auto injected = injectWithHelper(request);
+    auto injected = injectWithHelper(request, injectHelper());
     if (!injected)
         return injected.error();
     const InjectReport &report = injected.value();
@@ -302,7 +309,7 @@ Status AgentLink::detach()
     request.library = m_agentPath;
     request.function = "emberline_agent_detach";
     request.loadIfMissing = false;
-    auto done = injectWithHelper(request);
+    auto done = injectWithHelper(request, injectHelper());
     if (!done)
         return makeError(done.error().code, "could not let Emberline's agent in process " + std::to_string(pid) +
                                                 " go: " + done.error().message +

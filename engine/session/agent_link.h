@@ -65,6 +65,8 @@ private:
     AgentLink(const SessionConfig &config, std::string directory, std::string agentPath);
     // What the agent is asked, NAME=VALUE, as in the launched program's environment (LD_PRELOAD aside).
     std::vector<std::pair<std::string, std::string>> options(const std::string &directory) const;
+    // The injector beside the agent library; "": the default (beside the executable).
+    std::string injectHelper() const;
 
     std::string m_agentPath;
     std::string m_directoryInTarget; // the rings' folder as the attached program sees it (its own root)
