@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/select.h>
+#include <time.h>
 #include <unistd.h>
 
 static atomic_int g_stop;
