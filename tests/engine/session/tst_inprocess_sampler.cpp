@@ -418,7 +418,8 @@ private Q_SLOTS:
         QVERIFY2(refused.contains(QStringLiteral("seccomp filter")), qPrintable(refused));
         QVERIFY2(!refused.contains(QStringLiteral("sudo sysctl")), qPrintable(refused));
 
-        // Attaching: ptrace, the only way in from outside.
+        // Attaching: the agent loaded into the running program, its in-process sampler; and where the agent cannot be
+        // loaded (a statically linked program), ptrace, with the reason.
         QProcess target;
         target.start(targetPath("cpu_split"), {QStringLiteral("3")});
         QVERIFY(target.waitForStarted());
@@ -434,7 +435,29 @@ private Q_SLOTS:
         if (attached.contains(QStringLiteral("not permitted")) && !inCi())
             QSKIP("ptrace is not allowed here");
         QVERIFY2(attach.exitCode() == 0, qPrintable(attached));
-        QVERIFY2(attached.contains(QStringLiteral("ptrace sampler (auto, attaching")), qPrintable(attached));
+        QVERIFY2(attached.contains(QStringLiteral("in-process sampler (auto: perf_event_open is refused")),
+                 qPrintable(attached));
+        const auto attachedProfile =
+            readPprofFile((dir.path() + QStringLiteral("/attach/profile.pprof")).toStdString());
+        QVERIFY(attachedProfile.ok());
+        QVERIFY2(share(attachedProfile.value(), "hot_sixty") > 0.4,
+                 qPrintable(QString::number(share(attachedProfile.value(), "hot_sixty"))));
+
+        QProcess staticTarget;
+        staticTarget.start(targetPath("hot_loop_static"), {QStringLiteral("3")});
+        QVERIFY(staticTarget.waitForStarted());
+        QProcess ptraced;
+        ptraced.start(targetPath("no_perf"),
+                      {emberlineBinary(), QStringLiteral("record"), QStringLiteral("--pid"),
+                       QString::number(staticTarget.processId()), QStringLiteral("--duration"), QStringLiteral("1"),
+                       QStringLiteral("--output"), dir.path() + QStringLiteral("/static")});
+        QVERIFY(ptraced.waitForFinished(60000));
+        const QString fallback = QString::fromLocal8Bit(ptraced.readAllStandardError());
+        staticTarget.kill();
+        staticTarget.waitForFinished();
+        QVERIFY2(ptraced.exitCode() == 0, qPrintable(fallback));
+        QVERIFY2(fallback.contains(QStringLiteral("ptrace sampler (auto, attaching")), qPrintable(fallback));
+        QVERIFY2(fallback.contains(QStringLiteral("could not be loaded")), qPrintable(fallback));
     }
 };
 
