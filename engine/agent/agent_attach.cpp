@@ -24,9 +24,11 @@
 #include "engine/agent/agent_core.h"
 #include "engine/agent/agent_cpu.h"
 #include "engine/agent/agent_got.h"
+#include "engine/agent/agent_tables.h"
 #include "engine/agent/agent_writer.h"
 
 #include <errno.h>
+#include <unistd.h>
 #include <string.h>
 
 #include <atomic>
@@ -101,6 +103,21 @@ int detach()
     return 0;
 }
 
+// A session that died left its folder behind (the agent's user owns it): its unwind tables and the folder go, as
+// the session would have removed them (best effort: a file of another kind there stays, and so does the folder).
+void removeSessionFolder()
+{
+    char path[sizeof g_directory + 64];
+    const size_t length = strnlen(g_directory, sizeof g_directory);
+    if (length == 0 || length + 1 + strlen(kUnwindArenaName) + 1 > sizeof path)
+        return;
+    memcpy(path, g_directory, length);
+    path[length] = '/';
+    memcpy(path + length + 1, kUnwindArenaName, strlen(kUnwindArenaName) + 1);
+    unlink(path);
+    rmdir(g_directory);
+}
+
 // On a hook's slow path: modules loaded since the tables were last looked at, and a session that is gone.
 bool slowPathCheck()
 {
@@ -108,6 +125,7 @@ bool slowPathCheck()
         return false;
     if (g_sessionGone.load(std::memory_order_relaxed)) {
         detach();
+        removeSessionFolder();
         return true;
     }
     if (g_ring && g_ring->mapsChanges.load(std::memory_order_relaxed) != g_changesSeen) {

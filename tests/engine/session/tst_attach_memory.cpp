@@ -139,6 +139,40 @@ private Q_SLOTS:
         QCOMPARE(endRates(target, output), 0);
     }
 
+    // The profiler killed mid-session (SIGKILL: nothing of it runs again): the agent finds the session gone at its
+    // next sample and lets itself go (tables put back, the ring and the unwind tables no longer mapped, the
+    // session's folder removed), and a new session attaches again. If this fails, a crashed profiler leaves the
+    // program's allocations going through a dead agent, or its memory mapped for ever.
+    void profilerKilled()
+    {
+        REQUIRE_ATTACH();
+        QProcess target;
+        QVERIFY(startRates(target));
+        QTemporaryDir dir;
+        QProcess recorder;
+        recorder.setProcessChannelMode(QProcess::MergedChannels);
+        recorder.start(QStringLiteral(EMBERLINE_BINARY_DIR "/app/emberline"),
+                       {QStringLiteral("record"), QStringLiteral("--pid"), QString::number(target.processId()),
+                        QStringLiteral("--memory"), QStringLiteral("--alloc-interval"), QStringLiteral("65536"),
+                        QStringLiteral("--output"), dir.path()});
+        QVERIFY(recorder.waitForStarted());
+        QVERIFY(QTest::qWaitFor([&] { return mapsOf(target.processId()).contains(".ring"); }, 10000));
+        QTest::qWait(300);
+        recorder.kill();
+        QVERIFY(recorder.waitForFinished());
+        QVERIFY2(QTest::qWaitFor(
+                     [&] {
+                         const QByteArray maps = mapsOf(target.processId());
+                         return !maps.contains(".ring") && !maps.contains("unwind.tables");
+                     },
+                     5000),
+                 mapsOf(target.processId()).constData());
+        const Recorded again = record(attachMemory(static_cast<int>(target.processId()), 65536, 0.5), dir.path());
+        QVERIFY(again.summary.memory && again.summary.memory->attached && again.summary.memory->samples > 0);
+        QByteArray output;
+        QCOMPARE(endRates(target, output), 0);
+    }
+
     // A statically linked program has no dynamic loader to load the agent: the session is refused with the reason,
     // and the program runs on. If this fails, an attach harms a program it cannot serve, or says nothing useful.
     void staticProgramRefused()
