@@ -28,8 +28,8 @@
 #include "engine/agent/agent_writer.h"
 
 #include <errno.h>
-#include <unistd.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <atomic>
 

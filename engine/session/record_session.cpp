@@ -477,6 +477,7 @@ void RecordSession::reportStats(Running &r, const Callbacks &callbacks, int64_t 
     stats.profilerCpuPercent = 100.0 * static_cast<double>(cpu - r.lastStatsCpu) / interval;
     stats.paused = r.paused;
     stats.targetPid = r.targetPid;
+    stats.attachedRealNs = r.attached ? r.attached->attachedRealNs : 0;
     stats.samplerDescription = r.summary.samplerDescription;
     stats.samplerChoice = r.summary.samplerChoice;
     if (r.memory) {

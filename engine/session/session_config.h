@@ -188,6 +188,8 @@ struct SessionStats {
     // numbers, so that a view of the memory takes one fast channel; -1 when not read (no memory profiled, or the
     // program is gone).
     int64_t residentBytes = -1;
+    // An attached program the agent was loaded into: when (CLOCK_REALTIME; 0: launched, or no agent).
+    int64_t attachedRealNs = 0;
 };
 
 // Set from any thread (or a signal handler) to steer a running session.

@@ -44,6 +44,8 @@ void LiveSessionView::connectMemorySignals()
         if (!stats.memory || stats.realNs <= 0 || !m_session->isActive())
             return;
         m_memoryChart->addHeapReading(stats.realNs, static_cast<int64_t>(std::llround(stats.liveBytes)));
+        if (stats.attachedRealNs > 0)
+            m_memoryChart->setAttachedAt(stats.attachedRealNs);
         if (stats.residentBytes >= 0)
             m_memoryChart->addResident(stats.realNs, stats.residentBytes);
     });

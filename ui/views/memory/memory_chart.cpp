@@ -155,6 +155,22 @@ void MemoryChart::addReading(std::vector<std::pair<int64_t, int64_t>> &readings,
         m_relayout->start();
 }
 
+void MemoryChart::setAttachedAt(int64_t timeNs)
+{
+    if (timeNs <= 0 || timeNs == m_attachedNs)
+        return;
+    if (!m_attach) {
+        m_attach = new QLineSeries(m_view->chart());
+        m_attach->setName(tr("Attached (the heap from before is in the RSS alone)"));
+        m_attach->setPen(QPen(QColor(90, 90, 90), 1.5, Qt::DotLine));
+        m_view->chart()->addSeries(m_attach);
+        m_attach->attachAxis(m_x);
+        m_attach->attachAxis(m_y);
+    }
+    m_attachedNs = timeNs;
+    relayout();
+}
+
 void MemoryChart::setLeaked(int64_t bytes)
 {
     if (!m_leaked) {
@@ -251,6 +267,11 @@ void MemoryChart::relayout()
         m_leaked->replace(toChart({{m_heapPoints.back().first, m_leakedBytes}}));
     m_bytesTop = std::max(peak / scale.divisor * 1.05, 1.0);
     m_bytesUnit = scale.unit;
+    if (m_attach && m_attachedNs > 0) {
+        // At the start of the chart or inside it: the session began at the attach.
+        const double x = axis.toSeconds(std::max(m_attachedNs, start));
+        m_attach->replace({QPointF(x, 0), QPointF(x, m_bytesTop)});
+    }
     fitBytesAxis();
 }
 
@@ -300,6 +321,11 @@ QString MemoryChart::toolTipAt(int64_t timeNs) const
                      .arg(valueText(m_readings[static_cast<size_t>(i)].second, "bytes"));
     if (const std::ptrdiff_t i = before(m_residentPoints); i >= 0)
         lines << tr("Resident: %1").arg(valueText(m_residentPoints[static_cast<size_t>(i)].second, "bytes"));
+    if (m_attachedNs > 0)
+        lines << tr("Attached %1 s into the chart: blocks allocated before are not in the live heap (the RSS holds "
+                    "them)")
+                     .arg(static_cast<double>(std::max<int64_t>(0, m_attachedNs - m_view->axis().startNs())) / 1e9, 0,
+                          'f', 1);
     if (m_leakedBytes >= 0 && !m_heapPoints.empty() && timeNs >= m_heapPoints.back().first)
         lines << tr("Still in use when the program ended: %1").arg(valueText(m_leakedBytes, "bytes"));
     return lines.join(QLatin1Char('\n'));

@@ -48,6 +48,10 @@ public:
     // A reading of the live heap (the session's live numbers, every quarter second); the chart follows within half a
     // second.
     void addHeapReading(int64_t timeNs, int64_t bytes);
+    // An attached program: a line at the attach (CLOCK_REALTIME), before which the heap was not watched (the RSS
+    // holds that older heap too).
+    void setAttachedAt(int64_t timeNs);
+    QLineSeries *attachSeries() const { return m_attach; }
     void setSelection(std::optional<std::pair<int64_t, int64_t>> range);
     void setComparedRange(std::optional<std::pair<int64_t, int64_t>> range);
 
@@ -93,7 +97,9 @@ private:
     QLineSeries *m_heapReadings = nullptr;
     QLineSeries *m_resident = nullptr;
     QScatterSeries *m_leaked = nullptr; // added when the session ends with leaks
-    QAreaSeries *m_range = nullptr;     // between m_rangeLow and m_rangeHigh
+    QLineSeries *m_attach = nullptr;    // added for an attached program
+    int64_t m_attachedNs = 0;
+    QAreaSeries *m_range = nullptr; // between m_rangeLow and m_rangeHigh
     QLineSeries *m_rangeLow = nullptr;
     QLineSeries *m_rangeHigh = nullptr;
     int64_t m_leakedBytes = -1;

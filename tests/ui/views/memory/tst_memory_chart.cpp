@@ -165,6 +165,27 @@ private Q_SLOTS:
         QVERIFY(chart.bytesAxis()->max() >= 8.0);
     }
 
+    // An attached program: a line at the attach from the axis' foot to its top, in the legend, and the hover says the
+    // heap from before is not in the live heap. If this fails, an attached session's heap reads as the program's
+    // whole heap, below an RSS that holds more.
+    void attachMarked()
+    {
+        MemoryChart chart;
+        chart.resize(800, 300);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        QVERIFY(!chart.attachSeries());
+        chart.setSnapshot(snapshotOf(flushes())); // the session from 10 s, points at 11, 12 and 13 s
+        chart.setAttachedAt(10 * kSecond + 500'000'000LL);
+        QVERIFY(chart.attachSeries());
+        QCOMPARE(chart.attachSeries()->count(), 2);
+        QCOMPARE(chart.attachSeries()->at(0), QPointF(0.5, 0.0));
+        QCOMPARE(chart.attachSeries()->at(1).x(), 0.5);
+        QVERIFY(chart.attachSeries()->at(1).y() >= 5.0); // up to the top: above the highest heap point
+        const QString tip = chart.toolTipAt(12 * kSecond);
+        QVERIFY2(tip.contains(QStringLiteral("Attached 0.5 s")), qPrintable(tip));
+    }
+
     // If this fails, the live heap's sampling range is not drawn around it (flush by flush, under the lines, in the
     // legend), is drawn for an exact session, or the hover does not tell it.
     void samplingRangeAroundTheHeap()
