@@ -41,6 +41,7 @@ MemoryOptions::MemoryOptions(Target target, QWidget *parent) : QWidget(parent)
     m_allocInterval->setEnabled(false);
     connect(m_memory, &QCheckBox::toggled, m_allocInterval, &QWidget::setEnabled);
 
+    setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed); // one row: a form's extra height goes elsewhere
     auto *row = new QHBoxLayout(this);
     row->setContentsMargins(0, 0, 0, 0);
     row->addWidget(m_memory);
