@@ -126,6 +126,88 @@ Result<TargetPlace> targetPlace(int pid)
     return place;
 }
 
+// Whether the ELF file at `path` defines `malloc` and calls its own definition directly: no relocation of its own
+// names malloc (a library that does calls it through its global offset table, which the agent rewrites; a program's
+// executable calls its own functions directly).
+bool callsOwnMallocDirectly(const std::string &path)
+{
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    elf_version(EV_CURRENT);
+    bool defines = false;
+    bool relocated = false;
+    if (Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
+        size_t dynsym = 0;
+        Elf_Scn *scn = nullptr;
+        while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+            GElf_Shdr shdr;
+            if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM || shdr.sh_entsize == 0)
+                continue;
+            dynsym = elf_ndxscn(scn);
+            Elf_Data *data = elf_getdata(scn, nullptr);
+            const size_t count = shdr.sh_size / shdr.sh_entsize;
+            for (size_t i = 0; data && i < count && !defines; ++i) {
+                GElf_Sym sym;
+                if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF ||
+                    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+                    continue;
+                const char *name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+                defines = name && std::strcmp(name, "malloc") == 0;
+            }
+        }
+        GElf_Ehdr ehdr;
+        const bool executable = gelf_getehdr(elf, &ehdr) && ehdr.e_type == ET_EXEC;
+        while (defines && !executable && !relocated && (scn = elf_nextscn(elf, scn)) != nullptr) {
+            GElf_Shdr shdr;
+            if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA || shdr.sh_link != dynsym || shdr.sh_entsize == 0)
+                continue;
+            Elf_Data *data = elf_getdata(scn, nullptr);
+            Elf_Scn *symbols = elf_getscn(elf, dynsym);
+            GElf_Shdr symbolsHeader;
+            Elf_Data *symbolData = symbols ? elf_getdata(symbols, nullptr) : nullptr;
+            if (!data || !symbolData || !gelf_getshdr(symbols, &symbolsHeader))
+                continue;
+            for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize && !relocated; ++i) {
+                GElf_Rela rela;
+                GElf_Sym sym;
+                if (!gelf_getrela(data, static_cast<int>(i), &rela) ||
+                    !gelf_getsym(symbolData, static_cast<int>(GELF_R_SYM(rela.r_info)), &sym))
+                    continue;
+                const char *name = elf_strptr(elf, symbolsHeader.sh_link, sym.st_name);
+                relocated = name && std::strcmp(name, "malloc") == 0;
+            }
+        }
+        elf_end(elf);
+    }
+    ::close(fd);
+    return defines && !relocated;
+}
+
+// The modules of process `pid` whose own allocator escapes the agent's tables (the C library and the agent aside).
+std::vector<std::string> ownAllocatorModules(int pid)
+{
+    std::vector<std::string> out;
+    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+    std::string line;
+    std::vector<std::string> seen;
+    while (std::getline(maps, line)) {
+        const size_t slash = line.find('/');
+        if (slash == std::string::npos)
+            continue;
+        const std::string path = line.substr(slash);
+        if (std::find(seen.begin(), seen.end(), path) != seen.end())
+            continue;
+        seen.push_back(path);
+        const std::string name = std::filesystem::path(path).filename().string();
+        if (name.rfind("libc.so", 0) == 0 || name == agent::kLibraryName || name.rfind("ld-linux", 0) == 0)
+            continue;
+        if (callsOwnMallocDirectly("/proc/" + std::to_string(pid) + "/root" + path))
+            out.push_back(path);
+    }
+    return out;
+}
+
 } // namespace
 
 Result<std::unique_ptr<AgentLink>> AgentLink::create(const SessionConfig &config, const std::string &purpose)
@@ -294,6 +376,7 @@ Result<AgentLink::Attached> AgentLink::attach(int pid)
     out.stoppedNs = report.stoppedNs;
     out.loadedBefore = report.loadedBefore;
     out.attachedRealNs = clockNs(CLOCK_REALTIME);
+    out.ownAllocators = ownAllocatorModules(pid);
     return out;
 }
 

@@ -49,6 +49,9 @@ public:
         uint64_t stoppedNs = 0; // how long the injected thread was stopped
         bool loadedBefore = false;
         int64_t attachedRealNs = 0; // CLOCK_REALTIME of the attach
+        // Modules that define malloc themselves (an allocator linked in): their calls to it inside the module do not
+        // go through a table, and escape the agent.
+        std::vector<std::string> ownAllocators;
     };
     Result<Attached> attach(int pid);
     // Lets the agent of an attached program go (its tables as they were, its ring given back); the library stays

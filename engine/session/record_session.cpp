@@ -564,6 +564,10 @@ Result<SessionSummary> RecordSession::finish(Running &r)
         memory->attachedRealNs = r.attached->attachedRealNs;
         memory->modulesRedirected = r.attached->modules;
         memory->attachStoppedNs = r.attached->stoppedNs;
+        for (const std::string &module : r.attached->ownAllocators)
+            memory->problems.push_back(module + " brings its own allocator and calls it directly: its allocations "
+                                                "escape the agent loaded into the running program (launch the "
+                                                "program with Emberline to see them)");
         summary.memory = std::move(memory);
     }
     if (r.agent) {
