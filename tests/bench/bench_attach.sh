@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# The cost of memory profiling a running program, against the same program launched under it, side by side in one
+# run. CPython (PYTHONMALLOC=malloc: every object a malloc) encodes and decodes JSON (tests/targets/json_workload.py),
+# timing its own work, which starts once a file appears: each configuration starts the program, attaches (or not),
+# then lets it go. Configurations, interleaved ROUNDS times:
+#   alone     no profiler;
+#   launched  `emberline record --memory -- python3 json_workload.py` (the agent preloaded);
+#   attached  the program started alone, then `emberline record --pid PID --memory` (the agent loaded into it);
+#   heaptrack the program started alone, then `heaptrack -p PID` (gdb loads heaptrack's library), when both are
+#             installed.
+# Prints the median work time and slowdown of each against `alone`, and the attached sessions' pauses (how long the
+# injected thread was stopped, from each summary) beside the time heaptrack -p took to attach.
+#   bench_attach.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS] [EXTRA RECORD OPTIONS...]
+set -euo pipefail
+BUILD=$(realpath "${1:?usage: bench_attach.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS]}")
+ROUNDS=${2:-5}
+PYROUNDS=${3:-400}
+shift $(($# < 3 ? $# : 3))
+EXTRA=("$@")
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+EMBERLINE=$BUILD/app/emberline
+PYTHON=$(python3 -c 'import sys; print(sys.executable)')
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export PYTHONMALLOC=malloc
+CONFIGS="alone launched attached"
+if command -v heaptrack >/dev/null && command -v gdb >/dev/null; then
+    CONFIGS="$CONFIGS heaptrack"
+else
+    echo "bench_attach: heaptrack -p needs heaptrack and gdb: left out" >&2
+fi
+
+# work_time FILE: the workload's own seconds from its stderr.
+work_time() { sed -n 's/^workload \([0-9.]*\) s.*/\1/p' "$1" | tail -1; }
+
+# start_program GO ERR: the workload started, waiting for GO; its pid in $PID.
+start_program() {
+    EMBERLINE_WORKLOAD_GO=$1 "$PYTHON" tests/targets/json_workload.py "$PYROUNDS" >/dev/null 2>"$2" &
+    PID=$!
+}
+
+# wait_for PID PATTERN: until the process maps something matching PATTERN (at most 20 s).
+wait_for() {
+    for _ in $(seq 2000); do
+        grep -q "$2" "/proc/$1/maps" 2>/dev/null && return 0
+        sleep 0.01
+    done
+    echo "bench_attach: $2 never mapped in $1" >&2
+    return 1
+}
+
+run() { # CONFIG ROUND
+    local c=$1 r=$2 go=$WORK/go-$1-$2 err=$WORK/$1-$2.err
+    rm -f "$go"
+    case $c in
+    alone)
+        start_program "$go" "$err"
+        touch "$go"
+        wait "$PID"
+        ;;
+    launched)
+        EMBERLINE_WORKLOAD_GO=$go "$EMBERLINE" record --memory --output "$WORK/out-$c-$r" "${EXTRA[@]}" -- \
+            "$PYTHON" tests/targets/json_workload.py "$PYROUNDS" >/dev/null 2>"$err" &
+        local session=$!
+        sleep 1
+        touch "$go"
+        wait "$session"
+        ;;
+    attached)
+        start_program "$go" "$err"
+        sleep 0.3
+        "$EMBERLINE" record --pid "$PID" --memory --output "$WORK/out-$c-$r" "${EXTRA[@]}" >/dev/null \
+            2>"$WORK/$c-$r.session" &
+        local session=$!
+        wait_for "$PID" '\.ring'
+        touch "$go"
+        wait "$PID" || true
+        wait "$session" || true
+        sed -n 's/.*its thread stopped \([^ ]* [^ ]*\) to load.*/\1/p' "$WORK/$c-$r.session" >>"$WORK/pauses"
+        ;;
+    heaptrack)
+        start_program "$go" "$err"
+        sleep 0.3
+        local t0
+        t0=$(date +%s.%N)
+        (cd "$WORK" && exec setsid heaptrack -p "$PID" >"$WORK/$c-$r.session" 2>&1) &
+        local session=$!
+        if wait_for "$PID" libheaptrack_inject; then
+            echo "$(date +%s.%N) - $t0" | bc >>"$WORK/heaptrack-attach"
+            touch "$go"
+            wait "$PID" || true
+        else
+            # heaptrack -p failed (gdb could not make the call): what the program said, and it goes.
+            echo "heaptrack -p round $r: $(tr '\n' ' ' <"$WORK/$c-$r.session" | cut -c1-300); the program: $(tail -1 "$err")" \
+                >>"$WORK/heaptrack-failures"
+            kill "$PID" 2>/dev/null || true
+            wait "$PID" || true
+            rm -f "$err"
+        fi
+        sleep 2
+        pkill -s "$(ps -o sid= -p "$session" 2>/dev/null | tr -d ' ')" 2>/dev/null || true
+        wait "$session" || true
+        ;;
+    esac
+    [ -f "$err" ] && work_time "$err" >>"$WORK/$c.times"
+    return 0
+}
+
+for r in $(seq "$ROUNDS"); do
+    for c in $CONFIGS; do
+        run "$c" "$r"
+    done
+done
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+ALONE=$(median <"$WORK/alone.times")
+printf '%-10s %10s %10s\n' config "work (s)" slowdown
+for c in $CONFIGS; do
+    [ -s "$WORK/$c.times" ] || continue
+    m=$(median <"$WORK/$c.times")
+    printf '%-10s %10.3f %+9.1f%%\n' "$c" "$m" "$(echo "($m / $ALONE - 1) * 100" | bc -l)"
+done
+echo "attached: the injected thread stopped for $(paste -sd, "$WORK/pauses")"
+if [ -s "$WORK/heaptrack-attach" ]; then
+    echo "heaptrack -p: $(paste -sd, "$WORK/heaptrack-attach") s from its start until its library was mapped"
+fi
+if [ -s "$WORK/heaptrack-failures" ]; then
+    cat "$WORK/heaptrack-failures"
+fi
