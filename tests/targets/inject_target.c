@@ -1,7 +1,8 @@
 // The injection tests' target (engine/inject): one program, a mode per test. Each mode prints what the test needs
 // (thread ids) on stdout, runs for SECONDS and exits 0 when everything it checks held.
 //
-//   alloc SECONDS [THREADS]  THREADS threads (default 4) and the main thread allocate and free without pause.
+//   alloc SECONDS [THREADS]  THREADS threads (default 4) allocate and free without pause; the main thread as well,
+//                            between stretches of other work (a third of its time), and with "nonstop" without.
 //   waits SECONDS            threads wait in a futex without timeout ("futex TID"), a futex with a 200 ms timeout
 //                            ("timed_futex TID") and nanosleep of 300 ms ("nanosleep TID"), each an error on EINTR
 //                            (exit 3); a nanosleep that returns early, as measured here, exits 5.
@@ -43,11 +44,14 @@ static void nap(double seconds)
 }
 
 // --- alloc ---------------------------------------------------------------------------------------------------
-TARGET_FN static uint64_t churn(unsigned seed)
+// Allocates and frees until the end; with `otherWork`, burns as much CPU as a round of allocations costs after each.
+TARGET_FN static uint64_t churn(unsigned seed, int otherWork)
 {
     void *slots[64] = {0};
     uint64_t total = 0;
     while (target_now() < g_end) {
+        if (otherWork)
+            total += burn(60000) & 1;
         for (int i = 0; i < 1000; ++i) {
             seed = seed * 1103515245u + 12345u;
             const unsigned slot = (seed >> 8) % 64;
@@ -63,16 +67,16 @@ TARGET_FN static uint64_t churn(unsigned seed)
 
 static void *churn_thread(void *arg)
 {
-    return (void *)(uintptr_t)churn((unsigned)(uintptr_t)arg);
+    return (void *)(uintptr_t)churn((unsigned)(uintptr_t)arg, 0);
 }
 
-static int run_alloc(int threads)
+static int run_alloc(int threads, int nonstop)
 {
     pthread_t t[64];
     threads = threads < 1 ? 1 : threads > 64 ? 64 : threads;
     for (int i = 0; i < threads; ++i)
         pthread_create(&t[i], NULL, churn_thread, (void *)(uintptr_t)(i + 1));
-    churn(99);
+    churn(99, !nonstop);
     for (int i = 0; i < threads; ++i)
         pthread_join(t[i], NULL);
     return 0;
@@ -222,7 +226,7 @@ int main(int argc, char **argv)
     announce("pid", getpid());
     int status = 0;
     if (strcmp(mode, "alloc") == 0) {
-        status = run_alloc(argc > 3 ? atoi(argv[3]) : 4);
+        status = run_alloc(argc > 3 ? atoi(argv[3]) : 4, argc > 4 && strcmp(argv[4], "nonstop") == 0);
     } else if (strcmp(mode, "waits") == 0) {
         status = run_waits();
     } else if (strcmp(mode, "registers") == 0) {

@@ -1,0 +1,87 @@
+// Injection does not disturb a thread's wait: calls injected into threads blocked in poll, epoll_wait, select,
+// nanosleep, a pipe read, a vfork parent's wait, a futex with and without timeout, each of which treats EINTR as a
+// failure, leave every wait to complete as if nothing had happened, and a 300 ms nanosleep is not cut short (the
+// target measures it). If this failed, attaching the agent would make a program see spurious errors or wake early.
+
+#include "tests/engine/inject/inject_test_support.h"
+
+#include <QTemporaryDir>
+
+using namespace emberline::engine;
+using namespace emberline::test;
+
+namespace {
+
+QList<qint64> threadsOf(qint64 pid)
+{
+    QList<qint64> tids;
+    for (const QString &tid :
+         QDir(QStringLiteral("/proc/%1/task").arg(pid)).entryList(QDir::Dirs | QDir::NoDotAndDotDot))
+        tids << tid.toLongLong();
+    return tids;
+}
+
+} // namespace
+
+class TestInjectWaits : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    // strict_waits: six threads in poll, epoll_wait, select, nanosleep, a pipe read and a vfork, and the main thread
+    // in nanosleep; three calls on each. Exit 3 would name the wait that saw EINTR.
+    void strictWaits()
+    {
+        REQUIRE_PTRACE();
+        QTemporaryDir dir;
+        Target target(injectTarget("strict_waits"), {QStringLiteral("5")});
+        QVERIFY(target.started());
+        QTest::qWait(300);
+        const QList<qint64> tids = threadsOf(target.pid());
+        QCOMPARE(tids.size(), 7);
+        const std::string file = dir.filePath(QStringLiteral("waits.txt")).toStdString();
+        for (int round = 0; round < 3; ++round) {
+            for (const qint64 tid : tids) {
+                InjectRequest r = probeRequest(target.pid(), file);
+                r.tid = static_cast<int>(tid);
+                auto result = injectAndCall(r);
+                VERIFY_OK(result);
+                QCOMPARE(result->result, probeHash(file));
+            }
+            QTest::qWait(100);
+        }
+        QByteArray output;
+        QCOMPARE(target.finish(output), 0);
+        QVERIFY2(output.contains("strict_waits ok"), output.constData());
+    }
+
+    // inject_target's waits: a futex without timeout (woken only at the end), a futex with a 200 ms timeout and a
+    // 300 ms nanosleep, each measured; five calls on each, and on the main thread (in nanosleep of the run's length).
+    void futexAndSleepWaits()
+    {
+        REQUIRE_PTRACE();
+        QTemporaryDir dir;
+        Target target(injectTarget(), {QStringLiteral("waits"), QStringLiteral("4")});
+        QVERIFY(target.started());
+        QVERIFY(target.announced("pid") > 0);
+        const QList<qint64> tids = {target.announced("futex"), target.announced("timed_futex"),
+                                    target.announced("nanosleep"), target.pid()};
+        QVERIFY(!tids.contains(0));
+        const std::string file = dir.filePath(QStringLiteral("waits.txt")).toStdString();
+        for (int round = 0; round < 5; ++round) {
+            for (const qint64 tid : tids) {
+                InjectRequest r = probeRequest(target.pid(), file);
+                r.tid = static_cast<int>(tid);
+                auto result = injectAndCall(r);
+                VERIFY_OK(result);
+                QCOMPARE(result->tries, 1); // a thread asleep in the kernel is at a safe point
+            }
+            QTest::qWait(130); // other phases of the timed waits
+        }
+        QByteArray output;
+        QCOMPARE(target.finish(output), 0);
+        QVERIFY2(output.contains("inject_target ok"), output.constData());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestInjectWaits)
+#include "tst_inject_waits.moc"
