@@ -18,8 +18,8 @@
 namespace emberline::engine {
 namespace {
 
-constexpr uint64_t kRedZone = 128;          // below the stack pointer, owned by the interrupted function (x86-64 ABI)
-constexpr size_t kXstateBuffer = 64 * 1024; // larger than any XSAVE area (AMX's is under 12 KiB)
+constexpr uint64_t kRedZone = 128; // below the stack pointer, owned by the interrupted function (x86-64 ABI)
+constexpr size_t kXstateBuffer = size_t(64) << 10; // larger than any XSAVE area (AMX's is under 12 KiB)
 constexpr unsigned long long kDirectionFlag = 0x400;
 constexpr unsigned long long kTrapFlag = 0x100;
 

@@ -9,6 +9,10 @@
 //   registers SECONDS        a thread ("registers TID") holds known values in general, x87, SSE/AVX (and AVX-512)
 //                            registers, MXCSR and the x87 control word and checks them in a tight loop; exit 7 if one
 //                            changed. It blocks SIGUSR2 and SIGRTMIN+3.
+//   signals SECONDS          a 1 ms interval timer's SIGALRM handled (SA_RESTART) by the main thread, which works and
+//                            naps, and SIGRTMIN sent to it by another thread every 200 us (real-time signals queue:
+//                            each is delivered once); exit 9 if fewer than half the ticks were handled ("ticks N"),
+//                            10 if a real-time signal was lost or delivered twice ("queued SENT HANDLED").
 //   threads SECONDS COUNT    COUNT threads that wake every 10 ms.
 //   exit_after MS            the main thread sleeps; another thread ends the program (exit 0) after MS ms.
 //   vfork SECONDS            a vfork child ("vfork_child PID") sleeps SECONDS (raw system calls) while its parent
@@ -24,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -172,6 +177,63 @@ static void *registers_thread(void *arg)
     return NULL;
 }
 
+// --- signals -------------------------------------------------------------------------------------------------
+static volatile sig_atomic_t g_ticks;
+static long g_queued_sent, g_queued_handled;
+static pid_t g_main_tid;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    g_ticks = g_ticks + 1;
+}
+
+static void on_queued(int sig)
+{
+    (void)sig;
+    __atomic_add_fetch(&g_queued_handled, 1, __ATOMIC_RELAXED);
+}
+
+static void *queue_sender(void *arg)
+{
+    (void)arg;
+    while (target_now() < g_end) {
+        if (syscall(SYS_tgkill, getpid(), g_main_tid, SIGRTMIN) == 0)
+            __atomic_add_fetch(&g_queued_sent, 1, __ATOMIC_RELAXED);
+        nap(0.0002);
+    }
+    return NULL;
+}
+
+static int run_signals(double seconds)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_alarm;
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGALRM, &action, NULL);
+    action.sa_handler = on_queued;
+    sigaction(SIGRTMIN, &action, NULL);
+    g_main_tid = (pid_t)syscall(SYS_gettid);
+    pthread_t sender;
+    pthread_create(&sender, NULL, queue_sender, NULL);
+    const struct itimerval every = {{0, 1000}, {0, 1000}};
+    setitimer(ITIMER_REAL, &every, NULL);
+    while (target_now() < g_end) {
+        burn(20000);
+        nap(0.001);
+    }
+    pthread_join(sender, NULL);
+    const struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    nap(0.05); // the last signals sent are delivered
+    announce("ticks", (long)g_ticks);
+    printf("queued %ld %ld\n", g_queued_sent, __atomic_load_n(&g_queued_handled, __ATOMIC_RELAXED));
+    if (g_queued_sent != __atomic_load_n(&g_queued_handled, __ATOMIC_RELAXED))
+        return 10;
+    return g_ticks >= (long)(seconds * 1000 / 2) ? 0 : 9;
+}
+
 // --- threads, exit_after, vfork ------------------------------------------------------------------------------
 static void *waking_thread(void *arg)
 {
@@ -233,6 +295,8 @@ int main(int argc, char **argv)
         pthread_t t;
         pthread_create(&t, NULL, registers_thread, NULL);
         pthread_join(t, NULL);
+    } else if (strcmp(mode, "signals") == 0) {
+        status = run_signals(seconds);
     } else if (strcmp(mode, "threads") == 0) {
         status = run_threads(argc > 3 ? atoi(argv[3]) : 100);
     } else if (strcmp(mode, "exit_after") == 0) {

@@ -1,7 +1,8 @@
 // Injection does not disturb a thread's wait: calls injected into threads blocked in poll, epoll_wait, select,
 // nanosleep, a pipe read, a vfork parent's wait, a futex with and without timeout, each of which treats EINTR as a
 // failure, leave every wait to complete as if nothing had happened, and a 300 ms nanosleep is not cut short (the
-// target measures it). If this failed, attaching the agent would make a program see spurious errors or wake early.
+// target measures it), and a thread's own signals reach it. If this failed, attaching the agent would make a program
+// see spurious errors, wake early or lose signals.
 
 #include "tests/engine/inject/inject_test_support.h"
 
@@ -76,6 +77,30 @@ private Q_SLOTS:
                 QCOMPARE(result->tries, 1); // a thread asleep in the kernel is at a safe point
             }
             QTest::qWait(130); // other phases of the timed waits
+        }
+        QByteArray output;
+        QCOMPARE(target.finish(output), 0);
+        QVERIFY2(output.contains("inject_target ok"), output.constData());
+    }
+
+    // A thread that takes a SIGALRM every millisecond and a queued real-time signal every 200 us: a signal that stops
+    // it before our interrupt does is held and delivered when it is let go, with its siginfo, and those that come
+    // during the (slow) call are passed on at once, their handler running nested as for any signal. Every real-time
+    // signal is handled exactly once (exit 10 otherwise), at least half the ticks are, and the probe's calls all
+    // complete.
+    void signalsPassThrough()
+    {
+        REQUIRE_PTRACE();
+        QTemporaryDir dir;
+        Target target(injectTarget(), {QStringLiteral("signals"), QStringLiteral("3")});
+        QVERIFY(target.started());
+        QVERIFY(target.announced("pid") > 0);
+        const std::string file = dir.filePath(QStringLiteral("signals.txt")).toStdString();
+        for (int i = 0; i < 10; ++i) {
+            auto result = injectAndCall(probeRequest(target.pid(), file + ";sleep=30"));
+            VERIFY_OK(result);
+            QCOMPARE(result->result, probeHash(file + ";sleep=30"));
+            QTest::qWait(50);
         }
         QByteArray output;
         QCOMPARE(target.finish(output), 0);
