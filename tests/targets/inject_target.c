@@ -13,6 +13,7 @@
 //                            naps, and SIGRTMIN sent to it by another thread every 200 us (real-time signals queue:
 //                            each is delivered once); exit 9 if fewer than half the ticks were handled ("ticks N"),
 //                            10 if a real-time signal was lost or delivered twice ("queued SENT HANDLED").
+//   pause_flag               the main thread waits in pause() until its SIGUSR1 handler sets a flag ("woken").
 //   threads SECONDS COUNT    COUNT threads that wake every 10 ms.
 //   exit_after MS            the main thread sleeps; another thread ends the program (exit 0) after MS ms.
 //   vfork SECONDS            a vfork child ("vfork_child PID") sleeps SECONDS (raw system calls) while its parent
@@ -234,6 +235,28 @@ static int run_signals(double seconds)
     return g_ticks >= (long)(seconds * 1000 / 2) ? 0 : 9;
 }
 
+static volatile sig_atomic_t g_flag;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    g_flag = 1;
+}
+
+// The classic wait for a handler: pause() returns (EINTR) once a handler has run.
+static int run_pause_flag(void)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_usr1;
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGUSR1, &action, NULL);
+    while (!g_flag)
+        pause();
+    printf("woken\n");
+    return 0;
+}
+
 // --- threads, exit_after, vfork ------------------------------------------------------------------------------
 static void *waking_thread(void *arg)
 {
@@ -297,6 +320,8 @@ int main(int argc, char **argv)
         pthread_join(t, NULL);
     } else if (strcmp(mode, "signals") == 0) {
         status = run_signals(seconds);
+    } else if (strcmp(mode, "pause_flag") == 0) {
+        status = run_pause_flag();
     } else if (strcmp(mode, "threads") == 0) {
         status = run_threads(argc > 3 ? atoi(argv[3]) : 100);
     } else if (strcmp(mode, "exit_after") == 0) {

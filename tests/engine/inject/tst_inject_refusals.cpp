@@ -224,6 +224,29 @@ private Q_SLOTS:
         QCOMPARE(target.finish(output), 0);
     }
 
+    // A called function that does not return within the injector's five seconds: the call is abandoned, the thread
+    // (asleep in nanosleep, measured by the program) put back where it was, and the program goes on unharmed: no
+    // EINTR, no sleep cut short.
+    void aCallThatNeverReturnsIsAbandoned()
+    {
+        REQUIRE_PTRACE();
+        QTemporaryDir dir;
+        Target target(injectTarget(), {QStringLiteral("waits"), QStringLiteral("7")});
+        QVERIFY(target.started());
+        const qint64 sleeper = target.announced("nanosleep");
+        QVERIFY(sleeper > 0);
+        InjectRequest r =
+            probeRequest(target.pid(), dir.filePath(QStringLiteral("slow.txt")).toStdString() + ";sleep=8000");
+        r.tid = static_cast<int>(sleeper);
+        auto result = injectAndCall(r);
+        VERIFY_ERROR(result, "did not return within");
+        VERIFY_ERROR(result, "the call was abandoned and the thread put back where it was");
+        QCOMPARE(statusField(target.pid(), "TracerPid"), QByteArray("0"));
+        QByteArray output;
+        QCOMPARE(target.finish(output), 0);
+        QVERIFY2(output.contains("inject_target ok"), output.constData());
+    }
+
     // 500 threads: the injection works, and while the injector holds its thread (paused before the call), that thread
     // is the only one stopped.
     void fiveHundredThreads()

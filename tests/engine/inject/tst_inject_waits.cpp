@@ -8,6 +8,10 @@
 
 #include <QTemporaryDir>
 
+#include <signal.h>
+
+#include <thread>
+
 using namespace emberline::engine;
 using namespace emberline::test;
 
@@ -105,6 +109,29 @@ private Q_SLOTS:
         QByteArray output;
         QCOMPARE(target.finish(output), 0);
         QVERIFY2(output.contains("inject_target ok"), output.constData());
+    }
+
+    // The program's handler runs during the call (SIGUSR1 sent while the probe sleeps), while its thread, as the
+    // program sees it, waits in pause() for that handler: pause() must return, as it would have without us, not be
+    // restarted into a wait that never ends.
+    void aHandlerDuringTheCallEndsTheWait()
+    {
+        REQUIRE_PTRACE();
+        QTemporaryDir dir;
+        Target target(injectTarget(), {QStringLiteral("pause_flag")});
+        QVERIFY(target.started());
+        QVERIFY(target.announced("pid") > 0);
+        QTest::qWait(50); // in pause()
+        const std::string file = dir.filePath(QStringLiteral("pause.txt")).toStdString();
+        Result<InjectReport> result = makeError(Error::Code::Internal, "not run");
+        std::thread injector([&] { result = injectAndCall(probeRequest(target.pid(), file + ";sleep=500")); });
+        QTRY_VERIFY(QFile::exists(QString::fromStdString(file + ".started")));
+        ::kill(static_cast<pid_t>(target.pid()), SIGUSR1);
+        injector.join();
+        VERIFY_OK(result);
+        QByteArray output;
+        QCOMPARE(target.finish(output, 5000), 0);
+        QVERIFY2(output.contains("woken"), output.constData());
     }
 };
 
