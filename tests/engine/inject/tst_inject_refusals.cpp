@@ -1,8 +1,9 @@
 // Why injection is impossible, each case on a real process and said in words that name its cause, and the process
 // left as it was: a static program, a stopped one (still stopped), a traced one, one that exits during the call, a
-// library whose dependency is missing (named), a vfork child, a setuid program, no such process, a kernel thread, a
-// refused ptrace (another user) and an injector killed by a seccomp filter. And a program of 500 threads, of which
-// only the one called on is ever stopped.
+// library whose dependency is missing (named), a vfork child, a setuid program, a program without dlopen, one in strict
+// seccomp mode, no such process, a kernel thread, a refused ptrace (another user), an injector killed by a seccomp
+// filter, and a called function that never returns (abandoned). And a program of 500 threads, of which only the one
+// called on is ever stopped.
 
 #include "tests/engine/inject/inject_test_support.h"
 
@@ -174,12 +175,42 @@ private Q_SLOTS:
         QCOMPARE(target.finish(output), 0);
     }
 
+    // A dynamically linked program without the C library: the loader ran it, but nothing exports dlopen.
+    void noDlopen()
+    {
+        REQUIRE_PTRACE();
+        Target target(injectTarget("inject_nolibc"), {});
+        QVERIFY(target.started());
+        QTest::qWait(100);
+        auto result = injectAndCall(probeRequest(target.pid(), "/dev/null"));
+        VERIFY_ERROR(result, "has no dlopen: none of its libraries exports dlopen or __libc_dlopen_mode");
+        QByteArray output;
+        QCOMPARE(target.finish(output), 0);
+    }
+
+    // Strict seccomp mode: any system call but read, write and exit kills the program, so dlopen would.
+    void strictSeccomp()
+    {
+        REQUIRE_PTRACE();
+        Target target(injectTarget(), {QStringLiteral("seccomp_strict")});
+        QVERIFY(target.started());
+        QVERIFY(target.announced("pid") > 0);
+        QTRY_COMPARE(statusField(target.pid(), "Seccomp"), QByteArray("1"));
+        auto result = injectAndCall(probeRequest(target.pid(), "/dev/null"));
+        VERIFY_ERROR(result, "runs in strict seccomp mode");
+        target.process().closeWriteChannel();
+        QByteArray output;
+        QCOMPARE(target.finish(output), 0);
+    }
+
     void noSuchProcessOrKernelThread()
     {
         auto none = injectAndCall(probeRequest(0x3fffffff, "/dev/null"));
         VERIFY_ERROR(none, "no process with pid");
         auto kernel = injectAndCall(probeRequest(2, "/dev/null")); // kthreadd
         VERIFY_ERROR(kernel, "is a kernel thread");
+        auto self = injectAndCall(probeRequest(QCoreApplication::applicationPid(), "/dev/null"));
+        VERIFY_ERROR(self, "a process cannot trace itself");
     }
 
     // The injector run as another user (nobody) than the program's: ptrace is refused, and the reason says so.
