@@ -9,8 +9,9 @@
 # safe point's hard case). On a machine with fewer cores than busy threads, the stop includes the wait for a core
 # each time the thread is let run the call.
 #
-# Beside it, when heaptrack and gdb are installed: `heaptrack -p` into the same program, which injects its library
-# through gdb (every thread stopped meanwhile), timed from its start to its "injection finished".
+# Beside it, when heaptrack and gdb are installed: `heaptrack -p` into the idle and the busy program, which injects
+# its library through gdb (every thread stopped meanwhile), timed from its start to its "injection finished", with
+# whether the program still runs a second later and what gdb and the program said.
 #
 #   tests/bench/bench_inject.sh [BUILD_DIR] [INJECTIONS]
 #
@@ -126,4 +127,4 @@ bench many_threads "$targets/many_threads" 8 60
 bench alloc "$targets/inject_target" alloc 60 4
 bench alloc_nonstop "$targets/inject_target" alloc 60 4 nonstop
 heaptrack_bench idle "$targets/inject_target" idle 60
-bench many_threads "$targets/many_threads" 8 60
+heaptrack_bench many_threads "$targets/many_threads" 8 60
