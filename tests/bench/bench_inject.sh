@@ -96,7 +96,8 @@ heaptrack_bench() {
     local start end=""
     start=$(now_ns)
     (cd "$work" && exec heaptrack -p "$pid") >"$work/$name.heaptrack" 2>&1 &
-    pids+=("$!")
+    local heaptrack=$!
+    pids+=("$heaptrack")
     for ((i = 0; i < 600; i++)); do
         if grep -q "injection finished" "$work/$name.heaptrack"; then
             end=$(now_ns)
@@ -109,6 +110,9 @@ heaptrack_bench() {
     state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1) || true
     [[ -n $state && $state != Z && $state != X ]] && alive=yes
     kill "$pid" 2>/dev/null || true
+    sleep 0.2
+    kill "$heaptrack" 2>/dev/null || true
+    rm -f "/tmp/heaptrack_fifo$heaptrack" # heaptrack's own, left behind when it ends this way
     if [[ -z $end ]]; then
         echo "heaptrack -p into $name: no 'injection finished' within 30 s:"
         sed 's/^/  /' "$work/$name.heaptrack" | head -5
