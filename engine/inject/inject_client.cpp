@@ -139,7 +139,7 @@ Result<InjectRequest> parseInjectHelperArguments(const std::vector<std::string> 
             return makeError(Error::Code::Invalid, option + " needs a value");
         const std::string &value = arguments[++i];
         if ((option == "--pid" && !parseNumber(value, r.pid)) || (option == "--tid" && !parseNumber(value, r.tid)))
-            return makeError(Error::Code::Invalid, option + " takes a number, not " + value);
+            return makeError(Error::Code::Invalid, option + " takes a number, not " += value);
         if (option == "--library")
             r.library = value;
         else if (option == "--function")
@@ -209,6 +209,7 @@ Result<InjectReport> injectWithHelper(const InjectRequest &request, const std::s
     std::vector<std::string> args = injectHelperArguments(request);
     args.insert(args.begin(), helper);
     std::vector<char *> argv;
+    argv.reserve(args.size() + 1);
     for (std::string &a : args)
         argv.push_back(a.data());
     argv.push_back(nullptr);

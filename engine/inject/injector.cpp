@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -61,6 +62,8 @@ Status plan(const InjectRequest &request, Plan &p)
     const int pid = request.pid;
     if (pid <= 0)
         return makeError(Error::Code::Invalid, "no process id given");
+    if (pid == ::getpid())
+        return makeError(Error::Code::Invalid, "a process cannot trace itself: load the library with dlopen instead");
     auto facts = readProcessFacts(pid);
     if (!facts)
         return facts.error();

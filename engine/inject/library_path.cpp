@@ -124,12 +124,13 @@ Result<LibraryInTarget> libraryPathInTarget(int pid, const std::string &library,
         else if (fs.f_flag & (ST_NOEXEC | ST_RDONLY))
             reason = std::string(dir) + " is mounted " + (fs.f_flag & ST_RDONLY ? "read-only" : "noexec");
         const std::string folder = std::string(dir) + "/emberline-inject";
+        const std::string copy = (folder + "/").append(name);
         if (reason.empty() && mayCopy)
             reason = prepareFolder(root + folder);
         if (reason.empty())
-            reason = placeCopy(root + folder, root + folder + "/" + name, bytes, mayCopy);
+            reason = placeCopy(root + folder, root + copy, bytes, mayCopy);
         if (reason.empty())
-            return LibraryInTarget{folder + "/" + name, root + folder + "/" + name, true};
+            return LibraryInTarget{copy, root + copy, true};
         reasons += (reasons.empty() ? "" : "; ") + reason;
     }
     return makeError(Error::Code::Io, "process " + std::to_string(pid) + " does not see " + real +

@@ -18,10 +18,14 @@
 namespace emberline::engine {
 namespace {
 
-constexpr uint64_t kRedZone = 128;          // below the stack pointer, owned by the interrupted function (x86-64 ABI)
-constexpr size_t kXstateBuffer = 64 * 1024; // larger than any XSAVE area (AMX's is under 12 KiB)
+constexpr uint64_t kRedZone = 128; // below the stack pointer, owned by the interrupted function (x86-64 ABI)
+constexpr size_t kXstateBuffer = size_t(64) << 10; // larger than any XSAVE area (AMX's is under 12 KiB)
 constexpr unsigned long long kDirectionFlag = 0x400;
 constexpr unsigned long long kTrapFlag = 0x100;
+// The kernel's restart codes in rax after an interrupted system call (include/linux/errno.h).
+constexpr long long kRestartNoHand = 514;
+constexpr long long kRestartBlock = 516;
+constexpr uint64_t kSameStack = uint64_t(64) << 20; // a stack pointer this far below a frame is on the same stack
 
 void *asPointer(long value)
 {
@@ -164,6 +168,12 @@ Status RemoteThread::stop(int64_t deadlineNs)
             return makeError(Error::Code::Cancelled, std::string("the program was stopped (") + strsignal(sig) +
                                                          ") during the injection; it is left stopped");
         }
+        if (event == 0 && sig == SIGSEGV && m_changed && ::ptrace(PTRACE_GETREGS, m_tid, nullptr, &m_regs) == 0 &&
+            m_regs.rip == 0) {
+            m_stopped = true; // the end of our own call, just now: not a signal of the program's
+            m_signalStop = true;
+            return Ok{};
+        }
         if (event == PTRACE_EVENT_STOP || event == 0) {
             m_stopped = true;
             // A signal-delivery-stop ends the wait as well: the kernel dropped our interrupt for it, and the
@@ -187,30 +197,59 @@ Status RemoteThread::stop(int64_t deadlineNs)
     }
 }
 
-// Some waits end in EINTR when their thread is stopped and goes on, signal or not (epoll_wait, semop, sigtimedwait,
-// io_getevents: signal(7)), where the others are restarted by the kernel. A thread we stopped in one, with no
-// signal of its own on the way nor delivered while we held it, is sent back into the same system call (same
-// arguments), as if our stop had not happened; the wait starts again with its whole timeout.
-void RemoteThread::rerunInterruptedWait()
+// The system call the thread was stopped in, made to end as the kernel would have ended it. Three cases:
+//  - A handler of the program ran during our call: the thread, in the program's eyes, was in its system call when the
+//    signal came. The kernel ends such a call with EINTR where it restarts it only when no handler runs
+//    (ERESTARTNOHAND: poll, select, pause, sigsuspend...; ERESTART_RESTARTBLOCK: nanosleep...), so it does here; a
+//    pause() loop that waits for its handler's flag sees it. (ERESTARTSYS calls restart, as with SA_RESTART, the
+//    common case: the handler's flags are not known here.)
+//  - A nanosleep-like call (ERESTART_RESTARTBLOCK) whose restart record the kernel keeps per thread, which a sleep of
+//    the called function may have replaced (it was stopped by a group-stop, or the call was abandoned): the call is
+//    made again from its start, whole (longer than asked, never shorter).
+//  - A wait that ends in EINTR when its thread is stopped and goes on, signal or not (epoll_wait, semop,
+//    sigtimedwait, io_getevents: signal(7)), where the others are restarted: with no signal of the program's on the
+//    way or delivered while we held the thread, it is made again with the same arguments, as if we had not stopped
+//    it (its timeout starts again).
+void RemoteThread::settleInterruptedSyscall()
 {
-    const user_regs_struct &r = m_regs;
-    if (m_held || m_passedSignals > 0 || static_cast<long long>(r.orig_rax) < 0 ||
-        static_cast<long long>(r.rax) != -EINTR)
+    user_regs_struct r = m_regs;
+    const auto result = static_cast<long long>(r.rax);
+    if (static_cast<long long>(r.orig_rax) < 0)
         return;
+    if (m_handlerRan && (result == -kRestartNoHand || result == -kRestartBlock)) {
+        r.rax = static_cast<unsigned long long>(-EINTR);
+    } else if (m_restartBlockLost && result == -kRestartBlock) {
+        if (!atSyscallInstruction(r.rip - 2))
+            return;
+        r.rax = r.orig_rax;
+        r.rip -= 2;
+    } else if (result == -EINTR && !m_held && m_passedSignals == 0) {
+        const std::string status =
+            readProcFile("/proc/" + std::to_string(m_pid) + "/task/" + std::to_string(m_tid) + "/status");
+        const uint64_t pending = (signalSet(status, "SigPnd") | signalSet(status, "ShdPnd")) &
+                                 ~(signalSet(status, "SigBlk") | signalSet(status, "SigIgn"));
+        if (status.empty() || pending != 0 || !atSyscallInstruction(r.rip - 2))
+            return; // a signal of the program's own ended the wait: it keeps its EINTR
+        r.rax = r.orig_rax;
+        r.rip -= 2;
+    } else {
+        return;
+    }
+    if (::ptrace(PTRACE_SETREGS, m_tid, nullptr, &r) == 0)
+        m_regs = r;
+}
+
+bool RemoteThread::atSyscallInstruction(uint64_t address) const
+{
     uint8_t code[2] = {};
-    if (!readRemote(m_pid, m_tid, r.rip - 2, code, sizeof code) || code[0] != 0x0f || code[1] != 0x05)
-        return; // not just past a syscall instruction
-    const std::string status =
-        readProcFile("/proc/" + std::to_string(m_pid) + "/task/" + std::to_string(m_tid) + "/status");
-    const uint64_t pending = (signalSet(status, "SigPnd") | signalSet(status, "ShdPnd")) &
-                             ~(signalSet(status, "SigBlk") | signalSet(status, "SigIgn"));
-    if (status.empty() || pending != 0)
-        return; // a signal of the program's own ended the wait: it keeps its EINTR
-    user_regs_struct again = r;
-    again.rax = r.orig_rax;
-    again.rip = r.rip - 2;
-    if (::ptrace(PTRACE_SETREGS, m_tid, nullptr, &again) == 0)
-        m_regs = again;
+    return readRemote(m_pid, m_tid, address, code, sizeof code) && code[0] == 0x0f && code[1] == 0x05;
+}
+
+// Whether the program handles `sig` (a handler, not SIG_DFL or SIG_IGN): /proc/PID/status's SigCgt.
+bool RemoteThread::programHandles(int sig) const
+{
+    const std::string status = readProcFile("/proc/" + std::to_string(m_pid) + "/status");
+    return sig > 0 && sig <= 64 && ((signalSet(status, "SigCgt") >> (sig - 1)) & 1);
 }
 
 Status RemoteThread::resume()
@@ -219,7 +258,7 @@ Status RemoteThread::resume()
         return Ok{};
     if (m_changed)
         return makeError(Error::Code::Internal, "resume() of a thread whose state a call changed");
-    rerunInterruptedWait();
+    settleInterruptedSyscall();
     long sig = 0;
     if (m_held && m_signalStop) {
         ::ptrace(PTRACE_SETSIGINFO, m_tid, nullptr, &m_heldInfo);
@@ -284,6 +323,7 @@ Result<uint64_t> RemoteThread::call(uint64_t function, std::initializer_list<Rem
     // Our frame lies below the red zone of the interrupted function, aligned as a call expects: 16 at the call
     // instruction, so (rsp + 8) % 16 == 0 at the function's first instruction once the return address is pushed.
     const uint64_t frame = (m_savedRegs.rsp - kRedZone - room) & ~uint64_t(15);
+    m_callFrame = frame;
     uint64_t values[6] = {};
     uint64_t at = frame;
     size_t index = 0;
@@ -351,7 +391,9 @@ Result<uint64_t> RemoteThread::waitForReturn(uint64_t expectedSp, int64_t deadli
         }
         if (event != 0) {
             // A group-stop or a stray interrupt: the call goes on. A thread resumed out of a group-stop joins it
-            // again once we detach.
+            // again once we detach. A sleep of the called function it interrupted replaced the thread's restart
+            // record.
+            m_restartBlockLost = true;
             ::ptrace(PTRACE_CONT, m_tid, nullptr, nullptr);
             continue;
         }
@@ -365,6 +407,7 @@ Result<uint64_t> RemoteThread::waitForReturn(uint64_t expectedSp, int64_t deadli
             }
         }
         // The program's own signal (or its own fault): delivered, as it would be without us.
+        m_handlerRan |= programHandles(sig);
         ::ptrace(PTRACE_CONT, m_tid, nullptr, asPointer(sig));
         ++m_passedSignals;
     }
@@ -373,9 +416,21 @@ Result<uint64_t> RemoteThread::waitForReturn(uint64_t expectedSp, int64_t deadli
 Status RemoteThread::abandonCall(int64_t waitedNs)
 {
     const std::string waited = std::to_string(waitedNs / 1'000'000) + " ms";
+    m_restartBlockLost = true; // our interrupt may end a sleep of the called function
     if (auto st = stop(clockNs(CLOCK_MONOTONIC) + 1'000'000'000); !st)
         return makeError(Error::Code::Cancelled, "the called function did not return within " + waited +
                                                      " and its thread could not be stopped: " + st.error().message);
+    // A signal handler of the program that ran during the call may have left it for good (siglongjmp): the thread
+    // then runs the program's own code, past where we stopped it, and putting the saved state back would rewind it.
+    // It is left as it is. Otherwise it is inside the call, below our frame on the same stack, and is put back.
+    const bool returned = m_regs.rip == 0 && m_regs.rsp == m_callFrame;
+    const bool inCall = m_regs.rsp < m_callFrame && m_callFrame - m_regs.rsp < kSameStack;
+    if (!returned && !inCall) {
+        m_changed = false;
+        return makeError(Error::Code::Cancelled, "the called function did not return within " + waited +
+                                                     " and its thread left it by another way (a signal handler's "
+                                                     "siglongjmp?): the thread is left running where it went");
+    }
     if (auto st = restore(); !st)
         return st;
     return makeError(Error::Code::Cancelled,
@@ -407,7 +462,7 @@ Status RemoteThread::detach()
     if (m_changed)
         restored = restore();
     if (restored)
-        rerunInterruptedWait();
+        settleInterruptedSyscall();
     long sig = 0;
     if (m_held && m_signalStop) {
         // The signal that was on its way when the thread first stopped, delivered now with its own siginfo.

@@ -34,7 +34,9 @@ struct RemoteArg {
 // (orig_rax, rax, rip), and the extended state (x87, SSE, AVX, AVX-512: PTRACE_GETREGSET NT_X86_XSTATE). call()
 // runs a function on a stack frame below the thread's red zone and returns to address 0, where the thread faults
 // into a SIGSEGV stop that ends the call; restore() puts the saved state back bit for bit, so that the kernel
-// restarts an interrupted system call as it would have (a nanosleep with its remaining time).
+// restarts an interrupted system call as it would have (a nanosleep with its remaining time). Where our stop or the
+// call changed how that system call should end (a handler ran meanwhile, a wait that ends in EINTR on any stop),
+// the thread is let go as the kernel would have let it go without us (settleInterruptedSyscall).
 //
 // The destructor restores the state if a call changed it and detaches, so that no path leaves the thread stopped,
 // traced, or running our frame. Should the thread not stop when asked (a wait in uninterruptible sleep), the kernel
@@ -60,7 +62,8 @@ public:
     // during the call are delivered (the program's handlers run nested, as for any signal) and a group-stop does
     // not hold the call up. `whileRunning` is called once the thread runs the function (tests pause there).
     // A call that does not return in time is abandoned: the thread is stopped and put back as it was saved,
-    // and whatever the function held (a lock, memory) stays held.
+    // and whatever the function held (a lock, memory) stays held; a thread that left the call by another way (a
+    // handler's siglongjmp) is left where it went.
     Result<uint64_t> call(uint64_t function, std::initializer_list<RemoteArg> args, int64_t deadlineNs,
                           const std::function<void()> &whileRunning = {});
     // Puts the saved state back (not needed before detach(): it restores on its own).
@@ -88,7 +91,9 @@ private:
     Status abandonCall(int64_t waitedNs);
     void release();
     void resendSignals();
-    void rerunInterruptedWait();
+    void settleInterruptedSyscall();
+    bool atSyscallInstruction(uint64_t address) const;
+    bool programHandles(int sig) const;
 
     int m_pid = 0;
     int m_tid = 0;
@@ -107,7 +112,10 @@ private:
     std::vector<int> m_resend; // signals held earlier that a later stop's signal displaced: sent again by tgkill
     bool m_signalStop = false; // the current stop is a signal-delivery-stop (a signal can be injected at it)
     int64_t m_stoppedAtNs = 0;
-    int m_passedSignals = 0; // signals of the program delivered during our calls
+    int m_passedSignals = 0;         // signals of the program delivered during our calls
+    bool m_handlerRan = false;       // one of them ran a handler of the program's
+    bool m_restartBlockLost = false; // the thread's restart record may be a sleep of the called function's
+    uint64_t m_callFrame = 0;        // the current call's frame: its return address lies just below
 };
 
 } // namespace emberline::engine

@@ -12,7 +12,7 @@ namespace emberline::engine {
 namespace {
 
 // The stack copied for the walk: from the stack pointer to the end of its mapping, at most this much.
-constexpr size_t kMaxStackCopy = 512 * 1024;
+constexpr size_t kMaxStackCopy = size_t(512) << 10;
 constexpr size_t kMaxFrames = 256;
 
 // rt_sigreturn's trampoline: mov $15, %rax; syscall.

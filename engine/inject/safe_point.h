@@ -46,7 +46,7 @@ public:
 
     // Stack that must remain below the stack pointer of a thread whose stack cannot grow (dlopen and a library's
     // constructors run on it).
-    static constexpr uint64_t kStackToSpare = 64 * 1024;
+    static constexpr uint64_t kStackToSpare = uint64_t(64) << 10;
 
 private:
     bool signalReturn(uint64_t address) const;

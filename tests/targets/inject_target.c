@@ -1,13 +1,19 @@
 // The injection tests' target (engine/inject): one program, a mode per test. Each mode prints what the test needs
 // (thread ids) on stdout, runs for SECONDS and exits 0 when everything it checks held.
 //
-//   alloc SECONDS [THREADS]  THREADS threads (default 4) and the main thread allocate and free without pause.
+//   alloc SECONDS [THREADS]  THREADS threads (default 4) allocate and free without pause; the main thread as well,
+//                            between stretches of other work (a third of its time), and with "nonstop" without.
 //   waits SECONDS            threads wait in a futex without timeout ("futex TID"), a futex with a 200 ms timeout
 //                            ("timed_futex TID") and nanosleep of 300 ms ("nanosleep TID"), each an error on EINTR
 //                            (exit 3); a nanosleep that returns early, as measured here, exits 5.
 //   registers SECONDS        a thread ("registers TID") holds known values in general, x87, SSE/AVX (and AVX-512)
 //                            registers, MXCSR and the x87 control word and checks them in a tight loop; exit 7 if one
 //                            changed. It blocks SIGUSR2 and SIGRTMIN+3.
+//   signals SECONDS          a 1 ms interval timer's SIGALRM handled (SA_RESTART) by the main thread, which works and
+//                            naps, and SIGRTMIN sent to it by another thread every 200 us (real-time signals queue:
+//                            each is delivered once); exit 9 if fewer than half the ticks were handled ("ticks N"),
+//                            10 if a real-time signal was lost or delivered twice ("queued SENT HANDLED").
+//   pause_flag               the main thread waits in pause() until its SIGUSR1 handler sets a flag ("woken").
 //   threads SECONDS COUNT    COUNT threads that wake every 10 ms.
 //   exit_after MS            the main thread sleeps; another thread ends the program (exit 0) after MS ms.
 //   vfork SECONDS            a vfork child ("vfork_child PID") sleeps SECONDS (raw system calls) while its parent
@@ -17,12 +23,15 @@
 
 #include <errno.h>
 #include <linux/futex.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,11 +52,14 @@ static void nap(double seconds)
 }
 
 // --- alloc ---------------------------------------------------------------------------------------------------
-TARGET_FN static uint64_t churn(unsigned seed)
+// Allocates and frees until the end; with `otherWork`, burns as much CPU as a round of allocations costs after each.
+TARGET_FN static uint64_t churn(unsigned seed, int otherWork)
 {
     void *slots[64] = {0};
     uint64_t total = 0;
     while (target_now() < g_end) {
+        if (otherWork)
+            total += burn(60000) & 1;
         for (int i = 0; i < 1000; ++i) {
             seed = seed * 1103515245u + 12345u;
             const unsigned slot = (seed >> 8) % 64;
@@ -63,16 +75,16 @@ TARGET_FN static uint64_t churn(unsigned seed)
 
 static void *churn_thread(void *arg)
 {
-    return (void *)(uintptr_t)churn((unsigned)(uintptr_t)arg);
+    return (void *)(uintptr_t)churn((unsigned)(uintptr_t)arg, 0);
 }
 
-static int run_alloc(int threads)
+static int run_alloc(int threads, int nonstop)
 {
     pthread_t t[64];
     threads = threads < 1 ? 1 : threads > 64 ? 64 : threads;
     for (int i = 0; i < threads; ++i)
         pthread_create(&t[i], NULL, churn_thread, (void *)(uintptr_t)(i + 1));
-    churn(99);
+    churn(99, !nonstop);
     for (int i = 0; i < threads; ++i)
         pthread_join(t[i], NULL);
     return 0;
@@ -168,6 +180,85 @@ static void *registers_thread(void *arg)
     return NULL;
 }
 
+// --- signals -------------------------------------------------------------------------------------------------
+static volatile sig_atomic_t g_ticks;
+static long g_queued_sent, g_queued_handled;
+static pid_t g_main_tid;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    g_ticks = g_ticks + 1;
+}
+
+static void on_queued(int sig)
+{
+    (void)sig;
+    __atomic_add_fetch(&g_queued_handled, 1, __ATOMIC_RELAXED);
+}
+
+static void *queue_sender(void *arg)
+{
+    (void)arg;
+    while (target_now() < g_end) {
+        if (syscall(SYS_tgkill, getpid(), g_main_tid, SIGRTMIN) == 0)
+            __atomic_add_fetch(&g_queued_sent, 1, __ATOMIC_RELAXED);
+        nap(0.0002);
+    }
+    return NULL;
+}
+
+static int run_signals(double seconds)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_alarm;
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGALRM, &action, NULL);
+    action.sa_handler = on_queued;
+    sigaction(SIGRTMIN, &action, NULL);
+    g_main_tid = (pid_t)syscall(SYS_gettid);
+    pthread_t sender;
+    pthread_create(&sender, NULL, queue_sender, NULL);
+    const struct itimerval every = {{0, 1000}, {0, 1000}};
+    setitimer(ITIMER_REAL, &every, NULL);
+    while (target_now() < g_end) {
+        burn(20000);
+        nap(0.001);
+    }
+    pthread_join(sender, NULL);
+    const struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    nap(0.05); // the last signals sent are delivered
+    announce("ticks", (long)g_ticks);
+    printf("queued %ld %ld\n", g_queued_sent, __atomic_load_n(&g_queued_handled, __ATOMIC_RELAXED));
+    if (g_queued_sent != __atomic_load_n(&g_queued_handled, __ATOMIC_RELAXED))
+        return 10;
+    return g_ticks >= (long)(seconds * 1000 / 2) ? 0 : 9;
+}
+
+static volatile sig_atomic_t g_flag;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    g_flag = 1;
+}
+
+// The classic wait for a handler: pause() returns (EINTR) once a handler has run.
+static int run_pause_flag(void)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_usr1;
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGUSR1, &action, NULL);
+    while (!g_flag)
+        pause();
+    printf("woken\n");
+    return 0;
+}
+
 // --- threads, exit_after, vfork ------------------------------------------------------------------------------
 static void *waking_thread(void *arg)
 {
@@ -222,13 +313,17 @@ int main(int argc, char **argv)
     announce("pid", getpid());
     int status = 0;
     if (strcmp(mode, "alloc") == 0) {
-        status = run_alloc(argc > 3 ? atoi(argv[3]) : 4);
+        status = run_alloc(argc > 3 ? atoi(argv[3]) : 4, argc > 4 && strcmp(argv[4], "nonstop") == 0);
     } else if (strcmp(mode, "waits") == 0) {
         status = run_waits();
     } else if (strcmp(mode, "registers") == 0) {
         pthread_t t;
         pthread_create(&t, NULL, registers_thread, NULL);
         pthread_join(t, NULL);
+    } else if (strcmp(mode, "signals") == 0) {
+        status = run_signals(seconds);
+    } else if (strcmp(mode, "pause_flag") == 0) {
+        status = run_pause_flag();
     } else if (strcmp(mode, "threads") == 0) {
         status = run_threads(argc > 3 ? atoi(argv[3]) : 100);
     } else if (strcmp(mode, "exit_after") == 0) {
@@ -236,6 +331,14 @@ int main(int argc, char **argv)
         pthread_create(&t, NULL, ender_thread, (void *)(uintptr_t)seconds);
         for (;;)
             pause();
+    } else if (strcmp(mode, "seccomp_strict") == 0) {
+        // Only read, write, _exit and sigreturn from here on: exit_group (exit()) would kill it.
+        fflush(stdout);
+        char c;
+        if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) != 0)
+            return 11;
+        while (read(STDIN_FILENO, &c, 1) > 0) {}
+        syscall(SYS_exit, 0);
     } else if (strcmp(mode, "vfork") == 0) {
         status = run_vfork(seconds);
     } else {

@@ -1,0 +1,151 @@
+// Injection into real programs (engine/inject/injector.h), in this process: the probe library loaded once and its
+// function called with the result returned, a second injection finding it loaded, a call without loading, a thread's
+// registers and signal mask as they were after twenty calls, and a target in another mount namespace.
+
+#include "tests/engine/inject/inject_test_support.h"
+
+#include <QStandardPaths>
+#include <QTemporaryDir>
+
+using namespace emberline::engine;
+using namespace emberline::test;
+
+class TestInjectCalls : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    // A multi-threaded program whose every thread allocates without pause: the injector must find its thread outside
+    // the allocator, load the probe, call it and hand back its result. A second injection finds the library loaded
+    // (the same base, the constructor not run again), and a call of another function without loading reads the
+    // constructor's count: 1. If this failed, the profiler could not load its agent into a busy program, or would load
+    // it twice.
+    void loadsOnceAndCalls()
+    {
+        REQUIRE_PTRACE();
+        QTemporaryDir dir;
+        Target target(injectTarget(), {QStringLiteral("alloc"), QStringLiteral("8"), QStringLiteral("4")});
+        QVERIFY(target.started());
+        QVERIFY(target.announced("pid") > 0);
+        const std::string file = dir.filePath(QStringLiteral("calls.txt")).toStdString();
+
+        auto first = injectAndCall(probeRequest(target.pid(), file));
+        VERIFY_OK(first);
+        QCOMPARE(first->result, probeHash(file));
+        QVERIFY(!first->loadedBefore);
+        QCOMPARE(first->pathInTarget, canonical(probeLibrary()));
+        QVERIFY(first->libraryBase != 0);
+        QVERIFY(first->tries >= 1 && first->tries <= 200);
+        QVERIFY(first->stoppedNs > 0);
+
+        auto second = injectAndCall(probeRequest(target.pid(), file + ";again"));
+        VERIFY_OK(second);
+        QCOMPARE(second->result, probeHash(file + ";again"));
+        QVERIFY(second->loadedBefore);
+        QCOMPARE(second->libraryBase, first->libraryBase);
+
+        InjectRequest count = probeRequest(target.pid(), {});
+        count.function = "inject_probe_constructed";
+        count.loadIfMissing = false;
+        auto constructed = injectAndCall(count);
+        VERIFY_OK(constructed);
+        QCOMPARE(constructed->result, 1);
+        QVERIFY(constructed->loadedBefore);
+
+        // The probe recorded both calls, each after one run of its constructor; the program was never stopped for good.
+        QFile calls(QString::fromStdString(file));
+        QVERIFY(calls.open(QIODevice::ReadOnly));
+        QCOMPARE(calls.readAll(), QByteArray("1 " + QByteArray::fromStdString(file) + "\n1 " +
+                                             QByteArray::fromStdString(file) + ";again\n"));
+        QCOMPARE(statusField(target.pid(), "TracerPid"), QByteArray("0"));
+        QByteArray output;
+        QCOMPARE(target.finish(output), 0);
+        QVERIFY2(output.contains("inject_target ok"), output.constData());
+    }
+
+    // Calling a function of a library that is not loaded, without loading it, fails with "not loaded" and leaves the
+    // program untouched (what detaching the agent from a program that never had it does).
+    void notLoadedIsAnError()
+    {
+        REQUIRE_PTRACE();
+        Target target(injectTarget(), {QStringLiteral("idle"), QStringLiteral("2")});
+        QVERIFY(target.started());
+        QVERIFY(target.announced("pid") > 0);
+        InjectRequest r = probeRequest(target.pid(), "/dev/null");
+        r.loadIfMissing = false;
+        auto result = injectAndCall(r);
+        QVERIFY(!result.ok());
+        QVERIFY2(QString::fromStdString(result.error().message).contains(QLatin1String("not loaded")),
+                 result.error().message.c_str());
+        QByteArray output;
+        QCOMPARE(target.finish(output), 0);
+    }
+
+    // A thread in a tight loop over known values in its general, x87, vector and AVX-512 registers, MXCSR and the x87
+    // control word, checked every iteration: twenty calls on that very thread (InjectRequest::tid) change none of
+    // them, nor its signal mask. If this failed, injecting the agent would corrupt the computation of the thread it
+    // borrowed.
+    void registersAndSignalMaskIntact()
+    {
+        REQUIRE_PTRACE();
+        QTemporaryDir dir;
+        Target target(injectTarget(), {QStringLiteral("registers"), QStringLiteral("6")});
+        QVERIFY(target.started());
+        QVERIFY(target.announced("pid") > 0);
+        const qint64 tid = target.announced("registers");
+        QVERIFY(tid > 0);
+        const QByteArray mask = statusField(target.pid(), "SigBlk", tid);
+        QVERIFY(!mask.isEmpty() && mask != QByteArray("0000000000000000"));
+        const std::string file = dir.filePath(QStringLiteral("registers.txt")).toStdString();
+        for (int i = 0; i < 20; ++i) {
+            InjectRequest r = probeRequest(target.pid(), file);
+            r.tid = static_cast<int>(tid);
+            auto result = injectAndCall(r);
+            VERIFY_OK(result);
+            QCOMPARE(result->result, probeHash(file));
+            QCOMPARE(statusField(target.pid(), "SigBlk", tid), mask);
+            QTest::qWait(20);
+        }
+        QByteArray output;
+        QCOMPARE(target.finish(output), 0);
+        QVERIFY2(output.contains("registers_blocks") && output.contains("inject_target ok"), output.constData());
+    }
+
+    // A program in a mount namespace of its own where the probe's folder is hidden (a tmpfs mounted over it) cannot
+    // open the probe by our path: the injector copies it into the program's /tmp and loads the copy; a second
+    // injection finds that copy loaded. If this failed, programs in containers could not be injected.
+    void otherMountNamespace()
+    {
+        REQUIRE_PTRACE();
+        if (::geteuid() != 0)
+            QSKIP("mounting in a new mount namespace needs root here");
+        const QString unshare = QStandardPaths::findExecutable(QStringLiteral("unshare"));
+        if (unshare.isEmpty())
+            QSKIP("unshare (util-linux) is not installed");
+        QTemporaryDir dir;
+        const QString hidden = QString::fromStdString(canonical(probeLibrary())).section(QLatin1Char('/'), 0, -2);
+        const QString script =
+            QStringLiteral("mount -t tmpfs tmpfs '%1' && exec '%2' idle 4").arg(hidden, injectTarget());
+        Target target(unshare, {QStringLiteral("--mount"), QStringLiteral("--propagation"), QStringLiteral("private"),
+                                QStringLiteral("sh"), QStringLiteral("-c"), script});
+        QVERIFY(target.started());
+        QVERIFY(target.announced("pid") > 0);
+        QVERIFY(!QFile::exists(QStringLiteral("/proc/%1/root%2").arg(target.pid()).arg(hidden) +
+                               QStringLiteral("/libinject_probe.so")));
+        const std::string file = dir.filePath(QStringLiteral("namespace.txt")).toStdString();
+        auto first = injectAndCall(probeRequest(target.pid(), file));
+        VERIFY_OK(first);
+        QCOMPARE(first->result, probeHash(file));
+        QVERIFY2(first->pathInTarget.find("/emberline-inject/libinject_probe-") != std::string::npos,
+                 first->pathInTarget.c_str());
+        auto second = injectAndCall(probeRequest(target.pid(), file));
+        VERIFY_OK(second);
+        QVERIFY(second->loadedBefore);
+        QCOMPARE(second->pathInTarget, first->pathInTarget);
+        QByteArray output;
+        QCOMPARE(target.finish(output), 0);
+        QFile::remove(QString::fromStdString(first->pathInTarget));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestInjectCalls)
+#include "tst_inject_calls.moc"
