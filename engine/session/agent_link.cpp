@@ -340,7 +340,7 @@ Result<AgentLink::Attached> AgentLink::attach(int pid)
 {
     std::string text;
     for (const auto &[name, value] : options(m_directoryInTarget.empty() ? m_rings.directory() : m_directoryInTarget))
-        text += name + "=" + value + "\n";
+        text.append(name).append("=").append(value).append("\n");
     InjectRequest request;
     request.pid = pid;
     request.library = m_agentPath;
