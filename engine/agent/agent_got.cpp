@@ -16,6 +16,8 @@
 
 #include <atomic>
 
+// Addresses from the dynamic linker's tables are integers until they are read or written.
+// NOLINTBEGIN(performance-no-int-to-ptr)
 namespace emberline::agent {
 namespace {
 
@@ -263,3 +265,4 @@ bool gotHooked()
 }
 
 } // namespace emberline::agent
+// NOLINTEND(performance-no-int-to-ptr)

@@ -402,7 +402,11 @@ EMBERLINE_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *att
 // The same hooks, by addresses of their own: loaded into a running program, the agent is not in the global scope, and
 // a reference to `malloc` from inside it would bind to the program's. agent_attach.cpp writes these into the
 // modules' global offset tables.
+#if defined(__clang__)
+#define EMBERLINE_HOOK_ALIAS(name) __attribute__((visibility("hidden"), alias(#name)))
+#else // GCC wants the target's attributes on the alias too (-Wmissing-attributes)
 #define EMBERLINE_HOOK_ALIAS(name) __attribute__((visibility("hidden"), alias(#name), copy(name)))
+#endif
 extern "C" {
 void *hook_malloc(size_t) EMBERLINE_HOOK_ALIAS(malloc);
 void hook_free(void *) EMBERLINE_HOOK_ALIAS(free);

@@ -350,9 +350,10 @@ void walkNewRing()
 
 void walkRetire()
 {
+    // Should it fail, the arena stays mapped until walkForget: walks read it as before.
     if (g_arenaState.load(std::memory_order_acquire) == 2)
-        mmap(const_cast<uint8_t *>(g_arena), kUnwindArenaReserve, PROT_READ,
-             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+        (void)mmap(const_cast<uint8_t *>(g_arena), kUnwindArenaReserve, PROT_READ,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
 }
 
 void walkForget()

@@ -568,9 +568,10 @@ bool createRing(uint32_t parentPid)
 
 void retireRing()
 {
+    // Should it fail, the file stays mapped until the next session's start unmaps it: late writes land there.
     if (g_ring)
-        mmap(g_ring, kRingHeaderBytes + g_ringBytes, PROT_READ | PROT_WRITE,
-             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+        (void)mmap(g_ring, kRingHeaderBytes + g_ringBytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
 }
 
 void unmapRing()
