@@ -9,7 +9,8 @@
 #   heaptrack the program started alone, then `heaptrack -p PID` (gdb loads heaptrack's library), when both are
 #             installed.
 # Prints the median work time and slowdown of each against `alone`, and the attached sessions' pauses (how long the
-# injected thread was stopped, from each summary) beside the time heaptrack -p took to attach.
+# injected thread was stopped, from each summary) and the time from `emberline record`'s start until the program's
+# ring was mapped, beside the time heaptrack -p took to attach.
 #   bench_attach.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS] [EXTRA RECORD OPTIONS...]
 set -euo pipefail
 BUILD=$(realpath "${1:?usage: bench_attach.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS]}")
@@ -69,10 +70,13 @@ run() { # CONFIG ROUND
     attached)
         start_program "$go" "$err"
         sleep 0.3
+        local t0
+        t0=$(date +%s.%N)
         "$EMBERLINE" record --pid "$PID" --memory --output "$WORK/out-$c-$r" "${EXTRA[@]}" >/dev/null \
             2>"$WORK/$c-$r.session" &
         local session=$!
         wait_for "$PID" '\.ring'
+        echo "$(date +%s.%N) - $t0" | bc >>"$WORK/attach-ready"
         touch "$go"
         wait "$PID" || true
         wait "$session" || true
@@ -121,6 +125,7 @@ for c in $CONFIGS; do
     printf '%-10s %10.3f %+9.1f%%\n' "$c" "$m" "$(echo "($m / $ALONE - 1) * 100" | bc -l)"
 done
 echo "attached: the injected thread stopped for $(paste -sd, "$WORK/pauses")"
+echo "attached: $(paste -sd, "$WORK/attach-ready") s from the session's start until the program's ring was mapped"
 if [ -s "$WORK/heaptrack-attach" ]; then
     echo "heaptrack -p: $(paste -sd, "$WORK/heaptrack-attach") s from its start until its library was mapped"
 fi
