@@ -1,5 +1,7 @@
 #include "engine/inject/inject_client.h"
 
+#include "engine/common/install_paths.h"
+
 #include "engine/common/clock.h"
 
 #include <fcntl.h>
@@ -11,9 +13,8 @@
 
 #include <array>
 #include <cerrno>
-#include <climits>
 #include <cstring>
-#include <filesystem>
+#include <climits>
 #include <sstream>
 
 extern char **environ; // NOLINT(readability-redundant-declaration): POSIX declares it nowhere
@@ -102,13 +103,7 @@ bool readAnswer(int fd, int64_t deadlineNs, std::string &out)
 
 std::string defaultInjectHelperPath()
 {
-    char self[PATH_MAX];
-    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return {};
-    self[n] = '\0';
-    const std::filesystem::path exe(self);
-    return (exe.parent_path().parent_path() / "lib" / "emberline" / kInjectHelperName).string();
+    return installedLibraryFile(kInjectHelperName);
 }
 
 std::vector<std::string> injectHelperArguments(const InjectRequest &request)

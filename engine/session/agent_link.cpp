@@ -3,6 +3,7 @@
 
 #include "engine/agent/agent_protocol.h"
 #include "engine/common/clock.h"
+#include "engine/common/install_paths.h"
 #include "engine/inject/inject_client.h"
 #include "engine/process/launcher.h"
 
@@ -17,7 +18,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -27,19 +27,6 @@
 
 namespace emberline::engine {
 namespace {
-
-// The agent beside the executable: <prefix>/bin/emberline and <prefix>/lib/emberline/libemberline_agent.so, as
-// installed and as built.
-std::string defaultAgentPath()
-{
-    char self[PATH_MAX];
-    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return {};
-    self[n] = '\0';
-    const std::filesystem::path exe(self);
-    return (exe.parent_path().parent_path() / "lib" / "emberline" / agent::kLibraryName).string();
-}
 
 // An ELF executable without a program interpreter: no dynamic loader runs in it, so nothing is preloaded.
 bool staticallyLinked(const std::string &path)
@@ -212,7 +199,8 @@ std::vector<std::string> ownAllocatorModules(int pid)
 
 Result<std::unique_ptr<AgentLink>> AgentLink::create(const SessionConfig &config, const std::string &purpose)
 {
-    const std::string agentPath = config.agentPath.empty() ? defaultAgentPath() : config.agentPath;
+    const std::string agentPath =
+        config.agentPath.empty() ? installedLibraryFile(agent::kLibraryName) : config.agentPath;
     if (agentPath.empty() || ::access(agentPath.c_str(), R_OK) != 0)
         return makeError(Error::Code::Unsupported,
                          purpose + " needs Emberline's agent library, not found at " +
