@@ -29,6 +29,10 @@ namespace emberline::agent {
 
 bool (*g_slowPathCheck)() = nullptr;
 
+namespace {
+constexpr int64_t kOffCountdown = int64_t(1) << 20;
+} // namespace
+
 __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.state = kStateNow,
                                                                            .allocations = 0,
                                                                            .armed = kArmedNow,
@@ -347,7 +351,7 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size)
         return;
     const AgentScope scope;
     // The first allocation starts the agent (one made while it starts passes through); once it is off or detached,
-    // the thread does not come back here for a long while.
+    // the thread comes back here a MiB later.
     if (!agentStarted() && !startFromEnvironment() && !agentStarted())
         return;
     const int mode = g_mode.load(std::memory_order_acquire);
@@ -358,7 +362,10 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size)
     if (g_slowPathCheck && t.depth == 1 && mode != int(Mode::Off) && g_slowPathCheck())
         return; // the front end let the agent go
     if (mode == int(Mode::Off) || (g_ring && g_ring->detached.load(std::memory_order_relaxed))) {
-        arm(t, int64_t(1) << 36); // far off (a countdown shifted by kCountBits must stay below 2^63)
+        // Off: back here after another MiB, no sooner (a slow path a MiB costs nothing to see). Not further off: an
+        // agent loaded into a running program may be attached again, and a thread armed far off then would not be
+        // sampled for as long (agentRetire's reset of each thread can lose to the thread's own add in a hook).
+        arm(t, kOffCountdown);
         return;
     }
     watchThreadEnd();

@@ -131,7 +131,11 @@ private Q_SLOTS:
             QVERIFY(r.summary.memory && r.summary.memory->attached);
             QVERIFY2(r.summary.memory->samples > 20,
                      qPrintable(QStringLiteral("cycle %1: %2 samples").arg(cycle).arg(r.summary.memory->samples)));
-            QVERIFY(through(r.profile, "alloc-space", "churn_large") > 0);
+            QStringList leaves;
+            for (const auto &[leaf, bytes] : byLeaf(r.profile, "alloc-space"))
+                leaves << QStringLiteral("%1=%2").arg(QString::fromStdString(leaf)).arg(bytes);
+            QVERIFY2(through(r.profile, "alloc-space", "churn_large") > 0,
+                     qPrintable(QStringLiteral("cycle %1: %2").arg(cycle).arg(leaves.join(QLatin1String(", ")))));
             const QByteArray maps = mapsOf(target.processId());
             QVERIFY2(!maps.contains(".ring"), maps.constData());
             QCOMPARE(maps.count("libemberline_agent.so") > 0, true);
