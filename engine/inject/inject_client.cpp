@@ -13,8 +13,8 @@
 
 #include <array>
 #include <cerrno>
-#include <cstring>
 #include <climits>
+#include <cstring>
 #include <sstream>
 
 extern char **environ; // NOLINT(readability-redundant-declaration): POSIX declares it nowhere
