@@ -2,7 +2,8 @@
 // engine/inject, makes one of the program's threads call dlopen and then emberline_agent_attach). LD_PRELOAD's
 // interposition happened when the program started, without the agent: here the hooks take the allocation
 // functions' entries in every loaded module's global offset table instead (agent_got.h), and those of every module
-// loaded later (a dlopen or dlclose through the hooks counts a change; the next slow path of a hook looks again).
+// loaded later (a dlopen or dlclose through the hooks counts a change as it begins; for two seconds after it, the
+// slow paths of the hooks count the loaded modules every 5 ms and look at the tables of any new one).
 // With the in-process sampler asked, every thread of the program gets its CPU timer at the attach, and a thread made
 // later through pthread_create its own as it starts (pthread_create, sigaction and signal are redirected too).
 //
@@ -28,6 +29,7 @@
 #include "engine/agent/agent_writer.h"
 
 #include <errno.h>
+#include <link.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -47,6 +49,27 @@ std::atomic<bool> g_attached{false};
 std::atomic<int> g_gotLock{0};
 uint64_t g_changesSeen = 0; // the ring's mapsChanges when the tables were last looked at
 GotCounts g_counts;
+// A dlopen counts its change as it begins, before its module is loaded: for a while after each change, the loaded
+// modules are counted again every few milliseconds (dl_iterate_phdr's count of loads and unloads), and their tables
+// looked at when that count moved.
+constexpr uint64_t kWatchNs = 2'000'000'000;
+constexpr uint64_t kLookEveryNs = 5'000'000;
+uint64_t g_watchUntilNs = 0;
+uint64_t g_nextLookNs = 0;
+uint64_t g_loadsSeen = 0;
+
+int countLoads(dl_phdr_info *info, size_t, void *data)
+{
+    *static_cast<uint64_t *>(data) = info->dlpi_adds + info->dlpi_subs;
+    return 1; // the first module says it for all
+}
+
+uint64_t loadsNow()
+{
+    uint64_t loads = 0;
+    dl_iterate_phdr(countLoads, &loads);
+    return loads;
+}
 
 // The options' text, kept while they are read (the session's buffer is on the stopped thread's stack): its lines,
 // each ended by a zero.
@@ -83,9 +106,8 @@ struct GotLock {
 
 void hookModules()
 {
-    if (g_ring)
-        g_changesSeen = g_ring->mapsChanges.load(std::memory_order_acquire);
     const InternalWork work; // dl_iterate_phdr's lock
+    g_loadsSeen = loadsNow();
     gotHook(g_hooks, g_hookCount, reinterpret_cast<const void *>(&hookModules), g_counts);
 }
 
@@ -128,11 +150,26 @@ bool slowPathCheck()
         removeSessionFolder();
         return true;
     }
-    if (g_ring && g_ring->mapsChanges.load(std::memory_order_relaxed) != g_changesSeen) {
-        const GotLock lock(false); // another thread looks already
-        if (lock.held)
+    const uint64_t changes = g_ring ? g_ring->mapsChanges.load(std::memory_order_relaxed) : g_changesSeen;
+    if (changes == g_changesSeen && g_watchUntilNs == 0)
+        return false;
+    const GotLock lock(false); // another thread looks already
+    if (!lock.held)
+        return false;
+    const uint64_t now = nowNs();
+    if (changes != g_changesSeen) {
+        g_changesSeen = changes;
+        g_watchUntilNs = now + kWatchNs;
+        g_nextLookNs = 0;
+    }
+    if (now >= g_nextLookNs) {
+        g_nextLookNs = now + kLookEveryNs;
+        const InternalWork work;
+        if (loadsNow() != g_loadsSeen)
             hookModules();
     }
+    if (now > g_watchUntilNs)
+        g_watchUntilNs = 0;
     return false;
 }
 
@@ -166,6 +203,8 @@ EMBERLINE_EXPORT int emberline_agent_attach(const char *options)
     g_counts = GotCounts{};
     {
         const GotLock lock(true);
+        g_changesSeen = g_ring ? g_ring->mapsChanges.load(std::memory_order_acquire) : 0;
+        g_watchUntilNs = 0;
         hookModules();
     }
     g_slowPathCheck = slowPathCheck;

@@ -4,10 +4,12 @@
 // in use are a quarter of those it allocated), freeing the others. A fourth thread waits in a futex-backed
 // condition, a fifth in nanosleep: both must sleep through an attach untouched. It prints "ready" once every thread
 // runs, and at its end "kept N" (blocks kept by keeper over its whole run), exiting 0, or 3 when a wait came back
-// early (EINTR, a sleep cut short).
-//   attach_rates [SECONDS]
+// early (EINTR, a sleep cut short). With LIBRARY, a sixth thread opens it DELAY seconds after the start and calls
+// its late_alloc (2048-byte blocks, freed at once) in a loop: a module that comes after an attach.
+//   attach_rates [SECONDS [LIBRARY DELAY]]
 #include "target_common.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -118,6 +120,28 @@ static void *sleeper(void *arg)
     return NULL;
 }
 
+static const char *g_library;
+static double g_delay;
+
+static void *lateLoader(void *arg)
+{
+    (void)arg;
+    const double start = target_now();
+    while (!atomic_load(&g_stop) && target_now() < start + g_delay)
+        usleep(10000);
+    void *library = dlopen(g_library, RTLD_NOW);
+    void (*late)(void) = library ? (void (*)(void))dlsym(library, "late_alloc") : NULL;
+    if (!late) {
+        fprintf(stderr, "attach_rates: %s\n", dlerror());
+        return NULL;
+    }
+    while (!atomic_load(&g_stop)) {
+        late();
+        usleep(20);
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     const double seconds = target_seconds(argc, argv, 600);
@@ -126,6 +150,11 @@ int main(int argc, char **argv)
     pthread_create(&threads[1], NULL, keeper, NULL);
     pthread_create(&threads[2], NULL, condWaiter, NULL);
     pthread_create(&threads[3], NULL, sleeper, NULL);
+    pthread_t loader;
+    g_library = argc > 3 ? argv[2] : NULL;
+    g_delay = argc > 3 ? atof(argv[3]) : 0;
+    if (g_library)
+        pthread_create(&loader, NULL, lateLoader, NULL);
     while (atomic_load(&g_started) < 4)
         usleep(1000);
     printf("ready\n");
@@ -148,6 +177,8 @@ int main(int argc, char **argv)
     pthread_mutex_unlock(&g_lock);
     for (int i = 0; i < 4; ++i)
         pthread_join(threads[i], NULL);
+    if (g_library)
+        pthread_join(loader, NULL);
     printf("kept %ld\n", g_kept);
     fflush(stdout);
     return atomic_load(&g_badWait) ? 3 : 0;

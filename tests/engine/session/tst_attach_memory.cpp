@@ -144,6 +144,26 @@ private Q_SLOTS:
         QCOMPARE(endRates(target, output), 0);
     }
 
+    // A library the program opens after the attach: its own table is found at the next sample after the dlopen, and
+    // its allocations are seen from then on. If this fails, an attached session misses every module loaded after
+    // it began (plugins, Python extensions imported later).
+    void moduleLoadedAfterTheAttach()
+    {
+        REQUIRE_ATTACH();
+        QProcess target;
+        target.start(targetPath("attach_rates"),
+                     {QStringLiteral("120"), targetPath("libattach_late.so"), QStringLiteral("1.0")});
+        QVERIFY(target.waitForStarted() && target.waitForReadyRead(10000));
+        QVERIFY(!mapsOf(target.processId()).contains("libattach_late.so"));
+        QTemporaryDir dir;
+        const Recorded r = record(attachMemory(static_cast<int>(target.processId()), 65536, 2.5), dir.path());
+        QVERIFY(mapsOf(target.processId()).contains("libattach_late.so"));
+        QVERIFY2(through(r.profile, "alloc-space", "late_alloc") > 0,
+                 qPrintable(QString::number(through(r.profile, "alloc-space", "churn_large"))));
+        QByteArray output;
+        QCOMPARE(endRates(target, output), 0);
+    }
+
     // A running CPython (Debian's, or the first python3 on the PATH): every fourth 100 kB block it allocates is kept,
     // the others dropped at once; after an exact attach, what is in use at the end is a quarter of what was
     // allocated since the attach (within 3 points), and the interpreter runs on. If this fails, the agent cannot be
