@@ -495,9 +495,11 @@ bool createRing(uint32_t parentPid)
     // its first write. A file system without fallocate gives its pages as they are written. Exact mode writes a
     // record for every allocation from the start, and waits for room anyway: its ring is reserved whole, here,
     // rather than a chunk at a time under the program's allocations; except on a thread the injector holds stopped
-    // (loaded into a running program), whose pause would last as long: there the session reserves the rest.
+    // (loaded into a running program), whose pause would last as long: there the agent reserves its first window,
+    // and the session the rest as it finds the ring.
     const bool whole = g_interval == 1 && g_attachedNs == 0;
-    uint64_t reserved = g_ringBytes < kAgentReservedBytes || whole ? g_ringBytes : kAgentReservedBytes;
+    const uint64_t first = g_interval == 1 ? kFirstWindow : kAgentReservedBytes;
+    uint64_t reserved = g_ringBytes < first || whole ? g_ringBytes : first;
     if (ftruncate(fd, off_t(total)) != 0) {
         const int error = errno;
         close(fd);
