@@ -15,6 +15,7 @@
 #include "engine/agent/agent_walk.h"
 #include "engine/agent/agent_writer.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -187,7 +188,7 @@ bool startFromEnvironment()
 void setRealFunctions(const RealFunctions &real)
 {
     g_real = real;
-    resolveUsable(real.malloc, real.free);
+    resolveUsable(real.malloc, real.free, real.programScope ? RTLD_DEFAULT : RTLD_NEXT);
 }
 
 const RealFunctions &realFunctions()

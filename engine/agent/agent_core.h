@@ -42,6 +42,11 @@ struct RealFunctions {
     void *(*malloc)(size_t) = nullptr;
     void (*free)(void *) = nullptr;
     int (*sigaction)(int, const struct sigaction *, struct sigaction *) = nullptr;
+    // Where the allocator's malloc_usable_size is looked up: after the agent (false: preloaded, and a test that links
+    // the core), or in the program's own scope (the agent loaded into a running program). A flag, not dlsym's
+    // handle: RTLD_NEXT is no constant expression, and an object that holds it is initialized by a constructor,
+    // which runs after the program's first allocation has set it.
+    bool programScope = false;
 };
 void setRealFunctions(const RealFunctions &real);
 const RealFunctions &realFunctions();

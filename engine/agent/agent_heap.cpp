@@ -93,17 +93,13 @@ bool chunkSizesAgree(UsableFn usable, void *(*realMalloc)(size_t), void (*realFr
 
 } // namespace
 
-void resolveUsable(void *(*realMalloc)(size_t), void (*realFree)(void *))
+void resolveUsable(void *(*realMalloc)(size_t), void (*realFree)(void *), void *lookIn)
 {
     // The allocator that serves malloc must be the one asked for sizes: another's malloc_usable_size would read a
     // block it never made.
-    void *usable = dlsym(RTLD_NEXT, "malloc_usable_size");
+    void *usable = dlsym(lookIn, "malloc_usable_size");
     Dl_info mallocInfo;
     Dl_info usableInfo;
-    // Loaded into a running program, the agent is not in the global scope: the program's own is the one there.
-    if (realMalloc && dladdr(reinterpret_cast<void *>(realMalloc), &mallocInfo) != 0 &&
-        (!usable || dladdr(usable, &usableInfo) == 0 || usableInfo.dli_fbase != mallocInfo.dli_fbase))
-        usable = dlsym(RTLD_DEFAULT, "malloc_usable_size");
     if (usable && realMalloc && realFree && dladdr(reinterpret_cast<void *>(realMalloc), &mallocInfo) != 0 &&
         dladdr(usable, &usableInfo) != 0 && mallocInfo.dli_fbase == usableInfo.dli_fbase) {
         if (usableInfo.dli_fname && strstr(usableInfo.dli_fname, "/libc.so")) {

@@ -63,7 +63,7 @@ inline void countFreed(void *address)
 // The allocator's malloc_usable_size looked up beside `realMalloc` (and the C library's chunk sizes checked with a
 // few blocks of `realMalloc` and `realFree`); whether there is one; counting started (or not) once the agent knows;
 // a thread's slot given back at its end; a forked child's thread without its parent's slot.
-void resolveUsable(void *(*realMalloc)(size_t), void (*realFree)(void *));
+void resolveUsable(void *(*realMalloc)(size_t), void (*realFree)(void *), void *lookIn);
 bool heapSizesKnown();
 void startHeapCounting(bool counting);
 void giveHeapSlotBack();

@@ -159,7 +159,7 @@ void resolveNext()
     g_next.sigaction = nextIn<SigactionFn>("sigaction");
     g_next.signal = nextIn<SignalFn>("signal");
     g_next.pthreadCreate = nextIn<PthreadCreateFn>("pthread_create");
-    setRealFunctions({g_next.malloc, g_next.free, g_next.sigaction});
+    setRealFunctions({g_next.malloc, g_next.free, g_next.sigaction, g_lookIn == RTLD_DEFAULT});
     g_mallocFn.store(g_next.malloc, std::memory_order_release);
     g_freeFn.store(g_next.free, std::memory_order_release);
     g_resolved.store(2, std::memory_order_release);
