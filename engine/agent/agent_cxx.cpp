@@ -3,12 +3,15 @@
 // The C++ runtime's own operators (libstdc++, libc++) allocate through malloc and free, where the C hooks see
 // them: those are passed straight on. An allocator that brings its own operators (tcmalloc does) allocates around
 // malloc: its operators are counted here, as malloc is. Which is which is decided once per operator from the
-// library that defines the next one (RTLD_NEXT). The symbols are the Itanium C++ ABI's names, defined with C
-// linkage: the agent links no C++ runtime.
+// library that defines the next one (after the agent when preloaded; the program's own when the agent is loaded into
+// a running program, which then writes these operators into the modules' global offset tables by their hidden names,
+// as it does the C hooks). The symbols are the Itanium C++ ABI's names, defined with C linkage: the agent links no
+// C++ runtime.
 //
 // Thread: every thread of the program, concurrently.
 
 #include "engine/agent/agent_core.h"
+#include "engine/agent/agent_got.h"
 
 #include <dlfcn.h>
 #include <stddef.h>
@@ -20,7 +23,8 @@
 
 namespace emberline::agent {
 
-void resolveNextFunctions(); // agent_preload.cpp
+void *nextDefinition(const char *name);       // agent_preload.cpp
+int injectedCxxHooks(GotHook *out, int room); // below
 
 namespace {
 
@@ -84,8 +88,7 @@ __attribute__((noinline)) void lookUpCxx(int op)
     int own = 0;
     {
         const InternalWork work;
-        resolveNextFunctions();
-        next = dlsym(RTLD_NEXT, kCxxNames[op]);
+        next = nextDefinition(kCxxNames[op]);
         Dl_info info;
         if (next && dladdr(next, &info) != 0 && info.dli_fname)
             own = strstr(info.dli_fname, "libstdc++") == nullptr && strstr(info.dli_fname, "libc++") == nullptr;
@@ -237,4 +240,59 @@ EMBERLINE_EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *address, size_t 
 {
     cxxDelete<OpDeleteArrayAlignedNothrow>(address, alignment, tag);
 }
+// The same operators by hidden names of their own, for the global offset tables of a running program's modules.
+extern "C" {
+void *hook_Znwm(size_t) EMBERLINE_HOOK_ALIAS(_Znwm);
+void *hook_Znam(size_t) EMBERLINE_HOOK_ALIAS(_Znam);
+void *hook_ZnwmRKSt9nothrow_t(size_t, const void *) EMBERLINE_HOOK_ALIAS(_ZnwmRKSt9nothrow_t);
+void *hook_ZnamRKSt9nothrow_t(size_t, const void *) EMBERLINE_HOOK_ALIAS(_ZnamRKSt9nothrow_t);
+void *hook_ZnwmSt11align_val_t(size_t, size_t) EMBERLINE_HOOK_ALIAS(_ZnwmSt11align_val_t);
+void *hook_ZnamSt11align_val_t(size_t, size_t) EMBERLINE_HOOK_ALIAS(_ZnamSt11align_val_t);
+void *hook_ZnwmSt11align_val_tRKSt9nothrow_t(size_t, size_t, const void *) EMBERLINE_HOOK_ALIAS(_ZnwmSt11align_val_tRKSt9nothrow_t);
+void *hook_ZnamSt11align_val_tRKSt9nothrow_t(size_t, size_t, const void *) EMBERLINE_HOOK_ALIAS(_ZnamSt11align_val_tRKSt9nothrow_t);
+void hook_ZdlPv(void *) EMBERLINE_HOOK_ALIAS(_ZdlPv);
+void hook_ZdaPv(void *) EMBERLINE_HOOK_ALIAS(_ZdaPv);
+void hook_ZdlPvm(void *, size_t) EMBERLINE_HOOK_ALIAS(_ZdlPvm);
+void hook_ZdaPvm(void *, size_t) EMBERLINE_HOOK_ALIAS(_ZdaPvm);
+void hook_ZdlPvRKSt9nothrow_t(void *, const void *) EMBERLINE_HOOK_ALIAS(_ZdlPvRKSt9nothrow_t);
+void hook_ZdaPvRKSt9nothrow_t(void *, const void *) EMBERLINE_HOOK_ALIAS(_ZdaPvRKSt9nothrow_t);
+void hook_ZdlPvSt11align_val_t(void *, size_t) EMBERLINE_HOOK_ALIAS(_ZdlPvSt11align_val_t);
+void hook_ZdaPvSt11align_val_t(void *, size_t) EMBERLINE_HOOK_ALIAS(_ZdaPvSt11align_val_t);
+void hook_ZdlPvmSt11align_val_t(void *, size_t, size_t) EMBERLINE_HOOK_ALIAS(_ZdlPvmSt11align_val_t);
+void hook_ZdaPvmSt11align_val_t(void *, size_t, size_t) EMBERLINE_HOOK_ALIAS(_ZdaPvmSt11align_val_t);
+void hook_ZdlPvSt11align_val_tRKSt9nothrow_t(void *, size_t, const void *) EMBERLINE_HOOK_ALIAS(_ZdlPvSt11align_val_tRKSt9nothrow_t);
+void hook_ZdaPvSt11align_val_tRKSt9nothrow_t(void *, size_t, const void *) EMBERLINE_HOOK_ALIAS(_ZdaPvSt11align_val_tRKSt9nothrow_t);
+}
+#undef EMBERLINE_HOOK_ALIAS
+
+int emberline::agent::injectedCxxHooks(GotHook *out, int room)
+{
+    void *const hooks[OpCount] = {
+        reinterpret_cast<void *>(hook_Znwm),
+        reinterpret_cast<void *>(hook_Znam),
+        reinterpret_cast<void *>(hook_ZnwmRKSt9nothrow_t),
+        reinterpret_cast<void *>(hook_ZnamRKSt9nothrow_t),
+        reinterpret_cast<void *>(hook_ZnwmSt11align_val_t),
+        reinterpret_cast<void *>(hook_ZnamSt11align_val_t),
+        reinterpret_cast<void *>(hook_ZnwmSt11align_val_tRKSt9nothrow_t),
+        reinterpret_cast<void *>(hook_ZnamSt11align_val_tRKSt9nothrow_t),
+        reinterpret_cast<void *>(hook_ZdlPv),
+        reinterpret_cast<void *>(hook_ZdaPv),
+        reinterpret_cast<void *>(hook_ZdlPvm),
+        reinterpret_cast<void *>(hook_ZdaPvm),
+        reinterpret_cast<void *>(hook_ZdlPvRKSt9nothrow_t),
+        reinterpret_cast<void *>(hook_ZdaPvRKSt9nothrow_t),
+        reinterpret_cast<void *>(hook_ZdlPvSt11align_val_t),
+        reinterpret_cast<void *>(hook_ZdaPvSt11align_val_t),
+        reinterpret_cast<void *>(hook_ZdlPvmSt11align_val_t),
+        reinterpret_cast<void *>(hook_ZdaPvmSt11align_val_t),
+        reinterpret_cast<void *>(hook_ZdlPvSt11align_val_tRKSt9nothrow_t),
+        reinterpret_cast<void *>(hook_ZdaPvSt11align_val_tRKSt9nothrow_t),
+    };
+    int count = 0;
+    for (; count < OpCount && count < room; ++count)
+        out[count] = GotHook{kCxxNames[count], hooks[count]};
+    return count;
+}
+
 // NOLINTEND(bugprone-reserved-identifier)

@@ -18,6 +18,14 @@
 
 namespace emberline::agent {
 
+// A hook's second name, hidden: loaded into a running program, the agent is not in the global scope, and a
+// reference to `malloc` from inside it would bind to the program's. The tables get the hooks by these names.
+#if defined(__clang__)
+#define EMBERLINE_HOOK_ALIAS(name) __attribute__((visibility("hidden"), alias(#name)))
+#else // GCC wants the target's attributes on the alias too (-Wmissing-attributes)
+#define EMBERLINE_HOOK_ALIAS(name) __attribute__((visibility("hidden"), alias(#name), copy(name)))
+#endif
+
 // One function to redirect: its symbol name and the hook that replaces it.
 struct GotHook {
     const char *name;

@@ -14,6 +14,7 @@
 #include "engine/agent/agent_writer.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -100,6 +101,21 @@ uintptr_t moduleOf(const void *address)
     return address && dladdr(address, &info) != 0 ? reinterpret_cast<uintptr_t>(info.dli_fbase) : 0;
 }
 
+// The names of the loaded shared objects (the dynamic linker's own strings), collected first: dlopen may not be
+// called from dl_iterate_phdr's callback, which holds a lock of the dynamic linker.
+struct LoadedNames {
+    const char *name[256];
+    int count = 0;
+};
+
+int collectName(dl_phdr_info *info, size_t, void *data)
+{
+    auto *names = static_cast<LoadedNames *>(data);
+    if (info->dlpi_name && info->dlpi_name[0] != '\0' && names->count < 256)
+        names->name[names->count++] = info->dlpi_name;
+    return 0;
+}
+
 // A program built without position independence that takes a function's address owns the function's canonical
 // address: a stub in its PLT that jumps through its own global offset table (which the injected front end rewrites).
 // The global scope names that stub; the definition is where the stub's entry leads once bound, else the C library's.
@@ -119,12 +135,19 @@ void *definitionBehind(void *found, const char *name)
     void *bound = *slot;
     if (bound && moduleOf(bound) != moduleOf(found))
         return bound;
-    // Not bound yet (lazy binding): the C library's.
-    void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-    void *definition = libc ? dlsym(libc, name) : nullptr;
-    if (libc)
-        dlclose(libc);
-    return definition ? definition : found;
+    // Not bound yet (lazy binding): the first definition in the shared objects, in their load order (the stub is the
+    // program's own, whose name is empty; the C library's functions and C++'s operators are further on).
+    LoadedNames names;
+    dl_iterate_phdr(collectName, &names);
+    for (int i = 0; i < names.count; ++i) {
+        void *module = dlopen(names.name[i], RTLD_LAZY | RTLD_NOLOAD);
+        void *definition = module ? dlsym(module, name) : nullptr;
+        if (module)
+            dlclose(module);
+        if (definition && moduleOf(definition) != moduleOf(found))
+            return definition;
+    }
+    return found;
 }
 
 template <typename Fn> Fn nextIn(const char *name)
@@ -211,10 +234,12 @@ __attribute__((destructor(101))) void preloadEnd()
 
 } // namespace
 
-// For the C++ operators (agent_cxx.cpp): the next definitions are looked up before their own.
-void resolveNextFunctions()
+// For the C++ operators (agent_cxx.cpp): the next definition of `name`, where the C functions' are looked up
+// (after the agent when preloaded, the program's own when loaded into a running program), those looked up first.
+void *nextDefinition(const char *name)
 {
     ensureNext();
+    return nextIn<void *>(name);
 }
 
 bool resolveInjected()
@@ -227,6 +252,7 @@ bool resolveInjected()
 }
 
 int injectedHooks(GotHook *out, int room);
+int injectedCxxHooks(GotHook *out, int room); // agent_cxx.cpp
 
 } // namespace emberline::agent
 
@@ -399,14 +425,8 @@ EMBERLINE_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *att
 }
 
 // --- The injected front end's hooks ------------------------------------------------------------------------------
-// The same hooks, by addresses of their own: loaded into a running program, the agent is not in the global scope, and
-// a reference to `malloc` from inside it would bind to the program's. agent_attach.cpp writes these into the
-// modules' global offset tables.
-#if defined(__clang__)
-#define EMBERLINE_HOOK_ALIAS(name) __attribute__((visibility("hidden"), alias(#name)))
-#else // GCC wants the target's attributes on the alias too (-Wmissing-attributes)
-#define EMBERLINE_HOOK_ALIAS(name) __attribute__((visibility("hidden"), alias(#name), copy(name)))
-#endif
+// The same hooks, by hidden names of their own (agent_got.h), which agent_attach.cpp writes into the modules' global
+// offset tables.
 extern "C" {
 void *hook_malloc(size_t) EMBERLINE_HOOK_ALIAS(malloc);
 void hook_free(void *) EMBERLINE_HOOK_ALIAS(free);
@@ -424,7 +444,6 @@ sighandler_t hook_signal(int, sighandler_t) EMBERLINE_HOOK_ALIAS(signal);
 int hook_pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *)
     EMBERLINE_HOOK_ALIAS(pthread_create);
 }
-#undef EMBERLINE_HOOK_ALIAS
 
 int emberline::agent::injectedHooks(GotHook *out, int room)
 {
@@ -444,8 +463,10 @@ int emberline::agent::injectedHooks(GotHook *out, int room)
         {"signal", reinterpret_cast<void *>(hook_signal)},
         {"pthread_create", reinterpret_cast<void *>(hook_pthread_create)},
     };
-    const int count = int(sizeof hooks / sizeof hooks[0]);
-    for (int i = 0; i < count && i < room; ++i)
+    int count = int(sizeof hooks / sizeof hooks[0]);
+    if (count > room)
+        count = room;
+    for (int i = 0; i < count; ++i)
         out[i] = hooks[i];
-    return count < room ? count : room;
+    return count + injectedCxxHooks(out + count, room - count);
 }

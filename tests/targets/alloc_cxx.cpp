@@ -4,7 +4,9 @@
 //   truth PID cxx COUNT BYTES LEAKED_COUNT LEAKED_BYTES
 // Under an allocator that brings its own operators (LD_PRELOAD=libtcmalloc.so.4) they go around malloc.
 #include <cstdio>
+#include <cstring>
 #include <new>
+#include <poll.h>
 #include <unistd.h>
 
 namespace {
@@ -55,10 +57,23 @@ extern "C" __attribute__((noinline)) void cxx_work(void **keep, long *truth)
     truth[3] = leakedBytes;
 }
 
-int main()
+// With "repeat": says "ready", then does cxx_work every 5 ms (its kept blocks freed at the next turn, before it)
+// until its standard input closes, for a session to attach to.
+int main(int argc, char **argv)
 {
     static void *keep[20];
     long t[4];
+    if (argc > 1 && std::strcmp(argv[1], "repeat") == 0) {
+        std::printf("ready\n");
+        std::fflush(stdout);
+        pollfd in{0, POLLIN, 0};
+        while (poll(&in, 1, 5) == 0) {
+            cxx_work(keep, t);
+            for (void *&block : keep)
+                delete[] static_cast<char *>(block);
+        }
+        return 0;
+    }
     cxx_work(keep, t);
     std::printf("truth %d cxx %ld %ld %ld %ld\n", int(getpid()), t[0], t[1], t[2], t[3]);
     return 0;

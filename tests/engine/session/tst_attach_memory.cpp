@@ -2,7 +2,7 @@
 // and points its modules' allocation functions at the agent's hooks. tests/targets/attach_rates allocates at known
 // rates on threads while two more wait (a futex, nanosleep) and must not see the attach: after an exact attach the
 // bytes through its two churners keep their 3:1 ratio, its keeper's blocks in use are a quarter of those it
-// allocated since the attach; attach and detach five times in a row leave it running as before, its tables put back
+// allocated since the attach; C++'s operators are counted once, whoever defines them; attach and detach five times in a row leave it running as before, its tables put back
 // and no ring left mapped; a statically linked program is refused, unharmed.
 #include "tests/engine/session/memory_test_support.h"
 
@@ -115,6 +115,42 @@ private Q_SLOTS:
         QByteArray output;
         QCOMPARE(endRates(target, output), 0);
         QVERIFY2(output.contains("kept "), output.constData());
+    }
+
+    // C++'s operators in every form, after an attach, with the C++ runtime's own (through malloc: counted there) and
+    // under allocators that bring their own operators (tcmalloc's go around malloc: counted only if the programs'
+    // tables for operator new and delete lead to the agent's). alloc_cxx's cxx_work makes 610 allocations of
+    // 1,297,200 bytes a turn: whole turns keep that mean. If this fails, an attached session misses the operators of
+    // an allocator of their own, or counts an allocation twice (in the operator and in its malloc).
+    void cxxOperatorsAfterTheAttach_data() { allocatorRows(true); }
+    void cxxOperatorsAfterTheAttach()
+    {
+        QFETCH(QString, library);
+        QFETCH(QString, package);
+        REQUIRE_ATTACH();
+        REQUIRE_ALLOCATOR(library, package);
+        QProcess target;
+        if (!library.isEmpty()) {
+            QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+            environment.insert(QStringLiteral("LD_PRELOAD"), library);
+            target.setProcessEnvironment(environment);
+        }
+        target.start(targetPath("alloc_cxx"), {QStringLiteral("repeat")});
+        QVERIFY(target.waitForStarted() && target.waitForReadyRead(10000));
+        QCOMPARE(target.readLine().trimmed(), QByteArray("ready"));
+        QTemporaryDir dir;
+        const Recorded r = record(attachMemory(static_cast<int>(target.processId()), 1, 1.5), dir.path());
+        QVERIFY(r.summary.memory && r.summary.memory->attached);
+        QCOMPARE(r.summary.memory->allocsDropped, uint64_t(0));
+        const double count = static_cast<double>(through(r.profile, "alloc-samples", "cxx_work"));
+        const double bytes = static_cast<double>(through(r.profile, "alloc-space", "cxx_work"));
+        QVERIFY2(count >= 610 * 20, qPrintable(QString::number(count)));
+        QVERIFY2(std::abs(bytes / count / (1297200.0 / 610) - 1) < 0.03,
+                 qPrintable(QStringLiteral("%1 bytes in %2").arg(bytes).arg(count)));
+        target.closeWriteChannel();
+        QVERIFY(target.waitForFinished(20000));
+        QCOMPARE(target.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(target.exitCode(), 0);
     }
 
     // Five sampled attaches and detaches in a row on the same running program: each session sees its allocations,
