@@ -248,8 +248,10 @@ void *hook_ZnwmRKSt9nothrow_t(size_t, const void *) EMBERLINE_HOOK_ALIAS(_ZnwmRK
 void *hook_ZnamRKSt9nothrow_t(size_t, const void *) EMBERLINE_HOOK_ALIAS(_ZnamRKSt9nothrow_t);
 void *hook_ZnwmSt11align_val_t(size_t, size_t) EMBERLINE_HOOK_ALIAS(_ZnwmSt11align_val_t);
 void *hook_ZnamSt11align_val_t(size_t, size_t) EMBERLINE_HOOK_ALIAS(_ZnamSt11align_val_t);
-void *hook_ZnwmSt11align_val_tRKSt9nothrow_t(size_t, size_t, const void *) EMBERLINE_HOOK_ALIAS(_ZnwmSt11align_val_tRKSt9nothrow_t);
-void *hook_ZnamSt11align_val_tRKSt9nothrow_t(size_t, size_t, const void *) EMBERLINE_HOOK_ALIAS(_ZnamSt11align_val_tRKSt9nothrow_t);
+void *hook_ZnwmSt11align_val_tRKSt9nothrow_t(size_t, size_t, const void *)
+    EMBERLINE_HOOK_ALIAS(_ZnwmSt11align_val_tRKSt9nothrow_t);
+void *hook_ZnamSt11align_val_tRKSt9nothrow_t(size_t, size_t, const void *)
+    EMBERLINE_HOOK_ALIAS(_ZnamSt11align_val_tRKSt9nothrow_t);
 void hook_ZdlPv(void *) EMBERLINE_HOOK_ALIAS(_ZdlPv);
 void hook_ZdaPv(void *) EMBERLINE_HOOK_ALIAS(_ZdaPv);
 void hook_ZdlPvm(void *, size_t) EMBERLINE_HOOK_ALIAS(_ZdlPvm);
@@ -260,8 +262,10 @@ void hook_ZdlPvSt11align_val_t(void *, size_t) EMBERLINE_HOOK_ALIAS(_ZdlPvSt11al
 void hook_ZdaPvSt11align_val_t(void *, size_t) EMBERLINE_HOOK_ALIAS(_ZdaPvSt11align_val_t);
 void hook_ZdlPvmSt11align_val_t(void *, size_t, size_t) EMBERLINE_HOOK_ALIAS(_ZdlPvmSt11align_val_t);
 void hook_ZdaPvmSt11align_val_t(void *, size_t, size_t) EMBERLINE_HOOK_ALIAS(_ZdaPvmSt11align_val_t);
-void hook_ZdlPvSt11align_val_tRKSt9nothrow_t(void *, size_t, const void *) EMBERLINE_HOOK_ALIAS(_ZdlPvSt11align_val_tRKSt9nothrow_t);
-void hook_ZdaPvSt11align_val_tRKSt9nothrow_t(void *, size_t, const void *) EMBERLINE_HOOK_ALIAS(_ZdaPvSt11align_val_tRKSt9nothrow_t);
+void hook_ZdlPvSt11align_val_tRKSt9nothrow_t(void *, size_t, const void *)
+    EMBERLINE_HOOK_ALIAS(_ZdlPvSt11align_val_tRKSt9nothrow_t);
+void hook_ZdaPvSt11align_val_tRKSt9nothrow_t(void *, size_t, const void *)
+    EMBERLINE_HOOK_ALIAS(_ZdaPvSt11align_val_tRKSt9nothrow_t);
 }
 #undef EMBERLINE_HOOK_ALIAS
 

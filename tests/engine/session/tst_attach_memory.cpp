@@ -2,8 +2,9 @@
 // and points its modules' allocation functions at the agent's hooks. tests/targets/attach_rates allocates at known
 // rates on threads while two more wait (a futex, nanosleep) and must not see the attach: after an exact attach the
 // bytes through its two churners keep their 3:1 ratio, its keeper's blocks in use are a quarter of those it
-// allocated since the attach; C++'s operators are counted once, whoever defines them; attach and detach five times in a row leave it running as before, its tables put back
-// and no ring left mapped; a statically linked program is refused, unharmed.
+// allocated since the attach; C++'s operators are counted once, whoever defines them; attach and detach five times in a
+// row leave it running as before, its tables put back and no ring left mapped; a statically linked program is refused,
+// unharmed.
 #include "tests/engine/session/memory_test_support.h"
 
 #include "engine/session/record_session.h"
