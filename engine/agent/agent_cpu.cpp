@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -50,6 +51,13 @@ bool g_keyMade = false;
 constexpr int kMaxTimers = 8192;
 std::atomic<int> g_timers[kMaxTimers];
 std::atomic<int> g_timersUsed{0};
+// Timers being made now (createTimer, from its check of g_stopped until its timer is in the table): stopAll waits for
+// them, so that no timer outlives it. A timer the table could not hold, or one still being made when stopAll gave up
+// waiting, may still tick: the signal then stays ignored after the sampler stops.
+std::atomic<int> g_creating{0};
+std::atomic<bool> g_timerLost{false};
+// What the program had for the signal before the sampler took it (the default, as chooseSignal asks).
+struct sigaction g_programAction;
 
 void rememberTimer(int id)
 {
@@ -62,6 +70,8 @@ void rememberTimer(int id)
     const int i = g_timersUsed.fetch_add(1, std::memory_order_acq_rel);
     if (i < kMaxTimers)
         g_timers[i].store(id, std::memory_order_release);
+    else
+        g_timerLost.store(true, std::memory_order_relaxed);
 }
 
 void forgetTimer(int id)
@@ -84,8 +94,16 @@ void deleteTimer(int id)
 // calls: safe in a signal handler, and the kernel's own ids). -1 when it could not be made.
 int createTimer(uint32_t tid)
 {
+    // Counted as being made before g_stopped is read, stopAll sets it before it reads the count (both sequentially
+    // consistent): either this sees the sampler stopped, or stopAll waits for this timer to be in the table.
+    struct Creating {
+        Creating() { g_creating.fetch_add(1, std::memory_order_seq_cst); }
+        ~Creating() { g_creating.fetch_sub(1, std::memory_order_release); }
+        Creating(const Creating &) = delete;
+        Creating &operator=(const Creating &) = delete;
+    } creating;
     const int signal = g_signal.load(std::memory_order_acquire);
-    if (signal == 0 || g_stopped.load(std::memory_order_acquire))
+    if (signal == 0 || g_stopped.load(std::memory_order_seq_cst))
         return -1;
     struct sigevent event {};
     event.sigev_notify = SIGEV_THREAD_ID;
@@ -140,8 +158,17 @@ void threadEnded(void *value)
 // The program takes the signal, or the sampler ends: every timer goes before anything else may receive the signal.
 void stopAll(uint32_t problem)
 {
-    if (g_stopped.exchange(true, std::memory_order_acq_rel))
+    if (g_stopped.exchange(true, std::memory_order_seq_cst))
         return;
+    // Timers being made now land in the table first (a bounded wait: one may be made by this very thread, under a
+    // signal handler that called sigaction).
+    for (int spin = 0; g_creating.load(std::memory_order_seq_cst) != 0; ++spin) {
+        if (spin == 1000) {
+            g_timerLost.store(true, std::memory_order_relaxed);
+            break;
+        }
+        sched_yield();
+    }
     const int n = g_timersUsed.load(std::memory_order_acquire);
     for (int i = 0; i < n && i < kMaxTimers; ++i) {
         const int id = g_timers[i].exchange(-1, std::memory_order_acq_rel);
@@ -288,8 +315,10 @@ int chooseSignal()
         struct sigaction old {};
         if (realFunctions().sigaction(signal, nullptr, &old) != 0)
             continue;
-        if ((old.sa_flags & SA_SIGINFO) == 0 && old.sa_handler == SIG_DFL)
+        if ((old.sa_flags & SA_SIGINFO) == 0 && old.sa_handler == SIG_DFL) {
+            g_programAction = old;
             return signal;
+        }
     }
     return 0;
 }
@@ -365,6 +394,7 @@ void cpuForkChild()
     for (int i = 0; i < used; ++i)
         g_timers[i].store(-1, std::memory_order_relaxed);
     g_timersUsed.store(0, std::memory_order_relaxed);
+    g_creating.store(0, std::memory_order_relaxed); // the parent's other threads' are not here
     t_state.timer = -1;
     if (g_stopped.load(std::memory_order_relaxed) || g_signal.load(std::memory_order_relaxed) == 0 || !g_ring)
         return;
@@ -378,12 +408,15 @@ void cpuStop()
     t_state.timer = -1;
     const int signal = g_signal.exchange(0, std::memory_order_acq_rel);
     if (signal != 0 && realFunctions().sigaction) {
-        // The handler goes too: a tick already sent finds the default's ignoring of an unexpected real-time signal
-        // replaced by nothing worse than what the program had before the agent.
+        // The handler goes too. Ignoring the signal first discards the ticks already sent to any thread (a deleted
+        // timer's pending signal is still delivered); then the program's own action (the default, which ends the
+        // program on a real-time signal) comes back, unless a timer may have escaped the table and may still tick.
         struct sigaction action {};
         action.sa_handler = SIG_IGN;
         sigemptyset(&action.sa_mask);
         realFunctions().sigaction(signal, &action, nullptr);
+        if (!g_timerLost.load(std::memory_order_relaxed))
+            realFunctions().sigaction(signal, &g_programAction, nullptr);
     }
 }
 

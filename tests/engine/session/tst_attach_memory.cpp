@@ -76,6 +76,19 @@ QByteArray mapsOf(qint64 pid)
     return maps.open(QIODevice::ReadOnly) ? maps.readAll() : QByteArray();
 }
 
+// Which signals the program ignores and which it catches (/proc/PID/status's masks).
+QByteArray signalActions(qint64 pid)
+{
+    QFile status(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!status.open(QIODevice::ReadOnly))
+        return {};
+    QByteArray masks;
+    for (const QByteArray &line : status.readAll().split('\n'))
+        if (line.startsWith("SigIgn:") || line.startsWith("SigCgt:"))
+            masks += line + '\n';
+    return masks;
+}
+
 } // namespace attach_memory_test
 using namespace attach_memory_test;
 
@@ -154,17 +167,22 @@ private Q_SLOTS:
         QCOMPARE(target.exitCode(), 0);
     }
 
-    // Five sampled attaches and detaches in a row on the same running program: each session sees its allocations,
-    // the agent loaded once and reused, and the program ends as it would have. If this fails, a detach leaves a hook
+    // Five sampled attaches and detaches in a row on the same running program (every other one with the in-process
+    // CPU sampler): each session sees its allocations, the agent loaded once and reused, the program's signals as
+    // they were after each detach, and the program ends as it would have. If this fails, a detach leaves a hook
     // or a ring behind, or a second attach cannot start the agent again.
     void attachFiveTimes()
     {
         REQUIRE_ATTACH();
         QProcess target;
         QVERIFY(startRates(target));
+        const QByteArray signalsBefore = signalActions(target.processId());
         for (int cycle = 0; cycle < 5; ++cycle) {
             QTemporaryDir dir;
-            const Recorded r = record(attachMemory(static_cast<int>(target.processId()), 65536, 0.8), dir.path());
+            SessionConfig c = attachMemory(static_cast<int>(target.processId()), 65536, 0.8);
+            if (cycle % 2 == 1)
+                c.sampler = "inprocess"; // its timers' signal taken and given back
+            const Recorded r = record(c, dir.path());
             QVERIFY(r.summary.memory && r.summary.memory->attached);
             QVERIFY2(r.summary.memory->samples > 20,
                      qPrintable(QStringLiteral("cycle %1: %2 samples").arg(cycle).arg(r.summary.memory->samples)));
@@ -176,6 +194,7 @@ private Q_SLOTS:
             const QByteArray maps = mapsOf(target.processId());
             QVERIFY2(!maps.contains(".ring"), maps.constData());
             QCOMPARE(maps.count("libemberline_agent.so") > 0, true);
+            QCOMPARE(signalActions(target.processId()), signalsBefore);
         }
         QByteArray output;
         QCOMPARE(endRates(target, output), 0);
