@@ -109,6 +109,14 @@ void hookModules()
     const InternalWork work; // dl_iterate_phdr's lock
     g_loadsSeen = loadsNow();
     gotHook(g_hooks, g_hookCount, reinterpret_cast<const void *>(&hookModules), g_counts);
+    if (!g_ring)
+        return;
+    // What the tables left alone, for the session to name (each entry before the count that takes it in).
+    const uint32_t listed = g_ring->escapedModules.load(std::memory_order_relaxed);
+    for (uint32_t i = listed; i < g_counts.escapes && i < uint32_t(kEscapedModules) && i < uint32_t(kMaxGotEscapes);
+         ++i)
+        g_ring->escaped[i] = EscapedModule{g_counts.escaped[i].address, g_counts.escaped[i].kinds, 0};
+    g_ring->escapedModules.store(g_counts.escapes, std::memory_order_release);
 }
 
 int detach()

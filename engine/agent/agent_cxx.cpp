@@ -295,7 +295,7 @@ int emberline::agent::injectedCxxHooks(GotHook *out, int room)
     };
     int count = 0;
     for (; count < OpCount && count < room; ++count)
-        out[count] = GotHook{kCxxNames[count], hooks[count]};
+        out[count] = GotHook{kCxxNames[count], hooks[count], cxx(count).next.load(std::memory_order_relaxed), GotCxx};
     return count;
 }
 

@@ -27,6 +27,8 @@ constexpr int kMaxEntries = 16384;
 struct Module {
     uint64_t base = 0;
     uint64_t dynamic = 0;
+    uint64_t begin = 0; // the lowest and past the highest address its segments are loaded at
+    uint64_t end = 0;
     uint64_t relroBegin = 0; // the read-only pages after relocation
     uint64_t relroEnd = 0;
     bool live = false; // found by the last pass over the loaded modules
@@ -118,7 +120,7 @@ struct Tables {
 
 // Rewrites the entries of `count` relocations at `relocations` that name a hooked function.
 void rewrite(const ElfW(Rela) * relocations, uint64_t count, const Tables &t, int moduleIndex, const Pass &pass,
-             bool &redirected)
+             bool &redirected, uint32_t &escapedKinds)
 {
     const Module &module = g_modules[moduleIndex];
     for (uint64_t i = 0; i < count; ++i) {
@@ -139,6 +141,11 @@ void rewrite(const ElfW(Rela) * relocations, uint64_t count, const Tables &t, in
             const uint64_t original = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
             if (original == target)
                 break;
+            const bool bound = original < module.begin || original >= module.end;
+            if (bound && hook.definition && original != reinterpret_cast<uint64_t>(hook.definition)) {
+                escapedKinds |= 1u << hook.kind;
+                break;
+            }
             if (g_entryCount == kMaxEntries) {
                 ++pass.counts->full;
                 break;
@@ -169,7 +176,16 @@ int hookModule(dl_phdr_info *info, size_t, void *data)
     if (g_moduleCount == kMaxModules)
         return 0;
     const int index = g_moduleCount++;
-    g_modules[index] = Module{base, dynamic, relroBegin, relroEnd, true};
+    uint64_t begin = ~uint64_t(0);
+    uint64_t end = 0;
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+        const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+        if (ph.p_type != PT_LOAD)
+            continue;
+        begin = begin < base + ph.p_vaddr ? begin : base + ph.p_vaddr;
+        end = end > base + ph.p_vaddr + ph.p_memsz ? end : base + ph.p_vaddr + ph.p_memsz;
+    }
+    g_modules[index] = Module{base, dynamic, begin, end, relroBegin, relroEnd, true};
     ++pass.counts->modules;
     // A table pointer the dynamic linker did not relocate in place is below the load address.
     auto pointer = [base](uint64_t value) { return value < base ? value + base : value; };
@@ -212,12 +228,21 @@ int hookModule(dl_phdr_info *info, size_t, void *data)
     if (!t.symbols || !t.strings)
         return 0;
     bool redirected = false;
+    uint32_t escapedKinds = 0;
     if (rela)
-        rewrite(reinterpret_cast<const ElfW(Rela) *>(rela), relaBytes / sizeof(ElfW(Rela)), t, index, pass, redirected);
+        rewrite(reinterpret_cast<const ElfW(Rela) *>(rela), relaBytes / sizeof(ElfW(Rela)), t, index, pass, redirected,
+                escapedKinds);
     if (jumps && jumpKind == DT_RELA)
-        rewrite(reinterpret_cast<const ElfW(Rela) *>(jumps), jumpBytes / sizeof(ElfW(Rela)), t, index, pass,
-                redirected);
+        rewrite(reinterpret_cast<const ElfW(Rela) *>(jumps), jumpBytes / sizeof(ElfW(Rela)), t, index, pass, redirected,
+                escapedKinds);
     pass.counts->redirected += redirected ? 1 : 0;
+    escapedKinds &= ~(1u << GotOther); // said only for the allocation functions
+    if (escapedKinds != 0) {
+        GotCounts &counts = *pass.counts;
+        if (counts.escapes < uint32_t(kMaxGotEscapes))
+            counts.escaped[counts.escapes] = GotEscape{begin, escapedKinds};
+        ++counts.escapes;
+    }
     return 0;
 }
 

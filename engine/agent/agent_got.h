@@ -26,21 +26,44 @@ namespace emberline::agent {
 #define EMBERLINE_HOOK_ALIAS(name) __attribute__((visibility("hidden"), alias(#name), copy(name)))
 #endif
 
-// One function to redirect: its symbol name and the hook that replaces it.
+// What a hooked function is, for saying what a module's calls escape.
+enum GotKind : uint8_t {
+    GotOther = 0,      // dlopen, dlclose, sigaction, signal, pthread_create
+    GotAllocation = 1, // the C library's allocation functions
+    GotCxx = 2,        // C++'s operators new and delete
+};
+
+// One function to redirect: its symbol name, the hook that replaces it, and the definition the hook passes the call
+// on to (null: not known, every entry is taken).
 struct GotHook {
     const char *name;
     void *hook;
+    void *definition;
+    GotKind kind;
 };
+
+// A module whose entries are bound to other definitions than those the hooks pass the call on to (a module opened
+// with RTLD_DEEPBIND whose dependencies bring their own allocator, one in a namespace of its own): taking them would
+// hand its blocks to another allocator, so they are left alone, and its calls escape the agent. Named by its lowest
+// mapped address; `kinds` holds a bit (1 << GotKind) for each kind of function left alone.
+struct GotEscape {
+    uint64_t address;
+    uint32_t kinds;
+};
+inline constexpr int kMaxGotEscapes = 16;
 
 struct GotCounts {
     uint32_t modules = 0;    // modules looked at (the agent's own and the dynamic linker left out)
     uint32_t redirected = 0; // modules with at least one entry rewritten
     uint32_t entries = 0;    // entries rewritten, in all
     uint32_t full = 0;       // entries left alone: no room left to remember them
+    uint32_t escapes = 0;    // modules with an allocation function bound elsewhere (the first kMaxGotEscapes listed)
+    GotEscape escaped[kMaxGotEscapes] = {};
 };
 
 // Rewrites the entries of every module loaded since the last call (all of them at the first); `self` is an address
-// inside the agent (its own table is left alone). Adds to `counts`.
+// inside the agent (its own table is left alone). An entry already bound (it leads outside its module) to another
+// definition than the hook's is left alone (GotEscape); one not bound yet (lazy binding) is taken. Adds to `counts`.
 void gotHook(const GotHook *hooks, int hookCount, const void *self, GotCounts &counts);
 // Puts every rewritten entry of the modules still loaded back as it was (an entry that someone else rewrote since is
 // left to them), and forgets them all.

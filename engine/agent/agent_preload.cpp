@@ -447,21 +447,25 @@ int hook_pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), 
 
 int emberline::agent::injectedHooks(GotHook *out, int room)
 {
+    ensureNext();
     const GotHook hooks[] = {
-        {"malloc", reinterpret_cast<void *>(hook_malloc)},
-        {"free", reinterpret_cast<void *>(hook_free)},
-        {"calloc", reinterpret_cast<void *>(hook_calloc)},
-        {"realloc", reinterpret_cast<void *>(hook_realloc)},
-        {"posix_memalign", reinterpret_cast<void *>(hook_posix_memalign)},
-        {"aligned_alloc", reinterpret_cast<void *>(hook_aligned_alloc)},
-        {"memalign", reinterpret_cast<void *>(hook_memalign)},
-        {"valloc", reinterpret_cast<void *>(hook_valloc)},
-        {"pvalloc", reinterpret_cast<void *>(hook_pvalloc)},
-        {"dlopen", reinterpret_cast<void *>(hook_dlopen)},
-        {"dlclose", reinterpret_cast<void *>(hook_dlclose)},
-        {"sigaction", reinterpret_cast<void *>(hook_sigaction)},
-        {"signal", reinterpret_cast<void *>(hook_signal)},
-        {"pthread_create", reinterpret_cast<void *>(hook_pthread_create)},
+        {"malloc", reinterpret_cast<void *>(hook_malloc), reinterpret_cast<void *>(g_next.malloc), GotAllocation},
+        {"free", reinterpret_cast<void *>(hook_free), reinterpret_cast<void *>(g_next.free), GotAllocation},
+        {"calloc", reinterpret_cast<void *>(hook_calloc), reinterpret_cast<void *>(g_next.calloc), GotAllocation},
+        {"realloc", reinterpret_cast<void *>(hook_realloc), reinterpret_cast<void *>(g_next.realloc), GotAllocation},
+        {"posix_memalign", reinterpret_cast<void *>(hook_posix_memalign),
+         reinterpret_cast<void *>(g_next.posixMemalign), GotAllocation},
+        {"aligned_alloc", reinterpret_cast<void *>(hook_aligned_alloc), reinterpret_cast<void *>(g_next.alignedAlloc),
+         GotAllocation},
+        {"memalign", reinterpret_cast<void *>(hook_memalign), reinterpret_cast<void *>(g_next.memalign), GotAllocation},
+        {"valloc", reinterpret_cast<void *>(hook_valloc), reinterpret_cast<void *>(g_next.valloc), GotAllocation},
+        {"pvalloc", reinterpret_cast<void *>(hook_pvalloc), reinterpret_cast<void *>(g_next.pvalloc), GotAllocation},
+        {"dlopen", reinterpret_cast<void *>(hook_dlopen), reinterpret_cast<void *>(g_next.dlopen), GotOther},
+        {"dlclose", reinterpret_cast<void *>(hook_dlclose), reinterpret_cast<void *>(g_next.dlclose), GotOther},
+        {"sigaction", reinterpret_cast<void *>(hook_sigaction), reinterpret_cast<void *>(g_next.sigaction), GotOther},
+        {"signal", reinterpret_cast<void *>(hook_signal), reinterpret_cast<void *>(g_next.signal), GotOther},
+        {"pthread_create", reinterpret_cast<void *>(hook_pthread_create),
+         reinterpret_cast<void *>(g_next.pthreadCreate), GotOther},
     };
     int count = int(sizeof hooks / sizeof hooks[0]);
     if (count > room)

@@ -29,7 +29,7 @@
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 8;
+inline constexpr uint32_t kRingVersion = 9;
 // The unwind tables the session shares with the agent are versioned apart, beside their rows: agent_unwind.h's
 // kUnwindTableVersion; how they are delivered (the arena, the module index in the ring) is agent_tables.h's.
 // The header page, then the heap counters' slots (HeapSlot), then the module index (ModuleIndex, written by the
@@ -243,6 +243,15 @@ inline uint64_t handlerBucketStart(int bucket)
     return (uint64_t(4 + bucket % 4)) << (octave - 2);
 }
 
+// A module whose allocation functions an attached agent left alone (agent_got.h's GotEscape): its lowest mapped
+// address, and bit 1 (the C functions) and bit 2 (C++'s operators) for what it left.
+struct EscapedModule {
+    uint64_t address;
+    uint32_t kinds;
+    uint32_t reserved;
+};
+inline constexpr int kEscapedModules = 16;
+
 struct alignas(64) RingHeader {
     // Written once by the agent before the file gets its final name.
     uint32_t magic;
@@ -312,6 +321,11 @@ struct alignas(64) RingHeader {
     // The in-process sampler's handler: how long each sample took in the program (from the signal's arrival in the
     // handler to its record's publication), counted in buckets of a quarter octave from 64 ns (handlerBucket).
     std::atomic<uint32_t> cpuHandlerNs[kHandlerBuckets];
+    // An agent loaded into a running program: the modules whose tables it left alone (EscapedModule), as of its last
+    // look at the loaded modules. escapedModules counts them all; the first kEscapedModules are listed, each written
+    // before the count that takes it in.
+    std::atomic<uint32_t> escapedModules;
+    EscapedModule escaped[kEscapedModules];
 };
 static_assert(sizeof(RingHeader) <= kHeapSlotsOffset);
 

@@ -20,6 +20,16 @@ namespace emberline::engine {
 
 namespace {
 
+// The modules ring `h`'s agent left alone, added to `c`.
+void addEscaped(RingCounters &c, uint32_t pid, const agent::RingHeader &h)
+{
+    const uint32_t count = h.escapedModules.load(std::memory_order_acquire);
+    for (uint32_t i = 0; i < count && i < uint32_t(agent::kEscapedModules); ++i)
+        c.escaped.push_back(RingCounters::Escaped{pid, h.escaped[i].address, h.escaped[i].kinds});
+    if (count > uint32_t(agent::kEscapedModules))
+        c.escapedUnlisted += count - uint32_t(agent::kEscapedModules);
+}
+
 uint64_t monotonicNs()
 {
     timespec ts{};
@@ -411,6 +421,7 @@ size_t RingReader::visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upTo
             m_closed.cpuDropped += h.cpuDropped.load(std::memory_order_relaxed);
             for (int b = 0; b < agent::kHandlerBuckets; ++b)
                 m_closed.cpuHandlerNs[size_t(b)] += h.cpuHandlerNs[b].load(std::memory_order_relaxed);
+            addEscaped(m_closed, ring.pid, h);
             if (m_tables)
                 m_tables->removeImage(ring.image);
             m_rings.erase(m_rings.begin() + std::ptrdiff_t(i));
@@ -550,6 +561,8 @@ RingCounters RingReader::counters() const
     c.problems |= m_closed.problems;
     c.cpuDropped += m_closed.cpuDropped;
     c.cpuHandlerNs = m_closed.cpuHandlerNs;
+    c.escaped = m_closed.escaped;
+    c.escapedUnlisted += m_closed.escapedUnlisted;
     for (const auto &ring : m_rings) {
         const agent::RingHeader &h = *ring->header;
         c.allocsDropped += h.allocsDropped.load(std::memory_order_relaxed);
@@ -559,6 +572,7 @@ RingCounters RingReader::counters() const
         c.cpuDropped += h.cpuDropped.load(std::memory_order_relaxed);
         for (int b = 0; b < agent::kHandlerBuckets; ++b)
             c.cpuHandlerNs[size_t(b)] += h.cpuHandlerNs[b].load(std::memory_order_relaxed);
+        addEscaped(c, ring->pid, h);
     }
     return c;
 }

@@ -129,6 +129,15 @@ struct RingCounters {
     uint64_t unknownStackRefs = 0;
     // The in-process sampler's handler times (agent::RingHeader::cpuHandlerNs, in agent::handlerBucket's buckets).
     std::array<uint64_t, agent::kHandlerBuckets> cpuHandlerNs{};
+    // Modules an attached agent's tables left alone (their allocation functions bound elsewhere: RTLD_DEEPBIND, a
+    // namespace of their own), by process and lowest address; escapedUnlisted counts those past the list's room.
+    struct Escaped {
+        uint32_t pid = 0;
+        uint64_t address = 0;
+        uint32_t kinds = 0; // agent::EscapedModule::kinds
+    };
+    std::vector<Escaped> escaped;
+    uint64_t escapedUnlisted = 0;
 };
 
 // The session's one reader of the agent's rings (engine/agent/agent_protocol.h; the agent writes them): finds the

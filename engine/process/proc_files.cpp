@@ -78,7 +78,7 @@ bool readSchedstat(int fd, uint64_t &cpuNs, uint64_t &runDelayNs, uint64_t &runs
     return true;
 }
 
-bool findMapping(int pid, uint64_t address, uint64_t &start, uint64_t &end)
+bool findMapping(int pid, uint64_t address, uint64_t &start, uint64_t &end, std::string *path)
 {
     std::FILE *maps = std::fopen(("/proc/" + std::to_string(pid) + "/maps").c_str(), "re");
     if (!maps)
@@ -87,10 +87,20 @@ bool findMapping(int pid, uint64_t address, uint64_t &start, uint64_t &end)
     char line[512];
     while (!found && std::fgets(line, sizeof line, maps)) {
         unsigned long long from = 0, to = 0;
-        if (std::sscanf(line, "%llx-%llx", &from, &to) == 2 && address >= from && address < to) {
+        int pathAt = 0;
+        if (std::sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &from, &to, &pathAt) >= 2 && address >= from &&
+            address < to) {
             start = from;
             end = to;
             found = true;
+            if (path) {
+                path->assign(pathAt > 0 ? line + pathAt : "");
+                while (!path->empty() && path->back() != '\n' && std::fgets(line, sizeof line, maps))
+                    path->append(line); // a path longer than the buffer
+                if (!path->empty() && path->back() == '\n')
+                    path->pop_back();
+                continue;
+            }
         }
         // A line longer than the buffer (a long path) continues in the next read: skip its rest.
         while (!std::strchr(line, '\n') && std::fgets(line, sizeof line, maps)) {}

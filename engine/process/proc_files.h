@@ -29,9 +29,9 @@ bool readSchedstat(int fd, uint64_t &cpuNs, uint64_t &runDelayNs, uint64_t &runs
 // CAP_SYS_PTRACE, 3: none); 0 where Yama is not built in, as the kernel then applies none of its limits.
 int yamaPtraceScope();
 
-// The mapping of /proc/PID/maps that holds `address`, as [start, end); false when none does or the file cannot
-// be read.
-bool findMapping(int pid, uint64_t address, uint64_t &start, uint64_t &end);
+// The mapping of /proc/PID/maps that holds `address`, as [start, end), and the file mapped there ("" for anonymous
+// memory) when `path` is given; false when none does or the file cannot be read.
+bool findMapping(int pid, uint64_t address, uint64_t &start, uint64_t &end, std::string *path = nullptr);
 
 // CPUs the process may run on (its affinity), at least one.
 double allowedCpus(int pid);

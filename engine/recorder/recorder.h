@@ -82,6 +82,9 @@ struct FlushInput {
     // Memory profiling: the half-width of the 95% range sampling leaves the in-use bytes at the flush's end
     // (MemorySummary::liveBytesMargin); 0 when every allocation is recorded, -1 when not told.
     double inUseBytesMargin = -1;
+    // Memory profiling: what escapes the agent, a line per module (an attached program's modules that bind their
+    // allocation functions elsewhere or call their own allocator), for the flush's health.
+    std::vector<std::string> memoryFaults;
 };
 
 // Interns locations (module, address) and stacks, and keeps the samples of the current flush. At a flush it

@@ -3,6 +3,8 @@
 #include "engine/agent/agent_protocol.h"
 #include "engine/common/clock.h"
 #include "engine/common/logging.h"
+#include "engine/common/strings.h"
+#include "engine/process/proc_files.h"
 #include "engine/recorder/location_key.h"
 #include "engine/recorder/recorder.h"
 #include "engine/session/sampling_pipeline.h" // AllocationUnwinder
@@ -259,6 +261,8 @@ std::shared_ptr<const MemorySummary> MemorySession::summary() const
     s->waitNs = rings.waitNs;
     s->processes = rings.rings;
     s->problems = m_problems;
+    for (std::string &line : moduleEscapes())
+        s->problems.push_back(std::move(line));
     if (rings.problems & agent::ProblemDeepBind)
         s->problems.push_back("a library was opened with RTLD_DEEPBIND: its allocations bind to the C library "
                               "directly, around the memory agent, and are not profiled");
@@ -309,6 +313,31 @@ std::shared_ptr<const MemorySummary> MemorySession::summary() const
             "no process of the program loaded the memory agent (LD_PRELOAD was cleared, or the program is "
             "set-user-ID or statically linked): its memory is not profiled");
     return s;
+}
+
+std::vector<std::string> MemorySession::moduleEscapes() const
+{
+    const RingCounters rings = m_rings.counters();
+    std::vector<std::string> lines;
+    for (const RingCounters::Escaped &e : rings.escaped) {
+        auto [it, added] = m_escapedFiles.try_emplace({e.pid, e.address});
+        uint64_t start = 0;
+        uint64_t end = 0;
+        if (added || it->second.empty())
+            findMapping(int(e.pid), e.address, start, end, &it->second);
+        std::string module = it->second.empty() ? "a module at " + hexAddress(e.address) : it->second;
+        std::string what = (e.kinds & (1u << 1)) && (e.kinds & (1u << 2)) ? "malloc and operator new"
+                           : (e.kinds & (1u << 2))                        ? "operator new"
+                                                                          : "malloc";
+        lines.push_back(module + " (pid " + std::to_string(e.pid) + ") binds " + what +
+                        " to an allocator other than the program's (opened with RTLD_DEEPBIND, or in a namespace "
+                        "of its own): its tables are left alone, and its allocations escape the agent loaded into "
+                        "the running program (launch the program with Emberline to see them)");
+    }
+    if (rings.escapedUnlisted > 0)
+        lines.push_back(std::to_string(rings.escapedUnlisted) +
+                        " more module(s) bind their allocation functions elsewhere and escape the agent");
+    return lines;
 }
 
 } // namespace emberline::engine

@@ -103,6 +103,27 @@ struct RecordSession::Running {
     bool cpuFromRings = false;       // the in-process sampler: its CPU samples come from the rings too
 };
 
+namespace {
+
+std::string ownAllocatorLine(const std::string &module)
+{
+    return module + " brings its own allocator and calls it directly: its allocations escape the agent loaded into "
+                    "the running program (launch the program with Emberline to see them)";
+}
+
+// What escapes an attached program's agent, a line per module (the health view's faults, each flush).
+std::vector<std::string> escapingModules(const MemorySession &memory,
+                                         const std::optional<AgentLink::Attached> &attached)
+{
+    std::vector<std::string> lines = memory.moduleEscapes();
+    if (attached)
+        for (const std::string &module : attached->ownAllocators)
+            lines.push_back(ownAllocatorLine(module));
+    return lines;
+}
+
+} // namespace
+
 RecordSession::RecordSession(SessionConfig config, SamplerFactory samplerFactory)
     : m_config(std::move(config)), m_samplerFactory(samplerFactory ? std::move(samplerFactory) : openSystemSampler)
 {
@@ -455,8 +476,10 @@ void RecordSession::schedule(Running &r, int64_t now)
         r.memory->flush(real);
     FlushInput input = r.recorder.takeFlush(r.flushStartReal, real, false);
     input.unwind = std::make_shared<const UnwindCounters>(r.pipeline.unwindCounters());
-    if (r.memory)
+    if (r.memory) {
         input.inUseBytesMargin = r.memory->flushLive().margin;
+        input.memoryFaults = escapingModules(*r.memory, r.attached);
+    }
     r.exporter->submit(std::move(input));
     r.flushStartReal = real;
     r.nextFlushMono += m_config.flushPeriodNs;
@@ -528,8 +551,10 @@ Result<SessionSummary> RecordSession::finish(Running &r)
     r.pipeline.closeOffCpuIntervals(static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC)));
     FlushInput input = r.recorder.takeFlush(r.flushStartReal, endReal, true);
     input.unwind = std::make_shared<const UnwindCounters>(r.pipeline.unwindCounters());
-    if (r.memory)
+    if (r.memory) {
         input.inUseBytesMargin = r.memory->summary()->leakedBytesMargin; // the last flush's in-use is the leaks
+        input.memoryFaults = escapingModules(*r.memory, r.attached);
+    }
     r.exporter->submit(std::move(input));
     // A failed write is not the session's failure: the summary says what could not be saved.
     auto sessionPath = r.exporter->finish();
@@ -565,9 +590,7 @@ Result<SessionSummary> RecordSession::finish(Running &r)
         memory->modulesRedirected = r.attached->modules;
         memory->attachStoppedNs = r.attached->stoppedNs;
         for (const std::string &module : r.attached->ownAllocators)
-            memory->problems.push_back(module + " brings its own allocator and calls it directly: its allocations "
-                                                "escape the agent loaded into the running program (launch the "
-                                                "program with Emberline to see them)");
+            memory->problems.push_back(ownAllocatorLine(module));
         summary.memory = std::move(memory);
     }
     if (r.agent) {

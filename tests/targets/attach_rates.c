@@ -5,7 +5,8 @@
 // condition, a fifth in nanosleep: both must sleep through an attach untouched. It prints "ready" once every thread
 // runs, and at its end "kept N" (blocks kept by keeper over its whole run), exiting 0, or 3 when a wait came back
 // early (EINTR, a sleep cut short). With LIBRARY, a sixth thread opens it DELAY seconds after the start and calls
-// its late_alloc (2048-byte blocks, freed at once) in a loop: a module that comes after an attach.
+// its late_alloc (2048-byte blocks, freed at once) in a loop: a module that comes after an attach (with
+// ATTACH_RATES_DEEPBIND=1 it is opened with RTLD_DEEPBIND).
 //   attach_rates [SECONDS [LIBRARY DELAY]]
 #include "target_common.h"
 
@@ -129,7 +130,10 @@ static void *lateLoader(void *arg)
     const double start = target_now();
     while (!atomic_load(&g_stop) && target_now() < start + g_delay)
         usleep(10000);
-    void *library = dlopen(g_library, RTLD_NOW);
+    // ATTACH_RATES_DEEPBIND=1: the library comes with RTLD_DEEPBIND (its dependencies' definitions before the
+    // program's).
+    const char *deep = getenv("ATTACH_RATES_DEEPBIND");
+    void *library = dlopen(g_library, RTLD_NOW | (deep && *deep == '1' ? RTLD_DEEPBIND : 0));
     void (*late)(void) = library ? (void (*)(void))dlsym(library, "late_alloc") : NULL;
     if (!late) {
         fprintf(stderr, "attach_rates: %s\n", dlerror());

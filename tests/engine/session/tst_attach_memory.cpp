@@ -76,6 +76,14 @@ QByteArray mapsOf(qint64 pid)
     return maps.open(QIODevice::ReadOnly) ? maps.readAll() : QByteArray();
 }
 
+QString join(const std::vector<std::string> &lines)
+{
+    QStringList all;
+    for (const std::string &line : lines)
+        all << QString::fromStdString(line);
+    return all.join(QLatin1Char('\n'));
+}
+
 // Which signals the program ignores and which it catches (/proc/PID/status's masks).
 QByteArray signalActions(qint64 pid)
 {
@@ -165,6 +173,39 @@ private Q_SLOTS:
         QVERIFY(target.waitForFinished(20000));
         QCOMPARE(target.exitStatus(), QProcess::NormalExit);
         QCOMPARE(target.exitCode(), 0);
+    }
+
+    // A plugin opened with RTLD_DEEPBIND before the attach, bound to an allocator of its own: its tables are left
+    // alone (taking them would hand the blocks it allocated before the attach to the program's free: own_malloc
+    // aborts on that), and the summary and every flush's health name it. If this fails, the attach takes a module's
+    // entries that lead elsewhere than the hooks do, or says nothing of what escapes.
+    void deepBoundModuleLeftAlone()
+    {
+        REQUIRE_ATTACH();
+        QProcess target;
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        environment.insert(QStringLiteral("ATTACH_RATES_DEEPBIND"), QStringLiteral("1"));
+        target.setProcessEnvironment(environment);
+        target.start(targetPath("attach_rates"),
+                     {QStringLiteral("120"), targetPath("libdeep_user.so"), QStringLiteral("0")});
+        QVERIFY(target.waitForStarted() && target.waitForReadyRead(10000));
+        QVERIFY(QTest::qWaitFor([&] { return mapsOf(target.processId()).contains("libdeep_user.so"); }, 5000));
+        QTest::qWait(200); // its blocks from before the attach
+        QTemporaryDir dir;
+        const Recorded r = record(attachMemory(static_cast<int>(target.processId()), 65536, 1.0), dir.path());
+        QVERIFY(r.summary.memory && r.summary.memory->attached);
+        const auto named = [](const std::vector<std::string> &lines) {
+            return std::any_of(lines.begin(), lines.end(), [](const std::string &line) {
+                return line.find("libdeep_user.so") != std::string::npos && line.find("escape") != std::string::npos;
+            });
+        };
+        QVERIFY2(named(r.summary.memory->problems), qPrintable(join(r.summary.memory->problems)));
+        QVERIFY(r.summary.health);
+        QVERIFY2(named(r.summary.health->faults), qPrintable(join(r.summary.health->faults)));
+        QVERIFY2(through(r.profile, "alloc-space", "late_alloc") == 0, "its allocations were taken by the hooks");
+        QTest::qWait(300); // its frees of blocks from the attach's time, after the detach
+        QByteArray output;
+        QCOMPARE(endRates(target, output), 0);
     }
 
     // Five sampled attaches and detaches in a row on the same running program (every other one with the in-process
