@@ -318,7 +318,8 @@ struct DebugOffsets313 {
         uint64_t size, collecting;
     } gc;
 };
-static_assert(sizeof(DebugOffsets313) == 8 * 73, "3.13's _Py_DebugOffsets: a cookie and 72 64-bit fields");
+static_assert(sizeof(DebugOffsets313) == sizeof(uint64_t) * 73,
+              "3.13's _Py_DebugOffsets: a cookie and 72 64-bit fields");
 
 inline constexpr char kPyDebugCookie[8] = {'x', 'd', 'e', 'b', 'u', 'g', 'p', 'y'};
 

@@ -2,6 +2,16 @@
 
 namespace emberline::engine {
 
+namespace {
+
+// A table byte read as the signed increment it stores (two's complement).
+int signedByte(uint8_t b)
+{
+    return b < 128 ? b : b - 256;
+}
+
+} // namespace
+
 int lineFromLnotab(int firstLine, const uint8_t *table, size_t size, int64_t offset)
 {
     int line = firstLine;
@@ -10,7 +20,7 @@ int lineFromLnotab(int firstLine, const uint8_t *table, size_t size, int64_t off
         address += table[i];
         if (address > offset)
             break;
-        line += static_cast<int8_t>(table[i + 1]);
+        line += signedByte(table[i + 1]);
     }
     return line;
 }
@@ -23,7 +33,7 @@ int lineFromPep626(int firstLine, const uint8_t *table, size_t size, int64_t off
     int64_t start = 0;
     for (size_t i = 0; i + 1 < size; i += 2) {
         const int64_t end = start + table[i];
-        const int delta = static_cast<int8_t>(table[i + 1]);
+        const int delta = signedByte(table[i + 1]);
         const bool noLine = delta == -128;
         if (!noLine)
             line += delta;

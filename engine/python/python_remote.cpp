@@ -27,6 +27,7 @@ int glibcTidOffset()
         constexpr int kScan = 1024;
         const auto matches = [](pthread_t self, pid_t tid) {
             std::vector<int> out;
+            // NOLINTNEXTLINE(performance-no-int-to-ptr): glibc's pthread_t is its descriptor's address
             const auto *bytes = reinterpret_cast<const uint8_t *>(self);
             for (int k = 0; k + 4 <= kScan; k += 4) {
                 int32_t v = 0;
@@ -103,6 +104,7 @@ bool PythonStackReader::read(uint64_t address, void *out, size_t size) const
     if (address == 0 || address + size < address)
         return false;
     iovec local{out, size};
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): the remote address as process_vm_readv takes it
     iovec remote{reinterpret_cast<void *>(address), size};
     return process_vm_readv(m_pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
 }

@@ -29,13 +29,13 @@ struct PythonInstall {
 
 inline QString pyenvRoot()
 {
-    const QString env = qEnvironmentVariable("PYENV_ROOT");
+    QString env = qEnvironmentVariable("PYENV_ROOT");
     if (!env.isEmpty())
         return env;
     QProcess p;
     p.start(QStringLiteral("pyenv"), {QStringLiteral("root")});
     if (p.waitForFinished(5000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0) {
-        const QString root = QString::fromLocal8Bit(p.readAllStandardOutput()).trimmed();
+        QString root = QString::fromLocal8Bit(p.readAllStandardOutput()).trimmed();
         if (!root.isEmpty())
             return root;
     }

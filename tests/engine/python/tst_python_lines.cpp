@@ -124,7 +124,7 @@ private Q_SLOTS:
             const int first = code.value(QStringLiteral("first")).toInt();
             const auto *bytes = reinterpret_cast<const uint8_t *>(table.constData());
             int previous = first;
-            for (const QJsonValue &pair : code.value(QStringLiteral("lines")).toArray()) {
+            for (const auto &pair : code.value(QStringLiteral("lines")).toArray()) {
                 const int64_t offset = pair.toArray().at(0).toInteger();
                 const int expected = pair.toArray().at(1).toInt();
                 const int got = lineForOffset(kindOf(minor), first, bytes, static_cast<size_t>(table.size()), offset);

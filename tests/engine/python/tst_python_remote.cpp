@@ -104,7 +104,7 @@ private Q_SLOTS:
         QVERIFY(stacks->size() >= 4); // main, waiting, asyncio, the reporter
 
         int compared = 0;
-        for (const QJsonValue &value : expected.value(QStringLiteral("threads")).toArray()) {
+        for (const auto &value : expected.value(QStringLiteral("threads")).toArray()) {
             const QJsonObject thread = value.toObject();
             const auto tid = static_cast<uint64_t>(thread.value(QStringLiteral("native_id")).toInteger());
             const QString role = thread.value(QStringLiteral("role")).toString();
