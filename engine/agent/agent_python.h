@@ -1,0 +1,83 @@
+#pragma once
+
+// The agent's walk of CPython's frames: at a sample (an allocation hook's, or the CPU handler's), the thread reads its
+// own Python frame chain, leaf first, and writes each frame's code object and instruction beside the native frames.
+// The session tells the agent where the interpreter's structures are (PythonTarget, in the ring's header: the layout
+// of the version it found, _PyRuntime's and PyCode_Type's addresses); the first time the agent meets a code object it
+// writes what names it (pythonCodeFacts), and the session turns (code, instruction) into function, file and line.
+//
+// Safety: only the thread's own chain is read, while the thread is stopped in the hook or the handler, so every frame
+// on it is alive and the code objects they hold are too. Each pointer is still checked before it is followed
+// (non-null, aligned, in the user half of the address space; a code object must have PyCode_Type as its type), the
+// depth is bounded (kMaxPythonFrames) and a chain that loops or looks wrong is cut and marked, never followed further.
+// No allocation, no lock, no system call: safe in a signal handler.
+
+#include "engine/python/python_layout.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace emberline::agent {
+
+// What the session found of the CPython in a process image.
+struct PythonTarget {
+    engine::PythonLayout layout;
+    uint64_t runtime = 0;  // &_PyRuntime in the process
+    uint64_t codeType = 0; // &PyCode_Type in the process (0: not known; code objects are then not checked by type)
+};
+
+inline constexpr int kMaxPythonFrames = 256;
+
+// A Python frame as the walk gives it.
+enum PythonFrameFlag : uint32_t {
+    // The first frame its call of the eval loop runs (3.11+: is_entry, or the previous frame is the C stack's shim;
+    // before 3.11 every frame is its own call of the eval loop): the session splits the chain at these to match the
+    // native stack's eval-loop frames.
+    PythonFrameEntry = 1u << 0,
+};
+struct PythonFrame {
+    uint64_t code;       // the code object's address
+    int32_t instruction; // the byte offset of the instruction running in the code's bytecode; -1 when not known
+    uint32_t flags;      // PythonFrameFlag
+};
+
+// How a walk ended (bits).
+enum PythonWalkFlag : uint32_t {
+    PythonWalkNoThread = 1u << 0,  // no thread state belongs to this thread (not a Python thread, or not yet)
+    PythonWalkCut = 1u << 1,       // a pointer looked wrong or the chain looped: the frames before it are given
+    PythonWalkTruncated = 1u << 2, // the depth bound was reached: the outermost frames are missing
+};
+
+// What the caller keeps per thread between walks: the thread's PyThreadState, found once by walking the interpreters'
+// thread lists for the thread's pthread_self() and checked at each use.
+struct PythonThreadCache {
+    uint64_t threadState = 0;
+};
+
+// Walks the calling thread's Python frames, leaf first, into `out` (at most `room`); returns how many, and sets
+// `flags` (PythonWalkFlag).
+int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame *out, int room, uint32_t &flags);
+
+// A fingerprint of a code object (its address and the addresses of the objects it holds: its name, file and line
+// table), so that another code object at the same address after the first was freed is told apart. 0 when the code
+// object cannot be read.
+uint32_t pythonCodeTag(const PythonTarget &target, uint64_t code);
+
+// What names a code object, for the session, serialized into `out` (at most `room` bytes): a PythonCodeFacts, then
+// its qualified name's bytes, its file name's bytes and its line table's bytes. Returns the bytes written, 0 when the
+// code object cannot be read or `room` is too small for its header (strings longer than the room are cut and marked).
+struct PythonCodeFacts {
+    uint64_t code;
+    uint32_t tag;       // pythonCodeTag
+    int32_t firstLine;  // co_firstlineno
+    uint32_t nameBytes; // the qualified name (co_qualname from 3.11, co_name before), as the string stores it
+    uint32_t fileBytes; // co_filename
+    uint32_t lineTableBytes;
+    uint8_t nameKind; // bytes per character of the name's storage: 1 (ASCII or Latin-1), 2 or 4
+    uint8_t fileKind;
+    uint8_t cut;      // 1: a string or the line table was longer than the room and is cut
+    uint8_t reserved;
+};
+size_t pythonCodeFacts(const PythonTarget &target, uint64_t code, void *out, size_t room);
+
+} // namespace emberline::agent
