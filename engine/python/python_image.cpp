@@ -32,6 +32,7 @@ struct SymbolFinds {
     DefinedSymbol pyVersion;
     DefinedSymbol getVersion;
     DefinedSymbol runtime;
+    DefinedSymbol codeType;
     std::vector<PythonCodeRange> evalLoop;
     bool hadDynsym = false;
     bool hadSymtab = false;
@@ -62,6 +63,8 @@ void scanTable(Elf *elf, Elf_Scn *scn, const GElf_Shdr &shdr, SymbolFinds &out)
             out.getVersion = found;
         else if (n == "_PyRuntime" && !out.runtime.found)
             out.runtime = found;
+        else if (n == "PyCode_Type" && !out.codeType.found)
+            out.codeType = found;
         else if (n.starts_with(kEvalLoop) && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size > 0) {
             // Either the whole name or a part GCC split off (".cold", ".part.0"); the same part in both tables once.
             const bool whole = n.size() == kEvalLoop.size() || n[kEvalLoop.size()] == '.';
@@ -290,6 +293,9 @@ Result<PythonImage> inspectPythonImage(const std::string &path, int64_t bias)
         out.runtimeAddress = runtimeFrom->runtime.value + static_cast<uint64_t>(bias);
         out.runtimeFrom = runtimeFrom == &dynsym ? ".dynsym" : runtimeFrom == &symtab ? ".symtab" : debugPath;
     }
+    for (const SymbolFinds *table : {&dynsym, &symtab, &debug})
+        if (table->codeType.found && !out.codeTypeAddress)
+            out.codeTypeAddress = table->codeType.value + static_cast<uint64_t>(bias);
     // The eval loop: every part any table names, the full tables' parts included.
     for (const SymbolFinds *table : {&dynsym, &symtab, &debug})
         for (const PythonCodeRange &r : table->evalLoop) {

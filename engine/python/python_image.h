@@ -44,6 +44,9 @@ struct PythonImage {
     std::string versionFrom;     // how it was found, in words
     uint64_t runtimeAddress = 0; // _PyRuntime with the load bias; 0 when not found
     std::string runtimeFrom;     // ".dynsym", ".symtab" or the debug file it came from
+    // PyCode_Type with the load bias (exported: from .dynsym, else .symtab or the debug file); 0 when not found. The
+    // agent's walk checks every code object's type against it.
+    uint64_t codeTypeAddress = 0;
     std::vector<PythonCodeRange> evalLoop;
     // A full symbol table (.symtab, from the binary or its debug file) was read, so a split-off part of the eval loop
     // would be in evalLoop; with the dynamic symbols alone only the main part is known.

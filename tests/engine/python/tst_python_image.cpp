@@ -1,7 +1,8 @@
 // Finding CPython in a process and reading its version from the binary: every installed CPython 3.8-3.13 is started
 // and found among its own mappings; the version the binary gives must be the one the interpreter reports, never
-// guessed from the file name, and _PyRuntime and the eval loop's code must be found and lie in the file's mappings.
-// A file that is not a CPython is refused. Were this wrong, the stack reader would pick a wrong layout or none.
+// guessed from the file name, and _PyRuntime, PyCode_Type and the eval loop's code must be found and lie in the file's
+// mappings. A file that is not a CPython is refused. Were this wrong, the stack reader would pick a wrong layout or
+// none, and the agent's walk would check code objects against a wrong type.
 
 #include "engine/python/python_image.h"
 #include "tests/engine/python/python_installs.h"
@@ -100,6 +101,10 @@ private Q_SLOTS:
         QVERIFY2(mappingOf(pid, image->runtimeAddress, perms, file) && perms.starts_with("rw") &&
                      (file == image->path || file.empty()),
                  "_PyRuntime is not in the file's data");
+        // PyCode_Type: a type object the interpreter defines, so in the file's writable data too.
+        QVERIFY(image->codeTypeAddress != 0);
+        QVERIFY2(mappingOf(pid, image->codeTypeAddress, perms, file) && perms.starts_with("rw") && file == image->path,
+                 "PyCode_Type is not in the file's data");
         QVERIFY(image->evalLoopKnown());
         bool main = false;
         for (const PythonCodeRange &r : image->evalLoop) {

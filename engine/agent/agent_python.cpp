@@ -1,0 +1,336 @@
+// The agent's walk of CPython's frames (agent_python.h).
+//
+// Every structure is read in place: the chain is the calling thread's own, stopped in a hook or a handler. A read is
+// a fixed-size copy from an address whose base pointer passed `plausible` (the compiler turns each into one load),
+// so that a field at an odd offset or a type punned through it is never undefined behaviour.
+//
+// Which frames a walk gives, version by version (the same rules as CPython's tracebacks):
+//   3.8-3.10  every PyFrameObject on `f_back`; each is its own call of the eval loop (PythonFrameEntry)
+//   3.11      frames that have started (_PyFrame_IsIncomplete: the instruction before the code's first traceable
+//             one, generators excepted); `is_entry` says the eval loop's first frame
+//   3.12+     the same, and the eval loop's shim frames (owned by the C stack) are left out: the frame above a shim
+//             (whose `previous` it is) is the first frame of that call of the eval loop
+//
+// Thread: any; touches nothing shared. No allocation, no lock, no system call; pthread_self is the one libc call
+// (glibc reads it from the thread pointer).
+
+#include "engine/agent/agent_python.h"
+
+#include <pthread.h>
+
+namespace emberline::agent {
+namespace {
+
+using engine::InstructionKind;
+using engine::kPyAbsent;
+using engine::kPyNoOwner;
+using engine::PythonLayout;
+
+constexpr int kMaxInterpreters = 64;
+constexpr int kMaxThreadStates = 4096;
+// Frames visited (given or skipped) before a chain is called wrong: at most one shim and one frame not yet started
+// beside each frame given.
+constexpr int kMaxVisits = 4 * kMaxPythonFrames;
+// The last frames visited, against which each next one is checked for a loop.
+constexpr int kRecentFrames = 8;
+// Longer strings or line tables than these are not a real code object's.
+constexpr uint64_t kMaxStringChars = 1u << 20;
+constexpr uint64_t kMaxTableBytes = 1u << 24;
+
+// A pointer that may be followed: non-null, 8-byte aligned, in the user half of the address space.
+bool plausible(uint64_t p)
+{
+    return p >= 0x10000 && p <= 0x7fffffffffffull && (p & 7) == 0;
+}
+
+template <typename T> T load(uint64_t address)
+{
+    T value;
+    __builtin_memcpy(&value, reinterpret_cast<const void *>(address), sizeof value);
+    return value;
+}
+
+uint64_t loadPointer(uint64_t base, uint32_t offset)
+{
+    return load<uint64_t>(base + offset);
+}
+
+// The code object at `code`, checked: plausible, and of type PyCode_Type when it is known.
+bool readableCode(const PythonTarget &target, uint64_t code)
+{
+    if (!plausible(code) || target.layout.objectType == kPyAbsent)
+        return false;
+    return target.codeType == 0 || loadPointer(code, target.layout.objectType) == target.codeType;
+}
+
+// The calling thread's PyThreadState: the cached one while its thread_id is still this thread's, else found anew on
+// the interpreters' thread lists. 0 when none is.
+uint64_t findThreadState(const PythonTarget &target, PythonThreadCache &cache)
+{
+    const PythonLayout &l = target.layout;
+    if (l.threadId == kPyAbsent || l.runtimeInterpretersHead == kPyAbsent || l.interpNext == kPyAbsent ||
+        l.interpThreadsHead == kPyAbsent || l.threadNext == kPyAbsent)
+        return 0;
+    const uint64_t self = static_cast<uint64_t>(pthread_self());
+    if (plausible(cache.threadState) && loadPointer(cache.threadState, l.threadId) == self)
+        return cache.threadState;
+    cache.threadState = 0;
+    if (!plausible(target.runtime))
+        return 0;
+    uint64_t interp = loadPointer(target.runtime, l.runtimeInterpretersHead);
+    for (int i = 0; i < kMaxInterpreters && plausible(interp); ++i) {
+        uint64_t thread = loadPointer(interp, l.interpThreadsHead);
+        for (int j = 0; j < kMaxThreadStates && plausible(thread); ++j) {
+            if (loadPointer(thread, l.threadId) == self) {
+                cache.threadState = thread;
+                return thread;
+            }
+            thread = loadPointer(thread, l.threadNext);
+        }
+        interp = loadPointer(interp, l.interpNext);
+    }
+    return 0;
+}
+
+// The thread's current frame (0 when it runs none, or the layout cannot say).
+uint64_t currentFrame(const PythonLayout &l, uint64_t threadState)
+{
+    if (l.threadFrame != kPyAbsent)
+        return loadPointer(threadState, l.threadFrame);
+    if (l.threadCframe == kPyAbsent || l.cframeCurrentFrame == kPyAbsent)
+        return 0;
+    const uint64_t cframe = loadPointer(threadState, l.threadCframe);
+    return plausible(cframe) ? loadPointer(cframe, l.cframeCurrentFrame) : 0;
+}
+
+// The byte offset of the frame's instruction into its code's bytecode, -1 when not known or out of the bytecode;
+// `started` is false for a 3.11+ frame that has not reached its code's first traceable instruction.
+int32_t instructionOf(const PythonLayout &l, uint64_t frame, uint64_t code, bool &started)
+{
+    started = true;
+    if (l.frameInstruction == kPyAbsent || l.bytesSize == kPyAbsent)
+        return -1;
+    int64_t offset = -1;
+    int64_t size = 0; // of the bytecode, in bytes
+    switch (l.instruction) {
+    case InstructionKind::LastiBytes:
+    case InstructionKind::LastiCodeUnits: {
+        const int32_t lasti = load<int32_t>(frame + l.frameInstruction);
+        if (lasti < 0 || l.codeCode == kPyAbsent)
+            return -1;
+        offset = l.instruction == InstructionKind::LastiBytes ? lasti : int64_t(lasti) * 2;
+        const uint64_t bytecode = loadPointer(code, l.codeCode);
+        if (!plausible(bytecode))
+            return -1;
+        size = load<int64_t>(bytecode + l.bytesSize);
+        break;
+    }
+    case InstructionKind::PrevInstr:
+    case InstructionKind::InstrPtr: {
+        if (l.codeCodeAdaptive == kPyAbsent)
+            return -1;
+        const uint64_t pointer = loadPointer(frame, l.frameInstruction);
+        offset = int64_t(pointer - (code + l.codeCodeAdaptive));
+        // The code object is a variable-size object of 2-byte code units: its ob_size is where a bytes object's is.
+        size = load<int64_t>(code + l.bytesSize) * 2;
+        if (l.codeFirstTraceable != kPyAbsent)
+            started = offset >= int64_t(load<int32_t>(code + l.codeFirstTraceable)) * 2;
+        break;
+    }
+    }
+    if (offset < 0 || size <= 0 || offset >= size || offset > 0x7fffffff)
+        return -1;
+    return static_cast<int32_t>(offset);
+}
+
+bool seenRecently(const uint64_t (&recent)[kRecentFrames], uint64_t frame)
+{
+    for (const uint64_t r : recent)
+        if (r == frame)
+            return true;
+    return false;
+}
+
+} // namespace
+
+int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame *out, int room, uint32_t &flags)
+{
+    flags = 0;
+    const PythonLayout &l = target.layout;
+    const uint64_t threadState = findThreadState(target, cache);
+    if (!threadState) {
+        flags |= PythonWalkNoThread;
+        return 0;
+    }
+    if (l.framePrevious == kPyAbsent || l.frameCode == kPyAbsent)
+        return 0;
+    const bool interpreterFrames =
+        l.instruction == InstructionKind::PrevInstr || l.instruction == InstructionKind::InstrPtr;
+    const bool hasOwner = interpreterFrames && l.frameOwner != kPyAbsent;
+    const int limit = room < kMaxPythonFrames ? room : kMaxPythonFrames;
+
+    uint64_t recent[kRecentFrames] = {};
+    int count = 0;
+    int lastGiven = -1; // the frame given at the previous step, whose `previous` is the one being visited
+    uint64_t frame = currentFrame(l, threadState);
+    for (int visits = 0; frame; ++visits) {
+        if (!plausible(frame) || visits >= kMaxVisits || seenRecently(recent, frame)) {
+            flags |= PythonWalkCut;
+            break;
+        }
+        recent[visits % kRecentFrames] = frame;
+        const uint8_t owner = hasOwner ? load<uint8_t>(frame + l.frameOwner) : kPyNoOwner;
+        if (owner != kPyNoOwner && owner == l.ownerCStack) {
+            if (lastGiven >= 0)
+                out[lastGiven].flags |= PythonFrameEntry;
+            lastGiven = -1;
+            frame = loadPointer(frame, l.framePrevious);
+            continue;
+        }
+        const uint64_t code = loadPointer(frame, l.frameCode);
+        if (!readableCode(target, code)) {
+            flags |= PythonWalkCut;
+            break;
+        }
+        bool started = true;
+        const int32_t instruction = instructionOf(l, frame, code, started);
+        lastGiven = -1;
+        if (!started && owner != l.ownerGenerator) {
+            frame = loadPointer(frame, l.framePrevious);
+            continue;
+        }
+        if (count >= limit) {
+            flags |= PythonWalkTruncated;
+            break;
+        }
+        uint32_t frameFlags = 0;
+        if (!interpreterFrames || (l.frameIsEntry != kPyAbsent && load<uint8_t>(frame + l.frameIsEntry) != 0))
+            frameFlags |= PythonFrameEntry;
+        out[count] = PythonFrame{code, instruction, frameFlags};
+        lastGiven = count++;
+        frame = loadPointer(frame, l.framePrevious);
+    }
+    return count;
+}
+
+uint32_t pythonCodeTag(const PythonTarget &target, uint64_t code)
+{
+    const PythonLayout &l = target.layout;
+    if (!readableCode(target, code))
+        return 0;
+    const uint32_t nameField = l.codeQualname != kPyAbsent ? l.codeQualname : l.codeName;
+    const uint64_t parts[5] = {
+        code,
+        nameField != kPyAbsent ? loadPointer(code, nameField) : 0,
+        l.codeFilename != kPyAbsent ? loadPointer(code, l.codeFilename) : 0,
+        l.codeLineTable != kPyAbsent ? loadPointer(code, l.codeLineTable) : 0,
+        l.codeFirstLineno != kPyAbsent ? uint64_t(uint32_t(load<int32_t>(code + l.codeFirstLineno))) : 0,
+    };
+    // A multiply-xorshift mix of each part into the running hash (the 64-bit finalizer of MurmurHash3's constants).
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (const uint64_t p : parts) {
+        h ^= p;
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 33;
+        h *= 0xc4ceb9fe1a85ec53ull;
+        h ^= h >> 29;
+    }
+    const uint32_t tag = static_cast<uint32_t>(h ^ (h >> 32));
+    return tag ? tag : 1;
+}
+
+namespace {
+
+// Where a string's characters are and how many bytes they take; 0 bytes for a string that is not compact or that
+// cannot be read.
+struct StringData {
+    uint64_t data = 0;
+    uint64_t bytes = 0;
+    uint8_t kind = 1;
+};
+
+StringData stringData(const PythonLayout &l, uint64_t unicode)
+{
+    StringData s;
+    if (!plausible(unicode) || l.unicodeState == kPyAbsent || l.unicodeLength == kPyAbsent)
+        return s;
+    const uint32_t state = load<uint32_t>(unicode + l.unicodeState);
+    const int64_t length = load<int64_t>(unicode + l.unicodeLength);
+    if (!(state & l.unicodeCompactBit) || length < 0 || uint64_t(length) > kMaxStringChars)
+        return s;
+    if (state & l.unicodeAsciiBit) {
+        if (l.unicodeAsciiData == kPyAbsent)
+            return s;
+        s.data = unicode + l.unicodeAsciiData;
+        s.bytes = uint64_t(length);
+        return s;
+    }
+    const uint32_t kind = (state >> l.unicodeKindShift) & 7;
+    if (l.unicodeCompactData == kPyAbsent || (kind != 1 && kind != 2 && kind != 4))
+        return s;
+    s.data = unicode + l.unicodeCompactData;
+    s.bytes = uint64_t(length) * kind;
+    s.kind = static_cast<uint8_t>(kind);
+    return s;
+}
+
+// Copies what fits of `bytes` bytes at `from` to `to`, whole characters of `unit` bytes; returns the bytes copied.
+// Once a part was cut, the parts after it are left empty.
+uint64_t copyCut(uint8_t *to, uint64_t room, uint64_t from, uint64_t bytes, uint64_t unit, uint8_t &cut)
+{
+    if (cut)
+        return 0;
+    uint64_t n = bytes;
+    if (n > room) {
+        n = room - room % unit;
+        cut = 1;
+    }
+    const auto *src = reinterpret_cast<const uint8_t *>(from);
+    for (uint64_t i = 0; i < n; ++i)
+        to[i] = src[i];
+    return n;
+}
+
+} // namespace
+
+size_t pythonCodeFacts(const PythonTarget &target, uint64_t code, void *out, size_t room)
+{
+    const PythonLayout &l = target.layout;
+    if (room < sizeof(PythonCodeFacts) || !readableCode(target, code))
+        return 0;
+    const uint32_t nameField = l.codeQualname != kPyAbsent ? l.codeQualname : l.codeName;
+    const StringData name = nameField != kPyAbsent ? stringData(l, loadPointer(code, nameField)) : StringData{};
+    const StringData file =
+        l.codeFilename != kPyAbsent ? stringData(l, loadPointer(code, l.codeFilename)) : StringData{};
+    uint64_t table = 0;
+    uint64_t tableBytes = 0;
+    if (l.codeLineTable != kPyAbsent && l.bytesSize != kPyAbsent && l.bytesData != kPyAbsent) {
+        const uint64_t bytes = loadPointer(code, l.codeLineTable);
+        const int64_t size = plausible(bytes) ? load<int64_t>(bytes + l.bytesSize) : -1;
+        if (size >= 0 && uint64_t(size) <= kMaxTableBytes) {
+            table = bytes + l.bytesData;
+            tableBytes = uint64_t(size);
+        }
+    }
+
+    PythonCodeFacts facts{};
+    facts.code = code;
+    facts.tag = pythonCodeTag(target, code);
+    facts.firstLine = l.codeFirstLineno != kPyAbsent ? load<int32_t>(code + l.codeFirstLineno) : 0;
+    facts.nameKind = name.kind;
+    facts.fileKind = file.kind;
+    auto *bytes = static_cast<uint8_t *>(out);
+    uint64_t at = sizeof facts;
+    facts.nameBytes =
+        static_cast<uint32_t>(copyCut(bytes + at, room - at, name.data, name.bytes, name.kind, facts.cut));
+    at += facts.nameBytes;
+    facts.fileBytes =
+        static_cast<uint32_t>(copyCut(bytes + at, room - at, file.data, file.bytes, file.kind, facts.cut));
+    at += facts.fileBytes;
+    facts.lineTableBytes = static_cast<uint32_t>(copyCut(bytes + at, room - at, table, tableBytes, 1, facts.cut));
+    at += facts.lineTableBytes;
+    __builtin_memcpy(out, &facts, sizeof facts);
+    return at;
+}
+
+} // namespace emberline::agent
