@@ -75,7 +75,7 @@ struct PythonCodeFacts {
     uint32_t lineTableBytes;
     uint8_t nameKind; // bytes per character of the name's storage: 1 (ASCII or Latin-1), 2 or 4
     uint8_t fileKind;
-    uint8_t cut;      // 1: a string or the line table was longer than the room and is cut
+    uint8_t cut; // 1: a string or the line table was longer than the room and is cut
     uint8_t reserved;
 };
 size_t pythonCodeFacts(const PythonTarget &target, uint64_t code, void *out, size_t room);
