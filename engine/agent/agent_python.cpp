@@ -43,9 +43,11 @@ bool plausible(uint64_t p)
     return p >= 0x10000 && p <= 0x7fffffffffffull && (p & 7) == 0;
 }
 
+// The interpreter's structures are read at their addresses in this very process, computed from the pointers they hold.
 template <typename T> T load(uint64_t address)
 {
     T value;
+    // NOLINTNEXTLINE(performance-no-int-to-ptr)
     __builtin_memcpy(&value, reinterpret_cast<const void *>(address), sizeof value);
     return value;
 }
@@ -285,7 +287,7 @@ uint64_t copyCut(uint8_t *to, uint64_t room, uint64_t from, uint64_t bytes, uint
         n = room - room % unit;
         cut = 1;
     }
-    const auto *src = reinterpret_cast<const uint8_t *>(from);
+    const auto *src = reinterpret_cast<const uint8_t *>(from); // NOLINT(performance-no-int-to-ptr): as load()
     for (uint64_t i = 0; i < n; ++i)
         to[i] = src[i];
     return n;

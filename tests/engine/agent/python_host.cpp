@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -69,7 +70,7 @@ std::string describe(const agent::PythonFrame &frame)
     const size_t n = agent::pythonCodeFacts(g_target, frame.code, buffer, sizeof buffer);
     if (n == 0)
         return "?\t?\t0";
-    agent::PythonCodeFacts facts;
+    agent::PythonCodeFacts facts{};
     std::memcpy(&facts, buffer, sizeof facts);
     const uint8_t *name = buffer + sizeof facts;
     const uint8_t *file = name + facts.nameBytes;
@@ -104,7 +105,7 @@ extern "C" void hostProbe(const char *truth)
 
 uint64_t nowNs()
 {
-    timespec ts;
+    timespec ts{};
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
@@ -148,9 +149,7 @@ template <typename F> F symbol(void *handle, const char *name)
     return reinterpret_cast<F>(s);
 }
 
-} // namespace
-
-int main(int argc, char **argv)
+int run(int argc, char **argv)
 {
     if (argc != 3) {
         std::fprintf(stderr, "usage: python_host LIBPYTHON SCRIPT\n");
@@ -169,8 +168,10 @@ int main(int argc, char **argv)
         return 2;
     }
     symbol<void (*)()>(python, "Py_Initialize")();
-    engine::DebugOffsets313 offsets;
-    std::memcpy(&offsets, reinterpret_cast<const void *>(image->runtimeAddress), sizeof offsets);
+    // 3.13 describes itself at the start of _PyRuntime, in this very process.
+    engine::DebugOffsets313 offsets{};
+    std::memcpy(&offsets, reinterpret_cast<const void *>(image->runtimeAddress), // NOLINT(performance-no-int-to-ptr)
+                sizeof offsets);
     const auto layout = engine::choosePythonLayout(image->version.major, image->version.minor,
                                                    image->version.minor >= 13 ? &offsets : nullptr);
     if (!layout) {
@@ -198,4 +199,16 @@ int main(int argc, char **argv)
 
     symbol<int (*)()>(python, "Py_FinalizeEx")();
     return ran == 0 ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    try {
+        return run(argc, argv);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "python_host: %s\n", e.what());
+        return 2;
+    }
 }

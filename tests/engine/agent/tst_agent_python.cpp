@@ -61,6 +61,7 @@ struct FakeInterpreter {
     uint64_t at(size_t word) { return reinterpret_cast<uint64_t>(memory.data() + word); }
     template <typename T> void put(uint64_t address, uint32_t offset, T value)
     {
+        // NOLINTNEXTLINE(performance-no-int-to-ptr): the hand-made objects are written where the walk reads them
         std::memcpy(reinterpret_cast<void *>(address + offset), &value, sizeof value);
     }
     // Word offsets of each part in the buffer.
@@ -306,6 +307,7 @@ private Q_SLOTS:
         fake.put(code, l.codeFirstLineno, int32_t(42));
         fake.put(name, l.unicodeLength, int64_t(3));
         fake.put(name, l.unicodeState, uint32_t(l.unicodeCompactBit | l.unicodeAsciiBit | (1u << l.unicodeKindShift)));
+        // NOLINTBEGIN(performance-no-int-to-ptr): the hand-made objects are written at the addresses the walk reads
         std::memcpy(reinterpret_cast<void *>(name + l.unicodeAsciiData), "hot", 3);
         fake.put(file, l.unicodeLength, int64_t(2));
         fake.put(file, l.unicodeState, uint32_t(l.unicodeCompactBit | (2u << l.unicodeKindShift)));
@@ -313,11 +315,12 @@ private Q_SLOTS:
         std::memcpy(reinterpret_cast<void *>(file + l.unicodeCompactData), fileText, sizeof fileText);
         fake.put(table, l.bytesSize, int64_t(5));
         std::memcpy(reinterpret_cast<void *>(table + l.bytesData), "\x80\x01\x02\x03\x04", 5);
+        // NOLINTEND(performance-no-int-to-ptr)
         const agent::PythonTarget target = fake.target();
 
         uint8_t out[256];
         const size_t n = agent::pythonCodeFacts(target, code, out, sizeof out);
-        agent::PythonCodeFacts facts;
+        agent::PythonCodeFacts facts{};
         QCOMPARE(n, sizeof facts + 3 + 4 + 5);
         std::memcpy(&facts, out, sizeof facts);
         QCOMPARE(facts.code, code);
