@@ -54,7 +54,8 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.stat
                                                                            .stackLow = 0,
                                                                            .stackHigh = 0,
                                                                            .walks = 0,
-                                                                           .timer = -1};
+                                                                           .timer = -1,
+                                                                           .python = {}};
 
 namespace {
 

@@ -15,6 +15,7 @@
 
 #include "engine/agent/agent_cpu.h"
 #include "engine/agent/agent_core.h"
+#include "engine/agent/agent_pystack.h"
 #include "engine/agent/agent_stack.h"
 #include "engine/agent/agent_walk.h"
 #include "engine/agent/agent_writer.h"
@@ -192,7 +193,8 @@ void serveTimerRequests()
 
 // The copied form: every interrupted register and the top of the stack (and, for a checked sample, the walk's pcs
 // after it).
-void writeCpuCopy(const greg_t *g, uint64_t periodNs, const uint64_t *pcs, uint32_t frames, WalkFallback because)
+void writeCpuCopy(const greg_t *g, uint64_t periodNs, const PythonStack &python, const uint64_t *pcs, uint32_t frames,
+                  WalkFallback because)
 {
     // Where the thread's stack bounds are known, its whole live stack (every frame, so never cut short, and no
     // more than that); else the session's learned copy.
@@ -201,7 +203,7 @@ void writeCpuCopy(const greg_t *g, uint64_t periodNs, const uint64_t *pcs, uint3
     if (stackWant > kMaxStackCopyBytes)
         stackWant = kMaxStackCopyBytes;
     const uint32_t stackPadded = uint32_t((stackWant + 7) & ~uint64_t(7));
-    const uint32_t bytes = uint32_t(sizeof(CpuRecord) + stackPadded + frames * sizeof(uint64_t));
+    const uint32_t bytes = uint32_t(sizeof(CpuRecord) + stackPadded + frames * sizeof(uint64_t) + python.bytes());
     // Never waits: the interrupted code may hold a record of its own.
     AgentScope scope;
     auto *record = scope.reserve<CpuRecord>(bytes, keptForFrees(), false);
@@ -225,12 +227,14 @@ void writeCpuCopy(const greg_t *g, uint64_t periodNs, const uint64_t *pcs, uint3
     record->stackBytes = copyStackInHandler(record->regs[RegSP], stack, uint32_t(stackWant));
     if (frames != 0)
         memcpy(stack + stackPadded, pcs, frames * sizeof(uint64_t));
+    putPython(record->python, stack + stackPadded + frames * sizeof(uint64_t), python);
     scope.publish(RecordType::Cpu);
 }
 
 // Walks the interrupted stack and writes the walked record; false when the walk could not go (the copy is written
 // instead). A checked sample writes the copied record with the walk in it.
-__attribute__((noinline)) bool writeCpuWalked(const greg_t *g, uint64_t periodNs, WalkFallback &because)
+__attribute__((noinline)) bool writeCpuWalked(const greg_t *g, uint64_t periodNs, const PythonStack &python,
+                                              WalkFallback &because)
 {
     uint64_t pcs[kMaxWalkFrames];
     const AgentWalk walk = walkStack(UnwindRegs{uint64_t(g[REG_RIP]), uint64_t(g[REG_RSP]), uint64_t(g[REG_RBP])},
@@ -240,13 +244,13 @@ __attribute__((noinline)) bool writeCpuWalked(const greg_t *g, uint64_t periodNs
         return false;
     }
     if (checkedWalk()) {
-        writeCpuCopy(g, periodNs, pcs, walk.frames, WalkFallback::NotReady);
+        writeCpuCopy(g, periodNs, python, pcs, walk.frames, WalkFallback::NotReady);
         return true;
     }
     const uint64_t hash = walk.hash;
     const StackClaim claim = claimStack(hash);
     const uint32_t frames = claim == StackClaim::Known ? 0 : walk.frames;
-    const uint32_t bytes = uint32_t(sizeof(WalkedCpuRecord) + frames * sizeof(uint64_t));
+    const uint32_t bytes = uint32_t(sizeof(WalkedCpuRecord) + frames * sizeof(uint64_t) + python.bytes());
     AgentScope scope;
     auto *record = scope.reserve<WalkedCpuRecord>(bytes, keptForFrees(), false);
     if (!record) {
@@ -264,6 +268,7 @@ __attribute__((noinline)) bool writeCpuWalked(const greg_t *g, uint64_t periodNs
     record->stackHash = hash;
     if (frames != 0)
         memcpy(reinterpret_cast<uint8_t *>(record + 1), pcs, frames * sizeof(uint64_t));
+    putPython(record->python, reinterpret_cast<uint8_t *>(record + 1) + frames * sizeof(uint64_t), python);
     scope.publish(RecordType::CpuWalked);
     if (claim == StackClaim::Claimed)
         settleStack(hash, true);
@@ -273,13 +278,15 @@ __attribute__((noinline)) bool writeCpuWalked(const greg_t *g, uint64_t periodNs
 void writeCpuSample(const ucontext_t *context, uint64_t periodNs)
 {
     const greg_t *g = context->uc_mcontext.gregs;
+    PythonStack python;
+    gatherPython(python, false);
     WalkFallback because = WalkFallback::Disabled;
     if (walkWanted()) {
         because = WalkFallback::NotReady;
-        if (roomToWalk() && writeCpuWalked(g, periodNs, because))
+        if (roomToWalk() && writeCpuWalked(g, periodNs, python, because))
             return;
     }
-    writeCpuCopy(g, periodNs, nullptr, 0, because);
+    writeCpuCopy(g, periodNs, python, nullptr, 0, because);
 }
 
 void onSignal(int, siginfo_t *info, void *context)

@@ -23,13 +23,15 @@
 
 #include "engine/agent/agent_tables.h"
 
+#include "engine/agent/agent_python.h"
+
 #include <atomic>
 #include <cstdint>
 
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 9;
+inline constexpr uint32_t kRingVersion = 10;
 // The unwind tables the session shares with the agent are versioned apart, beside their rows: agent_unwind.h's
 // kUnwindTableVersion; how they are delivered (the arena, the module index in the ring) is agent_tables.h's.
 // The header page, then the heap counters' slots (HeapSlot), then the module index (ModuleIndex, written by the
@@ -90,11 +92,34 @@ enum class RecordType : uint32_t {
     Totals = 6,  // TotalsRecord
     AllocWalked = 7, // WalkedAllocRecord
     CpuWalked = 8,   // WalkedCpuRecord
+    PythonCode = 9,  // PythonCodeRecord
 };
 
 struct RecordHeader {
     std::atomic<uint32_t> type; // RecordType, stored last (release)
     uint32_t bytes;             // the whole record, header included; a multiple of 8
+};
+
+// Every sample record (AllocRecord, WalkedAllocRecord, CpuRecord, WalkedCpuRecord) ends with the Python frames the
+// thread was running, when the session found a CPython in the process image (RingHeader::pythonState): `pythonFrames`
+// PythonFrame (agent_python.h), leaf first, after everything else the record holds, and `pythonFlags` the walk's
+// PythonWalkFlag bits. A code object's names come once, in a PythonCodeRecord written before the first sample of the
+// thread that met it; a sample of another thread may name it before that record is read (the session then names it
+// when the record comes).
+struct PythonFields {
+    uint16_t pythonFrames;
+    uint16_t pythonFlags;
+    uint32_t pythonReserved;
+};
+
+// What names a code object (agent_python.h's PythonCodeFacts, then its name's, file's and line table's bytes).
+struct PythonCodeRecord {
+    RecordHeader header;
+    uint32_t tid;
+    uint32_t reserved;
+    uint64_t timeNs; // CLOCK_MONOTONIC (every record but a padding has its time here)
+    PythonCodeFacts facts;
+    // uint8_t name[facts.nameBytes], file[facts.fileBytes], lineTable[facts.lineTableBytes] follow
 };
 
 // A sampled allocation (every allocation in exact mode, interval 1). The stack copy follows the record.
@@ -114,8 +139,9 @@ struct AllocRecord {
     uint64_t threadBytes;
     uint32_t walkedFrames;  // a checked sample (RingHeader::checkEvery): the agent's own walk, after the stack copy
     uint32_t copiedBecause; // not checked: why the stack was copied, not walked (WalkFallback + 1); 0 when checked
+    PythonFields python;
     uint64_t regs[kRegisterCount];
-    // uint8_t stack[stackBytes] follows, padded to 8, then uint64_t pcs[walkedFrames]
+    // uint8_t stack[stackBytes] follows, padded to 8, then uint64_t pcs[walkedFrames], then the Python frames
 };
 
 // The stack the agent walked with the session's tables (agent_tables.h), as the walked records carry it: its program
@@ -144,7 +170,8 @@ struct WalkedAllocRecord {
     uint64_t threadAllocations;
     uint64_t threadBytes;
     uint64_t stackHash;
-    // uint64_t pcs[frames] follows
+    PythonFields python;
+    // uint64_t pcs[frames] follows, then the Python frames
 };
 
 // A CPU sample whose stack the agent walked (CpuRecord's fields, the stack as program counters).
@@ -157,7 +184,8 @@ struct WalkedCpuRecord {
     uint64_t timeNs;
     uint64_t periodNs;
     uint64_t stackHash;
-    // uint64_t pcs[frames] follows
+    PythonFields python;
+    // uint64_t pcs[frames] follows, then the Python frames
 };
 
 // The heap counters: every block the program allocates and frees, sampled or not, counted by the size the allocator
@@ -198,8 +226,9 @@ struct CpuRecord {
     uint64_t periodNs;
     uint32_t walkedFrames;  // as AllocRecord's
     uint32_t copiedBecause; // as AllocRecord's
+    PythonFields python;
     uint64_t regs[kRegisterCount];
-    // uint8_t stack[stackBytes] follows, padded to 8, then uint64_t pcs[walkedFrames]
+    // uint8_t stack[stackBytes] follows, padded to 8, then uint64_t pcs[walkedFrames], then the Python frames
 };
 
 // A thread's CPU timer started (`started` 1) or could not be created (0): the session asks, through the header's
@@ -284,6 +313,11 @@ struct alignas(64) RingHeader {
     // Every checkEvery-th walked sample of a thread is copied too (AllocRecord::walkedFrames), for the session to
     // compare its own unwind with the walk; 0: none.
     std::atomic<uint32_t> checkEvery;
+    // The CPython the session found in the process image: `python` is written first, then pythonState 1 (release);
+    // 0 until then (or for good: not a Python, or a version without a known layout). Samples walk its frames once
+    // it is 1.
+    std::atomic<uint32_t> pythonState;
+    PythonTarget python;
     alignas(64) std::atomic<uint64_t> tail; // bytes consumed by the session
     // Written by the agent.
     alignas(64) std::atomic<uint64_t> head;    // bytes reserved by writers

@@ -62,6 +62,9 @@ struct ThreadState {
 
     // --- The in-process sampler (agent_cpu.cpp) ---
     int timer; // the kernel id of the thread's CPU timer; -1: none
+
+    // --- Its Python frames (agent_pystack.cpp) ---
+    PythonThreadCache python; // its PyThreadState, once found
 };
 
 extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));

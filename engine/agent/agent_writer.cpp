@@ -6,6 +6,7 @@
 
 #include "engine/agent/agent_writer.h"
 #include "engine/agent/agent_heap.h"
+#include "engine/agent/agent_pystack.h"
 #include "engine/agent/agent_stack.h"
 #include "engine/agent/agent_thread.h"
 #include "engine/agent/agent_track.h"
@@ -292,14 +293,14 @@ void dropAllocation(size_t size)
 }
 
 // The copied form: the registers and the stack from regs[RegSP] (and, for a checked sample, the walk's pcs after it).
-void writeAllocCopy(const AllocFields &f, const uint64_t *regs, const uint64_t *pcs, uint32_t frames,
-                    WalkFallback because)
+void writeAllocCopy(const AllocFields &f, const PythonStack &python, const uint64_t *regs, const uint64_t *pcs,
+                    uint32_t frames, WalkFallback because)
 {
     uint32_t stackWant = g_ring->stackCopyBytes.load(std::memory_order_relaxed);
     if (stackWant > kMaxStackCopyBytes)
         stackWant = kMaxStackCopyBytes;
     const uint32_t stackPadded = (stackWant + 7) & ~uint32_t(7);
-    const uint32_t bytes = uint32_t(sizeof(AllocRecord) + stackPadded + frames * sizeof(uint64_t));
+    const uint32_t bytes = uint32_t(sizeof(AllocRecord) + stackPadded + frames * sizeof(uint64_t) + python.bytes());
     AgentScope scope;
     auto *record = scope.reserve<AllocRecord>(bytes, f.keep, f.wait);
     if (!record) {
@@ -317,13 +318,15 @@ void writeAllocCopy(const AllocFields &f, const uint64_t *regs, const uint64_t *
     record->stackBytes = copyStack(record->regs[RegSP], stack, stackWant);
     if (frames != 0)
         memcpy(stack + stackPadded, pcs, frames * sizeof(uint64_t));
+    putPython(record->python, stack + stackPadded + frames * sizeof(uint64_t), python);
     scope.publish(RecordType::Alloc);
 }
 
 // Walks the allocation's stack and writes the walked record (or drops it for want of room); false when the walk could
 // not go, and says why in `because` (the copy is written instead). A checked sample writes the copied record with the
 // walk in it.
-__attribute__((noinline)) bool writeAllocWalked(const AllocFields &f, const uint64_t *regs, WalkFallback &because)
+__attribute__((noinline)) bool writeAllocWalked(const AllocFields &f, const PythonStack &python, const uint64_t *regs,
+                                                WalkFallback &because)
 {
     uint64_t pcs[kMaxWalkFrames];
     const AgentWalk walk = walkStack(UnwindRegs{regs[RegIP], regs[RegSP], regs[RegBP]}, true, pcs, kMaxWalkFrames);
@@ -332,13 +335,13 @@ __attribute__((noinline)) bool writeAllocWalked(const AllocFields &f, const uint
         return false;
     }
     if (checkedWalk()) {
-        writeAllocCopy(f, regs, pcs, walk.frames, WalkFallback::NotReady);
+        writeAllocCopy(f, python, regs, pcs, walk.frames, WalkFallback::NotReady);
         return true;
     }
     const uint64_t hash = walk.hash;
     const StackClaim claim = claimStack(hash);
     const uint32_t frames = claim == StackClaim::Known ? 0 : walk.frames;
-    const uint32_t bytes = uint32_t(sizeof(WalkedAllocRecord) + frames * sizeof(uint64_t));
+    const uint32_t bytes = uint32_t(sizeof(WalkedAllocRecord) + frames * sizeof(uint64_t) + python.bytes());
     AgentScope scope;
     auto *record = scope.reserve<WalkedAllocRecord>(bytes, f.keep, f.wait);
     if (!record) {
@@ -358,6 +361,7 @@ __attribute__((noinline)) bool writeAllocWalked(const AllocFields &f, const uint
     record->stackHash = hash;
     if (frames != 0)
         memcpy(reinterpret_cast<uint8_t *>(record + 1), pcs, frames * sizeof(uint64_t));
+    putPython(record->python, reinterpret_cast<uint8_t *>(record + 1) + frames * sizeof(uint64_t), python);
     scope.publish(RecordType::AllocWalked);
     if (claim == StackClaim::Claimed)
         settleStack(hash, true);
@@ -383,15 +387,17 @@ void writeAlloc(void *address, size_t size, bool exact, bool wait, uint64_t allo
     const AllocFields fields{now, address, size, exact, wait, keep, allocations, allocatedBytes};
     uint64_t regs[kRegisterCount] = {};
     captureRegisters(regs);
+    PythonStack python;
+    gatherPython(python, wait);
     WalkFallback because = WalkFallback::Disabled;
     if (walkWanted()) {
         if (!t_state.stackAsked)
             learnThreadStack();
         because = WalkFallback::NotReady;
-        if (roomToWalk() && writeAllocWalked(fields, regs, because))
+        if (roomToWalk() && writeAllocWalked(fields, python, regs, because))
             return;
     }
-    writeAllocCopy(fields, regs, nullptr, 0, because);
+    writeAllocCopy(fields, python, regs, nullptr, 0, because);
 }
 
 void writeFree(void *address, bool exact, bool wait)
@@ -467,6 +473,7 @@ void markNoRing(const char *path, size_t stemLength, int error)
 bool createRing(uint32_t parentPid)
 {
     resetLiveness();
+    pythonForget();
     const uint64_t created = nowNs();
     const uint32_t pid = uint32_t(getpid());
     char path[600];

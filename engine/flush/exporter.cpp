@@ -206,6 +206,13 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids, bool leaks
             loc.lines.push_back(Line{function("[kernel]", "", 0), 0, 0});
         } else if (key.moduleId == kMarkerModule) {
             loc.lines.push_back(Line{function(markerFrameName(key.address), "", 0), 0, 0});
+        } else if (key.moduleId == kPythonModule) {
+            const auto named = in.pythonNames.find(key.address);
+            if (named == in.pythonNames.end())
+                loc.lines.push_back(Line{function("[python]", "", 0), 0, 0});
+            else
+                loc.lines.push_back(Line{function(named->second.function, named->second.file, named->second.line),
+                                         named->second.line, 0});
         } else {
             const std::vector<SymbolFrame> &frames = symbolize(key, module, final);
             for (const SymbolFrame &f : frames) {

@@ -208,6 +208,23 @@ void RingReader::reserveMore(Ring &ring)
 namespace {
 
 // The fields an allocation record carries copied or walked.
+// The Python frames at the end of a sample record (agent_protocol.h's PythonFields), within its `body` bytes after its
+// fixed part; none when they do not fit.
+PythonFramesView pythonFrames(const agent::RecordHeader &record, const agent::PythonFields &fields, uint32_t body,
+                              uint64_t image)
+{
+    PythonFramesView view;
+    view.image = image;
+    view.flags = fields.pythonFlags;
+    const uint32_t bytes = uint32_t(fields.pythonFrames) * uint32_t(sizeof(agent::PythonFrame));
+    if (fields.pythonFrames == 0 || fields.pythonFrames > agent::kMaxPythonFrames || bytes > body)
+        return view;
+    const auto *end = reinterpret_cast<const uint8_t *>(&record) + record.bytes;
+    view.frames = std::span<const agent::PythonFrame>(reinterpret_cast<const agent::PythonFrame *>(end - bytes),
+                                                      fields.pythonFrames);
+    return view;
+}
+
 template <typename Ring, typename Record> void fillAllocation(AgentAllocation &a, const Ring &ring, const Record &r)
 {
     a.image = ring.image;
@@ -250,6 +267,8 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             sinks.cpu->onImageStart(ring.image, ring.pid, h.parentPid);
         if (sinks.memory)
             sinks.memory->onImageStart(ring.image, ring.pid, h.parentPid);
+        if (sinks.python)
+            sinks.python->onPythonImage(ring.image, ring.pid);
     }
     const uint64_t mask = h.dataBytes - 1;
     m_counters.widestWindow =
@@ -276,14 +295,15 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             break;
         if (type == agent::RecordType::Alloc && bytes >= sizeof(agent::AllocRecord)) {
             const auto *alloc = reinterpret_cast<const agent::AllocRecord *>(record);
-            const uint32_t stackBytes =
-                std::min<uint32_t>(alloc->stackBytes, bytes - uint32_t(sizeof(agent::AllocRecord)));
             AgentAllocation a;
+            a.python = pythonFrames(*record, alloc->python, bytes - uint32_t(sizeof(agent::AllocRecord)), ring.image);
+            const uint32_t body = bytes - uint32_t(sizeof(agent::AllocRecord)) - uint32_t(a.python.frames.size_bytes());
+            const uint32_t stackBytes = std::min<uint32_t>(alloc->stackBytes, body);
             fillAllocation(a, ring, *alloc);
             a.regs = std::span<const uint64_t>(alloc->regs, agent::kRegisterCount);
             a.stack = std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(alloc + 1), stackBytes);
-            a.stackLimit = bytes - uint32_t(sizeof(agent::AllocRecord));
-            a.walk = checkedPcs(*record, alloc->walkedFrames, bytes - uint32_t(sizeof(agent::AllocRecord)));
+            a.stackLimit = body;
+            a.walk = checkedPcs(*record, alloc->walkedFrames, body, uint32_t(a.python.frames.size_bytes()));
             countCopy(alloc->copiedBecause, !a.walk.pcs.empty());
             if (!a.walk.pcs.empty())
                 a.stackLimit -= uint32_t(a.walk.pcs.size_bytes());
@@ -304,8 +324,9 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             c.timeNs = cpu->timeNs;
             c.periodNs = cpu->periodNs;
             c.regs = std::span<const uint64_t>(cpu->regs, agent::kRegisterCount);
-            c.stackLimit = bytes - uint32_t(sizeof(agent::CpuRecord));
-            c.walk = checkedPcs(*record, cpu->walkedFrames, c.stackLimit);
+            c.python = pythonFrames(*record, cpu->python, bytes - uint32_t(sizeof(agent::CpuRecord)), ring.image);
+            c.stackLimit = bytes - uint32_t(sizeof(agent::CpuRecord)) - uint32_t(c.python.frames.size_bytes());
+            c.walk = checkedPcs(*record, cpu->walkedFrames, c.stackLimit, uint32_t(c.python.frames.size_bytes()));
             countCopy(cpu->copiedBecause, !c.walk.pcs.empty());
             c.stackLimit -= uint32_t(c.walk.pcs.size_bytes());
             c.stack = std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(cpu + 1),
@@ -317,7 +338,9 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             const auto *alloc = reinterpret_cast<const agent::WalkedAllocRecord *>(record);
             AgentAllocation a;
             ++m_counters.allocations;
-            if (walkedStack(ring, alloc->stackHash, alloc->flags, walkedPcs(*alloc, bytes), a.walk)) {
+            a.python = pythonFrames(*record, alloc->python, bytes - uint32_t(sizeof(*alloc)), ring.image);
+            const uint32_t walked = bytes - uint32_t(a.python.frames.size_bytes());
+            if (walkedStack(ring, alloc->stackHash, alloc->flags, walkedPcs(*alloc, walked), a.walk)) {
                 fillAllocation(a, ring, *alloc);
                 if (sinks.memory)
                     sinks.memory->onAllocation(a);
@@ -326,7 +349,9 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             const auto *cpu = reinterpret_cast<const agent::WalkedCpuRecord *>(record);
             AgentCpuSample c;
             ++m_counters.cpuSamples;
-            if (walkedStack(ring, cpu->stackHash, cpu->flags, walkedPcs(*cpu, bytes), c.walk)) {
+            c.python = pythonFrames(*record, cpu->python, bytes - uint32_t(sizeof(*cpu)), ring.image);
+            const uint32_t walked = bytes - uint32_t(c.python.frames.size_bytes());
+            if (walkedStack(ring, cpu->stackHash, cpu->flags, walkedPcs(*cpu, walked), c.walk)) {
                 c.image = ring.image;
                 c.pid = ring.pid;
                 c.tid = cpu->tid;
@@ -335,6 +360,15 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
                 if (sinks.cpu)
                     sinks.cpu->onCpuSample(c);
             }
+        } else if (type == agent::RecordType::PythonCode && bytes >= sizeof(agent::PythonCodeRecord)) {
+            const auto *code = reinterpret_cast<const agent::PythonCodeRecord *>(record);
+            const auto *tail = reinterpret_cast<const uint8_t *>(code + 1);
+            const size_t room = bytes - sizeof(agent::PythonCodeRecord);
+            const agent::PythonCodeFacts &f = code->facts;
+            if (sinks.python && uint64_t(f.nameBytes) + f.fileBytes + f.lineTableBytes <= room)
+                sinks.python->onPythonCode(ring.image, ring.pid, f,
+                                           std::span<const uint8_t>(tail, size_t(f.nameBytes) + f.fileBytes +
+                                                                              f.lineTableBytes));
         } else if (type == agent::RecordType::Totals && bytes >= sizeof(agent::TotalsRecord)) {
             const auto *totals = reinterpret_cast<const agent::TotalsRecord *>(record);
             if (sinks.memory)
@@ -439,6 +473,19 @@ void RingReader::setStackCopyBytes(uint32_t bytes)
     m_stackCopyBytes = bytes;
     for (auto &ring : m_rings)
         ring->header->stackCopyBytes.store(bytes, std::memory_order_relaxed);
+}
+
+bool RingReader::setPythonTarget(uint64_t image, const agent::PythonTarget &target)
+{
+    for (auto &ring : m_rings) {
+        if (ring->image != image)
+            continue;
+        agent::RingHeader &h = *ring->header;
+        h.python = target;
+        h.pythonState.store(1, std::memory_order_release);
+        return true;
+    }
+    return false;
 }
 
 void RingReader::setCpuStackCopyBytes(uint32_t bytes)

@@ -41,6 +41,7 @@ struct AgentAllocation {
     std::span<const uint8_t> stack; // copied from regs[SP]
     uint32_t stackLimit = 0;        // the copy asked for
     AgentStack walk;                // the agent's own walk (agent_tables.h), when it made one
+    PythonFramesView python;        // the Python frames it was running (none outside a CPython)
 };
 
 // A CPU sample of the in-process sampler, as read from a ring: valid only during the callback.
@@ -54,6 +55,7 @@ struct AgentCpuSample {
     std::span<const uint8_t> stack;
     uint32_t stackLimit = 0;
     AgentStack walk;
+    PythonFramesView python;
 };
 
 // Where the memory records of the rings go (allocations, frees, thread totals), with the process images they
@@ -92,11 +94,23 @@ public:
     virtual void onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid) = 0;
 };
 
-// The two sides a poll hands the records to, each the kinds it takes; a side left null is not profiled (its
-// records are read and counted, and go nowhere).
+// Where the Python side of the rings goes: each process image as it starts (to find its CPython and tell its agent:
+// RingReader::setPythonTarget) and the code objects its agent describes (agent_protocol.h's PythonCodeRecord; `bytes`
+// the name's, file's and line table's, valid during the call).
+class PythonCodeSink {
+public:
+    virtual ~PythonCodeSink() = default;
+    virtual void onPythonImage(uint64_t image, uint32_t pid) = 0;
+    virtual void onPythonCode(uint64_t image, uint32_t pid, const agent::PythonCodeFacts &facts,
+                              std::span<const uint8_t> bytes) = 0;
+};
+
+// The sides a poll hands the records to, each the kinds it takes; a side left null is not profiled (its records are
+// read and counted, and go nowhere).
 struct RingSinks {
     MemoryRecordSink *memory = nullptr;
     CpuRecordSink *cpu = nullptr;
+    PythonCodeSink *python = nullptr;
 };
 
 // Counters over every ring of the session.
@@ -176,6 +190,9 @@ public:
     // How the agents take their samples' stacks from now on (walk with the session's tables, or copy), and every
     // how many walked samples of a thread are copied too for the check (0: none).
     void setUnwindMode(agent::UnwindMode mode, uint32_t checkEvery);
+    // Tells the agent of process image `image` where its CPython's structures are: its samples carry their Python
+    // frames from then on. False when the image has no open ring.
+    bool setPythonTarget(uint64_t image, const agent::PythonTarget &target);
     // The stack each CPU sample copies from now on (the in-process sampler's learned copy).
     void setCpuStackCopyBytes(uint32_t bytes);
     uint32_t cpuStackCopyBytes() const { return m_cpuStackCopyBytes; }

@@ -23,13 +23,13 @@ bool WalkedStacks::resolve(uint64_t hash, uint8_t flags, std::span<const uint64_
     return true;
 }
 
-WalkedStack checkedPcs(const agent::RecordHeader &record, uint32_t frames, uint32_t body)
+WalkedStack checkedPcs(const agent::RecordHeader &record, uint32_t frames, uint32_t body, uint32_t tail)
 {
     WalkedStack walk;
     const uint32_t bytes = frames * uint32_t(sizeof(uint64_t));
-    if (frames == 0 || frames > agent::kMaxWalkFrames || bytes > body)
+    if (frames == 0 || frames > agent::kMaxWalkFrames || bytes > body || tail > record.bytes)
         return walk;
-    const auto *end = reinterpret_cast<const uint8_t *>(&record) + record.bytes;
+    const auto *end = reinterpret_cast<const uint8_t *>(&record) + record.bytes - tail;
     walk.pcs = std::span<const uint64_t>(reinterpret_cast<const uint64_t *>(end - bytes), frames);
     return walk;
 }

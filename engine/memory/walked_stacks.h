@@ -35,7 +35,8 @@ template <typename Record> std::span<const uint64_t> walkedPcs(const Record &rec
 }
 
 // A checked record's walk (agent_protocol.h: AllocRecord::walkedFrames, CpuRecord's): `frames` pcs at the end of the
-// record, behind the copy in its `body` bytes; empty when it has none or they do not fit.
-WalkedStack checkedPcs(const agent::RecordHeader &record, uint32_t frames, uint32_t body);
+// record but its last `tail` bytes (its Python frames), behind the copy in its `body` bytes; empty when it has none
+// or they do not fit.
+WalkedStack checkedPcs(const agent::RecordHeader &record, uint32_t frames, uint32_t body, uint32_t tail = 0);
 
 } // namespace emberline::engine

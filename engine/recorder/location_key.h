@@ -10,7 +10,9 @@ inline constexpr uint32_t kUnknownModule = 0;
 inline constexpr uint32_t kKernelModule = 1;        // kernel time as one unnamed [kernel] frame, no mapping
 inline constexpr uint32_t kKernelSymbolsModule = 2; // kernel frames by address, under [kernel.kallsyms]
 inline constexpr uint32_t kMarkerModule = 3; // a frame that names what a row stands for, by address (MarkerFrame)
-inline constexpr uint32_t kFirstModuleId = 4;
+// A Python frame (a code object and a line), by the session's number for it (engine/session/python_frames.h).
+inline constexpr uint32_t kPythonModule = 4;
+inline constexpr uint32_t kFirstModuleId = 5;
 
 // The addresses of kMarkerModule's frames.
 enum class MarkerFrame : uint64_t {

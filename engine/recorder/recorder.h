@@ -85,6 +85,13 @@ struct FlushInput {
     // Memory profiling: what escapes the agent, a line per module (an attached program's modules that bind their
     // allocation functions elsewhere or call their own allocator), for the flush's health.
     std::vector<std::string> memoryFaults;
+    // The names of the flush's Python frames (kPythonModule locations), by their address.
+    struct PythonName {
+        std::string function;
+        std::string file;
+        int64_t line = 0;
+    };
+    std::map<uint64_t, PythonName> pythonNames;
 };
 
 // Interns locations (module, address) and stacks, and keeps the samples of the current flush. At a flush it
@@ -112,6 +119,7 @@ public:
 
     uint32_t internLocation(uint32_t moduleId, uint64_t address);
     uint32_t locationModule(uint32_t location) const { return m_locations[location].moduleId; }
+    uint64_t locationAddress(uint32_t location) const { return m_locations[location].address; }
     size_t locationsInterned() const { return m_locations.size(); }
     size_t modulesRegistered() const { return m_modules.size(); }
     void record(int64_t timeNs, uint32_t pid, uint32_t tid, int64_t cpuNs, std::span<const uint32_t> locations);

@@ -420,6 +420,7 @@ void InprocessSampler::onCpuSample(const AgentCpuSample &c)
     s.stack = c.stack;
     s.stackLimit = c.stackLimit;
     s.walked = c.walk;
+    s.python = c.python;
     m_samples.onSample(s);
     t.hasStack = true;
     t.waitKnown = false;

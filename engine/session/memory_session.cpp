@@ -101,6 +101,11 @@ uint64_t walkSiteKey(const AgentAllocation &a)
 {
     uint64_t k = (a.image << 32 | a.tid) * 0x9E3779B97F4A7C15ull;
     k ^= k >> 29;
+    // The Python frames are the site's too (its lines from the instructions).
+    for (const agent::PythonFrame &frame : a.python.frames) {
+        k = (k ^ frame.code ^ (uint64_t(uint32_t(frame.instruction)) << 40)) * 0xBF58476D1CE4E5B9ull;
+        k ^= k >> 31;
+    }
     const uint64_t key = a.walk.hash ^ k;
     return key == U64ToU32Map::kEmpty ? 0 : key;
 }
@@ -117,7 +122,8 @@ void MemorySession::onAllocation(const AgentAllocation &a)
             return;
         }
     }
-    const UnwoundAllocation unwound = m_unwinder.unwindAllocation(a.pid, a.tid, a.regs, a.stack, a.stackLimit, a.walk);
+    const UnwoundAllocation unwound =
+        m_unwinder.unwindAllocation(a.pid, a.tid, a.regs, a.stack, a.stackLimit, a.walk, a.python);
     m_allocationStackUsed = std::max(m_allocationStackUsed, unwound.stackUsed);
     m_allocationCopiesShort += unwound.copyShort ? 1 : 0;
     const uint32_t site = m_sites.intern(unwound.locations);
@@ -337,6 +343,9 @@ std::vector<std::string> MemorySession::moduleEscapes() const
     if (rings.escapedUnlisted > 0)
         lines.push_back(std::to_string(rings.escapedUnlisted) +
                         " more module(s) bind their allocation functions elsewhere and escape the agent");
+    for (const std::string &module : m_ownAllocators)
+        lines.push_back(module + " brings its own allocator and calls it directly: its allocations escape the agent "
+                                 "loaded into the running program (launch the program with Emberline to see them)");
     return lines;
 }
 

@@ -59,6 +59,9 @@ public:
     // An attached program's modules whose allocation functions the agent's tables left alone (bound elsewhere:
     // RTLD_DEEPBIND, a namespace of their own), a line each naming the module, for the summary and the health view.
     std::vector<std::string> moduleEscapes() const;
+    // An attached program's modules that call an allocator of their own directly (AgentLink::Attached): said with
+    // the escapes.
+    void setOwnAllocators(std::vector<std::string> modules) { m_ownAllocators = std::move(modules); }
     // The live heap now (calibrated to the agent's exact heap counts where they are whole: HeapTracker::live), and
     // the half-width of its 95% range.
     HeapTracker::LiveEstimate live() const { return m_heap.live(m_rings.heapLive()); }
@@ -101,6 +104,7 @@ private:
     // The files of escaped modules found by moduleEscapes, by process and address (a process may end before the
     // summary is made).
     mutable std::map<std::pair<uint32_t, uint64_t>, std::string> m_escapedFiles;
+    std::vector<std::string> m_ownAllocators;
     bool m_finished = false;
     // Per (image, thread) still running, the newest of its totals (AgentAllocation::threadAllocations, threadBytes):
     // they only grow, and what they grew by adds up to the program's exact totals.

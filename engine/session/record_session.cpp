@@ -12,6 +12,7 @@
 #include "engine/session/agent_link.h"
 #include "engine/session/exec_barrier.h"
 #include "engine/session/memory_session.h"
+#include "engine/session/python_frames.h"
 #include "engine/session/sampling_pipeline.h"
 
 #include <signal.h>
@@ -83,6 +84,7 @@ struct RecordSession::Running {
     std::unique_ptr<AgentLink> agent;            // when the program gets Emberline's agent (memory, in-process)
     std::optional<AgentLink::Attached> attached; // an attached program the agent was loaded into
     std::unique_ptr<MemorySession> memory;       // when memory is profiled
+    std::unique_ptr<PythonFrames> python;        // with the agent: the Python frames of a CPython's samples
     RingSinks ringSinks;                       // where the agent's records go: the memory side, the in-process sampler
     size_t ringRecords = 0;                    // read at the last poll of the agent's rings
     std::unique_ptr<ExecBarrier> execBarrier;  // a sampler that reports execs, with memory profiled
@@ -102,27 +104,6 @@ struct RecordSession::Running {
     SampleSink *drainInto = nullptr; // the pipeline, or the exec barrier in front of it
     bool cpuFromRings = false;       // the in-process sampler: its CPU samples come from the rings too
 };
-
-namespace {
-
-std::string ownAllocatorLine(const std::string &module)
-{
-    return module + " brings its own allocator and calls it directly: its allocations escape the agent loaded into "
-                    "the running program (launch the program with Emberline to see them)";
-}
-
-// What escapes an attached program's agent, a line per module (the health view's faults, each flush).
-std::vector<std::string> escapingModules(const MemorySession &memory,
-                                         const std::optional<AgentLink::Attached> &attached)
-{
-    std::vector<std::string> lines = memory.moduleEscapes();
-    if (attached)
-        for (const std::string &module : attached->ownAllocators)
-            lines.push_back(ownAllocatorLine(module));
-    return lines;
-}
-
-} // namespace
 
 RecordSession::RecordSession(SessionConfig config, SamplerFactory samplerFactory)
     : m_config(std::move(config)), m_samplerFactory(samplerFactory ? std::move(samplerFactory) : openSystemSampler)
@@ -199,7 +180,14 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
                                                  attached.error().message);
         } else {
             r->attached = attached.value();
+            if (r->memory)
+                r->memory->setOwnAllocators(r->attached->ownAllocators);
         }
+    }
+    if (r->agent) {
+        r->python = std::make_unique<PythonFrames>(r->agent->rings(), r->recorder);
+        r->ringSinks.python = r->python.get();
+        r->pipeline.setPython(r->python.get());
     }
     if (!m_config.command.empty()) {
         LaunchOptions launch{m_config.command, m_config.workingDirectory, m_config.environment, m_config.ownSession};
@@ -478,8 +466,10 @@ void RecordSession::schedule(Running &r, int64_t now)
     input.unwind = std::make_shared<const UnwindCounters>(r.pipeline.unwindCounters());
     if (r.memory) {
         input.inUseBytesMargin = r.memory->flushLive().margin;
-        input.memoryFaults = escapingModules(*r.memory, r.attached);
+        input.memoryFaults = r.memory->moduleEscapes();
     }
+    if (r.python)
+        r.python->nameFlush(input);
     r.exporter->submit(std::move(input));
     r.flushStartReal = real;
     r.nextFlushMono += m_config.flushPeriodNs;
@@ -553,8 +543,10 @@ Result<SessionSummary> RecordSession::finish(Running &r)
     input.unwind = std::make_shared<const UnwindCounters>(r.pipeline.unwindCounters());
     if (r.memory) {
         input.inUseBytesMargin = r.memory->summary()->leakedBytesMargin; // the last flush's in-use is the leaks
-        input.memoryFaults = escapingModules(*r.memory, r.attached);
+        input.memoryFaults = r.memory->moduleEscapes();
     }
+    if (r.python)
+        r.python->nameFlush(input);
     r.exporter->submit(std::move(input));
     // A failed write is not the session's failure: the summary says what could not be saved.
     auto sessionPath = r.exporter->finish();
@@ -589,8 +581,6 @@ Result<SessionSummary> RecordSession::finish(Running &r)
         memory->attachedRealNs = r.attached->attachedRealNs;
         memory->modulesRedirected = r.attached->modules;
         memory->attachStoppedNs = r.attached->stoppedNs;
-        for (const std::string &module : r.attached->ownAllocators)
-            memory->problems.push_back(ownAllocatorLine(module));
         summary.memory = std::move(memory);
     }
     if (r.agent) {

@@ -2,7 +2,15 @@
 
 #include "engine/sampler/perf_event_sets.h"
 #include "engine/sampler/perf_sampler.h"
+#include "engine/process/proc_files.h"
 #include "engine/sampler/ptrace_sampler.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string_view>
+
+#include <unistd.h>
 
 namespace emberline::engine {
 
@@ -43,6 +51,44 @@ Result<std::unique_ptr<Sampler>> openSystemSampler(const SessionConfig &c, int c
     return fallback;
 }
 
+bool runsCPython(const SessionConfig &config)
+{
+    std::error_code ec;
+    if (config.pid > 0) {
+        const std::string proc = "/proc/" + std::to_string(config.pid);
+        if (std::filesystem::read_symlink(proc + "/exe", ec).filename().string().starts_with("python"))
+            return true;
+        return readProcFile(proc + "/maps").find("/libpython3") != std::string::npos;
+    }
+    if (config.command.empty())
+        return false;
+    std::filesystem::path program = config.command.front();
+    if (program.filename() == program) { // a bare name: the first on PATH, as the launch finds it
+        const char *path = std::getenv("PATH");
+        std::string_view dirs = path ? path : "/usr/bin:/bin";
+        while (!dirs.empty()) {
+            const size_t colon = dirs.find(':');
+            const std::filesystem::path candidate = std::filesystem::path(dirs.substr(0, colon)) / program;
+            if (::access(candidate.c_str(), X_OK) == 0) {
+                program = candidate;
+                break;
+            }
+            dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
+        }
+    }
+    // A python3 that is a version manager's script (pyenv's shim) runs the interpreter it names: by its name.
+    if (program.filename().string().starts_with("python"))
+        return true;
+    const std::filesystem::path real = std::filesystem::canonical(program, ec);
+    if (!ec && real.filename().string().starts_with("python"))
+        return true;
+    // A script that names its interpreter.
+    std::ifstream script(program);
+    std::string first;
+    std::getline(script, first);
+    return first.starts_with("#!") && first.find("python") != std::string::npos;
+}
+
 bool wantsInprocessSampler(const SessionConfig &config, std::string &choice)
 {
     if (config.sampler == "inprocess") {
@@ -51,6 +97,11 @@ bool wantsInprocessSampler(const SessionConfig &config, std::string &choice)
     }
     if (config.sampler != "auto")
         return false;
+    if (runsCPython(config)) {
+        choice = "in-process sampler (auto: a CPython program, whose samples carry its Python frames only from the "
+                 "agent's handler)";
+        return true;
+    }
     const std::string forbidden = perfEventsForbidden();
     if (forbidden.empty())
         return false;

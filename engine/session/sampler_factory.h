@@ -23,8 +23,13 @@ using SamplerFactory =
 // ptrace).
 Result<std::unique_ptr<Sampler>> openSystemSampler(const SessionConfig &config, int childPid, std::string &choice);
 
+// Whether the session's program is a CPython (a running one's executable is named python*, or it maps a libpython3;
+// a launched one's command is an interpreter named python*, or a script whose #! line names one).
+bool runsCPython(const SessionConfig &config);
+
 // Whether a session samples its program from inside (the in-process sampler, through Emberline's agent, preloaded
-// into a launched program or loaded into a running one): asked for, or auto where perf events are forbidden.
+// into a launched program or loaded into a running one): asked for, or auto for a CPython program (only the agent's
+// handler reads its Python frames) or where perf events are forbidden.
 // Decided before the launch (the agent is in the program's environment) or the attach; `choice` then says which
 // and why.
 bool wantsInprocessSampler(const SessionConfig &config, std::string &choice);

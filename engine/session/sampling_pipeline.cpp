@@ -1,5 +1,7 @@
 #include "engine/session/sampling_pipeline.h"
 
+#include "engine/session/python_frames.h"
+
 #include "engine/agent/agent_protocol.h"
 #include "engine/common/clock.h"
 #include "engine/common/strings.h"
@@ -210,6 +212,8 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
     m_kernelFrames = m_locations.size();
     if (of == StackOf::Allocation) {
         allocationStack(out, map);
+        if (m_python && !sample.python.frames.empty())
+            m_python->merge(sample.pid, sample.python, m_locations);
         return {};
     }
     ++m_sampleSerial;
@@ -220,6 +224,8 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
         countModuleSample(id);
         m_locations.push_back(m_recorder.internLocation(id, ip));
     }
+    if (m_python && sample.python.image != 0)
+        m_python->merge(sample.pid, sample.python, m_locations);
     const bool copied = sample.regs.size() == RegCount && !sample.stack.empty();
     if (out.complete) {
         if (framePointersFinished)
@@ -288,7 +294,7 @@ void SamplingPipeline::checkWalk(const WalkedStack &walk, const UnwindOutput &ou
 
 UnwoundAllocation SamplingPipeline::unwindAllocation(uint32_t pid, uint32_t tid, std::span<const uint64_t> regs,
                                                      std::span<const uint8_t> stack, uint32_t stackLimit,
-                                                     const WalkedStack &walk)
+                                                     const WalkedStack &walk, const PythonFramesView &python)
 {
     ProcessMap &map = processMap(pid);
     if (m_recorder.threadName(tid).empty())
@@ -301,6 +307,7 @@ UnwoundAllocation SamplingPipeline::unwindAllocation(uint32_t pid, uint32_t tid,
     sample.stackLimit = stackLimit;
     sample.ip = regs.size() > RegIP ? regs[RegIP] : 0;
     sample.walked = walk;
+    sample.python = python;
     unwindInto(sample, map, StackOf::Allocation);
     const UnwindOutput &out = m_unwound;
     return {m_locations, out.stackUsed, !out.complete && out.stop == UnwindStop::StackCopyEnded};

@@ -16,6 +16,8 @@
 
 namespace emberline::engine {
 
+class PythonFrames;
+
 // A stack the memory agent copied at an allocation, unwound: the recorder's locations, leaf first, from the
 // allocation's caller (the agent's frames left out); valid until the next unwind. `stackUsed` is how much of the copy
 // the walk used, and `copyShort` says the copy ended before the walk did: what the memory side learns its copy from.
@@ -34,7 +36,7 @@ public:
     // `walk`: the agent's own walk (the stack itself when `regs` is empty, else a check of the unwind).
     virtual UnwoundAllocation unwindAllocation(uint32_t pid, uint32_t tid, std::span<const uint64_t> regs,
                                                std::span<const uint8_t> stack, uint32_t stackLimit,
-                                               const WalkedStack &walk = {}) = 0;
+                                               const WalkedStack &walk = {}, const PythonFramesView &python = {}) = 0;
 };
 
 // The sampling half of the session: takes the sampler's records, keeps each followed process's memory map and
@@ -65,8 +67,10 @@ public:
     // with the same maps, unwinder and symbols as CPU samples. It counts nothing in the unwind health (of CPU
     // samples' stacks only).
     UnwoundAllocation unwindAllocation(uint32_t pid, uint32_t tid, std::span<const uint64_t> regs,
-                                       std::span<const uint8_t> stack, uint32_t stackLimit,
-                                       const WalkedStack &walk = {}) override;
+                                       std::span<const uint8_t> stack, uint32_t stackLimit, const WalkedStack &walk = {},
+                                       const PythonFramesView &python = {}) override;
+    // Where the agents' Python frames are merged into the native stacks (null: they are not).
+    void setPython(PythonFrames *python) { m_python = python; }
 
     // Reads thread names and the memory map of a process we attach to.
     void primeProcess(int pid);
@@ -134,6 +138,7 @@ private:
     void checkWalk(const WalkedStack &walk, const UnwindOutput &out);
 
     Recorder &m_recorder;
+    PythonFrames *m_python = nullptr;
     ElfCache m_elfCache;
     Unwinder m_unwinder;
     ModuleIds m_moduleIds{kFirstModuleId};

@@ -1,0 +1,117 @@
+// The Python frames of a sample (agent_pystack.h): a walk of the thread's own frame chain (agent_python.cpp), and the
+// code objects met for the first time in this process image described in the ring before the sample that names them.
+// Which code objects were described is kept in a table of their keys (address and fingerprint, mixed with the ring's
+// serial): claimed by the thread that writes the description, set back when there was no room for it. A full table
+// describes again (the session keeps the first).
+//
+// Thread: any sampling thread; lock-free.
+
+#include "engine/agent/agent_pystack.h"
+
+#include "engine/agent/agent_thread.h"
+#include "engine/agent/agent_writer.h"
+
+#include <string.h>
+
+#include <atomic>
+
+namespace emberline::agent {
+namespace {
+
+constexpr int kCodeSlots = 1 << 14;
+constexpr int kCodeProbes = 16;
+std::atomic<uint64_t> g_codes[kCodeSlots];
+std::atomic<uint64_t> g_ringSerial{1};
+// A code object's description is written whole up to this size (its strings and line table cut beyond it).
+constexpr size_t kMaxCodeFacts = 6144;
+
+uint64_t codeKey(uint64_t code, uint32_t tag)
+{
+    uint64_t h = (code ^ (uint64_t(tag) << 32) ^ g_ringSerial.load(std::memory_order_relaxed) * 0x9E3779B97F4A7C15ull);
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 32;
+    return h | 1;
+}
+
+enum class Claim { Known, Claimed, Full };
+
+Claim claimCode(uint64_t key, std::atomic<uint64_t> *&slot)
+{
+    for (int probe = 0; probe < kCodeProbes; ++probe) {
+        std::atomic<uint64_t> &s = g_codes[(key + uint64_t(probe)) & (kCodeSlots - 1)];
+        uint64_t seen = s.load(std::memory_order_acquire);
+        if (seen == key)
+            return Claim::Known;
+        if (seen == 0 && s.compare_exchange_strong(seen, key, std::memory_order_acq_rel)) {
+            slot = &s;
+            return Claim::Claimed;
+        }
+        if (seen == key)
+            return Claim::Known;
+    }
+    return Claim::Full;
+}
+
+// Describes `code` in the ring; false when there was no room.
+bool describeCode(const PythonTarget &target, uint64_t code, bool wait)
+{
+    alignas(8) uint8_t facts[kMaxCodeFacts];
+    const size_t factBytes = pythonCodeFacts(target, code, facts, sizeof facts);
+    if (factBytes < sizeof(PythonCodeFacts))
+        return true; // nothing readable to say: the session names the frame by its address
+    const uint32_t bytes = uint32_t((sizeof(PythonCodeRecord) - sizeof(PythonCodeFacts) + factBytes + 7) & ~size_t(7));
+    AgentScope scope;
+    auto *record = scope.reserve<PythonCodeRecord>(bytes, keptForFrees(), wait);
+    if (!record)
+        return false;
+    record->tid = currentThreadId();
+    record->reserved = 0;
+    record->timeNs = nowNs();
+    memcpy(&record->facts, facts, factBytes);
+    scope.publish(RecordType::PythonCode);
+    return true;
+}
+
+} // namespace
+
+void gatherPython(PythonStack &stack, bool wait)
+{
+    stack.count = 0;
+    stack.flags = 0;
+    if (!g_ring || g_ring->pythonState.load(std::memory_order_acquire) != 1)
+        return;
+    const PythonTarget &target = g_ring->python;
+    uint32_t flags = 0;
+    const int count = pythonWalk(target, t_state.python, stack.frames, kMaxPythonFrames, flags);
+    stack.count = uint16_t(count > 0 ? count : 0);
+    stack.flags = uint16_t(flags);
+    for (int i = 0; i < stack.count; ++i) {
+        const uint64_t code = stack.frames[i].code;
+        const uint64_t key = codeKey(code, pythonCodeTag(target, code));
+        std::atomic<uint64_t> *slot = nullptr;
+        const Claim claim = claimCode(key, slot);
+        if (claim == Claim::Known)
+            continue;
+        if (!describeCode(target, code, wait) && slot) {
+            uint64_t mine = key;
+            slot->compare_exchange_strong(mine, 0, std::memory_order_acq_rel);
+        }
+    }
+}
+
+void putPython(PythonFields &fields, void *tail, const PythonStack &stack)
+{
+    fields.pythonFrames = stack.count;
+    fields.pythonFlags = stack.flags;
+    fields.pythonReserved = 0;
+    if (stack.count != 0)
+        memcpy(tail, stack.frames, stack.bytes());
+}
+
+void pythonForget()
+{
+    g_ringSerial.fetch_add(1, std::memory_order_relaxed);
+}
+
+} // namespace emberline::agent

@@ -1,0 +1,30 @@
+#pragma once
+
+// The Python frames of a sample (agent_python.h walks them): gathered by the sampling thread before its record is
+// reserved, after a PythonCodeRecord for each code object the process image has not described yet, and written at
+// the end of the sample's record (agent_protocol.h's PythonFields).
+//
+// Thread: the sampling thread (an allocation hook's slow path, the CPU signal handler), inside an AgentScope.
+
+#include "engine/agent/agent_protocol.h"
+
+#include <stdint.h>
+
+namespace emberline::agent {
+
+struct PythonStack {
+    PythonFrame frames[kMaxPythonFrames];
+    uint16_t count = 0;
+    uint16_t flags = 0; // PythonWalkFlag
+    uint32_t bytes() const { return uint32_t(count) * uint32_t(sizeof(PythonFrame)); }
+};
+
+// The calling thread's frames, when the session has named the process image's CPython (none otherwise). `wait`: as
+// the sample's own record (a code record waits for room only where the sample would).
+void gatherPython(PythonStack &stack, bool wait);
+// The record's Python fields, and its frames at `tail` (the record's last stack.bytes() bytes).
+void putPython(PythonFields &fields, void *tail, const PythonStack &stack);
+// A new ring: the code objects described go with the old one.
+void pythonForget();
+
+} // namespace emberline::agent

@@ -1,0 +1,228 @@
+#include "engine/session/python_frames.h"
+
+#include "engine/common/strings.h"
+#include "engine/process/proc_files.h"
+#include "engine/python/python_lines.h"
+#include "engine/python/python_remote.h"
+#include "engine/recorder/location_key.h"
+#include "engine/recorder/recorder.h"
+
+#include <QString>
+
+#include <filesystem>
+
+namespace emberline::engine {
+
+namespace {
+
+// A string as CPython stores it (1, 2 or 4 bytes a character), in UTF-8.
+std::string decodeString(const uint8_t *bytes, size_t size, uint8_t kind)
+{
+    switch (kind) {
+    case 2:
+        return QString::fromUtf16(reinterpret_cast<const char16_t *>(bytes), qsizetype(size / 2)).toStdString();
+    case 4:
+        return QString::fromUcs4(reinterpret_cast<const char32_t *>(bytes), qsizetype(size / 4)).toStdString();
+    default:
+        return QString::fromLatin1(reinterpret_cast<const char *>(bytes), qsizetype(size)).toStdString();
+    }
+}
+
+} // namespace
+
+PythonFrames::PythonFrames(RingReader &rings, Recorder &recorder) : m_rings(rings), m_recorder(recorder) {}
+
+namespace {
+
+// Whether process `pid` may run a CPython, at a glance (its executable is named python*, or a libpython3 is mapped):
+// the program's other processes (a compiler's, a shell's) are not inspected.
+bool mayRunPython(uint32_t pid)
+{
+    std::error_code ec;
+    const std::string proc = "/proc/" + std::to_string(pid);
+    const std::string exe = std::filesystem::read_symlink(proc + "/exe", ec).filename().string();
+    if (exe.starts_with("python"))
+        return true;
+    return readProcFile(proc + "/maps").find("/libpython3") != std::string::npos;
+}
+
+} // namespace
+
+void PythonFrames::onPythonImage(uint64_t image, uint32_t pid)
+{
+    if (!mayRunPython(pid)) {
+        m_interpreters.erase(pid);
+        return;
+    }
+    Interpreter interpreter;
+    auto reader = PythonStackReader::attach(static_cast<int>(pid));
+    if (!reader) {
+        interpreter.said = reader.error().message;
+        m_interpreters[pid] = std::move(interpreter);
+        return;
+    }
+    const PythonImage &found = reader.value().image();
+    const ChosenPythonLayout &layout = reader.value().layout();
+    agent::PythonTarget target;
+    target.layout = layout.layout;
+    target.runtime = found.runtimeAddress;
+    target.codeType = found.codeTypeAddress;
+    interpreter.found = found.runtimeAddress != 0 && m_rings.setPythonTarget(image, target);
+    interpreter.lineTable = layout.layout.lineTable;
+    for (const PythonCodeRange &part : found.evalLoop)
+        interpreter.evalLoop.emplace_back(part.start, part.start + part.size);
+    interpreter.said = "CPython " + found.version.text + " (" + found.path + ", " + layout.source + ")";
+    if (!found.evalLoopKnown())
+        interpreter.said += ": its eval loop was not found, so Python frames are not placed among native ones";
+    m_interpreters[pid] = std::move(interpreter);
+}
+
+void PythonFrames::onPythonCode(uint64_t image, uint32_t pid, const agent::PythonCodeFacts &facts,
+                                std::span<const uint8_t> bytes)
+{
+    Code code;
+    const uint8_t *at = bytes.data();
+    code.function = decodeString(at, facts.nameBytes, facts.nameKind);
+    at += facts.nameBytes;
+    code.file = decodeString(at, facts.fileBytes, facts.fileKind);
+    at += facts.fileBytes;
+    code.table.assign(at, at + facts.lineTableBytes);
+    code.firstLine = facts.firstLine;
+    if (auto it = m_interpreters.find(pid); it != m_interpreters.end())
+        code.lineTable = it->second.lineTable;
+    if (code.function.empty())
+        code.function = "[python code " + hexAddress(facts.code) + "]";
+    m_codeAt[{image, facts.code}] = static_cast<uint32_t>(m_codes.size());
+    m_codes.push_back(std::move(code));
+}
+
+int PythonFrames::lineOf(const Code &code, int32_t instruction) const
+{
+    if (instruction < 0)
+        return code.firstLine;
+    const int line = lineForOffset(code.lineTable, code.firstLine, code.table.data(), code.table.size(), instruction);
+    return line > 0 ? line : 0;
+}
+
+uint32_t PythonFrames::locationOf(uint64_t image, const agent::PythonFrame &frame)
+{
+    uint32_t index = 0;
+    if (auto code = m_codeAt.find({image, frame.code}); code != m_codeAt.end()) {
+        const int line = lineOf(m_codes[code->second], frame.instruction);
+        const uint64_t key = uint64_t(code->second) << 24 | uint64_t(uint32_t(line) & 0xffffff);
+        auto [it, inserted] = m_resolvedLocations.try_emplace(key, static_cast<uint32_t>(m_locations.size()));
+        if (inserted)
+            m_locations.push_back(Location{int64_t(code->second), line, image, frame.code, frame.instruction});
+        index = it->second;
+    } else {
+        auto [it, inserted] = m_pendingLocations.try_emplace({image, frame.code, frame.instruction},
+                                                             static_cast<uint32_t>(m_locations.size()));
+        if (inserted)
+            m_locations.push_back(Location{-1, 0, image, frame.code, frame.instruction});
+        index = it->second;
+    }
+    return m_recorder.internLocation(kPythonModule, uint64_t(index) + 1);
+}
+
+bool PythonFrames::isEvalFrame(const Interpreter &interpreter, uint32_t location) const
+{
+    if (m_recorder.locationModule(location) < kFirstModuleId)
+        return false;
+    const uint64_t address = m_recorder.locationAddress(location);
+    for (const auto &[start, end] : interpreter.evalLoop)
+        if (address >= start && address < end)
+            return true;
+    return false;
+}
+
+void PythonFrames::merge(uint32_t pid, const PythonFramesView &python, std::vector<uint32_t> &locations)
+{
+    const auto found = m_interpreters.find(pid);
+    if (found == m_interpreters.end() || !found->second.found)
+        return;
+    const Interpreter &interpreter = found->second;
+    ++m_stats.samples;
+    if (python.frames.empty()) {
+        ++m_stats.notRead;
+        return;
+    }
+    if ((python.flags & (agent::PythonWalkCut | agent::PythonWalkTruncated)) != 0)
+        ++m_stats.cut;
+    else
+        ++m_stats.whole;
+    // Each call of the eval loop ran the frames from the next one on up to its entry frame (the outermost it ran).
+    size_t next = 0;
+    const auto takeCall = [&] {
+        while (next < python.frames.size()) {
+            const agent::PythonFrame &frame = python.frames[next++];
+            m_merged.push_back(locationOf(python.image, frame));
+            if ((frame.flags & agent::PythonFrameEntry) != 0)
+                break;
+        }
+    };
+    m_merged.clear();
+    bool mismatched = false;
+    for (uint32_t location : locations) {
+        if (!isEvalFrame(interpreter, location)) {
+            m_merged.push_back(location);
+            continue;
+        }
+        if (next == python.frames.size()) {
+            mismatched = true; // an eval frame with no Python frame left for it: kept as it is
+            m_merged.push_back(location);
+            continue;
+        }
+        takeCall();
+    }
+    if (next < python.frames.size()) {
+        mismatched = true;
+        while (next < python.frames.size())
+            m_merged.push_back(locationOf(python.image, python.frames[next++]));
+    }
+    m_stats.mismatched += mismatched ? 1 : 0;
+    locations.swap(m_merged);
+}
+
+PythonFrames::Name PythonFrames::name(uint64_t address) const
+{
+    Name out;
+    if (address == 0 || address > m_locations.size())
+        return {"[python]", "", 0};
+    const Location &l = m_locations[address - 1];
+    const Code *code = l.code >= 0 ? &m_codes[size_t(l.code)] : nullptr;
+    int line = l.line;
+    if (!code) {
+        if (auto it = m_codeAt.find({l.image, l.codeAddress}); it != m_codeAt.end()) {
+            code = &m_codes[it->second];
+            line = lineOf(*code, l.instruction);
+        }
+    }
+    if (!code)
+        return {"[python code " + hexAddress(l.codeAddress) + "]", "", 0};
+    out.function = code->function;
+    out.file = code->file;
+    out.line = line;
+    return out;
+}
+
+void PythonFrames::nameFlush(FlushInput &input) const
+{
+    for (const LocationKey &key : input.locations) {
+        if (key.moduleId != kPythonModule)
+            continue;
+        Name named = name(key.address);
+        input.pythonNames[key.address] = FlushInput::PythonName{std::move(named.function), std::move(named.file),
+                                                                named.line};
+    }
+}
+
+std::vector<std::string> PythonFrames::interpreterLines() const
+{
+    std::vector<std::string> lines;
+    for (const auto &[pid, interpreter] : m_interpreters)
+        if (interpreter.found || interpreter.said.find("CPython") != std::string::npos)
+            lines.push_back("process " + std::to_string(pid) + ": " + interpreter.said);
+    return lines;
+}
+
+} // namespace emberline::engine
