@@ -24,9 +24,9 @@
 
 #include "engine/agent/agent_core.h"
 #include "engine/agent/agent_cpu.h"
-#include "engine/agent/agent_got.h"
 #include "engine/agent/agent_tables.h"
 #include "engine/agent/agent_writer.h"
+#include "engine/agent/got/agent_got.h"
 
 #include <errno.h>
 #include <link.h>

@@ -11,7 +11,7 @@
 // Thread: every thread of the program, concurrently.
 
 #include "engine/agent/agent_core.h"
-#include "engine/agent/agent_got.h"
+#include "engine/agent/got/agent_got.h"
 
 #include <dlfcn.h>
 #include <stddef.h>

@@ -10,8 +10,8 @@
 
 #include "engine/agent/agent_core.h"
 #include "engine/agent/agent_cpu.h"
-#include "engine/agent/agent_got.h"
 #include "engine/agent/agent_writer.h"
+#include "engine/agent/got/agent_got.h"
 
 #include <dlfcn.h>
 #include <link.h>

@@ -23,7 +23,7 @@
 
 #include "engine/agent/agent_tables.h"
 
-#include "engine/agent/agent_python.h"
+#include "engine/agent/python/agent_python.h"
 
 #include <atomic>
 #include <cstdint>

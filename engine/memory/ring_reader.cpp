@@ -1,4 +1,5 @@
 #include "engine/memory/ring_reader.h"
+#include "engine/memory/ring_header_reads.h"
 #include "engine/memory/walked_stacks.h"
 #include "engine/unwind/unwind_table_server.h"
 
@@ -19,16 +20,6 @@
 namespace emberline::engine {
 
 namespace {
-
-// The modules ring `h`'s agent left alone, added to `c`.
-void addEscaped(RingCounters &c, uint32_t pid, const agent::RingHeader &h)
-{
-    const uint32_t count = h.escapedModules.load(std::memory_order_acquire);
-    for (uint32_t i = 0; i < count && i < uint32_t(agent::kEscapedModules); ++i)
-        c.escaped.push_back(RingCounters::Escaped{pid, h.escaped[i].address, h.escaped[i].kinds});
-    if (count > uint32_t(agent::kEscapedModules))
-        c.escapedUnlisted += count - uint32_t(agent::kEscapedModules);
-}
 
 uint64_t monotonicNs()
 {
@@ -208,23 +199,6 @@ void RingReader::reserveMore(Ring &ring)
 namespace {
 
 // The fields an allocation record carries copied or walked.
-// The Python frames at the end of a sample record (agent_protocol.h's PythonFields), within its `body` bytes after its
-// fixed part; none when they do not fit.
-PythonFramesView pythonFrames(const agent::RecordHeader &record, const agent::PythonFields &fields, uint32_t body,
-                              uint64_t image)
-{
-    PythonFramesView view;
-    view.image = image;
-    view.flags = fields.pythonFlags;
-    const uint32_t bytes = uint32_t(fields.pythonFrames) * uint32_t(sizeof(agent::PythonFrame));
-    if (fields.pythonFrames == 0 || fields.pythonFrames > agent::kMaxPythonFrames || bytes > body)
-        return view;
-    const auto *end = reinterpret_cast<const uint8_t *>(&record) + record.bytes;
-    view.frames = std::span<const agent::PythonFrame>(reinterpret_cast<const agent::PythonFrame *>(end - bytes),
-                                                      fields.pythonFrames);
-    return view;
-}
-
 template <typename Ring, typename Record> void fillAllocation(AgentAllocation &a, const Ring &ring, const Record &r)
 {
     a.image = ring.image;
@@ -366,9 +340,9 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             const size_t room = bytes - sizeof(agent::PythonCodeRecord);
             const agent::PythonCodeFacts &f = code->facts;
             if (sinks.python && uint64_t(f.nameBytes) + f.fileBytes + f.lineTableBytes <= room)
-                sinks.python->onPythonCode(ring.image, ring.pid, f,
-                                           std::span<const uint8_t>(tail, size_t(f.nameBytes) + f.fileBytes +
-                                                                              f.lineTableBytes));
+                sinks.python->onPythonCode(
+                    ring.image, ring.pid, f,
+                    std::span<const uint8_t>(tail, size_t(f.nameBytes) + f.fileBytes + f.lineTableBytes));
         } else if (type == agent::RecordType::Totals && bytes >= sizeof(agent::TotalsRecord)) {
             const auto *totals = reinterpret_cast<const agent::TotalsRecord *>(record);
             if (sinks.memory)
@@ -543,26 +517,6 @@ void RingReader::setUnwindMode(agent::UnwindMode mode, uint32_t checkEvery)
         ring->header->unwindMode.store(uint32_t(mode), std::memory_order_release);
     }
 }
-
-namespace {
-
-std::optional<int64_t> heapLiveOf(const agent::RingHeader &h)
-{
-    if (h.heapCounted.load(std::memory_order_acquire) == 0)
-        return std::nullopt;
-    // Each sum is written by one thread at a time with whole 8-byte stores; their differences add up modulo 2^64.
-    uint64_t live = h.lateAllocated.load(std::memory_order_relaxed) - h.lateFreed.load(std::memory_order_relaxed);
-    const agent::HeapSlot *slots = agent::heapSlots(&h);
-    for (int i = 0; i < agent::kHeapSlots; ++i)
-        live +=
-            __atomic_load_n(&slots[i].allocated, __ATOMIC_RELAXED) - __atomic_load_n(&slots[i].freed, __ATOMIC_RELAXED);
-    // Checked again after the sums: a thread that found no slot meanwhile made them partial.
-    if (h.heapCounted.load(std::memory_order_acquire) == 0)
-        return std::nullopt;
-    return static_cast<int64_t>(live);
-}
-
-} // namespace
 
 std::optional<int64_t> RingReader::heapLive(uint64_t image) const
 {

@@ -1,7 +1,7 @@
 #pragma once
 
+#include "engine/agent/python/python_layout.h"
 #include "engine/common/result.h"
-#include "engine/python/python_layout.h"
 
 #include <string>
 

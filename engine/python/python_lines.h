@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/python/python_layout.h"
+#include "engine/agent/python/python_layout.h"
 
 #include <cstddef>
 #include <cstdint>

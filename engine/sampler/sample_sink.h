@@ -33,7 +33,7 @@ struct RawSample {
     std::span<const uint8_t> stack; // copy of the user stack from regs[SP]
     uint32_t stackLimit = 0;        // the copy asked for this sample: a shorter `stack` reached the end of
                                     // the thread's stack (0: not known)
-    WalkedStack walked; // the agent's walk: the stack itself when `regs` is empty, a check of its unwind when not
+    WalkedStack walked;      // the agent's walk: the stack itself when `regs` is empty, a check of its unwind when not
     PythonFramesView python; // the agent's: the Python frames the thread ran
     std::span<const uint64_t> kernelStack; // Cpu in the kernel: the kernel's own callchain, leaf first (empty
                                            // when kernel frames are not named)

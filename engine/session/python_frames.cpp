@@ -211,8 +211,8 @@ void PythonFrames::nameFlush(FlushInput &input) const
         if (key.moduleId != kPythonModule)
             continue;
         Name named = name(key.address);
-        input.pythonNames[key.address] = FlushInput::PythonName{std::move(named.function), std::move(named.file),
-                                                                named.line};
+        input.pythonNames[key.address] =
+            FlushInput::PythonName{std::move(named.function), std::move(named.file), named.line};
     }
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 
+#include "engine/agent/python/python_layout.h"
 #include "engine/memory/ring_reader.h"
-#include "engine/python/python_layout.h"
 #include "engine/unwind/walked_stack.h"
 
 #include <cstdint>
@@ -17,8 +17,8 @@ namespace emberline::engine {
 class Recorder;
 struct FlushInput;
 
-// The session's half of CPython frames (the agent's half is engine/agent/agent_python.h): for each process image of
-// the program, it finds the CPython (its version read from the binary, its structures' layout: engine/python) and
+// The session's half of CPython frames (the agent's half is engine/agent/python/agent_python.h): for each process image
+// of the program, it finds the CPython (its version read from the binary, its structures' layout: engine/python) and
 // tells the image's agent where they are; it keeps what the agents say of each code object (its qualified name,
 // file, first line and line table); and it merges each sample's Python frames into its native stack: every
 // eval-loop frame (recognized by its address range in the interpreter binary, never by name) is replaced by the
@@ -93,11 +93,11 @@ private:
 
     RingReader &m_rings;
     Recorder &m_recorder;
-    std::map<uint32_t, Interpreter> m_interpreters;                  // by pid (the newest image's)
-    std::map<std::pair<uint64_t, uint64_t>, uint32_t> m_codeAt;      // (image, code address) -> its newest m_codes
+    std::map<uint32_t, Interpreter> m_interpreters;             // by pid (the newest image's)
+    std::map<std::pair<uint64_t, uint64_t>, uint32_t> m_codeAt; // (image, code address) -> its newest m_codes
     std::vector<Code> m_codes;
-    std::vector<Location> m_locations;                               // address - 1
-    std::unordered_map<uint64_t, uint32_t> m_resolvedLocations;      // code << 24 | line -> index
+    std::vector<Location> m_locations;                          // address - 1
+    std::unordered_map<uint64_t, uint32_t> m_resolvedLocations; // code << 24 | line -> index
     std::map<std::tuple<uint64_t, uint64_t, int32_t>, uint32_t> m_pendingLocations;
     std::vector<uint32_t> m_merged; // merge()'s scratch
     Stats m_stats;

@@ -1,8 +1,8 @@
 #include "engine/session/sampler_factory.h"
 
+#include "engine/process/proc_files.h"
 #include "engine/sampler/perf_event_sets.h"
 #include "engine/sampler/perf_sampler.h"
-#include "engine/process/proc_files.h"
 #include "engine/sampler/ptrace_sampler.h"
 
 #include <cstdlib>

@@ -67,8 +67,8 @@ public:
     // with the same maps, unwinder and symbols as CPU samples. It counts nothing in the unwind health (of CPU
     // samples' stacks only).
     UnwoundAllocation unwindAllocation(uint32_t pid, uint32_t tid, std::span<const uint64_t> regs,
-                                       std::span<const uint8_t> stack, uint32_t stackLimit, const WalkedStack &walk = {},
-                                       const PythonFramesView &python = {}) override;
+                                       std::span<const uint8_t> stack, uint32_t stackLimit,
+                                       const WalkedStack &walk = {}, const PythonFramesView &python = {}) override;
     // Where the agents' Python frames are merged into the native stacks (null: they are not).
     void setPython(PythonFrames *python) { m_python = python; }
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/agent/agent_python.h"
+#include "engine/agent/python/agent_python.h"
 
 #include <cstdint>
 #include <span>
@@ -15,7 +15,7 @@ struct WalkedStack {
     uint64_t hash = 0;      // the agent's name for the stack within its process image (0: a checked sample's)
 };
 
-// The Python frames the agent read at a sample (engine/agent/agent_python.h), leaf first, and how its walk ended
+// The Python frames the agent read at a sample (engine/agent/python/agent_python.h), leaf first, and how its walk ended
 // (agent::PythonWalkFlag); `image` is the process image (ring) whose code objects they name.
 struct PythonFramesView {
     std::span<const agent::PythonFrame> frames;

@@ -12,7 +12,7 @@
 // Then `timing FRAMES MEDIAN_NS P99_NS` for 1000 walks of a 100-deep recursion, and `nothread FRAMES FLAGS` for a
 // walk from a thread of the host that Python never saw. Exits 0 when the script ran.
 
-#include "engine/agent/agent_python.h"
+#include "engine/agent/python/agent_python.h"
 #include "engine/python/python_image.h"
 #include "engine/python/python_layout_choice.h"
 #include "engine/python/python_lines.h"

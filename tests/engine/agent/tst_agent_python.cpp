@@ -1,4 +1,4 @@
-// The agent's walk of CPython's frames (engine/agent/agent_python.h). In a live interpreter, for every installed
+// The agent's walk of CPython's frames (engine/agent/python/agent_python.h). In a live interpreter, for every installed
 // CPython with a shared libpython: python_host embeds it and runs python_walk.py, whose probes call back into the host
 // through ctypes from a method, a function called through map (C), a second thread, a generator driven by next() and
 // an asyncio coroutine; the agent's frames, named from pythonCodeFacts and the line table, must be the interpreter's
@@ -7,7 +7,7 @@
 // cut or truncated, never followed; the code facts are cut to the room. Were this wrong, the agent's samples would
 // name wrong functions or lines, or a sample would crash the profiled program.
 
-#include "engine/agent/agent_python.h"
+#include "engine/agent/python/agent_python.h"
 #include "tests/engine/python/python_installs.h"
 
 #include <QProcess>

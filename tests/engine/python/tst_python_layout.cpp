@@ -4,7 +4,7 @@
 // version does not have must be absent from the table. A wrong offset here would make the stack reader follow
 // garbage pointers in every profiled Python program of that version. Also the 3.13 debug offsets as laid out here.
 
-#include "engine/python/python_layout.h"
+#include "engine/agent/python/python_layout.h"
 #include "engine/python/python_layout_choice.h"
 #include "tests/engine/python/python_installs.h"
 

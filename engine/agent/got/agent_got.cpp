@@ -6,7 +6,7 @@
 //
 // Thread: the callers hold g_gotLock.
 
-#include "engine/agent/agent_got.h"
+#include "engine/agent/got/agent_got.h"
 
 #include <elf.h>
 #include <link.h>

@@ -14,7 +14,7 @@
 // Thread: any; touches nothing shared. No allocation, no lock, no system call; pthread_self is the one libc call
 // (glibc reads it from the thread pointer).
 
-#include "engine/agent/agent_python.h"
+#include "engine/agent/python/agent_python.h"
 
 #include <pthread.h>
 

@@ -12,7 +12,7 @@
 // depth is bounded (kMaxPythonFrames) and a chain that loops or looks wrong is cut and marked, never followed further.
 // No allocation, no lock, no system call: safe in a signal handler.
 
-#include "engine/python/python_layout.h"
+#include "engine/agent/python/python_layout.h"
 
 #include <stddef.h>
 #include <stdint.h>

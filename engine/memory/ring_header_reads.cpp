@@ -1,0 +1,45 @@
+#include "engine/memory/ring_header_reads.h"
+
+namespace emberline::engine {
+
+std::optional<int64_t> heapLiveOf(const agent::RingHeader &h)
+{
+    if (h.heapCounted.load(std::memory_order_acquire) == 0)
+        return std::nullopt;
+    // Each sum is written by one thread at a time with whole 8-byte stores; their differences add up modulo 2^64.
+    uint64_t live = h.lateAllocated.load(std::memory_order_relaxed) - h.lateFreed.load(std::memory_order_relaxed);
+    const agent::HeapSlot *slots = agent::heapSlots(&h);
+    for (int i = 0; i < agent::kHeapSlots; ++i)
+        live +=
+            __atomic_load_n(&slots[i].allocated, __ATOMIC_RELAXED) - __atomic_load_n(&slots[i].freed, __ATOMIC_RELAXED);
+    // Checked again after the sums: a thread that found no slot meanwhile made them partial.
+    if (h.heapCounted.load(std::memory_order_acquire) == 0)
+        return std::nullopt;
+    return static_cast<int64_t>(live);
+}
+
+void addEscaped(RingCounters &c, uint32_t pid, const agent::RingHeader &h)
+{
+    const uint32_t count = h.escapedModules.load(std::memory_order_acquire);
+    for (uint32_t i = 0; i < count && i < uint32_t(agent::kEscapedModules); ++i)
+        c.escaped.push_back(RingCounters::Escaped{pid, h.escaped[i].address, h.escaped[i].kinds});
+    if (count > uint32_t(agent::kEscapedModules))
+        c.escapedUnlisted += count - uint32_t(agent::kEscapedModules);
+}
+
+PythonFramesView pythonFrames(const agent::RecordHeader &record, const agent::PythonFields &fields, uint32_t body,
+                              uint64_t image)
+{
+    PythonFramesView view;
+    view.image = image;
+    view.flags = fields.pythonFlags;
+    const uint32_t bytes = uint32_t(fields.pythonFrames) * uint32_t(sizeof(agent::PythonFrame));
+    if (fields.pythonFrames == 0 || fields.pythonFrames > agent::kMaxPythonFrames || bytes > body)
+        return view;
+    const auto *end = reinterpret_cast<const uint8_t *>(&record) + record.bytes;
+    view.frames = std::span<const agent::PythonFrame>(reinterpret_cast<const agent::PythonFrame *>(end - bytes),
+                                                      fields.pythonFrames);
+    return view;
+}
+
+} // namespace emberline::engine
