@@ -117,7 +117,7 @@ private:
     std::shared_ptr<const UnwindHealth> m_health;
     std::unordered_map<uint32_t, ModuleSymbols> m_moduleSymbols; // by module id (stable within the session)
     std::vector<std::string> m_replacedFiles;                    // whose build id changed on disk
-    std::vector<std::string> m_memoryFaults;                     // the newest flush's FlushInput::memoryFaults
+    std::vector<std::string> m_agentFaults;                      // the newest flush's FlushInput::agentFaults
     std::string m_kernelSymbolsProblem;                          // why /proc/kallsyms could not be read
 };
 

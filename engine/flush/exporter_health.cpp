@@ -60,8 +60,7 @@ std::vector<std::string> Exporter::healthFaults(const UnwindCounters &counters,
     for (const std::string &path : m_replacedFiles)
         faults.push_back(path + " was replaced on disk during the session (another build id): its frames are named "
                                 "by address only");
-    for (const std::string &fault : m_memoryFaults)
-        faults.push_back("memory: " + fault);
+    faults.insert(faults.end(), m_agentFaults.begin(), m_agentFaults.end());
     return faults;
 }
 

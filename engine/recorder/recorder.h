@@ -82,9 +82,10 @@ struct FlushInput {
     // Memory profiling: the half-width of the 95% range sampling leaves the in-use bytes at the flush's end
     // (MemorySummary::liveBytesMargin); 0 when every allocation is recorded, -1 when not told.
     double inUseBytesMargin = -1;
-    // Memory profiling: what escapes the agent, a line per module (an attached program's modules that bind their
-    // allocation functions elsewhere or call their own allocator), for the flush's health.
-    std::vector<std::string> memoryFaults;
+    // What the agent's side says for the flush's health, a line each: memory profiling's modules that escape the
+    // agent (an attached program's that bind their allocation functions elsewhere or call their own allocator), the
+    // CPython found in each process and how its chains were read.
+    std::vector<std::string> agentFaults;
     // The names of the flush's Python frames (kPythonModule locations), by their address.
     struct PythonName {
         std::string function;

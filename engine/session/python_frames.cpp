@@ -9,6 +9,7 @@
 
 #include <QString>
 
+#include <cstdio>
 #include <filesystem>
 
 namespace emberline::engine {
@@ -207,6 +208,8 @@ PythonFrames::Name PythonFrames::name(uint64_t address) const
 
 void PythonFrames::nameFlush(FlushInput &input) const
 {
+    for (const std::string &line : healthLines())
+        input.agentFaults.push_back(line);
     for (const LocationKey &key : input.locations) {
         if (key.moduleId != kPythonModule)
             continue;
@@ -216,12 +219,25 @@ void PythonFrames::nameFlush(FlushInput &input) const
     }
 }
 
-std::vector<std::string> PythonFrames::interpreterLines() const
+std::vector<std::string> PythonFrames::healthLines() const
 {
     std::vector<std::string> lines;
     for (const auto &[pid, interpreter] : m_interpreters)
-        if (interpreter.found || interpreter.said.find("CPython") != std::string::npos)
-            lines.push_back("process " + std::to_string(pid) + ": " + interpreter.said);
+        lines.push_back("python: process " + std::to_string(pid) + ": " + interpreter.said);
+    const Stats &s = m_stats;
+    if (s.samples == 0)
+        return lines;
+    const auto share = [&](uint64_t n) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.1f%%", 100.0 * double(n) / double(s.samples));
+        return std::string(text);
+    };
+    lines.push_back("python: " + std::to_string(s.samples) + " samples of a CPython: " + share(s.whole) +
+                    " with the Python chain read whole, " + share(s.cut) + " cut (deeper than " +
+                    std::to_string(agent::kMaxPythonFrames) + " frames, or a frame that looked wrong), " +
+                    share(s.notRead) + " not read (no Python thread state on the thread, or no frame running); " +
+                    std::to_string(s.mismatched) +
+                    " whose native eval-loop frames and Python calls did not pair (the rest put outermost)");
     return lines;
 }
 

@@ -61,7 +61,8 @@ public:
         uint64_t mismatched = 0; // the native stack's eval-loop frames and the chain's splits disagreed
     };
     const Stats &stats() const { return m_stats; }
-    std::vector<std::string> interpreterLines() const;
+    // For the health view and the summary: each process's CPython (or why none), and how its chains were read.
+    std::vector<std::string> healthLines() const;
 
 private:
     struct Interpreter {

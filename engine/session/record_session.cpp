@@ -387,8 +387,11 @@ void RecordSession::readRings(Running &r, int64_t drainedFrom)
     if (!r.agent)
         return;
     // The sampler's maps serve the allocations up to the records stamped when its drain began (`drainedFrom`); the
-    // in-process sampler reports no maps, and its records are read whole.
-    const uint64_t upTo = r.cpuFromRings ? UINT64_MAX : static_cast<uint64_t>(drainedFrom);
+    // in-process sampler reports no maps, and its records are read up to now: a program that writes as fast as they
+    // are read (exact mode) would otherwise hold the read for good, and the unwind tables' rounds, due between reads,
+    // with it.
+    const uint64_t upTo =
+        r.cpuFromRings ? static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC)) : static_cast<uint64_t>(drainedFrom);
     r.ringRecords = r.agent->rings().poll(r.ringSinks, upTo);
     if (r.memory)
         r.memory->afterRead();
@@ -466,7 +469,8 @@ void RecordSession::schedule(Running &r, int64_t now)
     input.unwind = std::make_shared<const UnwindCounters>(r.pipeline.unwindCounters());
     if (r.memory) {
         input.inUseBytesMargin = r.memory->flushLive().margin;
-        input.memoryFaults = r.memory->moduleEscapes();
+        for (const std::string &line : r.memory->moduleEscapes())
+            input.agentFaults.push_back("memory: " + line);
     }
     if (r.python)
         r.python->nameFlush(input);
@@ -543,7 +547,8 @@ Result<SessionSummary> RecordSession::finish(Running &r)
     input.unwind = std::make_shared<const UnwindCounters>(r.pipeline.unwindCounters());
     if (r.memory) {
         input.inUseBytesMargin = r.memory->summary()->leakedBytesMargin; // the last flush's in-use is the leaks
-        input.memoryFaults = r.memory->moduleEscapes();
+        for (const std::string &line : r.memory->moduleEscapes())
+            input.agentFaults.push_back("memory: " + line);
     }
     if (r.python)
         r.python->nameFlush(input);

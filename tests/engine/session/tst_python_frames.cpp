@@ -1,0 +1,270 @@
+// CPython frames in every stack: each installed CPython (pyenv's 3.8 to 3.13 and Debian's, found where they live)
+// runs tests/targets/python_split.py under a session. The in-process sampler (auto picks it for a CPython) reads
+// every sample's Python frames in the program, and the session puts them in place of the eval loop's frames:
+//   - a method, a plain function and a nested function whose CPU time splits 60/30/10 come out so, each under its
+//     caller (`main`), on the main thread and on a second one, named as the version names them (qualified from
+//     3.11), the hot function's samples on its loop's lines, and no eval-loop frame left;
+//   - two functions allocating 1 MiB blocks 3 to 1 allocate 3 to 1 by the profile;
+//   - json's C encoder calling a Python function shows the C accelerator's frames between the Python ones.
+#include "tests/engine/python/python_installs.h"
+#include "tests/engine/session/memory_test_support.h"
+
+#include "engine/model/frame_table.h"
+#include "engine/model/sample_filter.h"
+
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+
+using namespace emberline;
+using namespace emberline::engine;
+using namespace emberline::test;
+
+namespace python_frames_test {
+
+QString script()
+{
+    return QStringLiteral(EMBERLINE_TEST_DATA "/../targets/python_split.py");
+}
+
+// The names a version gives the target's functions: the qualified name from 3.11 on, the bare one before.
+struct Names {
+    std::string hot, plain, cool;
+};
+Names namesOf(const PythonInstall &python)
+{
+    if (python.minor >= 11)
+        return {"Worker.hot", "plain", "outer.<locals>.cool"};
+    return {"hot", "plain", "cool"};
+}
+
+// The script's lines of Worker.hot's loop (its `for` and its body).
+std::set<int64_t> hotLoopLines()
+{
+    QFile f(script());
+    if (!f.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", qPrintable(script()));
+    const QList<QByteArray> lines = f.readAll().split('\n');
+    for (int i = 0; i < lines.size(); ++i)
+        if (lines[i].trimmed() == "def hot(self, n):")
+            return {i + 3, i + 4}; // 1-based: the `for` two lines after the def, its body after it
+    qFatal("no Worker.hot in %s", qPrintable(script()));
+}
+
+SessionConfig pythonLaunch(const PythonInstall &python, const QStringList &args)
+{
+    SessionConfig c;
+    c.command = {python.interpreter.toStdString(), script().toStdString()};
+    for (const QString &a : args)
+        c.command.push_back(a.toStdString());
+    c.frequency = 999; // the in-process timers tick at the kernel's HZ (250 here)
+    c.agentPath = EMBERLINE_BINARY_DIR "/lib/emberline/libemberline_agent.so";
+    c.flushPeriodNs = 1'000'000'000;
+    return c;
+}
+
+// Per sample, its frames root first, by name.
+std::vector<std::vector<std::string>> stacksOf(const Profile &p)
+{
+    const FrameTable frames(p);
+    std::vector<std::vector<std::string>> out;
+    std::vector<uint32_t> path;
+    for (size_t i = 0; i < p.sampleCount(); ++i) {
+        path.clear();
+        frames.expandRootFirst(p.sample(i).locations, path);
+        std::vector<std::string> names;
+        for (uint32_t f : path)
+            names.push_back(frames.frame(f).name);
+        out.push_back(std::move(names));
+    }
+    return out;
+}
+
+// The value of `type` per line of `function`'s own frame (the innermost one), in the samples through it.
+std::map<int64_t, int64_t> byLineOf(const Profile &p, const char *type, const std::string &function)
+{
+    const int index = p.sampleTypeIndex(type);
+    std::map<int64_t, int64_t> out;
+    for (size_t i = 0; i < p.sampleCount(); ++i) {
+        for (uint32_t location : p.sample(i).locations) {
+            const Location &l = p.locations()[location];
+            if (l.lines.empty() || p.str(p.functions()[l.lines.front().functionIndex].name) != function)
+                continue;
+            out[l.lines.front().line] += p.sampleValues(i)[static_cast<size_t>(index)];
+            break;
+        }
+    }
+    return out;
+}
+
+const std::vector<PythonInstall> &installs()
+{
+    static const std::vector<PythonInstall> found = findPythonInstalls();
+    return found;
+}
+
+void installRows()
+{
+    QTest::addColumn<int>("install");
+    const std::vector<PythonInstall> &all = installs();
+    for (size_t i = 0; i < all.size(); ++i)
+        QTest::newRow(qPrintable(all[i].label())) << static_cast<int>(i);
+}
+
+} // namespace python_frames_test
+using namespace python_frames_test;
+
+class TestPythonFrames : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        if (installs().empty()) {
+            if (inCi())
+                QFAIL("no CPython 3.8-3.13 found (pyenv's versions or /usr/bin/python3.N)");
+            QSKIP("no CPython 3.8-3.13 is installed here");
+        }
+        for (const PythonInstall &python : installs())
+            qInfo("CPython %s", qPrintable(python.label()));
+    }
+
+    // 60/30/10 by construction, within 7 points at the kernel's 250 Hz for 3 s (the 1-point figure at 999 Hz for
+    // 10 s is the benchmark's): if this fails, Python frames are missing, misnamed, or land in the wrong function.
+    void cpuSplit_data() { installRows(); }
+    void cpuSplit()
+    {
+        QFETCH(int, install);
+        const PythonInstall &python = installs()[size_t(install)];
+        const Names names = namesOf(python);
+        QTemporaryDir dir;
+        const Recorded r = record(pythonLaunch(python, {QStringLiteral("cpu"), QStringLiteral("3")}), dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        QVERIFY2(QString::fromStdString(r.summary.samplerChoice).contains(QLatin1String("CPython")),
+                 r.summary.samplerChoice.c_str());
+        const double all = static_cast<double>(through(r.profile, "cpu-time", "main"));
+        QVERIFY2(all > 0, "no sample under the script's main");
+        const double hot = static_cast<double>(through(r.profile, "cpu-time", names.hot)) / all;
+        const double plain = static_cast<double>(through(r.profile, "cpu-time", names.plain)) / all;
+        const double cool = static_cast<double>(through(r.profile, "cpu-time", names.cool)) / all;
+        qInfo("%s: %.1f / %.1f / %.1f%% of %.0f ms", qPrintable(python.version), hot * 100, plain * 100, cool * 100,
+              all / 1e6);
+        QVERIFY2(std::abs(hot - 0.6) < 0.07 && std::abs(plain - 0.3) < 0.07 && std::abs(cool - 0.1) < 0.07,
+                 qPrintable(QStringLiteral("%1 / %2 / %3").arg(hot).arg(plain).arg(cool)));
+        // Each under its caller, in order, and no eval-loop frame left where Python frames stand.
+        bool ordered = false;
+        int64_t withEval = 0, withMain = 0;
+        for (const std::vector<std::string> &stack : stacksOf(r.profile)) {
+            // The script's own frames in order (3.8 to 3.10 keep the interpreter's forwarding functions between).
+            std::vector<std::string> own;
+            for (const std::string &frame : stack)
+                if (frame == "<module>" || frame == "main" || frame == "split" || frame == names.hot)
+                    own.push_back(frame);
+            ordered = ordered || own == std::vector<std::string>{"<module>", "main", "split", names.hot};
+            if (std::find(stack.begin(), stack.end(), "main") == stack.end())
+                continue;
+            ++withMain;
+            withEval += std::find(stack.begin(), stack.end(), "_PyEval_EvalFrameDefault") != stack.end() ? 1 : 0;
+        }
+        QVERIFY2(
+            withEval == 0,
+            qPrintable(
+                QStringLiteral("%1 of %2 stacks through main keep an eval-loop frame").arg(withEval).arg(withMain)));
+        QVERIFY2(ordered, "no stack reads <module>, main, split, hot");
+        // The hot function's time on its loop's lines.
+        const std::set<int64_t> loop = hotLoopLines();
+        int64_t onLoop = 0, inHot = 0;
+        for (const auto &[line, value] : byLineOf(r.profile, "cpu-time", names.hot)) {
+            inHot += value;
+            onLoop += loop.count(line) ? value : 0;
+        }
+        QVERIFY2(inHot > 0 && double(onLoop) / double(inHot) > 0.9,
+                 qPrintable(QStringLiteral("%1 of %2 on the loop's lines").arg(onLoop).arg(inHot)));
+    }
+
+    // The same rounds on a second thread: its Python frames too, and under its name.
+    void cpuOnThread_data() { installRows(); }
+    void cpuOnThread()
+    {
+        QFETCH(int, install);
+        const PythonInstall &python = installs()[size_t(install)];
+        const Names names = namesOf(python);
+        QTemporaryDir dir;
+        const Recorded r = record(
+            pythonLaunch(python, {QStringLiteral("cpu"), QStringLiteral("2"), QStringLiteral("thread")}), dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        // Every sample through the hot method on one thread, and that thread's Python frames from threading's own
+        // start (Thread._bootstrap_inner) down.
+        const FrameTable frames(r.profile);
+        const ThreadIndex threads(r.profile);
+        std::set<int64_t> tids;
+        int64_t all = 0, fromThreading = 0;
+        std::vector<uint32_t> path;
+        for (size_t i = 0; i < r.profile.sampleCount(); ++i) {
+            path.clear();
+            frames.expandRootFirst(r.profile.sample(i).locations, path);
+            const auto named = [&](auto match) {
+                return std::any_of(path.begin(), path.end(), [&](uint32_t f) { return match(frames.frame(f).name); });
+            };
+            if (!named([&](const std::string &name) { return name == names.hot; }))
+                continue;
+            ++all;
+            fromThreading += named([](const std::string &name) { return name.ends_with("_bootstrap_inner"); }) ? 1 : 0;
+            const uint32_t t = threads.threadOf(i);
+            tids.insert(t != kNoIndex ? threads.threads()[t].tid : 0);
+        }
+        const double share = static_cast<double>(through(r.profile, "cpu-time", names.hot)) /
+                             static_cast<double>(through(r.profile, "cpu-time", "split"));
+        QVERIFY2(all > 0 && tids.size() == 1 && fromThreading == all,
+                 qPrintable(QStringLiteral("%1 thread(s); %2 of %3 from threading's start")
+                                .arg(tids.size())
+                                .arg(fromThreading)
+                                .arg(all)));
+        QVERIFY2(std::abs(share - 0.6) < 0.08, qPrintable(QString::number(share)));
+    }
+
+    // Two functions allocating 1 MiB blocks 3 to 1, at the default interval: 3 to 1 within 10%.
+    void memoryThreeToOne_data() { installRows(); }
+    void memoryThreeToOne()
+    {
+        QFETCH(int, install);
+        const PythonInstall &python = installs()[size_t(install)];
+        QTemporaryDir dir;
+        SessionConfig c = pythonLaunch(python, {QStringLiteral("alloc"), QStringLiteral("400")});
+        c.memory = true;
+        const Recorded r = record(c, dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        const double big = static_cast<double>(through(r.profile, "alloc-space", "big_three"));
+        const double small = static_cast<double>(through(r.profile, "alloc-space", "small_one"));
+        QVERIFY2(small > 0 && std::abs(big / small / 3.0 - 1) < 0.1,
+                 qPrintable(QStringLiteral("%1 / %2").arg(big).arg(small)));
+    }
+
+    // json's C encoder calling back into Python: the accelerator's frames between `callback` and encode_default.
+    void callbackFromC_data() { installRows(); }
+    void callbackFromC()
+    {
+        QFETCH(int, install);
+        const PythonInstall &python = installs()[size_t(install)];
+        QTemporaryDir dir;
+        const Recorded r =
+            record(pythonLaunch(python, {QStringLiteral("callback"), QStringLiteral("1.5")}), dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        bool between = false;
+        for (const std::vector<std::string> &stack : stacksOf(r.profile)) {
+            const auto caller = std::find(stack.begin(), stack.end(), "callback");
+            const auto callee = std::find(caller, stack.end(), "encode_default");
+            if (caller == stack.end() || callee == stack.end())
+                continue;
+            between = between || std::any_of(caller, callee, [](const std::string &frame) {
+                          return frame.starts_with("encoder_") || frame.starts_with("_json");
+                      });
+        }
+        QVERIFY2(between, "no stack has json's C encoder between callback and encode_default");
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPythonFrames)
+#include "tst_python_frames.moc"

@@ -1,0 +1,97 @@
+# A CPython program whose split is known by construction, for Emberline's Python frames:
+#   cpu SECONDS [thread]  a method (Worker.hot), a plain function (plain) and a nested function (outer.<locals>.cool)
+#                         run the same loop body 60,000, 30,000 and 10,000 times a round: CPU time splits 60/30/10.
+#                         With "thread", the rounds run on a second thread (named "splitter"), the main one waits.
+#   alloc ROUNDS          big_three allocates three 1 MiB blocks a round and small_one one (each freed at once): the
+#                         bytes they allocate are 3 to 1.
+#   callback SECONDS      json's C encoder calls a Python function (encode_default) for every object it cannot encode:
+#                         the C accelerator's frames lie between Python frames.
+import json
+import sys
+import threading
+import time
+
+
+class Worker:
+    def hot(self, n):
+        s = 0
+        for i in range(n):
+            s += i * i
+        return s
+
+
+def plain(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+
+
+def outer():
+    def cool(n):
+        s = 0
+        for i in range(n):
+            s += i * i
+        return s
+
+    return cool
+
+
+def split(seconds):
+    worker = Worker()
+    cool = outer()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        worker.hot(60000)
+        plain(30000)
+        cool(10000)
+
+
+def big_three():
+    for _ in range(3):
+        block = bytearray(1 << 20)
+        del block
+
+
+def small_one():
+    block = bytearray(1 << 20)
+    del block
+
+
+class Opaque:
+    pass
+
+
+def encode_default(value):
+    s = 0
+    for i in range(2000):
+        s += i
+    return s
+
+
+def callback(seconds):
+    values = [Opaque() for _ in range(50)]
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        json.dumps(values, default=encode_default)
+
+
+def main():
+    mode = sys.argv[1]
+    if mode == "cpu":
+        seconds = float(sys.argv[2])
+        if len(sys.argv) > 3 and sys.argv[3] == "thread":
+            thread = threading.Thread(target=split, args=(seconds,), name="splitter")
+            thread.start()
+            thread.join()
+        else:
+            split(seconds)
+    elif mode == "alloc":
+        for _ in range(int(sys.argv[2])):
+            big_three()
+            small_one()
+    elif mode == "callback":
+        callback(float(sys.argv[2]))
+
+
+main()
