@@ -387,9 +387,8 @@ void RecordSession::readRings(Running &r, int64_t drainedFrom)
     if (!r.agent)
         return;
     // The sampler's maps serve the allocations up to the records stamped when its drain began (`drainedFrom`); the
-    // in-process sampler reports no maps, and its records are read up to now: a program that writes as fast as they
-    // are read (exact mode) would otherwise hold the read for good, and the unwind tables' rounds, due between reads,
-    // with it.
+    // in-process sampler reports no maps: its records up to now (an exact-mode program may write as fast as they are
+    // read, which would hold the read, and the unwind tables' rounds, for good).
     const uint64_t upTo =
         r.cpuFromRings ? static_cast<uint64_t>(clockNs(CLOCK_MONOTONIC)) : static_cast<uint64_t>(drainedFrom);
     r.ringRecords = r.agent->rings().poll(r.ringSinks, upTo);
