@@ -17,6 +17,7 @@ test_pkgs=(
     nodejs  # node --perf-basic-prof: JIT frames named from perf maps
     xvfb xauth imagemagick xdotool
     linux-perf python3
+    python3-dev  # Debian's CPython headers and libpython3.11.so: its layout and walk are tested beside pyenv's
     desktop-file-utils appstream dpkg-dev fakeroot debootstrap
     shared-mime-info libglib2.0-bin groff-base bsdextrautils x11-utils
     debuginfod  # a loopback debuginfod server for the disassembly tests
