@@ -104,7 +104,7 @@ uintptr_t moduleOf(const void *address)
 // The names of the loaded shared objects (the dynamic linker's own strings), collected first: dlopen may not be
 // called from dl_iterate_phdr's callback, which holds a lock of the dynamic linker.
 struct LoadedNames {
-    const char *name[256];
+    const char *name[256] = {};
     int count = 0;
 };
 

@@ -12,7 +12,8 @@
 
 namespace emberline::agent {
 
-struct PythonStack {
+// The frames are written before they are read (`count` says how many): 4 KiB a sample left as they are.
+struct PythonStack { // NOLINT(cppcoreguidelines-pro-type-member-init)
     PythonFrame frames[kMaxPythonFrames];
     uint16_t count = 0;
     uint16_t flags = 0; // PythonWalkFlag

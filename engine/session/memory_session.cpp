@@ -335,10 +335,12 @@ std::vector<std::string> MemorySession::moduleEscapes() const
         std::string what = (e.kinds & (1u << 1)) && (e.kinds & (1u << 2)) ? "malloc and operator new"
                            : (e.kinds & (1u << 2))                        ? "operator new"
                                                                           : "malloc";
-        lines.push_back(module + " (pid " + std::to_string(e.pid) + ") binds " + what +
-                        " to an allocator other than the program's (opened with RTLD_DEEPBIND, or in a namespace "
-                        "of its own): its tables are left alone, and its allocations escape the agent loaded into "
-                        "the running program (launch the program with Emberline to see them)");
+        std::string line = std::move(module);
+        line.append(" (pid ").append(std::to_string(e.pid)).append(") binds ").append(what);
+        line.append(" to an allocator other than the program's (opened with RTLD_DEEPBIND, or in a namespace of its "
+                    "own): its tables are left alone, and its allocations escape the agent loaded into the running "
+                    "program (launch the program with Emberline to see them)");
+        lines.push_back(std::move(line));
     }
     if (rings.escapedUnlisted > 0)
         lines.push_back(std::to_string(rings.escapedUnlisted) +

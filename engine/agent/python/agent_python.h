@@ -51,7 +51,7 @@ enum PythonWalkFlag : uint32_t {
 // What the caller keeps per thread between walks: the thread's PyThreadState, found once by walking the interpreters'
 // thread lists for the thread's pthread_self() and checked at each use.
 struct PythonThreadCache {
-    uint64_t threadState = 0;
+    uint64_t threadState; // 0: not found yet (a plain value: it lives in the agent's thread state, set up as a whole)
 };
 
 // Walks the calling thread's Python frames, leaf first, into `out` (at most `room`); returns how many, and sets

@@ -35,7 +35,7 @@ using namespace emberline;
 namespace {
 
 agent::PythonTarget g_target;
-thread_local agent::PythonThreadCache t_cache;
+thread_local agent::PythonThreadCache t_cache{};
 
 // The characters of a string pythonCodeFacts gave, `kind` bytes each, as UTF-8.
 std::string utf8Of(const uint8_t *data, uint32_t bytes, uint8_t kind)
@@ -131,7 +131,7 @@ extern "C" void hostBench()
 void *walkWithoutPython(void *)
 {
     agent::PythonFrame frames[8];
-    agent::PythonThreadCache cache;
+    agent::PythonThreadCache cache{};
     uint32_t flags = 0;
     const int n = agent::pythonWalk(g_target, cache, frames, 8, flags);
     std::printf("nothread %d %u\n", n, flags);

@@ -209,7 +209,7 @@ private Q_SLOTS:
                 agent::PythonTarget target;
                 target.layout = *l;
                 target.runtime = reinterpret_cast<uint64_t>(buffer->data());
-                agent::PythonThreadCache cache;
+                agent::PythonThreadCache cache{};
                 agent::PythonFrame frames[8];
                 uint32_t flags = 0;
                 QCOMPARE(agent::pythonWalk(target, cache, frames, 8, flags), 0);
@@ -224,7 +224,7 @@ private Q_SLOTS:
     {
         FakeInterpreter fake(engine::kPython310);
         agent::PythonTarget target = fake.target();
-        agent::PythonThreadCache cache;
+        agent::PythonThreadCache cache{};
         std::vector<agent::PythonFrame> frames(agent::kMaxPythonFrames);
         uint32_t flags = 0;
 
@@ -283,7 +283,7 @@ private Q_SLOTS:
             fake.put(fake.frame(i), l.frameOwner, uint8_t(i == 2 ? l.ownerCStack : 0));
         }
         agent::PythonTarget target = fake.target();
-        agent::PythonThreadCache cache;
+        agent::PythonThreadCache cache{};
         agent::PythonFrame frames[8];
         uint32_t flags = 0;
         QCOMPARE(agent::pythonWalk(target, cache, frames, 8, flags), 2);

@@ -75,6 +75,7 @@ std::vector<std::vector<std::string>> stacksOf(const Profile &p)
         path.clear();
         frames.expandRootFirst(p.sample(i).locations, path);
         std::vector<std::string> names;
+        names.reserve(path.size());
         for (uint32_t f : path)
             names.push_back(frames.frame(f).name);
         out.push_back(std::move(names));
