@@ -155,6 +155,7 @@ void initialize(const AgentOptions &options)
     // Memory is profiled when an interval is given; CPU is sampled when a period is given; either needs the ring.
     const bool memory = options.allocInterval != 0;
     g_cpuPeriodNs = options.cpuPeriodNs;
+    cpuUsePerfEvents(options.cpuPerfEvents);
     if (!memory && g_cpuPeriodNs == 0)
         return;
     g_interval = options.allocInterval;
@@ -229,6 +230,8 @@ bool optionsFrom(AgentOptions &options, OptionLookup lookup, void *context)
     if (interval && *interval && options.allocInterval == 0)
         options.allocInterval = 1;
     options.cpuPeriodNs = parseUnsigned(lookup(kEnvCpuPeriod, context), 0);
+    const char *clock = lookup(kEnvCpuClock, context);
+    options.cpuPerfEvents = clock && strcmp(clock, "perf") == 0;
     options.ringBytes = parseUnsigned(lookup(kEnvRingBytes, context), kDefaultRingDataBytes);
     return options.directory && *options.directory && (options.allocInterval != 0 || options.cpuPeriodNs != 0);
 }

@@ -57,6 +57,7 @@ struct AgentOptions {
     const char *directory = nullptr; // where the ring is created (the session's folder)
     uint64_t allocInterval = 0;      // mean bytes between sampled allocations; 1: every one (exact); 0: memory off
     uint64_t cpuPeriodNs = 0;        // the in-process sampler's period; 0: off
+    bool cpuPerfEvents = false;      // its clock: per-thread perf events where allowed (kEnvCpuClock), else timers
     uint64_t ringBytes = kDefaultRingDataBytes;
 };
 // The options the session put in the program's environment (agent_protocol.h's kEnv*); false: the agent stays off.

@@ -1,8 +1,12 @@
-// The in-process sampler's half in the agent: a CPU timer per thread on that thread's own CPU clock
-// (timer_create with SIGEV_THREAD_ID, as async-profiler's ctimer mode does), whose signal handler copies the
-// interrupted registers and the top of the stack into the ring and returns. Unwinding, symbolization and the wait
-// (off-CPU) part of wall time are the session's.
+// The in-process sampler's half in the agent: a clock per thread on that thread's own CPU time, whose signal handler
+// copies the interrupted registers and the top of the stack (or walks them, with the thread's Python frames) into the
+// ring and returns. Unwinding, symbolization and the wait (off-CPU) part of wall time are the session's.
 //
+// - The clock: a cpu-clock perf event opened on the thread whose overflows signal that thread (F_SETSIG and
+//   F_SETOWN_EX, as async-profiler's perf mode does), at the asked rate; where perf events are refused (a seccomp
+//   filter, perf_event_paranoid), a POSIX CPU timer (timer_create with SIGEV_THREAD_ID, as its ctimer mode does),
+//   which fires at the kernel's tick whatever rate is asked. A thread whose event would take the program's file
+//   descriptors past half their limit gets a timer. "Timer" below means either.
 // - The signal is a real-time one the program has no handler for, chosen at start; when the program installs a
 //   handler for it later (sigaction or signal, both hooked), every timer is deleted first and the session is told.
 // - Every thread: the main thread's timer starts with the agent, a pthread_create'd thread's as it starts (the
@@ -24,11 +28,14 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -59,6 +66,13 @@ std::atomic<int> g_creating{0};
 std::atomic<bool> g_timerLost{false};
 // What the program had for the signal before the sampler took it (the default, as chooseSignal asks).
 struct sigaction g_programAction;
+// How the samples are timed (RingHeader::cpuClock): per-thread perf events where the system allows them (the asked
+// rate), else POSIX CPU timers (the kernel's tick); chosen at the first thread's, -1 until then. A thread whose event
+// cannot be had (the program's descriptors running short) gets a timer. The table holds timers' ids, and perf events'
+// file descriptors marked with kPerfId.
+std::atomic<int> g_clock{-1};
+constexpr int kPerfId = 1 << 30;
+bool g_perfAsked = false; // the session asked for perf events (kEnvCpuClock)
 
 void rememberTimer(int id)
 {
@@ -85,10 +99,58 @@ void forgetTimer(int id)
     }
 }
 
+// A timer's or a perf event's end (raw system calls).
+void endClock(int id)
+{
+    if ((id & kPerfId) != 0)
+        syscall(SYS_close, id & ~kPerfId);
+    else
+        syscall(SYS_timer_delete, id);
+}
+
 void deleteTimer(int id)
 {
     forgetTimer(id);
-    syscall(SYS_timer_delete, id);
+    endClock(id);
+}
+
+// A cpu-clock perf event on thread `tid` (its own CPU time), whose every overflow signals that thread (F_SETSIG and
+// F_SETOWN_EX to the thread, as async-profiler's perf mode does): the asked rate, not the kernel's tick. Kernel time
+// counts where the system allows it, else user time only. -1 when perf events are refused.
+int openPerfClock(uint32_t tid, int signal)
+{
+    struct perf_event_attr attr {};
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_CPU_CLOCK;
+    attr.sample_period = g_cpuPeriodNs;
+    attr.wakeup_events = 1;
+    attr.disabled = 1;
+    attr.exclude_hv = 1;
+    long fd = syscall(SYS_perf_event_open, &attr, pid_t(tid), -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+        attr.exclude_kernel = 1;
+        fd = syscall(SYS_perf_event_open, &attr, pid_t(tid), -1, -1, PERF_FLAG_FD_CLOEXEC);
+    }
+    if (fd < 0)
+        return -1;
+    // The program's own descriptors come first: past half its limit, the thread gets a timer instead.
+    struct rlimit limit {};
+    if (fd >= kPerfId ||
+        (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, nullptr, &limit) == 0 && uint64_t(fd) >= limit.rlim_cur / 2)) {
+        syscall(SYS_close, fd);
+        errno = EMFILE;
+        return -1;
+    }
+    struct f_owner_ex owner {
+        F_OWNER_TID, pid_t(tid)
+    };
+    if (syscall(SYS_fcntl, fd, F_SETFL, O_ASYNC) != 0 || syscall(SYS_fcntl, fd, F_SETSIG, signal) != 0 ||
+        syscall(SYS_fcntl, fd, F_SETOWN_EX, &owner) != 0 || syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+        syscall(SYS_close, fd);
+        return -1;
+    }
+    return int(fd);
 }
 
 // A timer on thread `tid`'s CPU clock, signalling that thread every g_cpuPeriodNs of its CPU time (raw system
@@ -106,6 +168,21 @@ int createTimer(uint32_t tid)
     const int signal = g_signal.load(std::memory_order_acquire);
     if (signal == 0 || g_stopped.load(std::memory_order_seq_cst))
         return -1;
+    if (g_perfAsked && g_clock.load(std::memory_order_acquire) != int(CpuClock::Timers)) {
+        const int fd = openPerfClock(tid, signal);
+        int unchosen = -1;
+        if (fd >= 0) {
+            g_clock.compare_exchange_strong(unchosen, int(CpuClock::PerfEvents), std::memory_order_acq_rel);
+            g_ring->cpuClock = uint32_t(CpuClock::PerfEvents);
+            rememberTimer(fd | kPerfId);
+            writeThread(tid, true);
+            return fd | kPerfId;
+        }
+        // Refused at the first thread: the system forbids perf events, timers for all. Refused later (the thread
+        // ended, or the descriptors run short): a timer for this one.
+        if (errno != EMFILE && errno != ESRCH)
+            g_clock.compare_exchange_strong(unchosen, int(CpuClock::Timers), std::memory_order_acq_rel);
+    }
     struct sigevent event {};
     event.sigev_notify = SIGEV_THREAD_ID;
     event.sigev_signo = signal;
@@ -131,6 +208,7 @@ int createTimer(uint32_t tid)
         writeThread(tid, false);
         return -1;
     }
+    g_ring->cpuClock = uint32_t(CpuClock::Timers);
     rememberTimer(id);
     writeThread(tid, true);
     return id;
@@ -174,7 +252,7 @@ void stopAll(uint32_t problem)
     for (int i = 0; i < n && i < kMaxTimers; ++i) {
         const int id = g_timers[i].exchange(-1, std::memory_order_acq_rel);
         if (id >= 0)
-            syscall(SYS_timer_delete, id);
+            endClock(id);
     }
     if (problem != 0 && g_ring)
         g_ring->problems.fetch_or(problem, std::memory_order_relaxed);
@@ -293,7 +371,8 @@ void onSignal(int, siginfo_t *info, void *context)
 {
     const AgentScope scope;
     // Only the sampler's own timers: the signal sent by anyone else is ignored (it has no other meaning here).
-    if (info->si_code == SI_TIMER && g_ring) {
+    const bool perf = info->si_code == POLL_IN && g_clock.load(std::memory_order_relaxed) == int(CpuClock::PerfEvents);
+    if ((info->si_code == SI_TIMER || perf) && g_ring) {
         const uint64_t now = nowNs();
         if (g_ring->detached.load(std::memory_order_relaxed) || !sessionAlive(now) ||
             g_stopped.load(std::memory_order_relaxed)) {
@@ -302,13 +381,13 @@ void onSignal(int, siginfo_t *info, void *context)
                 deleteTimer(t_state.timer);
                 t_state.timer = -1;
             } else {
-                syscall(SYS_timer_delete, info->si_timerid);
+                deleteTimer(perf ? info->si_fd | kPerfId : info->si_timerid);
             }
         } else {
             if (t_state.timer < 0)
-                t_state.timer = info->si_timerid; // a timer the session asked for, made by another thread
+                t_state.timer = perf ? info->si_fd | kPerfId : info->si_timerid; // asked for, made elsewhere
             serveTimerRequests();
-            const uint64_t overruns = info->si_overrun > 0 ? uint64_t(info->si_overrun) : 0;
+            const uint64_t overruns = !perf && info->si_overrun > 0 ? uint64_t(info->si_overrun) : 0;
             writeCpuSample(static_cast<const ucontext_t *>(context), g_cpuPeriodNs * (1 + overruns));
             g_ring->cpuHandlerNs[handlerBucket(nowNs() - now)].fetch_add(1, std::memory_order_relaxed);
         }
@@ -336,6 +415,11 @@ struct StartArgs {
 };
 
 } // namespace
+
+void cpuUsePerfEvents(bool perfEvents)
+{
+    g_perfAsked = perfEvents;
+}
 
 void cpuStart()
 {
@@ -398,8 +482,11 @@ void cpuForkChild()
     // of the table written in every forked child were its pages copied).
     const int counted = g_timersUsed.load(std::memory_order_relaxed);
     const int used = counted < kMaxTimers ? counted : kMaxTimers;
-    for (int i = 0; i < used; ++i)
-        g_timers[i].store(-1, std::memory_order_relaxed);
+    for (int i = 0; i < used; ++i) {
+        const int id = g_timers[i].exchange(-1, std::memory_order_relaxed);
+        if (id >= 0 && (id & kPerfId) != 0)
+            syscall(SYS_close, id & ~kPerfId); // the parent's threads' events, whose descriptors the fork copied
+    }
     g_timersUsed.store(0, std::memory_order_relaxed);
     g_creating.store(0, std::memory_order_relaxed); // the parent's other threads' are not here
     t_state.timer = -1;

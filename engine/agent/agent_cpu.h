@@ -10,6 +10,9 @@
 namespace emberline::agent {
 
 extern uint64_t g_cpuPeriodNs; // the sampler's period (0: off)
+// Whether its threads' clocks are perf events where the system allows them (the session's kEnvCpuClock), else POSIX
+// CPU timers.
+void cpuUsePerfEvents(bool perfEvents);
 
 // Its start in a process image (after the ring is made), its restart in a forked child, and its end (every timer
 // deleted).

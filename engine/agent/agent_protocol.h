@@ -31,7 +31,7 @@
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 10;
+inline constexpr uint32_t kRingVersion = 11;
 // The unwind tables the session shares with the agent are versioned apart, beside their rows: agent_unwind.h's
 // kUnwindTableVersion; how they are delivered (the arena, the module index in the ring) is agent_tables.h's.
 // The header page, then the heap counters' slots (HeapSlot), then the module index (ModuleIndex, written by the
@@ -64,11 +64,21 @@ inline constexpr const char *kEnvAllocInterval = "EMBERLINE_ALLOC_INTERVAL"; // 
 inline constexpr const char *kEnvRingBytes = "EMBERLINE_AGENT_RING_BYTES";   // data bytes of each ring
 // The in-process sampler: CPU time between samples of each thread, in ns (absent: the agent does not sample CPU).
 inline constexpr const char *kEnvCpuPeriod = "EMBERLINE_CPU_PERIOD_NS";
+// "perf": time the in-process sampler's samples with a cpu-clock perf event per thread where perf events are allowed
+// (the asked rate; a signal raised while the thread runs may land as it enters a blocking call, which then fails with
+// EINTR: asked for programs that retry, as CPython does); absent: POSIX CPU timers (the kernel's tick, raised on the
+// way back to user mode only).
+inline constexpr const char *kEnvCpuClock = "EMBERLINE_CPU_CLOCK";
 
 // The user registers an allocation sample carries, in the order of the perf sampler's kPerfRegsMask (AX..IP,
 // then R8..R15): the session unwinds them with the same unwinder. Registers the agent does not capture are 0.
 inline constexpr int kRegisterCount = 17;
 enum Register : int { RegBX = 1, RegBP = 6, RegSP = 7, RegIP = 8, RegR12 = 13, RegR13 = 14, RegR14 = 15, RegR15 = 16 };
+
+// How the in-process sampler times each thread's samples: not chosen yet, a POSIX CPU timer per thread (it fires at
+// the kernel's tick, whatever rate is asked), or a cpu-clock perf event per thread that signals its own thread at
+// the asked rate (where perf events are allowed).
+enum class CpuClock : uint32_t { NotChosen = 0, Timers = 1, PerfEvents = 2 };
 
 // Problems the agent found in the program, for the session to say (bit flags in RingHeader::problems).
 enum Problem : uint32_t {
@@ -292,8 +302,8 @@ struct alignas(64) RingHeader {
     uint64_t createdNs;     // CLOCK_MONOTONIC
     uint64_t cpuPeriodNs;   // the in-process sampler's period (0: CPU is not sampled)
     uint32_t cpuSignal;     // the signal its timers send (0: none)
-    uint32_t reserved;
-    uint64_t attachedNs; // CLOCK_MONOTONIC when the agent was loaded into the running program (0: it was launched)
+    uint32_t cpuClock;      // CpuClock: how the in-process sampler's samples are timed (set at its first thread's)
+    uint64_t attachedNs;    // CLOCK_MONOTONIC when the agent was loaded into the running program (0: it was launched)
     // Written by the session.
     alignas(64) std::atomic<uint64_t> heartbeatNs; // CLOCK_MONOTONIC of the session's last visit
     std::atomic<uint32_t> sessionPid;              // the process that reads the ring: when its visits stop, the

@@ -235,6 +235,8 @@ bool RingReader::walkedStack(Ring &ring, uint64_t hash, uint8_t flags, std::span
 size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
 {
     agent::RingHeader &h = *ring.header;
+    if (h.cpuClock != uint32_t(agent::CpuClock::NotChosen))
+        m_cpuClock = agent::CpuClock(h.cpuClock);
     if (!ring.started) {
         ring.started = true;
         if (sinks.cpu)
@@ -475,6 +477,14 @@ uint32_t RingReader::cpuSignal(uint32_t pid) const
         if ((*it)->pid == pid)
             return (*it)->header->cpuSignal;
     return 0;
+}
+
+agent::CpuClock RingReader::cpuClock() const
+{
+    for (auto it = m_rings.rbegin(); it != m_rings.rend(); ++it)
+        if ((*it)->header->cpuClock != uint32_t(agent::CpuClock::NotChosen))
+            m_cpuClock = agent::CpuClock((*it)->header->cpuClock);
+    return m_cpuClock;
 }
 
 bool RingReader::requestTimer(uint32_t pid, uint32_t tid)

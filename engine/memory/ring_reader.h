@@ -187,6 +187,9 @@ public:
     void setStackCopyBytes(uint32_t bytes);
     // The in-process sampler's signal in process `pid`'s newest ring (0: none, or no open ring).
     uint32_t cpuSignal(uint32_t pid) const;
+    // How the newest open ring that has chosen times its CPU samples (per-thread perf events or timers); the last
+    // one seen once the rings have closed.
+    agent::CpuClock cpuClock() const;
     // How the agents take their samples' stacks from now on (walk with the session's tables, or copy), and every
     // how many walked samples of a thread are copied too for the check (0: none).
     void setUnwindMode(agent::UnwindMode mode, uint32_t checkEvery);
@@ -242,6 +245,7 @@ private:
     uint64_t m_images = 0;
     bool m_visiting = false; // a poll is under way (a sink's callback must not start another)
     double m_lastFill = 0;
+    mutable agent::CpuClock m_cpuClock = agent::CpuClock::NotChosen;
 };
 
 } // namespace emberline::engine

@@ -158,10 +158,11 @@ ThreadState InprocessSampler::waitState(uint32_t pid, uint32_t tid, Thread &thre
 
 std::string InprocessSampler::description() const
 {
+    const bool perf = m_rings.cpuClock() == agent::CpuClock::PerfEvents;
     std::string rate = std::to_string(m_options.frequency) + " Hz";
     // The kernel checks CPU timers at its scheduler tick: a faster timer fires once a tick with overruns, and
     // its sample stands for all of them. Said when the achieved rate is visibly lower.
-    if (m_cpuSamples >= 100 && m_sampledCpuNs > 0) {
+    if (!perf && m_cpuSamples >= 100 && m_sampledCpuNs > 0) {
         const double achieved = static_cast<double>(m_cpuSamples) * 1e9 / static_cast<double>(m_sampledCpuNs);
         if (achieved < m_options.frequency * 0.9) {
             char text[160];
@@ -174,7 +175,9 @@ std::string InprocessSampler::description() const
     }
     // A CPU sample copies its thread's live stack (up to 64 KiB); the learned copy is for waits' stacks and threads
     // of unknown stack bounds.
-    return "in-process sampler (each thread's CPU clock at " + rate + "; each CPU sample copies its live stack" +
+    return std::string(perf ? "in-process sampler (a cpu-clock perf event on each thread, signalling it, at "
+                            : "in-process sampler (each thread's CPU clock at ") +
+           rate + "; each CPU sample copies its live stack" +
            (m_options.wallTime ? "; wall time from /proc, no signal to waiting threads)" : ")");
 }
 

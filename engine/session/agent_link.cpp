@@ -281,9 +281,10 @@ void AgentLink::askMemory(uint64_t allocInterval, uint64_t ringBytes)
     m_ringBytes = std::max(m_ringBytes, ringBytes);
 }
 
-void AgentLink::askCpu(uint64_t cpuPeriodNs, uint64_t ringBytes)
+void AgentLink::askCpu(uint64_t cpuPeriodNs, uint64_t ringBytes, bool perfEvents)
 {
     m_cpuPeriodNs = std::max<uint64_t>(cpuPeriodNs, 1);
+    m_cpuPerfEvents = perfEvents;
     m_ringBytes = std::max(m_ringBytes, ringBytes);
 }
 
@@ -312,6 +313,8 @@ std::vector<std::pair<std::string, std::string>> AgentLink::options(const std::s
         out.emplace_back(agent::kEnvAllocInterval, std::to_string(m_allocInterval));
     if (m_cpuPeriodNs != 0)
         out.emplace_back(agent::kEnvCpuPeriod, std::to_string(m_cpuPeriodNs));
+    if (m_cpuPeriodNs != 0 && m_cpuPerfEvents)
+        out.emplace_back(agent::kEnvCpuClock, "perf");
     if (m_ringBytes != 0)
         out.emplace_back(agent::kEnvRingBytes, std::to_string(m_ringBytes));
     return out;

@@ -32,7 +32,9 @@ public:
     // What the program is asked to do, before it is launched: profile memory at `allocInterval` bytes (0: not),
     // sample CPU every `cpuPeriodNs` of each thread's CPU time (0: not); the larger ring asked for wins.
     void askMemory(uint64_t allocInterval, uint64_t ringBytes);
-    void askCpu(uint64_t cpuPeriodNs, uint64_t ringBytes);
+    // `perfEvents`: each thread's clock a perf event where allowed (the asked rate; for programs that retry a wait a
+    // signal interrupts, as CPython does), else POSIX CPU timers (the kernel's tick).
+    void askCpu(uint64_t cpuPeriodNs, uint64_t ringBytes, bool perfEvents = false);
     uint64_t cpuPeriodNs() const { return m_cpuPeriodNs; }
 
     // The launched program's environment: the agent first in LD_PRELOAD (before whatever the caller's environment
@@ -77,6 +79,7 @@ private:
     RingReader m_rings;
     uint64_t m_allocInterval = 0;
     uint64_t m_cpuPeriodNs = 0;
+    bool m_cpuPerfEvents = false;
     uint64_t m_ringBytes = 0;
     std::string m_executable;
     bool m_static = false;

@@ -165,7 +165,8 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
         r->ringSinks.memory = r->memory.get();
     }
     if (inprocess)
-        r->agent->askCpu(static_cast<uint64_t>(1'000'000'000 / m_config.frequency), kInprocessRingBytes);
+        r->agent->askCpu(static_cast<uint64_t>(1'000'000'000 / m_config.frequency), kInprocessRingBytes,
+                         runsCPython(m_config));
     if (r->agent && m_config.pid > 0) {
         // Loaded into the running program now: its hooks take the allocations from here on, its threads' timers
         // tick for the in-process sampler.
@@ -185,8 +186,7 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
         }
     }
     if (r->agent) {
-        r->python = std::make_unique<PythonFrames>(r->agent->rings(), r->recorder);
-        r->ringSinks.python = r->python.get();
+        r->ringSinks.python = (r->python = std::make_unique<PythonFrames>(r->agent->rings(), r->recorder)).get();
         r->pipeline.setPython(r->python.get());
     }
     if (!m_config.command.empty()) {
@@ -494,7 +494,7 @@ void RecordSession::reportStats(Running &r, const Callbacks &callbacks, int64_t 
     stats.paused = r.paused;
     stats.targetPid = r.targetPid;
     stats.attachedRealNs = r.attached ? r.attached->attachedRealNs : 0;
-    stats.samplerDescription = r.summary.samplerDescription;
+    stats.samplerDescription = r.summary.samplerDescription = r.sampler->description();
     stats.samplerChoice = r.summary.samplerChoice;
     if (r.memory) {
         stats.memory = true;

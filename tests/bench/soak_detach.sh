@@ -49,7 +49,8 @@ exec 3>&-
 wait "$PID"
 STATUS=$?
 
-echo "steady_service: exit $STATUS, $(grep -c done "$WORK/out") done"
+echo "steady_service: exit $STATUS, $(grep -c done "$WORK/out") done; its minutes (the sessions ran after minute $BASELINE):"
+grep '^minute' "$WORK/out" | sed 's/^/  /'
 awk -v base="$BASELINE" -v at="$AT" '
     /^minute/ { n = $2; cpu[n] = $6; rss[n] = $8; shorts = $10; last = n }
     END {
