@@ -4,7 +4,7 @@
 # how long the target's thread stood stopped (the helper's stopped_ns: p50, p99, max), the helper's whole run (wall
 # time, start to exit), and the stops it took to find the thread at a safe point (an injection that found none in its
 # 200 stops fails, and is counted). The first injection loads the library; the others find it loaded (dlopen returns
-# its handle) and only call. Targets: inject_target idle (a sleeping program: the floor), many_threads (8 busy threads), inject_target alloc (4 threads in malloc and free
+# its handle) and only call. Targets: inject_target idle (a sleeping program: the floor), many_threads (8 busy threads, and 500), inject_target alloc (4 threads in malloc and free
 # without pause, the main thread a third of its time) and inject_target alloc ... nonstop (the main thread too: the
 # safe point's hard case). On a machine with fewer cores than busy threads, the stop includes the wait for a core
 # each time the thread is let run the call.
@@ -128,6 +128,7 @@ heaptrack_bench() {
 echo "emberline-inject: $helper, probe: $probe"
 bench idle "$targets/inject_target" idle 60
 bench many_threads "$targets/many_threads" 8 60
+bench many_threads_500 "$targets/many_threads" 500 300
 bench alloc "$targets/inject_target" alloc 60 4
 bench alloc_nonstop "$targets/inject_target" alloc 60 4 nonstop
 heaptrack_bench idle "$targets/inject_target" idle 60

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The cost of CPython frames at 999 Hz on a pure-Python CPU-bound program, side by side in one run: the program
+# alone, under `perf record -e cpu-clock -F 999` without stacks (the floor: what the timer interrupts alone cost), and
+# under `emberline record` (the in-process sampler: a cpu-clock perf event per thread, each sample walking the
+# thread's Python frames and its native stack). The program (tests/targets/python_split.py's rounds, a fixed number of
+# them) times its own work. Interleaved ROUNDS times; prints each configuration's median and its slowdown against
+# `alone`, and Emberline's 60/30/10 split from the last session.
+#   bench_python.sh BUILD_DIR [ROUNDS] [PYTHON]
+set -euo pipefail
+BUILD=$(realpath "${1:?usage: bench_python.sh BUILD_DIR [ROUNDS] [PYTHON]}")
+ROUNDS=${2:-5}
+PYTHON=${3:-$(python3 -c 'import sys; print(sys.executable)')}
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+EMBERLINE=$BUILD/app/emberline
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+cat >"$WORK/fixed.py" <<'PY'
+import importlib.util, sys, time
+spec = importlib.util.spec_from_file_location("split", sys.argv[1])
+split = importlib.util.module_from_spec(spec)
+sys.argv = [sys.argv[1], "none"]
+spec.loader.exec_module(split)
+worker, cool = split.Worker(), split.outer()
+start = time.perf_counter()
+for _ in range(600):
+    worker.hot(60000)
+    split.plain(30000)
+    cool(10000)
+print("work %.4f" % (time.perf_counter() - start), file=sys.stderr)
+PY
+work() { sed -n 's/^work \([0-9.]*\)/\1/p' "$1" | tail -1; }
+declare -A times
+for round in $(seq "$ROUNDS"); do
+    "$PYTHON" "$WORK/fixed.py" tests/targets/python_split.py 2>"$WORK/err"
+    times[alone]+="$(work "$WORK/err") "
+    perf record -q -e cpu-clock -F 999 -o "$WORK/perf.data" -- "$PYTHON" "$WORK/fixed.py" tests/targets/python_split.py \
+        2>"$WORK/err" >/dev/null
+    times[perf]+="$(work "$WORK/err") "
+    "$EMBERLINE" record --frequency 999 --output "$WORK/out" -- "$PYTHON" "$WORK/fixed.py" tests/targets/python_split.py \
+        >"$WORK/session" 2>"$WORK/err" || { cat "$WORK/session" "$WORK/err"; exit 1; }
+    cat "$WORK/err" >>"$WORK/session"
+    times[emberline]+="$(work "$WORK/err") "
+done
+median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+base=$(echo "${times[alone]}" | median)
+for config in alone perf emberline; do
+    m=$(echo "${times[$config]}" | median)
+    awk -v c="$config" -v m="$m" -v b="$base" 'BEGIN {printf "%-10s %.3f s  %+.1f%%\n", c, m, (m - b) / b * 100}'
+done
+grep -E "sampler \(|handler took|python:" "$WORK/session" | sed 's/^/  /'
+"$EMBERLINE" report "$WORK/out/profile.pprof" | grep -E " (Worker\.hot|hot|plain|outer\.<locals>\.cool|cool)$" | sed 's/^/  /'
