@@ -68,6 +68,8 @@ void printMemorySummary(const engine::MemorySummary &m)
     if (m.waitNs > 0)
         std::fprintf(stderr, "emberline: memory: the program waited %s for room in the ring (exact mode)\n",
                      engine::formatValue(static_cast<int64_t>(m.waitNs), "nanoseconds").c_str());
+    for (const std::string &note : m.notes)
+        std::fprintf(stderr, "emberline: memory: %s\n", note.c_str());
     for (const std::string &problem : m.problems)
         std::fprintf(stderr, "emberline: memory: %s\n", problem.c_str());
 }
@@ -288,6 +290,10 @@ void configureRecordParser(QCommandLineParser &parser)
          QStringLiteral("With --memory: mean bytes allocated between two sampled allocations (default 524288); 1 "
                         "records every allocation (exact, slower)."),
          QStringLiteral("BYTES"), QStringLiteral("524288")},
+        {QStringLiteral("python-allocators"),
+         QStringLiteral("With --memory, for a launched CPython: count every object at CPython's own allocators "
+                        "(PyMem_SetAllocator) rather than at malloc, where its small objects' arenas count as one "
+                        "allocation each.")},
         {QStringLiteral("agent-stacks"),
          QStringLiteral("How the in-process agent takes stacks (memory, --sampler inprocess): walk (default: in the "
                         "program, with unwind tables Emberline builds, copying where a walk cannot go) or copy "
@@ -381,6 +387,11 @@ int runRecord(const QStringList &args)
         return 2;
     }
     config.allocInterval = static_cast<uint64_t>(value);
+    config.pythonAllocators = parser.isSet(QStringLiteral("python-allocators"));
+    if (config.pythonAllocators && !config.memory) {
+        std::fprintf(stderr, "emberline record: --python-allocators needs --memory\n");
+        return 2;
+    }
     const QString stacks = parser.value(QStringLiteral("agent-stacks"));
     if (stacks != QStringLiteral("walk") && stacks != QStringLiteral("copy")) {
         std::fprintf(stderr, "emberline record: --agent-stacks is walk or copy\n");

@@ -14,6 +14,7 @@
 #include "engine/agent/agent_cpu.h"
 #include "engine/agent/agent_walk.h"
 #include "engine/agent/agent_writer.h"
+#include "engine/agent/python/agent_pymem.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -50,6 +51,7 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.stat
                                                                            .noPages = false,
                                                                            .totalsKeySet = false,
                                                                            .slotGiven = false,
+                                                                           .notMalloc = false,
                                                                            .stackAsked = false,
                                                                            .stackLow = 0,
                                                                            .stackHigh = 0,
@@ -67,6 +69,7 @@ enum class Mode : int { Off = 0, Sampling = 1, Exact = 2 };
 std::atomic<int> g_mode{int(Mode::Off)};
 std::atomic<bool> g_active{false}; // this process image has a ring (memory, CPU or both)
 std::atomic<int> g_initialized{0}; // 0: not yet, 1: starting, 2: done
+bool g_pythonDomains = false;      // --python-allocators (agent_pymem.h)
 
 // The next sampling point, in bytes: an exponential draw with the mean interval.
 int64_t drawInterval(ThreadState &t)
@@ -156,6 +159,7 @@ void initialize(const AgentOptions &options)
     const bool memory = options.allocInterval != 0;
     g_cpuPeriodNs = options.cpuPeriodNs;
     cpuUsePerfEvents(options.cpuPerfEvents);
+    g_pythonDomains = options.pythonAllocators;
     if (!memory && g_cpuPeriodNs == 0)
         return;
     g_interval = options.allocInterval;
@@ -232,6 +236,8 @@ bool optionsFrom(AgentOptions &options, OptionLookup lookup, void *context)
     options.cpuPeriodNs = parseUnsigned(lookup(kEnvCpuPeriod, context), 0);
     const char *clock = lookup(kEnvCpuClock, context);
     options.cpuPerfEvents = clock && strcmp(clock, "perf") == 0;
+    const char *python = lookup(kEnvPythonAllocators, context);
+    options.pythonAllocators = python && strcmp(python, "1") == 0;
     options.ringBytes = parseUnsigned(lookup(kEnvRingBytes, context), kDefaultRingDataBytes);
     return options.directory && *options.directory && (options.allocInterval != 0 || options.cpuPeriodNs != 0);
 }
@@ -309,6 +315,17 @@ void agentStartThreads()
         const InternalWork work;
         atForkRegistered = pthread_atfork(nullptr, nullptr, atForkChild) == 0;
     }
+    // CPython's memory counted where it is allocated (agent_pymem.h): only before the interpreter starts.
+    if (g_mode.load(std::memory_order_acquire) != int(Mode::Off) && g_attachedNs == 0 &&
+        g_pythonAllocators == uint32_t(PythonAllocators::NotAsked)) {
+        const InternalWork work; // dlsym's
+        g_pythonAllocators = uint32_t(installPythonAllocators(g_pythonDomains));
+        if (g_ring) {
+            g_ring->pythonAllocators.store(g_pythonAllocators, std::memory_order_relaxed);
+            if (g_pythonAllocators == uint32_t(PythonAllocators::Installed))
+                g_ring->heapCounted.store(0, std::memory_order_release);
+        }
+    }
     cpuStart();
 }
 
@@ -321,6 +338,9 @@ void agentFinish()
         const ThreadState &t = t_state;
         writeTotals(totalAllocations(t), totalBytes(t));
     }
+    if (g_pythonAllocators == uint32_t(PythonAllocators::Installed) ||
+        g_pythonAllocators == uint32_t(PythonAllocators::Arenas))
+        g_ring->pythonAllocators.store(uint32_t(pythonAllocatorsNow()), std::memory_order_relaxed);
     g_ring->finished.store(1, std::memory_order_release);
 }
 
@@ -415,6 +435,21 @@ __attribute__((noinline)) bool freeSlow(void *address)
     if (untrack(uint64_t(address)))
         writeFree(address, false, false);
     return true;
+}
+
+__attribute__((noinline)) void pythonFreeSlow(void *address)
+{
+    const int mode = g_mode.load(std::memory_order_relaxed);
+    if (mode == int(Mode::Off) || t_state.inCxx != 0)
+        return;
+    const AgentScope scope;
+    if (mode == int(Mode::Exact)) {
+        if (t_state.internal == 0)
+            writeFree(address, true, true);
+        return;
+    }
+    if (untrack(uint64_t(address)))
+        writeFree(address, false, false);
 }
 
 void watchThreadEnd()

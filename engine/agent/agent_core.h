@@ -58,6 +58,7 @@ struct AgentOptions {
     uint64_t allocInterval = 0;      // mean bytes between sampled allocations; 1: every one (exact); 0: memory off
     uint64_t cpuPeriodNs = 0;        // the in-process sampler's period; 0: off
     bool cpuPerfEvents = false;      // its clock: per-thread perf events where allowed (kEnvCpuClock), else timers
+    bool pythonAllocators = false;   // CPython's own allocators counted at their calls (kEnvPythonAllocators)
     uint64_t ringBytes = kDefaultRingDataBytes;
 };
 // The options the session put in the program's environment (agent_protocol.h's kEnv*); false: the agent stays off.
@@ -181,6 +182,24 @@ template <typename Next> inline void release(void *address, Next next)
         return releaseSlow(address, next);
     countFreed(address);
     next(address);
+}
+
+// A call of CPython's own allocators (agent_pymem.h): on the countdown and sampled as any allocation, its free
+// recorded where the session must see it; never in the heap counts, which count malloc's heap (a Python allocator's
+// block lies in its own arenas, or in a malloc block counted there).
+void pythonFreeSlow(void *address);
+inline void pythonAllocated(void *address, size_t size)
+{
+    if (__builtin_expect(countDown(t_state, size), 0)) {
+        t_state.notMalloc = true; // no chunk header before it to read
+        onCountdown(address, size);
+        t_state.notMalloc = false;
+    }
+}
+inline void pythonFreeing(void *address)
+{
+    if (__builtin_expect(freeFiltered(uint64_t(address)), 0))
+        pythonFreeSlow(address);
 }
 
 // A block that freeing() was told of stays the program's after all (a realloc that failed).

@@ -126,7 +126,7 @@ void startHeapCounting(bool counting)
     g_heapState.store(counting ? 1 : 2, std::memory_order_release);
 }
 
-void countHeapSlow(void *address, bool freed)
+void countHeapSlow(void *address, bool freed, uint64_t bytes)
 {
     ThreadState &t = t_state;
     // The agent's own work and what an allocator's C++ operator calls inside it count nothing (the operator's call
@@ -140,7 +140,7 @@ void countHeapSlow(void *address, bool freed)
         // The thread has ended and given its slot back: its last calls count in the header.
         if (state == 1 && g_ring)
             (freed ? g_ring->lateFreed : g_ring->lateAllocated)
-                .fetch_add(heapBytesOf(address), std::memory_order_relaxed);
+                .fetch_add(bytes ? bytes : heapBytesOf(address), std::memory_order_relaxed);
         return;
     }
     if (t.ownSlot == nullptr) {
@@ -161,7 +161,7 @@ void countHeapSlow(void *address, bool freed)
     // asked for here, every time.
     if (g_chunkSizes)
         t.slot = t.ownSlot;
-    addToSum(freed ? t.ownSlot->freed : t.ownSlot->allocated, heapBytesOf(address));
+    addToSum(freed ? t.ownSlot->freed : t.ownSlot->allocated, bytes ? bytes : heapBytesOf(address));
 }
 
 void giveHeapSlotBack()

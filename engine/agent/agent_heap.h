@@ -34,7 +34,8 @@ inline uint64_t heapBytesOf(void *address)
 }
 
 // A heap count the fast path could not make: no slot yet (it takes one), the agent's own work, a null address.
-void countHeapSlow(void *address, bool freed);
+// `bytes`: the block's heap bytes where the allocator's measure does not apply (0: that measure).
+void countHeapSlow(void *address, bool freed, uint64_t bytes = 0);
 
 // One add instruction: a signal handler on the same thread cannot fall between a load and a store of the sum, and
 // the session reads it whole (an aligned 8-byte store).
@@ -58,6 +59,16 @@ inline void countFreed(void *address)
     if (__builtin_expect(slot == nullptr || address == nullptr, 0))
         return countHeapSlow(address, true);
     addToSum(slot->freed, chunkSize(address));
+}
+
+// A block of `bytes` that is no malloc block (CPython's arenas, which it maps itself), counted in the heap all the
+// same.
+inline void countHeapBytes(void *address, uint64_t bytes, bool freed)
+{
+    HeapSlot *slot = t_state.slot;
+    if (__builtin_expect(slot == nullptr || address == nullptr, 0))
+        return countHeapSlow(address, freed, bytes);
+    addToSum(freed ? slot->freed : slot->allocated, bytes);
 }
 
 // The allocator's malloc_usable_size looked up beside `realMalloc` (and the C library's chunk sizes checked with a

@@ -31,7 +31,7 @@
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 11;
+inline constexpr uint32_t kRingVersion = 12;
 // The unwind tables the session shares with the agent are versioned apart, beside their rows: agent_unwind.h's
 // kUnwindTableVersion; how they are delivered (the arena, the module index in the ring) is agent_tables.h's.
 // The header page, then the heap counters' slots (HeapSlot), then the module index (ModuleIndex, written by the
@@ -69,6 +69,8 @@ inline constexpr const char *kEnvCpuPeriod = "EMBERLINE_CPU_PERIOD_NS";
 // EINTR: asked for programs that retry, as CPython does); absent: POSIX CPU timers (the kernel's tick, raised on the
 // way back to user mode only).
 inline constexpr const char *kEnvCpuClock = "EMBERLINE_CPU_CLOCK";
+// "1": CPython's own allocators counted at their calls (agent_pymem.h), with memory.
+inline constexpr const char *kEnvPythonAllocators = "EMBERLINE_PYTHON_ALLOCATORS";
 
 // The user registers an allocation sample carries, in the order of the perf sampler's kPerfRegsMask (AX..IP,
 // then R8..R15): the session unwinds them with the same unwinder. Registers the agent does not capture are 0.
@@ -370,6 +372,9 @@ struct alignas(64) RingHeader {
     // before the count that takes it in.
     std::atomic<uint32_t> escapedModules;
     EscapedModule escaped[kEscapedModules];
+    // agent_pymem.h's PythonAllocators: CPython's own allocators counted at their calls, or why not (as the image
+    // started, and again as it ended: Replaced when the program set its own).
+    std::atomic<uint32_t> pythonAllocators;
 };
 static_assert(sizeof(RingHeader) <= kHeapSlotsOffset);
 

@@ -53,6 +53,7 @@ struct ThreadState {
     bool noPages;      // the last reserve found no room because the file system gave no pages: waiting won't help
     bool totalsKeySet; // the thread's totals are written when it ends (a thread-specific key's destructor)
     bool slotGiven;    // the thread has ended and given its heap slot back
+    bool notMalloc;    // the allocation being sampled is no malloc block (CPython's): its heap bytes are its size
 
     // --- Its stack (agent_stack.cpp) ---
     bool stackAsked;    // its bounds were looked up (outside handlers: the look-up allocates)

@@ -11,6 +11,7 @@
 #include "engine/agent/agent_thread.h"
 #include "engine/agent/agent_track.h"
 #include "engine/agent/agent_walk.h"
+#include "engine/agent/python/agent_pymem.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,7 @@ uint64_t g_interval = uint64_t(512) * 1024;
 uint64_t g_ringBytes = kDefaultRingDataBytes;
 char g_directory[512];
 uint64_t g_attachedNs = 0;
+uint32_t g_pythonAllocators = 0;
 void (*g_afterReserve)(RecordHeader *record) = nullptr;
 
 namespace {
@@ -281,7 +283,7 @@ template <typename Record> void fill(Record &record, const AllocFields &f)
     record.timeNs = f.now;
     record.address = uint64_t(f.address);
     record.size = f.size;
-    record.heapBytes = heapBytesOf(f.address);
+    record.heapBytes = t_state.notMalloc ? f.size : heapBytesOf(f.address);
     record.threadAllocations = f.allocations;
     record.threadBytes = f.bytes;
 }
@@ -559,7 +561,12 @@ bool createRing(uint32_t parentPid)
     // A forked child frees blocks its parent allocated, which its counts never saw: they are not whole there.
     // A program the agent was loaded into while it ran frees blocks allocated before: not whole there either.
     ring->attachedNs = g_attachedNs;
-    ring->heapCounted.store(parentPid == 0 && g_attachedNs == 0 && g_interval > 0 && heapSizesKnown() ? 1 : 0,
+    // CPython's allocators counted at their calls: their blocks are in no malloc count.
+    ring->pythonAllocators.store(g_pythonAllocators, std::memory_order_relaxed);
+    ring->heapCounted.store(parentPid == 0 && g_attachedNs == 0 && g_interval > 0 && heapSizesKnown() &&
+                                    g_pythonAllocators != uint32_t(PythonAllocators::Installed)
+                                ? 1
+                                : 0,
                             std::memory_order_release);
     if (rename(temp, path) != 0) {
         munmap(mem, total);

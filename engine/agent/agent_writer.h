@@ -23,6 +23,7 @@ extern uint64_t g_ringBytes;
 extern char g_directory[512];
 extern uint64_t g_attachedNs; // CLOCK_MONOTONIC when the agent was loaded into the running program (0: launched)
 extern std::atomic<bool> g_sessionGone;
+extern uint32_t g_pythonAllocators; // agent_pymem.h's PythonAllocators, as the image's ring tells it
 
 uint64_t nowNs();
 void appendDecimal(char *&p, uint64_t v);

@@ -18,6 +18,13 @@ std::optional<int64_t> heapLiveOf(const agent::RingHeader &h)
     return static_cast<int64_t>(live);
 }
 
+void addPythonAllocators(RingCounters &c, const agent::RingHeader &h)
+{
+    const uint32_t state = h.pythonAllocators.load(std::memory_order_relaxed);
+    if (state < c.pythonAllocators.size())
+        ++c.pythonAllocators[state];
+}
+
 void addEscaped(RingCounters &c, uint32_t pid, const agent::RingHeader &h)
 {
     const uint32_t count = h.escapedModules.load(std::memory_order_acquire);

@@ -18,6 +18,9 @@ std::optional<int64_t> heapLiveOf(const agent::RingHeader &h);
 // The modules ring `h`'s agent left alone (RingHeader::escaped), added to `c` as process `pid`'s.
 void addEscaped(RingCounters &c, uint32_t pid, const agent::RingHeader &h);
 
+// How ring `h`'s agent counted CPython's memory, added to `c`'s count of images by it.
+void addPythonAllocators(RingCounters &c, const agent::RingHeader &h);
+
 // The Python frames at the end of a sample record (agent_protocol.h's PythonFields), within its `body` bytes after its
 // fixed part; none when they do not fit.
 PythonFramesView pythonFrames(const agent::RecordHeader &record, const agent::PythonFields &fields, uint32_t body,

@@ -432,6 +432,7 @@ size_t RingReader::visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upTo
             for (int b = 0; b < agent::kHandlerBuckets; ++b)
                 m_closed.cpuHandlerNs[size_t(b)] += h.cpuHandlerNs[b].load(std::memory_order_relaxed);
             addEscaped(m_closed, ring.pid, h);
+            addPythonAllocators(m_closed, h);
             if (m_tables)
                 m_tables->removeImage(ring.image);
             m_rings.erase(m_rings.begin() + std::ptrdiff_t(i));
@@ -574,6 +575,7 @@ RingCounters RingReader::counters() const
     c.cpuHandlerNs = m_closed.cpuHandlerNs;
     c.escaped = m_closed.escaped;
     c.escapedUnlisted += m_closed.escapedUnlisted;
+    c.pythonAllocators = m_closed.pythonAllocators;
     for (const auto &ring : m_rings) {
         const agent::RingHeader &h = *ring->header;
         c.allocsDropped += h.allocsDropped.load(std::memory_order_relaxed);
@@ -584,6 +586,7 @@ RingCounters RingReader::counters() const
         for (int b = 0; b < agent::kHandlerBuckets; ++b)
             c.cpuHandlerNs[size_t(b)] += h.cpuHandlerNs[b].load(std::memory_order_relaxed);
         addEscaped(c, ring->pid, h);
+        addPythonAllocators(c, h);
     }
     return c;
 }

@@ -152,6 +152,9 @@ struct RingCounters {
     };
     std::vector<Escaped> escaped;
     uint64_t escapedUnlisted = 0;
+    // Process images by how their agent counted CPython's memory (agent::PythonAllocators, engine/agent/python/
+    // agent_pymem.h).
+    std::array<uint64_t, 5> pythonAllocators{};
 };
 
 // The session's one reader of the agent's rings (engine/agent/agent_protocol.h; the agent writes them): finds the

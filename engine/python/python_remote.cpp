@@ -145,16 +145,84 @@ uint64_t PythonStackReader::nativeIdOfPthread(uint64_t pthread) const
     return ::access(task.c_str(), F_OK) == 0 ? static_cast<uint64_t>(tid) : 0;
 }
 
+uint64_t PythonStackReader::nativeIdOf(uint64_t threadState) const
+{
+    const PythonLayout &l = m_layout.layout;
+    uint64_t id = 0;
+    if (l.threadNativeId != kPyAbsent) {
+        read(threadState + l.threadNativeId, &id, sizeof id);
+        return id;
+    }
+    uint64_t pthread = 0;
+    return read(threadState + l.threadId, &pthread, sizeof pthread) ? nativeIdOfPthread(pthread) : 0;
+}
+
 PythonThreadStack PythonStackReader::readThread(uint64_t threadState) const
 {
     const PythonLayout &l = m_layout.layout;
     PythonThreadStack out;
     read(threadState + l.threadId, &out.threadId, sizeof out.threadId);
-    if (l.threadNativeId != kPyAbsent)
-        read(threadState + l.threadNativeId, &out.nativeThreadId, sizeof out.nativeThreadId);
-    else
-        out.nativeThreadId = nativeIdOfPthread(out.threadId);
+    out.nativeThreadId = nativeIdOf(threadState);
+    std::vector<agent::PythonFrame> codes;
+    out.complete = walkCodes(threadState, codes, out.problem);
+    // Before 3.11 every frame is its own call of the eval loop: no frame is told apart as an entry one.
+    const bool entries = l.frameIsEntry != kPyAbsent || l.ownerCStack != kPyNoOwner;
+    CodeFacts facts;
+    for (const agent::PythonFrame &code : codes) {
+        if (!describeCode(code.code, facts)) {
+            out.complete = false;
+            out.problem = "unreadable code object at " + addressText(code.code);
+            return out;
+        }
+        PythonFrame f;
+        f.name = std::move(facts.name);
+        f.file = std::move(facts.file);
+        const int line = lineForOffset(l.lineTable, facts.firstLine, facts.lineTable.data(), facts.lineTable.size(),
+                                       code.instruction);
+        f.line = line < 0 ? 0 : line;
+        f.entry = entries && (code.flags & agent::PythonFrameEntry) != 0;
+        out.frames.push_back(std::move(f));
+    }
+    return out;
+}
 
+uint32_t PythonStackReader::readThreadCodes(uint32_t nativeTid, uint64_t &threadState,
+                                            std::vector<agent::PythonFrame> &out) const
+{
+    const PythonLayout &l = m_layout.layout;
+    out.clear();
+    if (threadState == 0 || nativeIdOf(threadState) != nativeTid) {
+        threadState = 0;
+        uint64_t interp = 0;
+        readPointer(m_image.runtimeAddress + l.runtimeInterpretersHead, interp);
+        std::unordered_set<uint64_t> seen;
+        for (int i = 0; interp && !threadState && i < kMaxInterpreters && seen.insert(interp).second; ++i) {
+            uint64_t thread = 0;
+            readPointer(interp + l.interpThreadsHead, thread);
+            for (int t = 0; thread && t < kMaxThreads && seen.insert(thread).second; ++t) {
+                if (nativeIdOf(thread) == nativeTid) {
+                    threadState = thread;
+                    break;
+                }
+                if (!readPointer(thread + l.threadNext, thread))
+                    break;
+            }
+            if (!readPointer(interp + l.interpNext, interp))
+                break;
+        }
+        if (!threadState)
+            return agent::PythonWalkNoThread;
+    }
+    std::string problem;
+    if (walkCodes(threadState, out, problem))
+        return 0;
+    return problem.starts_with("deeper") ? agent::PythonWalkTruncated : agent::PythonWalkCut;
+}
+
+bool PythonStackReader::walkCodes(uint64_t threadState, std::vector<agent::PythonFrame> &out,
+                                  std::string &problem) const
+{
+    const PythonLayout &l = m_layout.layout;
     uint64_t frame = 0;
     bool ok = true;
     if (l.threadFrame != kPyAbsent) {
@@ -165,60 +233,58 @@ PythonThreadStack PythonStackReader::readThread(uint64_t threadState) const
              (cframe == 0 || readPointer(cframe + l.cframeCurrentFrame, frame));
     }
     if (!ok) {
-        out.complete = false;
-        out.problem = "unreadable thread state at " + addressText(threadState);
-        return out;
+        problem = "unreadable thread state at " + addressText(threadState);
+        return false;
     }
+    // Before 3.11 every frame is its own call of the eval loop (the agent marks each one so).
+    const bool eachEntry = l.frameIsEntry == kPyAbsent && l.ownerCStack == kPyNoOwner;
     std::unordered_set<uint64_t> visited;
     bool lastKept = false; // the frame visited just before was kept (it is the callee of the one now visited)
     int depth = 0;
     for (; frame && depth < kMaxDepth; ++depth) {
         if (!visited.insert(frame).second) {
-            out.complete = false;
-            out.problem = "the frames make a cycle at " + addressText(frame);
-            return out;
+            problem = "the frames make a cycle at " + addressText(frame);
+            return false;
         }
         uint8_t owner = 0;
         if (l.frameOwner != kPyAbsent && !read(frame + l.frameOwner, &owner, 1)) {
-            out.complete = false;
-            out.problem = "unreadable frame at " + addressText(frame);
-            return out;
+            problem = "unreadable frame at " + addressText(frame);
+            return false;
         }
         if (l.ownerCStack != kPyNoOwner && owner == l.ownerCStack) {
             if (lastKept)
-                out.frames.back().entry = true; // its caller is the eval loop's shim
+                out.back().flags |= agent::PythonFrameEntry; // its caller is the eval loop's shim
             lastKept = false;
         } else {
-            PythonFrame f;
+            agent::PythonFrame f{0, -1, eachEntry ? uint32_t(agent::PythonFrameEntry) : 0u};
             bool skip = false;
-            if (!readFrame(frame, f, skip)) {
-                out.complete = false;
-                out.problem = "unreadable frame at " + addressText(frame);
-                return out;
+            if (!readFrameCode(frame, f, skip)) {
+                problem = "unreadable frame at " + addressText(frame);
+                return false;
             }
             if (!skip)
-                out.frames.push_back(std::move(f));
+                out.push_back(f);
             lastKept = !skip;
         }
         if (!readPointer(frame + l.framePrevious, frame)) {
-            out.complete = false;
-            out.problem = "unreadable frame link";
-            return out;
+            problem = "unreadable frame link";
+            return false;
         }
     }
     if (frame) {
-        out.complete = false;
-        out.problem = "deeper than " + std::to_string(kMaxDepth) + " frames: cut there";
+        problem = "deeper than " + std::to_string(kMaxDepth) + " frames: cut there";
+        return false;
     }
-    return out;
+    return true;
 }
 
-bool PythonStackReader::readFrame(uint64_t frame, PythonFrame &out, bool &skip) const
+bool PythonStackReader::readFrameCode(uint64_t frame, agent::PythonFrame &out, bool &skip) const
 {
     const PythonLayout &l = m_layout.layout;
     uint64_t code = 0;
     if (!readPointer(frame + l.frameCode, code) || !code)
         return false;
+    out.code = code;
     int64_t offset = -1;
     if (l.instruction == InstructionKind::LastiBytes || l.instruction == InstructionKind::LastiCodeUnits) {
         int32_t lasti = 0;
@@ -240,9 +306,17 @@ bool PythonStackReader::readFrame(uint64_t frame, PythonFrame &out, bool &skip) 
         if (l.frameIsEntry != kPyAbsent) {
             uint8_t isEntry = 0;
             read(frame + l.frameIsEntry, &isEntry, 1);
-            out.entry = isEntry != 0;
+            if (isEntry != 0)
+                out.flags |= agent::PythonFrameEntry;
         }
     }
+    out.instruction = offset < 0 || offset > INT32_MAX ? -1 : static_cast<int32_t>(offset);
+    return true;
+}
+
+bool PythonStackReader::describeCode(uint64_t code, CodeFacts &out) const
+{
+    const PythonLayout &l = m_layout.layout;
     uint64_t name = 0, file = 0, table = 0;
     int32_t firstLine = 0;
     if (!readPointer(code + (l.codeQualname != kPyAbsent ? l.codeQualname : l.codeName), name) ||
@@ -251,16 +325,15 @@ bool PythonStackReader::readFrame(uint64_t frame, PythonFrame &out, bool &skip) 
         return false;
     out.name = readString(name);
     out.file = readString(file);
+    out.firstLine = firstLine;
+    out.lineTable.clear();
     int64_t tableSize = 0;
-    std::vector<uint8_t> bytes;
     if (read(table + l.bytesSize, &tableSize, sizeof tableSize) && tableSize > 0 &&
         tableSize <= int64_t(kMaxLineTable)) {
-        bytes.resize(static_cast<size_t>(tableSize));
-        if (!read(table + l.bytesData, bytes.data(), bytes.size()))
-            bytes.clear();
+        out.lineTable.resize(static_cast<size_t>(tableSize));
+        if (!read(table + l.bytesData, out.lineTable.data(), out.lineTable.size()))
+            out.lineTable.clear();
     }
-    const int line = lineForOffset(l.lineTable, firstLine, bytes.data(), bytes.size(), offset);
-    out.line = line < 0 ? 0 : line;
     return true;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/agent/python/agent_python.h"
 #include "engine/common/result.h"
 #include "engine/python/python_image.h"
 #include "engine/python/python_layout_choice.h"
@@ -56,6 +57,21 @@ public:
 
     Result<std::vector<PythonThreadStack>> readStacks() const;
 
+    // Thread `nativeTid`'s Python frames as the agent writes them (code object, instruction offset, entry flag), leaf
+    // first, into `out`: for a thread known to be blocked, whose chain cannot move while it waits (its caller checks
+    // that it still waits after the read). `threadState` caches the thread's state between calls (0: look for it in
+    // the interpreters' thread lists; checked at each use). Returns agent::PythonWalkFlag bits (PythonWalkNoThread
+    // when no thread state is the thread's).
+    uint32_t readThreadCodes(uint32_t nativeTid, uint64_t &threadState, std::vector<agent::PythonFrame> &out) const;
+    // What names a code object: its qualified name (the bare one before 3.11), file, first line and line table.
+    struct CodeFacts {
+        std::string name;
+        std::string file;
+        int firstLine = 0;
+        std::vector<uint8_t> lineTable;
+    };
+    bool describeCode(uint64_t code, CodeFacts &out) const;
+
     int pid() const { return m_pid; }
     const PythonImage &image() const { return m_image; }
     const ChosenPythonLayout &layout() const { return m_layout; }
@@ -65,7 +81,10 @@ private:
     bool read(uint64_t address, void *out, size_t size) const;
     bool readPointer(uint64_t address, uint64_t &out) const { return read(address, &out, sizeof out); }
     PythonThreadStack readThread(uint64_t threadState) const;
-    bool readFrame(uint64_t frame, PythonFrame &out, bool &skip) const;
+    uint64_t nativeIdOf(uint64_t threadState) const;
+    // The chain of thread state `threadState`, leaf first; false with `problem` said where it was cut.
+    bool walkCodes(uint64_t threadState, std::vector<agent::PythonFrame> &out, std::string &problem) const;
+    bool readFrameCode(uint64_t frame, agent::PythonFrame &out, bool &skip) const;
     std::string readString(uint64_t unicode) const;
     uint64_t nativeIdOfPthread(uint64_t pthread) const;
 

@@ -375,8 +375,13 @@ void InprocessSampler::sampleWait(uint32_t pid, uint32_t tid, Thread &t, uint64_
         at += len;
     }
     const ssize_t got = ::process_vm_readv(pid_t(pid), local.data(), local.size(), remote.data(), remote.size(), 0);
-    // The thread may have woken while its stack was read: the copy counts only if it still waits where it did.
+    // A CPython thread's Python frames, read while it waits: its chain does not move until it runs again.
+    if (got > 0 && m_options.pythonOfWait)
+        s.python = m_options.pythonOfWait(pid, tid);
+    // The thread may have woken while its stack (and chain) was read: the copy counts only if it still waits where it
+    // did.
     if (got <= 0 || readProcFile(taskPath(pid, tid, "syscall")) != syscall) {
+        s.python = {};
         if (t.hasStack) {
             s.sameStack = true;
             sink.onSample(s);

@@ -5,6 +5,7 @@
 #include "engine/sampler/sampler.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -18,6 +19,9 @@ struct InprocessSamplerOptions {
     int frequency = 999;         // CPU samples a second of each thread's CPU time
     bool wallTime = true;        // also the time threads wait, per thread and stack
     uint32_t stackBytes = 32768; // user stack each CPU sample copies
+    // The Python frames of a thread blocked in a system call, read from outside (PythonFrames::readWaiting); null:
+    // none are read.
+    std::function<PythonFramesView(uint32_t pid, uint32_t tid)> pythonOfWait;
 };
 
 // The sampler for launched programs where perf events are forbidden, from inside the program: Emberline's agent

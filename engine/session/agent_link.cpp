@@ -275,9 +275,10 @@ AgentLink::~AgentLink()
     std::filesystem::remove_all(m_rings.directory(), ec);
 }
 
-void AgentLink::askMemory(uint64_t allocInterval, uint64_t ringBytes)
+void AgentLink::askMemory(uint64_t allocInterval, uint64_t ringBytes, bool pythonAllocators)
 {
     m_allocInterval = std::max<uint64_t>(allocInterval, 1);
+    m_pythonAllocators = pythonAllocators;
     m_ringBytes = std::max(m_ringBytes, ringBytes);
 }
 
@@ -315,6 +316,8 @@ std::vector<std::pair<std::string, std::string>> AgentLink::options(const std::s
         out.emplace_back(agent::kEnvCpuPeriod, std::to_string(m_cpuPeriodNs));
     if (m_cpuPeriodNs != 0 && m_cpuPerfEvents)
         out.emplace_back(agent::kEnvCpuClock, "perf");
+    if (m_allocInterval != 0 && m_pythonAllocators)
+        out.emplace_back(agent::kEnvPythonAllocators, "1");
     if (m_ringBytes != 0)
         out.emplace_back(agent::kEnvRingBytes, std::to_string(m_ringBytes));
     return out;

@@ -31,7 +31,7 @@ public:
 
     // What the program is asked to do, before it is launched: profile memory at `allocInterval` bytes (0: not),
     // sample CPU every `cpuPeriodNs` of each thread's CPU time (0: not); the larger ring asked for wins.
-    void askMemory(uint64_t allocInterval, uint64_t ringBytes);
+    void askMemory(uint64_t allocInterval, uint64_t ringBytes, bool pythonAllocators = false);
     // `perfEvents`: each thread's clock a perf event where allowed (the asked rate; for programs that retry a wait a
     // signal interrupts, as CPython does), else POSIX CPU timers (the kernel's tick).
     void askCpu(uint64_t cpuPeriodNs, uint64_t ringBytes, bool perfEvents = false);
@@ -80,6 +80,7 @@ private:
     uint64_t m_allocInterval = 0;
     uint64_t m_cpuPeriodNs = 0;
     bool m_cpuPerfEvents = false;
+    bool m_pythonAllocators = false;
     uint64_t m_ringBytes = 0;
     std::string m_executable;
     bool m_static = false;

@@ -1,6 +1,7 @@
 #include "engine/session/memory_session.h"
 
 #include "engine/agent/agent_protocol.h"
+#include "engine/agent/python/agent_pymem.h"
 #include "engine/common/clock.h"
 #include "engine/common/logging.h"
 #include "engine/common/strings.h"
@@ -28,6 +29,32 @@ int64_t rounded(double v)
     return static_cast<int64_t>(std::llround(v));
 }
 
+// What the memory of the program's CPythons counts (engine/agent/python/agent_pymem.h), from the images' states.
+std::vector<std::string> pythonMemoryNotes(const std::array<uint64_t, 5> &images)
+{
+    using agent::PythonAllocators;
+    auto count = [&](PythonAllocators state) { return images[size_t(state)]; };
+    auto processes = [](uint64_t n) {
+        return std::to_string(n) + (n == 1 ? " CPython process" : " CPython processes");
+    };
+    std::vector<std::string> notes;
+    if (count(PythonAllocators::Arenas) > 0)
+        notes.push_back(processes(count(PythonAllocators::Arenas)) +
+                        ": objects of up to 512 bytes come from pymalloc's arenas, which CPython maps itself, not from "
+                        "malloc: each arena (1 MiB from 3.10, 256 KiB before) counts as one allocation, of the Python "
+                        "code whose object needed it, and in the heap; larger objects are counted at malloc "
+                        "(--python-allocators counts every object as Python allocates it)");
+    if (count(PythonAllocators::Installed) > 0)
+        notes.push_back(processes(count(PythonAllocators::Installed)) +
+                        ": CPython's own allocators counted at their calls (--python-allocators): every object as "
+                        "Python allocates it, and what else reaches malloc; the live heap is the samples' estimate");
+    if (count(PythonAllocators::Replaced) > 0)
+        notes.push_back(processes(count(PythonAllocators::Replaced)) +
+                        " set their allocators themselves as they started (PYTHONMALLOC, -X dev): only what reaches "
+                        "malloc is counted there");
+    return notes;
+}
+
 } // namespace
 
 Result<std::unique_ptr<MemorySession>> MemorySession::create(const SessionConfig &config, AgentLink &agent,
@@ -41,7 +68,7 @@ MemorySession::MemorySession(const SessionConfig &config, AgentLink &agent, Allo
     : m_unwinder(unwinder), m_recorder(recorder), m_interval(std::max<uint64_t>(config.allocInterval, 1)),
       m_rings(agent.rings()), m_heap(m_interval)
 {
-    agent.askMemory(m_interval, m_interval == 1 ? kExactRingBytes : kSampledRingBytes);
+    agent.askMemory(m_interval, m_interval == 1 ? kExactRingBytes : kSampledRingBytes, config.pythonAllocators);
     setStackCopyBytes(8192);
     // The row of a process image's live heap that no live sample stands for.
     const uint32_t marker = recorder.internLocation(kMarkerModule, uint64_t(MarkerFrame::UnsampledHeap));
@@ -267,6 +294,7 @@ std::shared_ptr<const MemorySummary> MemorySession::summary() const
     s->waitNs = rings.waitNs;
     s->processes = rings.rings;
     s->problems = m_problems;
+    s->notes = pythonMemoryNotes(rings.pythonAllocators);
     for (std::string &line : moduleEscapes())
         s->problems.push_back(std::move(line));
     if (rings.problems & agent::ProblemDeepBind)

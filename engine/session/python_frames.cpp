@@ -56,6 +56,7 @@ void PythonFrames::onPythonImage(uint64_t image, uint32_t pid)
         return;
     }
     Interpreter interpreter;
+    interpreter.image = image;
     auto reader = PythonStackReader::attach(static_cast<int>(pid));
     if (!reader) {
         interpreter.said = reader.error().message;
@@ -73,6 +74,7 @@ void PythonFrames::onPythonImage(uint64_t image, uint32_t pid)
     for (const PythonCodeRange &part : found.evalLoop)
         interpreter.evalLoop.emplace_back(part.start, part.start + part.size);
     interpreter.said = "CPython " + found.version.text + " (" + found.path + ", " + layout.source + ")";
+    interpreter.reader = std::make_shared<const PythonStackReader>(std::move(reader).value());
     if (!found.evalLoopKnown())
         interpreter.said += ": its eval loop was not found, so Python frames are not placed among native ones";
     m_interpreters[pid] = std::move(interpreter);
@@ -91,10 +93,44 @@ void PythonFrames::onPythonCode(uint64_t image, uint32_t pid, const agent::Pytho
     code.firstLine = facts.firstLine;
     if (auto it = m_interpreters.find(pid); it != m_interpreters.end())
         code.lineTable = it->second.lineTable;
+    addCode(image, facts.code, std::move(code));
+}
+
+void PythonFrames::addCode(uint64_t image, uint64_t address, Code code)
+{
     if (code.function.empty())
-        code.function = "[python code " + hexAddress(facts.code) + "]";
-    m_codeAt[{image, facts.code}] = static_cast<uint32_t>(m_codes.size());
+        code.function = "[python code " + hexAddress(address) + "]";
+    m_codeAt[{image, address}] = static_cast<uint32_t>(m_codes.size());
     m_codes.push_back(std::move(code));
+}
+
+PythonFramesView PythonFrames::readWaiting(uint32_t pid, uint32_t tid)
+{
+    const auto found = m_interpreters.find(pid);
+    if (found == m_interpreters.end() || !found->second.found || !found->second.reader)
+        return {};
+    Interpreter &interpreter = found->second;
+    uint64_t &threadState = interpreter.threadStates[tid];
+    const uint32_t flags = interpreter.reader->readThreadCodes(tid, threadState, m_waiting);
+    if (flags & agent::PythonWalkNoThread) {
+        interpreter.threadStates.erase(tid); // not a Python thread (yet): looked for again at its next wait
+        return {};
+    }
+    // The codes the agent has not described yet are described from here.
+    PythonStackReader::CodeFacts facts;
+    for (const agent::PythonFrame &frame : m_waiting) {
+        if (m_codeAt.contains({interpreter.image, frame.code}) || !interpreter.reader->describeCode(frame.code, facts))
+            continue;
+        Code code;
+        code.function = std::move(facts.name);
+        code.file = std::move(facts.file);
+        code.firstLine = facts.firstLine;
+        code.lineTable = interpreter.lineTable;
+        code.table = std::move(facts.lineTable);
+        addCode(interpreter.image, frame.code, std::move(code));
+    }
+    ++m_stats.waitsRead;
+    return PythonFramesView{m_waiting, flags, interpreter.image};
 }
 
 int PythonFrames::lineOf(const Code &code, int32_t instruction) const
@@ -238,6 +274,10 @@ std::vector<std::string> PythonFrames::healthLines() const
                     share(s.notRead) + " not read (no Python thread state on the thread, or no frame running); " +
                     std::to_string(s.mismatched) +
                     " whose native eval-loop frames and Python calls did not pair (the rest put outermost)");
+    if (s.waitsRead > 0)
+        lines.push_back("python: " + std::to_string(s.waitsRead) +
+                        " waits had their Python chain read from outside while the thread was blocked (and still "
+                        "blocked after the read)");
     return lines;
 }
 

@@ -5,7 +5,9 @@
 #include "engine/unwind/walked_stack.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -14,6 +16,7 @@
 
 namespace emberline::engine {
 
+class PythonStackReader;
 class Recorder;
 struct FlushInput;
 
@@ -41,6 +44,16 @@ public:
     // Python frames of `python`.
     void merge(uint32_t pid, const PythonFramesView &python, std::vector<uint32_t> &locations);
 
+    // The Python frames of thread `tid` of process `pid`, read from outside while the thread is blocked in a system
+    // call (a wait sample's: a blocked thread cannot run the agent's handler, but its chain cannot move either; the
+    // caller checks that it still waits after the read). Empty when the process has no CPython the session found.
+    // The view holds until the next call.
+    PythonFramesView readWaiting(uint32_t pid, uint32_t tid);
+    std::function<PythonFramesView(uint32_t pid, uint32_t tid)> waitReader()
+    {
+        return [this](uint32_t pid, uint32_t tid) { return readWaiting(pid, tid); };
+    }
+
     // What a kPythonModule location's address stands for.
     struct Name {
         std::string function; // the qualified name (3.11+), the name before
@@ -59,6 +72,7 @@ public:
         uint64_t cut = 0;        // cut (a pointer that looked wrong) or deeper than the agent's bound
         uint64_t notRead = 0;    // no Python thread state on the sampled thread, or no frame
         uint64_t mismatched = 0; // the native stack's eval-loop frames and the chain's splits disagreed
+        uint64_t waitsRead = 0;  // of the samples, waits whose chain was read from outside (readWaiting)
     };
     const Stats &stats() const { return m_stats; }
     // For the health view and the summary: each process's CPython (or why none), and how its chains were read.
@@ -70,6 +84,9 @@ private:
         std::string said; // "CPython 3.12.1 (/usr/lib/libpython3.12.so, the 3.12 table)", or why none
         LineTableKind lineTable = LineTableKind::Locations;
         std::vector<std::pair<uint64_t, uint64_t>> evalLoop; // [start, end) of each part of the eval loop
+        uint64_t image = 0;                                  // the agent's process image it was found in
+        std::shared_ptr<const PythonStackReader> reader;     // reads a blocked thread's chain (readWaiting)
+        std::unordered_map<uint32_t, uint64_t> threadStates; // a thread's PyThreadState, by thread id
     };
     struct Code {
         std::string function;
@@ -88,6 +105,7 @@ private:
         int32_t instruction = -1;
     };
 
+    void addCode(uint64_t image, uint64_t address, Code code);
     uint32_t locationOf(uint64_t image, const agent::PythonFrame &frame);
     bool isEvalFrame(const Interpreter &interpreter, uint32_t location) const;
     int lineOf(const Code &code, int32_t instruction) const;
@@ -100,7 +118,8 @@ private:
     std::vector<Location> m_locations;                          // address - 1
     std::unordered_map<uint64_t, uint32_t> m_resolvedLocations; // code << 24 | line -> index
     std::map<std::tuple<uint64_t, uint64_t, int32_t>, uint32_t> m_pendingLocations;
-    std::vector<uint32_t> m_merged; // merge()'s scratch
+    std::vector<uint32_t> m_merged;            // merge()'s scratch
+    std::vector<agent::PythonFrame> m_waiting; // readWaiting()'s frames
     Stats m_stats;
 };
 

@@ -185,10 +185,9 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
                 r->memory->setOwnAllocators(r->attached->ownAllocators);
         }
     }
-    if (r->agent) {
-        r->ringSinks.python = (r->python = std::make_unique<PythonFrames>(r->agent->rings(), r->recorder)).get();
-        r->pipeline.setPython(r->python.get());
-    }
+    if (r->agent) // the Python frames: named from the rings' records, merged into the pipeline's stacks
+        r->ringSinks.python =
+            r->pipeline.setPython(r->python = std::make_unique<PythonFrames>(r->agent->rings(), r->recorder));
     if (!m_config.command.empty()) {
         LaunchOptions launch{m_config.command, m_config.workingDirectory, m_config.environment, m_config.ownSession};
         if (r->agent) {
@@ -212,6 +211,7 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
         options.frequency = m_config.frequency;
         options.wallTime = m_config.wallTime;
         options.stackBytes = m_config.stackBytes;
+        options.pythonOfWait = r->python ? r->python->waitReader() : nullptr;
         auto s =
             InprocessSampler::open(r->agent->rings(), r->child ? r->child->pid() : m_config.pid, options, r->pipeline);
         if (s) {

@@ -70,7 +70,11 @@ public:
                                        std::span<const uint8_t> stack, uint32_t stackLimit,
                                        const WalkedStack &walk = {}, const PythonFramesView &python = {}) override;
     // Where the agents' Python frames are merged into the native stacks (null: they are not).
-    void setPython(PythonFrames *python) { m_python = python; }
+    PythonFrames *setPython(const std::unique_ptr<PythonFrames> &python)
+    {
+        m_python = python.get();
+        return m_python;
+    }
 
     // Reads thread names and the memory map of a process we attach to.
     void primeProcess(int pid);

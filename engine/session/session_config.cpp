@@ -17,6 +17,12 @@ Status validateConfig(const SessionConfig &c)
     if (c.sampler != "auto" && c.sampler != "perf" && c.sampler != "ptrace" && c.sampler != "inprocess")
         return makeError(Error::Code::Unsupported,
                          "unknown sampler '" + c.sampler + "' (choose auto, perf, ptrace or inprocess)");
+    if (c.pythonAllocators && !c.memory)
+        return makeError(Error::Code::Invalid, "--python-allocators needs --memory");
+    if (c.pythonAllocators && c.pid > 0)
+        return makeError(Error::Code::Unsupported,
+                         "--python-allocators needs a launched program: CPython's allocators can only be replaced "
+                         "before the interpreter starts (an attached session counts what reaches malloc)");
     if (c.memory && c.allocInterval < 1)
         return makeError(Error::Code::Invalid, "the allocation interval must be at least 1 byte");
     return Ok{};

@@ -44,6 +44,7 @@ struct MemorySummary {
     uint64_t waitNs = 0;               // exact mode: the programs' time waiting for room in the ring
     uint64_t processes = 0;            // process images that ran the agent
     std::vector<std::string> problems; // why some or all of the memory could not be profiled
+    std::vector<std::string> notes;    // what the numbers count, where a program's own allocator shapes them
     // An attached program (the agent loaded into it while it ran): when (CLOCK_REALTIME), how many of its modules
     // call the agent's hooks, and how long the thread that loaded it was stopped. Blocks allocated before are
     // unknown: their frees are counted apart (unknownFrees), and in-use is what was allocated since.
@@ -106,6 +107,10 @@ struct SessionConfig {
     // program and samples its allocations every `allocInterval` bytes on average (1: every allocation).
     bool memory = false;
     uint64_t allocInterval = uint64_t(512) * 1024;
+    // A CPython's memory counted at its own allocators' calls (every object, as Python allocates it) rather than at
+    // malloc (its small objects' arenas, each as one allocation): engine/agent/python/agent_pymem.h. Launched programs
+    // only: the allocators can only be replaced before the interpreter starts.
+    bool pythonAllocators = false;
     // How the agent takes its samples' stacks (memory and the in-process sampler): walked in the program with unwind
     // tables the session builds from each module's .eh_frame, copied where the walk cannot go (true); or every stack
     // copied and unwound by the session (false). Every `walkCheckEvery`-th walked sample of a thread is copied too,

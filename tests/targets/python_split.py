@@ -4,6 +4,9 @@
 #                         With "thread", the rounds run on a second thread (named "splitter"), the main one waits.
 #   alloc ROUNDS          big_three allocates three 1 MiB blocks a round and small_one one (each freed at once): the
 #                         bytes they allocate are 3 to 1.
+#   objects N             objects_three keeps 3N small bytes objects (pymalloc's: 97 bytes each) and objects_one N.
+#   wait SECONDS          napping sleeps on the main thread while lock_waiter waits on a lock on a second thread
+#                         (named "waiter"), both for SECONDS: wall time off a CPU, under their Python frames.
 #   callback SECONDS      json's C encoder calls a Python function (encode_default) for every object it cannot encode:
 #                         the C accelerator's frames lie between Python frames.
 import json
@@ -58,6 +61,25 @@ def small_one():
     del block
 
 
+# Small objects (pymalloc's, from its arenas), kept: three for one.
+def objects_three(n, keep):
+    for _ in range(3 * n):
+        keep.append(bytes(64))
+
+
+def objects_one(n, keep):
+    for _ in range(n):
+        keep.append(bytes(64))
+
+
+def napping(seconds):
+    time.sleep(seconds)
+
+
+def lock_waiter(lock):
+    lock.acquire()
+
+
 class Opaque:
     pass
 
@@ -90,6 +112,20 @@ def main():
         for _ in range(int(sys.argv[2])):
             big_three()
             small_one()
+    elif mode == "objects":
+        n = int(sys.argv[2])
+        three, one = [], []
+        objects_three(n, three)
+        objects_one(n, one)
+    elif mode == "wait":
+        seconds = float(sys.argv[2])
+        lock = threading.Lock()
+        lock.acquire()
+        waiter = threading.Thread(target=lock_waiter, args=(lock,), name="waiter")
+        waiter.start()
+        napping(seconds)
+        lock.release()
+        waiter.join()
     elif mode == "callback":
         callback(float(sys.argv[2]))
 

@@ -112,6 +112,7 @@ QString LaunchPage::fillConfig(engine::SessionConfig &config) const
     config.pid = 0;
     config.memory = m_memory->memory();
     config.allocInterval = m_memory->allocInterval();
+    config.pythonAllocators = config.memory && m_memory->pythonAllocators();
     return {};
 }
 

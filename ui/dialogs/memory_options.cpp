@@ -40,12 +40,24 @@ MemoryOptions::MemoryOptions(Target target, QWidget *parent) : QWidget(parent)
     m_allocInterval->setCurrentIndex(m_allocInterval->findData(kDefaultAllocInterval));
     m_allocInterval->setEnabled(false);
     connect(m_memory, &QCheckBox::toggled, m_allocInterval, &QWidget::setEnabled);
+    if (target == Target::Launched) {
+        m_pythonAllocators = new QCheckBox(tr("Python objects"), this);
+        m_pythonAllocators->setObjectName(QStringLiteral("pythonAllocatorsCheck"));
+        m_pythonAllocators->setToolTip(
+            tr("For a CPython program: count every object at CPython's own allocators, with the Python code that "
+               "allocated it. Off, its small objects count by the arenas CPython maps for them (one allocation "
+               "each)."));
+        m_pythonAllocators->setEnabled(false);
+        connect(m_memory, &QCheckBox::toggled, m_pythonAllocators, &QWidget::setEnabled);
+    }
 
     setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed); // one row: a form's extra height goes elsewhere
     auto *row = new QHBoxLayout(this);
     row->setContentsMargins(0, 0, 0, 0);
     row->addWidget(m_memory);
     row->addWidget(m_allocInterval);
+    if (m_pythonAllocators)
+        row->addWidget(m_pythonAllocators);
     row->addStretch();
 }
 
@@ -59,6 +71,11 @@ qulonglong MemoryOptions::allocInterval() const
     return m_allocInterval->currentData().toULongLong();
 }
 
+bool MemoryOptions::pythonAllocators() const
+{
+    return m_pythonAllocators && m_pythonAllocators->isChecked();
+}
+
 void MemoryOptions::load(const QSettings &settings, const QString &prefix)
 {
     m_memory->setChecked(settings.value(key(prefix, "memory"), false).toBool());
@@ -66,12 +83,16 @@ void MemoryOptions::load(const QSettings &settings, const QString &prefix)
     const qulonglong bytes = settings.value(key(prefix, "allocInterval"), kDefaultAllocInterval).toULongLong();
     const int interval = m_allocInterval->findData(bytes);
     m_allocInterval->setCurrentIndex(interval >= 0 ? interval : m_allocInterval->findData(kDefaultAllocInterval));
+    if (m_pythonAllocators)
+        m_pythonAllocators->setChecked(settings.value(key(prefix, "pythonAllocators"), false).toBool());
 }
 
 void MemoryOptions::save(QSettings &settings, const QString &prefix) const
 {
     settings.setValue(key(prefix, "memory"), m_memory->isChecked());
     settings.setValue(key(prefix, "allocInterval"), m_allocInterval->currentData());
+    if (m_pythonAllocators)
+        settings.setValue(key(prefix, "pythonAllocators"), m_pythonAllocators->isChecked());
 }
 
 } // namespace emberline::ui

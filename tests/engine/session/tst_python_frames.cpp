@@ -5,6 +5,7 @@
 //     caller (`main`), on the main thread and on a second one, named as the version names them (qualified from
 //     3.11), the hot function's samples on its loop's lines, and no eval-loop frame left;
 //   - two functions allocating 1 MiB blocks 3 to 1 allocate 3 to 1 by the profile;
+//   - small objects (pymalloc's) counted by their arenas by default, every one with --python-allocators, 3 to 1;
 //   - json's C encoder calling a Python function shows the C accelerator's frames between the Python ones;
 //   - a CPython already running, attached to, gets its Python frames the same way (the agent injected into it).
 #include "tests/engine/python/python_installs.h"
@@ -295,6 +296,88 @@ private Q_SLOTS:
         const double small = static_cast<double>(through(r.profile, "alloc-space", "small_one"));
         QVERIFY2(small > 0 && std::abs(big / small / 3.0 - 1) < 0.1,
                  qPrintable(QStringLiteral("%1 / %2").arg(big).arg(small)));
+    }
+
+    // Small objects come from pymalloc's arenas, which CPython maps itself: by default each arena counts once, to the
+    // Python code whose object needed it; with --python-allocators every object counts as Python allocates it. Both
+    // ways the two functions' 3:1 comes out, and the summary says how they were counted.
+    void smallObjects_data()
+    {
+        QTest::addColumn<int>("install");
+        QTest::addColumn<bool>("pythonAllocators");
+        const std::vector<PythonInstall> &all = installs();
+        for (size_t i = 0; i < all.size(); ++i) {
+            QTest::addRow("%s arenas", qPrintable(all[i].label())) << static_cast<int>(i) << false;
+            QTest::addRow("%s python-allocators", qPrintable(all[i].label())) << static_cast<int>(i) << true;
+        }
+    }
+    void smallObjects()
+    {
+        QFETCH(int, install);
+        QFETCH(bool, pythonAllocators);
+        const PythonInstall &python = installs()[size_t(install)];
+        const int n = 200000;
+        QTemporaryDir dir;
+        SessionConfig c = pythonLaunch(python, {QStringLiteral("objects"), QString::number(n)});
+        c.memory = true;
+        c.allocInterval = 16384; // objects of 97 bytes: some thousands of samples, for a ratio within 10%
+        c.pythonAllocators = pythonAllocators;
+        const Recorded r = record(c, dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        QVERIFY(r.summary.memory);
+        const double three = static_cast<double>(through(r.profile, "alloc-space", "objects_three"));
+        const double one = static_cast<double>(through(r.profile, "alloc-space", "objects_one"));
+        const QString said =
+            QStringLiteral("%1 / %2, notes: %3")
+                .arg(three)
+                .arg(one)
+                .arg(QString::fromStdString(r.summary.memory->notes.empty() ? std::string()
+                                                                            : r.summary.memory->notes.front()));
+        // Each object is 97 bytes (a bytes object of 64): 3n of them are at least that much; with the loop's ints and
+        // the list's growth (each realloc counts its new size), not 2.5 times it.
+        const double objects = 97.0 * 3 * n;
+        QVERIFY2(three > 0.9 * objects && three < 2.5 * objects, qPrintable(said));
+        QVERIFY2(one > 0 && std::abs(three / one / 3.0 - 1) < 0.1, qPrintable(said));
+        const char *note = pythonAllocators ? "--python-allocators):" : "pymalloc's arenas";
+        QVERIFY2(std::any_of(r.summary.memory->notes.begin(), r.summary.memory->notes.end(),
+                             [&](const std::string &line) { return line.find(note) != std::string::npos; }),
+                 qPrintable(said));
+    }
+
+    // A user's PYTHONMALLOC sets CPython's allocators anew as it starts, over the agent's: the summary says so, and
+    // the objects are counted at malloc (PYTHONMALLOC=malloc makes each one a malloc).
+    void pythonMallocReplaces()
+    {
+        const PythonInstall &python = installs().front();
+        QTemporaryDir dir;
+        SessionConfig c = pythonLaunch(python, {QStringLiteral("objects"), QStringLiteral("100000")});
+        c.memory = true;
+        c.pythonAllocators = true;
+        c.environment = {{"PYTHONMALLOC", "malloc"}};
+        const Recorded r = record(c, dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        QVERIFY(r.summary.memory);
+        QVERIFY(std::any_of(r.summary.memory->notes.begin(), r.summary.memory->notes.end(),
+                            [](const std::string &line) { return line.find("PYTHONMALLOC") != std::string::npos; }));
+        QVERIFY(through(r.profile, "alloc-space", "objects_three") > 97 * 3 * 100000 * 9 / 10);
+    }
+
+    // Threads blocked in a system call (a sleep, a lock's futex) cannot run the agent's handler: their chains are read
+    // from outside while they wait. Most of each one's wall time lies under its Python function.
+    void waitsCarryPythonFrames_data() { installRows(); }
+    void waitsCarryPythonFrames()
+    {
+        QFETCH(int, install);
+        const PythonInstall &python = installs()[size_t(install)];
+        QTemporaryDir dir;
+        SessionConfig c = pythonLaunch(python, {QStringLiteral("wait"), QStringLiteral("2")});
+        c.wallTime = true;
+        const Recorded r = record(c, dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        QVERIFY2(r.summary.wallTime, r.summary.wallTimeProblem.c_str());
+        const double napping = static_cast<double>(through(r.profile, "wall-time", "napping")) / 1e9;
+        const double waiting = static_cast<double>(through(r.profile, "wall-time", "lock_waiter")) / 1e9;
+        QVERIFY2(napping > 1.5 && waiting > 1.5, qPrintable(QStringLiteral("%1 s, %2 s").arg(napping).arg(waiting)));
     }
 
     // json's C encoder calling back into Python: the accelerator's frames between `callback` and encode_default.

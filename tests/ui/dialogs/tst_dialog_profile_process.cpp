@@ -210,13 +210,23 @@ private Q_SLOTS:
             interval->setCurrentIndex(interval->findText(QStringLiteral("every allocation (exact, slower)")));
             QVERIFY(dialog.buildConfig(config).isEmpty());
             QCOMPARE(config.allocInterval, uint64_t(1));
+            // A CPython's objects at its own allocators: a launched program's switch alone, set only with memory.
+            QVERIFY(!child<QCheckBox>(dialog.attachPage(), "pythonAllocatorsCheck"));
+            auto *pythonAllocators = child<QCheckBox>(dialog.launchPage(), "pythonAllocatorsCheck");
+            QVERIFY(pythonAllocators && pythonAllocators->isEnabled());
+            QVERIFY(!config.pythonAllocators);
+            pythonAllocators->setChecked(true);
+            QVERIFY(dialog.buildConfig(config).isEmpty());
+            QVERIFY(config.pythonAllocators);
             pressStart(dialog); // remembers the settings, whether or not the engine then starts the session
             QVERIFY(QTest::qWaitFor([&] { return !dialog.isStarting(); }, 10000));
         }
         ProfileProcessDialog again;
         QVERIFY(child<QCheckBox>(again.launchPage(), "memoryCheck")->isChecked());
         QCOMPARE(child<QComboBox>(again.launchPage(), "allocIntervalCombo")->currentData().toULongLong(), 1ull);
+        QVERIFY(child<QCheckBox>(again.launchPage(), "pythonAllocatorsCheck")->isChecked());
         QVERIFY(!child<QCheckBox>(again.attachPage(), "memoryCheck")->isChecked()); // the attach page's own
+        child<QCheckBox>(again.launchPage(), "pythonAllocatorsCheck")->setChecked(false);
         child<QCheckBox>(again.launchPage(), "memoryCheck")->setChecked(false);
         child<QComboBox>(again.launchPage(), "allocIntervalCombo")->setCurrentIndex(3);
         pressStart(again);

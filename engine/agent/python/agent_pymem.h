@@ -1,0 +1,39 @@
+#pragma once
+
+// CPython's memory as the agent counts it. The agent's hooks count what reaches malloc; CPython's small-object
+// allocator (pymalloc) serves objects of up to 512 bytes from arenas it maps itself (mmap: 256 KiB each up to 3.9,
+// 1 MiB from 3.10), which never reach malloc. So the agent puts itself in front of the interpreter's arena allocator
+// (PyObject_SetArenaAllocator) by default: an arena counts as one allocation, of the Python code whose object needed
+// it, and in the heap. Asked for (--python-allocators), it puts its own functions in front of the interpreter's object
+// and memory domains instead (PyMem_SetAllocator, as a tracing allocator does): each call is counted and sampled as a
+// malloc would be, with the Python frames that made it; what the Python allocator itself takes from malloc inside the
+// call (a large object's block) is that one call, not another, and arenas are not counted apart.
+//
+// Installed before the interpreter starts (the agent's start in a launched program): replacing the allocators of a
+// running interpreter needs its lock, which an agent loaded into a running program does not hold (a block must never
+// reach a free other than its allocator's). A program that sets allocators of its own as it starts (PYTHONMALLOC,
+// -X dev, an embedder) replaces these: the image's state then says so.
+//
+// Thread: install at the agent's start (before main); the functions on every thread that holds the interpreter's lock
+// (arenas and the object and memory domains are only used with it held).
+
+#include <stdint.h>
+
+namespace emberline::agent {
+
+// RingHeader::pythonAllocators.
+enum class PythonAllocators : uint32_t {
+    NotAsked = 0,      // memory off, or an agent loaded into a running program
+    Installed = 1,     // in front of the object and memory domains (--python-allocators)
+    NoInterpreter = 2, // the image has no CPython allocator API (not a Python, or one loaded later)
+    Replaced = 3,      // installed, then the program set allocators of its own
+    Arenas = 4,        // in front of the arena allocator (the default)
+};
+
+// Puts the agent's functions in front of the interpreter's domains (`domains`) or its arenas, where the image has the
+// interpreter's API; says what it did.
+PythonAllocators installPythonAllocators(bool domains);
+// What is installed still is (Replaced when not), as the image ends.
+PythonAllocators pythonAllocatorsNow();
+
+} // namespace emberline::agent
