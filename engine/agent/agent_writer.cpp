@@ -561,7 +561,6 @@ bool createRing(uint32_t parentPid)
     // A forked child frees blocks its parent allocated, which its counts never saw: they are not whole there.
     // A program the agent was loaded into while it ran frees blocks allocated before: not whole there either.
     ring->attachedNs = g_attachedNs;
-    // CPython's allocators counted at their calls: their blocks are in no malloc count.
     ring->pythonAllocators.store(g_pythonAllocators, std::memory_order_relaxed);
     ring->heapCounted.store(parentPid == 0 && g_attachedNs == 0 && g_interval > 0 && heapSizesKnown() &&
                                     g_pythonAllocators != uint32_t(PythonAllocators::Installed)

@@ -17,9 +17,34 @@
 // Thread: install at the agent's start (before main); the functions on every thread that holds the interpreter's lock
 // (arenas and the object and memory domains are only used with it held).
 
+#include <stddef.h>
 #include <stdint.h>
 
 namespace emberline::agent {
+
+// CPython's PyMemAllocatorEx and PyObjectArenaAllocator, the same from 3.8 to 3.13 (Include/cpython/pymem.h,
+// Include/cpython/objimpl.h). The agent's functions get the interpreter's own as their ctx.
+struct PyMemAllocatorEx {
+    void *ctx;
+    void *(*malloc)(void *ctx, size_t size);
+    void *(*calloc)(void *ctx, size_t count, size_t size);
+    void *(*realloc)(void *ctx, void *address, size_t size);
+    void (*free)(void *ctx, void *address);
+};
+struct PyObjectArenaAllocator {
+    void *ctx;
+    void *(*alloc)(void *ctx, size_t size);
+    void (*free)(void *ctx, void *address, size_t size);
+};
+// The agent's functions (agent_core.cpp's), put in front of the interpreter's.
+struct PythonMemoryFunctions {
+    void *(*malloc)(void *ctx, size_t size);
+    void *(*calloc)(void *ctx, size_t count, size_t size);
+    void *(*realloc)(void *ctx, void *address, size_t size);
+    void (*free)(void *ctx, void *address);
+    void *(*arenaAlloc)(void *ctx, size_t size);
+    void (*arenaFree)(void *ctx, void *address, size_t size);
+};
 
 // RingHeader::pythonAllocators.
 enum class PythonAllocators : uint32_t {
@@ -32,7 +57,7 @@ enum class PythonAllocators : uint32_t {
 
 // Puts the agent's functions in front of the interpreter's domains (`domains`) or its arenas, where the image has the
 // interpreter's API; says what it did.
-PythonAllocators installPythonAllocators(bool domains);
+PythonAllocators installPythonAllocators(bool domains, const PythonMemoryFunctions &mine);
 // What is installed still is (Replaced when not), as the image ends.
 PythonAllocators pythonAllocatorsNow();
 
