@@ -294,6 +294,10 @@ void configureRecordParser(QCommandLineParser &parser)
          QStringLiteral("With --memory, for a launched CPython: count every object at CPython's own allocators "
                         "(PyMem_SetAllocator) rather than at malloc, where its small objects' arenas count as one "
                         "allocation each.")},
+        {QStringLiteral("python-interpreter-frames"),
+         QStringLiteral(
+             "For a CPython program: keep the interpreter's own frames (its eval loop under the Python frames "
+             "each call of it ran, and the functions that pass calls on), for those debugging CPython.")},
         {QStringLiteral("agent-stacks"),
          QStringLiteral("How the in-process agent takes stacks (memory, --sampler inprocess): walk (default: in the "
                         "program, with unwind tables Emberline builds, copying where a walk cannot go) or copy "
@@ -388,6 +392,7 @@ int runRecord(const QStringList &args)
     }
     config.allocInterval = static_cast<uint64_t>(value);
     config.pythonAllocators = parser.isSet(QStringLiteral("python-allocators"));
+    config.pythonInterpreterFrames = parser.isSet(QStringLiteral("python-interpreter-frames"));
     if (config.pythonAllocators && !config.memory) {
         std::fprintf(stderr, "emberline record: --python-allocators needs --memory\n");
         return 2;

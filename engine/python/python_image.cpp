@@ -6,6 +6,7 @@
 #include "engine/unwind/module_ids.h"
 #include "engine/unwind/process_map.h"
 
+#include <algorithm>
 #include <elf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -34,11 +35,98 @@ struct SymbolFinds {
     DefinedSymbol runtime;
     DefinedSymbol codeType;
     std::vector<PythonCodeRange> evalLoop;
+    std::vector<PythonCodeRange> forwarders;
     bool hadDynsym = false;
     bool hadSymtab = false;
 };
 
 constexpr std::string_view kEvalLoop = "_PyEval_EvalFrameDefault";
+
+// The interpreter's functions that only pass a call on, from a call site to the eval loop that runs the callee (3.8
+// to 3.10 call the loop again for every Python call through several of them; from 3.11 a C caller still goes through
+// some), or from the eval loop to a C function (a method, a type's slot, a generator's resumption). Between two calls
+// of the eval loop they carry no information of the program's: the Python frames say who called whom.
+constexpr std::string_view kForwarders[] = {
+    "_PyEval_EvalFrame",
+    "PyEval_EvalFrameEx",
+    "PyEval_EvalFrame",
+    "_PyEval_EvalCode",
+    "_PyEval_EvalCodeWithName",
+    "PyEval_EvalCode",
+    "PyEval_EvalCodeEx",
+    "_PyEval_Vector",
+    "function_code_fastcall",
+    "_PyFunction_Vectorcall",
+    "_PyFunction_FastCallDict",
+    "_PyFunction_FastCallKeywords",
+    "call_function",
+    "_PyObject_Call",
+    "PyObject_Call",
+    "_PyObject_Call_Prepend",
+    "PyVectorcall_Call",
+    "_PyObject_FastCallDict",
+    "_PyObject_FastCallDictTstate",
+    "_PyObject_MakeTpCall",
+    "PyObject_Vectorcall",
+    "PyObject_VectorcallDict",
+    "_PyObject_VectorcallTstate",
+    "PyObject_VectorcallMethod",
+    "PyObject_CallOneArg",
+    "PyObject_CallNoArgs",
+    "PyObject_CallObject",
+    "PyObject_CallFunctionObjArgs",
+    "PyObject_CallMethodObjArgs",
+    "_PyObject_CallMethodIdObjArgs",
+    "_PyObject_FastCall_Prepend",
+    "method_vectorcall",
+    "cfunction_call",
+    "cfunction_vectorcall_O",
+    "cfunction_vectorcall_FASTCALL",
+    "cfunction_vectorcall_FASTCALL_KEYWORDS",
+    "cfunction_vectorcall_NOARGS",
+    "method_vectorcall_O",
+    "method_vectorcall_FASTCALL",
+    "method_vectorcall_FASTCALL_KEYWORDS",
+    "method_vectorcall_NOARGS",
+    "method_vectorcall_VARARGS",
+    "method_vectorcall_VARARGS_KEYWORDS",
+    "slot_tp_call",
+    "slot_tp_init",
+    "type_call",
+    "vectorcall_method",
+    "vectorcall_unbound",
+    "call_unbound",
+    "call_unbound_noarg",
+    "gen_send_ex",
+    "gen_send_ex2",
+    "gen_iternext",
+    "gen_send",
+    "coro_wrapper_iternext",
+    "builtin_exec_impl",
+    "builtin_exec",
+    "partial_call",
+    "partial_vectorcall",
+    "bounded_lru_cache_wrapper",
+    "lru_cache_call",
+    "property_descr_get",
+    "wrapperdescr_call",
+    "wrapper_call",
+    "_PyObject_CallFunction_SizeT",
+    "object_vacall",
+    "PyObject_CallFunction",
+    "_PyObject_CallNoArg",
+    "_PyObject_Vectorcall",
+};
+
+// Whether `name` is one of kForwarders, or a part GCC split off one (".cold", ".part.0", ".isra.0", ".constprop.0").
+bool isForwarder(std::string_view name)
+{
+    const std::string_view whole = name.substr(0, name.find('.'));
+    for (std::string_view f : kForwarders)
+        if (whole == f)
+            return true;
+    return false;
+}
 
 // Reads the defined symbols of interest from one table (SHT_DYNSYM or SHT_SYMTAB) of `elf`.
 void scanTable(Elf *elf, Elf_Scn *scn, const GElf_Shdr &shdr, SymbolFinds &out)
@@ -73,6 +161,8 @@ void scanTable(Elf *elf, Elf_Scn *scn, const GElf_Shdr &shdr, SymbolFinds &out)
                 seen = seen || r.start == sym.st_value;
             if (whole && !seen)
                 out.evalLoop.push_back({std::string(n), sym.st_value, sym.st_size});
+        } else if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size > 0 && isForwarder(n)) {
+            out.forwarders.push_back({std::string(n), sym.st_value, sym.st_size});
         }
     }
     (dynamic ? out.hadDynsym : out.hadSymtab) = true;
@@ -306,6 +396,15 @@ Result<PythonImage> inspectPythonImage(const std::string &path, int64_t bias)
                 out.evalLoop.push_back({r.name, r.start + static_cast<uint64_t>(bias), r.size});
         }
     out.evalLoopComplete = symtab.hadSymtab || debug.hadSymtab;
+    for (const SymbolFinds *table : {&dynsym, &symtab, &debug})
+        for (const PythonCodeRange &r : table->forwarders)
+            out.forwarders.push_back({r.name, r.start + static_cast<uint64_t>(bias), r.size});
+    std::sort(out.forwarders.begin(), out.forwarders.end(),
+              [](const PythonCodeRange &a, const PythonCodeRange &b) { return a.start < b.start; });
+    out.forwarders.erase(
+        std::unique(out.forwarders.begin(), out.forwarders.end(),
+                    [](const PythonCodeRange &a, const PythonCodeRange &b) { return a.start == b.start; }),
+        out.forwarders.end());
     return out;
 }
 

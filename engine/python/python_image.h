@@ -51,6 +51,10 @@ struct PythonImage {
     // A full symbol table (.symtab, from the binary or its debug file) was read, so a split-off part of the eval loop
     // would be in evalLoop; with the dynamic symbols alone only the main part is known.
     bool evalLoopComplete = false;
+    // The interpreter's functions that only pass a call on (_PyFunction_Vectorcall, _PyEval_Vector, ...: 3.8 to 3.10
+    // go through several for every Python call), sorted by address: between two calls of the eval loop they are left
+    // out of a stack, as the loop's own frames are replaced.
+    std::vector<PythonCodeRange> forwarders;
 
     bool evalLoopKnown() const { return !evalLoop.empty(); }
 };

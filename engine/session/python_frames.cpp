@@ -9,6 +9,7 @@
 
 #include <QString>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -31,7 +32,10 @@ std::string decodeString(const uint8_t *bytes, size_t size, uint8_t kind)
 
 } // namespace
 
-PythonFrames::PythonFrames(RingReader &rings, Recorder &recorder) : m_rings(rings), m_recorder(recorder) {}
+PythonFrames::PythonFrames(RingReader &rings, Recorder &recorder, bool keepInterpreter)
+    : m_rings(rings), m_recorder(recorder), m_keepInterpreter(keepInterpreter)
+{
+}
 
 namespace {
 
@@ -73,6 +77,8 @@ void PythonFrames::onPythonImage(uint64_t image, uint32_t pid)
     interpreter.lineTable = layout.layout.lineTable;
     for (const PythonCodeRange &part : found.evalLoop)
         interpreter.evalLoop.emplace_back(part.start, part.start + part.size);
+    for (const PythonCodeRange &f : found.forwarders) // sorted by address
+        interpreter.forwarders.emplace_back(f.start, f.start + f.size);
     interpreter.said = "CPython " + found.version.text + " (" + found.path + ", " + layout.source + ")";
     interpreter.reader = std::make_shared<const PythonStackReader>(std::move(reader).value());
     if (!found.evalLoopKnown())
@@ -172,6 +178,16 @@ bool PythonFrames::isEvalFrame(const Interpreter &interpreter, uint32_t location
     return false;
 }
 
+bool PythonFrames::isForwarder(const Interpreter &interpreter, uint32_t location) const
+{
+    if (interpreter.forwarders.empty() || m_recorder.locationModule(location) < kFirstModuleId)
+        return false;
+    const uint64_t address = m_recorder.locationAddress(location);
+    auto after = std::upper_bound(interpreter.forwarders.begin(), interpreter.forwarders.end(), address,
+                                  [](uint64_t a, const std::pair<uint64_t, uint64_t> &r) { return a < r.first; });
+    return after != interpreter.forwarders.begin() && address < std::prev(after)->second;
+}
+
 void PythonFrames::merge(uint32_t pid, const PythonFramesView &python, std::vector<uint32_t> &locations)
 {
     const auto found = m_interpreters.find(pid);
@@ -198,8 +214,21 @@ void PythonFrames::merge(uint32_t pid, const PythonFramesView &python, std::vect
         }
     };
     m_merged.clear();
+    // The interpreter's frames that only pass a call on, between the innermost and the outermost eval frame, go too
+    // (unless the interpreter's frames are kept).
+    size_t innermost = locations.size();
+    size_t outermost = 0;
+    for (size_t i = 0; i < locations.size(); ++i) {
+        if (isEvalFrame(interpreter, locations[i])) {
+            innermost = std::min(innermost, i);
+            outermost = i;
+        }
+    }
     bool mismatched = false;
-    for (uint32_t location : locations) {
+    for (size_t i = 0; i < locations.size(); ++i) {
+        const uint32_t location = locations[i];
+        if (i > innermost && i < outermost && !m_keepInterpreter && isForwarder(interpreter, location))
+            continue;
         if (!isEvalFrame(interpreter, location)) {
             m_merged.push_back(location);
             continue;
@@ -210,6 +239,8 @@ void PythonFrames::merge(uint32_t pid, const PythonFramesView &python, std::vect
             continue;
         }
         takeCall();
+        if (m_keepInterpreter)
+            m_merged.push_back(location); // the eval loop's frame under the Python frames it ran
     }
     if (next < python.frames.size()) {
         mismatched = true;

@@ -34,7 +34,9 @@ struct FlushInput;
 // Thread: the session thread.
 class PythonFrames final : public PythonCodeSink {
 public:
-    PythonFrames(RingReader &rings, Recorder &recorder);
+    // `keepInterpreter`: the interpreter's own frames kept (SessionConfig::pythonInterpreterFrames): each eval-loop
+    // frame under the Python frames it ran, and the frames that pass calls on between them.
+    PythonFrames(RingReader &rings, Recorder &recorder, bool keepInterpreter = false);
 
     void onPythonImage(uint64_t image, uint32_t pid) override;
     void onPythonCode(uint64_t image, uint32_t pid, const agent::PythonCodeFacts &facts,
@@ -83,10 +85,11 @@ private:
         bool found = false;
         std::string said; // "CPython 3.12.1 (/usr/lib/libpython3.12.so, the 3.12 table)", or why none
         LineTableKind lineTable = LineTableKind::Locations;
-        std::vector<std::pair<uint64_t, uint64_t>> evalLoop; // [start, end) of each part of the eval loop
-        uint64_t image = 0;                                  // the agent's process image it was found in
-        std::shared_ptr<const PythonStackReader> reader;     // reads a blocked thread's chain (readWaiting)
-        std::unordered_map<uint32_t, uint64_t> threadStates; // a thread's PyThreadState, by thread id
+        std::vector<std::pair<uint64_t, uint64_t>> evalLoop;   // [start, end) of each part of the eval loop
+        std::vector<std::pair<uint64_t, uint64_t>> forwarders; // [start, end) of the functions that pass calls on
+        uint64_t image = 0;                                    // the agent's process image it was found in
+        std::shared_ptr<const PythonStackReader> reader;       // reads a blocked thread's chain (readWaiting)
+        std::unordered_map<uint32_t, uint64_t> threadStates;   // a thread's PyThreadState, by thread id
     };
     struct Code {
         std::string function;
@@ -108,6 +111,7 @@ private:
     void addCode(uint64_t image, uint64_t address, Code code);
     uint32_t locationOf(uint64_t image, const agent::PythonFrame &frame);
     bool isEvalFrame(const Interpreter &interpreter, uint32_t location) const;
+    bool isForwarder(const Interpreter &interpreter, uint32_t location) const;
     int lineOf(const Code &code, int32_t instruction) const;
 
     RingReader &m_rings;
@@ -121,6 +125,7 @@ private:
     std::vector<uint32_t> m_merged;            // merge()'s scratch
     std::vector<agent::PythonFrame> m_waiting; // readWaiting()'s frames
     Stats m_stats;
+    bool m_keepInterpreter = false;
 };
 
 } // namespace emberline::engine

@@ -168,8 +168,7 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
         r->agent->askCpu(static_cast<uint64_t>(1'000'000'000 / m_config.frequency), kInprocessRingBytes,
                          runsCPython(m_config));
     if (r->agent && m_config.pid > 0) {
-        // Loaded into the running program now: its hooks take the allocations from here on, its threads' timers
-        // tick for the in-process sampler.
+        // Loaded into the running program now: its hooks and its threads' timers work from here on.
         auto attached = r->agent->attach(m_config.pid);
         if (!attached) {
             if (m_config.memory || m_config.sampler == "inprocess")
@@ -187,7 +186,8 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
     }
     if (r->agent) // the Python frames: named from the rings' records, merged into the pipeline's stacks
         r->ringSinks.python =
-            r->pipeline.setPython(r->python = std::make_unique<PythonFrames>(r->agent->rings(), r->recorder));
+            r->pipeline.setPython(r->python = std::make_unique<PythonFrames>(r->agent->rings(), r->recorder,
+                                                                             m_config.pythonInterpreterFrames));
     if (!m_config.command.empty()) {
         LaunchOptions launch{m_config.command, m_config.workingDirectory, m_config.environment, m_config.ownSession};
         if (r->agent) {

@@ -111,6 +111,10 @@ struct SessionConfig {
     // malloc (its small objects' arenas, each as one allocation): engine/agent/python/agent_pymem.h. Launched programs
     // only: the allocators can only be replaced before the interpreter starts.
     bool pythonAllocators = false;
+    // A CPython's stacks keep the interpreter's own frames (for those debugging CPython itself): each eval-loop frame
+    // under the Python frames it ran, and the functions that pass calls on between them. Off: the Python frames
+    // replace them (engine/session/python_frames.h).
+    bool pythonInterpreterFrames = false;
     // How the agent takes its samples' stacks (memory and the in-process sampler): walked in the program with unwind
     // tables the session builds from each module's .eh_frame, copied where the walk cannot go (true); or every stack
     // copied and unwound by the session (false). Every `walkCheckEvery`-th walked sample of a thread is copied too,

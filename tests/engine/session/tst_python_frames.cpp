@@ -169,9 +169,16 @@ private Q_SLOTS:
                  qPrintable(QStringLiteral("%1 / %2 / %3").arg(hot).arg(plain).arg(cool)));
         // Each under its caller, in order, and no eval-loop frame left where Python frames stand.
         bool ordered = false;
-        int64_t withEval = 0, withMain = 0;
+        int64_t withEval = 0, withMain = 0, splitToHot = 0, adjacent = 0;
         for (const std::vector<std::string> &stack : stacksOf(r.profile)) {
-            // The script's own frames in order (3.8 to 3.10 keep the interpreter's forwarding functions between).
+            // The interpreter's functions that pass calls on (3.8 to 3.10 go through several for every Python call)
+            // are left out between the Python frames: split calls hot directly.
+            const auto split = std::find(stack.begin(), stack.end(), "split");
+            if (split != stack.end() && std::find(split, stack.end(), names.hot) != stack.end()) {
+                ++splitToHot;
+                adjacent += split + 1 != stack.end() && *(split + 1) == names.hot ? 1 : 0;
+            }
+            // The script's own frames in order.
             std::vector<std::string> own;
             for (const std::string &frame : stack)
                 if (frame == "<module>" || frame == "main" || frame == "split" || frame == names.hot)
@@ -189,6 +196,10 @@ private Q_SLOTS:
             qPrintable(
                 QStringLiteral("%1 of %2 stacks through main keep an eval-loop frame").arg(withEval).arg(withMain)));
         QVERIFY2(ordered, "no stack reads <module>, main, split, hot");
+        QVERIFY2(splitToHot > 0 && adjacent * 100 >= splitToHot * 95,
+                 qPrintable(QStringLiteral("%1 of %2 stacks through split and hot have nothing between them")
+                                .arg(adjacent)
+                                .arg(splitToHot)));
         // The hot function's time on its loop's lines.
         const std::set<int64_t> loop = hotLoopLines();
         int64_t onLoop = 0, inHot = 0;
@@ -296,6 +307,35 @@ private Q_SLOTS:
         const double small = static_cast<double>(through(r.profile, "alloc-space", "small_one"));
         QVERIFY2(small > 0 && std::abs(big / small / 3.0 - 1) < 0.1,
                  qPrintable(QStringLiteral("%1 / %2").arg(big).arg(small)));
+    }
+
+    // For those debugging CPython itself, the interpreter's frames stay: each eval-loop frame under the Python frames it
+    // ran (split's call of hot runs in an eval frame of its own, which split's frame calls).
+    void interpreterFramesKept_data() { installRows(); }
+    void interpreterFramesKept()
+    {
+        QFETCH(int, install);
+        const PythonInstall &python = installs()[size_t(install)];
+        const Names names = namesOf(python);
+        QTemporaryDir dir;
+        SessionConfig c = pythonLaunch(python, {QStringLiteral("cpu"), QStringLiteral("1")});
+        c.pythonInterpreterFrames = true;
+        const Recorded r = record(c, dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        int64_t throughHot = 0, evalUnderHot = 0;
+        for (const std::vector<std::string> &stack : stacksOf(r.profile)) {
+            const auto hot = std::find(stack.begin(), stack.end(), names.hot);
+            if (hot == stack.end() || hot == stack.begin())
+                continue;
+            ++throughHot;
+            // Root first: the eval frame that runs hot comes before it (3.11+: the one that runs split runs hot too).
+            const auto eval = std::find(stack.begin(), hot, "_PyEval_EvalFrameDefault");
+            evalUnderHot += eval != hot ? 1 : 0;
+        }
+        QVERIFY2(throughHot > 0 && evalUnderHot * 100 >= throughHot * 95,
+                 qPrintable(QStringLiteral("%1 of %2 stacks through hot keep an eval frame under it")
+                                .arg(evalUnderHot)
+                                .arg(throughHot)));
     }
 
     // Small objects come from pymalloc's arenas, which CPython maps itself: by default each arena counts once, to the
