@@ -1,6 +1,7 @@
 #include "engine/python/python_image.h"
 
 #include "engine/common/fd_closer.h"
+#include "engine/process/proc_files.h"
 #include "engine/unwind/elf_cache.h"
 #include "engine/unwind/elf_image.h"
 #include "engine/unwind/module_ids.h"
@@ -406,6 +407,15 @@ Result<PythonImage> inspectPythonImage(const std::string &path, int64_t bias)
                     [](const PythonCodeRange &a, const PythonCodeRange &b) { return a.start == b.start; }),
         out.forwarders.end());
     return out;
+}
+
+bool mayRunPython(int pid)
+{
+    std::error_code ec;
+    const std::string proc = "/proc/" + std::to_string(pid);
+    if (std::filesystem::read_symlink(proc + "/exe", ec).filename().string().starts_with("python"))
+        return true;
+    return readProcFile(proc + "/maps").find("/libpython3") != std::string::npos;
 }
 
 Result<PythonImage> findPythonInProcess(int pid)

@@ -67,6 +67,11 @@ struct PythonImage {
 // /usr/lib/debug/.build-id.
 Result<PythonImage> inspectPythonImage(const std::string &path, int64_t bias = 0);
 
+// Whether process `pid` may run a CPython, at a glance (its executable is named python*, or a libpython3 is mapped):
+// the cheap test before findPythonInProcess, so that a program's other processes (a compiler's, a shell's) are not
+// inspected.
+bool mayRunPython(int pid);
+
 // The CPython of a running process, among its mappings (/proc/PID/maps): the executable and any libpython3.N.so,
 // preferring the one that defines _PyRuntime; the image comes with its load bias applied.
 Result<PythonImage> findPythonInProcess(int pid);

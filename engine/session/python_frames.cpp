@@ -1,7 +1,6 @@
 #include "engine/session/python_frames.h"
 
 #include "engine/common/strings.h"
-#include "engine/process/proc_files.h"
 #include "engine/python/python_lines.h"
 #include "engine/python/python_remote.h"
 #include "engine/recorder/location_key.h"
@@ -11,7 +10,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 
 namespace emberline::engine {
 
@@ -37,25 +35,9 @@ PythonFrames::PythonFrames(RingReader &rings, Recorder &recorder, bool keepInter
 {
 }
 
-namespace {
-
-// Whether process `pid` may run a CPython, at a glance (its executable is named python*, or a libpython3 is mapped):
-// the program's other processes (a compiler's, a shell's) are not inspected.
-bool mayRunPython(uint32_t pid)
-{
-    std::error_code ec;
-    const std::string proc = "/proc/" + std::to_string(pid);
-    const std::string exe = std::filesystem::read_symlink(proc + "/exe", ec).filename().string();
-    if (exe.starts_with("python"))
-        return true;
-    return readProcFile(proc + "/maps").find("/libpython3") != std::string::npos;
-}
-
-} // namespace
-
 void PythonFrames::onPythonImage(uint64_t image, uint32_t pid)
 {
-    if (!mayRunPython(pid)) {
+    if (!mayRunPython(static_cast<int>(pid))) {
         m_interpreters.erase(pid);
         return;
     }

@@ -1,6 +1,7 @@
 #include "engine/session/sampler_factory.h"
 
 #include "engine/process/proc_files.h"
+#include "engine/python/python_image.h"
 #include "engine/sampler/perf_event_sets.h"
 #include "engine/sampler/perf_sampler.h"
 #include "engine/sampler/ptrace_sampler.h"
@@ -54,12 +55,8 @@ Result<std::unique_ptr<Sampler>> openSystemSampler(const SessionConfig &c, int c
 bool runsCPython(const SessionConfig &config)
 {
     std::error_code ec;
-    if (config.pid > 0) {
-        const std::string proc = "/proc/" + std::to_string(config.pid);
-        if (std::filesystem::read_symlink(proc + "/exe", ec).filename().string().starts_with("python"))
-            return true;
-        return readProcFile(proc + "/maps").find("/libpython3") != std::string::npos;
-    }
+    if (config.pid > 0)
+        return mayRunPython(config.pid);
     if (config.command.empty())
         return false;
     std::filesystem::path program = config.command.front();
