@@ -9,6 +9,7 @@
 
 #include <QString>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -162,9 +163,26 @@ void PythonFrames::merge(uint32_t pid, const PythonFramesView &python, std::vect
         }
     };
     m_merged.clear();
+    // A sample taken as a call of the eval loop begins or ends finds the loop's native frame at the leaf while its
+    // Python frame is not linked yet (or no longer): one eval frame more than the chain has calls, read whole. That
+    // leaf eval frame is kept as it is, and the calls pair with the eval frames below it.
+    size_t inTransition = 0;
+    if ((python.flags & (agent::PythonWalkCut | agent::PythonWalkTruncated)) == 0) {
+        const auto calls = size_t(std::count_if(python.frames.begin(), python.frames.end(), [](const auto &frame) {
+            return (frame.flags & agent::PythonFrameEntry) != 0;
+        }));
+        const auto evalFrames = size_t(
+            std::count_if(locations.begin(), locations.end(), [&](uint32_t l) { return isEvalFrame(interpreter, l); }));
+        inTransition = evalFrames == calls + 1 ? 1 : 0;
+    }
     bool mismatched = false;
     for (uint32_t location : locations) {
         if (!isEvalFrame(interpreter, location)) {
+            m_merged.push_back(location);
+            continue;
+        }
+        if (inTransition > 0) {
+            --inTransition;
             m_merged.push_back(location);
             continue;
         }
