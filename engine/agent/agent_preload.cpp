@@ -455,6 +455,27 @@ template <typename Next, typename... Args> int aroundExec(Next next, Args... arg
     return rc;
 }
 
+// The list forms' arguments: the bytes of a vector of those from `args` to the null one and two more, and `first` and
+// those into `argv`, `args` left after the null, where execle's environment comes.
+size_t listBytes(va_list &args)
+{
+    va_list copy;
+    va_copy(copy, args);
+    size_t count = 2;
+    while (va_arg(copy, const char *) != nullptr)
+        ++count;
+    va_end(copy);
+    return count * sizeof(char *);
+}
+
+char *const *listArgv(void *room, const char *first, va_list &args)
+{
+    auto **argv = static_cast<char **>(room);
+    argv[0] = const_cast<char *>(first);
+    for (size_t i = 1; (argv[i] = va_arg(args, char *)) != nullptr; ++i) {}
+    return argv;
+}
+
 } // namespace
 
 EMBERLINE_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -482,46 +503,33 @@ EMBERLINE_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
     return aroundExec(nextOr(g_next.fexecve, "fexecve"), fd, argv, envp);
 }
 
-// The arguments from `first` up to the null one, into a vector on the caller's stack; `args` is left after the null,
-// where execle's environment comes.
-#define EMBERLINE_LIST_ARGV(argv, first, args)                                                                         \
-    size_t count = 1;                                                                                                  \
-    va_start(args, first);                                                                                             \
-    while (va_arg(args, const char *) != nullptr)                                                                      \
-        ++count;                                                                                                       \
-    va_end(args);                                                                                                      \
-    auto **argv = static_cast<char **>(__builtin_alloca((count + 1) * sizeof(char *)));                                \
-    va_start(args, first);                                                                                             \
-    argv[0] = const_cast<char *>(first);                                                                               \
-    for (size_t i = 1; i <= count; ++i)                                                                                \
-    argv[i] = va_arg(args, char *)
-
 EMBERLINE_EXPORT int execl(const char *path, const char *arg, ...)
 {
     va_list args;
-    EMBERLINE_LIST_ARGV(argv, arg, args);
+    va_start(args, arg);
+    char *const *argv = listArgv(__builtin_alloca(listBytes(args)), arg, args);
     va_end(args);
-    return aroundExec(nextOr(g_next.execv, "execv"), path, static_cast<char *const *>(argv));
+    return aroundExec(nextOr(g_next.execv, "execv"), path, argv);
 }
 
 EMBERLINE_EXPORT int execlp(const char *file, const char *arg, ...)
 {
     va_list args;
-    EMBERLINE_LIST_ARGV(argv, arg, args);
+    va_start(args, arg);
+    char *const *argv = listArgv(__builtin_alloca(listBytes(args)), arg, args);
     va_end(args);
-    return aroundExec(nextOr(g_next.execvp, "execvp"), file, static_cast<char *const *>(argv));
+    return aroundExec(nextOr(g_next.execvp, "execvp"), file, argv);
 }
 
 EMBERLINE_EXPORT int execle(const char *path, const char *arg, ...)
 {
     va_list args;
-    EMBERLINE_LIST_ARGV(argv, arg, args);
+    va_start(args, arg);
+    char *const *argv = listArgv(__builtin_alloca(listBytes(args)), arg, args);
     char *const *envp = va_arg(args, char *const *);
     va_end(args);
-    return aroundExec(nextOr(g_next.execve, "execve"), path, static_cast<char *const *>(argv), envp);
+    return aroundExec(nextOr(g_next.execve, "execve"), path, argv, envp);
 }
-
-#undef EMBERLINE_LIST_ARGV
 
 // --- The injected front end's hooks ------------------------------------------------------------------------------
 // The same hooks, by hidden names of their own (agent_got.h), which agent_attach.cpp writes into the modules' global
