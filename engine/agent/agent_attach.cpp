@@ -42,7 +42,7 @@ int injectedHooks(GotHook *out, int room); // agent_preload.cpp
 
 namespace {
 
-constexpr int kMaxHooks = 40; // the C functions, and C++'s operators
+constexpr int kMaxHooks = 48; // the C functions, and C++'s operators
 GotHook g_hooks[kMaxHooks];
 int g_hookCount = 0;
 std::atomic<bool> g_attached{false};

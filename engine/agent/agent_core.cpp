@@ -121,6 +121,10 @@ void atForkChild()
     if (!g_active.load(std::memory_order_relaxed) || !g_ring)
         return;
     const uint32_t parent = g_ring->pid;
+    // The parent's CPython is the child's, at the same addresses: the child's samples walk its Python frames from the
+    // first, not only once the session has found the interpreter in the child too (it writes the same target then).
+    const bool python = g_ring->pythonState.load(std::memory_order_acquire) == 1;
+    const PythonTarget target = g_ring->python;
     // The parent's ring stays the parent's: this process starts its own, or runs without one.
     unmapRing();
     if ((g_interval > 1 && !mapTables()) || !createRing(parent)) {
@@ -129,6 +133,10 @@ void atForkChild()
         startHeapCounting(false);
         resetFilter(false);
         return;
+    }
+    if (python) {
+        g_ring->python = target;
+        g_ring->pythonState.store(1, std::memory_order_release);
     }
     resetFilter(g_mode.load(std::memory_order_relaxed) == int(Mode::Exact));
     cpuForkChild();

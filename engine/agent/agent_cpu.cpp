@@ -13,7 +13,8 @@
 //   start routine is wrapped), a forked child's anew (timers are not inherited), and a thread made any other way
 //   when the session finds it and asks (RingHeader::timerRequests, served by the next sample on any thread).
 // - A thread's timer is deleted when the thread ends (a thread-specific key's destructor); when the session stops
-//   visiting for 100 ms or detaches, each thread deletes its own at its next tick.
+//   visiting for 100 ms or detaches, each thread deletes its own at its next tick. A thread that execs deletes its
+//   own before the exec (the exec hooks), and a tick still pending with it, which would end the new image.
 //
 // Thread: every thread of the program; the handler runs on the thread its timer belongs to.
 
@@ -493,6 +494,36 @@ void cpuForkChild()
     if (g_stopped.load(std::memory_order_relaxed) || g_signal.load(std::memory_order_relaxed) == 0 || !g_ring)
         return;
     g_ring->cpuSignal = uint32_t(g_signal.load(std::memory_order_relaxed));
+    startThisThread();
+}
+
+bool cpuBeforeExec()
+{
+    const int signal = g_signal.load(std::memory_order_acquire);
+    // A child of vfork shares its parent's memory, this thread state too: its thread id is not the one cached there.
+    if (t_state.timer < 0 || signal == 0 || t_state.tid != uint32_t(syscall(SYS_gettid)))
+        return false;
+    // Blocked while the clock ends, so that a tick already sent is not taken by the handler, which would adopt the
+    // ended clock as the thread's; then every pending tick is taken and dropped.
+    sigset_t only;
+    sigset_t before;
+    sigemptyset(&only);
+    sigaddset(&only, signal);
+    if (pthread_sigmask(SIG_BLOCK, &only, &before) != 0)
+        return false;
+    const int id = t_state.timer;
+    t_state.timer = -1;
+    if (g_keyMade)
+        pthread_setspecific(g_threadKey, nullptr);
+    deleteTimer(id);
+    const timespec now{0, 0};
+    while (sigtimedwait(&only, nullptr, &now) == signal) {}
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    return true;
+}
+
+void cpuAfterFailedExec()
+{
     startThisThread();
 }
 

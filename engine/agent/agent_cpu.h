@@ -30,5 +30,12 @@ void cpuGiveUpSignal();
 void *cpuThreadStartArgs(void *(*routine)(void *), void *arg);
 void *cpuThreadStart(void *args);
 void cpuDropThreadStartArgs(void *args);
+// The calling thread execs the program: its clock ends first, and a tick it sent that is still pending is taken
+// here. (A tick pending through the exec is delivered to the new image, whose action for the signal is the default:
+// it would end the program. A perf event counting kernel time ticks during the exec itself: an exec that tears down
+// a large address space takes longer than a tick.) True when a clock was ended: cpuAfterFailedExec starts it again
+// if the exec returns. Nothing is done in a child of vfork, which runs on its parent's memory and has no clock.
+bool cpuBeforeExec();
+void cpuAfterFailedExec();
 
 } // namespace emberline::agent

@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -38,6 +39,9 @@ using DlcloseFn = int (*)(void *);
 using SigactionFn = int (*)(int, const struct sigaction *, struct sigaction *);
 using SignalFn = sighandler_t (*)(int, sighandler_t);
 using PthreadCreateFn = int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+using ExecveFn = int (*)(const char *, char *const[], char *const[]);
+using ExecvFn = int (*)(const char *, char *const[]);
+using FexecveFn = int (*)(int, char *const[], char *const[]);
 
 // The next definitions of everything the front end interposes.
 struct NextFunctions {
@@ -55,6 +59,11 @@ struct NextFunctions {
     SigactionFn sigaction = nullptr;
     SignalFn signal = nullptr;
     PthreadCreateFn pthreadCreate = nullptr;
+    ExecveFn execve = nullptr;
+    ExecvFn execv = nullptr;
+    ExecvFn execvp = nullptr;
+    ExecveFn execvpe = nullptr;
+    FexecveFn fexecve = nullptr;
 };
 NextFunctions g_next;
 std::atomic<int> g_resolved{0}; // 0: not yet, 1: resolving, 2: done
@@ -182,6 +191,11 @@ void resolveNext()
     g_next.sigaction = nextIn<SigactionFn>("sigaction");
     g_next.signal = nextIn<SignalFn>("signal");
     g_next.pthreadCreate = nextIn<PthreadCreateFn>("pthread_create");
+    g_next.execve = nextIn<ExecveFn>("execve");
+    g_next.execv = nextIn<ExecvFn>("execv");
+    g_next.execvp = nextIn<ExecvFn>("execvp");
+    g_next.execvpe = nextIn<ExecveFn>("execvpe");
+    g_next.fexecve = nextIn<FexecveFn>("fexecve");
     setRealFunctions({g_next.malloc, g_next.free, g_next.sigaction, g_lookIn == RTLD_DEFAULT});
     g_mallocFn.store(g_next.malloc, std::memory_order_release);
     g_freeFn.store(g_next.free, std::memory_order_release);
@@ -206,8 +220,8 @@ void resolvingFree(void *address)
     g_next.free(address);
 }
 
-// The next sigaction, signal or pthread_create: looked up on its own while the look-ups are under way (a signal
-// handler's sigaction that lands in them on their own thread must not wait for them).
+// The next sigaction, signal, pthread_create or exec function: looked up on its own while the look-ups are under way (a
+// signal handler's sigaction that lands in them on their own thread must not wait for them).
 template <typename Fn> Fn nextOr(Fn resolved, const char *name)
 {
     return g_resolved.load(std::memory_order_acquire) == 2 ? resolved : next<Fn>(name);
@@ -424,6 +438,99 @@ EMBERLINE_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *att
     return rc;
 }
 
+// An exec ends the process image: the calling thread's CPU clock ends before it (cpuBeforeExec says why) and starts
+// again when the exec failed, errno as the exec left it. The list forms build their argument vector here and call
+// the next vector form themselves: the C library's build it and call its internal execve, past every hook.
+namespace {
+
+template <typename Next, typename... Args> int aroundExec(Next next, Args... args)
+{
+    const bool ended = cpuBeforeExec();
+    const int rc = next(args...);
+    if (ended) {
+        const int error = errno;
+        cpuAfterFailedExec();
+        errno = error;
+    }
+    return rc;
+}
+
+// The list forms' arguments: the bytes of a vector of those from `args` to the null one and two more, and `first` and
+// those into `argv`, `args` left after the null, where execle's environment comes.
+size_t listBytes(va_list &args)
+{
+    va_list copy;
+    va_copy(copy, args);
+    size_t count = 2;
+    while (va_arg(copy, const char *) != nullptr)
+        ++count;
+    va_end(copy);
+    return count * sizeof(char *);
+}
+
+char *const *listArgv(void *room, const char *first, va_list &args)
+{
+    auto **argv = static_cast<char **>(room);
+    argv[0] = const_cast<char *>(first);
+    for (size_t i = 1; (argv[i] = va_arg(args, char *)) != nullptr; ++i) {}
+    return argv;
+}
+
+} // namespace
+
+EMBERLINE_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    return aroundExec(nextOr(g_next.execve, "execve"), path, argv, envp);
+}
+
+EMBERLINE_EXPORT int execv(const char *path, char *const argv[])
+{
+    return aroundExec(nextOr(g_next.execv, "execv"), path, argv);
+}
+
+EMBERLINE_EXPORT int execvp(const char *file, char *const argv[])
+{
+    return aroundExec(nextOr(g_next.execvp, "execvp"), file, argv);
+}
+
+EMBERLINE_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    return aroundExec(nextOr(g_next.execvpe, "execvpe"), file, argv, envp);
+}
+
+EMBERLINE_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    return aroundExec(nextOr(g_next.fexecve, "fexecve"), fd, argv, envp);
+}
+
+EMBERLINE_EXPORT int execl(const char *path, const char *arg, ...)
+{
+    va_list args;
+    va_start(args, arg);
+    char *const *argv = listArgv(__builtin_alloca(listBytes(args)), arg, args);
+    va_end(args);
+    return aroundExec(nextOr(g_next.execv, "execv"), path, argv);
+}
+
+EMBERLINE_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    va_list args;
+    va_start(args, arg);
+    char *const *argv = listArgv(__builtin_alloca(listBytes(args)), arg, args);
+    va_end(args);
+    return aroundExec(nextOr(g_next.execvp, "execvp"), file, argv);
+}
+
+EMBERLINE_EXPORT int execle(const char *path, const char *arg, ...)
+{
+    va_list args;
+    va_start(args, arg);
+    char *const *argv = listArgv(__builtin_alloca(listBytes(args)), arg, args);
+    char *const *envp = va_arg(args, char *const *);
+    va_end(args);
+    return aroundExec(nextOr(g_next.execve, "execve"), path, argv, envp);
+}
+
 // --- The injected front end's hooks ------------------------------------------------------------------------------
 // The same hooks, by hidden names of their own (agent_got.h), which agent_attach.cpp writes into the modules' global
 // offset tables.
@@ -443,6 +550,14 @@ int hook_sigaction(int, const struct sigaction *, struct sigaction *) EMBERLINE_
 sighandler_t hook_signal(int, sighandler_t) EMBERLINE_HOOK_ALIAS(signal);
 int hook_pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *)
     EMBERLINE_HOOK_ALIAS(pthread_create);
+int hook_execve(const char *, char *const[], char *const[]) EMBERLINE_HOOK_ALIAS(execve);
+int hook_execv(const char *, char *const[]) EMBERLINE_HOOK_ALIAS(execv);
+int hook_execvp(const char *, char *const[]) EMBERLINE_HOOK_ALIAS(execvp);
+int hook_execvpe(const char *, char *const[], char *const[]) EMBERLINE_HOOK_ALIAS(execvpe);
+int hook_fexecve(int, char *const[], char *const[]) EMBERLINE_HOOK_ALIAS(fexecve);
+int hook_execl(const char *, const char *, ...) EMBERLINE_HOOK_ALIAS(execl);
+int hook_execlp(const char *, const char *, ...) EMBERLINE_HOOK_ALIAS(execlp);
+int hook_execle(const char *, const char *, ...) EMBERLINE_HOOK_ALIAS(execle);
 }
 
 int emberline::agent::injectedHooks(GotHook *out, int room)
@@ -466,6 +581,14 @@ int emberline::agent::injectedHooks(GotHook *out, int room)
         {"signal", reinterpret_cast<void *>(hook_signal), reinterpret_cast<void *>(g_next.signal), GotOther},
         {"pthread_create", reinterpret_cast<void *>(hook_pthread_create),
          reinterpret_cast<void *>(g_next.pthreadCreate), GotOther},
+        {"execve", reinterpret_cast<void *>(hook_execve), reinterpret_cast<void *>(g_next.execve), GotOther},
+        {"execv", reinterpret_cast<void *>(hook_execv), reinterpret_cast<void *>(g_next.execv), GotOther},
+        {"execvp", reinterpret_cast<void *>(hook_execvp), reinterpret_cast<void *>(g_next.execvp), GotOther},
+        {"execvpe", reinterpret_cast<void *>(hook_execvpe), reinterpret_cast<void *>(g_next.execvpe), GotOther},
+        {"fexecve", reinterpret_cast<void *>(hook_fexecve), reinterpret_cast<void *>(g_next.fexecve), GotOther},
+        {"execl", reinterpret_cast<void *>(hook_execl), nullptr, GotOther},
+        {"execlp", reinterpret_cast<void *>(hook_execlp), nullptr, GotOther},
+        {"execle", reinterpret_cast<void *>(hook_execle), nullptr, GotOther},
     };
     int count = int(sizeof hooks / sizeof hooks[0]);
     if (count > room)

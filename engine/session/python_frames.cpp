@@ -200,11 +200,23 @@ void PythonFrames::merge(uint32_t pid, const PythonFramesView &python, std::vect
     // (unless the interpreter's frames are kept).
     size_t innermost = locations.size();
     size_t outermost = 0;
+    size_t evalFrames = 0;
     for (size_t i = 0; i < locations.size(); ++i) {
         if (isEvalFrame(interpreter, locations[i])) {
             innermost = std::min(innermost, i);
             outermost = i;
+            ++evalFrames;
         }
+    }
+    // A sample taken as a call of the eval loop begins or ends finds the loop's native frame at the leaf while its
+    // Python frame is not linked yet (or no longer): one eval frame more than the chain has calls, read whole. That
+    // leaf eval frame is kept as it is, and the calls pair with the eval frames below it.
+    size_t inTransition = 0;
+    if ((python.flags & (agent::PythonWalkCut | agent::PythonWalkTruncated)) == 0) {
+        const auto calls = size_t(std::count_if(python.frames.begin(), python.frames.end(), [](const auto &frame) {
+            return (frame.flags & agent::PythonFrameEntry) != 0;
+        }));
+        inTransition = evalFrames == calls + 1 ? 1 : 0;
     }
     bool mismatched = false;
     for (size_t i = 0; i < locations.size(); ++i) {
@@ -212,6 +224,11 @@ void PythonFrames::merge(uint32_t pid, const PythonFramesView &python, std::vect
         if (i > innermost && i < outermost && !m_keepInterpreter && isForwarder(interpreter, location))
             continue;
         if (!isEvalFrame(interpreter, location)) {
+            m_merged.push_back(location);
+            continue;
+        }
+        if (inTransition > 0) {
+            --inTransition;
             m_merged.push_back(location);
             continue;
         }
