@@ -263,11 +263,11 @@ private Q_SLOTS:
 
     // For those debugging CPython itself, the interpreter's frames stay: each eval-loop frame under the Python frames it
     // ran (split's call of hot runs in an eval frame of its own, which split's frame calls).
-    void interpreterFramesKept_data() { installRows(); }
+    void interpreterFramesKept_data() { pythonInstallRows(); }
     void interpreterFramesKept()
     {
         QFETCH(int, install);
-        const PythonInstall &python = installs()[size_t(install)];
+        const PythonInstall &python = pythonInstalls()[size_t(install)];
         const Names names = namesOf(python);
         QTemporaryDir dir;
         SessionConfig c = pythonLaunch(python, {QStringLiteral("cpu"), QStringLiteral("1")});
@@ -297,7 +297,7 @@ private Q_SLOTS:
     {
         QTest::addColumn<int>("install");
         QTest::addColumn<bool>("pythonAllocators");
-        const std::vector<PythonInstall> &all = installs();
+        const std::vector<PythonInstall> &all = pythonInstalls();
         for (size_t i = 0; i < all.size(); ++i) {
             QTest::addRow("%s arenas", qPrintable(all[i].label())) << static_cast<int>(i) << false;
             QTest::addRow("%s python-allocators", qPrintable(all[i].label())) << static_cast<int>(i) << true;
@@ -307,7 +307,7 @@ private Q_SLOTS:
     {
         QFETCH(int, install);
         QFETCH(bool, pythonAllocators);
-        const PythonInstall &python = installs()[size_t(install)];
+        const PythonInstall &python = pythonInstalls()[size_t(install)];
         const int n = 200000;
         QTemporaryDir dir;
         SessionConfig c = pythonLaunch(python, {QStringLiteral("objects"), QString::number(n)});
@@ -340,7 +340,7 @@ private Q_SLOTS:
     // the objects are counted at malloc (PYTHONMALLOC=malloc makes each one a malloc).
     void pythonMallocReplaces()
     {
-        const PythonInstall &python = installs().front();
+        const PythonInstall &python = pythonInstalls().front();
         QTemporaryDir dir;
         SessionConfig c = pythonLaunch(python, {QStringLiteral("objects"), QStringLiteral("100000")});
         c.memory = true;
@@ -356,11 +356,11 @@ private Q_SLOTS:
 
     // Threads blocked in a system call (a sleep, a lock's futex) cannot run the agent's handler: their chains are read
     // from outside while they wait. Most of each one's wall time lies under its Python function.
-    void waitsCarryPythonFrames_data() { installRows(); }
+    void waitsCarryPythonFrames_data() { pythonInstallRows(); }
     void waitsCarryPythonFrames()
     {
         QFETCH(int, install);
-        const PythonInstall &python = installs()[size_t(install)];
+        const PythonInstall &python = pythonInstalls()[size_t(install)];
         QTemporaryDir dir;
         SessionConfig c = pythonLaunch(python, {QStringLiteral("wait"), QStringLiteral("2")});
         c.wallTime = true;
