@@ -261,8 +261,8 @@ private Q_SLOTS:
                  qPrintable(QStringLiteral("%1 / %2").arg(big).arg(small)));
     }
 
-    // For those debugging CPython itself, the interpreter's frames stay: each eval-loop frame under the Python frames it
-    // ran (split's call of hot runs in an eval frame of its own, which split's frame calls).
+    // For those debugging CPython itself, the interpreter's frames stay: each eval-loop frame under the Python frames
+    // it ran (split's call of hot runs in an eval frame of its own, which split's frame calls).
     void interpreterFramesKept_data() { pythonInstallRows(); }
     void interpreterFramesKept()
     {
