@@ -455,11 +455,12 @@ void CallTreeUpdater::writeChildren(const FrameTable &frames, const CallTree *pr
         }
         return;
     }
-    // The new nodes by parent, and under one parent in frame-name order (names are unique: FrameTable keys frames
-    // by name, so the order is strict, as build()'s is).
-    const auto nameOf = [&](uint32_t node) -> const std::string & { return frames.frame(rows[node].frame).name; };
+    // The new nodes by parent, and under one parent in frame-name order (frameOrderLess: strict, as build()'s is).
+    const auto before = [&](uint32_t a, uint32_t b) {
+        return frameOrderLess(frames.frame(rows[a].frame), frames.frame(rows[b].frame));
+    };
     std::sort(m_newChildren.begin(), m_newChildren.end(), [&](const NewChild &a, const NewChild &b) {
-        return a.parent != b.parent ? a.parent < b.parent : nameOf(a.node) < nameOf(b.node);
+        return a.parent != b.parent ? a.parent < b.parent : before(a.node, b.node);
     });
     // Parents without a new child keep their list: copied in runs (memory order). The others merge their old
     // list with the new children. Written into the copy's own arrays when the old lists are another tree's.
@@ -491,7 +492,7 @@ void CallTreeUpdater::writeChildren(const FrameTable &frames, const CallTree *pr
         const auto oldEnd = n < lastKnown ? oldChildren.begin() + oldOffsets[n + 1] : oldChildren.end();
         for (; next < m_newChildren.size() && m_newChildren[next].parent == n; ++next) {
             const uint32_t added = m_newChildren[next].node;
-            for (; old != oldEnd && nameOf(*old) < nameOf(added); ++old)
+            for (; old != oldEnd && before(*old, added); ++old)
                 children.push_back(*old);
             children.push_back(added);
         }

@@ -54,8 +54,9 @@ std::optional<DiffTree> DiffTree::build(const CallTree &newTree, const CallTree 
     firstChild.push_back(0);
     childCount.push_back(0);
     const auto baseFrame = [&](uint32_t baseNode) { return baseToUnion[baseTree.node(baseNode).frame]; };
-    // Children come in name order on both sides, and a name is one frame in each table and in `frames` (the
-    // union matches frames by name): the order of `frames`' name ranks is that order, without comparing strings.
+    // Children come in frame order (frameOrderLess) on both sides, and a name is one frame of each kind (Python or
+    // native) in each table and in `frames` (the union matches frames so): the order of `frames`' name ranks is that
+    // order, without comparing strings.
     const std::vector<uint32_t> &rank = table.nameRank();
     const auto add = [&](uint32_t parent, uint32_t frame, uint32_t newNode, uint32_t baseNode,
                          std::vector<Pending> &stack) {

@@ -17,14 +17,20 @@ namespace emberline::engine {
 struct Frame {
     std::string name;
     std::string file;
-    int64_t line = 0;   // the function's start line, 0 when unknown
+    int64_t line = 0;   // the function's start line (a Python function's: the lowest known), 0 when unknown
     std::string module; // basename of the mapping's file, empty when the profile has no mappings
     bool symbolized = true;
 };
 
+// The order call trees list frames in: by name, and native code before a Python function of the same name (the
+// only frames that share a name, FrameTable). Strict, and the same in every table, so that the children of two
+// trees merge in one pass (a comparison, a live refresh).
+bool frameOrderLess(const Frame &a, const Frame &b);
+
 // Maps every location of a profile to its frames, de-duplicating functions that share a name (as `go tool pprof`
 // does at function granularity, where file names are dropped before aggregating), so that derived views
-// aggregate by what the user reads.
+// aggregate by what the user reads. A Python function (isPythonFrame) never shares a frame with native code: the
+// two may have one name (a script's `main` above the interpreter's), and then two frames do.
 //
 // Thread: built on a worker from an immutable Profile; immutable afterwards.
 class FrameTable {
@@ -45,9 +51,9 @@ public:
     }
     // Appends the frames of a stack (location indices, leaf first) to `out`, root first.
     void expandRootFirst(std::span<const uint32_t> stack, std::vector<uint32_t> &out) const;
-    // Frame ids whose name matches exactly; empty if none.
+    // Frame ids whose name matches exactly (a Python function's and native code's, when both have it); empty if none.
     std::vector<uint32_t> findByName(std::string_view name) const;
-    // Per frame id, its place among the frames ordered by name (equal names share none: a name is one frame).
+    // Per frame id, its place among the frames ordered by name (no two frames share one, even of one name).
     // Sorted once per table, on first use from any thread, and kept: every call tree built over the table orders
     // children by it, and sorting the names again per tree cost more than building a small tree.
     const std::vector<uint32_t> &nameRank() const;

@@ -15,7 +15,7 @@ SCRIPT=tests/targets/python_split.py
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"; [ -n "${PID:-}" ] && kill "$PID" 2>/dev/null; true' EXIT
 mapfile -t PYTHONS < <(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.*/bin/python3.[0-9]* /usr/bin/python3.[0-9]* \
-    2>/dev/null | grep -E 'python3\.[0-9]+$' | sort -u)
+    2>/dev/null | grep -E "python3\.([89]|1[0-9])$" | sort -u)
 # Each function's share of the three and its error, from a profile's report (total% of each).
 shares() {
     "$EMBERLINE" report --top 1000 "$1" | awk -v label="$2" '

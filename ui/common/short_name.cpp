@@ -1,5 +1,7 @@
 #include "ui/common/short_name.h"
 
+#include "engine/model/python_frame.h"
+
 namespace emberline::ui {
 namespace {
 
@@ -108,6 +110,11 @@ QString shortFunctionName(QStringView name)
         out.truncate(afterParameters);
     out = withoutReturnType(out.trimmed());
     return out.isEmpty() ? name.toString() : out;
+}
+
+QString shortFrameName(const engine::Frame &frame, QStringView name)
+{
+    return engine::isPythonFrame(frame) ? name.toString() : shortFunctionName(name);
 }
 
 } // namespace emberline::ui

@@ -1,6 +1,8 @@
 #include "ui/flamegraph/flame_graph_view.h"
 
+#include "engine/model/python_frame.h"
 #include "engine/model/units.h"
+#include "ui/common/frame_source.h"
 #include "ui/common/short_name.h"
 #include "ui/flamegraph/diff_colors.h"
 #include "ui/flamegraph/flame_graph_svg.h"
@@ -15,6 +17,7 @@
 #include <QSettings>
 #include <QToolTip>
 
+#include <algorithm>
 #include <cmath>
 
 namespace emberline::ui {
@@ -64,14 +67,19 @@ void FlameGraphView::connectSignals()
 std::vector<uint32_t> FlameGraphView::translateFrames(std::span<const uint32_t> ids, const engine::FrameTable &from,
                                                       const engine::FrameTable &to)
 {
-    // A live session's next profile has its own frame table: the zoom path is carried over by frame name.
+    // A live session's next profile has its own frame table: the zoom path is carried over by frame name (a
+    // Python function to a Python function, when native code has the same name).
     std::vector<uint32_t> out;
     for (uint32_t id : ids) {
-        const std::vector<uint32_t> found =
-            id < from.size() ? to.findByName(from.frame(id).name) : std::vector<uint32_t>{};
-        if (found.empty())
+        if (id >= from.size())
             break;
-        out.push_back(found.front());
+        const bool python = engine::isPythonFrame(from.frame(id));
+        const std::vector<uint32_t> found = to.findByName(from.frame(id).name);
+        const auto same = std::find_if(found.begin(), found.end(),
+                                       [&](uint32_t f) { return engine::isPythonFrame(to.frame(f)) == python; });
+        if (same == found.end())
+            break;
+        out.push_back(*same);
     }
     return out;
 }
@@ -160,7 +168,8 @@ QString FlameGraphView::toolTipFor(uint32_t node) const
     const auto &n = tree->node(node);
     QString text = QStringLiteral("<b>%1</b><table>").arg(m_layout.nodeName(node).toHtmlEscaped());
     const auto row = [&text](const QString &label, const QString &value) {
-        text += QStringLiteral("<tr><td>%1</td><td style=\"white-space:nowrap\">&nbsp;%2</td></tr>")
+        text += QStringLiteral("<tr><td style=\"white-space:nowrap\">%1</td>"
+                               "<td style=\"white-space:nowrap\">&nbsp;%2</td></tr>")
                     .arg(label, value.toHtmlEscaped());
     };
     if (m_style) {
@@ -173,15 +182,8 @@ QString FlameGraphView::toolTipFor(uint32_t node) const
             QStringLiteral("%1 (%2 of all)").arg(formatValue(n.self, m_unit), formatPercent(n.self, tree->total())));
     }
     if (n.frame != engine::kNoIndex) {
-        const engine::Frame &frame = m_layout.frames()->frame(n.frame);
-        if (!frame.file.empty()) {
-            QString source = QString::fromStdString(frame.file);
-            if (frame.line > 0)
-                source += QLatin1Char(':') + QString::number(frame.line);
-            row(tr("Source"), source);
-        }
-        if (!frame.module.empty())
-            row(tr("Module"), QString::fromStdString(frame.module));
+        for (const auto &[label, value] : frameSourceRows(m_layout.frames()->frame(n.frame)))
+            row(label, value);
     }
     text += QStringLiteral("</table>");
     return text;
@@ -318,7 +320,7 @@ QString FlameGraphView::labelFor(uint32_t node) const
     // Shortened when first drawn: a paint shows a few hundred frames, a live profile may hold 100,000.
     QString &cached = m_shortName[frame];
     if (cached.isNull())
-        cached = shortFunctionName(m_layout.nodeName(node));
+        cached = shortFrameName(m_layout.frames()->frame(frame), m_layout.nodeName(node));
     return cached;
 }
 

@@ -1,11 +1,37 @@
 #include "ui/flamegraph/frame_colors.h"
 
+#include "engine/model/python_frame.h"
+
 #include <QHash>
 
 #include <algorithm>
 
 namespace emberline::ui {
 namespace {
+
+// Python's frames have the blues and teals to themselves: their base hues lie in [kPythonHueFirst, kPythonHueFirst +
+// kPythonHueSpan), every other key's outside [kReservedFirst, kReservedFirst + kReservedSpan), which leaves a margin
+// on each side for varied()'s shift of up to 6 degrees. So a Python function never looks like native code, whatever
+// its module's hash.
+constexpr int kPythonHueFirst = 185;
+constexpr int kPythonHueSpan = 50;
+constexpr int kReservedFirst = 170;
+constexpr int kReservedSpan = 80;
+constexpr QLatin1String kPythonKeyPrefix("python:");
+
+uint32_t mixedHash(const QString &key)
+{
+    // FNV-1a over the UTF-8 bytes, then a multiplicative mix so that similar keys land far apart.
+    uint32_t h = 2166136261u;
+    for (char c : key.toUtf8()) {
+        h ^= static_cast<uint8_t>(c);
+        h *= 16777619u;
+    }
+    h ^= h >> 15;
+    h *= 0x2c1b3c6du;
+    h ^= h >> 12;
+    return h;
+}
 
 bool endsWith(const std::string &s, std::string_view suffix)
 {
@@ -65,6 +91,10 @@ QString frameColorKey(const engine::Frame &frame)
 {
     if (!frame.name.empty() && frame.name.front() == '(' && frame.file.empty())
         return QStringLiteral("(pseudo)");
+    if (engine::isPythonFrame(frame)) {
+        const std::string module = engine::pythonModuleName(frame.file);
+        return QString(kPythonKeyPrefix) + QString::fromStdString(module.substr(0, module.find('.')));
+    }
     if (endsWith(frame.file, ".go"))
         return goPackage(frame.name);
     if (isScriptFile(frame.file))
@@ -77,18 +107,23 @@ QString frameColorKey(const engine::Frame &frame)
     return QString::fromStdString(frame.name);
 }
 
+bool isPythonColorKey(const QString &key)
+{
+    return key.startsWith(kPythonKeyPrefix);
+}
+
 QColor colorForKey(const QString &key)
 {
-    // FNV-1a over the UTF-8 bytes, then a multiplicative mix so that similar keys land far apart.
-    uint32_t h = 2166136261u;
-    for (char c : key.toUtf8()) {
-        h ^= static_cast<uint8_t>(c);
-        h *= 16777619u;
+    const uint32_t h = mixedHash(key);
+    if (isPythonColorKey(key)) {
+        const int hue = kPythonHueFirst + static_cast<int>(h % kPythonHueSpan);
+        const int saturation = 120 + static_cast<int>((h >> 9) % 60);
+        const int lightness = 160 + static_cast<int>((h >> 17) % 28);
+        return QColor::fromHsl(hue, saturation, lightness);
     }
-    h ^= h >> 15;
-    h *= 0x2c1b3c6du;
-    h ^= h >> 12;
-    const int hue = static_cast<int>(h % 360);
+    int hue = static_cast<int>(h % (360 - kReservedSpan));
+    if (hue >= kReservedFirst)
+        hue += kReservedSpan;
     const int saturation = 150 + static_cast<int>((h >> 9) % 60);
     const int lightness = 168 + static_cast<int>((h >> 17) % 24);
     return QColor::fromHsl(hue, saturation, lightness);

@@ -9,13 +9,17 @@
 
 namespace emberline::ui {
 
-// What a frame is coloured by: its Go package (from the name), its Node package (node_modules/<pkg>,
-// node:internal, or the script's base name), otherwise the basename of its mapping (native code), otherwise
-// the first component of a C++/Rust qualified name. Pseudo-frames such as "(idle)" share one key.
+// What a frame is coloured by: a Python frame's top package ("python:json" for json/encoder.py, the script's base
+// name for a script: engine::pythonModuleName), its Go package (from the name), its Node package
+// (node_modules/<pkg>, node:internal, or the script's base name), otherwise the basename of its mapping (native
+// code), otherwise the first component of a C++/Rust qualified name. Pseudo-frames such as "(idle)" share one key.
 QString frameColorKey(const engine::Frame &frame);
+// Whether a key is a Python frame's ("python:" and its package).
+bool isPythonColorKey(const QString &key);
 
 // A stable colour for a key: the hue comes from a hash of the key only, so colours do not change between
-// refreshes, runs or machines.
+// refreshes, runs or machines. A Python key's hue is a blue or a teal (185° to 235°); every other key's lies
+// outside 170° to 250°, so that Python's frames read as a family of their own next to the native ones.
 QColor colorForKey(const QString &key);
 
 // Colours per frame of one FrameTable, computed once: normal, dimmed (for frames outside a search or under the

@@ -2,6 +2,7 @@
 #include "ui/common/sample_types.h"
 
 #include "engine/annotate/source_locator.h"
+#include "engine/model/python_frame.h"
 #include "engine/model/sample_filter.h"
 #include "ui/common/logging.h"
 
@@ -10,11 +11,34 @@
 namespace emberline::ui {
 namespace {
 
+// Whether `name` is a Python function's alone: some location runs it as Python, and none as machine code (a
+// script's `main` and the interpreter's share a name; the native one is disassembled).
+bool isPythonOnly(const engine::Profile &profile, const std::string &name)
+{
+    bool python = false;
+    for (const engine::Location &location : profile.locations()) {
+        for (const engine::Line &line : location.lines) {
+            if (line.functionIndex >= profile.functions().size() ||
+                profile.str(profile.functions()[line.functionIndex].name) != name)
+                continue;
+            if (!engine::isPythonLine(profile, location, line))
+                return false;
+            python = true;
+        }
+    }
+    return python;
+}
+
 std::shared_ptr<const DisassemblyResult> disassemble(const engine::Profile &profile, const std::string &name,
                                                      int sampleType, const std::vector<std::string> &sourceRoots,
                                                      const std::atomic<bool> *cancel)
 {
     auto result = std::make_shared<DisassemblyResult>();
+    if (isPythonOnly(profile, name)) {
+        result->function.name = name;
+        result->python = true;
+        return result;
+    }
     if (sampleType < 0 || static_cast<size_t>(sampleType) >= profile.sampleTypes().size())
         sampleType = initialSampleType(profile);
     if (sampleType < 0) {

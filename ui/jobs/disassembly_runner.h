@@ -15,9 +15,11 @@
 namespace emberline::ui {
 
 // What a disassembly job gives back: the function's annotated instructions, the source text of the lines they
-// belong to (file -> its lines, for the files found), and the sample type's unit; or why there is none.
+// belong to (file -> its lines, for the files found), and the sample type's unit; or why there is none. A Python
+// function has no instructions and no error: `python` says why (CPython runs it as bytecode).
 struct DisassemblyResult {
     engine::FunctionDisassembly function;
+    bool python = false;
     std::map<std::string, std::vector<std::string>> sources;
     std::string unit;
     int64_t grandTotal = 0;
@@ -27,7 +29,8 @@ struct DisassemblyResult {
 
 // Disassembles one function of a profile on the thread pool (engine::disassembleFunctions: it reads ELF files and
 // may ask debuginfod, which can take seconds, so never on the GUI thread), one request at a time through a
-// LatestJob: a new request cancels the one under way and a late stale result is dropped.
+// LatestJob: a new request cancels the one under way and a late stale result is dropped. A name that only Python
+// frames of the profile hold (engine::isPythonLine) is answered as such, without looking for a binary.
 //
 // Thread: lives on the GUI thread and emits there; the work runs on a pool thread over the immutable profile.
 class DisassemblyRunner : public QObject {
@@ -39,6 +42,8 @@ public:
     void request(std::shared_ptr<const engine::Profile> profile, const QString &functionName, int sampleType,
                  std::vector<std::string> sourceRoots = {});
     bool isRunning() const { return m_job.isPending(); }
+    // The request under way is dropped (its answer, if it still comes, is not emitted).
+    void cancel() { m_job.cancel(); }
 
 Q_SIGNALS:
     void ready(std::shared_ptr<const emberline::ui::DisassemblyResult> result);

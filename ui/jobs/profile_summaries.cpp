@@ -48,7 +48,8 @@ void summarizeLoaded(ProfileSummary &summary, const std::shared_ptr<const engine
     const engine::FunctionTable::Row &top = analysis->functions->rows().front();
     if (top.self <= 0 || analysis->functions->grandTotal() <= 0)
         return;
-    summary.topFunction = shortFunctionName(QString::fromStdString(loaded->frames->frame(top.frame).name));
+    const engine::Frame &topFrame = loaded->frames->frame(top.frame);
+    summary.topFunction = shortFrameName(topFrame, QString::fromStdString(topFrame.name));
     summary.topShare = static_cast<double>(top.self) / static_cast<double>(analysis->functions->grandTotal());
 }
 

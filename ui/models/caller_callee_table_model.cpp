@@ -1,5 +1,6 @@
 #include "ui/models/caller_callee_table_model.h"
 
+#include "ui/common/frame_source.h"
 #include "ui/common/model_roles.h"
 
 namespace emberline::ui {
@@ -55,9 +56,10 @@ QVariant CallerCalleeTableModel::data(const QModelIndex &index, int role) const
     case Qt::TextAlignmentRole:
         return index.column() == kEdgeNameColumn ? int(Qt::AlignLeft | Qt::AlignVCenter)
                                                  : int(Qt::AlignRight | Qt::AlignVCenter);
-    case Qt::ToolTipRole:
-        return frame.file.empty() ? QString::fromStdString(frame.name)
-                                  : QString::fromStdString(frame.name + "\n" + frame.file);
+    case Qt::ToolTipRole: {
+        const QString source = frameSourceText(frame);
+        return QString::fromStdString(frame.name) + (source.isEmpty() ? QString() : QLatin1Char('\n') + source);
+    }
     default:
         return {};
     }

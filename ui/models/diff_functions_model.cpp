@@ -1,5 +1,6 @@
 #include "ui/models/diff_functions_model.h"
 
+#include "ui/common/frame_source.h"
 #include "ui/common/text_colors.h"
 
 #include "engine/model/units.h"
@@ -141,8 +142,8 @@ QVariant DiffFunctionsModel::data(const QModelIndex &index, int role) const
         return change > 0 ? grewText() : shrankText();
     }
     case Qt::ToolTipRole: {
-        const engine::Frame &frame = m_comparison->frames->frame(row.frame);
-        return frame.file.empty() ? name : name + QLatin1Char('\n') + QString::fromStdString(frame.file);
+        const QString source = frameSourceText(m_comparison->frames->frame(row.frame));
+        return source.isEmpty() ? name : name + QLatin1Char('\n') + source;
     }
     default:
         return {};

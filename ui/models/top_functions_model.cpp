@@ -1,6 +1,7 @@
 #include "ui/models/top_functions_model.h"
 
 #include "engine/model/units.h"
+#include "ui/common/frame_source.h"
 #include "ui/common/model_roles.h"
 
 namespace emberline::ui {
@@ -101,11 +102,8 @@ QVariant TopFunctionsModel::data(const QModelIndex &index, int role) const
     case Qt::ToolTipRole: {
         const engine::Frame &frame = m_frames->frame(row.frame);
         QString tip = m_names[static_cast<size_t>(index.row())];
-        if (!frame.file.empty())
-            tip += QLatin1Char('\n') + QString::fromStdString(frame.file) +
-                   (frame.line > 0 ? QLatin1Char(':') + QString::number(frame.line) : QString());
-        if (!frame.module.empty())
-            tip += QLatin1Char('\n') + QString::fromStdString(frame.module);
+        if (const QString source = frameSourceText(frame); !source.isEmpty())
+            tip += QLatin1Char('\n') + source;
         return tip;
     }
     default:

@@ -297,6 +297,31 @@ private Q_SLOTS:
         QCOMPARE(ui::colorForKey(QStringLiteral("runtime")), ui::colorForKey(QStringLiteral("runtime")));
         QVERIFY(ui::colorForKey(QStringLiteral("runtime")) != ui::colorForKey(QStringLiteral("main")));
     }
+
+    // Python frames are coloured by their top package, from hues no other key gets. If this fails, a Python
+    // function can look like native code, or the modules of one package look unrelated.
+    void pythonColorFamily()
+    {
+        const engine::Frame encoder{"JSONEncoder.encode", "/usr/lib/python3.12/json/encoder.py", 258, "", true};
+        const engine::Frame dumps{"dumps", "/usr/lib/python3.12/json/__init__.py", 183, "", true};
+        const engine::Frame script{"Worker.hot", "/home/me/split.py", 18, "", true};
+        const engine::Frame frozen{"_find_and_load", "<frozen importlib._bootstrap>", 1349, "", true};
+        QCOMPARE(ui::frameColorKey(encoder), QStringLiteral("python:json"));
+        QCOMPARE(ui::frameColorKey(dumps), QStringLiteral("python:json"));
+        QCOMPARE(ui::frameColorKey(script), QStringLiteral("python:split"));
+        QCOMPARE(ui::frameColorKey(frozen), QStringLiteral("python:importlib"));
+        // Native code built from a .py file (Cython) lies in a mapping: coloured by its module.
+        const engine::Frame cython{"__pyx_f_fast", "/src/fast.py", 3, "fast.cpython-312.so", true};
+        QCOMPARE(ui::frameColorKey(cython), QStringLiteral("fast.cpython-312.so"));
+        QVERIFY(ui::isPythonColorKey(ui::frameColorKey(encoder)));
+        QVERIFY(!ui::isPythonColorKey(ui::frameColorKey(cython)));
+        for (int i = 0; i < 3000; ++i) {
+            const int python = ui::colorForKey(QStringLiteral("python:module%1").arg(i)).hslHue();
+            QVERIFY2(python >= 185 && python < 235, qPrintable(QString::number(python)));
+            const int native = ui::colorForKey(QStringLiteral("libmodule%1.so").arg(i)).hslHue();
+            QVERIFY2(native < 170 || native >= 250, qPrintable(QString::number(native)));
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestFlameGraphLayout)

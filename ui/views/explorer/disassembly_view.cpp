@@ -1,5 +1,6 @@
 #include "ui/views/explorer/disassembly_view.h"
 
+#include "engine/model/python_frame.h"
 #include "engine/model/units.h"
 #include "ui/models/disassembly_model.h"
 
@@ -59,6 +60,8 @@ void DisassemblyView::setupUi()
     layout->addWidget(m_title);
     layout->addWidget(m_notes);
     layout->addWidget(m_table, 1);
+    // Takes the room of the table when it is hidden (a Python function's), so that the words stay at the top.
+    layout->addStretch(0);
 }
 
 void DisassemblyView::connectSignals()
@@ -80,6 +83,7 @@ void DisassemblyView::setProfile(std::shared_ptr<const engine::Profile> profile,
     m_model->setResult(nullptr);
     m_title->setText(tr("Pick a function to see its instructions."));
     m_notes->hide();
+    m_table->show();
 }
 
 void DisassemblyView::showFunction(const QString &name)
@@ -89,12 +93,45 @@ void DisassemblyView::showFunction(const QString &name)
     m_function = name;
     m_model->setResult(nullptr);
     m_notes->hide();
+    m_table->show();
     m_title->setText(tr("Disassembling %1…").arg(name));
     m_runner->request(m_profile, name, m_sampleType, m_sourceRoots);
 }
 
+void DisassemblyView::showFrame(const engine::Frame &frame)
+{
+    if (!m_profile)
+        return;
+    const QString name = QString::fromStdString(frame.name);
+    if (!engine::isPythonFrame(frame)) {
+        showFunction(name);
+        return;
+    }
+    m_runner->cancel(); // an answer for the function before must not replace this one
+    m_function = name;
+    showPythonFunction(name);
+}
+
+void DisassemblyView::showPythonFunction(const QString &name)
+{
+    // No table at all: an empty one would read as instructions that failed to come.
+    m_model->setResult(nullptr);
+    m_table->hide();
+    m_title->setText(
+        tr("<b>%1</b> is a Python function: it has no machine code to disassemble.").arg(name.toHtmlEscaped()));
+    m_notes->setText(tr("CPython compiles it to bytecode and runs that bytecode in its interpreter loop, so the "
+                        "profile holds its source lines, not instruction addresses. Its lines and their costs are "
+                        "in the Source tab."));
+    m_notes->show();
+    Q_EMIT functionShown(name);
+}
+
 void DisassemblyView::showResult(const std::shared_ptr<const DisassemblyResult> &result)
 {
+    if (result->python) {
+        showPythonFunction(QString::fromStdString(result->function.name));
+        return;
+    }
     const engine::FunctionDisassembly &fn = result->function;
     QStringList notes;
     for (const std::string &note : fn.notes)

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/model/frame_table.h"
 #include "engine/model/profile.h"
 #include "ui/jobs/disassembly_runner.h"
 
@@ -22,7 +23,10 @@ class DisassemblyModel;
 // through debuginfod, and decoding it) runs in a DisassemblyRunner off the GUI thread; until it answers the view
 // says so, and a failure (binary missing or replaced, no addresses) is shown in words instead of a table.
 //
-// Use: setProfile() once per profile, then showFunction(name) for the function the user picked.
+// A Python function has no machine code: the view says so, and that its lines are in the Source tab, instead of
+// an error or an empty table.
+//
+// Use: setProfile() once per profile, then showFrame(frame) (or showFunction(name)) for the function the user picked.
 // Thread: GUI thread.
 class DisassemblyView : public QWidget {
     Q_OBJECT
@@ -33,6 +37,9 @@ public:
     void setProfile(std::shared_ptr<const engine::Profile> profile, int sampleType = -1);
     void setSourceRoots(std::vector<std::string> roots) { m_sourceRoots = std::move(roots); }
     void showFunction(const QString &name);
+    // The function of a frame: a Python frame's is said to have no machine code at once (no job runs), native
+    // code's is disassembled as showFunction does.
+    void showFrame(const engine::Frame &frame);
 
     DisassemblyModel *model() const { return m_model; }
     QTableView *table() const { return m_table; }
@@ -49,6 +56,7 @@ private:
     void connectSignals();
     void showResult(const std::shared_ptr<const DisassemblyResult> &result);
     void showError(const QString &message);
+    void showPythonFunction(const QString &name);
 
     std::shared_ptr<const engine::Profile> m_profile;
     int m_sampleType = -1;

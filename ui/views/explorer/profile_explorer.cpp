@@ -272,7 +272,7 @@ void ProfileExplorer::requestDisassembly()
     // rewrite stacks, and filters do not apply), in the sample type shown.
     m_disassembly->setProfile(m_loaded->profile, m_analysis->sampleType);
     m_disassembly->setSourceRoots(SourceRoots().forLocator());
-    m_disassembly->showFunction(QString::fromStdString(m_analysis->loaded->frames->frame(m_selectedFrame).name));
+    m_disassembly->showFrame(m_analysis->loaded->frames->frame(m_selectedFrame));
 }
 
 void ProfileExplorer::showSandwich()

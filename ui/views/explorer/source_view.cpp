@@ -1,5 +1,6 @@
 #include "ui/views/explorer/source_view.h"
 
+#include "engine/model/python_frame.h"
 #include "ui/common/value_text.h"
 #include "ui/models/source_lines_model.h"
 
@@ -82,7 +83,11 @@ void SourceView::setListing(std::shared_ptr<const engine::SourceListing> listing
         tr("%1 — %2 — self %3, total %4")
             .arg(QString::fromStdString(fn.name), file, valueText(fn.self, unit), valueText(fn.total, unit)));
     QStringList notes;
-    if (!listing->source)
+    if (!listing->source && engine::isFrozenPythonFile(fn.file))
+        notes << tr("%1 is a module frozen into the Python interpreter: its source is not on disk under that name, "
+                    "so only the lines with a cost are listed.")
+                     .arg(file);
+    else if (!listing->source)
         notes << tr("Source %1: only the lines with a cost are listed. Add the folder that holds it in "
                     "View > Source Roots….")
                      .arg(QString::fromStdString(listing->sourceProblem));
