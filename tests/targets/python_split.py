@@ -131,3 +131,6 @@ def main():
 
 
 main()
+
+# tests/data/pprof/python-cpu.pprof was recorded from this script: a line added or removed above Worker.hot's loop
+# means recording it again (tests/data/pprof/README.md says how).
