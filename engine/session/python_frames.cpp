@@ -62,9 +62,10 @@ void PythonFrames::onPythonImage(uint64_t image, uint32_t pid)
     for (const PythonCodeRange &f : found.forwarders) // sorted by address
         interpreter.forwarders.emplace_back(f.start, f.start + f.size);
     interpreter.said = "CPython " + found.version.text + " (" + found.path + ", " + layout.source + ")";
-    interpreter.reader = std::make_shared<const PythonStackReader>(std::move(reader).value());
     if (!found.evalLoopKnown())
         interpreter.said += ": its eval loop was not found, so Python frames are not placed among native ones";
+    // Kept for the waits' chains, read from outside (readWaiting); `found` is the reader's, moved here last.
+    interpreter.reader = std::make_shared<const PythonStackReader>(std::move(reader).value());
     m_interpreters[pid] = std::move(interpreter);
 }
 

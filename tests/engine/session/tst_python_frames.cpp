@@ -110,6 +110,15 @@ private Q_SLOTS:
             QVERIFY2(static_cast<double>(r.summary.samples) > 800 * cpuSeconds,
                      qPrintable(QStringLiteral("%1 samples in %2 s of CPU").arg(r.summary.samples).arg(cpuSeconds)));
         }
+        // The health view names the interpreter, its eval loop found (its frames are placed among the native ones).
+        QVERIFY(r.summary.health);
+        const auto &faults = r.summary.health->faults;
+        QVERIFY(std::any_of(faults.begin(), faults.end(), [&](const std::string &line) {
+            return line.starts_with("python: process") &&
+                   line.find("CPython " + python.version.toStdString()) != std::string::npos;
+        }));
+        for (const std::string &line : faults)
+            QVERIFY2(line.find("not found") == std::string::npos, line.c_str());
         const double all = static_cast<double>(through(r.profile, "cpu-time", "main"));
         QVERIFY2(all > 0, "no sample under the script's main");
         const double hot = static_cast<double>(through(r.profile, "cpu-time", names.hot)) / all;
