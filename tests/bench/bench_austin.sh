@@ -16,29 +16,15 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 EMBERLINE=$BUILD/app/emberline
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-cat >"$WORK/fixed.py" <<'PY'
-import importlib.util, sys, time
-spec = importlib.util.spec_from_file_location("split", sys.argv[1])
-split = importlib.util.module_from_spec(spec)
-sys.argv = [sys.argv[1], "none"]
-spec.loader.exec_module(split)
-worker, cool = split.Worker(), split.outer()
-start = time.perf_counter()
-for _ in range(600):
-    worker.hot(60000)
-    split.plain(30000)
-    cool(10000)
-print("work %.4f" % (time.perf_counter() - start), file=sys.stderr)
-PY
 work() { sed -n 's/^work \([0-9.]*\)/\1/p' "$1" | tail -1; }
 declare -A times
 echo "CPython: $PYTHON"
 for round in $(seq "$ROUNDS"); do
-    "$PYTHON" "$WORK/fixed.py" tests/targets/python_split.py 2>"$WORK/err"
+    "$PYTHON" tests/targets/python_split.py rounds 600 2>"$WORK/err"
     times[alone]+="$(work "$WORK/err") "
-    austin -s -o "$WORK/austin.out" "$PYTHON" "$WORK/fixed.py" tests/targets/python_split.py 2>"$WORK/err" >/dev/null
+    austin -s -o "$WORK/austin.out" "$PYTHON" tests/targets/python_split.py rounds 600 2>"$WORK/err" >/dev/null
     times[austin]+="$(work "$WORK/err") "
-    "$EMBERLINE" record --frequency 999 --output "$WORK/out" -- "$PYTHON" "$WORK/fixed.py" tests/targets/python_split.py \
+    "$EMBERLINE" record --frequency 999 --output "$WORK/out" -- "$PYTHON" tests/targets/python_split.py rounds 600 \
         >/dev/null 2>"$WORK/err" || { cat "$WORK/err"; exit 1; }
     times[emberline]+="$(work "$WORK/err") "
 done

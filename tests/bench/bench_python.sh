@@ -14,29 +14,15 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 EMBERLINE=$BUILD/app/emberline
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-cat >"$WORK/fixed.py" <<'PY'
-import importlib.util, sys, time
-spec = importlib.util.spec_from_file_location("split", sys.argv[1])
-split = importlib.util.module_from_spec(spec)
-sys.argv = [sys.argv[1], "none"]
-spec.loader.exec_module(split)
-worker, cool = split.Worker(), split.outer()
-start = time.perf_counter()
-for _ in range(600):
-    worker.hot(60000)
-    split.plain(30000)
-    cool(10000)
-print("work %.4f" % (time.perf_counter() - start), file=sys.stderr)
-PY
 work() { sed -n 's/^work \([0-9.]*\)/\1/p' "$1" | tail -1; }
 declare -A times
 for round in $(seq "$ROUNDS"); do
-    "$PYTHON" "$WORK/fixed.py" tests/targets/python_split.py 2>"$WORK/err"
+    "$PYTHON" tests/targets/python_split.py rounds 600 2>"$WORK/err"
     times[alone]+="$(work "$WORK/err") "
-    perf record -q -e cpu-clock -F 999 -o "$WORK/perf.data" -- "$PYTHON" "$WORK/fixed.py" tests/targets/python_split.py \
+    perf record -q -e cpu-clock -F 999 -o "$WORK/perf.data" -- "$PYTHON" tests/targets/python_split.py rounds 600 \
         2>"$WORK/err" >/dev/null
     times[perf]+="$(work "$WORK/err") "
-    "$EMBERLINE" record --frequency 999 --output "$WORK/out" -- "$PYTHON" "$WORK/fixed.py" tests/targets/python_split.py \
+    "$EMBERLINE" record --frequency 999 --output "$WORK/out" -- "$PYTHON" tests/targets/python_split.py rounds 600 \
         >"$WORK/session" 2>"$WORK/err" || { cat "$WORK/session" "$WORK/err"; exit 1; }
     cat "$WORK/err" >>"$WORK/session"
     times[emberline]+="$(work "$WORK/err") "

@@ -126,6 +126,15 @@ def main():
         napping(seconds)
         lock.release()
         waiter.join()
+    elif mode == "rounds":
+        # A fixed amount of work (the benchmarks' unit), timed by the program itself: "work SECONDS" on stderr.
+        worker, cool = Worker(), outer()
+        start = time.perf_counter()
+        for _ in range(int(sys.argv[2])):
+            worker.hot(60000)
+            plain(30000)
+            cool(10000)
+        print("work %.4f" % (time.perf_counter() - start), file=sys.stderr)
     elif mode == "callback":
         callback(float(sys.argv[2]))
 
