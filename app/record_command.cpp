@@ -97,6 +97,13 @@ void printAgentStacks(const engine::AgentStacksSummary &a)
                      engine::formatValue(static_cast<int64_t>(a.handlerP50Ns), "nanoseconds").c_str(),
                      engine::formatValue(static_cast<int64_t>(a.handlerP99Ns), "nanoseconds").c_str(),
                      static_cast<unsigned long long>(a.handlerSamples));
+    if (a.pythonWalks > 0)
+        std::fprintf(stderr,
+                     "emberline: in-process sampler: of that, its walk of the Python frames took p50 %s, p99 %s "
+                     "(%llu walks, %.1f frames on average)\n",
+                     engine::formatValue(static_cast<int64_t>(a.pythonWalkP50Ns), "nanoseconds").c_str(),
+                     engine::formatValue(static_cast<int64_t>(a.pythonWalkP99Ns), "nanoseconds").c_str(),
+                     static_cast<unsigned long long>(a.pythonWalks), a.pythonWalkFrames);
     if (a.walking)
         std::fprintf(stderr,
                      "emberline: agent stacks: %llu unwind table(s) shared (%llu kept from earlier sessions; %s, "

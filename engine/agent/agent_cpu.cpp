@@ -358,7 +358,7 @@ void writeCpuSample(const ucontext_t *context, uint64_t periodNs)
 {
     const greg_t *g = context->uc_mcontext.gregs;
     PythonStack python;
-    gatherPython(python, false);
+    gatherPythonTimed(python);
     WalkFallback because = WalkFallback::Disabled;
     if (walkWanted()) {
         because = WalkFallback::NotReady;

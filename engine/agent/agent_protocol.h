@@ -31,7 +31,7 @@
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 12;
+inline constexpr uint32_t kRingVersion = 13;
 // The unwind tables the session shares with the agent are versioned apart, beside their rows: agent_unwind.h's
 // kUnwindTableVersion; how they are delivered (the arena, the module index in the ring) is agent_tables.h's.
 // The header page, then the heap counters' slots (HeapSlot), then the module index (ModuleIndex, written by the
@@ -375,6 +375,10 @@ struct alignas(64) RingHeader {
     // agent_pymem.h's PythonAllocators: CPython's own allocators counted at their calls, or why not (as the image
     // started, and again as it ended: Replaced when the program set its own).
     std::atomic<uint32_t> pythonAllocators;
+    // The CPU handler's walks of its thread's Python frames (a process image whose CPython the session named), timed
+    // as the handler is, and the frames they gave: the walk's own share of the handler's time.
+    std::atomic<uint32_t> pythonWalkNs[kHandlerBuckets];
+    std::atomic<uint64_t> pythonWalkFrames;
 };
 static_assert(sizeof(RingHeader) <= kHeapSlotsOffset);
 

@@ -88,6 +88,9 @@ void gatherPython(PythonStack &stack, bool wait)
     stack.flags = uint16_t(flags);
     for (int i = 0; i < stack.count; ++i) {
         const uint64_t code = stack.frames[i].code;
+        // A recursion's frames share their code object: it was claimed (or described) at the frame before.
+        if (i > 0 && code == stack.frames[i - 1].code)
+            continue;
         const uint64_t key = codeKey(code, pythonCodeTag(target, code));
         std::atomic<uint64_t> *slot = nullptr;
         const Claim claim = claimCode(key, slot);
@@ -97,6 +100,16 @@ void gatherPython(PythonStack &stack, bool wait)
             uint64_t mine = key;
             slot->compare_exchange_strong(mine, 0, std::memory_order_acq_rel);
         }
+    }
+}
+
+void gatherPythonTimed(PythonStack &stack)
+{
+    const uint64_t start = nowNs();
+    gatherPython(stack, false);
+    if (g_ring && g_ring->pythonState.load(std::memory_order_relaxed) == 1) {
+        g_ring->pythonWalkNs[handlerBucket(nowNs() - start)].fetch_add(1, std::memory_order_relaxed);
+        g_ring->pythonWalkFrames.fetch_add(stack.count, std::memory_order_relaxed);
     }
 }
 

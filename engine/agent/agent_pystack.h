@@ -23,6 +23,8 @@ struct PythonStack { // NOLINT(cppcoreguidelines-pro-type-member-init)
 // The calling thread's frames, when the session has named the process image's CPython (none otherwise). `wait`: as
 // the sample's own record (a code record waits for room only where the sample would).
 void gatherPython(PythonStack &stack, bool wait);
+// The CPU handler's gatherPython: the walk timed and counted in the ring's header (RingHeader::pythonWalkNs).
+void gatherPythonTimed(PythonStack &stack);
 // The record's Python fields, and its frames at `tail` (the record's last stack.bytes() bytes).
 void putPython(PythonFields &fields, void *tail, const PythonStack &stack);
 // A new ring: the code objects described go with the old one.

@@ -356,6 +356,7 @@ Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &inp
     adoptDebuginfodDownloads(0);
     const size_t requestedBefore = m_symbolizer.downloadsRequested();
     m_agentFaults = input.agentFaults;
+    m_agentNotes = input.agentNotes;
     if (input.unwind)
         m_health = buildHealth(*input.unwind);
     // Building the health opened every module with samples and asked for the missing debug files. The last flush

@@ -118,6 +118,7 @@ private:
     std::unordered_map<uint32_t, ModuleSymbols> m_moduleSymbols; // by module id (stable within the session)
     std::vector<std::string> m_replacedFiles;                    // whose build id changed on disk
     std::vector<std::string> m_agentFaults;                      // the newest flush's FlushInput::agentFaults
+    std::vector<std::string> m_agentNotes;                       // and its agentNotes
     std::string m_kernelSymbolsProblem;                          // why /proc/kallsyms could not be read
 };
 

@@ -84,8 +84,9 @@ std::shared_ptr<const UnwindHealth> Exporter::buildHealth(const UnwindCounters &
     context.kernelSymbolsRead = m_kernelSymbols && m_kernelSymbols->size() > 0;
     context.kernelSymbolsProblem = m_kernelSymbolsProblem;
     context.kernelFramesProblem = m_options.kernelFramesProblem;
-    return std::make_shared<const UnwindHealth>(
-        buildUnwindHealth(counters, symbols, healthFaults(counters, debuginfod), context, debuginfod));
+    UnwindHealth health = buildUnwindHealth(counters, symbols, healthFaults(counters, debuginfod), context, debuginfod);
+    health.notes = m_agentNotes;
+    return std::make_shared<const UnwindHealth>(std::move(health));
 }
 
 } // namespace emberline::engine

@@ -327,6 +327,8 @@ std::vector<std::string> describeUnwindHealth(const UnwindHealth &health, size_t
     }
     for (const std::string &fault : health.faults)
         lines.push_back("  problem: " + fault);
+    for (const std::string &note : health.notes)
+        lines.push_back("  " + note);
     return lines;
 }
 

@@ -117,6 +117,7 @@ struct UnwindHealth {
     uint64_t walkMismatches = 0;
     std::vector<ModuleHealth> modules;
     std::vector<std::string> faults;
+    std::vector<std::string> notes; // what the user may want to know and need not act on (the CPython found)
 };
 
 std::string_view unwindCauseName(UnwindCause cause);

@@ -1,5 +1,7 @@
 #include "engine/memory/ring_header_reads.h"
 
+#include <algorithm>
+
 namespace emberline::engine {
 
 std::optional<int64_t> heapLiveOf(const agent::RingHeader &h)
@@ -16,6 +18,33 @@ std::optional<int64_t> heapLiveOf(const agent::RingHeader &h)
     if (h.heapCounted.load(std::memory_order_acquire) == 0)
         return std::nullopt;
     return static_cast<int64_t>(live);
+}
+
+// The ring's bytes that unread records hold. The heads' count takes a lap's padding to the ring's end (never written)
+// for bytes used: while the writers are a lap ahead, the unread part is the lap before's, up to where it ended
+// (RingHeader::lapEnd), and the writers' part from the ring's start.
+uint64_t unreadBytes(const agent::RingHeader &h)
+{
+    const uint64_t tail = h.tail.load(std::memory_order_acquire);
+    const uint64_t head = h.head.load(std::memory_order_acquire);
+    const uint64_t capacity = h.dataBytes;
+    if (head <= tail)
+        return 0;
+    const uint64_t lap = tail / capacity;
+    const int64_t dataEnd = agent::lapDataEnd(h.lapEnd.load(std::memory_order_acquire), lap);
+    if (head / capacity != lap + 1 || dataEnd < 0)
+        return head - tail;
+    const uint64_t before = uint64_t(dataEnd) > tail % capacity ? uint64_t(dataEnd) - tail % capacity : 0;
+    return std::min(head - tail, before + head % capacity);
+}
+
+void addHandlerTimes(RingCounters &c, const agent::RingHeader &h)
+{
+    for (int b = 0; b < agent::kHandlerBuckets; ++b) {
+        c.cpuHandlerNs[size_t(b)] += h.cpuHandlerNs[b].load(std::memory_order_relaxed);
+        c.pythonWalkNs[size_t(b)] += h.pythonWalkNs[b].load(std::memory_order_relaxed);
+    }
+    c.pythonWalkFrames += h.pythonWalkFrames.load(std::memory_order_relaxed);
 }
 
 void addPythonAllocators(RingCounters &c, const agent::RingHeader &h)

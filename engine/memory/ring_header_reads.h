@@ -18,6 +18,12 @@ std::optional<int64_t> heapLiveOf(const agent::RingHeader &h);
 // The modules ring `h`'s agent left alone (RingHeader::escaped), added to `c` as process `pid`'s.
 void addEscaped(RingCounters &c, uint32_t pid, const agent::RingHeader &h);
 
+// The ring's bytes that unread records hold.
+uint64_t unreadBytes(const agent::RingHeader &h);
+
+// The times ring `h`'s CPU handler took, and its walks of Python frames, added to `c`'s.
+void addHandlerTimes(RingCounters &c, const agent::RingHeader &h);
+
 // How ring `h`'s agent counted CPython's memory, added to `c`'s count of images by it.
 void addPythonAllocators(RingCounters &c, const agent::RingHeader &h);
 

@@ -1,4 +1,5 @@
 #include "engine/memory/ring_reader.h"
+#include "engine/memory/directory_watch.h"
 #include "engine/memory/ring_header_reads.h"
 #include "engine/memory/walked_stacks.h"
 #include "engine/unwind/unwind_table_server.h"
@@ -35,24 +36,6 @@ bool endsWith(const char *name, const char *suffix)
     return n >= s && std::memcmp(name + n - s, suffix, s) == 0;
 }
 
-// The ring's bytes that unread records hold. The heads' count takes a lap's padding to the ring's end (never written)
-// for bytes used: while the writers are a lap ahead, the unread part is the lap before's, up to where it ended
-// (RingHeader::lapEnd), and the writers' part from the ring's start.
-uint64_t unreadBytes(const agent::RingHeader &h)
-{
-    const uint64_t tail = h.tail.load(std::memory_order_acquire);
-    const uint64_t head = h.head.load(std::memory_order_acquire);
-    const uint64_t capacity = h.dataBytes;
-    if (head <= tail)
-        return 0;
-    const uint64_t lap = tail / capacity;
-    const int64_t dataEnd = agent::lapDataEnd(h.lapEnd.load(std::memory_order_acquire), lap);
-    if (head / capacity != lap + 1 || dataEnd < 0)
-        return head - tail;
-    const uint64_t before = uint64_t(dataEnd) > tail % capacity ? uint64_t(dataEnd) - tail % capacity : 0;
-    return std::min(head - tail, before + head % capacity);
-}
-
 } // namespace
 
 struct RingReader::Ring {
@@ -76,7 +59,10 @@ struct RingReader::Ring {
     }
 };
 
-RingReader::RingReader(std::string directory) : m_directory(std::move(directory)) {}
+RingReader::RingReader(std::string directory)
+    : m_directory(std::move(directory)), m_made(std::make_unique<DirectoryWatch>(m_directory))
+{
+}
 
 RingReader::~RingReader()
 {
@@ -102,6 +88,9 @@ void RingReader::noteRingFailure(const char *name)
 
 void RingReader::scan()
 {
+    // A ring is renamed into the directory, a failure's note made there: listed only after either.
+    if (!m_made->madeSinceLastLook())
+        return;
     DIR *dir = opendir(m_directory.c_str());
     if (!dir)
         return;
@@ -429,8 +418,7 @@ size_t RingReader::visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upTo
             m_closed.waitNs += h.waitNs.load(std::memory_order_relaxed);
             m_closed.problems |= h.problems.load(std::memory_order_relaxed);
             m_closed.cpuDropped += h.cpuDropped.load(std::memory_order_relaxed);
-            for (int b = 0; b < agent::kHandlerBuckets; ++b)
-                m_closed.cpuHandlerNs[size_t(b)] += h.cpuHandlerNs[b].load(std::memory_order_relaxed);
+            addHandlerTimes(m_closed, h);
             addEscaped(m_closed, ring.pid, h);
             addPythonAllocators(m_closed, h);
             if (m_tables)
@@ -443,6 +431,11 @@ size_t RingReader::visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upTo
     if (onlyPid == 0)
         m_lastFill = fill;
     return records;
+}
+
+int RingReader::changeFd() const
+{
+    return m_made->fd();
 }
 
 void RingReader::setStackCopyBytes(uint32_t bytes)
@@ -573,6 +566,8 @@ RingCounters RingReader::counters() const
     c.problems |= m_closed.problems;
     c.cpuDropped += m_closed.cpuDropped;
     c.cpuHandlerNs = m_closed.cpuHandlerNs;
+    c.pythonWalkNs = m_closed.pythonWalkNs;
+    c.pythonWalkFrames = m_closed.pythonWalkFrames;
     c.escaped = m_closed.escaped;
     c.escapedUnlisted += m_closed.escapedUnlisted;
     c.pythonAllocators = m_closed.pythonAllocators;
@@ -583,8 +578,7 @@ RingCounters RingReader::counters() const
         c.waitNs += h.waitNs.load(std::memory_order_relaxed);
         c.problems |= h.problems.load(std::memory_order_relaxed);
         c.cpuDropped += h.cpuDropped.load(std::memory_order_relaxed);
-        for (int b = 0; b < agent::kHandlerBuckets; ++b)
-            c.cpuHandlerNs[size_t(b)] += h.cpuHandlerNs[b].load(std::memory_order_relaxed);
+        addHandlerTimes(c, h);
         addEscaped(c, ring->pid, h);
         addPythonAllocators(c, h);
     }

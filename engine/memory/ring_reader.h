@@ -14,6 +14,7 @@
 
 namespace emberline::engine {
 
+class DirectoryWatch;
 class UnwindTableServer;
 struct UnwindServerStats;
 
@@ -143,6 +144,9 @@ struct RingCounters {
     uint64_t unknownStackRefs = 0;
     // The in-process sampler's handler times (agent::RingHeader::cpuHandlerNs, in agent::handlerBucket's buckets).
     std::array<uint64_t, agent::kHandlerBuckets> cpuHandlerNs{};
+    // The handler's walks of Python frames (agent::RingHeader::pythonWalkNs), and the frames they gave.
+    std::array<uint64_t, agent::kHandlerBuckets> pythonWalkNs{};
+    uint64_t pythonWalkFrames = 0;
     // Modules an attached agent's tables left alone (their allocation functions bound elsewhere: RTLD_DEEPBIND, a
     // namespace of their own), by process and lowest address; escapedUnlisted counts those past the list's room.
     struct Escaped {
@@ -209,6 +213,9 @@ public:
     void detach(const RingSinks &sinks);
 
     const std::string &directory() const { return m_directory; }
+    // Readable when a file was made in the rings' directory since the last poll (a new ring, most often): a reader
+    // that naps may wait on it to read a new process's ring at once. -1 where the kernel cannot watch the directory.
+    int changeFd() const;
     RingCounters counters() const;
     // The unwind tables served to the agents (walk mode), for the health view; nothing in copy mode.
     std::optional<UnwindServerStats> tableStats() const;
@@ -236,6 +243,7 @@ private:
     size_t visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upToNs);
 
     std::string m_directory;
+    std::unique_ptr<DirectoryWatch> m_made; // what was made in m_directory: listed only then
     std::vector<std::unique_ptr<Ring>> m_rings;
     // The agents' unwind tables (walk mode): made with the first walk asked for, gone before any ring is unmapped.
     std::unique_ptr<UnwindTableServer> m_tables;

@@ -51,17 +51,21 @@ ThreadState threadStateFromStat(const std::string &stat)
     }
 }
 
+std::string readTaskFile(int &fd, int pid, int tid, const char *name)
+{
+    if (fd < 0) {
+        const std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/" + name;
+        fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    }
+    char buf[1024];
+    const ssize_t n = fd >= 0 ? ::pread(fd, buf, sizeof buf, 0) : -1;
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
 ThreadState readThreadState(int &statFd, int pid, int tid)
 {
-    if (statFd < 0) {
-        const std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat";
-        statFd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    }
-    char buf[512];
-    const ssize_t n = statFd >= 0 ? ::pread(statFd, buf, sizeof buf - 1, 0) : -1;
-    if (n <= 0)
-        return ThreadState::Unknown;
-    return threadStateFromStat(std::string(buf, static_cast<size_t>(n)));
+    const std::string stat = readTaskFile(statFd, pid, tid, "stat");
+    return stat.empty() ? ThreadState::Unknown : threadStateFromStat(stat);
 }
 
 bool readSchedstat(int fd, uint64_t &cpuNs, uint64_t &runDelayNs, uint64_t &runs)

@@ -22,6 +22,11 @@ ThreadState threadStateFromStat(const std::string &stat);
 // who closes it); Unknown when it cannot be read.
 ThreadState readThreadState(int &statFd, int pid, int tid);
 
+// The whole of /proc/PID/task/TID/`name` (a file of at most 1 KiB, as stat or syscall), through `fd` (opened on first
+// use and kept open by the caller, who closes it: a read at offset 0 makes the kernel write it afresh); empty when it
+// cannot be read.
+std::string readTaskFile(int &fd, int pid, int tid, const char *name);
+
 // /proc/PID/task/TID/schedstat read from an open descriptor: time on CPU, time waiting to run (ns), times run.
 bool readSchedstat(int fd, uint64_t &cpuNs, uint64_t &runDelayNs, uint64_t &runs);
 

@@ -86,6 +86,8 @@ struct FlushInput {
     // agent (an attached program's that bind their allocation functions elsewhere or call their own allocator), the
     // CPython found in each process and how its chains were read.
     std::vector<std::string> agentFaults;
+    // Lines of the health view that inform rather than warn (each CPython found, and how its chains were read).
+    std::vector<std::string> agentNotes;
     // The names of the flush's Python frames (kPythonModule locations), by their address.
     struct PythonName {
         std::string function;

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -121,6 +122,9 @@ void InprocessSampler::closeThread(Thread &thread)
     if (thread.statFd >= 0)
         ::close(thread.statFd);
     thread.statFd = -1;
+    if (thread.syscallFd >= 0)
+        ::close(thread.syscallFd);
+    thread.syscallFd = -1;
 }
 
 std::optional<bool> InprocessSampler::timerSignalsOnReturnToUser()
@@ -148,14 +152,6 @@ std::optional<bool> InprocessSampler::timerSignalsOnReturnToUser()
     return config.find("CONFIG_POSIX_CPU_TIMERS_TASK_WORK=y") != std::string::npos;
 }
 
-// How a thread that slept this round waits, as the kernel says now: in disk wait (D), stopped (T), else asleep.
-// One already running again slept earlier in the round: its wait is labelled a sleep.
-ThreadState InprocessSampler::waitState(uint32_t pid, uint32_t tid, Thread &thread)
-{
-    const ThreadState state = readThreadState(thread.statFd, int(pid), int(tid));
-    return state == ThreadState::DiskWait || state == ThreadState::Stopped ? state : ThreadState::Sleeping;
-}
-
 std::string InprocessSampler::description() const
 {
     const bool perf = m_rings.cpuClock() == agent::CpuClock::PerfEvents;
@@ -173,11 +169,11 @@ std::string InprocessSampler::description() const
             rate += text;
         }
     }
-    // A CPU sample copies its thread's live stack (up to 64 KiB); the learned copy is for waits' stacks and threads
-    // of unknown stack bounds.
+    // A CPU sample walks its thread's stack in the program (agent_walk.h); where the tables cannot, it copies the live
+    // stack (up to 64 KiB). The learned copy is for waits' stacks and threads of unknown stack bounds.
     return std::string(perf ? "in-process sampler (a cpu-clock perf event on each thread, signalling it, at "
                             : "in-process sampler (each thread's CPU clock at ") +
-           rate + "; each CPU sample copies its live stack" +
+           rate + "; each CPU sample walks its stack with the session's unwind tables, or copies it where they cannot" +
            (m_options.wallTime ? "; wall time from /proc, no signal to waiting threads)" : ")");
 }
 
@@ -250,7 +246,13 @@ void InprocessSampler::wait(int timeoutMs)
     int64_t until = now + std::min<int64_t>(int64_t(timeoutMs) * 1'000'000, nap);
     if (m_options.wallTime && !m_paused)
         until = std::min(until, m_nextRoundNs);
-    if (until > now)
+    if (until <= now)
+        return;
+    // A ring made meanwhile (a process that just started: its first samples carry Python frames only once the session
+    // has told its agent where the interpreter is) wakes the session at once.
+    pollfd made{m_rings.changeFd(), POLLIN, 0};
+    const timespec timeout{time_t((until - now) / 1'000'000'000), long((until - now) % 1'000'000'000)};
+    if (made.fd < 0 || ::ppoll(&made, 1, &timeout, nullptr) < 0)
         std::this_thread::sleep_for(std::chrono::nanoseconds(until - now));
 }
 
@@ -280,11 +282,15 @@ void InprocessSampler::round(SampleSink &sink, int64_t now)
 void InprocessSampler::refreshThreads(uint32_t pid, Process &process, SampleSink &sink, int64_t now)
 {
     std::set<uint32_t> present;
-    if (DIR *d = ::opendir(("/proc/" + std::to_string(pid) + "/task").c_str())) {
+    if (!process.taskDir) {
+        if (DIR *d = ::opendir(("/proc/" + std::to_string(pid) + "/task").c_str()))
+            process.taskDir = std::shared_ptr<void>(d, [](void *dir) { ::closedir(static_cast<DIR *>(dir)); });
+    }
+    if (auto *d = static_cast<DIR *>(process.taskDir.get())) {
+        ::rewinddir(d);
         while (dirent *e = ::readdir(d))
             if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
                 present.insert(uint32_t(std::strtoul(e->d_name, nullptr, 10)));
-        ::closedir(d);
     }
     for (auto it = process.threads.begin(); it != process.threads.end();) {
         if (!present.count(it->first)) {
@@ -346,8 +352,16 @@ void InprocessSampler::refreshThreads(uint32_t pid, Process &process, SampleSink
 void InprocessSampler::sampleWait(uint32_t pid, uint32_t tid, Thread &t, uint64_t sleptNs, uint64_t cpuNs, int64_t now,
                                   SampleSink &sink)
 {
-    RawSample s = waitSample(pid, tid, now, sleptNs, waitState(pid, tid, t));
-    const std::string syscall = readProcFile(taskPath(pid, tid, "syscall"));
+    // How it waits, as the kernel says now: in disk wait (D), stopped (T), else asleep. One already running again
+    // slept earlier in the round: its wait is labelled a sleep, under its latest stack, and where it waited is not
+    // read (a CPU-bound thread's few microseconds of sleep a round would otherwise cost a read of its syscall file
+    // every round).
+    const ThreadState state = readThreadState(t.statFd, int(pid), int(tid));
+    RawSample s =
+        waitSample(pid, tid, now, sleptNs,
+                   state == ThreadState::DiskWait || state == ThreadState::Stopped ? state : ThreadState::Sleeping);
+    const std::string syscall =
+        state == ThreadState::Running ? std::string() : readTaskFile(t.syscallFd, int(pid), int(tid), "syscall");
     uint64_t sp = 0, pc = 0;
     const bool waiting = parseSyscall(syscall, sp, pc);
     // The same wait as last round, and no CPU used since: the same stack.
@@ -380,7 +394,7 @@ void InprocessSampler::sampleWait(uint32_t pid, uint32_t tid, Thread &t, uint64_
         s.python = m_options.pythonOfWait(pid, tid);
     // The thread may have woken while its stack (and chain) was read: the copy counts only if it still waits where it
     // did.
-    if (got <= 0 || readProcFile(taskPath(pid, tid, "syscall")) != syscall) {
+    if (got <= 0 || readTaskFile(t.syscallFd, int(pid), int(tid), "syscall") != syscall) {
         s.python = {};
         if (t.hasStack) {
             s.sameStack = true;

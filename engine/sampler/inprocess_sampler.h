@@ -83,7 +83,8 @@ public:
 private:
     struct Thread {
         int schedstatFd = -1;
-        int statFd = -1; // /proc/PID/task/TID/stat: the kernel's state of a waiting thread (sleep, disk wait)
+        int statFd = -1;    // /proc/PID/task/TID/stat: the kernel's state of a waiting thread (sleep, disk wait)
+        int syscallFd = -1; // /proc/PID/task/TID/syscall: where a waiting thread waits
         uint64_t cpuNs = 0;
         uint64_t runDelayNs = 0;
         int64_t lastNs = 0; // CLOCK_MONOTONIC of the last round
@@ -98,6 +99,8 @@ private:
     struct Process {
         std::map<uint32_t, Thread> threads;
         uint64_t image = 0;
+        // /proc/PID/task, kept open and read again from its start each round (an open of it walks the path anew).
+        std::shared_ptr<void> taskDir;
     };
 
     InprocessSampler(RingReader &rings, int childPid, const InprocessSamplerOptions &options, SampleSink &samples);
@@ -106,7 +109,6 @@ private:
     void sampleWait(uint32_t pid, uint32_t tid, Thread &thread, uint64_t sleptNs, uint64_t cpuNs, int64_t now,
                     SampleSink &sink);
     void closeThread(Thread &thread);
-    ThreadState waitState(uint32_t pid, uint32_t tid, Thread &thread);
 
     RingReader &m_rings;
     InprocessSamplerOptions m_options;

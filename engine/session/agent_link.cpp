@@ -425,6 +425,25 @@ const char *fallbackName(agent::WalkFallback reason)
     return "other";
 }
 
+// The count of a histogram in agent::handlerBucket's buckets, and the lower bounds of the buckets of its median and
+// 99th percentile.
+void bucketPercentiles(const std::array<uint64_t, agent::kHandlerBuckets> &buckets, uint64_t &count, uint64_t &p50,
+                       uint64_t &p99)
+{
+    count = 0;
+    for (uint64_t n : buckets)
+        count += n;
+    uint64_t seen = 0;
+    for (int b = 0; b < agent::kHandlerBuckets && count > 0; ++b) {
+        const uint64_t before = seen;
+        seen += buckets[size_t(b)];
+        if (before * 2 < count && seen * 2 >= count)
+            p50 = agent::handlerBucketStart(b);
+        if (before * 100 < count * 99 && seen * 100 >= count * 99)
+            p99 = agent::handlerBucketStart(b);
+    }
+}
+
 } // namespace
 
 std::shared_ptr<const AgentStacksSummary> agentStacksSummary(const RingReader &rings, const UnwindCounters &unwind,
@@ -447,17 +466,10 @@ std::shared_ptr<const AgentStacksSummary> agentStacksSummary(const RingReader &r
     s->mismatches = unwind.walkMismatches;
     s->walkLonger = unwind.walkLonger;
     s->unknownRefs = c.unknownStackRefs;
-    for (uint64_t n : c.cpuHandlerNs)
-        s->handlerSamples += n;
-    uint64_t seen = 0;
-    for (int b = 0; b < agent::kHandlerBuckets && s->handlerSamples > 0; ++b) {
-        const uint64_t before = seen;
-        seen += c.cpuHandlerNs[size_t(b)];
-        if (before * 2 < s->handlerSamples && seen * 2 >= s->handlerSamples)
-            s->handlerP50Ns = agent::handlerBucketStart(b);
-        if (before * 100 < s->handlerSamples * 99 && seen * 100 >= s->handlerSamples * 99)
-            s->handlerP99Ns = agent::handlerBucketStart(b);
-    }
+    bucketPercentiles(c.cpuHandlerNs, s->handlerSamples, s->handlerP50Ns, s->handlerP99Ns);
+    bucketPercentiles(c.pythonWalkNs, s->pythonWalks, s->pythonWalkP50Ns, s->pythonWalkP99Ns);
+    if (s->pythonWalks > 0)
+        s->pythonWalkFrames = double(c.pythonWalkFrames) / double(s->pythonWalks);
     if (const auto tables = rings.tableStats()) {
         s->tablesBuilt = tables->tablesBuilt;
         s->tablesFailed = tables->tablesFailed;

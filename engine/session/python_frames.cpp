@@ -132,22 +132,26 @@ int PythonFrames::lineOf(const Code &code, int32_t instruction) const
 
 uint32_t PythonFrames::locationOf(uint64_t image, const agent::PythonFrame &frame)
 {
-    uint32_t index = 0;
     if (auto code = m_codeAt.find({image, frame.code}); code != m_codeAt.end()) {
+        // A thread in a loop is sampled at the same few instructions: each (code, instruction) is turned into a line
+        // and a location once.
+        const uint64_t frameKey = uint64_t(code->second) << 32 | uint32_t(frame.instruction);
+        if (auto known = m_frameLocations.find(frameKey); known != m_frameLocations.end())
+            return known->second;
         const int line = lineOf(m_codes[code->second], frame.instruction);
         const uint64_t key = uint64_t(code->second) << 24 | uint64_t(uint32_t(line) & 0xffffff);
         auto [it, inserted] = m_resolvedLocations.try_emplace(key, static_cast<uint32_t>(m_locations.size()));
         if (inserted)
             m_locations.push_back(Location{int64_t(code->second), line, image, frame.code, frame.instruction});
-        index = it->second;
-    } else {
-        auto [it, inserted] = m_pendingLocations.try_emplace({image, frame.code, frame.instruction},
-                                                             static_cast<uint32_t>(m_locations.size()));
-        if (inserted)
-            m_locations.push_back(Location{-1, 0, image, frame.code, frame.instruction});
-        index = it->second;
+        const uint32_t location = m_recorder.internLocation(kPythonModule, uint64_t(it->second) + 1);
+        m_frameLocations.emplace(frameKey, location);
+        return location;
     }
-    return m_recorder.internLocation(kPythonModule, uint64_t(index) + 1);
+    auto [it, inserted] = m_pendingLocations.try_emplace({image, frame.code, frame.instruction},
+                                                         static_cast<uint32_t>(m_locations.size()));
+    if (inserted)
+        m_locations.push_back(Location{-1, 0, image, frame.code, frame.instruction});
+    return m_recorder.internLocation(kPythonModule, uint64_t(it->second) + 1);
 }
 
 bool PythonFrames::isEvalFrame(const Interpreter &interpreter, uint32_t location) const
@@ -275,8 +279,7 @@ PythonFrames::Name PythonFrames::name(uint64_t address) const
 
 void PythonFrames::nameFlush(FlushInput &input) const
 {
-    for (const std::string &line : healthLines())
-        input.agentFaults.push_back(line);
+    healthLines(input.agentFaults, input.agentNotes);
     for (const LocationKey &key : input.locations) {
         if (key.moduleId != kPythonModule)
             continue;
@@ -286,30 +289,32 @@ void PythonFrames::nameFlush(FlushInput &input) const
     }
 }
 
-std::vector<std::string> PythonFrames::healthLines() const
+void PythonFrames::healthLines(std::vector<std::string> &faults, std::vector<std::string> &notes) const
 {
-    std::vector<std::string> lines;
+    // A CPython found with its eval loop informs; one not found (or whose frames cannot be placed) warns.
     for (const auto &[pid, interpreter] : m_interpreters)
-        lines.push_back("python: process " + std::to_string(pid) + ": " + interpreter.said);
+        (interpreter.found && !interpreter.evalLoop.empty() ? notes : faults)
+            .push_back("python: process " + std::to_string(pid) + ": " + interpreter.said);
     const Stats &s = m_stats;
     if (s.samples == 0)
-        return lines;
+        return;
     const auto share = [&](uint64_t n) {
         char text[32];
         std::snprintf(text, sizeof text, "%.1f%%", 100.0 * double(n) / double(s.samples));
         return std::string(text);
     };
-    lines.push_back("python: " + std::to_string(s.samples) + " samples of a CPython: " + share(s.whole) +
-                    " with the Python chain read whole, " + share(s.cut) + " cut (deeper than " +
-                    std::to_string(agent::kMaxPythonFrames) + " frames, or a frame that looked wrong), " +
-                    share(s.notRead) + " not read (no Python thread state on the thread, or no frame running); " +
-                    std::to_string(s.mismatched) +
-                    " whose native eval-loop frames and Python calls did not pair (the rest put outermost)");
+    // Chains cut in more than 1% of the samples (frames that looked wrong, or deeper than the bound) warn.
+    (s.cut * 100 > s.samples ? faults : notes)
+        .push_back("python: " + std::to_string(s.samples) + " samples of a CPython: " + share(s.whole) +
+                   " with the Python chain read whole, " + share(s.cut) + " cut (deeper than " +
+                   std::to_string(agent::kMaxPythonFrames) + " frames, or a frame that looked wrong), " +
+                   share(s.notRead) + " not read (no Python thread state on the thread, or no frame running); " +
+                   std::to_string(s.mismatched) +
+                   " whose native eval-loop frames and Python calls did not pair (the rest put outermost)");
     if (s.waitsRead > 0)
-        lines.push_back("python: " + std::to_string(s.waitsRead) +
+        notes.push_back("python: " + std::to_string(s.waitsRead) +
                         " waits had their Python chain read from outside while the thread was blocked (and still "
                         "blocked after the read)");
-    return lines;
 }
 
 } // namespace emberline::engine

@@ -78,7 +78,8 @@ public:
     };
     const Stats &stats() const { return m_stats; }
     // For the health view and the summary: each process's CPython (or why none), and how its chains were read.
-    std::vector<std::string> healthLines() const;
+    // Lines that warn go to `faults`, those that inform to `notes`.
+    void healthLines(std::vector<std::string> &faults, std::vector<std::string> &notes) const;
 
 private:
     struct Interpreter {
@@ -118,6 +119,7 @@ private:
     Recorder &m_recorder;
     std::map<uint32_t, Interpreter> m_interpreters;             // by pid (the newest image's)
     std::map<std::pair<uint64_t, uint64_t>, uint32_t> m_codeAt; // (image, code address) -> its newest m_codes
+    std::unordered_map<uint64_t, uint32_t> m_frameLocations;    // m_codes index << 32 | instruction -> location id
     std::vector<Code> m_codes;
     std::vector<Location> m_locations;                          // address - 1
     std::unordered_map<uint64_t, uint32_t> m_resolvedLocations; // code << 24 | line -> index

@@ -78,6 +78,12 @@ struct AgentStacksSummary {
     uint64_t handlerSamples = 0;
     uint64_t handlerP50Ns = 0;
     uint64_t handlerP99Ns = 0;
+    // Of those, the walks of the thread's Python frames (a CPython's samples): how many, their median and 99th
+    // percentile the same way, and the frames they gave on average.
+    uint64_t pythonWalks = 0;
+    uint64_t pythonWalkP50Ns = 0;
+    uint64_t pythonWalkP99Ns = 0;
+    double pythonWalkFrames = 0;
 };
 
 // The values a recording is configured, steered and described with, shared by RecordSession (the engine's

@@ -16,7 +16,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 EMBERLINE=$BUILD/app/emberline
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-work() { sed -n 's/^work \([0-9.]*\)/\1/p' "$1" | tail -1; }
+work() { sed -n 's/^work \([0-9.]*\).*/\1/p' "$1" | tail -1; }
 declare -A times
 echo "CPython: $PYTHON"
 for round in $(seq "$ROUNDS"); do

@@ -98,6 +98,14 @@ def callback(seconds):
         json.dumps(values, default=encode_default)
 
 
+# deep DEPTH SECONDS: the cpu mode's split run DEPTH Python frames deep (the module, main, the descent, split and the
+# function running), for the cost of walking a deep chain at each sample.
+def descend(depth, seconds):
+    if depth > 0:
+        return descend(depth - 1, seconds)
+    return split(seconds)
+
+
 def main():
     mode = sys.argv[1]
     if mode == "cpu":
@@ -127,16 +135,18 @@ def main():
         lock.release()
         waiter.join()
     elif mode == "rounds":
-        # A fixed amount of work (the benchmarks' unit), timed by the program itself: "work SECONDS" on stderr.
-        worker, cool = Worker(), outer()
-        start = time.perf_counter()
+        # A fixed amount of work (the benchmarks' unit), timed by the program itself: "work SECONDS cpu SECONDS" on
+        worker, cool = Worker(), outer()  # stderr, its wall time and its thread's CPU time (what a sampler's
+        start, cpu = time.perf_counter(), time.thread_time()  # handler running on it costs, without the steal)
         for _ in range(int(sys.argv[2])):
             worker.hot(60000)
             plain(30000)
             cool(10000)
-        print("work %.4f" % (time.perf_counter() - start), file=sys.stderr)
+        print("work %.4f cpu %.4f" % (time.perf_counter() - start, time.thread_time() - cpu), file=sys.stderr)
     elif mode == "callback":
         callback(float(sys.argv[2]))
+    elif mode == "deep":
+        descend(max(0, int(sys.argv[2]) - 5), float(sys.argv[3]))
 
 
 main()

@@ -114,14 +114,15 @@ bool above(const PythonSample &s, const std::string &inner, const std::string &o
     return s.isPython(inner) && s.isPython(outer) && s.find(outer) < s.find(inner);
 }
 
-// The summary's health lines that begin with `prefix`.
+// The summary's health lines (those that warn, then those that inform) that begin with `prefix`.
 std::vector<std::string> healthLines(const SessionSummary &summary, const std::string &prefix)
 {
     std::vector<std::string> out;
     if (summary.health)
-        for (const std::string &line : summary.health->faults)
-            if (line.starts_with(prefix))
-                out.push_back(line);
+        for (const auto *lines : {&summary.health->faults, &summary.health->notes})
+            for (const std::string &line : *lines)
+                if (line.starts_with(prefix))
+                    out.push_back(line);
     return out;
 }
 

@@ -57,6 +57,8 @@ void HealthView::setHealth(std::shared_ptr<const engine::UnwindHealth> health)
     if (h) {
         for (const std::string &fault : h->faults)
             faults << QStringLiteral("⚠ ") + QString::fromStdString(fault);
+        for (const std::string &note : h->notes)
+            faults << QStringLiteral("ℹ ") + QString::fromStdString(note);
     }
     m_faults->setText(faults.join(QLatin1Char('\n')));
     m_faults->setVisible(!faults.isEmpty());
