@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <dwarf.h>
 #include <memory>
+#include <optional>
 
 namespace emberline::engine {
 namespace {
@@ -33,6 +34,21 @@ const char *anonymousName(int tag)
         return "(anonymous class)";
     default:
         return "(anonymous struct)";
+    }
+}
+
+// C has neither namespaces nor member functions: its units hold their functions at the top level, and the walk
+// need not go through every struct and union their headers declare (hundreds per unit, with all their members).
+bool scopesMayHoldFunctions(Dwarf_Die *cu)
+{
+    switch (dwarf_srclang(cu)) {
+    case DW_LANG_C89:
+    case DW_LANG_C:
+    case DW_LANG_C99:
+    case DW_LANG_C11:
+        return false;
+    default:
+        return true;
     }
 }
 
@@ -78,7 +94,7 @@ bool DwarfFunctionIndex::findFunction(Dwarf_Addr address, Dwarf_Die *function, D
     if (cu == nullptr)
         return false;
     Dwarf *dwarf = dwarf_cu_getdwarf(cu->cu);
-    const std::vector<Range> &ranges = unitRanges(cu);
+    const std::vector<Range> &ranges = unitIndex(cu).ranges;
     const Dwarf_Addr pc = address - *bias;
 
     auto it = std::upper_bound(ranges.begin(), ranges.end(), pc,
@@ -92,45 +108,82 @@ bool DwarfFunctionIndex::findFunction(Dwarf_Addr address, Dwarf_Die *function, D
     return best != nullptr && dwarf_offdie(dwarf, best->function, function) != nullptr;
 }
 
-const std::vector<DwarfFunctionIndex::Range> &DwarfFunctionIndex::unitRanges(Dwarf_Die *cu)
+const DwarfFunctionIndex::UnitIndex &DwarfFunctionIndex::unitIndex(Dwarf_Die *cu)
 {
-    const Dwarf_Off key = dwarf_dieoffset(cu);
+    const DieKey key = keyOf(*cu);
     auto it = m_units.find(key);
     if (it != m_units.end())
         return it->second;
-    std::vector<Range> ranges;
-    indexScope(*cu, std::string(), ranges, 0);
-    std::sort(ranges.begin(), ranges.end(), [](const Range &a, const Range &b) { return a.low < b.low; });
-    return m_units.emplace(key, std::move(ranges)).first->second;
+    UnitIndex unit;
+    unit.nestedScopes = scopesMayHoldFunctions(cu);
+    indexScope(*cu, std::string(), unit, 0);
+    std::sort(unit.ranges.begin(), unit.ranges.end(), [](const Range &a, const Range &b) { return a.low < b.low; });
+    // A depth-first walk meets DIEs in offset order already; sorted again in case a producer nests otherwise.
+    if (!std::is_sorted(unit.prefixOfFunction.begin(), unit.prefixOfFunction.end()))
+        std::sort(unit.prefixOfFunction.begin(), unit.prefixOfFunction.end());
+    return m_units.emplace(key, std::move(unit)).first->second;
 }
 
-void DwarfFunctionIndex::indexScope(Dwarf_Die scope, const std::string &prefix, std::vector<Range> &ranges, int depth)
+void DwarfFunctionIndex::indexScope(Dwarf_Die scope, const std::string &prefix, UnitIndex &unit, int depth)
 {
     Dwarf_Die child;
     if (depth > maximumNesting || dwarf_child(&scope, &child) != 0)
         return;
+    // The index of `prefix` in unit.prefixes, found when this scope first needs it.
+    std::optional<uint32_t> prefixIndex;
     do {
         const int tag = dwarf_tag(&child);
         if (tag == DW_TAG_subprogram) {
-            Dwarf_Addr base = 0;
-            Dwarf_Addr low = 0;
-            Dwarf_Addr high = 0;
-            for (ptrdiff_t offset = 0; (offset = dwarf_ranges(&child, offset, &base, &low, &high)) > 0;) {
-                if (high > low)
-                    ranges.push_back({low, high, dwarf_dieoffset(&child)});
+            // dwarf_hasattr reads the abbreviation alone; dwarf_ranges reads the DIE's attributes. Most subprograms
+            // of a C unit are declarations from headers, with neither attribute: they are not read.
+            if (dwarf_hasattr(&child, DW_AT_low_pc) || dwarf_hasattr(&child, DW_AT_ranges)) {
+                Dwarf_Addr base = 0;
+                Dwarf_Addr low = 0;
+                Dwarf_Addr high = 0;
+                for (ptrdiff_t offset = 0; (offset = dwarf_ranges(&child, offset, &base, &low, &high)) > 0;) {
+                    if (high > low)
+                        unit.ranges.push_back({low, high, dwarf_dieoffset(&child)});
+                }
             }
-            if (!hasLinkageName(child))
-                m_prefixes.emplace(keyOf(child), prefix);
-        } else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
-                   tag == DW_TAG_union_type) {
+            if (!hasLinkageName(child)) {
+                if (!prefixIndex) {
+                    const auto known = std::find(unit.prefixes.begin(), unit.prefixes.end(), prefix);
+                    prefixIndex = static_cast<uint32_t>(known - unit.prefixes.begin());
+                    if (known == unit.prefixes.end())
+                        unit.prefixes.push_back(prefix);
+                }
+                unit.prefixOfFunction.emplace_back(dwarf_dieoffset(&child), *prefixIndex);
+            }
+        } else if (unit.nestedScopes && (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+                                         tag == DW_TAG_structure_type || tag == DW_TAG_union_type)) {
             const char *name = dwarf_diename(&child);
-            indexScope(child, prefix + (name != nullptr ? name : anonymousName(tag)) + "::", ranges, depth + 1);
+            indexScope(child, prefix + (name != nullptr ? name : anonymousName(tag)) + "::", unit, depth + 1);
         }
     } while (dwarf_siblingof(&child, &child) == 0);
 }
 
+const std::string *DwarfFunctionIndex::indexedPrefix(Dwarf_Die &declaration) const
+{
+    Dwarf_Die cu;
+    if (dwarf_diecu(&declaration, &cu, nullptr, nullptr) == nullptr)
+        return nullptr;
+    const auto unit = m_units.find(keyOf(cu));
+    if (unit == m_units.end())
+        return nullptr;
+    const std::vector<std::pair<Dwarf_Off, uint32_t>> &functions = unit->second.prefixOfFunction;
+    const Dwarf_Off offset = dwarf_dieoffset(&declaration);
+    const auto it = std::lower_bound(
+        functions.begin(), functions.end(), offset,
+        [](const std::pair<Dwarf_Off, uint32_t> &entry, Dwarf_Off value) { return entry.first < value; });
+    if (it == functions.end() || it->first != offset)
+        return nullptr;
+    return &unit->second.prefixes[it->second];
+}
+
 std::string DwarfFunctionIndex::scopePrefix(Dwarf_Die declaration)
 {
+    if (const std::string *prefix = indexedPrefix(declaration))
+        return *prefix;
     const DieKey key = keyOf(declaration);
     if (auto it = m_prefixes.find(key); it != m_prefixes.end())
         return it->second;
