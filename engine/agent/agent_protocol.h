@@ -31,7 +31,7 @@
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 12;
+inline constexpr uint32_t kRingVersion = 13;
 // The unwind tables the session shares with the agent are versioned apart, beside their rows: agent_unwind.h's
 // kUnwindTableVersion; how they are delivered (the arena, the module index in the ring) is agent_tables.h's.
 // The header page, then the heap counters' slots (HeapSlot), then the module index (ModuleIndex, written by the
