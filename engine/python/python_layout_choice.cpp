@@ -22,6 +22,7 @@ std::vector<std::string> disagreements(const PythonLayout &fromProcess, const Py
     check("tstate.thread_id", fromProcess.threadId, table.threadId);
     check("tstate.native_thread_id", fromProcess.threadNativeId, table.threadNativeId);
     check("tstate.current_frame", fromProcess.threadFrame, table.threadFrame);
+    check("tstate._status", fromProcess.threadStatus, table.threadStatus);
     check("frame.previous", fromProcess.framePrevious, table.framePrevious);
     check("frame.f_executable", fromProcess.frameCode, table.frameCode);
     check("frame.instr_ptr", fromProcess.frameInstruction, table.frameInstruction);
@@ -51,7 +52,7 @@ bool plausible(const DebugOffsets313 &o)
            inside(o.interpreterState.threadsHead, o.interpreterState.size) &&
            inside(o.threadState.next, o.threadState.size) && inside(o.threadState.threadId, o.threadState.size) &&
            inside(o.threadState.nativeThreadId, o.threadState.size) &&
-           inside(o.threadState.currentFrame, o.threadState.size) &&
+           inside(o.threadState.currentFrame, o.threadState.size) && inside(o.threadState.status, o.threadState.size) &&
            inside(o.interpreterFrame.previous, o.interpreterFrame.size) &&
            inside(o.interpreterFrame.executable, o.interpreterFrame.size) &&
            inside(o.interpreterFrame.instrPtr, o.interpreterFrame.size) &&

@@ -6,6 +6,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
 #include <unordered_set>
@@ -186,37 +187,69 @@ PythonThreadStack PythonStackReader::readThread(uint64_t threadState) const
     return out;
 }
 
+std::vector<uint64_t> PythonStackReader::threadStatesOf(uint32_t nativeTid) const
+{
+    const PythonLayout &l = m_layout.layout;
+    std::vector<uint64_t> states;
+    uint64_t interp = 0;
+    readPointer(m_image.runtimeAddress + l.runtimeInterpretersHead, interp);
+    std::unordered_set<uint64_t> seen;
+    for (int i = 0; interp && i < kMaxInterpreters && seen.insert(interp).second; ++i) {
+        uint64_t thread = 0;
+        readPointer(interp + l.interpThreadsHead, thread);
+        for (int t = 0; thread && t < kMaxThreads && seen.insert(thread).second; ++t) {
+            // Every match: a thread starting another one (before 3.11) holds for a while the new thread's state too.
+            if (nativeIdOf(thread) == nativeTid)
+                states.push_back(thread);
+            if (!readPointer(thread + l.threadNext, thread))
+                break;
+        }
+        if (!readPointer(interp + l.interpNext, interp))
+            break;
+    }
+    // The running one: the GIL's holder (3.8-3.11) or the one swapped in (3.12+).
+    const auto running = [&](uint64_t state) {
+        uint64_t current = 0;
+        uint32_t status = 0;
+        if (l.runtimeThreadCurrent != kPyAbsent)
+            return readPointer(m_image.runtimeAddress + l.runtimeThreadCurrent, current) && current == state;
+        return l.threadStatus != kPyAbsent && read(state + l.threadStatus, &status, sizeof status) &&
+               (status & l.threadActiveBit) != 0;
+    };
+    const auto first = std::find_if(states.begin(), states.end(), running);
+    if (first != states.end())
+        std::rotate(states.begin(), first, first + 1);
+    return states;
+}
+
 uint32_t PythonStackReader::readThreadCodes(uint32_t nativeTid, uint64_t &threadState,
                                             std::vector<agent::PythonFrame> &out) const
 {
     const PythonLayout &l = m_layout.layout;
     out.clear();
-    if (threadState == 0 || nativeIdOf(threadState) != nativeTid) {
-        threadState = 0;
-        uint64_t interp = 0;
-        readPointer(m_image.runtimeAddress + l.runtimeInterpretersHead, interp);
-        std::unordered_set<uint64_t> seen;
-        for (int i = 0; interp && !threadState && i < kMaxInterpreters && seen.insert(interp).second; ++i) {
-            uint64_t thread = 0;
-            readPointer(interp + l.interpThreadsHead, thread);
-            for (int t = 0; thread && t < kMaxThreads && seen.insert(thread).second; ++t) {
-                if (nativeIdOf(thread) == nativeTid) {
-                    threadState = thread;
-                    break;
-                }
-                if (!readPointer(thread + l.threadNext, thread))
-                    break;
-            }
-            if (!readPointer(interp + l.interpNext, interp))
-                break;
-        }
-        if (!threadState)
-            return agent::PythonWalkNoThread;
+    uint64_t head = 0;
+    uint64_t second = 0;
+    const bool several = readPointer(m_image.runtimeAddress + l.runtimeInterpretersHead, head) && head != 0 &&
+                         readPointer(head + l.interpNext, second) && second != 0;
+    std::vector<uint64_t> states;
+    if (!several && threadState != 0 && nativeIdOf(threadState) == nativeTid)
+        states.push_back(threadState);
+    else
+        states = threadStatesOf(nativeTid);
+    if (!several && states.size() > 1)
+        states.resize(1); // one interpreter: the first match, as the agent takes it
+    threadState = !several && !states.empty() ? states.front() : 0;
+    if (states.empty())
+        return agent::PythonWalkNoThread;
+    for (size_t i = 0; i < states.size(); ++i) {
+        std::string problem;
+        if (!walkCodes(states[i], out, problem))
+            return problem.starts_with("deeper") ? agent::PythonWalkTruncated : agent::PythonWalkCut;
+        // The chain that entered this one goes on rootward; this one's outermost frame is its eval loop's entry.
+        if (i + 1 < states.size() && !out.empty())
+            out.back().flags |= agent::PythonFrameEntry;
     }
-    std::string problem;
-    if (walkCodes(threadState, out, problem))
-        return 0;
-    return problem.starts_with("deeper") ? agent::PythonWalkTruncated : agent::PythonWalkCut;
+    return 0;
 }
 
 bool PythonStackReader::walkCodes(uint64_t threadState, std::vector<agent::PythonFrame> &out,

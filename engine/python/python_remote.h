@@ -60,8 +60,10 @@ public:
     // Thread `nativeTid`'s Python frames as the agent writes them (code object, instruction offset, entry flag), leaf
     // first, into `out`: for a thread known to be blocked, whose chain cannot move while it waits (its caller checks
     // that it still waits after the read). `threadState` caches the thread's state between calls (0: look for it in
-    // the interpreters' thread lists; checked at each use). Returns agent::PythonWalkFlag bits (PythonWalkNoThread
-    // when no thread state is the thread's).
+    // the interpreters' thread lists; checked at each use). While subinterpreters exist the thread may hold a state in
+    // each interpreter it has entered: their chains are joined as the agent joins them (agent_python.h), the running
+    // one leafward, and none is cached. Returns agent::PythonWalkFlag bits (PythonWalkNoThread when no thread state is
+    // the thread's).
     uint32_t readThreadCodes(uint32_t nativeTid, uint64_t &threadState, std::vector<agent::PythonFrame> &out) const;
     // What names a code object: its qualified name (the bare one before 3.11), file, first line and line table.
     struct CodeFacts {
@@ -82,6 +84,8 @@ private:
     bool readPointer(uint64_t address, uint64_t &out) const { return read(address, &out, sizeof out); }
     PythonThreadStack readThread(uint64_t threadState) const;
     uint64_t nativeIdOf(uint64_t threadState) const;
+    // Thread `nativeTid`'s states, one per interpreter, the one it runs first, then newest interpreter first.
+    std::vector<uint64_t> threadStatesOf(uint32_t nativeTid) const;
     // The chain of thread state `threadState`, leaf first; false with `problem` said where it was cut.
     bool walkCodes(uint64_t threadState, std::vector<agent::PythonFrame> &out, std::string &problem) const;
     bool readFrameCode(uint64_t frame, agent::PythonFrame &out, bool &skip) const;

@@ -12,6 +12,13 @@
 #   exec         before_exec works for a short while, then the program execs its own interpreter on this script in
 #                mode after-exec, which runs after_exec
 #   mp           a multiprocessing pool of two processes (the fork start method) runs mp_work twice
+#   spawn        the same pool under the spawn start method: each worker a new interpreter (fork then exec) that
+#                imports this script as __mp_main__
+#   subprocess   subprocess.run starts another interpreter (fork then exec) on this script in mode sub-child, which
+#                runs sub_child_work; the parent waits
+#   subinterp    a subinterpreter (_xxsubinterpreters, 3.13's _interpreters) runs code on the main thread that starts
+#                a thread of its own running sub_thread_work and itself runs sub_work; facts: "subinterp skip" when
+#                this version has neither module
 #   deep         descend calls itself 1,000 deep; bottom, at the bottom, works
 #   long         long_work works for SECONDS (the test kills the program before it ends)
 #   daemon       a daemon thread runs daemon_spin forever; the main thread runs main_work and returns, so that the
@@ -105,6 +112,71 @@ def mp_work(seconds):
     return os.getpid()
 
 
+def sub_child_work(seconds):
+    return spin(seconds)
+
+
+# The subinterpreter's program: it shares nothing with this module, so it defines its own functions (their file is
+# "<string>"). The main thread runs sub_work; sub_thread_work runs on a thread the subinterpreter starts.
+SUBINTERPRETER_CODE = """
+import threading
+import time
+
+
+def sub_spin(seconds):
+    end = time.monotonic() + seconds
+    s = 0
+    while time.monotonic() < end:
+        for i in range(10000):
+            s += i * i
+    return s
+
+
+def sub_work(seconds):
+    return sub_spin(seconds)
+
+
+def sub_thread_work(seconds):
+    return sub_spin(seconds)
+
+
+thread = threading.Thread(target=sub_thread_work, args=(SECONDS,))
+thread.start()
+with open(FACTS, "a") as f:
+    f.write("sub-main %d\\n" % threading.get_native_id())
+    f.write("sub-thread %d\\n" % thread.native_id)
+sub_work(SECONDS)
+thread.join()
+"""
+
+
+def run_subinterpreter(seconds, facts):
+    try:
+        import _interpreters as interpreters  # 3.13
+    except ImportError:
+        try:
+            import _xxsubinterpreters as interpreters  # 3.8-3.12
+        except ImportError:
+            note(facts, "subinterp", "skip")
+            return
+    code = SUBINTERPRETER_CODE.replace("SECONDS", repr(seconds)).replace("FACTS", repr(facts))
+    # 3.9-3.11 make an isolated subinterpreter by default, one that may not start threads: ask for a shared one (3.8
+    # has no such choice, 3.12 and 3.13's isolated ones allow threads).
+    try:
+        interp = interpreters.create(isolated=False) if sys.version_info[:2] in ((3, 9), (3, 10), (3, 11)) else None
+    except TypeError:
+        interp = None
+    if interp is None:
+        interp = interpreters.create()
+    try:
+        failed = interpreters.run_string(interp, code)
+    finally:
+        interpreters.destroy(interp)
+    # 3.13's run_string returns what the code raised; the older ones raise RunFailedError.
+    if failed is not None:
+        raise RuntimeError("the subinterpreter's code failed: %r" % (failed,))
+
+
 def bottom(seconds):
     end = time.monotonic() + seconds
     s = 0
@@ -178,6 +250,23 @@ def main():
         with multiprocessing.get_context("fork").Pool(2) as pool:
             for worker in sorted(set(pool.map(mp_work, [seconds, seconds], chunksize=1))):
                 note(facts, "worker", worker)
+    elif mode == "spawn":
+        import multiprocessing
+
+        with multiprocessing.get_context("spawn").Pool(2) as pool:
+            for worker in sorted(set(pool.map(mp_work, [seconds, seconds], chunksize=1))):
+                note(facts, "worker", worker)
+    elif mode == "subprocess":
+        import subprocess
+
+        subprocess.run([sys.executable, os.path.abspath(__file__), "sub-child", str(seconds), facts], check=True)
+    elif mode == "sub-child":
+        sub_child_work(seconds)
+    elif mode == "subinterp":
+        import threading
+
+        note(facts, "main", threading.get_native_id())
+        run_subinterpreter(seconds, facts)
     elif mode == "deep":
         sys.setrecursionlimit(1500)
         descend(1000, seconds)
@@ -193,4 +282,6 @@ def main():
         main_work(seconds)
 
 
-main()
+# A guard, not a bare call: the spawn start method's workers import this script again (as __mp_main__).
+if __name__ == "__main__":
+    main()

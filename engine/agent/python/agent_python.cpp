@@ -28,6 +28,8 @@ using engine::PythonLayout;
 
 constexpr int kMaxInterpreters = 64;
 constexpr int kMaxThreadStates = 4096;
+// The thread states of one thread whose chains a walk joins: one per interpreter the thread has entered and not left.
+constexpr int kMaxThreadStatesPerThread = 8;
 // Frames visited (given or skipped) before a chain is called wrong: at most one shim and one frame not yet started
 // beside each frame given.
 constexpr int kMaxVisits = 4 * kMaxPythonFrames;
@@ -65,33 +67,72 @@ bool readableCode(const PythonTarget &target, uint64_t code)
     return target.codeType == 0 || loadPointer(code, target.layout.objectType) == target.codeType;
 }
 
-// The calling thread's PyThreadState: the cached one while its thread_id is still this thread's, else found anew on
-// the interpreters' thread lists. 0 when none is.
-uint64_t findThreadState(const PythonTarget &target, PythonThreadCache &cache)
+// Whether `threadState` is the one its thread runs now, when a thread holds one per interpreter it has entered: the
+// GIL's holder (3.8-3.11), or the one swapped in (3.12+, where each interpreter may have a GIL of its own). True when
+// the layout cannot tell.
+bool runningState(const PythonTarget &target, uint64_t threadState)
+{
+    const PythonLayout &l = target.layout;
+    if (l.runtimeThreadCurrent != kPyAbsent)
+        return loadPointer(target.runtime, l.runtimeThreadCurrent) == threadState;
+    if (l.threadStatus != kPyAbsent && l.threadActiveBit != 0)
+        return (load<uint32_t>(threadState + l.threadStatus) & l.threadActiveBit) != 0;
+    return true;
+}
+
+// The calling thread's PyThreadStates into `out`, the one it runs first; returns how many (0: none).
+//
+// With one interpreter the thread has one state: the cached one while its thread_id is still this thread's, else
+// found anew on the interpreter's thread list. With subinterpreters a thread has a state in each interpreter it has
+// entered (running code in a subinterpreter swaps the caller's state out and the subinterpreter's in, on the same
+// thread), so every list is read at every walk: the running state first, then the others newest interpreter first
+// (the order interpreters.head keeps), which is the order they nest in when each was entered from the one before.
+// Nothing found then is cached: a subinterpreter's states are freed with it, and a cached pointer to one would be
+// followed after.
+int threadStates(const PythonTarget &target, PythonThreadCache &cache, uint64_t (&out)[kMaxThreadStatesPerThread])
 {
     const PythonLayout &l = target.layout;
     if (l.threadId == kPyAbsent || l.runtimeInterpretersHead == kPyAbsent || l.interpNext == kPyAbsent ||
-        l.interpThreadsHead == kPyAbsent || l.threadNext == kPyAbsent)
+        l.interpThreadsHead == kPyAbsent || l.threadNext == kPyAbsent || !plausible(target.runtime))
         return 0;
     const uint64_t self = static_cast<uint64_t>(pthread_self());
-    if (plausible(cache.threadState) && loadPointer(cache.threadState, l.threadId) == self)
-        return cache.threadState;
+    const uint64_t head = loadPointer(target.runtime, l.runtimeInterpretersHead);
+    const bool several = plausible(head) && plausible(loadPointer(head, l.interpNext));
+    if (!several && plausible(cache.threadState) && loadPointer(cache.threadState, l.threadId) == self) {
+        out[0] = cache.threadState;
+        return 1;
+    }
     cache.threadState = 0;
-    if (!plausible(target.runtime))
-        return 0;
-    uint64_t interp = loadPointer(target.runtime, l.runtimeInterpretersHead);
-    for (int i = 0; i < kMaxInterpreters && plausible(interp); ++i) {
+    int count = 0;
+    uint64_t interp = head;
+    for (int i = 0; i < kMaxInterpreters && plausible(interp) && count < kMaxThreadStatesPerThread; ++i) {
         uint64_t thread = loadPointer(interp, l.interpThreadsHead);
-        for (int j = 0; j < kMaxThreadStates && plausible(thread); ++j) {
+        // Every match, not the first: a thread starting another one (before 3.11) holds for a while the new
+        // thread's state too, made ahead with the starter's thread id and no frame yet.
+        for (int j = 0; j < kMaxThreadStates && plausible(thread) && count < kMaxThreadStatesPerThread; ++j) {
             if (loadPointer(thread, l.threadId) == self) {
-                cache.threadState = thread;
-                return thread;
+                out[count++] = thread;
+                if (!several)
+                    break;
             }
             thread = loadPointer(thread, l.threadNext);
         }
         interp = loadPointer(interp, l.interpNext);
     }
-    return 0;
+    if (!several) {
+        cache.threadState = count > 0 ? out[0] : 0;
+        return count;
+    }
+    for (int i = 1; i < count; ++i) {
+        if (!runningState(target, out[i]))
+            continue;
+        const uint64_t running = out[i];
+        for (int k = i; k > 0; --k)
+            out[k] = out[k - 1];
+        out[0] = running;
+        break;
+    }
+    return count;
 }
 
 // The thread's current frame (0 when it runs none, or the layout cannot say).
@@ -159,8 +200,9 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
 {
     flags = 0;
     const PythonLayout &l = target.layout;
-    const uint64_t threadState = findThreadState(target, cache);
-    if (!threadState) {
+    uint64_t states[kMaxThreadStatesPerThread];
+    const int stateCount = threadStates(target, cache, states);
+    if (stateCount == 0) {
         flags |= PythonWalkNoThread;
         return 0;
     }
@@ -174,8 +216,20 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
     uint64_t recent[kRecentFrames] = {};
     int count = 0;
     int lastGiven = -1; // the frame given at the previous step, whose `previous` is the one being visited
-    uint64_t frame = currentFrame(l, threadState);
-    for (int visits = 0; frame; ++visits) {
+    int state = 0;
+    uint64_t frame = currentFrame(l, states[0]);
+    for (int visits = 0;; ++visits) {
+        // A chain's end: the next thread state's chain goes on rootward (the interpreter that entered this one), its
+        // leaf frame the one whose call entered it. The outermost frame of the chain before is its eval loop's entry.
+        if (!frame) {
+            if (++state >= stateCount)
+                break;
+            if (lastGiven >= 0)
+                out[lastGiven].flags |= PythonFrameEntry;
+            lastGiven = -1;
+            frame = currentFrame(l, states[state]);
+            continue;
+        }
         if (!plausible(frame) || visits >= kMaxVisits || seenRecently(recent, frame)) {
             flags |= PythonWalkCut;
             break;

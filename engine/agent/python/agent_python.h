@@ -49,7 +49,9 @@ enum PythonWalkFlag : uint32_t {
 };
 
 // What the caller keeps per thread between walks: the thread's PyThreadState, found once by walking the interpreters'
-// thread lists for the thread's pthread_self() and checked at each use.
+// thread lists for the thread's pthread_self() and checked at each use. While subinterpreters exist, a thread may hold
+// a state in each interpreter it has entered: then every walk reads the lists again, joins the chains of all of them
+// (the running one leafward, the ones that entered it rootward) and caches none.
 struct PythonThreadCache {
     uint64_t threadState; // 0: not found yet (a plain value: it lives in the agent's thread state, set up as a whole)
 };

@@ -8,6 +8,8 @@
 //
 // The chain a walk follows, with the field of each step:
 //   _PyRuntime.interpreters.head -> PyInterpreterState (.next) -> its threads' head -> PyThreadState (.next)
+//   (a thread that has entered a subinterpreter holds a state in each interpreter: the running one is the GIL's holder,
+//   _PyRuntime.gilstate.tstate_current, through 3.11, the one whose _status.active is set from 3.12)
 //   PyThreadState -> the current frame: `frame` (3.8-3.10, a PyFrameObject), `cframe->current_frame` (3.11, 3.12),
 //                    `current_frame` (3.13), both _PyInterpreterFrame
 //   frame -> previous frame (`f_back` / `previous`), code object (`f_code`, 3.13 `f_executable`), instruction
@@ -47,6 +49,9 @@ struct PythonLayout {
 
     // _PyRuntimeState
     uint32_t runtimeInterpretersHead = kPyAbsent; // interpreters.head
+    // gilstate.tstate_current (3.8-3.11): the thread state that holds the GIL, the one its thread runs. A thread holds
+    // a thread state per interpreter it has entered; this and `threadActiveBit` tell which of them is running.
+    uint32_t runtimeThreadCurrent = kPyAbsent;
     // PyInterpreterState
     uint32_t interpNext = kPyAbsent;
     uint32_t interpThreadsHead = kPyAbsent; // tstate_head (3.8-3.10), threads.head (3.11+)
@@ -57,6 +62,8 @@ struct PythonLayout {
     uint32_t threadFrame = kPyAbsent;        // frame (3.8-3.10), current_frame (3.13); absent when through the cframe
     uint32_t threadCframe = kPyAbsent;       // cframe (3.11, 3.12)
     uint32_t cframeCurrentFrame = kPyAbsent; // _PyCFrame.current_frame (3.11, 3.12)
+    uint32_t threadStatus = kPyAbsent;       // _status (3.12+), a 32-bit word of bit fields
+    uint32_t threadActiveBit = 0;            // _status.active (3.12+): swapped in, the state its thread runs
 
     // PyFrameObject (3.8-3.10) or _PyInterpreterFrame (3.11+)
     uint32_t framePrevious = kPyAbsent; // f_back, previous
@@ -101,6 +108,7 @@ struct PythonLayout {
 inline constexpr PythonLayout kPython38{.major = 3,
                                         .minor = 8,
                                         .runtimeInterpretersHead = 32,
+                                        .runtimeThreadCurrent = 1368,
                                         .interpNext = 0,
                                         .interpThreadsHead = 8,
                                         .threadNext = 8,
@@ -127,6 +135,7 @@ inline constexpr PythonLayout kPython38{.major = 3,
 inline constexpr PythonLayout kPython39 = [] {
     PythonLayout l = kPython38;
     l.minor = 9;
+    l.runtimeThreadCurrent = 568;
     return l;
 }();
 
@@ -134,6 +143,7 @@ inline constexpr PythonLayout kPython39 = [] {
 inline constexpr PythonLayout kPython310 = [] {
     PythonLayout l = kPython38;
     l.minor = 10;
+    l.runtimeThreadCurrent = 568;
     l.frameInstruction = 96;
     l.instruction = InstructionKind::LastiCodeUnits;
     l.lineTable = LineTableKind::Pep626;
@@ -144,6 +154,7 @@ inline constexpr PythonLayout kPython310 = [] {
 inline constexpr PythonLayout kPython311{.major = 3,
                                          .minor = 11,
                                          .runtimeInterpretersHead = 40,
+                                         .runtimeThreadCurrent = 576,
                                          .interpNext = 0,
                                          .interpThreadsHead = 16,
                                          .threadNext = 8,
@@ -185,6 +196,8 @@ inline constexpr PythonLayout kPython312{.major = 3,
                                          .threadNativeId = 144,
                                          .threadCframe = 56,
                                          .cframeCurrentFrame = 0,
+                                         .threadStatus = 24,
+                                         .threadActiveBit = 1u << 4,
                                          .framePrevious = 8,
                                          .frameCode = 0,
                                          .frameInstruction = 56,
@@ -218,6 +231,8 @@ inline constexpr PythonLayout kPython313{.major = 3,
                                          .threadId = 152,
                                          .threadNativeId = 160,
                                          .threadFrame = 72,
+                                         .threadStatus = 32,
+                                         .threadActiveBit = 1u << 4,
                                          .framePrevious = 8,
                                          .frameCode = 0,
                                          .frameInstruction = 56,
@@ -338,6 +353,8 @@ constexpr PythonLayout layoutFromDebugOffsets(const DebugOffsets313 &o, const Py
     l.threadId = at(o.threadState.threadId);
     l.threadNativeId = at(o.threadState.nativeThreadId);
     l.threadFrame = at(o.threadState.currentFrame);
+    l.threadStatus = at(o.threadState.status);
+    l.threadActiveBit = 1u << 4; // _status.active of 3.13: a bit field, named but not placed by the debug offsets
     l.framePrevious = at(o.interpreterFrame.previous);
     l.frameCode = at(o.interpreterFrame.executable);
     l.frameInstruction = at(o.interpreterFrame.instrPtr);

@@ -33,6 +33,7 @@ struct Field {
 // clang-format off
 const Field kFields[] = {
     {"runtimeInterpretersHead", 8, 13, "offsetof(_PyRuntimeState, interpreters.head)", &PythonLayout::runtimeInterpretersHead},
+    {"runtimeThreadCurrent", 8, 11, "offsetof(_PyRuntimeState, gilstate.tstate_current)", &PythonLayout::runtimeThreadCurrent},
     {"interpNext", 8, 13, "offsetof(PyInterpreterState, next)", &PythonLayout::interpNext},
     {"interpThreadsHead", 8, 10, "offsetof(PyInterpreterState, tstate_head)", &PythonLayout::interpThreadsHead},
     {"interpThreadsHead", 11, 13, "offsetof(PyInterpreterState, threads.head)", &PythonLayout::interpThreadsHead},
@@ -41,6 +42,7 @@ const Field kFields[] = {
     {"threadNativeId", 11, 13, "offsetof(PyThreadState, native_thread_id)", &PythonLayout::threadNativeId},
     {"threadFrame", 8, 10, "offsetof(PyThreadState, frame)", &PythonLayout::threadFrame},
     {"threadFrame", 13, 13, "offsetof(PyThreadState, current_frame)", &PythonLayout::threadFrame},
+    {"threadStatus", 12, 13, "offsetof(PyThreadState, _status)", &PythonLayout::threadStatus},
     {"threadCframe", 11, 12, "offsetof(PyThreadState, cframe)", &PythonLayout::threadCframe},
     {"cframeCurrentFrame", 11, 12, "offsetof(_PyCFrame, current_frame)", &PythonLayout::cframeCurrentFrame},
     {"framePrevious", 8, 10, "offsetof(PyFrameObject, f_back)", &PythonLayout::framePrevious},
@@ -87,6 +89,7 @@ const std::pair<const char *, size_t> kDebugFields[] = {
     {"offsetof(_Py_DebugOffsets, thread_state.current_frame)", offsetof(DebugOffsets313, threadState.currentFrame)},
     {"offsetof(_Py_DebugOffsets, thread_state.thread_id)", offsetof(DebugOffsets313, threadState.threadId)},
     {"offsetof(_Py_DebugOffsets, thread_state.native_thread_id)", offsetof(DebugOffsets313, threadState.nativeThreadId)},
+    {"offsetof(_Py_DebugOffsets, thread_state.status)", offsetof(DebugOffsets313, threadState.status)},
     {"offsetof(_Py_DebugOffsets, interpreter_frame.previous)", offsetof(DebugOffsets313, interpreterFrame.previous)},
     {"offsetof(_Py_DebugOffsets, interpreter_frame.executable)", offsetof(DebugOffsets313, interpreterFrame.executable)},
     {"offsetof(_Py_DebugOffsets, interpreter_frame.instr_ptr)", offsetof(DebugOffsets313, interpreterFrame.instrPtr)},
@@ -136,6 +139,18 @@ static unsigned stateBits(unsigned kind, unsigned compact, unsigned ascii)
     memcpy(&word, (char *)&a + offsetof(PyASCIIObject, state), sizeof word);
     return word;
 }
+/* The state word of a thread state with its `active` bit set (3.12+). */
+#if PY_VERSION_HEX >= 0x030C0000
+static unsigned activeBit(void)
+{
+    PyThreadState t;
+    unsigned word;
+    memset(&t, 0, sizeof t);
+    t._status.active = 1;
+    memcpy(&word, (char *)&t + offsetof(PyThreadState, _status), sizeof word);
+    return word;
+}
+#endif
 #define P(name, value) printf("%s %zu\n", name, (size_t)(value))
 int main(void)
 {
@@ -202,7 +217,7 @@ private Q_SLOTS:
         if (minor >= 11)
             source += "    P(\"ownerGenerator\", FRAME_OWNED_BY_GENERATOR);\n";
         if (minor >= 12)
-            source += "    P(\"ownerCStack\", FRAME_OWNED_BY_CSTACK);\n";
+            source += "    P(\"ownerCStack\", FRAME_OWNED_BY_CSTACK);\n    P(\"threadActiveBit\", activeBit());\n";
         if (minor == 13)
             for (const auto &[expression, ours] : kDebugFields)
                 source += QByteArray("    P(\"") + expression + "\", " + expression + ");\n";
@@ -245,6 +260,8 @@ private Q_SLOTS:
                 ours = table.ownerGenerator;
             else if (name == QLatin1String("ownerCStack"))
                 ours = table.ownerCStack;
+            else if (name == QLatin1String("threadActiveBit"))
+                ours = table.threadActiveBit;
             else
                 for (const auto &[expression, offset] : kDebugFields)
                     if (name == QLatin1String(expression))
@@ -266,6 +283,7 @@ private Q_SLOTS:
         }
         QCOMPARE(table.ownerCStack != kPyNoOwner, minor >= 12);
         QCOMPARE(table.ownerGenerator != kPyNoOwner, minor >= 11);
+        QCOMPARE(table.threadActiveBit != 0, minor >= 12);
     }
 
     // The choice of a layout: tables for 3.8-3.12; 3.13 only from debug offsets that hold their cookie and version;
@@ -287,7 +305,7 @@ private Q_SLOTS:
         o.interpreterState.size = 9000;
         o.interpreterState.next = 7264;
         o.interpreterState.threadsHead = 7344;
-        o.threadState = {300, 0, 8, 16, 72, 152, 160, 0, 0};
+        o.threadState = {300, 0, 8, 16, 72, 152, 160, 0, 32};
         o.interpreterFrame = {80, 8, 0, 56, 72, 70};
         o.codeObject = {200, 112, 120, 128, 136, 68, 0, 0, 0, 200};
         o.pyObject = {16, 8};

@@ -6,7 +6,9 @@
 //   - a thread started from C (_thread.start_new_thread) with its Python frames, on its own thread;
 //   - a forked child's Python frames under its own process id from its first sample, its parent's under the parent's;
 //   - an exec of the interpreter: the new image's CPython found again;
-//   - a multiprocessing pool's workers (forked);
+//   - a multiprocessing pool's workers (forked), and under the spawn start method (each a new interpreter);
+//   - subprocess.run of another interpreter (fork then exec): the child's Python frames under its own process id;
+//   - a subinterpreter's code, on the main thread (inside its caller's frames) and on a thread it starts;
 //   - recursion deeper than the agent's bound: the innermost frames kept, the chains counted as cut;
 //   - a program killed by SIGKILL: the session ends, the samples before the kill are kept;
 //   - an interpreter shutting down while a daemon thread still runs Python.
@@ -312,6 +314,99 @@ private Q_SLOTS:
         // interpreter).
         for (const int64_t worker : workers)
             QCOMPARE(unread(ofProcess(shape.samples, worker)), size_t(0));
+    }
+
+    // multiprocessing's spawn start method: each worker a new interpreter (fork, then exec of sys.executable), whose
+    // CPython the session finds in its new image: the work in the workers' processes, under the pool's worker loop.
+    void multiprocessingSpawn_data() { pythonInstallRows(); }
+    void multiprocessingSpawn()
+    {
+        QFETCH(int, install);
+        QTemporaryDir dir;
+        const Shape shape = runShape(pythonInstalls()[size_t(install)], dir, "spawn", 1);
+        QCOMPARE(shape.recorded.summary.exitStatus, 0);
+        const int64_t parent = fact(shape.facts, "pid");
+        const std::vector<int64_t> workers =
+            shape.facts.count("worker") ? shape.facts.at("worker") : std::vector<int64_t>{};
+        QVERIFY(!workers.empty());
+        const std::vector<PythonSample> work = samplesThrough(shape.samples, "mp_work");
+        REQUIRE_SAMPLES(work, 0.8, "mp_work");
+        std::set<int64_t> seen;
+        for (const PythonSample &s : work) {
+            QVERIFY2(s.pid != parent && std::count(workers.begin(), workers.end(), s.pid) == 1 &&
+                         above(s, "mp_work", "worker"),
+                     qPrintable(QStringLiteral("process %1: ").arg(s.pid) + someStacks({s})));
+            seen.insert(s.pid);
+        }
+        QCOMPARE(seen.size(), workers.size());
+        QCOMPARE(misplaced(shape.samples), size_t(0));
+        for (const int64_t worker : workers) {
+            const std::vector<std::string> found =
+                healthLines(shape.recorded.summary, "python: process " + std::to_string(worker) + ": CPython");
+            QVERIFY2(found.size() == 1, qPrintable(joined(healthLines(shape.recorded.summary, "python:"))));
+        }
+    }
+
+    // subprocess.run of another interpreter on this script (fork, then exec; _posixsubprocess forks by fork() on 3.8
+    // and 3.9, by vfork() from 3.10): the child's Python frames under its own process id, its CPython found in its
+    // own image; the parent only waits.
+    void subprocessChild_data() { pythonInstallRows(); }
+    void subprocessChild()
+    {
+        QFETCH(int, install);
+        QTemporaryDir dir;
+        const Shape shape = runShape(pythonInstalls()[size_t(install)], dir, "subprocess", 1);
+        QCOMPARE(shape.recorded.summary.exitStatus, 0);
+        const std::vector<int64_t> pids = shape.facts.count("pid") ? shape.facts.at("pid") : std::vector<int64_t>{};
+        QVERIFY2(pids.size() == 2 && pids[0] != pids[1], "the parent and the child write their process ids");
+        const int64_t child = pids[1];
+        const std::vector<PythonSample> work = samplesThrough(shape.samples, "sub_child_work");
+        REQUIRE_SAMPLES(work, 0.8, "sub_child_work");
+        for (const PythonSample &s : work)
+            QVERIFY2(s.pid == child && s.tid == child && above(s, "sub_child_work", "main") && s.isPython("<module>"),
+                     qPrintable(QStringLiteral("process %1 thread %2: ").arg(s.pid).arg(s.tid) + someStacks({s})));
+        QCOMPARE(misplaced(shape.samples), size_t(0));
+        const std::vector<std::string> found =
+            healthLines(shape.recorded.summary, "python: process " + std::to_string(child) + ": CPython");
+        QVERIFY2(found.size() == 1, qPrintable(joined(healthLines(shape.recorded.summary, "python:"))));
+    }
+
+    // A subinterpreter (_xxsubinterpreters through 3.12, 3.13's _interpreters): its code's frames on the main thread,
+    // leafward of the main interpreter's frame that entered it (the thread holds a thread state in each interpreter,
+    // the subinterpreter's the one it runs), and on a thread the subinterpreter started, each on its own thread.
+    void subinterpreter_data() { pythonInstallRows(); }
+    void subinterpreter()
+    {
+        QFETCH(int, install);
+        QTemporaryDir dir;
+        const Shape shape = runShape(pythonInstalls()[size_t(install)], dir, "subinterp", 1);
+        if (shape.facts.count("subinterp"))
+            QSKIP("this CPython has no subinterpreter module (_xxsubinterpreters or _interpreters)");
+        QCOMPARE(shape.recorded.summary.exitStatus, 0);
+        const int64_t mainTid = fact(shape.facts, "main"), threadTid = fact(shape.facts, "sub-thread");
+        QVERIFY(mainTid != 0 && threadTid != 0 && fact(shape.facts, "sub-main") == mainTid);
+        const std::vector<PythonSample> work = samplesThrough(shape.samples, "sub_work");
+        const std::vector<PythonSample> threadWork = samplesThrough(shape.samples, "sub_thread_work");
+        REQUIRE_SAMPLES(work, 0.4, "sub_work");
+        REQUIRE_SAMPLES(threadWork, 0.4, "sub_thread_work");
+        for (const PythonSample &s : work) {
+            // The subinterpreter's code is a module of its own: a Python <module> between the frame that entered it
+            // and sub_work (the main script's <module> stands at the root).
+            const size_t entered = s.find("run_subinterpreter"), at = s.find("sub_work");
+            const bool module =
+                entered < at && std::find(s.names.begin() + ptrdiff_t(entered), s.names.begin() + ptrdiff_t(at),
+                                          "<module>") != s.names.begin() + ptrdiff_t(at);
+            QVERIFY2(s.tid == mainTid && s.isPython("sub_work") && above(s, "sub_work", "run_subinterpreter") &&
+                         above(s, "run_subinterpreter", "main") && module,
+                     qPrintable(QStringLiteral("thread %1: ").arg(s.tid) + someStacks({s})));
+        }
+        for (const PythonSample &s : threadWork)
+            QVERIFY2(s.tid == threadTid && s.isPython("sub_thread_work"),
+                     qPrintable(QStringLiteral("thread %1: ").arg(s.tid) + someStacks({s})));
+        std::vector<PythonSample> wrong;
+        std::copy_if(shape.samples.begin(), shape.samples.end(), std::back_inserter(wrong),
+                     [](const PythonSample &s) { return misplaced({s}) > 0; });
+        QVERIFY2(wrong.empty(), qPrintable(someStacks(wrong)));
     }
 
     // Recursion 1,000 deep, deeper than the agent's bound: each sample keeps the innermost kMaxPythonFrames frames (the
