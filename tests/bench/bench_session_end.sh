@@ -14,8 +14,8 @@ BUILDS=("$(realpath "${1:?usage: bench_session_end.sh BUILD_DIR [OTHER_BUILD_DIR
 ROUNDS=${3:-2}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-PYTHON=${PYENV_ROOT:-$HOME/.pyenv}/versions/3.12.1/bin/python3.12
-[ -x "$PYTHON" ] || PYTHON=$(command -v python3)
+PYTHON=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12.*/bin/python3.12 2>/dev/null | tail -1 || true)
+[ -n "$PYTHON" ] && [ -x "$PYTHON" ] || PYTHON=$(python3 -c 'import sys; print(sys.executable)')
 SCRIPT=$PWD/tests/targets/python_split.py
 head -c 200000000 /dev/urandom >"$WORK/input"
 
