@@ -131,11 +131,11 @@ private Q_SLOTS:
         QCOMPARE(r.out, input);
     }
 
-    // Emberline restarts itself with glibc's huge-page tunable (app/huge_page_malloc.h) and gives the program it
-    // launches the environment it was started with: the target reads emberline's start environment from /proc
-    // (the restart leaves its mark there; glibc rewrites GLIBC_TUNABLES itself as it reads it) and its own. If
+    // With --memory, Emberline restarts itself with glibc's huge-page tunable (app/huge_page_malloc.h) and gives the
+    // program it launches the environment it was started with: the target reads emberline's start environment from
+    // /proc (the restart leaves its mark there; glibc rewrites GLIBC_TUNABLES itself as it reads it) and its own. If
     // this fails, the profiler runs on 4 KiB pages (slow on large profiles), or a profiled program runs with a
-    // malloc setting its user never chose.
+    // malloc setting its user never chose. A recording of time alone keeps small tables: no restart.
     void hugePagesForEmberlineOnly()
     {
         REQUIRE_PERF_EVENTS();
@@ -143,18 +143,24 @@ private Q_SLOTS:
             "cat /proc/$PPID/comm; tr '\\0' '\\n' < /proc/$PPID/environ | grep -c '^EMBERLINE_SAVED_GLIBC_TUNABLES='; "
             "echo \"[${GLIBC_TUNABLES-unset}] [${EMBERLINE_SAVED_GLIBC_TUNABLES-unset}]\"");
         QTemporaryDir dir;
-        const Run plain = runEmberline({QStringLiteral("record"), QStringLiteral("--output"), dir.filePath("a"),
-                                        QStringLiteral("--"), QStringLiteral("/bin/sh"), QStringLiteral("-c"), script});
+        const Run plain = runEmberline({QStringLiteral("record"), QStringLiteral("--memory"),
+                                        QStringLiteral("--output"), dir.filePath("a"), QStringLiteral("--"),
+                                        QStringLiteral("/bin/sh"), QStringLiteral("-c"), script});
         QCOMPARE(plain.exitCode, 0);
         QCOMPARE(plain.out, QByteArray("emberline\n1\n[unset] [unset]\n")); // named emberline in ps, not exe
+        const Run time = runEmberline({QStringLiteral("record"), QStringLiteral("--output"), dir.filePath("t"),
+                                       QStringLiteral("--"), QStringLiteral("/bin/sh"), QStringLiteral("-c"), script});
+        QCOMPARE(time.exitCode, 0);
+        QCOMPARE(time.out, QByteArray("emberline\n0\n[unset] [unset]\n"));
 
         // A user's own tunables reach the target as they were, and emberline adds its own to them.
         QProcess p;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("GLIBC_TUNABLES"), QStringLiteral("glibc.malloc.check=0"));
         p.setProcessEnvironment(env);
-        p.start(kEmberline, {QStringLiteral("record"), QStringLiteral("--output"), dir.filePath("b"),
-                             QStringLiteral("--"), QStringLiteral("/bin/sh"), QStringLiteral("-c"), script});
+        p.start(kEmberline,
+                {QStringLiteral("record"), QStringLiteral("--memory"), QStringLiteral("--output"), dir.filePath("b"),
+                 QStringLiteral("--"), QStringLiteral("/bin/sh"), QStringLiteral("-c"), script});
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 0);
         QCOMPARE(p.readAllStandardOutput(), QByteArray("emberline\n1\n[glibc.malloc.check=0] [unset]\n"));
@@ -164,8 +170,9 @@ private Q_SLOTS:
         env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("EMBERLINE_HUGE_PAGES"), QStringLiteral("0"));
         off.setProcessEnvironment(env);
-        off.start(kEmberline, {QStringLiteral("record"), QStringLiteral("--output"), dir.filePath("c"),
-                               QStringLiteral("--"), QStringLiteral("/bin/sh"), QStringLiteral("-c"), script});
+        off.start(kEmberline,
+                  {QStringLiteral("record"), QStringLiteral("--memory"), QStringLiteral("--output"), dir.filePath("c"),
+                   QStringLiteral("--"), QStringLiteral("/bin/sh"), QStringLiteral("-c"), script});
         QVERIFY(off.waitForFinished(60000));
         QCOMPARE(off.readAllStandardOutput(), QByteArray("emberline\n0\n[unset] [unset]\n"));
     }
