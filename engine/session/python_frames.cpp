@@ -89,7 +89,12 @@ void PythonFrames::addCode(uint64_t image, uint64_t address, Code code)
 {
     if (code.function.empty())
         code.function = "[python code " + hexAddress(address) + "]";
-    m_codeAt[{image, address}] = static_cast<uint32_t>(m_codes.size());
+    auto [at, added] = m_codeAt.try_emplace({image, address}, static_cast<uint32_t>(m_codes.size()));
+    if (!added) {
+        // Another code object at a freed one's address: the frames turned into locations through the old one go.
+        at->second = static_cast<uint32_t>(m_codes.size());
+        m_frameLocations.clear();
+    }
     m_codes.push_back(std::move(code));
 }
 
@@ -132,12 +137,12 @@ int PythonFrames::lineOf(const Code &code, int32_t instruction) const
 
 uint32_t PythonFrames::locationOf(uint64_t image, const agent::PythonFrame &frame)
 {
+    // A thread in a loop is sampled at the same few instructions, a deep stack's outer frames at the same calls: each
+    // (image, code, instruction) is turned into a line and a location once.
+    const FrameKey frameKey{image, frame.code, frame.instruction};
+    if (auto known = m_frameLocations.find(frameKey); known != m_frameLocations.end())
+        return known->second;
     if (auto code = m_codeAt.find({image, frame.code}); code != m_codeAt.end()) {
-        // A thread in a loop is sampled at the same few instructions: each (code, instruction) is turned into a line
-        // and a location once.
-        const uint64_t frameKey = uint64_t(code->second) << 32 | uint32_t(frame.instruction);
-        if (auto known = m_frameLocations.find(frameKey); known != m_frameLocations.end())
-            return known->second;
         const int line = lineOf(m_codes[code->second], frame.instruction);
         const uint64_t key = uint64_t(code->second) << 24 | uint64_t(uint32_t(line) & 0xffffff);
         auto [it, inserted] = m_resolvedLocations.try_emplace(key, static_cast<uint32_t>(m_locations.size()));

@@ -119,7 +119,21 @@ private:
     Recorder &m_recorder;
     std::map<uint32_t, Interpreter> m_interpreters;             // by pid (the newest image's)
     std::map<std::pair<uint64_t, uint64_t>, uint32_t> m_codeAt; // (image, code address) -> its newest m_codes
-    std::unordered_map<uint64_t, uint32_t> m_frameLocations;    // m_codes index << 32 | instruction -> location id
+    struct FrameKey {
+        uint64_t image;
+        uint64_t code;
+        int32_t instruction;
+        bool operator==(const FrameKey &) const = default;
+    };
+    struct HashFrameKey {
+        size_t operator()(const FrameKey &k) const
+        {
+            return std::hash<uint64_t>()(k.image * 0x9E3779B97F4A7C15ull ^ k.code ^
+                                         uint64_t(uint32_t(k.instruction)) << 48);
+        }
+    };
+    // A described code's frames, by (image, code, instruction): their location ids.
+    std::unordered_map<FrameKey, uint32_t, HashFrameKey> m_frameLocations;
     std::vector<Code> m_codes;
     std::vector<Location> m_locations;                          // address - 1
     std::unordered_map<uint64_t, uint32_t> m_resolvedLocations; // code << 24 | line -> index
