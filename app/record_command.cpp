@@ -304,7 +304,8 @@ void configureRecordParser(QCommandLineParser &parser)
         {QStringLiteral("python-interpreter-frames"),
          QStringLiteral(
              "For a CPython program: keep the interpreter's own frames (its eval loop under the Python frames "
-             "each call of it ran, and the functions that pass calls on), for those debugging CPython.")},
+             "each call of it ran, and the functions that pass calls on), for those debugging CPython; marked, so "
+             "that the window hides them again unless View > Python Interpreter Frames is on.")},
         {QStringLiteral("agent-stacks"),
          QStringLiteral("How the in-process agent takes stacks (memory, --sampler inprocess): walk (default: in the "
                         "program, with unwind tables Emberline builds, copying where a walk cannot go) or copy "

@@ -2,6 +2,7 @@
 
 #include "engine/common/clock.h"
 #include "engine/common/logging.h"
+#include "engine/model/python_frame.h"
 
 #include <QElapsedTimer>
 
@@ -18,6 +19,7 @@ std::shared_ptr<const LoadedProfile> makeLoadedProfile(Profile profile, QString 
     loaded->frames = std::make_shared<const FrameTable>(*loaded->profile);
     loaded->threads = std::make_shared<const ThreadIndex>(*loaded->profile);
     loaded->totals = loaded->profile->totals();
+    loaded->interpreterFrames = hasInterpreterFunctions(*loaded->profile);
     return loaded;
 }
 

@@ -52,6 +52,9 @@ struct LoadedProfile {
     // For the sample types it gives (a live session's memory types over a time range), the values shown instead of
     // the profile's and the weights' (null: none).
     std::shared_ptr<const SampleOverlay> sampleOverlay;
+    // Some of its frames are the Python interpreter's own, kept by the recording (isInterpreterFunction): the views
+    // hide them unless asked to show them (Transform::Kind::HideInterpreter).
+    bool interpreterFrames = false;
     // Its samples are sums of many (a live session's aggregated profile): the sample count means little.
     bool aggregated = false;
     // The frame table's names for the flame graph (frameDisplayNames), built once per frame table.

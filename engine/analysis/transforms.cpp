@@ -1,6 +1,7 @@
 #include "engine/analysis/transforms.h"
 
 #include "engine/common/flat_hash.h"
+#include "engine/model/python_frame.h"
 
 #include <QRegularExpression>
 
@@ -28,6 +29,14 @@ std::string functionName(const Profile &p, const Function &fn)
     return name.empty() ? p.str(fn.systemName) : name;
 }
 
+// Whether a step takes matching frames out of the stacks (their cost to their caller) rather than keeping or dropping
+// samples.
+bool removesFrames(Transform::Kind kind)
+{
+    return kind == Transform::Kind::Hide || kind == Transform::Kind::MergeIntoCaller ||
+           kind == Transform::Kind::HideInterpreter;
+}
+
 // Which functions and mappings a step matches, computed once per step instead of once per frame.
 struct StepMatcher {
     Transform::Kind kind;
@@ -49,6 +58,11 @@ struct StepMatcher {
 Result<StepMatcher> compile(const Profile &p, const Transform &t)
 {
     StepMatcher m{t.kind, std::vector<uint8_t>(p.functions().size(), 0), std::vector<uint8_t>(p.mappings().size(), 0)};
+    if (t.kind == Transform::Kind::HideInterpreter) {
+        for (size_t f = 0; f < p.functions().size(); ++f)
+            m.function[f] = isInterpreterFunction(p, p.functions()[f]);
+        return m;
+    }
     const bool byRegex =
         t.kind == Transform::Kind::Focus || t.kind == Transform::Kind::Ignore || t.kind == Transform::Kind::Hide;
     if (!byRegex) {
@@ -111,6 +125,7 @@ bool transformFrames(const Profile &p, const std::vector<StepMatcher> &steps, st
             break;
         case Transform::Kind::Hide:
         case Transform::Kind::MergeIntoCaller:
+        case Transform::Kind::HideInterpreter:
             std::erase_if(frames, [&](const FrameRef &f) { return m.matches(p, f); });
             if (frames.empty())
                 return false;
@@ -207,7 +222,7 @@ private:
                 size_t matched = 0;
                 for (uint32_t line = 0; line < loc.lines.size(); ++line)
                     matched += m.matches(s, {0, l, line}) ? 1 : 0;
-                const bool removesLines = m.kind == Transform::Kind::Hide || m.kind == Transform::Kind::MergeIntoCaller;
+                const bool removesLines = removesFrames(m.kind);
                 if (removesLines && matched != 0 && matched != loc.lines.size())
                     return; // a location split: frame by frame
                 matches[l] = matched != 0;
@@ -446,6 +461,8 @@ std::string Transform::describe() const
         return "collapse recursion of '" + pattern + "'";
     case Kind::MergeIntoCaller:
         return "merge '" + pattern + "' into caller";
+    case Kind::HideInterpreter:
+        return "hide the Python interpreter's frames";
     }
     return {};
 }
@@ -514,7 +531,7 @@ std::optional<CallTree> transformCallTree(const Profile &profile, const FrameTab
     for (size_t k = 0; k < steps.size(); ++k) {
         const auto &[kind, matched] = steps[k];
         const TreeInput in = k == 0 ? TreeInput{&tree, nullptr} : TreeInput{nullptr, &nodes};
-        lastHid = kind == Transform::Kind::Hide || kind == Transform::Kind::MergeIntoCaller;
+        lastHid = removesFrames(kind);
         const bool done = lastHid ? hideTreeNodes(in, matched, next, cancel)
                                   : filterTreeNodes(in, matched, kind == Transform::Kind::Focus, next, cancel);
         if (!done)

@@ -23,8 +23,11 @@ namespace emberline::engine {
 //   in between go (direct and indirect recursion become one call). The innermost call stays, so its lines keep
 //   their self cost.
 // - MergeIntoCaller: `pattern` is a function name; its frames go and its cost goes to its caller.
+// - HideInterpreter: no pattern; the Python interpreter's own frames that a recording kept (isInterpreterFunction:
+//   the eval loop and what passes calls on between its frames) go as Hide's do, which leaves the stacks a recording
+//   without them gives. The views put it first in a chain while View > Python Interpreter Frames is off.
 struct Transform {
-    enum class Kind { Focus, Ignore, Hide, CollapseRecursion, MergeIntoCaller };
+    enum class Kind { Focus, Ignore, Hide, CollapseRecursion, MergeIntoCaller, HideInterpreter };
     Kind kind = Kind::Focus;
     std::string pattern;
 

@@ -3,6 +3,7 @@
 #include "engine/common/strings.h"
 #include "engine/symbols/symbols_logging.h"
 
+#include "engine/model/python_frame.h"
 #include "engine/model/sample_kinds.h"
 #include "engine/model/thread_state.h"
 #include "engine/pprof/pprof_writer.h"
@@ -182,6 +183,18 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids, bool leaks
             p.functions().push_back(Function{p.functions().size() + 1, n, n, f, line});
         return it->second;
     };
+    // The interpreter's kept frames (kInterpreterFrameBit): functions of their own, marked by their system name.
+    std::map<std::pair<StringId, StringId>, uint32_t> interpreterFunctionOf;
+    auto interpreterFunction = [&](const std::string &name, const std::string &file) {
+        const StringId n = p.intern(name);
+        const StringId f = p.intern(file);
+        auto [it, inserted] = interpreterFunctionOf.try_emplace({n, f}, static_cast<uint32_t>(p.functions().size()));
+        if (inserted) {
+            const StringId system = p.intern(std::string(kInterpreterSystemNamePrefix) + name);
+            p.functions().push_back(Function{p.functions().size() + 1, n, system, f, 0});
+        }
+        return it->second;
+    };
 
     const bool withIds = !leaks && ids && in.sessionLocations.size() == in.locations.size() &&
                          in.sessionStacks.size() == in.stacks.size();
@@ -192,7 +205,9 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids, bool leaks
         ids->sampleStacks.reserve(in.samples.size());
     }
     for (size_t i = 0; i < in.locations.size(); ++i) {
-        const LocationKey &key = in.locations[i];
+        const bool interpreter =
+            in.locations[i].moduleId >= kFirstModuleId && (in.locations[i].address & kInterpreterFrameBit) != 0;
+        const LocationKey key{in.locations[i].moduleId, in.locations[i].address & ~kInterpreterFrameBit};
         bool final = true;
         Location loc;
         loc.id = p.locations().size() + 1;
@@ -217,7 +232,9 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids, bool leaks
             const std::vector<SymbolFrame> &frames = symbolize(key, module, final);
             for (const SymbolFrame &f : frames) {
                 if (!f.function.empty())
-                    loc.lines.push_back(Line{function(f.function, f.file, 0), f.line, f.column});
+                    loc.lines.push_back(
+                        Line{interpreter ? interpreterFunction(f.function, f.file) : function(f.function, f.file, 0),
+                             f.line, f.column});
             }
             if (loc.lines.empty()) {
                 // Never an empty name: module+offset is what a user can feed to addr2line. An unnamed mapping of
@@ -228,7 +245,7 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids, bool leaks
                     : module->path.empty()
                         ? "anon+" + hexAddress(key.address)
                         : baseName(module->path) + "+" + hexAddress(key.address - module->start + module->pgoff);
-                loc.lines.push_back(Line{function(name, "", 0), 0, 0});
+                loc.lines.push_back(Line{interpreter ? interpreterFunction(name, "") : function(name, "", 0), 0, 0});
             }
         }
         p.locations().push_back(std::move(loc));

@@ -2,6 +2,7 @@
 
 #include "engine/common/logging.h"
 #include "engine/import/open_profile.h"
+#include "engine/model/python_frame.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -57,6 +58,7 @@ LoadOutcome loadProfile(const QString &path, const PprofReadOptions &options, Se
     loaded->threads = std::make_shared<const ThreadIndex>(*profile);
     loaded->frameNames = frameDisplayNames(*loaded->frames);
     loaded->totals = profile->totals();
+    loaded->interpreterFrames = hasInterpreterFunctions(*profile);
     loaded->profile = std::move(profile);
     qCDebug(lcPprof) << "loaded" << path << "in" << timer.elapsed() << "ms";
     outcome.loaded = std::move(loaded);

@@ -74,6 +74,19 @@ std::vector<std::string_view> importParts(std::string_view file)
 
 } // namespace
 
+bool isInterpreterFunction(const Profile &profile, const Function &function)
+{
+    return function.systemName != 0 && profile.str(function.systemName).starts_with(kInterpreterSystemNamePrefix);
+}
+
+bool hasInterpreterFunctions(const Profile &profile)
+{
+    for (const Function &function : profile.functions())
+        if (isInterpreterFunction(profile, function))
+            return true;
+    return false;
+}
+
 bool isFrozenPythonFile(std::string_view file)
 {
     return file.substr(0, kFrozenPrefix.size()) == kFrozenPrefix && endsWith(file, ">");

@@ -25,6 +25,17 @@ bool isPythonLine(const Profile &profile, const Location &location, const Line &
 // Whether a module is frozen into the interpreter ("<frozen zipimport>"): its source is not on disk under that name.
 bool isFrozenPythonFile(std::string_view file);
 
+// The interpreter's own frames, where a recording kept them (`record --python-interpreter-frames`, or a session
+// started from the window with View > Python Interpreter Frames on): CPython's eval loop and the functions that only
+// pass a call on between two of its frames, placed among the Python frames they ran. Each such function's
+// system_name is its name after this prefix, which no compiler's symbol begins with; the views hide these frames
+// unless asked to show them (Transform::Kind::HideInterpreter), as if they had not been kept.
+inline constexpr std::string_view kInterpreterSystemNamePrefix = "[python interpreter] ";
+// Whether `function` of `profile` is such an interpreter frame's.
+bool isInterpreterFunction(const Profile &profile, const Function &function);
+// Whether any function of `profile` is.
+bool hasInterpreterFunctions(const Profile &profile);
+
 // Where a Python file sits for `import`: its path below the import root it was found in (a site-packages or
 // dist-packages folder, or the standard library's lib/pythonX.Y), with '/' between the parts:
 //   /usr/lib/python3.12/json/encoder.py                     → "json/encoder.py"

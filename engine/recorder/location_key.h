@@ -29,6 +29,13 @@ inline const char *markerFrameName(uint64_t address)
     return "[marker]";
 }
 
+// A native frame of CPython's interpreter (its eval loop, or a function that only passes a call on between two of
+// its frames) that a recording keeping the interpreter's frames (SessionConfig::pythonInterpreterFrames) placed among
+// the Python frames it ran: its address with this bit set, in the frame's own module. The exporter clears the bit
+// and marks the frame's functions (engine/model/python_frame.h: isInterpreterFunction), so that the views can hide
+// them again. No user-space address has bit 62 set; the kernel's addresses are never marked.
+inline constexpr uint64_t kInterpreterFrameBit = uint64_t(1) << 62;
+
 struct LocationKey {
     uint32_t moduleId = kUnknownModule;
     uint64_t address = 0;

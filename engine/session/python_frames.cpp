@@ -180,6 +180,12 @@ bool PythonFrames::isForwarder(const Interpreter &interpreter, uint32_t location
     return after != interpreter.forwarders.begin() && address < std::prev(after)->second;
 }
 
+uint32_t PythonFrames::interpreterFrame(uint32_t location)
+{
+    return m_recorder.internLocation(m_recorder.locationModule(location),
+                                     m_recorder.locationAddress(location) | kInterpreterFrameBit);
+}
+
 void PythonFrames::merge(uint32_t pid, const PythonFramesView &python, std::vector<uint32_t> &locations)
 {
     const auto found = m_interpreters.find(pid);
@@ -231,8 +237,11 @@ void PythonFrames::merge(uint32_t pid, const PythonFramesView &python, std::vect
     bool mismatched = false;
     for (size_t i = 0; i < locations.size(); ++i) {
         const uint32_t location = locations[i];
-        if (i > innermost && i < outermost && !m_keepInterpreter && isForwarder(interpreter, location))
+        if (i > innermost && i < outermost && isForwarder(interpreter, location)) {
+            if (m_keepInterpreter)
+                m_merged.push_back(interpreterFrame(location));
             continue;
+        }
         if (!isEvalFrame(interpreter, location)) {
             m_merged.push_back(location);
             continue;
@@ -249,7 +258,7 @@ void PythonFrames::merge(uint32_t pid, const PythonFramesView &python, std::vect
         }
         takeCall();
         if (m_keepInterpreter)
-            m_merged.push_back(location); // the eval loop's frame under the Python frames it ran
+            m_merged.push_back(interpreterFrame(location)); // the eval loop's frame under the Python frames it ran
     }
     if (next < python.frames.size()) {
         mismatched = true;

@@ -35,7 +35,8 @@ struct FlushInput;
 class PythonFrames final : public PythonCodeSink {
 public:
     // `keepInterpreter`: the interpreter's own frames kept (SessionConfig::pythonInterpreterFrames): each eval-loop
-    // frame under the Python frames it ran, and the frames that pass calls on between them.
+    // frame under the Python frames it ran, and the frames that pass calls on between them, marked as the
+    // interpreter's (kInterpreterFrameBit) so that a view can hide them again as if they had not been kept.
     PythonFrames(RingReader &rings, Recorder &recorder, bool keepInterpreter = false);
 
     void onPythonImage(uint64_t image, uint32_t pid) override;
@@ -113,6 +114,8 @@ private:
     uint32_t locationOf(uint64_t image, const agent::PythonFrame &frame);
     bool isEvalFrame(const Interpreter &interpreter, uint32_t location) const;
     bool isForwarder(const Interpreter &interpreter, uint32_t location) const;
+    // The location of native frame `location` marked as the interpreter's own (kept, to be hidden by a view).
+    uint32_t interpreterFrame(uint32_t location);
     int lineOf(const Code &code, int32_t instruction) const;
 
     RingReader &m_rings;

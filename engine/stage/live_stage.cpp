@@ -2,6 +2,7 @@
 
 #include "engine/common/clock.h"
 #include "engine/common/logging.h"
+#include "engine/model/python_frame.h"
 
 #include <QElapsedTimer>
 
@@ -17,6 +18,7 @@ struct LiveStage::FrameCache {
     std::shared_ptr<const FrameTable> frames;
     std::shared_ptr<const std::vector<QString>> names;
     std::shared_ptr<const ThreadIndex> threads;
+    bool interpreterFrames = false;
     size_t locations = 0;
     size_t functions = 0;
     size_t mappings = 0;
@@ -137,6 +139,7 @@ void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, const
             cache.functions != profile.functions().size() || cache.mappings != profile.mappings().size()) {
             cache.frames = std::make_shared<const FrameTable>(profile);
             cache.names = frameDisplayNames(*cache.frames);
+            cache.interpreterFrames = hasInterpreterFunctions(profile);
             cache.locations = profile.locations().size();
             cache.functions = profile.functions().size();
             cache.mappings = profile.mappings().size();
@@ -173,6 +176,7 @@ void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, const
     loaded->frames = m_frameCache->frames;
     loaded->frameNames = m_frameCache->names;
     loaded->threads = m_frameCache->threads;
+    loaded->interpreterFrames = m_frameCache->interpreterFrames;
     loaded->liveTrees = m_trees;
     loaded->live = m_snapshot;
     loaded->aggregated = true;

@@ -108,6 +108,16 @@ public:
         return index;
     }
 
+    // A function whose system name differs from its name (a writer's mark, such as the interpreter frames' one).
+    uint32_t functionWithSystemName(const std::string &name, const std::string &systemName,
+                                    const std::string &file = {})
+    {
+        const auto index = static_cast<uint32_t>(m_p.functions().size());
+        m_p.functions().push_back(
+            engine::Function{index + 1u, m_p.intern(name), m_p.intern(systemName), m_p.intern(file), 0});
+        return index;
+    }
+
     uint32_t mapping(const std::string &file, uint64_t start, uint64_t limit, uint64_t offset = 0)
     {
         const auto index = static_cast<uint32_t>(m_p.mappings().size());

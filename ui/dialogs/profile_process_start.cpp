@@ -4,6 +4,7 @@
 #include "ui/dialogs/attach_page.h"
 #include "ui/dialogs/launch_page.h"
 #include "ui/upload/upload_settings_widget.h"
+#include "ui/views/explorer/profile_explorer.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -29,6 +30,8 @@ void ProfileProcessDialog::start()
         showMessage(uploadError);
         return;
     }
+    // View > Python Interpreter Frames on: the session keeps them (marked), for the views to show or hide.
+    config.pythonInterpreterFrames = ProfileExplorer::interpreterFramesShownByDefault();
     m_message->setVisible(false);
     saveSettings(); // usable values are remembered, whether or not the engine then accepts them
     m_pending = new engine::ProfilingSession(std::move(config), this);

@@ -104,6 +104,7 @@ private:
     void createSessionActions(QMenu *profile);
     void showShortcuts();
     void setShortNames(bool shortNames);
+    void setInterpreterFramesShown(bool shown);
     void createCompareActions(QMenu *file);
     void createExportActions(QMenu *file);
     // File > Export: the current tab's flame graph as SVG (svg) or PNG, and its view as pprof.

@@ -56,6 +56,8 @@ ProfileProcessDialog *MainWindow::showProfileDialog()
 
 LiveSessionView *MainWindow::startSession(engine::SessionConfig config)
 {
+    config.pythonInterpreterFrames =
+        config.pythonInterpreterFrames || ProfileExplorer::interpreterFramesShownByDefault();
     auto *session = new engine::ProfilingSession(std::move(config));
     LiveSessionView *view = addLiveView(session);
     session->start();

@@ -76,6 +76,16 @@ void MainWindow::createViewActions(QMenu *view)
     shortNames->setToolTip(tr("Label frames without parameter lists and with template arguments folded; "
                               "tooltips and tables keep the full names"));
     connect(shortNames, &QAction::toggled, this, &MainWindow::setShortNames);
+    QAction *interpreter = view->addAction(tr("Python &Interpreter Frames"));
+    interpreter->setObjectName(QStringLiteral("interpreterFramesAction"));
+    interpreter->setCheckable(true);
+    interpreter->setChecked(ProfileExplorer::interpreterFramesShownByDefault());
+    interpreter->setToolTip(
+        tr("Show CPython's own frames (its eval loop, and the calls it passes on) among the Python "
+           "frames they ran, for those debugging the interpreter. Sessions started while this is on "
+           "keep them; profiles recorded with them (record --python-interpreter-frames) show or "
+           "hide them"));
+    connect(interpreter, &QAction::toggled, this, &MainWindow::setInterpreterFramesShown);
 }
 
 void MainWindow::createSessionActions(QMenu *profile)
@@ -94,6 +104,13 @@ void MainWindow::setShortNames(bool shortNames)
     // Every flame graph of every tab, the differential ones of compare tabs included.
     for (FlameGraphView *flame : m_tabs->findChildren<FlameGraphView *>())
         flame->setShortNames(shortNames);
+}
+
+void MainWindow::setInterpreterFramesShown(bool shown)
+{
+    QSettings().setValue(QStringLiteral("view/interpreterFrames"), shown);
+    for (ProfileExplorer *explorer : m_tabs->findChildren<ProfileExplorer *>())
+        explorer->setInterpreterFramesShown(shown);
 }
 
 void MainWindow::showShortcuts()

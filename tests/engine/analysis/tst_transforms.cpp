@@ -7,6 +7,7 @@
 
 #include "engine/analysis/function_table.h"
 #include "engine/model/frame_table.h"
+#include "engine/model/python_frame.h"
 #include "engine/model/sample_filter.h"
 
 #include "../test_support.h"
@@ -173,6 +174,51 @@ private Q_SLOTS:
     }
 
     // If this fails, collapse recursion no longer folds b → b → b into one call of b.
+    // If this fails, the interpreter's kept frames no longer go from the views: only the functions marked as the
+    // interpreter's (their system name), not an unmarked one of the same name, and their cost goes to the Python
+    // caller.
+    void hideInterpreter()
+    {
+        test::ProfileBuilder b({{"cpu", "nanoseconds"}});
+        const uint32_t python = b.mapping("/usr/bin/python3.12", 0x400000, 0x900000);
+        const std::string mark(kInterpreterSystemNamePrefix);
+        const uint32_t eval = b.location(
+            {b.functionWithSystemName("_PyEval_EvalFrameDefault", mark + "_PyEval_EvalFrameDefault", "ceval.c")},
+            python, 0x500000);
+        const uint32_t forward = b.location(
+            {b.functionWithSystemName("_PyEval_Vector", mark + "_PyEval_Vector", "ceval.c")}, python, 0x510000);
+        const uint32_t outerVector = b.location({b.function("_PyEval_Vector", "ceval.c")}, python, 0x510000);
+        const uint32_t main = b.location({b.function("main", "python.c")}, python, 0x420000);
+        const uint32_t module = b.location({b.function("<module>", "app.py")}, kNoIndex, 1);
+        const uint32_t hot = b.location({b.function("hot", "app.py")}, kNoIndex, 2);
+        const uint32_t encode = b.location({b.function("encoder_listencode_obj", "_json.c")}, python, 0x600000);
+        // leaf first: hot in an eval frame of its own, called from <module>'s; json's C encoder between two.
+        b.sample({hot, eval, forward, module, eval, outerVector, main}, {7});
+        b.sample({hot, eval, encode, module, eval, outerVector, main}, {3});
+        b.sample({module, eval, outerVector, main}, {2});
+        const Profile p = b.take();
+        QVERIFY(hasInterpreterFunctions(p));
+        const std::vector<Transform> hideInterpreter{{Kind::HideInterpreter, {}}};
+        auto out = applyTransforms(p, hideInterpreter);
+        QVERIFY(out);
+        Costs c = costs(out.value());
+        QCOMPARE(c.grandTotal, int64_t(12));
+        QVERIFY(!c.functions.count("_PyEval_EvalFrameDefault"));
+        QCOMPARE(c.functions["hot"], Pair(10, 10));
+        QCOMPARE(c.functions["encoder_listencode_obj"], Pair(0, 3));
+        QCOMPARE(c.functions["<module>"], Pair(2, 12));
+        QCOMPARE(c.functions["_PyEval_Vector"], Pair(0, 12)); // the unmarked one, under <module>, stays
+        QCOMPARE(QString::fromStdString(Transform{Kind::HideInterpreter, {}}.describe()),
+                 QStringLiteral("hide the Python interpreter's frames"));
+        // The tree transform declines (one frame, _PyEval_Vector, is marked in one place and not in another) or agrees.
+        const auto [built, mapped] = treesBothWays(p, hideInterpreter);
+        QVERIFY(!built.empty());
+        QVERIFY2(mapped == "declined" || mapped == built, mapped.c_str());
+        // A profile without marked functions is left whole.
+        QVERIFY(!hasInterpreterFunctions(sampleProfile()));
+        QCOMPARE(apply({{Kind::HideInterpreter, {}}}).grandTotal, int64_t(30));
+    }
+
     void collapseRecursion()
     {
         auto out = applyTransforms(sampleProfile(), std::vector<Transform>{{Kind::CollapseRecursion, "b"}});

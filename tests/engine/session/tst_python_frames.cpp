@@ -11,7 +11,9 @@
 #include "tests/engine/session/memory_test_support.h"
 #include "tests/engine/session/python_test_support.h"
 
+#include "engine/analysis/transforms.h"
 #include "engine/model/frame_table.h"
+#include "engine/model/python_frame.h"
 #include "engine/model/sample_filter.h"
 
 #include <QFile>
@@ -299,6 +301,40 @@ private Q_SLOTS:
                  qPrintable(QStringLiteral("%1 of %2 stacks through hot keep an eval frame under it")
                                 .arg(evalUnderHot)
                                 .arg(throughHot)));
+
+        // The kept frames are marked: the views' HideInterpreter step takes them out again, and leaves every stack's
+        // Python frames as they were, in order.
+        QVERIFY(hasInterpreterFunctions(r.profile));
+        const std::vector<Transform> hide{{Transform::Kind::HideInterpreter, {}}};
+        const auto hidden = applyTransforms(r.profile, hide);
+        QVERIFY2(hidden, hidden ? "" : hidden.error().message.c_str());
+        QCOMPARE(hidden.value().sampleCount(), r.profile.sampleCount());
+        const auto pythonOnly = [&](const std::vector<std::string> &stack) {
+            std::vector<std::string> out;
+            for (const std::string &frame : stack)
+                if (frame == "<module>" || frame == "main" || frame == "split" || frame == names.hot ||
+                    frame == names.plain || frame == names.cool)
+                    out.push_back(frame);
+            return out;
+        };
+        const std::vector<std::vector<std::string>> before = stacksOf(r.profile);
+        const std::vector<std::vector<std::string>> after = stacksOf(hidden.value());
+        QCOMPARE(after.size(), before.size());
+        int64_t evalStill = 0, throughHotAfter = 0;
+        for (size_t i = 0; i < after.size(); ++i) {
+            QCOMPARE(pythonOnly(after[i]), pythonOnly(before[i]));
+            const auto hot = std::find(after[i].begin(), after[i].end(), names.hot);
+            if (hot == after[i].end())
+                continue;
+            ++throughHotAfter;
+            evalStill += std::find(after[i].begin(), hot, "_PyEval_EvalFrameDefault") != hot ? 1 : 0;
+        }
+        // What stays is what a recording without the interpreter's frames keeps too: an eval frame caught entering or
+        // leaving a call, or one the chain had no frame for.
+        QVERIFY2(throughHotAfter > 0 && evalStill * 100 <= throughHotAfter * 2,
+                 qPrintable(QStringLiteral("%1 of %2 stacks through hot still have an eval frame under it")
+                                .arg(evalStill)
+                                .arg(throughHotAfter)));
     }
 
     // Small objects come from pymalloc's arenas, which CPython maps itself: by default each arena counts once, to the

@@ -31,6 +31,7 @@
 #include <QToolTip>
 #include <QTreeView>
 
+#include <algorithm>
 #include <map>
 
 using namespace emberline;
@@ -41,6 +42,8 @@ using emberline::ui::SourceLinesModel;
 namespace python_views_test {
 
 const QString kRecording = QStringLiteral(EMBERLINE_TEST_DATA "/pprof/python-cpu.pprof");
+// The same program recorded with the interpreter's frames kept (`record --python-interpreter-frames`).
+const QString kInterpreterRecording = QStringLiteral(EMBERLINE_TEST_DATA "/pprof/python-interpreter-frames.pprof");
 const QString kTargets = QStringLiteral(EMBERLINE_SOURCE_DIR "/tests/targets");
 const QString kScript = kTargets + QStringLiteral("/python_split.py");
 // Where the script was when it was recorded: a path no machine running the tests has.
@@ -352,6 +355,59 @@ private Q_SLOTS:
         const qint64 current = source->table()->currentIndex().data(SourceLinesModel::LineNumberRole).toLongLong();
         QVERIFY2(current == m_hot.loop || current == m_hot.body, qPrintable(QString::number(current)));
         QVERIFY(model->index(model->rowOfLine(current), 0).data(Qt::BackgroundRole).isValid());
+    }
+
+    // If this fails, a recording that kept the interpreter's frames shows them where the view option is off (or
+    // hides them where it is on): the explorer's chain starts with the step that hides them, its flame graph has no
+    // eval-loop frame under Worker.hot, and showing them (the window's View menu, or the step removed) brings them
+    // back under Worker.hot; hiding them again puts the step back. A profile without them gets no step.
+    void interpreterFramesToggle()
+    {
+        QVERIFY(!ui::ProfileExplorer::interpreterFramesShownByDefault());
+        ui::ProfileView view(kInterpreterRecording);
+        ui::ProfileExplorer *explorer = test::openExplorer(view);
+        QVERIFY(explorer);
+        QVERIFY(explorer->loaded().interpreterFrames);
+        QCOMPARE(explorer->shape().transforms.size(), size_t(1));
+        QVERIFY(explorer->hidesInterpreterFrames());
+        const auto evalUnderHot = [&] {
+            const engine::FrameTable &frames = explorer->shownFrames();
+            const engine::CallTree &tree = *explorer->analysis()->tree;
+            const uint32_t hot = frameNamed(frames, "Worker.hot", true);
+            const auto evals = frames.findByName("_PyEval_EvalFrameDefault");
+            int64_t under = 0;
+            for (uint32_t n = 1; n < tree.size(); ++n) {
+                if (tree.frame(n) != hot)
+                    continue;
+                // Since 3.11 one eval call runs Python-to-Python calls too: an eval frame anywhere rootward.
+                for (uint32_t up = tree.parent(n); up != 0; up = tree.parent(up)) {
+                    if (std::find(evals.begin(), evals.end(), tree.frame(up)) != evals.end()) {
+                        under += tree.totalOf(n);
+                        break;
+                    }
+                }
+            }
+            return under;
+        };
+        const int64_t all = explorer->analysis()->tree->total();
+        QVERIFY(all > 0);
+        QVERIFY2(evalUnderHot() * 100 <= all * 2, qPrintable(QString::number(evalUnderHot())));
+
+        explorer->setInterpreterFramesShown(true);
+        QVERIFY(test::waitForAnalysis(explorer));
+        QVERIFY(explorer->shape().transforms.empty());
+        QVERIFY2(evalUnderHot() * 100 >= all * 30, qPrintable(QString::number(evalUnderHot())));
+
+        explorer->setInterpreterFramesShown(false);
+        QVERIFY(test::waitForAnalysis(explorer));
+        QVERIFY(explorer->hidesInterpreterFrames());
+
+        ui::ProfileView plain(kRecording);
+        ui::ProfileExplorer *other = test::openExplorer(plain);
+        QVERIFY(other);
+        QVERIFY(!other->loaded().interpreterFrames);
+        other->setInterpreterFramesShown(false);
+        QVERIFY(other->shape().transforms.empty());
     }
 
     // If this fails, a Python file that is not where it was recorded gives no word on where it was looked for.

@@ -44,6 +44,7 @@ ProfileExplorer::ProfileExplorer(std::shared_ptr<const LoadedProfile> loaded, QW
     setupUi();
     createActions();
     connectSignals();
+    settleInterpreterFrames();
     requestAnalysis();
 }
 
@@ -346,6 +347,7 @@ void ProfileExplorer::setLoaded(std::shared_ptr<const LoadedProfile> loaded, std
         m_threads->setThreads(loaded->threads);
     m_loaded = std::move(loaded);
     m_untransformed.reset(); // of the profile before
+    settleInterpreterFrames();
     updateMemorySummary();
     if (m_sampleType->count() == 0)
         fillSampleTypes(); // it was built empty (a live view made ready before its first flush)

@@ -84,6 +84,13 @@ public:
     void clearTransforms();
     void setBottomUp(bool bottomUp);
     TransformChainBar *transformChain() const { return m_chain; }
+    // The Python interpreter's own frames, in a profile whose recording kept them (LoadedProfile::interpreterFrames):
+    // hidden by a HideInterpreter step first in the chain, which the explorer puts there when the first such profile
+    // comes unless View > Python Interpreter Frames is on (interpreterFramesShownByDefault). Showing them removes the
+    // step, hiding them puts it back (a profile without such frames is left as it is).
+    void setInterpreterFramesShown(bool shown);
+    bool hidesInterpreterFrames() const;
+    static bool interpreterFramesShownByDefault();
     // The message shown instead of the views (a chain that leaves no sample); empty when the views show.
     QString message() const;
     // The context menu of a frame (Show Source, then the transforms), not yet shown.
@@ -167,6 +174,7 @@ private:
     void onAnalysisFailed(const QString &message);
     void showFrameMenu(uint32_t frame, const QPoint &globalPos);
     void setShape(engine::ProfileShape shape);
+    void settleInterpreterFrames();
     void translateSelection(const std::shared_ptr<const engine::FrameTable> &to);
     void updateBreadcrumb();
     void updateSearchLabel(int64_t matchedTotal, double share, size_t matchedFrames);
@@ -180,6 +188,7 @@ private:
     uint32_t m_selectedFrame = UINT32_MAX;
     std::optional<engine::TimeRange> m_timeRange;
     engine::ProfileShape m_shape;
+    bool m_interpreterSettled = false; // the chain's interpreter step was decided (settleInterpreterFrames)
 
     AnalysisRunner *m_runner = nullptr;
     QComboBox *m_sampleType = nullptr;

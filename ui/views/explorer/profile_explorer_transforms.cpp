@@ -11,11 +11,14 @@
 #include <QLabel>
 #include <QMenu>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalBlocker>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace emberline::ui {
 
@@ -108,6 +111,55 @@ void ProfileExplorer::clearTransforms()
     engine::ProfileShape shape = m_shape;
     shape.transforms.clear();
     setShape(std::move(shape));
+}
+
+namespace {
+
+bool hidesInterpreter(const engine::Transform &step)
+{
+    return step.kind == engine::Transform::Kind::HideInterpreter;
+}
+
+} // namespace
+
+bool ProfileExplorer::interpreterFramesShownByDefault()
+{
+    return QSettings().value(QStringLiteral("view/interpreterFrames"), false).toBool();
+}
+
+void ProfileExplorer::settleInterpreterFrames()
+{
+    if (m_interpreterSettled || !m_loaded || !m_loaded->interpreterFrames)
+        return;
+    // The first profile with the interpreter's frames starts the chain hiding them unless the view option shows
+    // them; after that the chain is the user's: removing the step shows them in this tab alone.
+    m_interpreterSettled = true;
+    if (interpreterFramesShownByDefault() ||
+        std::any_of(m_shape.transforms.begin(), m_shape.transforms.end(), hidesInterpreter))
+        return;
+    m_shape.transforms.insert(m_shape.transforms.begin(),
+                              engine::Transform{engine::Transform::Kind::HideInterpreter, {}});
+    m_chain->setChain(m_shape.transforms);
+}
+
+void ProfileExplorer::setInterpreterFramesShown(bool shown)
+{
+    engine::ProfileShape shape = m_shape;
+    const bool hiding = std::any_of(shape.transforms.begin(), shape.transforms.end(), hidesInterpreter);
+    if (shown && hiding) {
+        std::erase_if(shape.transforms, hidesInterpreter);
+    } else if (!shown && !hiding && m_loaded && m_loaded->interpreterFrames) {
+        shape.transforms.insert(shape.transforms.begin(),
+                                engine::Transform{engine::Transform::Kind::HideInterpreter, {}});
+    } else {
+        return;
+    }
+    setShape(std::move(shape));
+}
+
+bool ProfileExplorer::hidesInterpreterFrames() const
+{
+    return std::any_of(m_shape.transforms.begin(), m_shape.transforms.end(), hidesInterpreter);
 }
 
 void ProfileExplorer::setBottomUp(bool bottomUp)
