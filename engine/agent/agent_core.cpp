@@ -57,7 +57,8 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.stat
                                                                            .stackHigh = 0,
                                                                            .walks = 0,
                                                                            .timer = -1,
-                                                                           .python = {}};
+                                                                           .python = {},
+                                                                           .pythonKnown = {}};
 
 namespace {
 

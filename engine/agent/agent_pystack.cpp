@@ -92,11 +92,18 @@ void gatherPython(PythonStack &stack, bool wait)
         if (i > 0 && code == stack.frames[i - 1].code)
             continue;
         const uint64_t key = codeKey(code, pythonCodeTag(target, code));
+        uint64_t &known = t_state.pythonKnown[key & (kPythonKnownCodes - 1)];
+        if (known == key)
+            continue;
         std::atomic<uint64_t> *slot = nullptr;
         const Claim claim = claimCode(key, slot);
-        if (claim == Claim::Known)
+        if (claim == Claim::Known) {
+            known = key;
             continue;
-        if (!describeCode(target, code, wait) && slot) {
+        }
+        if (describeCode(target, code, wait)) {
+            known = claim == Claim::Claimed ? key : known;
+        } else if (slot) {
             uint64_t mine = key;
             slot->compare_exchange_strong(mine, 0, std::memory_order_acq_rel);
         }
@@ -105,6 +112,12 @@ void gatherPython(PythonStack &stack, bool wait)
 
 void gatherPythonTimed(PythonStack &stack)
 {
+    // A process with no CPython the session found reads no clock.
+    if (!g_ring || g_ring->pythonState.load(std::memory_order_acquire) != 1) {
+        stack.count = 0;
+        stack.flags = 0;
+        return;
+    }
     const uint64_t start = nowNs();
     gatherPython(stack, false);
     if (g_ring && g_ring->pythonState.load(std::memory_order_relaxed) == 1) {

@@ -22,6 +22,8 @@ constexpr uint64_t kCountMask = (uint64_t(1) << kCountBits) - 1;
 constexpr int64_t kArmedNow = -1;
 constexpr int64_t kStateNow = int64_t(uint64_t(kArmedNow) << kCountBits);
 
+inline constexpr int kPythonKnownCodes = 64;
+
 struct ThreadState {
     // --- Counting (the fast path's; agent_core.h) ---
     // The countdown to the thread's next sample, in bytes, above kCountBits bits that count its allocations since
@@ -66,6 +68,10 @@ struct ThreadState {
 
     // --- Its Python frames (agent_pystack.cpp) ---
     PythonThreadCache python; // its PyThreadState, once found
+    // The code objects this thread found described already, by their keys (agent_pystack.cpp: address, fingerprint
+    // and ring serial mixed, so a new ring's keys never match an old one's), direct-mapped: a sample's frames ask the
+    // process-wide table only for a code this thread has not met.
+    uint64_t pythonKnown[kPythonKnownCodes];
 };
 
 extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));

@@ -146,42 +146,73 @@ uint64_t currentFrame(const PythonLayout &l, uint64_t threadState)
     return plausible(cframe) ? loadPointer(cframe, l.cframeCurrentFrame) : 0;
 }
 
+// What the walk reads of a code object to place a frame's instruction in its bytecode: read once for a run of frames
+// that share the code object (a recursion), since it does not change while the code object lives.
+struct CodeShape {
+    uint64_t code = 0;          // the code object read (0: none yet)
+    bool readable = false;      // readableCode
+    uint64_t bytecode = 0;      // 3.8-3.10: the bytes object of its bytecode (0: not plausible)
+    int64_t size = 0;           // its bytecode's size in bytes
+    int64_t firstTraceable = 0; // 3.11+: the byte offset of its first traceable instruction (0: none known)
+};
+
+void readCodeShape(const PythonTarget &target, uint64_t code, CodeShape &shape)
+{
+    const PythonLayout &l = target.layout;
+    shape = CodeShape{code, readableCode(target, code), 0, 0, 0};
+    if (!shape.readable || l.frameInstruction == kPyAbsent || l.bytesSize == kPyAbsent)
+        return;
+    switch (l.instruction) {
+    case InstructionKind::LastiBytes:
+    case InstructionKind::LastiCodeUnits:
+        if (l.codeCode == kPyAbsent)
+            return;
+        shape.bytecode = loadPointer(code, l.codeCode);
+        if (!plausible(shape.bytecode)) {
+            shape.bytecode = 0;
+            return;
+        }
+        shape.size = load<int64_t>(shape.bytecode + l.bytesSize);
+        break;
+    case InstructionKind::PrevInstr:
+    case InstructionKind::InstrPtr:
+        if (l.codeCodeAdaptive == kPyAbsent)
+            return;
+        // The code object is a variable-size object of 2-byte code units: its ob_size is where a bytes object's is.
+        shape.size = load<int64_t>(code + l.bytesSize) * 2;
+        if (l.codeFirstTraceable != kPyAbsent)
+            shape.firstTraceable = int64_t(load<int32_t>(code + l.codeFirstTraceable)) * 2;
+        break;
+    }
+}
+
 // The byte offset of the frame's instruction into its code's bytecode, -1 when not known or out of the bytecode;
 // `started` is false for a 3.11+ frame that has not reached its code's first traceable instruction.
-int32_t instructionOf(const PythonLayout &l, uint64_t frame, uint64_t code, bool &started)
+int32_t instructionOf(const PythonLayout &l, uint64_t frame, const CodeShape &shape, bool &started)
 {
     started = true;
-    if (l.frameInstruction == kPyAbsent || l.bytesSize == kPyAbsent)
+    if (shape.size <= 0)
         return -1;
     int64_t offset = -1;
-    int64_t size = 0; // of the bytecode, in bytes
     switch (l.instruction) {
     case InstructionKind::LastiBytes:
     case InstructionKind::LastiCodeUnits: {
         const int32_t lasti = load<int32_t>(frame + l.frameInstruction);
-        if (lasti < 0 || l.codeCode == kPyAbsent)
+        if (lasti < 0)
             return -1;
         offset = l.instruction == InstructionKind::LastiBytes ? lasti : int64_t(lasti) * 2;
-        const uint64_t bytecode = loadPointer(code, l.codeCode);
-        if (!plausible(bytecode))
-            return -1;
-        size = load<int64_t>(bytecode + l.bytesSize);
         break;
     }
     case InstructionKind::PrevInstr:
     case InstructionKind::InstrPtr: {
-        if (l.codeCodeAdaptive == kPyAbsent)
-            return -1;
         const uint64_t pointer = loadPointer(frame, l.frameInstruction);
-        offset = int64_t(pointer - (code + l.codeCodeAdaptive));
-        // The code object is a variable-size object of 2-byte code units: its ob_size is where a bytes object's is.
-        size = load<int64_t>(code + l.bytesSize) * 2;
+        offset = int64_t(pointer - (shape.code + l.codeCodeAdaptive));
         if (l.codeFirstTraceable != kPyAbsent)
-            started = offset >= int64_t(load<int32_t>(code + l.codeFirstTraceable)) * 2;
+            started = offset >= shape.firstTraceable;
         break;
     }
     }
-    if (offset < 0 || size <= 0 || offset >= size || offset > 0x7fffffff)
+    if (offset < 0 || offset >= shape.size || offset > 0x7fffffff)
         return -1;
     return static_cast<int32_t>(offset);
 }
@@ -214,6 +245,7 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
     const int limit = room < kMaxPythonFrames ? room : kMaxPythonFrames;
 
     uint64_t recent[kRecentFrames] = {};
+    CodeShape shape; // of the last frame's code object
     int count = 0;
     int lastGiven = -1; // the frame given at the previous step, whose `previous` is the one being visited
     int state = 0;
@@ -244,12 +276,14 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
             continue;
         }
         const uint64_t code = loadPointer(frame, l.frameCode);
-        if (!readableCode(target, code)) {
+        if (code != shape.code)
+            readCodeShape(target, code, shape);
+        if (!shape.readable) {
             flags |= PythonWalkCut;
             break;
         }
         bool started = true;
-        const int32_t instruction = instructionOf(l, frame, code, started);
+        const int32_t instruction = instructionOf(l, frame, shape, started);
         lastGiven = -1;
         if (!started && owner != l.ownerGenerator) {
             frame = loadPointer(frame, l.framePrevious);

@@ -269,6 +269,70 @@ private Q_SLOTS:
         QCOMPARE(cache.threadState, 0u);
     }
 
+    // A thread in a subinterpreter holds a thread state in each interpreter (one thread id): the walk reads every
+    // interpreter's list, the running state's chain first (the GIL holder's, to 3.11), then the other's, rootward; the
+    // chain before each next one ends at its entry frame. Another thread's state is not taken, and nothing is cached.
+    void twoInterpreters()
+    {
+        const engine::PythonLayout &l = engine::kPython310;
+        FakeInterpreter fake(l);
+        using F = FakeInterpreter;
+        const uint64_t self = static_cast<uint64_t>(pthread_self());
+        const uint64_t main = fake.at(F::kInterp), sub = fake.at(F::kInterp + 256);
+        const uint64_t mainState = fake.at(F::kThread), subState = fake.at(F::kThread + 1024);
+        const uint64_t otherState = fake.at(F::kThread + 2048);         // another thread's, in the subinterpreter
+        fake.put(fake.at(F::kRuntime), l.runtimeInterpretersHead, sub); // the newest first
+        fake.put(sub, l.interpNext, main);
+        fake.put(sub, l.interpThreadsHead, otherState);
+        fake.put(otherState, l.threadId, self + 1);
+        fake.put(otherState, l.threadNext, subState);
+        fake.put(subState, l.threadId, self);
+        const uint64_t code = fake.at(F::kCode);
+        // Frames 0-1 the main interpreter's (0 the leaf), 2-3 the subinterpreter's.
+        fake.put(mainState, l.threadFrame, fake.frame(0));
+        fake.put(subState, l.threadFrame, fake.frame(2));
+        for (int i = 0; i < 4; ++i) {
+            fake.put(fake.frame(i), l.framePrevious, i % 2 == 0 ? fake.frame(i + 1) : uint64_t(0));
+            fake.put(fake.frame(i), l.frameCode, code);
+            fake.put(fake.frame(i), l.frameInstruction, int32_t(-1));
+        }
+        agent::PythonTarget target = fake.target();
+        agent::PythonThreadCache cache{};
+        agent::PythonFrame frames[8];
+        uint32_t flags = 0;
+        const auto walked = [&] { return agent::pythonWalk(target, cache, frames, 8, flags); };
+        // The subinterpreter runs (its state holds the GIL): its frames, then the main interpreter's that entered it.
+        fake.put(fake.at(F::kRuntime), l.runtimeThreadCurrent, subState);
+        QCOMPARE(walked(), 4);
+        QCOMPARE(flags, 0u);
+        QCOMPARE(cache.threadState, 0u);
+        for (int i = 0; i < 4; ++i)
+            QCOMPARE(frames[i].flags, uint32_t(agent::PythonFrameEntry)); // 3.10: each frame its own eval call
+        // The walk went frame(2), frame(3), frame(0), frame(1): told apart by their instructions.
+        const uint64_t bytecode = fake.at(F::kCode + 128);
+        fake.put(code, l.codeCode, bytecode);
+        fake.put(bytecode, l.bytesSize, int64_t(64));
+        for (int i = 0; i < 4; ++i)
+            fake.put(fake.frame(i), l.frameInstruction, int32_t(2 * i));
+        QCOMPARE(walked(), 4);
+        const int32_t subFirst[4] = {4, 6, 0, 2};
+        for (int i = 0; i < 4; ++i)
+            QCOMPARE(frames[i].instruction,
+                     subFirst[i] * (l.instruction == engine::InstructionKind::LastiBytes ? 1 : 2));
+        // The main interpreter's state runs again (the subinterpreter's call returned, its state not yet freed).
+        fake.put(fake.at(F::kRuntime), l.runtimeThreadCurrent, mainState);
+        QCOMPARE(walked(), 4);
+        const int32_t mainFirst[4] = {0, 2, 4, 6};
+        for (int i = 0; i < 4; ++i)
+            QCOMPARE(frames[i].instruction,
+                     mainFirst[i] * (l.instruction == engine::InstructionKind::LastiBytes ? 1 : 2));
+        QCOMPARE(cache.threadState, 0u);
+        // One interpreter again: the main state alone, and cached.
+        fake.put(fake.at(F::kRuntime), l.runtimeInterpretersHead, main);
+        QCOMPARE(walked(), 2);
+        QCOMPARE(cache.threadState, mainState);
+    }
+
     // 3.12's shims: left out, the frame above one marked as an entry; a frame not started yet left out too.
     void shimsAndIncompleteFrames()
     {
