@@ -94,6 +94,7 @@ void PythonFrames::addCode(uint64_t image, uint64_t address, Code code)
         // Another code object at a freed one's address: the frames turned into locations through the old one go.
         at->second = static_cast<uint32_t>(m_codes.size());
         m_frameLocations.clear();
+        m_lastFrames.clear();
     }
     m_codes.push_back(std::move(code));
 }
@@ -135,8 +136,46 @@ int PythonFrames::lineOf(const Code &code, int32_t instruction) const
     return line > 0 ? line : 0;
 }
 
-uint32_t PythonFrames::locationOf(uint64_t image, const agent::PythonFrame &frame)
+const std::vector<uint32_t> &PythonFrames::locationsOf(uint32_t tid, const PythonFramesView &python)
 {
+    // A thread's samples in a row share their outer frames (the calls it is in), and those frames' (code,
+    // instruction) give the same locations as before: found from the outermost frame inwards by comparing with the
+    // thread's last sample, not looked up. A location whose code was not described yet is not reused (the next
+    // lookup may find it described).
+    if (m_lastFrames.size() > kMaxRememberedThreads)
+        m_lastFrames.clear();
+    LastFrames &last = m_lastFrames[{python.image, tid}];
+    const size_t n = python.frames.size();
+    const size_t m = last.frames.size();
+    size_t same = 0;
+    while (same < n && same < m) {
+        const agent::PythonFrame &a = python.frames[n - 1 - same];
+        const agent::PythonFrame &b = last.frames[m - 1 - same];
+        if (a.code != b.code || a.instruction != b.instruction || !last.resolved[m - 1 - same])
+            break;
+        ++same;
+    }
+    m_resolved.resize(n);
+    m_resolvedFlags.resize(n);
+    for (size_t k = 0; k < same; ++k) {
+        m_resolved[n - 1 - k] = last.locations[m - 1 - k];
+        m_resolvedFlags[n - 1 - k] = 1;
+    }
+    for (size_t i = 0; i + same < n; ++i) {
+        bool resolved = false;
+        m_resolved[i] = locationOf(python.image, python.frames[i], &resolved);
+        m_resolvedFlags[i] = resolved ? 1 : 0;
+    }
+    last.frames.assign(python.frames.begin(), python.frames.end());
+    last.locations = m_resolved;
+    last.resolved = m_resolvedFlags;
+    return m_resolved;
+}
+
+uint32_t PythonFrames::locationOf(uint64_t image, const agent::PythonFrame &frame, bool *resolved)
+{
+    if (resolved)
+        *resolved = true;
     // A thread in a loop is sampled at the same few instructions, a deep stack's outer frames at the same calls: each
     // (image, code, instruction) is turned into a line and a location once.
     const FrameKey frameKey{image, frame.code, frame.instruction};
@@ -156,6 +195,8 @@ uint32_t PythonFrames::locationOf(uint64_t image, const agent::PythonFrame &fram
                                                          static_cast<uint32_t>(m_locations.size()));
     if (inserted)
         m_locations.push_back(Location{-1, 0, image, frame.code, frame.instruction});
+    if (resolved)
+        *resolved = false;
     return m_recorder.internLocation(kPythonModule, uint64_t(it->second) + 1);
 }
 
@@ -186,7 +227,7 @@ uint32_t PythonFrames::interpreterFrame(uint32_t location)
                                      m_recorder.locationAddress(location) | kInterpreterFrameBit);
 }
 
-void PythonFrames::merge(uint32_t pid, const PythonFramesView &python, std::vector<uint32_t> &locations)
+void PythonFrames::merge(uint32_t pid, uint32_t tid, const PythonFramesView &python, std::vector<uint32_t> &locations)
 {
     const auto found = m_interpreters.find(pid);
     if (found == m_interpreters.end() || !found->second.found)
@@ -201,12 +242,13 @@ void PythonFrames::merge(uint32_t pid, const PythonFramesView &python, std::vect
         ++m_stats.cut;
     else
         ++m_stats.whole;
+    const std::vector<uint32_t> &pythonLocations = locationsOf(tid, python);
     // Each call of the eval loop ran the frames from the next one on up to its entry frame (the outermost it ran).
     size_t next = 0;
     const auto takeCall = [&] {
         while (next < python.frames.size()) {
-            const agent::PythonFrame &frame = python.frames[next++];
-            m_merged.push_back(locationOf(python.image, frame));
+            const agent::PythonFrame &frame = python.frames[next];
+            m_merged.push_back(pythonLocations[next++]);
             if ((frame.flags & agent::PythonFrameEntry) != 0)
                 break;
         }
@@ -263,7 +305,7 @@ void PythonFrames::merge(uint32_t pid, const PythonFramesView &python, std::vect
     if (next < python.frames.size()) {
         mismatched = true;
         while (next < python.frames.size())
-            m_merged.push_back(locationOf(python.image, python.frames[next++]));
+            m_merged.push_back(pythonLocations[next++]);
     }
     m_stats.mismatched += mismatched ? 1 : 0;
     locations.swap(m_merged);

@@ -44,8 +44,8 @@ public:
                       std::span<const uint8_t> bytes) override;
 
     // Replaces the eval-loop frames of `locations` (the recorder's location ids of process `pid`, leaf first) with the
-    // Python frames of `python`.
-    void merge(uint32_t pid, const PythonFramesView &python, std::vector<uint32_t> &locations);
+    // Python frames of `python`, thread `tid`'s.
+    void merge(uint32_t pid, uint32_t tid, const PythonFramesView &python, std::vector<uint32_t> &locations);
 
     // The Python frames of thread `tid` of process `pid`, read from outside while the thread is blocked in a system
     // call (a wait sample's: a blocked thread cannot run the agent's handler, but its chain cannot move either; the
@@ -111,7 +111,10 @@ private:
     };
 
     void addCode(uint64_t image, uint64_t address, Code code);
-    uint32_t locationOf(uint64_t image, const agent::PythonFrame &frame);
+    // `resolved`, when given, is false for a frame whose code was not described yet (a location named later).
+    uint32_t locationOf(uint64_t image, const agent::PythonFrame &frame, bool *resolved = nullptr);
+    // The locations of a sample's Python frames, leaf first (valid until the next call).
+    const std::vector<uint32_t> &locationsOf(uint32_t tid, const PythonFramesView &python);
     bool isEvalFrame(const Interpreter &interpreter, uint32_t location) const;
     bool isForwarder(const Interpreter &interpreter, uint32_t location) const;
     // The location of native frame `location` marked as the interpreter's own (kept, to be hidden by a view).
@@ -141,6 +144,16 @@ private:
     std::vector<Location> m_locations;                          // address - 1
     std::unordered_map<uint64_t, uint32_t> m_resolvedLocations; // code << 24 | line -> index
     std::map<std::tuple<uint64_t, uint64_t, int32_t>, uint32_t> m_pendingLocations;
+    // Each thread's last sample's Python frames and their locations (locationsOf), by (image, tid).
+    struct LastFrames {
+        std::vector<agent::PythonFrame> frames;
+        std::vector<uint32_t> locations;
+        std::vector<uint8_t> resolved;
+    };
+    static constexpr size_t kMaxRememberedThreads = 4096;
+    std::map<std::pair<uint64_t, uint32_t>, LastFrames> m_lastFrames;
+    std::vector<uint32_t> m_resolved;          // locationsOf()'s
+    std::vector<uint8_t> m_resolvedFlags;      // locationsOf()'s
     std::vector<uint32_t> m_merged;            // merge()'s scratch
     std::vector<agent::PythonFrame> m_waiting; // readWaiting()'s frames
     Stats m_stats;

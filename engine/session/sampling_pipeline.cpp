@@ -213,7 +213,7 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
     if (of == StackOf::Allocation) {
         allocationStack(out, map);
         if (m_python && !sample.python.frames.empty())
-            m_python->merge(sample.pid, sample.python, m_locations);
+            m_python->merge(sample.pid, sample.tid, sample.python, m_locations);
         return {};
     }
     ++m_sampleSerial;
@@ -225,7 +225,7 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
         m_locations.push_back(m_recorder.internLocation(id, ip));
     }
     if (m_python && sample.python.image != 0)
-        m_python->merge(sample.pid, sample.python, m_locations);
+        m_python->merge(sample.pid, sample.tid, sample.python, m_locations);
     const bool copied = sample.regs.size() == RegCount && !sample.stack.empty();
     if (out.complete) {
         if (framePointersFinished)
