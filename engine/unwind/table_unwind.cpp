@@ -10,6 +10,14 @@
 #include <ctime>
 
 namespace emberline::engine {
+namespace {
+
+size_t slotOf(uint64_t address)
+{
+    return static_cast<size_t>((address * 0x9e3779b97f4a7c15ull) >> 52); // 12 bits: TableUnwinder::kSlots
+}
+
+} // namespace
 
 TableUnwinder::TableUnwinder(std::string storeDirectory) : m_storeDirectory(std::move(storeDirectory)) {}
 
@@ -56,6 +64,21 @@ const agent::UnwindTable *TableUnwinder::tableFor(const MappedModule &module)
     return m_lastEntry->view.count ? &m_lastEntry->view : nullptr;
 }
 
+bool TableUnwinder::findRow(const ProcessMap &map, uint64_t address, agent::UnwindRow &row)
+{
+    const MappedModule *module = map.find(address);
+    if (!module)
+        return false;
+    const agent::UnwindTable *table = tableFor(*module);
+    if (!table)
+        return false;
+    const agent::UnwindRow *found = agent::findUnwindRow(*table, address - static_cast<uint64_t>(module->bias));
+    if (!found)
+        return false;
+    row = *found;
+    return true;
+}
+
 bool TableUnwinder::unwind(const UnwindInput &input, UnwindOutput &out, size_t maxFrames)
 {
     const uint64_t sp0 = input.regs[RegSP];
@@ -71,6 +94,8 @@ bool TableUnwinder::unwind(const UnwindInput &input, UnwindOutput &out, size_t m
     agent::UnwindRegs regs{input.regs[RegIP], sp0, input.regs[RegBP]};
     if (regs.pc == 0 || bounds.high < sp0)
         return false;
+    const uint64_t generation = input.map->generation();
+    bool rbpKnown = true; // the interrupted frame's RBP is the sample's
     out.ips.clear();
     out.complete = false;
     out.usedFramePointers = false;
@@ -82,23 +107,48 @@ bool TableUnwinder::unwind(const UnwindInput &input, UnwindOutput &out, size_t m
         // reported) one byte back, inside its call.
         const uint64_t pc = out.ips.empty() ? regs.pc : regs.pc - 1;
         out.ips.push_back(pc);
-        const MappedModule *module = input.map->find(pc);
-        if (!module)
+        Slot &slot = m_slots[slotOf(pc)];
+        if (slot.address != pc || slot.map != input.map || slot.generation != generation) {
+            if (!findRow(*input.map, pc, slot.row)) {
+                slot.map = nullptr;
+                ++m_fallbacks[size_t(Fallback::NoTable)];
+                return false;
+            }
+            slot.address = pc;
+            slot.map = input.map;
+            slot.generation = generation;
+        }
+        // A row may place the caller's RBP below the sampled stack pointer (in an epilogue, after the pop, the CFI
+        // still names its old slot): outside the copy, so unknown. libunwind reads a saved register only when it
+        // needs its value, and so does this walk: RBP stays unknown until a row restores it, and a row whose CFA is
+        // RBP's leaves the stack to libunwind then.
+        agent::UnwindRow row = slot.row;
+        const bool rbpRestored = row.rbpSlot != 0;
+        if (row.kind == agent::UnwindKind::CfaRbp && !rbpKnown) {
+            ++m_fallbacks[size_t(Fallback::OutOfCopy)];
             return false;
-        const agent::UnwindTable *table = tableFor(*module);
-        if (!table)
-            return false;
-        const agent::UnwindRow *row = agent::findUnwindRow(*table, pc - static_cast<uint64_t>(module->bias));
-        if (!row)
-            return false;
-        const agent::UnwindStep step = agent::unwindStepWithRow(*row, bounds, regs, read);
+        }
+        if (rbpRestored && (row.kind == agent::UnwindKind::CfaRsp || row.kind == agent::UnwindKind::CfaRbp)) {
+            const uint64_t cfa = (row.kind == agent::UnwindKind::CfaRsp ? regs.sp : regs.bp) + row.cfaOffset;
+            if (cfa - uint64_t(-int64_t(row.rbpSlot)) * 8 < sp0)
+                row.rbpSlot = 0; // not read: unknown once stepped
+        }
+        const agent::UnwindStep step = agent::unwindStepWithRow(row, bounds, regs, read);
+        if (step.status == agent::UnwindStatus::Stepped && rbpRestored)
+            rbpKnown = row.rbpSlot != 0;
         if (step.status == agent::UnwindStatus::End) {
             out.complete = true;
             out.stop = UnwindStop::Outermost;
             break;
         }
-        if (step.status != agent::UnwindStatus::Stepped)
+        if (step.status != agent::UnwindStatus::Stepped) {
+            const Fallback why = step.status == agent::UnwindStatus::Fallback      ? Fallback::Row
+                                 : step.status == agent::UnwindStatus::OutOfBounds ? Fallback::OutOfCopy
+                                 : step.status == agent::UnwindStatus::BadFrame    ? Fallback::BadFrame
+                                                                                   : Fallback::NoTable;
+            ++m_fallbacks[size_t(why)];
             return false;
+        }
     }
     if (!out.complete)
         out.stop = UnwindStop::MaxFrames;

@@ -4,15 +4,18 @@
 #include "engine/unwind/elf_image.h"
 #include "engine/unwind/unwind_table_builder.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace emberline::engine {
 
 struct MappedModule;
+class ProcessMap;
 struct UnwindInput;
 struct UnwindOutput;
 
@@ -39,6 +42,16 @@ public:
     // Unwinder's libunwind walk gives. False when the sample is left to libunwind (`out` is then to be overwritten).
     bool unwind(const UnwindInput &input, UnwindOutput &out, size_t maxFrames);
 
+    // Why walks were left to libunwind, as counted so far.
+    enum class Fallback : uint8_t {
+        NoTable,   // a pc outside every module, or in one without a table (or left to libunwind)
+        Row,       // a fallback row: an expression, a signal frame, no FDE, register rules
+        OutOfCopy, // the CFA or a saved register outside the copied stack (a copy too small, a damaged stack)
+        BadFrame,  // a caller's frame not above its callee's
+    };
+    static constexpr size_t kFallbackKinds = 4;
+    uint64_t fallbacks(Fallback why) const { return m_fallbacks[static_cast<size_t>(why)]; }
+
     size_t modulesTabled() const { return m_tabled; }
     size_t modulesUntabled() const { return m_tables.size() - m_tabled; }
     uint64_t buildNs() const { return m_buildNs; }
@@ -51,11 +64,25 @@ private:
     };
     const agent::UnwindTable *tableFor(const MappedModule &module);
     Entry makeEntry(const MappedModule &module);
+    // The row for a module-relative lookup address, found through the map and the module's table (null: none).
+    bool findRow(const ProcessMap &map, uint64_t address, agent::UnwindRow &row);
+
+    // The rows of the addresses met lately, by the address looked up and the map as it was (ProcessMap's generation
+    // names its modules), so that the pcs a program samples again and again skip both binary searches.
+    struct Slot {
+        uint64_t address = 0;
+        const ProcessMap *map = nullptr;
+        uint64_t generation = 0;
+        agent::UnwindRow row{};
+    };
+    static constexpr size_t kSlots = 4096;
+    std::vector<Slot> m_slots = std::vector<Slot>(kSlots);
 
     std::string m_storeDirectory;
     std::unordered_map<const ElfImage *, Entry> m_tables;
     const ElfImage *m_lastImage = nullptr; // the module of the previous frame, looked up again most often
     const Entry *m_lastEntry = nullptr;
+    std::array<uint64_t, kFallbackKinds> m_fallbacks{};
     size_t m_tabled = 0;
     uint64_t m_buildNs = 0;
 };

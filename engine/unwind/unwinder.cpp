@@ -239,6 +239,10 @@ UnwinderStats Unwinder::stats() const
         stats.modulesTabled = m_tables->modulesTabled();
         stats.modulesUntabled = m_tables->modulesUntabled();
         stats.tableBuildNs = m_tables->buildNs();
+        stats.fallbackNoTable = m_tables->fallbacks(TableUnwinder::Fallback::NoTable);
+        stats.fallbackRow = m_tables->fallbacks(TableUnwinder::Fallback::Row);
+        stats.fallbackOutOfCopy = m_tables->fallbacks(TableUnwinder::Fallback::OutOfCopy);
+        stats.fallbackBadFrame = m_tables->fallbacks(TableUnwinder::Fallback::BadFrame);
     }
     return stats;
 }

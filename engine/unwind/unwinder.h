@@ -78,10 +78,14 @@ struct UnwinderOptions {
 
 // What the unwinder did, since it was made.
 struct UnwinderStats {
-    uint64_t tableWalks = 0;     // stacks the tables walked whole
-    uint64_t tableFallbacks = 0; // stacks the table walk left to libunwind
-    uint64_t libunwindWalks = 0; // stacks libunwind walked (the fallbacks, and every stack with tables off)
-    uint64_t modulesTabled = 0;  // modules the table walk has a table for
+    uint64_t tableWalks = 0;        // stacks the tables walked whole
+    uint64_t tableFallbacks = 0;    // stacks the table walk left to libunwind; why:
+    uint64_t fallbackNoTable = 0;   // a frame in no module, or in one without a table
+    uint64_t fallbackRow = 0;       // a fallback row (expression, signal frame, no FDE, register rules)
+    uint64_t fallbackOutOfCopy = 0; // the next frame outside the copied stack
+    uint64_t fallbackBadFrame = 0;  // a caller's frame not above its callee's
+    uint64_t libunwindWalks = 0;    // stacks libunwind walked (the fallbacks, and every stack with tables off)
+    uint64_t modulesTabled = 0;     // modules the table walk has a table for
     uint64_t modulesUntabled = 0;
     uint64_t tableBuildNs = 0; // reading and building the tables
 };

@@ -263,6 +263,7 @@ struct Breakdown {
     double tablesS = 0;    // unwinding, tables first (warm: tables built)
     double lookupS = 0;    // the module of each frame (ProcessMap::find)
     double internS = 0;    // each frame's location interned (Recorder::internLocation)
+    double frames = 0;     // per stack, on average
 };
 
 Breakdown breakdown(const RecordStore &store)
@@ -296,6 +297,13 @@ Breakdown breakdown(const RecordStore &store)
         unwinder.unwind(UnwindInput{s.regs, s.stack, &map, static_cast<int>(s.pid)}, out);
     };
     const double unwound = timeReplay(store, unwind);
+    uint64_t frames = 0, stacks = 0;
+    (void)timeReplay(store, [&](const RawSample &s, const ProcessMap &map) {
+        unwind(s, map);
+        frames += out.ips.size();
+        ++stacks;
+    });
+    b.frames = static_cast<double>(frames) / static_cast<double>(std::max<uint64_t>(1, stacks));
     b.lookupS = timeReplay(store,
                            [&](const RawSample &s, const ProcessMap &map) {
                                unwind(s, map);
@@ -383,6 +391,11 @@ int run(int argc, char **argv)
                     static_cast<double>(std::max<uint64_t>(1, u.tableWalks + u.tableFallbacks)),
                 static_cast<unsigned long long>(u.modulesTabled), static_cast<unsigned long long>(u.modulesUntabled),
                 static_cast<double>(u.tableBuildNs) / 1e6);
+    std::printf("left to libunwind: %llu at a frame in no tabled module, %llu at a fallback row, %llu past the copy, "
+                "%llu at a frame not above its callee\n",
+                static_cast<unsigned long long>(u.fallbackNoTable), static_cast<unsigned long long>(u.fallbackRow),
+                static_cast<unsigned long long>(u.fallbackOutOfCopy),
+                static_cast<unsigned long long>(u.fallbackBadFrame));
     line("libunwind alone, first pass (cold)", alone.passes[0].unwindRecordS, alone.passes[0].exportS);
     line("tables first,    first pass (cold)", tables.passes[0].unwindRecordS, tables.passes[0].exportS);
     if (passes > 1) {
@@ -394,7 +407,8 @@ int run(int argc, char **argv)
     auto us = [n](double s) { return 1e6 * s / n; };
     const double restAlone = alone.warmUnwindRecordS() - b.libunwindS - b.lookupS - b.internS;
     const double restTables = tables.warmUnwindRecordS() - b.tablesS - b.lookupS - b.internS;
-    std::printf("\nwhere a warm sample's time goes (us/sample)   libunwind alone   tables first\n");
+    std::printf("\nwhere a warm sample's time goes (us/sample, %.1f frames a stack)   libunwind alone   tables first\n",
+                b.frames);
     std::printf("  stack copy (a memcpy of each copy)         %15.2f %14.2f   (not in the totals: the replay copies "
                 "nothing)\n",
                 us(b.copyS), us(b.copyS));

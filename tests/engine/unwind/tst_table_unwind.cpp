@@ -100,11 +100,16 @@ Comparison compareOnLog(const std::string &log)
     c.aloneTableWalks = libunwind.stats().tableWalks;
     c.tableWalksCounted = tables.stats().tableWalks;
     qInfo("%zu samples: libunwind completes %zu; the tables walk %zu whole (%.1f%%, %zu complete), %llu modules "
-          "tabled, %llu left to libunwind, %.0f ms reading and building tables",
+          "tabled, %llu left to libunwind, %.0f ms reading and building tables; left to libunwind: %llu in no "
+          "tabled module, %llu at a fallback row, %llu past the copy, %llu at a frame not above its callee",
           c.samples, c.libunwindComplete, c.tableWhole,
           100.0 * double(c.tableWhole) / double(std::max<size_t>(1, c.samples)), c.tableComplete,
           static_cast<unsigned long long>(tables.stats().modulesTabled),
-          static_cast<unsigned long long>(tables.stats().modulesUntabled), double(tables.stats().tableBuildNs) / 1e6);
+          static_cast<unsigned long long>(tables.stats().modulesUntabled), double(tables.stats().tableBuildNs) / 1e6,
+          static_cast<unsigned long long>(tables.stats().fallbackNoTable),
+          static_cast<unsigned long long>(tables.stats().fallbackRow),
+          static_cast<unsigned long long>(tables.stats().fallbackOutOfCopy),
+          static_cast<unsigned long long>(tables.stats().fallbackBadFrame));
     return c;
 }
 
@@ -173,7 +178,7 @@ void TestTableUnwind::pythonStacksAsLibunwind()
     QCOMPARE(c.aloneTableWalks, uint64_t(0));
     QVERIFY(c.shortChecks > 0);
     // The tables walk nearly every stack whole, and those are complete ones.
-    QVERIFY2(c.tableWhole * 100 >= c.samples * 90, qPrintable(QString::number(c.tableWhole)));
+    QVERIFY2(c.tableWhole * 100 >= c.samples * 95, qPrintable(QString::number(c.tableWhole)));
     QVERIFY2(c.tableComplete * 100 >= c.tableWhole * 90, qPrintable(QString::number(c.tableComplete)));
 }
 
@@ -192,7 +197,7 @@ void TestTableUnwind::shellPipelineStacksAsLibunwind()
     QVERIFY2(c.samples > 300, qPrintable(QString::number(c.samples)));
     QVERIFY2(c.mismatches == 0, qPrintable(QString::number(c.mismatches) + QLatin1String(" stacks differ; first:\n") +
                                            QString::fromStdString(c.firstMismatch)));
-    QVERIFY2(c.tableWhole * 100 >= c.samples * 80, qPrintable(QString::number(c.tableWhole)));
+    QVERIFY2(c.tableWhole * 100 >= c.samples * 95, qPrintable(QString::number(c.tableWhole)));
 }
 
 QTEST_GUILESS_MAIN(TestTableUnwind)
