@@ -85,7 +85,7 @@ std::shared_ptr<const UnwindHealth> Exporter::buildHealth(const UnwindCounters &
     context.kernelSymbolsProblem = m_kernelSymbolsProblem;
     context.kernelFramesProblem = m_options.kernelFramesProblem;
     UnwindHealth health = buildUnwindHealth(counters, symbols, healthFaults(counters, debuginfod), context, debuginfod);
-    health.notes = m_agentNotes;
+    health.notes.insert(health.notes.end(), m_agentNotes.begin(), m_agentNotes.end());
     return std::make_shared<const UnwindHealth>(std::move(health));
 }
 

@@ -236,6 +236,15 @@ UnwindHealth buildUnwindHealth(const UnwindCounters &counters, const std::vector
     health.stackCopyLearned = counters.stackCopyLearned;
     health.walkChecks = counters.walkChecks;
     health.walkMismatches = counters.walkMismatches;
+    health.tableWalks = counters.tableWalks;
+    health.libunwindWalks = counters.libunwindWalks;
+    if (const uint64_t walks = counters.tableWalks + counters.libunwindWalks; walks > 0) {
+        char share[16];
+        std::snprintf(share, sizeof share, "%.1f", 100.0 * double(counters.tableWalks) / double(walks));
+        health.notes.push_back(std::to_string(counters.tableWalks) + " of " + std::to_string(walks) + " (" + share +
+                               "%) copied stacks unwound by Emberline's unwind tables, " +
+                               std::to_string(counters.libunwindWalks) + " by libunwind");
+    }
     health.faults = std::move(faults);
     if (counters.walkChecks > 0 && counters.walkMismatches * 1000 > counters.walkChecks)
         health.faults.push_back(std::to_string(counters.walkMismatches) + " of " + std::to_string(counters.walkChecks) +

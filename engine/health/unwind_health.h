@@ -58,6 +58,10 @@ struct UnwindCounters {
     uint64_t walkChecks = 0;
     uint64_t walkMismatches = 0;
     uint64_t walkLonger = 0;
+    // The copied stacks of CPU samples the session unwound: walked whole by the modules' unwind tables, or by
+    // libunwind (the table walk could not finish them, or it is off: EMBERLINE_UNWIND_TABLES=off).
+    uint64_t tableWalks = 0;
+    uint64_t libunwindWalks = 0;
     uint64_t kernelSamples = 0;
     uint64_t kernelUnnamedSamples = 0;
     std::vector<ModuleUnwindCounters> byModule;
@@ -115,6 +119,9 @@ struct UnwindHealth {
     // The in-process agent's own stack walks checked against the session's unwind of a copy (UnwindCounters').
     uint64_t walkChecks = 0;
     uint64_t walkMismatches = 0;
+    // The copied stacks unwound by the modules' tables and by libunwind (UnwindCounters').
+    uint64_t tableWalks = 0;
+    uint64_t libunwindWalks = 0;
     std::vector<ModuleHealth> modules;
     std::vector<std::string> faults;
     std::vector<std::string> notes; // what the user may want to know and need not act on (the CPython found)

@@ -176,6 +176,8 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
         if (!out.complete && !out.ips.empty() && !map.find(out.ips.back()) && reloadMap(sample.pid, map) &&
             map.find(out.ips.back()))
             m_unwinder.unwind(input, out);
+        if (of == StackOf::Sample)
+            ++(out.byTables ? m_health.tableWalks : m_health.libunwindWalks);
         if (!out.complete) {
             if (!out.ips.empty())
                 if (const MappedModule *m = map.find(out.ips.back()))

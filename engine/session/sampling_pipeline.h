@@ -80,6 +80,7 @@ public:
     void primeProcess(int pid);
     const ElfCache &elfCache() const { return m_elfCache; }
     uint64_t framePointerFallbacks() const { return m_framePointerFallbacks; }
+    UnwinderStats unwinderStats() const { return m_unwinder.stats(); }
     // The user stack copy the sampler asks for: a copy this long that ends under the next frame was too small
     // (a shorter one reached the top of the thread's stack). 0: judged by the longest copy seen.
     void setStackCopyBytes(uint32_t bytes) { m_stackCopyBytes = bytes; }

@@ -6,6 +6,7 @@
 #include "engine/unwind/elf_image.h"
 #include "engine/unwind/module_ids.h"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -64,7 +65,8 @@ public:
     // Reads target memory that is backed by a mapped file image; false for anything else.
     bool readImage(uint64_t address, void *out, size_t size) const;
     const std::map<uint64_t, MappedModule> &modules() const { return m_modules; }
-    // Changes whenever a module comes or goes (not for mappings of data, which unwinding does not read).
+    // Changes whenever a module comes or goes (not for mappings of data, which unwinding does not read). Unique
+    // among all maps of the process once a module was added: a map and its generation name one set of modules.
     uint64_t generation() const { return m_generation; }
     // The main thread's stack ([stack] in /proc/PID/maps), [start, end); 0, 0 when not known.
     uint64_t mainStackEnd() const { return m_mainStackEnd; }
@@ -78,7 +80,8 @@ private:
     };
     void changed()
     {
-        ++m_generation;
+        static std::atomic<uint64_t> s_generations{0};
+        m_generation = ++s_generations;
         m_indexed = false;
     }
     // Rebuilds the sorted arrays after a change; the first lookup after it pays.

@@ -1,10 +1,13 @@
 #include "engine/unwind/unwinder.h"
 
 #include "engine/unwind/libunwind_signals.h"
+#include "engine/unwind/table_unwind.h"
+#include "engine/unwind/unwind_table_store.h"
 
 #include <libunwind.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 // libunwind exports this search over a remote .eh_frame_hdr table but does not declare it in its headers.
@@ -211,9 +214,37 @@ struct Unwinder::Space {
     uint64_t mapGeneration = 0;
 };
 
-Unwinder::Unwinder()
+UnwinderOptions UnwinderOptions::fromEnvironment()
+{
+    UnwinderOptions options;
+    const char *tables = std::getenv("EMBERLINE_UNWIND_TABLES");
+    options.tables = !tables || (std::strcmp(tables, "off") != 0 && std::strcmp(tables, "0") != 0);
+    options.storeDirectory = unwindTableStoreDirectory();
+    return options;
+}
+
+Unwinder::Unwinder() : Unwinder(UnwinderOptions::fromEnvironment()) {}
+
+Unwinder::Unwinder(const UnwinderOptions &options)
 {
     skipLibunwindSignalMasks();
+    if (options.tables)
+        m_tables = std::make_unique<TableUnwinder>(options.storeDirectory);
+}
+
+UnwinderStats Unwinder::stats() const
+{
+    UnwinderStats stats = m_stats;
+    if (m_tables) {
+        stats.modulesTabled = m_tables->modulesTabled();
+        stats.modulesUntabled = m_tables->modulesUntabled();
+        stats.tableBuildNs = m_tables->buildNs();
+        stats.fallbackNoTable = m_tables->fallbacks(TableUnwinder::Fallback::NoTable);
+        stats.fallbackRow = m_tables->fallbacks(TableUnwinder::Fallback::Row);
+        stats.fallbackOutOfCopy = m_tables->fallbacks(TableUnwinder::Fallback::OutOfCopy);
+        stats.fallbackBadFrame = m_tables->fallbacks(TableUnwinder::Fallback::BadFrame);
+    }
+    return stats;
 }
 
 Unwinder::~Unwinder()
@@ -260,6 +291,21 @@ void Unwinder::forgetProcess(int pid)
 
 void Unwinder::unwind(const UnwindInput &input, UnwindOutput &out, size_t maxFrames)
 {
+    if (m_tables && input.map && input.regs.size() >= RegCount && maxFrames > 0) {
+        if (m_tables->unwind(input, out, maxFrames)) {
+            out.byTables = true;
+            ++m_stats.tableWalks;
+            return;
+        }
+        ++m_stats.tableFallbacks;
+    }
+    unwindWithLibunwind(input, out, maxFrames);
+}
+
+void Unwinder::unwindWithLibunwind(const UnwindInput &input, UnwindOutput &out, size_t maxFrames)
+{
+    ++m_stats.libunwindWalks;
+    out.byTables = false;
     out.ips.clear();
     out.complete = false;
     out.usedFramePointers = false;
@@ -285,6 +331,7 @@ void Unwinder::unwindFramePointers(const UnwindInput &input, UnwindOutput &out, 
     out.ips.clear();
     out.complete = false;
     out.usedFramePointers = true;
+    out.byTables = false;
     out.stop = UnwindStop::Other;
     out.stackNeeded = 0;
     out.stackUsed = 0;

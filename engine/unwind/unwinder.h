@@ -3,7 +3,9 @@
 #include "engine/unwind/process_map.h"
 
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -61,17 +63,46 @@ struct UnwindOutput {
     // Bytes above the sampled stack pointer that the walk read from the copied stack: what this stack used of
     // the copy (for a complete walk, the copy it needed).
     uint64_t stackUsed = 0;
+    bool byTables = false; // the module tables walked it (TableUnwinder), not libunwind
 };
 
-// Unwinds a sampled user stack with libunwind's remote API: registers come from the sample, memory from the
-// copied stack or from the mapped ELF files, unwind tables from each file's .eh_frame_hdr (read once, cached
-// by the ElfCache). libunwind falls back to the frame-pointer chain where no unwind information exists.
+struct UnwinderOptions {
+    // Walk with the modules' compact unwind tables first, libunwind only where they cannot finish (TableUnwinder).
+    // Off: libunwind alone. The default is on unless EMBERLINE_UNWIND_TABLES=off (or 0).
+    bool tables = true;
+    // Where the tables are kept between sessions (unwind_table_store.h); "" keeps none.
+    std::string storeDirectory;
+
+    static UnwinderOptions fromEnvironment();
+};
+
+// What the unwinder did, since it was made.
+struct UnwinderStats {
+    uint64_t tableWalks = 0;        // stacks the tables walked whole
+    uint64_t tableFallbacks = 0;    // stacks the table walk left to libunwind; why:
+    uint64_t fallbackNoTable = 0;   // a frame in no module, or in one without a table
+    uint64_t fallbackRow = 0;       // a fallback row (expression, signal frame, no FDE, register rules)
+    uint64_t fallbackOutOfCopy = 0; // the next frame outside the copied stack
+    uint64_t fallbackBadFrame = 0;  // a caller's frame not above its callee's
+    uint64_t libunwindWalks = 0;    // stacks libunwind walked (the fallbacks, and every stack with tables off)
+    uint64_t modulesTabled = 0;     // modules the table walk has a table for
+    uint64_t modulesUntabled = 0;
+    uint64_t tableBuildNs = 0; // reading and building the tables
+};
+
+class TableUnwinder;
+
+// Unwinds a sampled user stack: with the modules' compact unwind tables where they walk it whole (TableUnwinder, the
+// same stack at a fraction of the cost), else with libunwind's remote API: registers come from the sample, memory from
+// the copied stack or from the mapped ELF files, unwind tables from each file's .eh_frame_hdr (read once, cached by the
+// ElfCache). libunwind falls back to the frame-pointer chain where no unwind information exists.
 //
 // Thread: the session thread. One libunwind address space per target process, with libunwind's own
 // per-IP cache, flushed when that process's memory map changes.
 class Unwinder {
 public:
-    Unwinder();
+    Unwinder(); // options from the environment
+    explicit Unwinder(const UnwinderOptions &options);
     ~Unwinder();
     Unwinder(const Unwinder &) = delete;
     Unwinder &operator=(const Unwinder &) = delete;
@@ -80,12 +111,18 @@ public:
     // Frame-pointer walk over the copied stack, for when the DWARF walk stops short.
     void unwindFramePointers(const UnwindInput &input, UnwindOutput &out, size_t maxFrames = 512) const;
     void forgetProcess(int pid);
+    bool tablesOn() const { return m_tables != nullptr; }
+    UnwinderStats stats() const;
 
 private:
     struct Space;
     Space &spaceFor(int pid, const ProcessMap *map);
 
+    void unwindWithLibunwind(const UnwindInput &input, UnwindOutput &out, size_t maxFrames);
+
     std::unordered_map<int, Space *> m_spaces;
+    std::unique_ptr<TableUnwinder> m_tables; // null: libunwind alone
+    UnwinderStats m_stats;
 };
 
 } // namespace emberline::engine

@@ -1,20 +1,23 @@
 // Replay benchmark: the engine's cost per sample on samples captured from a real program. A sample log (written by
 // `emberline record --sample-log FILE`) is read into memory once, then replayed, pass after pass, on this one
-// thread through the real sampling pipeline (memory maps, libunwind over the copied stacks, the recorder) and, at
+// thread through the real sampling pipeline (memory maps, the unwinder over the copied stacks, the recorder) and, at
 // the end of each pass, through the exporter (symbolization of the new addresses, the pprof profile, its gzip'd
-// bytes written to a folder), as one flush of a session.
+// bytes written to a folder), as one flush of a session. Twice: with libunwind alone (EMBERLINE_UNWIND_TABLES=off)
+// and with the modules' unwind tables first (the default), each a session of its own.
 //
 //   bench_replay LOG [PASSES] [--folded FILE]
 //
-// Prints the samples per second of CPU of the first pass (cold: ELF files opened, libunwind's cache empty, every
-// address symbolized) and of the later ones (warm: what a long session pays), for unwinding and recording alone and
-// all in. --folded writes the first pass's profile as folded stacks (cpu-samples), so that two builds can be shown
-// to give the same profile for the same log.
+// Prints, for both, the samples per second of CPU of the first pass (cold: ELF files opened, unwind caches empty,
+// every address symbolized) and of the later ones (warm: what a long session pays), for unwinding and recording
+// alone and all in; the share of stacks the tables walked whole; then where a warm sample's time goes, part by part,
+// each timed alone over the whole log. --folded writes the table session's first profile as folded stacks
+// (cpu-samples), so that two builds can be shown to give the same profile for the same log.
 #include "engine/flush/exporter.h"
 #include "engine/recorder/recorder.h"
 #include "engine/report/folded_writer.h"
 #include "engine/sampler/sample_log.h"
 #include "engine/session/sampling_pipeline.h"
+#include "tests/engine/unwind/replay_maps.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -177,6 +180,151 @@ double median(std::vector<double> v)
     return v[v.size() / 2];
 }
 
+struct Session {
+    std::vector<Pass> passes;
+    uint64_t incompleteFirst = 0;
+    UnwinderStats unwinder;
+    double warmUnwindRecordS() const
+    {
+        std::vector<double> v;
+        for (size_t i = 1; i < passes.size(); ++i)
+            v.push_back(passes[i].unwindRecordS);
+        return passes.size() > 1 ? median(v) : passes[0].unwindRecordS;
+    }
+    double warmExportS() const
+    {
+        std::vector<double> v;
+        for (size_t i = 1; i < passes.size(); ++i)
+            v.push_back(passes[i].exportS);
+        return passes.size() > 1 ? median(v) : passes[0].exportS;
+    }
+};
+
+// One session over the log, `passes` times: the pipeline, recorder and exporter live across the passes, as in a long
+// recording; each pass is one flush. `tables`: the unwinder walks with the modules' tables first.
+bool runSession(const RecordStore &store, int passes, bool tables, const std::string &foldedPath, Session &out)
+{
+    const auto [first, last] = store.timeSpan();
+    char dirTemplate[] = "/tmp/bench_replay.XXXXXX";
+    const char *dir = mkdtemp(dirTemplate);
+    ExporterOptions options;
+    options.outputDirectory = dir ? dir : "";
+    options.frequency = 999;
+    options.minimumFlushNs = 0;
+    setenv("EMBERLINE_UNWIND_TABLES", tables ? "on" : "off", 1); // read when the pipeline's unwinder is made
+    Recorder recorder;
+    SamplingPipeline pipeline(recorder);
+    Exporter exporter(options);
+    bool ok = true;
+    for (int p = 0; p < passes && ok; ++p) {
+        const int64_t t0 = threadCpuNs();
+        store.replay(pipeline);
+        const int64_t t1 = threadCpuNs();
+        const auto span = static_cast<int64_t>(last - first);
+        FlushInput input = recorder.takeFlush(p * span, (p + 1) * span + 1, false);
+        input.unwind = std::make_shared<const UnwindCounters>(pipeline.unwindCounters());
+        auto flush = exporter.exportFlush(input);
+        const int64_t t2 = threadCpuNs();
+        if (!flush || !flush.value()) {
+            std::fprintf(stderr, "bench_replay: the flush failed: %s\n",
+                         flush ? "empty" : flush.error().message.c_str());
+            ok = false;
+            break;
+        }
+        out.passes.push_back({static_cast<double>(t1 - t0) / 1e9, static_cast<double>(t2 - t1) / 1e9});
+        if (p == 0) {
+            out.incompleteFirst = recorder.incomplete();
+            if (!foldedPath.empty()) {
+                auto folded = writeFoldedStacks(*flush.value()->profile, "cpu-samples");
+                std::ofstream(foldedPath) << (folded ? folded.value() : std::string());
+            }
+        }
+    }
+    out.unwinder = pipeline.unwinderStats();
+    if (dir)
+        (void)std::system(("rm -rf '" + std::string(dir) + "'").c_str());
+    return ok;
+}
+
+// CPU seconds of one replay of the log through the maps, `onStack` called for every copied stack.
+template <typename OnStack> double timeReplay(const RecordStore &store, OnStack onStack)
+{
+    emberline::test::ReplayMaps maps;
+    maps.onStack = onStack;
+    const int64_t t0 = threadCpuNs();
+    store.replay(maps);
+    return static_cast<double>(threadCpuNs() - t0) / 1e9;
+}
+
+// Where a warm sample's time goes, each part timed alone over the whole log (the maps' upkeep taken out).
+struct Breakdown {
+    double copyS = 0;      // copying each stack (what a drain pays for a record that wraps the ring)
+    double libunwindS = 0; // unwinding, libunwind alone (warm: its caches full)
+    double tablesS = 0;    // unwinding, tables first (warm: tables built)
+    double lookupS = 0;    // the module of each frame (ProcessMap::find)
+    double internS = 0;    // each frame's location interned (Recorder::internLocation)
+    double frames = 0;     // per stack, on average
+};
+
+Breakdown breakdown(const RecordStore &store)
+{
+    Breakdown b;
+    const double upkeep = timeReplay(store, [](const RawSample &, const ProcessMap &) {});
+    std::vector<uint8_t> buffer(1 << 20);
+    b.copyS = timeReplay(store,
+                         [&buffer](const RawSample &s, const ProcessMap &) {
+                             std::memcpy(buffer.data(), s.stack.data(), std::min(s.stack.size(), buffer.size()));
+                             asm volatile("" : : "r"(buffer.data()) : "memory");
+                         }) -
+              upkeep;
+    for (const bool tables : {false, true}) {
+        UnwinderOptions options = UnwinderOptions::fromEnvironment();
+        options.tables = tables;
+        Unwinder unwinder(options);
+        UnwindOutput out;
+        auto unwind = [&](const RawSample &s, const ProcessMap &map) {
+            unwinder.unwind(UnwindInput{s.regs, s.stack, &map, static_cast<int>(s.pid)}, out);
+        };
+        (void)timeReplay(store, unwind); // warms the caches and builds the tables
+        (tables ? b.tablesS : b.libunwindS) = timeReplay(store, unwind) - upkeep;
+    }
+    // The frames' module lookups and interning, on the stacks the tables gave.
+    Unwinder unwinder;
+    UnwindOutput out;
+    Recorder recorder;
+    uint64_t sink = 0;
+    auto unwind = [&](const RawSample &s, const ProcessMap &map) {
+        unwinder.unwind(UnwindInput{s.regs, s.stack, &map, static_cast<int>(s.pid)}, out);
+    };
+    const double unwound = timeReplay(store, unwind);
+    uint64_t frames = 0, stacks = 0;
+    (void)timeReplay(store, [&](const RawSample &s, const ProcessMap &map) {
+        unwind(s, map);
+        frames += out.ips.size();
+        ++stacks;
+    });
+    b.frames = static_cast<double>(frames) / static_cast<double>(std::max<uint64_t>(1, stacks));
+    b.lookupS = timeReplay(store,
+                           [&](const RawSample &s, const ProcessMap &map) {
+                               unwind(s, map);
+                               for (uint64_t ip : out.ips)
+                                   if (const MappedModule *m = map.find(ip))
+                                       sink += m->id;
+                           }) -
+                unwound;
+    b.internS = timeReplay(store,
+                           [&](const RawSample &s, const ProcessMap &map) {
+                               unwind(s, map);
+                               for (uint64_t ip : out.ips) {
+                                   const MappedModule *m = map.find(ip);
+                                   sink += recorder.internLocation(m ? m->id : 0, ip);
+                               }
+                           }) -
+                unwound - b.lookupS;
+    asm volatile("" : : "r"(sink));
+    return b;
+}
+
 int run(int argc, char **argv)
 {
     std::string logPath;
@@ -219,63 +367,61 @@ int run(int argc, char **argv)
     if (store.samples() == 0)
         return 1;
 
-    char dirTemplate[] = "/tmp/bench_replay.XXXXXX";
-    const char *dir = mkdtemp(dirTemplate);
-    ExporterOptions options;
-    options.outputDirectory = dir ? dir : "";
-    options.frequency = 999;
-    options.minimumFlushNs = 0;
-    // One session: the pipeline, recorder and exporter live across the passes, as in a long recording; each pass
-    // is one flush.
-    Recorder recorder;
-    SamplingPipeline pipeline(recorder);
-    Exporter exporter(options);
-    std::vector<Pass> done;
-    uint64_t incompleteFirst = 0;
-    for (int p = 0; p < passes; ++p) {
-        const int64_t t0 = threadCpuNs();
-        store.replay(pipeline);
-        const int64_t t1 = threadCpuNs();
-        const int64_t span = static_cast<int64_t>(last - first);
-        FlushInput input = recorder.takeFlush(p * span, (p + 1) * span + 1, false);
-        input.unwind = std::make_shared<const UnwindCounters>(pipeline.unwindCounters());
-        auto flush = exporter.exportFlush(input);
-        const int64_t t2 = threadCpuNs();
-        if (!flush || !flush.value()) {
-            std::fprintf(stderr, "bench_replay: the flush failed: %s\n",
-                         flush ? "empty" : flush.error().message.c_str());
-            return 1;
-        }
-        done.push_back({static_cast<double>(t1 - t0) / 1e9, static_cast<double>(t2 - t1) / 1e9});
-        if (p == 0) {
-            incompleteFirst = recorder.incomplete();
-            if (!foldedPath.empty()) {
-                auto folded = writeFoldedStacks(*flush.value()->profile, "cpu-samples");
-                std::ofstream(foldedPath) << (folded ? folded.value() : std::string());
-            }
-        }
-    }
-    if (dir)
-        (void)std::system(("rm -rf '" + std::string(dir) + "'").c_str());
+    Session alone, tables;
+    if (!runSession(store, passes, false, {}, alone) || !runSession(store, passes, true, foldedPath, tables))
+        return 1;
+    unsetenv("EMBERLINE_UNWIND_TABLES");
 
     const auto n = static_cast<double>(store.samples());
     auto line = [n](const char *what, double unwindRecord, double exported) {
         std::printf(
-            "%-22s unwind+record %9.0f samples/s (%6.1f us/sample)   all in %9.0f samples/s (%6.1f us/sample)\n", what,
+            "%-34s unwind+record %9.0f samples/s (%6.2f us/sample)   all in %9.0f samples/s (%6.2f us/sample)\n", what,
             n / unwindRecord, 1e6 * unwindRecord / n, n / (unwindRecord + exported),
             1e6 * (unwindRecord + exported) / n);
     };
-    std::printf("incomplete stacks: %llu of %zu (%.2f%%)\n", static_cast<unsigned long long>(incompleteFirst),
-                store.samples(), 100.0 * static_cast<double>(incompleteFirst) / n);
-    line("first pass (cold)", done[0].unwindRecordS, done[0].exportS);
-    if (done.size() > 1) {
-        std::vector<double> ur, ex;
-        for (size_t i = 1; i < done.size(); ++i) {
-            ur.push_back(done[i].unwindRecordS);
-            ex.push_back(done[i].exportS);
-        }
-        line("later passes (median)", median(ur), median(ex));
+    std::printf("incomplete stacks: libunwind alone %llu, tables first %llu of %zu (%.2f%%)\n",
+                static_cast<unsigned long long>(alone.incompleteFirst),
+                static_cast<unsigned long long>(tables.incompleteFirst), store.samples(),
+                100.0 * static_cast<double>(tables.incompleteFirst) / n);
+    const UnwinderStats &u = tables.unwinder;
+    std::printf("tables: %llu stacks walked whole, %llu left to libunwind (%.1f%% by the tables); %llu modules tabled, "
+                "%llu not; %.0f ms reading or building tables\n",
+                static_cast<unsigned long long>(u.tableWalks), static_cast<unsigned long long>(u.tableFallbacks),
+                100.0 * static_cast<double>(u.tableWalks) /
+                    static_cast<double>(std::max<uint64_t>(1, u.tableWalks + u.tableFallbacks)),
+                static_cast<unsigned long long>(u.modulesTabled), static_cast<unsigned long long>(u.modulesUntabled),
+                static_cast<double>(u.tableBuildNs) / 1e6);
+    std::printf("left to libunwind: %llu at a frame in no tabled module, %llu at a fallback row, %llu past the copy, "
+                "%llu at a frame not above its callee\n",
+                static_cast<unsigned long long>(u.fallbackNoTable), static_cast<unsigned long long>(u.fallbackRow),
+                static_cast<unsigned long long>(u.fallbackOutOfCopy),
+                static_cast<unsigned long long>(u.fallbackBadFrame));
+    line("libunwind alone, first pass (cold)", alone.passes[0].unwindRecordS, alone.passes[0].exportS);
+    line("tables first,    first pass (cold)", tables.passes[0].unwindRecordS, tables.passes[0].exportS);
+    if (passes > 1) {
+        line("libunwind alone, later (median)", alone.warmUnwindRecordS(), alone.warmExportS());
+        line("tables first,    later (median)", tables.warmUnwindRecordS(), tables.warmExportS());
     }
+
+    const Breakdown b = breakdown(store);
+    auto us = [n](double s) { return 1e6 * s / n; };
+    const double restAlone = alone.warmUnwindRecordS() - b.libunwindS - b.lookupS - b.internS;
+    const double restTables = tables.warmUnwindRecordS() - b.tablesS - b.lookupS - b.internS;
+    std::printf("\nwhere a warm sample's time goes (us/sample, %.1f frames a stack)   libunwind alone   tables first\n",
+                b.frames);
+    std::printf("  stack copy (a memcpy of each copy)         %15.2f %14.2f   (not in the totals: the replay copies "
+                "nothing)\n",
+                us(b.copyS), us(b.copyS));
+    std::printf("  unwinding                                  %15.2f %14.2f\n", us(b.libunwindS), us(b.tablesS));
+    std::printf("  module lookups (a find per frame)          %15.2f %14.2f\n", us(b.lookupS), us(b.lookupS));
+    std::printf("  interning (a location per frame)           %15.2f %14.2f\n", us(b.internS), us(b.internS));
+    std::printf("  the pipeline's other work                  %15.2f %14.2f   (maps, threads, health, the recorder)\n",
+                us(restAlone), us(restTables));
+    std::printf("  export (symbolization, pprof, writing)     %15.2f %14.2f\n", us(alone.warmExportS()),
+                us(tables.warmExportS()));
+    std::printf("  total                                      %15.2f %14.2f\n",
+                us(alone.warmUnwindRecordS() + alone.warmExportS()),
+                us(tables.warmUnwindRecordS() + tables.warmExportS()));
     return 0;
 }
 

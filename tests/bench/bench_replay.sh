@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The engine's cost per sample, replayed: CPython running a pure-Python recursive loop (a real program none of us
-# wrote, no frame pointers) is recorded at 999 Hz with `emberline record --sample-log`, and the captured samples
-# (registers, 32 KiB stack copies, maps) are replayed on one core through the unwinder, recorder and exporter by
-# bench_replay. Beside it, in the same run, `perf record --call-graph dwarf` samples the same program for the same
-# time and `perf report --stdio` processes its perf.data: its samples per second of CPU.
+# The engine's cost per sample, replayed: CPython running tests/targets/varied_work.py (json, re, zlib, hashlib,
+# sorting with a key, a recursive walk: a real program none of us wrote, no frame pointers, several libraries and
+# many distinct stacks) is recorded at 999 Hz with `emberline record --sampler perf --sample-log`, and the captured
+# samples (registers, 32 KiB stack copies, maps) are replayed on one core through the unwinder, recorder and exporter
+# by bench_replay: with libunwind alone and with the modules' unwind tables first, side by side, then where a warm
+# sample's time goes. Beside it, in the same run, `perf record --call-graph dwarf` samples the same program for the
+# same time and `perf report --stdio` processes its perf.data: its samples per second of CPU.
 #
 #   tests/bench/bench_replay.sh [BUILD_DIR] [SECONDS] [PASSES]
 #
@@ -22,18 +24,13 @@ command -v perf >/dev/null || { echo "linux-perf is not installed" >&2; exit 1; 
 command -v python3 >/dev/null || { echo "python3 is not installed" >&2; exit 1; }
 [[ -x $emberline && -x $bench ]] || { echo "build $build first (targets: emberline bench_replay)" >&2; exit 1; }
 
-program='
-def f(n):
-    return f(n - 1) if n else sum(range(2000))
-while True:
-    f(60)
-'
+program=$(dirname "$0")/../targets/varied_work.py
 cpu_of() { awk '{print $1 + $2}' "$1"; } # user + sys seconds from /usr/bin/time -f '%U %S'
 
-"$emberline" record --frequency 999 --no-wall-time --duration "$secs" --sample-log "$work/python.samples" \
-    --output "$work/ember" -- python3 -c "$program" >/dev/null 2>"$work/ember.err" || true
+"$emberline" record --sampler perf --frequency 999 --no-wall-time --duration "$secs" --sample-log "$work/python.samples" \
+    --output "$work/ember" -- python3 "$program" "$secs" >/dev/null 2>"$work/ember.err" || true
 grep -E 'samples \(|incomplete' "$work/ember.err" | sed 's/^/record: /' | head -3
-perf record -q -F 999 --call-graph dwarf -o "$work/perf.data" -- timeout "$secs" python3 -c "$program" \
+perf record -q -F 999 --call-graph dwarf -o "$work/perf.data" -- python3 "$program" "$secs" \
     >/dev/null 2>&1 || true
 /usr/bin/time -f '%U %S' -o "$work/report.time" perf report --stdio -i "$work/perf.data" >/dev/null 2>&1
 report_cpu=$(cpu_of "$work/report.time")
