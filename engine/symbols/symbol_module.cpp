@@ -1,6 +1,7 @@
 #include "engine/symbols/symbol_module.h"
 
 #include "engine/common/strings.h"
+#include "engine/symbols/debug_file_store.h"
 #include "engine/symbols/debuglink_search.h"
 #include "engine/symbols/demangle.h"
 #include "engine/symbols/dwarf_inline.h"
@@ -75,11 +76,13 @@ int SymbolModule::findDebuginfo(Dwfl_Module *module, void **userdata, const char
         const int fd = openRegularFile(self->m_debugFile);
         if (fd >= 0) {
             *debuginfoFileName = ::strdup(self->m_debugFile.c_str());
-            return fd;
+            return self->preferStoredCopy(fd);
         }
     }
     const int fd = dwfl_build_id_find_debuginfo(module, userdata, moduleName, base, fileName, debuglinkFile,
                                                 debuglinkCrc, debuginfoFileName);
+    if (fd >= 0 && self != nullptr)
+        return self->preferStoredCopy(fd);
     if (fd >= 0 || self == nullptr || fileName == nullptr || debuglinkFile == nullptr)
         return fd;
     DebuglinkSearch search;
@@ -90,15 +93,41 @@ int SymbolModule::findDebuginfo(Dwfl_Module *module, void **userdata, const char
     search.debugDirectories = self->m_debugDirectories;
     std::string found;
     const int linked = findDebuglinkFile(search, &found);
-    if (linked >= 0)
-        *debuginfoFileName = ::strdup(found.c_str());
-    return linked;
+    if (linked < 0)
+        return linked;
+    *debuginfoFileName = ::strdup(found.c_str());
+    return self->preferStoredCopy(linked);
+}
+
+// The module's own debug file (not a dwz file, which has another build id) is swapped for its uncompressed copy
+// when one is kept; libdwfl still knows it by the original's name. One with compressed sections and no copy yet is
+// copied when this module closes, from the sections libdw inflated for this session.
+int SymbolModule::preferStoredCopy(int fd)
+{
+    const std::string copyPath = storedDebugFilePath(debugFileStoreDirectory(), m_buildId, fd);
+    if (copyPath.empty() || !m_copyPath.empty() || readElfBuildIdOf(fd) != m_buildId)
+        return fd;
+    const int copy = openStoredDebugFile(copyPath, m_buildId);
+    if (copy >= 0) {
+        ::close(fd);
+        return copy;
+    }
+    if (hasCompressedSections(fd))
+        m_copyPath = copyPath;
+    return fd;
 }
 
 SymbolModule::~SymbolModule()
 {
-    if (m_dwfl != nullptr)
-        dwfl_end(m_dwfl);
+    if (m_dwfl == nullptr)
+        return;
+    if (!m_copyPath.empty()) {
+        Dwarf_Addr bias = 0;
+        if (Dwarf *dwarf = dwfl_module_getdwarf(m_module, &bias);
+            dwarf != nullptr && !storeDebugFile(m_copyPath, dwarf_getelf(dwarf)))
+            qCDebug(lcSymbols, "could not keep an uncompressed copy of the debug file of %s", m_buildId.c_str());
+    }
+    dwfl_end(m_dwfl);
 }
 
 std::unique_ptr<SymbolModule> SymbolModule::openFile(const std::string &path, const std::string &expectedBuildId,
