@@ -55,13 +55,20 @@ using Answers = std::vector<std::vector<SymbolFrame>>;
 
 // Every offset symbolized by a fresh Symbolizer (closed at the end, when a copy is written), and how the module's
 // names were found.
-Answers symbolizeAll(const std::string &buildId, const std::vector<uint64_t> &offsets, ModuleSymbols *info)
+// `usedCopy`: whether the debug file mapped while symbolizing was a kept copy (libelf maps the file it reads).
+Answers symbolizeAll(const std::string &buildId, const std::vector<uint64_t> &offsets, ModuleSymbols *info,
+                     bool *usedCopy = nullptr)
 {
     Answers answers;
     Symbolizer symbolizer;
     for (uint64_t offset : offsets)
         answers.push_back(symbolizer.symbolize(libcPath, buildId, offset));
     *info = symbolizer.moduleSymbols(libcPath, buildId);
+    if (usedCopy != nullptr) {
+        QFile maps(QStringLiteral("/proc/self/maps"));
+        *usedCopy = maps.open(QIODevice::ReadOnly) &&
+                    maps.readAll().contains(QByteArray("/emberline/debug-files/") + buildId.c_str());
+    }
     return answers;
 }
 
@@ -122,7 +129,9 @@ private Q_SLOTS:
         useCacheHome(cacheHome);
         ModuleSymbols info;
         // Cold: the original is read, and the copy written when the module closes.
-        QVERIFY(symbolizeAll(m_buildId, m_offsets, &info) == m_uncached);
+        bool usedCopy = true;
+        QVERIFY(symbolizeAll(m_buildId, m_offsets, &info, &usedCopy) == m_uncached);
+        QVERIFY(!usedCopy);
         const QStringList copies = copiesIn(cacheHome);
         QCOMPARE(copies.size(), 1);
         QVERIFY(copies.first().startsWith(QString::fromStdString(m_buildId)));
@@ -132,7 +141,8 @@ private Q_SLOTS:
         QVERIFY(!emberline::engine::hasCompressedSections(fd)); // libdw inflated every section it reads
         ::close(fd);
         // Warm: the copy is read, and every frame is the same, as is where the names were found.
-        QVERIFY(symbolizeAll(m_buildId, m_offsets, &info) == m_uncached);
+        QVERIFY(symbolizeAll(m_buildId, m_offsets, &info, &usedCopy) == m_uncached);
+        QVERIFY(usedCopy);
         QCOMPARE(int(info.status), int(m_uncachedInfo.status));
         QCOMPARE(int(info.source), int(m_uncachedInfo.source));
         QCOMPARE(copiesIn(cacheHome), copies);
@@ -156,10 +166,14 @@ private Q_SLOTS:
                 QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
                 file.write(QByteArray(4096, 'x'));
             }
-            QVERIFY(symbolizeAll(m_buildId, m_offsets, &info) == m_uncached);
+            bool usedCopy = true;
+            QVERIFY(symbolizeAll(m_buildId, m_offsets, &info, &usedCopy) == m_uncached);
+            QVERIFY(!usedCopy);
             QCOMPARE(QFileInfo(copy).size(), whole);
         }
-        QVERIFY(symbolizeAll(m_buildId, m_offsets, &info) == m_uncached);
+        bool usedCopy = false;
+        QVERIFY(symbolizeAll(m_buildId, m_offsets, &info, &usedCopy) == m_uncached);
+        QVERIFY(usedCopy);
     }
 
     void unwritableCacheFallsBack()
