@@ -64,7 +64,8 @@ std::string storeKey(const KernelSymbols::LiveFiles &files, std::string &bootId)
         std::istringstream fields(line);
         std::string name, size, uses, users, state, address;
         fields >> name >> size >> uses >> users >> state >> address;
-        const std::string kept = name + ' ' + size + ' ' + address + '\n';
+        std::string kept = name;
+        kept.append(1, ' ').append(size).append(1, ' ').append(address).append(1, '\n');
         crc = crc32(crc, reinterpret_cast<const Bytef *>(kept.data()), uInt(kept.size()));
     }
     key += "\nmodules " + std::to_string(count) + ' ' + std::to_string(crc) + '\n';

@@ -99,7 +99,7 @@ private:
 
     void useCacheHome(const QString &path) { qputenv("XDG_CACHE_HOME", path.toLocal8Bit()); }
 
-private Q_SLOTS:
+private Q_SLOTS: // NOLINT(readability-redundant-access-specifiers): the test functions, for moc
     void initTestCase()
     {
         QVERIFY(m_home.isValid());
@@ -227,7 +227,7 @@ KernelSymbols::LiveFiles fakeKernel(const QString &folder, bool shown)
     QByteArray kallsyms;
     const char *names[] = {"_text", "_stext", "start_kernel", "do_syscall_64", "schedule", "_etext"};
     for (int i = 0; i < 6; ++i)
-        kallsyms += QByteArray::number(shown ? 0xffffffff81000000ULL + 0x100 * (i > 0 ? i : 1) : 0, 16)
+        kallsyms += QByteArray::number(shown ? 0xffffffff81000000ULL + 0x100ULL * uint64_t(i > 0 ? i : 1) : 0, 16)
                         .rightJustified(16, '0') +
                     " T " + names[i] + '\n';
     kallsyms += QByteArray(shown ? "ffffffffc0001000" : "0000000000000000") + " t ext4_read\t[ext4]\n";
