@@ -191,6 +191,16 @@ bool storeDebugFile(const std::string &copyPath, Elf *elf, uint64_t maximumBytes
 {
     if (copyPath.empty() || elf == nullptr)
         return false;
+    // A copy larger than a quarter of the bound would push out most of the others (and cost a long write): the
+    // original is inflated each time instead.
+    uint64_t bytes = 0;
+    for (Elf_Scn *scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr section;
+        if (gelf_getshdr(scn, &section) != nullptr && section.sh_type != SHT_NOBITS)
+            bytes += section.sh_size;
+    }
+    if (bytes > maximumBytes / 4)
+        return false;
     const std::filesystem::path path(copyPath);
     std::error_code ec;
     std::filesystem::create_directories(path.parent_path(), ec);

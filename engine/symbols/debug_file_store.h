@@ -34,7 +34,8 @@ int openStoredDebugFile(const std::string &copyPath, const std::string &buildId)
 bool hasCompressedSections(int fd);
 
 // Writes `elf` (a debug file's sections, those libdw used already inflated in memory) to `copyPath`, then keeps
-// the folder under `maximumBytes` by removing the copies used least lately. False when it could not be written.
+// the folder under `maximumBytes` by removing the copies used least lately. False when it could not be written, or
+// when the copy would take more than a quarter of `maximumBytes`.
 bool storeDebugFile(const std::string &copyPath, Elf *elf, uint64_t maximumBytes = uint64_t(1) << 30);
 
 } // namespace emberline::engine

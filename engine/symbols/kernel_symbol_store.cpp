@@ -194,10 +194,14 @@ Result<KernelSymbols> KernelSymbols::loadLive(const std::string &directory, cons
     const std::string file = directory + "/kernel-" + bootId + ".syms";
     std::string bytes;
     {
+        std::error_code ec;
+        const uintmax_t size = std::filesystem::file_size(file, ec);
         std::ifstream in(file, std::ios::binary);
-        std::ostringstream whole;
-        if (in && whole << in.rdbuf())
-            bytes = std::move(whole).str();
+        if (!ec && in && size > 0 && size < (uintmax_t(64) << 20)) {
+            bytes.resize(size);
+            if (!in.read(bytes.data(), std::streamsize(size)))
+                bytes.clear();
+        }
     }
     KernelSymbols kept;
     if (!bytes.empty() && fromCoreBytes(bytes, key, kept))
