@@ -38,7 +38,7 @@ public:
         std::string kptrRestrict = "/proc/sys/kernel/kptr_restrict";
     };
     // The running kernel's symbols through a table kept in `directory` per boot (kernel_symbol_store.cpp): the
-    // symbols of the kernel's own text (_stext to _etext) in a binary form, read in well under a millisecond where
+    // symbols of the kernel's own text (_stext to _etext) in a binary form, read in a millisecond or two where
     // the kernel spends 40 to 60 ms producing /proc/kallsyms' text. The table is kept under the boot id and used
     // only while kptr_restrict and the loaded modules are what they were, and while the live file shows addresses to
     // this user (a read that sees only zeros neither writes nor uses it). Without a usable table: load(kallsyms),
