@@ -22,6 +22,7 @@ test_pkgs=(
     shared-mime-info libglib2.0-bin groff-base bsdextrautils x11-utils
     debuginfod  # a loopback debuginfod server for the disassembly tests
     binutils  # objcopy: stripped copies and separate debug files of tests/targets/symbols
+    libc6-dbg  # libc's compressed debug file: its uncompressed copy names frames as the original (tst_symbol_caches)
     valgrind heaptrack  # the memory anchors: leaks as memcheck finds them, allocations as heaptrack counts them
     libjemalloc2 libgoogle-perftools4 libmimalloc2.0  # programs' own allocators, profiled through by the agent
 )

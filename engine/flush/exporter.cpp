@@ -110,8 +110,15 @@ const std::vector<SymbolFrame> &Exporter::symbolize(const LocationKey &key, cons
 
 std::vector<SymbolFrame> Exporter::symbolizeKernel(uint64_t address)
 {
+    // The running kernel's through the table kept for this boot; a kept table names the kernel's own text only,
+    // and an address elsewhere (a module, a BPF program) has the whole file read once.
+    const bool live = m_options.kallsymsPath == KernelSymbols::LiveFiles{}.kallsyms;
+    if (m_kernelSymbols && !m_kernelSymbols->answersFully(address))
+        m_kernelSymbols.reset();
     if (!m_kernelSymbols) {
-        auto loaded = KernelSymbols::load(m_options.kallsymsPath);
+        auto loaded = live && !m_kernelSymbolsReadWhole ? KernelSymbols::loadLive(KernelSymbols::storeDirectory())
+                                                        : KernelSymbols::load(m_options.kallsymsPath);
+        m_kernelSymbolsReadWhole = !loaded || !loaded->kept();
         if (!loaded) {
             qCWarning(lcSymbols, "kernel frames stay unnamed: %s", loaded.error().message.c_str());
             m_kernelSymbolsProblem = "kernel frames stay unnamed: " + loaded.error().message;

@@ -106,6 +106,7 @@ private:
     Symbolizer m_symbolizer;
     std::unordered_map<LocationKey, std::vector<SymbolFrame>, LocationKeyHash> m_symbolCache;
     std::optional<KernelSymbols> m_kernelSymbols; // read at the first kernel frame; empty table if unreadable
+    bool m_kernelSymbolsReadWhole = false;        // /proc/kallsyms read whole (not the table kept for this boot)
     std::unordered_map<uint32_t, std::unique_ptr<PerfMap>> m_perfMaps; // by pid
     std::vector<const PerfMap *> m_flushPerfMaps;                      // of the flush being built
     std::unique_ptr<PprofStreamWriter> m_sessionProfile;               // profile.pprof, while it is being written

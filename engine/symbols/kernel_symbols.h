@@ -30,10 +30,36 @@ public:
     // only the beginning of the file.
     static std::string problem(const std::string &path = "/proc/kallsyms");
 
+    // The files that tell the running kernel's symbols and whether a table kept from earlier still applies.
+    struct LiveFiles {
+        std::string kallsyms = "/proc/kallsyms";
+        std::string bootId = "/proc/sys/kernel/random/boot_id";
+        std::string modules = "/proc/modules";
+        std::string kptrRestrict = "/proc/sys/kernel/kptr_restrict";
+    };
+    // The running kernel's symbols through a table kept in `directory` per boot (kernel_symbol_store.cpp): the
+    // symbols of the kernel's own text (_stext to _etext) in a binary form, read in a millisecond or two where
+    // the kernel spends 40 to 60 ms producing /proc/kallsyms' text. The table is kept under the boot id and used
+    // only while kptr_restrict and the loaded modules are what they were, and while the live file shows addresses to
+    // this user (a read that sees only zeros neither writes nor uses it). Without a usable table: load(kallsyms),
+    // kept for the next session when it shows addresses. "" as `directory` keeps none.
+    static Result<KernelSymbols> loadLive(const std::string &directory, const LiveFiles &files);
+    static Result<KernelSymbols> loadLive(const std::string &directory) { return loadLive(directory, LiveFiles{}); }
+    // The folder the tables are kept in; "" when there is none (no $HOME, EMBERLINE_SYMBOL_CACHE=off).
+    static std::string storeDirectory();
+
     Found lookup(uint64_t address) const;
+    // Whether lookup(address) answers as the table of the whole file would: always for a table read from the file;
+    // for a kept one, only inside the kernel's own text (modules, BPF programs and trampolines come and go; ask
+    // load() for those).
+    bool answersFully(uint64_t address) const { return !m_coreOnly || (address >= m_coreStart && address < m_coreEnd); }
+    bool kept() const { return m_coreOnly; }
     size_t size() const { return m_entries.size(); }
 
 private:
+    std::string coreBytes(const std::string &key) const;
+    static bool fromCoreBytes(const std::string &bytes, const std::string &key, KernelSymbols &table);
+
     struct Entry {
         uint64_t address = 0;
         uint32_t nameOffset = 0;
@@ -41,6 +67,9 @@ private:
     };
     std::vector<Entry> m_entries; // by address
     std::string m_names;
+    bool m_coreOnly = false; // the kernel's own text only, from a kept table
+    uint64_t m_coreStart = 0;
+    uint64_t m_coreEnd = 0;
 };
 
 } // namespace emberline::engine

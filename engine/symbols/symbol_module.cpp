@@ -1,6 +1,7 @@
 #include "engine/symbols/symbol_module.h"
 
 #include "engine/common/strings.h"
+#include "engine/symbols/debug_file_store.h"
 #include "engine/symbols/debuglink_search.h"
 #include "engine/symbols/demangle.h"
 #include "engine/symbols/dwarf_inline.h"
@@ -75,11 +76,22 @@ int SymbolModule::findDebuginfo(Dwfl_Module *module, void **userdata, const char
         const int fd = openRegularFile(self->m_debugFile);
         if (fd >= 0) {
             *debuginfoFileName = ::strdup(self->m_debugFile.c_str());
-            return fd;
+            return self->preferStoredCopy(fd);
         }
+    }
+    // The module's own debug file (a dwz file is asked for with its name and no CRC) kept uncompressed: handed out
+    // before libdwfl's search, which would open the original itself and keep it.
+    const bool ownDebugFile = debuglinkFile == nullptr || debuglinkCrc != 0;
+    if (self != nullptr && ownDebugFile && !self->m_ownDebugFileAsked) {
+        self->m_ownDebugFileAsked = true;
+        if (const int copy = self->storedCopyByBuildId(debuginfoFileName); copy >= 0)
+            return copy;
     }
     const int fd = dwfl_build_id_find_debuginfo(module, userdata, moduleName, base, fileName, debuglinkFile,
                                                 debuglinkCrc, debuginfoFileName);
+    // libdwfl keeps the file it opened here: a copy is only noted to be written (if none is kept yet).
+    if (fd >= 0 && self != nullptr)
+        return self->preferStoredCopy(fd, false);
     if (fd >= 0 || self == nullptr || fileName == nullptr || debuglinkFile == nullptr)
         return fd;
     DebuglinkSearch search;
@@ -90,15 +102,69 @@ int SymbolModule::findDebuginfo(Dwfl_Module *module, void **userdata, const char
     search.debugDirectories = self->m_debugDirectories;
     std::string found;
     const int linked = findDebuglinkFile(search, &found);
-    if (linked >= 0)
-        *debuginfoFileName = ::strdup(found.c_str());
-    return linked;
+    if (linked < 0)
+        return linked;
+    *debuginfoFileName = ::strdup(found.c_str());
+    return self->preferStoredCopy(linked);
+}
+
+// The debug file under the configured directories' .build-id folders, as its uncompressed copy when one is kept
+// (named as the original); -1 otherwise, and libdwfl searches as usual.
+int SymbolModule::storedCopyByBuildId(char **debuginfoFileName)
+{
+    if (m_buildId.size() < 4)
+        return -1;
+    for (const std::string &directory : m_debugDirectories) {
+        if (directory.empty() || directory[0] != '/')
+            continue;
+        const std::string path =
+            directory + "/.build-id/" + m_buildId.substr(0, 2) + '/' + m_buildId.substr(2) + ".debug";
+        const int fd = openRegularFile(path);
+        if (fd < 0)
+            continue;
+        const int chosen = preferStoredCopy(fd);
+        if (chosen == fd) {
+            ::close(fd);
+            return -1;
+        }
+        *debuginfoFileName = ::strdup(path.c_str());
+        return chosen;
+    }
+    return -1;
+}
+
+// The module's own debug file (not a dwz file, which has another build id) is swapped for its uncompressed copy
+// when one is kept; libdwfl still knows it by the original's name. One with compressed sections and no copy yet is
+// copied when this module closes, from the sections libdw inflated for this session.
+int SymbolModule::preferStoredCopy(int fd, bool replace)
+{
+    const std::string copyPath = storedDebugFilePath(debugFileStoreDirectory(), m_buildId, fd);
+    if (copyPath.empty() || !m_copyPath.empty() || readElfBuildIdOf(fd) != m_buildId)
+        return fd;
+    if (const int copy = openStoredDebugFile(copyPath, m_buildId); copy >= 0) {
+        if (!replace) {
+            ::close(copy);
+            return fd;
+        }
+        ::close(fd);
+        return copy;
+    }
+    if (hasCompressedSections(fd))
+        m_copyPath = copyPath;
+    return fd;
 }
 
 SymbolModule::~SymbolModule()
 {
-    if (m_dwfl != nullptr)
-        dwfl_end(m_dwfl);
+    if (m_dwfl == nullptr)
+        return;
+    if (!m_copyPath.empty()) {
+        Dwarf_Addr bias = 0;
+        if (Dwarf *dwarf = dwfl_module_getdwarf(m_module, &bias);
+            dwarf != nullptr && !storeDebugFile(m_copyPath, dwarf_getelf(dwarf)))
+            qCDebug(lcSymbols, "could not keep an uncompressed copy of the debug file of %s", m_buildId.c_str());
+    }
+    dwfl_end(m_dwfl);
 }
 
 std::unique_ptr<SymbolModule> SymbolModule::openFile(const std::string &path, const std::string &expectedBuildId,

@@ -57,6 +57,8 @@ private:
     static int findDebuginfo(Dwfl_Module *module, void **userdata, const char *moduleName, Dwarf_Addr base,
                              const char *fileName, const char *debuglinkFile, GElf_Word debuglinkCrc,
                              char **debuginfoFileName);
+    int preferStoredCopy(int fd, bool replace = true);
+    int storedCopyByBuildId(char **debuginfoFileName);
     std::optional<Dwarf_Addr> moduleAddress(uint64_t fileOffset) const;
     std::string elfSymbolName(Dwarf_Addr address, Dwarf_Addr *symbolStart = nullptr);
 
@@ -71,6 +73,8 @@ private:
     std::vector<std::string> m_debugDirectories;
     std::string m_debugFile; // given by the caller (debuginfod), or ""
     bool m_debugFileHandedOut = false;
+    bool m_ownDebugFileAsked = false;
+    std::string m_copyPath; // where an uncompressed copy of the debug file is to be kept when this closes, or ""
     // Built on first use: a module whose addresses all have DWARF names never sorts its symbol table.
     std::unique_ptr<ElfSymbolTable> m_symbols;
     std::unique_ptr<DwarfFunctionIndex> m_functions;
