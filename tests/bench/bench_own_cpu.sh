@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# The profiler's own CPU at 999 Hz on a deep-stack CPython program, all in (start, sampling, unwinding, recording,
-# symbolizing, writing, exit), as a share of one CPU over the run, side by side in one run:
+# The profiler's own CPU at 999 Hz on two CPython programs, all in (start, sampling, unwinding, recording,
+# symbolizing, writing, exit), as a share of one CPU over the run, side by side in one run. The programs: varied
+# (tests/targets/varied_work.py: json, re, zlib, hashing, a sort with a key, a recursive walk: several libraries and
+# many distinct stacks) and deep (one Python function recursing 60 deep: one stack repeated). For each:
 #   attach  emberline record --pid (perf events) for SECONDS, attached to the running program;
 #   perf    perf record --call-graph dwarf -p for SECONDS, the same program (its own CPU; perf report not included);
 #   inproc  emberline record --sampler inprocess launching the program for SECONDS (the agent's cost is the
 #           target's, not counted here).
 #   tests/bench/bench_own_cpu.sh [BUILD_DIR] [SECONDS] [ROUNDS]
-# The goal (issue 35): at most 2% of one CPU for the perf and the in-process samplers.
+# The goal: at most 2% of one CPU for the perf and the in-process samplers.
 set -euo pipefail
 build=${1:-build/ci}
 secs=${2:-20}
@@ -15,7 +17,8 @@ emberline=$build/app/emberline
 work=$(mktemp -d)
 trap 'rm -rf "$work"; [[ -n ${pid:-} ]] && kill "$pid" 2>/dev/null; true' EXIT
 python=$(python3 -c 'import sys; print(sys.executable)')
-program='
+varied=$(cd "$(dirname "${BASH_SOURCE[0]}")/../targets" && pwd)/varied_work.py
+deep='
 import sys
 def deep(n, k):
     if n == 0:
@@ -36,7 +39,14 @@ session_share() {
 }
 share() { awk -v c="$(cpu_of "$1")" -v s="$secs" 'BEGIN { printf "%.2f%%", 100 * c / s }'; }
 for ((r = 1; r <= rounds; r++)); do
-    "$python" -c "$program" &
+  for name in varied deep; do
+    # Each program runs until it is ended.
+    if [[ $name == varied ]]; then
+        cmd=("$python" "$varied" 1000000)
+    else
+        cmd=("$python" -c "$deep")
+    fi
+    "${cmd[@]}" &
     pid=$!
     sleep 1
     /usr/bin/time -f '%U %S' -o "$work/attach.$r" "$emberline" record --frequency 999 --pid "$pid" --duration "$secs" \
@@ -47,10 +57,11 @@ for ((r = 1; r <= rounds; r++)); do
     wait "$pid" 2>/dev/null || true
     pid=
     /usr/bin/time -f '%U %S' -o "$work/inproc.$r" "$emberline" record --frequency 999 --sampler inprocess \
-        --duration "$secs" --output "$work/i$r" -- "$python" -c "$program" >/dev/null 2>"$work/inproc.$r.err" ||
+        --duration "$secs" --output "$work/i$r" -- "${cmd[@]}" >/dev/null 2>"$work/inproc.$r.err" ||
         true # the program is ended when the duration is reached: its status is the session's
-    printf 'round %d: attach (perf events) %s (session alone %s), perf record %s, in-process session %s of one CPU\n' \
-        "$r" "$(share "$work/attach.$r")" "$(session_share "$work/attach.$r.err")" "$(share "$work/perf.$r")" \
+    printf 'round %d, %-6s: attach (perf events) %s (session alone %s), perf record %s, in-process session %s of one CPU\n' \
+        "$r" "$name" "$(share "$work/attach.$r")" "$(session_share "$work/attach.$r.err")" "$(share "$work/perf.$r")" \
         "$(session_share "$work/inproc.$r.err")"
     grep -h "samples (" "$work/attach.$r.err" "$work/inproc.$r.err" | sed 's/^/    /'
+  done
 done

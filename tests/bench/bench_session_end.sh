@@ -5,8 +5,9 @@
 # start and exit included) and the session's own 'profiler CPU' line, both as a share of one core over the session.
 #   bench_session_end.sh BUILD_DIR [OTHER_BUILD_DIR] [ROUNDS]
 # With two builds (e.g. main's and a branch's) the runs alternate, so that a busy machine weighs on both alike.
-# The programs: CPython (pyenv's 3.12, else python3) running tests/targets/python_split.py for 10 s at 999 Hz and
-# at 99 Hz, and two C programs of several libraries (dd and gzip) at 999 Hz.
+# The programs: CPython (pyenv's 3.12, else python3) running tests/targets/python_split.py and
+# tests/targets/varied_work.py for 10 s each at 999 Hz and at 99 Hz, and two C programs of several libraries (dd and
+# gzip) at 999 Hz.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BUILDS=("$(realpath "${1:?usage: bench_session_end.sh BUILD_DIR [OTHER_BUILD_DIR] [ROUNDS]}")")
@@ -17,6 +18,7 @@ trap 'rm -rf "$WORK"' EXIT
 PYTHON=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12.*/bin/python3.12 2>/dev/null | tail -1 || true)
 [ -n "$PYTHON" ] && [ -x "$PYTHON" ] || PYTHON=$(python3 -c 'import sys; print(sys.executable)')
 SCRIPT=$PWD/tests/targets/python_split.py
+VARIED=$PWD/tests/targets/varied_work.py
 head -c 200000000 /dev/urandom >"$WORK/input"
 
 # to_seconds VALUE UNIT: Emberline's formatted duration ("6.28 s", "741 ms", "950 µs") in seconds.
@@ -53,6 +55,12 @@ for ((r = 1; r <= ROUNDS; r++)); do
     done
     for build in "${BUILDS[@]}"; do
         run "python 10 s 99 Hz" 99 "$build" "$PYTHON" "$SCRIPT" cpu 10
+    done
+    for build in "${BUILDS[@]}"; do
+        run "varied 10 s 999 Hz" 999 "$build" "$PYTHON" "$VARIED" 10
+    done
+    for build in "${BUILDS[@]}"; do
+        run "varied 10 s 99 Hz" 99 "$build" "$PYTHON" "$VARIED" 10
     done
     for build in "${BUILDS[@]}"; do
         run "dd 2000 MiB 999 Hz" 999 "$build" dd if=/dev/urandom of=/dev/null bs=1M count=2000 status=none
