@@ -57,7 +57,7 @@ inline QJsonObject manifestEntry(const QString &file)
 {
     const QByteArray all = readAll(pprofDir() + QStringLiteral("/MANIFEST.ndjson"));
     for (const QByteArray &line : all.split('\n')) {
-        const QJsonObject o = QJsonDocument::fromJson(line).object();
+        QJsonObject o = QJsonDocument::fromJson(line).object();
         if (o.value(QStringLiteral("file")).toString() == file)
             return o;
     }
