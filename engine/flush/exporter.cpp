@@ -214,7 +214,9 @@ Profile Exporter::buildProfile(const FlushInput &in, SessionIds *ids, bool leaks
     for (size_t i = 0; i < in.locations.size(); ++i) {
         const bool interpreter =
             in.locations[i].moduleId >= kFirstModuleId && (in.locations[i].address & kInterpreterFrameBit) != 0;
-        const LocationKey key{in.locations[i].moduleId, in.locations[i].address & ~kInterpreterFrameBit};
+        // Only a module's own addresses carry the mark: the kernel's all have bit 62 set.
+        const LocationKey key{in.locations[i].moduleId,
+                              interpreter ? in.locations[i].address & ~kInterpreterFrameBit : in.locations[i].address};
         bool final = true;
         Location loc;
         loc.id = p.locations().size() + 1;

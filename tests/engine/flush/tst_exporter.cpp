@@ -1,6 +1,7 @@
 // The exporter: a FlushInput becomes a Flush whose profile carries Emberline's sample types and labels, whose
 // file reads back as the same profile, and whose samples all reach the session's merged profile.
 #include "engine/flush/exporter.h"
+#include "engine/model/python_frame.h"
 #include "engine/model/thread_state.h"
 #include "engine/pprof/pprof_reader.h"
 
@@ -48,6 +49,7 @@ private Q_SLOTS:
     void recordingsOpenOnCpuTime();
     void emptyAndShortFlushes();
     void jitFramesNamedFromPerfMaps();
+    void kernelFramesNamedBesideInterpreterFrames();
 };
 
 // If this fails, Datadog and `go tool pprof` would not find the sample types, threads or timestamps they read,
@@ -199,6 +201,50 @@ void TestExporter::jitFramesNamedFromPerfMaps()
     QVERIFY(second.ok() && second.value());
     QCOMPARE(names(*second.value()->profile),
              (std::vector<std::string>{"JS:*hotLoop /tmp/loop.js:1:1", "JS:~driver /tmp/loop.js:2:1"}));
+}
+
+// Kernel frames are named from the kallsyms table at their own addresses, and a frame of the interpreter a
+// recording kept (kInterpreterFrameBit) is named and marked at its address without the bit. If this fails, every
+// kernel address (bit 62 set, as in all of the kernel's half) lost that bit with the mark and was named
+// "[kernel.kallsyms]+0xc000…", or the kept frame's mark was lost.
+void TestExporter::kernelFramesNamedBesideInterpreterFrames()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string kallsyms = dir.filePath(QStringLiteral("kallsyms")).toStdString();
+    FILE *f = std::fopen(kallsyms.c_str(), "w");
+    QVERIFY(f);
+    std::fputs("ffffffff81000000 T _stext\nffffffff81000100 T do_syscall_64\nffffffff81000200 t ksys_write\n"
+               "ffffffff81000300 D some_data\nffffffff82000000 T _etext\n",
+               f);
+    std::fclose(f);
+    ExporterOptions options;
+    options.kallsymsPath = kallsyms;
+    Exporter exporter(options);
+    Recorder r;
+    r.registerModule({kKernelSymbolsModule, std::string(kKernelMappingName), "", 0xffff800000000000ULL, UINT64_MAX, 0});
+    r.registerModule({7, "/nonexistent/libpython.so", "", 0x7000, 0x8000, 0x1000});
+    r.setThreadName(100, 100, "main");
+    const uint32_t stack[] = {r.internLocation(kKernelSymbolsModule, 0xffffffff81000210ULL),
+                              r.internLocation(kKernelSymbolsModule, 0xffffffff81000108ULL),
+                              r.internLocation(7, 0x7010 | kInterpreterFrameBit), r.internLocation(7, 0x7020)};
+    r.recordTimed(1'000'000'000, 100, 100, 1000, 1000, static_cast<uint8_t>(ThreadState::Running), true, stack);
+    auto flush = exporter.exportFlush(r.takeFlush(1'000'000'000, 2'000'000'000, false));
+    QVERIFY(flush.ok() && flush.value());
+    const Profile &p = *flush.value()->profile;
+    std::vector<std::string> names;
+    std::vector<bool> interpreter;
+    std::vector<uint64_t> addresses;
+    for (uint32_t loc : p.sample(0).locations) {
+        const Function &fn = p.functions()[p.locations()[loc].lines[0].functionIndex];
+        names.push_back(p.str(fn.name));
+        interpreter.push_back(isInterpreterFunction(p, fn));
+        addresses.push_back(p.locations()[loc].address);
+    }
+    QCOMPARE(names,
+             (std::vector<std::string>{"ksys_write", "do_syscall_64", "libpython.so+0x1010", "libpython.so+0x1020"}));
+    QCOMPARE(addresses, (std::vector<uint64_t>{0xffffffff81000210ULL, 0xffffffff81000108ULL, 0x7010, 0x7020}));
+    QCOMPARE(interpreter, (std::vector<bool>{false, false, true, false}));
 }
 
 QTEST_GUILESS_MAIN(TestExporter)
