@@ -15,6 +15,7 @@
 
 #include <dlfcn.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <atomic>
 
@@ -119,11 +120,113 @@ bool heapSizesKnown()
     return g_resolvedUsable != noUsable;
 }
 
+namespace {
+void stopAttachedMarks();
+} // namespace
+
 void startHeapCounting(bool counting)
 {
     // Not counting (the agent may run for CPU alone): counts go nowhere, and another allocator is not asked.
     g_usable = counting ? g_resolvedUsable : noUsable;
+    if (!counting)
+        stopAttachedMarks();
     g_heapState.store(counting ? 1 : 2, std::memory_order_release);
+}
+
+namespace {
+
+// The marks (startAttachedMarks): one byte per 32-byte granule, in tables of 4 GiB of address each.
+constexpr unsigned kGranuleShift = 5;
+constexpr unsigned kTableShift = 32;
+constexpr unsigned kAddressBits = 47; // the user half of x86-64's address space
+constexpr size_t kMarkTables = size_t(1) << (kAddressBits - kTableShift);
+constexpr size_t kMarkTableBytes = size_t(1) << (kTableShift - kGranuleShift);
+std::atomic<uint8_t *> g_markTables[kMarkTables];
+std::atomic<uint8_t> g_mark{0}; // this session's mark; 0: not marking
+uint8_t g_lastMark = 0;
+
+// The mark byte of the block at `address`; null when its table is not there (and `make` is false, or there is no
+// room for it).
+uint8_t *markOf(const void *address, bool make)
+{
+    const uint64_t a = uint64_t(address);
+    const uint64_t table = a >> kTableShift;
+    if (table >= kMarkTables)
+        return nullptr;
+    uint8_t *marks = g_markTables[table].load(std::memory_order_acquire);
+    if (!marks && make) {
+        void *memory =
+            mmap(nullptr, kMarkTableBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (memory == MAP_FAILED)
+            return nullptr;
+        marks = static_cast<uint8_t *>(memory);
+        uint8_t *expected = nullptr;
+        if (!g_markTables[table].compare_exchange_strong(expected, marks, std::memory_order_acq_rel)) {
+            munmap(memory, kMarkTableBytes); // another thread's came first
+            marks = expected;
+        }
+    }
+    return marks ? marks + ((a & ((uint64_t(1) << kTableShift) - 1)) >> kGranuleShift) : nullptr;
+}
+
+// Whether the call counts: an allocation marks its block (false when its mark has no room: the counts are not whole
+// from then on), a free counts when it finds this session's mark, which it clears. One thread at a time touches a
+// block's mark: its free comes before the allocator may hand its address out again. A failed realloc's block, which
+// its free had cleared, is marked again as a new one.
+bool markedCall(void *address, bool freed, uint8_t mark)
+{
+    uint8_t *byte = markOf(address, !freed);
+    if (freed) {
+        if (!byte || __atomic_load_n(byte, __ATOMIC_RELAXED) != mark)
+            return false; // allocated before the attach
+        __atomic_store_n(byte, uint8_t(0), __ATOMIC_RELAXED);
+        return true;
+    }
+    if (!byte) {
+        if (g_ring)
+            g_ring->heapCounted.store(0, std::memory_order_release);
+        return false;
+    }
+    __atomic_store_n(byte, mark, __ATOMIC_RELAXED);
+    return true;
+}
+
+void forEachMarkTable(void (*each)(uint8_t *))
+{
+    for (std::atomic<uint8_t *> &table : g_markTables)
+        if (uint8_t *marks = table.load(std::memory_order_acquire))
+            each(marks);
+}
+
+void giveMarksBack(uint8_t *marks)
+{
+    madvise(marks, kMarkTableBytes, MADV_DONTNEED); // zeros when touched again
+}
+
+void stopAttachedMarks()
+{
+    if (g_mark.exchange(0, std::memory_order_acq_rel) != 0)
+        forEachMarkTable(giveMarksBack);
+}
+
+} // namespace
+
+bool startAttachedMarks()
+{
+    if (!g_chunkSizes)
+        return false;
+    // A mark no table holds: after 255 sessions the tables are cleared.
+    if (++g_lastMark == 0) {
+        forEachMarkTable(giveMarksBack);
+        g_lastMark = 1;
+    }
+    g_mark.store(g_lastMark, std::memory_order_release);
+    return true;
+}
+
+bool attachedMarksOn()
+{
+    return g_mark.load(std::memory_order_acquire) != 0;
 }
 
 void countHeapSlow(void *address, bool freed, uint64_t bytes)
@@ -136,6 +239,9 @@ void countHeapSlow(void *address, bool freed, uint64_t bytes)
     const int state = g_heapState.load(std::memory_order_acquire);
     if (state == 0)
         return; // before the agent starts (it starts at the first allocation, before this one is counted)
+    // An attached program's calls: the blocks allocated since the attach only.
+    if (const uint8_t mark = g_mark.load(std::memory_order_relaxed); mark != 0 && !markedCall(address, freed, mark))
+        return;
     if (t.slotGiven) {
         // The thread has ended and given its slot back: its last calls count in the header.
         if (state == 1 && g_ring)
@@ -158,8 +264,8 @@ void countHeapSlow(void *address, bool freed, uint64_t bytes)
         }
     }
     // Where the C library's chunk sizes are read, the fast path counts from now on; another allocator's sizes are
-    // asked for here, every time.
-    if (g_chunkSizes)
+    // asked for here, every time, and so are the marks of an attached program's blocks.
+    if (g_chunkSizes && g_mark.load(std::memory_order_relaxed) == 0)
         t.slot = t.ownSlot;
     addToSum(freed ? t.ownSlot->freed : t.ownSlot->allocated, bytes ? bytes : heapBytesOf(address));
 }

@@ -82,4 +82,16 @@ void heapForkChild();
 // Every thread that holds a heap slot is sent to the slow path at its next allocation, without one (agentRetire).
 void heapResetThreads();
 
+// The blocks allocated since the agent was loaded into a running program (agent_attach.cpp), told apart from those
+// allocated before it, so that the heap counts stay whole there: an attached program frees blocks that no count saw.
+// Each allocation marks the block with the session's mark (a byte per 32 bytes of address: the C library's smallest
+// chunk, so that two blocks never share one), and only a free that finds that mark, clearing it, counts. The marks
+// live in tables of 4 GiB of address each (128 MiB of marks, reserved as needed and touched where the heap is: a
+// thirty-second of the heap's span), kept for the program's life and given back page by page when counting stops; a
+// new session's new mark leaves an earlier session's marks behind without a pass over them. Only where the heap
+// counts read the C library's chunk sizes (other allocators' blocks can lie 8 bytes apart).
+// Starts marking with a new mark: whether it can (the C library's chunk sizes, room for the first table).
+bool startAttachedMarks();
+bool attachedMarksOn();
+
 } // namespace emberline::agent

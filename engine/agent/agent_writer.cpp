@@ -558,15 +558,14 @@ bool createRing(uint32_t parentPid)
     ring->windowBytes.store(uint32_t(g_ringBytes < kFirstWindow ? g_ringBytes : kFirstWindow),
                             std::memory_order_relaxed);
     ring->lapEnd.store(~uint64_t(0), std::memory_order_relaxed);
-    // A forked child frees blocks its parent allocated, which its counts never saw: they are not whole there.
-    // A program the agent was loaded into while it ran frees blocks allocated before: not whole there either.
+    // A forked child frees blocks its parent allocated, which its counts never saw: they are not whole there. A
+    // program the agent was loaded into frees blocks allocated before: whole there by the marks of the blocks since.
     ring->attachedNs = g_attachedNs;
     ring->pythonAllocators.store(g_pythonAllocators, std::memory_order_relaxed);
-    ring->heapCounted.store(parentPid == 0 && g_attachedNs == 0 && g_interval > 0 && heapSizesKnown() &&
-                                    g_pythonAllocators != uint32_t(PythonAllocators::Installed)
-                                ? 1
-                                : 0,
-                            std::memory_order_release);
+    const bool countsWhole = parentPid == 0 && (g_attachedNs == 0 || (g_interval > 1 && startAttachedMarks()));
+    const bool counted = countsWhole && g_interval > 0 && heapSizesKnown() &&
+                         g_pythonAllocators != uint32_t(PythonAllocators::Installed);
+    ring->heapCounted.store(counted ? 1 : 0, std::memory_order_release);
     if (rename(temp, path) != 0) {
         munmap(mem, total);
         unlink(temp);

@@ -4,7 +4,9 @@
 // in any writer's held record never waits for room that only its own thread could make, and a forked child starts a
 // ring of its own. Fast: no program is launched.
 #include "engine/agent/agent_core.h"
+#include "engine/agent/agent_heap.h"
 #include "engine/agent/agent_writer.h"
+#include "engine/memory/ring_header_reads.h"
 #include "engine/memory/ring_reader.h"
 
 #include <QTemporaryDir>
@@ -320,6 +322,67 @@ private Q_SLOTS:
         QCOMPARE(g_waitAfter - g_waitBefore, uint64_t(0));
         QCOMPARE(agent::g_ring->allocsDropped.load(), droppedBefore); // the nested record was written
         ::free(block);
+    }
+
+    // An agent loaded into a running program counts the heap of the blocks allocated since: a free of an older block
+    // counts nothing, and a block of an earlier session, freed in the next, counts nothing there either. If this
+    // fails, an attached program's live heap takes the older blocks' frees off the newer ones' (it reads low, or
+    // below zero), and the session cannot calibrate its samples to it.
+    void attachedHeapCountsOnlyBlocksSinceTheAttach()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        std::vector<void *> older;
+        for (int i = 0; i < 100; ++i)
+            older.push_back(::malloc(1000));
+        struct Attached {
+            Attached() { agent::g_attachedNs = 1; }
+            ~Attached() { agent::g_attachedNs = 0; }
+        } attached;
+        const auto release = [](void *p) {
+            if (agent::freeing(p))
+                ::free(p);
+        };
+        QVERIFY(agent::agentStart(options(dir, 512 * 1024, uint64_t(1) << 20)));
+        if (!agent::g_chunkSizes) { // another allocator's blocks may lie closer than the marks' granule
+            QVERIFY(!agent::attachedMarksOn());
+            QVERIFY(!heapLiveOf(*agent::g_ring));
+            for (void *p : older)
+                release(p);
+            return;
+        }
+        QVERIFY(agent::attachedMarksOn());
+        std::vector<void *> newer;
+        int64_t live = 0;
+        for (int i = 0; i < 50; ++i) {
+            newer.push_back(agent::allocated(::malloc(700 + 16 * i), 700 + 16 * i));
+            live += int64_t(chunkBytes(newer.back()));
+        }
+        for (int i = 0; i < 50; ++i)
+            release(older[size_t(i)]);
+        for (int i = 0; i < 10; ++i) {
+            live -= int64_t(chunkBytes(newer[size_t(i)]));
+            release(newer[size_t(i)]);
+        }
+        QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), live);
+        // A failed realloc's block (freeing() then unfreed()) stays counted once.
+        QVERIFY(agent::freeing(newer[10]));
+        agent::unfreed(newer[10]);
+        QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), live);
+        agent::agentStop();
+        QVERIFY(!agent::attachedMarksOn());
+
+        // The next session: this session's blocks are older there.
+        QVERIFY(agent::agentStart(options(dir, 512 * 1024, uint64_t(1) << 20)));
+        QVERIFY(agent::attachedMarksOn());
+        for (size_t i = 10; i < newer.size(); ++i)
+            release(newer[i]);
+        void *fresh = agent::allocated(::malloc(5000), 5000);
+        QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), int64_t(chunkBytes(fresh)));
+        release(fresh);
+        QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), int64_t(0));
+        for (size_t i = 50; i < older.size(); ++i)
+            release(older[i]);
     }
 
     // A forked child's first allocation finds a ring of its own (its parent's stays the parent's), made by the
