@@ -59,11 +59,12 @@ void printMemorySummary(const engine::MemorySummary &m)
                  bytes(static_cast<double>(m.bytesDropped)).c_str(), static_cast<unsigned long long>(m.unknownFrees));
     if (m.attached)
         std::fprintf(stderr,
-                     "emberline: memory: attached to the running program (its thread stopped %s to load the agent; "
-                     "%d module(s) call its hooks): allocated and in use count what was allocated since the attach; "
-                     "the frees of unknown addresses are mostly of blocks allocated before it, and the resident "
-                     "memory holds those blocks too\n",
+                     "emberline: memory: attached to the running program (its thread stopped %s to load the agent, "
+                     "in an injection of %s; %d module(s) call its hooks): allocated and in use count what was "
+                     "allocated since the attach; the frees of unknown addresses are mostly of blocks allocated "
+                     "before it, and the resident memory holds those blocks too\n",
                      engine::formatValue(static_cast<int64_t>(m.attachStoppedNs), "nanoseconds").c_str(),
+                     engine::formatValue(static_cast<int64_t>(m.attachInjectNs), "nanoseconds").c_str(),
                      m.modulesRedirected);
     if (m.waitNs > 0)
         std::fprintf(stderr, "emberline: memory: the program waited %s for room in the ring (exact mode)\n",

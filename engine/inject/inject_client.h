@@ -25,6 +25,8 @@ namespace emberline::engine {
 Result<InjectReport> injectWithHelper(const InjectRequest &request, const std::string &helperPath = {});
 
 inline constexpr int kHelperTimeoutMs = 10'000;
+// The helper's nice value, where the profiler may set it (inject_client.cpp says why).
+inline constexpr int kHelperNice = -20;
 inline constexpr const char *kInjectHelperName = "emberline-inject";
 
 std::string defaultInjectHelperPath();

@@ -160,9 +160,11 @@ Result<uint64_t> callDlopen(RemoteThread &thread, const Plan &p, int64_t deadlin
 
 Result<InjectReport> injectAndCall(const InjectRequest &request)
 {
+    const int64_t startedAt = clockNs(CLOCK_MONOTONIC);
     Plan p;
     if (auto st = plan(request, p); !st)
         return st.error();
+    const int64_t plannedAt = clockNs(CLOCK_MONOTONIC);
     const int pid = request.pid;
     InjectReport report;
     report.loadedBefore = p.loaded != nullptr;
@@ -183,6 +185,8 @@ Result<InjectReport> injectAndCall(const InjectRequest &request)
     if (auto st = thread.save(); !st)
         return st.error();
     const int64_t stoppedAt = thread.stoppedAtNs();
+    report.planNs = uint64_t(plannedAt - startedAt);
+    report.safePointNs = uint64_t(stoppedAt - plannedAt);
     auto pause = [&](InjectStep step) {
         if (request.pauseAt)
             request.pauseAt(step);
@@ -192,6 +196,8 @@ Result<InjectReport> injectAndCall(const InjectRequest &request)
     if (request.loadIfMissing)
         if (auto handle = callDlopen(thread, p, deadline); !handle)
             return handle.error();
+    const int64_t loadedAt = clockNs(CLOCK_MONOTONIC);
+    report.dlopenNs = uint64_t(loadedAt - stoppedAt);
 
     // Where the library lies now that it is loaded.
     auto maps = readTargetMaps(pid);
@@ -210,6 +216,7 @@ Result<InjectReport> injectAndCall(const InjectRequest &request)
     if (!result)
         return result.error();
     report.result = static_cast<int32_t>(result.value()); // an int: the low half of rax
+    report.callNs = uint64_t(clockNs(CLOCK_MONOTONIC) - loadedAt);
     pause(InjectStep::After);
     if (auto st = thread.detach(); !st)
         return st.error();

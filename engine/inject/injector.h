@@ -31,6 +31,12 @@ struct InjectReport {
     uint64_t stoppedNs = 0;   // how long the thread was held stopped (from its stop at a safe point to the detach)
     int tries = 0;            // stops it took to find the thread at a safe point
     bool loadedBefore = false;
+    // Where the injection's time went: the checks and lookups before any stop, the stops until the thread stood at
+    // a safe point, dlopen's call and F's.
+    uint64_t planNs = 0;
+    uint64_t safePointNs = 0;
+    uint64_t dlopenNs = 0;
+    uint64_t callNs = 0;
 };
 
 // Does the whole injection in this process. The sequence: the checks (inject_checks.h); the library's path in the

@@ -340,10 +340,12 @@ Result<AgentLink::Attached> AgentLink::attach(int pid)
     request.library = m_agentPath;
     request.function = "emberline_agent_attach";
     request.argument = text;
+    const int64_t injectStart = clockNs(CLOCK_MONOTONIC);
     auto injected = injectWithHelper(request, injectHelper());
     if (!injected)
         return injected.error();
     const InjectReport &report = injected.value();
+    const uint64_t injectNs = uint64_t(clockNs(CLOCK_MONOTONIC) - injectStart);
     const std::string program = "process " + std::to_string(pid);
     switch (report.result) {
     case -EEXIST:
@@ -368,6 +370,7 @@ Result<AgentLink::Attached> AgentLink::attach(int pid)
     Attached out;
     out.modules = int(report.result);
     out.stoppedNs = report.stoppedNs;
+    out.injectNs = injectNs;
     out.loadedBefore = report.loadedBefore;
     out.attachedRealNs = clockNs(CLOCK_REALTIME);
     out.ownAllocators = ownAllocatorModules(pid);

@@ -49,6 +49,7 @@ public:
     struct Attached {
         int modules = 0;        // modules whose allocation functions now reach the agent
         uint64_t stoppedNs = 0; // how long the injected thread was stopped
+        uint64_t injectNs = 0;  // the injector's whole run (its start, its checks, the stop, the calls, its end)
         bool loadedBefore = false;
         int64_t attachedRealNs = 0; // CLOCK_REALTIME of the attach
         // Modules that define malloc themselves (an allocator linked in): their calls to it inside the module do not

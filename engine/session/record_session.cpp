@@ -585,15 +585,15 @@ Result<SessionSummary> RecordSession::finish(Running &r)
         memory->attachedRealNs = r.attached->attachedRealNs;
         memory->modulesRedirected = r.attached->modules;
         memory->attachStoppedNs = r.attached->stoppedNs;
+        memory->attachInjectNs = r.attached->injectNs;
         summary.memory = std::move(memory);
     }
     if (r.agent) {
         // An attached program's tables as they were, its agent idle (a failure is the summary's, not the session's).
         if (auto st = r.agent->detach(); !st)
             summary.saveErrors.push_back(st.error().message);
-    }
-    if (r.agent)
         summary.agentStacks = agentStacksSummary(r.agent->rings(), r.pipeline.unwindCounters(), m_config.agentWalks);
+    }
     return summary;
 }
 

@@ -52,6 +52,7 @@ struct MemorySummary {
     int64_t attachedRealNs = 0;
     int modulesRedirected = 0;
     uint64_t attachStoppedNs = 0;
+    uint64_t attachInjectNs = 0; // the injector's whole run, from its start to its answer
 };
 
 // How the agent took its samples' stacks over a session (memory, the in-process sampler): walked in the program with

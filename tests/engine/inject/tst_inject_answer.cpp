@@ -54,6 +54,10 @@ private Q_SLOTS:
         r.stoppedNs = 1234567;
         r.tries = 3;
         r.loadedBefore = true;
+        r.planNs = 11;
+        r.safePointNs = 22;
+        r.dlopenNs = 33;
+        r.callNs = 44;
         const std::string line = formatInjectAnswer(r);
         QVERIFY(line.starts_with("ok result=-17 base=0x7f00deadb000 "));
         auto back = parseInjectAnswer(line);
@@ -64,6 +68,8 @@ private Q_SLOTS:
         QCOMPARE(back->stoppedNs, r.stoppedNs);
         QCOMPARE(back->tries, r.tries);
         QCOMPARE(back->loadedBefore, true);
+        QCOMPARE((std::vector<uint64_t>{back->planNs, back->safePointNs, back->dlopenNs, back->callNs}),
+                 (std::vector<uint64_t>{11, 22, 33, 44}));
     }
 
     void errorAnswerRoundTrip()

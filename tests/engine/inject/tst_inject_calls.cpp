@@ -36,6 +36,8 @@ private Q_SLOTS:
         QVERIFY(first->libraryBase != 0);
         QVERIFY(first->tries >= 1 && first->tries <= 200);
         QVERIFY(first->stoppedNs > 0);
+        // The pause is the dlopen and the call, and a little more (the state saved and put back).
+        QVERIFY(first->dlopenNs > 0 && first->callNs > 0 && first->dlopenNs + first->callNs <= first->stoppedNs);
 
         auto second = injectAndCall(probeRequest(target.pid(), file + ";again"));
         VERIFY_OK(second);
