@@ -249,25 +249,31 @@ void countHeapSlow(void *address, bool freed, uint64_t bytes)
                 .fetch_add(bytes ? bytes : heapBytesOf(address), std::memory_order_relaxed);
         return;
     }
-    if (t.ownSlot == nullptr) {
+    // Read once: a detach on another thread (heapResetThreads) may clear the thread's slot meanwhile, and the
+    // count then goes to the slot it had, in the retired ring.
+    HeapSlot *own = t.ownSlot;
+    if (own == nullptr) {
         const AgentScope scope; // watchThreadEnd may allocate, as the agent's own work
         if (state == 2 || !g_ring) {
-            t.ownSlot = &t_nowhere;
+            own = &t_nowhere;
         } else if (HeapSlot *slot = claimSlot(currentThreadId())) {
             watchThreadEnd(); // gives the slot back when the thread ends
-            t.ownSlot = slot;
+            own = slot;
             g_slotThreads[slot - heapSlots(g_ring)].store(&t, std::memory_order_release);
         } else {
             // More threads than slots at once: the counts are no longer whole, and the session says nothing from them.
             g_ring->heapCounted.store(0, std::memory_order_release);
-            t.ownSlot = &t_nowhere;
+            own = &t_nowhere;
         }
+        t.ownSlot = own;
     }
-    // Where the C library's chunk sizes are read, the fast path counts from now on; another allocator's sizes are
-    // asked for here, every time, and so are the marks of an attached program's blocks.
-    if (g_chunkSizes && g_mark.load(std::memory_order_relaxed) == 0)
-        t.slot = t.ownSlot;
-    addToSum(freed ? t.ownSlot->freed : t.ownSlot->allocated, bytes ? bytes : heapBytesOf(address));
+    // Where the C library's chunk sizes are read, the fast path counts from now on in a launched program; another
+    // allocator's sizes are asked for here, every time, and so is every count of an attached program (its blocks'
+    // marks; and a detach may retire its ring while a thread is here: a slot kept for the fast path would outlive
+    // it).
+    if (g_chunkSizes && g_attachedNs == 0)
+        t.slot = own;
+    addToSum(freed ? own->freed : own->allocated, bytes ? bytes : heapBytesOf(address));
 }
 
 void giveHeapSlotBack()
