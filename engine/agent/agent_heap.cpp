@@ -133,63 +133,13 @@ void startHeapCounting(bool counting)
     g_heapState.store(counting ? 1 : 2, std::memory_order_release);
 }
 
+std::atomic<uint8_t *> g_markTables[kMarkTables];
+uint8_t g_markNow = 0;
+
 namespace {
 
-// The marks (startAttachedMarks): one byte per 32-byte granule, in tables of 4 GiB of address each.
-constexpr unsigned kGranuleShift = 5;
-constexpr unsigned kTableShift = 32;
-constexpr unsigned kAddressBits = 47; // the user half of x86-64's address space
-constexpr size_t kMarkTables = size_t(1) << (kAddressBits - kTableShift);
-constexpr size_t kMarkTableBytes = size_t(1) << (kTableShift - kGranuleShift);
-std::atomic<uint8_t *> g_markTables[kMarkTables];
-std::atomic<uint8_t> g_mark{0}; // this session's mark; 0: not marking
+constexpr size_t kMarkTableBytes = size_t(1) << (kMarkTableShift - kMarkGranuleShift);
 uint8_t g_lastMark = 0;
-
-// The mark byte of the block at `address`; null when its table is not there (and `make` is false, or there is no
-// room for it).
-uint8_t *markOf(const void *address, bool make)
-{
-    const uint64_t a = uint64_t(address);
-    const uint64_t table = a >> kTableShift;
-    if (table >= kMarkTables)
-        return nullptr;
-    uint8_t *marks = g_markTables[table].load(std::memory_order_acquire);
-    if (!marks && make) {
-        void *memory =
-            mmap(nullptr, kMarkTableBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (memory == MAP_FAILED)
-            return nullptr;
-        marks = static_cast<uint8_t *>(memory);
-        uint8_t *expected = nullptr;
-        if (!g_markTables[table].compare_exchange_strong(expected, marks, std::memory_order_acq_rel)) {
-            munmap(memory, kMarkTableBytes); // another thread's came first
-            marks = expected;
-        }
-    }
-    return marks ? marks + ((a & ((uint64_t(1) << kTableShift) - 1)) >> kGranuleShift) : nullptr;
-}
-
-// Whether the call counts: an allocation marks its block (false when its mark has no room: the counts are not whole
-// from then on), a free counts when it finds this session's mark, which it clears. One thread at a time touches a
-// block's mark: its free comes before the allocator may hand its address out again. A failed realloc's block, which
-// its free had cleared, is marked again as a new one.
-bool markedCall(void *address, bool freed, uint8_t mark)
-{
-    uint8_t *byte = markOf(address, !freed);
-    if (freed) {
-        if (!byte || __atomic_load_n(byte, __ATOMIC_RELAXED) != mark)
-            return false; // allocated before the attach
-        __atomic_store_n(byte, uint8_t(0), __ATOMIC_RELAXED);
-        return true;
-    }
-    if (!byte) {
-        if (g_ring)
-            g_ring->heapCounted.store(0, std::memory_order_release);
-        return false;
-    }
-    __atomic_store_n(byte, mark, __ATOMIC_RELAXED);
-    return true;
-}
 
 void forEachMarkTable(void (*each)(uint8_t *))
 {
@@ -205,11 +155,30 @@ void giveMarksBack(uint8_t *marks)
 
 void stopAttachedMarks()
 {
-    if (g_mark.exchange(0, std::memory_order_acq_rel) != 0)
-        forEachMarkTable(giveMarksBack);
+    if (__atomic_load_n(&g_markNow, __ATOMIC_RELAXED) == 0)
+        return;
+    __atomic_store_n(&g_markNow, uint8_t(0), __ATOMIC_RELEASE);
+    forEachMarkTable(giveMarksBack);
 }
 
 } // namespace
+
+uint8_t *makeMarkTable(uint64_t table)
+{
+    void *memory =
+        mmap(nullptr, kMarkTableBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (memory == MAP_FAILED) {
+        if (g_ring)
+            g_ring->heapCounted.store(0, std::memory_order_release);
+        return nullptr;
+    }
+    uint8_t *expected = nullptr;
+    if (g_markTables[table].compare_exchange_strong(expected, static_cast<uint8_t *>(memory),
+                                                    std::memory_order_acq_rel))
+        return static_cast<uint8_t *>(memory);
+    munmap(memory, kMarkTableBytes); // another thread's came first
+    return expected;
+}
 
 bool startAttachedMarks()
 {
@@ -220,13 +189,13 @@ bool startAttachedMarks()
         forEachMarkTable(giveMarksBack);
         g_lastMark = 1;
     }
-    g_mark.store(g_lastMark, std::memory_order_release);
+    __atomic_store_n(&g_markNow, g_lastMark, __ATOMIC_RELEASE);
     return true;
 }
 
 bool attachedMarksOn()
 {
-    return g_mark.load(std::memory_order_acquire) != 0;
+    return __atomic_load_n(&g_markNow, __ATOMIC_ACQUIRE) != 0;
 }
 
 void countHeapSlow(void *address, bool freed, uint64_t bytes)
@@ -240,7 +209,8 @@ void countHeapSlow(void *address, bool freed, uint64_t bytes)
     if (state == 0)
         return; // before the agent starts (it starts at the first allocation, before this one is counted)
     // An attached program's calls: the blocks allocated since the attach only.
-    if (const uint8_t mark = g_mark.load(std::memory_order_relaxed); mark != 0 && !markedCall(address, freed, mark))
+    if (const uint8_t mark = __atomic_load_n(&g_markNow, __ATOMIC_RELAXED);
+        mark != 0 && !markedCall(address, freed, mark))
         return;
     if (t.slotGiven) {
         // The thread has ended and given its slot back: its last calls count in the header.
@@ -267,12 +237,16 @@ void countHeapSlow(void *address, bool freed, uint64_t bytes)
         }
         t.ownSlot = own;
     }
-    // Where the C library's chunk sizes are read, the fast path counts from now on in a launched program; another
-    // allocator's sizes are asked for here, every time, and so is every count of an attached program (its blocks'
-    // marks; and a detach may retire its ring while a thread is here: a slot kept for the fast path would outlive
-    // it).
-    if (g_chunkSizes && g_attachedNs == 0)
+    // Where the C library's chunk sizes are read, the fast path counts from now on (with the marks, in an attached
+    // program); another allocator's sizes are asked for here, every time. A detach on another thread stops the
+    // counting, then sends every counting thread back here (heapResetThreads): a slot kept after that would outlive
+    // its ring. Either the detach sees the slot kept here and clears it, or this sees the counting stopped.
+    if (g_chunkSizes) {
         t.slot = own;
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (g_heapState.load(std::memory_order_relaxed) != 1)
+            t.slot = nullptr;
+    }
     addToSum(freed ? own->freed : own->allocated, bytes ? bytes : heapBytesOf(address));
 }
 
@@ -295,6 +269,7 @@ void giveHeapSlotBack()
 
 void heapResetThreads()
 {
+    std::atomic_thread_fence(std::memory_order_seq_cst); // after the counting stopped (countHeapSlow's other half)
     for (std::atomic<ThreadState *> &entry : g_slotThreads) {
         ThreadState *t = entry.exchange(nullptr, std::memory_order_acq_rel);
         if (!t)

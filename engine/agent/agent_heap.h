@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <atomic>
+
 namespace emberline::agent {
 
 // The allocator's malloc_usable_size (the one that serves malloc), or a function that says 0 when it has none.
@@ -44,11 +46,50 @@ inline void addToSum(uint64_t &sum, uint64_t n)
     asm volatile("addq %1, %0" : "+m"(sum) : "r"(n));
 }
 
+// The marks of an attached program's blocks (startAttachedMarks below): a byte per 32-byte granule, in tables of
+// 4 GiB of address each, mapped as the heap reaches them; this session's mark, 0 when not marking.
+inline constexpr unsigned kMarkGranuleShift = 5;
+inline constexpr unsigned kMarkTableShift = 32;
+inline constexpr size_t kMarkTables = size_t(1) << (47 - kMarkTableShift); // the user half of the address space
+extern std::atomic<uint8_t *> g_markTables[kMarkTables];
+extern uint8_t g_markNow;
+// The table for addresses `table` << kMarkTableShift on, mapped; null (the counts no longer whole) without room.
+uint8_t *makeMarkTable(uint64_t table);
+
+// Whether the call counts: an allocation marks its block (false when its mark has no room), a free counts when it
+// finds this session's mark, which it clears. One thread at a time touches a block's mark: its free comes before
+// the allocator may hand its address out again. A failed realloc's block, which its free had cleared, is marked
+// again as a new one.
+inline bool markedCall(void *address, bool freed, uint8_t mark)
+{
+    const uint64_t a = uint64_t(address);
+    const uint64_t table = a >> kMarkTableShift;
+    if (__builtin_expect(table >= kMarkTables, 0))
+        return false;
+    uint8_t *marks = g_markTables[table].load(std::memory_order_acquire);
+    if (__builtin_expect(marks == nullptr, 0)) {
+        if (freed || (marks = makeMarkTable(table)) == nullptr)
+            return false; // a block from before the attach; or no room
+    }
+    uint8_t *byte = marks + ((a & ((uint64_t(1) << kMarkTableShift) - 1)) >> kMarkGranuleShift);
+    if (freed) {
+        if (__atomic_load_n(byte, __ATOMIC_RELAXED) != mark)
+            return false; // allocated before the attach
+        __atomic_store_n(byte, uint8_t(0), __ATOMIC_RELAXED);
+        return true;
+    }
+    __atomic_store_n(byte, mark, __ATOMIC_RELAXED);
+    return true;
+}
+
 inline void countAllocated(void *address)
 {
     HeapSlot *slot = t_state.slot;
     if (__builtin_expect(slot == nullptr || address == nullptr, 0))
         return countHeapSlow(address, false);
+    if (const uint8_t mark = __atomic_load_n(&g_markNow, __ATOMIC_RELAXED);
+        __builtin_expect(mark != 0, 0) && !markedCall(address, false, mark))
+        return;
     addToSum(slot->allocated, chunkSize(address));
 }
 
@@ -58,6 +99,9 @@ inline void countFreed(void *address)
     HeapSlot *slot = t_state.slot;
     if (__builtin_expect(slot == nullptr || address == nullptr, 0))
         return countHeapSlow(address, true);
+    if (const uint8_t mark = __atomic_load_n(&g_markNow, __ATOMIC_RELAXED);
+        __builtin_expect(mark != 0, 0) && !markedCall(address, true, mark))
+        return;
     addToSum(slot->freed, chunkSize(address));
 }
 
