@@ -332,9 +332,9 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        std::vector<void *> older;
-        for (int i = 0; i < 100; ++i)
-            older.push_back(::malloc(1000));
+        std::vector<void *> older(100);
+        for (void *&p : older)
+            p = ::malloc(1000);
         struct Attached {
             Attached() { agent::g_attachedNs = 1; }
             ~Attached() { agent::g_attachedNs = 0; }
@@ -343,7 +343,7 @@ private Q_SLOTS:
             if (agent::freeing(p))
                 ::free(p);
         };
-        QVERIFY(agent::agentStart(options(dir, 512 * 1024, uint64_t(1) << 20)));
+        QVERIFY(agent::agentStart(options(dir, uint64_t(512) * 1024, uint64_t(1) << 20)));
         if (!agent::g_chunkSizes) { // another allocator's blocks may lie closer than the marks' granule
             QVERIFY(!agent::attachedMarksOn());
             QVERIFY(!heapLiveOf(*agent::g_ring));
@@ -373,7 +373,7 @@ private Q_SLOTS:
         QVERIFY(!agent::attachedMarksOn());
 
         // The next session: this session's blocks are older there.
-        QVERIFY(agent::agentStart(options(dir, 512 * 1024, uint64_t(1) << 20)));
+        QVERIFY(agent::agentStart(options(dir, uint64_t(512) * 1024, uint64_t(1) << 20)));
         QVERIFY(agent::attachedMarksOn());
         for (size_t i = 10; i < newer.size(); ++i)
             release(newer[i]);

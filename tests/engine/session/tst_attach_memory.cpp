@@ -323,7 +323,8 @@ private Q_SLOTS:
         QVERIFY(target.waitForStarted() && target.waitForReadyRead(10000));
         QCOMPARE(target.readLine().trimmed(), QByteArray("ready"));
         QTemporaryDir dir;
-        const Recorded r = record(attachMemory(static_cast<int>(target.processId()), 512 * 1024, 2.0), dir.path());
+        const Recorded r =
+            record(attachMemory(static_cast<int>(target.processId()), uint64_t(512) * 1024, 2.0), dir.path());
         QVERIFY(r.summary.memory);
         const MemorySummary &m = *r.summary.memory;
         QVERIFY(m.attached);
