@@ -14,6 +14,7 @@
 #include "engine/agent/agent_writer.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -165,9 +166,12 @@ void stopAttachedMarks()
 
 uint8_t *makeMarkTable(uint64_t table)
 {
+    // Called from a hook's fast path, outside any AgentScope: a failed mmap's errno is not the program's to see.
+    const int savedErrno = errno;
     void *memory =
         mmap(nullptr, kMarkTableBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (memory == MAP_FAILED) {
+        errno = savedErrno;
         if (g_ring)
             g_ring->heapCounted.store(0, std::memory_order_release);
         return nullptr;
