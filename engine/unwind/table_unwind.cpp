@@ -19,7 +19,69 @@ size_t slotOf(uint64_t address)
 
 } // namespace
 
-TableUnwinder::TableUnwinder(std::string storeDirectory) : m_storeDirectory(std::move(storeDirectory)) {}
+TableUnwinder::TableUnwinder(std::string storeDirectory, bool buildAside)
+    : m_storeDirectory(std::move(storeDirectory)), m_buildAside(buildAside), m_builder({"emberline-tables", 0})
+{
+}
+
+TableUnwinder::~TableUnwinder()
+{
+    m_builder.stop(WorkerStop::Discard);
+}
+
+void TableUnwinder::make(Build &build) const
+{
+    const uint64_t startNs = uint64_t(clockNs(CLOCK_MONOTONIC));
+    std::shared_ptr<const ModuleUnwindTable> table = loadStoredUnwindTable(m_storeDirectory, build.buildId, build.path);
+    if (!table) {
+        auto built = buildUnwindTable(build.path, build.buildId);
+        if (built.ok()) {
+            table = built.value();
+            if (!build.buildId.empty())
+                (void)storeUnwindTable(m_storeDirectory, *table);
+        }
+    }
+    build.ns = uint64_t(clockNs(CLOCK_MONOTONIC)) - startNs;
+    // Rows taken from .debug_frame cover addresses libunwind finds no FDE for (it walks frame pointers there).
+    if (table && table->buildId == build.buildId && table->stats.debugFrameFdes == 0 && !table->rows.empty())
+        build.table = std::move(table);
+}
+
+void TableUnwinder::adopt(Entry &entry, Build &build)
+{
+    m_buildNs += build.ns;
+    if (!build.table)
+        return;
+    entry.table = std::move(build.table);
+    entry.view = entry.table->view();
+    ++m_tabled;
+}
+
+void TableUnwinder::adoptBuilt()
+{
+    std::vector<Build> built;
+    {
+        std::lock_guard lock(m_builtMutex);
+        built.swap(m_built);
+    }
+    m_adopted += built.size();
+    for (Build &build : built) {
+        auto it = m_tables.find(build.key);
+        if (it == m_tables.end() || !it->second.pending)
+            continue;
+        it->second.pending = false;
+        --m_pending;
+        adopt(it->second, build);
+    }
+}
+
+bool TableUnwinder::waitForTables(std::chrono::milliseconds timeout)
+{
+    if (m_buildAside)
+        (void)m_builder.waitIdle(timeout);
+    adoptBuilt();
+    return m_pending == 0;
+}
 
 TableUnwinder::Entry TableUnwinder::makeEntry(const MappedModule &module)
 {
@@ -30,24 +92,25 @@ TableUnwinder::Entry TableUnwinder::makeEntry(const MappedModule &module)
     if (!module.image || module.image->fdeCount() == 0 || module.fileMissing || module.path.empty() ||
         module.path.front() != '/')
         return entry;
-    const uint64_t startNs = uint64_t(clockNs(CLOCK_MONOTONIC));
-    const std::string &buildId = module.image->buildId();
-    std::shared_ptr<const ModuleUnwindTable> table = loadStoredUnwindTable(m_storeDirectory, buildId, module.path);
-    if (!table) {
-        auto built = buildUnwindTable(module.path, buildId);
-        if (built.ok()) {
-            table = built.value();
-            if (!buildId.empty())
-                (void)storeUnwindTable(m_storeDirectory, *table);
+    Build build{module.image.get(), module.path, module.image->buildId(), nullptr, 0};
+    if (m_buildAside) {
+        // The builder's thread is started by the first table to build (many unwinders never need one).
+        m_builder.start({.item = [this](Build &made) {
+            make(made);
+            std::lock_guard lock(m_builtMutex);
+            m_built.push_back(std::move(made));
+            m_builds.fetch_add(1, std::memory_order_release);
+        }});
+        auto posted = m_builder.post(std::move(build));
+        if (posted.queued) {
+            entry.pending = true;
+            ++m_pending;
+            return entry;
         }
+        build = std::move(*posted.dropped); // the builder stopped: built here
     }
-    m_buildNs += uint64_t(clockNs(CLOCK_MONOTONIC)) - startNs;
-    // Rows taken from .debug_frame cover addresses libunwind finds no FDE for (it walks frame pointers there).
-    if (table && table->buildId == buildId && table->stats.debugFrameFdes == 0 && !table->rows.empty()) {
-        entry.table = std::move(table);
-        entry.view = entry.table->view();
-        ++m_tabled;
-    }
+    make(build);
+    adopt(entry, build);
     return entry;
 }
 
@@ -91,6 +154,8 @@ bool TableUnwinder::unwind(const UnwindInput &input, UnwindOutput &out, size_t m
         readEnd = std::max(readEnd, address + sizeof value);
         return true;
     };
+    if (m_builds.load(std::memory_order_acquire) != m_adopted)
+        adoptBuilt();
     agent::UnwindRegs regs{input.regs[RegIP], sp0, input.regs[RegBP]};
     if (regs.pc == 0 || bounds.high < sp0)
         return false;

@@ -1,13 +1,16 @@
 #pragma once
 
 #include "engine/agent/agent_unwind.h"
+#include "engine/common/worker.h"
 #include "engine/unwind/elf_image.h"
 #include "engine/unwind/unwind_table_builder.h"
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -30,13 +33,19 @@ struct UnwindOutput;
 // pointers) and those whose table took rows from .debug_frame (libunwind reads .eh_frame only).
 //
 // A module's table is read from the store, or built, the first time a walk meets it (tens of milliseconds for a
-// large library, once per module and session; the store makes it a read for the next sessions).
+// large library, once per module and session; the store makes it a read for the next sessions). Built aside, it is
+// made on the unwinder's own builder thread, and walks that meet the module go to libunwind until the table is ready:
+// the session thread never waits for a build.
 //
-// Thread: the owner's (the session thread).
+// Thread: the owner's (the session thread); the builder thread touches only the queue of finished tables.
 class TableUnwinder {
 public:
-    // `storeDirectory`: where tables are kept between sessions (unwind_table_store.h); "" keeps none.
-    explicit TableUnwinder(std::string storeDirectory);
+    // `storeDirectory`: where tables are kept between sessions (unwind_table_store.h); "" keeps none. `buildAside`:
+    // tables are made on a thread of their own (else on the caller's, at first use).
+    explicit TableUnwinder(std::string storeDirectory, bool buildAside = true);
+    ~TableUnwinder();
+    TableUnwinder(const TableUnwinder &) = delete;
+    TableUnwinder &operator=(const TableUnwinder &) = delete;
 
     // True when the tables walked the stack whole (to the outermost frame, or to maxFrames): `out` then holds what
     // Unwinder's libunwind walk gives. False when the sample is left to libunwind (`out` is then to be overwritten).
@@ -53,17 +62,33 @@ public:
     uint64_t fallbacks(Fallback why) const { return m_fallbacks[static_cast<size_t>(why)]; }
 
     size_t modulesTabled() const { return m_tabled; }
-    size_t modulesUntabled() const { return m_tables.size() - m_tabled; }
+    size_t modulesUntabled() const { return m_tables.size() - m_tabled - m_pending; }
+    size_t modulesPending() const { return m_pending; } // built aside, not ready yet
     uint64_t buildNs() const { return m_buildNs; }
+
+    // Waits until every table asked for so far is ready, or `timeout` passed; whether they all are.
+    bool waitForTables(std::chrono::milliseconds timeout);
 
 private:
     struct Entry {
         std::shared_ptr<const ElfImage> image; // held, so that its address names no other image
         std::shared_ptr<const ModuleUnwindTable> table;
         agent::UnwindTable view; // empty: the module is left to libunwind
+        bool pending = false;    // being built aside
+    };
+    // A module's table to make: what the builder thread needs, and what it found.
+    struct Build {
+        const ElfImage *key = nullptr;
+        std::string path;
+        std::string buildId;
+        std::shared_ptr<const ModuleUnwindTable> table; // null: none
+        uint64_t ns = 0;
     };
     const agent::UnwindTable *tableFor(const MappedModule &module);
     Entry makeEntry(const MappedModule &module);
+    void make(Build &build) const; // any thread
+    void adopt(Entry &entry, Build &build);
+    void adoptBuilt(); // the tables the builder finished, into their entries
     // The row for a module-relative lookup address, found through the map and the module's table (null: none).
     bool findRow(const ProcessMap &map, uint64_t address, agent::UnwindRow &row);
 
@@ -84,7 +109,15 @@ private:
     const Entry *m_lastEntry = nullptr;
     std::array<uint64_t, kFallbackKinds> m_fallbacks{};
     size_t m_tabled = 0;
+    size_t m_pending = 0;
     uint64_t m_buildNs = 0;
+
+    const bool m_buildAside;
+    std::mutex m_builtMutex;
+    std::vector<Build> m_built;        // finished by the builder, not adopted yet (under m_builtMutex)
+    std::atomic<uint64_t> m_builds{0}; // builds finished, ever
+    uint64_t m_adopted = 0;            // of those, adopted
+    Worker<Build> m_builder;           // last: stopped and joined before what its handler uses goes
 };
 
 } // namespace emberline::engine

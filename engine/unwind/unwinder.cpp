@@ -229,7 +229,7 @@ Unwinder::Unwinder(const UnwinderOptions &options)
 {
     skipLibunwindSignalMasks();
     if (options.tables)
-        m_tables = std::make_unique<TableUnwinder>(options.storeDirectory);
+        m_tables = std::make_unique<TableUnwinder>(options.storeDirectory, options.buildAside);
 }
 
 UnwinderStats Unwinder::stats() const
@@ -245,6 +245,11 @@ UnwinderStats Unwinder::stats() const
         stats.fallbackBadFrame = m_tables->fallbacks(TableUnwinder::Fallback::BadFrame);
     }
     return stats;
+}
+
+bool Unwinder::waitForTables(std::chrono::milliseconds timeout)
+{
+    return !m_tables || m_tables->waitForTables(timeout);
 }
 
 Unwinder::~Unwinder()

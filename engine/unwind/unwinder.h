@@ -72,6 +72,11 @@ struct UnwinderOptions {
     bool tables = true;
     // Where the tables are kept between sessions (unwind_table_store.h); "" keeps none.
     std::string storeDirectory;
+    // A module's table is read or built on a thread of its own, and the stacks that meet the module go to libunwind
+    // until it is ready, so that a large library's build (tens of milliseconds) never holds up the session thread
+    // while the kernel's rings fill. Off: built at first use, on the caller's thread (for comparisons that need the
+    // tables from the first sample on).
+    bool buildAside = true;
 
     static UnwinderOptions fromEnvironment();
 };
@@ -112,6 +117,9 @@ public:
     void unwindFramePointers(const UnwindInput &input, UnwindOutput &out, size_t maxFrames = 512) const;
     void forgetProcess(int pid);
     bool tablesOn() const { return m_tables != nullptr; }
+    // Waits until the tables the walks asked for so far are built (UnwinderOptions::buildAside), at most `timeout`;
+    // whether they are.
+    bool waitForTables(std::chrono::milliseconds timeout);
     UnwinderStats stats() const;
 
 private:

@@ -280,6 +280,7 @@ Breakdown breakdown(const RecordStore &store)
     for (const bool tables : {false, true}) {
         UnwinderOptions options = UnwinderOptions::fromEnvironment();
         options.tables = tables;
+        options.buildAside = false; // warm means every table built
         Unwinder unwinder(options);
         UnwindOutput out;
         auto unwind = [&](const RawSample &s, const ProcessMap &map) {
@@ -289,7 +290,9 @@ Breakdown breakdown(const RecordStore &store)
         (tables ? b.tablesS : b.libunwindS) = timeReplay(store, unwind) - upkeep;
     }
     // The frames' module lookups and interning, on the stacks the tables gave.
-    Unwinder unwinder;
+    UnwinderOptions options = UnwinderOptions::fromEnvironment();
+    options.buildAside = false;
+    Unwinder unwinder(options);
     UnwindOutput out;
     Recorder recorder;
     uint64_t sink = 0;
