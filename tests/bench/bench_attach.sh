@@ -8,10 +8,18 @@
 #   attached  the program started alone, then `emberline record --pid PID --memory` (the agent loaded into it);
 #   heaptrack the program started alone, then `heaptrack -p PID` (gdb loads heaptrack's library), when both are
 #             installed.
-# Prints the median work time and slowdown of each against `alone`, and the attached sessions' pauses (how long the
+# Prints the median work time and slowdown of each against `alone`, in wall time and in the program's own CPU time
+# (the agent's work runs on the program's threads; CPU time moves less with the machine's other load), and the attached sessions' pauses (how long the
 # injected thread was stopped, from each summary) and the time from `emberline record`'s start until the program's
 # ring was mapped, beside the time heaptrack -p took to attach.
 #   bench_attach.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS] [EXTRA RECORD OPTIONS...]
+# BENCH_ATTACH_CONFIGS (say "alone launched attached") runs only those configurations.
+# BENCH_ATTACH_SHARE=1: `perf record` samples each profiled program while it works, and the agent's share of its
+# samples is printed: the agent's own cost, whatever the machine's speed does meanwhile.
+# BENCH_ATTACH_PAIRED=1: each profiled program runs beside an unprofiled twin started with it (one per core; the
+# session's own threads share them), and each round's slowdown is the profiled program's time over its twin's. A
+# virtual machine's speed can change by half between runs a minute apart; twins run through the same changes, so
+# their ratio moves far less than separate runs' times do.
 set -euo pipefail
 BUILD=$(realpath "${1:?usage: bench_attach.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS]}")
 ROUNDS=${2:-5}
@@ -25,7 +33,9 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 export PYTHONMALLOC=malloc
 CONFIGS="alone launched attached"
-if command -v heaptrack >/dev/null && command -v gdb >/dev/null; then
+if [ -n "${BENCH_ATTACH_CONFIGS:-}" ]; then
+    CONFIGS=$BENCH_ATTACH_CONFIGS
+elif command -v heaptrack >/dev/null && command -v gdb >/dev/null; then
     CONFIGS="$CONFIGS heaptrack"
 else
     echo "bench_attach: heaptrack -p needs heaptrack and gdb: left out" >&2
@@ -33,6 +43,8 @@ fi
 
 # work_time FILE: the workload's own seconds from its stderr.
 work_time() { sed -n 's/^workload \([0-9.]*\) s.*/\1/p' "$1" | tail -1; }
+# work_cpu FILE: the workload's own CPU seconds.
+work_cpu() { sed -n 's/^workload [0-9.]* s cpu \([0-9.]*\) s.*/\1/p' "$1" | tail -1; }
 
 # start_program GO ERR: the workload started, waiting for GO; its pid in $PID.
 start_program() {
@@ -50,9 +62,29 @@ wait_for() {
     return 1
 }
 
+# start_share PID CONFIG ROUND: with BENCH_ATTACH_SHARE=1, perf samples the program until end_share.
+SHARER=""
+start_share() {
+    [ "${BENCH_ATTACH_SHARE:-0}" = 1 ] || return 0
+    perf record -q -F 499 -p "$1" -o "$WORK/share-$2-$3.data" 2>/dev/null &
+    SHARER=$!
+    sleep 0.3
+}
+end_share() {
+    [ -n "$SHARER" ] || return 0
+    kill -INT "$SHARER" 2>/dev/null || true
+    wait "$SHARER" 2>/dev/null || true
+    SHARER=""
+}
+
 run() { # CONFIG ROUND
-    local c=$1 r=$2 go=$WORK/go-$1-$2 err=$WORK/$1-$2.err
+    local c=$1 r=$2 go=$WORK/go-$1-$2 err=$WORK/$1-$2.err twin=""
     rm -f "$go"
+    if [ "${BENCH_ATTACH_PAIRED:-0}" = 1 ] && [ "$c" != alone ]; then
+        EMBERLINE_WORKLOAD_GO=$go "$PYTHON" tests/targets/json_workload.py "$PYROUNDS" >/dev/null \
+            2>"$WORK/twin-$c-$r.err" &
+        twin=$!
+    fi
     case $c in
     alone)
         start_program "$go" "$err"
@@ -64,8 +96,10 @@ run() { # CONFIG ROUND
             "$PYTHON" tests/targets/json_workload.py "$PYROUNDS" >/dev/null 2>"$err" &
         local session=$!
         sleep 1
+        start_share "$(pgrep -P "$session" | head -1)" "$c" "$r"
         touch "$go"
         wait "$session"
+        end_share
         ;;
     attached)
         start_program "$go" "$err"
@@ -77,9 +111,11 @@ run() { # CONFIG ROUND
         local session=$!
         wait_for "$PID" '\.ring'
         echo "$(date +%s.%N) - $t0" | bc >>"$WORK/attach-ready"
+        start_share "$PID" "$c" "$r"
         touch "$go"
         wait "$PID" || true
         wait "$session" || true
+        end_share
         sed -n 's/.*its thread stopped \([^ ]* [^ ]*\) to load.*/\1/p' "$WORK/$c-$r.session" >>"$WORK/pauses"
         ;;
     heaptrack)
@@ -106,7 +142,17 @@ run() { # CONFIG ROUND
         wait "$session" || true
         ;;
     esac
-    [ -f "$err" ] && work_time "$err" >>"$WORK/$c.times"
+    if [ -n "$twin" ]; then
+        wait "$twin" || true
+        if [ -f "$err" ]; then
+            echo "$(work_time "$err") / $(work_time "$WORK/twin-$c-$r.err")" | bc -l >>"$WORK/$c.ratio"
+            echo "$(work_cpu "$err") / $(work_cpu "$WORK/twin-$c-$r.err")" | bc -l >>"$WORK/$c.cpuratio"
+        fi
+    fi
+    if [ -f "$err" ]; then
+        work_time "$err" >>"$WORK/$c.times"
+        work_cpu "$err" >>"$WORK/$c.cpu"
+    fi
     return 0
 }
 
@@ -117,13 +163,44 @@ for r in $(seq "$ROUNDS"); do
 done
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-ALONE=$(median <"$WORK/alone.times")
-printf '%-10s %10s %10s\n' config "work (s)" slowdown
+if [ -s "$WORK/alone.times" ]; then
+    ALONE=$(median <"$WORK/alone.times")
+    ALONE_CPU=$(median <"$WORK/alone.cpu")
+    printf '%-10s %10s %10s %10s %10s\n' config "work (s)" slowdown "cpu (s)" "cpu more"
+    for c in $CONFIGS; do
+        [ -s "$WORK/$c.times" ] || continue
+        m=$(median <"$WORK/$c.times")
+        cpu=$(median <"$WORK/$c.cpu")
+        printf '%-10s %10.3f %+9.1f%% %10.3f %+9.1f%%\n' "$c" "$m" "$(echo "($m / $ALONE - 1) * 100" | bc -l)" "$cpu" \
+            "$(echo "($cpu / $ALONE_CPU - 1) * 100" | bc -l)"
+    done
+fi
 for c in $CONFIGS; do
-    [ -s "$WORK/$c.times" ] || continue
-    m=$(median <"$WORK/$c.times")
-    printf '%-10s %10.3f %+9.1f%%\n' "$c" "$m" "$(echo "($m / $ALONE - 1) * 100" | bc -l)"
+    [ -s "$WORK/$c.cpu" ] && echo "$c cpu: $(paste -sd, "$WORK/$c.cpu")"
 done
+if [ "${BENCH_ATTACH_SHARE:-0}" = 1 ]; then
+    echo "the agent's share of the program's samples (perf record -F 499 while it works), round by round:"
+    for c in $CONFIGS; do
+        [ "$c" = launched ] || [ "$c" = attached ] || continue
+        shares=""
+        for f in "$WORK"/share-"$c"-*.data; do
+            [ -f "$f" ] || continue
+            shares="$shares $(perf report -i "$f" --sort dso --stdio 2>/dev/null |
+                sed -n 's/^ *\([0-9.]*\)%.*libemberline_agent.*/\1%/p' | head -1)"
+        done
+        echo "$c:$shares"
+    done
+fi
+if [ "${BENCH_ATTACH_PAIRED:-0}" = 1 ]; then
+    echo "paired with an unprofiled twin, the profiled program's time over the twin's (median, then each round):"
+    for c in $CONFIGS; do
+        [ -s "$WORK/$c.ratio" ] || continue
+        printf '%-10s wall %+6.1f%%  cpu %+6.1f%%   wall: %s\n' "$c" \
+            "$(echo "($(median <"$WORK/$c.ratio") - 1) * 100" | bc -l)" \
+            "$(echo "($(median <"$WORK/$c.cpuratio") - 1) * 100" | bc -l)" \
+            "$(awk '{ printf "%+.1f%% ", ($1 - 1) * 100 }' "$WORK/$c.ratio")"
+    done
+fi
 echo "attached: the injected thread stopped for $(paste -sd, "$WORK/pauses")"
 echo "attached: $(paste -sd, "$WORK/attach-ready") s from the session's start until the program's ring was mapped"
 if [ -s "$WORK/heaptrack-attach" ]; then
