@@ -1,7 +1,7 @@
 #include "engine/inject/unsafe_code.h"
 
 #include "engine/common/fd_closer.h"
-#include "engine/symbols/symbol_module.h" // readElfBuildIdOf
+#include "engine/unwind/elf_image.h" // readElfBuildIdOf
 
 #include <fcntl.h>
 #include <gelf.h>

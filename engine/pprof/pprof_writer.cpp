@@ -18,10 +18,14 @@
 #include <unordered_map>
 
 namespace emberline::engine {
-
 namespace pb = perftools::profiles;
 
 namespace {
+
+// zlib's fastest level, as Go's runtime/pprof writes its profiles: on a session's profiles (about 1.3 MB of
+// protobuf a flush) level 6 took 30 ms and level 1 13 ms, for files a fifth larger, and every flush is compressed
+// twice (its own file and the session's).
+constexpr int kPprofGzipLevel = 1;
 
 void fillTables(const Profile &p, pb::Profile &out)
 {
@@ -113,7 +117,7 @@ std::string writePprof(const Profile &p, bool compress)
         google::protobuf::io::StringOutputStream sink(&gz);
         google::protobuf::io::GzipOutputStream::Options options;
         options.format = google::protobuf::io::GzipOutputStream::GZIP;
-        options.compression_level = 6;
+        options.compression_level = kPprofGzipLevel;
         google::protobuf::io::GzipOutputStream zip(&sink, options);
         void *data;
         int size;
@@ -170,7 +174,7 @@ public:
     {
         google::protobuf::io::GzipOutputStream::Options options;
         options.format = google::protobuf::io::GzipOutputStream::GZIP;
-        options.compression_level = 6;
+        options.compression_level = kPprofGzipLevel;
         zip.emplace(&file, options);
         coded.emplace(&*zip);
     }

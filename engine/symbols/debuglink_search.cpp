@@ -1,6 +1,6 @@
 #include "engine/symbols/debuglink_search.h"
 
-#include "engine/symbols/symbol_module.h"
+#include "engine/unwind/elf_image.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

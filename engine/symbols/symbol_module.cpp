@@ -1,5 +1,7 @@
 #include "engine/symbols/symbol_module.h"
 
+#include "engine/unwind/elf_image.h"
+
 #include "engine/common/strings.h"
 #include "engine/symbols/debug_file_store.h"
 #include "engine/symbols/debuglink_search.h"
@@ -8,7 +10,6 @@
 #include "engine/symbols/symbols_logging.h"
 
 #include <cstring>
-#include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <sys/mman.h>
@@ -30,12 +31,6 @@ int openRegularFile(const std::string &path)
         return -1;
     }
     return fd;
-}
-
-void initLibelf()
-{
-    static const bool initialised = elf_version(EV_CURRENT) != EV_NONE;
-    (void)initialised;
 }
 
 std::string joinSearchPath(const std::vector<std::string> &debugDirectories)
@@ -327,20 +322,6 @@ std::vector<SymbolFrame> SymbolModule::symbolizeFileOffset(uint64_t fileOffset)
     if (name.empty())
         return {};
     return {SymbolFrame{std::move(name), {}, 0, 0}};
-}
-
-std::string readElfBuildIdOf(int fd)
-{
-    initLibelf();
-    std::string buildId;
-    if (Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
-        const void *bits = nullptr;
-        const ssize_t length = dwelf_elf_gnu_build_id(elf, &bits);
-        if (length > 0)
-            buildId = hexBytes(static_cast<const unsigned char *>(bits), static_cast<size_t>(length));
-        elf_end(elf);
-    }
-    return buildId;
 }
 
 std::string readElfBuildId(const std::string &path)

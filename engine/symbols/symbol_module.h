@@ -82,7 +82,6 @@ private:
 
 // Lowercase hex of the GNU build id note of an ELF file; "" if it has none or cannot be read.
 std::string readElfBuildId(const std::string &path);
-// The same of a file open at `fd` (left open).
-std::string readElfBuildIdOf(int fd);
+// The same of a file open at `fd`: readElfBuildIdOf (engine/unwind/elf_image.h).
 
 } // namespace emberline::engine

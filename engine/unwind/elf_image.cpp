@@ -3,6 +3,7 @@
 #include "engine/common/strings.h"
 
 #include <elf.h>
+#include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -157,6 +158,21 @@ bool ElfImage::offsetToVaddr(uint64_t offset, uint64_t &vaddr) const
         }
     }
     return false;
+}
+
+std::string readElfBuildIdOf(int fd)
+{
+    static const bool initialised = elf_version(EV_CURRENT) != EV_NONE;
+    (void)initialised;
+    std::string buildId;
+    if (Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
+        const void *bits = nullptr;
+        const ssize_t length = dwelf_elf_gnu_build_id(elf, &bits);
+        if (length > 0)
+            buildId = hexBytes(static_cast<const unsigned char *>(bits), static_cast<size_t>(length));
+        elf_end(elf);
+    }
+    return buildId;
 }
 
 } // namespace emberline::engine

@@ -81,4 +81,7 @@ private:
     const uint8_t *m_fdeTableBytes = nullptr;
 };
 
+// Lowercase hex of the GNU build id note of the ELF file open at `fd` (left open); "" if it has none or cannot be read.
+std::string readElfBuildIdOf(int fd);
+
 } // namespace emberline::engine
