@@ -1,5 +1,7 @@
 #include "engine/process/launcher.h"
 
+#include "engine/common/thread_priority.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -111,6 +113,8 @@ Result<LaunchedProcess> LaunchedProcess::spawn(const LaunchOptions &options)
             if (::getppid() != parent)
                 ::_exit(127); // the profiler died before the line above
         }
+        if (t_niceBeforeRaise) // the session thread raised itself (thread_priority.h): not the program's to keep
+            (void)::setpriority(PRIO_PROCESS, 0, *t_niceBeforeRaise);
         if (!options.workingDirectory.empty() && ::chdir(options.workingDirectory.c_str()) != 0) {
             const int e = errno;
             (void)!::write(err[1], &e, sizeof e);

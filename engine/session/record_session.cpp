@@ -3,6 +3,7 @@
 #include "engine/annotate/debuginfod_client.h"
 #include "engine/common/clock.h"
 #include "engine/common/logging.h"
+#include "engine/common/thread_priority.h"
 #include "engine/flush/export_worker.h"
 #include "engine/process/launcher.h"
 #include "engine/process/process_memory.h"
@@ -124,6 +125,7 @@ Result<SessionSummary> RecordSession::run(const std::atomic<bool> &stop, FlushCa
 
 Result<SessionSummary> RecordSession::run(SessionControl &control, const Callbacks &callbacks)
 {
+    const SessionPriority priority; // before start(): the threads it starts take the session thread's priority
     auto started = start(callbacks);
     if (!started)
         return started.error();
@@ -293,41 +295,6 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
 
 namespace {
 
-// The thread that drains the sampler raised above the target's threads while the session runs, where the system
-// allows it (root or CAP_SYS_NICE): among 64 busy threads of a target on two cores, a thread of ordinary priority
-// gets a sixty-fifth of the machine and the kernel's ring buffers overflow before it drains them. Its work is short
-// bursts, so the target loses little to it. Without the privilege nothing changes.
-class SamplingPriority {
-public:
-    SamplingPriority()
-    {
-        errno = 0;
-        const int before = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()));
-        if (before == -1 && errno != 0)
-            return;
-        if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kRaised) == 0) {
-            m_before = before;
-            m_raised = true;
-        }
-    }
-    ~SamplingPriority()
-    {
-        if (m_raised)
-            ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), m_before);
-    }
-    SamplingPriority(const SamplingPriority &) = delete;
-    SamplingPriority &operator=(const SamplingPriority &) = delete;
-
-private:
-    static constexpr int kRaised = -10;
-    int m_before = 0;
-    bool m_raised = false;
-};
-
-} // namespace
-
-namespace {
-
 constexpr int64_t kMaxWaitNs = 100'000'000;     // the longest the session loop sleeps
 constexpr int64_t kStatsPeriodNs = 250'000'000; // how often the live stats are reported
 // How often the memory agent's rings are read: a 4 MiB ring holds a few hundred sampled stacks, and a program
@@ -342,7 +309,6 @@ constexpr size_t kMemoryBusyRecords = 256; // records in one poll that make the 
 
 void RecordSession::loop(Running &r, SessionControl &control, const Callbacks &callbacks)
 {
-    const SamplingPriority priority;
     const bool stats = static_cast<bool>(callbacks.onStats);
     int64_t now = clockNs(CLOCK_MONOTONIC);
     while (true) {

@@ -12,12 +12,14 @@
 #include "engine/symbols/symbolizer.h"
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <set>
 
@@ -59,6 +61,27 @@ private Q_SLOTS:
         QVERIFY2(share(r.profile, "recurse_deep") > 0.2, qPrintable(shares));
         VERIFY_COMPLETE(r.profile, "main");
         QVERIFY(r.summary.incomplete * 100 <= r.summary.samples);
+    }
+
+    // The session raises its own thread above the target's where it may (root), and a program it launches must
+    // not keep that: it runs at the nice value the profiler had. If this fails, a launched program runs raised (and
+    // takes the machine from everything else) whenever the profiler is privileged.
+    void launchedProgramKeepsOurPriority()
+    {
+        QTemporaryDir dir;
+        const QString niceFile = dir.filePath(QStringLiteral("nice"));
+        errno = 0;
+        const int ours = ::getpriority(PRIO_PROCESS, 0);
+        QCOMPARE(errno, 0);
+        const Recorded r = record(
+            launch({QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("nice > '%1'").arg(niceFile)}),
+            dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        QFile file(niceFile);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(QString::fromLatin1(file.readAll()).trimmed().toInt(), ours);
+        // And the session thread is back at its own value.
+        QCOMPARE(::getpriority(PRIO_PROCESS, 0), ours);
     }
 
     // Thread names come from COMM records and /proc; each thread's samples must hold its own function.
