@@ -48,7 +48,8 @@ std::string findExecutable(const std::string &name)
         const size_t colon = dirs.find(':', start);
         const std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
         // An empty PATH entry means the current directory.
-        const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+        std::string candidate = dir.empty() ? std::string(".") : dir;
+        candidate.append("/").append(name);
         if (isExecutableFile(candidate))
             return candidate;
         if (colon == std::string::npos)
@@ -89,8 +90,9 @@ Result<LaunchedProcess> LaunchedProcess::spawn(const LaunchOptions &options)
     for (char **e = environ; *e; ++e)
         envStrings.emplace_back(*e);
     for (const auto &[k, v] : options.environment)
-        envStrings.push_back(k + "=" + v);
+        envStrings.push_back(std::string(k).append("=").append(v));
     std::vector<char *> envp;
+    envp.reserve(envStrings.size() + 1);
     for (std::string &e : envStrings)
         envp.push_back(e.data());
     envp.push_back(nullptr);
