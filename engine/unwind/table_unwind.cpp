@@ -156,6 +156,12 @@ bool TableUnwinder::unwind(const UnwindInput &input, UnwindOutput &out, size_t m
     };
     if (m_builds.load(std::memory_order_acquire) != m_adopted)
         adoptBuilt();
+    // The copy was written by the kernel moments ago, on the sampled thread's CPU: each frame's read misses the cache,
+    // and the walk learns where to read next only from the read before. Asking for the lines the last walk used up
+    // front lets them arrive together (perf: three quarters of this walk's time sat on those reads).
+    const size_t ahead = std::min<size_t>(input.stack.size(), m_prefetchBytes);
+    for (size_t offset = 0; offset < ahead; offset += 64)
+        __builtin_prefetch(copy + offset);
     agent::UnwindRegs regs{input.regs[RegIP], sp0, input.regs[RegBP]};
     if (regs.pc == 0 || bounds.high < sp0)
         return false;
@@ -219,6 +225,7 @@ bool TableUnwinder::unwind(const UnwindInput &input, UnwindOutput &out, size_t m
         out.stop = UnwindStop::MaxFrames;
     if (readEnd > sp0)
         out.stackUsed = readEnd - sp0;
+    m_prefetchBytes = std::clamp<uint64_t>(out.stackUsed + 256, kMinPrefetchBytes, kMaxPrefetchBytes);
     return true;
 }
 

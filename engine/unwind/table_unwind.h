@@ -103,6 +103,11 @@ private:
     static constexpr size_t kSlots = 4096;
     std::vector<Slot> m_slots = std::vector<Slot>(kSlots);
 
+    // How much of the next copy to ask the cache for before walking: what the last whole walk read, and a little.
+    static constexpr uint64_t kMinPrefetchBytes = 1024;
+    static constexpr uint64_t kMaxPrefetchBytes = 16384;
+    uint64_t m_prefetchBytes = 4096;
+
     std::string m_storeDirectory;
     std::unordered_map<const ElfImage *, Entry> m_tables;
     const ElfImage *m_lastImage = nullptr; // the module of the previous frame, looked up again most often
