@@ -55,6 +55,21 @@ bool same(const UnwindOutput &a, const UnwindOutput &b)
            a.stackUsed == b.stackUsed && a.usedFramePointers == b.usedFramePointers;
 }
 
+// Every record of the sample log at `log`, delivered to `maps` (which unwinds each sample through its onStack).
+void replayLog(const std::string &log, ReplayMaps &maps)
+{
+    auto reader = SampleLogReader::open(log);
+    if (!reader)
+        qFatal("cannot open the sample log: %s", reader.error().message.c_str());
+    while (true) {
+        auto n = reader.value()->deliver(maps, 4096);
+        if (!n)
+            qFatal("the sample log is damaged: %s", n.error().message.c_str());
+        if (n.value() == 0)
+            break;
+    }
+}
+
 Comparison compareOnLog(const std::string &log)
 {
     UnwinderOptions withTables;
@@ -88,16 +103,7 @@ Comparison compareOnLog(const std::string &log)
                 c.firstMismatch = "at 3 frames: libunwind " + describe(a) + "\ntables    " + describe(b);
         }
     };
-    auto reader = SampleLogReader::open(log);
-    if (!reader)
-        qFatal("cannot open the sample log: %s", reader.error().message.c_str());
-    while (true) {
-        auto n = reader.value()->deliver(maps, 4096);
-        if (!n)
-            qFatal("the sample log is damaged: %s", n.error().message.c_str());
-        if (n.value() == 0)
-            break;
-    }
+    replayLog(log, maps);
     c.aloneTableWalks = libunwind.stats().tableWalks;
     c.tableWalksCounted = tables.stats().tableWalks;
     qInfo("%zu samples: libunwind completes %zu; the tables walk %zu whole (%.1f%%, %zu complete), %llu modules "
@@ -147,16 +153,7 @@ Aside asideOnLog(const std::string &log)
     uint64_t before = 0;
     for (; aside.passes < 6; ++aside.passes) {
         whole = 0;
-        auto reader = SampleLogReader::open(log);
-        if (!reader)
-            qFatal("cannot open the sample log: %s", reader.error().message.c_str());
-        while (true) {
-            auto n = reader.value()->deliver(maps, 4096);
-            if (!n)
-                qFatal("the sample log is damaged: %s", n.error().message.c_str());
-            if (n.value() == 0)
-                break;
-        }
+        replayLog(log, maps);
         aside.ready = unwinder.waitForTables(std::chrono::seconds(60));
         if (aside.passes == 0)
             aside.firstPassWhole = whole;
