@@ -16,9 +16,10 @@ inline thread_local std::optional<int> t_niceBeforeRaise;
 // allows it (root or CAP_SYS_NICE), and with it the threads it starts meanwhile (the exporter, the table builder:
 // Linux gives a new thread its creator's nice value). Among 64 busy threads of a target on two cores, a thread of
 // ordinary priority gets a sixty-fifth of the machine: the kernel's ring buffers overflow before it drains them, and
-// a session attached to a program of 500 busy threads took 28 s for 1 s of recording (7 s raised). Its work is short
-// bursts, so the target loses little to it. Without the privilege nothing changes. A program the session launches
-// runs at the priority it would have had (LaunchedProcess restores it in the child).
+// a session attached to a program of 500 busy threads took 28 s for 1 s of recording (22 s raised from the session's
+// start; the process's own start, before main, is not). Its work is short bursts, so the target loses little to it.
+// Without the privilege nothing changes. A program the session launches runs at the priority it would have had
+// (LaunchedProcess restores it in the child).
 //
 // Thread: the session's; made and destroyed on it.
 class SessionPriority {

@@ -63,7 +63,6 @@ public:
 
     size_t modulesTabled() const { return m_tabled; }
     size_t modulesUntabled() const { return m_tables.size() - m_tabled - m_pending; }
-    size_t modulesPending() const { return m_pending; } // built aside, not ready yet
     uint64_t buildNs() const { return m_buildNs; }
 
     // Waits until every table asked for so far is ready, or `timeout` passed; whether they all are.
