@@ -88,50 +88,116 @@ void fillTables(const Profile &p, pb::Profile &out)
 
 } // namespace
 
-std::string writePprof(const Profile &p, bool compress)
+namespace {
+
+using google::protobuf::io::CodedOutputStream;
+
+constexpr uint32_t kSampleTag = (2u << 3) | 2u; // Profile.sample, length-delimited
+
+// Label's fields as proto3 writes them: a field holding 0 is left out.
+size_t labelBytes(const Label &l)
 {
-    pb::Profile out;
-    fillTables(p, out);
-    out.mutable_sample()->Reserve(static_cast<int>(p.sampleCount()));
+    const auto field = [](int64_t v) { return v == 0 ? 0 : 1 + CodedOutputStream::VarintSize64(uint64_t(v)); };
+    return field(l.key) + field(l.str) + field(l.num) + field(l.numUnit);
+}
+
+// One Profile.sample written field by field, as pb::Sample would serialize it, without building one (a message per
+// sample and per label: most of the cost of writing a flush). `locationIds` are the file's ids (index + 1).
+template <typename LocationIds>
+void writeSample(CodedOutputStream &out, const LocationIds &locationIds, std::span<const int64_t> values,
+                 std::span<const Label> labels)
+{
+    size_t locationBytes = 0;
+    for (const uint64_t id : locationIds)
+        locationBytes += CodedOutputStream::VarintSize64(id);
+    size_t valueBytes = 0;
+    for (const int64_t v : values)
+        valueBytes += CodedOutputStream::VarintSize64(uint64_t(v));
+    size_t bytes = 0;
+    if (locationBytes != 0)
+        bytes += 1 + CodedOutputStream::VarintSize64(locationBytes) + locationBytes;
+    if (valueBytes != 0)
+        bytes += 1 + CodedOutputStream::VarintSize64(valueBytes) + valueBytes;
+    for (const Label &l : labels) {
+        const size_t n = labelBytes(l);
+        bytes += 1 + CodedOutputStream::VarintSize64(n) + n;
+    }
+    out.WriteTag(kSampleTag);
+    out.WriteVarint64(bytes);
+    if (locationBytes != 0) {
+        out.WriteTag((1u << 3) | 2u); // location_id, packed
+        out.WriteVarint64(locationBytes);
+        for (const uint64_t id : locationIds)
+            out.WriteVarint64(id);
+    }
+    if (valueBytes != 0) {
+        out.WriteTag((2u << 3) | 2u); // value, packed
+        out.WriteVarint64(valueBytes);
+        for (const int64_t v : values)
+            out.WriteVarint64(uint64_t(v));
+    }
+    for (const Label &l : labels) {
+        out.WriteTag((3u << 3) | 2u); // label
+        out.WriteVarint64(labelBytes(l));
+        const int64_t fields[4] = {l.key, l.str, l.num, l.numUnit};
+        for (uint32_t f = 0; f < 4; ++f) {
+            if (fields[f] != 0) {
+                out.WriteTag((f + 1) << 3); // varint
+                out.WriteVarint64(uint64_t(fields[f]));
+            }
+        }
+    }
+}
+
+// A location's file id: its index + 1.
+struct FileLocationIds {
+    std::span<const uint32_t> indexes;
+    struct Iterator {
+        const uint32_t *at;
+        uint64_t operator*() const { return uint64_t(*at) + 1; }
+        Iterator &operator++()
+        {
+            ++at;
+            return *this;
+        }
+        bool operator!=(const Iterator &o) const { return at != o.at; }
+    };
+    Iterator begin() const { return {indexes.data()}; }
+    Iterator end() const { return {indexes.data() + indexes.size()}; }
+};
+
+// The samples, then the tables as a message of their own (protobuf reads concatenated messages as one).
+void writeProfile(const Profile &p, google::protobuf::io::ZeroCopyOutputStream &sink)
+{
+    CodedOutputStream out(&sink);
     for (size_t i = 0; i < p.sampleCount(); ++i) {
         const SampleView s = p.sample(i);
-        auto *o = out.add_sample();
-        o->mutable_location_id()->Reserve(static_cast<int>(s.locations.size()));
-        for (uint32_t loc : s.locations)
-            o->add_location_id(loc + 1);
-        for (int64_t v : s.values)
-            o->add_value(v);
-        for (const Label &l : s.labels) {
-            auto *ol = o->add_label();
-            ol->set_key(l.key);
-            ol->set_str(l.str);
-            ol->set_num(l.num);
-            ol->set_num_unit(l.numUnit);
-        }
+        writeSample(out, FileLocationIds{s.locations}, s.values, s.labels);
     }
-    std::string raw = out.SerializeAsString();
-    if (!compress)
-        return raw;
-    std::string gz;
+    pb::Profile tables;
+    fillTables(p, tables);
+    tables.SerializeToCodedStream(&out);
+}
+
+} // namespace
+
+std::string writePprof(const Profile &p, bool compress)
+{
+    std::string bytes;
+    google::protobuf::io::StringOutputStream sink(&bytes);
+    if (!compress) {
+        writeProfile(p, sink);
+        return bytes;
+    }
+    google::protobuf::io::GzipOutputStream::Options options;
+    options.format = google::protobuf::io::GzipOutputStream::GZIP;
+    options.compression_level = kPprofGzipLevel;
     {
-        google::protobuf::io::StringOutputStream sink(&gz);
-        google::protobuf::io::GzipOutputStream::Options options;
-        options.format = google::protobuf::io::GzipOutputStream::GZIP;
-        options.compression_level = kPprofGzipLevel;
         google::protobuf::io::GzipOutputStream zip(&sink, options);
-        void *data;
-        int size;
-        size_t done = 0;
-        while (done < raw.size() && zip.Next(&data, &size)) {
-            const size_t n = std::min(static_cast<size_t>(size), raw.size() - done);
-            std::memcpy(data, raw.data() + done, n);
-            done += n;
-            if (n < static_cast<size_t>(size))
-                zip.BackUp(size - static_cast<int>(n));
-        }
+        writeProfile(p, zip);
         zip.Close();
     }
-    return gz;
+    return bytes;
 }
 
 Status writePprofFile(const Profile &profile, const std::string &path)
@@ -295,26 +361,19 @@ Status PprofStreamWriter::add(const Profile &src, const SessionIds *ids, std::sp
         }
     }
 
-    constexpr uint32_t kSampleTag = (2u << 3) | 2u; // Profile.sample, length-delimited
-    pb::Sample out;
+    std::vector<uint64_t> locationIds;
+    std::vector<Label> labels;
     for (const Merged &m : merged) {
-        out.Clear();
+        locationIds.clear();
         for (uint32_t loc : src.stacks().stack(src.sampleStackId(m.first)))
-            out.add_location_id(remap.locations[loc] + 1);
-        for (int64_t v : m.values)
-            out.add_value(v);
+            locationIds.push_back(uint64_t(remap.locations[loc]) + 1);
+        labels.clear();
         for (const Label &l : src.sampleLabels(m.first)) {
             if (std::find(dropped.begin(), dropped.end(), l.key) != dropped.end())
                 continue;
-            auto *ol = out.add_label();
-            ol->set_key(remap.strings[l.key]);
-            ol->set_str(remap.strings[l.str]);
-            ol->set_num(l.num);
-            ol->set_num_unit(remap.strings[l.numUnit]);
+            labels.push_back(Label{remap.strings[l.key], remap.strings[l.str], l.num, remap.strings[l.numUnit]});
         }
-        m_stream->coded->WriteVarint32(kSampleTag);
-        m_stream->coded->WriteVarint32(static_cast<uint32_t>(out.ByteSizeLong()));
-        out.SerializeWithCachedSizes(&*m_stream->coded);
+        writeSample(*m_stream->coded, locationIds, m.values, labels);
     }
     m_samplesWritten += merged.size();
     if (m_stream->coded->HadError() || m_stream->file.GetErrno() != 0)
