@@ -15,6 +15,7 @@
 #include "engine/session/memory_session.h"
 #include "engine/session/python_frames.h"
 #include "engine/session/sampling_pipeline.h"
+#include "engine/symbols/stores/line_table_store.h"
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -249,6 +250,7 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
     exporterOptions.wallTime = r->summary.wallTime;
     exporterOptions.symbolizer.debugDirectories = m_config.debugDirectories;
     exporterOptions.symbolizer.debuginfod = DebuginfodClient::configured();
+    exporterOptions.symbolizer.lineTableDirectory = LineTableStore::defaultDirectory();
     exporterOptions.kernelFramesProblem = r->summary.kernelFramesProblem;
     exporterOptions.memory = m_config.memory;
     Running *run = r.get();

@@ -66,7 +66,7 @@ bool readUnsigned(Dwarf_Die *die, unsigned int attributeName, Dwarf_Word &value)
 }
 
 // Where the caller of an inlined instance called it: the location of the next outer frame.
-SymbolFrame callSiteOf(Dwarf_Die *inlined)
+SymbolFrame callSiteOf(Dwarf_Die *inlined, LineTableStore *lines)
 {
     SymbolFrame site;
     Dwarf_Word value = 0;
@@ -74,16 +74,23 @@ SymbolFrame callSiteOf(Dwarf_Die *inlined)
         site.line = static_cast<int>(value);
     if (readUnsigned(inlined, DW_AT_call_column, value))
         site.column = static_cast<int>(value);
-    if (readUnsigned(inlined, DW_AT_call_file, value)) {
-        Dwarf_Die cu;
-        Dwarf_Files *files = nullptr;
-        size_t fileCount = 0;
-        if (dwarf_diecu(inlined, &cu, nullptr, nullptr) != nullptr && dwarf_getsrcfiles(&cu, &files, &fileCount) == 0 &&
-            value < fileCount) {
-            if (const char *file = dwarf_filesrc(files, value, nullptr, nullptr))
-                site.file = file;
-        }
+    Dwarf_Die cu;
+    if (!readUnsigned(inlined, DW_AT_call_file, value) || dwarf_diecu(inlined, &cu, nullptr, nullptr) == nullptr)
+        return site;
+    // The unit's file table is read with its whole line program: a kept one spares that.
+    if (const auto *kept = lines ? lines->unitFiles(dwarf_dieoffset(&cu)) : nullptr) {
+        if (value < kept->size())
+            site.file = *(*kept)[value];
+        return site;
     }
+    Dwarf_Files *files = nullptr;
+    size_t fileCount = 0;
+    if (dwarf_getsrcfiles(&cu, &files, &fileCount) == 0 && value < fileCount) {
+        if (const char *file = dwarf_filesrc(files, value, nullptr, nullptr))
+            site.file = file;
+    }
+    if (lines && fileCount > 0)
+        lines->addUnit(&cu);
     return site;
 }
 
@@ -116,10 +123,21 @@ void appendInlinedInstances(Dwarf_Die scope, Dwarf_Addr pc, std::vector<Dwarf_Di
 
 } // namespace
 
-SymbolFrame lineTableLocation(Dwfl_Module *module, DwarfFunctionIndex &index, Dwarf_Addr address)
+SymbolFrame lineTableLocation(Dwfl_Module *module, DwarfFunctionIndex &index, Dwarf_Addr address, LineTableStore *lines)
 {
     SymbolFrame location;
+    Dwarf_Addr unitBias = 0;
+    if (Dwarf_Die *unit = lines ? dwfl_module_addrdie(module, address, &unitBias) : nullptr) {
+        if (const auto kept = lines->find(dwarf_dieoffset(unit), address - unitBias)) {
+            location.file = *kept->file;
+            location.line = kept->line;
+            location.column = kept->column;
+            return location;
+        }
+    }
     if (Dwfl_Line *line = dwfl_module_getsrc(module, address)) {
+        if (Dwarf_Die *cu = lines ? dwfl_linecu(line) : nullptr)
+            lines->addUnit(cu);
         int lineNumber = 0;
         int column = 0;
         if (const char *file = dwfl_lineinfo(line, nullptr, &lineNumber, &column, nullptr, nullptr)) {
@@ -147,7 +165,7 @@ SymbolFrame lineTableLocation(Dwfl_Module *module, DwarfFunctionIndex &index, Dw
     return location;
 }
 
-DwarfFrames dwarfFrames(Dwfl_Module *module, DwarfFunctionIndex &index, Dwarf_Addr address)
+DwarfFrames dwarfFrames(Dwfl_Module *module, DwarfFunctionIndex &index, Dwarf_Addr address, LineTableStore *lines)
 {
     DwarfFrames result;
     Dwarf_Die function;
@@ -157,7 +175,7 @@ DwarfFrames dwarfFrames(Dwfl_Module *module, DwarfFunctionIndex &index, Dwarf_Ad
     std::vector<Dwarf_Die> chain{function}; // outermost first
     appendInlinedInstances(function, address - bias, chain, 0);
 
-    SymbolFrame location = lineTableLocation(module, index, address);
+    SymbolFrame location = lineTableLocation(module, index, address, lines);
     for (size_t level = chain.size(); level-- > 0;) {
         Dwarf_Die *scope = &chain[level];
         FunctionName name = functionName(scope, index);
@@ -173,7 +191,7 @@ DwarfFrames dwarfFrames(Dwfl_Module *module, DwarfFunctionIndex &index, Dwarf_Ad
         if (location.function.empty())
             location.function = "??";
         result.frames.push_back(std::move(location));
-        location = callSiteOf(scope);
+        location = callSiteOf(scope, lines);
     }
     return result;
 }

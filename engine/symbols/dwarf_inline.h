@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/symbols/dwarf_function_index.h"
+#include "engine/symbols/stores/line_table_store.h"
 #include "engine/symbols/symbol_frame.h"
 
 #include <elfutils/libdwfl.h>
@@ -23,10 +24,13 @@ struct DwarfFrames {
 // Names are the demangled linkage names, or DW_AT_name qualified by its enclosing namespaces and classes when
 // there is none (internal linkage, C functions, main). No frames when no function DIE covers the address; the
 // outermost name is empty when DWARF does not name it, so that the caller can ask the ELF symbol table.
-DwarfFrames dwarfFrames(Dwfl_Module *module, DwarfFunctionIndex &index, Dwarf_Addr address);
+// With `lines`, the line tables it keeps answer first, and the units libdw decodes are added to it.
+DwarfFrames dwarfFrames(Dwfl_Module *module, DwarfFunctionIndex &index, Dwarf_Addr address,
+                        LineTableStore *lines = nullptr);
 
 // The line table's file:line:column for an address of a module (libdwfl's space): through libdwfl, which places
 // addresses by .debug_aranges, else through `index`'s units (binaries built by clang carry no .debug_aranges).
-SymbolFrame lineTableLocation(Dwfl_Module *module, DwarfFunctionIndex &index, Dwarf_Addr address);
+SymbolFrame lineTableLocation(Dwfl_Module *module, DwarfFunctionIndex &index, Dwarf_Addr address,
+                              LineTableStore *lines = nullptr);
 
 } // namespace emberline::engine

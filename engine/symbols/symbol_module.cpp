@@ -3,10 +3,10 @@
 #include "engine/unwind/elf_image.h"
 
 #include "engine/common/strings.h"
-#include "engine/symbols/debug_file_store.h"
 #include "engine/symbols/debuglink_search.h"
 #include "engine/symbols/demangle.h"
 #include "engine/symbols/dwarf_inline.h"
+#include "engine/symbols/stores/debug_file_store.h"
 #include "engine/symbols/symbols_logging.h"
 
 #include <cstring>
@@ -272,6 +272,22 @@ ModuleSymbols SymbolModule::symbolInfo()
     return info;
 }
 
+std::string SymbolModule::dwarfIdentity()
+{
+    Dwarf_Addr bias = 0;
+    if (dwfl_module_getdwarf(m_module, &bias) == nullptr)
+        return {};
+    const char *mainFile = nullptr;
+    const char *debugFile = nullptr;
+    dwfl_module_info(m_module, nullptr, nullptr, nullptr, nullptr, nullptr, &mainFile, &debugFile);
+    const char *file = debugFile != nullptr ? debugFile : mainFile;
+    struct stat st {};
+    if (file == nullptr || ::stat(file, &st) != 0)
+        return {};
+    return std::string(file) + ' ' + std::to_string(st.st_size) + ' ' + std::to_string(st.st_mtim.tv_sec) + '.' +
+           std::to_string(st.st_mtim.tv_nsec) + ' ' + std::to_string(st.st_ino) + ' ' + std::to_string(st.st_dev);
+}
+
 std::optional<Dwarf_Addr> SymbolModule::moduleAddress(uint64_t fileOffset) const
 {
     for (const LoadSegment &segment : m_segments) {
@@ -293,14 +309,14 @@ std::string SymbolModule::elfSymbolName(Dwarf_Addr address, Dwarf_Addr *symbolSt
     return demangleSymbol(match->name);
 }
 
-std::vector<SymbolFrame> SymbolModule::symbolizeFileOffset(uint64_t fileOffset)
+std::vector<SymbolFrame> SymbolModule::symbolizeFileOffset(uint64_t fileOffset, LineTableStore *lines)
 {
     const std::optional<Dwarf_Addr> address = moduleAddress(fileOffset);
     if (!address)
         return {};
     if (!m_functions)
         m_functions = std::make_unique<DwarfFunctionIndex>(m_module);
-    DwarfFrames dwarf = dwarfFrames(m_module, *m_functions, *address);
+    DwarfFrames dwarf = dwarfFrames(m_module, *m_functions, *address, lines);
     std::vector<SymbolFrame> &frames = dwarf.frames;
     if (!frames.empty()) {
         std::string &outerName = frames.back().function;

@@ -3,6 +3,7 @@
 #include "engine/health/unwind_health.h"
 #include "engine/symbols/dwarf_function_index.h"
 #include "engine/symbols/elf_symbol_table.h"
+#include "engine/symbols/stores/line_table_store.h"
 #include "engine/symbols/symbol_frame.h"
 
 #include <cstdint>
@@ -39,11 +40,15 @@ public:
     SymbolModule &operator=(const SymbolModule &) = delete;
 
     // Empty when the offset lies in no loaded segment or nothing names it.
-    std::vector<SymbolFrame> symbolizeFileOffset(uint64_t fileOffset);
+    // With `lines`, the line tables kept between sessions answer first (line_table_store.h).
+    std::vector<SymbolFrame> symbolizeFileOffset(uint64_t fileOffset, LineTableStore *lines = nullptr);
     const std::string &buildId() const { return m_buildId; }
     // Whether names come with DWARF or from the symbol table alone, and where the debug file was found.
     // Loads the debug information if it was not loaded yet.
     ModuleSymbols symbolInfo();
+    // The file this module's DWARF is read from, as "path size mtime inode device" (what changes when it is
+    // rebuilt, reinstalled or replaced); "" when the module has no DWARF. Loads the debug information.
+    std::string dwarfIdentity();
 
 private:
     struct LoadSegment {

@@ -3,6 +3,7 @@
 #include "engine/common/strings.h"
 
 #include "engine/symbols/debuginfod_fetcher.h"
+#include "engine/symbols/stores/line_table_store.h"
 #include "engine/symbols/symbol_module.h"
 #include "engine/symbols/symbols_logging.h"
 
@@ -60,7 +61,7 @@ std::vector<SymbolFrame> Symbolizer::symbolize(const std::string &path, const st
         if (symbolModule == nullptr)
             return {};
         moduleSlot.lastUsedFlush = m_flushes;
-        Frames frames = symbolModule->symbolizeFileOffset(fileOffset);
+        Frames frames = symbolModule->symbolizeFileOffset(fileOffset, lineTables(*symbolModule));
         m_answers[moduleSlot.cacheKey].emplace(fileOffset, frames);
         ++m_answerCount;
         return frames;
@@ -133,6 +134,46 @@ std::unique_ptr<SymbolModule> Symbolizer::openModule(const std::string &path, co
                                   downloaded ? found->second : std::string());
 }
 
+LineTableStore *Symbolizer::lineTables(SymbolModule &module)
+{
+    const std::string &buildId = module.buildId();
+    if (m_options.lineTableDirectory.empty() || buildId.empty())
+        return nullptr;
+    auto [it, inserted] = m_lineTables.try_emplace(buildId);
+    if (inserted) {
+        const std::string identity = module.dwarfIdentity();
+        if (!identity.empty())
+            it->second = std::make_unique<LineTableStore>(m_options.lineTableDirectory, buildId, "dwarf " + identity);
+    }
+    return it->second.get();
+}
+
+size_t Symbolizer::keepLineTables()
+{
+    size_t written = 0;
+    for (auto &[buildId, lines] : m_lineTables) {
+        if (lines && lines->unitsAdded() > 0 && lines->save())
+            ++written;
+    }
+    return written;
+}
+
+size_t Symbolizer::lineUnitsReadBack() const
+{
+    size_t units = 0;
+    for (const auto &[buildId, lines] : m_lineTables)
+        units += lines ? lines->unitsReadBack() : 0;
+    return units;
+}
+
+size_t Symbolizer::lineUnitsDecoded() const
+{
+    size_t units = 0;
+    for (const auto &[buildId, lines] : m_lineTables)
+        units += lines ? lines->unitsAdded() : 0;
+    return units;
+}
+
 size_t Symbolizer::closeIdleModules()
 {
     ++m_flushes;
@@ -169,6 +210,7 @@ std::vector<std::string> Symbolizer::adoptDownloads()
     for (auto &found : m_fetcher->takeFound()) {
         const std::string buildId = found.first;
         m_downloadedDebugFiles[buildId] = std::move(found.second);
+        m_lineTables.erase(buildId); // read from the downloaded file from now on
         if (auto answers = m_answers.find(buildId); answers != m_answers.end()) {
             m_answerCount -= answers->second.size();
             m_answers.erase(answers);

@@ -13,6 +13,7 @@
 namespace emberline::engine {
 
 class DebuginfodFetcher;
+class LineTableStore;
 class SymbolModule;
 
 // Where separate debug files are looked for: `<dir>/.build-id/ab/cdef….debug` by build id, and the name in
@@ -22,6 +23,9 @@ class SymbolModule;
 struct SymbolizerOptions {
     std::vector<std::string> debugDirectories{"/usr/lib/debug"};
     bool debuginfod = false;
+    // Where the line tables of modules named from DWARF are kept between sessions (line_table_store.h); "" keeps
+    // none.
+    std::string lineTableDirectory;
 };
 
 // Turns (ELF file, build id, file offset) into function names and source locations with elfutils, at flush
@@ -79,6 +83,12 @@ public:
     size_t closeIdleModules();
     // Modules open now (the vdso not counted).
     size_t openModules() const;
+    // Keeps the line tables decoded in this session for the next (lineTableDirectory). Writes files: call it off the
+    // GUI thread, at the session's end. Returns how many modules' tables it wrote.
+    size_t keepLineTables();
+    // Compilation units whose line tables were read back from earlier sessions, and decoded in this one.
+    size_t lineUnitsReadBack() const;
+    size_t lineUnitsDecoded() const;
     static constexpr uint32_t kIdleFlushes = 3;
 
 private:
@@ -98,6 +108,8 @@ private:
     std::unique_ptr<SymbolModule> openModule(const std::string &path, const std::string &buildId,
                                              bool &downloaded) const;
     SymbolModule *vdsoModule();
+    // The kept line tables of a module just opened (by its build id), read back at its first opening.
+    LineTableStore *lineTables(SymbolModule &module);
     Frames answer(const std::string &cacheKey, uint64_t fileOffset, SymbolModule &module);
 
     void requestDebugFile(SymbolModule &module, const std::string &path);
@@ -112,6 +124,8 @@ private:
     // Key: build id, or path when the file has none; then the file offset.
     std::unordered_map<std::string, std::unordered_map<uint64_t, Frames>> m_answers;
     size_t m_answerCount = 0;
+    // By build id; null for a module named without DWARF (its tables are not worth keeping).
+    std::unordered_map<std::string, std::unique_ptr<LineTableStore>> m_lineTables;
     std::unique_ptr<SymbolModule> m_vdso;
     bool m_vdsoOpened = false;
 };

@@ -1,8 +1,10 @@
 // The caches that spare each session work done before: uncompressed copies of compressed debug files (libc's from
-// Debian's libc6-dbg) and the kernel's symbols kept per boot. Each must name every address exactly as the
-// uncached path does, ignore and replace a damaged file, and fall back when its folder cannot be written.
-#include "engine/symbols/debug_file_store.h"
+// Debian's libc6-dbg), the line tables of modules named from DWARF, and the kernel's symbols kept per boot. Each must
+// name every address exactly as the uncached path does, ignore and replace a damaged file, and fall back when its
+// folder cannot be written.
 #include "engine/symbols/kernel_symbols.h"
+#include "engine/symbols/stores/debug_file_store.h"
+#include "engine/symbols/stores/line_table_store.h"
 #include "engine/symbols/symbolizer.h"
 
 #include <QDir>
@@ -23,6 +25,7 @@ using emberline::engine::KernelSymbols;
 using emberline::engine::ModuleSymbols;
 using emberline::engine::SymbolFrame;
 using emberline::engine::Symbolizer;
+using emberline::engine::SymbolizerOptions;
 
 namespace {
 
@@ -70,6 +73,29 @@ Answers symbolizeAll(const std::string &buildId, const std::vector<uint64_t> &of
                     maps.readAll().contains(QByteArray("/emberline/debug-files/") + buildId.c_str());
     }
     return answers;
+}
+
+// Every offset symbolized by a fresh Symbolizer that keeps line tables in `lineTables`, which it writes at the end.
+struct LineTableRun {
+    Answers answers;
+    size_t readBack = 0;
+    size_t decoded = 0;
+    size_t written = 0;
+};
+
+LineTableRun symbolizeWithLineTables(const std::string &buildId, const std::vector<uint64_t> &offsets,
+                                     const std::string &lineTables)
+{
+    SymbolizerOptions options;
+    options.lineTableDirectory = lineTables;
+    Symbolizer symbolizer(options);
+    LineTableRun run;
+    for (uint64_t offset : offsets)
+        run.answers.push_back(symbolizer.symbolize(libcPath, buildId, offset));
+    run.readBack = symbolizer.lineUnitsReadBack();
+    run.decoded = symbolizer.lineUnitsDecoded();
+    run.written = symbolizer.keepLineTables();
+    return run;
 }
 
 QStringList copiesIn(const QString &cacheHome)
@@ -190,6 +216,8 @@ private Q_SLOTS: // NOLINT(readability-redundant-access-specifiers): the test fu
         QVERIFY(QFileInfo(blocker).isFile());
     }
 
+    void keptLineTablesNameAsLibdw();
+    void damagedLineTablesAreReplaced();
     void keptKernelTableNamesAsTheFile();
     void damagedKernelTableIsReplaced();
     void kernelTableNeedsShownAddresses();
@@ -256,6 +284,82 @@ bool sameAnswers(const KernelSymbols &kept, const KernelSymbols &whole, const st
 }
 
 } // namespace
+
+void TstSymbolCaches::keptLineTablesNameAsLibdw()
+{
+    // The debug file as libdw reads it, never a kept copy of it: the line tables are keyed by the file they came from.
+    qputenv("EMBERLINE_SYMBOL_CACHE", "off");
+    const std::string lineTables = (m_home.path() + QStringLiteral("/line-tables")).toStdString();
+    // Cold: every unit met is decoded by libdw, and kept; the answers are libdw's.
+    const LineTableRun cold = symbolizeWithLineTables(m_buildId, m_offsets, lineTables);
+    QVERIFY(cold.answers == m_uncached);
+    QCOMPARE(cold.readBack, size_t(0));
+    QVERIFY2(cold.decoded > 10, std::to_string(cold.decoded).c_str());
+    QCOMPARE(cold.written, size_t(1));
+    QVERIFY(std::filesystem::exists(lineTables + "/" + m_buildId + ".lines"));
+    // Warm: the same addresses named from the kept tables alone, exactly as libdw names them.
+    const LineTableRun warm = symbolizeWithLineTables(m_buildId, m_offsets, lineTables);
+    QVERIFY(warm.answers == m_uncached);
+    QCOMPARE(warm.readBack, cold.decoded);
+    QCOMPARE(warm.decoded, size_t(0));
+    QCOMPARE(warm.written, size_t(0));
+    // Addresses between those: in the kept units, or in units decoded now and added to the file.
+    std::vector<uint64_t> between;
+    for (uint64_t offset : m_offsets)
+        between.push_back(offset + 301);
+    Answers betweenUncached;
+    {
+        Symbolizer symbolizer;
+        for (uint64_t offset : between)
+            betweenUncached.push_back(symbolizer.symbolize(libcPath, m_buildId, offset));
+    }
+    const LineTableRun more = symbolizeWithLineTables(m_buildId, between, lineTables);
+    QVERIFY(more.answers == betweenUncached);
+    QCOMPARE(more.readBack, cold.decoded);
+    QCOMPARE(more.written, size_t(more.decoded > 0 ? 1 : 0));
+    qunsetenv("EMBERLINE_SYMBOL_CACHE");
+}
+
+void TstSymbolCaches::damagedLineTablesAreReplaced()
+{
+    qputenv("EMBERLINE_SYMBOL_CACHE", "off");
+    const std::string lineTables = (m_home.path() + QStringLiteral("/line-tables-damaged")).toStdString();
+    const std::string file = lineTables + "/" + m_buildId + ".lines";
+    const LineTableRun first = symbolizeWithLineTables(m_buildId, m_offsets, lineTables);
+    QCOMPARE(first.written, size_t(1));
+    const auto size = std::filesystem::file_size(file);
+    QVERIFY(size > 1000);
+    // A byte changed in the middle (the checksum no longer matches), then the file cut short: each is ignored, the
+    // names are libdw's, and the session's tables replace the file.
+    {
+        std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekg(std::streamoff(size / 2));
+        char c = 0;
+        f.read(&c, 1);
+        c = static_cast<char>(c ^ 0x5a);
+        f.seekp(std::streamoff(size / 2));
+        f.write(&c, 1);
+    }
+    const LineTableRun flipped = symbolizeWithLineTables(m_buildId, m_offsets, lineTables);
+    QVERIFY(flipped.answers == m_uncached);
+    QCOMPARE(flipped.readBack, size_t(0));
+    QCOMPARE(flipped.written, size_t(1));
+    std::filesystem::resize_file(file, size / 3);
+    const LineTableRun cut = symbolizeWithLineTables(m_buildId, m_offsets, lineTables);
+    QVERIFY(cut.answers == m_uncached);
+    QCOMPARE(cut.readBack, size_t(0));
+    QCOMPARE(cut.written, size_t(1));
+    // Whole again: read back.
+    const LineTableRun after = symbolizeWithLineTables(m_buildId, m_offsets, lineTables);
+    QVERIFY(after.answers == m_uncached);
+    QCOMPARE(after.readBack, first.decoded);
+    // Kept under another key (as after the debug file was rebuilt): not used.
+    {
+        emberline::engine::LineTableStore other(lineTables, m_buildId, "another debug file");
+        QCOMPARE(other.unitsReadBack(), size_t(0));
+    }
+    qunsetenv("EMBERLINE_SYMBOL_CACHE");
+}
 
 void TstSymbolCaches::keptKernelTableNamesAsTheFile()
 {

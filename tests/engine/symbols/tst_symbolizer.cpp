@@ -179,7 +179,9 @@ private Q_SLOTS:
     // made-up file:line).
     void symbolTableOnly()
     {
-        Symbolizer symbolizer(Symbolizer::Options{{}});
+        Symbolizer::Options noDebugDirectories;
+        noDebugDirectories.debugDirectories.clear();
+        Symbolizer symbolizer(noDebugDirectories);
         const std::string copy = libraryPath + ".symtab";
         auto frames = symbolizer.symbolize(copy, "", offsetOf(*m_library, "emberline_mark_library"));
         QCOMPARE(frames, (std::vector<SymbolFrame>{{"symlib::Counter::increment(long)", "", 0, 0}}));
@@ -191,7 +193,9 @@ private Q_SLOTS:
     // function is wrongly named after a neighbouring symbol instead of being left to `module+0xoffset`.
     void strippedLibrary()
     {
-        Symbolizer symbolizer(Symbolizer::Options{{}});
+        Symbolizer::Options noDebugDirectories;
+        noDebugDirectories.debugDirectories.clear();
+        Symbolizer symbolizer(noDebugDirectories);
         const std::string copy = libraryPath + ".stripped";
         auto frames = symbolizer.symbolize(copy, "", offsetOf(*m_library, "emberline_mark_library"));
         QCOMPARE(frames, (std::vector<SymbolFrame>{{"symlib::Counter::increment(long)", "", 0, 0}}));
@@ -213,11 +217,15 @@ private Q_SLOTS:
         const QString binary = dir.filePath(QStringLiteral("bin/symbols_target"));
         QVERIFY(copyFile(targetPath + ".stripped", binary));
 
-        Symbolizer symbolizer(Symbolizer::Options{{dir.filePath(QStringLiteral("debug")).toStdString()}});
+        Symbolizer::Options debugOptions;
+        debugOptions.debugDirectories = {dir.filePath(QStringLiteral("debug")).toStdString()};
+        Symbolizer symbolizer(debugOptions);
         checkInlineChain(binary.toStdString(), *m_target, &symbolizer);
 
         // The same stripped binary with no debug directory: nothing names the (unexported) function.
-        Symbolizer without(Symbolizer::Options{{dir.filePath(QStringLiteral("bin")).toStdString()}});
+        Symbolizer::Options binOptions;
+        binOptions.debugDirectories = {dir.filePath(QStringLiteral("bin")).toStdString()};
+        Symbolizer without(binOptions);
         QCOMPARE(describe(without.symbolize(binary.toStdString(), id, offsetOf(*m_target, "emberline_mark_method"))),
                  QStringList());
     }
@@ -233,7 +241,9 @@ private Q_SLOTS:
         const QString binary = dir.filePath(QStringLiteral("bin/symbols_target"));
         QVERIFY(copyFile(targetPath + ".stripped", binary));
 
-        Symbolizer symbolizer(Symbolizer::Options{{dir.filePath(QStringLiteral("debug")).toStdString()}});
+        Symbolizer::Options debugOptions;
+        debugOptions.debugDirectories = {dir.filePath(QStringLiteral("debug")).toStdString()};
+        Symbolizer symbolizer(debugOptions);
         const auto frames =
             symbolizer.symbolize(binary.toStdString(), "", offsetOf(*m_target, "emberline_mark_method"));
         QCOMPARE(describe(frames),

@@ -1,4 +1,4 @@
-#include "engine/symbols/debug_file_store.h"
+#include "engine/symbols/stores/debug_file_store.h"
 
 #include "engine/common/strings.h"
 
