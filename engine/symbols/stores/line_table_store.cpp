@@ -105,7 +105,7 @@ std::string LineTableStore::defaultDirectory()
     return {};
 }
 
-LineTableStore::LineTableStore(std::string directory, std::string buildId, std::string key)
+LineTableStore::LineTableStore(const std::string &directory, const std::string &buildId, std::string key)
     : m_file(lineStoreFile(directory, buildId)), m_key(std::move(key))
 {
     if (!m_file.empty() && !load()) {

@@ -41,7 +41,7 @@ public:
     static std::string defaultDirectory();
 
     // Reads back what was kept for `buildId` under `key` (nothing when `directory` is "").
-    LineTableStore(std::string directory, std::string buildId, std::string key);
+    LineTableStore(const std::string &directory, const std::string &buildId, std::string key);
     LineTableStore(const LineTableStore &) = delete;
     LineTableStore &operator=(const LineTableStore &) = delete;
 
