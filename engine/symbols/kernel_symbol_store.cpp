@@ -4,6 +4,8 @@
 // replaced.
 #include "engine/symbols/kernel_symbols.h"
 
+#include "engine/common/install_paths.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -111,13 +113,7 @@ bool storeKernelTable(const std::string &directory, const std::string &file, con
 
 std::string KernelSymbols::storeDirectory()
 {
-    if (const char *off = std::getenv("EMBERLINE_SYMBOL_CACHE"); off && std::strcmp(off, "off") == 0)
-        return {};
-    if (const char *cache = std::getenv("XDG_CACHE_HOME"); cache && cache[0] == '/')
-        return std::string(cache) + "/emberline/kernel-symbols";
-    if (const char *home = std::getenv("HOME"); home && home[0] == '/')
-        return std::string(home) + "/.cache/emberline/kernel-symbols";
-    return {};
+    return keptFilesDirectory("kernel-symbols", "EMBERLINE_SYMBOL_CACHE");
 }
 
 // The header, the key, the entries of the kernel's own text (_stext to _etext, both included) with their name

@@ -1,5 +1,7 @@
 #include "engine/unwind/unwind_table_store.h"
 
+#include "engine/common/install_paths.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -58,13 +60,7 @@ bool readWhole(const std::string &file, std::vector<uint8_t> &out)
 
 std::string unwindTableStoreDirectory()
 {
-    if (const char *off = std::getenv("EMBERLINE_UNWIND_CACHE"); off && std::strcmp(off, "off") == 0)
-        return {};
-    if (const char *cache = std::getenv("XDG_CACHE_HOME"); cache && cache[0] == '/')
-        return std::string(cache) + "/emberline/unwind-tables";
-    if (const char *home = std::getenv("HOME"); home && home[0] == '/')
-        return std::string(home) + "/.cache/emberline/unwind-tables";
-    return {};
+    return keptFilesDirectory("unwind-tables", "EMBERLINE_UNWIND_CACHE");
 }
 
 std::shared_ptr<const ModuleUnwindTable> loadStoredUnwindTable(const std::string &directory, const std::string &buildId,

@@ -1,5 +1,7 @@
 #include "engine/symbols/stores/debug_file_store.h"
 
+#include "engine/common/install_paths.h"
+
 #include "engine/common/strings.h"
 
 #include <elfutils/libdwelf.h>
@@ -125,13 +127,7 @@ bool writeElfCopy(Elf *in, int fd)
 
 std::string debugFileStoreDirectory()
 {
-    if (const char *off = std::getenv("EMBERLINE_SYMBOL_CACHE"); off && std::strcmp(off, "off") == 0)
-        return {};
-    if (const char *cache = std::getenv("XDG_CACHE_HOME"); cache && cache[0] == '/')
-        return std::string(cache) + "/emberline/debug-files";
-    if (const char *home = std::getenv("HOME"); home && home[0] == '/')
-        return std::string(home) + "/.cache/emberline/debug-files";
-    return {};
+    return keptFilesDirectory("debug-files", "EMBERLINE_SYMBOL_CACHE");
 }
 
 std::string storedDebugFilePath(const std::string &directory, const std::string &buildId, int originalFd)

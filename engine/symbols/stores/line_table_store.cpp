@@ -5,6 +5,8 @@
 // header's checksum (CRC-32) covers everything after it.
 #include "engine/symbols/stores/line_table_store.h"
 
+#include "engine/common/install_paths.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -96,13 +98,7 @@ template <typename T> T bytesAt(const std::string &bytes, uint64_t at)
 
 std::string LineTableStore::defaultDirectory()
 {
-    if (const char *off = std::getenv("EMBERLINE_SYMBOL_CACHE"); off && std::strcmp(off, "off") == 0)
-        return {};
-    if (const char *cache = std::getenv("XDG_CACHE_HOME"); cache && cache[0] == '/')
-        return std::string(cache) + "/emberline/line-tables";
-    if (const char *home = std::getenv("HOME"); home && home[0] == '/')
-        return std::string(home) + "/.cache/emberline/line-tables";
-    return {};
+    return keptFilesDirectory("line-tables", "EMBERLINE_SYMBOL_CACHE");
 }
 
 LineTableStore::LineTableStore(const std::string &directory, const std::string &buildId, std::string key)
