@@ -3,7 +3,8 @@
 # symbolizing, writing, exit), as a share of one CPU over the run, side by side in one run. The programs: varied
 # (tests/targets/varied_work.py: json, re, zlib, hashing, a sort with a key, a recursive walk: several libraries and
 # many distinct stacks) and deep (one Python function recursing 60 deep: one stack repeated). For each:
-#   attach  emberline record --pid (perf events) for SECONDS, attached to the running program;
+#   attach  emberline record --pid for SECONDS, attached to the running program (the sampler auto picks: for CPython,
+#           the in-process one through the injected agent);
 #   perf    perf record --call-graph dwarf -p for SECONDS, the same program (its own CPU; perf report not included);
 #   inproc  emberline record --sampler inprocess launching the program for SECONDS (the agent's cost is the
 #           target's, not counted here).
@@ -59,7 +60,7 @@ for ((r = 1; r <= rounds; r++)); do
     /usr/bin/time -f '%U %S' -o "$work/inproc.$r" "$emberline" record --frequency 999 --sampler inprocess \
         --duration "$secs" --output "$work/i$r" -- "${cmd[@]}" >/dev/null 2>"$work/inproc.$r.err" ||
         true # the program is ended when the duration is reached: its status is the session's
-    printf 'round %d, %-6s: attach (perf events) %s (session alone %s), perf record %s, in-process session %s of one CPU\n' \
+    printf 'round %d, %-6s: attach %s (session alone %s), perf record %s, in-process session %s of one CPU\n' \
         "$r" "$name" "$(share "$work/attach.$r")" "$(session_share "$work/attach.$r.err")" "$(share "$work/perf.$r")" \
         "$(session_share "$work/inproc.$r.err")"
     grep -h "samples (" "$work/attach.$r.err" "$work/inproc.$r.err" | sed 's/^/    /'
