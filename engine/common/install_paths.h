@@ -9,9 +9,4 @@ namespace emberline::engine {
 // executable cannot be found.
 std::string installedLibraryFile(const std::string &name);
 
-// A folder of what Emberline keeps between sessions: $XDG_CACHE_HOME/emberline/<name>, else
-// ~/.cache/emberline/<name>. Empty when there is no absolute home or cache folder to use, or when the environment
-// variable `offVariable` says "off".
-std::string keptFilesDirectory(const char *name, const char *offVariable);
-
 } // namespace emberline::engine

@@ -395,11 +395,8 @@ Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &inp
         waitMs = m_options.newDebuginfodWaitMs;
     if (waitMs > 0 && adoptDebuginfodDownloads(waitMs) && input.unwind)
         m_health = buildHealth(*input.unwind);
-    if (input.samples.empty() && input.memory.empty()) {
-        if (input.final)
-            m_symbolizer.keepLineTables();
+    if (input.samples.empty() && input.memory.empty())
         return std::shared_ptr<const Flush>();
-    }
     auto ids = std::make_shared<SessionIds>();
     auto profile = std::make_shared<Profile>(buildProfile(input, ids.get()));
     // Modules no flush has needed for a while give back their debug information. What libdw held is freed in this
@@ -437,14 +434,13 @@ Result<std::shared_ptr<const Flush>> Exporter::exportFlush(const FlushInput &inp
     flush->profile = std::move(profile);
     if (!m_options.outputDirectory.empty())
         save(*flush);
-    // The line tables this session decoded, for the next session of the same modules.
-    if (input.final)
-        m_symbolizer.keepLineTables();
     return std::shared_ptr<const Flush>(std::move(flush));
 }
 
 Result<std::string> Exporter::writeSessionProfile()
 {
+    // The line tables this session decoded, for the next session of the same modules.
+    m_symbolizer.keepLineTables();
     if (!m_sessionProfile)
         return std::string();
     if (m_sessionProfileFailed) {

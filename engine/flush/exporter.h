@@ -66,8 +66,9 @@ public:
 
     // nullptr (and no error) when the flush is empty or shorter than the minimum duration.
     Result<std::shared_ptr<const Flush>> exportFlush(const FlushInput &input);
-    // Writes profile.pprof, the whole session merged; returns its path ("" when nothing was recorded or
-    // nothing is written).
+    // At the session's end: writes profile.pprof, the whole session merged, and keeps the line tables the session
+    // decoded (Symbolizer::keepLineTables). Returns the profile's path ("" when nothing was recorded or nothing is
+    // written).
     Result<std::string> writeSessionProfile();
     uint32_t flushesReported() const { return m_sequence; }
     // Every write that failed so far, as "<file>: <reason>", in order (profile.pprof's once).

@@ -4,7 +4,7 @@
 // replaced.
 #include "engine/symbols/kernel_symbols.h"
 
-#include "engine/common/install_paths.h"
+#include "engine/common/kept_files.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -74,32 +74,12 @@ std::string storeKey(const KernelSymbols::LiveFiles &files, std::string &bootId)
     return key;
 }
 
-bool writeWhole(int fd, const std::string &bytes)
-{
-    size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-        if (n <= 0)
-            return false;
-        done += size_t(n);
-    }
-    return true;
-}
-
 bool storeKernelTable(const std::string &directory, const std::string &file, const std::string &bytes)
 {
+    // Mode 0600: kernel addresses are sensitive.
+    if (!writeKeptFile(file, bytes, 0600))
+        return false;
     std::error_code ec;
-    std::filesystem::create_directories(directory, ec);
-    const std::string temp = file + ".tmp." + std::to_string(::getpid());
-    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return false;
-    bool ok = ::fchmod(fd, 0600) == 0 && writeWhole(fd, bytes);
-    ok = ::close(fd) == 0 && ok;
-    if (!ok || ::rename(temp.c_str(), file.c_str()) != 0) {
-        ::unlink(temp.c_str());
-        return false;
-    }
     // Earlier boots' tables are never used again.
     for (const auto &entry : std::filesystem::directory_iterator(directory, ec)) {
         const std::string name = entry.path().filename().string();

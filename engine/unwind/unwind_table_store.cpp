@@ -1,6 +1,6 @@
 #include "engine/unwind/unwind_table_store.h"
 
-#include "engine/common/install_paths.h"
+#include "engine/common/kept_files.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,6 +17,7 @@ namespace {
 
 constexpr uint32_t kStoreMagic = 0x53554d45; // "EMUS"
 constexpr uint32_t kStoreVersion = 1;
+constexpr uint64_t kMaxStoredBytes = uint64_t(256) << 20; // a table larger than this is not a module's
 
 // The file: this header, the table's stats as the builder counted them, then the table as the agent reads it
 // (agent::UnwindTableHeader and its rows).
@@ -36,26 +37,6 @@ std::string fileFor(const std::string &directory, const std::string &buildId)
     return directory + '/' + buildId + ".v" + std::to_string(agent::kUnwindTableVersion) + ".rows";
 }
 
-bool readWhole(const std::string &file, std::vector<uint8_t> &out)
-{
-    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    struct stat st {};
-    bool ok = ::fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size < (off_t(256) << 20);
-    if (ok) {
-        out.resize(size_t(st.st_size));
-        size_t done = 0;
-        while (ok && done < out.size()) {
-            const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
-            ok = n > 0;
-            done += ok ? size_t(n) : 0;
-        }
-    }
-    ::close(fd);
-    return ok;
-}
-
 } // namespace
 
 std::string unwindTableStoreDirectory()
@@ -67,8 +48,9 @@ std::shared_ptr<const ModuleUnwindTable> loadStoredUnwindTable(const std::string
                                                                const std::string &path)
 {
     const std::string file = fileFor(directory, buildId);
-    std::vector<uint8_t> bytes;
-    if (directory.empty() || buildId.empty() || file.empty() || !readWhole(file, bytes))
+    std::string bytes;
+    if (directory.empty() || buildId.empty() || file.empty() || !readKeptFile(file, kMaxStoredBytes, bytes) ||
+        bytes.empty())
         return nullptr;
     StoreHeader header;
     const size_t tableAt = sizeof header + sizeof(UnwindTableStats);
@@ -103,31 +85,13 @@ bool storeUnwindTable(const std::string &directory, const ModuleUnwindTable &tab
     const std::string file = fileFor(directory, table.buildId);
     if (directory.empty() || table.buildId.empty() || file.empty() || table.rows.empty())
         return false;
-    std::error_code ec;
-    std::filesystem::create_directories(directory, ec);
-    const std::string temp = file + ".tmp." + std::to_string(::getpid());
-    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return false;
     const StoreHeader header;
-    std::vector<uint8_t> bytes(sizeof header + sizeof(UnwindTableStats));
+    std::string bytes(sizeof header + sizeof(UnwindTableStats), '\0');
     std::memcpy(bytes.data(), &header, sizeof header);
     std::memcpy(bytes.data() + sizeof header, &table.stats, sizeof(UnwindTableStats));
     const std::vector<uint8_t> shared = table.sharedBytes();
-    bytes.insert(bytes.end(), shared.begin(), shared.end());
-    size_t done = 0;
-    bool ok = true;
-    while (ok && done < bytes.size()) {
-        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-        ok = n > 0;
-        done += ok ? size_t(n) : 0;
-    }
-    ok = ::close(fd) == 0 && ok;
-    if (!ok || ::rename(temp.c_str(), file.c_str()) != 0) {
-        ::unlink(temp.c_str());
-        return false;
-    }
-    return true;
+    bytes.append(reinterpret_cast<const char *>(shared.data()), shared.size());
+    return bytes.size() < kMaxStoredBytes && writeKeptFile(file, bytes, 0644);
 }
 
 } // namespace emberline::engine

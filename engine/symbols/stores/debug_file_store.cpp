@@ -1,6 +1,6 @@
 #include "engine/symbols/stores/debug_file_store.h"
 
-#include "engine/common/install_paths.h"
+#include "engine/common/kept_files.h"
 
 #include "engine/common/strings.h"
 

@@ -5,7 +5,7 @@
 // header's checksum (CRC-32) covers everything after it.
 #include "engine/symbols/stores/line_table_store.h"
 
-#include "engine/common/install_paths.h"
+#include "engine/common/kept_files.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -47,27 +47,6 @@ std::string lineStoreFile(const std::string &directory, const std::string &build
         buildId.find_first_not_of("0123456789abcdef") != std::string::npos)
         return {};
     return directory + "/" + buildId + ".lines";
-}
-
-bool readLineStore(const std::string &path, std::string &bytes)
-{
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    struct stat st {};
-    bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 &&
-              static_cast<uint64_t>(st.st_size) <= kMaxLineStoreBytes;
-    if (ok) {
-        bytes.resize(static_cast<size_t>(st.st_size));
-        size_t done = 0;
-        while (ok && done < bytes.size()) {
-            const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
-            ok = n > 0;
-            done += ok ? static_cast<size_t>(n) : 0;
-        }
-    }
-    ::close(fd);
-    return ok;
 }
 
 uint32_t lineStoreChecksum(const char *data, size_t size)
@@ -194,7 +173,7 @@ void LineTableStore::addUnit(Dwarf_Die *cu)
 bool LineTableStore::load()
 {
     std::string bytes;
-    if (!readLineStore(m_file, bytes) || bytes.size() < sizeof(LineStoreHeader))
+    if (!readKeptFile(m_file, kMaxLineStoreBytes, bytes) || bytes.size() < sizeof(LineStoreHeader))
         return false;
     const auto header = bytesAt<LineStoreHeader>(bytes, 0);
     if (header.magic != kLineStoreMagic || header.version != kLineStoreVersion || header.keyBytes != m_key.size() ||
@@ -275,27 +254,12 @@ bool LineTableStore::save()
     header.unitCount = static_cast<uint32_t>(m_units.size());
     header.crc = lineStoreChecksum(body.data(), body.size());
 
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(m_file).parent_path(), ec);
-    const std::string temp = m_file + ".tmp." + std::to_string(::getpid());
-    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return false;
     std::string bytes;
     bytes.reserve(sizeof header + body.size());
     appendBytes(bytes, header);
     bytes += body;
-    bool ok = true;
-    for (size_t done = 0; ok && done < bytes.size();) {
-        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-        ok = n > 0;
-        done += ok ? static_cast<size_t>(n) : 0;
-    }
-    ok = ::close(fd) == 0 && ok;
-    if (!ok || ::rename(temp.c_str(), m_file.c_str()) != 0) {
-        ::unlink(temp.c_str());
+    if (!writeKeptFile(m_file, bytes, 0600))
         return false;
-    }
     m_dirty = false;
     return true;
 }
