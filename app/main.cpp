@@ -252,6 +252,7 @@ int main(int argc, char **argv)
     QApplication::setWindowIcon(emberline::ui::applicationIcon());
     applyColorScheme();
     emberline::ui::requestPromptWakeups();
+    emberline::ui::raiseGuiThread();
     // Everything after "--" is --record's command, untouched by option parsing.
     const QStringList arguments = QCoreApplication::arguments();
     const qsizetype dashes = arguments.indexOf(QStringLiteral("--"));

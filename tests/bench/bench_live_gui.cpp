@@ -196,6 +196,7 @@ public:
     ReferenceSleeper()
         : m_thread([this] {
               ui::requestPromptWakeups();
+              ui::raiseGuiThread();
               double last = clockMs(CLOCK_MONOTONIC);
               double lastSteal = 0;
               m_cpus = stealPerCpuMs().size();
@@ -339,6 +340,8 @@ int main(int argc, char **argv)
     // As Emberline's main() does.
     if (!ui::requestPromptWakeups())
         std::printf("the kernel refused a short time slice for the GUI thread\n");
+    if (!ui::raiseGuiThread())
+        std::printf("the GUI thread keeps its priority (raising it needs root or CAP_SYS_NICE)\n");
     const double seconds = argc > 1 ? std::atof(argv[1]) : 30;
     const double flushPeriod = argc > 2 ? std::atof(argv[2]) : 2;
     const QString compare = argc > 3 ? QString::fromLatin1(argv[3]) : QStringLiteral("off");

@@ -32,6 +32,8 @@ constexpr uint64_t kResetOnFork = 0x01;
 // A wakeup of the GUI thread runs a timer or an input event for well under a millisecond; a slice this short
 // gives it an earlier deadline than the default slice of a busy thread, so it preempts one instead of waiting.
 constexpr uint64_t kGuiSliceNs = 500'000;
+// The nice value the GUI thread is raised to: the session thread's (engine/common/thread_priority.h).
+constexpr int32_t kGuiNice = -10;
 
 } // namespace
 
@@ -53,6 +55,30 @@ bool requestPromptWakeups()
     attr.runtime = kGuiSliceNs;
     if (::syscall(SYS_sched_setattr, 0, &attr, 0) != 0) {
         qCDebug(lcUiAnalysis) << "cannot ask for a short time slice:" << qt_error_string(errno);
+        return false;
+    }
+    return true;
+}
+
+bool raiseGuiThread()
+{
+    SchedAttr attr{};
+    attr.size = sizeof(attr);
+    if (::syscall(SYS_sched_getattr, 0, &attr, sizeof(attr), 0) != 0) {
+        qCDebug(lcUiAnalysis) << "cannot read the GUI thread's scheduling:" << qt_error_string(errno);
+        return false;
+    }
+    if (attr.policy != kSchedOther)
+        return false;
+    if (attr.nice <= kGuiNice)
+        return true; // started at least this high
+    attr.size = sizeof(attr);
+    // One call for both, so that the raise is never inherited: a thread started later gets nice 0 back (the kernel
+    // resets a negative nice value on fork when the flag is set). The time slice read above is kept.
+    attr.flags = kResetOnFork;
+    attr.nice = kGuiNice;
+    if (::syscall(SYS_sched_setattr, 0, &attr, 0) != 0) {
+        qCDebug(lcUiAnalysis) << "the GUI thread keeps its priority:" << qt_error_string(errno);
         return false;
     }
     return true;
