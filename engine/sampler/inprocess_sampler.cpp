@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <set>
 #include <thread>
+#include <utility>
 
 namespace emberline::engine {
 namespace {
@@ -32,6 +33,24 @@ constexpr int64_t kMinRoundNs = 20'000'000;
 constexpr int64_t kMaxNapNs = 50'000'000;
 constexpr int64_t kBusyNapNs = 5'000'000;
 constexpr double kBusyFill = 0.25;
+// A thread's sleep is what its scheduler statistics leave of a round's wall time, and they lag: the kernel brings a
+// running thread's CPU time up to date at its ticks (up to 4 ms late at HZ 250), and a runnable thread's wait for a
+// CPU when it gets one. A CPU-bound thread so seems to sleep a little in one round and to run longer than the round
+// in the next. So the count is carried from round to round (below zero after an overcount: the next rounds pay it
+// back) and sampled once it reaches kMinSleptNs, the total kept whole. A thread that never left its CPU since the
+// last round (its count of times scheduled unchanged, its CPU time grown) cannot have slept: what its counts leave out
+// then is lag or time the host kept a virtual CPU (steal, which no thread's CPU time includes: 40-100 ms of a CPU-bound
+// thread's 8 s here), and it is sampled as runnable, without reading its state. Only a thread that did leave its CPU
+// has its state read (/proc/.../stat; a 99 Hz session read it in about half its rounds before, for every CPU-bound
+// thread).
+constexpr int64_t kMinSleptNs = 5'000'000;
+// While the rounds find no thread waiting (a CPU-bound program: its threads' counts only say they ran), the period
+// doubles after every few such rounds, up to kQuietRoundNs; a round that samples a wait, or finds a thread started or
+// ended, brings it back. Each round wakes the session (40-60 us of a CPU in a VM before any work), and a 99 Hz session
+// of a CPU-bound CPython spent 38 ms of its 66 ms over 8 s on its 50 rounds a second. The wall time is no less exact:
+// every thread's sleep is counted from its scheduler statistics whatever the period; a wait found is sampled then.
+constexpr int64_t kQuietRoundNs = 80'000'000;
+constexpr int kQuietRoundsBeforeLonger = 4;
 constexpr int kRoundsBeforeRequest = 2; // rounds a thread may run without a timer before one is asked for
 
 std::string taskPath(uint32_t pid, uint32_t tid, const char *file)
@@ -101,7 +120,7 @@ InprocessSampler::open(RingReader &rings, int childPid, const InprocessSamplerOp
 InprocessSampler::InprocessSampler(RingReader &rings, int childPid, const InprocessSamplerOptions &options,
                                    SampleSink &samples)
     : m_rings(rings), m_options(options), m_childPid(childPid), m_samples(samples),
-      m_roundNs(std::max<int64_t>(kMinRoundNs, 1'000'000'000 / options.frequency))
+      m_roundNs(std::max<int64_t>(kMinRoundNs, 1'000'000'000 / options.frequency)), m_quietRoundNs(m_roundNs)
 {
     m_rings.setCpuStackCopyBytes(m_options.stackBytes);
     m_nextRoundNs = clockNs(CLOCK_MONOTONIC) + m_roundNs;
@@ -262,8 +281,16 @@ size_t InprocessSampler::drain(SampleSink &sink)
     const int64_t now = clockNs(CLOCK_MONOTONIC);
     if (now < m_nextRoundNs)
         return 0;
+    m_roundBusy = false;
     round(sink, now);
-    m_nextRoundNs = std::max(m_nextRoundNs + m_roundNs, now + m_roundNs / 2);
+    if (m_roundBusy || m_paused) {
+        m_quietRounds = 0;
+        m_quietRoundNs = m_roundNs;
+    } else if (++m_quietRounds >= kQuietRoundsBeforeLonger) {
+        m_quietRounds = 0;
+        m_quietRoundNs = std::min(std::max(m_roundNs, kQuietRoundNs), m_quietRoundNs * 2);
+    }
+    m_nextRoundNs = std::max(m_nextRoundNs + m_quietRoundNs, now + m_quietRoundNs / 2);
     return 1;
 }
 
@@ -294,6 +321,7 @@ void InprocessSampler::refreshThreads(uint32_t pid, Process &process, SampleSink
     }
     for (auto it = process.threads.begin(); it != process.threads.end();) {
         if (!present.count(it->first)) {
+            m_roundBusy = true;
             closeThread(it->second);
             sink.onExit(pid, it->first);
             it = process.threads.erase(it);
@@ -304,10 +332,10 @@ void InprocessSampler::refreshThreads(uint32_t pid, Process &process, SampleSink
     for (uint32_t tid : present) {
         Thread &t = process.threads[tid];
         if (t.schedstatFd < 0) {
+            m_roundBusy = true;
             t.schedstatFd = ::open(taskPath(pid, tid, "schedstat").c_str(), O_RDONLY | O_CLOEXEC);
-            uint64_t runs = 0;
             if (t.schedstatFd >= 0)
-                readSchedstat(t.schedstatFd, t.cpuNs, t.runDelayNs, runs);
+                readSchedstat(t.schedstatFd, t.cpuNs, t.runDelayNs, t.runs);
             t.lastNs = now;
             continue; // its first round only starts the count
         }
@@ -332,31 +360,47 @@ void InprocessSampler::refreshThreads(uint32_t pid, Process &process, SampleSink
         const uint64_t wall = uint64_t(std::max<int64_t>(0, now - t.lastNs));
         const uint64_t cpuDelta = cpu >= t.cpuNs ? cpu - t.cpuNs : 0;
         const uint64_t runnable = runDelay >= t.runDelayNs ? runDelay - t.runDelayNs : 0;
-        const uint64_t slept = wall > cpuDelta + runnable ? wall - cpuDelta - runnable : 0;
+        // Put on a CPU no more since the last round, yet with CPU time: it never left the CPU (a thread asleep the
+        // whole round has neither).
+        const bool onCpuThroughout = runs == t.runs && cpuDelta > 0;
+        t.sleptCarryNs += int64_t(wall) - int64_t(cpuDelta) - int64_t(runnable);
         t.cpuNs = cpu;
         t.runDelayNs = runDelay;
+        t.runs = runs;
         t.lastNs = now;
-        if (m_paused)
+        if (m_paused) {
+            t.sleptCarryNs = 0;
             continue;
+        }
         // Time waiting to run: under the thread's latest stack, as runnable.
         if (runnable > 0 && t.hasStack) {
             RawSample s = waitSample(pid, tid, now, runnable, ThreadState::Running);
             s.sameStack = true;
             sink.onSample(s);
         }
-        if (slept > 0)
-            sampleWait(pid, tid, t, slept, cpuDelta, now, sink);
+        if (t.sleptCarryNs < kMinSleptNs)
+            continue;
+        if (onCpuThroughout) {
+            if (t.hasStack) {
+                RawSample s =
+                    waitSample(pid, tid, now, uint64_t(std::exchange(t.sleptCarryNs, 0)), ThreadState::Running);
+                s.sameStack = true;
+                sink.onSample(s);
+            }
+            continue;
+        }
+        const ThreadState state = readThreadState(t.statFd, int(pid), int(tid));
+        m_roundBusy = true;
+        sampleWait(pid, tid, t, state, uint64_t(std::exchange(t.sleptCarryNs, 0)), cpuDelta, now, sink);
     }
 }
 
-void InprocessSampler::sampleWait(uint32_t pid, uint32_t tid, Thread &t, uint64_t sleptNs, uint64_t cpuNs, int64_t now,
-                                  SampleSink &sink)
+void InprocessSampler::sampleWait(uint32_t pid, uint32_t tid, Thread &t, ThreadState state, uint64_t sleptNs,
+                                  uint64_t cpuNs, int64_t now, SampleSink &sink)
 {
-    // How it waits, as the kernel says now: in disk wait (D), stopped (T), else asleep. One already running again
-    // slept earlier in the round: its wait is labelled a sleep, under its latest stack, and where it waited is not
-    // read (a CPU-bound thread's few microseconds of sleep a round would otherwise cost a read of its syscall file
-    // every round).
-    const ThreadState state = readThreadState(t.statFd, int(pid), int(tid));
+    // How it waits, as the kernel says now (`state`): in disk wait (D), stopped (T), else asleep. One already running
+    // again slept earlier in the round: its wait is labelled a sleep, under its latest stack, and where it waited is
+    // not read.
     RawSample s =
         waitSample(pid, tid, now, sleptNs,
                    state == ThreadState::DiskWait || state == ThreadState::Stopped ? state : ThreadState::Sleeping);

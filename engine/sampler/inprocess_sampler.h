@@ -2,6 +2,7 @@
 
 #include "engine/common/result.h"
 #include "engine/memory/ring_reader.h"
+#include "engine/model/thread_state.h"
 #include "engine/sampler/sampler.h"
 
 #include <cstdint>
@@ -87,7 +88,9 @@ private:
         int syscallFd = -1; // /proc/PID/task/TID/syscall: where a waiting thread waits
         uint64_t cpuNs = 0;
         uint64_t runDelayNs = 0;
-        int64_t lastNs = 0; // CLOCK_MONOTONIC of the last round
+        uint64_t runs = 0;        // times the kernel put it on a CPU (schedstat's third count)
+        int64_t lastNs = 0;       // CLOCK_MONOTONIC of the last round
+        int64_t sleptCarryNs = 0; // sleep counted but not yet sampled (below zero: counted too much)
         bool timer = false;
         int rounds = 0;
         bool requested = false;
@@ -106,8 +109,8 @@ private:
     InprocessSampler(RingReader &rings, int childPid, const InprocessSamplerOptions &options, SampleSink &samples);
     void round(SampleSink &sink, int64_t now);
     void refreshThreads(uint32_t pid, Process &process, SampleSink &sink, int64_t now);
-    void sampleWait(uint32_t pid, uint32_t tid, Thread &thread, uint64_t sleptNs, uint64_t cpuNs, int64_t now,
-                    SampleSink &sink);
+    void sampleWait(uint32_t pid, uint32_t tid, Thread &thread, ThreadState state, uint64_t sleptNs, uint64_t cpuNs,
+                    int64_t now, SampleSink &sink);
     void closeThread(Thread &thread);
 
     RingReader &m_rings;
@@ -117,7 +120,10 @@ private:
     std::map<uint32_t, Process> m_processes;
     bool m_paused = false;
     bool m_released = false;
-    int64_t m_roundNs;
+    int64_t m_roundNs;        // the period asked for
+    int64_t m_quietRoundNs;   // the period now: longer while the rounds find no thread waiting
+    int m_quietRounds = 0;    // rounds in a row that sampled no wait and found the same threads
+    bool m_roundBusy = false; // this round sampled a wait or saw a thread come or go
     int64_t m_nextRoundNs = 0;
     uint64_t m_cpuSamples = 0;
     uint64_t m_sampledCpuNs = 0; // the CPU time the samples stand for

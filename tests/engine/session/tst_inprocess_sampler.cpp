@@ -83,6 +83,13 @@ std::map<std::string, int64_t> throughByState(const Profile &p, const std::strin
     return out;
 }
 
+// The value kept under `key`, 0 if none.
+int64_t valueOf(const std::map<std::string, int64_t> &values, const char *key)
+{
+    const auto it = values.find(key);
+    return it == values.end() ? int64_t(0) : it->second;
+}
+
 std::set<int64_t> labelValues(const Profile &p, const char *key)
 {
     const StringId k = p.findString(key);
@@ -158,6 +165,18 @@ private Q_SLOTS:
                  qPrintable(QStringLiteral("%1 of %2").arg(r.summary.incomplete).arg(r.summary.samples)));
         // The agent's signal handler is not part of the program's stacks.
         QCOMPARE(share(r.profile, "onSignal"), 0.0);
+        // The busy thread never sleeps: its wall time is CPU time and, on a busy machine, time waiting to run. The
+        // kernel brings a running thread's CPU count up to date at its ticks only; were that lag taken for sleep,
+        // it would be a few percent of the run.
+        int64_t slept = 0;
+        for (const char *work : {"hot_sixty", "warm_thirty", "cool_ten"})
+            slept += valueOf(throughByState(r.profile, work, "wall-time"), "sleeping");
+        qInfo("asleep %.1f ms in %.0f ms of CPU time", static_cast<double>(slept) / 1e6,
+              static_cast<double>(r.summary.targetCpuNs) / 1e6);
+        QVERIFY2(static_cast<double>(slept) < 0.005 * static_cast<double>(r.summary.targetCpuNs),
+                 qPrintable(QStringLiteral("%1 ms asleep in %2 ms of CPU time")
+                                .arg(static_cast<double>(slept) / 1e6)
+                                .arg(static_cast<double>(r.summary.targetCpuNs) / 1e6)));
     }
 
     // A shell that runs a forking program and then execs another: the forked child is sampled under its own pid,
@@ -281,10 +300,6 @@ private Q_SLOTS:
         // waits, so these stacks end at __libc_vfork: counted there.)
         const auto vfork = throughByState(r.profile, "__libc_vfork", "wall-time");
         const auto nanosleep = throughByState(r.profile, "wait_nanosleep", "wall-time");
-        const auto valueOf = [](const std::map<std::string, int64_t> &m, const char *k) {
-            const auto it = m.find(k);
-            return it == m.end() ? int64_t(0) : it->second;
-        };
         QVERIFY2(valueOf(vfork, "disk wait") > 4 * valueOf(vfork, "sleeping"),
                  qPrintable(QStringLiteral("disk wait %1 ns, sleeping %2 ns")
                                 .arg(valueOf(vfork, "disk wait"))
