@@ -35,19 +35,26 @@ constexpr uint64_t kGuiSliceNs = 500'000;
 // The nice value the GUI thread is raised to: the session thread's (engine/common/thread_priority.h).
 constexpr int32_t kGuiNice = -10;
 
-} // namespace
-
-bool requestPromptWakeups()
+// The calling thread's scheduling, where it has the ordinary policy; false (and left alone) for a real-time or batch
+// policy chosen by whoever started Emberline, or where it cannot be read.
+bool readOrdinaryScheduling(SchedAttr &attr)
 {
-    SchedAttr attr{};
     attr.size = sizeof(attr);
     if (::syscall(SYS_sched_getattr, 0, &attr, sizeof(attr), 0) != 0) {
         qCDebug(lcUiAnalysis) << "cannot read the GUI thread's scheduling:" << qt_error_string(errno);
         return false;
     }
-    if (attr.policy != kSchedOther)
-        return false; // a real-time or batch policy chosen by whoever started Emberline: leave it
     attr.size = sizeof(attr);
+    return attr.policy == kSchedOther;
+}
+
+} // namespace
+
+bool requestPromptWakeups()
+{
+    SchedAttr attr{};
+    if (!readOrdinaryScheduling(attr))
+        return false;
     // The nice value and policy are kept. Reset on fork: threads and processes started from the GUI thread
     // (pool workers, the engine thread, a program launched for profiling) start with the default slice,
     // which they would otherwise inherit.
@@ -63,16 +70,10 @@ bool requestPromptWakeups()
 bool raiseGuiThread()
 {
     SchedAttr attr{};
-    attr.size = sizeof(attr);
-    if (::syscall(SYS_sched_getattr, 0, &attr, sizeof(attr), 0) != 0) {
-        qCDebug(lcUiAnalysis) << "cannot read the GUI thread's scheduling:" << qt_error_string(errno);
-        return false;
-    }
-    if (attr.policy != kSchedOther)
+    if (!readOrdinaryScheduling(attr))
         return false;
     if (attr.nice <= kGuiNice)
         return true; // started at least this high
-    attr.size = sizeof(attr);
     // One call for both, so that the raise is never inherited: a thread started later gets nice 0 back (the kernel
     // resets a negative nice value on fork when the flag is set). The time slice read above is kept.
     attr.flags = kResetOnFork;
