@@ -12,6 +12,10 @@ namespace emberline::engine {
 // forked by the thread inherits it, and gives itself that value back before it becomes the profiled program.
 inline thread_local std::optional<int> t_niceBeforeRaise;
 
+// The nice value of the threads raised above the profiled program's: the session's (below) and the window's GUI
+// thread (ui/jobs/thread_scheduling.h).
+inline constexpr int kRaisedNice = -10;
+
 // The session's thread raised above the target's threads from the session's start to its end, where the system
 // allows it (root or CAP_SYS_NICE), and with it the threads it starts meanwhile (the exporter, the table builder:
 // Linux gives a new thread its creator's nice value). Among 64 busy threads of a target on two cores, a thread of
@@ -30,7 +34,7 @@ public:
         const int before = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()));
         if (before == -1 && errno != 0)
             return;
-        if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kRaised) == 0) {
+        if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kRaisedNice) == 0) {
             m_before = before;
             m_raised = true;
             t_niceBeforeRaise = before;
@@ -47,7 +51,6 @@ public:
     SessionPriority &operator=(const SessionPriority &) = delete;
 
 private:
-    static constexpr int kRaised = -10;
     int m_before = 0;
     bool m_raised = false;
 };

@@ -372,21 +372,20 @@ void InprocessSampler::refreshThreads(uint32_t pid, Process &process, SampleSink
             t.sleptCarryNs = 0;
             continue;
         }
-        // Time waiting to run: under the thread's latest stack, as runnable.
-        if (runnable > 0 && t.hasStack) {
-            RawSample s = waitSample(pid, tid, now, runnable, ThreadState::Running);
+        // Time it wanted to run: under the thread's latest stack, as runnable (none is known before its first
+        // stack: the time is not attributed, as a wait would not be).
+        const auto sampleRunnable = [&](uint64_t ns) {
+            if (ns == 0 || !t.hasStack)
+                return;
+            RawSample s = waitSample(pid, tid, now, ns, ThreadState::Running);
             s.sameStack = true;
             sink.onSample(s);
-        }
+        };
+        sampleRunnable(runnable);
         if (t.sleptCarryNs < kMinSleptNs)
             continue;
         if (onCpuThroughout) {
-            if (t.hasStack) {
-                RawSample s =
-                    waitSample(pid, tid, now, uint64_t(std::exchange(t.sleptCarryNs, 0)), ThreadState::Running);
-                s.sameStack = true;
-                sink.onSample(s);
-            }
+            sampleRunnable(uint64_t(std::exchange(t.sleptCarryNs, 0)));
             continue;
         }
         const ThreadState state = readThreadState(t.statFd, int(pid), int(tid));

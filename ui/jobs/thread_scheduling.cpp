@@ -1,5 +1,6 @@
 #include "ui/jobs/thread_scheduling.h"
 
+#include "engine/common/thread_priority.h"
 #include "ui/common/logging.h"
 
 #include <cerrno>
@@ -32,8 +33,6 @@ constexpr uint64_t kResetOnFork = 0x01;
 // A wakeup of the GUI thread runs a timer or an input event for well under a millisecond; a slice this short
 // gives it an earlier deadline than the default slice of a busy thread, so it preempts one instead of waiting.
 constexpr uint64_t kGuiSliceNs = 500'000;
-// The nice value the GUI thread is raised to: the session thread's (engine/common/thread_priority.h).
-constexpr int32_t kGuiNice = -10;
 
 // The calling thread's scheduling, where it has the ordinary policy; false (and left alone) for a real-time or batch
 // policy chosen by whoever started Emberline, or where it cannot be read.
@@ -72,12 +71,12 @@ bool raiseGuiThread()
     SchedAttr attr{};
     if (!readOrdinaryScheduling(attr))
         return false;
-    if (attr.nice <= kGuiNice)
+    if (attr.nice <= engine::kRaisedNice)
         return true; // started at least this high
     // One call for both, so that the raise is never inherited: a thread started later gets nice 0 back (the kernel
     // resets a negative nice value on fork when the flag is set). The time slice read above is kept.
     attr.flags = kResetOnFork;
-    attr.nice = kGuiNice;
+    attr.nice = engine::kRaisedNice;
     if (::syscall(SYS_sched_setattr, 0, &attr, 0) != 0) {
         qCDebug(lcUiAnalysis) << "the GUI thread keeps its priority:" << qt_error_string(errno);
         return false;
