@@ -199,13 +199,23 @@ void LiveStage::process(std::vector<std::shared_ptr<const Flush>> flushes, const
     update->activity = std::make_shared<const ThreadActivity>(
         bucketActivity(snap, m_live.sampleHits(), timelineBucketNs(snap, m_options.frequency)));
     update->heatmap = m_heatmap.update(snap, request.hiddenThreads);
+    update->selection = std::move(selection);
+    update->loaded = loaded;
+    update->snapshot = m_snapshot;
     const qint64 deriveMs = timer.elapsed();
+    // The timelines, the heatmap and the memory chart need no call tree: the GUI thread lays them out and paints them
+    // while this thread derives it.
+    if (!update->flushes.empty()) {
+        auto first = std::make_shared<LiveUpdate>(*update);
+        first->analysisFollows = true;
+        m_publish(std::move(first));
+        update->flushes.clear();
+        update->error.clear();
+        update->timelineSent = true;
+    }
 
     // 3. The call tree and the function table for the sample type the views show, or the comparison.
-    update->selection = std::move(selection);
     derive(*update, loaded);
-    update->loaded = std::move(loaded);
-    update->snapshot = m_snapshot;
     qCDebug(lcModel) << "live update" << generation << "in" << timer.elapsed() << "ms (merge" << mergeMs << "ms, derive"
                      << deriveMs - mergeMs << "ms, analysis or comparison" << timer.elapsed() - deriveMs << "ms;"
                      << (clockNs(CLOCK_THREAD_CPUTIME_ID) - cpuStartNs) / 1'000'000 << "ms on CPU);"

@@ -36,7 +36,7 @@ struct LiveViewRequest {
     LiveCompareRequest compare;
 };
 
-// Everything the views need after a flush or a new request, built in one job off the GUI thread and immutable:
+// Everything the views need after a flush or a new request, built by one job off the GUI thread and immutable:
 // the flushes it takes in, the live aggregate (snapshot), the profile as the explorer holds it (with the scope's
 // sample weights), the timeline's buckets and the analysis (call tree and function table) for the requested
 // sample type; in a compare mode, the comparison instead of the analysis (the explorer is not shown then).
@@ -56,14 +56,21 @@ struct LiveUpdate {
     LiveComparison comparison;
     std::string compareError;
     std::string error; // a flush that could not be merged; the views keep what they show
+    // A job that took in flushes publishes two updates, so that the timelines are on screen while the call tree is
+    // brought up to date: the first (analysisFollows) has everything but `analysis` and `comparison`, and is the
+    // only one with `flushes` and `error`; the next, of the same generation and snapshot, has them too
+    // (timelineSent: its other parts are the first's).
+    bool analysisFollows = false;
+    bool timelineSent = false;
 };
 
 // The live stage of a session, one of its flush consumers: the exporter hands it each flush; it merges the flush
 // into the live aggregate (LiveProfile), derives the scope's profile and the timeline's buckets, and brings the
 // session's call tree up to date for the sample type the views show, all as one job on its own thread (a Worker
-// taking batches), and publishes one LiveUpdate per job. Flushes that arrive while a job runs are merged together by
-// the next one. A new view request (scope, range, hidden threads, sample type) is a job of its own, on the same
-// thread, so requests and flushes are never derived twice or out of order.
+// taking batches). It publishes one LiveUpdate per job, two for a job with flushes (the timelines' part first).
+// Flushes that arrive while a job runs are merged together by the next one. A new view request (scope, range, hidden
+// threads, sample type) is a job of its own, on the same thread, so requests and flushes are never derived twice or out
+// of order.
 //
 // Thread: addFlush() and setView() from any thread; the work and the publish callback on the stage's thread.
 class LiveStage : public FlushConsumer {

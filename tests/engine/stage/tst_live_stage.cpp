@@ -1,5 +1,6 @@
-// The live stage: flushes in, one immutable update out per job, with the aggregate, the scope's profile, the
-// timeline's buckets and the analysis the views show; requests answered with their generation.
+// The live stage: flushes in, immutable updates out (a job with flushes publishes its timelines' part first), with the
+// aggregate, the scope's profile, the timeline's buckets and the analysis the views show; requests answered with
+// their generation.
 #include "engine/stage/live_stage.h"
 
 #include "tests/engine/live/synthetic_flush.h"
@@ -77,6 +78,42 @@ private Q_SLOTS:
         QCOMPARE(selfOf(*u, "a"), int64_t(0));
         QCOMPARE(u->loaded->totals.at(0), int64_t(300));
         QVERIFY(u->error.empty());
+    }
+
+    void timelinesGoBeforeTheAnalysis()
+    {
+        Published published;
+        LiveStage stage({QStringLiteral("/tmp/session"), 100}, published.callback());
+        stage.addFlush(test::syntheticFlush(1, 2 * kSecond, 100, 7));
+        stage.waitUntilIdle();
+        std::vector<std::shared_ptr<const LiveUpdate>> updates;
+        {
+            std::lock_guard lock(published.mutex);
+            updates = published.updates;
+        }
+        // A job with a flush: its timelines' part, then the same job's analysis.
+        QCOMPARE(updates.size(), size_t(2));
+        const LiveUpdate &first = *updates[0];
+        const LiveUpdate &second = *updates[1];
+        QVERIFY(first.analysisFollows && !first.timelineSent);
+        QCOMPARE(first.flushes.size(), size_t(1));
+        QVERIFY(first.snapshot && first.loaded && first.activity && first.heatmap);
+        QVERIFY(!first.analysis);
+        QVERIFY(second.timelineSent && !second.analysisFollows);
+        QVERIFY(second.flushes.empty());
+        QVERIFY(second.analysis && second.analysis->tree->total() > 0);
+        QCOMPARE(second.generation, first.generation);
+        QCOMPARE(second.snapshot, first.snapshot);
+        QCOMPARE(second.loaded, first.loaded);
+        QCOMPARE(second.activity, first.activity);
+
+        // A request alone is one update, whole.
+        const uint64_t generation = stage.setView(LiveViewRequest{});
+        stage.waitUntilIdle();
+        const auto answer = published.last();
+        QCOMPARE(answer->generation, generation);
+        QVERIFY(!answer->analysisFollows && !answer->timelineSent);
+        QVERIFY(answer->analysis && answer->activity);
     }
 
     void requestsAreAnsweredWithTheirGeneration()

@@ -1,6 +1,7 @@
 // A live session's layout, offscreen, fed by a real live stage on synthetic flushes (no target runs): the flame
 // graph's share of the tab, the timelines' charts kept apart in their short room, the timelines collapsed to a
-// strip and back, and the live splitter remembered for the next session.
+// strip and back, the live splitter remembered for the next session, and a flush's timelines shown before its
+// analysis.
 
 #include "tests/engine/live/synthetic_flush.h"
 #include "tests/ui/live_test_support.h"
@@ -19,6 +20,7 @@
 #include <QMouseEvent>
 #include <QPushButton>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QSplitter>
 #include <QSplitterHandle>
 #include <QTabBar>
@@ -45,6 +47,7 @@ struct LiveTab {
     std::unique_ptr<engine::LiveStage> stage;
     std::mutex mutex;
     std::shared_ptr<const engine::LiveUpdate> latest;
+    std::vector<std::shared_ptr<const engine::LiveUpdate>> all;
 
     explicit LiveTab(QSize size)
     {
@@ -56,6 +59,7 @@ struct LiveTab {
         stage = std::make_unique<engine::LiveStage>(engine::LiveStage::Options{},
                                                     [this](std::shared_ptr<const engine::LiveUpdate> update) {
                                                         std::lock_guard lock(mutex);
+                                                        all.push_back(update);
                                                         latest = std::move(update);
                                                     });
     }
@@ -167,6 +171,35 @@ private Q_SLOTS:
 
     // If this fails, the timelines cannot be shrunk to a strip to give the flame graph their room, or do not
     // come back as they were.
+    // A flush's timelines are shown from the first part of its update, before its call tree is derived; the second
+    // part brings the analysis alone, and the flush counts as shown once both are.
+    void timelinesShownBeforeTheAnalysis()
+    {
+        LiveTab tab(QSize(1200, 800));
+        QSignalSpy timelineShown(tab.view->timeline(), &TimelineView::dataShown);
+        QSignalSpy viewsUpdated(tab.view.get(), &LiveSessionView::viewsUpdated);
+        tab.stage->addFlush(emberline::test::syntheticFlush(1, kStart, 100, 7));
+        tab.stage->waitUntilIdle();
+        std::vector<std::shared_ptr<const engine::LiveUpdate>> updates;
+        {
+            std::lock_guard lock(tab.mutex);
+            updates = tab.all;
+        }
+        QCOMPARE(updates.size(), size_t(2));
+        QVERIFY(updates[0]->analysisFollows);
+        Q_EMIT tab.view->session()->liveUpdated(updates[0]);
+        QTRY_COMPARE(timelineShown.count(), 1);
+        QVERIFY(!tab.view->explorer()); // no analysis yet: the first flush's explorer is not shown
+        QCOMPARE(viewsUpdated.count(), 0);
+        Q_EMIT tab.view->session()->liveUpdated(updates[1]);
+        QTRY_COMPARE(viewsUpdated.count(), 1);
+        QCOMPARE(viewsUpdated.at(0).at(0).toUInt(), 1u);
+        QVERIFY(tab.view->explorer() && tab.view->explorer()->analysis());
+        QCOMPARE(tab.view->explorer()->analysis()->loaded, updates[1]->loaded);
+        QTest::qWait(50);
+        QCOMPARE(timelineShown.count(), 1); // the timelines were not laid out again
+    }
+
     void collapsingTheTimelines()
     {
         LiveTab tab(QSize(1400, 900));

@@ -383,11 +383,29 @@ void LiveSessionView::applyUpdate(const std::shared_ptr<const engine::LiveUpdate
     timer.start();
     const int64_t cpuStartNs = engine::clockNs(CLOCK_THREAD_CPUTIME_ID);
     const auto &chunks = update->snapshot->chunks;
+    // The analysis of the job whose timelines are shown already (the first part of its update, just before) comes
+    // alone; any other update is applied whole.
+    const bool timelinesShown = update->timelineSent && m_lastUpdate && m_lastUpdate->analysisFollows &&
+                                m_lastUpdate->generation == update->generation &&
+                                m_lastUpdate->snapshot == update->snapshot;
     m_lastUpdate = update;
     m_shownLoaded = update->loaded;
     m_shownSequence = chunks.empty() ? 0 : chunks.back()->sequence;
     m_analysisShown = false;
-    m_timelineShown = false;
+    if (!timelinesShown) {
+        m_timelineShown = false;
+        m_timeline->setData(update->snapshot, update->activity);
+        updateMemory(*update);
+        if (update->heatmap)
+            m_heatmap->setHeatmap(update->heatmap);
+        if (update->request.scope == LiveScope::LastFlush && !chunks.empty())
+            showSelection(std::pair(chunks.back()->startNs, chunks.back()->endNs));
+    }
+    const qint64 timelinesMs = timer.elapsed();
+    if (update->analysisFollows) {
+        qCDebug(lcUiAnalysis) << "live timelines applied on the GUI thread in" << timelinesMs << "ms";
+        return;
+    }
     if (!m_explorer) {
         m_explorer = std::exchange(m_warmExplorer, nullptr);
         connect(m_explorer, &ProfileExplorer::analysisApplied, this, &LiveSessionView::onAnalysisApplied);
@@ -404,15 +422,8 @@ void LiveSessionView::applyUpdate(const std::shared_ptr<const engine::LiveUpdate
         // just chosen another) the explorer derives its own and the next update brings the new type.
         m_explorer->setLoaded(update->loaded, update->analysis);
     }
-    const qint64 explorerMs = timer.elapsed();
-    m_timeline->setData(update->snapshot, update->activity);
-    updateMemory(*update);
-    if (update->heatmap)
-        m_heatmap->setHeatmap(update->heatmap);
-    if (update->request.scope == LiveScope::LastFlush && !chunks.empty())
-        showSelection(std::pair(chunks.back()->startNs, chunks.back()->endNs));
-    qCDebug(lcUiAnalysis) << "live update applied on the GUI thread in" << timer.elapsed() << "ms (explorer"
-                          << explorerMs << "ms;"
+    qCDebug(lcUiAnalysis) << "live update applied on the GUI thread in" << timer.elapsed() << "ms (timelines"
+                          << timelinesMs << "ms;"
                           << static_cast<double>(engine::clockNs(CLOCK_THREAD_CPUTIME_ID) - cpuStartNs) / 1e6
                           << "ms on CPU)";
 }
