@@ -12,9 +12,22 @@ namespace emberline::engine {
 // forked by the thread inherits it, and gives itself that value back before it becomes the profiled program.
 inline thread_local std::optional<int> t_niceBeforeRaise;
 
-// The nice value of the threads raised above the profiled program's: the session's (below) and the window's GUI
-// thread (ui/jobs/thread_scheduling.h).
+// The nice value of the threads raised above the profiled program's: the session's (below), the live stage's
+// (engine/stage/live_stage.h) and the window's GUI thread (ui/jobs/thread_scheduling.h).
 inline constexpr int kRaisedNice = -10;
+
+// Raises the calling thread to kRaisedNice for the rest of its life, where the system allows it and it is not that
+// high already; whether it runs at kRaisedNice or higher now.
+inline bool raiseCallingThread()
+{
+    errno = 0;
+    const int now = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()));
+    if (now == -1 && errno != 0)
+        return false;
+    if (now <= kRaisedNice)
+        return true;
+    return ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kRaisedNice) == 0;
+}
 
 // The session's thread raised above the target's threads from the session's start to its end, where the system
 // allows it (root or CAP_SYS_NICE), and with it the threads it starts meanwhile (the exporter, the table builder:

@@ -2,6 +2,7 @@
 
 #include "engine/common/clock.h"
 #include "engine/common/logging.h"
+#include "engine/common/thread_priority.h"
 #include "engine/model/python_frame.h"
 
 #include <QElapsedTimer>
@@ -96,6 +97,12 @@ void LiveStage::waitUntilIdle()
 
 void LiveStage::runJobs(std::vector<Job> &jobs)
 {
+    // What the stage derives is what the window waits for, as it waits for the GUI thread: among a target's busy
+    // threads it runs as high as that thread (ui/jobs/thread_scheduling.h).
+    if (!m_raised) {
+        m_raised = true;
+        raiseCallingThread();
+    }
     std::vector<std::shared_ptr<const Flush>> flushes;
     int64_t receivedNs = 0;
     for (Job &job : jobs) {

@@ -120,6 +120,7 @@ private:
     HeapTrimmer m_heapTrimmer;
     LiveViewRequest m_request; // the newest request taken in
     uint64_t m_requestGeneration = 0;
+    bool m_raised = false; // the stage's thread (raiseCallingThread)
 
     std::mutex m_viewMutex; // numbers the requests in the order they are queued
     uint64_t m_generation = 0;

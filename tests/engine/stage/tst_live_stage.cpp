@@ -3,11 +3,17 @@
 // their generation.
 #include "engine/stage/live_stage.h"
 
+#include "engine/common/thread_priority.h"
 #include "tests/engine/live/synthetic_flush.h"
 
 #include <QTest>
 
+#include <atomic>
+#include <cerrno>
 #include <mutex>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 using namespace emberline;
 using namespace emberline::engine;
@@ -78,6 +84,30 @@ private Q_SLOTS:
         QCOMPARE(selfOf(*u, "a"), int64_t(0));
         QCOMPARE(u->loaded->totals.at(0), int64_t(300));
         QVERIFY(u->error.empty());
+    }
+
+    // The stage's thread derives what the window waits for: it runs at the GUI thread's raised priority where the
+    // system allows it (root), and as it was started where it does not.
+    void stageThreadRaised()
+    {
+        std::atomic<int> nice{100};
+        LiveStage stage({QStringLiteral("/tmp/session"), 100}, [&](std::shared_ptr<const LiveUpdate>) {
+            errno = 0;
+            const int n = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()));
+            nice = errno == 0 ? n : 200;
+        });
+        stage.addFlush(test::syntheticFlush(1, 2 * kSecond, 100, 7));
+        stage.waitUntilIdle();
+        if (::geteuid() == 0) {
+            QCOMPARE(nice.load(), engine::kRaisedNice);
+        } else {
+            errno = 0;
+            const int own = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()));
+            QCOMPARE(nice.load(), own); // refused: a thread starts at its creator's value
+            if (qEnvironmentVariable("CI") == QLatin1String("true"))
+                QFAIL("CI runs as root: the raise must be tested there");
+            QSKIP("not privileged to raise a thread's priority: checked only that nothing changed");
+        }
     }
 
     void timelinesGoBeforeTheAnalysis()
