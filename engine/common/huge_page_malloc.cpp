@@ -27,6 +27,18 @@ bool transparentHugePagesOff()
 
 void useHugePageMalloc(char **argv)
 {
+    // The program's own path, not /proc/self/exe: the kernel names the process after the file it executes, and
+    // `ps` and `top` should say emberline.
+    char self[4096];
+    const ssize_t length = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (length <= 0)
+        return;
+    self[length] = '\0';
+    execWithHugePageMalloc(self, argv);
+}
+
+void execWithHugePageMalloc(const char *program, char **argv)
+{
     if (const char *saved = std::getenv(kSaved)) {
         // The second start: malloc has read the tunable; the user's environment comes back for every child.
         const std::string value(saved);
@@ -46,14 +58,7 @@ void useHugePageMalloc(char **argv)
     const std::string tunables = ownValue.empty() ? kHugePages : ownValue + ":" + kHugePages;
     ::setenv(kSaved, own ? ("=" + ownValue).c_str() : "-", 1);
     ::setenv(kTunables, tunables.c_str(), 1);
-    // The program's own path, not /proc/self/exe: the kernel names the process after the file it executes, and
-    // `ps` and `top` should say emberline.
-    char self[4096];
-    const ssize_t length = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    if (length > 0) {
-        self[length] = '\0';
-        ::execv(self, argv);
-    }
+    ::execv(program, argv);
     // The restart failed: go on as started, with the environment as it was.
     if (own)
         ::setenv(kTunables, ownValue.c_str(), 1);

@@ -14,4 +14,9 @@ namespace emberline::engine {
 // kernel has THP off ("never"), or when the restart fails. Call first thing in main(), before any thread starts.
 void useHugePageMalloc(char **argv);
 
+// Starts `program` (an Emberline program, which calls useHugePageMalloc first thing) in place of the caller with the
+// tunable added, as useHugePageMalloc starts the caller again: `program` then starts once, not twice. Returns, with
+// the environment as it was, where useHugePageMalloc changes nothing or the start failed.
+void execWithHugePageMalloc(const char *program, char **argv);
+
 } // namespace emberline::engine
