@@ -91,7 +91,7 @@ private Q_SLOTS:
     void stageThreadRaised()
     {
         std::atomic<int> nice{100};
-        LiveStage stage({QStringLiteral("/tmp/session"), 100}, [&](std::shared_ptr<const LiveUpdate>) {
+        LiveStage stage({QStringLiteral("/tmp/session"), 100}, [&](const std::shared_ptr<const LiveUpdate> &) {
             errno = 0;
             const int n = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()));
             nice = errno == 0 ? n : 200;
