@@ -1,5 +1,5 @@
 // `emberline` runs its verbs without the window's libraries, and starts the window's program (emberline-gui) in its
-// place for every other command line: the same process, with the arguments it was given.
+// place for every other command line: the same process, with the arguments it was given; without it, it names it.
 
 #include <QDir>
 #include <QFile>
@@ -68,6 +68,27 @@ private Q_SLOTS:
         QCOMPARE(QString::fromLocal8Bit(args[2]), kEmberline);
         window.kill();
         window.waitForFinished();
+    }
+
+    // Without the window's program beside it (a copy of `emberline` alone), the window cannot start: it says which
+    // program is missing, and the verbs still run.
+    void missingWindowProgramIsNamed()
+    {
+        QTemporaryDir dir;
+        const QString alone = dir.filePath(u"emberline"_s);
+        QVERIFY(QFile::copy(kEmberline, alone));
+        QProcess window;
+        window.start(alone, {});
+        QVERIFY(window.waitForFinished(10000));
+        QCOMPARE(window.exitCode(), 127);
+        const QString err = QString::fromUtf8(window.readAllStandardError());
+        QVERIFY2(err.contains(u"cannot start the window's program"_s) && err.contains(dir.filePath(u"emberline-gui"_s)),
+                 qPrintable(err));
+        QProcess help;
+        help.start(alone, {u"report"_s, u"--help"_s});
+        QVERIFY(help.waitForFinished(10000));
+        QCOMPARE(help.exitCode(), 0);
+        QVERIFY(help.readAllStandardOutput().contains("report"));
     }
 };
 
