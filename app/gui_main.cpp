@@ -3,7 +3,6 @@
 #include "app/command_line.h"
 #include "engine/common/huge_page_malloc.h"
 #include "engine/session/profiling_session.h"
-#include "engine/session/record_session.h"
 #include "ui/common/app_icon.h"
 #include "ui/common/color_scheme.h"
 #include "ui/jobs/thread_scheduling.h"

@@ -7,15 +7,31 @@
 
 namespace emberline::engine {
 
-std::string installedLibraryFile(const std::string &name)
+namespace {
+
+// The running executable's path; empty when it cannot be read.
+std::filesystem::path runningExecutable()
 {
     char self[PATH_MAX];
     const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0)
         return {};
     self[n] = '\0';
-    const std::filesystem::path exe(self);
-    return (exe.parent_path().parent_path() / "lib" / "emberline" / name).string();
+    return self;
+}
+
+} // namespace
+
+std::string installedLibraryFile(const std::string &name)
+{
+    const std::filesystem::path exe = runningExecutable();
+    return exe.empty() ? std::string() : (exe.parent_path().parent_path() / "lib" / "emberline" / name).string();
+}
+
+std::string installedProgramFile(const std::string &name)
+{
+    const std::filesystem::path exe = runningExecutable();
+    return exe.empty() ? std::string() : (exe.parent_path() / name).string();
 }
 
 } // namespace emberline::engine

@@ -9,4 +9,8 @@ namespace emberline::engine {
 // executable cannot be found.
 std::string installedLibraryFile(const std::string &name);
 
+// A program Emberline installs beside the running executable (<prefix>/bin/<name>, as installed and as built): the
+// window's program beside `emberline`. Empty when the running executable cannot be found.
+std::string installedProgramFile(const std::string &name);
+
 } // namespace emberline::engine
