@@ -120,7 +120,8 @@ InprocessSampler::open(RingReader &rings, int childPid, const InprocessSamplerOp
 InprocessSampler::InprocessSampler(RingReader &rings, int childPid, const InprocessSamplerOptions &options,
                                    SampleSink &samples)
     : m_rings(rings), m_options(options), m_childPid(childPid), m_samples(samples),
-      m_roundNs(std::max<int64_t>(kMinRoundNs, 1'000'000'000 / options.frequency)), m_quietRoundNs(m_roundNs)
+      m_roundNs(std::max<int64_t>(kMinRoundNs, 1'000'000'000 / options.frequency)), m_quietRoundNs(m_roundNs),
+      m_steal(clockNs(CLOCK_MONOTONIC))
 {
     m_rings.setCpuStackCopyBytes(m_options.stackBytes);
     m_nextRoundNs = clockNs(CLOCK_MONOTONIC) + m_roundNs;
@@ -337,6 +338,7 @@ void InprocessSampler::refreshThreads(uint32_t pid, Process &process, SampleSink
             if (t.schedstatFd >= 0)
                 readSchedstat(t.schedstatFd, t.cpuNs, t.runDelayNs, t.runs);
             t.lastNs = now;
+            t.carryFromNs = now;
             continue; // its first round only starts the count
         }
         // Once a thread has lived a few rounds: whether it blocks the sampler's signal (its timer could never be
@@ -370,6 +372,7 @@ void InprocessSampler::refreshThreads(uint32_t pid, Process &process, SampleSink
         t.lastNs = now;
         if (m_paused) {
             t.sleptCarryNs = 0;
+            t.carryFromNs = now;
             continue;
         }
         // Time it wanted to run: under the thread's latest stack, as runnable (none is known before its first
@@ -386,10 +389,23 @@ void InprocessSampler::refreshThreads(uint32_t pid, Process &process, SampleSink
             continue;
         if (onCpuThroughout) {
             sampleRunnable(uint64_t(std::exchange(t.sleptCarryNs, 0)));
+            t.carryFromNs = now;
             continue;
         }
         const ThreadState state = readThreadState(t.statFd, int(pid), int(tid));
         m_roundBusy = true;
+        if (state == ThreadState::Running) {
+            // It left its CPU and runs again: what its counts leave out may be a sleep, or the time the host kept its
+            // CPU from it (on a loaded host, tens of milliseconds a second). At most the host's share of steal over
+            // the count's span is runnable; the rest was a sleep.
+            const auto stolen = int64_t(double(now - t.carryFromNs) * m_steal.share(now));
+            const int64_t ran = std::min(t.sleptCarryNs, stolen);
+            sampleRunnable(uint64_t(std::max<int64_t>(0, ran)));
+            t.sleptCarryNs -= std::max<int64_t>(0, ran);
+            if (t.sleptCarryNs < kMinSleptNs)
+                continue;
+        }
+        t.carryFromNs = now;
         sampleWait(pid, tid, t, state, uint64_t(std::exchange(t.sleptCarryNs, 0)), cpuDelta, now, sink);
     }
 }

@@ -3,6 +3,7 @@
 #include "engine/common/result.h"
 #include "engine/memory/ring_reader.h"
 #include "engine/model/thread_state.h"
+#include "engine/sampler/host_steal.h"
 #include "engine/sampler/sampler.h"
 
 #include <cstdint>
@@ -91,6 +92,7 @@ private:
         uint64_t runs = 0;        // times the kernel put it on a CPU (schedstat's third count)
         int64_t lastNs = 0;       // CLOCK_MONOTONIC of the last round
         int64_t sleptCarryNs = 0; // sleep counted but not yet sampled (below zero: counted too much)
+        int64_t carryFromNs = 0;  // when that count last started from zero
         bool timer = false;
         int rounds = 0;
         bool requested = false;
@@ -131,6 +133,7 @@ private:
     uint64_t m_timersFailed = 0;
     std::vector<uint8_t> m_stack;           // a waiting thread's stack copy
     std::set<std::string> m_blockedThreads; // names of threads that block the sampler's signal
+    HostSteal m_steal;
 };
 
 } // namespace emberline::engine
