@@ -1,9 +1,9 @@
 #include "engine/annotate/debuginfod_client.h"
 
+#include "engine/symbols/debuginfod_api.h"
+
 #include <QCoreApplication>
 #include <QThread>
-
-#include <elfutils/debuginfod.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -31,7 +31,7 @@ DebuginfodClient::DebuginfodClient() = default;
 DebuginfodClient::~DebuginfodClient()
 {
     if (m_client != nullptr)
-        debuginfod_end(m_client);
+        debuginfodApi()->end(m_client);
 }
 
 bool DebuginfodClient::configured()
@@ -58,15 +58,17 @@ Result<std::string> DebuginfodClient::find(Kind kind, const std::string &buildId
         return makeError(Error::Code::Invalid, "debuginfod: no build id to ask for");
     if (onGuiThread())
         return makeError(Error::Code::Internal, "debuginfod is never queried on the GUI thread");
+    std::string why = "the client could not start";
+    const DebuginfodApi *api = debuginfodApi(&why);
+    if (m_client == nullptr && api != nullptr)
+        m_client = api->begin();
     if (m_client == nullptr)
-        m_client = debuginfod_begin();
-    if (m_client == nullptr)
-        return makeError(Error::Code::Internal, "debuginfod: the client could not start");
+        return makeError(Error::Code::Internal, "debuginfod: " + why);
     const auto *id = reinterpret_cast<const unsigned char *>(buildId.c_str());
     char *path = nullptr;
     // A build id length of 0 means a hex string.
-    const int fd = kind == Kind::Executable ? debuginfod_find_executable(m_client, id, 0, &path)
-                                            : debuginfod_find_debuginfo(m_client, id, 0, &path);
+    const int fd = kind == Kind::Executable ? api->findExecutable(m_client, id, 0, &path)
+                                            : api->findDebuginfo(m_client, id, 0, &path);
     const char *what = kind == Kind::Executable ? "executable" : "debug info";
     if (fd < 0) {
         std::free(path);

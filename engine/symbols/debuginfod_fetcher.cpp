@@ -1,9 +1,9 @@
 #include "engine/symbols/debuginfod_fetcher.h"
 
 #include "engine/common/strings.h"
+#include "engine/symbols/debuginfod_api.h"
 #include "engine/symbols/symbols_logging.h"
 
-#include <elfutils/debuginfod.h>
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -117,7 +117,7 @@ bool DebuginfodFetcher::request(const std::string &buildId, const std::string &m
                             [this](std::vector<std::string> &) {
                                 // Whatever was still queued stays Waiting: the session has ended.
                                 if (m_client != nullptr)
-                                    debuginfod_end(m_client);
+                                    debuginfodApi()->end(m_client);
                             }});
     }
     return true;
@@ -169,7 +169,7 @@ Status DebuginfodFetcher::checkDebugFile(const std::string &path, const std::str
 
 int DebuginfodFetcher::progress(::debuginfod_client *client, long bytes, long total)
 {
-    auto *self = static_cast<DebuginfodFetcher *>(debuginfod_get_user_data(client));
+    auto *self = static_cast<DebuginfodFetcher *>(debuginfodApi()->getUserData(client));
     std::lock_guard lock(self->m_mutex);
     if (auto it = self->m_fetches.find(self->m_current); it != self->m_fetches.end()) {
         it->second.state = DebuginfodState::Downloading;
@@ -187,7 +187,7 @@ Result<std::string> DebuginfodFetcher::fetch(::debuginfod_client *client, const 
     char *path = nullptr;
     // A build id length of 0 means a hex string.
     const int fd =
-        debuginfod_find_debuginfo(client, reinterpret_cast<const unsigned char *>(buildId.c_str()), 0, &path);
+        debuginfodApi()->findDebuginfo(client, reinterpret_cast<const unsigned char *>(buildId.c_str()), 0, &path);
     const std::string found = path != nullptr ? path : "";
     std::free(path);
     // Unsupported marks the servers' plain "no such file" (DebuginfodState::NotFound) apart from failures.
@@ -207,21 +207,23 @@ Result<std::string> DebuginfodFetcher::fetch(::debuginfod_client *client, const 
 
 void DebuginfodFetcher::download(const std::string &buildId)
 {
+    std::string notStarted = "the client could not start";
     if (!m_clientBegun) {
         m_clientBegun = true;
-        m_client = debuginfod_begin();
+        const DebuginfodApi *api = debuginfodApi(&notStarted);
+        m_client = api != nullptr ? api->begin() : nullptr;
         if (m_client != nullptr) {
-            debuginfod_set_user_data(m_client, this);
-            debuginfod_set_progressfn(m_client, &DebuginfodFetcher::progress);
+            api->setUserData(m_client, this);
+            api->setProgressfn(m_client, &DebuginfodFetcher::progress);
         }
     }
     {
         std::lock_guard lock(m_mutex);
         m_current = buildId;
     }
-    Result<std::string> fetched =
-        m_client != nullptr ? fetch(m_client, buildId)
-                            : Result<std::string>(makeError(Error::Code::Internal, "the client could not start"));
+    Result<std::string> fetched = m_client != nullptr
+                                      ? fetch(m_client, buildId)
+                                      : Result<std::string>(makeError(Error::Code::Internal, notStarted));
     std::lock_guard lock(m_mutex);
     DebuginfodStatus &status = m_fetches[buildId];
     if (fetched) {

@@ -1,12 +1,11 @@
 #include "engine/upload/http_transport.h"
 
-#include <curl/curl.h>
+#include "engine/upload/curl_api.h"
 
 #include <sys/stat.h>
 
 #include <chrono>
 #include <fstream>
-#include <mutex>
 #include <regex>
 #include <sstream>
 
@@ -28,24 +27,18 @@ int checkCancel(void *user, curl_off_t, curl_off_t, curl_off_t, curl_off_t)
     return cancel && cancel->load() ? 1 : 0;
 }
 
-void addPart(curl_mime *mime, const std::string &name, const std::string &filename, const char *type,
-             const std::string &bytes)
+void addPart(const CurlApi &curl, curl_mime *mime, const std::string &name, const std::string &filename,
+             const char *type, const std::string &bytes)
 {
-    curl_mimepart *part = curl_mime_addpart(mime);
-    curl_mime_name(part, name.c_str());
-    curl_mime_filename(part, filename.c_str());
+    curl_mimepart *part = curl.mimeAddpart(mime);
+    curl.mimeName(part, name.c_str());
+    curl.mimeFilename(part, filename.c_str());
     if (type)
-        curl_mime_type(part, type);
-    curl_mime_data(part, bytes.data(), bytes.size());
+        curl.mimeType(part, type);
+    curl.mimeData(part, bytes.data(), bytes.size());
 }
 
 } // namespace
-
-void ensureCurlInitialized()
-{
-    static std::once_flag once;
-    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 ContainerIdentity parseCgroupFile(const std::string &contents)
 {
@@ -110,64 +103,68 @@ HttpResult postPayload(const UploadEndpoint &endpoint, const std::vector<HttpHea
                        const UploadPayload &payload, int timeoutMs, int connectTimeoutMs,
                        const std::atomic<bool> *cancel)
 {
-    ensureCurlInitialized();
     HttpResult result;
-    CURL *curl = curl_easy_init();
+    const CurlApi *api = curlApi(&result.error);
+    if (api == nullptr) {
+        result.networkError = true;
+        return result;
+    }
+    CURL *curl = api->easyInit();
     if (!curl) {
         result.networkError = true;
         result.error = "libcurl could not start a transfer";
         return result;
     }
-    curl_mime *mime = curl_mime_init(curl);
-    addPart(mime, "event", "event.json", "application/json", payload.eventJson);
+    curl_mime *mime = api->mimeInit(curl);
+    addPart(*api, mime, "event", "event.json", "application/json", payload.eventJson);
     for (const UploadAttachment &a : payload.attachments)
-        addPart(mime, a.name, a.name, nullptr, a.bytes);
+        addPart(*api, mime, a.name, a.name, nullptr, a.bytes);
 
     curl_slist *list = nullptr;
     for (const auto &[name, value] : headers) {
         if (name != "User-Agent")
-            list = curl_slist_append(list, (name + ": " + value).c_str());
+            list = api->slistAppend(list, (name + ": " + value).c_str());
     }
-    list = curl_slist_append(list, "Expect:"); // no 100-continue round trip
+    list = api->slistAppend(list, "Expect:"); // no 100-continue round trip
     char errorBuffer[CURL_ERROR_SIZE] = {};
 
-    curl_easy_setopt(curl, CURLOPT_URL, endpoint.url.c_str());
+    api->easySetopt(curl, CURLOPT_URL, endpoint.url.c_str());
     if (!endpoint.unixSocketPath.empty())
-        curl_easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, endpoint.unixSocketPath.c_str());
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, endpoint.agentless ? "https" : "http,https");
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_NOPROXY, "localhost,127.0.0.1,::1");
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "Emberline/" EMBERLINE_VERSION);
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
-    curl_easy_setopt(curl, CURLOPT_MIMEPOST, mime);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeoutMs));
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connectTimeoutMs));
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collectBody);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &result.responseBody);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errorBuffer);
-    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, checkCancel);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, cancel);
+        api->easySetopt(curl, CURLOPT_UNIX_SOCKET_PATH, endpoint.unixSocketPath.c_str());
+    api->easySetopt(curl, CURLOPT_PROTOCOLS_STR, endpoint.agentless ? "https" : "http,https");
+    api->easySetopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+    api->easySetopt(curl, CURLOPT_NOSIGNAL, 1L);
+    api->easySetopt(curl, CURLOPT_NOPROXY, "localhost,127.0.0.1,::1");
+    api->easySetopt(curl, CURLOPT_USERAGENT, "Emberline/" EMBERLINE_VERSION);
+    api->easySetopt(curl, CURLOPT_HTTPHEADER, list);
+    api->easySetopt(curl, CURLOPT_MIMEPOST, mime);
+    api->easySetopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeoutMs));
+    api->easySetopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connectTimeoutMs));
+    api->easySetopt(curl, CURLOPT_WRITEFUNCTION, collectBody);
+    api->easySetopt(curl, CURLOPT_WRITEDATA, &result.responseBody);
+    api->easySetopt(curl, CURLOPT_ERRORBUFFER, errorBuffer);
+    api->easySetopt(curl, CURLOPT_NOPROGRESS, 0L);
+    api->easySetopt(curl, CURLOPT_XFERINFOFUNCTION, checkCancel);
+    api->easySetopt(curl, CURLOPT_XFERINFODATA, cancel);
 
     const auto started = std::chrono::steady_clock::now();
-    const CURLcode rc = curl_easy_perform(curl);
+    const CURLcode rc = api->easyPerform(curl);
     result.latencyNs =
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count();
     curl_off_t uploaded = 0;
-    curl_easy_getinfo(curl, CURLINFO_SIZE_UPLOAD_T, &uploaded);
+    api->easyGetinfo(curl, CURLINFO_SIZE_UPLOAD_T, &uploaded);
     result.bytesSent = static_cast<uint64_t>(uploaded);
     if (rc == CURLE_OK) {
-        curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result.status);
+        api->easyGetinfo(curl, CURLINFO_RESPONSE_CODE, &result.status);
     } else {
         result.networkError = true;
         result.timedOut = rc == CURLE_OPERATION_TIMEDOUT;
         result.cancelled = rc == CURLE_ABORTED_BY_CALLBACK;
-        result.error = errorBuffer[0] ? errorBuffer : curl_easy_strerror(rc);
+        result.error = errorBuffer[0] ? errorBuffer : api->easyStrerror(rc);
     }
-    curl_slist_free_all(list);
-    curl_mime_free(mime);
-    curl_easy_cleanup(curl);
+    api->slistFreeAll(list);
+    api->mimeFree(mime);
+    api->easyCleanup(curl);
     return result;
 }
 

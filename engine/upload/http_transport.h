@@ -51,7 +51,4 @@ HttpResult postPayload(const UploadEndpoint &endpoint, const std::vector<HttpHea
                        const UploadPayload &payload, int timeoutMs, int connectTimeoutMs,
                        const std::atomic<bool> *cancel);
 
-// libcurl's process-wide initialization, once.
-void ensureCurlInitialized();
-
 } // namespace emberline::engine

@@ -1,6 +1,7 @@
 #include "engine/upload/uploader.h"
 
 #include "engine/upload/code_provenance.h"
+#include "engine/upload/curl_api.h"
 #include "engine/upload/upload_logging.h"
 
 #include <random>
@@ -34,7 +35,9 @@ Result<std::unique_ptr<Uploader>> Uploader::create(UploadSettings settings, Reco
         if (auto st = validateApiKey(settings.apiKey); !st)
             return st.error();
     }
-    ensureCurlInitialized();
+    // The transport is loaded now, so that a machine without libcurl hears so at the start, not at the first flush.
+    if (std::string why; curlApi(&why) == nullptr)
+        return makeError(Error::Code::Unsupported, "upload: " + why);
     return std::unique_ptr<Uploader>(
         new Uploader(std::move(settings), std::move(endpoint).value(), std::move(onRecord)));
 }

@@ -30,6 +30,9 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         QProcess record;
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        environment.remove(u"DEBUGINFOD_URLS"_s);
+        record.setProcessEnvironment(environment);
         record.start(kEmberline,
                      {u"record"_s, u"--output"_s, dir.filePath(u"out"_s), u"--"_s, u"/bin/sleep"_s, u"1.5"_s});
         QVERIFY(record.waitForStarted());
@@ -39,6 +42,9 @@ private Q_SLOTS:
         QVERIFY2(!maps.contains(u"libQt6Widgets"_s) && !maps.contains(u"libQt6Gui"_s) &&
                      !maps.contains(u"libQt6Charts"_s),
                  "a verb loaded the window's libraries");
+        // Nor the transport's: libcurl (and its TLS libraries) only for an upload, libdebuginfod only for a fetch.
+        QVERIFY2(!maps.contains(u"libcurl"_s) && !maps.contains(u"libgnutls"_s) && !maps.contains(u"libdebuginfod"_s),
+                 "a session without upload or debuginfod loaded libcurl or libdebuginfod at its start");
         QVERIFY(record.waitForFinished(30000));
         QCOMPARE(record.exitCode(), 0);
         QVERIFY(QFile::exists(dir.filePath(u"out/profile.pprof"_s)));
