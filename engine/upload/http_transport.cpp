@@ -122,8 +122,12 @@ HttpResult postPayload(const UploadEndpoint &endpoint, const std::vector<HttpHea
 
     curl_slist *list = nullptr;
     for (const auto &[name, value] : headers) {
-        if (name != "User-Agent")
-            list = api->slistAppend(list, (name + ": " + value).c_str());
+        if (name == "User-Agent")
+            continue;
+        std::string line = name;
+        line += ": ";
+        line += value;
+        list = api->slistAppend(list, line.c_str());
     }
     list = api->slistAppend(list, "Expect:"); // no 100-continue round trip
     char errorBuffer[CURL_ERROR_SIZE] = {};
