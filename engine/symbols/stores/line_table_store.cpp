@@ -1,8 +1,9 @@
 // Line tables kept between sessions (line_table_store.h).
 //
-// The file: a header, the key, the strings (each a 32-bit length and its bytes: source file names, each once), then
-// each unit: its DIE offset and counts, its file names (string ids), its entries (address, file, line, column). The
-// header's checksum (CRC-32) covers everything after it.
+// The file: a header; the front, which is the key, the strings (each a 32-bit length and its bytes: source file names,
+// each once), padding to 8 bytes and the units' directory (each unit's DIE offset, where its table starts, its counts
+// and its table's checksum); then each unit's table, 8-byte aligned: its file names (string ids), padding to 8 bytes,
+// its entries (address, file, line, column). The header's checksum (CRC-32) covers the front.
 #include "engine/symbols/stores/line_table_store.h"
 
 #include "engine/common/kept_files.h"
@@ -22,7 +23,7 @@ namespace emberline::engine {
 namespace {
 
 constexpr uint32_t kLineStoreMagic = 0x544c4d45; // "EMLT"
-constexpr uint32_t kLineStoreVersion = 1;
+constexpr uint32_t kLineStoreVersion = 2;
 constexpr uint64_t kMaxLineStoreBytes = uint64_t(256) << 20;
 
 struct LineStoreHeader {
@@ -30,16 +31,31 @@ struct LineStoreHeader {
     uint32_t version = kLineStoreVersion;
     uint32_t keyBytes = 0;
     uint32_t stringCount = 0;
-    uint64_t bodyBytes = 0; // the strings and units, after the key
+    uint64_t frontBytes = 0; // the key, the strings and the directory, after the header
+    uint64_t fileBytes = 0;  // the whole file
     uint32_t unitCount = 0;
-    uint32_t crc = 0;
+    uint32_t crc = 0; // of the front
 };
 
 struct StoredUnit {
-    uint64_t offset = 0;
+    uint64_t offset = 0; // the unit's DIE offset
+    uint64_t at = 0;     // where its table starts in the file
     uint32_t fileCount = 0;
     uint32_t entryCount = 0;
+    uint32_t crc = 0; // of its table
+    uint32_t reserved = 0;
 };
+
+uint64_t alignedTo8(uint64_t n)
+{
+    return (n + 7) & ~uint64_t(7);
+}
+
+// A unit's table: its file ids, padding, its entries.
+uint64_t unitTableBytes(uint64_t fileCount, uint64_t entryCount, uint64_t entryBytes)
+{
+    return alignedTo8(fileCount * 4) + entryCount * entryBytes;
+}
 
 std::string lineStoreFile(const std::string &directory, const std::string &buildId)
 {
@@ -88,7 +104,16 @@ LineTableStore::LineTableStore(const std::string &directory, const std::string &
         m_stringIds.clear();
         m_units.clear();
         m_unitsReadBack = 0;
+        if (m_fd >= 0)
+            ::close(m_fd);
+        m_fd = -1;
     }
+}
+
+LineTableStore::~LineTableStore()
+{
+    if (m_fd >= 0)
+        ::close(m_fd);
 }
 
 uint32_t LineTableStore::stringId(const char *s)
@@ -99,12 +124,24 @@ uint32_t LineTableStore::stringId(const char *s)
     return it->second;
 }
 
+const LineTableStore::Unit *LineTableStore::unit(Dwarf_Off unitOffset) const
+{
+    const auto it = m_units.find(unitOffset);
+    if (it == m_units.end())
+        return nullptr;
+    if (it->second.pending && !readUnit(it->second)) {
+        m_units.erase(it); // libdw decodes it again, and the file is rewritten with it
+        return nullptr;
+    }
+    return &it->second;
+}
+
 std::optional<LineTableStore::Location> LineTableStore::find(Dwarf_Off unitOffset, Dwarf_Addr address) const
 {
-    const auto unit = m_units.find(unitOffset);
-    if (unit == m_units.end())
+    const Unit *kept = unit(unitOffset);
+    if (kept == nullptr)
         return std::nullopt;
-    const std::vector<Entry> &entries = unit->second.entries;
+    const std::vector<Entry> &entries = kept->entries;
     auto it = std::upper_bound(entries.begin(), entries.end(), address,
                                [](Dwarf_Addr a, const Entry &e) { return a < e.low; });
     if (it == entries.begin() || (--it)->file == kNone)
@@ -114,8 +151,8 @@ std::optional<LineTableStore::Location> LineTableStore::find(Dwarf_Off unitOffse
 
 const std::vector<const std::string *> *LineTableStore::unitFiles(Dwarf_Off unitOffset) const
 {
-    const auto it = m_units.find(unitOffset);
-    return it == m_units.end() ? nullptr : &it->second.files;
+    const Unit *kept = unit(unitOffset);
+    return kept == nullptr ? nullptr : &kept->files;
 }
 
 void LineTableStore::addUnit(Dwarf_Die *cu)
@@ -172,60 +209,81 @@ void LineTableStore::addUnit(Dwarf_Die *cu)
 
 bool LineTableStore::load()
 {
-    std::string bytes;
-    if (!readKeptFile(m_file, kMaxLineStoreBytes, bytes) || bytes.size() < sizeof(LineStoreHeader))
+    m_fd = ::open(m_file.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (m_fd < 0 || ::fstat(m_fd, &st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_size) > kMaxLineStoreBytes)
         return false;
-    const auto header = bytesAt<LineStoreHeader>(bytes, 0);
-    if (header.magic != kLineStoreMagic || header.version != kLineStoreVersion || header.keyBytes != m_key.size() ||
-        header.keyBytes > bytes.size() - sizeof header ||
-        header.bodyBytes != bytes.size() - sizeof header - header.keyBytes ||
-        lineStoreChecksum(bytes.data() + sizeof header, bytes.size() - sizeof header) != header.crc ||
-        bytes.compare(sizeof header, m_key.size(), m_key) != 0)
+    LineStoreHeader header;
+    if (::pread(m_fd, &header, sizeof header, 0) != ssize_t(sizeof header) || header.magic != kLineStoreMagic ||
+        header.version != kLineStoreVersion || header.keyBytes != m_key.size() ||
+        header.fileBytes != uint64_t(st.st_size) || header.frontBytes > header.fileBytes - sizeof header)
         return false;
-    // Every count is checked against what is left of the file before it is used.
-    uint64_t at = sizeof header + uint64_t(header.keyBytes);
-    const auto left = [&](uint64_t need) { return need <= bytes.size() - at; };
+    std::string front(header.frontBytes, '\0');
+    if (::pread(m_fd, front.data(), front.size(), sizeof header) != ssize_t(front.size()) ||
+        lineStoreChecksum(front.data(), front.size()) != header.crc || front.compare(0, m_key.size(), m_key) != 0)
+        return false;
+    // Every count is checked against what is left of the front before it is used.
+    uint64_t at = header.keyBytes;
+    const auto left = [&](uint64_t need) { return need <= front.size() - at; };
     for (uint32_t i = 0; i < header.stringCount; ++i) {
         if (!left(sizeof(uint32_t)))
             return false;
-        const auto length = bytesAt<uint32_t>(bytes, at);
+        const auto length = bytesAt<uint32_t>(front, at);
         at += sizeof(uint32_t);
         if (!left(length))
             return false;
-        std::string s(bytes.data() + at, length);
+        std::string s(front.data() + at, length);
         if (!m_stringIds.try_emplace(s, static_cast<uint32_t>(m_strings.size())).second)
             return false; // each string is written once
         m_strings.push_back(std::move(s));
         at += length;
     }
-    for (uint32_t u = 0; u < header.unitCount; ++u) {
-        if (!left(sizeof(StoredUnit)))
-            return false;
-        const auto stored = bytesAt<StoredUnit>(bytes, at);
-        at += sizeof(StoredUnit);
-        if (!left(uint64_t(stored.fileCount) * 4 + uint64_t(stored.entryCount) * sizeof(Entry)))
+    at = alignedTo8(sizeof header + at) - sizeof header;
+    if (at > front.size() || (front.size() - at) / sizeof(StoredUnit) != header.unitCount ||
+        (front.size() - at) % sizeof(StoredUnit) != 0)
+        return false;
+    const uint64_t tablesStart = sizeof header + front.size();
+    for (uint32_t u = 0; u < header.unitCount; ++u, at += sizeof(StoredUnit)) {
+        const auto stored = bytesAt<StoredUnit>(front, at);
+        const uint64_t bytes = unitTableBytes(stored.fileCount, stored.entryCount, sizeof(Entry));
+        if (stored.at < tablesStart || stored.at % 8 != 0 || stored.at > header.fileBytes ||
+            bytes > header.fileBytes - stored.at)
             return false;
         Unit unit;
-        for (uint32_t f = 0; f < stored.fileCount; ++f, at += 4) {
-            unit.fileIds.push_back(bytesAt<uint32_t>(bytes, at));
-            if (unit.fileIds.back() >= m_strings.size())
-                return false;
-            unit.files.push_back(&m_strings[unit.fileIds.back()]);
-        }
-        unit.entries.resize(stored.entryCount);
-        std::memcpy(unit.entries.data(), bytes.data() + at, uint64_t(stored.entryCount) * sizeof(Entry));
-        at += uint64_t(stored.entryCount) * sizeof(Entry);
-        for (size_t i = 0; i < unit.entries.size(); ++i) {
-            const Entry &e = unit.entries[i];
-            if ((e.file != kNone && e.file >= m_strings.size()) || (i > 0 && e.low <= unit.entries[i - 1].low))
-                return false;
-        }
+        unit.pending = true;
+        unit.at = stored.at;
+        unit.fileCount = stored.fileCount;
+        unit.entryCount = stored.entryCount;
+        unit.crc = stored.crc;
         if (!m_units.emplace(stored.offset, std::move(unit)).second)
             return false;
     }
-    if (at != bytes.size())
+    return true;
+}
+
+bool LineTableStore::readUnit(Unit &unit) const
+{
+    const uint64_t fileIdBytes = alignedTo8(uint64_t(unit.fileCount) * 4);
+    std::string bytes(unitTableBytes(unit.fileCount, unit.entryCount, sizeof(Entry)), '\0');
+    if (m_fd < 0 || ::pread(m_fd, bytes.data(), bytes.size(), off_t(unit.at)) != ssize_t(bytes.size()) ||
+        lineStoreChecksum(bytes.data(), bytes.size()) != unit.crc)
         return false;
-    m_unitsReadBack = header.unitCount;
+    Unit read;
+    for (uint32_t f = 0; f < unit.fileCount; ++f) {
+        read.fileIds.push_back(bytesAt<uint32_t>(bytes, uint64_t(f) * 4));
+        if (read.fileIds.back() >= m_strings.size())
+            return false;
+        read.files.push_back(&m_strings[read.fileIds.back()]);
+    }
+    read.entries.resize(unit.entryCount);
+    std::memcpy(read.entries.data(), bytes.data() + fileIdBytes, uint64_t(unit.entryCount) * sizeof(Entry));
+    for (size_t i = 0; i < read.entries.size(); ++i) {
+        const Entry &e = read.entries[i];
+        if ((e.file != kNone && e.file >= m_strings.size()) || (i > 0 && e.low <= read.entries[i - 1].low))
+            return false;
+    }
+    unit = std::move(read);
+    ++m_unitsReadBack;
     return true;
 }
 
@@ -233,31 +291,41 @@ bool LineTableStore::save()
 {
     if (m_file.empty() || !m_dirty)
         return true;
-    std::string body = m_key;
+    // The units still in the file are read now, to be written again (one that does not read back is left out).
+    for (auto it = m_units.begin(); it != m_units.end();)
+        it = it->second.pending && !readUnit(it->second) ? m_units.erase(it) : std::next(it);
+    std::string front = m_key;
     for (const std::string &s : m_strings) {
-        appendBytes(body, static_cast<uint32_t>(s.size()));
-        body += s;
+        appendBytes(front, static_cast<uint32_t>(s.size()));
+        front += s;
     }
+    front.resize(alignedTo8(sizeof(LineStoreHeader) + front.size()) - sizeof(LineStoreHeader), '\0');
+    const uint64_t tablesStart = sizeof(LineStoreHeader) + front.size() + m_units.size() * sizeof(StoredUnit);
+    std::string tables;
     for (const auto &[offset, unit] : m_units) {
-        appendBytes(body, StoredUnit{offset, static_cast<uint32_t>(unit.fileIds.size()),
-                                     static_cast<uint32_t>(unit.entries.size())});
+        const size_t start = tables.size();
         for (const uint32_t id : unit.fileIds)
-            appendBytes(body, id);
-        body.append(reinterpret_cast<const char *>(unit.entries.data()), unit.entries.size() * sizeof(Entry));
+            appendBytes(tables, id);
+        tables.resize(start + alignedTo8(unit.fileIds.size() * 4), '\0');
+        tables.append(reinterpret_cast<const char *>(unit.entries.data()), unit.entries.size() * sizeof(Entry));
+        appendBytes(front, StoredUnit{offset, tablesStart + start, static_cast<uint32_t>(unit.fileIds.size()),
+                                      static_cast<uint32_t>(unit.entries.size()),
+                                      lineStoreChecksum(tables.data() + start, tables.size() - start), 0});
     }
-    if (sizeof(LineStoreHeader) + body.size() > kMaxLineStoreBytes)
-        return false;
     LineStoreHeader header;
     header.keyBytes = static_cast<uint32_t>(m_key.size());
     header.stringCount = static_cast<uint32_t>(m_strings.size());
-    header.bodyBytes = body.size() - m_key.size();
+    header.frontBytes = front.size();
+    header.fileBytes = sizeof header + front.size() + tables.size();
     header.unitCount = static_cast<uint32_t>(m_units.size());
-    header.crc = lineStoreChecksum(body.data(), body.size());
-
+    header.crc = lineStoreChecksum(front.data(), front.size());
+    if (header.fileBytes > kMaxLineStoreBytes)
+        return false;
     std::string bytes;
-    bytes.reserve(sizeof header + body.size());
+    bytes.reserve(header.fileBytes);
     appendBytes(bytes, header);
-    bytes += body;
+    bytes += front;
+    bytes += tables;
     if (!writeKeptFile(m_file, bytes, 0600))
         return false;
     m_dirty = false;

@@ -24,9 +24,12 @@ namespace emberline::engine {
 // One file per module, `<build id>.lines`, under $XDG_CACHE_HOME/emberline/line-tables (or
 // ~/.cache/emberline/line-tables). It starts with a key: the store's version, and the path, size, modification time
 // and inode of the file the DWARF came from. A file whose key differs (a debug file installed, rebuilt or removed
-// since), or that does not read back whole and well formed (its checksum included), is not used, and the session's
-// units replace it. Files are written under a temporary name and renamed, never changed in place; the folder is a
-// cache: removing it loses only time.
+// since), or whose front (key, file names, the units' directory) does not read back whole and well formed (its checksum
+// included), is not used, and the session's units replace it. A unit's table is read from the file when the session
+// first asks for it (a session meets a few hundred of libpython's thousands of units: reading and checking the whole
+// file, 5 to 7 MB, was most of a short session's symbolization), with a checksum of its own: a unit that does not
+// read back whole and well formed is decoded by libdw again, and the file rewritten. Files are written under a
+// temporary name and renamed, never changed in place; the folder is a cache: removing it loses only time.
 //
 // Thread: belongs to its Symbolizer (the exporter thread).
 class LineTableStore {
@@ -42,6 +45,7 @@ public:
 
     // Reads back what was kept for `buildId` under `key` (nothing when `directory` is "").
     LineTableStore(const std::string &directory, const std::string &buildId, std::string key);
+    ~LineTableStore();
     LineTableStore(const LineTableStore &) = delete;
     LineTableStore &operator=(const LineTableStore &) = delete;
 
@@ -53,7 +57,7 @@ public:
     const std::vector<const std::string *> *unitFiles(Dwarf_Off unitOffset) const;
     // Keeps the unit `cu`, whose line table libdw has just decoded; nothing when it is kept already.
     void addUnit(Dwarf_Die *cu);
-    // Units read back from the file, and added since.
+    // Units read back from the file (those the session asked for), and added since.
     size_t unitsReadBack() const { return m_unitsReadBack; }
     size_t unitsAdded() const { return m_unitsAdded; }
     // Writes the units when some were added since the file was read or last written; false when that failed.
@@ -72,17 +76,28 @@ private:
         std::vector<Entry> entries; // by address
         std::vector<uint32_t> fileIds;
         std::vector<const std::string *> files;
+        // Still in the file: where its table starts, its counts and its checksum.
+        bool pending = false;
+        uint64_t at = 0;
+        uint32_t fileCount = 0;
+        uint32_t entryCount = 0;
+        uint32_t crc = 0;
     };
 
     uint32_t stringId(const char *s);
     bool load();
+    // The unit at `unitOffset`, read from the file if it is still there; null when not kept (or it did not read back,
+    // and is dropped).
+    const Unit *unit(Dwarf_Off unitOffset) const;
+    bool readUnit(Unit &unit) const;
 
     std::string m_file; // "" when nothing is kept
     std::string m_key;
     std::deque<std::string> m_strings; // their addresses are handed out: a deque never moves them
     std::unordered_map<std::string, uint32_t> m_stringIds;
-    std::unordered_map<Dwarf_Off, Unit> m_units;
-    size_t m_unitsReadBack = 0;
+    mutable std::unordered_map<Dwarf_Off, Unit> m_units;
+    int m_fd = -1; // the file the pending units are read from
+    mutable size_t m_unitsReadBack = 0;
     size_t m_unitsAdded = 0;
     bool m_dirty = false;
 };
