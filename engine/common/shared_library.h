@@ -33,4 +33,20 @@ private:
     std::string m_error;
 };
 
+// A library's functions as loaded once for the whole program (a function-local static): `api` where `ok`, else
+// `error` says why.
+template <typename Api> struct LoadedFunctions {
+    Api api;
+    bool ok = false;
+    std::string error;
+
+    // The functions, or null with `why` (if given) set.
+    const Api *get(std::string *why) const
+    {
+        if (!ok && why != nullptr)
+            *why = error;
+        return ok ? &api : nullptr;
+    }
+};
+
 } // namespace emberline::engine

@@ -5,11 +5,7 @@
 namespace emberline::engine {
 namespace {
 
-struct LoadedDebuginfod {
-    DebuginfodApi api;
-    bool ok = false;
-    std::string error;
-};
+using LoadedDebuginfod = LoadedFunctions<DebuginfodApi>;
 
 LoadedDebuginfod loadDebuginfod()
 {
@@ -32,9 +28,7 @@ LoadedDebuginfod loadDebuginfod()
 const DebuginfodApi *debuginfodApi(std::string *error)
 {
     static const LoadedDebuginfod loaded = loadDebuginfod();
-    if (!loaded.ok && error != nullptr)
-        *error = loaded.error;
-    return loaded.ok ? &loaded.api : nullptr;
+    return loaded.get(error);
 }
 
 } // namespace emberline::engine

@@ -5,11 +5,7 @@
 namespace emberline::engine {
 namespace {
 
-struct LoadedCurl {
-    CurlApi api;
-    bool ok = false;
-    std::string error;
-};
+using LoadedCurl = LoadedFunctions<CurlApi>;
 
 LoadedCurl loadCurl()
 {
@@ -42,9 +38,7 @@ LoadedCurl loadCurl()
 const CurlApi *curlApi(std::string *error)
 {
     static const LoadedCurl loaded = loadCurl();
-    if (!loaded.ok && error != nullptr)
-        *error = loaded.error;
-    return loaded.ok ? &loaded.api : nullptr;
+    return loaded.get(error);
 }
 
 } // namespace emberline::engine
