@@ -31,7 +31,7 @@ bool HostSteal::read(Reading &reading, int64_t nowNs)
 {
     if (m_fd < 0)
         return false;
-    std::array<char, 16384> text{};
+    std::array<char, 16384> text; // the CPUs' lines come first; what follows them is not read
     const ssize_t n = ::pread(m_fd, text.data(), text.size() - 1, 0);
     if (n <= 0)
         return false;

@@ -31,7 +31,7 @@ private:
 
     int m_fd = -1;
     Reading m_older; // the start of the span
-    Reading m_newer; // becomes the start once the span passes two seconds
+    Reading m_newer; // becomes the start once it is a second old
 };
 
 } // namespace emberline::engine

@@ -399,9 +399,9 @@ void InprocessSampler::refreshThreads(uint32_t pid, Process &process, SampleSink
             // CPU from it (on a loaded host, tens of milliseconds a second). At most the host's share of steal over
             // the count's span is runnable; the rest was a sleep.
             const auto stolen = int64_t(double(now - t.carryFromNs) * m_steal.share(now));
-            const int64_t ran = std::min(t.sleptCarryNs, stolen);
-            sampleRunnable(uint64_t(std::max<int64_t>(0, ran)));
-            t.sleptCarryNs -= std::max<int64_t>(0, ran);
+            const int64_t ran = std::min(t.sleptCarryNs, stolen); // both at least 0 here
+            sampleRunnable(uint64_t(ran));
+            t.sleptCarryNs -= ran;
             if (t.sleptCarryNs < kMinSleptNs)
                 continue;
         }

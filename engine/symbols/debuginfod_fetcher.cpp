@@ -207,10 +207,11 @@ Result<std::string> DebuginfodFetcher::fetch(::debuginfod_client *client, const 
 
 void DebuginfodFetcher::download(const std::string &buildId)
 {
+    // Why there is no client, for every fetch: the library's loading error where it could not be loaded.
     std::string notStarted = "the client could not start";
+    const DebuginfodApi *api = debuginfodApi(&notStarted);
     if (!m_clientBegun) {
         m_clientBegun = true;
-        const DebuginfodApi *api = debuginfodApi(&notStarted);
         m_client = api != nullptr ? api->begin() : nullptr;
         if (m_client != nullptr) {
             api->setUserData(m_client, this);

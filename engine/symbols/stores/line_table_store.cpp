@@ -129,9 +129,12 @@ const LineTableStore::Unit *LineTableStore::unit(Dwarf_Off unitOffset) const
     const auto it = m_units.find(unitOffset);
     if (it == m_units.end())
         return nullptr;
-    if (it->second.pending && !readUnit(it->second)) {
-        m_units.erase(it); // libdw decodes it again, and the file is rewritten with it
-        return nullptr;
+    if (it->second.pending) {
+        if (!readUnit(it->second)) {
+            m_units.erase(it); // libdw decodes it again, and the file is rewritten with it
+            return nullptr;
+        }
+        ++m_unitsReadBack; // (not those read only to be written again)
     }
     return &it->second;
 }
@@ -283,7 +286,6 @@ bool LineTableStore::readUnit(Unit &unit) const
             return false;
     }
     unit = std::move(read);
-    ++m_unitsReadBack;
     return true;
 }
 
