@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdlib>
 #include <cstring>
 
@@ -15,7 +14,7 @@ constexpr int64_t kSpanNs = 1'000'000'000;
 
 } // namespace
 
-HostSteal::HostSteal(int64_t nowNs, const char *path) : m_fd(::open(path, O_RDONLY | O_CLOEXEC))
+HostSteal::HostSteal(int64_t nowNs, const char *path) : m_fd(::open(path, O_RDONLY | O_CLOEXEC)), m_text(16384)
 {
     if (read(m_older, nowNs))
         m_newer = m_older;
@@ -31,7 +30,7 @@ bool HostSteal::read(Reading &reading, int64_t nowNs)
 {
     if (m_fd < 0)
         return false;
-    std::array<char, 16384> text; // the CPUs' lines come first; what follows them is not read
+    std::vector<char> &text = m_text; // the CPUs' lines come first; what follows them is not read
     const ssize_t n = ::pread(m_fd, text.data(), text.size() - 1, 0);
     if (n <= 0)
         return false;

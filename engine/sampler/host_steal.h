@@ -30,8 +30,9 @@ private:
     bool read(Reading &reading, int64_t nowNs);
 
     int m_fd = -1;
-    Reading m_older; // the start of the span
-    Reading m_newer; // becomes the start once it is a second old
+    std::vector<char> m_text; // /proc/stat as read, once allocated
+    Reading m_older;          // the start of the span
+    Reading m_newer;          // becomes the start once it is a second old
 };
 
 } // namespace emberline::engine
