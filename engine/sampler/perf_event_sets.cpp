@@ -152,9 +152,28 @@ std::string perfOpenErrorMessage(int error, int pid)
     }
 }
 
+uint32_t ringPagesPerCpu(int cpus)
+{
+    constexpr uint32_t kTotalPages = 4096; // 16 MiB
+    constexpr uint32_t kMinPages = 1024;
+    constexpr uint32_t kMaxPages = 2048;
+    const uint32_t share = kTotalPages / static_cast<uint32_t>(std::max(cpus, 1));
+    uint32_t pages = kMinPages;
+    while (pages * 2 <= std::min(share, kMaxPages))
+        pages *= 2;
+    return pages;
+}
+
+uint32_t ringWakeupBytes(uint32_t pages)
+{
+    return std::min<uint32_t>(pages * 4096U / 4, 1U << 20);
+}
+
 PerfEventSets::PerfEventSets(const PerfSamplerOptions &options, MapRing mapRing)
     : m_options(options), m_mapRing(std::move(mapRing))
 {
+    if (m_options.bufferPages == 0)
+        m_options.bufferPages = ringPagesPerCpu(static_cast<int>(::sysconf(_SC_NPROCESSORS_CONF)));
 }
 
 PerfEventSets::~PerfEventSets()
@@ -243,7 +262,7 @@ Status PerfEventSets::openEvent(EventKind kind, int pid, int cpu, bool forLaunch
     attr.use_clockid = 1;
     attr.clockid = CLOCK_MONOTONIC;
     attr.watermark = 1;
-    attr.wakeup_watermark = m_options.bufferPages * 4096u / 4;
+    attr.wakeup_watermark = ringWakeupBytes(m_options.bufferPages);
     attr.disabled = forLaunch || m_disabled || m_openingDisabled ? 1 : 0;
     attr.enable_on_exec = forLaunch ? 1 : 0;
 

@@ -14,13 +14,23 @@ namespace emberline::engine {
 struct PerfSamplerOptions {
     int frequency = 99;          // samples per second per thread on CPU
     uint32_t stackBytes = 32768; // user stack copied per sample (multiple of 8, at most 65000)
-    uint32_t bufferPages = 1024; // ring buffer data pages per CPU (power of two; halved where locked memory
-                                 // is short). 64 busy threads on two CPUs with 32 KiB stacks fill 512 pages
-                                 // in about 30 ms
+    // Ring buffer data pages per CPU (a power of two; halved where locked memory is short); 0 sizes them from the
+    // CPU count (ringPagesPerCpu). 64 busy threads on two CPUs with 32 KiB copies fill 1024 pages in about 125 ms.
+    uint32_t bufferPages = 0;
     bool wallTime = false;       // also sample at context switches (off-CPU stacks)
     bool kernelCallchain = true; // kernel stacks from the kernel's callchain, where kallsyms shows addresses
     std::string kallsymsPath = "/proc/kallsyms";
 };
+
+// The ring's data pages per CPU where the options leave it open: 16 MiB of samples in all, 4 to 8 MiB a CPU (a
+// power of two). A session thread kept off its CPU (a loaded host, many busy threads) then has about 250 ms on two
+// CPUs at 32 KiB copies before the kernel drops records, where a 4 MiB ring left it 125 ms. Larger rings cost
+// their pages at once (the kernel clears them when they are mapped: about 1 ms of a session's start for each 8 MiB
+// added) and in the session's resident memory once samples have gone round them.
+uint32_t ringPagesPerCpu(int cpus);
+// The bytes after which the kernel wakes the session: a quarter of the ring, at most 1 MiB (a wake-up for every
+// 30 ms or so of 32 KiB copies at 999 Hz on one CPU), so that a larger ring adds room but not latency.
+uint32_t ringWakeupBytes(uint32_t pages);
 
 // The perf events of one PerfSampler, opened in sets. The kernel fixes an event's stack copy (sample_stack_user)
 // when the event is opened, so a new copy size takes a new set: one event per thread of every followed process and

@@ -1,5 +1,7 @@
 // The learned stack copy's rules, with stacks described by numbers: when it shrinks, how far, when it grows,
-// what it ignores. The same policy behind the real unwinder is in tst_sampling_pipeline.
+// what it ignores; and the size of the perf rings that hold the copies. The same policy behind the real unwinder
+// is in tst_sampling_pipeline; the rings' room for 64 busy threads in tst_perf_sampler.
+#include "engine/sampler/perf_event_sets.h"
 #include "engine/sampler/stack_copy_policy.h"
 
 #include <QTest>
@@ -28,6 +30,7 @@ private Q_SLOTS:
     void ignoresSamplesTakenAtAnotherSize();
     void staysAtTheLargestCopy();
     void rejectedSizeFreezesThePrevious();
+    void ringsShareABudgetAcrossCpus();
 };
 
 // If this fails, the copy changes before it has seen enough stacks to know what they need.
@@ -145,6 +148,21 @@ void TestStackCopyPolicy::rejectedSizeFreezesThePrevious()
     policy.observe(32768, 32768, true, 50000);
     observeMany(policy, 1000, 1000);
     QVERIFY(!policy.decide(100 * kSecond));
+}
+
+// If this fails, a machine with few CPUs gets rings too small for many threads' copies (records lost when the
+// session is kept off its CPU), or one with many CPUs pins far more memory than the samples need.
+void TestStackCopyPolicy::ringsShareABudgetAcrossCpus()
+{
+    QCOMPARE(ringPagesPerCpu(1), 2048U); // 8 MiB, the most a CPU gets
+    QCOMPARE(ringPagesPerCpu(2), 2048U);
+    QCOMPARE(ringPagesPerCpu(3), 1024U); // a power of two within the share
+    QCOMPARE(ringPagesPerCpu(4), 1024U);
+    QCOMPARE(ringPagesPerCpu(64), 1024U);      // 4 MiB, the least
+    QCOMPARE(ringPagesPerCpu(0), 2048U);       // sysconf failed: treated as one CPU
+    QCOMPARE(ringWakeupBytes(2048), 1U << 20); // a larger ring wakes the session as often as a 4 MiB one
+    QCOMPARE(ringWakeupBytes(1024), 1U << 20);
+    QCOMPARE(ringWakeupBytes(64), 64U * 1024); // a small ring: a quarter of it
 }
 
 QTEST_APPLESS_MAIN(TestStackCopyPolicy)
