@@ -63,12 +63,6 @@ bool threadAlive(int pid, int tid)
     return parseStat(stat, state, flags) && state != 'Z' && state != 'X';
 }
 
-bool haveCapability(int capability)
-{
-    const std::string effective = statusField(readProcFile("/proc/self/status"), "CapEff");
-    return !effective.empty() && (std::strtoull(effective.c_str(), nullptr, 16) >> capability) & 1;
-}
-
 } // namespace
 
 Result<ProcessFacts> readProcessFacts(int pid)
@@ -171,7 +165,7 @@ std::string explainPtraceRefusal(int pid, const ProcessFacts &facts, int error)
     if (error != EPERM)
         return text;
     std::vector<std::string> causes;
-    const bool privileged = haveCapability(kCapSysPtrace);
+    const bool privileged = haveEffectiveCapability(kCapSysPtrace);
     const int scope = yamaPtraceScope();
     if (scope == 1 && !privileged)
         causes.push_back("kernel.yama.ptrace_scope is 1: a process may trace only its own descendants, unless it has "

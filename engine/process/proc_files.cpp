@@ -122,6 +122,16 @@ double allowedCpus(int pid)
     return std::max(1, CPU_COUNT(&set));
 }
 
+bool haveEffectiveCapability(int capability)
+{
+    const std::string status = readProcFile("/proc/self/status");
+    const size_t at = status.find("\nCapEff:");
+    if (at == std::string::npos || capability < 0 || capability > 63)
+        return false;
+    const unsigned long long effective = std::strtoull(status.c_str() + at + 8, nullptr, 16);
+    return (effective >> capability) & 1;
+}
+
 int yamaPtraceScope()
 {
     const std::string scope = readProcFile("/proc/sys/kernel/yama/ptrace_scope");

@@ -30,6 +30,10 @@ std::string readTaskFile(int &fd, int pid, int tid, const char *name);
 // /proc/PID/task/TID/schedstat read from an open descriptor: time on CPU, time waiting to run (ns), times run.
 bool readSchedstat(int fd, uint64_t &cpuNs, uint64_t &runDelayNs, uint64_t &runs);
 
+// Whether this process holds `capability` (a CAP_* number) in its effective set, from /proc/self/status's CapEff;
+// false when it cannot be read.
+bool haveEffectiveCapability(int capability);
+
 // kernel.yama.ptrace_scope (0: any process of the same user may be traced, 1: only descendants, 2: only with
 // CAP_SYS_PTRACE, 3: none); 0 where Yama is not built in, as the kernel then applies none of its limits.
 int yamaPtraceScope();

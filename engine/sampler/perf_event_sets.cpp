@@ -1,6 +1,7 @@
 #include "engine/sampler/perf_event_sets.h"
 
 #include "engine/common/clock.h"
+#include "engine/process/proc_files.h"
 #include "engine/symbols/kernel_symbols.h"
 #include "engine/unwind/unwinder.h"
 
@@ -152,11 +153,13 @@ std::string perfOpenErrorMessage(int error, int pid)
     }
 }
 
-uint32_t ringPagesPerCpu(int cpus)
+uint32_t ringPagesPerCpu(int cpus, bool lockedMemoryLimited)
 {
     constexpr uint32_t kTotalPages = 4096; // 16 MiB
     constexpr uint32_t kMinPages = 1024;
     constexpr uint32_t kMaxPages = 2048;
+    if (lockedMemoryLimited)
+        return kMinPages;
     const uint32_t share = kTotalPages / static_cast<uint32_t>(std::max(cpus, 1));
     uint32_t pages = kMinPages;
     while (pages * 2 <= std::min(share, kMaxPages))
@@ -172,8 +175,11 @@ uint32_t ringWakeupBytes(uint32_t pages)
 PerfEventSets::PerfEventSets(const PerfSamplerOptions &options, MapRing mapRing)
     : m_options(options), m_mapRing(std::move(mapRing))
 {
-    if (m_options.bufferPages == 0)
-        m_options.bufferPages = ringPagesPerCpu(static_cast<int>(::sysconf(_SC_NPROCESSORS_CONF)));
+    if (m_options.bufferPages == 0) {
+        constexpr int kCapIpcLock = 14;
+        const bool limited = !haveEffectiveCapability(kCapIpcLock) && readParanoid() > -1;
+        m_options.bufferPages = ringPagesPerCpu(static_cast<int>(::sysconf(_SC_NPROCESSORS_CONF)), limited);
+    }
 }
 
 PerfEventSets::~PerfEventSets()

@@ -26,8 +26,11 @@ struct PerfSamplerOptions {
 // power of two). A session thread kept off its CPU (a loaded host, many busy threads) then has about 250 ms on two
 // CPUs at 32 KiB copies before the kernel drops records, where a 4 MiB ring left it 125 ms. Larger rings cost
 // their pages at once (the kernel clears them when they are mapped: about 1 ms of a session's start for each 8 MiB
-// added) and in the session's resident memory once samples have gone round them.
-uint32_t ringPagesPerCpu(int cpus);
+// added) and in the session's resident memory once samples have gone round them. Where the kernel limits the
+// memory a user's rings lock (no CAP_IPC_LOCK, perf_event_paranoid above -1: perf_event_mlock_kb a CPU and
+// RLIMIT_MEMLOCK), 4 MiB a CPU, which the default limits hold: a larger first ring would leave the others the rest,
+// and a ring cut short wakes the session only when it is full.
+uint32_t ringPagesPerCpu(int cpus, bool lockedMemoryLimited);
 // The bytes after which the kernel wakes the session: a quarter of the ring, at most 1 MiB (a wake-up for every
 // 30 ms or so of 32 KiB copies at 999 Hz on one CPU), so that a larger ring adds room but not latency.
 uint32_t ringWakeupBytes(uint32_t pages);

@@ -151,15 +151,18 @@ void TestStackCopyPolicy::rejectedSizeFreezesThePrevious()
 }
 
 // If this fails, a machine with few CPUs gets rings too small for many threads' copies (records lost when the
-// session is kept off its CPU), or one with many CPUs pins far more memory than the samples need.
+// session is kept off its CPU), one with many CPUs pins far more memory than the samples need, or a user whose
+// locked memory the kernel limits gets a first ring that leaves the others too little.
 void TestStackCopyPolicy::ringsShareABudgetAcrossCpus()
 {
-    QCOMPARE(ringPagesPerCpu(1), 2048U); // 8 MiB, the most a CPU gets
-    QCOMPARE(ringPagesPerCpu(2), 2048U);
-    QCOMPARE(ringPagesPerCpu(3), 1024U); // a power of two within the share
-    QCOMPARE(ringPagesPerCpu(4), 1024U);
-    QCOMPARE(ringPagesPerCpu(64), 1024U);      // 4 MiB, the least
-    QCOMPARE(ringPagesPerCpu(0), 2048U);       // sysconf failed: treated as one CPU
+    QCOMPARE(ringPagesPerCpu(1, false), 2048U); // 8 MiB, the most a CPU gets
+    QCOMPARE(ringPagesPerCpu(2, false), 2048U);
+    QCOMPARE(ringPagesPerCpu(3, false), 1024U); // a power of two within the share
+    QCOMPARE(ringPagesPerCpu(4, false), 1024U);
+    QCOMPARE(ringPagesPerCpu(64, false), 1024U); // 4 MiB, the least
+    QCOMPARE(ringPagesPerCpu(0, false), 2048U);  // sysconf failed: treated as one CPU
+    QCOMPARE(ringPagesPerCpu(1, true), 1024U);   // locked memory limited: what the default limits hold
+    QCOMPARE(ringPagesPerCpu(2, true), 1024U);
     QCOMPARE(ringWakeupBytes(2048), 1U << 20); // a larger ring wakes the session as often as a 4 MiB one
     QCOMPARE(ringWakeupBytes(1024), 1U << 20);
     QCOMPARE(ringWakeupBytes(64), 64U * 1024); // a small ring: a quarter of it
