@@ -57,6 +57,8 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.stat
                                                                            .stackHigh = 0,
                                                                            .walks = 0,
                                                                            .timer = -1,
+                                                                           .cpuCountNs = 0,
+                                                                           .cpuJitter = 0,
                                                                            .python = {},
                                                                            .pythonKnown = {}};
 
@@ -108,6 +110,8 @@ void resetThread()
     ThreadState &t = t_state;
     t.tid = 0;
     t.rng = 0;
+    t.cpuCountNs = 0; // a forked child's clock is its own, made anew
+    t.cpuJitter = 0;
     t.state = kStateNow;
     t.armed = kArmedNow;
     t.allocations = 0;

@@ -72,7 +72,6 @@ struct sigaction g_programAction;
 // cannot be had (the program's descriptors running short) gets a timer. The table holds timers' ids, and perf events'
 // file descriptors marked with kPerfId.
 std::atomic<int> g_clock{-1};
-constexpr int kPerfId = 1 << 30;
 bool g_perfAsked = false; // the session asked for perf events (kEnvCpuClock)
 
 void rememberTimer(int id)
@@ -113,45 +112,6 @@ void deleteTimer(int id)
 {
     forgetTimer(id);
     endClock(id);
-}
-
-// A cpu-clock perf event on thread `tid` (its own CPU time), whose every overflow signals that thread (F_SETSIG and
-// F_SETOWN_EX to the thread, as async-profiler's perf mode does): the asked rate, not the kernel's tick. Kernel time
-// counts where the system allows it, else user time only. -1 when perf events are refused.
-int openPerfClock(uint32_t tid, int signal)
-{
-    struct perf_event_attr attr {};
-    attr.size = sizeof attr;
-    attr.type = PERF_TYPE_SOFTWARE;
-    attr.config = PERF_COUNT_SW_CPU_CLOCK;
-    attr.sample_period = g_cpuPeriodNs;
-    attr.wakeup_events = 1;
-    attr.disabled = 1;
-    attr.exclude_hv = 1;
-    long fd = syscall(SYS_perf_event_open, &attr, pid_t(tid), -1, -1, PERF_FLAG_FD_CLOEXEC);
-    if (fd < 0 && (errno == EACCES || errno == EPERM)) {
-        attr.exclude_kernel = 1;
-        fd = syscall(SYS_perf_event_open, &attr, pid_t(tid), -1, -1, PERF_FLAG_FD_CLOEXEC);
-    }
-    if (fd < 0)
-        return -1;
-    // The program's own descriptors come first: past half its limit, the thread gets a timer instead.
-    struct rlimit limit {};
-    if (fd >= kPerfId ||
-        (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, nullptr, &limit) == 0 && uint64_t(fd) >= limit.rlim_cur / 2)) {
-        syscall(SYS_close, fd);
-        errno = EMFILE;
-        return -1;
-    }
-    struct f_owner_ex owner {
-        F_OWNER_TID, pid_t(tid)
-    };
-    if (syscall(SYS_fcntl, fd, F_SETFL, O_ASYNC) != 0 || syscall(SYS_fcntl, fd, F_SETSIG, signal) != 0 ||
-        syscall(SYS_fcntl, fd, F_SETOWN_EX, &owner) != 0 || syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
-        syscall(SYS_close, fd);
-        return -1;
-    }
-    return int(fd);
 }
 
 // A timer on thread `tid`'s CPU clock, signalling that thread every g_cpuPeriodNs of its CPU time (raw system
@@ -220,6 +180,7 @@ void startThisThread()
 {
     if (t_state.timer >= 0 || g_cpuPeriodNs == 0)
         return;
+    t_state.cpuCountNs = 0;
     t_state.timer = createTimer(currentThreadId());
     if (t_state.timer >= 0 && g_keyMade)
         // The timer's id travels as the key's value (never dereferenced). NOLINTNEXTLINE(performance-no-int-to-ptr)
@@ -385,11 +346,14 @@ void onSignal(int, siginfo_t *info, void *context)
                 deleteTimer(perf ? info->si_fd | kPerfId : info->si_timerid);
             }
         } else {
-            if (t_state.timer < 0)
+            if (t_state.timer < 0) {
                 t_state.timer = perf ? info->si_fd | kPerfId : info->si_timerid; // asked for, made elsewhere
+                t_state.cpuCountNs = 0;
+            }
             serveTimerRequests();
             const uint64_t overruns = !perf && info->si_overrun > 0 ? uint64_t(info->si_overrun) : 0;
-            writeCpuSample(static_cast<const ucontext_t *>(context), g_cpuPeriodNs * (1 + overruns));
+            const uint64_t cpuNs = perf ? perfClockSampled(info->si_fd) : g_cpuPeriodNs * (1 + overruns);
+            writeCpuSample(static_cast<const ucontext_t *>(context), cpuNs);
             g_ring->cpuHandlerNs[handlerBucket(nowNs() - now)].fetch_add(1, std::memory_order_relaxed);
         }
     }

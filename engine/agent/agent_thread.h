@@ -65,6 +65,10 @@ struct ThreadState {
 
     // --- The in-process sampler (agent_cpu.cpp) ---
     int timer; // the kernel id of the thread's CPU timer; -1: none
+    // Its perf clock's count at its last sample (0: none yet since the clock was made), and the xorshift state of its
+    // periods' draws (0: not seeded) (agent_cpu_clock.cpp).
+    uint64_t cpuCountNs;
+    uint64_t cpuJitter;
 
     // --- Its Python frames (agent_pystack.cpp) ---
     PythonThreadCache python; // its PyThreadState, once found
