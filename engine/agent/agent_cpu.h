@@ -17,10 +17,10 @@ constexpr int kPerfId = 1 << 30;
 // signals that thread with `signal`; -1 when perf events are refused (errno says why).
 int openPerfClock(uint32_t tid, int signal);
 // At a sample of the calling thread's perf clock `fd`, in its handler: the thread's CPU time since its previous sample
-// (the event's own count), and the next period drawn at random, from half to one and a half of g_cpuPeriodNs. A
-// fixed period keeps its phase through a program's regular rounds: a round of 30 ms sampled every 1.001 ms moves by
-// a thirtieth of a millisecond a round, so that its phases are sampled in whole numbers of samples a round for
-// seconds, and a function of 3 ms came out at 13 to 21% of the time instead of 10.
+// (the event's own count); at one sample in eight, the next period drawn at random, from half to one and a half of
+// g_cpuPeriodNs. A fixed period keeps its phase through a program's regular rounds: a round of 30 ms sampled every
+// 1.001 ms moves by a thirtieth of a millisecond a round, so that its phases are sampled in whole numbers of samples
+// a round for seconds, and a function of 3 ms came out at 13 to 21% of the time instead of 10.
 uint64_t perfClockSampled(int fd);
 // Whether its threads' clocks are perf events where the system allows them (the session's kEnvCpuClock), else POSIX
 // CPU timers.
