@@ -31,6 +31,18 @@ namespace emberline::agent {
 
 bool (*g_slowPathCheck)() = nullptr;
 
+uint64_t nextRandom(uint64_t &state)
+{
+    if (state == 0)
+        state = (nowNs() ^ (uint64_t(currentThreadId()) << 32)) | 1;
+    uint64_t x = state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    state = x;
+    return x;
+}
+
 namespace {
 constexpr int64_t kOffCountdown = int64_t(1) << 20;
 } // namespace
@@ -77,13 +89,7 @@ bool g_pythonDomains = false;      // --python-allocators (agent_pymem.h)
 // The next sampling point, in bytes: an exponential draw with the mean interval.
 int64_t drawInterval(ThreadState &t)
 {
-    if (t.rng == 0)
-        t.rng = (nowNs() ^ (uint64_t(currentThreadId()) << 32)) | 1;
-    uint64_t x = t.rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    t.rng = x;
+    const uint64_t x = nextRandom(t.rng);
     // u in (0, 1]: -ln(u) is an exponential draw with mean 1 (libm's log neither allocates nor locks).
     const double u = (double((x >> 11) + 1)) * (1.0 / 9007199254740992.0);
     const double next = -std::log(u) * double(g_interval);

@@ -5,7 +5,6 @@
 
 #include "engine/agent/agent_cpu.h"
 #include "engine/agent/agent_thread.h"
-#include "engine/agent/agent_writer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -70,13 +69,7 @@ uint64_t perfClockSampled(int fd)
             cpuNs = count; // the clock's first sample: its time from the start
         t.cpuCountNs = count;
     }
-    if (t.cpuJitter == 0)
-        t.cpuJitter = (nowNs() ^ (uint64_t(currentThreadId()) << 32)) | 1;
-    uint64_t x = t.cpuJitter;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    t.cpuJitter = x;
+    const uint64_t x = nextRandom(t.cpuJitter);
     // A new period at one sample in eight, at random: changing it costs the handler about 12 µs here (the kernel
     // stops and restarts the event's timer), reading the count half a microsecond. Eight samples on one period move
     // the next ones' phase by up to four periods either way, which is all the randomness the phases need.

@@ -82,6 +82,9 @@ extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 
 // This thread's id (cached in t_state; async-signal-safe).
 uint32_t currentThreadId();
+// The next draw of one of the thread's xorshift streams (`state`: ThreadState::rng or cpuJitter), seeded from the
+// clock and the thread's id when it is 0 (agent_core.cpp).
+uint64_t nextRandom(uint64_t &state);
 
 // The one guard of the agent: every hook's slow path, every handler and every record writer enters it. It keeps the
 // program's errno (the slow paths make system calls that may fail: an allocation or a free must leave errno as the
