@@ -68,6 +68,8 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.stat
                                                                            .stackLow = 0,
                                                                            .stackHigh = 0,
                                                                            .walks = 0,
+                                                                           .walkMemo = 0,
+                                                                           .memoBusy = false,
                                                                            .timer = -1,
                                                                            .cpuCountNs = 0,
                                                                            .cpuJitter = 0,
@@ -129,6 +131,7 @@ void atForkChild()
 {
     const AgentScope scope;
     resetThread(); // the child's totals start with it
+    walkForkChild();
     if (!g_active.load(std::memory_order_relaxed) || !g_ring)
         return;
     const uint32_t parent = g_ring->pid;
@@ -163,6 +166,7 @@ void threadTotals(void *)
     const AgentScope scope;
     const ThreadState &t = t_state;
     giveHeapSlotBack();
+    walkThreadEnd();
     if (g_mode.load(std::memory_order_acquire) == int(Mode::Off) || !g_ring)
         return;
     writeTotals(totalAllocations(t), totalBytes(t)); // allocates nothing

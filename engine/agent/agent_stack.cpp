@@ -128,4 +128,23 @@ uint32_t copyStackInHandler(uint64_t sp, uint8_t *out, uint32_t want)
     return copied;
 }
 
+// The callee-saved registers, the stack pointer and an instruction pointer of this function's caller frame:
+// where the session's unwinder starts (the agent's own frames are dropped by the session).
+__attribute__((noinline)) void captureRegisters(uint64_t *regs)
+{
+    uint64_t bx, bp, r12, r13, r14, r15;
+    asm volatile("mov %%rbx, %0\n\tmov %%rbp, %1\n\tmov %%r12, %2\n\tmov %%r13, %3\n\tmov %%r14, %4\n\tmov %%r15, %5"
+                 : "=m"(bx), "=m"(bp), "=m"(r12), "=m"(r13), "=m"(r14), "=m"(r15));
+    // This function's return address and the stack pointer at its call site: the caller's state.
+    regs[RegIP] = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+    regs[RegSP] = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
+    regs[RegBX] = bx;
+    regs[RegBP] = *static_cast<uint64_t *>(__builtin_frame_address(0)); // the caller's frame pointer, saved
+    regs[RegR12] = r12;
+    regs[RegR13] = r13;
+    regs[RegR14] = r14;
+    regs[RegR15] = r15;
+    (void)bp;
+}
+
 } // namespace emberline::agent

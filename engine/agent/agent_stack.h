@@ -19,5 +19,8 @@ void learnThreadStack();
 // The bytes from `sp` to the top of this thread's stack, where its bounds are known (every frame lives there),
 // else 0. Safe in a signal handler.
 uint64_t liveStackBytes(uint64_t sp);
+// The caller's callee-saved registers, stack pointer and return address into `regs` (agent_protocol.h's Reg* order):
+// where the session's unwinder, or the agent's walk, starts.
+void captureRegisters(uint64_t *regs);
 
 } // namespace emberline::agent

@@ -23,6 +23,7 @@ constexpr int64_t kArmedNow = -1;
 constexpr int64_t kStateNow = int64_t(uint64_t(kArmedNow) << kCountBits);
 
 inline constexpr int kPythonKnownCodes = 64;
+inline constexpr uint8_t kNoWalkMemo = 0xff;
 
 struct ThreadState {
     // --- Counting (the fast path's; agent_core.h) ---
@@ -62,6 +63,8 @@ struct ThreadState {
     uint64_t stackLow;  // its bounds, 0 when unknown or not a pthread stack (a bare clone's, an alternate signal
     uint64_t stackHigh; // stack): copies then go through process_vm_readv, which cannot fault
     uint32_t walks;     // stacks this thread walked: every RingHeader::checkEvery-th is copied too (agent_walk.cpp)
+    uint8_t walkMemo;   // its last walk's memo (agent_walk.cpp): 0 none yet, kNoWalkMemo none to have, else slot + 1
+    bool memoBusy;      // a walk uses the memo: a handler's walk nested in it goes without
 
     // --- The in-process sampler (agent_cpu.cpp) ---
     int timer; // the kernel id of the thread's CPU timer; -1: none

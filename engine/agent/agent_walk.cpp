@@ -52,6 +52,53 @@ constexpr uint32_t kStackProbes = 8;
 std::atomic<uint64_t> *g_stacks = nullptr;
 std::atomic<int> g_stacksState{0};
 
+// A thread's last whole walk (a memo), from the root: successive walks of a thread share most of their frames (an
+// allocation's stack differs from the last one's in its innermost few). A walk that reaches a frame whose registers are
+// the memo's frame's at the same stack pointer has the memo's frames from there to the root, exactly when every stack
+// word the memo's steps read (the return addresses, the saved RBPs) still holds what it held: independent loads,
+// checked at once, where the walk chains a row lookup and a load from frame to frame. Each frame keeps the sum of the
+// frames' hashes from the root, so that the stack's hash is had from the new frames alone. Slots for kMemoSlots
+// threads, taken at a thread's first walk (threads past them walk without) and given back as it ends.
+constexpr uint32_t kMemoFrames = 128;
+constexpr uint32_t kMemoSlots = 128;
+struct MemoFrame {
+    uint64_t pc;
+    uint64_t sp;
+    uint64_t bp;
+    uint64_t sum;    // frameHash of the frames from the root to this one
+    int8_t rbpSlot;  // its row's: where its step read the caller's RBP (0: not read)
+    bool lookupAtPc; // its row was looked up at pc (an interrupted frame's), not at pc - 1
+    // Whether the walk from this frame to the root depends on its RBP: a CFA found from RBP before a saved RBP is
+    // read. Where it does not (RBP a general register, as in most code built without frame pointers), two walks
+    // whose RBPs differ have the same frames.
+    bool bpMatters;
+};
+struct ScratchFrame { // a walk's frames as it goes, innermost first
+    uint64_t sp;
+    uint64_t bp;
+    int8_t rbpSlot;
+    UnwindKind kind;
+};
+// The rows this thread's walks found last, direct-mapped by the looked-up address: its own, in its caches, where the
+// rows shared by the threads (RowSlot) cost a mix and a load from a quarter of a megabyte at every frame.
+constexpr uint32_t kMemoRows = 512;
+struct MemoRow {
+    uint64_t lookup;
+    uint32_t row; // packRow
+    uint32_t tag; // IndexView::tag
+};
+struct WalkMemo {
+    MemoRow rows[kMemoRows];
+    uint32_t depth;                // frames held (0: none)
+    uint32_t tag;                  // IndexView::tag of the rows its steps followed
+    uint64_t endRead;              // where the root's step read a zero return address (0: its row ended the stack)
+    MemoFrame frames[kMemoFrames]; // by depth from the root (0: the outermost frame)
+    ScratchFrame scratch[kMemoFrames];
+};
+WalkMemo *g_memos = nullptr;
+std::atomic<int> g_memosState{0};
+std::atomic<uint64_t> g_memoUsed[kMemoSlots / 64];
+
 // Anonymous pages made once, by whichever thread gets there first; null while another thread makes them (the
 // sample then goes without them).
 template <typename T> T *makeOnce(std::atomic<int> &state, T *&pointer, size_t bytes)
@@ -136,11 +183,12 @@ struct IndexView {
     uint64_t arenaBytes = 0;
     uint32_t count = 0;
     uint32_t tag = 0;
-    RowSlot *rows = nullptr; // the remembered rows (null while another thread makes them)
+    RowSlot *rows = nullptr;  // the remembered rows (null while another thread makes them)
+    WalkMemo *memo = nullptr; // this thread's (null: none)
 };
 
 // The row for runtime address `lookup`, from the remembered rows or the index; false: no tabled module holds it.
-bool rowFor(const IndexView &view, uint64_t lookup, UnwindRow &row, bool &bad)
+bool sharedRowFor(const IndexView &view, uint64_t lookup, UnwindRow &row, bool &bad)
 {
     RowSlot *slot = view.rows ? &view.rows[mix(lookup) & (kRowCacheSlots - 1)] : nullptr;
     if (slot) {
@@ -186,6 +234,21 @@ bool rowFor(const IndexView &view, uint64_t lookup, UnwindRow &row, bool &bad)
     return true;
 }
 
+// sharedRowFor, through this thread's own rows first.
+bool rowFor(const IndexView &view, uint64_t lookup, UnwindRow &row, bool &bad)
+{
+    MemoRow *mine = view.memo ? &view.memo->rows[(lookup ^ lookup >> 9) & (kMemoRows - 1)] : nullptr;
+    if (mine && mine->lookup == lookup && mine->tag == view.tag) {
+        row = unpackRow(mine->row);
+        return true;
+    }
+    if (!sharedRowFor(view, lookup, row, bad))
+        return false;
+    if (mine)
+        *mine = MemoRow{lookup, packRow(row), view.tag};
+    return true;
+}
+
 // A pc in no tabled module: the session is asked to read the maps again, at most every 200 ms.
 void noteModuleMissed()
 {
@@ -198,6 +261,78 @@ void noteModuleMissed()
 WalkFallback fallbackOf(UnwindKind kind)
 {
     return static_cast<WalkFallback>(uint8_t(kind) - uint8_t(UnwindKind::Expression));
+}
+
+// A frame's share of its stack's hash: its pc mixed with its depth from the root, so that the root's part of a stack
+// is the same whatever frames are under it.
+uint64_t frameHash(uint64_t pc, uint32_t depth)
+{
+    return mix(pc + uint64_t(depth + 1) * 0x9E3779B97F4A7C15ull);
+}
+
+// This thread's memo; null when it has none (no slot, or a walk nested in one that uses it). Only a thread whose end
+// gives it back takes one.
+WalkMemo *threadMemo()
+{
+    ThreadState &t = t_state;
+    if (t.memoBusy || t.walkMemo == kNoWalkMemo || (t.walkMemo == 0 && !t.totalsKeySet))
+        return nullptr;
+    WalkMemo *memos = makeOnce(g_memosState, g_memos, sizeof(WalkMemo) * kMemoSlots);
+    if (!memos)
+        return nullptr;
+    if (t.walkMemo == 0) {
+        t.walkMemo = kNoWalkMemo;
+        for (uint32_t word = 0; word < kMemoSlots / 64 && t.walkMemo == kNoWalkMemo; ++word) {
+            uint64_t used = g_memoUsed[word].load(std::memory_order_relaxed);
+            while (~used != 0) {
+                const uint32_t bit = uint32_t(__builtin_ctzll(~used));
+                if (g_memoUsed[word].compare_exchange_weak(used, used | uint64_t(1) << bit,
+                                                           std::memory_order_acq_rel)) {
+                    t.walkMemo = uint8_t(word * 64 + bit + 1);
+                    memos[t.walkMemo - 1].depth = 0;
+                    break;
+                }
+            }
+        }
+        if (t.walkMemo == kNoWalkMemo)
+            return nullptr;
+    }
+    return &memos[t.walkMemo - 1];
+}
+
+// Whether the stack from the memo's frame `from` to the root is still the memo's: every word its steps read holds
+// what it held, and lies on the stack.
+bool memoHolds(const WalkMemo &memo, uint32_t from, const StackBounds &stack)
+{
+    const OwnStackReader read;
+    bool same = true;
+    uint64_t value = 0;
+    for (uint32_t e = from; e > 0; --e) {
+        const MemoFrame &frame = memo.frames[e];
+        const MemoFrame &caller = memo.frames[e - 1];
+        if (!stack.holds(caller.sp - 8, 8))
+            return false;
+        read(caller.sp - 8, value);
+        same &= value == caller.pc;
+        if (frame.rbpSlot != 0) {
+            const uint64_t slot = caller.sp - uint64_t(-int64_t(frame.rbpSlot)) * 8;
+            if (!stack.holds(slot, 8))
+                return false;
+            if (caller.bpMatters) {
+                read(slot, value);
+                same &= value == caller.bp;
+            }
+        }
+    }
+    if (memo.endRead != 0) {
+        const int8_t rbpSlot = memo.frames[0].rbpSlot;
+        if (!stack.holds(memo.endRead, 8) ||
+            (rbpSlot != 0 && !stack.holds(memo.endRead + 8 - uint64_t(-int64_t(rbpSlot)) * 8, 8)))
+            return false;
+        read(memo.endRead, value);
+        same &= value == 0;
+    }
+    return same;
 }
 
 } // namespace
@@ -246,54 +381,116 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
     if (!view.arena || view.arenaBytes > kUnwindArenaReserve || view.count == 0)
         return walk;
     view.rows = makeOnce(g_rowsState, g_rows, sizeof(RowSlot) * kRowCacheSlots);
-    // The hash is taken as the walk goes: it does not hold up the chain of loads from one frame to the next.
-    uint64_t hash = 0x9E3779B97F4A7C15ull;
+    WalkMemo *memo = threadMemo();
+    view.memo = memo;
+    if (memo) {
+        t_state.memoBusy = true;
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        if (memo->tag != view.tag)
+            memo->depth = 0;
+    }
     const StackBounds stack{regs.sp, t.stackHigh};
     const OwnStackReader read;
+    int32_t cursor = memo ? int32_t(memo->depth) - 1 : -1; // the memo's frame at or under the walk's stack pointer
+    int32_t joined = -1;                                   // the memo's frame the walk joined
+    uint32_t misses = 0;
+    uint64_t endRead = 0;
+    bool stopped = false; // before the depth limit
     while (walk.frames < maxFrames) {
+        const bool atPc = walk.frames == 0 && !firstIsReturn;
+        while (cursor >= 0 && memo->frames[cursor].sp < regs.sp)
+            --cursor;
+        if (cursor >= 0) {
+            const MemoFrame &m = memo->frames[cursor];
+            if (m.sp == regs.sp && m.pc == regs.pc && (m.bp == regs.bp || !m.bpMatters) && m.lookupAtPc == atPc &&
+                walk.frames + uint32_t(cursor) < maxFrames) {
+                if (memoHolds(*memo, uint32_t(cursor), stack)) {
+                    joined = cursor;
+                    stopped = true;
+                    break;
+                }
+                if (++misses == 2)
+                    cursor = -1; // the stack under it changed: walked on without
+            }
+        }
         pcs[walk.frames] = regs.pc;
-        hash = mix(hash ^ regs.pc) + 0x9E3779B97F4A7C15ull;
-        const uint64_t lookup = walk.frames == 0 && !firstIsReturn ? regs.pc : regs.pc - 1;
+        const uint64_t lookup = atPc ? regs.pc : regs.pc - 1;
         ++walk.frames;
         UnwindRow row{};
         bool bad = false;
+        stopped = true;
         if (!rowFor(view, lookup, row, bad)) {
             walk.reason = bad ? WalkFallback::NotReady : WalkFallback::NoModule;
             if (!bad)
                 noteModuleMissed();
-            return walk;
-        }
-        const UnwindStep step = unwindStepWithRow(row, stack, regs, read);
-        if (step.status == UnwindStatus::End) {
-            walk.whole = true;
             break;
         }
-        if (step.status == UnwindStatus::Fallback) {
+        if (memo && walk.frames <= kMemoFrames)
+            memo->scratch[walk.frames - 1] = ScratchFrame{regs.sp, regs.bp, row.rbpSlot, row.kind};
+        const UnwindStep step = unwindStepWithRow(row, stack, regs, read);
+        if (step.status == UnwindStatus::Stepped) {
+            stopped = false;
+            continue;
+        }
+        if (step.status == UnwindStatus::End) {
+            walk.whole = true;
+            if (row.kind != UnwindKind::End) // a zero return address, read just under the CFA
+                endRead = (row.kind == UnwindKind::CfaRsp ? regs.sp : regs.bp) + row.cfaOffset - 8;
+        } else if (step.status == UnwindStatus::Fallback) {
             walk.reason = fallbackOf(step.kind);
-            return walk;
+        } else {
+            walk.reason = step.status == UnwindStatus::BadFrame ? WalkFallback::BadFrame : WalkFallback::OutOfBounds;
         }
-        if (step.status == UnwindStatus::OutOfBounds) {
-            walk.reason = WalkFallback::OutOfBounds;
-            return walk;
-        }
-        if (step.status == UnwindStatus::BadFrame) {
-            walk.reason = WalkFallback::BadFrame;
-            return walk;
-        }
+        break;
     }
-    if (!walk.whole) { // the depth limit
+    const uint32_t fresh = walk.frames; // the frames this walk stepped through itself
+    if (joined >= 0) {
+        for (int32_t e = joined; e >= 0; --e)
+            pcs[walk.frames++] = memo->frames[e].pc;
+        walk.whole = true;
+    } else if (!stopped) { // the depth limit
         walk.whole = true;
         walk.flags |= WalkTruncated;
     }
-    walk.hash = mix(hash ^ (uint64_t(walk.frames) << 8 | walk.flags));
-    if (walk.hash == 0)
-        walk.hash = 1;
     // Read across a change of the index: not to be trusted.
     std::atomic_thread_fence(std::memory_order_acquire);
-    if (index->sequence.load(std::memory_order_relaxed) != sequence) {
+    if (walk.whole && index->sequence.load(std::memory_order_relaxed) != sequence) {
         walk.whole = false;
         walk.flags = 0;
         walk.reason = WalkFallback::NotReady;
+    }
+    if (walk.whole) {
+        // The hash from the root: the memo's part, then this walk's frames (whose steps the memo takes in).
+        const uint32_t frames = walk.frames;
+        const bool keep = memo && frames <= kMemoFrames && (walk.flags & WalkTruncated) == 0;
+        uint64_t sum = joined >= 0 ? memo->frames[joined].sum : 0;
+        // The root's step reads nothing when its row ended the stack.
+        bool callerBpMatters = joined >= 0 ? memo->frames[joined].bpMatters : false;
+        for (uint32_t i = fresh; i-- > 0;) {
+            const uint32_t depth = frames - 1 - i;
+            sum += frameHash(pcs[i], depth);
+            if (keep) {
+                const ScratchFrame &f = memo->scratch[i];
+                const bool ended = depth == 0 && endRead == 0;
+                const bool bpMatters = !ended && (f.kind == UnwindKind::CfaRbp || (f.rbpSlot == 0 && callerBpMatters));
+                memo->frames[depth] =
+                    MemoFrame{pcs[i], f.sp, f.bp, sum, f.rbpSlot, i == 0 && !firstIsReturn, bpMatters};
+                callerBpMatters = bpMatters;
+            }
+        }
+        if (keep) {
+            if (joined < 0)
+                memo->endRead = endRead;
+            memo->depth = frames;
+            memo->tag = view.tag;
+        }
+        walk.hash = mix(sum ^ (uint64_t(frames) << 8 | walk.flags));
+        if (walk.hash == 0)
+            walk.hash = 1;
+    }
+    if (memo) {
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        t_state.memoBusy = false;
     }
     return walk;
 }
@@ -354,6 +551,26 @@ void walkRetire()
     if (g_arenaState.load(std::memory_order_acquire) == 2)
         (void)mmap(const_cast<uint8_t *>(g_arena), kUnwindArenaReserve, PROT_READ,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+}
+
+void walkThreadEnd()
+{
+    ThreadState &t = t_state;
+    const uint8_t slot = t.walkMemo;
+    t.walkMemo = kNoWalkMemo; // its last calls walk without
+    if (slot != 0 && slot != kNoWalkMemo)
+        g_memoUsed[(slot - 1) / 64].fetch_and(~(uint64_t(1) << ((slot - 1) % 64)), std::memory_order_release);
+}
+
+void walkForkChild()
+{
+    // The parent's other threads are not the child's: their slots are free here. (The memo's rows are the parent
+    // ring's: a new ring's tag never matches them.)
+    const uint8_t slot = t_state.walkMemo;
+    for (auto &word : g_memoUsed)
+        word.store(0, std::memory_order_relaxed);
+    if (slot != 0 && slot != kNoWalkMemo)
+        g_memoUsed[(slot - 1) / 64].store(uint64_t(1) << ((slot - 1) % 64), std::memory_order_relaxed);
 }
 
 void walkForget()

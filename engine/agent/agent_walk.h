@@ -50,5 +50,8 @@ void walkNewRing();
 // read it (walkRetire), then unmapped (walkForget) so that the next session's arena is mapped at its first walk.
 void walkRetire();
 void walkForget();
+// A thread's end gives its walk memo back; a forked child keeps its own thread's alone.
+void walkThreadEnd();
+void walkForkChild();
 
 } // namespace emberline::agent

@@ -38,11 +38,10 @@ namespace {
 
 // The ring's pages past `mapped` (first lap) up to `need`, mapped into this process a chunk at a time with one system
 // call, ahead of the records that will fill them. A page the program wrote first would cost it a page fault (several
-// microseconds each in a virtual machine: a 16 MiB ring is 4,096 of them in its first lap, and a CPython run at the
-// default interval lost about 4% of its time to them). The session reserves pages ahead of the head on its own time
-// (fallocate); where the program gets there first (a burst as it starts), populating through the mapping makes them,
-// and fails with an error where a write would raise SIGBUS (a full file system). False when they could not be had.
-// After a failure the file system is asked again 100 ms later, not at every record.
+// microseconds each in a virtual machine: a CPython run at the default interval lost about 4% of its time to them).
+// The session reserves pages ahead of the head on its own time (fallocate); where the program gets there first (a
+// burst as it starts), populating through the mapping makes them, and fails where a write would raise SIGBUS (a full
+// file system). False when they could not be had; the file system is asked again 100 ms later, not at every record.
 std::atomic<uint64_t> g_noPagesUntilNs{0};
 std::atomic<uint64_t> g_mapped{0}; // data bytes from the start mapped into this process: its first lap needs no fault
 std::atomic<bool> g_noPopulate{false}; // a kernel before 5.14: no MADV_POPULATE_WRITE
@@ -95,6 +94,11 @@ bool mapMore(uint64_t mapped, uint64_t need)
 // ago never wraps early past another's kept bytes.
 constexpr uint64_t kFirstWindow = uint64_t(2) << 20;
 std::atomic<uint64_t> g_window{kFirstWindow};
+// The ring's tail as a writer last read it. The session moves the tail as it reads: its line is nearly always another
+// CPU's, a cache miss at every record (a tenth of a CPython program's time in exact mode). The tail only grows, so a
+// writer goes by this copy, and reads the tail where the copy says there is no room or that the window should widen.
+std::atomic<uint64_t> g_tailSeen{0};
+
 // Widens the window to hold `need` bytes from the ring's start (doubling; at most the ring).
 void widen(uint64_t window, uint64_t need, uint64_t capacity)
 {
@@ -121,8 +125,19 @@ RecordHeader *reserve(uint32_t bytes, uint64_t keep, uint64_t room = 0)
     t_state.noPages = false;
     const uint64_t capacity = g_dataMask + 1;
     uint64_t head = g_ring->head.load(std::memory_order_acquire);
+    uint64_t tail = g_tailSeen.load(std::memory_order_acquire);
+    bool tailFresh = false;
+    // The ring's own tail, where the copy says no: true when it moved (the room is then judged again).
+    const auto moreRoom = [&] {
+        const uint64_t seen = tail;
+        tail = tailFresh ? tail : g_ring->tail.load(std::memory_order_acquire);
+        tailFresh = true;
+        for (uint64_t kept = seen; kept < tail;)
+            if (g_tailSeen.compare_exchange_weak(kept, tail, std::memory_order_acq_rel))
+                break;
+        return tail != seen;
+    };
     for (;;) {
-        const uint64_t tail = g_ring->tail.load(std::memory_order_acquire);
         // Read after the head: a writer that widened the window did so before its record past the old end moved it.
         uint64_t window = g_window.load(std::memory_order_acquire);
         const uint64_t offset = head & g_dataMask;
@@ -132,12 +147,15 @@ RecordHeader *reserve(uint32_t bytes, uint64_t keep, uint64_t room = 0)
                 pad = capacity - offset; // the whole ring: `keep` may go on at its start
         } else if (offset + bytes + keep > window) {
             if (head - tail + bytes + keep + room > window / 2) {
-                widen(window, 0, capacity);
+                if (!moreRoom())
+                    widen(window, 0, capacity);
                 continue;
             }
             pad = capacity - offset;
         }
         const uint64_t end = head + pad + bytes + keep;
+        if (end + room > tail + capacity && moreRoom())
+            continue;
         if (end + room > tail + capacity) {
             // No room by the heads' count, which takes a padding's jump for bytes used. While the session still reads
             // the lap before this one (a stall, a burst), the ring past where that lap's data ended is free in this
@@ -171,8 +189,10 @@ RecordHeader *reserve(uint32_t bytes, uint64_t keep, uint64_t room = 0)
             }
             continue;
         }
-        if (!g_ring->head.compare_exchange_weak(head, head + pad + bytes, std::memory_order_acq_rel))
+        if (!g_ring->head.compare_exchange_weak(head, head + pad + bytes, std::memory_order_acq_rel)) {
+            tailFresh = false; // another writer went first: the room is judged again from the new head
             continue;
+        }
         if (offset + pad == capacity) // a lap ended here
             g_ring->lapEnd.store(((head / capacity) << 32) | (offset + sizeof(RecordHeader)),
                                  std::memory_order_release);
@@ -241,25 +261,6 @@ void AgentScope::publish(RecordType type)
     m_record->type.store(uint32_t(type), std::memory_order_release);
     m_record = nullptr;
     t_state.holding = m_wasHolding;
-}
-
-// The callee-saved registers, the stack pointer and an instruction pointer of this function's caller frame:
-// where the session's unwinder starts (the agent's own frames are dropped by the session).
-__attribute__((noinline)) void captureRegisters(uint64_t *regs)
-{
-    uint64_t bx, bp, r12, r13, r14, r15;
-    asm volatile("mov %%rbx, %0\n\tmov %%rbp, %1\n\tmov %%r12, %2\n\tmov %%r13, %3\n\tmov %%r14, %4\n\tmov %%r15, %5"
-                 : "=m"(bx), "=m"(bp), "=m"(r12), "=m"(r13), "=m"(r14), "=m"(r15));
-    // This function's return address and the stack pointer at its call site: the caller's state.
-    regs[RegIP] = reinterpret_cast<uint64_t>(__builtin_return_address(0));
-    regs[RegSP] = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
-    regs[RegBX] = bx;
-    regs[RegBP] = *static_cast<uint64_t *>(__builtin_frame_address(0)); // the caller's frame pointer, saved
-    regs[RegR12] = r12;
-    regs[RegR13] = r13;
-    regs[RegR14] = r14;
-    regs[RegR15] = r15;
-    (void)bp;
 }
 
 namespace {
@@ -450,8 +451,6 @@ void writeThread(uint32_t tid, bool started)
     scope.publish(RecordType::Thread);
 }
 
-// Creates this process's ring: written under a temporary name, then renamed so that the session only ever
-// sees complete headers.
 namespace {
 
 // A ring that could not be made leaves an empty file "PID-CREATED-ERRNO.noring" (kNoRingSuffix) in its place, so
@@ -472,6 +471,7 @@ void markNoRing(const char *path, size_t stemLength, int error)
 
 } // namespace
 
+// Written under a temporary name, then renamed: the session only ever sees complete headers.
 bool createRing(uint32_t parentPid)
 {
     resetLiveness();
@@ -577,6 +577,7 @@ bool createRing(uint32_t parentPid)
     g_dataMask = g_ringBytes - 1;
     g_mapped.store(reserved, std::memory_order_relaxed);
     g_window.store(g_ringBytes < kFirstWindow ? g_ringBytes : kFirstWindow, std::memory_order_relaxed);
+    g_tailSeen.store(0, std::memory_order_release);
     return true;
 }
 

@@ -316,15 +316,16 @@ uint32_t pythonCodeTag(const PythonTarget &target, uint64_t code)
         l.codeLineTable != kPyAbsent ? loadPointer(code, l.codeLineTable) : 0,
         l.codeFirstLineno != kPyAbsent ? uint64_t(uint32_t(load<int32_t>(code + l.codeFirstLineno))) : 0,
     };
-    // A multiply-xorshift mix of each part into the running hash (the 64-bit finalizer of MurmurHash3's constants).
-    uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (const uint64_t p : parts) {
-        h ^= p;
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 33;
-        h *= 0xc4ceb9fe1a85ec53ull;
-        h ^= h >> 29;
-    }
+    // Each part multiplied by an odd constant of its own (independent multiplies: every sample's every frame takes a
+    // tag), then one xorshift-multiply finish (MurmurHash3's 64-bit finalizer's constants) over their sum.
+    constexpr uint64_t kOdd[5] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull,
+                                  0xd6e8feb86659fd93ull, 0xff51afd7ed558ccdull};
+    uint64_t h = 0;
+    for (int i = 0; i < 5; ++i)
+        h += (parts[i] ^ uint64_t(i)) * kOdd[i];
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 29;
     const uint32_t tag = static_cast<uint32_t>(h ^ (h >> 32));
     return tag ? tag : 1;
 }
