@@ -447,6 +447,7 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
     if (joined >= 0) {
         for (int32_t e = joined; e >= 0; --e)
             pcs[walk.frames++] = memo->frames[e].pc;
+        walk.fromMemo = uint32_t(joined) + 1;
         walk.whole = true;
     } else if (!stopped) { // the depth limit
         walk.whole = true;

@@ -21,6 +21,7 @@ struct AgentWalk {
     uint8_t flags = 0;     // WalkFlag (agent_protocol.h)
     WalkFallback reason{}; // why not, when not whole
     uint64_t hash = 0;     // the stack's name: a hash of its pcs and flags, never 0 (when whole)
+    uint32_t fromMemo = 0; // of `frames`, those the thread's last walk gave (checked against the stack, not stepped)
 };
 
 // Walks this thread's stack from `regs` into `pcs` (at most `maxFrames`). `firstIsReturn`: regs.pc is a return

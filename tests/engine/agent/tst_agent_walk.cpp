@@ -28,6 +28,21 @@
 using namespace emberline;
 using namespace emberline::engine;
 
+// Two callers of the same shape (a frame of the same size, the same call): the stacks under them differ in one return
+// address only. Not folded into one function: each stores its own constant.
+__attribute__((noinline)) void viaLeft(test::StackProbe &probe, const test::StackProbe::AtPoint &atPoint)
+{
+    volatile int mark = 1;
+    probe.underQsort(6, atPoint);
+    mark = mark + 1;
+}
+__attribute__((noinline)) void viaRight(test::StackProbe &probe, const test::StackProbe::AtPoint &atPoint)
+{
+    volatile int mark = 2;
+    probe.underQsort(6, atPoint);
+    mark = mark + 2;
+}
+
 class TstAgentWalk : public QObject {
     Q_OBJECT
 
@@ -133,6 +148,65 @@ private Q_SLOTS: // NOLINT(readability-redundant-access-specifiers): Q_SLOTS mar
         QCOMPARE(hashes.size(), size_t(3));
         QCOMPARE(hashes[0], hashes[1]);
         QVERIFY(hashes[0] != hashes[2]);
+    }
+
+    // A thread's walks join its last walk where a frame's registers are the same: the pcs and the hash are a fresh
+    // walk's and libunwind's, stack after stack, the depth changing under and over the last one; and a stack that
+    // differs from the last one only above the join (the same frames under two callers of the same frame size) is
+    // caught by the check of the stack words, not taken from the memo.
+    void memoJoinsTheLastWalk()
+    {
+        agent::ThreadState &t = agent::t_state;
+        t.totalsKeySet = true; // the memo is a thread's whose end gives it back
+        test::StackProbe probe(*m_tables);
+        struct Seen {
+            std::vector<uint64_t> memo, fresh, libunwind;
+            uint64_t memoHash = 0, freshHash = 0;
+            uint32_t fromMemo = 0, again = 0;
+        };
+        const auto atPoint = [&](Seen &seen) {
+            return [&](const unw_context_t &context, const agent::StackBounds &) {
+                uint64_t pcs[agent::kMaxWalkFrames];
+                const agent::AgentWalk walk = agent::walkStack(regsOf(context), false, pcs, agent::kMaxWalkFrames);
+                QVERIFY(walk.whole);
+                seen.memo.assign(pcs, pcs + walk.frames);
+                seen.memoHash = walk.hash;
+                seen.fromMemo = walk.fromMemo;
+                seen.again = agent::walkStack(regsOf(context), false, pcs, agent::kMaxWalkFrames).fromMemo;
+                t.memoBusy = true; // as a handler nested in a walk: no memo
+                const agent::AgentWalk fresh = agent::walkStack(regsOf(context), false, pcs, agent::kMaxWalkFrames);
+                t.memoBusy = false;
+                QCOMPARE(fresh.fromMemo, 0u);
+                seen.fresh.assign(pcs, pcs + fresh.frames);
+                seen.freshHash = fresh.hash;
+                unw_context_t copy = context;
+                const size_t n = test::StackProbe::libunwindFrom(copy, pcs);
+                seen.libunwind.assign(pcs, pcs + n);
+            };
+        };
+        uint32_t joins = 0;
+        for (const int depth : {4, 20, 8, 20, 3, 40, 39, 5}) {
+            Seen seen;
+            probe.underQsort(depth, atPoint(seen));
+            QCOMPARE(seen.memo, seen.libunwind);
+            QCOMPARE(seen.fresh, seen.libunwind);
+            QCOMPARE(seen.memoHash, seen.freshHash);
+            QCOMPARE(seen.again, uint32_t(seen.memo.size())); // the same registers again: the whole stack joined
+            joins += seen.fromMemo != 0 ? 1 : 0;
+        }
+        QVERIFY(joins >= 6); // the frames above the recursion are the last walk's (the first walk has none)
+
+        Seen left, right;
+        viaLeft(probe, atPoint(left));
+        viaRight(probe, atPoint(right));
+        QCOMPARE(left.memo, left.libunwind);
+        QCOMPARE(right.memo, right.libunwind);
+        QCOMPARE(right.memoHash, right.freshHash);
+        QVERIFY(left.memoHash != right.memoHash);
+        QVERIFY(left.memo != right.memo);
+        agent::walkThreadEnd();
+        QCOMPARE(t.walkMemo, agent::kNoWalkMemo); // its last calls walk without
+        t.walkMemo = 0;
     }
 
     // A stack the walk must leave to the copy: each says why, and none faults.
