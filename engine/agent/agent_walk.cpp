@@ -300,39 +300,43 @@ WalkMemo *threadMemo()
     return &memos[t.walkMemo - 1];
 }
 
-// Whether the stack from the memo's frame `from` to the root is still the memo's: every word its steps read holds
-// what it held, and lies on the stack.
-bool memoHolds(const WalkMemo &memo, uint32_t from, const StackBounds &stack)
+// How much of the memo's stack, from the root up to its frame `from`, is still this thread's stack: the first step (by
+// depth: the step from frame e to its caller e - 1) whose stack words no longer hold what they held, or lie off the
+// stack; -1 when none (the memo's frames from `from` to the root are the stack's), 0 when the root's own end changed.
+// A walk may join the memo at a frame under that step's, and there only.
+int32_t memoFirstChange(const WalkMemo &memo, uint32_t from, const StackBounds &stack)
 {
     const OwnStackReader read;
-    bool same = true;
     uint64_t value = 0;
-    for (uint32_t e = from; e > 0; --e) {
+    if (memo.endRead != 0) {
+        const int8_t rbpSlot = memo.frames[0].rbpSlot;
+        if (!stack.holds(memo.endRead, 8) ||
+            (rbpSlot != 0 && !stack.holds(memo.endRead + 8 - uint64_t(-int64_t(rbpSlot)) * 8, 8)))
+            return 0;
+        read(memo.endRead, value);
+        if (value != 0)
+            return 0;
+    }
+    for (uint32_t e = 1; e <= from; ++e) {
         const MemoFrame &frame = memo.frames[e];
         const MemoFrame &caller = memo.frames[e - 1];
         if (!stack.holds(caller.sp - 8, 8))
-            return false;
+            return int32_t(e);
         read(caller.sp - 8, value);
-        same &= value == caller.pc;
+        bool same = value == caller.pc;
         if (frame.rbpSlot != 0) {
             const uint64_t slot = caller.sp - uint64_t(-int64_t(frame.rbpSlot)) * 8;
             if (!stack.holds(slot, 8))
-                return false;
+                return int32_t(e);
             if (caller.bpMatters) {
                 read(slot, value);
                 same &= value == caller.bp;
             }
         }
+        if (!same)
+            return int32_t(e);
     }
-    if (memo.endRead != 0) {
-        const int8_t rbpSlot = memo.frames[0].rbpSlot;
-        if (!stack.holds(memo.endRead, 8) ||
-            (rbpSlot != 0 && !stack.holds(memo.endRead + 8 - uint64_t(-int64_t(rbpSlot)) * 8, 8)))
-            return false;
-        read(memo.endRead, value);
-        same &= value == 0;
-    }
-    return same;
+    return -1;
 }
 
 } // namespace
@@ -393,7 +397,8 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
     const OwnStackReader read;
     int32_t cursor = memo ? int32_t(memo->depth) - 1 : -1; // the memo's frame at or under the walk's stack pointer
     int32_t joined = -1;                                   // the memo's frame the walk joined
-    uint32_t misses = 0;
+    int32_t joinBelow = -1; // once the memo's stack was checked: a join at a frame under this depth needs no more
+    bool checked = false;
     uint64_t endRead = 0;
     bool stopped = false; // before the depth limit
     while (walk.frames < maxFrames) {
@@ -404,13 +409,17 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
             const MemoFrame &m = memo->frames[cursor];
             if (m.sp == regs.sp && m.pc == regs.pc && (m.bp == regs.bp || !m.bpMatters) && m.lookupAtPc == atPc &&
                 walk.frames + uint32_t(cursor) < maxFrames) {
-                if (memoHolds(*memo, uint32_t(cursor), stack)) {
+                if (!checked) {
+                    // One check a walk: the memo's stack from here to the root, or how far toward it it still holds.
+                    checked = true;
+                    const int32_t change = memoFirstChange(*memo, uint32_t(cursor), stack);
+                    joinBelow = change < 0 ? cursor + 1 : change;
+                }
+                if (cursor < joinBelow) {
                     joined = cursor;
                     stopped = true;
                     break;
                 }
-                if (++misses == 2)
-                    cursor = -1; // the stack under it changed: walked on without
             }
         }
         pcs[walk.frames] = regs.pc;
