@@ -73,6 +73,9 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.stat
                                                                            .timer = -1,
                                                                            .cpuCountNs = 0,
                                                                            .cpuJitter = 0,
+                                                                           .clockTsc = 0,
+                                                                           .clockNs = 0,
+                                                                           .clockRate = 0,
                                                                            .python = {},
                                                                            .pythonKnown = {}};
 
@@ -186,6 +189,7 @@ void initialize(const AgentOptions &options)
     if (!memory && g_cpuPeriodNs == 0)
         return;
     g_interval = options.allocInterval;
+    recordClockStart();
     uint64_t ringBytes = options.ringBytes < 65536 ? 65536 : options.ringBytes;
     while (ringBytes & (ringBytes - 1))
         ringBytes &= ringBytes - 1; // down to a power of two

@@ -3,7 +3,11 @@
 //
 // Thread: every thread of the program, concurrently.
 
+#include "engine/agent/agent_thread.h"
 #include "engine/agent/agent_writer.h"
+
+#include <cpuid.h>
+#include <x86intrin.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +26,61 @@ uint64_t nowNs()
     struct timespec ts = {0, 0};
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
+}
+
+namespace {
+
+// The records' clock (recordNs): CLOCK_MONOTONIC read through the time-stamp counter where the kernel keeps its own
+// clock by it (clocksource "tsc": invariant and the same on every CPU). clock_gettime costs 20 ns here and a read of
+// the counter 9: exact mode stamps every allocation and every free, a tenth of a CPython program's time. Each thread
+// anchors its counter to the clock (a clock_gettime) at least every kAnchorTicks (about a millisecond), with the
+// counter's rate it measured between its last two anchors: a stamp is then off the clock by the rate's error over a
+// millisecond (tens of nanoseconds), where a block's life is told short from long at a millisecond.
+bool g_counterClock = false;
+std::atomic<uint64_t> g_counterRate{0}; // nanoseconds per tick, 32.32 fixed point, as a thread last measured it
+constexpr uint64_t kAnchorTicks = uint64_t(1) << 21;
+
+} // namespace
+
+void recordClockStart()
+{
+    char name[16] = {};
+    const int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+    ssize_t n = 0;
+    if (fd >= 0) {
+        n = read(fd, name, sizeof name - 1);
+        close(fd);
+    }
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    const bool invariant = __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8)) != 0;
+    g_counterClock = invariant && n == 4 && memcmp(name, "tsc\n", 4) == 0;
+}
+
+uint64_t recordNs()
+{
+    if (!g_counterClock)
+        return nowNs();
+    ThreadState &t = t_state;
+    const uint64_t tsc = __rdtsc();
+    const uint64_t ticks = tsc - t.clockTsc;
+    if (ticks < kAnchorTicks && t.clockRate != 0)
+        return t.clockNs + uint64_t((static_cast<unsigned __int128>(ticks) * t.clockRate) >> 32);
+    const uint64_t ns = nowNs();
+    uint64_t rate = t.clockRate != 0 ? t.clockRate : g_counterRate.load(std::memory_order_relaxed);
+    if (t.clockTsc != 0 && ticks >= kAnchorTicks / 2 && ns > t.clockNs) {
+        rate = uint64_t(double(ns - t.clockNs) / double(ticks) * 4294967296.0); // no 128-bit division: no libgcc
+        g_counterRate.store(rate, std::memory_order_relaxed);
+    } else if (t.clockTsc != 0 && rate == 0) {
+        return ns; // no rate yet: the first anchor stays until one can be measured
+    }
+    // A handler that stamps a record in the middle of this finds no anchor and makes its own.
+    t.clockTsc = 0;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    t.clockNs = ns;
+    t.clockRate = rate;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    t.clockTsc = tsc;
+    return ns;
 }
 
 std::atomic<bool> g_sessionGone{false};

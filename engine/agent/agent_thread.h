@@ -73,6 +73,11 @@ struct ThreadState {
     uint64_t cpuCountNs;
     uint64_t cpuJitter;
 
+    // --- Its records' clock (agent_liveness.cpp: recordNs) ---
+    uint64_t clockTsc;  // the time-stamp counter at its anchor (0: none)
+    uint64_t clockNs;   // CLOCK_MONOTONIC then
+    uint64_t clockRate; // nanoseconds per tick, 32.32 fixed point (0: not measured yet)
+
     // --- Its Python frames (agent_pystack.cpp) ---
     PythonThreadCache python; // its PyThreadState, once found
     // The code objects this thread found described already, by their keys (agent_pystack.cpp: address, fingerprint

@@ -375,7 +375,7 @@ __attribute__((noinline)) bool writeAllocWalked(const AllocFields &f, const Pyth
 
 void writeAlloc(void *address, size_t size, bool exact, bool wait, uint64_t allocations, uint64_t allocatedBytes)
 {
-    const uint64_t now = nowNs();
+    const uint64_t now = recordNs();
     if (g_ring->detached.load(std::memory_order_relaxed))
         return;
     if (!sessionAlive(now))
@@ -416,7 +416,7 @@ void writeFree(void *address, bool exact, bool wait)
         g_ring->tracked.fetch_sub(1, std::memory_order_relaxed);
     record->tid = currentThreadId();
     record->reserved = 0;
-    record->timeNs = nowNs();
+    record->timeNs = recordNs();
     record->address = uint64_t(address);
     scope.publish(RecordType::Free);
 }

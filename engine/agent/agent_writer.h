@@ -26,6 +26,10 @@ extern std::atomic<bool> g_sessionGone;
 extern uint32_t g_pythonAllocators; // agent_pymem.h's PythonAllocators, as the image's ring tells it
 
 uint64_t nowNs();
+// CLOCK_MONOTONIC for the allocation and free records, read cheaply where the time-stamp counter allows it (within
+// tens of nanoseconds of nowNs; async-signal-safe). recordClockStart() decides whether it may, as the agent starts.
+uint64_t recordNs();
+void recordClockStart();
 void appendDecimal(char *&p, uint64_t v);
 
 // Creates this process image's ring in g_directory (`parentPid` for a forked child); false when it could not (a

@@ -418,6 +418,34 @@ private Q_SLOTS:
         if (agent::freeing(p))
             ::free(p);
     }
+
+    // The records' clock (read through the time-stamp counter where the kernel's clock is the counter) keeps to
+    // CLOCK_MONOTONIC: every stamp between the clock's readings just before and after it, give or take the rate's error
+    // over an anchor's millisecond, for a tenth of a second of stamps in two threads, across many anchors.
+    void recordClockKeepsToTheClock()
+    {
+        agent::recordClockStart();
+        const auto stamps = [](uint64_t &worst, uint64_t &count) {
+            const uint64_t end = agent::nowNs() + 100'000'000;
+            for (uint64_t before = agent::nowNs(); before < end; before = agent::nowNs()) {
+                const uint64_t stamp = agent::recordNs();
+                const uint64_t after = agent::nowNs();
+                const uint64_t off = stamp < before ? before - stamp : stamp > after ? stamp - after : 0;
+                worst = off > worst ? off : worst;
+                ++count;
+            }
+        };
+        uint64_t worst[2] = {0, 0};
+        uint64_t count[2] = {0, 0};
+        std::thread other(stamps, std::ref(worst[1]), std::ref(count[1]));
+        stamps(worst[0], count[0]);
+        other.join();
+        qInfo("%llu and %llu stamps, at most %llu ns and %llu ns off the clock",
+              static_cast<unsigned long long>(count[0]), static_cast<unsigned long long>(count[1]),
+              static_cast<unsigned long long>(worst[0]), static_cast<unsigned long long>(worst[1]));
+        QVERIFY(count[0] > 1000 && count[1] > 1000);
+        QVERIFY2(worst[0] < 2000 && worst[1] < 2000, "a stamp more than 2 µs off CLOCK_MONOTONIC");
+    }
 };
 
 QTEST_GUILESS_MAIN(TestAgentCore)
