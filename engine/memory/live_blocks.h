@@ -107,11 +107,17 @@ private:
     };
 
     size_t mask() const { return m_slots.size() - 1; }
+    // Blocks close in memory have homes close in the table: a 256-byte stretch of the address space (16 blocks of 16
+    // bytes) takes 16 slots in a row, the stretches scattered by a hash. A program allocates and frees near where it
+    // did a moment ago, and the slots it touches share cache lines and pages: the session's exact-mode CPU on CPython
+    // fell by about a sixth against a hash of the whole address. Stretches no longer than that keep linear probing's
+    // runs short where blocks are dense (a look-up among 2 million blocks 16 bytes apart, in no order: 57 ns against
+    // 34 with the whole address hashed; 1 KiB stretches took 139).
     size_t home(uint64_t image, uint64_t address) const
     {
-        uint64_t h = (address ^ (image << 48)) * 0x9E3779B97F4A7C15ull;
+        uint64_t h = ((address >> 8) ^ (image << 48)) * 0x9E3779B97F4A7C15ull;
         h ^= h >> 31;
-        return size_t(h) & mask();
+        return size_t(h + ((address >> 4) & 15)) & mask();
     }
     void grow()
     {
