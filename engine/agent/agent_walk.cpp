@@ -62,9 +62,7 @@ std::atomic<int> g_stacksState{0};
 constexpr uint32_t kMemoFrames = 128;
 constexpr uint32_t kMemoSlots = 128;
 struct MemoFrame {
-    uint64_t pc;
-    uint64_t sp;
-    uint64_t bp;
+    uint64_t pc, sp, bp;
     uint64_t sum;    // frameHash of the frames from the root to this one
     int8_t rbpSlot;  // its row's: where its step read the caller's RBP (0: not read)
     bool lookupAtPc; // its row was looked up at pc (an interrupted frame's), not at pc - 1
