@@ -33,8 +33,6 @@ constexpr int kMaxThreadStatesPerThread = 8;
 // Frames visited (given or skipped) before a chain is called wrong: at most one shim and one frame not yet started
 // beside each frame given.
 constexpr int kMaxVisits = 4 * kMaxPythonFrames;
-// The last frames visited, against which each next one is checked for a loop.
-constexpr int kRecentFrames = 8;
 // Longer strings or line tables than these are not a real code object's.
 constexpr uint64_t kMaxStringChars = 1u << 20;
 constexpr uint64_t kMaxTableBytes = 1u << 24;
@@ -217,14 +215,6 @@ int32_t instructionOf(const PythonLayout &l, uint64_t frame, const CodeShape &sh
     return static_cast<int32_t>(offset);
 }
 
-bool seenRecently(const uint64_t (&recent)[kRecentFrames], uint64_t frame)
-{
-    for (const uint64_t r : recent)
-        if (r == frame)
-            return true;
-    return false;
-}
-
 } // namespace
 
 int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame *out, int room, uint32_t &flags)
@@ -244,7 +234,10 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
     const bool hasOwner = interpreterFrames && l.frameOwner != kPyAbsent;
     const int limit = room < kMaxPythonFrames ? room : kMaxPythonFrames;
 
-    uint64_t recent[kRecentFrames] = {};
+    // A loop in the chain (a wrong pointer) is found by Brent's method: each frame is compared with the one seen at the
+    // last power of two of visits, so a loop is met within twice its length and its lead-in; the visits are bounded
+    // besides (kMaxVisits).
+    uint64_t checkpoint = 0;
     CodeShape shape; // of the last frame's code object
     int count = 0;
     int lastGiven = -1; // the frame given at the previous step, whose `previous` is the one being visited
@@ -262,11 +255,12 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
             frame = currentFrame(l, states[state]);
             continue;
         }
-        if (!plausible(frame) || visits >= kMaxVisits || seenRecently(recent, frame)) {
+        if (!plausible(frame) || visits >= kMaxVisits || frame == checkpoint) {
             flags |= PythonWalkCut;
             break;
         }
-        recent[visits % kRecentFrames] = frame;
+        if ((visits & (visits + 1)) == 0) // visits + 1 a power of two
+            checkpoint = frame;
         const uint8_t owner = hasOwner ? load<uint8_t>(frame + l.frameOwner) : kPyNoOwner;
         if (owner != kPyNoOwner && owner == l.ownerCStack) {
             if (lastGiven >= 0)
