@@ -572,12 +572,12 @@ bool createRing(uint32_t parentPid)
         return false;
     }
     walkNewRing();
+    g_tailSeen.store(0, std::memory_order_release); // before a writer can find the new ring
     g_ring = ring;
     g_data = static_cast<uint8_t *>(mem) + kRingHeaderBytes;
     g_dataMask = g_ringBytes - 1;
     g_mapped.store(reserved, std::memory_order_relaxed);
     g_window.store(g_ringBytes < kFirstWindow ? g_ringBytes : kFirstWindow, std::memory_order_relaxed);
-    g_tailSeen.store(0, std::memory_order_release);
     return true;
 }
 
