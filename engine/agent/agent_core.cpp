@@ -54,6 +54,7 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.stat
                                                                            .rng = 0,
                                                                            .slot = nullptr,
                                                                            .ownSlot = nullptr,
+                                                                           .heapEpoch = 0,
                                                                            .tid = 0,
                                                                            .depth = 0,
                                                                            .internal = 0,
@@ -479,6 +480,7 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size)
     if (t.inCxx != 0 || t.internal != 0)
         return;
     const AgentScope scope;
+    heapRecheck();
     // The first allocation starts the agent (one made while it starts passes through); once it is off or detached,
     // the thread comes back here a MiB later.
     if (!agentStarted() && !startFromEnvironment() && !agentStarted())

@@ -31,6 +31,9 @@ size_t noUsable(void *)
 // 0: the agent has not started yet (nothing to count in); 1: counting; 2: not counting (memory is not profiled, the
 // allocator tells no sizes, or this image has no ring).
 std::atomic<int> g_heapState{0};
+// Counted up at every start and stop of counting (after g_heapState): a thread that chose to count nowhere under an
+// earlier one asks again (ThreadState::heapEpoch).
+std::atomic<uint32_t> g_heapEpoch{0};
 
 // Where a thread counts when its counts go nowhere: its own (a shared sink would be a cache line that every thread
 // writes).
@@ -132,6 +135,16 @@ void startHeapCounting(bool counting)
     if (!counting)
         stopAttachedMarks();
     g_heapState.store(counting ? 1 : 2, std::memory_order_release);
+    g_heapEpoch.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void heapRecheck()
+{
+    ThreadState &t = t_state;
+    if (t.ownSlot == &t_nowhere && t.heapEpoch != g_heapEpoch.load(std::memory_order_acquire)) {
+        t.slot = nullptr;
+        t.ownSlot = nullptr;
+    }
 }
 
 std::atomic<uint8_t *> g_markTables[kMarkTables];
@@ -226,6 +239,9 @@ void countHeapSlow(void *address, bool freed, uint64_t bytes)
     // Read once: a detach on another thread (heapResetThreads) may clear the thread's slot meanwhile, and the
     // count then goes to the slot it had, in the retired ring.
     HeapSlot *own = t.ownSlot;
+    const uint32_t epoch = g_heapEpoch.load(std::memory_order_acquire);
+    if (own == &t_nowhere && t.heapEpoch != epoch)
+        own = nullptr; // chosen while counting was off: counting may have started since
     if (own == nullptr) {
         const AgentScope scope; // watchThreadEnd may allocate, as the agent's own work
         if (state == 2 || !g_ring) {
@@ -240,16 +256,22 @@ void countHeapSlow(void *address, bool freed, uint64_t bytes)
             own = &t_nowhere;
         }
         t.ownSlot = own;
+        t.heapEpoch = epoch;
     }
     // Where the C library's chunk sizes are read, the fast path counts from now on (with the marks, in an attached
     // program); another allocator's sizes are asked for here, every time. A detach on another thread stops the
     // counting, then sends every counting thread back here (heapResetThreads): a slot kept after that would outlive
-    // its ring. Either the detach sees the slot kept here and clears it, or this sees the counting stopped.
+    // its ring. Either the detach sees the slot kept here and clears it, or this sees the counting stopped. A thread
+    // that counts nowhere keeps its own sink in the fast path too (the agent off, or running for CPU alone: a fence
+    // at every malloc and free there cost a CPython program a fifth of its time); a later start of counting sends it
+    // back here (heapRecheck, and the marks' fast path).
     if (g_chunkSizes) {
         t.slot = own;
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (g_heapState.load(std::memory_order_relaxed) != 1)
-            t.slot = nullptr;
+        if (own != &t_nowhere) {
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+            if (g_heapState.load(std::memory_order_relaxed) != 1)
+                t.slot = nullptr;
+        }
     }
     addToSum(freed ? own->freed : own->allocated, bytes ? bytes : heapBytesOf(address));
 }

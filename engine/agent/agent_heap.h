@@ -87,9 +87,12 @@ inline void countAllocated(void *address)
     HeapSlot *slot = t_state.slot;
     if (__builtin_expect(slot == nullptr || address == nullptr, 0))
         return countHeapSlow(address, false);
-    if (const uint8_t mark = __atomic_load_n(&g_markNow, __ATOMIC_RELAXED);
-        __builtin_expect(mark != 0, 0) && !markedCall(address, false, mark))
-        return;
+    if (const uint8_t mark = __atomic_load_n(&g_markNow, __ATOMIC_RELAXED); __builtin_expect(mark != 0, 0)) {
+        if (slot->owner.load(std::memory_order_relaxed) == 0)
+            return countHeapSlow(address, false); // counting nowhere (maybe since before the attach): asks again
+        if (!markedCall(address, false, mark))
+            return;
+    }
     addToSum(slot->allocated, chunkSize(address));
 }
 
@@ -99,9 +102,12 @@ inline void countFreed(void *address)
     HeapSlot *slot = t_state.slot;
     if (__builtin_expect(slot == nullptr || address == nullptr, 0))
         return countHeapSlow(address, true);
-    if (const uint8_t mark = __atomic_load_n(&g_markNow, __ATOMIC_RELAXED);
-        __builtin_expect(mark != 0, 0) && !markedCall(address, true, mark))
-        return;
+    if (const uint8_t mark = __atomic_load_n(&g_markNow, __ATOMIC_RELAXED); __builtin_expect(mark != 0, 0)) {
+        if (slot->owner.load(std::memory_order_relaxed) == 0)
+            return countHeapSlow(address, true);
+        if (!markedCall(address, true, mark))
+            return;
+    }
     addToSum(slot->freed, chunkSize(address));
 }
 
@@ -123,6 +129,9 @@ bool heapSizesKnown();
 void startHeapCounting(bool counting);
 void giveHeapSlotBack();
 void heapForkChild();
+// A thread that counts nowhere since an earlier start of counting (the agent was off, or counted no memory) is sent
+// to the slow path to take a slot (onCountdown: every off thread comes there a MiB later).
+void heapRecheck();
 // Every thread that holds a heap slot is sent to the slow path at its next allocation, without one (agentRetire).
 void heapResetThreads();
 

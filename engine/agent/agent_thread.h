@@ -42,6 +42,7 @@ struct ThreadState {
     // the agent's own work (InternalWork), an allocator's C++ operator at work, another allocator's sizes.
     HeapSlot *slot;
     HeapSlot *ownSlot; // the thread's slot (or one that counts nowhere); null: none taken yet
+    uint32_t heapEpoch; // the start of counting (agent_heap.cpp: g_heapEpoch) under which ownSlot was chosen
     uint32_t tid;      // the thread's id, cached (0: not known yet, and after fork)
 
     // --- Where the thread is (the rules' flags) ---

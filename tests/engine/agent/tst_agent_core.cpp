@@ -385,6 +385,51 @@ private Q_SLOTS:
             release(older[i]);
     }
 
+    // A thread whose heap counts go nowhere (the agent off after a detach, or running for CPU alone) keeps counting in
+    // the fast path, and counts in the ring again from the first call once a new session starts counting. If the first
+    // half fails, every malloc and free of such a program takes the slow path and a fence (a fifth of a CPython
+    // program's time, profiled for CPU alone); if the second, an attach after a detach loses the heap of every thread
+    // that allocated in between.
+    void threadCountingNowhereStaysFastAndCountsAgainAtTheNextStart()
+    {
+        if (!agent::g_chunkSizes && agent::heapSizesKnown())
+            QSKIP("another allocator's sizes are asked for on the slow path, every time (no fast path to keep)");
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        struct Attached {
+            Attached() { agent::g_attachedNs = 1; }
+            ~Attached() { agent::g_attachedNs = 0; }
+        } attached;
+        const auto release = [](void *p) {
+            if (agent::freeing(p))
+                ::free(p);
+        };
+        QVERIFY(agent::agentStart(options(dir, uint64_t(512) * 1024, uint64_t(1) << 20)));
+        release(agent::allocated(::malloc(64), 64));
+        QVERIFY(agent::t_state.slot != nullptr);
+        QVERIFY(agent::t_state.slot->owner.load() != 0); // a slot of the ring
+
+        agent::agentRetire(); // the session's detach: the thread is sent back to the slow path
+        QVERIFY(agent::t_state.slot == nullptr);
+        void *between = agent::allocated(::malloc(300), 300);
+        // The slow path gave the thread its own sink, and the fast path counts there from now on.
+        QVERIFY(agent::t_state.slot != nullptr);
+        QCOMPARE(agent::t_state.slot->owner.load(), 0u);
+        agent::HeapSlot *const nowhere = agent::t_state.slot;
+        release(agent::allocated(::malloc(500), 500));
+        QCOMPARE(agent::t_state.slot, nowhere);
+
+        QVERIFY(agent::agentRestart(options(dir, uint64_t(512) * 1024, uint64_t(1) << 20)));
+        QVERIFY(agent::attachedMarksOn());
+        void *fresh = agent::allocated(::malloc(2000), 2000);
+        QVERIFY(agent::t_state.slot != nowhere);
+        QVERIFY(agent::t_state.slot != nullptr);
+        release(between); // allocated before this session: counts nothing here
+        QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), int64_t(chunkBytes(fresh)));
+        release(fresh);
+        QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), int64_t(0));
+    }
+
     // A forked child's first allocation finds a ring of its own (its parent's stays the parent's), made by the
     // agent's fork handler.
     void forkedChildGetsItsOwnRing()
