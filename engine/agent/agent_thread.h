@@ -41,9 +41,9 @@ struct ThreadState {
     // Where the fast path counts the thread's heap (agent_heap.h). Null is the "go slow" sign: no slot taken yet,
     // the agent's own work (InternalWork), an allocator's C++ operator at work, another allocator's sizes.
     HeapSlot *slot;
-    HeapSlot *ownSlot; // the thread's slot (or one that counts nowhere); null: none taken yet
+    HeapSlot *ownSlot;  // the thread's slot (or one that counts nowhere); null: none taken yet
     uint32_t heapEpoch; // the start of counting (agent_heap.cpp: g_heapEpoch) under which ownSlot was chosen
-    uint32_t tid;      // the thread's id, cached (0: not known yet, and after fork)
+    uint32_t tid;       // the thread's id, cached (0: not known yet, and after fork)
 
     // --- Where the thread is (the rules' flags) ---
     uint32_t depth;    // AgentScopes entered and not left: > 0 inside the agent (> 1: a handler nested in it)
