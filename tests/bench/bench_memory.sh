@@ -126,7 +126,7 @@ measure() {
                 "$(median <"$d/$config.session")" "$(tr '\n' ' ' <"$d/$config.session")"
         fi
     done
-    if [[ -s $d/heaptrack ]]; then
+    if [[ -s $d/heaptrack && -s $d/estimates ]]; then # the estimates come from the memory configuration
         local calls est counted
         calls=$(heaptrack_print "$(ls "$d"/ht1*zst | head -1)" 2>/dev/null | grep -oE '^calls to allocation functions: [0-9]+' | awk '{print $5}')
         est=$(median <"$d/estimates")
