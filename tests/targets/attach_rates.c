@@ -6,7 +6,9 @@
 // runs, and at its end "kept N" (blocks kept by keeper over its whole run), exiting 0, or 3 when a wait came back
 // early (EINTR, a sleep cut short). With LIBRARY, a sixth thread opens it DELAY seconds after the start and calls
 // its late_alloc (2048-byte blocks, freed at once) in a loop: a module that comes after an attach (with
-// ATTACH_RATES_DEEPBIND=1 it is opened with RTLD_DEEPBIND).
+// ATTACH_RATES_DEEPBIND=1 it is opened with RTLD_DEEPBIND; with ATTACH_RATES_DEEPBIND=lazy, lazily so, and once
+// Emberline's agent has been in the process for 300 ms, its late_grow is called too: a function the library first
+// calls after an attach).
 //   attach_rates [SECONDS [LIBRARY DELAY]]
 #include "target_common.h"
 
@@ -124,6 +126,20 @@ static void *sleeper(void *arg)
 static const char *g_library;
 static double g_delay;
 
+// Whether Emberline's agent is mapped into this process.
+static int agentMapped(void)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    if (!maps)
+        return 0;
+    char line[512];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, maps))
+        found = strstr(line, "libemberline_agent") != NULL;
+    fclose(maps);
+    return found;
+}
+
 static void *lateLoader(void *arg)
 {
     (void)arg;
@@ -133,14 +149,27 @@ static void *lateLoader(void *arg)
     // ATTACH_RATES_DEEPBIND=1: the library comes with RTLD_DEEPBIND (its dependencies' definitions before the
     // program's).
     const char *deep = getenv("ATTACH_RATES_DEEPBIND");
-    void *library = dlopen(g_library, RTLD_NOW | (deep && *deep == '1' ? RTLD_DEEPBIND : 0));
+    const int lazy = deep && strcmp(deep, "lazy") == 0;
+    const int flags = lazy ? RTLD_LAZY | RTLD_DEEPBIND : RTLD_NOW | (deep && *deep == '1' ? RTLD_DEEPBIND : 0);
+    void *library = dlopen(g_library, flags);
     void (*late)(void) = library ? (void (*)(void))dlsym(library, "late_alloc") : NULL;
-    if (!late) {
+    void (*grow)(void) = library && lazy ? (void (*)(void))dlsym(library, "late_grow") : NULL;
+    if (!late || (lazy && !grow)) {
         fprintf(stderr, "attach_rates: %s\n", dlerror());
         return NULL;
     }
+    double nextLook = 0;
+    double growFrom = 0; // once the agent is seen: 300 ms later
     while (!atomic_load(&g_stop)) {
         late();
+        const double now = grow ? target_now() : 0;
+        if (grow && growFrom == 0 && now >= nextLook) {
+            nextLook = now + 0.01;
+            if (agentMapped())
+                growFrom = now + 0.3;
+        } else if (grow && growFrom != 0 && now >= growFrom) {
+            grow();
+        }
         usleep(20);
     }
     return NULL;

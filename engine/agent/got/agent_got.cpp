@@ -118,9 +118,10 @@ struct Tables {
     uint64_t stringBytes = 0;
 };
 
-// Rewrites the entries of `count` relocations at `relocations` that name a hooked function.
+// Rewrites the entries of `count` relocations at `relocations` that name a hooked function, but those of the kinds in
+// `leftAlone`; with `scan`, only finds the kinds bound elsewhere (escapedKinds) and rewrites nothing.
 void rewrite(const ElfW(Rela) * relocations, uint64_t count, const Tables &t, int moduleIndex, const Pass &pass,
-             bool &redirected, uint32_t &escapedKinds)
+             bool scan, uint32_t leftAlone, bool &redirected, uint32_t &escapedKinds)
 {
     const Module &module = g_modules[moduleIndex];
     for (uint64_t i = 0; i < count; ++i) {
@@ -136,6 +137,16 @@ void rewrite(const ElfW(Rela) * relocations, uint64_t count, const Tables &t, in
             const GotHook &hook = pass.hooks[h];
             if (name[0] != hook.name[0] || strcmp(name, hook.name) != 0)
                 continue;
+            if ((leftAlone & (1u << hook.kind)) != 0)
+                break;
+            // A module that defines the function itself, where the program's is another (an allocator in a library
+            // of its own, as a plugin opened with RTLD_DEEPBIND brings): its entries, bound or lazy, lead to its own
+            // definition, and every block its functions were handed is its own.
+            if (sym.st_shndx != SHN_UNDEF && sym.st_value != 0 && hook.definition &&
+                module.base + sym.st_value != reinterpret_cast<uint64_t>(hook.definition)) {
+                escapedKinds |= 1u << hook.kind;
+                break;
+            }
             auto *slot = reinterpret_cast<uint64_t *>(module.base + r.r_offset);
             const uint64_t target = reinterpret_cast<uint64_t>(hook.hook);
             const uint64_t original = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
@@ -146,6 +157,8 @@ void rewrite(const ElfW(Rela) * relocations, uint64_t count, const Tables &t, in
                 escapedKinds |= 1u << hook.kind;
                 break;
             }
+            if (scan)
+                break;
             if (g_entryCount == kMaxEntries) {
                 ++pass.counts->full;
                 break;
@@ -229,12 +242,20 @@ int hookModule(dl_phdr_info *info, size_t, void *data)
         return 0;
     bool redirected = false;
     uint32_t escapedKinds = 0;
-    if (rela)
-        rewrite(reinterpret_cast<const ElfW(Rela) *>(rela), relaBytes / sizeof(ElfW(Rela)), t, index, pass, redirected,
-                escapedKinds);
-    if (jumps && jumpKind == DT_RELA)
-        rewrite(reinterpret_cast<const ElfW(Rela) *>(jumps), jumpBytes / sizeof(ElfW(Rela)), t, index, pass, redirected,
-                escapedKinds);
+    // Twice: the kinds of allocation function bound elsewhere first, then the rewrite, which leaves every entry of
+    // those kinds alone, the lazy ones not bound yet too. A module opened with RTLD_DEEPBIND whose malloc was bound to
+    // an allocator of its own and whose realloc was not called yet would otherwise hand its own blocks to the hooks,
+    // and so to the program's allocator, at its first realloc after the attach. (A lazy entry has never been called:
+    // where all of a module's are, no block went through them before the attach.)
+    for (const bool scan : {true, false}) {
+        const uint32_t leftAlone = scan ? 0 : escapedKinds & ~(1u << GotOther);
+        if (rela)
+            rewrite(reinterpret_cast<const ElfW(Rela) *>(rela), relaBytes / sizeof(ElfW(Rela)), t, index, pass, scan,
+                    leftAlone, redirected, escapedKinds);
+        if (jumps && jumpKind == DT_RELA)
+            rewrite(reinterpret_cast<const ElfW(Rela) *>(jumps), jumpBytes / sizeof(ElfW(Rela)), t, index, pass, scan,
+                    leftAlone, redirected, escapedKinds);
+    }
     pass.counts->redirected += redirected ? 1 : 0;
     escapedKinds &= ~(1u << GotOther); // said only for the allocation functions
     if (escapedKinds != 0) {

@@ -8,8 +8,9 @@
 // What it cannot redirect: a call that never goes through a module's table (an allocator linked statically into the
 // program, a module that calls its own definition directly), the dynamic linker's own allocations (it calls the
 // allocator through pointers of its own), and a module opened with RTLD_DEEPBIND whose dependencies bring their own
-// allocator (its table is rewritten like any other, but points at its own allocator first: the hooks pass the call
-// to the program's). The modules whose tables held no allocation function are counted.
+// allocator (its entries of each kind bound there are left alone, with those of the same kind not bound yet: its
+// blocks stay its allocator's; the module is named as escaping). The modules whose tables held no allocation function
+// are counted.
 //
 // Thread: the callers take g_gotLock (gotHook, gotRestore); a signal handler never calls them.
 
