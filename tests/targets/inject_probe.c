@@ -2,15 +2,17 @@
 // entry point records each call and returns a number derived from its argument, so that a test sees that the
 // library was loaded once, that the call happened with the right argument, and that its result came back.
 //
-//   int inject_probe_entry(const char *arg): arg is "FILE[;sleep=MS]". Appends "<constructor runs> <arg>\n" to FILE;
-//       with sleep, first creates FILE.started and sleeps MS milliseconds (a slow call, for the tests that kill the
-//       profiler while it runs). Returns inject_probe_hash(arg).
+//   int inject_probe_entry(const char *arg): arg is "FILE[;sleep=MS][;policy]". Appends "<constructor runs> <arg>\n"
+//       to FILE; with sleep, first creates FILE.started and sleeps MS milliseconds (a slow call, for the tests that
+//       kill the profiler while it runs); with policy, the line ends " policy=<the calling thread's scheduling policy
+//       as the call runs>". Returns inject_probe_hash(arg).
 //   int inject_probe_constructed(const char *unused): the constructor's runs.
 //
 // Built with PROBE_NEEDS_GONE, it also needs a library that is nowhere on the search path: its dlopen fails.
 // It makes only plain system calls (no stdio, no allocation), as code called in a stopped thread should.
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +90,10 @@ EXPORT int inject_probe_entry(const char *arg)
         sleep_ms(atol(sleep + 6));
     }
     char line[700];
-    const int n = snprintf(line, sizeof line, "%d %s\n", inject_probe_constructed(NULL), arg);
+    const int n = semicolon && strstr(semicolon, "policy")
+                      ? snprintf(line, sizeof line, "%d %s policy=%d\n", inject_probe_constructed(NULL), arg,
+                                 sched_getscheduler(0))
+                      : snprintf(line, sizeof line, "%d %s\n", inject_probe_constructed(NULL), arg);
     const int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0)
         return -2;

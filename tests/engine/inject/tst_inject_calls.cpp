@@ -1,11 +1,17 @@
 // Injection into real programs (engine/inject/injector.h), in this process: the probe library loaded once and its
 // function called with the result returned, a second injection finding it loaded, a call without loading, a thread's
-// registers and signal mask as they were after twenty calls, and a target in another mount namespace.
+// registers, signal mask and scheduling as they were after twenty calls, and a target in another mount namespace.
 
 #include "tests/engine/inject/inject_test_support.h"
 
 #include <QStandardPaths>
 #include <QTemporaryDir>
+
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 using namespace emberline::engine;
 using namespace emberline::test;
@@ -84,8 +90,9 @@ private Q_SLOTS:
 
     // A thread in a tight loop over known values in its general, x87, vector and AVX-512 registers, MXCSR and the x87
     // control word, checked every iteration: twenty calls on that very thread (InjectRequest::tid) change none of
-    // them, nor its signal mask. If this failed, injecting the agent would corrupt the computation of the thread it
-    // borrowed.
+    // them, nor its signal mask, nor its scheduling (a batch policy at nice 3; each call runs at a real-time priority
+    // where the kernel allows it). If this failed, injecting the agent would corrupt the computation of the thread it
+    // borrowed, or leave it scheduled otherwise than the program set it.
     void registersAndSignalMaskIntact()
     {
         REQUIRE_PTRACE();
@@ -97,16 +104,31 @@ private Q_SLOTS:
         QVERIFY(tid > 0);
         const QByteArray mask = statusField(target.pid(), "SigBlk", tid);
         QVERIFY(!mask.isEmpty() && mask != QByteArray("0000000000000000"));
+        const sched_param normal{};
+        QCOMPARE(sched_setscheduler(static_cast<pid_t>(tid), SCHED_BATCH, &normal), 0);
+        QCOMPARE(setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 3), 0);
         const std::string file = dir.filePath(QStringLiteral("registers.txt")).toStdString();
+        const std::string arg = file + ";policy";
         for (int i = 0; i < 20; ++i) {
-            InjectRequest r = probeRequest(target.pid(), file);
+            InjectRequest r = probeRequest(target.pid(), arg);
             r.tid = static_cast<int>(tid);
             auto result = injectAndCall(r);
             VERIFY_OK(result);
-            QCOMPARE(result->result, probeHash(file));
+            QCOMPARE(result->result, probeHash(arg));
             QCOMPARE(statusField(target.pid(), "SigBlk", tid), mask);
+            QCOMPARE(sched_getscheduler(static_cast<pid_t>(tid)), SCHED_BATCH);
+            errno = 0;
+            QCOMPARE(getpriority(PRIO_PROCESS, static_cast<id_t>(tid)), 3);
+            QCOMPARE(errno, 0);
             QTest::qWait(20);
         }
+        // Each call ran ahead of the program's other threads where the kernel allows it (root, as in CI).
+        QFile calls(QString::fromStdString(file));
+        QVERIFY(calls.open(QIODevice::ReadOnly));
+        const QByteArray lines = calls.readAll();
+        QCOMPARE(lines.count('\n'), 20);
+        if (geteuid() == 0)
+            QCOMPARE(lines.count(" policy=" + QByteArray::number(SCHED_FIFO) + "\n"), 20);
         QByteArray output;
         QCOMPARE(target.finish(output), 0);
         QVERIFY2(output.contains("registers_blocks") && output.contains("inject_target ok"), output.constData());
