@@ -61,8 +61,8 @@ void emptyX87Stack(std::vector<uint8_t> &area, bool xsave)
 // thread's own scheduling comes back after it. Among hundreds of busy threads on two CPUs a thread of ordinary priority
 // waits tens of milliseconds for its next slice, and the call (dlopen, the agent's start) takes several: the pause the
 // program's thread sees went to 63 ms at the 99th percentile. A real-time thread is left as it is; where the kernel
-// refuses (no CAP_SYS_NICE, a cgroup without real-time time), the call runs at the thread's own priority. The nice value
-// stays the thread's through both changes (the kernel keeps it for a normal policy's return).
+// refuses (no CAP_SYS_NICE, a cgroup without real-time time), the call runs at the thread's own priority. The nice
+// value stays the thread's through both changes (the kernel keeps it for a normal policy's return).
 class CallPriority {
 public:
     explicit CallPriority(int tid) : m_tid(tid)
