@@ -74,7 +74,8 @@ public:
             return;
         sched_param realTime{};
         realTime.sched_priority = sched_get_priority_min(SCHED_FIFO);
-        m_raised = sched_setscheduler(tid, SCHED_FIFO, &realTime) == 0;
+        // A thread the call starts (a constructor's) does not inherit it.
+        m_raised = sched_setscheduler(tid, SCHED_FIFO | SCHED_RESET_ON_FORK, &realTime) == 0;
     }
     ~CallPriority()
     {

@@ -5,11 +5,12 @@
 //   int inject_probe_entry(const char *arg): arg is "FILE[;sleep=MS][;policy]". Appends "<constructor runs> <arg>\n"
 //       to FILE; with sleep, first creates FILE.started and sleeps MS milliseconds (a slow call, for the tests that
 //       kill the profiler while it runs); with policy, the line ends " policy=<the calling thread's scheduling policy
-//       as the call runs>". Returns inject_probe_hash(arg).
+//       as the call runs, less SCHED_RESET_ON_FORK>". Returns inject_probe_hash(arg).
 //   int inject_probe_constructed(const char *unused): the constructor's runs.
 //
 // Built with PROBE_NEEDS_GONE, it also needs a library that is nowhere on the search path: its dlopen fails.
 // It makes only plain system calls (no stdio, no allocation), as code called in a stopped thread should.
+#define _GNU_SOURCE // SCHED_RESET_ON_FORK
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -92,7 +93,7 @@ EXPORT int inject_probe_entry(const char *arg)
     char line[700];
     const int n = semicolon && strstr(semicolon, "policy")
                       ? snprintf(line, sizeof line, "%d %s policy=%d\n", inject_probe_constructed(NULL), arg,
-                                 sched_getscheduler(0))
+                                 sched_getscheduler(0) & ~SCHED_RESET_ON_FORK)
                       : snprintf(line, sizeof line, "%d %s\n", inject_probe_constructed(NULL), arg);
     const int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0)
