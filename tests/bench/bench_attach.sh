@@ -11,7 +11,8 @@
 # Prints the median work time and slowdown of each against `alone`, in wall time and in the program's own CPU time
 # (the agent's work runs on the program's threads; CPU time moves less with the machine's other load), and the attached sessions' pauses (how long the
 # injected thread was stopped, from each summary) and the time from `emberline record`'s start until the program's
-# ring was mapped, beside the time heaptrack -p took to attach.
+# ring was mapped, beside the time heaptrack -p took to attach; and the allocations each counted since its attach
+# (heaptrack's from its first round's file).
 #   bench_attach.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS] [EXTRA RECORD OPTIONS...]
 # BENCH_ATTACH_CONFIGS (say "alone launched attached") runs only those configurations.
 # BENCH_ATTACH_SHARE=1: `perf record` samples each profiled program while it works, and the agent's share of its
@@ -117,6 +118,8 @@ run() { # CONFIG ROUND
         wait "$session" || true
         end_share
         sed -n 's/.*its thread stopped \([^ ]* [^ ]*\) to load.*/\1/p' "$WORK/$c-$r.session" >>"$WORK/pauses"
+        # the allocations the session counted, since the attach (exact mode: every one; sampled: the hooks' count)
+        sed -nE 's/.*allocated in ([0-9]+) allocations.*/\1/p' "$WORK/$c-$r.session" | head -1 >>"$WORK/$c.counts"
         ;;
     heaptrack)
         start_program "$go" "$err"
@@ -137,9 +140,22 @@ run() { # CONFIG ROUND
             wait "$PID" || true
             rm -f "$err"
         fi
-        sleep 2
+        # heaptrack ends once it has written its file (a minute at most here); a heaptrack -p left hanging by gdb is
+        # ended.
+        for _ in $(seq 600); do
+            kill -0 "$session" 2>/dev/null || break
+            sleep 0.1
+        done
         pkill -s "$(ps -o sid= -p "$session" 2>/dev/null | tr -d ' ')" 2>/dev/null || true
         wait "$session" || true
+        # Its count of the allocations since its attach, from the first round's file (heaptrack_print takes a while).
+        local file
+        file=$(ls "$WORK"/heaptrack.*.zst "$WORK"/heaptrack.*.gz 2>/dev/null | head -1 || true)
+        if [ "$r" = 1 ] && [ -n "$file" ] && command -v heaptrack_print >/dev/null; then
+            heaptrack_print "$file" 2>/dev/null | sed -nE 's/^calls to allocation functions: ([0-9]+).*/\1/p' \
+                >>"$WORK/heaptrack.counts"
+        fi
+        rm -f "$WORK"/heaptrack.*.zst "$WORK"/heaptrack.*.gz
         ;;
     esac
     if [ -n "$twin" ]; then
@@ -177,6 +193,11 @@ if [ -s "$WORK/alone.times" ]; then
 fi
 for c in $CONFIGS; do
     [ -s "$WORK/$c.cpu" ] && echo "$c cpu: $(paste -sd, "$WORK/$c.cpu")"
+done
+# The totals each counted from its attach to the program's end (the attach happens while the program waits to start
+# its work: the same allocations but a few, where every allocation is counted).
+for c in attached heaptrack; do
+    [ -s "$WORK/$c.counts" ] && echo "$c: allocations counted since the attach: $(paste -sd, "$WORK/$c.counts")"
 done
 if [ "${BENCH_ATTACH_SHARE:-0}" = 1 ]; then
     echo "the agent's share of the program's samples (perf record -F 499 while it works), round by round:"
