@@ -60,10 +60,11 @@ public:
     Status save();
     // Calls `function(args...)` on the stopped thread and waits until `deadlineNs` for its return. Signals that come
     // during the call are delivered (the program's handlers run nested, as for any signal) and a group-stop does
-    // not hold the call up. `whileRunning` is called once the thread runs the function (tests pause there).
-    // A call that does not return in time is abandoned: the thread is stopped and put back as it was saved,
-    // and whatever the function held (a lock, memory) stays held; a thread that left the call by another way (a
-    // handler's siglongjmp) is left where it went.
+    // not hold the call up. The thread runs the call at SCHED_FIFO's lowest priority where the kernel allows it (its
+    // own scheduling put back after), so that the program's other threads do not lengthen the pause. `whileRunning` is
+    // called once the thread runs the function (tests pause there). A call that does not return in time is abandoned:
+    // the thread is stopped and put back as it was saved, and whatever the function held (a lock, memory) stays held; a
+    // thread that left the call by another way (a handler's siglongjmp) is left where it went.
     Result<uint64_t> call(uint64_t function, std::initializer_list<RemoteArg> args, int64_t deadlineNs,
                           const std::function<void()> &whileRunning = {});
     // Puts the saved state back (not needed before detach(): it restores on its own).

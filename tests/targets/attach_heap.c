@@ -48,19 +48,6 @@ TARGET_FN static void free_before(void)
     }
 }
 
-static int agentLoaded(void)
-{
-    FILE *maps = fopen("/proc/self/maps", "re");
-    if (!maps)
-        return 0;
-    char line[4096];
-    int found = 0;
-    while (!found && fgets(line, sizeof line, maps))
-        found = strstr(line, "libemberline_agent.so") != NULL;
-    fclose(maps);
-    return found;
-}
-
 // Whether stdin closed within `seconds`.
 static int stdinClosed(double seconds)
 {
@@ -83,7 +70,7 @@ int main(int argc, char **argv)
     const double end = target_now() + seconds;
     int attached = 0;
     while (target_now() < end) {
-        if (!attached && agentLoaded()) {
+        if (!attached && target_agent_loaded()) {
             attached = 1;
             grow_after(after * (1024 * 1024 / kBlock));
             free_before();

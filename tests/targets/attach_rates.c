@@ -126,20 +126,6 @@ static void *sleeper(void *arg)
 static const char *g_library;
 static double g_delay;
 
-// Whether Emberline's agent is mapped into this process.
-static int agentMapped(void)
-{
-    FILE *maps = fopen("/proc/self/maps", "r");
-    if (!maps)
-        return 0;
-    char line[512];
-    int found = 0;
-    while (!found && fgets(line, sizeof line, maps))
-        found = strstr(line, "libemberline_agent") != NULL;
-    fclose(maps);
-    return found;
-}
-
 static void *lateLoader(void *arg)
 {
     (void)arg;
@@ -165,7 +151,7 @@ static void *lateLoader(void *arg)
         const double now = grow ? target_now() : 0;
         if (grow && growFrom == 0 && now >= nextLook) {
             nextLook = now + 0.01;
-            if (agentMapped())
+            if (target_agent_loaded())
                 growFrom = now + 0.3;
         } else if (grow && growFrom != 0 && now >= growFrom) {
             grow();

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define TARGET_FN __attribute__((noipa)) __attribute__((used))
@@ -20,6 +22,20 @@ static inline double target_now(void)
 static inline double target_seconds(int argc, char **argv, double fallback)
 {
     return argc > 1 ? atof(argv[1]) : fallback;
+}
+
+// Whether Emberline's agent is mapped into this process (an attach loaded it).
+static inline int target_agent_loaded(void)
+{
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (!maps)
+        return 0;
+    char line[4096];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, maps))
+        found = strstr(line, "libemberline_agent.so") != NULL;
+    fclose(maps);
+    return found;
 }
 
 // A fixed amount of integer work (a linear congruential chain the compiler cannot fold).

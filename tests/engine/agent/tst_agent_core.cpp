@@ -111,6 +111,21 @@ uint64_t chunkBytes(void *p)
     return malloc_usable_size(p) + (agent::g_chunkSizes ? 8 : 0);
 }
 
+// The agent as an attach loads it into a running program, for as long as this lives.
+struct Attached {
+    Attached() { emberline::agent::g_attachedNs = 1; }
+    ~Attached() { emberline::agent::g_attachedNs = 0; }
+    Attached(const Attached &) = delete;
+    Attached &operator=(const Attached &) = delete;
+};
+
+// A free as the hook makes it: the agent told first, then the C library's (but for a block of the agent's own).
+void releaseBlock(void *p)
+{
+    if (emberline::agent::freeing(p))
+        ::free(p);
+}
+
 std::atomic<int> g_nested{0};
 std::atomic<bool> g_heldWhileNested{false};
 std::atomic<uint32_t> g_depthWhileNested{0};
@@ -335,20 +350,13 @@ private Q_SLOTS:
         std::vector<void *> older(100);
         for (void *&p : older)
             p = ::malloc(1000);
-        struct Attached {
-            Attached() { agent::g_attachedNs = 1; }
-            ~Attached() { agent::g_attachedNs = 0; }
-        } attached;
-        const auto release = [](void *p) {
-            if (agent::freeing(p))
-                ::free(p);
-        };
+        const Attached attached;
         QVERIFY(agent::agentStart(options(dir, uint64_t(512) * 1024, uint64_t(1) << 20)));
         if (!agent::g_chunkSizes) { // another allocator's blocks may lie closer than the marks' granule
             QVERIFY(!agent::attachedMarksOn());
             QVERIFY(!heapLiveOf(*agent::g_ring));
             for (void *p : older)
-                release(p);
+                releaseBlock(p);
             return;
         }
         QVERIFY(agent::attachedMarksOn());
@@ -359,10 +367,10 @@ private Q_SLOTS:
             live += int64_t(chunkBytes(newer.back()));
         }
         for (int i = 0; i < 50; ++i)
-            release(older[size_t(i)]);
+            releaseBlock(older[size_t(i)]);
         for (int i = 0; i < 10; ++i) {
             live -= int64_t(chunkBytes(newer[size_t(i)]));
-            release(newer[size_t(i)]);
+            releaseBlock(newer[size_t(i)]);
         }
         QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), live);
         // A failed realloc's block (freeing() then unfreed()) stays counted once.
@@ -376,13 +384,13 @@ private Q_SLOTS:
         QVERIFY(agent::agentStart(options(dir, uint64_t(512) * 1024, uint64_t(1) << 20)));
         QVERIFY(agent::attachedMarksOn());
         for (size_t i = 10; i < newer.size(); ++i)
-            release(newer[i]);
+            releaseBlock(newer[i]);
         void *fresh = agent::allocated(::malloc(5000), 5000);
         QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), int64_t(chunkBytes(fresh)));
-        release(fresh);
+        releaseBlock(fresh);
         QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), int64_t(0));
         for (size_t i = 50; i < older.size(); ++i)
-            release(older[i]);
+            releaseBlock(older[i]);
     }
 
     // A thread whose heap counts go nowhere (the agent off after a detach, or running for CPU alone) keeps counting in
@@ -396,16 +404,9 @@ private Q_SLOTS:
             QSKIP("another allocator's sizes are asked for on the slow path, every time (no fast path to keep)");
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        struct Attached {
-            Attached() { agent::g_attachedNs = 1; }
-            ~Attached() { agent::g_attachedNs = 0; }
-        } attached;
-        const auto release = [](void *p) {
-            if (agent::freeing(p))
-                ::free(p);
-        };
+        const Attached attached;
         QVERIFY(agent::agentStart(options(dir, uint64_t(512) * 1024, uint64_t(1) << 20)));
-        release(agent::allocated(::malloc(64), 64));
+        releaseBlock(agent::allocated(::malloc(64), 64));
         QVERIFY(agent::t_state.slot != nullptr);
         QVERIFY(agent::t_state.slot->owner.load() != 0); // a slot of the ring
 
@@ -416,7 +417,7 @@ private Q_SLOTS:
         QVERIFY(agent::t_state.slot != nullptr);
         QCOMPARE(agent::t_state.slot->owner.load(), 0u);
         agent::HeapSlot *const nowhere = agent::t_state.slot;
-        release(agent::allocated(::malloc(500), 500));
+        releaseBlock(agent::allocated(::malloc(500), 500));
         QCOMPARE(agent::t_state.slot, nowhere);
 
         QVERIFY(agent::agentRestart(options(dir, uint64_t(512) * 1024, uint64_t(1) << 20)));
@@ -424,9 +425,9 @@ private Q_SLOTS:
         void *fresh = agent::allocated(::malloc(2000), 2000);
         QVERIFY(agent::t_state.slot != nowhere);
         QVERIFY(agent::t_state.slot != nullptr);
-        release(between); // allocated before this session: counts nothing here
+        releaseBlock(between); // allocated before this session: counts nothing here
         QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), int64_t(chunkBytes(fresh)));
-        release(fresh);
+        releaseBlock(fresh);
         QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), int64_t(0));
     }
 
