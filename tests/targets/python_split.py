@@ -4,9 +4,7 @@
 #                         With "thread", the rounds run on a second thread (named "splitter"), the main one waits.
 #   alloc ROUNDS          big_three allocates three 1 MiB blocks a round and small_one one (each freed at once): the
 #                         bytes they allocate are 3 to 1.
-#   objects N             objects_three keeps 3N small bytes objects (pymalloc's: 97 bytes each) and objects_one N,
-#                         in lists made whole beforehand (a list's growth reallocates by steps of an eighth, whose
-#                         sum is not in proportion to its length: it made the 3:1 read 3.1 to 3.2).
+#   objects N             objects_three keeps 3N small bytes objects (pymalloc's: 97 bytes each) and objects_one N.
 #   wait SECONDS          napping sleeps on the main thread while lock_waiter waits on a lock on a second thread
 #                         (named "waiter"), both for SECONDS: wall time off a CPU, under their Python frames.
 #   callback SECONDS      json's C encoder calls a Python function (encode_default) for every object it cannot encode:
@@ -63,7 +61,7 @@ def small_one():
     del block
 
 
-# Small objects (pymalloc's, from its arenas), kept: three for one.
+# Small objects (pymalloc's, from its arenas), kept three for one, in lists made whole first (growth is not linear).
 def objects_three(n, keep):
     for i in range(3 * n):
         keep[i] = bytes(64)
