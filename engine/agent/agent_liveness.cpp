@@ -39,6 +39,7 @@ namespace {
 bool g_counterClock = false;
 std::atomic<uint64_t> g_counterRate{0}; // nanoseconds per tick, 32.32 fixed point, as a thread last measured it
 constexpr uint64_t kAnchorTicks = uint64_t(1) << 21;
+constexpr uint64_t kAnchorSlackTicks = 512; // a clock_gettime takes 60-120 ticks: more is a thread interrupted
 
 } // namespace
 
@@ -61,11 +62,26 @@ uint64_t recordNs()
     if (!g_counterClock)
         return nowNs();
     ThreadState &t = t_state;
-    const uint64_t tsc = __rdtsc();
+    const uint64_t now = __rdtsc();
+    if (now - t.clockTsc < kAnchorTicks && t.clockRate != 0)
+        return t.clockNs + uint64_t((static_cast<unsigned __int128>(now - t.clockTsc) * t.clockRate) >> 32);
+    // The anchor pairs a clock reading with the counter read just around it: a thread preempted (or a handler run)
+    // between the two would anchor microseconds off, and every stamp until the next anchor with it. Where no try is
+    // tight, the clock itself is the stamp and the old anchor stays expired.
+    uint64_t ns = 0;
+    uint64_t tsc = 0;
+    for (int tries = 0;; ++tries) {
+        const uint64_t first = __rdtsc();
+        ns = nowNs();
+        const uint64_t last = __rdtsc();
+        if (last - first <= kAnchorSlackTicks) {
+            tsc = first + (last - first) / 2;
+            break;
+        }
+        if (tries == 2)
+            return ns;
+    }
     const uint64_t ticks = tsc - t.clockTsc;
-    if (ticks < kAnchorTicks && t.clockRate != 0)
-        return t.clockNs + uint64_t((static_cast<unsigned __int128>(ticks) * t.clockRate) >> 32);
-    const uint64_t ns = nowNs();
     uint64_t rate = t.clockRate != 0 ? t.clockRate : g_counterRate.load(std::memory_order_relaxed);
     if (t.clockTsc != 0 && ticks >= kAnchorTicks / 2 && ns > t.clockNs) {
         rate = uint64_t(double(ns - t.clockNs) / double(ticks) * 4294967296.0); // no 128-bit division: no libgcc
