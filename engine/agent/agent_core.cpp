@@ -469,7 +469,7 @@ void agentStop()
 // --- The slow paths ----------------------------------------------------------------------------------------------
 
 // Called when the thread's countdown ran out: decides whether `address` is sampled and draws the next point.
-__attribute__((noinline)) void onCountdown(void *address, size_t size)
+__attribute__((noinline)) void onCountdown(void *address, size_t size, const ProgramCall *call)
 {
     ThreadState &t = t_state;
     if (address == nullptr)
@@ -504,15 +504,15 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size)
     // (AgentScope::reserve knows). Sampling never waits.
     if (mode == int(Mode::Exact)) {
         arm(t, kArmedNow);
-        writeAlloc(address, size, true, true, t.allocations, t.bytes);
+        writeAlloc(address, size, true, true, t.allocations, t.bytes, call);
     } else {
         if (t.rng == 0) {
             // A fresh thread: its first point is drawn, not taken at once.
             countdown += drawInterval(t);
             if (countdown <= 0)
-                writeAlloc(address, size, false, false, t.allocations, t.bytes);
+                writeAlloc(address, size, false, false, t.allocations, t.bytes, call);
         } else {
-            writeAlloc(address, size, false, false, t.allocations, t.bytes);
+            writeAlloc(address, size, false, false, t.allocations, t.bytes, call);
         }
         while (countdown <= 0)
             countdown += drawInterval(t);

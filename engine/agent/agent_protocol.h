@@ -31,7 +31,7 @@
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 13;
+inline constexpr uint32_t kRingVersion = 14;
 // The unwind tables the session shares with the agent are versioned apart, beside their rows: agent_unwind.h's
 // kUnwindTableVersion; how they are delivered (the arena, the module index in the ring) is agent_tables.h's.
 // The header page, then the heap counters' slots (HeapSlot), then the module index (ModuleIndex, written by the
@@ -157,7 +157,8 @@ struct AllocRecord {
 };
 
 // The stack the agent walked with the session's tables (agent_tables.h), as the walked records carry it: its program
-// counters, leaf first (the interrupted or the current one, then return addresses), written in full the first time
+// counters, leaf first (the interrupted one, or the call's address - the return address - 1 - of an allocation's
+// walk, which starts at the program's call; then return addresses), written in full the first time
 // a stack is seen in the process image (with WalkDefines) and named by its hash after that: `frames` 0 and only the
 // hash. A reference always comes after the record that wrote the stack out, in ring order. The hash covers the pcs
 // and the WalkTruncated flag.

@@ -10,8 +10,7 @@
 //   instead of answering with another address's row (the lock-free hashing of chess engines' tables). CPython's
 //   allocation stacks go through a few hundred return addresses: after the first few thousand allocations every
 //   row comes from this table, not from a binary search over tens of thousands of rows.
-// - The stacks written out are a set of hashes shared by the threads (open addressing, a few probes, never
-//   emptied but by a new ring): a full set only means stacks are written out again.
+// - The stacks written out are records/agent_stack_set.cpp's.
 //
 // Thread: every thread of the program, in hooks and in the CPU sampler's signal handler; lock-free.
 
@@ -46,11 +45,6 @@ struct RowSlot {
 };
 RowSlot *g_rows = nullptr;
 std::atomic<int> g_rowsState{0}; // 0 not made, 1 being made, 2 made, 3 could not be made
-
-constexpr uint32_t kStackSetSlots = 65536; // 512 KiB
-constexpr uint32_t kStackProbes = 8;
-std::atomic<uint64_t> *g_stacks = nullptr;
-std::atomic<int> g_stacksState{0};
 
 // A thread's last whole walk (a memo), from the root: successive walks of a thread share most of their frames (an
 // allocation's stack differs from the last one's in its innermost few). A walk that reaches a frame whose registers are
@@ -96,25 +90,6 @@ struct WalkMemo {
 WalkMemo *g_memos = nullptr;
 std::atomic<int> g_memosState{0};
 std::atomic<uint64_t> g_memoUsed[kMemoSlots / 64];
-
-// Anonymous pages made once, by whichever thread gets there first; null while another thread makes them (the
-// sample then goes without them).
-template <typename T> T *makeOnce(std::atomic<int> &state, T *&pointer, size_t bytes)
-{
-    int seen = state.load(std::memory_order_acquire);
-    if (seen == 2)
-        return pointer;
-    if (seen != 0 || !state.compare_exchange_strong(seen, 1, std::memory_order_acq_rel))
-        return nullptr;
-    void *mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (mem == MAP_FAILED) {
-        state.store(3, std::memory_order_release);
-        return nullptr;
-    }
-    pointer = static_cast<T *>(mem);
-    state.store(2, std::memory_order_release);
-    return pointer;
-}
 
 const uint8_t *arena()
 {
@@ -497,9 +472,14 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
             memo->depth = frames;
             memo->tag = view.tag;
         }
-        walk.hash = mix(sum ^ (uint64_t(frames) << 8 | walk.flags));
+        // A walk from a return address gives its call's address (the return address - 1, inside the call
+        // instruction) as its first pc, as the session takes a caller frame's; its hash says so, apart from an
+        // interrupted pc that happened to be at a return address.
+        walk.hash = mix(sum ^ (uint64_t(frames) << 8 | walk.flags | uint64_t(firstIsReturn) << 40));
         if (walk.hash == 0)
             walk.hash = 1;
+        if (firstIsReturn)
+            pcs[0] -= 1;
     }
     if (memo) {
         std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -508,54 +488,10 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
     return walk;
 }
 
-// A slot holds 0 (free), a stack's hash (written out and published) or the hash ^ 1 (claimed by a thread that is
-// writing it out: another thread that meets it writes the stack out in full too, never a reference that the ring
-// could hold before the stack itself).
-StackClaim claimStack(uint64_t hash)
-{
-    std::atomic<uint64_t> *set = makeOnce(g_stacksState, g_stacks, sizeof(uint64_t) * kStackSetSlots);
-    if (!set)
-        return StackClaim::None;
-    const uint32_t first = uint32_t(hash) & (kStackSetSlots - 1);
-    for (uint32_t i = 0; i < kStackProbes; ++i) {
-        std::atomic<uint64_t> &slot = set[(first + i) & (kStackSetSlots - 1)];
-        uint64_t seen = slot.load(std::memory_order_acquire);
-        // A slot taken meanwhile by another thread is judged again as it now is (it may be this stack's).
-        if (seen == 0 && slot.compare_exchange_strong(seen, hash ^ 1, std::memory_order_acquire))
-            return StackClaim::Claimed;
-        if (seen == hash)
-            return StackClaim::Known;
-        if (seen == (hash ^ 1))
-            return StackClaim::None;
-    }
-    return StackClaim::None;
-}
-
-void settleStack(uint64_t hash, bool written)
-{
-    std::atomic<uint64_t> *set = g_stacksState.load(std::memory_order_acquire) == 2 ? g_stacks : nullptr;
-    if (!set)
-        return;
-    const uint32_t first = uint32_t(hash) & (kStackSetSlots - 1);
-    for (uint32_t i = 0; i < kStackProbes; ++i) {
-        std::atomic<uint64_t> &slot = set[(first + i) & (kStackSetSlots - 1)];
-        uint64_t claimed = hash ^ 1;
-        // Published: the record that wrote the stack out is in the ring before any reference can be reserved.
-        if (slot.compare_exchange_strong(claimed, written ? hash : 0, std::memory_order_release))
-            return;
-    }
-}
-
 void walkNewRing()
 {
     g_ringSerial.fetch_add(1, std::memory_order_relaxed);
-    // A forked child's set is its parent's: its stacks were written to the parent's ring, not this one. Only the
-    // forking thread runs here, and no walk of this process has begun.
-    if (g_stacksState.load(std::memory_order_acquire) == 2) {
-        munmap(g_stacks, sizeof(uint64_t) * kStackSetSlots);
-        g_stacks = nullptr;
-        g_stacksState.store(0, std::memory_order_release);
-    }
+    forgetWrittenStacks();
 }
 
 void walkRetire()

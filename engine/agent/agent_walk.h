@@ -11,7 +11,11 @@
 #include "engine/agent/agent_tables.h"
 #include "engine/agent/agent_unwind.h"
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
+
+#include <atomic>
 
 namespace emberline::agent {
 
@@ -25,8 +29,8 @@ struct AgentWalk {
 };
 
 // Walks this thread's stack from `regs` into `pcs` (at most `maxFrames`). `firstIsReturn`: regs.pc is a return
-// address (the hooks' captured caller state), looked up at pc - 1 as every caller's; else it is the interrupted
-// instruction (the CPU handler's). Reads nothing outside [regs.sp, the thread's stack top).
+// address (the hooks' captured caller state), looked up at pc - 1 as every caller's and given as pc - 1 (pcs[0]);
+// else it is the interrupted instruction (the CPU handler's). Reads nothing outside [regs.sp, the thread's stack top).
 AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t maxFrames);
 
 // Whether the session asked for walks (RingHeader::unwindMode) and this thread can take one now.
@@ -45,6 +49,9 @@ enum class StackClaim : uint8_t { None, Known, Claimed };
 StackClaim claimStack(uint64_t hash);
 void settleStack(uint64_t hash, bool written);
 
+// The stacks this process image wrote out (records/agent_stack_set.cpp) forgotten: a new ring's (walkNewRing).
+void forgetWrittenStacks();
+
 // A new ring (a start, a forked child's): the stacks written out and the remembered rows are forgotten.
 void walkNewRing();
 // The unwind tables' arena of a session that ended: left to anonymous zero pages at its address while walks may still
@@ -54,5 +61,24 @@ void walkForget();
 // A thread's end gives its walk memo back; a forked child keeps its own thread's alone.
 void walkThreadEnd();
 void walkForkChild();
+
+// Anonymous pages made once, by whichever thread gets there first; null while another thread makes them (the
+// sample then goes without them).
+template <typename T> T *makeOnce(std::atomic<int> &state, T *&pointer, size_t bytes)
+{
+    int seen = state.load(std::memory_order_acquire);
+    if (seen == 2)
+        return pointer;
+    if (seen != 0 || !state.compare_exchange_strong(seen, 1, std::memory_order_acq_rel))
+        return nullptr;
+    void *mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mem == MAP_FAILED) {
+        state.store(3, std::memory_order_release);
+        return nullptr;
+    }
+    pointer = static_cast<T *>(mem);
+    state.store(2, std::memory_order_release);
+    return pointer;
+}
 
 } // namespace emberline::agent

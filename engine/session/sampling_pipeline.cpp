@@ -198,7 +198,7 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
             }
         }
         if (!sample.walked.pcs.empty())
-            checkWalk(sample.walked, out);
+            checkWalk(sample.walked, out, map);
     } else {
         out.ips.assign(1, sample.ip);
         out.complete = false;
@@ -279,18 +279,35 @@ void SamplingPipeline::takeWalk(const WalkedStack &walk, UnwindOutput &out) cons
     out.stackUsed = 0;
 }
 
-void SamplingPipeline::checkWalk(const WalkedStack &walk, const UnwindOutput &out)
+void SamplingPipeline::checkWalk(const WalkedStack &walk, const UnwindOutput &out, ProcessMap &map)
 {
     ++m_health.walkChecks;
     UnwindOutput walked;
     takeWalk(walk, walked);
-    const size_t common = std::min(walked.ips.size(), out.ips.size());
+    // An allocation's walk starts at the program's call of the allocator, its copy in the agent's frames under it:
+    // both are compared from the program's first frame.
+    const auto programFrom = [&map](const std::vector<uint64_t> &ips) {
+        size_t i = 0;
+        while (i < ips.size()) {
+            const MappedModule *module = map.find(ips[i]);
+            if (!module || baseName(module->path) != agent::kLibraryName)
+                break;
+            ++i;
+        }
+        return i;
+    };
+    const size_t walkedFrom = programFrom(walked.ips);
+    const size_t outFrom = programFrom(out.ips);
+    const size_t walkedFrames = walked.ips.size() - walkedFrom;
+    const size_t outFrames = out.ips.size() - outFrom;
+    const size_t common = std::min(walkedFrames, outFrames);
     const bool samePrefix =
-        std::equal(walked.ips.begin(), walked.ips.begin() + std::ptrdiff_t(common), out.ips.begin());
+        std::equal(walked.ips.begin() + std::ptrdiff_t(walkedFrom),
+                   walked.ips.begin() + std::ptrdiff_t(walkedFrom + common), out.ips.begin() + std::ptrdiff_t(outFrom));
     // The session's unwind of the copy may stop short (a copy too small): the walk going further is no mismatch.
-    if (!samePrefix || (out.complete && walked.ips.size() != out.ips.size()))
+    if (!samePrefix || (out.complete && walkedFrames != outFrames))
         ++m_health.walkMismatches;
-    else if (walked.ips.size() > out.ips.size())
+    else if (walkedFrames > outFrames)
         ++m_health.walkLonger;
 }
 

@@ -140,7 +140,7 @@ private:
     // The agent's walk as the unwinder's output (callers' return addresses moved back by one, as it does).
     void takeWalk(const WalkedStack &walk, UnwindOutput &out) const;
     // A checked sample: the session's unwind of the copy against the agent's walk (UnwindCounters::walk*).
-    void checkWalk(const WalkedStack &walk, const UnwindOutput &out);
+    void checkWalk(const WalkedStack &walk, const UnwindOutput &out, ProcessMap &map);
 
     Recorder &m_recorder;
     PythonFrames *m_python = nullptr;

@@ -150,6 +150,45 @@ private Q_SLOTS: // NOLINT(readability-redundant-access-specifiers): Q_SLOTS mar
         QVERIFY(hashes[0] != hashes[2]);
     }
 
+    // An allocation's walk starts at the program's call of the allocator (the hook's caller: its return address,
+    // stack pointer and RBP): its first pc is the call's address (return address - 1, as the session takes a caller
+    // frame's), the rest the stack's return addresses as libunwind steps them; and its hash is not that of a walk
+    // interrupted at the return address itself.
+    void walkFromACallersReturnAddress()
+    {
+        test::StackProbe probe(*m_tables);
+        std::vector<uint64_t> walked, unwound;
+        uint64_t fromReturn = 0, interrupted = 0;
+        bool whole = false;
+        probe.underQsort(8, [&](const unw_context_t &context, const agent::StackBounds &) {
+            unw_context_t copy = context;
+            unw_cursor_t cursor;
+            if (unw_init_local(&cursor, &copy) != 0 || unw_step(&cursor) <= 0)
+                return;
+            unw_word_t ip = 0, sp = 0, bp = 0;
+            unw_get_reg(&cursor, UNW_REG_IP, &ip);
+            unw_get_reg(&cursor, UNW_REG_SP, &sp);
+            unw_get_reg(&cursor, UNW_X86_64_RBP, &bp);
+            const agent::UnwindRegs caller{uint64_t(ip), uint64_t(sp), uint64_t(bp)};
+            uint64_t pcs[agent::kMaxWalkFrames];
+            const agent::AgentWalk walk = agent::walkStack(caller, true, pcs, agent::kMaxWalkFrames);
+            whole = walk.whole;
+            walked.assign(pcs, pcs + walk.frames);
+            fromReturn = walk.hash;
+            interrupted = agent::walkStack(caller, false, pcs, agent::kMaxWalkFrames).hash;
+            unw_context_t again = context;
+            const size_t n = test::StackProbe::libunwindFrom(again, pcs);
+            unwound.assign(pcs, pcs + n);
+        });
+        QVERIFY(whole);
+        QVERIFY(unwound.size() > 10);
+        QCOMPARE(walked.size(), unwound.size() - 1);
+        QCOMPARE(walked[0], unwound[1] - 1);
+        QVERIFY(std::equal(walked.begin() + 1, walked.end(), unwound.begin() + 2));
+        QVERIFY(fromReturn != 0 && interrupted != 0);
+        QVERIFY(fromReturn != interrupted);
+    }
+
     // A thread's walks join its last walk where a frame's registers are the same: the pcs and the hash are a fresh
     // walk's and libunwind's, stack after stack, the depth changing under and over the last one; and a stack that
     // differs from the last one only above the join (the same frames under two callers of the same frame size) is
