@@ -83,15 +83,15 @@ CxxOperator g_cxx[OpCount];
 
 __attribute__((noinline)) void lookUpCxx(int op)
 {
-    const AgentScope scope; // dlsym and dladdr may change errno
+    const AgentScope scope; // dlsym may change errno
     void *next = nullptr;
     int own = 0;
     {
         const InternalWork work;
         next = nextDefinition(kCxxNames[op]);
-        Dl_info info;
-        if (next && dladdr(next, &info) != 0 && info.dli_fname)
-            own = strstr(info.dli_fname, "libstdc++") == nullptr && strstr(info.dli_fname, "libc++") == nullptr;
+        ModuleOfAddress module;
+        if (moduleOfAddress(next, module))
+            own = strstr(module.path, "libstdc++") == nullptr && strstr(module.path, "libc++") == nullptr;
     }
     g_cxx[op].next.store(next, std::memory_order_relaxed);
     g_cxx[op].own.store(own, std::memory_order_release);

@@ -15,6 +15,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -103,11 +104,11 @@ void resolveUsable(void *(*realMalloc)(size_t), void (*realFree)(void *), void *
     // The allocator that serves malloc must be the one asked for sizes: another's malloc_usable_size would read a
     // block it never made.
     void *usable = dlsym(lookIn, "malloc_usable_size");
-    Dl_info mallocInfo;
-    Dl_info usableInfo;
-    if (usable && realMalloc && realFree && dladdr(reinterpret_cast<void *>(realMalloc), &mallocInfo) != 0 &&
-        dladdr(usable, &usableInfo) != 0 && mallocInfo.dli_fbase == usableInfo.dli_fbase) {
-        if (usableInfo.dli_fname && strstr(usableInfo.dli_fname, "/libc.so")) {
+    ModuleOfAddress mallocModule;
+    ModuleOfAddress usableModule;
+    if (usable && realMalloc && realFree && moduleOfAddress(reinterpret_cast<void *>(realMalloc), mallocModule) &&
+        moduleOfAddress(usable, usableModule) && mallocModule.start == usableModule.start) {
+        if (strstr(usableModule.path, "/libc.so")) {
             g_usable = reinterpret_cast<UsableFn>(usable);
             g_chunkSizes = chunkSizesAgree(g_usable, realMalloc, realFree);
             g_resolvedUsable = g_usable;
@@ -117,6 +118,16 @@ void resolveUsable(void *(*realMalloc)(size_t), void (*realFree)(void *), void *
             g_resolvedUsable = g_usable;
         }
     }
+}
+
+bool moduleOfAddress(const void *address, ModuleOfAddress &module)
+{
+    dl_find_object found;
+    if (!address || _dl_find_object(const_cast<void *>(address), &found) != 0)
+        return false;
+    module.start = reinterpret_cast<uintptr_t>(found.dlfo_map_start);
+    module.path = found.dlfo_link_map && found.dlfo_link_map->l_name ? found.dlfo_link_map->l_name : "";
+    return true;
 }
 
 bool heapSizesKnown()

@@ -106,8 +106,8 @@ void *g_lookIn = RTLD_NEXT;
 // The module that holds `address` (its load address), or 0.
 uintptr_t moduleOf(const void *address)
 {
-    Dl_info info;
-    return address && dladdr(address, &info) != 0 ? reinterpret_cast<uintptr_t>(info.dli_fbase) : 0;
+    ModuleOfAddress module;
+    return moduleOfAddress(address, module) ? module.start : 0;
 }
 
 // The names of the loaded shared objects (the dynamic linker's own strings), collected first: dlopen may not be
