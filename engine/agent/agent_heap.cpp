@@ -122,7 +122,7 @@ void resolveUsable(void *(*realMalloc)(size_t), void (*realFree)(void *), void *
 
 bool moduleOfAddress(const void *address, ModuleOfAddress &module)
 {
-    dl_find_object found;
+    dl_find_object found{};
     if (!address || _dl_find_object(const_cast<void *>(address), &found) != 0)
         return false;
     module.start = reinterpret_cast<uintptr_t>(found.dlfo_map_start);
