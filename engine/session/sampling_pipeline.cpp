@@ -253,17 +253,25 @@ std::string SamplingPipeline::unwindInto(const RawSample &sample, ProcessMap &ma
     return module;
 }
 
+size_t SamplingPipeline::leadingAgentFrames(const std::vector<uint64_t> &ips, ProcessMap &map)
+{
+    size_t i = 0;
+    while (i < ips.size()) {
+        const MappedModule *module = map.find(ips[i]);
+        if (!module || baseName(module->path) != agent::kLibraryName)
+            break;
+        ++i;
+    }
+    return i;
+}
+
 void SamplingPipeline::allocationStack(const UnwindOutput &out, ProcessMap &map)
 {
     // The agent's own frames (the hook and what it called to take the sample) lead the stack: the allocation is
     // its caller's. The unwind health counts the CPU samples' stacks only.
-    bool inAgent = true;
-    for (uint64_t ip : out.ips) {
-        const MappedModule *module = map.find(ip);
-        if (inAgent && module && baseName(module->path) == agent::kLibraryName)
-            continue;
-        inAgent = false;
-        m_locations.push_back(m_recorder.internLocation(module ? moduleIdFor(*module) : kUnknownModule, ip));
+    for (size_t i = leadingAgentFrames(out.ips, map); i < out.ips.size(); ++i) {
+        const MappedModule *module = map.find(out.ips[i]);
+        m_locations.push_back(m_recorder.internLocation(module ? moduleIdFor(*module) : kUnknownModule, out.ips[i]));
     }
 }
 
@@ -286,18 +294,8 @@ void SamplingPipeline::checkWalk(const WalkedStack &walk, const UnwindOutput &ou
     takeWalk(walk, walked);
     // An allocation's walk starts at the program's call of the allocator, its copy in the agent's frames under it:
     // both are compared from the program's first frame.
-    const auto programFrom = [&map](const std::vector<uint64_t> &ips) {
-        size_t i = 0;
-        while (i < ips.size()) {
-            const MappedModule *module = map.find(ips[i]);
-            if (!module || baseName(module->path) != agent::kLibraryName)
-                break;
-            ++i;
-        }
-        return i;
-    };
-    const size_t walkedFrom = programFrom(walked.ips);
-    const size_t outFrom = programFrom(out.ips);
+    const size_t walkedFrom = leadingAgentFrames(walked.ips, map);
+    const size_t outFrom = leadingAgentFrames(out.ips, map);
     const size_t walkedFrames = walked.ips.size() - walkedFrom;
     const size_t outFrames = out.ips.size() - outFrom;
     const size_t common = std::min(walkedFrames, outFrames);

@@ -141,6 +141,8 @@ private:
     void takeWalk(const WalkedStack &walk, UnwindOutput &out) const;
     // A checked sample: the session's unwind of the copy against the agent's walk (UnwindCounters::walk*).
     void checkWalk(const WalkedStack &walk, const UnwindOutput &out, ProcessMap &map);
+    // How many of the stack's leading frames are the agent's own (the hook and what it called to take the sample).
+    static size_t leadingAgentFrames(const std::vector<uint64_t> &ips, ProcessMap &map);
 
     Recorder &m_recorder;
     PythonFrames *m_python = nullptr;
