@@ -79,6 +79,7 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.stat
                                                                            .clockRate = 0,
                                                                            .python = {},
                                                                            .pythonKnown = {}};
+uint8_t g_passThrough = 0; // until the agent has started: the first allocation's countdown starts it
 
 namespace {
 
@@ -91,6 +92,13 @@ std::atomic<int> g_mode{int(Mode::Off)};
 std::atomic<bool> g_active{false}; // this process image has a ring (memory, CPU or both)
 std::atomic<int> g_initialized{0}; // 0: not yet, 1: starting, 2: done
 bool g_pythonDomains = false;      // --python-allocators (agent_pymem.h)
+
+// The hooks pass every call on while memory is off in this image (agent_core.h).
+void passThroughWhileOff()
+{
+    __atomic_store_n(&g_passThrough, uint8_t(g_mode.load(std::memory_order_acquire) == int(Mode::Off)),
+                     __ATOMIC_RELEASE);
+}
 
 // The next sampling point, in bytes: an exponential draw with the mean interval.
 int64_t drawInterval(ThreadState &t)
@@ -150,6 +158,7 @@ void atForkChild()
         g_active.store(false, std::memory_order_release);
         startHeapCounting(false);
         resetFilter(false);
+        passThroughWhileOff();
         return;
     }
     if (python) {
@@ -361,6 +370,7 @@ bool agentStart(const AgentOptions &options, bool wait)
             initialize(options);
         }
         startHeapCounting(g_mode.load(std::memory_order_acquire) != int(Mode::Off) && heapSizesKnown());
+        passThroughWhileOff();
         g_initialized.store(2, std::memory_order_release);
     }
     while (wait && g_initialized.load(std::memory_order_acquire) == 1)
@@ -400,6 +410,7 @@ void agentRetire()
     startHeapCounting(false);
     heapResetThreads();
     resetThread();
+    passThroughWhileOff();
     g_initialized.store(2, std::memory_order_release);
 }
 
@@ -463,6 +474,8 @@ void agentStop()
     resetThread();
     t_state.totalsKeySet = false;
     t_state.stackAsked = false;
+    // Not started: the next allocation's countdown starts the agent from the environment again.
+    __atomic_store_n(&g_passThrough, uint8_t(0), __ATOMIC_RELEASE);
     g_initialized.store(0, std::memory_order_release);
 }
 

@@ -100,6 +100,16 @@ void freeInternal(void *address);
 
 // --- The fast paths ----------------------------------------------------------------------------------------------
 
+// Memory is not profiled (CPU alone, the agent off, or retired after a detach): every hook passes its call on and
+// counts nothing, no countdown, no heap count; a free still asks the filter (the front end's own blocks). Set as the
+// agent starts, restarts, retires or stops, read relaxed: a hook that sees a change late is a hook that was under way
+// at it.
+extern uint8_t g_passThrough;
+inline bool passingThrough()
+{
+    return __builtin_expect(__atomic_load_n(&g_passThrough, __ATOMIC_RELAXED) != 0, 0);
+}
+
 inline int64_t countdownOf(const ThreadState &t)
 {
     return t.state >> kCountBits; // arithmetic: the count bits below stay out
@@ -139,6 +149,8 @@ bool freeSlow(void *address);
 // An allocation the program made (`address` null when it failed), `size` bytes asked for; returns `address`.
 inline void *allocated(void *address, size_t size)
 {
+    if (passingThrough())
+        return address;
     if (__builtin_expect(countDown(t_state, size), 0))
         onCountdown(address, size);
     countAllocated(address);
@@ -150,7 +162,8 @@ inline bool freeing(void *address)
 {
     if (__builtin_expect(freeFiltered(uint64_t(address)), 0))
         return freeSlow(address);
-    countFreed(address);
+    if (!passingThrough())
+        countFreed(address);
     return true;
 }
 
@@ -171,6 +184,8 @@ template <typename Next> __attribute__((noinline)) void *allocateSlow(size_t siz
 }
 template <typename Next> inline void *allocate(size_t size, Next next)
 {
+    if (passingThrough())
+        return next(size);
     if (__builtin_expect(countDown(t_state, size), 0))
         return allocateSlow(size, next);
     void *address = next(size);
@@ -186,7 +201,8 @@ template <typename Next> inline void release(void *address, Next next)
 {
     if (__builtin_expect(freeFiltered(uint64_t(address)), 0))
         return releaseSlow(address, next);
-    countFreed(address);
+    if (!passingThrough())
+        countFreed(address);
     next(address);
 }
 

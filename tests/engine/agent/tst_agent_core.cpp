@@ -393,12 +393,12 @@ private Q_SLOTS:
             releaseBlock(older[i]);
     }
 
-    // A thread whose heap counts go nowhere (the agent off after a detach, or running for CPU alone) keeps counting in
-    // the fast path, and counts in the ring again from the first call once a new session starts counting. If the first
-    // half fails, every malloc and free of such a program takes the slow path and a fence (a fifth of a CPython
-    // program's time, profiled for CPU alone); if the second, an attach after a detach loses the heap of every thread
-    // that allocated in between.
-    void threadCountingNowhereStaysFastAndCountsAgainAtTheNextStart()
+    // While memory is off (the agent retired after a detach, or running for CPU alone) the hooks pass every call on:
+    // no countdown, no heap count, no slow path; once a new session starts counting, the thread counts in the ring
+    // again from its first call. If the first half fails, every malloc and free of such a program pays for counting
+    // that nobody reads (4 points of a CPython program's samples, profiled for CPU alone); if the second, an attach
+    // after a detach loses the heap of every thread that allocated in between.
+    void hooksPassThroughWhileOffAndCountAgainAtTheNextStart()
     {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
@@ -412,29 +412,57 @@ private Q_SLOTS:
         }
         const Attached attached;
         QVERIFY(agent::agentStart(options(dir, uint64_t(512) * 1024, uint64_t(1) << 20)));
+        QVERIFY(!agent::passingThrough());
         releaseBlock(agent::allocated(::malloc(64), 64));
         QVERIFY(agent::t_state.slot != nullptr);
         QVERIFY(agent::t_state.slot->owner.load() != 0); // a slot of the ring
 
         agent::agentRetire(); // the session's detach: the thread is sent back to the slow path
         QVERIFY(agent::t_state.slot == nullptr);
+        QVERIFY(agent::passingThrough());
+        const int64_t countdown = agent::t_state.state;
+        const uint64_t allocations = agent::totalAllocations(agent::t_state);
         void *between = agent::allocated(::malloc(300), 300);
-        // The slow path gave the thread its own sink, and the fast path counts there from now on.
-        QVERIFY(agent::t_state.slot != nullptr);
-        QCOMPARE(agent::t_state.slot->owner.load(), 0u);
-        agent::HeapSlot *const nowhere = agent::t_state.slot;
         releaseBlock(agent::allocated(::malloc(500), 500));
-        QCOMPARE(agent::t_state.slot, nowhere);
+        // Passed on: neither counted down nor counted, and no slow path took a sink.
+        QCOMPARE(agent::t_state.state, countdown);
+        QCOMPARE(agent::totalAllocations(agent::t_state), allocations);
+        QVERIFY(agent::t_state.slot == nullptr);
 
         QVERIFY(agent::agentRestart(options(dir, uint64_t(512) * 1024, uint64_t(1) << 20)));
+        QVERIFY(!agent::passingThrough());
         QVERIFY(agent::attachedMarksOn());
         void *fresh = agent::allocated(::malloc(2000), 2000);
-        QVERIFY(agent::t_state.slot != nowhere);
         QVERIFY(agent::t_state.slot != nullptr);
+        QVERIFY(agent::t_state.slot->owner.load() != 0);
         releaseBlock(between); // allocated before this session: counts nothing here
         QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), int64_t(chunkBytes(fresh)));
         releaseBlock(fresh);
         QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), int64_t(0));
+    }
+
+    // The mode the session asked for decides: CPU alone passes every allocation on, memory counts, and a stopped agent
+    // counts down to its next start from the environment.
+    void hooksPassThroughOnlyWhereMemoryIsOff()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        agent::AgentOptions cpuOnly = options(dir, 0, uint64_t(1) << 20);
+        cpuOnly.cpuPeriodNs = 10'000'000;
+        QVERIFY(agent::agentStart(cpuOnly)); // a ring, for the CPU samples
+        QVERIFY(agent::passingThrough());
+        const int64_t countdown = agent::t_state.state;
+        releaseBlock(agent::allocated(::malloc(100), 100));
+        QCOMPARE(agent::t_state.state, countdown);
+        agent::agentStop();
+        QVERIFY(!agent::passingThrough());
+
+        QVERIFY(agent::agentStart(options(dir, uint64_t(512) * 1024, uint64_t(1) << 20)));
+        QVERIFY(!agent::passingThrough());
+        const uint64_t allocations = agent::totalAllocations(agent::t_state);
+        releaseBlock(agent::allocated(::malloc(100), 100));
+        QCOMPARE(agent::totalAllocations(agent::t_state), allocations + 1);
+        agent::agentStop();
     }
 
     // A forked child's first allocation finds a ring of its own (its parent's stays the parent's), made by the
