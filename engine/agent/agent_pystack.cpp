@@ -9,6 +9,7 @@
 #include "engine/agent/agent_pystack.h"
 
 #include "engine/agent/agent_thread.h"
+#include "engine/agent/agent_walk.h"
 #include "engine/agent/agent_writer.h"
 
 #include <string.h>
@@ -73,6 +74,42 @@ bool describeCode(const PythonTarget &target, uint64_t code, bool wait)
     return true;
 }
 
+// Whether `code` is described in this ring: known to this thread or to the process image, or described now; false
+// when there was no room for its description (a later sample tries again).
+bool describedAlready(const PythonTarget &target, uint64_t code, bool wait)
+{
+    const uint64_t key = codeKey(code, pythonCodeTag(target, code));
+    uint64_t &known = t_state.pythonKnown[key & (kPythonKnownCodes - 1)];
+    if (known == key)
+        return true;
+    std::atomic<uint64_t> *slot = nullptr;
+    const Claim claim = claimCode(key, slot);
+    if (claim == Claim::Known) {
+        known = key;
+        return true;
+    }
+    if (describeCode(target, code, wait)) {
+        known = claim == Claim::Claimed ? key : known;
+        return true;
+    }
+    if (slot) {
+        uint64_t mine = key;
+        slot->compare_exchange_strong(mine, 0, std::memory_order_acq_rel);
+    }
+    return false;
+}
+
+// The frames of a sample whose code objects the thread's memo remembers (the leaf's first), and their seal.
+constexpr int kSealedFrames = 64;
+uint64_t frameSeal(uint64_t frame, uint64_t code, uint64_t serial)
+{
+    uint64_t h = frame * 0x9E3779B97F4A7C15ull ^ code ^ serial << 48;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    return h | 1;
+}
+
 } // namespace
 
 void gatherPython(PythonStack &stack, bool wait)
@@ -83,31 +120,34 @@ void gatherPython(PythonStack &stack, bool wait)
         return;
     const PythonTarget &target = g_ring->python;
     uint32_t flags = 0;
-    const int count = pythonWalk(target, t_state.python, stack.frames, kMaxPythonFrames, flags);
+    uint64_t addresses[kSealedFrames];
+    const int count =
+        pythonWalk(target, t_state.python, stack.frames, kMaxPythonFrames, flags, addresses, kSealedFrames);
     stack.count = uint16_t(count > 0 ? count : 0);
     stack.flags = uint16_t(flags);
+    const uint64_t serial = g_ringSerial.load(std::memory_order_relaxed);
+    uint64_t *seals = holdPythonMemo(serial);
     for (int i = 0; i < stack.count; ++i) {
         const uint64_t code = stack.frames[i].code;
         // A recursion's frames share their code object: it was claimed (or described) at the frame before.
         if (i > 0 && code == stack.frames[i - 1].code)
             continue;
-        const uint64_t key = codeKey(code, pythonCodeTag(target, code));
-        uint64_t &known = t_state.pythonKnown[key & (kPythonKnownCodes - 1)];
-        if (known == key)
-            continue;
-        std::atomic<uint64_t> *slot = nullptr;
-        const Claim claim = claimCode(key, slot);
-        if (claim == Claim::Known) {
-            known = key;
-            continue;
+        // The same frame running the same code object as at an earlier sample: the code was described then. (A code
+        // object freed and another made at its address, run by a frame at the same address, passes for the first, as
+        // it would pass the fingerprint where its name, file and line table are at their predecessors' addresses.)
+        uint64_t *seal = nullptr;
+        uint64_t sealed = 0;
+        if (seals && i < kSealedFrames) {
+            sealed = frameSeal(addresses[i], code, serial);
+            seal = &seals[(addresses[i] >> 4) & (kPythonMemoEntries - 1)];
+            if (*seal == sealed)
+                continue;
         }
-        if (describeCode(target, code, wait)) {
-            known = claim == Claim::Claimed ? key : known;
-        } else if (slot) {
-            uint64_t mine = key;
-            slot->compare_exchange_strong(mine, 0, std::memory_order_acq_rel);
-        }
+        if (describedAlready(target, code, wait) && seal)
+            *seal = sealed;
     }
+    if (seals)
+        releasePythonMemo();
 }
 
 void gatherPythonTimed(PythonStack &stack)

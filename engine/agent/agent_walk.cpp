@@ -86,6 +86,8 @@ struct WalkMemo {
     uint64_t endRead;              // where the root's step read a zero return address (0: its row ended the stack)
     MemoFrame frames[kMemoFrames]; // by depth from the root (0: the outermost frame)
     ScratchFrame scratch[kMemoFrames];
+    uint64_t pythonSerial;               // the serial its Python seals are for (holdPythonMemo)
+    uint64_t python[kPythonMemoEntries]; // the seals
 };
 WalkMemo *g_memos = nullptr;
 std::atomic<int> g_memosState{0};
@@ -486,6 +488,27 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
         t_state.memoBusy = false;
     }
     return walk;
+}
+
+uint64_t *holdPythonMemo(uint64_t serial)
+{
+    WalkMemo *memo = threadMemo();
+    if (!memo)
+        return nullptr;
+    t_state.memoBusy = true;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (memo->pythonSerial != serial) {
+        for (uint64_t &seal : memo->python)
+            seal = 0;
+        memo->pythonSerial = serial;
+    }
+    return memo->python;
+}
+
+void releasePythonMemo()
+{
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    t_state.memoBusy = false;
 }
 
 void walkNewRing()

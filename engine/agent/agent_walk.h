@@ -49,6 +49,14 @@ enum class StackClaim : uint8_t { None, Known, Claimed };
 StackClaim claimStack(uint64_t hash);
 void settleStack(uint64_t hash, bool written);
 
+// This thread's memo of the Python frames whose code objects it found described (agent_pystack.cpp): seals of a
+// frame's address, its code object's and the ring's serial, direct-mapped by the frame's address, for `serial`
+// (another serial's are cleared first). Null where the thread has no memo, or where a walk or a gather it interrupted
+// holds it; else held until releasePythonMemo.
+inline constexpr uint32_t kPythonMemoEntries = 128;
+uint64_t *holdPythonMemo(uint64_t serial);
+void releasePythonMemo();
+
 // The stacks this process image wrote out (records/agent_stack_set.cpp) forgotten: a new ring's (walkNewRing).
 void forgetWrittenStacks();
 

@@ -217,7 +217,8 @@ int32_t instructionOf(const PythonLayout &l, uint64_t frame, const CodeShape &sh
 
 } // namespace
 
-int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame *out, int room, uint32_t &flags)
+int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame *out, int room, uint32_t &flags,
+               uint64_t *addresses, int addressRoom)
 {
     flags = 0;
     const PythonLayout &l = target.layout;
@@ -291,6 +292,8 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
         if (!interpreterFrames || (l.frameIsEntry != kPyAbsent && load<uint8_t>(frame + l.frameIsEntry) != 0))
             frameFlags |= PythonFrameEntry;
         out[count] = PythonFrame{code, instruction, frameFlags};
+        if (count < addressRoom)
+            addresses[count] = frame;
         lastGiven = count++;
         frame = loadPointer(frame, l.framePrevious);
     }

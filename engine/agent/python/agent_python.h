@@ -58,7 +58,9 @@ struct PythonThreadCache {
 
 // Walks the calling thread's Python frames, leaf first, into `out` (at most `room`); returns how many, and sets
 // `flags` (PythonWalkFlag).
-int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame *out, int room, uint32_t &flags);
+// `addresses` (null: not wanted) takes the address of each of the first `addressRoom` frames given.
+int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame *out, int room, uint32_t &flags,
+               uint64_t *addresses = nullptr, int addressRoom = 0);
 
 // A fingerprint of a code object (its address and the addresses of the objects it holds: its name, file and line
 // table), so that another code object at the same address after the first was freed is told apart. 0 when the code

@@ -241,6 +241,11 @@ private Q_SLOTS:
         QCOMPARE(frames[0].code, fake.at(FakeInterpreter::kCode));
         QCOMPARE(frames[0].instruction, -1);
         QCOMPARE(frames[2].flags, uint32_t(agent::PythonFrameEntry));
+        // The frames' addresses, where asked, for as many as there is room (the agent's memo of described code).
+        uint64_t addresses[2] = {};
+        QCOMPARE(agent::pythonWalk(target, cache, frames.data(), agent::kMaxPythonFrames, flags, addresses, 2), 3);
+        QCOMPARE(addresses[0], fake.frame(0));
+        QCOMPARE(addresses[1], fake.frame(1));
 
         fake.chain(3, fake.frame(1)); // the last frame's previous is the second: a loop
         QCOMPARE(agent::pythonWalk(target, cache, frames.data(), agent::kMaxPythonFrames, flags), 3);
