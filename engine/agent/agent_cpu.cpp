@@ -277,18 +277,20 @@ __attribute__((noinline)) bool writeCpuWalked(const greg_t *g, uint64_t periodNs
                                               WalkFallback &because)
 {
     uint64_t pcs[kMaxWalkFrames];
+    // A checked sample's walk keeps every pc (the session compares them with its own unwind of the copy).
+    const bool checked = checkedWalk();
+    StackClaim claim = StackClaim::None;
     const AgentWalk walk = walkStack(UnwindRegs{uint64_t(g[REG_RIP]), uint64_t(g[REG_RSP]), uint64_t(g[REG_RBP])},
-                                     false, pcs, kMaxWalkFrames);
+                                     false, pcs, kMaxWalkFrames, checked ? nullptr : &claim);
     if (!walk.whole) {
         because = walk.reason;
         return false;
     }
-    if (checkedWalk()) {
+    if (checked) {
         writeCpuCopy(g, periodNs, python, pcs, walk.frames, WalkFallback::NotReady);
         return true;
     }
     const uint64_t hash = walk.hash;
-    const StackClaim claim = claimStack(hash);
     const uint32_t frames = claim == StackClaim::Known ? 0 : walk.frames;
     const uint32_t bytes = uint32_t(sizeof(WalkedCpuRecord) + frames * sizeof(uint64_t) + python.bytes());
     AgentScope scope;

@@ -64,6 +64,9 @@ struct MemoFrame {
     // read. Where it does not (RBP a general register, as in most code built without frame pointers), two walks
     // whose RBPs differ have the same frames.
     bool bpMatters;
+    // Every stack word the steps from this frame to the root read lies in the frame that read it (at or above its
+    // stack pointer, under its caller's): memoFirstChange checks them all in one pass, bounds checked at its ends.
+    bool inOwnFrames;
 };
 struct ScratchFrame { // a walk's frames as it goes, innermost first
     uint64_t sp;
@@ -275,6 +278,15 @@ WalkMemo *threadMemo()
     return &memos[t.walkMemo - 1];
 }
 
+// Whether a step from the frame at `sp` to its caller at `callerSp` reads only inside the frame: its return address
+// just under the caller's stack pointer, its saved RBP (rbpSlot words under it) at or above `sp`.
+bool readsInOwnFrame(uint64_t callerSp, uint64_t sp, int8_t rbpSlot)
+{
+    if (callerSp < sp + 8)
+        return false;
+    return rbpSlot == 0 || (rbpSlot < 0 && callerSp - uint64_t(-int64_t(rbpSlot)) * 8 >= sp);
+}
+
 // How much of the memo's stack, from the root up to its frame `from`, is still this thread's stack: the first step (by
 // depth: the step from frame e to its caller e - 1) whose stack words no longer hold what they held, or lie off the
 // stack; -1 when none (the memo's frames from `from` to the root are the stack's), 0 when the root's own end changed.
@@ -291,6 +303,24 @@ int32_t memoFirstChange(const WalkMemo &memo, uint32_t from, const StackBounds &
         read(memo.endRead, value);
         if (value != 0)
             return 0;
+    }
+    if (memo.frames[from].inOwnFrames && from > 0 && memo.frames[from].sp >= stack.low &&
+        stack.holds(memo.frames[0].sp - 8, 8)) {
+        // The common case, every word still as it was: one pass of independent loads, no bounds to check between
+        // (each read lies in [frames[from].sp, frames[0].sp)); where one differs, the pass below finds which.
+        uint64_t differs = 0;
+        for (uint32_t e = 1; e <= from; ++e) {
+            const MemoFrame &frame = memo.frames[e];
+            const MemoFrame &caller = memo.frames[e - 1];
+            read(caller.sp - 8, value);
+            differs |= value ^ caller.pc;
+            if (frame.rbpSlot != 0 && caller.bpMatters) {
+                read(caller.sp - uint64_t(-int64_t(frame.rbpSlot)) * 8, value);
+                differs |= value ^ caller.bp;
+            }
+        }
+        if (differs == 0)
+            return -1;
     }
     for (uint32_t e = 1; e <= from; ++e) {
         const MemoFrame &frame = memo.frames[e];
@@ -341,7 +371,7 @@ bool walkWanted()
     return g_ring && g_ring->unwindMode.load(std::memory_order_relaxed) == uint32_t(UnwindMode::Walk);
 }
 
-AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t maxFrames)
+AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t maxFrames, StackClaim *claim)
 {
     AgentWalk walk;
     walk.reason = WalkFallback::NotReady;
@@ -434,8 +464,7 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
     }
     const uint32_t fresh = walk.frames; // the frames this walk stepped through itself
     if (joined >= 0) {
-        for (int32_t e = joined; e >= 0; --e)
-            pcs[walk.frames++] = memo->frames[e].pc;
+        walk.frames += uint32_t(joined) + 1; // their pcs copied at the end, where wanted
         walk.fromMemo = uint32_t(joined) + 1;
         walk.whole = true;
     } else if (!stopped) { // the depth limit
@@ -463,8 +492,10 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
                 const ScratchFrame &f = memo->scratch[i];
                 const bool ended = depth == 0 && endRead == 0;
                 const bool bpMatters = !ended && (f.kind == UnwindKind::CfaRbp || (f.rbpSlot == 0 && callerBpMatters));
+                const bool inOwnFrames = depth == 0 || (memo->frames[depth - 1].inOwnFrames &&
+                                                        readsInOwnFrame(memo->frames[depth - 1].sp, f.sp, f.rbpSlot));
                 memo->frames[depth] =
-                    MemoFrame{pcs[i], f.sp, f.bp, sum, f.rbpSlot, i == 0 && !firstIsReturn, bpMatters};
+                    MemoFrame{pcs[i], f.sp, f.bp, sum, f.rbpSlot, i == 0 && !firstIsReturn, bpMatters, inOwnFrames};
                 callerBpMatters = bpMatters;
             }
         }
@@ -480,7 +511,16 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
         walk.hash = mix(sum ^ (uint64_t(frames) << 8 | walk.flags | uint64_t(firstIsReturn) << 40));
         if (walk.hash == 0)
             walk.hash = 1;
-        if (firstIsReturn)
+        // A stack written out already is written as its hash alone: the memo's pcs are not needed.
+        bool memoPcs = joined >= 0;
+        if (claim) {
+            *claim = claimStack(walk.hash);
+            memoPcs &= *claim != StackClaim::Known;
+        }
+        if (memoPcs)
+            for (int32_t e = joined, at = int32_t(fresh); e >= 0; --e)
+                pcs[at++] = memo->frames[e].pc;
+        if (firstIsReturn && (fresh > 0 || memoPcs))
             pcs[0] -= 1;
     }
     if (memo) {

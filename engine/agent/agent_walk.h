@@ -31,7 +31,12 @@ struct AgentWalk {
 // Walks this thread's stack from `regs` into `pcs` (at most `maxFrames`). `firstIsReturn`: regs.pc is a return
 // address (the hooks' captured caller state), looked up at pc - 1 as every caller's and given as pc - 1 (pcs[0]);
 // else it is the interrupted instruction (the CPU handler's). Reads nothing outside [regs.sp, the thread's stack top).
-AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t maxFrames);
+// With `claim` (a sample's walk, not a checked one): a whole stack's hash is claimed (claimStack) before the frames
+// the memo gave are copied into `pcs`, and where it was written out already (Known) they are not (the sample writes
+// the hash alone); walk.frames counts them either way.
+enum class StackClaim : uint8_t;
+AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t maxFrames,
+                    StackClaim *claim = nullptr);
 
 // Whether the session asked for walks (RingHeader::unwindMode) and this thread can take one now.
 bool walkWanted();

@@ -89,17 +89,19 @@ __attribute__((noinline)) bool writeAllocWalked(const AllocFields &f, const Pyth
     uint64_t pcs[kMaxWalkFrames];
     const UnwindRegs start =
         call ? UnwindRegs{call->returnAddress, call->sp, call->bp} : UnwindRegs{regs[RegIP], regs[RegSP], regs[RegBP]};
-    const AgentWalk walk = walkStack(start, true, pcs, kMaxWalkFrames);
+    // A checked sample's walk keeps every pc (the session compares them with its own unwind of the copy).
+    const bool checked = checkedWalk();
+    StackClaim claim = StackClaim::None;
+    const AgentWalk walk = walkStack(start, true, pcs, kMaxWalkFrames, checked ? nullptr : &claim);
     if (!walk.whole) {
         because = walk.reason;
         return false;
     }
-    if (checkedWalk()) {
+    if (checked) {
         writeAllocCopy(f, python, regs, pcs, walk.frames, WalkFallback::NotReady);
         return true;
     }
     const uint64_t hash = walk.hash;
-    const StackClaim claim = claimStack(hash);
     const uint32_t frames = claim == StackClaim::Known ? 0 : walk.frames;
     const uint32_t bytes = uint32_t(sizeof(WalkedAllocRecord) + frames * sizeof(uint64_t) + python.bytes());
     AgentScope scope;

@@ -16,8 +16,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <iterator>
 #include <thread>
 #include <vector>
 
@@ -202,6 +204,8 @@ private Q_SLOTS: // NOLINT(readability-redundant-access-specifiers): Q_SLOTS mar
             std::vector<uint64_t> memo, fresh, libunwind;
             uint64_t memoHash = 0, freshHash = 0;
             uint32_t fromMemo = 0, again = 0;
+            std::vector<uint64_t> claimed; // a sample's walk that claimed its stack: every pc, the memo's too
+            bool knownSkipsMemo = false;   // the same walk once the stack was written out: the memo's pcs not copied
         };
         const auto atPoint = [&](Seen &seen) {
             return [&](const unw_context_t &context, const agent::StackBounds &) {
@@ -212,6 +216,22 @@ private Q_SLOTS: // NOLINT(readability-redundant-access-specifiers): Q_SLOTS mar
                 seen.memoHash = walk.hash;
                 seen.fromMemo = walk.fromMemo;
                 seen.again = agent::walkStack(regsOf(context), false, pcs, agent::kMaxWalkFrames).fromMemo;
+                agent::StackClaim claim = agent::StackClaim::None;
+                agent::forgetWrittenStacks(); // a stack met at an earlier point is claimed anew
+                std::fill(std::begin(pcs), std::end(pcs), 0);
+                const agent::AgentWalk claimed =
+                    agent::walkStack(regsOf(context), false, pcs, agent::kMaxWalkFrames, &claim);
+                QVERIFY(claim != agent::StackClaim::Known);
+                seen.claimed.assign(pcs, pcs + claimed.frames);
+                if (claim == agent::StackClaim::Claimed)
+                    agent::settleStack(claimed.hash, true);
+                std::fill(std::begin(pcs), std::end(pcs), 0);
+                const agent::AgentWalk known =
+                    agent::walkStack(regsOf(context), false, pcs, agent::kMaxWalkFrames, &claim);
+                QCOMPARE(claim, agent::StackClaim::Known);
+                QCOMPARE(known.hash, claimed.hash);
+                QCOMPARE(known.frames, claimed.frames);
+                seen.knownSkipsMemo = known.fromMemo != 0 && pcs[known.frames - 1] == 0;
                 t.memoBusy = true; // as a handler nested in a walk: no memo
                 const agent::AgentWalk fresh = agent::walkStack(regsOf(context), false, pcs, agent::kMaxWalkFrames);
                 t.memoBusy = false;
@@ -231,6 +251,8 @@ private Q_SLOTS: // NOLINT(readability-redundant-access-specifiers): Q_SLOTS mar
             QCOMPARE(seen.fresh, seen.libunwind);
             QCOMPARE(seen.memoHash, seen.freshHash);
             QCOMPARE(seen.again, uint32_t(seen.memo.size())); // the same registers again: the whole stack joined
+            QCOMPARE(seen.claimed, seen.libunwind);
+            QVERIFY(seen.knownSkipsMemo);
             joins += seen.fromMemo != 0 ? 1 : 0;
         }
         QVERIFY(joins >= 6); // the frames above the recursion are the last walk's (the first walk has none)
