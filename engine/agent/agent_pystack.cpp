@@ -99,16 +99,8 @@ bool describedAlready(const PythonTarget &target, uint64_t code, bool wait)
     return false;
 }
 
-// The frames of a sample whose code objects the thread's memo remembers (the leaf's first), and their seal.
+// The frames of a sample whose code objects the thread's memo remembers (the leaf's first).
 constexpr int kSealedFrames = 64;
-uint64_t frameSeal(uint64_t frame, uint64_t code, uint64_t serial)
-{
-    uint64_t h = frame * 0x9E3779B97F4A7C15ull ^ code ^ serial << 48;
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 29;
-    return h | 1;
-}
 
 } // namespace
 
@@ -121,32 +113,31 @@ void gatherPython(PythonStack &stack, bool wait)
     const PythonTarget &target = g_ring->python;
     uint32_t flags = 0;
     uint64_t addresses[kSealedFrames];
+    PythonCodeMemo *memo = holdPythonMemo();
     const int count =
-        pythonWalk(target, t_state.python, stack.frames, kMaxPythonFrames, flags, addresses, kSealedFrames);
+        pythonWalk(target, t_state.python, stack.frames, kMaxPythonFrames, flags, addresses, kSealedFrames, memo);
     stack.count = uint16_t(count > 0 ? count : 0);
     stack.flags = uint16_t(flags);
     const uint64_t serial = g_ringSerial.load(std::memory_order_relaxed);
-    uint64_t *seals = holdPythonMemo(serial);
     for (int i = 0; i < stack.count; ++i) {
         const uint64_t code = stack.frames[i].code;
         // A recursion's frames share their code object: it was claimed (or described) at the frame before.
         if (i > 0 && code == stack.frames[i - 1].code)
             continue;
-        // The same frame running the same code object as at an earlier sample: the code was described then. (A code
-        // object freed and another made at its address, run by a frame at the same address, passes for the first, as
-        // it would pass the fingerprint where its name, file and line table are at their predecessors' addresses.)
-        uint64_t *seal = nullptr;
-        uint64_t sealed = 0;
-        if (seals && i < kSealedFrames) {
-            sealed = frameSeal(addresses[i], code, serial);
-            seal = &seals[(addresses[i] >> 4) & (kPythonMemoEntries - 1)];
-            if (*seal == sealed)
+        // The same frame running the same code object as at an earlier sample (agent_python.h's PythonCodeMemo): the
+        // code was described then, when that was in this ring.
+        PythonCodeMemo::Entry *entry = nullptr;
+        if (memo && i < kSealedFrames) {
+            entry = &memo->at(addresses[i]);
+            if (entry->seal != PythonCodeMemo::sealOf(addresses[i], code))
+                entry = nullptr; // another frame's, met later in this walk
+            else if (entry->described == serial)
                 continue;
         }
-        if (describedAlready(target, code, wait) && seal)
-            *seal = sealed;
+        if (describedAlready(target, code, wait) && entry)
+            entry->described = serial;
     }
-    if (seals)
+    if (memo)
         releasePythonMemo();
 }
 

@@ -18,6 +18,7 @@
 #include "engine/agent/agent_protocol.h"
 #include "engine/agent/agent_thread.h"
 #include "engine/agent/agent_writer.h"
+#include "engine/agent/python/agent_python.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -89,8 +90,7 @@ struct WalkMemo {
     uint64_t endRead;              // where the root's step read a zero return address (0: its row ended the stack)
     MemoFrame frames[kMemoFrames]; // by depth from the root (0: the outermost frame)
     ScratchFrame scratch[kMemoFrames];
-    uint64_t pythonSerial;               // the serial its Python seals are for (holdPythonMemo)
-    uint64_t python[kPythonMemoEntries]; // the seals
+    PythonCodeMemo python; // holdPythonMemo
 };
 WalkMemo *g_memos = nullptr;
 std::atomic<int> g_memosState{0};
@@ -530,19 +530,14 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
     return walk;
 }
 
-uint64_t *holdPythonMemo(uint64_t serial)
+PythonCodeMemo *holdPythonMemo()
 {
     WalkMemo *memo = threadMemo();
     if (!memo)
         return nullptr;
     t_state.memoBusy = true;
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    if (memo->pythonSerial != serial) {
-        for (uint64_t &seal : memo->python)
-            seal = 0;
-        memo->pythonSerial = serial;
-    }
-    return memo->python;
+    return &memo->python;
 }
 
 void releasePythonMemo()

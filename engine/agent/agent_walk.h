@@ -19,6 +19,8 @@
 
 namespace emberline::agent {
 
+struct PythonCodeMemo;
+
 struct AgentWalk {
     uint32_t frames = 0;   // pcs written
     bool whole = false;    // the walk reached the stack's end or its depth limit: the pcs are the stack
@@ -54,12 +56,9 @@ enum class StackClaim : uint8_t { None, Known, Claimed };
 StackClaim claimStack(uint64_t hash);
 void settleStack(uint64_t hash, bool written);
 
-// This thread's memo of the Python frames whose code objects it found described (agent_pystack.cpp): seals of a
-// frame's address, its code object's and the ring's serial, direct-mapped by the frame's address, for `serial`
-// (another serial's are cleared first). Null where the thread has no memo, or where a walk or a gather it interrupted
-// holds it; else held until releasePythonMemo.
-inline constexpr uint32_t kPythonMemoEntries = 128;
-uint64_t *holdPythonMemo(uint64_t serial);
+// This thread's memo of the code objects its Python walks met (agent_python.h), kept beside its walk memo. Null where
+// the thread has no memo, or where a walk or a gather it interrupted holds it; else held until releasePythonMemo.
+PythonCodeMemo *holdPythonMemo();
 void releasePythonMemo();
 
 // The stacks this process image wrote out (records/agent_stack_set.cpp) forgotten: a new ring's (walkNewRing).

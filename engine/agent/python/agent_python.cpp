@@ -218,7 +218,7 @@ int32_t instructionOf(const PythonLayout &l, uint64_t frame, const CodeShape &sh
 } // namespace
 
 int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame *out, int room, uint32_t &flags,
-               uint64_t *addresses, int addressRoom)
+               uint64_t *addresses, int addressRoom, PythonCodeMemo *memo)
 {
     flags = 0;
     const PythonLayout &l = target.layout;
@@ -271,8 +271,17 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
             continue;
         }
         const uint64_t code = loadPointer(frame, l.frameCode);
-        if (code != shape.code)
-            readCodeShape(target, code, shape);
+        if (code != shape.code) {
+            PythonCodeMemo::Entry *entry = memo ? &memo->at(frame) : nullptr;
+            const uint64_t seal = entry ? PythonCodeMemo::sealOf(frame, code) : 0;
+            if (entry && entry->seal == seal) {
+                shape = CodeShape{code, true, entry->bytecode, entry->size, entry->firstTraceable};
+            } else {
+                readCodeShape(target, code, shape);
+                if (entry && shape.readable)
+                    *entry = PythonCodeMemo::Entry{seal, shape.bytecode, shape.size, shape.firstTraceable, 0};
+            }
+        }
         if (!shape.readable) {
             flags |= PythonWalkCut;
             break;

@@ -56,11 +56,38 @@ struct PythonThreadCache {
     uint64_t threadState; // 0: not found yet (a plain value: it lives in the agent's thread state, set up as a whole)
 };
 
+// A thread's memo of the code objects its walks met, direct-mapped by the address of the frame that ran each (the agent
+// keeps one per thread beside its stack walk's memo: agent_walk.h). A frame at the same address running the same code
+// object as at an earlier walk runs that code object still (the frame holds it alive; only a code object freed and
+// another made at its address, run by a frame at the same address, would pass for it): the walk takes what it read of
+// the code then, and the sample knows whether it described the code in this ring already.
+struct PythonCodeMemo {
+    static constexpr uint32_t kEntries = 128;
+    struct Entry {
+        uint64_t seal; // sealOf(frame, code); 0: empty
+        uint64_t bytecode;
+        int64_t size;
+        int64_t firstTraceable;
+        uint64_t described; // the serial of the ring the code was described in (0: none yet)
+    };
+    Entry entries[kEntries];
+
+    static uint64_t sealOf(uint64_t frame, uint64_t code)
+    {
+        uint64_t h = frame * 0x9E3779B97F4A7C15ull ^ code;
+        h ^= h >> 31;
+        h *= 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 29;
+        return h | 1;
+    }
+    Entry &at(uint64_t frame) { return entries[(frame >> 4) & (kEntries - 1)]; }
+};
+
 // Walks the calling thread's Python frames, leaf first, into `out` (at most `room`); returns how many, and sets
-// `flags` (PythonWalkFlag).
-// `addresses` (null: not wanted) takes the address of each of the first `addressRoom` frames given.
+// `flags` (PythonWalkFlag). `addresses` (null: not wanted) takes the address of each of the first `addressRoom` frames
+// given; `memo` (null: none) is read and kept up to date.
 int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame *out, int room, uint32_t &flags,
-               uint64_t *addresses = nullptr, int addressRoom = 0);
+               uint64_t *addresses = nullptr, int addressRoom = 0, PythonCodeMemo *memo = nullptr);
 
 // A fingerprint of a code object (its address and the addresses of the objects it holds: its name, file and line
 // table), so that another code object at the same address after the first was freed is told apart. 0 when the code
