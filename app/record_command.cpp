@@ -93,15 +93,6 @@ void printAgentStacks(const engine::AgentStacksSummary &a)
                  static_cast<unsigned long long>(a.stackRefs), static_cast<unsigned long long>(a.checks),
                  static_cast<unsigned long long>(a.copied), share(a.copied), copied.empty() ? "" : " (", copied.c_str(),
                  copied.empty() ? "" : ")");
-    if (a.pythonStackRefs > 0 || a.unknownPythonRefs > 0) {
-        const std::string unknown = a.unknownPythonRefs == 0
-                                        ? std::string()
-                                        : " (" + std::to_string(a.unknownPythonRefs) +
-                                              " naming one the ring never held: their Python frames dropped)";
-        std::fprintf(stderr,
-                     "emberline: agent stacks: %llu samples' Python frames given as a Python stack written before%s\n",
-                     static_cast<unsigned long long>(a.pythonStackRefs), unknown.c_str());
-    }
     if (a.handlerSamples > 0)
         std::fprintf(stderr, "emberline: in-process sampler: its handler took p50 %s, p99 %s a sample (%llu samples)\n",
                      engine::formatValue(static_cast<int64_t>(a.handlerP50Ns), "nanoseconds").c_str(),

@@ -248,7 +248,6 @@ void writeCpuCopy(const greg_t *g, uint64_t periodNs, const PythonStack &python,
     AgentScope scope;
     auto *record = scope.reserve<CpuRecord>(bytes, keptForFrees(), false);
     if (!record) {
-        dropPython(python);
         g_ring->cpuDropped.fetch_add(1, std::memory_order_relaxed);
         return;
     }
@@ -299,7 +298,6 @@ __attribute__((noinline)) bool writeCpuWalked(const greg_t *g, uint64_t periodNs
     if (!record) {
         if (claim == StackClaim::Claimed)
             settleStack(hash, false);
-        dropPython(python);
         g_ring->cpuDropped.fetch_add(1, std::memory_order_relaxed);
         return true;
     }

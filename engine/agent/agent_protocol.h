@@ -31,7 +31,7 @@
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 15;
+inline constexpr uint32_t kRingVersion = 14;
 // The unwind tables the session shares with the agent are versioned apart, beside their rows: agent_unwind.h's
 // kUnwindTableVersion; how they are delivered (the arena, the module index in the ring) is agent_tables.h's.
 // The header page, then the heap counters' slots (HeapSlot), then the module index (ModuleIndex, written by the
@@ -118,21 +118,10 @@ struct RecordHeader {
 // PythonWalkFlag bits. A code object's names come once, in a PythonCodeRecord written before the first sample of the
 // thread that met it; a sample of another thread may name it before that record is read (the session then names it
 // when the record comes).
-// A thread's Python frames are written whole the first time (PythonDefines), and named by their hash after that
-// (PythonByHash): a CPython program's allocations run through a few thousand Python stacks, and exact mode writes
-// one at every allocation. PythonInline: written whole, named by nothing (no walk of its own, the set of stacks
-// written out full, or another thread writing the same stack out at the same time).
-enum PythonForm : uint8_t {
-    PythonInline = 0,
-    PythonDefines = 1, // the frames follow, and pythonHash names them in this ring's later records
-    PythonByHash = 2,  // no frames follow: they are those an earlier record of this ring defined for pythonHash
-};
 struct PythonFields {
-    uint16_t pythonFrames; // the frames that follow in this record (0 where the form is PythonByHash)
+    uint16_t pythonFrames;
     uint16_t pythonFlags;
-    uint8_t pythonForm; // PythonForm
-    uint8_t pythonReserved[3];
-    uint64_t pythonHash; // PythonDefines, PythonByHash: the stack's hash (of its frames and flags), never 0
+    uint32_t pythonReserved;
 };
 
 // What names a code object (agent_python.h's PythonCodeFacts, then its name's, file's and line table's bytes).

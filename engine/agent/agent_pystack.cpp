@@ -99,23 +99,6 @@ bool describedAlready(const PythonTarget &target, uint64_t code, bool wait)
     return false;
 }
 
-// A Python stack's name in the set of stacks written out (shared with the native stacks' hashes, and kept apart from
-// them by its own seed): its frames and the walk's flags. Never 0.
-uint64_t stackHash(const PythonStack &stack)
-{
-    uint64_t h = 0x5079746873746B73ull ^ (uint64_t(stack.count) << 16 | stack.flags);
-    for (int i = 0; i < stack.count; ++i) {
-        const PythonFrame &f = stack.frames[i];
-        h = (h ^ f.code) * 0x9E3779B97F4A7C15ull;
-        h = (h ^ (uint64_t(uint32_t(f.instruction)) << 32 | f.flags)) * 0xBF58476D1CE4E5B9ull;
-        h ^= h >> 29;
-    }
-    h ^= h >> 32;
-    h *= 0xD6E8FEB86659FD93ull;
-    h ^= h >> 32;
-    return h ? h : 1;
-}
-
 // The frames of a sample whose code objects the thread's memo remembers (the leaf's first).
 constexpr int kSealedFrames = 64;
 
@@ -125,8 +108,6 @@ void gatherPython(PythonStack &stack, bool wait)
 {
     stack.count = 0;
     stack.flags = 0;
-    stack.form = PythonInline;
-    stack.hash = 0;
     if (!g_ring || g_ring->pythonState.load(std::memory_order_acquire) != 1)
         return;
     const PythonTarget &target = g_ring->python;
@@ -158,19 +139,6 @@ void gatherPython(PythonStack &stack, bool wait)
     }
     if (memo)
         releasePythonMemo();
-    if (stack.count == 0)
-        return;
-    stack.hash = stackHash(stack);
-    switch (claimStack(stack.hash)) {
-    case StackClaim::Known:
-        stack.form = PythonByHash;
-        break;
-    case StackClaim::Claimed:
-        stack.form = PythonDefines;
-        break;
-    case StackClaim::None:
-        break;
-    }
 }
 
 void gatherPythonTimed(PythonStack &stack)
@@ -191,22 +159,11 @@ void gatherPythonTimed(PythonStack &stack)
 
 void putPython(PythonFields &fields, void *tail, const PythonStack &stack)
 {
-    fields.pythonFrames = stack.inRecord();
+    fields.pythonFrames = stack.count;
     fields.pythonFlags = stack.flags;
-    fields.pythonForm = stack.form;
-    memset(fields.pythonReserved, 0, sizeof fields.pythonReserved);
-    fields.pythonHash = stack.hash;
-    if (stack.inRecord() != 0)
+    fields.pythonReserved = 0;
+    if (stack.count != 0)
         memcpy(tail, stack.frames, stack.bytes());
-    // Reserved, so published: every record reserved after this one is read after it.
-    if (stack.form == PythonDefines)
-        settleStack(stack.hash, true);
-}
-
-void dropPython(const PythonStack &stack)
-{
-    if (stack.form == PythonDefines)
-        settleStack(stack.hash, false);
 }
 
 void pythonForget()

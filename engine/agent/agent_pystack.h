@@ -16,26 +16,17 @@ namespace emberline::agent {
 struct PythonStack { // NOLINT(cppcoreguidelines-pro-type-member-init)
     PythonFrame frames[kMaxPythonFrames];
     uint16_t count = 0;
-    uint16_t flags = 0;          // PythonWalkFlag
-    uint8_t form = PythonInline; // PythonForm: how the record gives the frames (claimed by gatherPython)
-    uint64_t hash = 0;           // the frames' and flags' hash, where the form names one
-    // The frames the record holds, and their bytes.
-    uint16_t inRecord() const { return form == PythonByHash ? 0 : count; }
-    uint32_t bytes() const { return uint32_t(inRecord()) * uint32_t(sizeof(PythonFrame)); }
+    uint16_t flags = 0; // PythonWalkFlag
+    uint32_t bytes() const { return uint32_t(count) * uint32_t(sizeof(PythonFrame)); }
 };
 
-// The calling thread's frames, when the session has named the process image's CPython (none otherwise), and how its
-// record gives them (PythonStack::form: the stack claimed in the set of stacks written out, agent_walk.h). `wait`: as
-// the sample's own record (a code record waits for room only where the sample would). Every gather is followed by
-// putPython or dropPython.
+// The calling thread's frames, when the session has named the process image's CPython (none otherwise). `wait`: as
+// the sample's own record (a code record waits for room only where the sample would).
 void gatherPython(PythonStack &stack, bool wait);
 // The CPU handler's gatherPython: the walk timed and counted in the ring's header (RingHeader::pythonWalkNs).
 void gatherPythonTimed(PythonStack &stack);
-// The record's Python fields, and its frames at `tail` (the record's last stack.bytes() bytes), once the record is
-// reserved: a stack this record defines is named by its hash from here on (later records of the ring come after it).
+// The record's Python fields, and its frames at `tail` (the record's last stack.bytes() bytes).
 void putPython(PythonFields &fields, void *tail, const PythonStack &stack);
-// The sample's record was not written (no room): a stack it was to define is left to the next sample that meets it.
-void dropPython(const PythonStack &stack);
 // A new ring: the code objects described go with the old one.
 void pythonForget();
 

@@ -75,7 +75,6 @@ PythonFramesView pythonFrames(const agent::RecordHeader &record, const agent::Py
     const auto *end = reinterpret_cast<const uint8_t *>(&record) + record.bytes;
     view.frames = std::span<const agent::PythonFrame>(reinterpret_cast<const agent::PythonFrame *>(end - bytes),
                                                       fields.pythonFrames);
-    view.recordBytes = bytes;
     return view;
 }
 

@@ -47,9 +47,7 @@ struct RingReader::Ring {
     bool started = false;
     int fd = -1; // kept until the ring is reserved whole (reserveMore)
     bool reserveFailed = false;
-    WalkedStacks stacks; // the walked stacks written out
-    // The Python stacks written out (PythonDefines), by hash: bounded as the walked stacks are, by the agent's set.
-    std::unordered_map<uint64_t, std::vector<agent::PythonFrame>> pythonStacks;
+    WalkedStacks stacks;         // the walked stacks written out
     uint64_t reserveAgainNs = 0; // after a failure, the next try (a failing fallocate still makes and frees pages)
 
     ~Ring()
@@ -223,23 +221,6 @@ bool RingReader::walkedStack(Ring &ring, uint64_t hash, uint8_t flags, std::span
     return false;
 }
 
-PythonFramesView RingReader::pythonOf(Ring &ring, const agent::RecordHeader &record, const agent::PythonFields &fields,
-                                      uint32_t body)
-{
-    PythonFramesView view = pythonFrames(record, fields, body, ring.image);
-    if (fields.pythonForm == agent::PythonDefines && !view.frames.empty()) {
-        ring.pythonStacks.try_emplace(fields.pythonHash, view.frames.begin(), view.frames.end());
-    } else if (fields.pythonForm == agent::PythonByHash) {
-        ++m_counters.pythonStackRefs;
-        const auto found = ring.pythonStacks.find(fields.pythonHash);
-        if (found != ring.pythonStacks.end())
-            view.frames = found->second;
-        else
-            ++m_counters.unknownPythonStackRefs;
-    }
-    return view;
-}
-
 size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
 {
     agent::RingHeader &h = *ring.header;
@@ -280,14 +261,14 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
         if (type == agent::RecordType::Alloc && bytes >= sizeof(agent::AllocRecord)) {
             const auto *alloc = reinterpret_cast<const agent::AllocRecord *>(record);
             AgentAllocation a;
-            a.python = pythonOf(ring, *record, alloc->python, bytes - uint32_t(sizeof(agent::AllocRecord)));
-            const uint32_t body = bytes - uint32_t(sizeof(agent::AllocRecord)) - a.python.recordBytes;
+            a.python = pythonFrames(*record, alloc->python, bytes - uint32_t(sizeof(agent::AllocRecord)), ring.image);
+            const uint32_t body = bytes - uint32_t(sizeof(agent::AllocRecord)) - uint32_t(a.python.frames.size_bytes());
             const uint32_t stackBytes = std::min<uint32_t>(alloc->stackBytes, body);
             fillAllocation(a, ring, *alloc);
             a.regs = std::span<const uint64_t>(alloc->regs, agent::kRegisterCount);
             a.stack = std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(alloc + 1), stackBytes);
             a.stackLimit = body;
-            a.walk = checkedPcs(*record, alloc->walkedFrames, body, a.python.recordBytes);
+            a.walk = checkedPcs(*record, alloc->walkedFrames, body, uint32_t(a.python.frames.size_bytes()));
             countCopy(alloc->copiedBecause, !a.walk.pcs.empty());
             if (!a.walk.pcs.empty())
                 a.stackLimit -= uint32_t(a.walk.pcs.size_bytes());
@@ -308,9 +289,9 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             c.timeNs = cpu->timeNs;
             c.periodNs = cpu->periodNs;
             c.regs = std::span<const uint64_t>(cpu->regs, agent::kRegisterCount);
-            c.python = pythonOf(ring, *record, cpu->python, bytes - uint32_t(sizeof(agent::CpuRecord)));
-            c.stackLimit = bytes - uint32_t(sizeof(agent::CpuRecord)) - c.python.recordBytes;
-            c.walk = checkedPcs(*record, cpu->walkedFrames, c.stackLimit, c.python.recordBytes);
+            c.python = pythonFrames(*record, cpu->python, bytes - uint32_t(sizeof(agent::CpuRecord)), ring.image);
+            c.stackLimit = bytes - uint32_t(sizeof(agent::CpuRecord)) - uint32_t(c.python.frames.size_bytes());
+            c.walk = checkedPcs(*record, cpu->walkedFrames, c.stackLimit, uint32_t(c.python.frames.size_bytes()));
             countCopy(cpu->copiedBecause, !c.walk.pcs.empty());
             c.stackLimit -= uint32_t(c.walk.pcs.size_bytes());
             c.stack = std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(cpu + 1),
@@ -322,8 +303,8 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             const auto *alloc = reinterpret_cast<const agent::WalkedAllocRecord *>(record);
             AgentAllocation a;
             ++m_counters.allocations;
-            a.python = pythonOf(ring, *record, alloc->python, bytes - uint32_t(sizeof(*alloc)));
-            const uint32_t walked = bytes - a.python.recordBytes;
+            a.python = pythonFrames(*record, alloc->python, bytes - uint32_t(sizeof(*alloc)), ring.image);
+            const uint32_t walked = bytes - uint32_t(a.python.frames.size_bytes());
             if (walkedStack(ring, alloc->stackHash, alloc->flags, walkedPcs(*alloc, walked), a.walk)) {
                 fillAllocation(a, ring, *alloc);
                 if (sinks.memory)
@@ -333,8 +314,8 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             const auto *cpu = reinterpret_cast<const agent::WalkedCpuRecord *>(record);
             AgentCpuSample c;
             ++m_counters.cpuSamples;
-            c.python = pythonOf(ring, *record, cpu->python, bytes - uint32_t(sizeof(*cpu)));
-            const uint32_t walked = bytes - c.python.recordBytes;
+            c.python = pythonFrames(*record, cpu->python, bytes - uint32_t(sizeof(*cpu)), ring.image);
+            const uint32_t walked = bytes - uint32_t(c.python.frames.size_bytes());
             if (walkedStack(ring, cpu->stackHash, cpu->flags, walkedPcs(*cpu, walked), c.walk)) {
                 c.image = ring.image;
                 c.pid = ring.pid;

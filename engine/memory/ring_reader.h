@@ -142,9 +142,6 @@ struct RingCounters {
     uint64_t checked = 0;
     std::array<uint64_t, agent::kWalkFallbackCount> walkFallbacks{};
     uint64_t unknownStackRefs = 0;
-    // Samples whose Python frames were named by a hash (PythonByHash), and those whose hash the ring never defined.
-    uint64_t pythonStackRefs = 0;
-    uint64_t unknownPythonStackRefs = 0;
     // The in-process sampler's handler times (agent::RingHeader::cpuHandlerNs, in agent::handlerBucket's buckets).
     std::array<uint64_t, agent::kHandlerBuckets> cpuHandlerNs{};
     // The handler's walks of Python frames (agent::RingHeader::pythonWalkNs), and the frames they gave.
@@ -243,10 +240,6 @@ private:
     // A walked record's stack from the ring's written stacks (WalkedStacks), counted; false for a reference to a stack
     // the ring never wrote out.
     bool walkedStack(Ring &ring, uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, AgentStack &stack);
-    // A sample record's Python frames (agent_protocol.h's PythonFields, in its last `body` bytes): its own, kept where
-    // it defines a stack, or the ones its hash names (none, counted, for a hash the ring never defined).
-    PythonFramesView pythonOf(Ring &ring, const agent::RecordHeader &record, const agent::PythonFields &fields,
-                              uint32_t body);
     size_t visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upToNs);
 
     std::string m_directory;

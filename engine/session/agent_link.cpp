@@ -469,8 +469,6 @@ std::shared_ptr<const AgentStacksSummary> agentStacksSummary(const RingReader &r
     s->mismatches = unwind.walkMismatches;
     s->walkLonger = unwind.walkLonger;
     s->unknownRefs = c.unknownStackRefs;
-    s->pythonStackRefs = c.pythonStackRefs;
-    s->unknownPythonRefs = c.unknownPythonStackRefs;
     bucketPercentiles(c.cpuHandlerNs, s->handlerSamples, s->handlerP50Ns, s->handlerP99Ns);
     bucketPercentiles(c.pythonWalkNs, s->pythonWalks, s->pythonWalkP50Ns, s->pythonWalkP99Ns);
     if (s->pythonWalks > 0)

@@ -67,10 +67,6 @@ struct AgentStacksSummary {
     uint64_t mismatches = 0;  // of those, stacks that differ
     uint64_t walkLonger = 0;  // of those, walks that went further than the copy's unwind, and agreed up to there
     uint64_t unknownRefs = 0; // references to stacks the ring never wrote out (dropped)
-    // Samples whose Python frames were named by a stack written before, and those naming one the ring never wrote out
-    // (their Python frames dropped).
-    uint64_t pythonStackRefs = 0;
-    uint64_t unknownPythonRefs = 0;
     // The unwind tables the session built and shared.
     uint64_t tablesBuilt = 0;
     uint64_t tablesStored = 0; // of the tables, those read from the ones earlier sessions kept

@@ -21,7 +21,6 @@ struct PythonFramesView {
     std::span<const agent::PythonFrame> frames;
     uint32_t flags = 0;
     uint64_t image = 0;
-    uint32_t recordBytes = 0; // the bytes the frames take at the end of their record (0: named by a hash, or none)
 };
 
 } // namespace emberline::engine

@@ -62,7 +62,6 @@ void writeAllocCopy(const AllocFields &f, const PythonStack &python, const uint6
     AgentScope scope;
     auto *record = scope.reserve<AllocRecord>(bytes, f.keep, f.wait);
     if (!record) {
-        dropPython(python);
         if (!f.exact)
             untrack(uint64_t(f.address));
         return dropAllocation(f.size);
@@ -110,7 +109,6 @@ __attribute__((noinline)) bool writeAllocWalked(const AllocFields &f, const Pyth
     if (!record) {
         if (claim == StackClaim::Claimed)
             settleStack(hash, false);
-        dropPython(python);
         if (!f.exact)
             untrack(uint64_t(f.address));
         dropAllocation(f.size);
