@@ -22,6 +22,11 @@
 #include <atomic>
 
 namespace emberline::agent {
+
+// Where a thread counts when its counts go nowhere: its own (a shared sink would be a cache line that every thread
+// writes).
+constinit thread_local HeapSlot t_nowhere __attribute__((tls_model("initial-exec")));
+
 namespace {
 
 size_t noUsable(void *)
@@ -35,10 +40,6 @@ std::atomic<int> g_heapState{0};
 // Counted up at every start and stop of counting (after g_heapState): a thread that chose to count nowhere under an
 // earlier one asks again (ThreadState::heapEpoch).
 std::atomic<uint32_t> g_heapEpoch{0};
-
-// Where a thread counts when its counts go nowhere: its own (a shared sink would be a cache line that every thread
-// writes).
-constinit thread_local HeapSlot t_nowhere __attribute__((tls_model("initial-exec")));
 
 // Another allocator's malloc_usable_size may allocate (tcmalloc's makes its MallocExtension at its first call): it
 // runs as the agent's own work, whose allocations pass through uncounted. The C library's allocates nothing.

@@ -35,6 +35,10 @@ inline uint64_t heapBytesOf(void *address)
     return __builtin_expect(g_chunkSizes, 1) ? chunkSize(address) : g_usable(address);
 }
 
+// Where a thread counts when its counts go nowhere (agent_heap.cpp): a slot of its own that nobody reads. The fast
+// path tells it by its address, not by a load of its owner.
+extern constinit thread_local HeapSlot t_nowhere __attribute__((tls_model("initial-exec")));
+
 // A heap count the fast path could not make: no slot yet (it takes one), the agent's own work, a null address.
 // `bytes`: the block's heap bytes where the allocator's measure does not apply (0: that measure).
 void countHeapSlow(void *address, bool freed, uint64_t bytes = 0);
@@ -88,7 +92,7 @@ inline void countAllocated(void *address)
     if (__builtin_expect(slot == nullptr || address == nullptr, 0))
         return countHeapSlow(address, false);
     if (const uint8_t mark = __atomic_load_n(&g_markNow, __ATOMIC_RELAXED); __builtin_expect(mark != 0, 0)) {
-        if (slot->owner.load(std::memory_order_relaxed) == 0)
+        if (slot == &t_nowhere)
             return countHeapSlow(address, false); // counting nowhere (maybe since before the attach): asks again
         if (!markedCall(address, false, mark))
             return;
@@ -103,7 +107,7 @@ inline void countFreed(void *address)
     if (__builtin_expect(slot == nullptr || address == nullptr, 0))
         return countHeapSlow(address, true);
     if (const uint8_t mark = __atomic_load_n(&g_markNow, __ATOMIC_RELAXED); __builtin_expect(mark != 0, 0)) {
-        if (slot->owner.load(std::memory_order_relaxed) == 0)
+        if (slot == &t_nowhere)
             return countHeapSlow(address, true);
         if (!markedCall(address, true, mark))
             return;
