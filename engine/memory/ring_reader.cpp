@@ -158,15 +158,12 @@ void RingReader::reserveMore(Ring &ring)
         close(std::exchange(ring.fd, -1));
         return;
     }
-    // The writers go round their window (RingHeader::windowBytes): pages for it and as much again, for its growth. An
-    // exact ring is reserved whole (its writers wait for room anyway): by the agent of a launched program, here for
-    // an attached one (its agent reserved a window while the injector held its thread).
-    const bool whole = h.allocInterval == 1;
+    // The writers go round their window (RingHeader::windowBytes): pages for it and as much again, for its growth, in
+    // exact mode as at an interval (a process image that never needs its whole ring never holds its pages).
     const uint64_t window = std::clamp<uint64_t>(h.windowBytes.load(std::memory_order_relaxed), 1, h.dataBytes);
-    if (!whole && std::min(h.head.load(std::memory_order_acquire), window) < reserved / 2)
+    if (std::min(h.head.load(std::memory_order_acquire), window) < reserved / 2)
         return;
-    const uint64_t target =
-        whole ? h.dataBytes : std::min({h.dataBytes, std::max<uint64_t>(reserved, 1) * 4, 2 * window});
+    const uint64_t target = std::min({h.dataBytes, std::max<uint64_t>(reserved, 1) * 4, 2 * window});
     if (target <= reserved)
         return;
     if (fallocate(ring.fd, 0, off_t(agent::kRingHeaderBytes + reserved), off_t(target - reserved)) != 0 &&

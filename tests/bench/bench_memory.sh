@@ -19,6 +19,9 @@
 # configurations beside heaptrack (which runs in the first two rounds; HEAPTRACK=no leaves it out, so that the rounds
 # right after it do not run slow on a small machine); `alone` must be among them. Two more may be named: `copy` (the
 # memory session with --agent-stacks copy: every stack copied, the agent's walk off) and `exact` (--alloc-interval 1).
+# Three floors, with nothing of Emberline's in them: `floor` (an interposer whose malloc, free, calloc and realloc only
+# call the C library's), `signals` (99 Hz of cpu-clock signals to the main thread, a handler that only counts) and
+# `both`.
 # Each session configuration's own CPU, as its summary states it, is printed under its times. BASE=BUILD_DIR adds `base`: the
 # `memory` configuration run by another build's emberline and agent, to compare two builds side by side.
 set -euo pipefail
@@ -41,6 +44,9 @@ fi
 HERE=$(cd "$(dirname "$0")" && pwd)
 EMBERLINE=$BUILD/app/emberline
 AGENT=$BUILD/lib/emberline/libemberline_agent.so
+# `floor`: an interposer that only forwards; `signals`: 99 Hz of cpu-clock signals to a handler that counts
+FLOOR=${FLOOR:-$BUILD/tests/bench/bench_interposer_floor.so}
+SIGNALS=${SIGNALS:-$BUILD/tests/bench/bench_signal_floor.so}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export PYTHONMALLOC=malloc
@@ -85,6 +91,9 @@ measure() {
                 >/dev/null 2>"$d/err"
             ;;
         agent) LD_PRELOAD=$AGENT "${TARGET_CPU[@]}" "$@" >/dev/null 2>"$d/err" ;;
+        floor) LD_PRELOAD=$FLOOR "${TARGET_CPU[@]}" "$@" >/dev/null 2>"$d/err" ;;
+        signals) EMBERLINE_SIGNAL_HZ=99 LD_PRELOAD=$SIGNALS "${TARGET_CPU[@]}" "$@" >/dev/null 2>"$d/err" ;;
+        both) EMBERLINE_SIGNAL_HZ=99 LD_PRELOAD="$FLOOR $SIGNALS" "${TARGET_CPU[@]}" "$@" >/dev/null 2>"$d/err" ;;
         heaptrack)
             if [[ $heaptrack != yes || $HEAPTRACK != yes ]] || ! command -v heaptrack >/dev/null || ((i > 2)); then return; fi
             heaptrack -o "$d/ht$i" "$@" >/dev/null 2>"$d/err"
@@ -107,7 +116,7 @@ measure() {
     alone=$(column 1 "$d/alone" | median)
     aloneCpu=$(column 2 "$d/alone" | median)
     echo "== $name"
-    for config in alone cpu memory copy exact base agent heaptrack; do
+    for config in alone floor signals both agent cpu memory copy exact base heaptrack; do
         [[ -s $d/$config ]] || continue
         local m c
         m=$(column 1 "$d/$config" | median)
