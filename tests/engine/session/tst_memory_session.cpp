@@ -303,9 +303,9 @@ private Q_SLOTS:
         QCOMPARE(fs.f_type, decltype(fs.f_type)(TMPFS_MAGIC));
     }
 
-    // A folder with no room (a full tmpfs, as a full disk). With no room for a ring's first pages (exact mode
-    // reserves its whole ring at once), each process image leaves a marker instead of a ring; with room for a
-    // sampled ring's first pages but not for the rest, the ring works in what it has. Never a ring page the program
+    // A folder with no room (a full tmpfs, as a full disk). With no room for a ring's first pages, each process
+    // image leaves a marker instead of a ring; with room for a ring's first pages but not for the rest, the ring
+    // works in what it has (in exact mode too: what finds no room is counted as lost). Never a ring page the program
     // could not write to: the program runs to its end, unharmed, and the summary says why its memory is not wholly
     // profiled.
     void ringsFolderFull_data()
@@ -317,6 +317,8 @@ private Q_SLOTS:
             << QStringLiteral("size=2m") << qulonglong(1) << QStringLiteral("could not make the memory agent's ring");
         QTest::newRow("no room for the rest")
             << QStringLiteral("size=2m") << qulonglong(16384) << QStringLiteral("could not be reserved whole");
+        QTest::newRow("exact, no room for the rest")
+            << QStringLiteral("size=3m") << qulonglong(1) << QStringLiteral("could not be reserved whole");
     }
     void ringsFolderFull()
     {
