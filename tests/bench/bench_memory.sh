@@ -47,6 +47,12 @@ AGENT=$BUILD/lib/emberline/libemberline_agent.so
 # `floor`: an interposer that only forwards; `signals`: 99 Hz of cpu-clock signals to a handler that counts
 FLOOR=${FLOOR:-$BUILD/tests/bench/bench_interposer_floor.so}
 SIGNALS=${SIGNALS:-$BUILD/tests/bench/bench_signal_floor.so}
+for config in $CONFIGS; do
+    case $config in
+    floor | both) [[ -f $FLOOR ]] || { echo "no $FLOOR: build the benchmarks (or set FLOOR)" >&2; exit 1; } ;;&
+    signals | both) [[ -f $SIGNALS ]] || { echo "no $SIGNALS: build the benchmarks (or set SIGNALS)" >&2; exit 1; } ;;
+    esac
+done
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export PYTHONMALLOC=malloc
