@@ -33,6 +33,8 @@ public:
     void allocate(uint64_t image, uint32_t pid, uint32_t tid, uint64_t address, uint64_t size, uint32_t stack,
                   uint64_t timeNs = 0, uint64_t heapBytes = 0);
     void free(uint64_t image, uint64_t address, uint64_t timeNs = 0);
+    // The block at (image, address) will be allocated or freed soon: its slot of the live table is fetched ahead.
+    void prefetch(uint64_t image, uint64_t address) const { m_live.prefetch(image, address); }
     // Process image `image` of process `pid` started. With `unsampledStack` set (the caller's id of a stack that names
     // the row: exporter's "[heap no sample saw]"), an image whose exact live heap is known and that no live sample
     // stands for (a heap smaller than the interval, or whose sampled blocks were all freed) gets a row of its own in

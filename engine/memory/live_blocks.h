@@ -20,6 +20,22 @@ public:
 
     size_t size() const { return m_size; }
 
+    // Asks the CPU for the cache lines of the slot where (image, address) is looked up first (its first and last
+    // bytes: a slot may span two lines): a reader that knows the blocks it will look up next hides its misses behind
+    // its work on those before (a hint; the table may grow meanwhile). An instruction of its own: GCC takes a
+    // function whose only effect is __builtin_prefetch for a pure one, and drops the calls to it.
+    void prefetch(uint64_t image, uint64_t address) const
+    {
+        const Slot *slot = m_slots.data() + home(image, address);
+        const char *last = reinterpret_cast<const char *>(slot) + sizeof(Slot) - 1;
+#if defined(__x86_64__)
+        asm volatile("prefetcht0 %0\n\tprefetcht0 %1" : : "m"(*slot), "m"(*last));
+#else
+        __builtin_prefetch(slot);
+        __builtin_prefetch(last);
+#endif
+    }
+
     Block *find(uint64_t image, uint64_t address)
     {
         for (size_t i = home(image, address);; i = (i + 1) & mask()) {
@@ -106,7 +122,10 @@ private:
         Block block{};
     };
 
-    size_t mask() const { return m_slots.size() - 1; }
+    size_t mask() const
+    {
+        return m_slots.size() - 1;
+    }
     // Blocks close in memory have homes close in the table: a 256-byte stretch of the address space (16 blocks of 16
     // bytes) takes 16 slots in a row, the stretches scattered by a hash. A program allocates and frees near where it
     // did a moment ago, and the slots it touches share cache lines and pages: the session's exact-mode CPU on CPython

@@ -237,7 +237,32 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
         std::max<uint64_t>(m_counters.widestWindow, h.windowBytes.load(std::memory_order_relaxed));
     uint64_t tail = h.tail.load(std::memory_order_relaxed);
     size_t records = 0;
+    // A few records ahead of the one read, the blocks they allocate or free are named to the sink, whose look-ups
+    // for them (a table of every live block, in exact mode far larger than the caches) then miss while it works on
+    // the records before.
+    uint64_t ahead = tail;
+    const auto lookAhead = [&] {
+        constexpr uint64_t kAheadBytes = 2048;
+        while (sinks.memory && ahead - tail < kAheadBytes) {
+            const auto *next = reinterpret_cast<const agent::RecordHeader *>(ring.data + (ahead & mask));
+            const auto type = agent::RecordType(next->type.load(std::memory_order_acquire));
+            const uint32_t bytes = next->bytes;
+            if (type == agent::RecordType::Empty || bytes < sizeof(agent::RecordHeader) || bytes % 8 != 0 ||
+                (ahead & mask) + bytes > h.dataBytes)
+                return; // read (and judged) in order below
+            if (type == agent::RecordType::Free && bytes >= sizeof(agent::FreeRecord))
+                sinks.memory->willTouch(ring.image, reinterpret_cast<const agent::FreeRecord *>(next)->address);
+            else if (type == agent::RecordType::AllocWalked && bytes >= sizeof(agent::WalkedAllocRecord))
+                sinks.memory->willTouch(ring.image, reinterpret_cast<const agent::WalkedAllocRecord *>(next)->address);
+            else if (type == agent::RecordType::Alloc && bytes >= sizeof(agent::AllocRecord))
+                sinks.memory->willTouch(ring.image, reinterpret_cast<const agent::AllocRecord *>(next)->address);
+            ahead += bytes;
+        }
+    };
     for (;;) {
+        if (ahead < tail)
+            ahead = tail;
+        lookAhead();
         auto *record = reinterpret_cast<agent::RecordHeader *>(ring.data + (tail & mask));
         const auto type = agent::RecordType(record->type.load(std::memory_order_acquire));
         if (type == agent::RecordType::Empty)

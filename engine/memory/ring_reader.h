@@ -66,6 +66,9 @@ public:
     virtual ~MemoryRecordSink() = default;
     virtual void onAllocation(const AgentAllocation &allocation) = 0;
     virtual void onFree(uint64_t image, uint32_t pid, uint32_t tid, uint64_t timeNs, uint64_t address) = 0;
+    // A block the records a little further on allocate or free: what the sink will look up for it may be fetched
+    // ahead (the reader calls this some records before their onAllocation or onFree).
+    virtual void willTouch(uint64_t image, uint64_t address) { (void)image, (void)address; }
     // A process image started: its ring appeared (`parentPid` when it was forked from a process of the program,
     // 0 for the first image and after an exec). Every record of the image comes between its start and its end.
     virtual void onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid)

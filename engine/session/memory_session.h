@@ -72,6 +72,7 @@ public:
 
     void onAllocation(const AgentAllocation &allocation) override;
     void onFree(uint64_t image, uint32_t pid, uint32_t tid, uint64_t timeNs, uint64_t address) override;
+    void willTouch(uint64_t image, uint64_t address) override { m_heap.prefetch(image, address); }
     void onImageStart(uint64_t image, uint32_t pid, uint32_t parentPid) override;
     void onImageEnd(uint64_t image, uint32_t pid) override;
     void onTotals(uint64_t image, uint32_t pid, uint32_t tid, uint64_t allocations, uint64_t bytes) override;
