@@ -54,6 +54,18 @@ void addPythonAllocators(RingCounters &c, const agent::RingHeader &h)
         ++c.pythonAllocators[state];
 }
 
+void addHeaderCounts(RingCounters &c, uint32_t pid, const agent::RingHeader &h)
+{
+    c.allocsDropped += h.allocsDropped.load(std::memory_order_relaxed);
+    c.bytesDropped += h.bytesDropped.load(std::memory_order_relaxed);
+    c.waitNs += h.waitNs.load(std::memory_order_relaxed);
+    c.problems |= h.problems.load(std::memory_order_relaxed);
+    c.cpuDropped += h.cpuDropped.load(std::memory_order_relaxed);
+    addHandlerTimes(c, h);
+    addEscaped(c, pid, h);
+    addPythonAllocators(c, h);
+}
+
 void addEscaped(RingCounters &c, uint32_t pid, const agent::RingHeader &h)
 {
     const uint32_t count = h.escapedModules.load(std::memory_order_acquire);

@@ -27,6 +27,10 @@ void addHandlerTimes(RingCounters &c, const agent::RingHeader &h);
 // How ring `h`'s agent counted CPython's memory, added to `c`'s count of images by it.
 void addPythonAllocators(RingCounters &c, const agent::RingHeader &h);
 
+// Everything ring `h` of process `pid` counts in its header (what was dropped, waited, the problems, the handler's
+// times, escaped modules, CPython's allocators), added to `c`'s.
+void addHeaderCounts(RingCounters &c, uint32_t pid, const agent::RingHeader &h);
+
 // The Python frames at the end of a sample record (agent_protocol.h's PythonFields), within its `body` bytes after its
 // fixed part; none when they do not fit.
 PythonFramesView pythonFrames(const agent::RecordHeader &record, const agent::PythonFields &fields, uint32_t body,

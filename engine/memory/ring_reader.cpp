@@ -414,15 +414,7 @@ size_t RingReader::visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upTo
         if (finished && empty) {
             if (sinks.memory)
                 sinks.memory->onImageEnd(ring.image, ring.pid);
-            const agent::RingHeader &h = *ring.header;
-            m_closed.allocsDropped += h.allocsDropped.load(std::memory_order_relaxed);
-            m_closed.bytesDropped += h.bytesDropped.load(std::memory_order_relaxed);
-            m_closed.waitNs += h.waitNs.load(std::memory_order_relaxed);
-            m_closed.problems |= h.problems.load(std::memory_order_relaxed);
-            m_closed.cpuDropped += h.cpuDropped.load(std::memory_order_relaxed);
-            addHandlerTimes(m_closed, h);
-            addEscaped(m_closed, ring.pid, h);
-            addPythonAllocators(m_closed, h);
+            addHeaderCounts(m_closed, ring.pid, *ring.header);
             if (m_tables)
                 m_tables->removeImage(ring.image);
             m_rings.erase(m_rings.begin() + std::ptrdiff_t(i));

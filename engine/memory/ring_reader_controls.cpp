@@ -150,17 +150,9 @@ RingCounters RingReader::counters() const
     c.escaped = m_closed.escaped;
     c.escapedUnlisted += m_closed.escapedUnlisted;
     c.pythonAllocators = m_closed.pythonAllocators;
-    for (const auto &ring : m_rings) {
-        const agent::RingHeader &h = *ring->header;
-        c.allocsDropped += h.allocsDropped.load(std::memory_order_relaxed);
-        c.bytesDropped += h.bytesDropped.load(std::memory_order_relaxed);
-        c.waitNs += h.waitNs.load(std::memory_order_relaxed);
-        c.problems |= h.problems.load(std::memory_order_relaxed);
-        c.cpuDropped += h.cpuDropped.load(std::memory_order_relaxed);
-        addHandlerTimes(c, h);
-        addEscaped(c, ring->pid, h);
-        addPythonAllocators(c, h);
-    }
+    for (const auto &ring : m_rings)
+        addHeaderCounts(c, ring->pid, *ring->header);
     return c;
 }
+
 } // namespace emberline::engine
