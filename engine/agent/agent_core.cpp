@@ -407,6 +407,7 @@ void agentRetire()
     retireRing();
     walkRetire();
     resetFilter(false);
+    giveTablePagesBack();
     startHeapCounting(false);
     heapResetThreads();
     resetThread();

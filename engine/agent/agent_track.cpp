@@ -32,6 +32,19 @@ void mapTablePages()
     g_tablesMapped.store(true, std::memory_order_relaxed);
 }
 
+} // namespace
+
+void giveTablePagesBack()
+{
+    if (!g_buckets)
+        return;
+    g_tablesMapped.store(false, std::memory_order_relaxed);
+    madvise(g_buckets, kBuckets * sizeof(Bucket), MADV_DONTNEED);
+    madvise(g_bucketUse, kBuckets * sizeof(uint16_t), MADV_DONTNEED);
+}
+
+namespace {
+
 // Takes g_trackLock unless this thread already holds it (a signal handler interrupted it there): false then.
 bool lockTracking()
 {

@@ -64,6 +64,9 @@ void resetFilter(bool everyFree);
 // Fresh (zero) tracking tables: a forked child starts with none of its parent's tracked blocks (its caller resets
 // the free filter).
 bool mapTables();
+// The tables' pages given back at a session's end (zero pages again when touched, as fresh ones): a detached program
+// keeps none of the 2 MiB. Safe beside a hook still under way: a table read as zeros tracks nothing.
+void giveTablePagesBack();
 // Tracks a sampled allocation at `address` (its free must be recorded); false when its bucket is full or this thread
 // interrupted its own change of the table (a signal handler).
 bool track(uint64_t address);

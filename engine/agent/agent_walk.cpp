@@ -558,6 +558,11 @@ void walkRetire()
     if (g_arenaState.load(std::memory_order_acquire) == 2)
         (void)mmap(const_cast<uint8_t *>(g_arena), kUnwindArenaReserve, PROT_READ,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+    // A walk still under way reads a zero slot as an empty one. (The threads' memos stay: a few are touched, and a
+    // walk holds its own while it runs.)
+    giveWrittenStacksBack();
+    if (g_rowsState.load(std::memory_order_acquire) == 2)
+        madvise(g_rows, sizeof(RowSlot) * kRowCacheSlots, MADV_DONTNEED);
 }
 
 void walkThreadEnd()

@@ -63,11 +63,15 @@ void releasePythonMemo();
 
 // The stacks this process image wrote out (records/agent_stack_set.cpp) forgotten: a new ring's (walkNewRing).
 void forgetWrittenStacks();
+// Its pages given back (walkRetire): every slot free again, as in a fresh set.
+void giveWrittenStacksBack();
 
 // A new ring (a start, a forked child's): the stacks written out and the remembered rows are forgotten.
 void walkNewRing();
 // The unwind tables' arena of a session that ended: left to anonymous zero pages at its address while walks may still
 // read it (walkRetire), then unmapped (walkForget) so that the next session's arena is mapped at its first walk.
+// walkRetire also gives back the pages of what the walks shared (the stacks written out, the remembered rows): zero
+// pages again, their state when new, so that a detached program keeps none of them.
 void walkRetire();
 void walkForget();
 // A thread's end gives its walk memo back; a forked child keeps its own thread's alone.

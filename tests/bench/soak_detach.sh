@@ -5,6 +5,8 @@
 # memory, exact again, sampled with wall time. Then it runs on for MINUTES more, and the check compares the minutes
 # before the attaches with the last ones: CPU per iteration (no timer, hook or slow path left behind), resident
 # memory, sleeps cut short, its signal masks, its POSIX timers (/proc/PID/timers), rings still mapped, and its exit.
+# A twin of the service runs beside it the whole time and is never attached: the machine's own drift shows in both,
+# so the verdict is the attached service's change over the twin's (per minute, attached / twin).
 #   soak_detach.sh BUILD_DIR [MINUTES] [BASELINE]
 set -euo pipefail
 BUILD=$(realpath "${1:?usage: soak_detach.sh BUILD_DIR [MINUTES] [BASELINE]}")
@@ -14,14 +16,16 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 EMBERLINE=$BUILD/app/emberline
 PYTHON=$(python3 -c 'import sys; print(sys.executable)')
 WORK=$(mktemp -d)
-trap 'exec 3>&- ; rm -rf "$WORK"' EXIT
+trap 'exec 3>&- 4>&- ; rm -rf "$WORK"' EXIT
 export PYTHONMALLOC=malloc
 
-mkfifo "$WORK/in"
+mkfifo "$WORK/in" "$WORK/twin_in"
 "$PYTHON" tests/targets/steady_service.py <"$WORK/in" >"$WORK/out" 2>&1 &
 PID=$!
-exec 3>"$WORK/in"
-until grep -q ready "$WORK/out"; do sleep 0.1; done
+"$PYTHON" tests/targets/steady_service.py <"$WORK/twin_in" >"$WORK/twin_out" 2>&1 &
+TWIN=$!
+exec 3>"$WORK/in" 4>"$WORK/twin_in"
+until grep -q ready "$WORK/out" && grep -q ready "$WORK/twin_out"; do sleep 0.1; done
 
 state() { # the program's signal masks, timers and rings
     grep -E '^Sig(Ign|Cgt)' "/proc/$PID/status"
@@ -45,22 +49,28 @@ state >"$WORK/after_detach"
 AT=$(minutes_seen)
 wait_minutes $((AT + 1 + MINUTES))
 state >"$WORK/end"
-exec 3>&-
-wait "$PID"
-STATUS=$?
+exec 3>&- 4>&-
+STATUS=0
+wait "$PID" || STATUS=$?
+wait "$TWIN" || true
 
 echo "steady_service: exit $STATUS, $(grep -c done "$WORK/out") done; its minutes (the sessions ran after minute $BASELINE):"
 grep '^minute' "$WORK/out" | sed 's/^/  /'
-awk -v base="$BASELINE" -v at="$AT" '
-    /^minute/ { n = $2; cpu[n] = $6; rss[n] = $8; shorts = $10; last = n }
+echo "its twin, never attached:"
+grep '^minute' "$WORK/twin_out" | sed 's/^/  /'
+awk -v base="$BASELINE" '
+    FNR == 1 { file++ }
+    /^minute/ { n = $2; if (file == 1) { cpu[n] = $6; rss[n] = $8; shorts = $10; last = n } else { tcpu[n] = $6; trss[n] = $8 } }
     END {
-        for (i = 1; i <= base; ++i) { b += cpu[i]; r0 = rss[i] }
-        for (i = last - base + 1; i <= last; ++i) { e += cpu[i]; r1 = rss[i] }
-        printf "cpu per iteration: first %d minutes %.1f us, last %d minutes %.1f us (%+.1f%%)\n",
-               base, b / base, base, e / base, (e - b) / b * 100
-        printf "resident: %d KiB after minute %d, %d KiB after minute %d; sleeps cut short: %d\n",
-               r0, base, r1, last, shorts
-    }' "$WORK/out"
+        for (i = 1; i <= base; ++i) { b += cpu[i]; tb += tcpu[i]; r0 = rss[i]; t0 = trss[i] }
+        for (i = last - base + 1; i <= last; ++i) { e += cpu[i]; te += tcpu[i]; r1 = rss[i]; t1 = trss[i] }
+        printf "cpu per iteration: first %d minutes %.1f us, last %d minutes %.1f us (%+.1f%%); twin %.1f -> %.1f us (%+.1f%%)\n",
+               base, b / base, base, e / base, (e - b) / b * 100, tb / base, te / base, (te - tb) / tb * 100
+        printf "attached over twin: %+.1f%% (first %d minutes %.3f, last %d minutes %.3f)\n",
+               ((e / te) / (b / tb) - 1) * 100, base, b / tb, base, e / te
+        printf "resident: %d KiB after minute %d, %d KiB after minute %d (%+d KiB); twin %+d KiB; sleeps cut short: %d\n",
+               r0, base, r1, last, r1 - r0, t1 - t0, shorts
+    }' "$WORK/out" "$WORK/twin_out"
 for f in after_detach end; do
     if diff -q "$WORK/before" "$WORK/$f" >/dev/null; then echo "state $f: as before"; else
         echo "state $f: CHANGED"; diff "$WORK/before" "$WORK/$f" || true; fi

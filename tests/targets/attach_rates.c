@@ -8,7 +8,8 @@
 // its late_alloc (2048-byte blocks, freed at once) in a loop: a module that comes after an attach (with
 // ATTACH_RATES_DEEPBIND=1 it is opened with RTLD_DEEPBIND; with ATTACH_RATES_DEEPBIND=lazy, lazily so, and once
 // Emberline's agent has been in the process for 300 ms, its late_grow is called too: a function the library first
-// calls after an attach).
+// calls after an attach). With ATTACH_RATES_LEVEL=1 in its environment, keeper's heap stays level: it keeps the
+// last 4,096 of its kept blocks, freeing the older ones (its "kept N" still counts every block it kept).
 //   attach_rates [SECONDS [LIBRARY DELAY]]
 #include "target_common.h"
 
@@ -69,11 +70,18 @@ static void *keeper(void *arg)
 {
     (void)arg;
     atomic_fetch_add(&g_started, 1);
+    const char *level = getenv("ATTACH_RATES_LEVEL");
+    const size_t levelBlocks = level && strcmp(level, "1") == 0 ? 4096 : 0;
     size_t room = 1 << 16;
     void **kept = malloc(room * sizeof *kept);
     for (long i = 0; !atomic_load(&g_stop); ++i) {
         void *p = keep_one(i);
-        if (p) {
+        if (p && levelBlocks) {
+            const size_t at = (size_t)g_kept++ % levelBlocks;
+            if ((size_t)g_kept > levelBlocks)
+                free(kept[at]);
+            kept[at] = p;
+        } else if (p) {
             if ((size_t)g_kept == room) {
                 room *= 2;
                 kept = realloc(kept, room * sizeof *kept);

@@ -58,6 +58,12 @@ void settleStack(uint64_t hash, bool written)
     }
 }
 
+void giveWrittenStacksBack()
+{
+    if (g_stacksState.load(std::memory_order_acquire) == 2)
+        madvise(g_stacks, sizeof(uint64_t) * kStackSetSlots, MADV_DONTNEED);
+}
+
 void forgetWrittenStacks()
 {
     // A forked child's set is its parent's: its stacks were written to the parent's ring, not this one. Only the

@@ -48,9 +48,14 @@ SessionConfig attachMemory(int pid, uint64_t interval, double seconds)
     return c;
 }
 
-// The target started and running all its threads.
-bool startRates(QProcess &target)
+// The target started and running all its threads (`level`: its heap level, for measuring what a session leaves).
+bool startRates(QProcess &target, bool level = false)
 {
+    if (level) {
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        environment.insert(QStringLiteral("ATTACH_RATES_LEVEL"), QStringLiteral("1"));
+        target.setProcessEnvironment(environment);
+    }
     target.start(targetPath("attach_rates"), {QStringLiteral("120")});
     if (!target.waitForStarted() || !target.waitForReadyRead(10000))
         return false;
@@ -107,6 +112,18 @@ QByteArray signalActions(qint64 pid)
         if (line.startsWith("SigIgn:") || line.startsWith("SigCgt:"))
             masks += line + '\n';
     return masks;
+}
+
+// The process's resident anonymous memory in KiB (/proc/PID/smaps_rollup's Anonymous), -1 when unread.
+qint64 anonymousKib(qint64 pid)
+{
+    QFile rollup(QStringLiteral("/proc/%1/smaps_rollup").arg(pid));
+    if (!rollup.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : rollup.readAll().split('\n'))
+        if (line.startsWith("Anonymous:"))
+            return line.mid(10).simplified().split(' ').value(0).toLongLong();
+    return -1;
 }
 
 } // namespace attach_memory_test
@@ -232,14 +249,19 @@ private Q_SLOTS:
 
     // Five sampled attaches and detaches in a row on the same running program (every other one with the in-process
     // CPU sampler): each session sees its allocations, the agent loaded once and reused, the program's signals as
-    // they were after each detach, and the program ends as it would have. If this fails, a detach leaves a hook
-    // or a ring behind, or a second attach cannot start the agent again.
+    // they were after each detach, the agent's tables and caches given back (the program's resident anonymous memory,
+    // its heap kept level, within 1 MiB of what it was before the first attach, where the tracking table alone is
+    // 2 MiB), and the program ends as it would have. If this fails, a
+    // detach leaves a hook, a ring or the agent's memory behind, or a second attach cannot start the agent again.
     void attachFiveTimes()
     {
         REQUIRE_ATTACH();
         QProcess target;
-        QVERIFY(startRates(target));
+        QVERIFY(startRates(target, true));
         const QByteArray signalsBefore = signalActions(target.processId());
+        QTest::qWait(300); // the keeper's level reached
+        const qint64 anonymousBefore = anonymousKib(target.processId());
+        QVERIFY(anonymousBefore > 0);
         for (int cycle = 0; cycle < 5; ++cycle) {
             QTemporaryDir dir;
             SessionConfig c = attachMemory(static_cast<int>(target.processId()), 65536, 0.8);
@@ -261,6 +283,12 @@ private Q_SLOTS:
                                     .arg(cycle)
                                     .arg(stateOf(target.processId()), QString::fromUtf8(maps))));
             QCOMPARE(signalActions(target.processId()), signalsBefore);
+            const qint64 leftKib = anonymousKib(target.processId()) - anonymousBefore;
+            qInfo("cycle %d: resident anonymous memory %+lld KiB since before the first attach", cycle, leftKib);
+            QVERIFY2(leftKib < 1024, qPrintable(QStringLiteral("cycle %1: %2 KiB more resident anonymous memory than "
+                                                               "before the first attach")
+                                                    .arg(cycle)
+                                                    .arg(leftKib)));
         }
         QByteArray output;
         QCOMPARE(endRates(target, output), 0);
