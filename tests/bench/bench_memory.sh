@@ -111,7 +111,9 @@ measure() {
         sed -nE 's/.*profiler CPU [^(]*\(([0-9.]+)% of a core.*/\1/p' "$d/err" >>"$d/$config.session"
         grep -oE 'waited [^ ]+ [a-z]+ for room' "$d/err" >>"$d/$config.waited" || true
     }
-    local configs=($CONFIGS ${BASE:+base} heaptrack) backward=()
+    local configs=($CONFIGS) backward=()
+    [[ -n $BASE && " $CONFIGS " != *" base "* ]] && configs+=(base) # named or not, `base` runs once a round
+    configs+=(heaptrack)
     for ((k = ${#configs[@]} - 1; k >= 0; k--)); do backward+=("${configs[k]}"); done
     for ((i = 1; i <= ROUNDS; i++)); do
         local order=("${configs[@]}")
