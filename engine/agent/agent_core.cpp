@@ -79,7 +79,6 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.stat
                                                                            .clockRate = 0,
                                                                            .python = {},
                                                                            .pythonKnown = {}};
-uint8_t g_passThrough = 0; // until the agent has started: the first allocation's countdown starts it
 
 namespace {
 

@@ -104,7 +104,7 @@ void freeInternal(void *address);
 // counts nothing, no countdown, no heap count; a free still asks the filter (the front end's own blocks). Set as the
 // agent starts, restarts, retires or stops, read relaxed: a hook that sees a change late is a hook that was under way
 // at it.
-extern uint8_t g_passThrough;
+inline constexpr uint8_t &g_passThrough = g_hookFlags.passThrough; // agent_heap.h's HookFlags
 inline bool passingThrough()
 {
     return __builtin_expect(__atomic_load_n(&g_passThrough, __ATOMIC_RELAXED) != 0, 0);
@@ -182,14 +182,27 @@ template <typename Next> __attribute__((noinline)) void *allocateSlow(size_t siz
     countAllocated(address);
     return address;
 }
-template <typename Next> inline void *allocate(size_t size, Next next)
+// Marks to make (an attached program): apart from the fast path, which then reads no mark.
+template <typename Next> __attribute__((noinline)) void *allocateMarked(size_t size, Next next)
 {
-    if (passingThrough())
-        return next(size);
     if (__builtin_expect(countDown(t_state, size), 0))
         return allocateSlow(size, next);
     void *address = next(size);
     countAllocated(address);
+    return address;
+}
+// One load of both flags first: the fast path, with neither set, keeps nothing across the allocator's call.
+template <typename Next> inline void *allocate(size_t size, Next next)
+{
+    if (__builtin_expect(hookFlagsSet() != 0, 0)) {
+        if (passingThrough())
+            return next(size);
+        return allocateMarked(size, next);
+    }
+    if (__builtin_expect(countDown(t_state, size), 0))
+        return allocateSlow(size, next);
+    void *address = next(size);
+    countAllocatedUnmarked(address);
     return address;
 }
 template <typename Next> __attribute__((noinline)) void releaseSlow(void *address, Next next)
@@ -201,7 +214,9 @@ template <typename Next> inline void release(void *address, Next next)
 {
     if (__builtin_expect(freeFiltered(uint64_t(address)), 0))
         return releaseSlow(address, next);
-    if (!passingThrough())
+    if (__builtin_expect(hookFlagsSet() == 0, 1))
+        countFreedUnmarked(address);
+    else if (!passingThrough())
         countFreed(address);
     next(address);
 }

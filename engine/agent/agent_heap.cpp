@@ -160,7 +160,8 @@ void heapRecheck()
 }
 
 std::atomic<uint8_t *> g_markTables[kMarkTables];
-uint8_t g_markNow = 0;
+// Pass through until the agent has started: the first allocation's countdown starts it.
+HookFlags g_hookFlags = {.passThrough = 0, .markNow = 0};
 
 namespace {
 

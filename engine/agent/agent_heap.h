@@ -56,7 +56,21 @@ inline constexpr unsigned kMarkGranuleShift = 5;
 inline constexpr unsigned kMarkTableShift = 32;
 inline constexpr size_t kMarkTables = size_t(1) << (47 - kMarkTableShift); // the user half of the address space
 extern std::atomic<uint8_t *> g_markTables[kMarkTables];
-extern uint8_t g_markNow;
+
+// The two flags every hook reads before its fast path, side by side so that one 16-bit load tells whether either is
+// set (hookFlagsSet): memory not profiled in this image (`passThrough`, agent_core.h) and this session's mark for an
+// attached program's blocks (`markNow`, 0 when not marking). Each is written alone, as a byte.
+struct alignas(2) HookFlags {
+    uint8_t passThrough;
+    uint8_t markNow;
+};
+extern HookFlags g_hookFlags;
+inline constexpr uint8_t &g_markNow = g_hookFlags.markNow;
+using HookFlagsWord = uint16_t __attribute__((may_alias));
+inline uint16_t hookFlagsSet()
+{
+    return __atomic_load_n(reinterpret_cast<const HookFlagsWord *>(&g_hookFlags), __ATOMIC_RELAXED);
+}
 // The table for addresses `table` << kMarkTableShift on, mapped; null (the counts no longer whole) without room.
 uint8_t *makeMarkTable(uint64_t table);
 
@@ -98,6 +112,22 @@ inline void countAllocated(void *address)
             return;
     }
     addToSum(slot->allocated, chunkSize(address));
+}
+
+// The same, where the hook's caller has seen no flag set (hookFlagsSet: no marks to look at).
+inline void countAllocatedUnmarked(void *address)
+{
+    HeapSlot *slot = t_state.slot;
+    if (__builtin_expect(slot == nullptr || address == nullptr, 0))
+        return countHeapSlow(address, false);
+    addToSum(slot->allocated, chunkSize(address));
+}
+inline void countFreedUnmarked(void *address)
+{
+    HeapSlot *slot = t_state.slot;
+    if (__builtin_expect(slot == nullptr || address == nullptr, 0))
+        return countHeapSlow(address, true);
+    addToSum(slot->freed, chunkSize(address));
 }
 
 // Before the block goes back to the allocator (after, its size is no longer its own).
