@@ -100,49 +100,41 @@ inline bool markedCall(void *address, bool freed, uint8_t mark)
     return true;
 }
 
+// One block's heap bytes added to the thread's sum of allocations or of frees. `Marks`: look at the attached marks
+// (g_markNow); the fast paths, which have seen no flag set (hookFlagsSet), leave them out.
+template <bool Freed, bool Marks> inline void countHeap(void *address)
+{
+    HeapSlot *slot = t_state.slot;
+    if (__builtin_expect(slot == nullptr || address == nullptr, 0))
+        return countHeapSlow(address, Freed);
+    if constexpr (Marks) {
+        if (const uint8_t mark = __atomic_load_n(&g_markNow, __ATOMIC_RELAXED); __builtin_expect(mark != 0, 0)) {
+            if (slot == &t_nowhere)
+                return countHeapSlow(address, Freed); // counting nowhere (maybe since before the attach): asks again
+            if (!markedCall(address, Freed, mark))
+                return;
+        }
+    }
+    addToSum(Freed ? slot->freed : slot->allocated, chunkSize(address));
+}
+
 inline void countAllocated(void *address)
 {
-    HeapSlot *slot = t_state.slot;
-    if (__builtin_expect(slot == nullptr || address == nullptr, 0))
-        return countHeapSlow(address, false);
-    if (const uint8_t mark = __atomic_load_n(&g_markNow, __ATOMIC_RELAXED); __builtin_expect(mark != 0, 0)) {
-        if (slot == &t_nowhere)
-            return countHeapSlow(address, false); // counting nowhere (maybe since before the attach): asks again
-        if (!markedCall(address, false, mark))
-            return;
-    }
-    addToSum(slot->allocated, chunkSize(address));
+    countHeap<false, true>(address);
 }
-
-// The same, where the hook's caller has seen no flag set (hookFlagsSet: no marks to look at).
-inline void countAllocatedUnmarked(void *address)
-{
-    HeapSlot *slot = t_state.slot;
-    if (__builtin_expect(slot == nullptr || address == nullptr, 0))
-        return countHeapSlow(address, false);
-    addToSum(slot->allocated, chunkSize(address));
-}
-inline void countFreedUnmarked(void *address)
-{
-    HeapSlot *slot = t_state.slot;
-    if (__builtin_expect(slot == nullptr || address == nullptr, 0))
-        return countHeapSlow(address, true);
-    addToSum(slot->freed, chunkSize(address));
-}
-
 // Before the block goes back to the allocator (after, its size is no longer its own).
 inline void countFreed(void *address)
 {
-    HeapSlot *slot = t_state.slot;
-    if (__builtin_expect(slot == nullptr || address == nullptr, 0))
-        return countHeapSlow(address, true);
-    if (const uint8_t mark = __atomic_load_n(&g_markNow, __ATOMIC_RELAXED); __builtin_expect(mark != 0, 0)) {
-        if (slot == &t_nowhere)
-            return countHeapSlow(address, true);
-        if (!markedCall(address, true, mark))
-            return;
-    }
-    addToSum(slot->freed, chunkSize(address));
+    countHeap<true, true>(address);
+}
+// The same, where the hook's caller has seen no flag set.
+inline void countAllocatedUnmarked(void *address)
+{
+    countHeap<false, false>(address);
+}
+inline void countFreedUnmarked(void *address)
+{
+    countHeap<true, false>(address);
 }
 
 // A block of `bytes` that is no malloc block (CPython's arenas, which it maps itself), counted in the heap all the

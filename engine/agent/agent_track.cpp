@@ -32,19 +32,6 @@ void mapTablePages()
     g_tablesMapped.store(true, std::memory_order_relaxed);
 }
 
-} // namespace
-
-void giveTablePagesBack()
-{
-    if (!g_buckets)
-        return;
-    g_tablesMapped.store(false, std::memory_order_relaxed);
-    madvise(g_buckets, kBuckets * sizeof(Bucket), MADV_DONTNEED);
-    madvise(g_bucketUse, kBuckets * sizeof(uint16_t), MADV_DONTNEED);
-}
-
-namespace {
-
 // Takes g_trackLock unless this thread already holds it (a signal handler interrupted it there): false then.
 bool lockTracking()
 {
@@ -203,6 +190,15 @@ bool mapTables()
     // A forked child is single-threaded: a lock its parent's other threads held is nobody's here.
     g_trackLock.store(0, std::memory_order_relaxed);
     return true;
+}
+
+void giveTablePagesBack()
+{
+    if (!g_buckets)
+        return;
+    g_tablesMapped.store(false, std::memory_order_relaxed);
+    madvise(g_buckets, kBuckets * sizeof(Bucket), MADV_DONTNEED);
+    madvise(g_bucketUse, kBuckets * sizeof(uint16_t), MADV_DONTNEED);
 }
 
 } // namespace emberline::agent

@@ -251,8 +251,8 @@ private Q_SLOTS:
     // CPU sampler): each session sees its allocations, the agent loaded once and reused, the program's signals as
     // they were after each detach, the agent's tables and caches given back (the program's resident anonymous memory,
     // its heap kept level, within 1 MiB of what it was before the first attach, where the tracking table alone is
-    // 2 MiB), and the program ends as it would have. If this fails, a
-    // detach leaves a hook, a ring or the agent's memory behind, or a second attach cannot start the agent again.
+    // 2 MiB), and the program ends as it would have. If this fails, a detach leaves a hook, a ring or the agent's
+    // memory behind, or a second attach cannot start the agent again.
     void attachFiveTimes()
     {
         REQUIRE_ATTACH();
