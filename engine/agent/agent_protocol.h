@@ -31,7 +31,7 @@
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 14;
+inline constexpr uint32_t kRingVersion = 15;
 // The unwind tables the session shares with the agent are versioned apart, beside their rows: agent_unwind.h's
 // kUnwindTableVersion; how they are delivered (the arena, the module index in the ring) is agent_tables.h's.
 // The header page, then the heap counters' slots (HeapSlot), then the module index (ModuleIndex, written by the
@@ -380,6 +380,11 @@ struct alignas(64) RingHeader {
     // as the handler is, and the frames they gave: the walk's own share of the handler's time.
     std::atomic<uint32_t> pythonWalkNs[kHandlerBuckets];
     std::atomic<uint64_t> pythonWalkFrames;
+    // The Python walks that gave a thread's last chain again from the words it kept (agent_python.h's
+    // PythonCodeMemo): every checkEvery-th of a thread's was walked anew too and the two compared (checks), and how
+    // many of those gave other frames (differs).
+    std::atomic<uint64_t> pythonRepeatChecks;
+    std::atomic<uint64_t> pythonRepeatDiffers;
 };
 static_assert(sizeof(RingHeader) <= kHeapSlotsOffset);
 

@@ -102,6 +102,29 @@ bool describedAlready(const PythonTarget &target, uint64_t code, bool wait)
 // The frames of a sample whose code objects the thread's memo remembers (the leaf's first).
 constexpr int kSealedFrames = 64;
 
+// Every checkEvery-th chain a thread's walk gave again from the words it kept (the stack walks' share: the session's
+// setting) is walked anew, without the memo, and the two compared in the ring's counters.
+void checkRepeat(const PythonTarget &target, PythonCodeMemo &memo, const PythonStack &stack)
+{
+    const uint32_t every = g_ring->checkEvery.load(std::memory_order_relaxed);
+    if (every == 0)
+        return;
+    if (memo.checkLeft == 0 || memo.checkLeft > every)
+        memo.checkLeft = every;
+    if (--memo.checkLeft != 0)
+        return;
+    PythonFrame anew[PythonCodeMemo::kChainVisits];
+    uint32_t flags = 0;
+    const int count = pythonWalk(target, t_state.python, anew, PythonCodeMemo::kChainVisits, flags);
+    bool same = count == int(stack.count) && flags == stack.flags;
+    for (int i = 0; same && i < count; ++i)
+        same = anew[i].code == stack.frames[i].code && anew[i].instruction == stack.frames[i].instruction &&
+               anew[i].flags == stack.frames[i].flags;
+    g_ring->pythonRepeatChecks.fetch_add(1, std::memory_order_relaxed);
+    if (!same)
+        g_ring->pythonRepeatDiffers.fetch_add(1, std::memory_order_relaxed);
+}
+
 } // namespace
 
 void gatherPython(PythonStack &stack, bool wait)
@@ -119,6 +142,14 @@ void gatherPython(PythonStack &stack, bool wait)
     stack.count = uint16_t(count > 0 ? count : 0);
     stack.flags = uint16_t(flags);
     const uint64_t serial = g_ringSerial.load(std::memory_order_relaxed);
+    if (memo && memo->repeated)
+        checkRepeat(target, *memo, stack);
+    // The thread's last chain again, every code object of it described in this ring already.
+    if (memo && memo->repeated && memo->described == serial) {
+        releasePythonMemo();
+        return;
+    }
+    bool described = true;
     for (int i = 0; i < stack.count; ++i) {
         const uint64_t code = stack.frames[i].code;
         // A recursion's frames share their code object: it was claimed (or described) at the frame before.
@@ -134,11 +165,16 @@ void gatherPython(PythonStack &stack, bool wait)
             else if (entry->described == serial)
                 continue;
         }
-        if (describedAlready(target, code, wait) && entry)
+        if (!describedAlready(target, code, wait))
+            described = false;
+        else if (entry)
             entry->described = serial;
     }
-    if (memo)
+    if (memo) {
+        if (described && memo->chainState != 0)
+            memo->described = serial;
         releasePythonMemo();
+    }
 }
 
 void gatherPythonTimed(PythonStack &stack)

@@ -83,6 +83,12 @@ struct MemoRow {
     uint32_t row; // packRow
     uint32_t tag; // IndexView::tag
 };
+// A stack word the memo's frames were walked through, and what it held: the return addresses and saved RBPs that the
+// steps from a frame to the root read (memoFirstChange's first pass reads them in a row).
+struct MemoCheck {
+    uint64_t address;
+    uint64_t value;
+};
 struct WalkMemo {
     MemoRow rows[kMemoRows];
     uint32_t depth;                // frames held (0: none)
@@ -90,6 +96,10 @@ struct WalkMemo {
     uint64_t endRead;              // where the root's step read a zero return address (0: its row ended the stack)
     MemoFrame frames[kMemoFrames]; // by depth from the root (0: the outermost frame)
     ScratchFrame scratch[kMemoFrames];
+    // The words of the steps from frame 1 to the root, by depth: the steps from frames 1..e read checks[0,
+    // checkEnd[e]).
+    MemoCheck checks[2 * kMemoFrames];
+    uint16_t checkEnd[kMemoFrames];
     PythonCodeMemo python; // holdPythonMemo
 };
 WalkMemo *g_memos = nullptr;
@@ -287,6 +297,23 @@ bool readsInOwnFrame(uint64_t callerSp, uint64_t sp, int8_t rbpSlot)
     return rbpSlot == 0 || (rbpSlot < 0 && callerSp - uint64_t(-int64_t(rbpSlot)) * 8 >= sp);
 }
 
+// The memo's checks of the steps from frames `from`..`depth` - 1 (whose frames are new), after those of the frames
+// under them.
+void keepChecks(WalkMemo &memo, uint32_t from, uint32_t depth)
+{
+    if (from == 1)
+        memo.checkEnd[0] = 0;
+    for (uint32_t e = from; e < depth; ++e) {
+        const MemoFrame &frame = memo.frames[e];
+        const MemoFrame &caller = memo.frames[e - 1];
+        uint32_t at = memo.checkEnd[e - 1];
+        memo.checks[at++] = MemoCheck{caller.sp - 8, caller.pc};
+        if (frame.rbpSlot != 0 && caller.bpMatters)
+            memo.checks[at++] = MemoCheck{caller.sp - uint64_t(-int64_t(frame.rbpSlot)) * 8, caller.bp};
+        memo.checkEnd[e] = uint16_t(at);
+    }
+}
+
 // How much of the memo's stack, from the root up to its frame `from`, is still this thread's stack: the first step (by
 // depth: the step from frame e to its caller e - 1) whose stack words no longer hold what they held, or lie off the
 // stack; -1 when none (the memo's frames from `from` to the root are the stack's), 0 when the root's own end changed.
@@ -309,15 +336,11 @@ int32_t memoFirstChange(const WalkMemo &memo, uint32_t from, const StackBounds &
         // The common case, every word still as it was: one pass of independent loads, no bounds to check between
         // (each read lies in [frames[from].sp, frames[0].sp)); where one differs, the pass below finds which.
         uint64_t differs = 0;
-        for (uint32_t e = 1; e <= from; ++e) {
-            const MemoFrame &frame = memo.frames[e];
-            const MemoFrame &caller = memo.frames[e - 1];
-            read(caller.sp - 8, value);
-            differs |= value ^ caller.pc;
-            if (frame.rbpSlot != 0 && caller.bpMatters) {
-                read(caller.sp - uint64_t(-int64_t(frame.rbpSlot)) * 8, value);
-                differs |= value ^ caller.bp;
-            }
+        const MemoCheck *check = memo.checks;
+        const MemoCheck *const end = check + memo.checkEnd[from];
+        for (; check != end; ++check) {
+            read(check->address, value);
+            differs |= value ^ check->value;
         }
         if (differs == 0)
             return -1;
@@ -500,6 +523,7 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
             }
         }
         if (keep) {
+            keepChecks(*memo, joined < 0 ? 1 : uint32_t(joined) + 1, frames);
             if (joined < 0)
                 memo->endRead = endRead;
             memo->depth = frames;

@@ -45,6 +45,8 @@ void addHandlerTimes(RingCounters &c, const agent::RingHeader &h)
         c.pythonWalkNs[size_t(b)] += h.pythonWalkNs[b].load(std::memory_order_relaxed);
     }
     c.pythonWalkFrames += h.pythonWalkFrames.load(std::memory_order_relaxed);
+    c.pythonRepeatChecks += h.pythonRepeatChecks.load(std::memory_order_relaxed);
+    c.pythonRepeatDiffers += h.pythonRepeatDiffers.load(std::memory_order_relaxed);
 }
 
 void addPythonAllocators(RingCounters &c, const agent::RingHeader &h)

@@ -150,6 +150,10 @@ struct RingCounters {
     // The handler's walks of Python frames (agent::RingHeader::pythonWalkNs), and the frames they gave.
     std::array<uint64_t, agent::kHandlerBuckets> pythonWalkNs{};
     uint64_t pythonWalkFrames = 0;
+    // The walks of Python frames that gave a thread's last chain again, checked against a walk anew
+    // (agent::RingHeader::pythonRepeatChecks), and those that differed.
+    uint64_t pythonRepeatChecks = 0;
+    uint64_t pythonRepeatDiffers = 0;
     // Modules an attached agent's tables left alone (their allocation functions bound elsewhere: RTLD_DEEPBIND, a
     // namespace of their own), by process and lowest address; escapedUnlisted counts those past the list's room.
     struct Escaped {

@@ -147,6 +147,8 @@ RingCounters RingReader::counters() const
     c.cpuHandlerNs = m_closed.cpuHandlerNs;
     c.pythonWalkNs = m_closed.pythonWalkNs;
     c.pythonWalkFrames = m_closed.pythonWalkFrames;
+    c.pythonRepeatChecks = m_closed.pythonRepeatChecks;
+    c.pythonRepeatDiffers = m_closed.pythonRepeatDiffers;
     c.escaped = m_closed.escaped;
     c.escapedUnlisted += m_closed.escapedUnlisted;
     c.pythonAllocators = m_closed.pythonAllocators;

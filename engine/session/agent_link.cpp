@@ -473,6 +473,8 @@ std::shared_ptr<const AgentStacksSummary> agentStacksSummary(const RingReader &r
     bucketPercentiles(c.pythonWalkNs, s->pythonWalks, s->pythonWalkP50Ns, s->pythonWalkP99Ns);
     if (s->pythonWalks > 0)
         s->pythonWalkFrames = double(c.pythonWalkFrames) / double(s->pythonWalks);
+    s->pythonRepeatChecks = c.pythonRepeatChecks;
+    s->pythonRepeatDiffers = c.pythonRepeatDiffers;
     if (const auto tables = rings.tableStats()) {
         s->tablesBuilt = tables->tablesBuilt;
         s->tablesFailed = tables->tablesFailed;

@@ -85,6 +85,10 @@ struct AgentStacksSummary {
     uint64_t pythonWalkP50Ns = 0;
     uint64_t pythonWalkP99Ns = 0;
     double pythonWalkFrames = 0;
+    // The Python chains given again from what a thread's last walk kept, checked against a walk anew, and those that
+    // differed (as the stack walks' checks, a share that should be 0).
+    uint64_t pythonRepeatChecks = 0;
+    uint64_t pythonRepeatDiffers = 0;
 };
 
 // The values a recording is configured, steered and described with, shared by RecordSession (the engine's

@@ -184,9 +184,18 @@ void readCodeShape(const PythonTarget &target, uint64_t code, CodeShape &shape)
     }
 }
 
-// The byte offset of the frame's instruction into its code's bytecode, -1 when not known or out of the bytecode;
-// `started` is false for a 3.11+ frame that has not reached its code's first traceable instruction.
-int32_t instructionOf(const PythonLayout &l, uint64_t frame, const CodeShape &shape, bool &started)
+// The frame's instruction field as the walk reads it: the instruction pointer (3.11+) or f_lasti.
+uint64_t instructionField(const PythonLayout &l, uint64_t frame)
+{
+    if (l.instruction == InstructionKind::PrevInstr || l.instruction == InstructionKind::InstrPtr)
+        return loadPointer(frame, l.frameInstruction);
+    return uint64_t(uint32_t(load<int32_t>(frame + l.frameInstruction)));
+}
+
+// The byte offset into its code's bytecode of the instruction that the frame's instruction field (`field`) names, -1
+// when not known or out of the bytecode; `started` is false for a 3.11+ frame that has not reached its code's first
+// traceable instruction.
+int32_t instructionOf(const PythonLayout &l, uint64_t field, const CodeShape &shape, bool &started)
 {
     started = true;
     if (shape.size <= 0)
@@ -195,7 +204,7 @@ int32_t instructionOf(const PythonLayout &l, uint64_t frame, const CodeShape &sh
     switch (l.instruction) {
     case InstructionKind::LastiBytes:
     case InstructionKind::LastiCodeUnits: {
-        const int32_t lasti = load<int32_t>(frame + l.frameInstruction);
+        const auto lasti = int32_t(uint32_t(field));
         if (lasti < 0)
             return -1;
         offset = l.instruction == InstructionKind::LastiBytes ? lasti : int64_t(lasti) * 2;
@@ -203,8 +212,7 @@ int32_t instructionOf(const PythonLayout &l, uint64_t frame, const CodeShape &sh
     }
     case InstructionKind::PrevInstr:
     case InstructionKind::InstrPtr: {
-        const uint64_t pointer = loadPointer(frame, l.frameInstruction);
-        offset = int64_t(pointer - (shape.code + l.codeCodeAdaptive));
+        offset = int64_t(field - (shape.code + l.codeCodeAdaptive));
         if (l.codeFirstTraceable != kPyAbsent)
             started = offset >= shape.firstTraceable;
         break;
@@ -213,6 +221,64 @@ int32_t instructionOf(const PythonLayout &l, uint64_t frame, const CodeShape &sh
     if (offset < 0 || offset >= shape.size || offset > 0x7fffffff)
         return -1;
     return static_cast<int32_t>(offset);
+}
+
+// The kept chain given again (PythonCodeMemo's chain), compared word by word with what the walk would read, from the
+// thread's current frame on: the frames given, or -1 where a word differs (the walk decodes anew). A frame whose
+// instruction field alone moved is placed again with its code's shape, kept; where it would now be left out (or
+// given), as not yet started, the chain differs.
+int repeatChain(const PythonLayout &l, PythonCodeMemo &memo, uint64_t frame, PythonFrame *out, int limit,
+                uint64_t *addresses, int addressRoom, bool hasOwner)
+{
+    if (memo.chainGiven > limit)
+        return -1;
+    // The layout's offsets held apart from it: the stores below could be to it for all the compiler knows.
+    const uint32_t ownerAt = hasOwner ? l.frameOwner : kPyAbsent;
+    const uint32_t previousAt = l.framePrevious;
+    const uint32_t codeAt = l.frameCode;
+    const uint32_t instructionAt = l.frameInstruction;
+    const uint32_t isEntryAt = l.frameIsEntry;
+    const bool pointerField = l.instruction == InstructionKind::PrevInstr || l.instruction == InstructionKind::InstrPtr;
+    const uint8_t ownerGenerator = l.ownerGenerator;
+    const int visits = memo.chainVisits;
+    int count = 0;
+    for (int v = 0; v < visits; ++v) {
+        PythonCodeMemo::Visit &visit = memo.visits[v];
+        if (frame != visit.frame)
+            return -1;
+        const uint8_t owner = ownerAt != kPyAbsent ? load<uint8_t>(frame + ownerAt) : kPyNoOwner;
+        const uint64_t previous = loadPointer(frame, previousAt);
+        if (owner != visit.owner || previous != visit.previous)
+            return -1;
+        frame = previous;
+        if (visit.kind == PythonCodeMemo::VisitKind::Shim)
+            continue;
+        if (loadPointer(visit.frame, codeAt) != visit.code)
+            return -1;
+        uint64_t field = 0;
+        if (instructionAt != kPyAbsent)
+            field = pointerField ? loadPointer(visit.frame, instructionAt)
+                                 : uint64_t(uint32_t(load<int32_t>(visit.frame + instructionAt)));
+        if (field != visit.instruction) {
+            const CodeShape shape{visit.code, true, visit.bytecode, visit.size, visit.firstTraceable};
+            bool started = true;
+            const int32_t offset = instructionOf(l, field, shape, started);
+            const bool waiting = !started && owner != ownerGenerator;
+            if (waiting != (visit.kind == PythonCodeMemo::VisitKind::Waiting))
+                return -1;
+            visit.instruction = field;
+            visit.offset = offset;
+        }
+        if (visit.kind == PythonCodeMemo::VisitKind::Waiting)
+            continue;
+        if (isEntryAt != kPyAbsent && load<uint8_t>(visit.frame + isEntryAt) != visit.isEntry)
+            return -1;
+        out[count] = PythonFrame{visit.code, visit.offset, visit.flags};
+        if (count < addressRoom)
+            addresses[count] = visit.frame;
+        ++count;
+    }
+    return frame == 0 ? count : -1;
 }
 
 } // namespace
@@ -234,6 +300,25 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
         l.instruction == InstructionKind::PrevInstr || l.instruction == InstructionKind::InstrPtr;
     const bool hasOwner = interpreterFrames && l.frameOwner != kPyAbsent;
     const int limit = room < kMaxPythonFrames ? room : kMaxPythonFrames;
+    // The chain kept by the thread's last walk, where it is this one's.
+    if (memo && stateCount == 1 && memo->chainState == states[0] && memo->chainRuntime == target.runtime) {
+        const int given =
+            repeatChain(l, *memo, currentFrame(l, states[0]), out, limit, addresses, addressRoom, hasOwner);
+        if (given >= 0) {
+            memo->repeated = true;
+            return given;
+        }
+    }
+    // Kept as it goes, while one chain's frames fit.
+    PythonCodeMemo::Visit *kept = nullptr;
+    if (memo) {
+        memo->chainState = 0;
+        memo->repeated = false;
+        memo->described = 0;
+        if (stateCount == 1)
+            kept = memo->visits;
+    }
+    int visited = 0;
 
     // A loop in the chain (a wrong pointer) is found by Brent's method: each frame is compared with the one seen at the
     // last power of two of visits, so a loop is met within twice its length and its lead-in; the visits are bounded
@@ -244,7 +329,7 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
     int lastGiven = -1; // the frame given at the previous step, whose `previous` is the one being visited
     int state = 0;
     uint64_t frame = currentFrame(l, states[0]);
-    for (int visits = 0;; ++visits) {
+    for (int steps = 0;; ++steps) {
         // A chain's end: the next thread state's chain goes on rootward (the interpreter that entered this one), its
         // leaf frame the one whose call entered it. The outermost frame of the chain before is its eval loop's entry.
         if (!frame) {
@@ -256,18 +341,25 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
             frame = currentFrame(l, states[state]);
             continue;
         }
-        if (!plausible(frame) || visits >= kMaxVisits || frame == checkpoint) {
+        if (!plausible(frame) || steps >= kMaxVisits || frame == checkpoint) {
             flags |= PythonWalkCut;
             break;
         }
-        if ((visits & (visits + 1)) == 0) // visits + 1 a power of two
+        if ((steps & (steps + 1)) == 0) // steps + 1 a power of two
             checkpoint = frame;
+        if (kept && visited >= PythonCodeMemo::kChainVisits)
+            kept = nullptr; // too long to keep
+        PythonCodeMemo::Visit *visit = kept ? &kept[visited++] : nullptr;
         const uint8_t owner = hasOwner ? load<uint8_t>(frame + l.frameOwner) : kPyNoOwner;
+        const uint64_t previous = loadPointer(frame, l.framePrevious);
+        if (visit)
+            *visit =
+                PythonCodeMemo::Visit{frame, previous, 0, 0, 0, 0, 0, -1, 0, owner, 0, PythonCodeMemo::VisitKind::Shim};
         if (owner != kPyNoOwner && owner == l.ownerCStack) {
             if (lastGiven >= 0)
                 out[lastGiven].flags |= PythonFrameEntry;
             lastGiven = -1;
-            frame = loadPointer(frame, l.framePrevious);
+            frame = previous;
             continue;
         }
         const uint64_t code = loadPointer(frame, l.frameCode);
@@ -287,10 +379,20 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
             break;
         }
         bool started = true;
-        const int32_t instruction = instructionOf(l, frame, shape, started);
+        const uint64_t field = l.frameInstruction != kPyAbsent ? instructionField(l, frame) : 0;
+        const int32_t instruction = instructionOf(l, field, shape, started);
+        if (visit) {
+            visit->code = code;
+            visit->instruction = field;
+            visit->bytecode = shape.bytecode;
+            visit->size = shape.size;
+            visit->firstTraceable = shape.firstTraceable;
+            visit->offset = instruction;
+            visit->kind = PythonCodeMemo::VisitKind::Waiting;
+        }
         lastGiven = -1;
         if (!started && owner != l.ownerGenerator) {
-            frame = loadPointer(frame, l.framePrevious);
+            frame = previous;
             continue;
         }
         if (count >= limit) {
@@ -298,13 +400,29 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
             break;
         }
         uint32_t frameFlags = 0;
-        if (!interpreterFrames || (l.frameIsEntry != kPyAbsent && load<uint8_t>(frame + l.frameIsEntry) != 0))
+        const uint8_t isEntry = l.frameIsEntry != kPyAbsent ? load<uint8_t>(frame + l.frameIsEntry) : 0;
+        if (!interpreterFrames || isEntry != 0)
             frameFlags |= PythonFrameEntry;
+        if (visit) {
+            visit->isEntry = isEntry;
+            visit->kind = PythonCodeMemo::VisitKind::Given;
+        }
         out[count] = PythonFrame{code, instruction, frameFlags};
         if (count < addressRoom)
             addresses[count] = frame;
         lastGiven = count++;
-        frame = loadPointer(frame, l.framePrevious);
+        frame = previous;
+    }
+    if (kept && flags == 0 && frame == 0) {
+        // The frames' flags as given (an entry is marked at the frame after it), in the order given.
+        int given = 0;
+        for (int v = 0; v < visited; ++v)
+            if (kept[v].kind == PythonCodeMemo::VisitKind::Given)
+                kept[v].flags = out[given++].flags;
+        memo->chainState = states[0];
+        memo->chainRuntime = target.runtime;
+        memo->chainVisits = visited;
+        memo->chainGiven = count;
     }
     return count;
 }

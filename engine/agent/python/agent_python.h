@@ -72,6 +72,36 @@ struct PythonCodeMemo {
     };
     Entry entries[kEntries];
 
+    // The thread's last walk of one chain (one thread state) that ended at the chain's end: every word it read of each
+    // frame it visited, and what it made of them. A walk that reads the same words gives the same frames, so the next
+    // walk compares where it would decode (repeatChain); a frame whose instruction alone moved is placed again with the
+    // code shape kept here. `described`: the ring serial at which every code object of the chain was known described
+    // (agent_pystack.cpp), 0 when not yet.
+    static constexpr int kChainVisits = 48;
+    enum class VisitKind : uint8_t { Shim, Waiting, Given };
+    struct Visit {
+        uint64_t frame;
+        uint64_t previous;
+        uint64_t code;        // Waiting, Given
+        uint64_t instruction; // the instruction field as read (Waiting, Given)
+        uint64_t bytecode;    // the code's shape (readCodeShape)
+        int64_t size;
+        int64_t firstTraceable;
+        int32_t offset;  // the instruction's byte offset as given (Given)
+        uint32_t flags;  // the frame's PythonFrameFlag as given (Given)
+        uint8_t owner;   // as read (kPyNoOwner where the layout has none)
+        uint8_t isEntry; // as read (0 where the walk read none)
+        VisitKind kind;
+    };
+    uint64_t chainState; // the thread state whose chain is kept (0: none)
+    uint64_t chainRuntime;
+    int32_t chainVisits;
+    int32_t chainGiven;
+    uint64_t described;
+    bool repeated;      // the last walk gave the kept chain's code objects again
+    uint32_t checkLeft; // repeats until the next is checked against a walk anew (agent_pystack.cpp)
+    Visit visits[kChainVisits];
+
     static uint64_t sealOf(uint64_t frame, uint64_t code)
     {
         uint64_t h = frame * 0x9E3779B97F4A7C15ull ^ code;

@@ -1,7 +1,8 @@
 // The agent's own stack walk on real programs, checked against the session's unwind of the same samples: with
 // SessionConfig::walkCheckEvery every sample of a thread (or every few) is both walked in the program and copied, and
 // the session compares its own unwind of the copy with the walk (AgentStacksSummary::checks, mismatches). CPython in
-// exact mode (millions of allocations through a deep C eval loop), g++ (cc1plus: a large C++ program without frame
+// exact mode (millions of allocations through a deep C eval loop; its Python chains too, where a thread's last chain
+// was given again from the words its walk kept), g++ (cc1plus: a large C++ program without frame
 // pointers, exec'd by the driver) and the in-process CPU sampler's handler on CPython. Fails when more than 0.1% of
 // the checked stacks differ, or when the walk was not taken.
 
@@ -74,6 +75,15 @@ private Q_SLOTS: // NOLINT(readability-redundant-access-specifiers): Q_SLOTS mar
         verifyChecks(r.summary, 10000, "CPython, exact", 90);
         // Most stacks after the first few are written as a reference to one written before.
         QVERIFY(r.summary.agentStacks->stackRefs * 2 > r.summary.agentStacks->walked);
+        // Most Python chains are the thread's last one again (its instructions moved at most), given from the words its
+        // walk kept: one in seven of those walked anew too, and compared.
+        const AgentStacksSummary &a = *r.summary.agentStacks;
+        qInfo("Python chains given again: %llu checked, %llu differ",
+              static_cast<unsigned long long>(a.pythonRepeatChecks),
+              static_cast<unsigned long long>(a.pythonRepeatDiffers));
+        QVERIFY2(a.pythonRepeatChecks >= 10000, qPrintable(QString::number(a.pythonRepeatChecks)));
+        QVERIFY2(a.pythonRepeatDiffers * 1000 <= a.pythonRepeatChecks,
+                 qPrintable(QStringLiteral("%1 of %2").arg(a.pythonRepeatDiffers).arg(a.pythonRepeatChecks)));
     }
 
     // g++ compiling a file of the standard library's heavy headers: cc1plus (no frame pointers, a large table) exec'd
