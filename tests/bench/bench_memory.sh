@@ -23,7 +23,8 @@
 # call the C library's), `signals` (99 Hz of cpu-clock signals to the main thread, a handler that only counts) and
 # `both`.
 # Each session configuration's own CPU, as its summary states it, is printed under its times. BASE=BUILD_DIR adds `base`: the
-# `memory` configuration run by another build's emberline and agent, to compare two builds side by side.
+# `memory` configuration run by another build's emberline and agent, to compare two builds side by side; CONFIGS may
+# name `base-exact` beside it (the `exact` configuration run by that build).
 set -euo pipefail
 BUILD=${1:?usage: bench_memory.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS]}
 ROUNDS=${2:-5}
@@ -96,6 +97,10 @@ measure() {
             "${SESSION_CPU[@]}" "$BASE/app/emberline" record --memory --output "$d/run" -- "${TARGET_CPU[@]}" "$@" \
                 >/dev/null 2>"$d/err"
             ;;
+        base-exact)
+            "${SESSION_CPU[@]}" "$BASE/app/emberline" record --memory --alloc-interval 1 --output "$d/run" -- \
+                "${TARGET_CPU[@]}" "$@" >/dev/null 2>"$d/err"
+            ;;
         agent) LD_PRELOAD=$AGENT "${TARGET_CPU[@]}" "$@" >/dev/null 2>"$d/err" ;;
         floor) LD_PRELOAD=$FLOOR "${TARGET_CPU[@]}" "$@" >/dev/null 2>"$d/err" ;;
         signals) EMBERLINE_SIGNAL_HZ=99 LD_PRELOAD=$SIGNALS "${TARGET_CPU[@]}" "$@" >/dev/null 2>"$d/err" ;;
@@ -112,7 +117,7 @@ measure() {
         grep -oE 'waited [^ ]+ [a-z]+ for room' "$d/err" >>"$d/$config.waited" || true
     }
     local configs=($CONFIGS) backward=()
-    [[ -n $BASE && " $CONFIGS " != *" base "* ]] && configs+=(base) # named or not, `base` runs once a round
+    [[ -n $BASE && " $CONFIGS " != *" base "* && " $CONFIGS " != *" base-exact "* ]] && configs+=(base) # `base` runs once a round
     configs+=(heaptrack)
     for ((k = ${#configs[@]} - 1; k >= 0; k--)); do backward+=("${configs[k]}"); done
     for ((i = 1; i <= ROUNDS; i++)); do
@@ -124,7 +129,7 @@ measure() {
     alone=$(column 1 "$d/alone" | median)
     aloneCpu=$(column 2 "$d/alone" | median)
     echo "== $name"
-    for config in alone floor signals both agent cpu memory copy exact base heaptrack; do
+    for config in alone floor signals both agent cpu memory copy exact base base-exact heaptrack; do
         [[ -s $d/$config ]] || continue
         local m c
         m=$(column 1 "$d/$config" | median)
