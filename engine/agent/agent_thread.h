@@ -63,8 +63,9 @@ struct ThreadState {
     bool stackAsked;    // its bounds were looked up (outside handlers: the look-up allocates)
     uint64_t stackLow;  // its bounds, 0 when unknown or not a pthread stack (a bare clone's, an alternate signal
     uint64_t stackHigh; // stack): copies then go through process_vm_readv, which cannot fault
-    uint32_t walks;     // walks to go until one is copied too (every RingHeader::checkEvery-th: agent_walk.cpp)
-    uint8_t walkMemo;   // its last walk's memo (agent_walk.cpp): 0 none yet, kNoWalkMemo none to have, else slot + 1
+    uint32_t walks;     // walks to go until one is copied too (every RingHeader::checkEvery-th: walk/agent_walk.cpp)
+    uint8_t walkMemo;   // its last walk's memo (walk/agent_walk_memo.cpp): 0 none yet, kNoWalkMemo none to have, else
+                        // slot + 1
     bool memoBusy;      // a walk uses the memo: a handler's walk nested in it goes without
 
     // --- The in-process sampler (agent_cpu.cpp) ---

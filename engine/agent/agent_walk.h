@@ -1,6 +1,6 @@
 #pragma once
 
-// The agent's own stack walk (agent_walk.cpp): with the tables the session shares (agent_tables.h: the arena, the
+// The agent's own stack walk (walk/agent_walk.cpp): with the tables the session shares (agent_tables.h: the arena, the
 // ring's module index) and agent_unwind.h's step, from the current or interrupted registers to the stack's end, into
 // program counters; and the stacks a process image has written out already, so that a stack seen before is written
 // as its hash alone.

@@ -19,6 +19,7 @@
 #include "engine/agent/agent_thread.h"
 #include "engine/agent/agent_writer.h"
 #include "engine/agent/python/agent_python.h"
+#include "engine/agent/walk/agent_walk_memo.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -46,65 +47,6 @@ struct RowSlot {
 };
 RowSlot *g_rows = nullptr;
 std::atomic<int> g_rowsState{0}; // 0 not made, 1 being made, 2 made, 3 could not be made
-
-// A thread's last whole walk (a memo), from the root: successive walks of a thread share most of their frames (an
-// allocation's stack differs from the last one's in its innermost few). A walk that reaches a frame whose registers are
-// the memo's frame's at the same stack pointer has the memo's frames from there to the root, exactly when every stack
-// word the memo's steps read (the return addresses, the saved RBPs) still holds what it held: independent loads,
-// checked at once, where the walk chains a row lookup and a load from frame to frame. Each frame keeps the sum of the
-// frames' hashes from the root, so that the stack's hash is had from the new frames alone. Slots for kMemoSlots
-// threads, taken at a thread's first walk (threads past them walk without) and given back as it ends.
-constexpr uint32_t kMemoFrames = 128;
-constexpr uint32_t kMemoSlots = 128;
-struct MemoFrame {
-    uint64_t pc, sp, bp;
-    uint64_t sum;    // frameHash of the frames from the root to this one
-    int8_t rbpSlot;  // its row's: where its step read the caller's RBP (0: not read)
-    bool lookupAtPc; // its row was looked up at pc (an interrupted frame's), not at pc - 1
-    // Whether the walk from this frame to the root depends on its RBP: a CFA found from RBP before a saved RBP is
-    // read. Where it does not (RBP a general register, as in most code built without frame pointers), two walks
-    // whose RBPs differ have the same frames.
-    bool bpMatters;
-    // Every stack word the steps from this frame to the root read lies in the frame that read it (at or above its
-    // stack pointer, under its caller's): memoFirstChange checks them all in one pass, bounds checked at its ends.
-    bool inOwnFrames;
-};
-struct ScratchFrame { // a walk's frames as it goes, innermost first
-    uint64_t sp;
-    uint64_t bp;
-    int8_t rbpSlot;
-    UnwindKind kind;
-};
-// The rows this thread's walks found last, direct-mapped by the looked-up address: its own, in its caches, where the
-// rows shared by the threads (RowSlot) cost a mix and a load from a quarter of a megabyte at every frame.
-constexpr uint32_t kMemoRows = 512;
-struct MemoRow {
-    uint64_t lookup;
-    uint32_t row; // packRow
-    uint32_t tag; // IndexView::tag
-};
-// A stack word the memo's frames were walked through, and what it held: the return addresses and saved RBPs that the
-// steps from a frame to the root read (memoFirstChange's first pass reads them in a row).
-struct MemoCheck {
-    uint64_t address;
-    uint64_t value;
-};
-struct WalkMemo {
-    MemoRow rows[kMemoRows];
-    uint32_t depth;                // frames held (0: none)
-    uint32_t tag;                  // IndexView::tag of the rows its steps followed
-    uint64_t endRead;              // where the root's step read a zero return address (0: its row ended the stack)
-    MemoFrame frames[kMemoFrames]; // by depth from the root (0: the outermost frame)
-    ScratchFrame scratch[kMemoFrames];
-    // The words of the steps from frame 1 to the root, by depth: the steps from frames 1..e read checks[0,
-    // checkEnd[e]).
-    MemoCheck checks[2 * kMemoFrames];
-    uint16_t checkEnd[kMemoFrames];
-    PythonCodeMemo python; // holdPythonMemo
-};
-WalkMemo *g_memos = nullptr;
-std::atomic<int> g_memosState{0};
-std::atomic<uint64_t> g_memoUsed[kMemoSlots / 64];
 
 const uint8_t *arena()
 {
@@ -256,115 +198,6 @@ WalkFallback fallbackOf(UnwindKind kind)
 uint64_t frameHash(uint64_t pc, uint32_t depth)
 {
     return mix(pc + uint64_t(depth + 1) * 0x9E3779B97F4A7C15ull);
-}
-
-// This thread's memo; null when it has none (no slot, or a walk nested in one that uses it). Only a thread whose end
-// gives it back takes one.
-WalkMemo *threadMemo()
-{
-    ThreadState &t = t_state;
-    if (t.memoBusy || t.walkMemo == kNoWalkMemo || (t.walkMemo == 0 && !t.totalsKeySet))
-        return nullptr;
-    WalkMemo *memos = makeOnce(g_memosState, g_memos, sizeof(WalkMemo) * kMemoSlots);
-    if (!memos)
-        return nullptr;
-    if (t.walkMemo == 0) {
-        t.walkMemo = kNoWalkMemo;
-        for (uint32_t word = 0; word < kMemoSlots / 64 && t.walkMemo == kNoWalkMemo; ++word) {
-            uint64_t used = g_memoUsed[word].load(std::memory_order_relaxed);
-            while (~used != 0) {
-                const uint32_t bit = uint32_t(__builtin_ctzll(~used));
-                if (g_memoUsed[word].compare_exchange_weak(used, used | uint64_t(1) << bit,
-                                                           std::memory_order_acq_rel)) {
-                    t.walkMemo = uint8_t(word * 64 + bit + 1);
-                    memos[t.walkMemo - 1].depth = 0;
-                    break;
-                }
-            }
-        }
-        if (t.walkMemo == kNoWalkMemo)
-            return nullptr;
-    }
-    return &memos[t.walkMemo - 1];
-}
-
-// Whether a step from the frame at `sp` to its caller at `callerSp` reads only inside the frame: its return address
-// just under the caller's stack pointer, its saved RBP (rbpSlot words under it) at or above `sp`.
-bool readsInOwnFrame(uint64_t callerSp, uint64_t sp, int8_t rbpSlot)
-{
-    if (callerSp < sp + 8)
-        return false;
-    return rbpSlot == 0 || (rbpSlot < 0 && callerSp - uint64_t(-int64_t(rbpSlot)) * 8 >= sp);
-}
-
-// The memo's checks of the steps from frames `from`..`depth` - 1 (whose frames are new), after those of the frames
-// under them.
-void keepChecks(WalkMemo &memo, uint32_t from, uint32_t depth)
-{
-    if (from == 1)
-        memo.checkEnd[0] = 0;
-    for (uint32_t e = from; e < depth; ++e) {
-        const MemoFrame &frame = memo.frames[e];
-        const MemoFrame &caller = memo.frames[e - 1];
-        uint32_t at = memo.checkEnd[e - 1];
-        memo.checks[at++] = MemoCheck{caller.sp - 8, caller.pc};
-        if (frame.rbpSlot != 0 && caller.bpMatters)
-            memo.checks[at++] = MemoCheck{caller.sp - uint64_t(-int64_t(frame.rbpSlot)) * 8, caller.bp};
-        memo.checkEnd[e] = uint16_t(at);
-    }
-}
-
-// How much of the memo's stack, from the root up to its frame `from`, is still this thread's stack: the first step (by
-// depth: the step from frame e to its caller e - 1) whose stack words no longer hold what they held, or lie off the
-// stack; -1 when none (the memo's frames from `from` to the root are the stack's), 0 when the root's own end changed.
-// A walk may join the memo at a frame under that step's, and there only.
-int32_t memoFirstChange(const WalkMemo &memo, uint32_t from, const StackBounds &stack)
-{
-    const OwnStackReader read;
-    uint64_t value = 0;
-    if (memo.endRead != 0) {
-        const int8_t rbpSlot = memo.frames[0].rbpSlot;
-        if (!stack.holds(memo.endRead, 8) ||
-            (rbpSlot != 0 && !stack.holds(memo.endRead + 8 - uint64_t(-int64_t(rbpSlot)) * 8, 8)))
-            return 0;
-        read(memo.endRead, value);
-        if (value != 0)
-            return 0;
-    }
-    if (memo.frames[from].inOwnFrames && from > 0 && memo.frames[from].sp >= stack.low &&
-        stack.holds(memo.frames[0].sp - 8, 8)) {
-        // The common case, every word still as it was: one pass of independent loads, no bounds to check between
-        // (each read lies in [frames[from].sp, frames[0].sp)); where one differs, the pass below finds which.
-        uint64_t differs = 0;
-        const MemoCheck *check = memo.checks;
-        const MemoCheck *const end = check + memo.checkEnd[from];
-        for (; check != end; ++check) {
-            read(check->address, value);
-            differs |= value ^ check->value;
-        }
-        if (differs == 0)
-            return -1;
-    }
-    for (uint32_t e = 1; e <= from; ++e) {
-        const MemoFrame &frame = memo.frames[e];
-        const MemoFrame &caller = memo.frames[e - 1];
-        if (!stack.holds(caller.sp - 8, 8))
-            return int32_t(e);
-        read(caller.sp - 8, value);
-        bool same = value == caller.pc;
-        if (frame.rbpSlot != 0) {
-            const uint64_t slot = caller.sp - uint64_t(-int64_t(frame.rbpSlot)) * 8;
-            if (!stack.holds(slot, 8))
-                return int32_t(e);
-            if (caller.bpMatters) {
-                read(slot, value);
-                same &= value == caller.bp;
-            }
-        }
-        if (!same)
-            return int32_t(e);
-    }
-    return -1;
 }
 
 } // namespace
@@ -554,22 +387,6 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
     return walk;
 }
 
-PythonCodeMemo *holdPythonMemo()
-{
-    WalkMemo *memo = threadMemo();
-    if (!memo)
-        return nullptr;
-    t_state.memoBusy = true;
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    return &memo->python;
-}
-
-void releasePythonMemo()
-{
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    t_state.memoBusy = false;
-}
-
 void walkNewRing()
 {
     g_ringSerial.fetch_add(1, std::memory_order_relaxed);
@@ -587,26 +404,6 @@ void walkRetire()
     giveWrittenStacksBack();
     if (g_rowsState.load(std::memory_order_acquire) == 2)
         madvise(g_rows, sizeof(RowSlot) * kRowCacheSlots, MADV_DONTNEED);
-}
-
-void walkThreadEnd()
-{
-    ThreadState &t = t_state;
-    const uint8_t slot = t.walkMemo;
-    t.walkMemo = kNoWalkMemo; // its last calls walk without
-    if (slot != 0 && slot != kNoWalkMemo)
-        g_memoUsed[(slot - 1) / 64].fetch_and(~(uint64_t(1) << ((slot - 1) % 64)), std::memory_order_release);
-}
-
-void walkForkChild()
-{
-    // The parent's other threads are not the child's: their slots are free here. (The memo's rows are the parent
-    // ring's: a new ring's tag never matches them.)
-    const uint8_t slot = t_state.walkMemo;
-    for (auto &word : g_memoUsed)
-        word.store(0, std::memory_order_relaxed);
-    if (slot != 0 && slot != kNoWalkMemo)
-        g_memoUsed[(slot - 1) / 64].store(uint64_t(1) << ((slot - 1) % 64), std::memory_order_relaxed);
 }
 
 void walkForget()
