@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -484,6 +485,21 @@ std::shared_ptr<const AgentStacksSummary> agentStacksSummary(const RingReader &r
         s->tableProblem = tables->firstError;
     }
     return s;
+}
+
+void pythonRepeatHealth(const RingReader &rings, std::vector<std::string> &notes, std::vector<std::string> &faults)
+{
+    const RingCounters c = rings.counters();
+    if (c.pythonRepeatChecks == 0)
+        return;
+    char share[32];
+    std::snprintf(share, sizeof share, "%.3f%%", 100.0 * double(c.pythonRepeatDiffers) / double(c.pythonRepeatChecks));
+    const std::string line = std::to_string(c.pythonRepeatChecks) +
+                             " Python chains given again from a thread's last walk, checked against a walk anew: " +
+                             std::to_string(c.pythonRepeatDiffers) + " differ (" + share + ")";
+    notes.push_back("python: " + line);
+    if (c.pythonRepeatDiffers * 1000 > c.pythonRepeatChecks)
+        faults.push_back("python: " + line + ": the Python frames of some samples may be wrong; report the program");
 }
 
 } // namespace emberline::engine

@@ -91,4 +91,8 @@ private:
 std::shared_ptr<const AgentStacksSummary> agentStacksSummary(const RingReader &rings, const UnwindCounters &unwind,
                                                              bool walking);
 
+// The health's line on the Python chains the agent gave again from a thread's last walk and checked against a walk
+// anew (RingCounters::pythonRepeatChecks): a note, and a fault too where more than 0.1% of them differed.
+void pythonRepeatHealth(const RingReader &rings, std::vector<std::string> &notes, std::vector<std::string> &faults);
+
 } // namespace emberline::engine

@@ -439,6 +439,8 @@ void RecordSession::schedule(Running &r, int64_t now)
         for (const std::string &line : r.memory->moduleEscapes())
             input.agentFaults.push_back("memory: " + line);
     }
+    if (r.agent)
+        pythonRepeatHealth(r.agent->rings(), input.agentNotes, input.agentFaults);
     if (r.python)
         r.python->nameFlush(input);
     r.exporter->submit(std::move(input));
@@ -517,6 +519,8 @@ Result<SessionSummary> RecordSession::finish(Running &r)
         for (const std::string &line : r.memory->moduleEscapes())
             input.agentFaults.push_back("memory: " + line);
     }
+    if (r.agent)
+        pythonRepeatHealth(r.agent->rings(), input.agentNotes, input.agentFaults);
     if (r.python)
         r.python->nameFlush(input);
     r.exporter->submit(std::move(input));

@@ -13,6 +13,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
+
 using namespace emberline::engine;
 using namespace emberline::test;
 
@@ -84,6 +86,13 @@ private Q_SLOTS: // NOLINT(readability-redundant-access-specifiers): Q_SLOTS mar
         QVERIFY2(a.pythonRepeatChecks >= 10000, qPrintable(QString::number(a.pythonRepeatChecks)));
         QVERIFY2(a.pythonRepeatDiffers * 1000 <= a.pythonRepeatChecks,
                  qPrintable(QStringLiteral("%1 of %2").arg(a.pythonRepeatDiffers).arg(a.pythonRepeatChecks)));
+        // The health view says it too.
+        QVERIFY(r.summary.health);
+        const auto &notes = r.summary.health->notes;
+        QVERIFY(std::any_of(notes.begin(), notes.end(), [](const std::string &note) {
+            return note.find("Python chains given again") != std::string::npos &&
+                   note.find(" 0 differ") != std::string::npos;
+        }));
     }
 
     // g++ compiling a file of the standard library's heavy headers: cc1plus (no frame pointers, a large table) exec'd
