@@ -184,12 +184,19 @@ void readCodeShape(const PythonTarget &target, uint64_t code, CodeShape &shape)
     }
 }
 
-// The frame's instruction field as the walk reads it: the instruction pointer (3.11+) or f_lasti.
-uint64_t instructionField(const PythonLayout &l, uint64_t frame)
+// Whether the layout's frames hold an instruction pointer (3.11+: _PyInterpreterFrame) rather than f_lasti.
+bool pointerInstruction(const PythonLayout &l)
 {
-    if (l.instruction == InstructionKind::PrevInstr || l.instruction == InstructionKind::InstrPtr)
-        return loadPointer(frame, l.frameInstruction);
-    return uint64_t(uint32_t(load<int32_t>(frame + l.frameInstruction)));
+    return l.instruction == InstructionKind::PrevInstr || l.instruction == InstructionKind::InstrPtr;
+}
+
+// The frame's instruction field (at `at`) as the walk reads it: the instruction pointer (`pointer`) or f_lasti; 0
+// where the layout has none.
+uint64_t instructionField(uint64_t frame, uint32_t at, bool pointer)
+{
+    if (at == kPyAbsent)
+        return 0;
+    return pointer ? loadPointer(frame, at) : uint64_t(uint32_t(load<int32_t>(frame + at)));
 }
 
 // The byte offset into its code's bytecode of the instruction that the frame's instruction field (`field`) names, -1
@@ -238,7 +245,7 @@ int repeatChain(const PythonLayout &l, PythonCodeMemo &memo, uint64_t frame, Pyt
     const uint32_t codeAt = l.frameCode;
     const uint32_t instructionAt = l.frameInstruction;
     const uint32_t isEntryAt = l.frameIsEntry;
-    const bool pointerField = l.instruction == InstructionKind::PrevInstr || l.instruction == InstructionKind::InstrPtr;
+    const bool pointerField = pointerInstruction(l);
     const uint8_t ownerGenerator = l.ownerGenerator;
     const int visits = memo.chainVisits;
     int count = 0;
@@ -255,10 +262,7 @@ int repeatChain(const PythonLayout &l, PythonCodeMemo &memo, uint64_t frame, Pyt
             continue;
         if (loadPointer(visit.frame, codeAt) != visit.code)
             return -1;
-        uint64_t field = 0;
-        if (instructionAt != kPyAbsent)
-            field = pointerField ? loadPointer(visit.frame, instructionAt)
-                                 : uint64_t(uint32_t(load<int32_t>(visit.frame + instructionAt)));
+        const uint64_t field = instructionField(visit.frame, instructionAt, pointerField);
         if (field != visit.instruction) {
             const CodeShape shape{visit.code, true, visit.bytecode, visit.size, visit.firstTraceable};
             bool started = true;
@@ -296,8 +300,7 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
     }
     if (l.framePrevious == kPyAbsent || l.frameCode == kPyAbsent)
         return 0;
-    const bool interpreterFrames =
-        l.instruction == InstructionKind::PrevInstr || l.instruction == InstructionKind::InstrPtr;
+    const bool interpreterFrames = pointerInstruction(l);
     const bool hasOwner = interpreterFrames && l.frameOwner != kPyAbsent;
     const int limit = room < kMaxPythonFrames ? room : kMaxPythonFrames;
     // The chain kept by the thread's last walk, where it is this one's.
@@ -379,7 +382,7 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
             break;
         }
         bool started = true;
-        const uint64_t field = l.frameInstruction != kPyAbsent ? instructionField(l, frame) : 0;
+        const uint64_t field = instructionField(frame, l.frameInstruction, interpreterFrames);
         const int32_t instruction = instructionOf(l, field, shape, started);
         if (visit) {
             visit->code = code;
