@@ -130,18 +130,10 @@ int collectName(dl_phdr_info *info, size_t, void *data)
 // The global scope names that stub; the definition is where the stub's entry leads once bound, else the C library's.
 void *definitionBehind(void *found, const char *name)
 {
-    const auto *code = static_cast<const uint8_t *>(found);
-    const uint8_t *jump = nullptr;
-    if (code[0] == 0xff && code[1] == 0x25)
-        jump = code; // jmp *rel32(%rip)
-    else if (code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && code[3] == 0xfa)
-        jump = code[4] == 0xf2 ? code + 5 : code + 4; // endbr64; [bnd] jmp *rel32(%rip)
-    if (!jump || jump[0] != 0xff || jump[1] != 0x25)
+    void *const *entry = pltStubEntry(found);
+    if (!entry)
         return found;
-    int32_t displacement = 0;
-    memcpy(&displacement, jump + 2, sizeof displacement);
-    void *const *slot = reinterpret_cast<void *const *>(jump + 6 + displacement);
-    void *bound = *slot;
+    void *bound = __atomic_load_n(entry, __ATOMIC_ACQUIRE);
     if (bound && moduleOf(bound) != moduleOf(found))
         return bound;
     // Not bound yet (lazy binding): the first definition in the shared objects, in their load order (the stub is the

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -55,7 +56,16 @@ struct Plan {
     const TargetModule *loaded = nullptr;
     std::vector<TargetMapping> maps;
     std::vector<TargetModule> modules;
+    bool besideOlder = false; // a copy, loaded beside an older build the target holds by the library's own path
 };
+
+// Whether a module of the target was mapped from `path` but from a file no longer there (replaced or deleted since):
+// its map names it "PATH (deleted)".
+bool holdsOlderFile(const std::vector<TargetModule> &modules, const std::string &path)
+{
+    const std::string deleted = path + " (deleted)";
+    return std::any_of(modules.begin(), modules.end(), [&](const TargetModule &m) { return m.path == deleted; });
+}
 
 Status plan(const InjectRequest &request, Plan &p)
 {
@@ -87,6 +97,16 @@ Status plan(const InjectRequest &request, Plan &p)
     if (!library)
         return library.error();
     p.library = std::move(library).value();
+    if (!p.library.copied && holdsOlderFile(p.modules, p.library.path)) {
+        // The target loaded this path earlier from a file since replaced (Emberline upgraded between two attaches):
+        // dlopen of the path would hand back that older build, so a copy named by its contents is loaded beside it
+        // (and found there by a call into the library loaded already).
+        auto copy = libraryPathInTarget(pid, request.library, request.loadIfMissing, true);
+        if (!copy)
+            return copy.error();
+        p.library = std::move(copy).value();
+        p.besideOlder = true;
+    }
     FdCloser fd(::open(p.library.ourPath.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.fd < 0 || ::fstat(fd.fd, &p.file) != 0)
         return makeError(Error::Code::Io, "cannot open " + p.library.ourPath + ": " + std::strerror(errno));
@@ -152,6 +172,12 @@ Result<uint64_t> callDlopen(RemoteThread &thread, const Plan &p, int64_t deadlin
             if (auto read = readRemoteString(thread.pid(), thread.tid(), text.value(), kMaxErrorText))
                 reason = read.value();
     }
+    // A library loaded into a running program takes its thread-local storage from the small reserve the C library
+    // set aside at the start; a program that holds earlier builds of the agent (attached before Emberline was
+    // upgraded) may have none left.
+    if (p.besideOlder && reason.find("static TLS") != std::string::npos)
+        reason += " (the program holds an earlier build of Emberline's agent, loaded by an attach before Emberline "
+                  "was upgraded, and has no room for another: restart the program to attach with this build)";
     return makeError(Error::Code::Io, "dlopen of " + p.library.path + " failed in process " +
                                           std::to_string(thread.pid()) + ": " + reason);
 }

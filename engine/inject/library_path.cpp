@@ -92,7 +92,7 @@ std::string placeCopy(const std::string &folder, const std::string &path, const 
 
 } // namespace
 
-Result<LibraryInTarget> libraryPathInTarget(int pid, const std::string &library, bool mayCopy)
+Result<LibraryInTarget> libraryPathInTarget(int pid, const std::string &library, bool mayCopy, bool copyAlways)
 {
     char real[PATH_MAX];
     if (!::realpath(library.c_str(), real))
@@ -102,7 +102,8 @@ Result<LibraryInTarget> libraryPathInTarget(int pid, const std::string &library,
         return makeError(Error::Code::Invalid, std::string(real) + " is not a file");
     const std::string root = "/proc/" + std::to_string(pid) + "/root";
     struct stat theirs {};
-    if (::stat((root + real).c_str(), &theirs) == 0 && theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino)
+    if (!copyAlways && ::stat((root + real).c_str(), &theirs) == 0 && theirs.st_dev == ours.st_dev &&
+        theirs.st_ino == ours.st_ino)
         return LibraryInTarget{real, real, false};
 
     // Another mount namespace (a container), or a chroot, where that path is another file or none.

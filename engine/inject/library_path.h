@@ -17,9 +17,12 @@ struct LibraryInTarget {
 // root, in the first of /tmp, /dev/shm, /var/tmp that allows executable mappings:
 // <dir>/emberline-inject/<name>-<content hash>.so, readable by every user. A copy with the same contents is reused,
 // never rewritten (the target may have it mapped), so that loading the library again finds it loaded. Without
-// `mayCopy`, only a copy already there is named (an error otherwise).
+// `mayCopy`, only a copy already there is named (an error otherwise). With `copyAlways`, the copy is named even where
+// the target sees the library's own file (the target holds an older file by that path: dlopen of it would hand that
+// one back).
 //
 // Thread: any.
-Result<LibraryInTarget> libraryPathInTarget(int pid, const std::string &library, bool mayCopy = true);
+Result<LibraryInTarget> libraryPathInTarget(int pid, const std::string &library, bool mayCopy = true,
+                                            bool copyAlways = false);
 
 } // namespace emberline::engine

@@ -10,6 +10,10 @@
 // Emberline's agent has been in the process for 300 ms, its late_grow is called too: a function the library first
 // calls after an attach). With ATTACH_RATES_LEVEL=1 in its environment, keeper's heap stays level: it keeps the
 // last 4,096 of its kept blocks, freeing the older ones (its "kept N" still counts every block it kept).
+// Built as attach_rates_nopie (ATTACH_RATES_THROUGH_LIBC, a program without position independence), churn_large
+// calls malloc through a pointer the program took of it (so the program owns malloc's canonical address: a stub in its
+// PLT, which the C library's own table holds too), and churn_small's blocks come from the C library's strdup, which
+// calls malloc through that library's table.
 //   attach_rates [SECONDS [LIBRARY DELAY]]
 #include "target_common.h"
 
@@ -29,16 +33,29 @@ static atomic_int g_started;
 static atomic_int g_badWait;
 static void *volatile g_sink;
 
+#ifdef ATTACH_RATES_THROUGH_LIBC
+static void *(*volatile g_allocate)(size_t);
+static char g_text[512];
+#endif
+
 TARGET_FN static void churn_large(void)
 {
+#ifdef ATTACH_RATES_THROUGH_LIBC
+    void *p = g_allocate(1536);
+#else
     void *p = malloc(1536);
+#endif
     g_sink = p;
     free(p);
 }
 
 TARGET_FN static void churn_small(void)
 {
+#ifdef ATTACH_RATES_THROUGH_LIBC
+    void *p = strdup(g_text); // 511 characters and the terminator
+#else
     void *p = malloc(512);
+#endif
     g_sink = p;
     free(p);
 }
@@ -172,6 +189,10 @@ static void *lateLoader(void *arg)
 int main(int argc, char **argv)
 {
     const double seconds = target_seconds(argc, argv, 600);
+#ifdef ATTACH_RATES_THROUGH_LIBC
+    memset(g_text, 'x', sizeof g_text - 1);
+    g_allocate = malloc; // taken in code, not in data: the address is the program's own stub, its canonical one
+#endif
     pthread_t threads[4];
     pthread_create(&threads[0], NULL, churner, NULL);
     pthread_create(&threads[1], NULL, keeper, NULL);

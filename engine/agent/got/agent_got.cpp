@@ -92,9 +92,32 @@ uint64_t dynamicOf(const dl_phdr_info *info, uint64_t &relroBegin, uint64_t &rel
     return dynamic;
 }
 
+// Whether `original`, an entry's value outside its module, is the hook's definition: the definition itself, or the
+// program's canonical stub for the function, whose own entry leads to the definition (or, rewritten, to the hook).
+bool leadsToDefinition(uint64_t original, const GotHook &hook)
+{
+    if (original == reinterpret_cast<uint64_t>(hook.definition))
+        return true;
+    // Its bytes are read only where a module seen in this pass or an earlier one has them mapped (the program, the
+    // first one the dynamic linker lists, comes before every library).
+    bool mapped = false;
+    for (int i = 0; i < g_moduleCount && !mapped; ++i)
+        mapped = g_modules[i].live && original >= g_modules[i].begin && original + 16 <= g_modules[i].end;
+    if (!mapped)
+        return false;
+    void *const *entry = pltStubEntry(reinterpret_cast<const void *>(original));
+    if (!entry)
+        return false;
+    const auto through = reinterpret_cast<uint64_t>(__atomic_load_n(entry, __ATOMIC_ACQUIRE));
+    return through == reinterpret_cast<uint64_t>(hook.definition) || through == reinterpret_cast<uint64_t>(hook.hook);
+}
+
+// The dynamic linker and the vDSO; and another copy of the agent (a build loaded by an earlier attach whose file was
+// replaced since, left in the program, inert): its hooks are its own definitions, not an allocator's.
 bool leftAlone(const char *name)
 {
-    return name && (strstr(name, "/ld-linux") || strstr(name, "linux-vdso") || strstr(name, "linux-gate"));
+    return name && (strstr(name, "/ld-linux") || strstr(name, "linux-vdso") || strstr(name, "linux-gate") ||
+                    strstr(name, "/libemberline_agent"));
 }
 
 int findModule(uint64_t base, uint64_t dynamic)
@@ -153,7 +176,7 @@ void rewrite(const ElfW(Rela) * relocations, uint64_t count, const Tables &t, in
             if (original == target)
                 break;
             const bool bound = original < module.begin || original >= module.end;
-            if (bound && hook.definition && original != reinterpret_cast<uint64_t>(hook.definition)) {
+            if (bound && hook.definition && !leadsToDefinition(original, hook)) {
                 escapedKinds |= 1u << hook.kind;
                 break;
             }
@@ -308,6 +331,20 @@ void gotRestore()
 bool gotHooked()
 {
     return g_entryCount > 0;
+}
+
+void *const *pltStubEntry(const void *code)
+{
+    const auto *at = static_cast<const uint8_t *>(code);
+    if (at[0] == 0xf3 && at[1] == 0x0f && at[2] == 0x1e && at[3] == 0xfa)
+        at += at[4] == 0xf2 ? 5 : 4; // endbr64, then a bnd prefix or none
+    else if (at[0] == 0xf2)
+        at += 1; // bnd
+    if (at[0] != 0xff || at[1] != 0x25)
+        return nullptr;
+    int32_t displacement = 0;
+    memcpy(&displacement, at + 2, sizeof displacement);
+    return reinterpret_cast<void *const *>(at + 6 + displacement);
 }
 
 } // namespace emberline::agent

@@ -10,7 +10,9 @@
 // allocator through pointers of its own), and a module opened with RTLD_DEEPBIND whose dependencies bring their own
 // allocator (its entries of each kind bound there are left alone, with those of the same kind not bound yet: its
 // blocks stay its allocator's; the module is named as escaping). The modules whose tables held no allocation function
-// are counted.
+// are counted. A pointer to an allocation function that the program stored before the attach holding the definition's
+// own address calls it around the hooks; one holding the program's canonical stub (pltStubEntry) goes through the
+// program's table, and is redirected.
 //
 // Thread: the callers take g_gotLock (gotHook, gotRestore); a signal handler never calls them.
 
@@ -71,5 +73,11 @@ void gotHook(const GotHook *hooks, int hookCount, const void *self, GotCounts &c
 void gotRestore();
 // Whether any entry is rewritten now.
 bool gotHooked();
+
+// Where a PLT stub at `code` jumps through (`jmp *rel32(%rip)`, after an `endbr64` and a `bnd` prefix where the
+// program was built with them): the table entry it reads; null when `code` is no such stub. A program built without
+// position independence that takes a function's address in code owns the function's canonical address: such a stub in
+// its PLT, which every other module's entry for the function holds too (so that pointers to it compare equal).
+void *const *pltStubEntry(const void *code);
 
 } // namespace emberline::agent
