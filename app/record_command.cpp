@@ -27,7 +27,15 @@ void onSignal(int)
     g_control.stop.store(true);
 }
 
-void printMemorySummary(const engine::MemorySummary &m)
+// What the blocks still live at the end are called: leaks where the program ended, else (an attached program, or a
+// session that stopped first) what it still held when the session ended.
+const char *liveAtEnd(bool programEnded)
+{
+    return programEnded ? "still live when the program ended"
+                        : "still live when the session ended (the program ran on)";
+}
+
+void printMemorySummary(const engine::MemorySummary &m, bool programEnded)
 {
     auto bytes = [](double v) { return engine::formatValue(static_cast<int64_t>(std::llround(v)), "bytes"); };
     const std::string how = m.interval == 1 ? std::string("every allocation")
@@ -46,10 +54,8 @@ void printMemorySummary(const engine::MemorySummary &m)
         allocated += " (counted; the samples estimate " +
                      estimate(m.sampledAllocatedBytes, m.sampledAllocatedBytesMargin) + " in " +
                      std::to_string(std::llround(m.sampledAllocatedObjects)) + ")";
-    std::fprintf(stderr,
-                 "emberline: memory (%s): %s; live heap peak %s; still live when the program ended %s in %.0f "
-                 "blocks\n",
-                 how.c_str(), allocated.c_str(), bytes(m.highWaterBytes).c_str(),
+    std::fprintf(stderr, "emberline: memory (%s): %s; live heap peak %s; %s %s in %.0f blocks\n", how.c_str(),
+                 allocated.c_str(), bytes(m.highWaterBytes).c_str(), liveAtEnd(programEnded),
                  estimate(m.leakedBytes, m.leakedBytesMargin).c_str(), m.leakedObjects);
     std::fprintf(stderr,
                  "emberline: memory: %llu allocation(s) and %llu free(s) read from %llu process(es); %llu sampled "
@@ -128,7 +134,7 @@ void printAgentStacks(const engine::AgentStacksSummary &a)
 // As heaptrack_print ends: the functions (each stack blamed on its caller of malloc or operator new, as the window's
 // memory summary blames it) that leaked most, allocated most often and freed most soon, from the session's
 // profile.pprof; `report` and the window's Memory tab go further.
-void printMemoryDigest(const std::string &sessionProfile)
+void printMemoryDigest(const std::string &sessionProfile, bool programEnded)
 {
     auto read = engine::readPprofFile(sessionProfile);
     if (!read) {
@@ -148,7 +154,9 @@ void printMemoryDigest(const std::string &sessionProfile)
             line += (line.empty() ? "" : "; ") + row.function + " " + describe(row);
         std::fprintf(stderr, "emberline: memory: %s: %s\n", title, line.c_str());
     };
-    list("largest leaks (still live when the program ended)", s.leaks, [&](const engine::HeapSummaryRow &r) {
+    const std::string leaksTitle = programEnded ? std::string("largest leaks (") + liveAtEnd(true) + ")"
+                                                : std::string("largest ") + liveAtEnd(false);
+    list(leaksTitle.c_str(), s.leaks, [&](const engine::HeapSummaryRow &r) {
         // A process image's heap that no sample saw ("[heap no sample saw]") is counted in bytes alone.
         return bytes(r.inuseBytes) +
                (r.inuseObjects > 0 ? " in " + std::to_string(r.inuseObjects) + " blocks" : std::string());
@@ -222,9 +230,9 @@ void printSummary(const engine::SessionSummary &s)
                          static_cast<unsigned long long>(count));
     }
     if (s.memory) {
-        printMemorySummary(*s.memory);
+        printMemorySummary(*s.memory, s.targetExited);
         if (!s.sessionProfilePath.empty())
-            printMemoryDigest(s.sessionProfilePath);
+            printMemoryDigest(s.sessionProfilePath, s.targetExited);
     }
     if (s.agentStacks)
         printAgentStacks(*s.agentStacks);
