@@ -75,7 +75,7 @@ void ProcessMap::addMapping(uint64_t start, uint64_t length, uint64_t pgoff, con
     m.inode = inode;
     if (path == "[vdso]") {
         m.image = m_cache->vdso();
-    } else if (!path.empty() && path[0] == '/') {
+    } else if (!path.empty() && path[0] == '/' && !path.starts_with("//")) { // perf's "//anon": a JIT's memory
         // " (deleted)": the file the process runs was removed or replaced on disk since it was mapped.
         if (path.find(" (deleted)") == std::string::npos)
             m.image = m_cache->get(path, inode);

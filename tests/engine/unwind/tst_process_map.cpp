@@ -219,6 +219,24 @@ private Q_SLOTS:
         QVERIFY(second->image->buildId() != firstBuildId);
     }
 
+    // Executable memory that no file backs (perf names a JIT's "//anon"; a memfd; a file the program runs that was
+    // deleted since) is told apart: only the deleted file is said to be missing on disk. If this fails, every run of
+    // node or a JVM reports "//anon: deleted or replaced on disk while the program ran".
+    void onlyFilesGoneFromDiskAreMissing()
+    {
+        ElfCache cache;
+        ModuleIds ids(kFirstModuleId);
+        ProcessMap map(&cache, &ids);
+        map.addMapping(0x10000, 0x1000, 0, "//anon", true);
+        map.addMapping(0x20000, 0x1000, 0, "/memfd:jit (deleted)", true);
+        map.addMapping(0x30000, 0x1000, 0, "/nonexistent/libx.so (deleted)", true);
+        map.addMapping(0x40000, 0x1000, 0, "/nonexistent/liby.so", true);
+        QVERIFY(map.find(0x10000) && !map.find(0x10000)->fileMissing && !map.find(0x10000)->image);
+        QVERIFY(map.find(0x20000) && !map.find(0x20000)->fileMissing);
+        QVERIFY(map.find(0x30000) && map.find(0x30000)->fileMissing);
+        QVERIFY(map.find(0x40000) && map.find(0x40000)->fileMissing);
+    }
+
     // If this fails, a mapping of data (which never holds code) makes the unwinder flush libunwind's cache, as every
     // heap or arena mmap of the target would; or a module that comes or goes does not.
     void onlyModulesChangeTheGeneration()
