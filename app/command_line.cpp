@@ -46,8 +46,9 @@ void configureParser(QCommandLineParser &parser)
                                         QStringLiteral("Open the window straight into a live session of COMMAND, "
                                                        "given after --: emberline --record -- COMMAND [ARGS...]")));
     parser.addOption(QCommandLineOption(QStringLiteral("memory"),
-                                        QStringLiteral("With --record: profile memory too (allocations, the live "
-                                                       "heap, leaks), every 512 KiB allocated on average.")));
+                                        QStringLiteral("With --record or --attach: profile memory too "
+                                                       "(allocations, the live heap, leaks), every 512 KiB allocated "
+                                                       "on average; an attached program's from the attach on.")));
     parser.addOption(QCommandLineOption(QStringLiteral("attach"),
                                         QStringLiteral("Open the window straight into a live session attached to "
                                                        "the running process PID."),

@@ -20,8 +20,8 @@ using namespace emberline::app;
 
 namespace {
 
-// What --record (with --memory) and --attach ask for, with the Profile Process dialog's remembered frequency and
-// flush period.
+// What --record and --attach (each with --memory or not) ask for, with the Profile Process dialog's remembered
+// frequency and flush period.
 struct LiveRequest {
     bool wanted = false;
     emberline::engine::SessionConfig config;
@@ -53,12 +53,8 @@ LiveRequest liveRequest(const QCommandLineParser &parser, const QStringList &com
             request.error =
                 QStringLiteral("--attach needs a process id, got '%1'").arg(parser.value(QStringLiteral("attach")));
     }
-    if (parser.isSet(QStringLiteral("memory"))) {
-        if (!record)
-            request.error = QStringLiteral("--memory needs --record: the memory agent is loaded into a program "
-                                           "as it starts, not into a running process");
-        request.config.memory = true;
-    }
+    // Memory of a launched program (its agent preloaded) or of a running one (its agent loaded into it).
+    request.config.memory = parser.isSet(QStringLiteral("memory"));
     QSettings settings;
     request.config.frequency = settings.value(QStringLiteral("profileDialog/frequency"), 99).toInt();
     request.config.flushPeriodNs =

@@ -45,7 +45,7 @@ void printMemorySummary(const engine::MemorySummary &m, bool programEnded)
                                                   "the agent's exact count of it)";
     // "1.2 MiB (±80.0 KiB)": an estimate and its sampling's 95% range, when it has one.
     auto estimate = [&](double value, double margin) {
-        return margin > 0 && value > 0 ? bytes(value) + " (\u00b1" + bytes(margin) + ")" : bytes(value);
+        return margin >= 1 && value > 0 ? bytes(value) + " (\u00b1" + bytes(margin) + ")" : bytes(value);
     };
     // The totals the hooks counted; where sampled, what the profile's samples make of them beside.
     std::string allocated = estimate(m.allocatedBytes, m.allocatedBytesMargin) + " allocated in " +

@@ -67,7 +67,7 @@ QString bytesText(double bytes)
 // "1.2 MiB ±80.0 KiB": an estimate and the half-width of its sampling's 95% range, when it has one.
 QString estimateText(double bytes, double margin)
 {
-    if (margin <= 0 || bytes <= 0)
+    if (margin < 1 || bytes <= 0) // a range under a byte (a calibrated heap's) says nothing
         return bytesText(bytes);
     return QStringLiteral("%1 \u00b1%2").arg(bytesText(bytes), bytesText(margin));
 }
