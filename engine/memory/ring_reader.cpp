@@ -367,15 +367,18 @@ size_t RingReader::poll(const RingSinks &sinks, uint64_t upToNs)
     return visit(sinks, 0, upToNs);
 }
 
-size_t RingReader::pollProcess(const RingSinks &sinks, uint32_t pid)
+size_t RingReader::pollProcess(const RingSinks &sinks, uint32_t pid, uint64_t createdBeforeNs)
 {
     // Called back from inside a poll (a sink that handles an exec): that poll reads the rings in order already.
     if (m_visiting)
         return 0;
-    return visit(sinks, pid, UINT64_MAX);
+    if (createdBeforeNs == 0)
+        return visit(sinks, pid, UINT64_MAX);
+    scan();
+    return visit(sinks, pid, UINT64_MAX, createdBeforeNs);
 }
 
-size_t RingReader::visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upToNs)
+size_t RingReader::visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upToNs, uint64_t createdBeforeNs)
 {
     if (m_visiting)
         return 0;
@@ -391,7 +394,7 @@ size_t RingReader::visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upTo
     size_t records = 0;
     for (size_t i = 0; i < m_rings.size();) {
         Ring &ring = *m_rings[i];
-        if (onlyPid != 0 && ring.pid != onlyPid) {
+        if ((onlyPid != 0 && ring.pid != onlyPid) || ring.header->createdNs >= createdBeforeNs) {
             ++i;
             continue;
         }

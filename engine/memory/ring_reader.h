@@ -187,10 +187,12 @@ public:
     // Picks up new rings, drains every ring into `sinks`, writes the heartbeat; returns the records read. Records
     // stamped after `upToNs` (CLOCK_MONOTONIC) stay for a later poll, with every record after them in their ring.
     size_t poll(const RingSinks &sinks, uint64_t upToNs = UINT64_MAX);
-    // Drains the rings already found of process `pid` (no new ones are looked for): before the process's exec is
-    // handled, its old image's records are read while its old map holds. A ring that appears now is the new
-    // image's, read at the next poll with the new map.
-    size_t pollProcess(const RingSinks &sinks, uint32_t pid);
+    // Drains the rings of process `pid` made before `createdBeforeNs` (CLOCK_MONOTONIC: the time of the process's
+    // exec), new ones looked for first: before the exec is handled, its old image's records are read while its old
+    // map holds, its ring found even where it appeared since the last poll (a shell that execs its command at once);
+    // the new image's ring, which may be there already, is read at the next poll with the new map. Without a time
+    // (0: the sampler does not know when the exec was), the rings already found alone, as those of the old image.
+    size_t pollProcess(const RingSinks &sinks, uint32_t pid, uint64_t createdBeforeNs = 0);
     // The live heap of process image `image` now, in heap bytes (chunk sizes, headers included), exactly (the agent's
     // heap counters: agent_protocol.h's HeapSlot); nothing when the image's ring is closed or its counts are not whole.
     // An image's sink callbacks (onImageEnd too) come while its ring is open.
@@ -247,7 +249,7 @@ private:
     // A walked record's stack from the ring's written stacks (WalkedStacks), counted; false for a reference to a stack
     // the ring never wrote out.
     bool walkedStack(Ring &ring, uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, AgentStack &stack);
-    size_t visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upToNs);
+    size_t visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upToNs, uint64_t createdBeforeNs = UINT64_MAX);
 
     std::string m_directory;
     std::unique_ptr<DirectoryWatch> m_made; // what was made in m_directory: listed only then

@@ -353,8 +353,13 @@ void PerfSampler::handleRecord(const uint8_t *record, size_t size, SampleSink &s
         if (!followed(pid))
             break;
         const char *name = reinterpret_cast<const char *>(p);
-        sink.onComm(pid, tid, std::string_view(name, strnlen(name, static_cast<size_t>(end - p))),
-                    (hdr.misc & PERF_RECORD_MISC_COMM_EXEC) != 0);
+        const bool exec = (hdr.misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
+        if (exec && pid == tid) {
+            uint64_t time = 0;
+            std::memcpy(&time, end - 16, sizeof time); // the sample_id trailer's (followed() checked its size)
+            sink.onExecTime(pid, time);
+        }
+        sink.onComm(pid, tid, std::string_view(name, strnlen(name, static_cast<size_t>(end - p))), exec);
         break;
     }
     case PERF_RECORD_FORK:

@@ -50,6 +50,9 @@ public:
     virtual void onMmap(uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff, bool executable, uint64_t inode,
                         std::string_view path) = 0;
     virtual void onComm(uint32_t pid, uint32_t tid, std::string_view name, bool exec) = 0;
+    // When process `pid` took a new program image (CLOCK_MONOTONIC), where the sampler knows it (perf's COMM
+    // record): said just before its onComm(exec).
+    virtual void onExecTime(uint32_t pid, uint64_t timeNs) { (void)pid, (void)timeNs; }
     virtual void onFork(uint32_t pid, uint32_t ppid, uint32_t tid) = 0;
     virtual void onExit(uint32_t pid, uint32_t tid) = 0;
     virtual void onLost(uint64_t count) = 0;

@@ -31,10 +31,18 @@ public:
     {
         m_pipeline.onMmap(pid, start, length, pgoff, executable, inode, path);
     }
+    void onExecTime(uint32_t pid, uint64_t timeNs) override
+    {
+        m_execPid = pid;
+        m_execNs = timeNs;
+        m_pipeline.onExecTime(pid, timeNs);
+    }
     void onComm(uint32_t pid, uint32_t tid, std::string_view name, bool exec) override
     {
         if (exec && pid == tid) {
-            m_rings.pollProcess(RingSinks{.memory = &m_memory}, pid);
+            // The rings made before the exec (found now if need be), where the sampler said when it was.
+            m_rings.pollProcess(RingSinks{.memory = &m_memory}, pid, m_execPid == pid ? m_execNs : 0);
+            m_execPid = 0;
             m_memory.onExec(pid, name);
         }
         m_pipeline.onComm(pid, tid, name, exec);
@@ -51,6 +59,8 @@ private:
     SampleSink &m_pipeline;
     RingReader &m_rings;
     MemorySession &m_memory;
+    uint32_t m_execPid = 0; // the exec the sampler last timed (onExecTime), until its onComm
+    uint64_t m_execNs = 0;
 };
 
 } // namespace emberline::engine

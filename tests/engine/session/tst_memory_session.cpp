@@ -404,6 +404,29 @@ private Q_SLOTS:
         QVERIFY2(!problems.contains(QStringLiteral("env (pid")), qPrintable(problems));
     }
 
+    // A shell that execs its command at once (`bash -c 'exec PROGRAM'`, as wrappers and launch scripts do): the
+    // shell's ring appears moments before its exec, and is read before the exec is handled, with the shell's own map;
+    // the program's ring, which may be there by then, is read with the program's. If this fails, the shell's
+    // allocations and leaks show as "[unknown] 0x..." rows, or the program's do.
+    void shellExecsAtOnce()
+    {
+        QTemporaryDir dir; // perf's record of the exec says when it was (init: perf events)
+        const Recorded r = record(memoryLaunch({QStringLiteral("/bin/bash"), QStringLiteral("-c"),
+                                                QStringLiteral("exec '%1' after-exec").arg(targetPath("alloc_truths"))},
+                                               1),
+                                  dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        const auto objects = byLeaf(r.profile, "alloc-samples");
+        QStringList rows;
+        for (const auto &[leaf, n] : objects)
+            rows << QStringLiteral("%1=%2").arg(QString::fromStdString(leaf)).arg(n);
+        const QString all = rows.join(QLatin1String(", "));
+        QVERIFY2(!all.contains(QLatin1String("[unknown]")), qPrintable(all));
+        QVERIFY2(at(objects, "xmalloc") > 0, qPrintable(all)); // bash's own, named from its symbol table
+        QCOMPARE(at(objects, "main"), int64_t(40));            // the program's 40 blocks of 6007 bytes
+        QCOMPARE(at(byLeaf(r.profile, "alloc-space"), "main"), int64_t(40 * 6007));
+    }
+
     // A program that allocates nothing through malloc (/bin/true; Go's runtime keeps a heap of its own): the summary
     // says why its memory profile is empty. If this fails, such a session shows 0 B and says nothing.
     void noAllocationNamed()
