@@ -391,6 +391,7 @@ size_t PtraceSampler::drain(SampleSink &sink)
     for (int tid : m_tracer.takeExitedThreads())
         sink.onExit(static_cast<uint32_t>(m_pid), static_cast<uint32_t>(tid));
     if (m_tracer.takeExec()) {
+        sink.onExecTime(static_cast<uint32_t>(m_pid), m_tracer.execNs());
         sink.onComm(static_cast<uint32_t>(m_pid), static_cast<uint32_t>(m_pid), readThreadName(m_pid, m_pid), true);
         // exec leaves one thread; the others' tracing ended with them.
         std::vector<int> gone;

@@ -135,6 +135,7 @@ void PtraceTracer::handleStop(int tid, int status)
     const int event = status >> 16;
     if (event == PTRACE_EVENT_EXEC) {
         m_execPending = true;
+        m_execNs = uint64_t(clockNs(CLOCK_MONOTONIC));
         ::ptrace(PTRACE_CONT, tid, nullptr, nullptr);
     } else if (event == PTRACE_EVENT_STOP) {
         // A group-stop (the user stopped the program) stays stopped; any other event-stop is ours or stale.

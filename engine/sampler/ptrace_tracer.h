@@ -50,6 +50,9 @@ public:
     std::vector<int> takeExitedThreads() { return std::exchange(m_exitedThreads, {}); }
     // Whether the target exec'd since the last call.
     bool takeExec() { return std::exchange(m_execPending, false); }
+    // When the latest exec stopped the program (CLOCK_MONOTONIC): after the old image's last instruction, before the
+    // new one's first.
+    uint64_t execNs() const { return m_execNs; }
     // CLOCK_MONOTONIC when a signal for the target last passed through.
     int64_t lastSignalNs() const { return m_lastSignalNs; }
 
@@ -66,6 +69,7 @@ private:
     int m_exitStatus = 0;
     std::vector<int> m_exitedThreads; // reported to the sink at the next drain
     bool m_execPending = false;
+    uint64_t m_execNs = 0;
     int64_t m_lastSignalNs = 0;      // when a signal for the target last passed through us
     int m_taskDirFd = -1;            // /proc/PID/task: its link count says how many threads there are
     int64_t m_nextThreadCheckNs = 0; // when the thread count is looked at again
