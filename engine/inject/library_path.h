@@ -3,6 +3,7 @@
 #include "engine/common/result.h"
 
 #include <string>
+#include <string_view>
 
 namespace emberline::engine {
 
@@ -24,5 +25,9 @@ struct LibraryInTarget {
 // Thread: any.
 Result<LibraryInTarget> libraryPathInTarget(int pid, const std::string &library, bool mayCopy = true,
                                             bool copyAlways = false);
+
+// Whether `fileName` (no folder) is the library named `library` ("libx.so"), or a copy libraryPathInTarget placed
+// ("libx-<16 hex digits>.so").
+bool namesLibrary(std::string_view fileName, std::string_view library);
 
 } // namespace emberline::engine

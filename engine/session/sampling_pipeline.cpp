@@ -5,6 +5,7 @@
 #include "engine/agent/agent_protocol.h"
 #include "engine/common/clock.h"
 #include "engine/common/strings.h"
+#include "engine/inject/library_path.h"
 #include "engine/process/proc_files.h"
 #include "engine/symbols/kernel_symbols.h"
 
@@ -258,7 +259,7 @@ size_t SamplingPipeline::leadingAgentFrames(const std::vector<uint64_t> &ips, Pr
     size_t i = 0;
     while (i < ips.size()) {
         const MappedModule *module = map.find(ips[i]);
-        if (!module || baseName(module->path) != agent::kLibraryName)
+        if (!module || !namesLibrary(baseName(module->path), agent::kLibraryName)) // its own file, or a copy
             break;
         ++i;
     }

@@ -307,8 +307,9 @@ private Q_SLOTS:
 
     // Emberline upgraded between two attaches: the agent's file replaced by another build at the same path while the
     // program holds the first one. The second attach loads a copy of the new file beside the old (dlopen of the path
-    // would hand back the old build), the old copy is not taken for an allocator of its own, and the detach finds the
-    // copy: no ring is left mapped. If this fails, a program attached once cannot be attached again after an upgrade
+    // would hand back the old build), the old copy is not taken for an allocator of its own, the copy's frames are
+    // the agent's (every walk checked against the session's unwind), and the detach finds the copy: no ring is left
+    // mapped. If this fails, a program attached once cannot be attached again after an upgrade
     // ("not in the map ... after dlopen returned"), or its second session's ring and hooks outlive the session.
     void agentReplacedBetweenAttaches()
     {
@@ -335,6 +336,7 @@ private Q_SLOTS:
             QTemporaryDir dir;
             SessionConfig c = attachMemory(static_cast<int>(target.processId()), 65536, 0.8);
             c.agentPath = agent.toStdString();
+            c.walkCheckEvery = 1; // every walk checked against the session's unwind of its copy
             const Recorded r = record(c, dir.path());
             QVERIFY2(r.summary.saveErrors.empty(), r.summary.saveErrors.empty() ? "" : r.summary.saveErrors[0].c_str());
             QVERIFY2(r.summary.memory && r.summary.memory->attached,
@@ -347,6 +349,13 @@ private Q_SLOTS:
             if (session == 1)
                 QVERIFY2(maps.contains("(deleted)") && maps.contains("emberline-inject/libemberline_agent-"),
                          maps.constData());
+            // The copy's frames are the agent's: left out of the session's unwind before it is compared with the walk.
+            QVERIFY(r.summary.agentStacks && r.summary.agentStacks->checks > 0);
+            QVERIFY2(r.summary.agentStacks->mismatches == 0,
+                     qPrintable(QStringLiteral("session %1: %2 of %3 checked stacks differ")
+                                    .arg(session)
+                                    .arg(r.summary.agentStacks->mismatches)
+                                    .arg(r.summary.agentStacks->checks)));
         }
         QByteArray output;
         QCOMPARE(endRates(target, output), 0);
