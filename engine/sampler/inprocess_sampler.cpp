@@ -52,6 +52,7 @@ constexpr int64_t kMinSleptNs = 5'000'000;
 constexpr int64_t kQuietRoundNs = 80'000'000;
 constexpr int kQuietRoundsBeforeLonger = 4;
 constexpr int kRoundsBeforeRequest = 2; // rounds a thread may run without a timer before one is asked for
+constexpr int kRoundsBeforeBlocked = 5; // rounds between two looks at a thread that blocks the sampler's signal
 
 std::string taskPath(uint32_t pid, uint32_t tid, const char *file)
 {
@@ -343,10 +344,18 @@ void InprocessSampler::refreshThreads(uint32_t pid, Process &process, SampleSink
         }
         // Once a thread has lived a few rounds: whether it blocks the sampler's signal (its timer could never be
         // heard: the C library's own timer threads block every signal), and if it has no timer, one is asked for
-        // through the ring.
-        if (++t.rounds == kRoundsBeforeRequest + 1 && !m_paused) {
+        // through the ring. A thread blocks every signal for moments of its own too (the C library's pthread_create,
+        // fork and posix_spawn do, and a thread just made does until it starts): one seen blocking it is looked at
+        // again some rounds later, and only a thread that blocks it both times goes unsampled.
+        ++t.rounds;
+        const bool look = t.rounds == kRoundsBeforeRequest + 1 ||
+                          (t.blockedOnce && t.rounds == kRoundsBeforeRequest + 1 + kRoundsBeforeBlocked);
+        if (look && !m_paused) {
             const uint32_t signal = m_rings.cpuSignal(pid);
-            if (signal != 0 && signalBlocked(pid, tid, signal)) {
+            const bool blocks = signal != 0 && signalBlocked(pid, tid, signal);
+            if (blocks && !t.blockedOnce) {
+                t.blockedOnce = true;
+            } else if (blocks) {
                 t.blocked = true;
                 const std::string name = readThreadName(int(pid), int(tid));
                 m_blockedThreads.insert(name.empty() ? "thread " + std::to_string(tid) : name);
@@ -536,6 +545,7 @@ void InprocessSampler::onImageStart(uint64_t image, uint32_t pid, uint32_t paren
                     it->second.requested = false;
                     it->second.rounds = 0;
                     it->second.blocked = false;
+                    it->second.blockedOnce = false;
                     it->second.hasStack = false;
                     it->second.waitKnown = false;
                     ++it;

@@ -96,10 +96,11 @@ private:
         bool timer = false;
         int rounds = 0;
         bool requested = false;
-        bool blocked = false;    // it blocks the sampler's signal
-        bool hasStack = false;   // a stack was handed on (a later wait or a runnable share may repeat it)
-        bool waitKnown = false;  // the last stack was a wait at `waitSyscall`
-        std::string waitSyscall; // /proc/.../syscall as read then
+        bool blocked = false;     // it blocks the sampler's signal
+        bool blockedOnce = false; // it blocked it when first looked at (looked at again before it is said to)
+        bool hasStack = false;    // a stack was handed on (a later wait or a runnable share may repeat it)
+        bool waitKnown = false;   // the last stack was a wait at `waitSyscall`
+        std::string waitSyscall;  // /proc/.../syscall as read then
     };
     struct Process {
         std::map<uint32_t, Thread> threads;
