@@ -160,6 +160,7 @@ void atForkChild()
         passThroughWhileOff();
         return;
     }
+    writeModules();
     if (python) {
         g_ring->python = target;
         g_ring->pythonState.store(1, std::memory_order_release);
@@ -205,6 +206,7 @@ void initialize(const AgentOptions &options)
     g_ringBytes = ringBytes;
     if ((g_interval > 1 && !mapTables()) || !createRing(0))
         return;
+    writeModules();
     g_active.store(true, std::memory_order_release);
     if (memory) {
         if (!g_totalsKeyMade)

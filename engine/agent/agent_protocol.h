@@ -31,7 +31,7 @@
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 15;
+inline constexpr uint32_t kRingVersion = 16;
 // The unwind tables the session shares with the agent are versioned apart, beside their rows: agent_unwind.h's
 // kUnwindTableVersion; how they are delivered (the arena, the module index in the ring) is agent_tables.h's.
 // The header page, then the heap counters' slots (HeapSlot), then the module index (ModuleIndex, written by the
@@ -105,6 +105,7 @@ enum class RecordType : uint32_t {
     AllocWalked = 7, // WalkedAllocRecord
     CpuWalked = 8,   // WalkedCpuRecord
     PythonCode = 9,  // PythonCodeRecord
+    Module = 10,     // ModuleRecord
 };
 
 struct RecordHeader {
@@ -242,6 +243,22 @@ struct CpuRecord {
     PythonFields python;
     uint64_t regs[kRegisterCount];
     // uint8_t stack[stackBytes] follows, padded to 8, then uint64_t pcs[walkedFrames], then the Python frames
+};
+
+// A module of the process image, as the dynamic linker lists it when the image's ring is made (a forked child's too):
+// one record for each executable segment, before the image's first sample. The session places the image's modules
+// from these where it has no mapping records of its own (the in-process and ptrace samplers read /proc/PID/maps, which
+// an image that execs or ends within milliseconds, a shell running its command, is gone from before it is read).
+// `path`: as the linker opened the file (the program's own from /proc/self/exe; "[vdso]" for the kernel's).
+struct ModuleRecord {
+    RecordHeader header;
+    uint32_t tid;
+    uint32_t pathBytes;
+    uint64_t timeNs;
+    uint64_t start; // the segment's mapping, [start, start + length), from file offset `pgoff`
+    uint64_t length;
+    uint64_t pgoff;
+    // char path[pathBytes] follows (no terminating zero), padded to 8
 };
 
 // A thread's CPU timer started (`started` 1) or could not be created (0): the session asks, through the header's

@@ -71,6 +71,14 @@ void writeFree(void *address, bool exact, bool wait);
 void writeTotals(uint64_t allocations, uint64_t bytes);
 // A thread's CPU timer started, or could not be made; never waits.
 void writeThread(uint32_t tid, bool started);
+// The image's modules (ModuleRecord), as the ring is made: records/agent_modules.cpp. Returns the records written.
+uint32_t writeModules();
+// The modules loaded since the last listing, when the dynamic linker's count of loads moved; nothing while another
+// thread lists. Not from a signal handler of the agent's own.
+void writeNewModules();
+// Whether every module the session's index tables has its record (written now where it can be: a module the dynamic
+// linker has added since); false while one has none (an allocation's stack is then copied, not walked).
+bool modulesListedForIndex(uint64_t now);
 
 // Called by AgentScope::reserve once a record is held, before it is filled: null but in the agent's tests, which
 // nest a record there as a signal handler would.

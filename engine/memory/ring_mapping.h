@@ -23,7 +23,8 @@ struct RingReader::Ring {
     uint32_t pid = 0;
     uint64_t image = 0;
     bool started = false;
-    int fd = -1; // kept until the ring is reserved whole (reserveMore)
+    bool heldByTime = false; // its last drain stopped at a record stamped after the poll's time
+    int fd = -1;             // kept until the ring is reserved whole (reserveMore)
     bool reserveFailed = false;
     WalkedStacks stacks;         // the walked stacks written out
     uint64_t reserveAgainNs = 0; // after a failure, the next try (a failing fallocate still makes and frees pages)

@@ -74,6 +74,7 @@ void RingReader::scan()
     DIR *dir = opendir(m_directory.c_str());
     if (!dir)
         return;
+    std::vector<std::unique_ptr<Ring>> found;
     while (dirent *entry = readdir(dir)) {
         if (endsWith(entry->d_name, agent::kNoRingSuffix)) {
             noteRingFailure(entry->d_name);
@@ -107,6 +108,15 @@ void RingReader::scan()
         }
         ring->data = reinterpret_cast<uint8_t *>(h) + agent::kRingHeaderBytes;
         ring->pid = h->pid;
+        found.push_back(std::move(ring));
+    }
+    closedir(dir);
+    // In the order the images made them, whatever order the directory lists them in: the rings of one process are its
+    // images in turn (a shell that execs its command, its command), each read to its end before the next one starts.
+    std::stable_sort(found.begin(), found.end(),
+                     [](const auto &a, const auto &b) { return a->header->createdNs < b->header->createdNs; });
+    for (auto &ring : found) {
+        agent::RingHeader *h = ring->header;
         ring->image = ++m_images;
         h->stackCopyBytes.store(m_stackCopyBytes, std::memory_order_relaxed);
         h->checkEvery.store(m_checkEvery, std::memory_order_relaxed);
@@ -121,7 +131,6 @@ void RingReader::scan()
         reserveMore(*ring);
         m_rings.push_back(std::move(ring));
     }
-    closedir(dir);
 }
 
 // The agent reserved the first pages of its ring (agent::kAgentReservedBytes, and more if its records got there
@@ -217,6 +226,7 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
         std::max<uint64_t>(m_counters.widestWindow, h.windowBytes.load(std::memory_order_relaxed));
     uint64_t tail = h.tail.load(std::memory_order_relaxed);
     size_t records = 0;
+    ring.heldByTime = false;
     // A few records ahead of the one read, the blocks they allocate or free are named to the sink, whose look-ups
     // for them (a table of every live block, in exact mode far larger than the caches) then miss while it works on
     // the records before.
@@ -258,8 +268,10 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
         // body was never written: what lies there is a stale byte of an older lap, and read as a time it could hold
         // the ring at this record for good (in exact mode, the program waiting for room that never comes).
         if (type != agent::RecordType::Padding && bytes >= sizeof(agent::FreeRecord) &&
-            reinterpret_cast<const agent::FreeRecord *>(record)->timeNs > upToNs)
+            reinterpret_cast<const agent::FreeRecord *>(record)->timeNs > upToNs) {
+            ring.heldByTime = true;
             break;
+        }
         if (type == agent::RecordType::Alloc && bytes >= sizeof(agent::AllocRecord)) {
             const auto *alloc = reinterpret_cast<const agent::AllocRecord *>(record);
             AgentAllocation a;
@@ -336,6 +348,14 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
                 sinks.python->onPythonCode(
                     ring.image, ring.pid, f,
                     std::span<const uint8_t>(tail, size_t(f.nameBytes) + f.fileBytes + f.lineTableBytes));
+        } else if (type == agent::RecordType::Module && bytes >= sizeof(agent::ModuleRecord)) {
+            const auto *module = reinterpret_cast<const agent::ModuleRecord *>(record);
+            const size_t room = bytes - sizeof(agent::ModuleRecord);
+            if (sinks.modules && module->pathBytes != 0 && module->pathBytes <= room && module->length != 0 &&
+                module->start + module->length > module->start)
+                sinks.modules->onImageModule(
+                    ring.image, ring.pid, module->start, module->length, module->pgoff,
+                    std::string_view(reinterpret_cast<const char *>(module + 1), module->pathBytes));
         } else if (type == agent::RecordType::Totals && bytes >= sizeof(agent::TotalsRecord)) {
             const auto *totals = reinterpret_cast<const agent::TotalsRecord *>(record);
             if (sinks.memory)
@@ -392,9 +412,14 @@ size_t RingReader::visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upTo
     if (m_tables)
         m_tables->poll();
     size_t records = 0;
+    // Processes whose older image has records left that `upToNs` held back: their newer image waits for a later visit,
+    // as its start would drop the map the older one's records need (a record never published, of a thread the exec
+    // ended mid-write, holds nothing back).
+    std::vector<uint32_t> held;
     for (size_t i = 0; i < m_rings.size();) {
         Ring &ring = *m_rings[i];
-        if ((onlyPid != 0 && ring.pid != onlyPid) || ring.header->createdNs >= createdBeforeNs) {
+        if ((onlyPid != 0 && ring.pid != onlyPid) || ring.header->createdNs >= createdBeforeNs ||
+            std::find(held.begin(), held.end(), ring.pid) != held.end()) {
             ++i;
             continue;
         }
@@ -405,8 +430,10 @@ size_t RingReader::visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upTo
         // An image ends when its agent says so (exit), when a newer ring of the same process appears (exec: the
         // old image's destructors never ran), or when the process is gone (killed, crashed, _exit).
         bool finished = ring.header->finished.load(std::memory_order_acquire) != 0;
-        for (size_t j = i + 1; j < m_rings.size() && !finished; ++j)
-            finished = m_rings[j]->pid == ring.pid && m_rings[j]->header->createdNs > ring.header->createdNs;
+        bool newer = false;
+        for (size_t j = i + 1; j < m_rings.size() && !newer; ++j)
+            newer = m_rings[j]->pid == ring.pid && m_rings[j]->header->createdNs > ring.header->createdNs;
+        finished = finished || newer;
         if (!finished && kill(pid_t(ring.pid), 0) != 0 && errno == ESRCH)
             finished = true;
         fill = std::max(fill,
@@ -423,6 +450,8 @@ size_t RingReader::visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upTo
             m_rings.erase(m_rings.begin() + std::ptrdiff_t(i));
             continue;
         }
+        if (newer && ring.heldByTime)
+            held.push_back(ring.pid);
         ++i;
     }
     if (onlyPid == 0)

@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -109,12 +110,23 @@ public:
                               std::span<const uint8_t> bytes) = 0;
 };
 
+// Where the modules each process image's agent lists as its ring is made go (agent_protocol.h's ModuleRecord: an
+// executable segment of a module, `path` as the dynamic linker named it): before the image's samples, so that they are
+// placed in that image's map even where the image was gone from /proc before its ring was read.
+class ModuleRecordSink {
+public:
+    virtual ~ModuleRecordSink() = default;
+    virtual void onImageModule(uint64_t image, uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff,
+                               std::string_view path) = 0;
+};
+
 // The sides a poll hands the records to, each the kinds it takes; a side left null is not profiled (its records are
 // read and counted, and go nowhere).
 struct RingSinks {
     MemoryRecordSink *memory = nullptr;
     CpuRecordSink *cpu = nullptr;
     PythonCodeSink *python = nullptr;
+    ModuleRecordSink *modules = nullptr;
 };
 
 // Counters over every ring of the session.

@@ -61,6 +61,7 @@ public:
     // CLOCK_MONOTONIC from which the latest set of events' records are taken (0 before any change).
     uint64_t stackCopyChangedAtNs() const { return m_events.currentSetStartNs(); }
     std::string description() const override;
+    bool reportsMappings() const override { return true; }
 
 private:
     struct Buffer;

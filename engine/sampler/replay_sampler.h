@@ -29,6 +29,7 @@ public:
     void enable() override { m_enabled = true; }
     std::string description() const override;
     bool wallTime() const override { return m_options.wallTime; }
+    bool reportsMappings() const override { return true; } // a log holds the mappings its sampler reported
     bool finished() const override { return m_finished; }
     const std::string &problem() const { return m_problem; }
 
@@ -65,6 +66,7 @@ public:
     std::string stackCopyProblem() const override { return m_inner->stackCopyProblem(); }
     bool observesTargetExit() const override { return m_inner->observesTargetExit(); }
     bool targetExited(int &exitStatus) override { return m_inner->targetExited(exitStatus); }
+    bool reportsMappings() const override { return m_inner->reportsMappings(); }
     bool finished() const override { return m_inner->finished(); }
     void release() override;
     void countHelperCpu(std::function<int64_t()> cpuNs) override { m_inner->countHelperCpu(std::move(cpuNs)); }

@@ -32,6 +32,9 @@ public:
     virtual std::vector<std::string> problems() const { return {}; }
     // Samples of processes outside the followed tree that the kernel delivered and the sampler dropped.
     virtual uint64_t foreignSamplesDropped() const { return 0; }
+    // Whether it tells the pipeline every mapping of the target's processes as it happens (perf's mmap records); a
+    // sampler that does not leaves the maps to /proc and to the agents' module records.
+    virtual bool reportsMappings() const { return false; }
     // A tracer sees the launched target's exit itself (the status would otherwise be reaped twice).
     virtual bool observesTargetExit() const { return false; }
     virtual bool targetExited(int &exitStatus)

@@ -20,8 +20,9 @@ namespace emberline::engine {
 // Thread: the session thread, inside the sampler's drain.
 class ExecBarrier final : public SampleSink {
 public:
-    ExecBarrier(SampleSink &pipeline, RingReader &rings, MemorySession &memory)
-        : m_pipeline(pipeline), m_rings(rings), m_memory(memory)
+    // `modules`: where the old image's module records go, where the sampler reports no mappings (null: nowhere).
+    ExecBarrier(SampleSink &pipeline, RingReader &rings, MemorySession &memory, ModuleRecordSink *modules = nullptr)
+        : m_pipeline(pipeline), m_rings(rings), m_memory(memory), m_modules(modules)
     {
     }
 
@@ -41,7 +42,8 @@ public:
     {
         if (exec && pid == tid) {
             // The rings made before the exec (found now if need be), where the sampler said when it was.
-            m_rings.pollProcess(RingSinks{.memory = &m_memory}, pid, m_execPid == pid ? m_execNs : 0);
+            m_rings.pollProcess(RingSinks{.memory = &m_memory, .modules = m_modules}, pid,
+                                m_execPid == pid ? m_execNs : 0);
             m_execPid = 0;
             m_memory.onExec(pid, name);
         }
@@ -59,6 +61,7 @@ private:
     SampleSink &m_pipeline;
     RingReader &m_rings;
     MemorySession &m_memory;
+    ModuleRecordSink *m_modules;
     uint32_t m_execPid = 0; // the exec the sampler last timed (onExecTime), until its onComm
     uint64_t m_execNs = 0;
 };

@@ -233,9 +233,14 @@ Result<std::unique_ptr<RecordSession::Running>> RecordSession::start(const Callb
     r->sampler = std::move(opened).value();
     // The rings tell the in-process sampler's execs in order, an old image's records before its new one's; a
     // sampler that reports execs itself gets the barrier that reads the old image's allocations first.
+    // Where the sampler reports no mappings (the in-process and ptrace samplers read /proc), the agents' module
+    // records place each image's modules, an image gone from /proc before its ring was read included.
+    if (r->agent && !r->sampler->reportsMappings())
+        r->ringSinks.modules = &r->pipeline;
     r->drainInto = &r->pipeline;
     if (r->memory && !r->cpuFromRings) {
-        r->execBarrier = std::make_unique<ExecBarrier>(r->pipeline, r->agent->rings(), *r->memory);
+        r->execBarrier =
+            std::make_unique<ExecBarrier>(r->pipeline, r->agent->rings(), *r->memory, r->ringSinks.modules);
         r->drainInto = r->execBarrier.get();
     }
     r->summary.samplerDescription = r->sampler->description();

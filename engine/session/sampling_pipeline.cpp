@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <ctime>
 #include <dirent.h>
+#include <filesystem>
 #include <set>
 
 namespace emberline::engine {
@@ -468,6 +469,29 @@ void SamplingPipeline::onMmap(uint32_t pid, uint64_t start, uint64_t length, uin
                               uint64_t inode, std::string_view path)
 {
     processMap(pid).addMapping(start, length, pgoff, std::string(path), executable, inode);
+}
+
+void SamplingPipeline::onImageModule(uint64_t image, uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff,
+                                     std::string_view path)
+{
+    (void)image;
+    auto &slot = m_processes[pid];
+    if (!slot) // the records stand for the image; a pc in none of its modules (one opened since) reads /proc then
+        slot = std::make_unique<ProcessMap>(&m_elfCache, &m_moduleIds);
+    // The dynamic linker names a module by the path it opened (/lib/... through a link); the kernel's map, and so
+    // the module's other sightings, by the file's own path.
+    auto resolved = m_resolvedPaths.find(path);
+    if (resolved == m_resolvedPaths.end()) {
+        std::string own(path);
+        if (path.starts_with('/')) {
+            std::error_code error;
+            const std::filesystem::path canonical = std::filesystem::canonical(own, error);
+            if (!error)
+                own = canonical.string();
+        }
+        resolved = m_resolvedPaths.emplace(std::string(path), std::move(own)).first;
+    }
+    slot->addMapping(start, length, pgoff, resolved->second, true);
 }
 
 void SamplingPipeline::onComm(uint32_t pid, uint32_t tid, std::string_view name, bool exec)

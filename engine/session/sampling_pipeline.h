@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/health/unwind_health.h"
+#include "engine/memory/ring_reader.h"
 #include "engine/recorder/recorder.h"
 #include "engine/sampler/sample_sink.h"
 #include "engine/sampler/stack_copy_policy.h"
@@ -46,7 +47,7 @@ public:
 // handing it the exec.
 //
 // Thread: the session thread.
-class SamplingPipeline final : public SampleSink, public AllocationUnwinder {
+class SamplingPipeline final : public SampleSink, public AllocationUnwinder, public ModuleRecordSink {
 public:
     explicit SamplingPipeline(Recorder &recorder);
 
@@ -58,6 +59,11 @@ public:
     void onExit(uint32_t pid, uint32_t tid) override;
     void onLost(uint64_t count) override;
     void onSwitch(uint32_t pid, uint32_t tid, uint64_t timeNs, bool out, bool preempted) override;
+    // A module an image's agent listed (where the sampler reports no mappings): placed in the process's map, which it
+    // makes without reading /proc (the image the records describe may be gone from there), its path resolved as the
+    // kernel's map would name it.
+    void onImageModule(uint64_t image, uint32_t pid, uint64_t start, uint64_t length, uint64_t pgoff,
+                       std::string_view path) override;
 
     // Off-CPU intervals still open (threads waiting right now) are recorded up to `monotonicNs` and continue
     // from there, so that every flush holds the waiting it covers.
@@ -158,7 +164,9 @@ private:
     std::map<uint32_t, std::unique_ptr<ProcessMap>> m_processes;
     std::map<uint32_t, int64_t> m_lastReload; // pid -> monotonic ns of the last /proc reload
     std::map<uint32_t, int64_t> m_execAt;     // pid -> monotonic ns of its latest exec
-    int64_t m_realtimeOffsetNs = 0;           // CLOCK_REALTIME - CLOCK_MONOTONIC
+    std::map<std::string, std::string, std::less<>>
+        m_resolvedPaths;            // a module's path as named -> as the kernel names it
+    int64_t m_realtimeOffsetNs = 0; // CLOCK_REALTIME - CLOCK_MONOTONIC
     UnwindOutput m_unwound;
     UnwindOutput m_fpUnwound;
     std::vector<uint32_t> m_locations;

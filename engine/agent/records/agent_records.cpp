@@ -157,9 +157,14 @@ void writeAlloc(void *address, size_t size, bool exact, bool wait, uint64_t allo
         if (!t_state.stackAsked)
             learnThreadStack();
         because = WalkFallback::NotReady;
-        if (roomToWalk() && writeAllocWalked(fields, python, regs, call, because))
+        // A walk writes pcs alone: the modules they lie in must have their records before them.
+        if (modulesListedForIndex(fields.now) && roomToWalk() && writeAllocWalked(fields, python, regs, call, because))
             return;
     }
+    // A copied stack may run in a module loaded since the last listing (the walk's tables not there yet, the modules
+    // changing, a pc in none, or no walk asked for): the module's record goes first, so that the copy is unwound with
+    // it in the map.
+    writeNewModules();
     writeAllocCopy(fields, python, regs, nullptr, 0, because);
 }
 

@@ -404,18 +404,33 @@ private Q_SLOTS:
         QVERIFY2(!problems.contains(QStringLiteral("env (pid")), qPrintable(problems));
     }
 
-    // A shell that execs its command at once (`bash -c 'exec PROGRAM'`, as wrappers and launch scripts do): the
-    // shell's ring appears moments before its exec, and is read before the exec is handled, with the shell's own map;
-    // the program's ring, which may be there by then, is read with the program's. If this fails, the shell's
-    // allocations and leaks show as "[unknown] 0x..." rows, or the program's do.
+    // A shell that execs its command at once (`bash -c 'exec PROGRAM'`, as wrappers, launch scripts and pyenv's shims
+    // do): the shell's ring appears moments before its exec, and is read before the exec is handled, with the shell's
+    // own map; the program's ring, which may be there by then, is read with the program's. With perf, the maps come
+    // from its mapping records; with the in-process and ptrace samplers, which read /proc, from the agents' module
+    // records (the shell is gone from /proc before its ring is read). If this fails, the shell's allocations and
+    // leaks show as "[unknown] 0x..." rows, or the program's do.
+    void shellExecsAtOnce_data()
+    {
+        QTest::addColumn<QString>("sampler");
+        QTest::addColumn<QString>("described");                                    // as the summary names it
+        QTest::newRow("perf") << QStringLiteral("perf") << QStringLiteral("perf"); // its exec record says when
+        QTest::newRow("inprocess") << QStringLiteral("inprocess") << QStringLiteral("in-process sampler");
+        QTest::newRow("ptrace") << QStringLiteral("ptrace") << QStringLiteral("ptrace");
+    }
     void shellExecsAtOnce()
     {
-        QTemporaryDir dir; // perf's record of the exec says when it was (init: perf events)
-        const Recorded r = record(memoryLaunch({QStringLiteral("/bin/bash"), QStringLiteral("-c"),
-                                                QStringLiteral("exec '%1' after-exec").arg(targetPath("alloc_truths"))},
-                                               1),
-                                  dir.path());
+        QFETCH(QString, sampler);
+        QFETCH(QString, described);
+        QTemporaryDir dir;
+        SessionConfig c = memoryLaunch({QStringLiteral("/bin/bash"), QStringLiteral("-c"),
+                                        QStringLiteral("exec '%1' after-exec").arg(targetPath("alloc_truths"))},
+                                       1);
+        c.sampler = sampler.toStdString();
+        const Recorded r = record(c, dir.path());
         QCOMPARE(r.summary.exitStatus, 0);
+        QVERIFY2(QString::fromStdString(r.summary.samplerDescription).contains(described),
+                 r.summary.samplerDescription.c_str());
         const auto objects = byLeaf(r.profile, "alloc-samples");
         QStringList rows;
         for (const auto &[leaf, n] : objects)
@@ -425,6 +440,36 @@ private Q_SLOTS:
         QVERIFY2(at(objects, "xmalloc") > 0, qPrintable(all)); // bash's own, named from its symbol table
         QCOMPARE(at(objects, "main"), int64_t(40));            // the program's 40 blocks of 6007 bytes
         QCOMPARE(at(byLeaf(r.profile, "alloc-space"), "main"), int64_t(40 * 6007));
+    }
+
+    // A program that dlopens a library, allocates in it and ends at once: the library's module is read before its
+    // allocations, even where the program is gone from /proc by then (the in-process and ptrace samplers: the agent
+    // lists a module loaded since its last list before the copied or walked stack that may run in it). If this fails,
+    // the library's allocations show as "[unknown] 0x..." rows.
+    void moduleLoadedJustBeforeTheEnd_data()
+    {
+        QTest::addColumn<QString>("sampler");
+        QTest::newRow("perf") << QStringLiteral("perf");
+        QTest::newRow("inprocess") << QStringLiteral("inprocess");
+        QTest::newRow("ptrace") << QStringLiteral("ptrace");
+    }
+    void moduleLoadedJustBeforeTheEnd()
+    {
+        QFETCH(QString, sampler);
+        QTemporaryDir dir;
+        SessionConfig c =
+            memoryLaunch({targetPath("dlopener"), targetPath("libdlwork.so"), QStringLiteral("alloc")}, 1);
+        c.sampler = sampler.toStdString();
+        const Recorded r = record(c, dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        const auto objects = byLeaf(r.profile, "alloc-samples");
+        QStringList rows;
+        for (const auto &[leaf, n] : objects)
+            rows << QStringLiteral("%1=%2").arg(QString::fromStdString(leaf)).arg(n);
+        const QString all = rows.join(QLatin1String(", "));
+        QVERIFY2(!all.contains(QLatin1String("[unknown]")), qPrintable(all));
+        QCOMPARE(at(objects, "dl_allocate"), int64_t(31)); // its 30 blocks of 4099 bytes, and their list
+        QCOMPARE(at(byLeaf(r.profile, "alloc-space"), "dl_allocate"), int64_t(30 * 4099 + 30 * 8));
     }
 
     // A program that allocates nothing through malloc (/bin/true; Go's runtime keeps a heap of its own): the summary
