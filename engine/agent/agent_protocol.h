@@ -22,6 +22,7 @@
 // allocation frees at most once.
 
 #include "engine/agent/agent_tables.h"
+#include "engine/agent/identity/agent_file_name.h"
 
 #include "engine/agent/python/agent_python.h"
 
@@ -54,9 +55,6 @@ inline constexpr uint64_t kAgentReservedBytes = uint64_t(32) << 10;
 inline constexpr const char *kNoRingSuffix = ".noring";
 inline constexpr uint32_t kInitialAllocStackBytes = 8192;
 inline constexpr uint32_t kInitialCpuStackBytes = 32768;
-
-// The agent's file name: its frames lead every allocation's stack, and the session leaves them out.
-inline constexpr const char *kLibraryName = "libemberline_agent.so";
 
 // The environment the session gives a launched program (inherited across fork and exec).
 inline constexpr const char *kEnvDirectory = "EMBERLINE_AGENT_DIR";          // where rings are created

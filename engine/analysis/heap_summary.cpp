@@ -1,5 +1,7 @@
 #include "engine/analysis/heap_summary.h"
 
+#include "engine/agent/agent_protocol.h"
+
 #include "engine/model/sample_filter.h"
 #include "engine/model/sample_kinds.h"
 
@@ -251,7 +253,7 @@ std::optional<FullestFlush> fullestFlush(const LiveSnapshot &snapshot)
 
 bool isAllocatorFrame(const Frame &frame)
 {
-    if (frame.module.starts_with("libemberline_agent"))
+    if (agent::isAgentFileName(frame.module.data(), frame.module.size()))
         return true;
     std::string_view name = frame.name;
     name = name.substr(0, name.find('@')); // malloc@@GLIBC_2.2.5

@@ -94,22 +94,6 @@ std::string placeCopy(const std::string &folder, const std::string &path, const 
 
 } // namespace
 
-bool namesLibrary(std::string_view fileName, std::string_view library)
-{
-    if (fileName == library)
-        return true;
-    const size_t so = library.find(".so");
-    if (so == std::string_view::npos)
-        return false;
-    const std::string_view stem = library.substr(0, so);
-    constexpr size_t kHashDigits = 16;
-    if (fileName.size() != stem.size() + 1 + kHashDigits + 3 || !fileName.starts_with(stem) ||
-        fileName[stem.size()] != '-' || !fileName.ends_with(".so"))
-        return false;
-    const std::string_view hash = fileName.substr(stem.size() + 1, kHashDigits);
-    return std::all_of(hash.begin(), hash.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
-}
-
 Result<LibraryInTarget> libraryPathInTarget(int pid, const std::string &library, bool mayCopy, bool copyAlways)
 {
     char real[PATH_MAX];

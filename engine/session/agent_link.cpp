@@ -5,7 +5,6 @@
 #include "engine/common/clock.h"
 #include "engine/common/install_paths.h"
 #include "engine/inject/inject_client.h"
-#include "engine/inject/library_path.h"
 #include "engine/process/launcher.h"
 
 #include <fcntl.h>
@@ -189,7 +188,8 @@ std::vector<std::string> ownAllocatorModules(int pid)
             continue;
         seen.push_back(path);
         const std::string name = std::filesystem::path(path).filename().string();
-        if (name.rfind("libc.so", 0) == 0 || namesLibrary(name, agent::kLibraryName) || name.rfind("ld-linux", 0) == 0)
+        if (name.rfind("libc.so", 0) == 0 || agent::isAgentFileName(name.data(), name.size()) ||
+            name.rfind("ld-linux", 0) == 0)
             continue;
         if (callsOwnMallocDirectly("/proc/" + std::to_string(pid) + "/root" + path))
             out.push_back(path);

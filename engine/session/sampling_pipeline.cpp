@@ -5,7 +5,6 @@
 #include "engine/agent/agent_protocol.h"
 #include "engine/common/clock.h"
 #include "engine/common/strings.h"
-#include "engine/inject/library_path.h"
 #include "engine/process/proc_files.h"
 #include "engine/symbols/kernel_symbols.h"
 
@@ -260,7 +259,8 @@ size_t SamplingPipeline::leadingAgentFrames(const std::vector<uint64_t> &ips, Pr
     size_t i = 0;
     while (i < ips.size()) {
         const MappedModule *module = map.find(ips[i]);
-        if (!module || !namesLibrary(baseName(module->path), agent::kLibraryName)) // its own file, or a copy
+        const std::string file = module ? baseName(module->path) : std::string();
+        if (!module || !agent::isAgentFileName(file.data(), file.size())) // its own file, or a copy
             break;
         ++i;
     }

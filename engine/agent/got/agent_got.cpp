@@ -8,6 +8,8 @@
 
 #include "engine/agent/got/agent_got.h"
 
+#include "engine/agent/identity/agent_file_name.h"
+
 #include <elf.h>
 #include <link.h>
 #include <string.h>
@@ -116,8 +118,12 @@ bool leadsToDefinition(uint64_t original, const GotHook &hook)
 // replaced since, left in the program, inert): its hooks are its own definitions, not an allocator's.
 bool leftAlone(const char *name)
 {
-    return name && (strstr(name, "/ld-linux") || strstr(name, "linux-vdso") || strstr(name, "linux-gate") ||
-                    strstr(name, "/libemberline_agent"));
+    if (!name)
+        return false;
+    const char *slash = strrchr(name, '/');
+    const char *file = slash ? slash + 1 : name;
+    return strstr(name, "/ld-linux") || strstr(name, "linux-vdso") || strstr(name, "linux-gate") ||
+           isAgentFileName(file, strlen(file));
 }
 
 int findModule(uint64_t base, uint64_t dynamic)
