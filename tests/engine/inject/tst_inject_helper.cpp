@@ -34,7 +34,8 @@ private Q_SLOTS:
     {
         REQUIRE_PTRACE();
         QTemporaryDir dir;
-        Target target(injectTarget(), {QStringLiteral("alloc"), QStringLiteral("3"), QStringLiteral("2")});
+        // Six seconds: both injections (the helper started twice) within its life on a machine busy with other tests.
+        Target target(injectTarget(), {QStringLiteral("alloc"), QStringLiteral("6"), QStringLiteral("2")});
         QVERIFY(target.started());
         QVERIFY(target.announced("pid") > 0);
         const std::string file = dir.filePath(QStringLiteral("helper.txt")).toStdString();
