@@ -165,10 +165,6 @@ enum WalkFlag : uint8_t {
     WalkTruncated = 1u << 0, // the walk stopped at its depth limit (kMaxWalkFrames): the outermost frames are missing
     WalkDefines = 1u << 1,   // the stack is written out for later references: the session keeps it for the ring's life
                              // (without it, a stack written out is not referred to again)
-    // The hash names the sample's Python frames too (an allocation's, in a CPython): they are written with the stack
-    // (WalkDefines) and not again, a reference carries none (0 frames, 0 flags) and the session takes those written
-    // with its stack.
-    WalkWithPython = 1u << 2,
 };
 inline constexpr uint32_t kMaxWalkFrames = 512;
 

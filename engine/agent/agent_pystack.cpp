@@ -202,20 +202,6 @@ void putPython(PythonFields &fields, void *tail, const PythonStack &stack)
         memcpy(tail, stack.frames, stack.bytes());
 }
 
-uint64_t pythonKey(const PythonStack &stack)
-{
-    if (stack.count == 0)
-        return 0;
-    uint64_t key = (uint64_t(stack.count) << 16 | stack.flags) * 0x9E3779B97F4A7C15ull;
-    for (uint16_t i = 0; i < stack.count; ++i) {
-        const PythonFrame &frame = stack.frames[i];
-        key = (key ^ frame.code ^ uint64_t(uint32_t(frame.instruction)) << 32 ^ uint64_t(frame.flags) << 61) *
-              0xBF58476D1CE4E5B9ull;
-        key ^= key >> 31;
-    }
-    return key | 1;
-}
-
 void pythonForget()
 {
     g_ringSerial.fetch_add(1, std::memory_order_relaxed);

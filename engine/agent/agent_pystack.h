@@ -27,9 +27,6 @@ void gatherPython(PythonStack &stack, bool wait);
 void gatherPythonTimed(PythonStack &stack);
 // The record's Python fields, and its frames at `tail` (the record's last stack.bytes() bytes).
 void putPython(PythonFields &fields, void *tail, const PythonStack &stack);
-// A key of the frames and flags (0 for no frames): named together with the native stack (walkStack's alsoNamed), so
-// that a sample seen before writes neither.
-uint64_t pythonKey(const PythonStack &stack);
 // A new ring: the code objects described go with the old one.
 void pythonForget();
 

@@ -35,11 +35,10 @@ struct AgentWalk {
 // else it is the interrupted instruction (the CPU handler's). Reads nothing outside [regs.sp, the thread's stack top).
 // With `claim` (a sample's walk, not a checked one): a whole stack's hash is claimed (claimStack) before the frames
 // the memo gave are copied into `pcs`, and where it was written out already (Known) they are not (the sample writes
-// the hash alone); walk.frames counts them either way. `alsoNamed` (not 0): a key of what the sample writes beside
-// the stack (its Python frames: pythonKey), mixed into the name claimed, which then names both (WalkWithPython).
+// the hash alone); walk.frames counts them either way.
 enum class StackClaim : uint8_t;
-AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t maxFrames, StackClaim *claim = nullptr,
-                    uint64_t alsoNamed = 0);
+AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t maxFrames,
+                    StackClaim *claim = nullptr);
 
 // Whether the session asked for walks (RingHeader::unwindMode) and this thread can take one now.
 bool walkWanted();

@@ -197,12 +197,11 @@ void RingReader::countCopy(uint32_t copiedBecause, bool checked)
         ++m_counters.walkFallbacks[copiedBecause - 1];
 }
 
-bool RingReader::walkedStack(Ring &ring, uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, AgentStack &stack,
-                             PythonFramesView *python)
+bool RingReader::walkedStack(Ring &ring, uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, AgentStack &stack)
 {
     ++m_counters.walked;
     m_counters.stackRefs += pcs.empty() ? 1 : 0;
-    if (ring.stacks.resolve(hash, flags, pcs, stack, python))
+    if (ring.stacks.resolve(hash, flags, pcs, stack))
         return true;
     ++m_counters.unknownStackRefs;
     return false;
@@ -320,7 +319,7 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             ++m_counters.allocations;
             a.python = pythonFrames(*record, alloc->python, bytes - uint32_t(sizeof(*alloc)), ring.image);
             const uint32_t walked = bytes - uint32_t(a.python.frames.size_bytes());
-            if (walkedStack(ring, alloc->stackHash, alloc->flags, walkedPcs(*alloc, walked), a.walk, &a.python)) {
+            if (walkedStack(ring, alloc->stackHash, alloc->flags, walkedPcs(*alloc, walked), a.walk)) {
                 fillAllocation(a, ring, *alloc);
                 if (sinks.memory)
                     sinks.memory->onAllocation(a);

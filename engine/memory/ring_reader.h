@@ -258,10 +258,9 @@ private:
     size_t drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs);
     // Counts a copied record: checked (walked too), or why it was copied (its copiedBecause).
     void countCopy(uint32_t copiedBecause, bool checked);
-    // A walked record's stack from the ring's written stacks (WalkedStacks), counted, with the Python frames its hash
-    // names too (`python`: null for none); false for a reference to a stack the ring never wrote out.
-    bool walkedStack(Ring &ring, uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, AgentStack &stack,
-                     PythonFramesView *python = nullptr);
+    // A walked record's stack from the ring's written stacks (WalkedStacks), counted; false for a reference to a stack
+    // the ring never wrote out.
+    bool walkedStack(Ring &ring, uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, AgentStack &stack);
     size_t visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upToNs, uint64_t createdBeforeNs = UINT64_MAX);
 
     std::string m_directory;

@@ -2,34 +2,24 @@
 
 namespace emberline::engine {
 
-bool WalkedStacks::resolve(uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, WalkedStack &stack,
-                           PythonFramesView *python)
+bool WalkedStacks::resolve(uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, WalkedStack &stack)
 {
     stack.truncated = (flags & agent::WalkTruncated) != 0;
     stack.hash = hash;
-    const bool withPython = (flags & agent::WalkWithPython) != 0 && python;
     if (!pcs.empty()) {
         if ((flags & agent::WalkDefines) == 0) {
             stack.pcs = pcs;
             return true;
         }
-        Kept &kept = m_stacks[hash];
-        kept.pcs.assign(pcs.begin(), pcs.end());
-        stack.pcs = kept.pcs;
-        if (withPython) {
-            kept.python.assign(python->frames.begin(), python->frames.end());
-            kept.pythonFlags = python->flags;
-        }
+        std::vector<uint64_t> &kept = m_stacks[hash];
+        kept.assign(pcs.begin(), pcs.end());
+        stack.pcs = kept;
         return true;
     }
     const auto known = m_stacks.find(hash);
     if (known == m_stacks.end())
         return false;
-    stack.pcs = known->second.pcs;
-    if (withPython) {
-        python->frames = known->second.python;
-        python->flags = known->second.pythonFlags;
-    }
+    stack.pcs = known->second;
     return true;
 }
 

@@ -19,19 +19,11 @@ class WalkedStacks {
 public:
     // The stack a walked record carries (`pcs`: its own, empty for a reference; `flags`: agent::WalkFlag): its own pcs,
     // kept when it defines the stack, or the ones its hash names. False for a reference to a stack the ring never wrote
-    // out (a damaged ring). `stack` points into the record or into this table. Where the hash names the Python frames
-    // too (agent::WalkWithPython), `python` (the record's) is kept with a stack it defines, and is a reference's kept
-    // frames after the call.
-    bool resolve(uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, WalkedStack &stack,
-                 PythonFramesView *python = nullptr);
+    // out (a damaged ring). `stack` points into the record or into this table.
+    bool resolve(uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, WalkedStack &stack);
 
 private:
-    struct Kept {
-        std::vector<uint64_t> pcs;
-        std::vector<agent::PythonFrame> python;
-        uint32_t pythonFlags = 0;
-    };
-    std::unordered_map<uint64_t, Kept> m_stacks;
+    std::unordered_map<uint64_t, std::vector<uint64_t>> m_stacks;
 };
 
 // The pcs a walked record of `bytes` carries after its fixed part (at most what the record holds).

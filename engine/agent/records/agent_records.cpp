@@ -92,10 +92,7 @@ __attribute__((noinline)) bool writeAllocWalked(const AllocFields &f, const Pyth
     // A checked sample's walk keeps every pc (the session compares them with its own unwind of the copy).
     const bool checked = checkedWalk();
     StackClaim claim = StackClaim::None;
-    // The Python frames are named with the stack: a sample seen before (the same native and Python frames, to the
-    // instruction) writes neither.
-    const AgentWalk walk =
-        walkStack(start, true, pcs, kMaxWalkFrames, checked ? nullptr : &claim, checked ? 0 : pythonKey(python));
+    const AgentWalk walk = walkStack(start, true, pcs, kMaxWalkFrames, checked ? nullptr : &claim);
     if (!walk.whole) {
         because = walk.reason;
         return false;
@@ -106,9 +103,7 @@ __attribute__((noinline)) bool writeAllocWalked(const AllocFields &f, const Pyth
     }
     const uint64_t hash = walk.hash;
     const uint32_t frames = claim == StackClaim::Known ? 0 : walk.frames;
-    const bool pythonWritten = claim != StackClaim::Known || (walk.flags & WalkWithPython) == 0;
-    const uint32_t bytes =
-        uint32_t(sizeof(WalkedAllocRecord) + frames * sizeof(uint64_t) + (pythonWritten ? python.bytes() : 0));
+    const uint32_t bytes = uint32_t(sizeof(WalkedAllocRecord) + frames * sizeof(uint64_t) + python.bytes());
     AgentScope scope;
     auto *record = scope.reserve<WalkedAllocRecord>(bytes, f.keep, f.wait);
     if (!record) {
@@ -128,10 +123,7 @@ __attribute__((noinline)) bool writeAllocWalked(const AllocFields &f, const Pyth
     record->stackHash = hash;
     if (frames != 0)
         memcpy(reinterpret_cast<uint8_t *>(record + 1), pcs, frames * sizeof(uint64_t));
-    if (pythonWritten)
-        putPython(record->python, reinterpret_cast<uint8_t *>(record + 1) + frames * sizeof(uint64_t), python);
-    else
-        record->python = PythonFields{0, 0, 0};
+    putPython(record->python, reinterpret_cast<uint8_t *>(record + 1) + frames * sizeof(uint64_t), python);
     scope.publish(RecordType::AllocWalked);
     if (claim == StackClaim::Claimed)
         settleStack(hash, true);

@@ -38,41 +38,6 @@ private Q_SLOTS:
         QVERIFY(!stacks.resolve(11, 0, {}, out));
     }
 
-    // A hash that names the Python frames too (WalkWithPython): the frames written with the stack are kept with it, and
-    // a reference (which carries none) gets them back; a stack that names none leaves a reference's frames as they are.
-    // If this fails, an exact-mode allocation seen before loses its Python frames, or takes another stack's.
-    void pythonFramesNamedWithTheStack()
-    {
-        WalkedStacks stacks;
-        const std::vector<uint64_t> pcs{0x401000, 0x402000};
-        std::vector<agent::PythonFrame> frames{{0x7000, 12, agent::PythonFrameEntry}, {0x7100, 40, 0}};
-        WalkedStack out;
-        PythonFramesView python;
-        python.frames = frames;
-        python.flags = 0;
-        QVERIFY(stacks.resolve(21, agent::WalkDefines | agent::WalkWithPython, pcs, out, &python));
-        frames.assign(2, agent::PythonFrame{0, 0, 0}); // the record's bytes are cleared once read
-        PythonFramesView reference;
-        reference.image = 3;
-        QVERIFY(stacks.resolve(21, agent::WalkWithPython, {}, out, &reference));
-        QCOMPARE(reference.frames.size(), size_t(2));
-        QCOMPARE(reference.frames[0].code, uint64_t(0x7000));
-        QCOMPARE(reference.frames[0].instruction, 12);
-        QCOMPARE(reference.frames[0].flags, uint32_t(agent::PythonFrameEntry));
-        QCOMPARE(reference.frames[1].code, uint64_t(0x7100));
-        QCOMPARE(reference.image, uint64_t(3));
-        QCOMPARE(out.pcs.size(), size_t(2));
-
-        // A stack kept without them: a reference keeps what its record carried.
-        QVERIFY(stacks.resolve(22, agent::WalkDefines, pcs, out, &python));
-        PythonFramesView own;
-        const agent::PythonFrame mine{0x9000, 4, 0};
-        own.frames = std::span<const agent::PythonFrame>(&mine, 1);
-        QVERIFY(stacks.resolve(22, 0, {}, out, &own));
-        QCOMPARE(own.frames.size(), size_t(1));
-        QCOMPARE(own.frames[0].code, uint64_t(0x9000));
-    }
-
     void checkedRecordsPcs()
     {
         // A record of 64 bytes whose last 16 are two pcs.
