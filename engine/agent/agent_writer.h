@@ -77,8 +77,16 @@ uint32_t writeModules();
 // thread lists. Not from a signal handler of the agent's own.
 void writeNewModules();
 // Whether every module the session's index tables has its record (written now where it can be: a module the dynamic
-// linker has added since); false while one has none (an allocation's stack is then copied, not walked).
-bool modulesListedForIndex(uint64_t now);
+// linker has added since); false while one has none (an allocation's stack is then copied, not walked). The common
+// case, an index already looked at, is a load and a compare.
+extern std::atomic<uint32_t> g_modulesListedSequence; // the index sequence whose every module was listed (0: none)
+bool listModulesForIndex(uint64_t now);
+inline bool modulesListedForIndex(uint64_t now)
+{
+    return moduleIndex(g_ring)->sequence.load(std::memory_order_acquire) ==
+               g_modulesListedSequence.load(std::memory_order_relaxed) ||
+           listModulesForIndex(now);
+}
 
 // Called by AgentScope::reserve once a record is held, before it is filled: null but in the agent's tests, which
 // nest a record there as a signal handler would.

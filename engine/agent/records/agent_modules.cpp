@@ -65,8 +65,6 @@ bool listedBefore(uint64_t start)
     return false;
 }
 
-// The module index (agent_tables.h) whose every module was listed: its sequence (0: none yet).
-std::atomic<uint32_t> g_listedSequence{0};
 uint32_t g_pendingSequence = 0; // the sequence first seen unlisted, and when
 uint64_t g_pendingSinceNs = 0;
 constexpr uint64_t kGiveUpNs = 50'000'000;
@@ -151,7 +149,7 @@ uint32_t writeModules()
     g_listing.store(true, std::memory_order_relaxed);
     memset(g_listed, 0, sizeof g_listed);
     g_listedCount = 0;
-    g_listedSequence.store(0, std::memory_order_relaxed);
+    g_modulesListedSequence.store(0, std::memory_order_relaxed);
     g_pendingSequence = 0;
     const ssize_t n = readlink("/proc/self/exe", g_walk.program, sizeof g_walk.program - 1);
     g_walk.programBytes = n > 0 ? size_t(n) : 0;
@@ -173,11 +171,13 @@ void writeNewModules()
     g_listing.store(false, std::memory_order_release);
 }
 
-bool modulesListedForIndex(uint64_t now)
+std::atomic<uint32_t> g_modulesListedSequence{0};
+
+bool listModulesForIndex(uint64_t now)
 {
     const ModuleIndex *index = moduleIndex(g_ring);
     const uint32_t sequence = index->sequence.load(std::memory_order_acquire);
-    if (sequence == g_listedSequence.load(std::memory_order_relaxed) || (sequence & 1) != 0 || sequence == 0)
+    if (sequence == g_modulesListedSequence.load(std::memory_order_relaxed) || (sequence & 1) != 0 || sequence == 0)
         return true; // listed, or no index to walk with (the walk says so)
     if (g_walk.pageMask == 0 || g_listing.exchange(true, std::memory_order_acquire))
         return false;
@@ -196,7 +196,7 @@ bool modulesListedForIndex(uint64_t now)
     }
     listed = listed && index->sequence.load(std::memory_order_acquire) == sequence;
     if (listed || now - g_pendingSinceNs > kGiveUpNs)
-        g_listedSequence.store(sequence, std::memory_order_relaxed);
+        g_modulesListedSequence.store(sequence, std::memory_order_relaxed);
     g_listing.store(false, std::memory_order_release);
     return listed;
 }

@@ -384,6 +384,28 @@ private Q_SLOTS:
                  qPrintable(said));
     }
 
+    // Exact mode, every object a malloc: a stack seen before is written as its hash alone, with the Python frames of
+    // the allocation beside it, and the session gives each allocation its own. Every object of the two loops is under
+    // its function, 3:1 (each iteration makes a bytes object, and an int past the small ones). If this fails with
+    // objects_three near 0, a stack written as its hash lost its allocation's Python frames.
+    void exactObjectsKeepTheirPythonFrames()
+    {
+        const PythonInstall &python = pythonInstalls().front();
+        const int n = 20000;
+        QTemporaryDir dir;
+        SessionConfig c = pythonLaunch(python, {QStringLiteral("objects"), QString::number(n)});
+        c.memory = true;
+        c.allocInterval = 1;
+        c.environment = {{"PYTHONMALLOC", "malloc"}};
+        const Recorded r = record(c, dir.path());
+        QCOMPARE(r.summary.exitStatus, 0);
+        const int64_t three = through(r.profile, "alloc-samples", "objects_three");
+        const int64_t one = through(r.profile, "alloc-samples", "objects_one");
+        const QString said = QStringLiteral("%1 / %2").arg(three).arg(one);
+        QVERIFY2(three >= int64_t(3) * n && one >= n, qPrintable(said));
+        QVERIFY2(std::abs(double(three) / double(one) / 3.0 - 1) < 0.02, qPrintable(said));
+    }
+
     // A user's PYTHONMALLOC sets CPython's allocators anew as it starts, over the agent's: the summary says so, and
     // the objects are counted at malloc (PYTHONMALLOC=malloc makes each one a malloc).
     void pythonMallocReplaces()
