@@ -66,16 +66,22 @@ inline std::map<std::string, int64_t> byLeaf(const engine::Profile &p, const cha
     return out;
 }
 
+// The leaves and their values as "leaf=value, ..." (a failure's message).
+inline QString leafRows(const std::map<std::string, int64_t> &values)
+{
+    QStringList rows;
+    for (const auto &[leaf, n] : values)
+        rows << QStringLiteral("%1=%2").arg(QString::fromStdString(leaf)).arg(n);
+    return rows.join(QLatin1String(", "));
+}
+
 // A leaf's value; 0 (and a note of the leaves there are) when it has none.
 inline int64_t at(const std::map<std::string, int64_t> &values, const std::string &leaf)
 {
     const auto it = values.find(leaf);
     if (it != values.end())
         return it->second;
-    QStringList leaves;
-    for (const auto &[name, v] : values)
-        leaves << QStringLiteral("%1=%2").arg(QString::fromStdString(name)).arg(v);
-    qWarning("no values for %s; leaves: %s", leaf.c_str(), qPrintable(leaves.join(QLatin1String(", "))));
+    qWarning("no values for %s; leaves: %s", leaf.c_str(), qPrintable(leafRows(values)));
     return 0;
 }
 

@@ -432,10 +432,7 @@ private Q_SLOTS:
         QVERIFY2(QString::fromStdString(r.summary.samplerDescription).contains(described),
                  r.summary.samplerDescription.c_str());
         const auto objects = byLeaf(r.profile, "alloc-samples");
-        QStringList rows;
-        for (const auto &[leaf, n] : objects)
-            rows << QStringLiteral("%1=%2").arg(QString::fromStdString(leaf)).arg(n);
-        const QString all = rows.join(QLatin1String(", "));
+        const QString all = leafRows(objects);
         QVERIFY2(!all.contains(QLatin1String("[unknown]")), qPrintable(all));
         QVERIFY2(at(objects, "xmalloc") > 0, qPrintable(all)); // bash's own, named from its symbol table
         QCOMPARE(at(objects, "main"), int64_t(40));            // the program's 40 blocks of 6007 bytes
@@ -463,10 +460,7 @@ private Q_SLOTS:
         const Recorded r = record(c, dir.path());
         QCOMPARE(r.summary.exitStatus, 0);
         const auto objects = byLeaf(r.profile, "alloc-samples");
-        QStringList rows;
-        for (const auto &[leaf, n] : objects)
-            rows << QStringLiteral("%1=%2").arg(QString::fromStdString(leaf)).arg(n);
-        const QString all = rows.join(QLatin1String(", "));
+        const QString all = leafRows(objects);
         QVERIFY2(!all.contains(QLatin1String("[unknown]")), qPrintable(all));
         QCOMPARE(at(objects, "dl_allocate"), int64_t(31)); // its 30 blocks of 4099 bytes, and their list
         QCOMPARE(at(byLeaf(r.profile, "alloc-space"), "dl_allocate"), int64_t(30 * 4099 + 30 * 8));
