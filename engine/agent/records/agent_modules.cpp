@@ -29,9 +29,11 @@ struct ModuleWalk {
     size_t programBytes;
     uint64_t pageMask;
     uint32_t written;
+    bool unwritten; // a segment found no room: the next listing looks again, whatever the loads count says
 };
 
-// The segments listed in this ring, by start address and path (open addressing; a full table lists again).
+// The segments listed in this ring, by start address (open addressing; a full table lists again). A segment is listed
+// once its record is written: one that found no room (a full ring) is written at the next listing.
 constexpr uint32_t kListedSlots = 2048;
 uint64_t g_listed[kListedSlots];
 uint32_t g_listedCount = 0;
@@ -50,19 +52,15 @@ int32_t listedSlot(uint64_t start)
     return -1;
 }
 
-// True when the segment was listed already; else it is from now on.
-bool listedBefore(uint64_t start)
+// Where a segment not listed yet goes once its record is written; -1 when it was listed already.
+int32_t slotToList(uint64_t start)
 {
     if (g_listedCount >= kListedSlots / 2) { // full: list again from empty
         memset(g_listed, 0, sizeof g_listed);
         g_listedCount = 0;
     }
     const int32_t at = listedSlot(start);
-    if (at < 0 || g_listed[at] != 0)
-        return at >= 0;
-    g_listed[at] = start | 1;
-    ++g_listedCount;
-    return false;
+    return at >= 0 && g_listed[at] != 0 ? -1 : at;
 }
 
 uint32_t g_pendingSequence = 0; // the sequence first seen unlisted, and when
@@ -75,13 +73,13 @@ int countLoads(dl_phdr_info *info, size_t, void *data)
     return 1; // the first module says it for all
 }
 
-void writeSegment(uint64_t start, uint64_t length, uint64_t pgoff, const char *path, size_t pathBytes)
+bool writeSegment(uint64_t start, uint64_t length, uint64_t pgoff, const char *path, size_t pathBytes)
 {
     const uint32_t bytes = uint32_t((sizeof(ModuleRecord) + pathBytes + 7) & ~size_t(7));
     AgentScope scope;
     auto *record = scope.reserve<ModuleRecord>(bytes, keptForFrees(), false);
     if (!record)
-        return;
+        return false;
     record->tid = currentThreadId();
     record->pathBytes = uint32_t(pathBytes);
     record->timeNs = nowNs();
@@ -92,6 +90,7 @@ void writeSegment(uint64_t start, uint64_t length, uint64_t pgoff, const char *p
     memcpy(tail, path, pathBytes);
     memset(tail + pathBytes, 0, bytes - sizeof(ModuleRecord) - pathBytes);
     scope.publish(RecordType::Module);
+    return true;
 }
 
 int writeModule(dl_phdr_info *info, size_t, void *data)
@@ -120,9 +119,15 @@ int writeModule(dl_phdr_info *info, size_t, void *data)
         const uint64_t address = uint64_t(info->dlpi_addr) + segment.p_vaddr;
         const uint64_t start = address & walk.pageMask;
         const uint64_t end = (address + segment.p_memsz + ~walk.pageMask) & walk.pageMask;
-        if (listedBefore(start))
+        const int32_t at = slotToList(start);
+        if (at < 0)
             continue;
-        writeSegment(start, end - start, segment.p_offset & walk.pageMask, path, pathBytes);
+        if (!writeSegment(start, end - start, segment.p_offset & walk.pageMask, path, pathBytes)) {
+            walk.unwritten = true;
+            continue;
+        }
+        g_listed[at] = start | 1;
+        ++g_listedCount;
         ++walk.written;
     }
     return 0;
@@ -133,8 +138,9 @@ void listLoadedSince()
 {
     uint64_t loads = 0;
     dl_iterate_phdr(countLoads, &loads);
-    if (loads != g_loadsListed) {
+    if (loads != g_loadsListed || g_walk.unwritten) {
         g_loadsListed = loads;
+        g_walk.unwritten = false;
         dl_iterate_phdr(writeModule, &g_walk);
     }
 }
@@ -156,6 +162,7 @@ uint32_t writeModules()
     const long page = sysconf(_SC_PAGESIZE);
     g_walk.pageMask = ~(uint64_t(page > 0 ? page : 4096) - 1);
     g_walk.written = 0;
+    g_walk.unwritten = false;
     dl_iterate_phdr(countLoads, &g_loadsListed);
     dl_iterate_phdr(writeModule, &g_walk);
     const uint32_t written = g_walk.written;
