@@ -12,11 +12,13 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <thread>
 #include <vector>
 
+#include <dlfcn.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -36,6 +38,20 @@ using namespace emberline::engine;
 #endif
 
 namespace agent_core_test {
+
+// The paths of the module records read.
+class ModulePaths : public ModuleRecordSink {
+public:
+    void onImageModule(uint64_t, uint32_t, uint64_t, uint64_t, uint64_t, std::string_view path) override
+    {
+        paths.emplace_back(path);
+    }
+    bool named(const char *file) const
+    {
+        return std::any_of(paths.begin(), paths.end(), [&](const std::string &p) { return p.ends_with(file); });
+    }
+    std::vector<std::string> paths;
+};
 
 class RecordingSink : public MemoryRecordSink {
 public:
@@ -278,6 +294,40 @@ private Q_SLOTS:
         QCOMPARE(sink.frees, tracked);
         QCOMPARE(sink.unknownFrees, uint64_t(0));
         QVERIFY(sink.live.empty());
+    }
+
+    // A module loaded while the ring is full: its record finds no room, and the next listing writes it. If this fails,
+    // the module was taken for listed with its record lost (its allocations "[unknown]" once the process is gone).
+    void moduleRecordWrittenOnceThereIsRoom()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QVERIFY(agent::agentStart(options(dir, 2, 65536)));
+        std::vector<void *> blocks;
+        for (int i = 0; i < 64; ++i) {
+            void *p = ::malloc(4096);
+            agent::allocated(p, 4096);
+            blocks.push_back(p);
+        }
+        QVERIFY2(agent::g_ring->allocsDropped.load() > 0, "no room for a sample");
+        for (int i = 0; i < 4096; ++i) // and none for a small record either (a thread's record: 24 bytes)
+            agent::writeThread(1, true);
+        void *library = ::dlopen(EMBERLINE_BINARY_DIR "/tests/targets/libdlwork.so", RTLD_NOW);
+        QVERIFY2(library, ::dlerror());
+        agent::writeNewModules(); // no room
+        for (void *p : blocks)
+            if (agent::freeing(p))
+                ::free(p);
+        RingReader rings(dir.path().toStdString());
+        RecordingSink sink;
+        ModulePaths modules;
+        rings.poll({.memory = &sink, .modules = &modules});
+        QVERIFY2(!modules.named("libdlwork.so"), "no room for it in the full ring");
+        QVERIFY2(modules.named("tst_agent_core"), "the program's own, listed as the ring was made");
+        agent::writeNewModules();
+        rings.poll({.memory = &sink, .modules = &modules});
+        QVERIFY(modules.named("libdlwork.so"));
+        ::dlclose(library);
     }
 
     void nestedRecordNeverWaitsForItsOwnThread_data()
