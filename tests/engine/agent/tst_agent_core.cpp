@@ -39,6 +39,18 @@ using namespace emberline::engine;
 
 namespace agent_core_test {
 
+// `count` blocks of `bytes`, each told to the agent as allocated (a sample each, at an interval of 2 bytes).
+std::vector<void *> sampleBlocks(int count, size_t bytes)
+{
+    std::vector<void *> blocks;
+    for (int i = 0; i < count; ++i) {
+        void *p = ::malloc(bytes);
+        agent::allocated(p, bytes);
+        blocks.push_back(p);
+    }
+    return blocks;
+}
+
 // The paths of the module records read.
 class ModulePaths : public ModuleRecordSink {
 public:
@@ -270,12 +282,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         QVERIFY(agent::agentStart(options(dir, 2, 65536)));
-        std::vector<void *> blocks;
-        for (int i = 0; i < 64; ++i) {
-            void *p = ::malloc(4096);
-            agent::allocated(p, 4096);
-            blocks.push_back(p);
-        }
+        const std::vector<void *> blocks = sampleBlocks(64, 4096);
         const uint64_t dropped = agent::g_ring->allocsDropped.load();
         const uint64_t tracked = agent::g_ring->tracked.load();
         QVERIFY2(dropped > 0, "a 64 KiB ring holds fewer than 64 samples of 8 KiB");
@@ -303,12 +310,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         QVERIFY(agent::agentStart(options(dir, 2, 65536)));
-        std::vector<void *> blocks;
-        for (int i = 0; i < 64; ++i) {
-            void *p = ::malloc(4096);
-            agent::allocated(p, 4096);
-            blocks.push_back(p);
-        }
+        const std::vector<void *> blocks = sampleBlocks(64, 4096);
         QVERIFY2(agent::g_ring->allocsDropped.load() > 0, "no room for a sample");
         for (int i = 0; i < 4096; ++i) // and none for a small record either (a thread's record: 24 bytes)
             agent::writeThread(1, true);
