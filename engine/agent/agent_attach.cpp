@@ -58,19 +58,6 @@ uint64_t g_watchUntilNs = 0;
 uint64_t g_nextLookNs = 0;
 uint64_t g_loadsSeen = 0;
 
-int countLoads(dl_phdr_info *info, size_t, void *data)
-{
-    *static_cast<uint64_t *>(data) = info->dlpi_adds + info->dlpi_subs;
-    return 1; // the first module says it for all
-}
-
-uint64_t loadsNow()
-{
-    uint64_t loads = 0;
-    dl_iterate_phdr(countLoads, &loads);
-    return loads;
-}
-
 // The options' text, kept while they are read (the session's buffer is on the stopped thread's stack): its lines,
 // each ended by a zero.
 char g_optionsText[1024];
@@ -107,7 +94,7 @@ struct GotLock {
 void hookModules()
 {
     const InternalWork work; // dl_iterate_phdr's lock
-    g_loadsSeen = loadsNow();
+    g_loadsSeen = linkerLoads();
     gotHook(g_hooks, g_hookCount, reinterpret_cast<const void *>(&hookModules), g_counts);
     if (!g_ring)
         return;
@@ -173,7 +160,7 @@ bool slowPathCheck()
     if (now >= g_nextLookNs) {
         g_nextLookNs = now + kLookEveryNs;
         const InternalWork work;
-        if (loadsNow() != g_loadsSeen)
+        if (linkerLoads() != g_loadsSeen)
             hookModules();
     }
     if (now > g_watchUntilNs)

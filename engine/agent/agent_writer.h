@@ -71,6 +71,9 @@ void writeFree(void *address, bool exact, bool wait);
 void writeTotals(uint64_t allocations, uint64_t bytes);
 // A thread's CPU timer started, or could not be made; never waits.
 void writeThread(uint32_t tid, bool started);
+// The dynamic linker's count of loads and unloads (dl_iterate_phdr's dlpi_adds + dlpi_subs): moved since a look when a
+// module came or went. Takes the linker's lock: not from a signal handler.
+uint64_t linkerLoads();
 // The image's modules (ModuleRecord), as the ring is made: records/agent_modules.cpp. Returns the records written.
 uint32_t writeModules();
 // The modules loaded since the last listing, when the dynamic linker's count of loads moved; nothing while another

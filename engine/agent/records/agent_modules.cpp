@@ -67,12 +67,6 @@ uint32_t g_pendingSequence = 0; // the sequence first seen unlisted, and when
 uint64_t g_pendingSinceNs = 0;
 constexpr uint64_t kGiveUpNs = 50'000'000;
 
-int countLoads(dl_phdr_info *info, size_t, void *data)
-{
-    *static_cast<uint64_t *>(data) = info->dlpi_adds + info->dlpi_subs;
-    return 1; // the first module says it for all
-}
-
 bool writeSegment(uint64_t start, uint64_t length, uint64_t pgoff, const char *path, size_t pathBytes)
 {
     const uint32_t bytes = uint32_t((sizeof(ModuleRecord) + pathBytes + 7) & ~size_t(7));
@@ -136,8 +130,7 @@ int writeModule(dl_phdr_info *info, size_t, void *data)
 // The modules loaded since the last listing (g_listing held).
 void listLoadedSince()
 {
-    uint64_t loads = 0;
-    dl_iterate_phdr(countLoads, &loads);
+    const uint64_t loads = linkerLoads();
     if (loads != g_loadsListed || g_walk.unwritten) {
         g_loadsListed = loads;
         g_walk.unwritten = false;
@@ -145,7 +138,20 @@ void listLoadedSince()
     }
 }
 
+int countLoads(dl_phdr_info *info, size_t, void *data)
+{
+    *static_cast<uint64_t *>(data) = info->dlpi_adds + info->dlpi_subs;
+    return 1; // the first module says it for all
+}
+
 } // namespace
+
+uint64_t linkerLoads()
+{
+    uint64_t loads = 0;
+    dl_iterate_phdr(countLoads, &loads);
+    return loads;
+}
 
 uint32_t writeModules()
 {
@@ -163,7 +169,7 @@ uint32_t writeModules()
     g_walk.pageMask = ~(uint64_t(page > 0 ? page : 4096) - 1);
     g_walk.written = 0;
     g_walk.unwritten = false;
-    dl_iterate_phdr(countLoads, &g_loadsListed);
+    g_loadsListed = linkerLoads();
     dl_iterate_phdr(writeModule, &g_walk);
     const uint32_t written = g_walk.written;
     g_listing.store(false, std::memory_order_release);
