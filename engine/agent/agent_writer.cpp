@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/single_threaded.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -98,6 +99,31 @@ std::atomic<uint64_t> g_window{kFirstWindow};
 // CPU's, a cache miss at every record (a tenth of a CPython program's time in exact mode). The tail only grows, so a
 // writer goes by this copy, and reads the tail where the copy says there is no room or that the window should widen.
 std::atomic<uint64_t> g_tailSeen{0};
+
+namespace {
+
+// Moves the head from `head` to `next` where it still is `head`: false where another writer (or a signal handler that
+// interrupted this one) moved it first. While the process has one thread (the C library's own flag, as its malloc
+// reads it to skip its locks), the one instruction needs no lock prefix: a signal handler runs between instructions,
+// and the session only reads the head. The locked one would wait for this thread's stores to the ring to drain, at
+// every record.
+bool moveHead(uint64_t &head, uint64_t next)
+{
+    if (!__libc_single_threaded)
+        return g_ring->head.compare_exchange_weak(head, next, std::memory_order_acq_rel);
+    uint64_t seen = head;
+    // NOLINTNEXTLINE(hicpp-no-assembler): cmpxchg without the lock prefix, atomic on its own CPU
+    asm volatile("cmpxchgq %2, %1"
+                 : "+a"(seen), "+m"(*reinterpret_cast<uint64_t *>(&g_ring->head))
+                 : "r"(next)
+                 : "memory", "cc");
+    if (seen == head)
+        return true;
+    head = seen;
+    return false;
+}
+
+} // namespace
 
 // Widens the window to hold `need` bytes from the ring's start (doubling; at most the ring).
 void widen(uint64_t window, uint64_t need, uint64_t capacity)
@@ -189,7 +215,7 @@ RecordHeader *reserve(uint32_t bytes, uint64_t keep, uint64_t room = 0)
             }
             continue;
         }
-        if (!g_ring->head.compare_exchange_weak(head, head + pad + bytes, std::memory_order_acq_rel)) {
+        if (!moveHead(head, head + pad + bytes)) {
             tailFresh = false; // another writer went first: the room is judged again from the new head
             continue;
         }
@@ -205,30 +231,53 @@ RecordHeader *reserve(uint32_t bytes, uint64_t keep, uint64_t room = 0)
     }
 }
 
+namespace {
+
+// reserve's common case, the window's: the record fits before the window's end (or the ring's, once the window is the
+// whole ring), in room by the tail this process saw last, in pages mapped already. Null where
+// any of that fails: reserve judges it all again.
+RecordHeader *quickReserve(uint32_t bytes, uint64_t keep, uint64_t room)
+{
+    uint64_t head = g_ring->head.load(std::memory_order_acquire);
+    const uint64_t window = g_window.load(std::memory_order_acquire);
+    const uint64_t tail = g_tailSeen.load(std::memory_order_acquire);
+    const uint64_t capacity = g_dataMask + 1;
+    const uint64_t offset = head & g_dataMask;
+    uint64_t need = offset + bytes + keep;
+    if (window >= capacity) {
+        if (offset + bytes > capacity)
+            return nullptr;
+        need = need < capacity ? need : capacity;
+    } else if (need > window) {
+        return nullptr;
+    }
+    if (head + bytes + keep + room > tail + capacity || need > g_mapped.load(std::memory_order_relaxed) ||
+        !moveHead(head, head + bytes))
+        return nullptr;
+    return reinterpret_cast<RecordHeader *>(g_data + offset);
+}
+
+} // namespace
+
 // What a record not nested in another leaves free after it: room for one that a signal handler makes while this
 // thread holds its record (the handler's cannot wait for room, and would be lost): the largest allocation record
 // and a free's, a quarter of a small ring at most.
 constexpr uint64_t kNestedRoom = sizeof(AllocRecord) + kMaxStackCopyBytes + kFreeRecordBytes;
 
-// Reserves a record, waiting for room in exact mode while the session is alive (nothing may be lost there), but
-// never while this thread holds another record: the reader waits for that one in order, so a signal handler's record
-// nested in it would wait for itself.
-RecordHeader *AgentScope::reserve(uint32_t bytes, uint64_t keep, bool wait)
+namespace {
+
+// reserve, and in exact mode its wait for room while the session is alive (nothing may be lost there), but never while
+// this thread holds another record (`nested`): the reader waits for that one in order, so a signal handler's record
+// nested in it would wait for itself. Held (ThreadState::holding) from before the head moves: a signal handler that
+// lands anywhere in the reserve nests in this record; not while this thread sleeps for room: a handler's record may
+// wait for room itself then.
+__attribute__((noinline)) RecordHeader *reserveOrWait(uint32_t bytes, uint64_t keep, uint64_t room, bool wait,
+                                                      bool nested)
 {
     ThreadState &t = t_state;
-    if (m_record)
-        publish(RecordType::Padding); // one record at a time per scope; a forgotten one never stalls the reader
-    const bool nested = t.holding;
-    uint64_t room = 0;
-    if (!nested) {
-        const uint64_t quarter = (g_dataMask + 1) / 4;
-        room = kNestedRoom < quarter ? kNestedRoom : quarter;
-    }
-    // Held from before the head moves: a signal handler that lands anywhere in the reserve nests in this record.
-    // Not while this thread sleeps for room below: a handler's record may wait for room itself then.
     const auto attempt = [&] {
         t.holding = true;
-        RecordHeader *reserved = emberline::agent::reserve(bytes, keep, room);
+        RecordHeader *reserved = reserve(bytes, keep, room);
         if (!reserved)
             t.holding = nested;
         return reserved;
@@ -247,8 +296,29 @@ RecordHeader *AgentScope::reserve(uint32_t bytes, uint64_t keep, bool wait)
         }
         g_ring->waitNs.fetch_add(now - start, std::memory_order_relaxed);
     }
-    if (!record)
-        return nullptr;
+    return record;
+}
+
+} // namespace
+
+RecordHeader *AgentScope::reserve(uint32_t bytes, uint64_t keep, bool wait)
+{
+    ThreadState &t = t_state;
+    if (m_record)
+        publish(RecordType::Padding); // one record at a time per scope; a forgotten one never stalls the reader
+    const bool nested = t.holding;
+    uint64_t room = 0;
+    if (!nested) {
+        const uint64_t quarter = (g_dataMask + 1) / 4;
+        room = kNestedRoom < quarter ? kNestedRoom : quarter;
+    }
+    t.holding = true; // before the head moves (reserveOrWait)
+    RecordHeader *record = quickReserve(bytes, keep, room);
+    if (__builtin_expect(record == nullptr, 0)) {
+        record = reserveOrWait(bytes, keep, room, wait, nested);
+        if (!record)
+            return nullptr;
+    }
     record->bytes = bytes;
     m_record = record;
     if (__builtin_expect(g_afterReserve != nullptr, 0))

@@ -231,13 +231,16 @@ int32_t instructionOf(const PythonLayout &l, uint64_t field, const CodeShape &sh
 }
 
 // The kept chain given again (PythonCodeMemo's chain), compared word by word with what the walk would read, from the
-// thread's current frame on: the frames given, or -1 where a word differs (the walk decodes anew). A frame whose
-// instruction field alone moved is placed again with its code's shape, kept; where it would now be left out (or
-// given), as not yet started, the chain differs.
+// thread's current frame on: the frames given, or -1 where a word differs (the walk decodes anew). Each frame's
+// `previous` is compared before it is followed (a pointer that changed may point anywhere); its other words are
+// gathered into one difference, looked at once at the end. A frame whose instruction field alone moved is placed again
+// with its code's shape, kept; where it would now be left out (or given), as not yet started, the chain differs.
 int repeatChain(const PythonLayout &l, PythonCodeMemo &memo, uint64_t frame, PythonFrame *out, int limit,
                 uint64_t *addresses, int addressRoom, bool hasOwner)
 {
-    if (memo.chainGiven > limit)
+    const int given = memo.chainGiven;
+    const int visits = memo.chainVisits;
+    if (given > limit || visits == 0 || frame != memo.visits[0].frame)
         return -1;
     // The layout's offsets held apart from it: the stores below could be to it for all the compiler knows.
     const uint32_t ownerAt = hasOwner ? l.frameOwner : kPyAbsent;
@@ -247,42 +250,40 @@ int repeatChain(const PythonLayout &l, PythonCodeMemo &memo, uint64_t frame, Pyt
     const uint32_t isEntryAt = l.frameIsEntry;
     const bool pointerField = pointerInstruction(l);
     const uint8_t ownerGenerator = l.ownerGenerator;
-    const int visits = memo.chainVisits;
-    int count = 0;
+    uint64_t differs = 0;
     for (int v = 0; v < visits; ++v) {
         PythonCodeMemo::Visit &visit = memo.visits[v];
-        if (frame != visit.frame)
+        const uint64_t previous = loadPointer(frame, previousAt);
+        if (previous != visit.previous)
             return -1;
         const uint8_t owner = ownerAt != kPyAbsent ? load<uint8_t>(frame + ownerAt) : kPyNoOwner;
-        const uint64_t previous = loadPointer(frame, previousAt);
-        if (owner != visit.owner || previous != visit.previous)
-            return -1;
-        frame = previous;
-        if (visit.kind == PythonCodeMemo::VisitKind::Shim)
-            continue;
-        if (loadPointer(visit.frame, codeAt) != visit.code)
-            return -1;
-        const uint64_t field = instructionField(visit.frame, instructionAt, pointerField);
-        if (field != visit.instruction) {
-            const CodeShape shape{visit.code, true, visit.bytecode, visit.size, visit.firstTraceable};
-            bool started = true;
-            const int32_t offset = instructionOf(l, field, shape, started);
-            const bool waiting = !started && owner != ownerGenerator;
-            if (waiting != (visit.kind == PythonCodeMemo::VisitKind::Waiting))
-                return -1;
-            visit.instruction = field;
-            visit.offset = offset;
+        differs |= uint64_t(owner ^ visit.owner);
+        if (visit.kind != PythonCodeMemo::VisitKind::Shim) {
+            differs |= loadPointer(frame, codeAt) ^ visit.code;
+            if (isEntryAt != kPyAbsent && visit.kind == PythonCodeMemo::VisitKind::Given)
+                differs |= uint64_t(load<uint8_t>(frame + isEntryAt) ^ visit.isEntry);
+            const uint64_t field = instructionField(frame, instructionAt, pointerField);
+            if (field != visit.instruction) {
+                const CodeShape shape{visit.code, true, visit.bytecode, visit.size, visit.firstTraceable};
+                bool started = true;
+                const int32_t offset = instructionOf(l, field, shape, started);
+                const bool waiting = !started && owner != ownerGenerator;
+                if (waiting != (visit.kind == PythonCodeMemo::VisitKind::Waiting))
+                    return -1;
+                visit.instruction = field;
+                visit.offset = offset;
+                if (visit.kind == PythonCodeMemo::VisitKind::Given)
+                    memo.givenFrames[visit.given].instruction = offset;
+            }
         }
-        if (visit.kind == PythonCodeMemo::VisitKind::Waiting)
-            continue;
-        if (isEntryAt != kPyAbsent && load<uint8_t>(visit.frame + isEntryAt) != visit.isEntry)
-            return -1;
-        out[count] = PythonFrame{visit.code, visit.offset, visit.flags};
-        if (count < addressRoom)
-            addresses[count] = visit.frame;
-        ++count;
+        frame = previous;
     }
-    return frame == 0 ? count : -1;
+    if (differs != 0 || frame != 0)
+        return -1;
+    __builtin_memcpy(out, memo.givenFrames, size_t(given) * sizeof(PythonFrame));
+    if (addressRoom > 0)
+        __builtin_memcpy(addresses, memo.givenAddresses, size_t(given < addressRoom ? given : addressRoom) * 8);
+    return given;
 }
 
 } // namespace
@@ -356,8 +357,8 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
         const uint8_t owner = hasOwner ? load<uint8_t>(frame + l.frameOwner) : kPyNoOwner;
         const uint64_t previous = loadPointer(frame, l.framePrevious);
         if (visit)
-            *visit =
-                PythonCodeMemo::Visit{frame, previous, 0, 0, 0, 0, 0, -1, 0, owner, 0, PythonCodeMemo::VisitKind::Shim};
+            *visit = PythonCodeMemo::Visit{
+                frame, previous, 0, 0, 0, 0, 0, -1, 0, owner, 0, PythonCodeMemo::VisitKind::Shim, 0};
         if (owner != kPyNoOwner && owner == l.ownerCStack) {
             if (lastGiven >= 0)
                 out[lastGiven].flags |= PythonFrameEntry;
@@ -417,11 +418,17 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
         frame = previous;
     }
     if (kept && flags == 0 && frame == 0) {
-        // The frames' flags as given (an entry is marked at the frame after it), in the order given.
+        // The frames as given (an entry is marked at the frame after it), in the order given.
         int given = 0;
-        for (int v = 0; v < visited; ++v)
-            if (kept[v].kind == PythonCodeMemo::VisitKind::Given)
-                kept[v].flags = out[given++].flags;
+        for (int v = 0; v < visited; ++v) {
+            if (kept[v].kind != PythonCodeMemo::VisitKind::Given)
+                continue;
+            kept[v].flags = out[given].flags;
+            kept[v].given = uint8_t(given);
+            memo->givenFrames[given] = out[given];
+            memo->givenAddresses[given] = kept[v].frame;
+            ++given;
+        }
         memo->chainState = states[0];
         memo->chainRuntime = target.runtime;
         memo->chainVisits = visited;

@@ -92,6 +92,7 @@ struct PythonCodeMemo {
         uint8_t owner;   // as read (kPyNoOwner where the layout has none)
         uint8_t isEntry; // as read (0 where the walk read none)
         VisitKind kind;
+        uint8_t given; // its place among the frames given (Given)
     };
     uint64_t chainState; // the thread state whose chain is kept (0: none)
     uint64_t chainRuntime;
@@ -101,6 +102,10 @@ struct PythonCodeMemo {
     bool repeated;      // the last walk gave the kept chain's code objects again
     uint32_t checkLeft; // repeats until the next is checked against a walk anew (agent_pystack.cpp)
     Visit visits[kChainVisits];
+    // The frames the kept chain gives, and their addresses, in the order given: a repeat copies them out at once,
+    // having placed again only the instructions that moved.
+    PythonFrame givenFrames[kChainVisits];
+    uint64_t givenAddresses[kChainVisits];
 
     static uint64_t sealOf(uint64_t frame, uint64_t code)
     {
