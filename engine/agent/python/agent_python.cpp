@@ -235,34 +235,33 @@ int32_t instructionOf(const PythonLayout &l, uint64_t field, const CodeShape &sh
 // `previous` is compared before it is followed (a pointer that changed may point anywhere); its other words are
 // gathered into one difference, looked at once at the end. A frame whose instruction field alone moved is placed again
 // with its code's shape, kept; where it would now be left out (or given), as not yet started, the chain differs.
-int repeatChain(const PythonLayout &l, PythonCodeMemo &memo, uint64_t frame, PythonFrame *out, int limit,
-                uint64_t *addresses, int addressRoom, bool hasOwner)
+// repeatChain's comparison, for a layout with (or without) an owner byte, an is_entry byte and an instruction pointer:
+// each known here, so that the loop holds no test of the layout. -1 where the chain differs.
+template <bool HasOwner, bool HasIsEntry, bool PointerField>
+int compareChain(const PythonLayout &l, PythonCodeMemo &memo, uint64_t frame)
 {
-    const int given = memo.chainGiven;
-    const int visits = memo.chainVisits;
-    if (given > limit || visits == 0 || frame != memo.visits[0].frame)
-        return -1;
     // The layout's offsets held apart from it: the stores below could be to it for all the compiler knows.
-    const uint32_t ownerAt = hasOwner ? l.frameOwner : kPyAbsent;
+    const uint32_t ownerAt = l.frameOwner;
     const uint32_t previousAt = l.framePrevious;
     const uint32_t codeAt = l.frameCode;
     const uint32_t instructionAt = l.frameInstruction;
     const uint32_t isEntryAt = l.frameIsEntry;
-    const bool pointerField = pointerInstruction(l);
     const uint8_t ownerGenerator = l.ownerGenerator;
+    const int visits = memo.chainVisits;
     uint64_t differs = 0;
     for (int v = 0; v < visits; ++v) {
         PythonCodeMemo::Visit &visit = memo.visits[v];
         const uint64_t previous = loadPointer(frame, previousAt);
         if (previous != visit.previous)
             return -1;
-        const uint8_t owner = ownerAt != kPyAbsent ? load<uint8_t>(frame + ownerAt) : kPyNoOwner;
+        const uint8_t owner = HasOwner ? load<uint8_t>(frame + ownerAt) : kPyNoOwner;
         differs |= uint64_t(owner ^ visit.owner);
         if (visit.kind != PythonCodeMemo::VisitKind::Shim) {
             differs |= loadPointer(frame, codeAt) ^ visit.code;
-            if (isEntryAt != kPyAbsent && visit.kind == PythonCodeMemo::VisitKind::Given)
+            if (HasIsEntry && visit.kind == PythonCodeMemo::VisitKind::Given)
                 differs |= uint64_t(load<uint8_t>(frame + isEntryAt) ^ visit.isEntry);
-            const uint64_t field = instructionField(frame, instructionAt, pointerField);
+            const uint64_t field = PointerField ? loadPointer(frame, instructionAt)
+                                                : uint64_t(uint32_t(load<int32_t>(frame + instructionAt)));
             if (field != visit.instruction) {
                 const CodeShape shape{visit.code, true, visit.bytecode, visit.size, visit.firstTraceable};
                 bool started = true;
@@ -278,7 +277,37 @@ int repeatChain(const PythonLayout &l, PythonCodeMemo &memo, uint64_t frame, Pyt
         }
         frame = previous;
     }
-    if (differs != 0 || frame != 0)
+    return differs != 0 || frame != 0 ? -1 : 0;
+}
+
+// The kept chain given again (PythonCodeMemo's chain), compared word by word with what the walk would read, from the
+// thread's current frame on: the frames given, or -1 where a word differs (the walk decodes anew). Each frame's
+// `previous` is compared before it is followed (a pointer that changed may point anywhere); its other words are
+// gathered into one difference, looked at once at the end. A frame whose instruction field alone moved is placed again
+// with its code's shape, kept; where it would now be left out (or given), as not yet started, the chain differs.
+int repeatChain(const PythonLayout &l, PythonCodeMemo &memo, uint64_t frame, PythonFrame *out, int limit,
+                uint64_t *addresses, int addressRoom, bool hasOwner)
+{
+    const int given = memo.chainGiven;
+    if (given > limit || memo.chainVisits == 0 || frame != memo.visits[0].frame || l.frameInstruction == kPyAbsent)
+        return -1;
+    const bool isEntry = l.frameIsEntry != kPyAbsent;
+    const bool pointer = pointerInstruction(l);
+    int differs = -1;
+    if (hasOwner && isEntry && pointer)
+        differs = compareChain<true, true, true>(l, memo, frame); // 3.11
+    else if (hasOwner && pointer)
+        differs = compareChain<true, false, true>(l, memo, frame); // 3.12+
+    else if (!hasOwner && !isEntry && !pointer)
+        differs = compareChain<false, false, false>(l, memo, frame); // before 3.11
+    else if (hasOwner)
+        differs = isEntry ? compareChain<true, true, false>(l, memo, frame)
+                          : compareChain<true, false, false>(l, memo, frame);
+    else
+        differs = isEntry ? (pointer ? compareChain<false, true, true>(l, memo, frame)
+                                     : compareChain<false, true, false>(l, memo, frame))
+                          : compareChain<false, false, true>(l, memo, frame);
+    if (differs != 0)
         return -1;
     __builtin_memcpy(out, memo.givenFrames, size_t(given) * sizeof(PythonFrame));
     if (addressRoom > 0)

@@ -335,28 +335,38 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
         walk.reason = WalkFallback::NotReady;
     }
     if (walk.whole) {
-        // The hash from the root: the memo's part, then this walk's frames (whose steps the memo takes in).
+        // The hash from the root: the memo's part, then this walk's frames (whose steps the memo takes in, with the
+        // stack words each step read: memoFirstChange's checks). The caller of each new frame is held in registers.
         const uint32_t frames = walk.frames;
         const bool keep = memo && frames <= kMemoFrames && (walk.flags & WalkTruncated) == 0;
-        uint64_t sum = joined >= 0 ? memo->frames[joined].sum : 0;
-        // The root's step reads nothing when its row ended the stack.
-        bool callerBpMatters = joined >= 0 ? memo->frames[joined].bpMatters : false;
+        uint64_t sum = 0;
+        MemoFrame caller{}; // the frame under the one being kept (its caller), once there is one
+        if (joined >= 0) {
+            caller = memo->frames[joined];
+            sum = caller.sum;
+        }
+        uint32_t at = keep && joined >= 0 ? memo->checkEnd[joined] : 0;
         for (uint32_t i = fresh; i-- > 0;) {
             const uint32_t depth = frames - 1 - i;
             sum += frameHash(pcs[i], depth);
-            if (keep) {
-                const ScratchFrame &f = memo->scratch[i];
-                const bool ended = depth == 0 && endRead == 0;
-                const bool bpMatters = !ended && (f.kind == UnwindKind::CfaRbp || (f.rbpSlot == 0 && callerBpMatters));
-                const bool inOwnFrames = depth == 0 || (memo->frames[depth - 1].inOwnFrames &&
-                                                        readsInOwnFrame(memo->frames[depth - 1].sp, f.sp, f.rbpSlot));
-                memo->frames[depth] =
-                    MemoFrame{pcs[i], f.sp, f.bp, sum, f.rbpSlot, i == 0 && !firstIsReturn, bpMatters, inOwnFrames};
-                callerBpMatters = bpMatters;
+            if (!keep)
+                continue;
+            const ScratchFrame &f = memo->scratch[i];
+            // The root's step reads nothing when its row ended the stack.
+            const bool ended = depth == 0 && endRead == 0;
+            const bool bpMatters = !ended && (f.kind == UnwindKind::CfaRbp || (f.rbpSlot == 0 && caller.bpMatters));
+            const bool inOwnFrames = depth == 0 || (caller.inOwnFrames && readsInOwnFrame(caller.sp, f.sp, f.rbpSlot));
+            const MemoFrame frame{pcs[i], f.sp, f.bp, sum, f.rbpSlot, i == 0 && !firstIsReturn, bpMatters, inOwnFrames};
+            memo->frames[depth] = frame;
+            if (depth > 0) {
+                memo->checks[at++] = MemoCheck{caller.sp - 8, caller.pc};
+                if (f.rbpSlot != 0 && caller.bpMatters)
+                    memo->checks[at++] = MemoCheck{caller.sp - uint64_t(-int64_t(f.rbpSlot)) * 8, caller.bp};
             }
+            memo->checkEnd[depth] = uint16_t(at);
+            caller = frame;
         }
         if (keep) {
-            keepChecks(*memo, joined < 0 ? 1 : uint32_t(joined) + 1, frames);
             if (joined < 0)
                 memo->endRead = endRead;
             memo->depth = frames;

@@ -48,28 +48,6 @@ WalkMemo *threadMemo()
     return &memos[t.walkMemo - 1];
 }
 
-bool readsInOwnFrame(uint64_t callerSp, uint64_t sp, int8_t rbpSlot)
-{
-    if (callerSp < sp + 8)
-        return false;
-    return rbpSlot == 0 || (rbpSlot < 0 && callerSp - uint64_t(-int64_t(rbpSlot)) * 8 >= sp);
-}
-
-void keepChecks(WalkMemo &memo, uint32_t from, uint32_t depth)
-{
-    if (from == 1)
-        memo.checkEnd[0] = 0;
-    for (uint32_t e = from; e < depth; ++e) {
-        const MemoFrame &frame = memo.frames[e];
-        const MemoFrame &caller = memo.frames[e - 1];
-        uint32_t at = memo.checkEnd[e - 1];
-        memo.checks[at++] = MemoCheck{caller.sp - 8, caller.pc};
-        if (frame.rbpSlot != 0 && caller.bpMatters)
-            memo.checks[at++] = MemoCheck{caller.sp - uint64_t(-int64_t(frame.rbpSlot)) * 8, caller.bp};
-        memo.checkEnd[e] = uint16_t(at);
-    }
-}
-
 int32_t memoFirstChange(const WalkMemo &memo, uint32_t from, const StackBounds &stack)
 {
     const OwnStackReader read;

@@ -72,10 +72,12 @@ struct WalkMemo {
 WalkMemo *threadMemo();
 // Whether a step from the frame at `sp` to its caller at `callerSp` reads only inside the frame: its return address
 // just under the caller's stack pointer, its saved RBP (rbpSlot words under it) at or above `sp`.
-bool readsInOwnFrame(uint64_t callerSp, uint64_t sp, int8_t rbpSlot);
-// The memo's checks of the steps from frames `from`..`depth` - 1 (whose frames are new), after those of the frames
-// under them.
-void keepChecks(WalkMemo &memo, uint32_t from, uint32_t depth);
+inline bool readsInOwnFrame(uint64_t callerSp, uint64_t sp, int8_t rbpSlot)
+{
+    if (callerSp < sp + 8)
+        return false;
+    return rbpSlot == 0 || (rbpSlot < 0 && callerSp - uint64_t(-int64_t(rbpSlot)) * 8 >= sp);
+}
 // How much of the memo's stack, from the root up to its frame `from`, is still this thread's stack: the first step (by
 // depth: the step from frame e to its caller e - 1) whose stack words no longer hold what they held, or lie off the
 // stack; -1 when none (the memo's frames from `from` to the root are the stack's), 0 when the root's own end changed.
