@@ -14,13 +14,14 @@ namespace emberline::agent {
 namespace {
 
 constexpr uint32_t kMemoSlots = 128;
-WalkMemo *g_memos = nullptr;
 std::atomic<int> g_memosState{0};
 std::atomic<uint64_t> g_memoUsed[kMemoSlots / 64];
 
 } // namespace
 
-WalkMemo *threadMemo()
+WalkMemo *g_memos = nullptr;
+
+WalkMemo *threadMemoSlow()
 {
     ThreadState &t = t_state;
     if (t.memoBusy || t.walkMemo == kNoWalkMemo || (t.walkMemo == 0 && !t.totalsKeySet))
@@ -63,17 +64,24 @@ int32_t memoFirstChange(const WalkMemo &memo, uint32_t from, const StackBounds &
     }
     if (memo.frames[from].inOwnFrames && from > 0 && memo.frames[from].sp >= stack.low &&
         stack.holds(memo.frames[0].sp - 8, 8)) {
-        // The common case, every word still as it was: one pass of independent loads, no bounds to check between
-        // (each read lies in [frames[from].sp, frames[0].sp)); where one differs, the pass below finds which.
-        uint64_t differs = 0;
-        const MemoCheck *check = memo.checks;
-        const MemoCheck *const end = check + memo.checkEnd[from];
+        // The common case: one pass of loads, no bounds to check between (each read lies in [frames[from].sp,
+        // frames[0].sp)). The checks are in the order of the steps from the root: the first that differs names the
+        // step (the first depth e whose checks reach past it).
+        const MemoCheck *const begin = memo.checks;
+        const MemoCheck *const end = begin + memo.checkEnd[from];
+        const MemoCheck *check = begin;
         for (; check != end; ++check) {
             read(check->address, value);
-            differs |= value ^ check->value;
+            if (value != check->value)
+                break;
         }
-        if (differs == 0)
+        if (check == end)
             return -1;
+        const uint32_t index = uint32_t(check - begin);
+        uint32_t e = 1;
+        while (memo.checkEnd[e] <= index)
+            ++e;
+        return int32_t(e);
     }
     for (uint32_t e = 1; e <= from; ++e) {
         const MemoFrame &frame = memo.frames[e];

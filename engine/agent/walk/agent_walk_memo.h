@@ -5,6 +5,7 @@
 //
 // Thread: each memo is its thread's own; a walk nested in one that holds it (a signal handler's) goes without.
 
+#include "engine/agent/agent_thread.h"
 #include "engine/agent/agent_unwind.h"
 #include "engine/agent/python/agent_python.h"
 
@@ -69,7 +70,15 @@ struct WalkMemo {
 
 // This thread's memo; null when it has none (no slot, or a walk nested in one that uses it). Only a thread whose end
 // gives it back takes one.
-WalkMemo *threadMemo();
+WalkMemo *threadMemoSlow();
+extern WalkMemo *g_memos; // made at the first thread's first walk, then never changed
+inline WalkMemo *threadMemo()
+{
+    const ThreadState &t = t_state;
+    if (__builtin_expect(t.walkMemo != 0 && t.walkMemo != kNoWalkMemo && !t.memoBusy, 1))
+        return &g_memos[t.walkMemo - 1];
+    return threadMemoSlow();
+}
 // Whether a step from the frame at `sp` to its caller at `callerSp` reads only inside the frame: its return address
 // just under the caller's stack pointer, its saved RBP (rbpSlot words under it) at or above `sp`.
 inline bool readsInOwnFrame(uint64_t callerSp, uint64_t sp, int8_t rbpSlot)
