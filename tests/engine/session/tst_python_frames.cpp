@@ -453,16 +453,29 @@ private Q_SLOTS:
             record(pythonLaunch(python, {QStringLiteral("callback"), QStringLiteral("1.5")}), dir.path());
         QCOMPARE(r.summary.exitStatus, 0);
         bool between = false;
+        int stacks = 0;
+        int callers = 0;
+        int callees = 0;
         for (const std::vector<std::string> &stack : stacksOf(r.profile)) {
+            ++stacks;
             const auto caller = std::find(stack.begin(), stack.end(), "callback");
             const auto callee = std::find(caller, stack.end(), "encode_default");
+            callers += caller != stack.end() ? 1 : 0;
+            callees += callee != stack.end() ? 1 : 0;
             if (caller == stack.end() || callee == stack.end())
                 continue;
             between = between || std::any_of(caller, callee, [](const std::string &frame) {
                           return frame.starts_with("encoder_") || frame.starts_with("_json");
                       });
         }
-        QVERIFY2(between, "no stack has json's C encoder between callback and encode_default");
+        // Where this fails, the counts say whether the Python frames were missing (no `callback` anywhere: the
+        // interpreter found late, or not at all) or placed wrongly among the native ones.
+        QVERIFY2(between, qPrintable(QStringLiteral("no stack has json's C encoder between callback and "
+                                                    "encode_default (%1 stacks, %2 under callback, %3 of them reaching "
+                                                    "encode_default)")
+                                         .arg(stacks)
+                                         .arg(callers)
+                                         .arg(callees)));
     }
 };
 
