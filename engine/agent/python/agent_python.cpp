@@ -230,15 +230,10 @@ int32_t instructionOf(const PythonLayout &l, uint64_t field, const CodeShape &sh
     return static_cast<int32_t>(offset);
 }
 
-// The kept chain given again (PythonCodeMemo's chain), compared word by word with what the walk would read, from the
-// thread's current frame on: the frames given, or -1 where a word differs (the walk decodes anew). Each frame's
-// `previous` is compared before it is followed (a pointer that changed may point anywhere); its other words are
-// gathered into one difference, looked at once at the end. A frame whose instruction field alone moved is placed again
-// with its code's shape, kept; where it would now be left out (or given), as not yet started, the chain differs.
-// repeatChain's comparison, for a layout with (or without) an owner byte, an is_entry byte and an instruction pointer:
+// compareKept's comparison, for a layout with (or without) an owner byte, an is_entry byte and an instruction pointer:
 // each known here, so that the loop holds no test of the layout. -1 where the chain differs.
 template <bool HasOwner, bool HasIsEntry, bool PointerField>
-int compareChain(const PythonLayout &l, PythonCodeMemo &memo, uint64_t frame)
+int compareChain(const PythonLayout &l, PythonCodeMemo &memo, uint64_t frame, int from)
 {
     // The layout's offsets held apart from it: the stores below could be to it for all the compiler knows.
     const uint32_t ownerAt = l.frameOwner;
@@ -249,7 +244,7 @@ int compareChain(const PythonLayout &l, PythonCodeMemo &memo, uint64_t frame)
     const uint8_t ownerGenerator = l.ownerGenerator;
     const int visits = memo.chainVisits;
     uint64_t differs = 0;
-    for (int v = 0; v < visits; ++v) {
+    for (int v = from; v < visits; ++v) {
         PythonCodeMemo::Visit &visit = memo.visits[v];
         const uint64_t previous = loadPointer(frame, previousAt);
         if (previous != visit.previous)
@@ -280,39 +275,76 @@ int compareChain(const PythonLayout &l, PythonCodeMemo &memo, uint64_t frame)
     return differs != 0 || frame != 0 ? -1 : 0;
 }
 
-// The kept chain given again (PythonCodeMemo's chain), compared word by word with what the walk would read, from the
-// thread's current frame on: the frames given, or -1 where a word differs (the walk decodes anew). Each frame's
-// `previous` is compared before it is followed (a pointer that changed may point anywhere); its other words are
-// gathered into one difference, looked at once at the end. A frame whose instruction field alone moved is placed again
-// with its code's shape, kept; where it would now be left out (or given), as not yet started, the chain differs.
+// The kept chain's visits from `from` on (PythonCodeMemo's chain), compared word by word with what the walk would read
+// from `frame` on: 0 where they hold, -1 where a word differs. Each frame's `previous` is compared before it is
+// followed (a pointer that changed may point anywhere); its other words are gathered into one difference, looked at
+// once at the end. A frame whose instruction field alone moved is placed again with its code's shape, kept (its visit
+// and its frame as given take the new instruction); where it would now be left out (or given), as not yet started, the
+// chain differs.
+int compareKept(const PythonLayout &l, PythonCodeMemo &memo, uint64_t frame, int from, bool hasOwner)
+{
+    if (l.frameInstruction == kPyAbsent)
+        return -1;
+    const bool isEntry = l.frameIsEntry != kPyAbsent;
+    const bool pointer = pointerInstruction(l);
+    if (hasOwner && isEntry && pointer)
+        return compareChain<true, true, true>(l, memo, frame, from); // 3.11
+    if (hasOwner && pointer)
+        return compareChain<true, false, true>(l, memo, frame, from); // 3.12+
+    if (!hasOwner && !isEntry && !pointer)
+        return compareChain<false, false, false>(l, memo, frame, from); // before 3.11
+    if (hasOwner)
+        return isEntry ? compareChain<true, true, false>(l, memo, frame, from)
+                       : compareChain<true, false, false>(l, memo, frame, from);
+    if (isEntry)
+        return pointer ? compareChain<false, true, true>(l, memo, frame, from)
+                       : compareChain<false, true, false>(l, memo, frame, from);
+    return compareChain<false, false, true>(l, memo, frame, from);
+}
+
+// The kept chain given again, from the thread's current frame on: the frames given, or -1 where it differs.
 int repeatChain(const PythonLayout &l, PythonCodeMemo &memo, uint64_t frame, PythonFrame *out, int limit,
                 uint64_t *addresses, int addressRoom, bool hasOwner)
 {
     const int given = memo.chainGiven;
-    if (given > limit || memo.chainVisits == 0 || frame != memo.visits[0].frame || l.frameInstruction == kPyAbsent)
-        return -1;
-    const bool isEntry = l.frameIsEntry != kPyAbsent;
-    const bool pointer = pointerInstruction(l);
-    int differs = -1;
-    if (hasOwner && isEntry && pointer)
-        differs = compareChain<true, true, true>(l, memo, frame); // 3.11
-    else if (hasOwner && pointer)
-        differs = compareChain<true, false, true>(l, memo, frame); // 3.12+
-    else if (!hasOwner && !isEntry && !pointer)
-        differs = compareChain<false, false, false>(l, memo, frame); // before 3.11
-    else if (hasOwner)
-        differs = isEntry ? compareChain<true, true, false>(l, memo, frame)
-                          : compareChain<true, false, false>(l, memo, frame);
-    else
-        differs = isEntry ? (pointer ? compareChain<false, true, true>(l, memo, frame)
-                                     : compareChain<false, true, false>(l, memo, frame))
-                          : compareChain<false, false, true>(l, memo, frame);
-    if (differs != 0)
+    if (given > limit || memo.chainVisits == 0 || frame != memo.visits[0].frame ||
+        compareKept(l, memo, frame, 0, hasOwner) != 0)
         return -1;
     __builtin_memcpy(out, memo.givenFrames, size_t(given) * sizeof(PythonFrame));
     if (addressRoom > 0)
         __builtin_memcpy(addresses, memo.givenAddresses, size_t(given < addressRoom ? given : addressRoom) * 8);
     return given;
+}
+
+// Where the chain no longer is the kept one from its leaf (a call made, a generator entered or left since), it may
+// still lead into the kept chain a few frames on: the leaf frames new, the rest as kept. Finds the kept visit that a
+// frame at most kSpliceFrames from `frame` is, moves the kept visits from it on to follow that many (the walk then
+// keeps the new frames before them), and compares them: the frame the walk stops at, 0 where the chain does not lead
+// into the kept one (the visits may have moved: the walk keeps the chain anew). `fresh`: the frames before it.
+constexpr int kSpliceFrames = 8;
+uint64_t spliceKept(const PythonLayout &l, PythonCodeMemo &memo, uint64_t frame, bool hasOwner, int &fresh)
+{
+    const int visits = memo.chainVisits;
+    int join = -1;
+    for (fresh = 0; fresh <= kSpliceFrames && join < 0; ++fresh) {
+        if (!plausible(frame))
+            return 0;
+        for (int v = 0; v < visits; ++v) {
+            if (memo.visits[v].frame == frame) {
+                join = v;
+                break;
+            }
+        }
+        if (join < 0)
+            frame = loadPointer(frame, l.framePrevious);
+    }
+    --fresh; // the loop counted the step that found it
+    if (join < 0 || (join == 0 && fresh == 0) || fresh + visits - join > PythonCodeMemo::kChainVisits)
+        return 0;
+    if (fresh != join)
+        __builtin_memmove(&memo.visits[fresh], &memo.visits[join], size_t(visits - join) * sizeof(memo.visits[0]));
+    memo.chainVisits = fresh + visits - join;
+    return compareKept(l, memo, frame, fresh, hasOwner) == 0 ? frame : 0;
 }
 
 } // namespace
@@ -333,6 +365,8 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
     const bool interpreterFrames = pointerInstruction(l);
     const bool hasOwner = interpreterFrames && l.frameOwner != kPyAbsent;
     const int limit = room < kMaxPythonFrames ? room : kMaxPythonFrames;
+    uint64_t stopAt = 0; // the kept chain's frame where the walk joins it (spliceKept), 0: none
+    int fresh = 0;       // the frames before it
     // The chain kept by the thread's last walk, where it is this one's.
     if (memo && stateCount == 1 && memo->chainState == states[0] && memo->chainRuntime == target.runtime) {
         const int given =
@@ -341,6 +375,9 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
             memo->repeated = true;
             return given;
         }
+        // The new leaf frames alone are walked, where they lead into the kept chain (memo->visits[fresh] on).
+        if (limit >= PythonCodeMemo::kChainVisits)
+            stopAt = spliceKept(l, *memo, currentFrame(l, states[0]), hasOwner, fresh);
     }
     // Kept as it goes, while one chain's frames fit.
     PythonCodeMemo::Visit *kept = nullptr;
@@ -363,6 +400,8 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
     int state = 0;
     uint64_t frame = currentFrame(l, states[0]);
     for (int steps = 0;; ++steps) {
+        if (stopAt != 0 && frame == stopAt)
+            break;
         // A chain's end: the next thread state's chain goes on rootward (the interpreter that entered this one), its
         // leaf frame the one whose call entered it. The outermost frame of the chain before is its eval loop's entry.
         if (!frame) {
@@ -445,6 +484,27 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
             addresses[count] = frame;
         lastGiven = count++;
         frame = previous;
+    }
+    if (stopAt != 0) {
+        // Where the new frames ended before the kept chain (cut, the depth bound), a walk of the whole chain would
+        // have ended there too: nothing is kept.
+        if (frame != stopAt || flags != 0 || !kept || visited != fresh)
+            return count;
+        // The kept chain from its first visit on, as the comparison left it; a shim there ends the eval loop's call
+        // whose frames the walk gave last.
+        if (lastGiven >= 0 && kept[fresh].kind == PythonCodeMemo::VisitKind::Shim)
+            out[lastGiven].flags |= PythonFrameEntry;
+        for (int v = fresh; v < memo->chainVisits; ++v) {
+            if (kept[v].kind != PythonCodeMemo::VisitKind::Given)
+                continue;
+            out[count] = memo->givenFrames[kept[v].given];
+            if (count < addressRoom)
+                addresses[count] = kept[v].frame;
+            ++count;
+        }
+        visited = memo->chainVisits;
+        frame = 0;
+        memo->repeated = true; // checked against a walk anew as the repeats are
     }
     if (kept && flags == 0 && frame == 0) {
         // The frames as given (an entry is marked at the frame after it), in the order given.
