@@ -16,6 +16,7 @@
 #include <pthread.h>
 
 #include <cstring>
+#include <memory>
 #include <vector>
 
 using namespace emberline;
@@ -94,6 +95,52 @@ struct FakeInterpreter {
         t.runtime = at(kRuntime);
         t.codeType = codeType;
         return t;
+    }
+};
+
+// Chains of hand-made 3.12 frames (frame 2 a shim owned by the C stack), walked with the thread's memo and without:
+// walkBoth gives the count where both walks gave the same frames and flags, -1 where they differ.
+struct MemoChains : FakeInterpreter {
+    const engine::PythonLayout &l = engine::kPython312;
+    std::unique_ptr<agent::PythonCodeMemo> memo = std::make_unique<agent::PythonCodeMemo>();
+    agent::PythonThreadCache cache{};
+    uint64_t code = 0;
+    uint64_t cframe = 0;
+
+    MemoChains() : FakeInterpreter(engine::kPython312)
+    {
+        code = at(kCode);
+        put(code, l.codeFirstTraceable, int32_t(0));
+        put(code, l.bytesSize, int64_t(100)); // code units
+        cframe = at(kThread + 64);
+        put(at(kThread), l.threadCframe, cframe);
+        for (int i = 0; i < 8; ++i) {
+            put(frame(i), l.frameCode, code);
+            move(i, i + 1);
+            put(frame(i), l.frameOwner, uint8_t(i == 2 ? l.ownerCStack : 0));
+            link(i, -1);
+        }
+    }
+    void link(int i, int previous) { put(frame(i), l.framePrevious, previous < 0 ? uint64_t(0) : frame(previous)); }
+    void move(int i, int unit) { put(frame(i), l.frameInstruction, code + l.codeCodeAdaptive + uint64_t(unit) * 2); }
+    int walkBoth(int leaf)
+    {
+        put(cframe, l.cframeCurrentFrame, frame(leaf));
+        const agent::PythonTarget t = target();
+        agent::PythonFrame kept[16];
+        agent::PythonFrame anew[16];
+        uint64_t keptAt[16] = {};
+        uint32_t keptFlags = 0;
+        uint32_t anewFlags = 0;
+        const int n = agent::pythonWalk(t, cache, kept, agent::kMaxPythonFrames, keptFlags, keptAt, 16, memo.get());
+        const int m = agent::pythonWalk(t, cache, anew, 16, anewFlags);
+        if (n != m || keptFlags != anewFlags)
+            return -1;
+        for (int i = 0; i < n; ++i)
+            if (kept[i].code != anew[i].code || kept[i].instruction != anew[i].instruction ||
+                kept[i].flags != anew[i].flags)
+                return -1;
+        return n;
     }
 };
 
@@ -367,6 +414,36 @@ private Q_SLOTS:
         QCOMPARE(frames[0].flags, uint32_t(agent::PythonFrameEntry)); // its previous is the shim
         QCOMPARE(frames[1].instruction, 8);
         QCOMPARE(frames[1].flags, 0u); // no shim below it in this hand-made chain
+    }
+
+    // The thread's memo of its last chain (agent_python.h's PythonCodeMemo): a chain whose leaf changed (a call made,
+    // a return, a new frame above an eval loop's shim) is walked from its new leaf into the kept chain and the rest
+    // given again; a frame moved or cut rootward is walked anew. Each walk with the memo gives what a walk without it
+    // gives, flags included. If this fails, a walk that joined the kept chain gave its frames or entry flags wrong.
+    void keptChainSpliced()
+    {
+        MemoChains fake;
+        // 1 -> 3 -> shim 2 -> 4 -> 5, then ends.
+        fake.link(1, 3);
+        fake.link(3, 2);
+        fake.link(2, 4);
+        fake.link(4, 5);
+        QCOMPARE(fake.walkBoth(1), 4);
+        QCOMPARE(fake.walkBoth(1), 4);
+        QVERIFY(fake.memo->repeated);
+        fake.link(0, 1); // a call from frame 1
+        QCOMPARE(fake.walkBoth(0), 5);
+        QVERIFY(fake.memo->repeated);
+        QCOMPARE(fake.walkBoth(3), 3); // two returns
+        fake.link(6, 2);               // a new frame above the shim: the eval loop's first, an entry
+        QCOMPARE(fake.walkBoth(6), 3);
+        fake.link(7, 6);
+        fake.move(4, 40); // a call, and a rootward frame moved on too
+        QCOMPARE(fake.walkBoth(7), 4);
+        fake.link(4, 1); // a rootward frame's previous changed: walked anew
+        fake.link(1, -1);
+        QCOMPARE(fake.walkBoth(7), 4);
+        QCOMPARE(fake.walkBoth(7), 4);
     }
 
     // The facts of a hand-made code object: an ASCII name, a 2-byte file name, a line table; cut to a small room.
