@@ -1,8 +1,7 @@
 // The agent's walk of CPython's frames (agent_python.h).
 //
-// Every structure is read in place: the chain is the calling thread's own, stopped in a hook or a handler. A read is
-// a fixed-size copy from an address whose base pointer passed `plausible` (the compiler turns each into one load),
-// so that a field at an odd offset or a type punned through it is never undefined behaviour.
+// Every structure is read in place (agent_python_read.h): the chain is the calling thread's own, stopped in a hook or
+// a handler. The descriptions of code objects for the session are agent_python_code.cpp's.
 //
 // Which frames a walk gives, version by version (the same rules as CPython's tracebacks):
 //   3.8-3.10  every PyFrameObject on `f_back`; each is its own call of the eval loop (PythonFrameEntry)
@@ -15,6 +14,7 @@
 // (glibc reads it from the thread pointer).
 
 #include "engine/agent/python/agent_python.h"
+#include "engine/agent/python/agent_python_read.h"
 
 #include <pthread.h>
 
@@ -25,6 +25,7 @@ using engine::InstructionKind;
 using engine::kPyAbsent;
 using engine::kPyNoOwner;
 using engine::PythonLayout;
+using namespace python_read;
 
 constexpr int kMaxInterpreters = 64;
 constexpr int kMaxThreadStates = 4096;
@@ -33,37 +34,6 @@ constexpr int kMaxThreadStatesPerThread = 8;
 // Frames visited (given or skipped) before a chain is called wrong: at most one shim and one frame not yet started
 // beside each frame given.
 constexpr int kMaxVisits = 4 * kMaxPythonFrames;
-// Longer strings or line tables than these are not a real code object's.
-constexpr uint64_t kMaxStringChars = 1u << 20;
-constexpr uint64_t kMaxTableBytes = 1u << 24;
-
-// A pointer that may be followed: non-null, 8-byte aligned, in the user half of the address space.
-bool plausible(uint64_t p)
-{
-    return p >= 0x10000 && p <= 0x7fffffffffffull && (p & 7) == 0;
-}
-
-// The interpreter's structures are read at their addresses in this very process, computed from the pointers they hold.
-template <typename T> T load(uint64_t address)
-{
-    T value;
-    // NOLINTNEXTLINE(performance-no-int-to-ptr)
-    __builtin_memcpy(&value, reinterpret_cast<const void *>(address), sizeof value);
-    return value;
-}
-
-uint64_t loadPointer(uint64_t base, uint32_t offset)
-{
-    return load<uint64_t>(base + offset);
-}
-
-// The code object at `code`, checked: plausible, and of type PyCode_Type when it is known.
-bool readableCode(const PythonTarget &target, uint64_t code)
-{
-    if (!plausible(code) || target.layout.objectType == kPyAbsent)
-        return false;
-    return target.codeType == 0 || loadPointer(code, target.layout.objectType) == target.codeType;
-}
 
 // Whether `threadState` is the one its thread runs now, when a thread holds one per interpreter it has entered: the
 // GIL's holder (3.8-3.11), or the one swapped in (3.12+, where each interpreter may have a GIL of its own). True when
@@ -524,127 +494,6 @@ int pythonWalk(const PythonTarget &target, PythonThreadCache &cache, PythonFrame
         memo->chainGiven = count;
     }
     return count;
-}
-
-uint32_t pythonCodeTag(const PythonTarget &target, uint64_t code)
-{
-    const PythonLayout &l = target.layout;
-    if (!readableCode(target, code))
-        return 0;
-    const uint32_t nameField = l.codeQualname != kPyAbsent ? l.codeQualname : l.codeName;
-    const uint64_t parts[5] = {
-        code,
-        nameField != kPyAbsent ? loadPointer(code, nameField) : 0,
-        l.codeFilename != kPyAbsent ? loadPointer(code, l.codeFilename) : 0,
-        l.codeLineTable != kPyAbsent ? loadPointer(code, l.codeLineTable) : 0,
-        l.codeFirstLineno != kPyAbsent ? uint64_t(uint32_t(load<int32_t>(code + l.codeFirstLineno))) : 0,
-    };
-    // Each part multiplied by an odd constant of its own (independent multiplies: every sample's every frame takes a
-    // tag), then one xorshift-multiply finish (MurmurHash3's 64-bit finalizer's constants) over their sum.
-    constexpr uint64_t kOdd[5] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull,
-                                  0xd6e8feb86659fd93ull, 0xff51afd7ed558ccdull};
-    uint64_t h = 0;
-    for (int i = 0; i < 5; ++i)
-        h += (parts[i] ^ uint64_t(i)) * kOdd[i];
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 29;
-    const uint32_t tag = static_cast<uint32_t>(h ^ (h >> 32));
-    return tag ? tag : 1;
-}
-
-namespace {
-
-// Where a string's characters are and how many bytes they take; 0 bytes for a string that is not compact or that
-// cannot be read.
-struct StringData {
-    uint64_t data = 0;
-    uint64_t bytes = 0;
-    uint8_t kind = 1;
-};
-
-StringData stringData(const PythonLayout &l, uint64_t unicode)
-{
-    StringData s;
-    if (!plausible(unicode) || l.unicodeState == kPyAbsent || l.unicodeLength == kPyAbsent)
-        return s;
-    const uint32_t state = load<uint32_t>(unicode + l.unicodeState);
-    const int64_t length = load<int64_t>(unicode + l.unicodeLength);
-    if (!(state & l.unicodeCompactBit) || length < 0 || uint64_t(length) > kMaxStringChars)
-        return s;
-    if (state & l.unicodeAsciiBit) {
-        if (l.unicodeAsciiData == kPyAbsent)
-            return s;
-        s.data = unicode + l.unicodeAsciiData;
-        s.bytes = uint64_t(length);
-        return s;
-    }
-    const uint32_t kind = (state >> l.unicodeKindShift) & 7;
-    if (l.unicodeCompactData == kPyAbsent || (kind != 1 && kind != 2 && kind != 4))
-        return s;
-    s.data = unicode + l.unicodeCompactData;
-    s.bytes = uint64_t(length) * kind;
-    s.kind = static_cast<uint8_t>(kind);
-    return s;
-}
-
-// Copies what fits of `bytes` bytes at `from` to `to`, whole characters of `unit` bytes; returns the bytes copied.
-// Once a part was cut, the parts after it are left empty.
-uint64_t copyCut(uint8_t *to, uint64_t room, uint64_t from, uint64_t bytes, uint64_t unit, uint8_t &cut)
-{
-    if (cut)
-        return 0;
-    uint64_t n = bytes;
-    if (n > room) {
-        n = room - room % unit;
-        cut = 1;
-    }
-    const auto *src = reinterpret_cast<const uint8_t *>(from); // NOLINT(performance-no-int-to-ptr): as load()
-    for (uint64_t i = 0; i < n; ++i)
-        to[i] = src[i];
-    return n;
-}
-
-} // namespace
-
-size_t pythonCodeFacts(const PythonTarget &target, uint64_t code, void *out, size_t room)
-{
-    const PythonLayout &l = target.layout;
-    if (room < sizeof(PythonCodeFacts) || !readableCode(target, code))
-        return 0;
-    const uint32_t nameField = l.codeQualname != kPyAbsent ? l.codeQualname : l.codeName;
-    const StringData name = nameField != kPyAbsent ? stringData(l, loadPointer(code, nameField)) : StringData{};
-    const StringData file =
-        l.codeFilename != kPyAbsent ? stringData(l, loadPointer(code, l.codeFilename)) : StringData{};
-    uint64_t table = 0;
-    uint64_t tableBytes = 0;
-    if (l.codeLineTable != kPyAbsent && l.bytesSize != kPyAbsent && l.bytesData != kPyAbsent) {
-        const uint64_t bytes = loadPointer(code, l.codeLineTable);
-        const int64_t size = plausible(bytes) ? load<int64_t>(bytes + l.bytesSize) : -1;
-        if (size >= 0 && uint64_t(size) <= kMaxTableBytes) {
-            table = bytes + l.bytesData;
-            tableBytes = uint64_t(size);
-        }
-    }
-
-    PythonCodeFacts facts{};
-    facts.code = code;
-    facts.tag = pythonCodeTag(target, code);
-    facts.firstLine = l.codeFirstLineno != kPyAbsent ? load<int32_t>(code + l.codeFirstLineno) : 0;
-    facts.nameKind = name.kind;
-    facts.fileKind = file.kind;
-    auto *bytes = static_cast<uint8_t *>(out);
-    uint64_t at = sizeof facts;
-    facts.nameBytes =
-        static_cast<uint32_t>(copyCut(bytes + at, room - at, name.data, name.bytes, name.kind, facts.cut));
-    at += facts.nameBytes;
-    facts.fileBytes =
-        static_cast<uint32_t>(copyCut(bytes + at, room - at, file.data, file.bytes, file.kind, facts.cut));
-    at += facts.fileBytes;
-    facts.lineTableBytes = static_cast<uint32_t>(copyCut(bytes + at, room - at, table, tableBytes, 1, facts.cut));
-    at += facts.lineTableBytes;
-    __builtin_memcpy(out, &facts, sizeof facts);
-    return at;
 }
 
 } // namespace emberline::agent
