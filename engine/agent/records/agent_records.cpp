@@ -84,13 +84,12 @@ void writeAllocCopy(const AllocFields &f, const PythonStack &python, const uint6
 // not go, and says why in `because` (the copy is written instead). A checked sample writes the copied record with the
 // walk in it.
 __attribute__((noinline)) bool writeAllocWalked(const AllocFields &f, const PythonStack &python, const uint64_t *regs,
-                                                const ProgramCall *call, WalkFallback &because)
+                                                const ProgramCall *call, bool checked, WalkFallback &because)
 {
     uint64_t pcs[kMaxWalkFrames];
     const UnwindRegs start =
         call ? UnwindRegs{call->returnAddress, call->sp, call->bp} : UnwindRegs{regs[RegIP], regs[RegSP], regs[RegBP]};
     // A checked sample's walk keeps every pc (the session compares them with its own unwind of the copy).
-    const bool checked = checkedWalk();
     StackClaim claim = StackClaim::None;
     const AgentWalk walk = walkStack(start, true, pcs, kMaxWalkFrames, checked ? nullptr : &claim);
     if (!walk.whole) {
@@ -148,8 +147,10 @@ void writeAlloc(void *address, size_t size, bool exact, bool wait, uint64_t allo
     const uint64_t keep =
         exact ? 0 : g_ring->tracked.load(std::memory_order_relaxed) * kFreeRecordBytes + kFreeRecordBytes;
     const AllocFields fields{now, address, size, exact, wait, keep, allocations, allocatedBytes};
-    uint64_t regs[kRegisterCount] = {};
-    captureRegisters(regs);
+    // The registers of this frame, for a copy of the stack from here (or a walk from here, where the hook saw no call
+    // of the program's): taken only where a copy or such a walk may be written.
+    uint64_t regs[kRegisterCount];
+    bool captured = false;
     PythonStack python;
     gatherPython(python, wait);
     WalkFallback because = WalkFallback::Disabled;
@@ -158,8 +159,20 @@ void writeAlloc(void *address, size_t size, bool exact, bool wait, uint64_t allo
             learnThreadStack();
         because = WalkFallback::NotReady;
         // A walk writes pcs alone: the modules they lie in must have their records before them.
-        if (modulesListedForIndex(fields.now) && roomToWalk() && writeAllocWalked(fields, python, regs, call, because))
-            return;
+        if (modulesListedForIndex(fields.now) && roomToWalk()) {
+            const bool checked = checkedWalk();
+            if (checked || !call) {
+                memset(regs, 0, sizeof regs);
+                captureRegisters(regs);
+                captured = true;
+            }
+            if (writeAllocWalked(fields, python, regs, call, checked, because))
+                return;
+        }
+    }
+    if (!captured) {
+        memset(regs, 0, sizeof regs);
+        captureRegisters(regs);
     }
     // A copied stack may run in a module loaded since the last listing (the walk's tables not there yet, the modules
     // changing, a pc in none, or no walk asked for): the module's record goes first, so that the copy is unwound with
