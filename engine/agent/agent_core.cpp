@@ -65,6 +65,7 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.stat
                                                                            .totalsKeySet = false,
                                                                            .slotGiven = false,
                                                                            .notMalloc = false,
+                                                                           .errnoAt = nullptr,
                                                                            .stackAsked = false,
                                                                            .stackLow = 0,
                                                                            .stackHigh = 0,

@@ -58,6 +58,7 @@ struct ThreadState {
     bool totalsKeySet; // the thread's totals are written when it ends (a thread-specific key's destructor)
     bool slotGiven;    // the thread has ended and given its heap slot back
     bool notMalloc;    // the allocation being sampled is no malloc block (CPython's): its heap bytes are its size
+    int *errnoAt;      // the thread's errno (the C library's, asked once: every AgentScope keeps it)
 
     // --- Its stack (agent_stack.cpp) ---
     bool stackAsked;    // its bounds were looked up (outside handlers: the look-up allocates)
@@ -96,6 +97,14 @@ uint32_t currentThreadId();
 // clock and the thread's id when it is 0 (agent_core.cpp).
 uint64_t nextRandom(uint64_t &state);
 
+// The thread's errno, its address asked of the C library once.
+inline int *errnoOf(ThreadState &t)
+{
+    if (__builtin_expect(t.errnoAt == nullptr, 0))
+        t.errnoAt = &errno;
+    return t.errnoAt;
+}
+
 // The one guard of the agent: every hook's slow path, every handler and every record writer enters it. It keeps the
 // program's errno (the slow paths make system calls that may fail: an allocation or a free must leave errno as the
 // program set it), marks the thread as inside the agent, and holds a reserved record until it is published: a
@@ -103,13 +112,13 @@ uint64_t nextRandom(uint64_t &state);
 // it is held, a record nested in it (a signal handler's) never waits for room that only this thread could make.
 class AgentScope {
 public:
-    AgentScope() : m_errno(errno), m_wasHolding(t_state.holding) { ++t_state.depth; }
+    AgentScope() : m_errno(*errnoOf(t_state)), m_wasHolding(t_state.holding) { ++t_state.depth; }
     ~AgentScope()
     {
         if (m_record)
             publish(RecordType::Padding);
         --t_state.depth;
-        errno = m_errno;
+        *errnoOf(t_state) = m_errno;
     }
     AgentScope(const AgentScope &) = delete;
     AgentScope &operator=(const AgentScope &) = delete;
