@@ -139,6 +139,12 @@ void resetThread()
     heapForkChild();
 }
 
+// Before a fork, in the parent: the child writes this ring until its handler gives it its own.
+void atForkPrepare()
+{
+    g_soleWriter = false;
+}
+
 void atForkChild()
 {
     const AgentScope scope;
@@ -161,6 +167,7 @@ void atForkChild()
         passThroughWhileOff();
         return;
     }
+    g_soleWriter = true; // its own ring now
     writeModules();
     if (python) {
         g_ring->python = target;
@@ -431,7 +438,8 @@ void agentStartThreads()
     static bool atForkRegistered = false;
     if (!atForkRegistered) {
         const InternalWork work;
-        atForkRegistered = pthread_atfork(nullptr, nullptr, atForkChild) == 0;
+        atForkRegistered = pthread_atfork(atForkPrepare, nullptr, atForkChild) == 0;
+        g_soleWriter = atForkRegistered;
     }
     // CPython's memory counted where it is allocated (agent_pymem.h): only before the interpreter starts.
     if (g_mode.load(std::memory_order_acquire) != int(Mode::Off) && g_attachedNs == 0 &&

@@ -100,16 +100,18 @@ std::atomic<uint64_t> g_window{kFirstWindow};
 // writer goes by this copy, and reads the tail where the copy says there is no room or that the window should widen.
 std::atomic<uint64_t> g_tailSeen{0};
 
+bool g_soleWriter = false;
+
 namespace {
 
 // Moves the head from `head` to `next` where it still is `head`: false where another writer (or a signal handler that
 // interrupted this one) moved it first. While the process has one thread (the C library's own flag, as its malloc
-// reads it to skip its locks), the one instruction needs no lock prefix: a signal handler runs between instructions,
-// and the session only reads the head. The locked one would wait for this thread's stores to the ring to drain, at
-// every record.
+// reads it to skip its locks) and no other process may write this ring (g_soleWriter), the one instruction needs no
+// lock prefix: a signal handler runs between instructions, and the session only reads the head. The locked one would
+// wait for this thread's stores to the ring to drain, at every record.
 bool moveHead(uint64_t &head, uint64_t next)
 {
-    if (!__libc_single_threaded)
+    if (!__libc_single_threaded || !g_soleWriter)
         return g_ring->head.compare_exchange_weak(head, next, std::memory_order_acq_rel);
     uint64_t seen = head;
     // NOLINTNEXTLINE(hicpp-no-assembler): cmpxchg without the lock prefix, atomic on its own CPU

@@ -23,6 +23,11 @@ extern uint64_t g_ringBytes;
 extern char g_directory[512];
 extern uint64_t g_attachedNs; // CLOCK_MONOTONIC when the agent was loaded into the running program (0: launched)
 extern std::atomic<bool> g_sessionGone;
+// No other process can be writing this image's ring: set once a forked child's handler is in place (a child writes
+// its parent's ring, shared memory, until that handler gives it its own), cleared before every fork in the parent
+// (for good: its children may write its ring for a while), set again in the child once it has its own ring. The
+// ring's head moves without a lock prefix only then (agent_writer.cpp: moveHead).
+extern bool g_soleWriter;
 extern uint32_t g_pythonAllocators; // agent_pymem.h's PythonAllocators, as the image's ring tells it
 
 uint64_t nowNs();
