@@ -68,8 +68,8 @@ for ((i = 1; i <= ROUNDS; i++)); do
 done
 
 stats() { awk -v c="$1" '{s += $c; q += $c * $c; n++} END {m = s / n; printf "%.2f %.2f\n", m, sqrt(q / n - m * m)}' "$2"; }
-read -r aloneHooks aloneHooksSd < <(stats 1 "$TMP/alone.shares")
-read -r aloneAlloc aloneAllocSd < <(stats 2 "$TMP/alone.shares")
+read -r aloneHooks _ < <(stats 1 "$TMP/alone.shares")
+read -r aloneAlloc _ < <(stats 2 "$TMP/alone.shares")
 aloneRest=$(echo "100 - $aloneHooks - $aloneAlloc" | bc -l)
 echo "CPython JSON ($JSON rounds), $ROUNDS runs each; shares of the program's own samples (mean ± sd)"
 printf '%-10s %-18s %-18s %-8s %s\n' config interposer allocator rest "slowdown (rest alone / rest - 1)"
