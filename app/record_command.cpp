@@ -111,14 +111,6 @@ void printAgentStacks(const engine::AgentStacksSummary &a)
                      engine::formatValue(static_cast<int64_t>(a.pythonWalkP50Ns), "nanoseconds").c_str(),
                      engine::formatValue(static_cast<int64_t>(a.pythonWalkP99Ns), "nanoseconds").c_str(),
                      static_cast<unsigned long long>(a.pythonWalks), a.pythonWalkFrames);
-    if (a.pythonRepeatChecks > 0)
-        std::fprintf(
-            stderr,
-            "emberline: agent stacks: %llu Python chains given again from a thread's last walk checked against "
-            "a walk anew: %llu differ (%.3f%%)\n",
-            static_cast<unsigned long long>(a.pythonRepeatChecks),
-            static_cast<unsigned long long>(a.pythonRepeatDiffers),
-            100.0 * static_cast<double>(a.pythonRepeatDiffers) / static_cast<double>(a.pythonRepeatChecks));
     if (a.walking)
         std::fprintf(stderr,
                      "emberline: agent stacks: %llu unwind table(s) shared (%llu kept from earlier sessions; %s, "
