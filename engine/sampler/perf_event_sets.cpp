@@ -97,6 +97,18 @@ std::string perfEventsPolicyRefusal()
            "perf_event_open in the container's seccomp profile";
 }
 
+int holdPerfScheduling()
+{
+    perf_event_attr attr{};
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_CPU_CLOCK; // a counter, never enabled: no timer runs for it
+    attr.disabled = 1;
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    return static_cast<int>(perfEventOpen(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC));
+}
+
 std::string perfEventsForbidden()
 {
     perf_event_attr attr{};

@@ -132,4 +132,12 @@ std::string perfEventsForbidden();
 // or while the paranoia level would allow it), with what works instead; empty when privileges explain it.
 std::string perfEventsPolicyRefusal();
 
+// A perf event bound to the calling thread, opened disabled and never enabled (-1 where perf events are refused), for
+// the caller to hold while a program it launches or attaches to opens events of its own. The kernel runs its perf
+// hooks in the scheduler only while some event bound to a thread is open: the first one on a quiet system turns them
+// on and waits for an RCU grace period as it does (10 to 30 ms here, inside perf_event_open), and one opened while
+// another is held does not wait. Held by the session, the wait is the session's, not the stopped thread's of an
+// attached program, whose agent opens its CPU clocks there.
+int holdPerfScheduling();
+
 } // namespace emberline::engine

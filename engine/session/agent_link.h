@@ -81,6 +81,7 @@ private:
     uint64_t m_allocInterval = 0;
     uint64_t m_cpuPeriodNs = 0;
     bool m_cpuPerfEvents = false;
+    int m_perfHold = -1; // holdPerfScheduling's event, while the program's agent opens its own
     bool m_pythonAllocators = false;
     uint64_t m_ringBytes = 0;
     std::string m_executable;

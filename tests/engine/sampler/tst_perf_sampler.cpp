@@ -6,6 +6,7 @@
 #include "engine/common/clock.h"
 #include "engine/common/strings.h"
 #include "engine/process/launcher.h"
+#include "engine/sampler/perf_event_sets.h"
 #include "engine/sampler/perf_sampler.h"
 #include "engine/symbols/kernel_symbols.h"
 
@@ -14,6 +15,7 @@
 #include <QTest>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <vector>
 
@@ -128,6 +130,27 @@ private Q_SLOTS:
         for (const char *name : {"readlink", "main_loop" /* bash's */, "execute_command"})
             QVERIFY2(frames.findByName(name).empty(), name);
         qInfo("%llu sample(s) of other processes dropped", static_cast<unsigned long long>(r.summary.foreignDropped));
+    }
+
+    // The event a session holds while the program's agent opens its own (holdPerfScheduling): a perf event, bound to
+    // the calling thread, that never counts. If this fails, the session holds nothing (an attached program's thread
+    // then stands stopped while the kernel turns its scheduler hooks on), or holds an event that samples.
+    void heldEventNeverCounts()
+    {
+        const int fd = holdPerfScheduling();
+        QVERIFY2(fd >= 0, std::strerror(errno));
+        char link[64] = {};
+        const QByteArray path = "/proc/self/fd/" + QByteArray::number(fd);
+        QVERIFY(readlink(path.constData(), link, sizeof link - 1) > 0);
+        QCOMPARE(QByteArray(link), QByteArray("anon_inode:[perf_event]"));
+        volatile uint64_t sum = 0;
+        for (uint64_t i = 0; i < 10'000'000; ++i) // work and a switch on the thread it is bound to
+            sum = sum + i;
+        usleep(1000);
+        uint64_t count = ~uint64_t(0);
+        QCOMPARE(read(fd, &count, sizeof count), ssize_t(sizeof count));
+        close(fd);
+        QCOMPARE(count, uint64_t(0));
     }
 
     // 64 busy threads at 999 Hz on a machine with far fewer cores: every thread is sampled, the kernel reports no
