@@ -15,6 +15,9 @@
 # (heaptrack's from its first round's file).
 #   bench_attach.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS] [EXTRA RECORD OPTIONS...]
 # BENCH_ATTACH_CONFIGS (say "alone launched attached") runs only those configurations.
+# BENCH_ATTACH_QUIET=SECONDS waits that long before each attach, with nothing else running: the kernel turns its
+# scheduler's perf hooks off a second after the last perf event closes, and the first event opened after that waits
+# for an RCU grace period (the attach right after a launched run, as the rounds run by default, finds them on).
 # BENCH_ATTACH_SHARE=1: `perf record` samples each profiled program while it works, and the agent's share of its
 # samples is printed: the agent's own cost, whatever the machine's speed does meanwhile.
 # BENCH_ATTACH_PAIRED=1: each profiled program runs beside an unprofiled twin started with it (one per core; the
@@ -104,7 +107,7 @@ run() { # CONFIG ROUND
         ;;
     attached)
         start_program "$go" "$err"
-        sleep 0.3
+        sleep "${BENCH_ATTACH_QUIET:-0.3}"
         local t0
         t0=$(date +%s.%N)
         "$EMBERLINE" record --pid "$PID" --memory --output "$WORK/out-$c-$r" "${EXTRA[@]}" >/dev/null \
