@@ -273,8 +273,6 @@ AgentLink::AgentLink(const SessionConfig &config, std::string directory, std::st
 AgentLink::~AgentLink()
 {
     (void)detach(); // an attached program's agent let go (a session that failed after the attach)
-    if (m_perfHold >= 0)
-        ::close(m_perfHold);
     // Rings are removed as they are found; anything left (a ring created after the last look) goes too.
     std::error_code ec;
     std::filesystem::remove_all(m_rings.directory(), ec);
@@ -295,8 +293,8 @@ void AgentLink::askCpu(uint64_t cpuPeriodNs, uint64_t ringBytes, bool perfEvents
     // The program's agent opens a perf event on each of its threads as it starts: the kernel's wait as it turns its
     // scheduler hooks on is taken here, before the launch or the attach (an attached thread stood stopped 11 to
     // 30 ms for it, 2 to 3 ms without it).
-    if (perfEvents && m_perfHold < 0)
-        m_perfHold = holdPerfScheduling();
+    if (perfEvents && m_perfHold.fd < 0)
+        m_perfHold.fd = holdPerfScheduling();
 }
 
 std::vector<std::pair<std::string, std::string>>

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/common/fd_closer.h"
 #include "engine/common/result.h"
 #include "engine/memory/ring_reader.h"
 #include "engine/session/session_config.h"
@@ -81,7 +82,7 @@ private:
     uint64_t m_allocInterval = 0;
     uint64_t m_cpuPeriodNs = 0;
     bool m_cpuPerfEvents = false;
-    int m_perfHold = -1; // holdPerfScheduling's event, while the program's agent opens its own
+    FdCloser m_perfHold{-1}; // holdPerfScheduling's event, while the program's agent opens its own
     bool m_pythonAllocators = false;
     uint64_t m_ringBytes = 0;
     std::string m_executable;
