@@ -315,8 +315,12 @@ void heapResetThreads()
             continue;
         // The thread is not inside a hook any more (the tables point past them): its next allocation through a
         // hook takes the slow path, which arms it for the next session, and takes a slot in that session's ring.
+        // Its counts start anew too: the next session's totals are its own (a thread's running count, which its
+        // samples carry, is what the session sums).
         t->state = kStateNow;
         t->armed = kArmedNow;
+        t->allocations = 0;
+        t->bytes = 0;
         t->slot = nullptr;
         t->ownSlot = nullptr;
     }

@@ -167,7 +167,8 @@ void heapForkChild();
 // A thread that counts nowhere since an earlier start of counting (the agent was off, or counted no memory) is sent
 // to the slow path to take a slot (onCountdown: every off thread comes there a MiB later).
 void heapRecheck();
-// Every thread that holds a heap slot is sent to the slow path at its next allocation, without one (agentRetire).
+// Every thread that holds a heap slot is sent to the slow path at its next allocation, without one, its counts of
+// allocations zeroed (agentRetire).
 void heapResetThreads();
 
 // The blocks allocated since the agent was loaded into a running program (agent_attach.cpp), told apart from those

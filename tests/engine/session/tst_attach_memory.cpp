@@ -287,6 +287,16 @@ private Q_SLOTS:
                 leaves << QStringLiteral("%1=%2").arg(QString::fromStdString(leaf)).arg(bytes);
             QVERIFY2(through(r.profile, "alloc-space", "churn_large") > 0,
                      qPrintable(QStringLiteral("cycle %1: %2").arg(cycle).arg(leaves.join(QLatin1String(", ")))));
+            // The bytes the hooks counted are this session's: its samples' estimate of them agrees (an earlier
+            // session's counts carried into this one's made them twice the estimate and more).
+            const MemorySummary &m = *r.summary.memory;
+            QVERIFY(m.allocatedExact);
+            QVERIFY2(std::abs(m.allocatedBytes - m.sampledAllocatedBytes) < 4 * m.sampledAllocatedBytesMargin,
+                     qPrintable(QStringLiteral("cycle %1: %2 bytes counted, the samples estimate %3 +- %4")
+                                    .arg(cycle)
+                                    .arg(m.allocatedBytes, 0, 'f', 0)
+                                    .arg(m.sampledAllocatedBytes, 0, 'f', 0)
+                                    .arg(m.sampledAllocatedBytesMargin, 0, 'f', 0)));
             const QByteArray maps = mapsOf(target.processId());
             QVERIFY2(!maps.contains(".ring"), maps.constData());
             QVERIFY2(maps.contains("libemberline_agent.so"),
