@@ -398,7 +398,8 @@ bool createRing(uint32_t parentPid)
         return false;
     }
     // The module index's pages (written by the session, read by walks) are left to the session: a process image that
-    // never walks pays nothing for them.
+    // never walks pays nothing for them. The session asks for walks only where it had them (a page of a full tmpfs
+    // never given raises SIGBUS at its first read too).
     if (fallocate(fd, 0, 0, off_t(kModuleIndexOffset)) != 0 ||
         fallocate(fd, 0, off_t(kRingHeaderBytes), off_t(reserved)) != 0) {
         const int error = errno;

@@ -26,6 +26,7 @@ struct RingReader::Ring {
     bool heldByTime = false; // its last drain stopped at a record stamped after the poll's time
     int fd = -1;             // kept until the ring is reserved whole (reserveMore)
     bool reserveFailed = false;
+    bool indexed = false;        // its module index's pages are had, and the unwind tables serve it: it may walk
     WalkedStacks stacks;         // the walked stacks written out
     uint64_t reserveAgainNs = 0; // after a failure, the next try (a failing fallocate still makes and frees pages)
 

@@ -120,14 +120,15 @@ void RingReader::scan()
         ring->image = ++m_images;
         h->stackCopyBytes.store(m_stackCopyBytes, std::memory_order_relaxed);
         h->checkEvery.store(m_checkEvery, std::memory_order_relaxed);
-        h->unwindMode.store(uint32_t(m_unwindMode), std::memory_order_release);
+        // A walk only where the index's pages are had (a full file system: a copy of every stack).
+        ring->indexed = m_tables && m_tables->addImage(ring->image, ring->pid, h, ring->fd);
+        h->unwindMode.store(uint32_t(ring->indexed ? m_unwindMode : agent::UnwindMode::Copy),
+                            std::memory_order_release);
         h->cpuStackCopyBytes.store(m_cpuStackCopyBytes, std::memory_order_relaxed);
         m_counters.cpuSignal = h->cpuSignal;
         h->sessionPid.store(uint32_t(getpid()), std::memory_order_relaxed);
         h->heartbeatNs.store(monotonicNs(), std::memory_order_release);
         ++m_counters.rings;
-        if (m_tables)
-            m_tables->addImage(ring->image, ring->pid, h, ring->fd);
         reserveMore(*ring);
         m_rings.push_back(std::move(ring));
     }

@@ -93,11 +93,13 @@ void RingReader::setUnwindMode(agent::UnwindMode mode, uint32_t checkEvery)
     if (mode == agent::UnwindMode::Walk && !m_tables) {
         m_tables = std::make_unique<UnwindTableServer>(m_directory);
         for (auto &ring : m_rings)
-            m_tables->addImage(ring->image, ring->pid, ring->header, ring->fd);
+            ring->indexed = m_tables->addImage(ring->image, ring->pid, ring->header, ring->fd);
     }
     for (auto &ring : m_rings) {
         ring->header->checkEvery.store(checkEvery, std::memory_order_relaxed);
-        ring->header->unwindMode.store(uint32_t(mode), std::memory_order_release);
+        // A ring whose index's pages are not had copies its stacks (addImage).
+        ring->header->unwindMode.store(uint32_t(ring->indexed ? mode : agent::UnwindMode::Copy),
+                                       std::memory_order_release);
     }
 }
 

@@ -5,6 +5,7 @@
 #include "engine/unwind/process_map.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,23 +56,26 @@ UnwindTableServer::~UnwindTableServer()
         ::close(m_arenaFd);
 }
 
-void UnwindTableServer::addImage(uint64_t image, uint32_t pid, agent::RingHeader *ring, int ringFd)
+bool UnwindTableServer::addImage(uint64_t image, uint32_t pid, agent::RingHeader *ring, int ringFd)
 {
-    // The agent reserved its header pages when it made the ring; reserving them again costs nothing then, and keeps
-    // a ring that came another way from ending the session with SIGBUS at the index's first write.
+    // The agent leaves the index's pages to the session: on a full file system (a tmpfs at its size) a page never
+    // given ends whoever touches it first with SIGBUS, reading it too. Reserved through the file where the session
+    // still holds it, else made through the session's mapping, which fails without a fault.
     bool reserved = true;
-    if (ringFd >= 0 &&
-        ::fallocate(ringFd, 0, off_t(agent::kModuleIndexOffset), off_t(sizeof(agent::ModuleIndex))) != 0 &&
-        errno != EOPNOTSUPP) {
-        reserved = false;
+    if (ringFd >= 0) {
+        reserved = ::fallocate(ringFd, 0, off_t(agent::kModuleIndexOffset), off_t(sizeof(agent::ModuleIndex))) == 0 ||
+                   errno == EOPNOTSUPP;
+    } else {
+        reserved = ::madvise(reinterpret_cast<char *>(ring) + agent::kModuleIndexOffset, sizeof(agent::ModuleIndex),
+                             MADV_POPULATE_WRITE) == 0;
     }
     const int error = errno;
     {
         std::lock_guard lock(m_mutex);
         if (!reserved) {
             noteError("process " + std::to_string(pid) +
-                      ": cannot reserve its ring's module index: " + std::strerror(error));
-            return;
+                      ": cannot reserve its ring's module index: " + std::strerror(error) + "; its stacks are copied");
+            return false;
         }
         Image &entry = m_images[image];
         entry = Image{};
@@ -80,6 +84,7 @@ void UnwindTableServer::addImage(uint64_t image, uint32_t pid, agent::RingHeader
         entry.queued = true;
     }
     m_worker.post(image);
+    return true;
 }
 
 void UnwindTableServer::removeImage(uint64_t image)

@@ -80,7 +80,9 @@ public:
     // A ring of process `pid` was found: `ring` is the session's read-write shared mapping of it (kRingHeaderBytes
     // at least), `ringFd` its file (-1: not known), used here only, to reserve the index's pages before anything is
     // written there (a full tmpfs gives an error, not a SIGBUS). The image is queued for indexing; never blocks.
-    void addImage(uint64_t image, uint32_t pid, agent::RingHeader *ring, int ringFd);
+    // False when the index's pages could not be had: the image must not walk (its agent's first look at the index
+    // would end the program with SIGBUS).
+    bool addImage(uint64_t image, uint32_t pid, agent::RingHeader *ring, int ringFd);
     // The ring is about to be unmapped: once this returns the worker never touches it again (it waits for an index
     // write under way, never for a build).
     void removeImage(uint64_t image);

@@ -56,10 +56,22 @@ start_program() {
     PID=$!
 }
 
-# wait_for PID PATTERN: until the process maps something matching PATTERN (at most 20 s).
+# alive PID: whether the process runs (a child of this script that ended stays until waited for, a zombie).
+alive() {
+    local state
+    state=$(sed -E 's/.*\) (.).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
+    [ -n "$state" ] && [ "$state" != Z ]
+}
+
+# wait_for PID PATTERN [OTHER]: until the process maps something matching PATTERN (at most 20 s); not once it has
+# ended, or process OTHER has (the profiler that was to load it gave up).
 wait_for() {
     for _ in $(seq 2000); do
         grep -q "$2" "/proc/$1/maps" 2>/dev/null && return 0
+        if ! alive "$1" || { [ -n "${3:-}" ] && ! alive "$3"; }; then
+            echo "bench_attach: $2 never mapped in $1 (the program or its profiler ended first)" >&2
+            return 1
+        fi
         sleep 0.01
     done
     echo "bench_attach: $2 never mapped in $1" >&2
@@ -131,7 +143,7 @@ run() { # CONFIG ROUND
         t0=$(date +%s.%N)
         (cd "$WORK" && exec setsid heaptrack -p "$PID" >"$WORK/$c-$r.session" 2>&1) &
         local session=$!
-        if wait_for "$PID" libheaptrack_inject; then
+        if wait_for "$PID" libheaptrack_inject "$session"; then
             echo "$(date +%s.%N) - $t0" | bc >>"$WORK/heaptrack-attach"
             touch "$go"
             wait "$PID" || true
