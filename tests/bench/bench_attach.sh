@@ -154,11 +154,13 @@ run() { # CONFIG ROUND
             kill "$PID" 2>/dev/null || true
             wait "$PID" || true
             rm -f "$err"
+            # heaptrack (and its gdb) would wait on for the program: let go at once.
+            pkill -s "$(ps -o sid= -p "$session" 2>/dev/null | tr -d ' ')" 2>/dev/null || true
         fi
         # heaptrack ends once it has written its file (a minute at most here); a heaptrack -p left hanging by gdb is
         # ended.
         for _ in $(seq 600); do
-            kill -0 "$session" 2>/dev/null || break
+            alive "$session" || break
             sleep 0.1
         done
         pkill -s "$(ps -o sid= -p "$session" 2>/dev/null | tr -d ' ')" 2>/dev/null || true
@@ -237,8 +239,10 @@ if [ "${BENCH_ATTACH_PAIRED:-0}" = 1 ]; then
             "$(awk '{ printf "%+.1f%% ", ($1 - 1) * 100 }' "$WORK/$c.ratio")"
     done
 fi
-echo "attached: the injected thread stopped for $(paste -sd, "$WORK/pauses")"
-echo "attached: $(paste -sd, "$WORK/attach-ready") s from the session's start until the program's ring was mapped"
+if [ -s "$WORK/pauses" ]; then
+    echo "attached: the injected thread stopped for $(paste -sd, "$WORK/pauses")"
+    echo "attached: $(paste -sd, "$WORK/attach-ready") s from the session's start until the program's ring was mapped"
+fi
 if [ -s "$WORK/heaptrack-attach" ]; then
     echo "heaptrack -p: $(paste -sd, "$WORK/heaptrack-attach") s from its start until its library was mapped"
 fi
