@@ -191,7 +191,19 @@ template <typename Next> __attribute__((noinline)) void *allocateMarked(size_t s
     countAllocated(address);
     return address;
 }
-// One load of both flags first: the fast path, with neither set, keeps nothing across the allocator's call.
+// An allocation the fast path does not count from its request (agent_heap.h: predictedChunk): a thread without a
+// slot yet, a large request, and every kProbeEvery-th one, which measures the block the C library gave and adds what
+// the prediction would have missed for it and for those since the last one (the estimate of the predicted ones').
+template <typename Next> __attribute__((noinline)) void *allocateMeasured(size_t size, Next next)
+{
+    void *address = next(size);
+    countAllocatedUnmarked(address);
+    if (size < kPredictedBelow)
+        countPredictionMisses(address, size);
+    return address;
+}
+// One load of both flags first: the fast path, with neither set, counts the block from its request before the
+// allocator's call and leaves by a tail call.
 template <typename Next> inline void *allocate(size_t size, Next next)
 {
     if (__builtin_expect(hookFlagsSet() != 0, 0)) {
@@ -201,9 +213,11 @@ template <typename Next> inline void *allocate(size_t size, Next next)
     }
     if (__builtin_expect(countDown(t_state, size), 0))
         return allocateSlow(size, next);
-    void *address = next(size);
-    countAllocatedUnmarked(address);
-    return address;
+    HeapSlot *slot = t_state.slot;
+    if (__builtin_expect(slot == nullptr || size >= kPredictedBelow || probeDue(t_state), 0))
+        return allocateMeasured(size, next);
+    addToSum(slot->allocated, predictedChunk(size));
+    return next(size);
 }
 template <typename Next> __attribute__((noinline)) void releaseSlow(void *address, Next next)
 {

@@ -82,7 +82,9 @@ namespace {
 
 // Whether the C library's chunks carry their size where heapBytesOf reads it: small and large blocks agree with
 // malloc_usable_size, less the chunk's header (a mapped chunk, flag 2, has two words of it; none is made here: the
-// free of one would raise the C library's threshold for mapping blocks, and change the program's heap).
+// free of one would raise the C library's threshold for mapping blocks, and change the program's heap). And whether
+// its rules are the ones predictedChunk follows: each block is the predicted chunk, or one handed out whole (16 bytes
+// more), or, for the largest, a mapped one.
 bool chunkSizesAgree(UsableFn usable, void *(*realMalloc)(size_t), void (*realFree)(void *))
 {
     bool agree = true;
@@ -92,7 +94,10 @@ bool chunkSizesAgree(UsableFn usable, void *(*realMalloc)(size_t), void (*realFr
             return false;
         const uint64_t field = reinterpret_cast<const uint64_t *>(p)[-1];
         const uint64_t header = (field & 2) != 0 ? 16 : 8;
-        agree = agree && (field & ~uint64_t(7)) == usable(p) + header && usable(p) >= size;
+        const uint64_t chunk = field & ~uint64_t(7);
+        const bool predicted =
+            size >= kPredictedBelow || chunk == predictedChunk(size) || chunk == predictedChunk(size) + 16;
+        agree = agree && chunk == usable(p) + header && usable(p) >= size && predicted;
         realFree(p);
     }
     return agree;
@@ -287,6 +292,20 @@ void countHeapSlow(void *address, bool freed, uint64_t bytes)
         }
     }
     addToSum(freed ? own->freed : own->allocated, bytes ? bytes : heapBytesOf(address));
+}
+
+void countPredictionMisses(void *address, size_t size)
+{
+    // Only where the fast path predicts: a slot, the C library's chunk sizes, no marks, a probe by count.
+    HeapSlot *slot = t_state.slot;
+    if (slot == nullptr || !probeDue(t_state) || hookFlagsSet() != 0)
+        return;
+    const uint64_t predicted = predictedChunk(size);
+    const uint64_t given = address ? chunkSize(address) : 0;
+    if (given > predicted)
+        addToSum(slot->allocated, (given - predicted) * uint64_t(kProbeEvery - 1));
+    else if (given < predicted)
+        addToSum(slot->freed, (predicted - given) * uint64_t(kProbeEvery - 1));
 }
 
 void giveHeapSlotBack()

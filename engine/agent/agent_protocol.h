@@ -203,7 +203,10 @@ struct WalkedCpuRecord {
 // The heap counters: every block the program allocates and frees, sampled or not, counted by the size the allocator
 // gave it (the C library's chunk size, header included, or the usable size that another allocator's
 // malloc_usable_size tells: agent_heap.h's heapBytesOf), so that their difference is the live heap in the allocator's
-// sizes at any moment, exactly. Each thread adds to a slot of its own (one cache line, never shared
+// sizes at any moment, exactly (in a launched program at an interval, malloc's fast path counts the chunk its request
+// gets by the C library's rules, before its call, and its probes estimate what the rules missed: agent_heap.h's
+// predictedChunk; the estimate's error is some KB where the misses are some 100 KB). Each thread adds to a slot of
+// its own (one cache line, never shared
 // while it is the owner's), with single add instructions that a signal handler on the same thread cannot split; the
 // session sums every slot and the header's late counts. A thread that ends gives its slot back (owner 0) with its
 // sums in it: the next owner adds on. `allocated` and `freed` only grow (modulo 2^64: their difference is what counts).
