@@ -528,15 +528,15 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size, const Pro
     // (AgentScope::reserve knows). Sampling never waits.
     if (mode == int(Mode::Exact)) {
         arm(t, kArmedNow);
-        writeAlloc(address, size, true, true, t.allocations, t.bytes, call);
+        writeAlloc(address, size, true, true, totalAllocations(t), t.bytes, call);
     } else {
         if (t.rng == 0) {
             // A fresh thread: its first point is drawn, not taken at once.
             countdown += drawInterval(t);
             if (countdown <= 0)
-                writeAlloc(address, size, false, false, t.allocations, t.bytes, call);
+                writeAlloc(address, size, false, false, totalAllocations(t), t.bytes, call);
         } else {
-            writeAlloc(address, size, false, false, t.allocations, t.bytes, call);
+            writeAlloc(address, size, false, false, totalAllocations(t), t.bytes, call);
         }
         while (countdown <= 0)
             countdown += drawInterval(t);

@@ -115,11 +115,16 @@ inline int64_t countdownOf(const ThreadState &t)
     return t.state >> kCountBits; // arithmetic: the count bits below stay out
 }
 
-// The countdown armed anew at `bytes` (the count bits taken into `allocations` first).
+// The countdown armed anew at `bytes` (the count bits taken into `allocations` first, but for their residue modulo
+// kProbeEvery: malloc's probes, which fall where the count bits are a multiple of it, keep falling on every
+// kProbeEvery-th allocation of the thread across its samples; with the count started at 0 at every sample, the
+// allocations after a sample's last probe had no probe to stand for them, and the estimate of the predictions'
+// misses came out some 3% low).
 inline void arm(ThreadState &t, int64_t bytes)
 {
-    t.allocations += uint64_t(t.state) & kCountMask;
-    t.state = int64_t(uint64_t(bytes) << kCountBits);
+    const uint64_t kept = uint64_t(t.state) & uint64_t(kProbeEvery - 1);
+    t.allocations += (uint64_t(t.state) & kCountMask) - kept;
+    t.state = int64_t((uint64_t(bytes) << kCountBits) | kept);
     t.armed = bytes;
 }
 

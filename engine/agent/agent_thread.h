@@ -28,7 +28,8 @@ inline constexpr uint8_t kNoWalkMemo = 0xff;
 struct ThreadState {
     // --- Counting (the fast path's; agent_core.h) ---
     // The countdown to the thread's next sample, in bytes, above kCountBits bits that count its allocations since
-    // the slow path last took them into `allocations`: each allocation adds 1 - (size << kCountBits), one add for
+    // the slow path last took them into `allocations` (all but their residue modulo malloc's probe interval:
+    // agent_core.h's arm): each allocation adds 1 - (size << kCountBits), one add for
     // both (the count cannot reach the countdown's bits before the slow path takes it: that takes 16 million
     // allocations without a byte between two samples). The thread's totals are exact: `allocations` plus the count
     // bits, and `bytes + (armed - countdown)` bytes. A countdown armed at kArmedNow (a new thread's, and exact

@@ -3,13 +3,10 @@
 // small ring, a full ring drops samples but never the free of a tracked block, a record that a signal handler nests
 // in any writer's held record never waits for room that only its own thread could make, and a forked child starts a
 // ring of its own. Fast: no program is launched.
-#include "engine/agent/agent_core.h"
-#include "engine/agent/agent_heap.h"
-#include "engine/agent/agent_writer.h"
-#include "engine/memory/ring_header_reads.h"
-#include "engine/memory/ring_reader.h"
+#include "tests/engine/agent/agent_core_support.h"
 
-#include <QTemporaryDir>
+#include "engine/agent/agent_writer.h"
+
 #include <QtTest>
 
 #include <algorithm>
@@ -64,95 +61,6 @@ public:
     }
     std::vector<std::string> paths;
 };
-
-class RecordingSink : public MemoryRecordSink {
-public:
-    void onAllocation(const AgentAllocation &a) override
-    {
-        order.push_back(a.address);
-        heapBytes[a.address] = a.heapBytes;
-        lastThreadAllocations = a.threadAllocations;
-        if (!live.emplace(a.address, a.size).second)
-            ++doubleAllocations;
-        ++allocations;
-        ++allocationsOf[a.pid];
-    }
-    void onFree(uint64_t, uint32_t, uint32_t, uint64_t, uint64_t address) override
-    {
-        if (live.erase(address) == 0)
-            ++unknownFrees;
-        ++frees;
-    }
-    void onImageStart(uint64_t, uint32_t pid, uint32_t parentPid) override { parents[pid] = parentPid; }
-
-    std::vector<uint64_t> order;
-    std::map<uint64_t, uint64_t> heapBytes;
-    std::map<uint64_t, uint64_t> live;
-    std::map<uint32_t, uint32_t> parents;
-    std::map<uint32_t, uint64_t> allocationsOf;
-    uint64_t allocations = 0, frees = 0, unknownFrees = 0, doubleAllocations = 0, lastThreadAllocations = 0;
-};
-
-// The session's reader on a thread of its own while the test's thread writes (exact mode waits for it).
-class ReaderThread {
-public:
-    ReaderThread(RingReader &rings, RecordingSink &sink)
-        : m_thread([this, &rings, &sink] {
-              while (!m_stop.load())
-                  if (rings.poll({.memory = &sink}) == 0)
-                      usleep(200);
-              rings.poll({.memory = &sink});
-          })
-    {
-    }
-    ~ReaderThread() { stop(); }
-    void stop()
-    {
-        m_stop.store(true);
-        if (m_thread.joinable())
-            m_thread.join();
-    }
-
-private:
-    std::atomic<bool> m_stop{false};
-    std::thread m_thread;
-};
-
-agent::AgentOptions options(const QTemporaryDir &dir, uint64_t interval, uint64_t ringBytes)
-{
-    static QByteArray path;
-    path = dir.path().toUtf8();
-    agent::AgentOptions o;
-    o.directory = path.constData();
-    o.allocInterval = interval;
-    o.ringBytes = ringBytes;
-    return o;
-}
-
-// A block's heap bytes as the agent counts them: the C library's chunk size (its usable size and the 8-byte header),
-// or another allocator's malloc_usable_size; nothing where the allocator's own is not found beside its malloc (a
-// sanitizer's malloc, linked into the test program itself).
-uint64_t chunkBytes(void *p)
-{
-    if (!agent::heapSizesKnown())
-        return 0;
-    return malloc_usable_size(p) + (agent::g_chunkSizes ? 8 : 0);
-}
-
-// The agent as an attach loads it into a running program, for as long as this lives.
-struct Attached {
-    Attached() { emberline::agent::g_attachedNs = 1; }
-    ~Attached() { emberline::agent::g_attachedNs = 0; }
-    Attached(const Attached &) = delete;
-    Attached &operator=(const Attached &) = delete;
-};
-
-// A free as the hook makes it: the agent told first, then the C library's (but for a block of the agent's own).
-void releaseBlock(void *p)
-{
-    if (emberline::agent::freeing(p))
-        ::free(p);
-}
 
 std::atomic<int> g_nested{0};
 std::atomic<bool> g_heldWhileNested{false};
@@ -303,62 +211,6 @@ private Q_SLOTS:
         QVERIFY(sink.live.empty());
     }
 
-    // Malloc's fast path counts a block by the chunk its request gets under the C library's rules, before the call
-    // (agent_heap.h: predictedChunk), and the C library hands some chunks out whole, 16 bytes over; one call in
-    // kProbeEvery is measured after it and counts what the rules missed for the others. Two million mallocs of random
-    // sizes through the hooks' own fast path at the default interval, a few thousand blocks live at a time (here some
-    // 2% are handed out whole: 16 bytes each, over half a MB in all): the live heap in the ring stays within 100 KB of
-    // the blocks' chunks (the estimate's error is some 25 KB), and within the same of nothing once all are freed. If
-    // this fails without a probe's count, the prediction's misses are not estimated: a launched program's live heap,
-    // which calibrates its samples, drifts low for as long as it runs.
-    void predictedHeapCountStaysWhole()
-    {
-        if (!agent::g_chunkSizes)
-            QSKIP("the allocator's sizes are asked on the slow path: nothing is predicted (a sanitizer's malloc)");
-        QTemporaryDir dir;
-        QVERIFY(dir.isValid());
-        QVERIFY(agent::agentStart(options(dir, uint64_t(512) * 1024, uint64_t(4) << 20)));
-        RingReader rings(dir.path().toStdString());
-        RecordingSink sink;
-        ReaderThread reader(rings, sink);
-        // The C library's malloc through a pointer, as the hook calls it (called by name, the compiler takes the read
-        // of the block's header for a read of memory malloc left unset).
-        static void *(*volatile realMalloc)(size_t) = ::malloc;
-        const auto next = [](size_t n) { return realMalloc(n); };
-        std::vector<void *> live(4096, nullptr);
-        int64_t truth = 0;
-        int64_t missed = 0; // what the predictions alone would miss
-        const auto release = [&](void *p) {
-            truth -= int64_t(chunkBytes(p));
-            agent::release(p, [](void *block) { ::free(block); });
-        };
-        uint64_t x = 88172645463325252ull;
-        for (int i = 0; i < 2000000; ++i) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            void *&at = live[x % live.size()];
-            if (at)
-                release(at);
-            const size_t size = 1 + (x >> 20) % 1000;
-            at = agent::allocate(size, next);
-            QVERIFY(at);
-            truth += int64_t(chunkBytes(at));
-            missed += int64_t(chunkBytes(at)) - int64_t(agent::predictedChunk(size));
-        }
-        const int64_t counted = heapLiveOf(*agent::g_ring).value_or(-1);
-        qInfo("live heap %lld counted, %lld held; the predictions alone would miss %lld", (long long)counted,
-              (long long)truth, (long long)missed);
-        QVERIFY2(missed > 300000, qPrintable(QString::number(missed))); // the case is there
-        QVERIFY2(std::abs(counted - truth) < 100000, qPrintable(QString::number(counted - truth)));
-        for (void *&p : live)
-            release(p);
-        const int64_t left = heapLiveOf(*agent::g_ring).value_or(-1);
-        QVERIFY2(std::abs(left) < 100000, qPrintable(QString::number(left)));
-        reader.stop();
-        QVERIFY(sink.allocations > 0); // sampled on the way: the slow path counted its blocks too
-    }
-
     // A module loaded while the ring is full: its record finds no room, and the next listing writes it. If this fails,
     // the module was taken for listed with its record lost (its allocations "[unknown]" once the process is gone).
     void moduleRecordWrittenOnceThereIsRoom()
@@ -445,132 +297,6 @@ private Q_SLOTS:
         QCOMPARE(g_waitAfter - g_waitBefore, uint64_t(0));
         QCOMPARE(agent::g_ring->allocsDropped.load(), droppedBefore); // the nested record was written
         ::free(block);
-    }
-
-    // An agent loaded into a running program counts the heap of the blocks allocated since: a free of an older block
-    // counts nothing, and a block of an earlier session, freed in the next, counts nothing there either. If this
-    // fails, an attached program's live heap takes the older blocks' frees off the newer ones' (it reads low, or
-    // below zero), and the session cannot calibrate its samples to it.
-    void attachedHeapCountsOnlyBlocksSinceTheAttach()
-    {
-        QTemporaryDir dir;
-        QVERIFY(dir.isValid());
-        std::vector<void *> older(100);
-        for (void *&p : older)
-            p = ::malloc(1000);
-        const Attached attached;
-        QVERIFY(agent::agentStart(options(dir, uint64_t(512) * 1024, uint64_t(1) << 20)));
-        if (!agent::g_chunkSizes) { // another allocator's blocks may lie closer than the marks' granule
-            QVERIFY(!agent::attachedMarksOn());
-            QVERIFY(!heapLiveOf(*agent::g_ring));
-            for (void *p : older)
-                releaseBlock(p);
-            return;
-        }
-        QVERIFY(agent::attachedMarksOn());
-        std::vector<void *> newer;
-        int64_t live = 0;
-        for (int i = 0; i < 50; ++i) {
-            newer.push_back(agent::allocated(::malloc(700 + 16 * i), 700 + 16 * i));
-            live += int64_t(chunkBytes(newer.back()));
-        }
-        for (int i = 0; i < 50; ++i)
-            releaseBlock(older[size_t(i)]);
-        for (int i = 0; i < 10; ++i) {
-            live -= int64_t(chunkBytes(newer[size_t(i)]));
-            releaseBlock(newer[size_t(i)]);
-        }
-        QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), live);
-        // A failed realloc's block (freeing() then unfreed()) stays counted once.
-        QVERIFY(agent::freeing(newer[10]));
-        agent::unfreed(newer[10]);
-        QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), live);
-        agent::agentStop();
-        QVERIFY(!agent::attachedMarksOn());
-
-        // The next session: this session's blocks are older there.
-        QVERIFY(agent::agentStart(options(dir, uint64_t(512) * 1024, uint64_t(1) << 20)));
-        QVERIFY(agent::attachedMarksOn());
-        for (size_t i = 10; i < newer.size(); ++i)
-            releaseBlock(newer[i]);
-        void *fresh = agent::allocated(::malloc(5000), 5000);
-        QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), int64_t(chunkBytes(fresh)));
-        releaseBlock(fresh);
-        QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), int64_t(0));
-        for (size_t i = 50; i < older.size(); ++i)
-            releaseBlock(older[i]);
-    }
-
-    // While memory is off (the agent retired after a detach, or running for CPU alone) the hooks pass every call on:
-    // no countdown, no heap count, no slow path; once a new session starts counting, the thread counts in the ring
-    // again from its first call. If the first half fails, every malloc and free of such a program pays for counting
-    // that nobody reads (4 points of a CPython program's samples, profiled for CPU alone); if the second, an attach
-    // after a detach loses the heap of every thread that allocated in between.
-    void hooksPassThroughWhileOffAndCountAgainAtTheNextStart()
-    {
-        QTemporaryDir dir;
-        QVERIFY(dir.isValid());
-        if (!agent::g_chunkSizes) {
-            // Another allocator's sizes (a sanitizer's malloc) are asked for on the slow path, every time: the fast
-            // path never counts.
-            QVERIFY(agent::agentStart(options(dir, uint64_t(512) * 1024, uint64_t(1) << 20)));
-            releaseBlock(agent::allocated(::malloc(64), 64));
-            QVERIFY(agent::t_state.slot == nullptr);
-            return;
-        }
-        const Attached attached;
-        QVERIFY(agent::agentStart(options(dir, uint64_t(512) * 1024, uint64_t(1) << 20)));
-        QVERIFY(!agent::passingThrough());
-        releaseBlock(agent::allocated(::malloc(64), 64));
-        QVERIFY(agent::t_state.slot != nullptr);
-        QVERIFY(agent::t_state.slot->owner.load() != 0); // a slot of the ring
-
-        agent::agentRetire(); // the session's detach: the thread is sent back to the slow path
-        QVERIFY(agent::t_state.slot == nullptr);
-        QVERIFY(agent::passingThrough());
-        const int64_t countdown = agent::t_state.state;
-        const uint64_t allocations = agent::totalAllocations(agent::t_state);
-        void *between = agent::allocated(::malloc(300), 300);
-        releaseBlock(agent::allocated(::malloc(500), 500));
-        // Passed on: neither counted down nor counted, and no slow path took a sink.
-        QCOMPARE(agent::t_state.state, countdown);
-        QCOMPARE(agent::totalAllocations(agent::t_state), allocations);
-        QVERIFY(agent::t_state.slot == nullptr);
-
-        QVERIFY(agent::agentRestart(options(dir, uint64_t(512) * 1024, uint64_t(1) << 20)));
-        QVERIFY(!agent::passingThrough());
-        QVERIFY(agent::attachedMarksOn());
-        void *fresh = agent::allocated(::malloc(2000), 2000);
-        QVERIFY(agent::t_state.slot != nullptr);
-        QVERIFY(agent::t_state.slot->owner.load() != 0);
-        releaseBlock(between); // allocated before this session: counts nothing here
-        QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), int64_t(chunkBytes(fresh)));
-        releaseBlock(fresh);
-        QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), int64_t(0));
-    }
-
-    // The mode the session asked for decides: CPU alone passes every allocation on, memory counts, and a stopped agent
-    // counts down to its next start from the environment.
-    void hooksPassThroughOnlyWhereMemoryIsOff()
-    {
-        QTemporaryDir dir;
-        QVERIFY(dir.isValid());
-        agent::AgentOptions cpuOnly = options(dir, 0, uint64_t(1) << 20);
-        cpuOnly.cpuPeriodNs = 10'000'000;
-        QVERIFY(agent::agentStart(cpuOnly)); // a ring, for the CPU samples
-        QVERIFY(agent::passingThrough());
-        const int64_t countdown = agent::t_state.state;
-        releaseBlock(agent::allocated(::malloc(100), 100));
-        QCOMPARE(agent::t_state.state, countdown);
-        agent::agentStop();
-        QVERIFY(!agent::passingThrough());
-
-        QVERIFY(agent::agentStart(options(dir, uint64_t(512) * 1024, uint64_t(1) << 20)));
-        QVERIFY(!agent::passingThrough());
-        const uint64_t allocations = agent::totalAllocations(agent::t_state);
-        releaseBlock(agent::allocated(::malloc(100), 100));
-        QCOMPARE(agent::totalAllocations(agent::t_state), allocations + 1);
-        agent::agentStop();
     }
 
     // A forked child's first allocation finds a ring of its own (its parent's stays the parent's), made by the
