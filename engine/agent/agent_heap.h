@@ -37,14 +37,14 @@ inline uint64_t heapBytesOf(void *address)
 
 // The chunk the C library's malloc gives a request of `size` by its rules (the request and the size field, rounded up
 // to 16 bytes, at least 32), which malloc's fast path counts before its call so that it can leave by a tail call
-// (reading the chunk after the call cost CPython JSON some 2.7 points of its time). The rules miss two cases, which
-// the free then counts by the block's real chunk: a free chunk handed out whole because splitting it would leave too
-// little (16 bytes more; some 0.4% of CPython's allocations), and a block mapped on its own (page-rounded: only
-// requests from kPredictedBelow on are predicted, far below the C library's threshold for mapping unless a program
-// lowers it). A failed allocation is predicted too. So one allocation in kProbeEvery is measured after its call,
-// and what the rules missed for it counts for the kProbeEvery - 1 predicted before it: an unbiased estimate (the
-// probes are chosen by count, not by anything the allocator does), its error some 1.8 MB after an hour of 17 million
-// allocations a second with 0.4% of them missed.
+// (reading the chunk after the call cost CPython JSON some 1.4 points more of its time: bench_agent_split.sh). The
+// rules miss two cases, which the free then counts by the block's real chunk: a free chunk handed out whole because
+// splitting it would leave too little (16 bytes more; some 0.4% of CPython's allocations), and a block mapped on its
+// own (page-rounded: only requests from kPredictedBelow on are predicted, far below the C library's threshold for
+// mapping unless a program lowers it). A failed allocation is predicted too. So one allocation in kProbeEvery is
+// measured after its call, and what the rules missed for it counts for the kProbeEvery - 1 predicted before it: an
+// unbiased estimate (the probes are chosen by count, not by anything the allocator does), its error some 1.8 MB after
+// an hour of 17 million allocations a second with 0.4% of them missed.
 inline constexpr size_t kPredictedBelow = 4096;
 inline constexpr int64_t kProbeEvery = 64;
 inline uint64_t predictedChunk(size_t size)
