@@ -44,7 +44,7 @@ private Q_SLOTS:
             // Another allocator's sizes (a sanitizer's malloc) are asked for after every call: nothing is predicted,
             // and the fast path never counts.
             for (int i = 0; i < 200; ++i) {
-                void *p = agent::allocate(size_t(24 + i), next);
+                void *p = agent::allocate(24 + size_t(i), next);
                 QVERIFY(agent::t_state.slot == nullptr);
                 agent::release(p, [](void *block) { ::free(block); });
             }
