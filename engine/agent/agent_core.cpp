@@ -65,6 +65,7 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.stat
                                                                            .totalsKeySet = false,
                                                                            .slotGiven = false,
                                                                            .notMalloc = false,
+                                                                           .sampleKind = SampleFiltered,
                                                                            .errnoAt = nullptr,
                                                                            .stackAsked = false,
                                                                            .stackLow = 0,
@@ -93,11 +94,16 @@ std::atomic<bool> g_active{false}; // this process image has a ring (memory, CPU
 std::atomic<int> g_initialized{0}; // 0: not yet, 1: starting, 2: done
 bool g_pythonDomains = false;      // --python-allocators (agent_pymem.h)
 
-// The hooks pass every call on while memory is off in this image (agent_core.h).
+// The hooks pass every call on while memory is off in this image (agent_core.h); sampled blocks are marked where the
+// front end is the program's whole malloc family, the C library's allocator serves it, and the image was launched
+// with the agent (agent_track.h: a program the agent was loaded into frees blocks of its own hooks' time through the
+// C library's free after a detach).
 void passThroughWhileOff()
 {
-    __atomic_store_n(&g_passThrough, uint8_t(g_mode.load(std::memory_order_acquire) == int(Mode::Off)),
-                     __ATOMIC_RELEASE);
+    const int mode = g_mode.load(std::memory_order_acquire);
+    const bool marks = mode == int(Mode::Sampling) && g_real.marksAllowed && g_chunkSizes && g_attachedNs == 0;
+    __atomic_store_n(&g_hookFlags.filtered, uint8_t(marks ? 0 : 1), __ATOMIC_RELEASE);
+    __atomic_store_n(&g_passThrough, uint8_t(mode == int(Mode::Off)), __ATOMIC_RELEASE);
 }
 
 // The next sampling point, in bytes: an exponential draw with the mean interval.
@@ -235,82 +241,6 @@ bool startFromEnvironment()
     return agentStart(options, false);
 }
 
-// --- CPython's memory (agent_pymem.h): the agent's functions in front of the interpreter's ---------------------
-
-// The interpreter's call, with what it allocates or frees through malloc inside it left to this one call: neither
-// taken off the countdown nor recorded there (as an allocator's own operator new, agent_cxx.cpp). The heap counts
-// still see malloc's blocks: they count the malloc heap.
-template <typename Call> auto asOneCall(Call call)
-{
-    const AllocationCount count = allocationCount();
-    ++t_state.inCxx;
-    auto result = call();
-    --t_state.inCxx;
-    setAllocationCount(count);
-    return result;
-}
-
-void *pyMalloc(void *ctx, size_t size)
-{
-    const auto *original = static_cast<const PyMemAllocatorEx *>(ctx);
-    void *address = asOneCall([&] { return original->malloc(original->ctx, size); });
-    pythonAllocated(address, size);
-    return address;
-}
-
-void *pyCalloc(void *ctx, size_t count, size_t size)
-{
-    const auto *original = static_cast<const PyMemAllocatorEx *>(ctx);
-    void *address = asOneCall([&] { return original->calloc(original->ctx, count, size); });
-    pythonAllocated(address, count * size);
-    return address;
-}
-
-// The free is recorded before the call (after it, another thread may be given the address); a failed call leaves the
-// old block the program's, unrecorded from then on (its free will be an unknown one), as the C realloc's does.
-void *pyRealloc(void *ctx, void *address, size_t size)
-{
-    const auto *original = static_cast<const PyMemAllocatorEx *>(ctx);
-    if (address)
-        pythonFreeing(address);
-    void *moved = asOneCall([&] { return original->realloc(original->ctx, address, size); });
-    pythonAllocated(moved, size);
-    return moved;
-}
-
-void pyFree(void *ctx, void *address)
-{
-    const auto *original = static_cast<const PyMemAllocatorEx *>(ctx);
-    if (address)
-        pythonFreeing(address);
-    asOneCall([&] {
-        original->free(original->ctx, address);
-        return 0;
-    });
-}
-
-// An arena: mapped by the interpreter (no malloc inside), counted in the heap and sampled as one allocation.
-void *arenaAlloc(void *ctx, size_t size)
-{
-    const auto *original = static_cast<const PyObjectArenaAllocator *>(ctx);
-    void *arena = original->alloc(original->ctx, size);
-    if (arena) {
-        countHeapBytes(arena, size, false);
-        pythonAllocated(arena, size);
-    }
-    return arena;
-}
-
-void arenaFree(void *ctx, void *arena, size_t size)
-{
-    const auto *original = static_cast<const PyObjectArenaAllocator *>(ctx);
-    if (arena) {
-        pythonFreeing(arena);
-        countHeapBytes(arena, size, true);
-    }
-    original->free(original->ctx, arena, size);
-}
-
 } // namespace
 
 void setRealFunctions(const RealFunctions &real)
@@ -328,6 +258,12 @@ void setForeignBlocks(const void *begin, const void *end)
 {
     g_foreignEnd.store(end, std::memory_order_relaxed);
     g_foreignBegin.store(begin, std::memory_order_release);
+}
+
+bool foreignBlock(const void *address)
+{
+    return address >= g_foreignBegin.load(std::memory_order_acquire) &&
+           address < g_foreignEnd.load(std::memory_order_relaxed);
 }
 
 void *mallocInternal(size_t size)
@@ -445,8 +381,7 @@ void agentStartThreads()
     if (g_mode.load(std::memory_order_acquire) != int(Mode::Off) && g_attachedNs == 0 &&
         g_pythonAllocators == uint32_t(PythonAllocators::NotAsked)) {
         const InternalWork work; // dlsym's
-        const PythonMemoryFunctions mine = {pyMalloc, pyCalloc, pyRealloc, pyFree, arenaAlloc, arenaFree};
-        g_pythonAllocators = uint32_t(installPythonAllocators(g_pythonDomains, mine));
+        g_pythonAllocators = uint32_t(installPythonAllocators(g_pythonDomains, agentPythonFunctions()));
         if (g_ring) {
             g_ring->pythonAllocators.store(g_pythonAllocators, std::memory_order_relaxed);
             if (g_pythonAllocators == uint32_t(PythonAllocators::Installed))
@@ -486,6 +421,7 @@ void agentStop()
     t_state.totalsKeySet = false;
     t_state.stackAsked = false;
     // Not started: the next allocation's countdown starts the agent from the environment again.
+    __atomic_store_n(&g_hookFlags.filtered, uint8_t(1), __ATOMIC_RELEASE);
     __atomic_store_n(&g_passThrough, uint8_t(0), __ATOMIC_RELEASE);
     g_initialized.store(0, std::memory_order_release);
 }
@@ -530,11 +466,17 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size, const Pro
         arm(t, kArmedNow);
         writeAlloc(address, size, true, true, totalAllocations(t), t.bytes, call);
     } else {
+        // A malloc-family block allocated unmarked while the agent marks (the agent started at its call) could not be
+        // told at its free: the thread's next allocation is the sample.
+        const bool untellable = t.sampleKind == SampleUnmarked && marksSamples();
         if (t.rng == 0) {
             // A fresh thread: its first point is drawn, not taken at once.
             countdown += drawInterval(t);
-            if (countdown <= 0)
+            if (countdown <= 0 && !untellable)
                 writeAlloc(address, size, false, false, totalAllocations(t), t.bytes, call);
+        } else if (untellable) {
+            arm(t, kArmedNow);
+            return;
         } else {
             writeAlloc(address, size, false, false, totalAllocations(t), t.bytes, call);
         }
@@ -547,8 +489,7 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size, const Pro
 // A free that the filter let through (freeFiltered): records it when it is one the session must see.
 __attribute__((noinline)) bool freeSlow(void *address)
 {
-    if (address >= g_foreignBegin.load(std::memory_order_acquire) &&
-        address < g_foreignEnd.load(std::memory_order_relaxed))
+    if (foreignBlock(address))
         return false;
     countFreed(address);
     if (t_state.inCxx != 0)
@@ -565,6 +506,20 @@ __attribute__((noinline)) bool freeSlow(void *address)
     if (untrack(uint64_t(address)))
         writeFree(address, false, false);
     return true;
+}
+
+void *unmarkFreed(void *address)
+{
+    if (foreignBlock(address))
+        return nullptr; // the start-up storage's: never given back
+    void *block = markedBlockOf(address);
+    countFreed(block);
+    // Recorded where this ring recorded the sample (a forked child's parent, or an earlier session, did not).
+    if (markRecordedHere(address) && g_mode.load(std::memory_order_relaxed) == int(Mode::Sampling)) {
+        const AgentScope scope;
+        writeFree(address, false, false);
+    }
+    return block;
 }
 
 __attribute__((noinline)) void pythonFreeSlow(void *address)

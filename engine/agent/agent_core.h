@@ -48,11 +48,15 @@ struct RealFunctions {
     // handle: RTLD_NEXT is no constant expression, and an object that holds it is initialized by a constructor,
     // which runs after the program's first allocation has set it.
     bool programScope = false;
+    // The hooks are every function of the program's malloc family, frees included (the preload front end, where no
+    // free of the C library's could bypass them): sampled blocks may carry their own marks (agent_track.h).
+    bool marksAllowed = false;
 };
 void setRealFunctions(const RealFunctions &real);
 const RealFunctions &realFunctions();
 // A range of memory the front end hands out itself (its start-up storage): freeing() says false for its blocks.
 void setForeignBlocks(const void *begin, const void *end);
+bool foreignBlock(const void *address);
 
 struct AgentOptions {
     const char *directory = nullptr; // where the ring is created (the session's folder)
@@ -172,22 +176,42 @@ inline bool freeing(void *address)
     return true;
 }
 
+// Whether this call's sampled block is allocated marked: marking on, the program's own call (not the agent's work,
+// nor one nested in an allocator's operator or CPython's allocator, whose blocks that call's free gives back).
+inline bool marksThisSample()
+{
+    return marksSamples() && t_state.inCxx == 0 && t_state.internal == 0;
+}
+
+// The sample of `address` (marked or not, as `kind` says) told to the core: onCountdown with the thread's kind set.
+inline void sampleAs(void *address, size_t size, SampleKind kind, const ProgramCall *call = nullptr)
+{
+    const uint8_t outer = t_state.sampleKind; // a signal handler's allocation nested in a sample's
+    t_state.sampleKind = kind;
+    onCountdown(address, size, call);
+    t_state.sampleKind = outer;
+}
+
 // malloc's and free's own forms, for the hottest two hooks (`next` calls the next definition): the countdown is
 // taken before the allocator's call, so that the fast path keeps nothing across it, and a free that the filter
 // lets through leaves by a tail call. allocated() and freeing() cost a pair about 0.3 ns more (bench_agent).
 // allocateSlow's caller is the program (allocate() leaves by a tail call): its frame pointer, which reading it makes
-// it keep, tells where the program called.
+// it keep, tells where the program called. A sampled block is allocated marked where the agent marks (the countdown
+// ran out before the call: the call asks for the mark's room too).
 template <typename Next> __attribute__((noinline)) void *allocateSlow(size_t size, Next next)
 {
-    void *address = next(size);
+    const bool marked = marksThisSample();
+    void *address =
+        marked ? markBlock(next(size + kWrapBytes < size ? ~size_t(0) : size + kWrapBytes), kWrapBytes) : next(size);
     const auto *frame = static_cast<const uint64_t *>(__builtin_frame_address(0));
     const ProgramCall call{reinterpret_cast<uint64_t>(__builtin_return_address(0)),
                            reinterpret_cast<uint64_t>(frame) + 16, frame[0]};
-    onCountdown(address, size, &call); // the first allocation starts the agent here, before it is counted
-    countAllocated(address);
+    // The first allocation starts the agent here, before it is counted.
+    sampleAs(address, size, marked ? SampleMarked : SampleUnmarked, &call);
+    countAllocated(marked && address ? markedBlockOf(address) : address);
     return address;
 }
-// Marks to make (an attached program): apart from the fast path, which then reads no mark.
+// Marks to make (an attached program), or frees to filter: apart from the fast path, which then reads no mark.
 template <typename Next> __attribute__((noinline)) void *allocateMarked(size_t size, Next next)
 {
     if (__builtin_expect(countDown(t_state, size), 0))
@@ -207,7 +231,7 @@ template <typename Next> __attribute__((noinline)) void *allocateMeasured(size_t
         countPredictionMisses(address, size);
     return address;
 }
-// One load of both flags first: the fast path, with neither set, counts the block from its request before the
+// One load of the flags first: the fast path, with none set, counts the block from its request before the
 // allocator's call and leaves by a tail call.
 template <typename Next> inline void *allocate(size_t size, Next next)
 {
@@ -224,20 +248,68 @@ template <typename Next> inline void *allocate(size_t size, Next next)
     addToSum(slot->allocated, predictedChunk(size));
     return next(size);
 }
+
+// The free of a marked block (a sample's, or one of the start-up storage's): its free recorded where this ring
+// recorded its sample, its heap bytes counted off; the allocator's block to give back (null: the start-up storage's,
+// never given back).
+void *unmarkFreed(void *address);
+template <typename Next> __attribute__((noinline)) void releaseMarked(void *address, Next next)
+{
+    if (void *block = unmarkFreed(address))
+        next(block);
+}
 template <typename Next> __attribute__((noinline)) void releaseSlow(void *address, Next next)
 {
     if (freeSlow(address))
         next(address);
 }
-template <typename Next> inline void release(void *address, Next next)
+// A free with a flag set, or without a slot: a mark is looked for wherever the C library's chunk sizes are read (a
+// block sampled while marking may be freed after it stopped), then the filter asked.
+template <typename Next> __attribute__((noinline)) void releaseFiltered(void *address, Next next)
 {
-    if (__builtin_expect(freeFiltered(uint64_t(address)), 0))
+    if (address != nullptr && g_chunkSizes && isMarked(address))
+        return releaseMarked(address, next);
+    if (freeFiltered(uint64_t(address)))
         return releaseSlow(address, next);
-    if (__builtin_expect(hookFlagsSet() == 0, 1))
-        countFreedUnmarked(address);
-    else if (!passingThrough())
+    if (!passingThrough())
         countFreed(address);
     next(address);
+}
+// With no flag set (the agent marks its samples), the fast path reads the block's chunk size, which tells a marked
+// block too, and leaves by a tail call.
+template <typename Next> inline void release(void *address, Next next)
+{
+    HeapSlot *slot = t_state.slot;
+    if (__builtin_expect((hookFlagsSet() != 0) | (slot == nullptr) | (address == nullptr), 0))
+        return releaseFiltered(address, next);
+    const uint64_t field = static_cast<const uint64_t *>(address)[-1];
+    if (__builtin_expect((field & kMarkedBit) != 0, 0))
+        return releaseMarked(address, next);
+    addToSum(slot->freed, field & ~uint64_t(7));
+    next(address);
+}
+
+// The other allocation hooks' form where sampled blocks are marked (the agent's own front end): the countdown before
+// the call, whose sample is allocated `offset` bytes larger (kWrapBytes, or the alignment asked for, a power of two;
+// 0 where it cannot be marked: its sample moves to the thread's next allocation) through `call(extra)`, which
+// allocates the request and `extra` bytes more. Elsewhere allocated() after the call.
+template <typename Call> __attribute__((noinline)) void *allocateSampled(size_t size, size_t offset, Call call)
+{
+    const bool marked = offset != 0 && marksThisSample();
+    void *address = marked ? markBlock(call(offset), offset) : call(0);
+    sampleAs(address, size, marked ? SampleMarked : SampleUnmarked);
+    countAllocated(marked && address ? markedBlockOf(address) : address);
+    return address;
+}
+template <typename Call> inline void *allocateVia(size_t size, size_t offset, Call call)
+{
+    if (__builtin_expect(hookFlagsSet() != 0, 0)) // not marking
+        return allocated(call(0), size);
+    if (__builtin_expect(countDown(t_state, size), 0))
+        return allocateSampled(size, offset, call);
+    void *address = call(0);
+    countAllocatedUnmarked(address);
+    return address;
 }
 
 // A call of CPython's own allocators (agent_pymem.h): on the countdown and sampled as any allocation, its free

@@ -15,6 +15,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <gnu/libc-version.h>
 #include <link.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -97,7 +98,7 @@ bool chunkSizesAgree(UsableFn usable, void *(*realMalloc)(size_t), void (*realFr
         const uint64_t chunk = field & ~uint64_t(7);
         const bool predicted =
             size >= kPredictedBelow || chunk == predictedChunk(size) || chunk == predictedChunk(size) + 16;
-        agree = agree && chunk == usable(p) + header && usable(p) >= size && predicted;
+        agree = agree && chunk == usable(p) + header && usable(p) >= size && predicted && (field & kMarkedBit) == 0;
         realFree(p);
     }
     return agree;
@@ -124,6 +125,20 @@ void resolveUsable(void *(*realMalloc)(size_t), void (*realFree)(void *), void *
             g_resolvedUsable = g_usable;
         }
     }
+}
+
+// Whether the C library has free_sized (glibc 2.39 on), asked by its version: a dlsym of a name it lacks allocates its
+// error message, through malloc, while the look-ups are under way.
+bool libcHasFreeSized()
+{
+    const char *version = gnu_get_libc_version();
+    unsigned major = 0, minor = 0;
+    for (; *version >= '0' && *version <= '9'; ++version)
+        major = major * 10 + unsigned(*version - '0');
+    if (*version == '.')
+        for (++version; *version >= '0' && *version <= '9'; ++version)
+            minor = minor * 10 + unsigned(*version - '0');
+    return major > 2 || (major == 2 && minor >= 39);
 }
 
 bool moduleOfAddress(const void *address, ModuleOfAddress &module)
@@ -166,7 +181,7 @@ void heapRecheck()
 
 std::atomic<uint8_t *> g_markTables[kMarkTables];
 // Pass through until the agent has started: the first allocation's countdown starts it.
-HookFlags g_hookFlags = {.passThrough = 0, .markNow = 0};
+HookFlags g_hookFlags = {.passThrough = 0, .markNow = 0, .filtered = 1, .reserved = 0};
 
 namespace {
 

@@ -81,19 +81,28 @@ inline constexpr unsigned kMarkTableShift = 32;
 inline constexpr size_t kMarkTables = size_t(1) << (47 - kMarkTableShift); // the user half of the address space
 extern std::atomic<uint8_t *> g_markTables[kMarkTables];
 
-// The two flags every hook reads before its fast path, side by side so that one 16-bit load tells whether either is
-// set (hookFlagsSet): memory not profiled in this image (`passThrough`, agent_core.h) and this session's mark for an
-// attached program's blocks (`markNow`, 0 when not marking). Each is written alone, as a byte.
-struct alignas(2) HookFlags {
+// The flags every hook reads before its fast path, side by side so that one 32-bit load tells whether any is set
+// (hookFlagsSet): memory not profiled in this image (`passThrough`, agent_core.h), this session's mark for an
+// attached program's blocks (`markNow`, 0 when not marking), and whether frees must ask the free filter
+// (`filtered`: 0 only while sampled blocks carry their own marks, agent_track.h's kMarkedBit; 1 before the agent
+// starts, in exact mode, in an attached program, under another allocator). Each is written alone, as a byte.
+struct alignas(4) HookFlags {
     uint8_t passThrough;
     uint8_t markNow;
+    uint8_t filtered;
+    uint8_t reserved;
 };
 extern HookFlags g_hookFlags;
 inline constexpr uint8_t &g_markNow = g_hookFlags.markNow;
-using HookFlagsWord = uint16_t __attribute__((may_alias));
-inline uint16_t hookFlagsSet()
+using HookFlagsWord = uint32_t __attribute__((may_alias));
+inline uint32_t hookFlagsSet()
 {
     return __atomic_load_n(reinterpret_cast<const HookFlagsWord *>(&g_hookFlags), __ATOMIC_RELAXED);
+}
+// Whether the sampled blocks of the malloc family are marked (allocated larger, past their mark) now.
+inline bool marksSamples()
+{
+    return __atomic_load_n(&g_hookFlags.filtered, __ATOMIC_RELAXED) == 0;
 }
 // The table for addresses `table` << kMarkTableShift on, mapped; null (the counts no longer whole) without room.
 uint8_t *makeMarkTable(uint64_t table);
@@ -184,6 +193,8 @@ struct ModuleOfAddress {
     const char *path = "";
 };
 bool moduleOfAddress(const void *address, ModuleOfAddress &module);
+// Whether the C library has free_sized (glibc 2.39 on), whose frees the hooks do not see (no marks there).
+bool libcHasFreeSized();
 bool heapSizesKnown();
 void startHeapCounting(bool counting);
 void giveHeapSlotBack();

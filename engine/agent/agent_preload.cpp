@@ -34,14 +34,12 @@ using CallocFn = void *(*)(size_t, size_t);
 using ReallocFn = void *(*)(void *, size_t);
 using MemalignFn = void *(*)(size_t, size_t);
 using PosixMemalignFn = int (*)(void **, size_t, size_t);
+using UsableSizeFn = size_t (*)(void *);
 using DlopenFn = void *(*)(const char *, int);
 using DlcloseFn = int (*)(void *);
 using SigactionFn = int (*)(int, const struct sigaction *, struct sigaction *);
 using SignalFn = sighandler_t (*)(int, sighandler_t);
 using PthreadCreateFn = int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-using ExecveFn = int (*)(const char *, char *const[], char *const[]);
-using ExecvFn = int (*)(const char *, char *const[]);
-using FexecveFn = int (*)(int, char *const[], char *const[]);
 
 // The next definitions of everything the front end interposes.
 struct NextFunctions {
@@ -54,16 +52,13 @@ struct NextFunctions {
     PosixMemalignFn posixMemalign = nullptr;
     MallocFn valloc = nullptr;
     MallocFn pvalloc = nullptr;
+    UsableSizeFn usableSize = nullptr;
     DlopenFn dlopen = nullptr;
     DlcloseFn dlclose = nullptr;
     SigactionFn sigaction = nullptr;
     SignalFn signal = nullptr;
     PthreadCreateFn pthreadCreate = nullptr;
-    ExecveFn execve = nullptr;
-    ExecvFn execv = nullptr;
-    ExecvFn execvp = nullptr;
-    ExecveFn execvpe = nullptr;
-    FexecveFn fexecve = nullptr;
+    void *exec[kExecFunctions] = {}; // agent_exec.cpp's, in kExecNames' order
 };
 NextFunctions g_next;
 std::atomic<int> g_resolved{0}; // 0: not yet, 1: resolving, 2: done
@@ -83,13 +78,14 @@ void *bootstrapAlloc(size_t size, size_t alignment = 16)
 {
     size_t used = g_bootstrapUsed.load(std::memory_order_relaxed);
     for (;;) {
-        const size_t start = (used + alignment - 1) & ~(alignment - 1);
+        // Room for a mark before each block (agent_track.h): a free that reads the chunk size finds it marked.
+        const size_t start = (used + kWrapBytes + alignment - 1) & ~(alignment - 1);
         if (start + size > sizeof g_bootstrap)
             return nullptr;
         if (g_bootstrapUsed.compare_exchange_weak(used, start + size, std::memory_order_relaxed)) {
             // Its free must leave the fast path, to be recognized and not handed to the allocator.
             pinFilter(reinterpret_cast<uint64_t>(g_bootstrap + start));
-            return g_bootstrap + start;
+            return markBlock(g_bootstrap + start - kWrapBytes, kWrapBytes);
         }
     }
 }
@@ -178,17 +174,19 @@ void resolveNext()
     g_next.posixMemalign = nextIn<PosixMemalignFn>("posix_memalign");
     g_next.valloc = nextIn<MallocFn>("valloc");
     g_next.pvalloc = nextIn<MallocFn>("pvalloc");
+    g_next.usableSize = nextIn<UsableSizeFn>("malloc_usable_size");
     g_next.dlopen = nextIn<DlopenFn>("dlopen");
     g_next.dlclose = nextIn<DlcloseFn>("dlclose");
     g_next.sigaction = nextIn<SigactionFn>("sigaction");
     g_next.signal = nextIn<SignalFn>("signal");
     g_next.pthreadCreate = nextIn<PthreadCreateFn>("pthread_create");
-    g_next.execve = nextIn<ExecveFn>("execve");
-    g_next.execv = nextIn<ExecvFn>("execv");
-    g_next.execvp = nextIn<ExecvFn>("execvp");
-    g_next.execvpe = nextIn<ExecveFn>("execvpe");
-    g_next.fexecve = nextIn<FexecveFn>("fexecve");
-    setRealFunctions({g_next.malloc, g_next.free, g_next.sigaction, g_lookIn == RTLD_DEFAULT});
+    for (int i = 0; i < kExecFunctions; ++i)
+        g_next.exec[i] = nextIn<void *>(kExecNames[i]);
+    // Marks on sampled blocks only where no free can pass the hooks: preloaded (a program the agent is loaded into
+    // keeps calling the C library's free after a detach), and a C library without free_sized (glibc 2.39's, which
+    // the hooks do not cover).
+    const bool marks = g_lookIn != RTLD_DEFAULT && !libcHasFreeSized();
+    setRealFunctions({g_next.malloc, g_next.free, g_next.sigaction, g_lookIn == RTLD_DEFAULT, marks});
     g_mallocFn.store(g_next.malloc, std::memory_order_release);
     g_freeFn.store(g_next.free, std::memory_order_release);
     g_resolved.store(2, std::memory_order_release);
@@ -240,6 +238,13 @@ __attribute__((destructor(101))) void preloadEnd()
 
 } // namespace
 
+// For the exec hooks (agent_exec.cpp): the next exec function, resolved with the others, or looked up on its own while
+// the look-ups are under way (resolved first, so that a vforked child's exec allocates nothing).
+void *nextExec(int which)
+{
+    return g_resolved.load(std::memory_order_acquire) == 2 ? g_next.exec[which] : next<void *>(kExecNames[which]);
+}
+
 // For the C++ operators (agent_cxx.cpp): the next definition of `name`, where the C functions' are looked up
 // (after the agent when preloaded, the program's own when loaded into a running program), those looked up first.
 void *nextDefinition(const char *name)
@@ -281,6 +286,70 @@ EMBERLINE_EXPORT __attribute__((aligned(64))) void free(void *address)
     release(address, [](void *block) { g_freeFn.load(std::memory_order_relaxed)(block); });
 }
 
+namespace {
+
+// A request grown by a mark's room (agent_track.h), or past any allocator's reach where that overflows.
+size_t grown(size_t size, size_t extra)
+{
+    size_t total = 0;
+    return __builtin_add_overflow(size, extra, &total) ? ~size_t(0) : total;
+}
+
+// The room a block aligned to `alignment` keeps for its mark: the alignment, at least kWrapBytes; 0 (not marked: its
+// sample moves on) for an alignment no power of two, or one whose room would waste more than a page.
+size_t markRoom(size_t alignment)
+{
+    if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > 4096)
+        return 0;
+    return alignment < kWrapBytes ? kWrapBytes : alignment;
+}
+
+// The start-up storage's block moved to the allocator (realloc's): as much as the storage holds past it.
+void *moveBootstrapBlock(void *address, size_t size)
+{
+    void *moved = g_next.malloc(size);
+    const size_t left = size_t(g_bootstrap + sizeof g_bootstrap - static_cast<char *>(address));
+    if (moved)
+        memcpy(moved, address, size < left ? size : left);
+    return allocated(moved, size);
+}
+
+// realloc of a marked block: a new block (through the hooks: counted, maybe sampled), its bytes copied, and the
+// marked one freed (its free recorded).
+__attribute__((noinline)) void *reallocMarked(void *address, size_t size)
+{
+    if (foreignBlock(address))
+        return moveBootstrapBlock(address, size);
+    const auto *block = static_cast<const char *>(markedBlockOf(address));
+    const size_t held = g_next.usableSize(const_cast<char *>(block)) - size_t(static_cast<char *>(address) - block);
+    void *moved = nullptr;
+    if (size != 0) {
+        moved = malloc(size);
+        if (moved == nullptr)
+            return nullptr; // the old block is still the program's
+        memcpy(moved, address, size < held ? size : held);
+    }
+    free(address); // realloc(p, 0) frees, as the C library's does
+    return moved;
+}
+
+// realloc's sample where blocks are marked: a new marked block, the old one's bytes copied, the old one freed (it was
+// counted off already). A failed allocation leaves the old block the program's.
+__attribute__((noinline)) void *reallocSampled(void *address, size_t size)
+{
+    void *moved = allocateSampled(size, kWrapBytes, [size](size_t extra) { return g_next.malloc(grown(size, extra)); });
+    if (moved == nullptr) {
+        unfreed(address);
+        return nullptr;
+    }
+    const size_t held = g_next.usableSize(address);
+    memcpy(moved, address, size < held ? size : held);
+    g_next.free(address);
+    return moved;
+}
+
+} // namespace
+
 EMBERLINE_EXPORT void *calloc(size_t count, size_t size)
 {
     if (__builtin_expect(g_resolved.load(std::memory_order_acquire) != 2, 0)) {
@@ -295,8 +364,8 @@ EMBERLINE_EXPORT void *calloc(size_t count, size_t size)
     }
     size_t bytes = 0;
     if (__builtin_mul_overflow(count, size, &bytes))
-        bytes = 0;
-    return allocated(g_next.calloc(count, size), bytes);
+        return allocated(g_next.calloc(count, size), 0); // fails as the allocator fails it
+    return allocateVia(bytes, kWrapBytes, [bytes](size_t extra) { return g_next.calloc(1, grown(bytes, extra)); });
 }
 
 // As heaptrack counts it: a free of the old block and an allocation of the new size. The old block's free is told
@@ -305,25 +374,29 @@ EMBERLINE_EXPORT void *realloc(void *address, size_t size)
 {
     ensureNext();
     if (address == nullptr)
-        return allocated(g_next.realloc(nullptr, size), size);
-    if (!freeing(address)) {
-        // A block of the start-up storage: moved to the allocator.
-        void *moved = g_next.malloc(size);
-        const size_t left = size_t(g_bootstrap + sizeof g_bootstrap - static_cast<char *>(address));
-        if (moved)
-            memcpy(moved, address, size < left ? size : left);
-        return allocated(moved, size);
-    }
+        return allocateVia(size, kWrapBytes,
+                           [size](size_t extra) { return g_next.realloc(nullptr, grown(size, extra)); });
+    if (g_chunkSizes && isMarked(address))
+        return reallocMarked(address, size);
+    if (!freeing(address))
+        return moveBootstrapBlock(address, size); // a block of the start-up storage: moved to the allocator
     if (size == 0) {
         // The C library frees the block; another allocator may give a block of its own.
         void *rest = g_next.realloc(address, 0);
         unfreed(rest);
         return rest;
     }
+    const bool marking = hookFlagsSet() == 0;
+    if (marking && countDown(t_state, size))
+        return reallocSampled(address, size);
     void *moved = g_next.realloc(address, size);
     if (moved == nullptr) {
         unfreed(address); // it failed: the old block is still the program's
         return nullptr;
+    }
+    if (marking) {
+        countAllocatedUnmarked(moved);
+        return moved;
     }
     return allocated(moved, size);
 }
@@ -331,34 +404,54 @@ EMBERLINE_EXPORT void *realloc(void *address, size_t size)
 EMBERLINE_EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 {
     ensureNext();
-    const int rc = g_next.posixMemalign(out, alignment, size);
+    int rc = 0;
+    void *address = allocateVia(size, markRoom(alignment), [&rc, alignment, size](size_t extra) {
+        void *block = nullptr;
+        rc = g_next.posixMemalign(&block, alignment, grown(size, extra));
+        return rc == 0 ? block : nullptr;
+    });
     if (rc == 0)
-        allocated(*out, size);
+        *out = address;
     return rc;
 }
 
 EMBERLINE_EXPORT void *aligned_alloc(size_t alignment, size_t size)
 {
     ensureNext();
-    return allocated(g_next.alignedAlloc(alignment, size), size);
+    return allocateVia(size, markRoom(alignment),
+                       [alignment, size](size_t extra) { return g_next.alignedAlloc(alignment, grown(size, extra)); });
 }
 
 EMBERLINE_EXPORT void *memalign(size_t alignment, size_t size)
 {
     ensureNext();
-    return allocated(g_next.memalign(alignment, size), size);
+    return allocateVia(size, markRoom(alignment),
+                       [alignment, size](size_t extra) { return g_next.memalign(alignment, grown(size, extra)); });
 }
 
 EMBERLINE_EXPORT void *valloc(size_t size)
 {
     ensureNext();
-    return allocated(g_next.valloc(size), size);
+    return allocateVia(size, markRoom(4096), [size](size_t extra) { return g_next.valloc(grown(size, extra)); });
 }
 
 EMBERLINE_EXPORT void *pvalloc(size_t size)
 {
     ensureNext();
-    return allocated(g_next.pvalloc(size), size);
+    return allocateVia(size, markRoom(4096), [size](size_t extra) { return g_next.pvalloc(grown(size, extra)); });
+}
+
+// A marked block's usable size is past its mark.
+EMBERLINE_EXPORT size_t malloc_usable_size(void *address)
+{
+    ensureNext();
+    if (address != nullptr && g_chunkSizes && isMarked(address)) {
+        if (foreignBlock(address))
+            return 0;
+        auto *block = static_cast<char *>(markedBlockOf(address));
+        return g_next.usableSize(block) - size_t(static_cast<char *>(address) - block);
+    }
+    return g_next.usableSize ? g_next.usableSize(address) : 0;
 }
 
 // A library opened with RTLD_DEEPBIND resolves malloc and free to its own dependencies first, around the hooks:
@@ -430,99 +523,6 @@ EMBERLINE_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *att
     return rc;
 }
 
-// An exec ends the process image: the calling thread's CPU clock ends before it (cpuBeforeExec says why) and starts
-// again when the exec failed, errno as the exec left it. The list forms build their argument vector here and call
-// the next vector form themselves: the C library's build it and call its internal execve, past every hook.
-namespace {
-
-template <typename Next, typename... Args> int aroundExec(Next next, Args... args)
-{
-    const bool ended = cpuBeforeExec();
-    const int rc = next(args...);
-    if (ended) {
-        const int error = errno;
-        cpuAfterFailedExec();
-        errno = error;
-    }
-    return rc;
-}
-
-// The list forms' arguments: the bytes of a vector of those from `args` to the null one and two more, and `first` and
-// those into `argv`, `args` left after the null, where execle's environment comes.
-size_t listBytes(va_list &args)
-{
-    va_list copy;
-    va_copy(copy, args);
-    size_t count = 2;
-    while (va_arg(copy, const char *) != nullptr)
-        ++count;
-    va_end(copy);
-    return count * sizeof(char *);
-}
-
-char *const *listArgv(void *room, const char *first, va_list &args)
-{
-    auto **argv = static_cast<char **>(room);
-    argv[0] = const_cast<char *>(first);
-    for (size_t i = 1; (argv[i] = va_arg(args, char *)) != nullptr; ++i) {}
-    return argv;
-}
-
-} // namespace
-
-EMBERLINE_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
-{
-    return aroundExec(nextOr(g_next.execve, "execve"), path, argv, envp);
-}
-
-EMBERLINE_EXPORT int execv(const char *path, char *const argv[])
-{
-    return aroundExec(nextOr(g_next.execv, "execv"), path, argv);
-}
-
-EMBERLINE_EXPORT int execvp(const char *file, char *const argv[])
-{
-    return aroundExec(nextOr(g_next.execvp, "execvp"), file, argv);
-}
-
-EMBERLINE_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
-{
-    return aroundExec(nextOr(g_next.execvpe, "execvpe"), file, argv, envp);
-}
-
-EMBERLINE_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
-{
-    return aroundExec(nextOr(g_next.fexecve, "fexecve"), fd, argv, envp);
-}
-
-EMBERLINE_EXPORT int execl(const char *path, const char *arg, ...)
-{
-    va_list args;
-    va_start(args, arg);
-    char *const *argv = listArgv(__builtin_alloca(listBytes(args)), arg, args);
-    va_end(args);
-    return aroundExec(nextOr(g_next.execv, "execv"), path, argv);
-}
-
-EMBERLINE_EXPORT int execlp(const char *file, const char *arg, ...)
-{
-    va_list args;
-    va_start(args, arg);
-    char *const *argv = listArgv(__builtin_alloca(listBytes(args)), arg, args);
-    va_end(args);
-    return aroundExec(nextOr(g_next.execvp, "execvp"), file, argv);
-}
-
-EMBERLINE_EXPORT int execle(const char *path, const char *arg, ...)
-{
-    va_list args;
-    va_start(args, arg);
-    char *const *argv = listArgv(__builtin_alloca(listBytes(args)), arg, args);
-    char *const *envp = va_arg(args, char *const *);
-    va_end(args);
-    return aroundExec(nextOr(g_next.execve, "execve"), path, argv, envp);
-}
-
 // --- The injected front end's hooks ------------------------------------------------------------------------------
 // The same hooks, by hidden names of their own (agent_got.h), which agent_attach.cpp writes into the modules' global
 // offset tables.
@@ -542,14 +542,14 @@ int hook_sigaction(int, const struct sigaction *, struct sigaction *) EMBERLINE_
 sighandler_t hook_signal(int, sighandler_t) EMBERLINE_HOOK_ALIAS(signal);
 int hook_pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *)
     EMBERLINE_HOOK_ALIAS(pthread_create);
-int hook_execve(const char *, char *const[], char *const[]) EMBERLINE_HOOK_ALIAS(execve);
-int hook_execv(const char *, char *const[]) EMBERLINE_HOOK_ALIAS(execv);
-int hook_execvp(const char *, char *const[]) EMBERLINE_HOOK_ALIAS(execvp);
-int hook_execvpe(const char *, char *const[], char *const[]) EMBERLINE_HOOK_ALIAS(execvpe);
-int hook_fexecve(int, char *const[], char *const[]) EMBERLINE_HOOK_ALIAS(fexecve);
-int hook_execl(const char *, const char *, ...) EMBERLINE_HOOK_ALIAS(execl);
-int hook_execlp(const char *, const char *, ...) EMBERLINE_HOOK_ALIAS(execlp);
-int hook_execle(const char *, const char *, ...) EMBERLINE_HOOK_ALIAS(execle);
+int hook_execve(const char *, char *const[], char *const[]);
+int hook_execv(const char *, char *const[]);
+int hook_execvp(const char *, char *const[]);
+int hook_execvpe(const char *, char *const[], char *const[]);
+int hook_fexecve(int, char *const[], char *const[]);
+int hook_execl(const char *, const char *, ...);
+int hook_execlp(const char *, const char *, ...);
+int hook_execle(const char *, const char *, ...);
 }
 
 int emberline::agent::injectedHooks(GotHook *out, int room)
@@ -573,11 +573,11 @@ int emberline::agent::injectedHooks(GotHook *out, int room)
         {"signal", reinterpret_cast<void *>(hook_signal), reinterpret_cast<void *>(g_next.signal), GotOther},
         {"pthread_create", reinterpret_cast<void *>(hook_pthread_create),
          reinterpret_cast<void *>(g_next.pthreadCreate), GotOther},
-        {"execve", reinterpret_cast<void *>(hook_execve), reinterpret_cast<void *>(g_next.execve), GotOther},
-        {"execv", reinterpret_cast<void *>(hook_execv), reinterpret_cast<void *>(g_next.execv), GotOther},
-        {"execvp", reinterpret_cast<void *>(hook_execvp), reinterpret_cast<void *>(g_next.execvp), GotOther},
-        {"execvpe", reinterpret_cast<void *>(hook_execvpe), reinterpret_cast<void *>(g_next.execvpe), GotOther},
-        {"fexecve", reinterpret_cast<void *>(hook_fexecve), reinterpret_cast<void *>(g_next.fexecve), GotOther},
+        {"execve", reinterpret_cast<void *>(hook_execve), g_next.exec[0], GotOther},
+        {"execv", reinterpret_cast<void *>(hook_execv), g_next.exec[1], GotOther},
+        {"execvp", reinterpret_cast<void *>(hook_execvp), g_next.exec[2], GotOther},
+        {"execvpe", reinterpret_cast<void *>(hook_execvpe), g_next.exec[3], GotOther},
+        {"fexecve", reinterpret_cast<void *>(hook_fexecve), g_next.exec[4], GotOther},
         {"execl", reinterpret_cast<void *>(hook_execl), nullptr, GotOther},
         {"execlp", reinterpret_cast<void *>(hook_execlp), nullptr, GotOther},
         {"execle", reinterpret_cast<void *>(hook_execle), nullptr, GotOther},

@@ -19,6 +19,21 @@ alignas(64) std::atomic<uint64_t> g_filterSummary[kSummaryWords];
 std::atomic<int> g_trackLock{0};
 
 namespace {
+std::atomic<uint32_t> g_ringTag{1};
+} // namespace
+
+uint32_t ringTag()
+{
+    return g_ringTag.load(std::memory_order_relaxed);
+}
+
+void newRingTag()
+{
+    uint32_t next = g_ringTag.load(std::memory_order_relaxed) + 1;
+    g_ringTag.store(next == 0 ? 1 : next, std::memory_order_relaxed);
+}
+
+namespace {
 
 // Whether this process image has mapped its tables' pages: at its first tracked allocation, all at once (one system
 // call, about half a millisecond for the 2 MiB). Faulted in one by one, at random places, they would cost the program
@@ -199,6 +214,23 @@ void giveTablePagesBack()
     g_tablesMapped.store(false, std::memory_order_relaxed);
     madvise(g_buckets, kBuckets * sizeof(Bucket), MADV_DONTNEED);
     madvise(g_bucketUse, kBuckets * sizeof(uint16_t), MADV_DONTNEED);
+}
+
+bool trackSample(void *address)
+{
+    if (t_state.sampleKind == SampleMarked) {
+        setMarkRecorded(address, true);
+        return true;
+    }
+    return track(uint64_t(address));
+}
+
+void forgetSample(void *address)
+{
+    if (t_state.sampleKind == SampleMarked)
+        setMarkRecorded(address, false);
+    else
+        untrack(uint64_t(address));
 }
 
 } // namespace emberline::agent

@@ -73,4 +73,60 @@ bool track(uint64_t address);
 // True when `address` was tracked; it is not any more.
 bool untrack(uint64_t address);
 
+// --- Sampled blocks that carry their own mark -------------------------------------------------------------------
+// Where the program's malloc family is the agent's own front end's (preloaded) and the C library's allocator serves
+// it, a sampled block is allocated kWrapBytes (or its alignment) larger and handed out past a mark, so that a free
+// tells it by the word it reads anyway (the heap count's chunk size), not by the filter: the filter's hash and
+// summary line cost CPython's JSON some 1.2 points of its time (bench_agent_split.sh: +2.55% without that check
+// against +3.80% with it). The C library keeps a chunk's size before every block it gives, a multiple of 16 with its
+// flags in bits 0 to 2: bit 3 (kMarkedBit) is never set there, and is always set in a mark. A mark is two words
+// before the block: the allocator's own block (the address to give back), then the mark itself, whose upper half is
+// the ring tag of the process image that recorded the block's sample (0: none did: its free is not recorded). A
+// forked child's new ring, and a later session's, have tags of their own: the frees of blocks an earlier one sampled
+// are given back unrecorded. The agent's start-up storage marks its blocks too (never given back).
+inline constexpr uint64_t kMarkedBit = 8;
+inline constexpr size_t kWrapBytes = 16;
+inline bool isMarked(const void *address)
+{
+    return (static_cast<const uint64_t *>(address)[-1] & kMarkedBit) != 0;
+}
+inline void *markedBlockOf(const void *address)
+{
+    return reinterpret_cast<void *>(static_cast<const uint64_t *>(address)[-2]);
+}
+// `block` (the allocator's, null when it failed) handed out `offset` bytes on (at least kWrapBytes, a multiple of
+// 16: the block's alignment kept), marked as recorded by no sample yet.
+inline void *markBlock(void *block, size_t offset)
+{
+    if (!block)
+        return nullptr;
+    auto *words = reinterpret_cast<uint64_t *>(static_cast<char *>(block) + offset);
+    words[-2] = reinterpret_cast<uint64_t>(block);
+    words[-1] = kMarkedBit;
+    return words;
+}
+// The current ring's tag (never 0), changed whenever the image's ring is made.
+uint32_t ringTag();
+void newRingTag();
+// The block's sample recorded (the free must be too) or dropped.
+inline void setMarkRecorded(void *address, bool recorded)
+{
+    static_cast<uint64_t *>(address)[-1] = kMarkedBit | (recorded ? uint64_t(ringTag()) << 32 : 0);
+}
+inline bool markRecordedHere(const void *address)
+{
+    const uint64_t tag = static_cast<const uint64_t *>(address)[-1] >> 32;
+    return tag != 0 && tag == ringTag();
+}
+
+// How a sampled allocation is told at its free (ThreadState::sampleKind): by the free filter (a block of CPython's
+// allocators, of an allocator's own C++ operator, or any where blocks are not marked), by its own mark, or not at
+// all: a malloc-family block allocated unmarked while the agent marks (the one whose countdown started the agent),
+// whose sample moves to the thread's next allocation.
+enum SampleKind : uint8_t { SampleFiltered = 0, SampleMarked = 1, SampleUnmarked = 2 };
+// The sample being written made known to its free, as the thread's sampleKind says: its mark set recorded, or the
+// block tracked (false: the table had no room); and undone when its record found no room.
+bool trackSample(void *address);
+void forgetSample(void *address);
+
 } // namespace emberline::agent

@@ -451,6 +451,7 @@ bool createRing(uint32_t parentPid)
         return false;
     }
     walkNewRing();
+    newRingTag();                                   // the marked blocks an earlier ring recorded are not this one's
     g_tailSeen.store(0, std::memory_order_release); // before a writer can find the new ring
     g_ring = ring;
     g_data = static_cast<uint8_t *>(mem) + kRingHeaderBytes;

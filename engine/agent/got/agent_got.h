@@ -29,6 +29,12 @@ namespace emberline::agent {
 #define EMBERLINE_HOOK_ALIAS(name) __attribute__((visibility("hidden"), alias(#name), copy(name)))
 #endif
 
+// The exec functions the front end hooks (agent_exec.cpp), by the next definitions agent_preload.cpp resolves for them
+// with the others: nextExec(f) is kExecNames[f]'s.
+enum ExecFunction : int { NextExecve, NextExecv, NextExecvp, NextExecvpe, NextFexecve, kExecFunctions };
+inline constexpr const char *kExecNames[kExecFunctions] = {"execve", "execv", "execvp", "execvpe", "fexecve"};
+void *nextExec(int which);
+
 // What a hooked function is, for saying what a module's calls escape.
 enum GotKind : uint8_t {
     GotOther = 0,      // dlopen, dlclose, sigaction, signal, pthread_create

@@ -36,7 +36,7 @@ struct PyObjectArenaAllocator {
     void *(*alloc)(void *ctx, size_t size);
     void (*free)(void *ctx, void *address, size_t size);
 };
-// The agent's functions (agent_core.cpp's), put in front of the interpreter's.
+// The agent's functions (agent_python_front.cpp: agentPythonFunctions), put in front of the interpreter's.
 struct PythonMemoryFunctions {
     void *(*malloc)(void *ctx, size_t size);
     void *(*calloc)(void *ctx, size_t count, size_t size);
@@ -60,5 +60,7 @@ enum class PythonAllocators : uint32_t {
 PythonAllocators installPythonAllocators(bool domains, const PythonMemoryFunctions &mine);
 // What is installed still is (Replaced when not), as the image ends.
 PythonAllocators pythonAllocatorsNow();
+// The agent's functions: each records through the core (agent_core.h) and calls the interpreter's.
+PythonMemoryFunctions agentPythonFunctions();
 
 } // namespace emberline::agent

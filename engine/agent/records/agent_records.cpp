@@ -39,7 +39,9 @@ template <typename Record> void fill(Record &record, const AllocFields &f)
     record.timeNs = f.now;
     record.address = uint64_t(f.address);
     record.size = f.size;
-    record.heapBytes = t_state.notMalloc ? f.size : heapBytesOf(f.address);
+    record.heapBytes = t_state.notMalloc                    ? f.size
+                       : t_state.sampleKind == SampleMarked ? heapBytesOf(markedBlockOf(f.address))
+                                                            : heapBytesOf(f.address);
     record.threadAllocations = f.allocations;
     record.threadBytes = f.bytes;
 }
@@ -63,7 +65,7 @@ void writeAllocCopy(const AllocFields &f, const PythonStack &python, const uint6
     auto *record = scope.reserve<AllocRecord>(bytes, f.keep, f.wait);
     if (!record) {
         if (!f.exact)
-            untrack(uint64_t(f.address));
+            forgetSample(f.address);
         return dropAllocation(f.size);
     }
     if (!f.exact)
@@ -109,7 +111,7 @@ __attribute__((noinline)) bool writeAllocWalked(const AllocFields &f, const Pyth
         if (claim == StackClaim::Claimed)
             settleStack(hash, false);
         if (!f.exact)
-            untrack(uint64_t(f.address));
+            forgetSample(f.address);
         dropAllocation(f.size);
         return true;
     }
@@ -139,7 +141,7 @@ void writeAlloc(void *address, size_t size, bool exact, bool wait, uint64_t allo
         return;
     if (!sessionAlive(now))
         return dropAllocation(size);
-    if (!exact && !track(uint64_t(address))) {
+    if (!exact && !trackSample(address)) {
         g_ring->problems.fetch_or(ProblemTableFull, std::memory_order_relaxed);
         return dropAllocation(size);
     }

@@ -9,6 +9,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <set>
+#include <utility>
+
 #include <unistd.h>
 
 using namespace emberline;
@@ -27,6 +30,24 @@ public:
     void onFree(uint64_t, uint32_t, uint32_t, uint64_t, uint64_t) override { ++frees; }
     uint64_t allocations = 0;
     uint64_t frees = 0;
+};
+
+// Every sampled block the session was told of and not yet of its free, by image and address.
+class LiveSink : public MemoryRecordSink {
+public:
+    void onAllocation(const AgentAllocation &a) override
+    {
+        ++allocations;
+        live.insert({a.image, a.address});
+    }
+    void onFree(uint64_t image, uint32_t, uint32_t, uint64_t, uint64_t address) override
+    {
+        if (live.erase({image, address}) == 0)
+            ++unknownFrees;
+    }
+    uint64_t allocations = 0;
+    uint64_t unknownFrees = 0;
+    std::set<std::pair<uint64_t, uint64_t>> live;
 };
 
 // Starts tests/targets/agent_errno with the agent preloaded, its rings in `dir`.
@@ -128,6 +149,67 @@ private Q_SLOTS:
         const RingCounters counters = rings.counters();
         QVERIFY2(counters.waitNs > 100'000'000, qPrintable(QString::number(counters.waitNs)));
         QVERIFY(sink.allocations > 1000);
+    }
+
+    void marksWholeThroughEveryFunction_data()
+    {
+        QTest::addColumn<QString>("interval");
+        QTest::addColumn<bool>("marks");
+        QTest::addRow("sampled") << QStringLiteral("4096") << true;
+        QTest::addRow("unsampled") << QStringLiteral("1000000000000") << false;
+        QTest::addRow("exact") << QStringLiteral("1") << false;
+    }
+
+    // Sampled blocks marked (agent_track.h) through every allocation function, realloc's every case, every alignment,
+    // malloc_usable_size, and a forked child that frees its parent's blocks: the program's bytes, alignments and usable
+    // sizes are as asked, every free gives back the allocator's own block (the C library aborts otherwise), and the
+    // session sees the free of every sampled block, never one of an address it was not told of. Exact mode marks
+    // nothing.
+    void marksWholeThroughEveryFunction()
+    {
+        QFETCH(QString, interval);
+        QFETCH(bool, marks);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        RingReader rings(dir.path().toStdString());
+        LiveSink sink;
+        QProcess program;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("LD_PRELOAD"), agentPath());
+        env.insert(QString::fromLatin1(agent::kEnvDirectory), dir.path());
+        env.insert(QString::fromLatin1(agent::kEnvAllocInterval), interval);
+        env.insert(QString::fromLatin1(agent::kEnvRingBytes), QString::number(uint64_t(64) << 20));
+        program.setProcessEnvironment(env);
+        program.start(QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/agent_marks"), {});
+        QVERIFY(program.waitForStarted());
+        while (!program.waitForFinished(1)) {
+            rings.poll({.memory = &sink});
+            usleep(500);
+        }
+        rings.poll({.memory = &sink});
+        const QString output = QString::fromUtf8(program.readAllStandardOutput() + program.readAllStandardError());
+        QVERIFY2(program.exitStatus() == QProcess::NormalExit && program.exitCode() == 0, qPrintable(output));
+        const QStringList words = output.trimmed().split(QLatin1Char(' '));
+        QVERIFY2(words.size() == 4 && words[0] == QLatin1String("ok"), qPrintable(output));
+        const qulonglong marked = words[3].toULongLong();
+        QCOMPARE(rings.counters().rings, uint64_t(2)); // the program and its forked child
+        if (marks) {
+            QVERIFY2(marked > 100, qPrintable(output));
+            QVERIFY2(sink.allocations > 1000, qPrintable(QString::number(sink.allocations)));
+            QCOMPARE(sink.unknownFrees, uint64_t(0));
+            // Left live: only what the C library keeps for good (stdout's buffer, the dynamic linker's blocks).
+            QVERIFY2(sink.live.size() < 20, qPrintable(QString::number(sink.live.size())));
+        } else if (interval == QLatin1String("1")) {
+            QCOMPARE(marked, qulonglong(0));
+            // Exact mode records every free: the child's of its parent's 200 blocks are frees of addresses its own
+            // ring never allocated.
+            QVERIFY2(sink.unknownFrees <= 200, qPrintable(QString::number(sink.unknownFrees)));
+        } else {
+            // A thread's first allocation goes to the slow path, which marks it before the thread's first sampling
+            // point is drawn: at most one block of each process image, none of them sampled.
+            QVERIFY2(marked <= 2, qPrintable(output));
+            QCOMPARE(sink.allocations, uint64_t(0));
+        }
     }
 
     // The agent runs inside any program: it may need the C library, libm and the dynamic linker, nothing else (no C++
