@@ -92,7 +92,7 @@ inline bool isMarked(const void *address)
 }
 inline void *markedBlockOf(const void *address)
 {
-    return reinterpret_cast<void *>(static_cast<const uint64_t *>(address)[-2]);
+    return static_cast<void *const *>(address)[-2];
 }
 // `block` (the allocator's, null when it failed) handed out `offset` bytes on (at least kWrapBytes, a multiple of
 // 16: the block's alignment kept), marked as recorded by no sample yet.
@@ -100,10 +100,10 @@ inline void *markBlock(void *block, size_t offset)
 {
     if (!block)
         return nullptr;
-    auto *words = reinterpret_cast<uint64_t *>(static_cast<char *>(block) + offset);
-    words[-2] = reinterpret_cast<uint64_t>(block);
-    words[-1] = kMarkedBit;
-    return words;
+    char *address = static_cast<char *>(block) + offset;
+    reinterpret_cast<void **>(address)[-2] = block;
+    reinterpret_cast<uint64_t *>(address)[-1] = kMarkedBit;
+    return address;
 }
 // The current ring's tag (never 0), changed whenever the image's ring is made.
 uint32_t ringTag();
