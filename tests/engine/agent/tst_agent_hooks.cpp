@@ -50,9 +50,9 @@ public:
     std::set<std::pair<uint64_t, uint64_t>> live;
 };
 
-// Starts tests/targets/agent_errno with the agent preloaded, its rings in `dir`.
-void startErrnoProgram(QProcess &program, const QTemporaryDir &dir, const QString &failing, const QString &interval,
-                       uint64_t ringBytes)
+// Starts a program of tests/targets with the agent preloaded at `interval`, its rings of `ringBytes` in `dir`.
+void startWithAgent(QProcess &program, const QTemporaryDir &dir, const QString &target, const QStringList &args,
+                    const QString &interval, uint64_t ringBytes)
 {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("LD_PRELOAD"), agentPath());
@@ -61,11 +61,18 @@ void startErrnoProgram(QProcess &program, const QTemporaryDir &dir, const QStrin
     env.insert(QString::fromLatin1(agent::kEnvRingBytes), QString::number(ringBytes));
     program.setProcessEnvironment(env);
     program.setProcessChannelMode(QProcess::MergedChannels);
-    program.start(QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/agent_errno"), {failing});
+    program.start(QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/") + target, args);
+}
+
+// tests/targets/agent_errno, its system calls failing as `failing` says.
+void startErrnoProgram(QProcess &program, const QTemporaryDir &dir, const QString &failing, const QString &interval,
+                       uint64_t ringBytes)
+{
+    startWithAgent(program, dir, QStringLiteral("agent_errno"), {failing}, interval, ringBytes);
 }
 
 // Reads the program's rings as a session does until it has ended, then once more; returns what it printed.
-QString readToTheEnd(QProcess &program, RingReader &rings, CountingSink &sink)
+QString readToTheEnd(QProcess &program, RingReader &rings, MemoryRecordSink &sink)
 {
     while (!program.waitForFinished(1)) {
         rings.poll({.memory = &sink});
@@ -174,20 +181,9 @@ private Q_SLOTS:
         RingReader rings(dir.path().toStdString());
         LiveSink sink;
         QProcess program;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("LD_PRELOAD"), agentPath());
-        env.insert(QString::fromLatin1(agent::kEnvDirectory), dir.path());
-        env.insert(QString::fromLatin1(agent::kEnvAllocInterval), interval);
-        env.insert(QString::fromLatin1(agent::kEnvRingBytes), QString::number(uint64_t(64) << 20));
-        program.setProcessEnvironment(env);
-        program.start(QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/agent_marks"), {});
+        startWithAgent(program, dir, QStringLiteral("agent_marks"), {}, interval, uint64_t(64) << 20);
         QVERIFY(program.waitForStarted());
-        while (!program.waitForFinished(1)) {
-            rings.poll({.memory = &sink});
-            usleep(500);
-        }
-        rings.poll({.memory = &sink});
-        const QString output = QString::fromUtf8(program.readAllStandardOutput() + program.readAllStandardError());
+        const QString output = readToTheEnd(program, rings, sink);
         QVERIFY2(program.exitStatus() == QProcess::NormalExit && program.exitCode() == 0, qPrintable(output));
         const QStringList words = output.trimmed().split(QLatin1Char(' '));
         QVERIFY2(words.size() == 4 && words[0] == QLatin1String("ok"), qPrintable(output));
