@@ -161,6 +161,40 @@ bool collectFrom(int fd, bool dynsymToo, int64_t bias, const std::string &module
     return found;
 }
 
+// Whether a shared object other than libc brings an allocator of its own (jemalloc, tcmalloc, a sanitizer's runtime):
+// its .dynsym defines malloc. Its locks are internal to it, so the whole of its code counts (Emberline's own agent,
+// whose hooks call the next allocator and hold nothing dlopen takes, is left out).
+bool bringsAllocator(int pid, const TargetModule &module)
+{
+    const std::string base = fileBaseName(module.path);
+    if (base.find(".so") == std::string::npos || base.starts_with("libc.so") || base.starts_with("libemberline_agent"))
+        return false;
+    FdCloser fd(openTargetFile(pid, module));
+    if (fd.fd < 0)
+        return false;
+    elf_version(EV_CURRENT);
+    Elf *elf = elf_begin(fd.fd, ELF_C_READ_MMAP, nullptr);
+    if (!elf)
+        return false;
+    bool found = false;
+    for (Elf_Scn *s = elf_nextscn(elf, nullptr); s && !found; s = elf_nextscn(elf, s)) {
+        GElf_Shdr h;
+        if (!gelf_getshdr(s, &h) || h.sh_type != SHT_DYNSYM || h.sh_entsize == 0)
+            continue;
+        Elf_Data *data = elf_getdata(s, nullptr);
+        const size_t count = data ? h.sh_size / h.sh_entsize : 0;
+        for (size_t i = 0; i < count && !found; ++i) {
+            GElf_Sym sym;
+            const char *name =
+                gelf_getsym(data, static_cast<int>(i), &sym) ? elf_strptr(elf, h.sh_link, sym.st_name) : nullptr;
+            found = name && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF &&
+                    std::string_view(name) == "malloc";
+        }
+    }
+    elf_end(elf);
+    return found;
+}
+
 } // namespace
 
 UnsafeCode UnsafeCode::find(int pid, const std::vector<TargetMapping> &maps, const std::vector<TargetModule> &modules)
@@ -168,9 +202,12 @@ UnsafeCode UnsafeCode::find(int pid, const std::vector<TargetMapping> &maps, con
     UnsafeCode code;
     if (const TargetModule *libc = findModuleByName(modules, "libc"))
         code.addLibc(pid, *libc);
-    for (const TargetModule &m : modules)
+    for (const TargetModule &m : modules) {
         if (isDynamicLoader(m.path))
             code.addLoader(maps, m);
+        else if (bringsAllocator(pid, m))
+            code.addModule(maps, m, "the allocator in " + fileBaseName(m.path));
+    }
     std::sort(code.m_ranges.begin(), code.m_ranges.end(),
               [](const Range &a, const Range &b) { return a.start < b.start; });
     return code;
@@ -207,9 +244,13 @@ void UnsafeCode::addLibc(int pid, const TargetModule &libc)
 
 void UnsafeCode::addLoader(const std::vector<TargetMapping> &maps, const TargetModule &loader)
 {
-    const std::string name = "the dynamic linker (" + fileBaseName(loader.path) + ")";
+    addModule(maps, loader, "the dynamic linker (" + fileBaseName(loader.path) + ")");
+}
+
+void UnsafeCode::addModule(const std::vector<TargetMapping> &maps, const TargetModule &module, const std::string &name)
+{
     for (const TargetMapping &m : maps)
-        if (m.executable && m.device == loader.device && m.inode == loader.inode)
+        if (m.executable && m.device == module.device && m.inode == module.inode)
             m_ranges.push_back({m.start, m.end, name});
 }
 

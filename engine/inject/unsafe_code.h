@@ -9,9 +9,10 @@
 namespace emberline::engine {
 
 // The code of a target in which a thread may hold a lock that dlopen takes, so that dlopen called on that thread
-// would wait for itself: the allocator (malloc's arenas), the dynamic linker (its load lock, the whole of
-// ld-linux), libc's dlopen family and dl_iterate_phdr, fork (it holds the allocator's and the loader's locks), and
-// thread creation and stack reuse (the stack cache lock, which loading a library with static TLS takes).
+// would wait for itself: the allocator (malloc's arenas; the whole of a shared object that brings its own malloc,
+// jemalloc's or tcmalloc's, whose internal functions no symbol table names), the dynamic linker (its load lock, the
+// whole of ld-linux), libc's dlopen family and dl_iterate_phdr, fork (it holds the allocator's and the loader's locks),
+// and thread creation and stack reuse (the stack cache lock, which loading a library with static TLS takes).
 //
 // libc's ranges come from its symbol table with sizes: .symtab when the file has one, else the one of its debug
 // file found by build id (/usr/lib/debug/.build-id/, Debian's libc6-dbg), else .dynsym. With .symtab, libc's
@@ -39,6 +40,8 @@ public:
 private:
     void addLibc(int pid, const TargetModule &libc);
     void addLoader(const std::vector<TargetMapping> &maps, const TargetModule &loader);
+    // Every executable mapping of `module`, as one unsafe range each.
+    void addModule(const std::vector<TargetMapping> &maps, const TargetModule &module, const std::string &name);
 
     std::vector<Range> m_ranges; // sorted by start; aliases (malloc, __libc_malloc) cover the same code
     std::string m_source;

@@ -4,6 +4,10 @@
 
 #include "tests/engine/inject/inject_test_support.h"
 
+#include "engine/inject/target_modules.h"
+#include "engine/inject/unsafe_code.h"
+
+#include <QFileInfo>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 
@@ -85,6 +89,60 @@ private Q_SLOTS:
                  result.error().message.c_str());
         QByteArray output;
         QCOMPARE(target.finish(output), 0);
+    }
+
+    // A program whose allocator is a shared object of its own (jemalloc, preloaded): a thread anywhere in that
+    // object's code may hold the allocator's locks, which dlopen takes through malloc, so the whole of it is no safe
+    // point, while libc's and the loader's ranges are found as before. If this failed, an injection could stop a
+    // thread inside jemalloc and its dlopen would wait for that thread's own lock (the call abandoned at 5 s).
+    void allocatorLibraryIsNoSafePoint()
+    {
+        const QString jemalloc = QStringLiteral("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2");
+        if (!QFileInfo::exists(jemalloc)) {
+            if (inCi())
+                QFAIL("libjemalloc2 is missing (installer/install-deps.sh --test installs it)");
+            QSKIP("libjemalloc2 is not installed");
+        }
+        QProcess target;
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        environment.insert(QStringLiteral("LD_PRELOAD"), jemalloc);
+        target.setProcessEnvironment(environment);
+        target.start(QStringLiteral("/bin/sleep"), {QStringLiteral("30")});
+        QVERIFY(target.waitForStarted());
+        const int pid = static_cast<int>(target.processId());
+        // The preloaded object is mapped before sleep's main runs: wait for it in the map.
+        std::vector<TargetModule> modules;
+        std::vector<TargetMapping> maps;
+        QElapsedTimer waited;
+        waited.start();
+        const TargetModule *allocator = nullptr;
+        while (!allocator && waited.elapsed() < 5000) {
+            auto read = readTargetMaps(pid);
+            QVERIFY(read.ok());
+            maps = read.value();
+            modules = targetModules(maps);
+            allocator = findModuleByName(modules, "libjemalloc");
+            if (!allocator)
+                usleep(1000);
+        }
+        QVERIFY(allocator);
+        const UnsafeCode code = UnsafeCode::find(pid, maps, modules);
+        int inside = 0;
+        for (const TargetMapping &m : maps) {
+            if (!m.executable || m.inode != allocator->inode)
+                continue;
+            for (const uint64_t pc : {m.start, m.start + (m.end - m.start) / 2, m.end - 1}) {
+                const UnsafeCode::Range *range = code.rangeOf(pc);
+                QVERIFY(range);
+                QVERIFY2(QString::fromStdString(range->name).contains(QLatin1String("the allocator in libjemalloc")),
+                         range->name.c_str());
+                ++inside;
+            }
+        }
+        QVERIFY(inside >= 3);
+        QVERIFY(!code.source().empty()); // libc's ranges still found
+        target.kill();
+        target.waitForFinished();
     }
 
     // A thread in a tight loop over known values in its general, x87, vector and AVX-512 registers, MXCSR and the x87
