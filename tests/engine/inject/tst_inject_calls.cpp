@@ -11,6 +11,8 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 
+#include <algorithm>
+
 #include <sched.h>
 #include <sys/resource.h>
 
@@ -110,22 +112,30 @@ private Q_SLOTS:
         target.start(QStringLiteral("/bin/sleep"), {QStringLiteral("30")});
         QVERIFY(target.waitForStarted());
         const int pid = static_cast<int>(target.processId());
-        // The preloaded object is mapped before sleep's main runs: wait for it in the map.
+        // The preloaded object and libc are mapped before sleep's main runs: wait for both in the map.
         std::vector<TargetModule> modules;
         std::vector<TargetMapping> maps;
         QElapsedTimer waited;
         waited.start();
         const TargetModule *allocator = nullptr;
-        while (!allocator && waited.elapsed() < 5000) {
+        const TargetModule *libc = nullptr;
+        while ((!allocator || !libc) && waited.elapsed() < 5000) {
             auto read = readTargetMaps(pid);
             QVERIFY(read.ok());
             maps = read.value();
             modules = targetModules(maps);
             allocator = findModuleByName(modules, "libjemalloc");
-            if (!allocator)
+            libc = findModuleByName(modules, "libc");
+            // libc mapped whole: its code's mapping made executable (the loader maps the file, then its segments).
+            const bool libcCode = libc && std::any_of(maps.begin(), maps.end(), [libc](const TargetMapping &m) {
+                                      return m.executable && m.inode == libc->inode;
+                                  });
+            if (!libcCode)
+                libc = nullptr;
+            if (!allocator || !libc)
                 usleep(1000);
         }
-        QVERIFY(allocator);
+        QVERIFY(allocator && libc);
         const UnsafeCode code = UnsafeCode::find(pid, maps, modules);
         int inside = 0;
         for (const TargetMapping &m : maps) {
