@@ -102,8 +102,7 @@ static void rounds(unsigned n)
         free(d);
         free(v);
         free(pv);
-        if (realloc(malloc(size), 0) != NULL) // realloc(p, 0) frees p
-            fail("realloc(p, 0) gave a block", size);
+        free(realloc(malloc(size), 0)); // frees p; what it returns is the implementation's (null with glibc)
         free(NULL);
         g_calls += 13;
     }
