@@ -136,7 +136,7 @@ void removeSessionFolder()
 }
 
 // On a hook's slow path: modules loaded since the tables were last looked at, and a session that is gone.
-bool slowPathCheck()
+bool slowPathCheck(uint64_t)
 {
     if (!g_attached.load(std::memory_order_acquire))
         return false;
@@ -169,6 +169,17 @@ bool slowPathCheck()
 }
 
 } // namespace
+
+// A launched program's library opened with RTLD_DEEPBIND (hooks/agent_deepbind.cpp): the modules loaded since the last
+// look (all of them at the first) are taken over as an attach takes them.
+void hookDeepBound()
+{
+    const GotLock lock(true);
+    if (g_hookCount == 0)
+        g_hookCount = injectedHooks(g_hooks, kMaxHooks);
+    hookModules();
+}
+
 } // namespace emberline::agent
 
 using namespace emberline::agent;

@@ -29,7 +29,7 @@
 
 namespace emberline::agent {
 
-bool (*g_slowPathCheck)() = nullptr;
+bool (*g_slowPathCheck)(uint64_t caller) = nullptr;
 
 uint64_t nextRandom(uint64_t &state)
 {
@@ -93,6 +93,7 @@ std::atomic<int> g_mode{int(Mode::Off)};
 std::atomic<bool> g_active{false}; // this process image has a ring (memory, CPU or both)
 std::atomic<int> g_initialized{0}; // 0: not yet, 1: starting, 2: done
 bool g_pythonDomains = false;      // --python-allocators (agent_pymem.h)
+std::atomic<bool> g_marksRefused{false};
 
 // The hooks pass every call on while memory is off in this image (agent_core.h); sampled blocks are marked where the
 // front end is the program's whole malloc family, the C library's allocator serves it, and the image was launched
@@ -101,7 +102,8 @@ bool g_pythonDomains = false;      // --python-allocators (agent_pymem.h)
 void passThroughWhileOff()
 {
     const int mode = g_mode.load(std::memory_order_acquire);
-    const bool marks = mode == int(Mode::Sampling) && g_real.marksAllowed && g_chunkSizes && g_attachedNs == 0;
+    const bool marks = mode == int(Mode::Sampling) && g_real.marksAllowed && g_chunkSizes && g_attachedNs == 0 &&
+                       !g_marksRefused.load(std::memory_order_acquire);
     __atomic_store_n(&g_hookFlags.filtered, uint8_t(marks ? 0 : 1), __ATOMIC_RELEASE);
     __atomic_store_n(&g_passThrough, uint8_t(mode == int(Mode::Off)), __ATOMIC_RELEASE);
 }
@@ -252,6 +254,12 @@ void setRealFunctions(const RealFunctions &real)
 const RealFunctions &realFunctions()
 {
     return g_real;
+}
+
+void refuseMarks()
+{
+    if (!g_marksRefused.exchange(true, std::memory_order_acq_rel))
+        passThroughWhileOff();
 }
 
 void setForeignBlocks(const void *begin, const void *end)
@@ -450,7 +458,7 @@ __attribute__((noinline)) void onCountdown(void *address, size_t size, const Pro
     int64_t countdown = countdownOf(t);
     t.bytes += uint64_t(t.armed - countdown);
     arm(t, countdown);
-    if (g_slowPathCheck && t.depth == 1 && mode != int(Mode::Off) && g_slowPathCheck())
+    if (g_slowPathCheck && t.depth == 1 && mode != int(Mode::Off) && g_slowPathCheck(call ? call->returnAddress : 0))
         return; // the front end let the agent go
     if (mode == int(Mode::Off) || (g_ring && g_ring->detached.load(std::memory_order_relaxed))) {
         // Off: back here after another MiB, no sooner (a slow path a MiB costs nothing to see). Not further off: an

@@ -95,8 +95,18 @@ bool agentActive();
 bool agentRestart(const AgentOptions &options);
 void agentRetire();
 // Asked on every slow path of an allocation outside a nested handler while memory is profiled (null: nothing to
-// ask); true when the front end retired the agent there.
-extern bool (*g_slowPathCheck)();
+// ask), with the return address of the allocation's call where the hook knows it (0: not known); true when the
+// front end retired the agent there.
+extern bool (*g_slowPathCheck)(uint64_t caller);
+
+// Sampled blocks are no longer marked in this image (a library opened with RTLD_DEEPBIND may call the C library's free
+// around the hooks): frees ask the filter again, and a block marked before is still told by its mark.
+void refuseMarks();
+// A launched program's dlopen with RTLD_DEEPBIND from `caller` (hooks/agent_deepbind.cpp). deepBindBegins, before the
+// call, refuses marks and says whether the agent makes the call itself; it then hands dlopen's result to
+// deepBindOpened, which takes the new modules' tables over.
+bool deepBindBegins(const char *file, const void *caller);
+void *deepBindOpened(void *handle);
 
 // The agent's own memory, from the allocator directly (never counted, never recorded).
 void *mallocInternal(size_t size);

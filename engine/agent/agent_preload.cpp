@@ -454,11 +454,10 @@ EMBERLINE_EXPORT size_t malloc_usable_size(void *address)
     return g_next.usableSize ? g_next.usableSize(address) : 0;
 }
 
-// A library opened with RTLD_DEEPBIND resolves malloc and free to its own dependencies first, around the hooks:
-// the session says so.
-// Both count a change of the program's modules as they begin (agent_tables.h): the stack walk copies until the
-// session has read the maps again. Passed on as tail calls: glibc's dlopen and dlclose take the caller's return
-// address for its search path and namespace.
+// A library opened with RTLD_DEEPBIND resolves malloc and free to its own dependencies first, around the hooks: the
+// session says so, and the agent takes its tables over (hooks/agent_deepbind.cpp). Both count a change of the program's
+// modules as they begin (agent_tables.h): the stack walk copies until the session has read the maps again. Passed on as
+// tail calls: glibc's dlopen and dlclose take the caller's return address for its search path and namespace.
 EMBERLINE_EXPORT void *dlopen(const char *file, int flags)
 {
     ensureNext();
@@ -469,6 +468,10 @@ EMBERLINE_EXPORT void *dlopen(const char *file, int flags)
 #endif
         g_ring->mapsChanges.fetch_add(1, std::memory_order_acq_rel);
     }
+#ifdef RTLD_DEEPBIND
+    if ((flags & RTLD_DEEPBIND) != 0 && deepBindBegins(file, __builtin_return_address(0)))
+        return deepBindOpened(g_next.dlopen(file, flags));
+#endif
     return g_next.dlopen(file, flags);
 }
 
@@ -536,6 +539,7 @@ void *hook_aligned_alloc(size_t, size_t) EMBERLINE_HOOK_ALIAS(aligned_alloc);
 void *hook_memalign(size_t, size_t) EMBERLINE_HOOK_ALIAS(memalign);
 void *hook_valloc(size_t) EMBERLINE_HOOK_ALIAS(valloc);
 void *hook_pvalloc(size_t) EMBERLINE_HOOK_ALIAS(pvalloc);
+size_t hook_malloc_usable_size(void *) EMBERLINE_HOOK_ALIAS(malloc_usable_size);
 void *hook_dlopen(const char *, int) EMBERLINE_HOOK_ALIAS(dlopen);
 int hook_dlclose(void *) EMBERLINE_HOOK_ALIAS(dlclose);
 int hook_sigaction(int, const struct sigaction *, struct sigaction *) EMBERLINE_HOOK_ALIAS(sigaction);
@@ -587,5 +591,8 @@ int emberline::agent::injectedHooks(GotHook *out, int room)
         count = room;
     for (int i = 0; i < count; ++i)
         out[i] = hooks[i];
+    if (g_next.usableSize && count < room)
+        out[count++] = {"malloc_usable_size", reinterpret_cast<void *>(hook_malloc_usable_size),
+                        reinterpret_cast<void *>(g_next.usableSize), GotAllocation};
     return count + injectedCxxHooks(out + count, room - count);
 }

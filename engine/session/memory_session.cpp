@@ -298,8 +298,9 @@ std::shared_ptr<const MemorySummary> MemorySession::summary() const
     for (std::string &line : moduleEscapes())
         s->problems.push_back(std::move(line));
     if (rings.problems & agent::ProblemDeepBind)
-        s->problems.push_back("a library was opened with RTLD_DEEPBIND: its allocations bind to the C library "
-                              "directly, around the memory agent, and are not profiled");
+        s->problems.push_back("a library was opened with RTLD_DEEPBIND: its allocation functions bind to the C "
+                              "library around the memory agent until the agent takes its tables over, right after it "
+                              "is loaded (what it allocated before, in its initializers, is not profiled)");
     if (rings.problems & agent::ProblemStackCopy)
         s->problems.push_back("some allocation stacks could not be copied (their stacks end with the allocation)");
     if (rings.badRings)
@@ -366,8 +367,7 @@ std::vector<std::string> MemorySession::moduleEscapes() const
         std::string line = std::move(module);
         line.append(" (pid ").append(std::to_string(e.pid)).append(") binds ").append(what);
         line.append(" to an allocator other than the program's (opened with RTLD_DEEPBIND, or in a namespace of its "
-                    "own): its tables are left alone, and its allocations escape the agent loaded into the running "
-                    "program (launch the program with Emberline to see them)");
+                    "own): its tables are left alone, and that allocator's blocks escape the agent");
         lines.push_back(std::move(line));
     }
     if (rings.escapedUnlisted > 0)

@@ -56,8 +56,9 @@ public:
     void finish(int64_t realNs);
 
     std::shared_ptr<const MemorySummary> summary() const;
-    // An attached program's modules whose allocation functions the agent's tables left alone (bound elsewhere:
-    // RTLD_DEEPBIND, a namespace of their own), a line each naming the module, for the summary and the health view.
+    // The modules whose allocation functions the agent's tables left alone (bound elsewhere: RTLD_DEEPBIND, a
+    // namespace of their own; an attached program's, or a launched one's library opened with RTLD_DEEPBIND), a line
+    // each naming the module, for the summary and the health view.
     std::vector<std::string> moduleEscapes() const;
     // An attached program's modules that call an allocator of their own directly (AgentLink::Attached): said with
     // the escapes.

@@ -1,7 +1,8 @@
 // The built agent (libemberline_agent.so) through its real hooks: every allocation function keeps the program's errno
 // in sampled, unsampled and exact mode while the system calls of the agent's slow paths fail (tests/targets/
-// agent_errno under a seccomp filter), with the session's reader reading the ring as a session does; and the agent
-// imports nothing beyond the C library, libm and the dynamic linker.
+// agent_errno under a seccomp filter), with the session's reader reading the ring as a session does; sampled blocks
+// marked through every allocation function, and freed by a plugin opened with RTLD_DEEPBIND; and the agent imports
+// nothing beyond the C library, libm and the dynamic linker.
 #include "engine/memory/ring_reader.h"
 
 #include <QElapsedTimer>
@@ -50,18 +51,25 @@ public:
     std::set<std::pair<uint64_t, uint64_t>> live;
 };
 
-// Starts a program of tests/targets with the agent preloaded at `interval`, its rings of `ringBytes` in `dir`.
+QString targetsDir()
+{
+    return QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/");
+}
+
+// Starts a program of tests/targets with the agent preloaded at `interval`, its rings of `ringBytes` in `dir`, and
+// `more` in its environment.
 void startWithAgent(QProcess &program, const QTemporaryDir &dir, const QString &target, const QStringList &args,
-                    const QString &interval, uint64_t ringBytes)
+                    const QString &interval, uint64_t ringBytes, const QProcessEnvironment &more = {})
 {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(more);
     env.insert(QStringLiteral("LD_PRELOAD"), agentPath());
     env.insert(QString::fromLatin1(agent::kEnvDirectory), dir.path());
     env.insert(QString::fromLatin1(agent::kEnvAllocInterval), interval);
     env.insert(QString::fromLatin1(agent::kEnvRingBytes), QString::number(ringBytes));
     program.setProcessEnvironment(env);
     program.setProcessChannelMode(QProcess::MergedChannels);
-    program.start(QStringLiteral(EMBERLINE_BINARY_DIR "/tests/targets/") + target, args);
+    program.start(targetsDir() + target, args);
 }
 
 // tests/targets/agent_errno, its system calls failing as `failing` says.
@@ -206,6 +214,48 @@ private Q_SLOTS:
             QVERIFY2(marked <= 2, qPrintable(output));
             QCOMPARE(sink.allocations, uint64_t(0));
         }
+    }
+
+    void deepBoundPluginTakenOver_data()
+    {
+        QTest::addColumn<QString>("target");
+        QTest::addColumn<QString>("plugin");
+        QTest::addColumn<bool>("searchHere");
+        // dlopen made by the agent itself: a path; a name the program searches for without a search path of its own
+        QTest::addRow("path") << QStringLiteral("deep_frees") << targetsDir() + "libdeep_frees_plugin.so" << false;
+        QTest::addRow("searched") << QStringLiteral("deep_frees") << QStringLiteral("libdeep_frees_plugin.so") << true;
+        // dlopen left to its caller (its RUNPATH finds the plugin): the tables taken over at a later slow path
+        QTest::addRow("runpath") << QStringLiteral("deep_frees_runpath") << QStringLiteral("libdeep_frees_plugin.so")
+                                 << false;
+    }
+
+    // A plugin opened with RTLD_DEEPBIND binds malloc, realloc, free and malloc_usable_size to the C library around the
+    // preloaded hooks. The program's blocks it measures, grows and frees (sampled ones marked before the dlopen) must
+    // read right and come back through the hooks (else the C library aborts on a mark, or the session misses their
+    // frees), and the plugin's own allocations are profiled: most of the 1,000 blocks of 4 KiB it keeps are sampled
+    // at a 4 KiB interval and live at the end.
+    void deepBoundPluginTakenOver()
+    {
+        QFETCH(QString, target);
+        QFETCH(QString, plugin);
+        QFETCH(bool, searchHere);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        RingReader rings(dir.path().toStdString());
+        LiveSink sink;
+        QProcess program;
+        QProcessEnvironment more;
+        if (searchHere)
+            more.insert(QStringLiteral("LD_LIBRARY_PATH"), targetsDir());
+        startWithAgent(program, dir, target, {plugin}, QStringLiteral("4096"), uint64_t(64) << 20, more);
+        QVERIFY(program.waitForStarted());
+        const QString output = readToTheEnd(program, rings, sink);
+        QVERIFY2(program.exitStatus() == QProcess::NormalExit && program.exitCode() == 0, qPrintable(output));
+        QCOMPARE(output.trimmed(), QStringLiteral("ok 2000"));
+        QVERIFY2(sink.allocations > 500, qPrintable(QString::number(sink.allocations)));
+        QCOMPARE(sink.unknownFrees, uint64_t(0));
+        QVERIFY2(sink.live.size() > 400 && sink.live.size() < 1020, qPrintable(QString::number(sink.live.size())));
+        QVERIFY((rings.counters().problems & agent::ProblemDeepBind) != 0);
     }
 
     // The agent runs inside any program: it may need the C library, libm and the dynamic linker, nothing else (no C++
