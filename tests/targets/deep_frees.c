@@ -1,10 +1,12 @@
-// A program whose blocks a plugin opened with RTLD_DEEPBIND measures, grows and frees (tests/targets/
-// deep_frees_plugin.c): the plugin's calls bind to the C library around a preloaded library, unless the agent takes
-// its tables over.
-//   deep_frees LIBRARY  allocates 2,000 blocks of 200 bytes, opens LIBRARY (a path, or a name to search for) with
-//                       RTLD_DEEPBIND, allocates and frees 1 MiB more in blocks of 256 bytes, then hands the 2,000
-//                       to the plugin, which keeps 1,000 blocks of 4 KiB of its own. Prints "ok 2000" when the plugin
-//                       read every block right, "bad N" else.
+// A program whose blocks are measured, grown and freed around the global scope, where a preloaded library's
+// functions come first:
+//   deep_frees LIBRARY  by a plugin opened with RTLD_DEEPBIND (tests/targets/deep_frees_plugin.c, LIBRARY: a path, or
+//                       a name to search for), whose calls bind to the C library's;
+//   deep_frees --libc   through the C library's own functions, looked up in its handle (dlsym(dlopen("libc.so.6"),
+//                       "free"), as Python's ctypes.CDLL("libc.so.6") does).
+// First 2,000 blocks of 200 bytes; then the plugin is opened; 1 MiB more allocated and freed in blocks of 256 bytes;
+// then the 2,000 are measured, grown (every other one) and freed, and 1,000 blocks of 4 KiB allocated the same way
+// and kept. Prints "ok 2000" when every block read right, "bad N" else.
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,10 +16,47 @@ enum { kBlocks = 2000, kSize = 200 };
 
 static void *volatile sink;
 
+// The --libc way: the C library's functions from its handle.
+static int takeThroughLibc(void **blocks, int count, size_t size)
+{
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    if (!libc)
+        return -1;
+    void (*freeFn)(void *) = (void (*)(void *))dlsym(libc, "free");
+    void *(*reallocFn)(void *, size_t) = (void *(*)(void *, size_t))dlsym(libc, "realloc");
+    size_t (*usableFn)(void *) = (size_t(*)(void *))dlsym(libc, "malloc_usable_size");
+    void *(*mallocFn)(size_t) = (void *(*)(size_t))dlsym(libc, "malloc");
+    if (!freeFn || !reallocFn || !usableFn || !mallocFn)
+        return -1;
+    int bad = 0;
+    for (int i = 0; i < count; ++i) {
+        unsigned char *block = blocks[i];
+        if (usableFn(block) < size)
+            ++bad;
+        if (i % 2 == 1 && !(block = reallocFn(block, size * 2)))
+            return -1;
+        for (size_t j = 0; j < size; ++j) {
+            if (block[j] != (unsigned char)i) {
+                ++bad;
+                break;
+            }
+        }
+        freeFn(block);
+    }
+    static void *kept[1000];
+    for (int i = 0; i < 1000; ++i) {
+        if (!(kept[i] = mallocFn(4096)))
+            return -1;
+        memset(kept[i], 0, 64);
+    }
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
         return 2;
+    const int viaLibc = strcmp(argv[1], "--libc") == 0;
     static void *blocks[kBlocks];
     for (int i = 0; i < kBlocks; ++i) {
         blocks[i] = malloc(kSize);
@@ -25,14 +64,17 @@ int main(int argc, char **argv)
             return 3;
         memset(blocks[i], i & 0xff, kSize);
     }
-    void *lib = dlopen(argv[1], RTLD_NOW | RTLD_DEEPBIND);
-    if (!lib) {
-        printf("dlopen: %s\n", dlerror());
-        return 4;
+    int (*take)(void **, int, size_t) = takeThroughLibc;
+    if (!viaLibc) {
+        void *lib = dlopen(argv[1], RTLD_NOW | RTLD_DEEPBIND);
+        if (!lib) {
+            printf("dlopen: %s\n", dlerror());
+            return 4;
+        }
+        take = (int (*)(void **, int, size_t))dlsym(lib, "deep_take");
+        if (!take)
+            return 5;
     }
-    int (*take)(void **, int, size_t) = (int (*)(void **, int, size_t))dlsym(lib, "deep_take");
-    if (!take)
-        return 5;
     // The program's own allocations before the plugin's first call (kept from the compiler's sight).
     for (int i = 0; i < 4096; ++i) {
         sink = malloc(256);
