@@ -135,8 +135,10 @@ void removeSessionFolder()
     rmdir(g_directory);
 }
 
-// On a hook's slow path: modules loaded since the tables were last looked at, and a session that is gone.
-bool slowPathCheck(uint64_t)
+// On a hook's slow path: modules loaded since the tables were last looked at, and a session that is gone. The look
+// is left to a later slow path where the allocation's caller is the dynamic linker (this thread may be inside a
+// dlopen whose module is listed but not yet relocated).
+bool slowPathCheck(uint64_t caller)
 {
     if (!g_attached.load(std::memory_order_acquire))
         return false;
@@ -146,7 +148,7 @@ bool slowPathCheck(uint64_t)
         return true;
     }
     const uint64_t changes = g_ring ? g_ring->mapsChanges.load(std::memory_order_relaxed) : g_changesSeen;
-    if (changes == g_changesSeen && g_watchUntilNs == 0)
+    if ((changes == g_changesSeen && g_watchUntilNs == 0) || (caller != 0 && linkerCode(caller)))
         return false;
     const GotLock lock(false); // another thread looks already
     if (!lock.held)

@@ -10,6 +10,7 @@
 
 #include "engine/agent/identity/agent_file_name.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 #include <unistd.h>
 
 #include <atomic>
+
+extern "C" void *__tls_get_addr(void *); // the dynamic linker's (no header declares it)
 
 // Addresses from the dynamic linker's tables are integers until they are read or written.
 // NOLINTBEGIN(performance-no-int-to-ptr)
@@ -351,6 +354,15 @@ void *const *pltStubEntry(const void *code)
     int32_t displacement = 0;
     memcpy(&displacement, at + 2, sizeof displacement);
     return reinterpret_cast<void *const *>(at + 6 + displacement);
+}
+
+bool linkerCode(uint64_t address)
+{
+    dl_find_object linker{};
+    dl_find_object found{};
+    return _dl_find_object(reinterpret_cast<void *>(&__tls_get_addr), &linker) == 0 && // the linker defines it
+           _dl_find_object(reinterpret_cast<void *>(address), &found) == 0 &&
+           found.dlfo_map_start == linker.dlfo_map_start;
 }
 
 } // namespace emberline::agent

@@ -79,6 +79,9 @@ void gotHook(const GotHook *hooks, int hookCount, const void *self, GotCounts &c
 void gotRestore();
 // Whether any entry is rewritten now.
 bool gotHooked();
+// Whether `address` is the dynamic linker's code. A hook called from there may be inside a dlopen on this thread: the
+// new module is in the list before it is relocated, and its table must not be read yet.
+bool linkerCode(uint64_t address);
 
 // Where a PLT stub at `code` jumps through (`jmp *rel32(%rip)`, after an `endbr64` and a `bnd` prefix where the
 // program was built with them): the table entry it reads; null when `code` is no such stub. A program built without

@@ -23,6 +23,7 @@
 
 #include "engine/agent/agent_core.h"
 #include "engine/agent/agent_writer.h"
+#include "engine/agent/got/agent_got.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -30,8 +31,6 @@
 #include <string.h>
 
 #include <atomic>
-
-extern "C" void *__tls_get_addr(void *); // the dynamic linker's
 
 namespace emberline::agent {
 
@@ -69,16 +68,6 @@ bool sameFromAgent(const char *file, const void *caller)
     return true;
 }
 
-// Whether `address` is the dynamic linker's code (which defines __tls_get_addr).
-bool inLinker(uint64_t address)
-{
-    dl_find_object linker{};
-    dl_find_object found{};
-    return _dl_find_object(reinterpret_cast<void *>(&__tls_get_addr), &linker) == 0 &&
-           _dl_find_object(reinterpret_cast<void *>(address), &found) == 0 &&
-           found.dlfo_map_start == linker.dlfo_map_start;
-}
-
 // A hook's slow path (g_slowPathCheck): the library waited for is in the dynamic linker's list, and relocated. The
 // dynamic linker's own allocations, made while it loads and relocates, are left alone (this thread is inside dlopen),
 // and so are those whose caller the hook does not know; asking dladdr first waits out a dlopen under way on another
@@ -86,7 +75,7 @@ bool inLinker(uint64_t address)
 bool takePending(uint64_t caller)
 {
     const uint64_t seen = g_pendingLoads.load(std::memory_order_acquire);
-    if (seen == 0 || caller == 0 || inLinker(caller))
+    if (seen == 0 || caller == 0 || linkerCode(caller))
         return false;
     const InternalWork work;
     if (linkerLoads() == seen)
