@@ -7,6 +7,8 @@
 // First 2,000 blocks of 200 bytes; then the plugin is opened; 1 MiB more allocated and freed in blocks of 256 bytes;
 // then the 2,000 are measured, grown (every other one) and freed, and 1,000 blocks of 4 KiB allocated the same way
 // and kept. Prints "ok 2000" when every block read right, "bad N" else.
+#include "deep_frees_take.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,40 +18,22 @@ enum { kBlocks = 2000, kSize = 200 };
 
 static void *volatile sink;
 
-// The --libc way: the C library's functions from its handle.
+// The --libc way: deepTake with the C library's functions from its handle.
 static int takeThroughLibc(void **blocks, int count, size_t size)
 {
     void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
     if (!libc)
         return -1;
-    void (*freeFn)(void *) = (void (*)(void *))dlsym(libc, "free");
-    void *(*reallocFn)(void *, size_t) = (void *(*)(void *, size_t))dlsym(libc, "realloc");
-    size_t (*usableFn)(void *) = (size_t(*)(void *))dlsym(libc, "malloc_usable_size");
-    void *(*mallocFn)(size_t) = (void *(*)(size_t))dlsym(libc, "malloc");
-    if (!freeFn || !reallocFn || !usableFn || !mallocFn)
+    const struct DeepCalls calls = {
+        (void *(*)(size_t))dlsym(libc, "malloc"),
+        (void (*)(void *))dlsym(libc, "free"),
+        (void *(*)(void *, size_t))dlsym(libc, "realloc"),
+        (size_t(*)(void *))dlsym(libc, "malloc_usable_size"),
+    };
+    if (!calls.malloc || !calls.free || !calls.realloc || !calls.usableSize)
         return -1;
-    int bad = 0;
-    for (int i = 0; i < count; ++i) {
-        unsigned char *block = blocks[i];
-        if (usableFn(block) < size)
-            ++bad;
-        if (i % 2 == 1 && !(block = reallocFn(block, size * 2)))
-            return -1;
-        for (size_t j = 0; j < size; ++j) {
-            if (block[j] != (unsigned char)i) {
-                ++bad;
-                break;
-            }
-        }
-        freeFn(block);
-    }
     static void *kept[1000];
-    for (int i = 0; i < 1000; ++i) {
-        if (!(kept[i] = mallocFn(4096)))
-            return -1;
-        memset(kept[i], 0, 64);
-    }
-    return bad;
+    return deepTake(&calls, blocks, count, size, kept);
 }
 
 int main(int argc, char **argv)

@@ -90,6 +90,32 @@ QString readToTheEnd(QProcess &program, RingReader &rings, MemoryRecordSink &sin
     return QString::fromUtf8(program.readAll());
 }
 
+// A program of tests/targets run to its end with the agent preloaded at `interval`, its rings (64 MiB: room for every
+// sample of the run, however far the reader falls behind) read into `sink` as a session reads them.
+struct AgentRun {
+    bool started = false;
+    bool exitedWell = false; // a normal exit with status 0
+    QString output;          // what it printed
+    RingCounters counters;
+};
+AgentRun runWithAgent(const QString &target, const QStringList &args, const QString &interval, MemoryRecordSink &sink,
+                      const QProcessEnvironment &more = {})
+{
+    AgentRun run;
+    QTemporaryDir dir;
+    if (!dir.isValid())
+        return run;
+    RingReader rings(dir.path().toStdString());
+    QProcess program;
+    startWithAgent(program, dir, target, args, interval, uint64_t(64) << 20, more);
+    if (!(run.started = program.waitForStarted()))
+        return run;
+    run.output = readToTheEnd(program, rings, sink);
+    run.exitedWell = program.exitStatus() == QProcess::NormalExit && program.exitCode() == 0;
+    run.counters = rings.counters();
+    return run;
+}
+
 } // namespace agent_hooks_test
 using namespace agent_hooks_test;
 
@@ -114,19 +140,15 @@ private Q_SLOTS:
     {
         QFETCH(QString, failing);
         QFETCH(QString, interval);
-        QTemporaryDir dir;
-        QVERIFY(dir.isValid());
-        RingReader rings(dir.path().toStdString());
         CountingSink sink;
-        QProcess program;
-        // Room for every sample of the run, however far the reader falls behind: each call must meet its slow path.
-        startErrnoProgram(program, dir, failing, interval, uint64_t(64) << 20);
-        QVERIFY(program.waitForStarted());
-        const QString output = readToTheEnd(program, rings, sink);
-        QVERIFY2(program.exitStatus() == QProcess::NormalExit && program.exitCode() == 0, qPrintable(output));
+        // Every sample of the run has room: each call must meet its slow path.
+        const AgentRun run = runWithAgent(QStringLiteral("agent_errno"), {failing}, interval, sink);
+        QVERIFY(run.started);
+        const QString &output = run.output;
+        QVERIFY2(run.exitedWell, qPrintable(output));
         QVERIFY2(output.startsWith(QLatin1String("kept ")), qPrintable(output));
         QVERIFY(output.mid(5).trimmed().toInt() > 1000);
-        const RingCounters counters = rings.counters();
+        const RingCounters &counters = run.counters;
         QCOMPARE(counters.rings, uint64_t(1));
         if (interval != QLatin1String("1000000000000"))
             QVERIFY2(sink.allocations > 0, "the agent recorded nothing: the slow paths did not run");
@@ -184,19 +206,15 @@ private Q_SLOTS:
     {
         QFETCH(QString, interval);
         QFETCH(bool, marks);
-        QTemporaryDir dir;
-        QVERIFY(dir.isValid());
-        RingReader rings(dir.path().toStdString());
         LiveSink sink;
-        QProcess program;
-        startWithAgent(program, dir, QStringLiteral("agent_marks"), {}, interval, uint64_t(64) << 20);
-        QVERIFY(program.waitForStarted());
-        const QString output = readToTheEnd(program, rings, sink);
-        QVERIFY2(program.exitStatus() == QProcess::NormalExit && program.exitCode() == 0, qPrintable(output));
+        const AgentRun run = runWithAgent(QStringLiteral("agent_marks"), {}, interval, sink);
+        QVERIFY(run.started);
+        const QString &output = run.output;
+        QVERIFY2(run.exitedWell, qPrintable(output));
         const QStringList words = output.trimmed().split(QLatin1Char(' '));
         QVERIFY2(words.size() == 4 && words[0] == QLatin1String("ok"), qPrintable(output));
         const qulonglong marked = words[3].toULongLong();
-        QCOMPARE(rings.counters().rings, uint64_t(2)); // the program and its forked child
+        QCOMPARE(run.counters.rings, uint64_t(2)); // the program and its forked child
         if (marks) {
             QVERIFY2(marked > 100, qPrintable(output));
             QVERIFY2(sink.allocations > 1000, qPrintable(QString::number(sink.allocations)));
@@ -241,23 +259,18 @@ private Q_SLOTS:
         QFETCH(QString, target);
         QFETCH(QString, plugin);
         QFETCH(bool, searchHere);
-        QTemporaryDir dir;
-        QVERIFY(dir.isValid());
-        RingReader rings(dir.path().toStdString());
         LiveSink sink;
-        QProcess program;
         QProcessEnvironment more;
         if (searchHere)
             more.insert(QStringLiteral("LD_LIBRARY_PATH"), targetsDir());
-        startWithAgent(program, dir, target, {plugin}, QStringLiteral("4096"), uint64_t(64) << 20, more);
-        QVERIFY(program.waitForStarted());
-        const QString output = readToTheEnd(program, rings, sink);
-        QVERIFY2(program.exitStatus() == QProcess::NormalExit && program.exitCode() == 0, qPrintable(output));
-        QCOMPARE(output.trimmed(), QStringLiteral("ok 2000"));
+        const AgentRun run = runWithAgent(target, {plugin}, QStringLiteral("4096"), sink, more);
+        QVERIFY(run.started);
+        QVERIFY2(run.exitedWell, qPrintable(run.output));
+        QCOMPARE(run.output.trimmed(), QStringLiteral("ok 2000"));
         QVERIFY2(sink.allocations > 500, qPrintable(QString::number(sink.allocations)));
         QCOMPARE(sink.unknownFrees, uint64_t(0));
         QVERIFY2(sink.live.size() > 400 && sink.live.size() < 1020, qPrintable(QString::number(sink.live.size())));
-        QCOMPARE((rings.counters().problems & agent::ProblemDeepBind) != 0, plugin != QLatin1String("--libc"));
+        QCOMPARE((run.counters.problems & agent::ProblemDeepBind) != 0, plugin != QLatin1String("--libc"));
     }
 
     // The agent runs inside any program: it may need the C library, libm and the dynamic linker, nothing else (no C++
