@@ -14,12 +14,11 @@
 #include <elf.h>
 #include <link.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
-
-extern "C" void *__tls_get_addr(void *); // the dynamic linker's (no header declares it)
 
 // Addresses from the dynamic linker's tables are integers until they are read or written.
 // NOLINTBEGIN(performance-no-int-to-ptr)
@@ -358,11 +357,10 @@ void *const *pltStubEntry(const void *code)
 
 bool linkerCode(uint64_t address)
 {
-    dl_find_object linker{};
     dl_find_object found{};
-    return _dl_find_object(reinterpret_cast<void *>(&__tls_get_addr), &linker) == 0 && // the linker defines it
-           _dl_find_object(reinterpret_cast<void *>(address), &found) == 0 &&
-           found.dlfo_map_start == linker.dlfo_map_start;
+    const unsigned long linker = getauxval(AT_BASE); // where the kernel mapped the dynamic linker
+    return linker != 0 && _dl_find_object(reinterpret_cast<void *>(address), &found) == 0 && found.dlfo_link_map &&
+           found.dlfo_link_map->l_addr == linker;
 }
 
 } // namespace emberline::agent
