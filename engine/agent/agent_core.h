@@ -33,6 +33,14 @@
 
 // A hook the front end exports (the agent's one visible kind of symbol; everything else is hidden).
 #define EMBERLINE_EXPORT extern "C" __attribute__((visibility("default")))
+// A call passed on as the hook's own tail call, where the callee reads its caller's return address (glibc's dlopen,
+// dlclose and dlsym: the search path, the namespace, where RTLD_NEXT starts): clang is told it must be one; GCC (before
+// 15, no such attribute) makes it at the agent's -O2 (EMBERLINE_AGENT_FLAGS).
+#if defined(__clang__)
+#define EMBERLINE_TAIL_CALL [[clang::musttail]]
+#else
+#define EMBERLINE_TAIL_CALL
+#endif
 
 namespace emberline::agent {
 

@@ -472,7 +472,7 @@ EMBERLINE_EXPORT void *dlopen(const char *file, int flags)
     if ((flags & RTLD_DEEPBIND) != 0 && deepBindBegins(file, __builtin_return_address(0)))
         return deepBindOpened(g_next.dlopen(file, flags));
 #endif
-    return g_next.dlopen(file, flags);
+    EMBERLINE_TAIL_CALL return g_next.dlopen(file, flags);
 }
 
 EMBERLINE_EXPORT int dlclose(void *handle)
@@ -480,7 +480,7 @@ EMBERLINE_EXPORT int dlclose(void *handle)
     ensureNext();
     if (g_ring)
         g_ring->mapsChanges.fetch_add(1, std::memory_order_acq_rel);
-    return g_next.dlclose(handle);
+    EMBERLINE_TAIL_CALL return g_next.dlclose(handle);
 }
 
 // The program installs a handler: when it is for the CPU sampler's signal, the sampler gives it up first (its timers

@@ -90,6 +90,6 @@ EMBERLINE_EXPORT void *dlsym(void *handle, const char *name)
     if (__builtin_expect(next == nullptr, 0))
         return nullptr;
     if (handle == RTLD_NEXT || handle == RTLD_DEFAULT)
-        return next(handle, name); // a tail call: the caller's return address is the dynamic linker's to read
+        EMBERLINE_TAIL_CALL return next(handle, name); // the caller's return address is the dynamic linker's to read
     return hookFor(next(handle, name));
 }
