@@ -256,10 +256,12 @@ const RealFunctions &realFunctions()
     return g_real;
 }
 
+// Only `filtered` is set (always safe): the mode and pass-through are left as they are (before the agent has started,
+// passThroughWhileOff would send every call past the hooks, and the agent would never start).
 void refuseMarks()
 {
-    if (!g_marksRefused.exchange(true, std::memory_order_acq_rel))
-        passThroughWhileOff();
+    g_marksRefused.store(true, std::memory_order_release);
+    __atomic_store_n(&g_hookFlags.filtered, uint8_t(1), __ATOMIC_RELEASE);
 }
 
 void setForeignBlocks(const void *begin, const void *end)
