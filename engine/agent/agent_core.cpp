@@ -392,6 +392,8 @@ void agentStartThreads()
         g_pythonAllocators == uint32_t(PythonAllocators::NotAsked)) {
         const InternalWork work; // dlsym's
         g_pythonAllocators = uint32_t(installPythonAllocators(g_pythonDomains, agentPythonFunctions()));
+        if (g_pythonAllocators == uint32_t(PythonAllocators::NoInterpreter))
+            forgetLookupError(); // a program that is not a Python has no PyMem_GetAllocator
         if (g_ring) {
             g_ring->pythonAllocators.store(g_pythonAllocators, std::memory_order_relaxed);
             if (g_pythonAllocators == uint32_t(PythonAllocators::Installed))

@@ -89,6 +89,8 @@ __attribute__((noinline)) void lookUpCxx(int op)
     {
         const InternalWork work;
         next = nextDefinition(kCxxNames[op]);
+        if (next == nullptr)
+            forgetLookupError(); // a C program has no operator new
         ModuleOfAddress module;
         if (moduleOfAddress(next, module))
             own = strstr(module.path, "libstdc++") == nullptr && strstr(module.path, "libc++") == nullptr;

@@ -141,6 +141,12 @@ bool libcHasFreeSized()
     return major > 2 || (major == 2 && minor >= 39);
 }
 
+void forgetLookupError()
+{
+    dlerror(); // the text, formatted and marked as read
+    dlerror(); // once read: the text and the record freed
+}
+
 bool moduleOfAddress(const void *address, ModuleOfAddress &module)
 {
     dl_find_object found{};

@@ -193,6 +193,11 @@ struct ModuleOfAddress {
     const char *path = "";
 };
 bool moduleOfAddress(const void *address, ModuleOfAddress &module);
+// After one of the agent's own look-ups failed: the dynamic linker's record of the failure (its text, and the
+// thread's record that holds it, both allocated inside the look-up) freed now, by the work that allocated them. Left
+// there, the program's next dlerror() would report a symbol it never asked for, and the next dynamic-linker call the
+// program makes would free blocks the agent never saw allocated.
+void forgetLookupError();
 // Whether the C library has free_sized (glibc 2.39 on), whose frees the hooks do not see (no marks there).
 bool libcHasFreeSized();
 bool heapSizesKnown();

@@ -190,6 +190,8 @@ void resolveNext()
     g_mallocFn.store(g_next.malloc, std::memory_order_release);
     g_freeFn.store(g_next.free, std::memory_order_release);
     g_resolved.store(2, std::memory_order_release);
+    if (g_lookIn == RTLD_DEFAULT)
+        forgetLookupError(); // definitionBehind's look-ups in modules that do not define the name
 }
 
 inline void ensureNext()
@@ -263,6 +265,7 @@ bool resolveInjected()
 }
 
 int injectedHooks(GotHook *out, int room);
+int injectedCHooks(GotHook *out, int room);
 int injectedCxxHooks(GotHook *out, int room); // agent_cxx.cpp
 
 } // namespace emberline::agent
@@ -556,7 +559,7 @@ int hook_execlp(const char *, const char *, ...);
 int hook_execle(const char *, const char *, ...);
 }
 
-int emberline::agent::injectedHooks(GotHook *out, int room)
+int emberline::agent::injectedCHooks(GotHook *out, int room)
 {
     ensureNext();
     const GotHook hooks[] = {
@@ -594,5 +597,11 @@ int emberline::agent::injectedHooks(GotHook *out, int room)
     if (g_next.usableSize && count < room)
         out[count++] = {"malloc_usable_size", reinterpret_cast<void *>(hook_malloc_usable_size),
                         reinterpret_cast<void *>(g_next.usableSize), GotAllocation};
+    return count;
+}
+
+int emberline::agent::injectedHooks(GotHook *out, int room)
+{
+    const int count = injectedCHooks(out, room);
     return count + injectedCxxHooks(out + count, room - count);
 }

@@ -18,6 +18,20 @@ enum { kBlocks = 2000, kSize = 200 };
 
 static void *volatile sink;
 
+// One symbol from the C library's handle; a look-up that found it leaves no error behind (none the program asked for,
+// from whoever answered it: the first look-up in a handle is where a preloaded dlsym may look up more of its own).
+static void *fromLibc(void *libc, const char *name)
+{
+    dlerror();
+    void *found = dlsym(libc, name);
+    const char *error = dlerror();
+    if (found && error) {
+        printf("dlerror after %s was found: %s\n", name, error);
+        return NULL;
+    }
+    return found;
+}
+
 // The --libc way: deepTake with the C library's functions from its handle.
 static int takeThroughLibc(void **blocks, int count, size_t size)
 {
@@ -25,10 +39,10 @@ static int takeThroughLibc(void **blocks, int count, size_t size)
     if (!libc)
         return -1;
     const struct DeepCalls calls = {
-        (void *(*)(size_t))dlsym(libc, "malloc"),
-        (void (*)(void *))dlsym(libc, "free"),
-        (void *(*)(void *, size_t))dlsym(libc, "realloc"),
-        (size_t(*)(void *))dlsym(libc, "malloc_usable_size"),
+        (void *(*)(size_t))fromLibc(libc, "malloc"),
+        (void (*)(void *))fromLibc(libc, "free"),
+        (void *(*)(void *, size_t))fromLibc(libc, "realloc"),
+        (size_t(*)(void *))fromLibc(libc, "malloc_usable_size"),
     };
     if (!calls.malloc || !calls.free || !calls.realloc || !calls.usableSize)
         return -1;
@@ -47,6 +61,13 @@ int main(int argc, char **argv)
         if (!blocks[i])
             return 3;
         memset(blocks[i], i & 0xff, kSize);
+    }
+    // The program has called no function of the dynamic linker's: whatever a preloaded library looked up as it started
+    // leaves no error for it to read.
+    const char *error = dlerror();
+    if (error) {
+        printf("dlerror before any look-up of the program's: %s\n", error);
+        return 6;
     }
     int (*take)(void **, int, size_t) = takeThroughLibc;
     if (!viaLibc) {

@@ -18,15 +18,17 @@
 #include "engine/agent/got/agent_got.h"
 
 #include <dlfcn.h>
-#include <sched.h>
 
 #include <atomic>
 
 namespace emberline::agent {
 
-int injectedHooks(GotHook *out, int room); // agent_preload.cpp
+int injectedCHooks(GotHook *out, int room);   // agent_preload.cpp
+int injectedCxxHooks(GotHook *out, int room); // agent_cxx.cpp
 
 namespace {
+
+constexpr int kRoom = 64;
 
 using DlsymFn = void *(*)(void *, const char *);
 
@@ -46,33 +48,18 @@ DlsymFn realDlsym()
     return found;
 }
 
-// The hooks of the allocation functions (C and C++) with the definitions they pass their calls on to, made once.
-constexpr int kRoom = 64;
-GotHook g_hooks[kRoom];
-int g_hookCount = 0;
-std::atomic<int> g_hooksState{0}; // 0: not made, 1: being made, 2: made
-
-void makeHooks()
-{
-    int state = g_hooksState.load(std::memory_order_acquire);
-    while (state != 2) {
-        if (state == 0 && g_hooksState.compare_exchange_weak(state, 1, std::memory_order_acq_rel)) {
-            g_hookCount = injectedHooks(g_hooks, kRoom); // its look-ups are RTLD_NEXT's: no way back here
-            g_hooksState.store(2, std::memory_order_release);
-            return;
-        }
-        sched_yield(); // another thread makes them
-        state = g_hooksState.load(std::memory_order_acquire);
-    }
-}
-
-__attribute__((noinline)) void *hookFor(void *found)
+// The hook that passes its calls on to `found`, else `found`. A C name is compared with the C hooks' definitions,
+// looked up when the agent started; a C++ name (the Itanium ABI's "_Z") with the operators', looked up on first use
+// (a C program has none: those look-ups fail, and must not leave their failure for the program's dlerror to report).
+__attribute__((noinline)) void *hookFor(void *found, const char *name)
 {
     if (found == nullptr)
         return found;
-    makeHooks();
-    for (int i = 0; i < g_hookCount; ++i) {
-        const GotHook &hook = g_hooks[i];
+    GotHook hooks[kRoom];
+    const bool cxxName = name != nullptr && name[0] == '_' && name[1] == 'Z';
+    const int count = cxxName ? injectedCxxHooks(hooks, kRoom) : injectedCHooks(hooks, kRoom);
+    for (int i = 0; i < count; ++i) {
+        const GotHook &hook = hooks[i];
         if (hook.kind != GotOther && hook.definition == found)
             return hook.hook;
     }
@@ -91,5 +78,5 @@ EMBERLINE_EXPORT void *dlsym(void *handle, const char *name)
         return nullptr;
     if (handle == RTLD_NEXT || handle == RTLD_DEFAULT)
         EMBERLINE_TAIL_CALL return next(handle, name); // the caller's return address is the dynamic linker's to read
-    return hookFor(next(handle, name));
+    return hookFor(next(handle, name), name);
 }

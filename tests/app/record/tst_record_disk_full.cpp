@@ -114,7 +114,8 @@ void TestRecordDiskFull::diskFull()
 
     // What is left under a final name is whole; nothing temporary is left at all.
     const QStringList left = QDir(tiny.path()).entryList(QDir::Files);
-    QVERIFY(!left.isEmpty());
+    // Nothing at all only where no flush fitted (a loaded machine's first flush holds more call paths already).
+    QVERIFY2(!left.isEmpty() || notSaved == flushes, qPrintable(r.err));
     for (const QString &name : left) {
         QVERIFY2(name.endsWith(QLatin1String(".pprof")), qPrintable(name));
         auto read = emberline::engine::readPprofFile(QDir(tiny.path()).filePath(name).toStdString());
