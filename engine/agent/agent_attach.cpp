@@ -91,19 +91,27 @@ struct GotLock {
     GotLock &operator=(const GotLock &) = delete;
 };
 
-void hookModules()
+// Returns the modules left for a later look (not relocated yet): the loads are then not taken as seen, and the watch
+// goes on.
+int hookModules()
 {
     const InternalWork work; // dl_iterate_phdr's lock
     g_loadsSeen = linkerLoads();
-    gotHook(g_hooks, g_hookCount, reinterpret_cast<const void *>(&hookModules), g_counts);
+    const int left = gotHook(g_hooks, g_hookCount, reinterpret_cast<const void *>(&hookModules), g_counts);
+    if (left > 0) {
+        g_loadsSeen = 0;
+        const uint64_t until = nowNs() + kWatchNs;
+        g_watchUntilNs = g_watchUntilNs > until ? g_watchUntilNs : until;
+    }
     if (!g_ring)
-        return;
+        return left;
     // What the tables left alone, for the session to name (each entry before the count that takes it in).
     const uint32_t listed = g_ring->escapedModules.load(std::memory_order_relaxed);
     for (uint32_t i = listed; i < g_counts.escapes && i < uint32_t(kEscapedModules) && i < uint32_t(kMaxGotEscapes);
          ++i)
         g_ring->escaped[i] = EscapedModule{g_counts.escaped[i].address, g_counts.escaped[i].kinds, 0};
     g_ring->escapedModules.store(g_counts.escapes, std::memory_order_release);
+    return left;
 }
 
 int detach()
@@ -137,7 +145,7 @@ void removeSessionFolder()
 
 // On a hook's slow path: modules loaded since the tables were last looked at, and a session that is gone. The look
 // is left to a later slow path where the allocation's caller is the dynamic linker (this thread may be inside a
-// dlopen whose module is listed but not yet relocated).
+// dlopen: its modules are not relocated yet, and gotHook would leave them for a later look anyway).
 bool slowPathCheck(uint64_t caller)
 {
     if (!g_attached.load(std::memory_order_acquire))
@@ -173,13 +181,13 @@ bool slowPathCheck(uint64_t caller)
 } // namespace
 
 // A launched program's library opened with RTLD_DEEPBIND (hooks/agent_deepbind.cpp): the modules loaded since the last
-// look (all of them at the first) are taken over as an attach takes them.
-void hookDeepBound()
+// look (all of them at the first) are taken over as an attach takes them. Returns those left for a later look.
+int hookDeepBound()
 {
     const GotLock lock(true);
     if (g_hookCount == 0)
         g_hookCount = injectedHooks(g_hooks, kMaxHooks);
-    hookModules();
+    return hookModules();
 }
 
 } // namespace emberline::agent

@@ -99,60 +99,9 @@ template <typename Fn> Fn next(const char *name)
 // running program (agent_attach.cpp), the program's own (RTLD_DEFAULT: the agent is not in the global scope then).
 void *g_lookIn = RTLD_NEXT;
 
-// The module that holds `address` (its load address), or 0.
-uintptr_t moduleOf(const void *address)
-{
-    ModuleOfAddress module;
-    return moduleOfAddress(address, module) ? module.start : 0;
-}
-
-// The names of the loaded shared objects (the dynamic linker's own strings), collected first: dlopen may not be
-// called from dl_iterate_phdr's callback, which holds a lock of the dynamic linker.
-struct LoadedNames {
-    const char *name[256] = {};
-    int count = 0;
-};
-
-int collectName(dl_phdr_info *info, size_t, void *data)
-{
-    auto *names = static_cast<LoadedNames *>(data);
-    if (info->dlpi_name && info->dlpi_name[0] != '\0' && names->count < 256)
-        names->name[names->count++] = info->dlpi_name;
-    return 0;
-}
-
-// A program built without position independence that takes a function's address owns the function's canonical
-// address: a stub in its PLT that jumps through its own global offset table (which the injected front end rewrites).
-// The global scope names that stub; the definition is where the stub's entry leads once bound, else the C library's.
-void *definitionBehind(void *found, const char *name)
-{
-    void *const *entry = pltStubEntry(found);
-    if (!entry)
-        return found;
-    void *bound = __atomic_load_n(entry, __ATOMIC_ACQUIRE);
-    if (bound && moduleOf(bound) != moduleOf(found))
-        return bound;
-    // Not bound yet (lazy binding): the first definition in the shared objects, in their load order (the stub is the
-    // program's own, whose name is empty; the C library's functions and C++'s operators are further on).
-    LoadedNames names;
-    dl_iterate_phdr(collectName, &names);
-    for (int i = 0; i < names.count; ++i) {
-        void *module = dlopen(names.name[i], RTLD_LAZY | RTLD_NOLOAD);
-        void *definition = module ? dlsym(module, name) : nullptr;
-        if (module)
-            dlclose(module);
-        if (definition && moduleOf(definition) != moduleOf(found))
-            return definition;
-    }
-    return found;
-}
-
 template <typename Fn> Fn nextIn(const char *name)
 {
-    void *found = dlsym(g_lookIn, name);
-    if (found && g_lookIn == RTLD_DEFAULT)
-        found = definitionBehind(found, name);
-    return reinterpret_cast<Fn>(found);
+    return reinterpret_cast<Fn>(g_lookIn == RTLD_DEFAULT ? programDefinition(name) : dlsym(RTLD_NEXT, name));
 }
 
 void resolveNext()

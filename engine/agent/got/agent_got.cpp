@@ -141,6 +141,7 @@ struct Pass {
     int hookCount = 0;
     uint64_t self = 0;
     GotCounts *counts = nullptr;
+    int notRelocated = 0; // modules left for a later pass
 };
 
 struct Tables {
@@ -169,6 +170,10 @@ void rewrite(const ElfW(Rela) * relocations, uint64_t count, const Tables &t, in
             if (name[0] != hook.name[0] || strcmp(name, hook.name) != 0)
                 continue;
             if ((leftAlone & (1u << hook.kind)) != 0)
+                break;
+            // No C++ runtime in the program's scope (a C program; one that later opens a C++ library locally, with the
+            // runtime as its dependency): the runtime's operators are left to it, and their mallocs are seen.
+            if (hook.kind == GotCxx && hook.definition == nullptr)
                 break;
             // A module that defines the function itself, where the program's is another (an allocator in a library
             // of its own, as a plugin opened with RTLD_DEEPBIND brings): its entries, bound or lazy, lead to its own
@@ -206,7 +211,7 @@ void rewrite(const ElfW(Rela) * relocations, uint64_t count, const Tables &t, in
 
 int hookModule(dl_phdr_info *info, size_t, void *data)
 {
-    const Pass &pass = *static_cast<const Pass *>(data);
+    Pass &pass = *static_cast<Pass *>(data);
     uint64_t relroBegin = 0;
     uint64_t relroEnd = 0;
     const uint64_t dynamic = dynamicOf(info, relroBegin, relroEnd);
@@ -219,7 +224,6 @@ int hookModule(dl_phdr_info *info, size_t, void *data)
     }
     if (g_moduleCount == kMaxModules)
         return 0;
-    const int index = g_moduleCount++;
     uint64_t begin = ~uint64_t(0);
     uint64_t end = 0;
     for (int i = 0; i < info->dlpi_phnum; ++i) {
@@ -229,6 +233,11 @@ int hookModule(dl_phdr_info *info, size_t, void *data)
         begin = begin < base + ph.p_vaddr ? begin : base + ph.p_vaddr;
         end = end > base + ph.p_vaddr + ph.p_memsz ? end : base + ph.p_vaddr + ph.p_memsz;
     }
+    if (dl_find_object found{}; begin >= end || _dl_find_object(reinterpret_cast<void *>(begin), &found) != 0) {
+        ++pass.notRelocated;
+        return 0;
+    }
+    const int index = g_moduleCount++;
     g_modules[index] = Module{base, dynamic, begin, end, relroBegin, relroEnd, true};
     ++pass.counts->modules;
     // A table pointer the dynamic linker did not relocate in place is below the load address.
@@ -310,7 +319,7 @@ int markLive(dl_phdr_info *info, size_t, void *)
 
 } // namespace
 
-void gotHook(const GotHook *hooks, int hookCount, const void *self, GotCounts &counts)
+int gotHook(const GotHook *hooks, int hookCount, const void *self, GotCounts &counts)
 {
     Pass pass;
     pass.hooks = hooks;
@@ -318,6 +327,7 @@ void gotHook(const GotHook *hooks, int hookCount, const void *self, GotCounts &c
     pass.self = reinterpret_cast<uint64_t>(self);
     pass.counts = &counts;
     dl_iterate_phdr(hookModule, &pass);
+    return pass.notRelocated;
 }
 
 void gotRestore()

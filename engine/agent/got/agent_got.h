@@ -73,7 +73,11 @@ struct GotCounts {
 // Rewrites the entries of every module loaded since the last call (all of them at the first); `self` is an address
 // inside the agent (its own table is left alone). An entry already bound (it leads outside its module) to another
 // definition than the hook's is left alone (GotEscape); one not bound yet (lazy binding) is taken. Adds to `counts`.
-void gotHook(const GotHook *hooks, int hookCount, const void *self, GotCounts &counts);
+// Returns the modules left for a later call: listed by the dynamic linker but not relocated yet (a dlopen under way on
+// another thread), told without a lock by _dl_find_object, which finds a module only once it is relocated. Its table
+// is not read meanwhile (what it holds is not yet what it will) nor written (the dynamic linker still writes there, its
+// read-only pages writable until it is done).
+int gotHook(const GotHook *hooks, int hookCount, const void *self, GotCounts &counts);
 // Puts every rewritten entry of the modules still loaded back as it was (an entry that someone else rewrote since is
 // left to them), and forgets them all.
 void gotRestore();
@@ -88,5 +92,9 @@ bool linkerCode(uint64_t address);
 // position independence that takes a function's address in code owns the function's canonical address: such a stub in
 // its PLT, which every other module's entry for the function holds too (so that pointers to it compare equal).
 void *const *pltStubEntry(const void *code);
+
+// The definition of `name` in the running program the agent was loaded into (got/agent_definition.cpp): the global
+// scope's, behind the program's canonical PLT stub where it owns one; null where only the agent defines it.
+void *programDefinition(const char *name);
 
 } // namespace emberline::agent

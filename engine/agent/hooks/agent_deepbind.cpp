@@ -34,7 +34,7 @@
 
 namespace emberline::agent {
 
-void hookDeepBound(); // agent_attach.cpp
+int hookDeepBound(); // agent_attach.cpp
 
 namespace {
 
@@ -68,10 +68,11 @@ bool sameFromAgent(const char *file, const void *caller)
     return true;
 }
 
-// A hook's slow path (g_slowPathCheck): the library waited for is in the dynamic linker's list, and relocated. The
-// dynamic linker's own allocations, made while it loads and relocates, are left alone (this thread is inside dlopen),
-// and so are those whose caller the hook does not know; asking dladdr first waits out a dlopen under way on another
-// thread (it holds the loader's lock for all of its loading).
+// A hook's slow path (g_slowPathCheck): the library waited for is in the dynamic linker's list. The dynamic linker's
+// own allocations, made while it loads and relocates, are left alone (this thread is inside dlopen), and so are those
+// whose caller the hook does not know. A module another thread is still loading is left for a later slow path
+// (gotHook tells it without a lock: no wait for the loader's lock, which a dlopen holds while it runs the library's
+// initializers, and those may wait for a lock this thread holds).
 bool takePending(uint64_t caller)
 {
     const uint64_t seen = g_pendingLoads.load(std::memory_order_acquire);
@@ -83,9 +84,10 @@ bool takePending(uint64_t caller)
     uint64_t expected = seen;
     if (!g_pendingLoads.compare_exchange_strong(expected, 0, std::memory_order_acq_rel))
         return false; // another thread takes it
-    Dl_info info;
-    dladdr(reinterpret_cast<const void *>(&takePending), &info);
-    hookDeepBound();
+    if (hookDeepBound() > 0) {
+        expected = 0;
+        g_pendingLoads.compare_exchange_strong(expected, seen, std::memory_order_acq_rel); // a later slow path
+    }
     return false;
 }
 
