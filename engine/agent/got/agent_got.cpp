@@ -233,7 +233,9 @@ int hookModule(dl_phdr_info *info, size_t, void *data)
         begin = begin < base + ph.p_vaddr ? begin : base + ph.p_vaddr;
         end = end > base + ph.p_vaddr + ph.p_memsz ? end : base + ph.p_vaddr + ph.p_memsz;
     }
-    if (dl_find_object found{}; begin >= end || _dl_find_object(reinterpret_cast<void *>(begin), &found) != 0) {
+    if (begin >= end)
+        return 0; // nothing mapped: no table to rewrite
+    if (dl_find_object found{}; _dl_find_object(reinterpret_cast<void *>(begin), &found) != 0) {
         ++pass.notRelocated;
         return 0;
     }
