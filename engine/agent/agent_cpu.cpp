@@ -281,7 +281,7 @@ __attribute__((noinline)) bool writeCpuWalked(const greg_t *g, uint64_t periodNs
     const bool checked = checkedWalk();
     StackClaim claim = StackClaim::None;
     const AgentWalk walk = walkStack(UnwindRegs{uint64_t(g[REG_RIP]), uint64_t(g[REG_RSP]), uint64_t(g[REG_RBP])},
-                                     false, pcs, kMaxWalkFrames, checked ? nullptr : &claim);
+                                     false, pcs, kMaxWalkFrames, checked ? nullptr : &claim, pythonStackHash(python));
     if (!walk.whole) {
         because = walk.reason;
         return false;
@@ -292,7 +292,8 @@ __attribute__((noinline)) bool writeCpuWalked(const greg_t *g, uint64_t periodNs
     }
     const uint64_t hash = walk.hash;
     const uint32_t frames = claim == StackClaim::Known ? 0 : walk.frames;
-    const uint32_t bytes = uint32_t(sizeof(WalkedCpuRecord) + frames * sizeof(uint64_t) + python.bytes());
+    const PythonStack &written = pythonWritten(python, claim == StackClaim::Known);
+    const uint32_t bytes = uint32_t(sizeof(WalkedCpuRecord) + frames * sizeof(uint64_t) + written.bytes());
     AgentScope scope;
     auto *record = scope.reserve<WalkedCpuRecord>(bytes, keptForFrees(), false);
     if (!record) {
@@ -310,7 +311,7 @@ __attribute__((noinline)) bool writeCpuWalked(const greg_t *g, uint64_t periodNs
     record->stackHash = hash;
     if (frames != 0)
         memcpy(reinterpret_cast<uint8_t *>(record + 1), pcs, frames * sizeof(uint64_t));
-    putPython(record->python, reinterpret_cast<uint8_t *>(record + 1) + frames * sizeof(uint64_t), python);
+    putPython(record->python, reinterpret_cast<uint8_t *>(record + 1) + frames * sizeof(uint64_t), written);
     scope.publish(RecordType::CpuWalked);
     if (claim == StackClaim::Claimed)
         settleStack(hash, true);

@@ -32,7 +32,7 @@
 namespace emberline::agent {
 
 inline constexpr uint32_t kRingMagic = 0x52424d45; // "EMBR"
-inline constexpr uint32_t kRingVersion = 16;
+inline constexpr uint32_t kRingVersion = 17;
 // The unwind tables the session shares with the agent are versioned apart, beside their rows: agent_unwind.h's
 // kUnwindTableVersion; how they are delivered (the arena, the module index in the ring) is agent_tables.h's.
 // The header page, then the heap counters' slots (HeapSlot), then the module index (ModuleIndex, written by the
@@ -159,8 +159,9 @@ struct AllocRecord {
 // counters, leaf first (the interrupted one, or the call's address - the return address - 1 - of an allocation's
 // walk, which starts at the program's call; then return addresses), written in full the first time
 // a stack is seen in the process image (with WalkDefines) and named by its hash after that: `frames` 0 and only the
-// hash. A reference always comes after the record that wrote the stack out, in ring order. The hash covers the pcs
-// and the WalkTruncated flag.
+// hash. A reference always comes after the record that wrote the stack out, in ring order. The hash covers the pcs,
+// the WalkTruncated flag and the sample's Python frames and flags (PythonFields): a reference carries no Python frames
+// of its own (its PythonFields are zero), they are the ones the record that wrote the stack out carried.
 enum WalkFlag : uint8_t {
     WalkTruncated = 1u << 0, // the walk stopped at its depth limit (kMaxWalkFrames): the outermost frames are missing
     WalkDefines = 1u << 1,   // the stack is written out for later references: the session keeps it for the ring's life

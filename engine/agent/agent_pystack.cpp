@@ -202,6 +202,23 @@ void putPython(PythonFields &fields, void *tail, const PythonStack &stack)
         memcpy(tail, stack.frames, stack.bytes());
 }
 
+uint64_t pythonStackHash(const PythonStack &stack)
+{
+    if (stack.count == 0 && stack.flags == 0)
+        return 0;
+    // FNV-1a's mixing of 64-bit words, then a final avalanche: a few frames, once per walked sample.
+    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t(stack.count) << 16 | stack.flags);
+    for (uint32_t i = 0; i < stack.count; ++i) {
+        const PythonFrame &f = stack.frames[i];
+        h = (h ^ f.code) * 0x100000001b3ull;
+        h = (h ^ (uint64_t(uint32_t(f.instruction)) << 32 | f.flags)) * 0x100000001b3ull;
+    }
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    return h != 0 ? h : 1;
+}
+
 void pythonForget()
 {
     g_ringSerial.fetch_add(1, std::memory_order_relaxed);

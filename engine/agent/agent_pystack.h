@@ -27,6 +27,16 @@ void gatherPython(PythonStack &stack, bool wait);
 void gatherPythonTimed(PythonStack &stack);
 // The record's Python fields, and its frames at `tail` (the record's last stack.bytes() bytes).
 void putPython(PythonFields &fields, void *tail, const PythonStack &stack);
+// The frames and flags as a walked sample's stack hash takes them in (walkStack's `python`); 0 for none (a thread
+// outside a CPython, or a process image with none), so that such a stack's hash is its pcs' alone.
+uint64_t pythonStackHash(const PythonStack &stack);
+// What a walked record that names its stack by hash alone carries of `stack`: nothing (its frames and flags are the
+// ones the record that wrote the stack out carried, agent_protocol.h); else `stack` itself.
+inline const PythonStack &pythonWritten(const PythonStack &stack, bool named)
+{
+    static constexpr PythonStack kNone{};
+    return named ? kNone : stack;
+}
 // A new ring: the code objects described go with the old one.
 void pythonForget();
 

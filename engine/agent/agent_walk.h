@@ -26,7 +26,7 @@ struct AgentWalk {
     bool whole = false;    // the walk reached the stack's end or its depth limit: the pcs are the stack
     uint8_t flags = 0;     // WalkFlag (agent_protocol.h)
     WalkFallback reason{}; // why not, when not whole
-    uint64_t hash = 0;     // the stack's name: a hash of its pcs and flags, never 0 (when whole)
+    uint64_t hash = 0;     // the stack's name: a hash of its pcs, flags and Python frames, never 0 (when whole)
     uint32_t fromMemo = 0; // of `frames`, those the thread's last walk gave (checked against the stack, not stepped)
 };
 
@@ -35,10 +35,11 @@ struct AgentWalk {
 // else it is the interrupted instruction (the CPU handler's). Reads nothing outside [regs.sp, the thread's stack top).
 // With `claim` (a sample's walk, not a checked one): a whole stack's hash is claimed (claimStack) before the frames
 // the memo gave are copied into `pcs`, and where it was written out already (Known) they are not (the sample writes
-// the hash alone); walk.frames counts them either way.
+// the hash alone); walk.frames counts them either way. A non-zero `python` (pythonStackHash: the sample's Python
+// frames) goes into the hash: the stack a hash names is then the pcs and those Python frames together.
 enum class StackClaim : uint8_t;
 AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t maxFrames,
-                    StackClaim *claim = nullptr);
+                    StackClaim *claim = nullptr, uint64_t python = 0);
 
 // Whether the session asked for walks (RingHeader::unwindMode) and this thread can take one now.
 bool walkWanted();

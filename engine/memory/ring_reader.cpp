@@ -198,11 +198,12 @@ void RingReader::countCopy(uint32_t copiedBecause, bool checked)
         ++m_counters.walkFallbacks[copiedBecause - 1];
 }
 
-bool RingReader::walkedStack(Ring &ring, uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, AgentStack &stack)
+bool RingReader::walkedStack(Ring &ring, uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, AgentStack &stack,
+                             PythonFramesView &python)
 {
     ++m_counters.walked;
     m_counters.stackRefs += pcs.empty() ? 1 : 0;
-    if (ring.stacks.resolve(hash, flags, pcs, stack))
+    if (ring.stacks.resolve(hash, flags, pcs, stack, python))
         return true;
     ++m_counters.unknownStackRefs;
     return false;
@@ -320,7 +321,7 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             ++m_counters.allocations;
             a.python = pythonFrames(*record, alloc->python, bytes - uint32_t(sizeof(*alloc)), ring.image);
             const uint32_t walked = bytes - uint32_t(a.python.frames.size_bytes());
-            if (walkedStack(ring, alloc->stackHash, alloc->flags, walkedPcs(*alloc, walked), a.walk)) {
+            if (walkedStack(ring, alloc->stackHash, alloc->flags, walkedPcs(*alloc, walked), a.walk, a.python)) {
                 fillAllocation(a, ring, *alloc);
                 if (sinks.memory)
                     sinks.memory->onAllocation(a);
@@ -331,7 +332,7 @@ size_t RingReader::drain(Ring &ring, const RingSinks &sinks, uint64_t upToNs)
             ++m_counters.cpuSamples;
             c.python = pythonFrames(*record, cpu->python, bytes - uint32_t(sizeof(*cpu)), ring.image);
             const uint32_t walked = bytes - uint32_t(c.python.frames.size_bytes());
-            if (walkedStack(ring, cpu->stackHash, cpu->flags, walkedPcs(*cpu, walked), c.walk)) {
+            if (walkedStack(ring, cpu->stackHash, cpu->flags, walkedPcs(*cpu, walked), c.walk, c.python)) {
                 c.image = ring.image;
                 c.pid = ring.pid;
                 c.tid = cpu->tid;

@@ -260,7 +260,8 @@ private:
     void countCopy(uint32_t copiedBecause, bool checked);
     // A walked record's stack from the ring's written stacks (WalkedStacks), counted; false for a reference to a stack
     // the ring never wrote out.
-    bool walkedStack(Ring &ring, uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, AgentStack &stack);
+    bool walkedStack(Ring &ring, uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, AgentStack &stack,
+                     PythonFramesView &python);
     size_t visit(const RingSinks &sinks, uint32_t onlyPid, uint64_t upToNs, uint64_t createdBeforeNs = UINT64_MAX);
 
     std::string m_directory;

@@ -2,7 +2,8 @@
 
 namespace emberline::engine {
 
-bool WalkedStacks::resolve(uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, WalkedStack &stack)
+bool WalkedStacks::resolve(uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, WalkedStack &stack,
+                           PythonFramesView &python)
 {
     stack.truncated = (flags & agent::WalkTruncated) != 0;
     stack.hash = hash;
@@ -11,15 +12,20 @@ bool WalkedStacks::resolve(uint64_t hash, uint8_t flags, std::span<const uint64_
             stack.pcs = pcs;
             return true;
         }
-        std::vector<uint64_t> &kept = m_stacks[hash];
-        kept.assign(pcs.begin(), pcs.end());
-        stack.pcs = kept;
+        Kept &kept = m_stacks[hash];
+        kept.pcs.assign(pcs.begin(), pcs.end());
+        kept.python.assign(python.frames.begin(), python.frames.end());
+        kept.pythonFlags = python.flags;
+        stack.pcs = kept.pcs;
+        python.frames = kept.python;
         return true;
     }
     const auto known = m_stacks.find(hash);
     if (known == m_stacks.end())
         return false;
-    stack.pcs = known->second;
+    stack.pcs = known->second.pcs;
+    python.frames = known->second.python;
+    python.flags = known->second.pythonFlags;
     return true;
 }
 

@@ -17,13 +17,20 @@ namespace emberline::engine {
 // Thread: the ring reader's.
 class WalkedStacks {
 public:
-    // The stack a walked record carries (`pcs`: its own, empty for a reference; `flags`: agent::WalkFlag): its own pcs,
-    // kept when it defines the stack, or the ones its hash names. False for a reference to a stack the ring never wrote
-    // out (a damaged ring). `stack` points into the record or into this table.
-    bool resolve(uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, WalkedStack &stack);
+    // The stack a walked record carries (`pcs`: its own, empty for a reference; `flags`: agent::WalkFlag; `python`:
+    // the record's own Python frames): its own pcs and Python frames, kept when it defines the stack, or the ones its
+    // hash names (a reference's Python frames are its stack's). False for a reference to a stack the ring never wrote
+    // out (a damaged ring). `stack` and `python` point into the record or into this table.
+    bool resolve(uint64_t hash, uint8_t flags, std::span<const uint64_t> pcs, WalkedStack &stack,
+                 PythonFramesView &python);
 
 private:
-    std::unordered_map<uint64_t, std::vector<uint64_t>> m_stacks;
+    struct Kept {
+        std::vector<uint64_t> pcs;
+        std::vector<agent::PythonFrame> python;
+        uint32_t pythonFlags = 0;
+    };
+    std::unordered_map<uint64_t, Kept> m_stacks;
 };
 
 // The pcs a walked record of `bytes` carries after its fixed part (at most what the record holds).

@@ -93,7 +93,8 @@ __attribute__((noinline)) bool writeAllocWalked(const AllocFields &f, const Pyth
         call ? UnwindRegs{call->returnAddress, call->sp, call->bp} : UnwindRegs{regs[RegIP], regs[RegSP], regs[RegBP]};
     // A checked sample's walk keeps every pc (the session compares them with its own unwind of the copy).
     StackClaim claim = StackClaim::None;
-    const AgentWalk walk = walkStack(start, true, pcs, kMaxWalkFrames, checked ? nullptr : &claim);
+    const AgentWalk walk =
+        walkStack(start, true, pcs, kMaxWalkFrames, checked ? nullptr : &claim, pythonStackHash(python));
     if (!walk.whole) {
         because = walk.reason;
         return false;
@@ -104,7 +105,8 @@ __attribute__((noinline)) bool writeAllocWalked(const AllocFields &f, const Pyth
     }
     const uint64_t hash = walk.hash;
     const uint32_t frames = claim == StackClaim::Known ? 0 : walk.frames;
-    const uint32_t bytes = uint32_t(sizeof(WalkedAllocRecord) + frames * sizeof(uint64_t) + python.bytes());
+    const PythonStack &written = pythonWritten(python, claim == StackClaim::Known);
+    const uint32_t bytes = uint32_t(sizeof(WalkedAllocRecord) + frames * sizeof(uint64_t) + written.bytes());
     AgentScope scope;
     auto *record = scope.reserve<WalkedAllocRecord>(bytes, f.keep, f.wait);
     if (!record) {
@@ -124,7 +126,7 @@ __attribute__((noinline)) bool writeAllocWalked(const AllocFields &f, const Pyth
     record->stackHash = hash;
     if (frames != 0)
         memcpy(reinterpret_cast<uint8_t *>(record + 1), pcs, frames * sizeof(uint64_t));
-    putPython(record->python, reinterpret_cast<uint8_t *>(record + 1) + frames * sizeof(uint64_t), python);
+    putPython(record->python, reinterpret_cast<uint8_t *>(record + 1) + frames * sizeof(uint64_t), written);
     scope.publish(RecordType::AllocWalked);
     if (claim == StackClaim::Claimed)
         settleStack(hash, true);

@@ -227,7 +227,8 @@ bool walkWanted()
     return g_ring && g_ring->unwindMode.load(std::memory_order_relaxed) == uint32_t(UnwindMode::Walk);
 }
 
-AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t maxFrames, StackClaim *claim)
+AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t maxFrames, StackClaim *claim,
+                    uint64_t python)
 {
     AgentWalk walk;
     walk.reason = WalkFallback::NotReady;
@@ -376,6 +377,8 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
         // instruction) as its first pc, as the session takes a caller frame's; its hash says so, apart from an
         // interrupted pc that happened to be at a return address.
         walk.hash = mix(sum ^ (uint64_t(frames) << 8 | walk.flags | uint64_t(firstIsReturn) << 40));
+        if (python != 0)
+            walk.hash = mix(walk.hash ^ python);
         if (walk.hash == 0)
             walk.hash = 1;
         // A stack written out already is written as its hash alone: the memo's pcs are not needed.
