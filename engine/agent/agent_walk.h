@@ -38,8 +38,8 @@ struct AgentWalk {
 // the hash alone); walk.frames counts them either way. A non-zero `python` (pythonStackHash: the sample's Python
 // frames) goes into the hash: the stack a hash names is then the pcs and those Python frames together.
 enum class StackClaim : uint8_t;
-AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t maxFrames,
-                    StackClaim *claim = nullptr, uint64_t python = 0);
+AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t maxFrames, StackClaim *claim = nullptr,
+                    uint64_t python = 0);
 
 // Whether the session asked for walks (RingHeader::unwindMode) and this thread can take one now.
 bool walkWanted();
