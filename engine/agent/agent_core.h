@@ -178,8 +178,12 @@ inline void *allocated(void *address, size_t size)
 {
     if (passingThrough())
         return address;
-    if (__builtin_expect(countDown(t_state, size), 0))
+    if (__builtin_expect(countDown(t_state, size), 0)) {
         onCountdown(address, size);
+        countAllocated(address);
+        markSampled(address);
+        return address;
+    }
     countAllocated(address);
     return address;
 }
@@ -227,6 +231,7 @@ template <typename Next> __attribute__((noinline)) void *allocateSlow(size_t siz
     // The first allocation starts the agent here, before it is counted.
     sampleAs(address, size, marked ? SampleMarked : SampleUnmarked, &call);
     countAllocated(marked && address ? markedBlockOf(address) : address);
+    markSampled(address);
     return address;
 }
 // Marks to make (an attached program), or frees to filter: apart from the fast path, which then reads no mark.
@@ -293,13 +298,33 @@ template <typename Next> __attribute__((noinline)) void releaseFiltered(void *ad
         countFreed(address);
     next(address);
 }
+// An attached program's free while only its marks are on (sampled mode, memory profiled): a block whose mark is this
+// session's plain one was allocated since the attach and never sampled (a sample's mark says so: markSampled), so it
+// is counted off with no question to the free filter; every other block (before the attach, sampled, or with no mark
+// table) takes releaseFiltered.
+template <typename Next> __attribute__((noinline)) void releaseAttached(uint32_t flags, void *address, Next next)
+{
+    HeapSlot *slot = t_state.slot;
+    const uint8_t mark = uint8_t(flags >> 8);
+    constexpr uint32_t kOnlyFiltered = uint32_t(1) << 16; // HookFlags: filtered set, passThrough and reserved not
+    if ((flags & ~uint32_t(0xff00)) == kOnlyFiltered && mark != 0 && address != nullptr && slot != nullptr &&
+        slot != &t_nowhere) {
+        if (uint8_t *byte = markByteOf(uint64_t(address)); byte && __atomic_load_n(byte, __ATOMIC_RELAXED) == mark) {
+            __atomic_store_n(byte, uint8_t(0), __ATOMIC_RELAXED);
+            addToSum(slot->freed, chunkSize(address));
+            return next(address);
+        }
+    }
+    return releaseFiltered(address, next);
+}
 // With no flag set (the agent marks its samples), the fast path reads the block's chunk size, which tells a marked
 // block too, and leaves by a tail call.
 template <typename Next> inline void release(void *address, Next next)
 {
     HeapSlot *slot = t_state.slot;
-    if (__builtin_expect((hookFlagsSet() != 0) | (slot == nullptr) | (address == nullptr), 0))
-        return releaseFiltered(address, next);
+    const uint32_t flags = hookFlagsSet();
+    if (__builtin_expect((flags != 0) | (slot == nullptr) | (address == nullptr), 0))
+        return releaseAttached(flags, address, next);
     const uint64_t field = static_cast<const uint64_t *>(address)[-1];
     if (__builtin_expect((field & kMarkedBit) != 0, 0))
         return releaseMarked(address, next);
@@ -317,6 +342,7 @@ template <typename Call> __attribute__((noinline)) void *allocateSampled(size_t 
     void *address = marked ? markBlock(call(offset), offset) : call(0);
     sampleAs(address, size, marked ? SampleMarked : SampleUnmarked);
     countAllocated(marked && address ? markedBlockOf(address) : address);
+    markSampled(address);
     return address;
 }
 template <typename Call> inline void *allocateVia(size_t size, size_t offset, Call call)

@@ -240,8 +240,8 @@ bool startAttachedMarks()
 {
     if (!g_chunkSizes)
         return false;
-    // A mark no table holds: after 255 sessions the tables are cleared.
-    if (++g_lastMark == 0) {
+    // A mark no table holds: after 127 sessions the tables are cleared (a mark is below kMarkSampled).
+    if (++g_lastMark == kMarkSampled) {
         forEachMarkTable(giveMarksBack);
         g_lastMark = 1;
     }

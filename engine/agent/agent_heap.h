@@ -107,8 +107,23 @@ inline bool marksSamples()
 // The table for addresses `table` << kMarkTableShift on, mapped; null (the counts no longer whole) without room.
 uint8_t *makeMarkTable(uint64_t table);
 
+// A sampled block's mark (markSampled): the session's mark with this bit set. A session's mark is below it.
+inline constexpr uint8_t kMarkSampled = 0x80;
+
+// The mark byte of `address` in the tables; null where its table is not mapped (no block since the attach there).
+inline uint8_t *markByteOf(uint64_t a)
+{
+    const uint64_t table = a >> kMarkTableShift;
+    if (__builtin_expect(table >= kMarkTables, 0))
+        return nullptr;
+    uint8_t *marks = g_markTables[table].load(std::memory_order_acquire);
+    if (__builtin_expect(marks == nullptr, 0))
+        return nullptr;
+    return marks + ((a & ((uint64_t(1) << kMarkTableShift) - 1)) >> kMarkGranuleShift);
+}
+
 // Whether the call counts: an allocation marks its block (false when its mark has no room), a free counts when it
-// finds this session's mark, which it clears. One thread at a time touches a block's mark: its free comes before
+// finds this session's mark (plain, or a sampled block's), which it clears. One thread at a time touches a block's mark: its free comes before
 // the allocator may hand its address out again. A failed realloc's block, which its free had cleared, is marked
 // again as a new one.
 inline bool markedCall(void *address, bool freed, uint8_t mark)
@@ -124,13 +139,29 @@ inline bool markedCall(void *address, bool freed, uint8_t mark)
     }
     uint8_t *byte = marks + ((a & ((uint64_t(1) << kMarkTableShift) - 1)) >> kMarkGranuleShift);
     if (freed) {
-        if (__atomic_load_n(byte, __ATOMIC_RELAXED) != mark)
+        if ((__atomic_load_n(byte, __ATOMIC_RELAXED) & uint8_t(~kMarkSampled)) != mark)
             return false; // allocated before the attach
         __atomic_store_n(byte, uint8_t(0), __ATOMIC_RELAXED);
         return true;
     }
     __atomic_store_n(byte, mark, __ATOMIC_RELAXED);
     return true;
+}
+
+// After a sample's block was counted (its mark made): where the sample put it in the tracking table, its mark says
+// so, and its free asks the table; the free of a block whose mark is plain asks nothing more (release(), agent_core.h).
+inline void markSampled(void *address)
+{
+    ThreadState &t = t_state;
+    if (__builtin_expect(t.sampleTracked == nullptr, 1) || t.sampleTracked != address)
+        return;
+    t.sampleTracked = nullptr;
+    const uint8_t mark = __atomic_load_n(&g_markNow, __ATOMIC_RELAXED);
+    if (mark == 0)
+        return;
+    uint8_t *byte = markByteOf(uint64_t(address));
+    if (byte && __atomic_load_n(byte, __ATOMIC_RELAXED) == mark)
+        __atomic_store_n(byte, uint8_t(mark | kMarkSampled), __ATOMIC_RELAXED);
 }
 
 // One block's heap bytes added to the thread's sum of allocations or of frees. `Marks`: look at the attached marks

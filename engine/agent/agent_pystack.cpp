@@ -206,17 +206,21 @@ uint64_t pythonStackHash(const PythonStack &stack)
 {
     if (stack.count == 0 && stack.flags == 0)
         return 0;
-    // FNV-1a's mixing of 64-bit words, then a final avalanche: a few frames, once per walked sample.
-    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t(stack.count) << 16 | stack.flags);
+    // Each frame mixed apart with its depth, then summed: the frames' mixes do not wait on each other (a chain of
+    // multiplies through every frame cost this 1.7% of a CPython program's time in exact mode).
+    uint64_t sum = uint64_t(stack.count) << 16 | stack.flags;
     for (uint32_t i = 0; i < stack.count; ++i) {
         const PythonFrame &f = stack.frames[i];
-        h = (h ^ f.code) * 0x100000001b3ull;
-        h = (h ^ (uint64_t(uint32_t(f.instruction)) << 32 | f.flags)) * 0x100000001b3ull;
+        uint64_t x = f.code * 0x9E3779B97F4A7C15ull + (uint64_t(uint32_t(f.instruction)) << 32 | f.flags) + i;
+        x ^= x >> 31;
+        x *= 0xbf58476d1ce4e5b9ull;
+        x ^= x >> 29;
+        sum += x;
     }
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 32;
-    return h != 0 ? h : 1;
+    sum ^= sum >> 32;
+    sum *= 0x94d049bb133111ebull;
+    sum ^= sum >> 29;
+    return sum != 0 ? sum : 1;
 }
 
 void pythonForget()

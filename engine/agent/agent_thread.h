@@ -60,6 +60,8 @@ struct ThreadState {
     bool slotGiven;     // the thread has ended and given its heap slot back
     bool notMalloc;     // the allocation being sampled is no malloc block (CPython's): its heap bytes are its size
     uint8_t sampleKind; // how the allocation being sampled is told at its free (SampleKind, agent_core.h)
+    void *sampleTracked; // the block its last sample put in the tracking table, until the block's attached mark
+                         // says so (agent_heap.h: markSampled)
     int *errnoAt;       // the thread's errno (the C library's, asked once: every AgentScope keeps it)
 
     // --- Its stack (agent_stack.cpp) ---

@@ -222,15 +222,20 @@ bool trackSample(void *address)
         setMarkRecorded(address, true);
         return true;
     }
-    return track(uint64_t(address));
+    if (!track(uint64_t(address)))
+        return false;
+    t_state.sampleTracked = address;
+    return true;
 }
 
 void forgetSample(void *address)
 {
-    if (t_state.sampleKind == SampleMarked)
+    if (t_state.sampleKind == SampleMarked) {
         setMarkRecorded(address, false);
-    else
+    } else {
         untrack(uint64_t(address));
+        t_state.sampleTracked = nullptr;
+    }
 }
 
 } // namespace emberline::agent

@@ -16,7 +16,7 @@
 # estimate of the allocations beside heaptrack's count.
 #   bench_memory.sh BUILD_DIR [ROUNDS] [PYTHON_ROUNDS]
 # WORKLOADS="python python-pretty g++ spawns" (the default) chooses the workloads, CONFIGS="alone cpu memory agent" (the default) the
-# configurations beside heaptrack (which runs in the first two rounds; HEAPTRACK=no leaves it out, so that the rounds
+# configurations beside heaptrack (which runs in the first HEAPTRACK_ROUNDS rounds, 2 by default; HEAPTRACK=no leaves it out, so that the rounds
 # right after it do not run slow on a small machine); `alone` must be among them. Two more may be named: `copy` (the
 # memory session with --agent-stacks copy: every stack copied, the agent's walk off) and `exact` (--alloc-interval 1).
 # Three floors, with nothing of Emberline's in them: `floor` (an interposer whose malloc, free, calloc and realloc only
@@ -33,6 +33,7 @@ WORKLOADS=${WORKLOADS:-python python-pretty g++ spawns}
 CONFIGS=${CONFIGS:-alone cpu memory agent}
 BASE=${BASE:-}
 HEAPTRACK=${HEAPTRACK:-yes}
+HEAPTRACK_ROUNDS=${HEAPTRACK_ROUNDS:-2}
 # PIN=1 runs each workload on the last CPU and Emberline's session on the first (heaptrack unpinned): on a virtual
 # machine whose CPUs run at different speeds (here one ran 1.6 times slower than the other), an unpinned run measures
 # mostly which CPU the program landed on.
@@ -106,7 +107,7 @@ measure() {
         signals) EMBERLINE_SIGNAL_HZ=99 LD_PRELOAD=$SIGNALS "${TARGET_CPU[@]}" "$@" >/dev/null 2>"$d/err" ;;
         both) EMBERLINE_SIGNAL_HZ=99 LD_PRELOAD="$FLOOR $SIGNALS" "${TARGET_CPU[@]}" "$@" >/dev/null 2>"$d/err" ;;
         heaptrack)
-            if [[ $heaptrack != yes || $HEAPTRACK != yes ]] || ! command -v heaptrack >/dev/null || ((i > 2)); then return; fi
+            if [[ $heaptrack != yes || $HEAPTRACK != yes ]] || ! command -v heaptrack >/dev/null || ((i > HEAPTRACK_ROUNDS)); then return; fi
             heaptrack -o "$d/ht$i" "$@" >/dev/null 2>"$d/err"
             ;;
         esac

@@ -1,6 +1,6 @@
 // The agent's heap counts (engine/agent/agent_heap.h) driven in this process with its real ring: malloc's fast path
 // counting by predicted chunks with its probes' estimate of what the predictions miss, an attached agent's marks
-// (only blocks allocated since the attach count), and the hooks passing every call through while memory is not
+// (only blocks allocated since the attach count; a sampled block's mark says so, for its free), and the hooks passing every call through while memory is not
 // profiled. Fast: no program is launched.
 #include "tests/engine/agent/agent_core_support.h"
 
@@ -136,6 +136,70 @@ private Q_SLOTS:
         QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), int64_t(0));
         for (size_t i = 50; i < older.size(); ++i)
             releaseBlock(older[i]);
+    }
+
+    // An attached program's malloc and free through the hooks' own paths, sampled every 16 KiB on average: a sampled
+    // block's mark says so (its free asks the free filter and is recorded), a block never sampled has the session's
+    // plain mark (its free counts off the heap and asks nothing more), a block from before the attach neither. If the
+    // first check fails, an attached session loses the frees of its samples (they read as leaks); if the counts fail,
+    // the attached live heap drifts.
+    void attachedFreesTellSampledBlocksByTheirMark()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        std::vector<void *> older(200);
+        for (void *&p : older)
+            p = ::malloc(100);
+        const Attached attached;
+        QVERIFY(agent::agentStart(options(dir, uint64_t(16) * 1024, uint64_t(8) << 20)));
+        if (!agent::g_chunkSizes) {
+            for (void *p : older)
+                releaseBlock(p);
+            QSKIP("another allocator's sizes (a sanitizer's malloc): no attached marks to tell blocks by");
+        }
+        QVERIFY(agent::attachedMarksOn());
+        RingReader rings(dir.path().toStdString());
+        RecordingSink sink;
+        ReaderThread reader(rings, sink);
+        static void *(*volatile realMalloc)(size_t) = ::malloc;
+        const auto next = [](size_t n) { return realMalloc(n); };
+        const auto freeNext = [](void *block) { ::free(block); };
+        const uint8_t mark = agent::g_markNow;
+        std::vector<void *> blocks;
+        int64_t live = 0;
+        for (int i = 0; i < 20000; ++i) {
+            void *p = agent::allocate(32 + size_t(i % 200) * 8, next);
+            QVERIFY(p);
+            blocks.push_back(p);
+            live += int64_t(chunkBytes(p));
+        }
+        QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), live);
+        reader.stop();
+        const uint64_t sampled = sink.allocations;
+        QVERIFY2(sampled > 100, qPrintable(QString::number(sampled))); // the case is there
+        int sampledMarks = 0;
+        for (void *p : blocks) {
+            const uint8_t *byte = agent::markByteOf(uint64_t(p));
+            QVERIFY(byte);
+            const bool wasSampled = sink.live.count(uint64_t(p)) != 0;
+            QCOMPARE(*byte, uint8_t(wasSampled ? (mark | agent::kMarkSampled) : mark));
+            sampledMarks += wasSampled ? 1 : 0;
+        }
+        QCOMPARE(uint64_t(sampledMarks), sampled);
+        for (void *p : older)
+            agent::release(p, freeNext);
+        QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), live);
+        for (void *p : blocks)
+            agent::release(p, freeNext);
+        QCOMPARE(heapLiveOf(*agent::g_ring).value_or(-1), int64_t(0));
+        RecordingSink after;
+        ReaderThread more(rings, after);
+        more.stop();
+        // Every sample's free is recorded, and no other free.
+        QCOMPARE(after.frees, sampled);
+        QCOMPARE(after.unknownFrees, sampled); // this sink saw their allocations in the first one
+        for (void *p : blocks)
+            QCOMPARE(*agent::markByteOf(uint64_t(p)), uint8_t(0));
     }
 
     // While memory is off (the agent retired after a detach, or running for CPU alone) the hooks pass every call on:
