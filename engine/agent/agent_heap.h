@@ -123,9 +123,9 @@ inline uint8_t *markByteOf(uint64_t a)
 }
 
 // Whether the call counts: an allocation marks its block (false when its mark has no room), a free counts when it
-// finds this session's mark (plain, or a sampled block's), which it clears. One thread at a time touches a block's mark: its free comes before
-// the allocator may hand its address out again. A failed realloc's block, which its free had cleared, is marked
-// again as a new one.
+// finds this session's mark (plain, or a sampled block's), which it clears. One thread at a time touches a block's
+// mark: its free comes before the allocator may hand its address out again. A failed realloc's block, which its free
+// had cleared, is marked again as a new one.
 inline bool markedCall(void *address, bool freed, uint8_t mark)
 {
     const uint64_t a = uint64_t(address);

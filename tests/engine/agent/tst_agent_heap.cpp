@@ -1,7 +1,7 @@
 // The agent's heap counts (engine/agent/agent_heap.h) driven in this process with its real ring: malloc's fast path
 // counting by predicted chunks with its probes' estimate of what the predictions miss, an attached agent's marks
-// (only blocks allocated since the attach count; a sampled block's mark says so, for its free), and the hooks passing every call through while memory is not
-// profiled. Fast: no program is launched.
+// (only blocks allocated since the attach count; a sampled block's mark says so, for its free), and the hooks passing
+// every call through while memory is not profiled. Fast: no program is launched.
 #include "tests/engine/agent/agent_core_support.h"
 
 #include "engine/memory/ring_header_reads.h"
