@@ -66,7 +66,6 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.stat
                                                                            .slotGiven = false,
                                                                            .notMalloc = false,
                                                                            .sampleKind = SampleFiltered,
-                                                                           .sampleTracked = nullptr,
                                                                            .errnoAt = nullptr,
                                                                            .stackAsked = false,
                                                                            .stackLow = 0,

@@ -148,22 +148,6 @@ inline bool markedCall(void *address, bool freed, uint8_t mark)
     return true;
 }
 
-// After a sample's block was counted (its mark made): where the sample put it in the tracking table, its mark says
-// so, and its free asks the table; the free of a block whose mark is plain asks nothing more (release(), agent_core.h).
-inline void markSampled(void *address)
-{
-    ThreadState &t = t_state;
-    if (__builtin_expect(t.sampleTracked == nullptr, 1) || t.sampleTracked != address)
-        return;
-    t.sampleTracked = nullptr;
-    const uint8_t mark = __atomic_load_n(&g_markNow, __ATOMIC_RELAXED);
-    if (mark == 0)
-        return;
-    uint8_t *byte = markByteOf(uint64_t(address));
-    if (byte && __atomic_load_n(byte, __ATOMIC_RELAXED) == mark)
-        __atomic_store_n(byte, uint8_t(mark | kMarkSampled), __ATOMIC_RELAXED);
-}
-
 // One block's heap bytes added to the thread's sum of allocations or of frees. `Marks`: look at the attached marks
 // (g_markNow); the fast paths, which have seen no flag set (hookFlagsSet), leave them out.
 template <bool Freed, bool Marks> inline void countHeap(void *address)

@@ -47,22 +47,20 @@ struct ThreadState {
     uint32_t tid;       // the thread's id, cached (0: not known yet, and after fork)
 
     // --- Where the thread is (the rules' flags) ---
-    uint32_t depth;      // AgentScopes entered and not left: > 0 inside the agent (> 1: a handler nested in it)
-    uint32_t internal;   // > 0 while the agent makes calls that allocate (InternalWork): their allocations are the
-                         // agent's own, passed through uncounted and unrecorded
-    uint32_t inCxx;      // > 0 while an allocator's own operator new or delete runs: what it allocates or frees
-                         // through the hooked C functions is the operator's one call, counted by the operator
-    bool holding;        // holds a reserved record not yet published: the reader waits for it in order, so nothing
-                         // nested here (a signal handler's record) may wait for room
-    bool trackLocked;    // holds the tracking table's lock: a nested handler neither tracks nor waits for it
-    bool noPages;        // the last reserve found no room because the file system gave no pages: waiting won't help
-    bool totalsKeySet;   // the thread's totals are written when it ends (a thread-specific key's destructor)
-    bool slotGiven;      // the thread has ended and given its heap slot back
-    bool notMalloc;      // the allocation being sampled is no malloc block (CPython's): its heap bytes are its size
-    uint8_t sampleKind;  // how the allocation being sampled is told at its free (SampleKind, agent_core.h)
-    void *sampleTracked; // the block its last sample put in the tracking table, until the block's attached mark
-                         // says so (agent_heap.h: markSampled)
-    int *errnoAt;        // the thread's errno (the C library's, asked once: every AgentScope keeps it)
+    uint32_t depth;     // AgentScopes entered and not left: > 0 inside the agent (> 1: a handler nested in it)
+    uint32_t internal;  // > 0 while the agent makes calls that allocate (InternalWork): their allocations are the
+                        // agent's own, passed through uncounted and unrecorded
+    uint32_t inCxx;     // > 0 while an allocator's own operator new or delete runs: what it allocates or frees
+                        // through the hooked C functions is the operator's one call, counted by the operator
+    bool holding;       // holds a reserved record not yet published: the reader waits for it in order, so nothing
+                        // nested here (a signal handler's record) may wait for room
+    bool trackLocked;   // holds the tracking table's lock: a nested handler neither tracks nor waits for it
+    bool noPages;       // the last reserve found no room because the file system gave no pages: waiting won't help
+    bool totalsKeySet;  // the thread's totals are written when it ends (a thread-specific key's destructor)
+    bool slotGiven;     // the thread has ended and given its heap slot back
+    bool notMalloc;     // the allocation being sampled is no malloc block (CPython's): its heap bytes are its size
+    uint8_t sampleKind; // how the allocation being sampled is told at its free (SampleKind, agent_core.h)
+    int *errnoAt;       // the thread's errno (the C library's, asked once: every AgentScope keeps it)
 
     // --- Its stack (agent_stack.cpp) ---
     bool stackAsked;    // its bounds were looked up (outside handlers: the look-up allocates)

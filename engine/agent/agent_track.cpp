@@ -4,6 +4,7 @@
 // Thread: every thread of the program, concurrently; lock-free but for the rare changes of a bucket's count.
 
 #include "engine/agent/agent_track.h"
+#include "engine/agent/agent_heap.h"
 #include "engine/agent/agent_thread.h"
 
 #include <stddef.h>
@@ -161,6 +162,27 @@ bool track(uint64_t address)
 }
 
 // True when `address` was tracked; it is not any more.
+void markSampled(void *address)
+{
+    const uint8_t mark = __atomic_load_n(&g_markNow, __ATOMIC_RELAXED);
+    if (mark == 0 || address == nullptr || !freeFiltered(uint64_t(address)) || !isTracked(uint64_t(address)))
+        return;
+    uint8_t *byte = markByteOf(uint64_t(address));
+    if (byte && __atomic_load_n(byte, __ATOMIC_RELAXED) == mark)
+        __atomic_store_n(byte, uint8_t(mark | kMarkSampled), __ATOMIC_RELAXED);
+}
+
+bool isTracked(uint64_t address)
+{
+    const size_t b = bucketOf(address);
+    if (g_bucketUse[b].load(std::memory_order_acquire) == 0)
+        return false;
+    for (const auto &slot : g_buckets[b].slots)
+        if (slot.load(std::memory_order_relaxed) == address)
+            return true;
+    return false;
+}
+
 bool untrack(uint64_t address)
 {
     const size_t b = bucketOf(address);
@@ -222,20 +244,15 @@ bool trackSample(void *address)
         setMarkRecorded(address, true);
         return true;
     }
-    if (!track(uint64_t(address)))
-        return false;
-    t_state.sampleTracked = address;
-    return true;
+    return track(uint64_t(address));
 }
 
 void forgetSample(void *address)
 {
-    if (t_state.sampleKind == SampleMarked) {
+    if (t_state.sampleKind == SampleMarked)
         setMarkRecorded(address, false);
-    } else {
+    else
         untrack(uint64_t(address));
-        t_state.sampleTracked = nullptr;
-    }
 }
 
 } // namespace emberline::agent

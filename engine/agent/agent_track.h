@@ -72,6 +72,13 @@ void giveTablePagesBack();
 bool track(uint64_t address);
 // True when `address` was tracked; it is not any more.
 bool untrack(uint64_t address);
+// Whether `address` is tracked now (the thread that tracked it asks, before its malloc returns).
+bool isTracked(uint64_t address);
+// After a sample's block was counted (its attached mark made, agent_heap.h): where the sample tracks it, its mark
+// says so (kMarkSampled), so that its free asks the table; the free of a block whose mark is plain asks nothing more
+// (releaseAttached, agent_core.h). The table itself is asked, not a note of the sample's: a signal handler's sample
+// nested between the tracking and this would have taken the note.
+void markSampled(void *address);
 
 // --- Sampled blocks that carry their own mark -------------------------------------------------------------------
 // Where the program's malloc family is the agent's own front end's (preloaded) and the C library's allocator serves
