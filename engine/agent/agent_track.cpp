@@ -161,7 +161,6 @@ bool track(uint64_t address)
     return taken;
 }
 
-// True when `address` was tracked; it is not any more.
 void markSampled(void *address)
 {
     const uint8_t mark = __atomic_load_n(&g_markNow, __ATOMIC_RELAXED);
@@ -183,6 +182,7 @@ bool isTracked(uint64_t address)
     return false;
 }
 
+// True when `address` was tracked; it is not any more.
 bool untrack(uint64_t address)
 {
     const size_t b = bucketOf(address);
