@@ -302,13 +302,16 @@ template <typename Next> __attribute__((noinline)) void releaseFiltered(void *ad
 // session's plain one was allocated since the attach and never sampled (a sample's mark says so: markSampled), so it
 // is counted off with no question to the free filter; every other block (before the attach, sampled, or with no mark
 // table) takes releaseFiltered.
+inline constexpr uint32_t kOnlyFiltered = uint32_t(1) << 16; // HookFlags: filtered set, passThrough and reserved not
+inline bool onlyAttachedMarks(uint32_t flags)
+{
+    return (flags & ~uint32_t(0xff00)) == kOnlyFiltered && (flags & 0xff00) != 0;
+}
 template <typename Next> __attribute__((noinline)) void releaseAttached(uint32_t flags, void *address, Next next)
 {
     HeapSlot *slot = t_state.slot;
     const uint8_t mark = uint8_t(flags >> 8);
-    constexpr uint32_t kOnlyFiltered = uint32_t(1) << 16; // HookFlags: filtered set, passThrough and reserved not
-    if ((flags & ~uint32_t(0xff00)) == kOnlyFiltered && mark != 0 && address != nullptr && slot != nullptr &&
-        slot != &t_nowhere) {
+    if (onlyAttachedMarks(flags) && address != nullptr && slot != nullptr && slot != &t_nowhere) {
         if (uint8_t *byte = markByteOf(uint64_t(address)); byte && __atomic_load_n(byte, __ATOMIC_RELAXED) == mark) {
             __atomic_store_n(byte, uint8_t(0), __ATOMIC_RELAXED);
             addToSum(slot->freed, chunkSize(address));
@@ -323,8 +326,12 @@ template <typename Next> inline void release(void *address, Next next)
 {
     HeapSlot *slot = t_state.slot;
     const uint32_t flags = hookFlagsSet();
-    if (__builtin_expect((flags != 0) | (slot == nullptr) | (address == nullptr), 0))
-        return releaseAttached(flags, address, next);
+    if (__builtin_expect((flags != 0) | (slot == nullptr) | (address == nullptr), 0)) {
+        // Told apart here, so that a free passed through (memory off: CPU profiling alone) jumps straight on.
+        if (onlyAttachedMarks(flags))
+            return releaseAttached(flags, address, next);
+        return releaseFiltered(address, next);
+    }
     const uint64_t field = static_cast<const uint64_t *>(address)[-1];
     if (__builtin_expect((field & kMarkedBit) != 0, 0))
         return releaseMarked(address, next);
