@@ -520,7 +520,7 @@ __attribute__((noinline)) bool freeSlow(void *address)
     return true;
 }
 
-void *unmarkFreed(void *address)
+void *unmarkFreed(void *address, bool *told)
 {
     if (foreignBlock(address))
         return nullptr; // the start-up storage's: never given back
@@ -530,6 +530,8 @@ void *unmarkFreed(void *address)
     if (markRecordedHere(address) && g_mode.load(std::memory_order_relaxed) == int(Mode::Sampling)) {
         const AgentScope scope;
         writeFree(address, false, false);
+        if (told)
+            *told = true;
     }
     return block;
 }

@@ -274,8 +274,8 @@ template <typename Next> inline void *allocate(size_t size, Next next)
 
 // The free of a marked block (a sample's, or one of the start-up storage's): its free recorded where this ring
 // recorded its sample, its heap bytes counted off; the allocator's block to give back (null: the start-up storage's,
-// never given back).
-void *unmarkFreed(void *address);
+// never given back); `told`, where given, says whether the free was recorded.
+void *unmarkFreed(void *address, bool *told = nullptr);
 template <typename Next> __attribute__((noinline)) void releaseMarked(void *address, Next next)
 {
     if (void *block = unmarkFreed(address))

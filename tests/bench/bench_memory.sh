@@ -64,6 +64,12 @@ export PYTHONMALLOC=malloc
 workload() { grep -oE 'workload [0-9.]+ s cpu [0-9.]+( [0-9.]+)?' "$1" | awk '{print $2, $5 + $6}'; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 column() { awk -v c="$1" '{print $c}' "$2"; }
+# The median of the numbers on stdin, with its 95% interval (order statistics) where there are enough of them.
+pairedMedian() {
+    sort -n | awk '{a[NR]=$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2
+        lo = int(NR / 2 - 0.98 * sqrt(NR)); hi = int(NR / 2 + 0.98 * sqrt(NR)) + 1
+        if (lo < 1 || hi > NR) printf "%+.2f%%", m; else printf "%+.2f%% [%+.2f, %+.2f]", m, a[lo], a[hi]}'
+}
 
 measure() {
     local name=$1 heaptrack=$2
@@ -135,14 +141,13 @@ measure() {
         local m c
         m=$(column 1 "$d/$config" | median)
         c=$(column 2 "$d/$config" | median)
-        local paired
-        paired=$(paste -d' ' "$d/alone" "$d/$config" | awk '$3 > 0 {print ($4 / $2 - 1) * 100}' | sort -n |
-            awk '{a[NR]=$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2
-                 lo = int(NR / 2 - 0.98 * sqrt(NR)); hi = int(NR / 2 + 0.98 * sqrt(NR)) + 1
-                 if (lo < 1 || hi > NR) printf "%+.2f%%", m; else printf "%+.2f%% [%+.2f, %+.2f]", m, a[lo], a[hi]}')
-        printf '%-10s wall %7.3f s (%+7.2f%%)  cpu %7.3f s (%+7.2f%%)  paired cpu %s  wall runs: %s\n' "$config" \
-            "$m" "$(awk -v a="$alone" -v b="$m" 'BEGIN {print (b / a - 1) * 100}')" "$c" \
-            "$(awk -v a="$aloneCpu" -v b="$c" 'BEGIN {print (b / a - 1) * 100}')" "$paired" \
+        # each round's configuration over the same round's `alone` (run beside it), the median and its 95% interval
+        local paired pairedWall
+        paired=$(paste -d' ' "$d/alone" "$d/$config" | awk '$3 > 0 {print ($4 / $2 - 1) * 100}' | pairedMedian)
+        pairedWall=$(paste -d' ' "$d/alone" "$d/$config" | awk '$3 > 0 {print ($3 / $1 - 1) * 100}' | pairedMedian)
+        printf '%-10s wall %7.3f s (%+7.2f%%)  cpu %7.3f s (%+7.2f%%)  paired wall %s  paired cpu %s  wall runs: %s\n' \
+            "$config" "$m" "$(awk -v a="$alone" -v b="$m" 'BEGIN {print (b / a - 1) * 100}')" "$c" \
+            "$(awk -v a="$aloneCpu" -v b="$c" 'BEGIN {print (b / a - 1) * 100}')" "$pairedWall" "$paired" \
             "$(column 1 "$d/$config" | tr '\n' ' ')"
         if [[ -s $d/$config.session ]]; then
             printf '%-10s session CPU (its summary) median %s%% of a core; runs: %s\n' "" \
