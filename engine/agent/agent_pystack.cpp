@@ -99,6 +99,26 @@ bool describedAlready(const PythonTarget &target, uint64_t code, bool wait)
     return false;
 }
 
+// pythonStackHash's work (never 0).
+uint64_t hashFrames(const PythonStack &stack)
+{
+    // Each frame mixed apart with its depth, then summed: the frames' mixes do not wait on each other (a chain of
+    // multiplies through every frame cost this 1.7% of a CPython program's time in exact mode).
+    uint64_t sum = uint64_t(stack.count) << 16 | stack.flags;
+    for (uint32_t i = 0; i < stack.count; ++i) {
+        const PythonFrame &f = stack.frames[i];
+        uint64_t x = f.code * 0x9E3779B97F4A7C15ull + (uint64_t(uint32_t(f.instruction)) << 32 | f.flags) + i;
+        x ^= x >> 31;
+        x *= 0xbf58476d1ce4e5b9ull;
+        x ^= x >> 29;
+        sum += x;
+    }
+    sum ^= sum >> 32;
+    sum *= 0x94d049bb133111ebull;
+    sum ^= sum >> 29;
+    return sum != 0 ? sum : 1;
+}
+
 // The frames of a sample whose code objects the thread's memo remembers (the leaf's first).
 constexpr int kSealedFrames = 64;
 
@@ -131,6 +151,7 @@ void gatherPython(PythonStack &stack, bool wait)
 {
     stack.count = 0;
     stack.flags = 0;
+    stack.hash = 0;
     if (!g_ring || g_ring->pythonState.load(std::memory_order_acquire) != 1)
         return;
     const PythonTarget &target = g_ring->python;
@@ -144,6 +165,17 @@ void gatherPython(PythonStack &stack, bool wait)
     const uint64_t serial = g_ringSerial.load(std::memory_order_relaxed);
     if (memo && memo->repeated)
         checkRepeat(target, *memo, stack);
+    if (memo) {
+        // The kept chain given again, not an instruction of it moved: the frames hashed at the walk before. Else hashed
+        // now, and kept with the chain where the walk kept it whole (its frames are the chain's given ones).
+        if (memo->repeated && !memo->moved && memo->givenHash != 0 && stack.flags == 0) {
+            stack.hash = memo->givenHash;
+        } else {
+            stack.hash = hashFrames(stack);
+            const bool kept = memo->chainState != 0 && memo->chainGiven == int32_t(stack.count) && stack.flags == 0;
+            memo->givenHash = kept ? stack.hash : 0;
+        }
+    }
     // The thread's last chain again, every code object of it described in this ring already.
     if (memo && memo->repeated && memo->described == serial) {
         releasePythonMemo();
@@ -206,21 +238,7 @@ uint64_t pythonStackHash(const PythonStack &stack)
 {
     if (stack.count == 0 && stack.flags == 0)
         return 0;
-    // Each frame mixed apart with its depth, then summed: the frames' mixes do not wait on each other (a chain of
-    // multiplies through every frame cost this 1.7% of a CPython program's time in exact mode).
-    uint64_t sum = uint64_t(stack.count) << 16 | stack.flags;
-    for (uint32_t i = 0; i < stack.count; ++i) {
-        const PythonFrame &f = stack.frames[i];
-        uint64_t x = f.code * 0x9E3779B97F4A7C15ull + (uint64_t(uint32_t(f.instruction)) << 32 | f.flags) + i;
-        x ^= x >> 31;
-        x *= 0xbf58476d1ce4e5b9ull;
-        x ^= x >> 29;
-        sum += x;
-    }
-    sum ^= sum >> 32;
-    sum *= 0x94d049bb133111ebull;
-    sum ^= sum >> 29;
-    return sum != 0 ? sum : 1;
+    return stack.hash != 0 ? stack.hash : hashFrames(stack);
 }
 
 void pythonForget()

@@ -17,6 +17,7 @@ struct PythonStack { // NOLINT(cppcoreguidelines-pro-type-member-init)
     PythonFrame frames[kMaxPythonFrames];
     uint16_t count = 0;
     uint16_t flags = 0; // PythonWalkFlag
+    uint64_t hash = 0;  // pythonStackHash's, where gatherPython had it at hand (0: not yet)
     uint32_t bytes() const { return uint32_t(count) * uint32_t(sizeof(PythonFrame)); }
 };
 

@@ -236,6 +236,7 @@ int compareChain(const PythonLayout &l, PythonCodeMemo &memo, uint64_t frame, in
                     return -1;
                 visit.instruction = field;
                 visit.offset = offset;
+                memo.moved = true;
                 if (visit.kind == PythonCodeMemo::VisitKind::Given)
                     memo.givenFrames[visit.given].instruction = offset;
             }
@@ -277,6 +278,7 @@ int repeatChain(const PythonLayout &l, PythonCodeMemo &memo, uint64_t frame, Pyt
                 uint64_t *addresses, int addressRoom, bool hasOwner)
 {
     const int given = memo.chainGiven;
+    memo.moved = false;
     if (given > limit || memo.chainVisits == 0 || frame != memo.visits[0].frame ||
         compareKept(l, memo, frame, 0, hasOwner) != 0)
         return -1;

@@ -99,7 +99,11 @@ struct PythonCodeMemo {
     int32_t chainVisits;
     int32_t chainGiven;
     uint64_t described;
-    bool repeated;      // the last walk gave the kept chain's code objects again
+    bool repeated; // the last walk gave the kept chain's code objects again
+    bool moved;    // and an instruction of it moved since the walk before (compareKept placed it again)
+    // pythonStackHash of the frames given (chainGiven of them, no walk flags), where gatherPython knows it; 0: not
+    // known
+    uint64_t givenHash;
     uint32_t checkLeft; // repeats until the next is checked against a walk anew (agent_pystack.cpp)
     Visit visits[kChainVisits];
     // The frames the kept chain gives, and their addresses, in the order given: a repeat copies them out at once,
