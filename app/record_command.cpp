@@ -5,6 +5,7 @@
 #include "engine/model/frame_table.h"
 #include "engine/model/units.h"
 #include "engine/pprof/pprof_reader.h"
+#include "engine/process/process_list.h"
 #include "engine/sampler/replay_sampler.h"
 #include "engine/session/record_session.h"
 
@@ -376,6 +377,9 @@ int runRecord(const QStringList &args)
         if (!number(pid, value))
             return 2;
         config.pid = static_cast<int>(value);
+        // A shell (or sudo, time) that waits for the command it runs does no work of its own: said before the attach.
+        if (const std::string hint = engine::waitingParentHint(config.pid); !hint.empty())
+            std::fprintf(stderr, "emberline: note: %s\n", hint.c_str());
     }
     if (!number(frequency, value))
         return 2;

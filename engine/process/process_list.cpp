@@ -11,6 +11,7 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace emberline::engine {
 namespace {
@@ -57,6 +58,84 @@ bool processExists(int pid)
     char state = 0;
     uint64_t ticks = 0;
     return readStat(pid, state, ticks) && state != 'Z' && state != 'X';
+}
+
+namespace {
+
+std::string trimmed(std::string text)
+{
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+        text.pop_back();
+    return text;
+}
+
+// The process's children: its threads' children lists (/proc/PID/task/TID/children).
+std::vector<int> childrenOf(int pid)
+{
+    std::vector<int> children;
+    const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+    DIR *dir = opendir(tasks.c_str());
+    if (!dir)
+        return children;
+    while (const dirent *entry = readdir(dir)) {
+        if (entry->d_name[0] < '0' || entry->d_name[0] > '9')
+            continue;
+        std::istringstream list(readProcFile(tasks + "/" + entry->d_name + "/children"));
+        int child = 0;
+        while (list >> child)
+            children.push_back(child);
+    }
+    closedir(dir);
+    std::sort(children.begin(), children.end());
+    return children;
+}
+
+} // namespace
+
+bool readWaitingParent(int pid, WaitingParent &parent)
+{
+    const std::string base = "/proc/" + std::to_string(pid);
+    char state = 0;
+    uint64_t ticks = 0;
+    if (!readStat(pid, state, ticks) || state != 'S')
+        return false;
+    // Asleep in wait4 (the kernel's do_wait); /proc shows 0 for wchan where it hides kernel addresses: then a shell
+    // by its name.
+    const std::string wchan = trimmed(readProcFile(base + "/wchan"));
+    parent.name = trimmed(readProcFile(base + "/comm"));
+    static const char *const kShells[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "tcsh", "csh"};
+    const bool shell =
+        std::any_of(std::begin(kShells), std::end(kShells), [&](const char *s) { return parent.name == s; });
+    if (wchan != "do_wait" && !((wchan.empty() || wchan == "0") && shell))
+        return false;
+    parent.children.clear();
+    for (int child : childrenOf(pid)) {
+        if (processExists(child))
+            parent.children.emplace_back(child, trimmed(readProcFile("/proc/" + std::to_string(child) + "/comm")));
+    }
+    return !parent.children.empty();
+}
+
+std::string describeWaitingParent(const WaitingParent &parent)
+{
+    const auto &children = parent.children;
+    std::string text = "waiting for its ";
+    text += children.size() == 1 ? "child " : "children ";
+    for (size_t i = 0; i < children.size() && i < 4; ++i)
+        text += (i ? ", " : "") + std::to_string(children[i].first) + " (" + children[i].second + ")";
+    if (children.size() > 4)
+        text += " and " + std::to_string(children.size() - 4) + " more";
+    return text;
+}
+
+std::string waitingParentHint(int pid)
+{
+    WaitingParent parent;
+    if (!readWaitingParent(pid, parent))
+        return {};
+    return "process " + std::to_string(pid) + " (" + parent.name + ") is " + describeWaitingParent(parent) +
+           ": the work is the child's, not its own. To profile it, attach to the child (--pid " +
+           std::to_string(parent.children.front().first) + ").";
 }
 
 std::string ProcessScanner::userName(uint32_t uid)
@@ -128,6 +207,8 @@ std::vector<ProcessEntry> ProcessScanner::scan()
             p.traceable = false;
             p.reason = "belongs to " + p.user + ": profiling another user's process needs root or CAP_SYS_PTRACE";
         }
+        if (WaitingParent parent; p.traceable && state == 'S' && readWaitingParent(pid, parent))
+            p.waiting = describeWaitingParent(parent);
         out.push_back(std::move(p));
     }
     closedir(dir);

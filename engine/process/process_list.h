@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace emberline::engine {
@@ -18,6 +19,8 @@ struct ProcessEntry {
     bool own = false;        // runs as the scanning user
     bool traceable = true;
     std::string reason; // why it cannot be traced, when it cannot
+    // Asleep waiting for its children (readWaitingParent): "waiting for its child C (python3)", else empty.
+    std::string waiting;
 };
 
 // Reads /proc into a list of processes: own processes first, then by CPU use. CPU % is the process's
@@ -43,5 +46,19 @@ private:
 
 // Whether a process with this pid exists now (a zombie counts as gone).
 bool processExists(int pid);
+
+// A process that only waits for its children (a shell running a command, `sudo`, `time`: asleep in wait4): its name
+// and its live children (pid, name), in pid order. Someone about to attach to it most likely wants a child.
+struct WaitingParent {
+    std::string name;
+    std::vector<std::pair<int, std::string>> children;
+};
+// Whether `pid` is such a process (false: running, no live children, or /proc unreadable).
+bool readWaitingParent(int pid, WaitingParent &parent);
+// What to say of it: "waiting for its child C (python3)", up to four children named.
+std::string describeWaitingParent(const WaitingParent &parent);
+// The command line's note before an attach to `pid`: the description and the --pid to give instead; empty where
+// `pid` is no waiting parent.
+std::string waitingParentHint(int pid);
 
 } // namespace emberline::engine

@@ -75,12 +75,18 @@ void AttachPage::setupUi()
     layout->addWidget(m_filter);
     layout->addWidget(m_table, 1);
     layout->addLayout(pidRow);
+    m_waiting = new QLabel(this);
+    m_waiting->setObjectName(QStringLiteral("attachWaitingLabel"));
+    m_waiting->setWordWrap(true);
+    m_waiting->setVisible(false);
+    layout->addWidget(m_waiting);
     qobject_cast<QLabel *>(pidRow->itemAt(0)->widget())->setBuddy(m_pid);
 }
 
 void AttachPage::connectSignals()
 {
     connect(m_filter, &QLineEdit::textChanged, m_proxy, &QSortFilterProxyModel::setFilterFixedString);
+    connect(m_pid, &QLineEdit::textChanged, this, &AttachPage::showWaiting);
     connect(m_timer, &QTimer::timeout, this, &AttachPage::refresh);
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex &current) {
@@ -122,7 +128,23 @@ void AttachPage::applyScan(std::vector<engine::ProcessEntry> processes)
     m_model->setProcesses(std::move(processes));
     if (selected > 0)
         selectPid(selected);
+    showWaiting();
     Q_EMIT refreshed();
+}
+
+void AttachPage::showWaiting()
+{
+    const engine::ProcessEntry *entry = m_model->processAt(m_model->rowOfPid(pid()));
+    if (!entry || entry->waiting.empty()) {
+        m_waiting->clear();
+        m_waiting->setVisible(false);
+        return;
+    }
+    m_waiting->setText(
+        tr("Process %1 (%2) is %3: the work is the child's, not its own. Choose the child to profile it.")
+            .arg(entry->pid)
+            .arg(QString::fromStdString(entry->name), QString::fromStdString(entry->waiting)));
+    m_waiting->setVisible(true);
 }
 
 void AttachPage::selectPid(int pid)

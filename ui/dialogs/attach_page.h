@@ -7,6 +7,7 @@
 
 #include <memory>
 
+class QLabel;
 class QLineEdit;
 class QSortFilterProxyModel;
 class QTableView;
@@ -19,9 +20,10 @@ class ProcessListModel;
 
 // The "Attach" page of the Profile Process dialog: a live list of processes (pid, user, name, CPU %, command
 // line), the user's own first, filterable by text and refreshed every two seconds while the page is shown;
-// processes that cannot be traced are greyed out with the reason. The memory switch loads Emberline's agent into the
-// chosen process. /proc is read on a worker, one scan at a
-// time; the selection follows its pid across refreshes. A pid can also be typed.
+// processes that cannot be traced are greyed out with the reason; a process that only waits for its children (a
+// shell running a command) is said to, with the child to choose instead. The memory switch loads Emberline's agent into
+// the chosen process. /proc is read on a worker, one scan at a time; the selection follows its pid across refreshes. A
+// pid can also be typed.
 //
 // Thread: GUI thread; scans run on the thread pool.
 class AttachPage : public QWidget {
@@ -50,6 +52,7 @@ private:
     void connectSignals();
     void applyScan(std::vector<engine::ProcessEntry> processes);
     void selectPid(int pid);
+    void showWaiting(); // the chosen process's note, where it only waits for its children
 
     ProcessListModel *m_model = nullptr;
     QSortFilterProxyModel *m_proxy = nullptr;
@@ -57,6 +60,7 @@ private:
     QTableView *m_table = nullptr;
     QLineEdit *m_pid = nullptr;
     MemoryOptions *m_memory = nullptr; // loads Emberline's agent into the process
+    QLabel *m_waiting = nullptr;       // "process P (bash) is waiting for its child C (python3)..."
     QTimer *m_timer = nullptr;
     std::shared_ptr<engine::ProcessScanner> m_scanner;
     bool m_scanning = false;

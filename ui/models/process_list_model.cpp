@@ -64,7 +64,7 @@ QVariant ProcessListModel::data(const QModelIndex &index, int role) const
     case CommandLine:
         return QString::fromStdString(p.commandLine);
     case Note:
-        return QString::fromStdString(p.reason);
+        return QString::fromStdString(p.reason.empty() ? p.waiting : p.reason);
     default:
         return {};
     }

@@ -217,6 +217,47 @@ private Q_SLOTS:
         QCOMPARE(target.exitCode(), 0);
     }
 
+    // A shell that waits for the command it runs does no work of its own: attaching to it says which child to attach
+    // to instead, before the attach; a process at work gets no such note.
+    void attachingToAWaitingShellNamesItsChild()
+    {
+        QProcess shell;
+        shell.start(QStringLiteral("bash"), {QStringLiteral("-c"), QStringLiteral("sleep 30; :")});
+        QVERIFY(shell.waitForStarted());
+        const QString pid = QString::number(shell.processId());
+        QString child;
+        for (int i = 0; i < 100 && child.isEmpty(); ++i) {
+            QFile children(QStringLiteral("/proc/%1/task/%1/children").arg(pid));
+            if (children.open(QIODevice::ReadOnly))
+                child = QString::fromLatin1(children.readAll()).trimmed();
+            if (child.isEmpty())
+                QTest::qWait(20);
+        }
+        QVERIFY2(!child.isEmpty(), "the shell started no child");
+        const auto record = [](const QString &target) {
+            QTemporaryDir dir;
+            QProcess p;
+            p.start(kEmberline,
+                    {QStringLiteral("record"), QStringLiteral("--pid"), target, QStringLiteral("--duration"),
+                     QStringLiteral("0.3"), QStringLiteral("--output"), dir.path()});
+            p.waitForFinished(30000);
+            return QString::fromUtf8(p.readAllStandardError());
+        };
+        const QString said = record(pid);
+        ::kill(child.toInt(), SIGKILL);
+        shell.waitForFinished(5000);
+        QVERIFY2(said.contains(QStringLiteral("(bash) is waiting for its child %1 (sleep)").arg(child)),
+                 qPrintable(said));
+        QVERIFY2(said.contains(QStringLiteral("--pid %1").arg(child)), qPrintable(said));
+        QProcess busy;
+        busy.start(targetPath("cpu_split"), {QStringLiteral("2")});
+        QVERIFY(busy.waitForStarted());
+        const QString busySaid = record(QString::number(busy.processId()));
+        QVERIFY2(!busySaid.contains(QStringLiteral("waiting for its")), qPrintable(busySaid));
+        busy.kill();
+        busy.waitForFinished(5000);
+    }
+
     // A process we may not trace (pid 1, seen from an unprivileged user) is refused with what to change,
     // by either backend.
     void refusesProcessItMayNotTrace_data()

@@ -13,6 +13,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
@@ -27,6 +28,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <signal.h>
 #include <unistd.h>
 
 using namespace emberline::ui;
@@ -310,6 +312,44 @@ private Q_SLOTS:
         QCOMPARE(config.allocInterval, uint64_t(65536));
         sleeper.kill();
         sleeper.waitForFinished();
+    }
+
+    // A shell that waits for the command it runs is said to, with the child to choose instead, once the list has
+    // scanned it; a process at work (this one) gets no such note. If this fails, a user attaching to a wrapper script
+    // profiles a shell that does nothing, unwarned.
+    void attachPageNamesTheChildAShellWaitsFor()
+    {
+        QProcess shell;
+        shell.start(QStringLiteral("bash"), {QStringLiteral("-c"), QStringLiteral("sleep 30; :")});
+        QVERIFY(shell.waitForStarted());
+        const int pid = static_cast<int>(shell.processId());
+        QString childPid;
+        for (int i = 0; i < 100 && childPid.isEmpty(); ++i) {
+            QFile children(QStringLiteral("/proc/%1/task/%1/children").arg(pid));
+            if (children.open(QIODevice::ReadOnly))
+                childPid = QString::fromLatin1(children.readAll()).trimmed();
+            if (childPid.isEmpty())
+                QTest::qWait(20);
+        }
+        QVERIFY2(!childPid.isEmpty(), "the shell started no child");
+        AttachPage page;
+        QSignalSpy refreshed(&page, &AttachPage::refreshed);
+        page.setPid(pid);
+        page.refresh();
+        QVERIFY(refreshed.wait(10000));
+        auto *waiting = child<QLabel>(&page, "attachWaitingLabel");
+        QVERIFY(waiting);
+        QVERIFY2(waiting->text().contains(QStringLiteral("(bash) is waiting for its child %1 (sleep)").arg(childPid)),
+                 qPrintable(waiting->text()));
+        QVERIFY(!waiting->isHidden());
+        // The list's note says it of the shell's row too.
+        ProcessListModel *model = page.model();
+        const QString note = model->index(model->rowOfPid(pid), ProcessListModel::Note).data().toString();
+        QVERIFY2(note.contains(QStringLiteral("waiting for its child %1 (sleep)").arg(childPid)), qPrintable(note));
+        page.setPid(static_cast<int>(getpid()));
+        QVERIFY(waiting->isHidden());
+        ::kill(childPid.toInt(), SIGKILL);
+        shell.waitForFinished(5000);
     }
 };
 
