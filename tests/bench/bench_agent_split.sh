@@ -10,6 +10,9 @@
 # which no interposer changes. The rest's share against the `alone` run's gives the slowdown of the whole program:
 # rest_alone / rest - 1. The allocator's share is counted apart from the rest because an interposer moves some of
 # its time: a free hook that reads the block's header takes the cache miss the allocator's free would have taken.
+# The rest holds the C library's other functions and the kernel too, which an interposer can change (a realloc hook
+# that copies into fresh pages adds memcpy and page faults there): a second slowdown takes the interpreter's own code
+# alone (own: the rest less those two).
 # Each share's spread over the rounds is printed beside its mean; the slowdown's error is some 0.7 points at 8 rounds.
 #
 #   bench_agent_split.sh BUILD_DIR [ROUNDS] [JSON_ROUNDS]
@@ -54,8 +57,11 @@ run() {
             share = $1; sub("%", "", share); library = $3; symbol = $5; total += share
             if (library == "libemberline_agent.so" || library == "floor.so") hooks += share
             else if (library ~ /^libc\.so/ && symbol ~ /malloc|free|realloc|calloc|unlink_chunk|consolidate|alloc_perturb|tcache|memalign|usable/) allocator += share
+            else if (library ~ /^libc\.so/) libc += share
+            else if (library ~ /kernel/) kernel += share
         }
-        END { if (total > 0) printf "%.3f %.3f\n", 100 * hooks / total, 100 * allocator / total }' >>"$TMP/$name.shares"
+        END { if (total > 0) printf "%.3f %.3f %.3f %.3f\n", 100 * hooks / total, 100 * allocator / total,
+                                   100 * libc / total, 100 * kernel / total }' >>"$TMP/$name.shares"
 }
 
 for ((i = 1; i <= ROUNDS; i++)); do
@@ -70,13 +76,23 @@ done
 stats() { awk -v c="$1" '{s += $c; q += $c * $c; n++} END {m = s / n; printf "%.2f %.2f\n", m, sqrt(q / n - m * m)}' "$2"; }
 read -r aloneHooks _ < <(stats 1 "$TMP/alone.shares")
 read -r aloneAlloc _ < <(stats 2 "$TMP/alone.shares")
+read -r aloneLibc _ < <(stats 3 "$TMP/alone.shares")
+read -r aloneKernel _ < <(stats 4 "$TMP/alone.shares")
 aloneRest=$(echo "100 - $aloneHooks - $aloneAlloc" | bc -l)
+aloneOwn=$(echo "$aloneRest - $aloneLibc - $aloneKernel" | bc -l)
 echo "CPython JSON ($JSON rounds), $ROUNDS runs each; shares of the program's own samples (mean ± sd)"
-printf '%-10s %-18s %-18s %-8s %s\n' config interposer allocator rest "slowdown (rest alone / rest - 1)"
+# `own`: the rest less the C library's other functions (memcpy: a realloc's copy) and the kernel (page faults), which
+# an interposer can change too (a realloc that copies into fresh pages): the interpreter's own code alone.
+printf '%-10s %-18s %-18s %-8s %-8s %-8s %-34s %s\n' config interposer allocator rest "libc" kernel \
+    "slowdown (rest alone / rest - 1)" "slowdown (own alone / own - 1)"
 for name in "${names[@]}"; do
     read -r hooks hooksSd < <(stats 1 "$TMP/$name.shares")
     read -r alloc allocSd < <(stats 2 "$TMP/$name.shares")
+    read -r libc _ < <(stats 3 "$TMP/$name.shares")
+    read -r kernel _ < <(stats 4 "$TMP/$name.shares")
     rest=$(echo "100 - $hooks - $alloc" | bc -l)
-    printf '%-10s %6.2f%% ± %-6.2f %6.2f%% ± %-6.2f %6.2f%%  %+.2f%%\n' "$name" "$hooks" "$hooksSd" "$alloc" "$allocSd" \
-        "$rest" "$(echo "($aloneRest / $rest - 1) * 100" | bc -l)"
+    own=$(echo "$rest - $libc - $kernel" | bc -l)
+    printf '%-10s %6.2f%% ± %-6.2f %6.2f%% ± %-6.2f %6.2f%%  %6.2f%%  %6.2f%%  %+-34.2f %+.2f\n' "$name" "$hooks" "$hooksSd" \
+        "$alloc" "$allocSd" "$rest" "$libc" "$kernel" "$(echo "($aloneRest / $rest - 1) * 100" | bc -l)" \
+        "$(echo "($aloneOwn / $own - 1) * 100" | bc -l)"
 done
