@@ -90,30 +90,35 @@ std::vector<int> childrenOf(int pid)
     return children;
 }
 
-} // namespace
-
-bool readWaitingParent(int pid, WaitingParent &parent)
+// readWaitingParent's check, from the state and name the caller read already.
+bool waitsForChildren(int pid, char state, const std::string &name, WaitingParent &parent)
 {
-    const std::string base = "/proc/" + std::to_string(pid);
-    char state = 0;
-    uint64_t ticks = 0;
-    if (!readStat(pid, state, ticks) || state != 'S')
+    if (state != 'S')
         return false;
     // Asleep in wait4 (the kernel's do_wait); /proc shows 0 for wchan where it hides kernel addresses: then a shell
     // by its name.
-    const std::string wchan = trimmed(readProcFile(base + "/wchan"));
-    parent.name = trimmed(readProcFile(base + "/comm"));
+    const std::string wchan = trimmed(readProcFile("/proc/" + std::to_string(pid) + "/wchan"));
     static const char *const kShells[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "tcsh", "csh"};
-    const bool shell =
-        std::any_of(std::begin(kShells), std::end(kShells), [&](const char *s) { return parent.name == s; });
+    const bool shell = std::any_of(std::begin(kShells), std::end(kShells), [&](const char *s) { return name == s; });
     if (wchan != "do_wait" && !((wchan.empty() || wchan == "0") && shell))
         return false;
+    parent.name = name;
     parent.children.clear();
     for (int child : childrenOf(pid)) {
         if (processExists(child))
             parent.children.emplace_back(child, trimmed(readProcFile("/proc/" + std::to_string(child) + "/comm")));
     }
     return !parent.children.empty();
+}
+
+} // namespace
+
+bool readWaitingParent(int pid, WaitingParent &parent)
+{
+    char state = 0;
+    uint64_t ticks = 0;
+    return readStat(pid, state, ticks) &&
+           waitsForChildren(pid, state, trimmed(readProcFile("/proc/" + std::to_string(pid) + "/comm")), parent);
 }
 
 std::string describeWaitingParent(const WaitingParent &parent)
@@ -207,7 +212,7 @@ std::vector<ProcessEntry> ProcessScanner::scan()
             p.traceable = false;
             p.reason = "belongs to " + p.user + ": profiling another user's process needs root or CAP_SYS_PTRACE";
         }
-        if (WaitingParent parent; p.traceable && state == 'S' && readWaitingParent(pid, parent))
+        if (WaitingParent parent; p.traceable && waitsForChildren(pid, state, p.name, parent))
             p.waiting = describeWaitingParent(parent);
         out.push_back(std::move(p));
     }

@@ -1,6 +1,7 @@
 // `emberline record` as a user runs it: the real binary launching or attaching to real targets, with the
 // program's stdio and exit status passed through, Ctrl+C handled, and files that other tools can read.
 
+#include "tests/engine/process/child_process.h"
 #include "tests/engine/session/perf_guard.h"
 
 #include <QDir>
@@ -225,14 +226,7 @@ private Q_SLOTS:
         shell.start(QStringLiteral("bash"), {QStringLiteral("-c"), QStringLiteral("sleep 30; :")});
         QVERIFY(shell.waitForStarted());
         const QString pid = QString::number(shell.processId());
-        QString child;
-        for (int i = 0; i < 100 && child.isEmpty(); ++i) {
-            QFile children(QStringLiteral("/proc/%1/task/%1/children").arg(pid));
-            if (children.open(QIODevice::ReadOnly))
-                child = QString::fromLatin1(children.readAll()).trimmed();
-            if (child.isEmpty())
-                QTest::qWait(20);
-        }
+        const QString child = emberline::test::firstChildOf(shell.processId());
         QVERIFY2(!child.isEmpty(), "the shell started no child");
         const auto record = [](const QString &target) {
             QTemporaryDir dir;

@@ -2,6 +2,7 @@
 // engine), what it shows when the engine refuses (and that it stays open), the upload toggle and its settings, the
 // remembered settings, and the attach page's process list under QAbstractItemModelTester.
 
+#include "tests/engine/process/child_process.h"
 #include "tests/ui/live_test_support.h"
 #include "tests/ui/test_settings.h"
 
@@ -323,14 +324,7 @@ private Q_SLOTS:
         shell.start(QStringLiteral("bash"), {QStringLiteral("-c"), QStringLiteral("sleep 30; :")});
         QVERIFY(shell.waitForStarted());
         const int pid = static_cast<int>(shell.processId());
-        QString childPid;
-        for (int i = 0; i < 100 && childPid.isEmpty(); ++i) {
-            QFile children(QStringLiteral("/proc/%1/task/%1/children").arg(pid));
-            if (children.open(QIODevice::ReadOnly))
-                childPid = QString::fromLatin1(children.readAll()).trimmed();
-            if (childPid.isEmpty())
-                QTest::qWait(20);
-        }
+        const QString childPid = emberline::test::firstChildOf(shell.processId());
         QVERIFY2(!childPid.isEmpty(), "the shell started no child");
         AttachPage page;
         QSignalSpy refreshed(&page, &AttachPage::refreshed);
