@@ -28,6 +28,7 @@ struct AgentWalk {
     WalkFallback reason{}; // why not, when not whole
     uint64_t hash = 0;     // the stack's name: a hash of its pcs, flags and Python frames, never 0 (when whole)
     uint32_t fromMemo = 0; // of `frames`, those the thread's last walk gave (checked against the stack, not stepped)
+    uint32_t fromLeaf = 0; // of those, the innermost ones a leaf of the thread's earlier walks gave (walk_memo.h)
 };
 
 // Walks this thread's stack from `regs` into `pcs` (at most `maxFrames`). `firstIsReturn`: regs.pc is a return

@@ -200,6 +200,114 @@ uint64_t frameHash(uint64_t pc, uint32_t depth)
     return mix(pc + uint64_t(depth + 1) * 0x9E3779B97F4A7C15ull);
 }
 
+// The hash of a whole walk's frames (their sum from the root), flags and Python frames; never 0.
+uint64_t walkHash(uint64_t sum, uint32_t frames, uint8_t flags, bool firstIsReturn, uint64_t python)
+{
+    uint64_t hash = mix(sum ^ (uint64_t(frames) << 8 | flags | uint64_t(firstIsReturn) << 40));
+    if (python != 0)
+        hash = mix(hash ^ python);
+    return hash == 0 ? 1 : hash;
+}
+
+// Whether the walk that starts at `regs` has `leaf`'s frames and joins the memo where it did (see WalkLeaf).
+bool leafHolds(const WalkMemo &memo, const WalkLeaf &leaf, uint32_t tag, UnwindRegs regs, const StackBounds &stack,
+               uint32_t maxFrames)
+{
+    if (leaf.frames == 0 || leaf.pc != regs.pc || leaf.sp != regs.sp || (leaf.bpMatters && leaf.bp != regs.bp) ||
+        leaf.tag != tag || leaf.join >= memo.depth)
+        return false;
+    const MemoFrame &joined = memo.frames[leaf.join];
+    if (joined.pc != leaf.joinPc || joined.sp != leaf.joinSp || joined.sum != leaf.joinSum || joined.lookupAtPc ||
+        (joined.bpMatters && joined.bp != leaf.joinBp))
+        return false;
+    if (leaf.frames + uint32_t(leaf.join) + 1 > maxFrames || !stack.holds(leaf.joinSp - 8, 8))
+        return false;
+    // The leaf's words lie in [sp, joinSp): on the stack.
+    const OwnStackReader read;
+    uint64_t value = 0;
+    for (uint32_t i = 0; i < leaf.checkCount; ++i) {
+        read(leaf.checks[i].address, value);
+        if (value != leaf.checks[i].value)
+            return false;
+    }
+    const int32_t change = memoFirstChange(memo, leaf.join, stack);
+    return change < 0 || uint32_t(change) > leaf.join;
+}
+
+// A walk from an allocation's call that starts at one of the thread's leaves (WalkLeaf): true when it went, `walk`
+// and `pcs` then as walkStack gives them; false to walk by steps.
+bool walkFromLeaf(const WalkMemo &memo, uint32_t tag, UnwindRegs regs, const StackBounds &stack, uint64_t *pcs,
+                  uint32_t maxFrames, StackClaim *claim, uint64_t python, AgentWalk &walk)
+{
+    const WalkLeaf *leaf = nullptr;
+    for (const WalkLeaf &way : memo.leaves[leafSet(regs.pc, regs.sp)])
+        if (leafHolds(memo, way, tag, regs, stack, maxFrames)) {
+            leaf = &way;
+            break;
+        }
+    if (!leaf)
+        return false;
+    const uint32_t join = leaf->join;
+    const uint32_t frames = leaf->frames + join + 1;
+    walk.frames = frames;
+    walk.whole = true;
+    walk.flags = 0;
+    walk.fromMemo = frames;
+    walk.fromLeaf = leaf->frames;
+    walk.hash = walkHash(leaf->sum, frames, 0, true, python);
+    bool copy = true;
+    if (claim) {
+        *claim = claimStack(walk.hash);
+        copy = *claim != StackClaim::Known;
+    }
+    if (copy) {
+        uint32_t at = 0;
+        for (; at < leaf->frames; ++at)
+            pcs[at] = leaf->pcs[at];
+        for (int32_t e = int32_t(join); e >= 0; --e)
+            pcs[at++] = memo.frames[e].pc;
+        pcs[0] -= 1;
+    }
+    return true;
+}
+
+// A walk from an allocation's call that stepped `fresh` frames (pcs[0..fresh), the start's first) before it joined
+// the memo at depth `joined`, the memo now holding its frames: kept as the leaf of its start, where its steps' words
+// all lie in [start.sp, the joined frame's sp).
+void keepLeaf(WalkMemo &memo, UnwindRegs start, const uint64_t *pcs, uint32_t fresh, uint32_t joined, uint32_t tag)
+{
+    const uint32_t frames = fresh + joined + 1;
+    const MemoFrame &joinedFrame = memo.frames[joined];
+    const MemoFrame &first = memo.frames[frames - 1];
+    const uint32_t from = memo.checkEnd[joined];
+    const uint32_t to = memo.checkEnd[frames - 1];
+    if (fresh == 0 || fresh > kLeafFrames || to - from > 2 * kLeafFrames || joined > UINT16_MAX)
+        return;
+    for (uint32_t i = from; i < to; ++i)
+        if (memo.checks[i].address < start.sp || memo.checks[i].address + 8 > joinedFrame.sp)
+            return;
+    const uint32_t set = leafSet(start.pc, start.sp);
+    WalkLeaf &leaf = memo.leaves[set][memo.leafNext[set]++ % kLeafWays];
+    leaf.frames = 0;
+    leaf.pc = start.pc;
+    leaf.sp = start.sp;
+    leaf.bp = start.bp;
+    leaf.joinPc = joinedFrame.pc;
+    leaf.joinSp = joinedFrame.sp;
+    leaf.joinBp = joinedFrame.bp;
+    leaf.joinSum = joinedFrame.sum;
+    leaf.sum = first.sum;
+    leaf.tag = tag;
+    leaf.join = uint16_t(joined);
+    leaf.bpMatters = first.bpMatters;
+    leaf.checkCount = uint8_t(to - from);
+    for (uint32_t i = 0; i < fresh; ++i)
+        leaf.pcs[i] = pcs[i];
+    for (uint32_t i = from; i < to; ++i)
+        leaf.checks[i - from] = memo.checks[i];
+    leaf.frames = uint8_t(fresh);
+}
+
 } // namespace
 
 // The room a walk's pcs take, and then some for the frames under it.
@@ -261,6 +369,12 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
             memo->depth = 0;
     }
     const StackBounds stack{regs.sp, t.stackHigh};
+    if (memo && firstIsReturn && walkFromLeaf(*memo, view.tag, regs, stack, pcs, maxFrames, claim, python, walk)) {
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        t_state.memoBusy = false;
+        return walk;
+    }
+    const UnwindRegs start = regs;
     const OwnStackReader read;
     int32_t cursor = memo ? int32_t(memo->depth) - 1 : -1; // the memo's frame at or under the walk's stack pointer
     int32_t joined = -1;                                   // the memo's frame the walk joined
@@ -372,15 +486,13 @@ AgentWalk walkStack(UnwindRegs regs, bool firstIsReturn, uint64_t *pcs, uint32_t
                 memo->endRead = endRead;
             memo->depth = frames;
             memo->tag = view.tag;
+            if (firstIsReturn && joined >= 0)
+                keepLeaf(*memo, start, pcs, fresh, uint32_t(joined), view.tag);
         }
         // A walk from a return address gives its call's address (the return address - 1, inside the call
         // instruction) as its first pc, as the session takes a caller frame's; its hash says so, apart from an
         // interrupted pc that happened to be at a return address.
-        walk.hash = mix(sum ^ (uint64_t(frames) << 8 | walk.flags | uint64_t(firstIsReturn) << 40));
-        if (python != 0)
-            walk.hash = mix(walk.hash ^ python);
-        if (walk.hash == 0)
-            walk.hash = 1;
+        walk.hash = walkHash(sum, frames, walk.flags, firstIsReturn, python);
         // A stack written out already is written as its hash alone: the memo's pcs are not needed.
         bool memoPcs = joined >= 0;
         if (claim) {

@@ -54,7 +54,43 @@ struct MemoCheck {
     uint64_t address;
     uint64_t value;
 };
+// A walk's innermost frames kept apart (a leaf), for walks from an allocation's call (a return address): successive
+// allocations come from a few dozen calls at a few stack depths (on CPython JSON, the last 16 walks' starts hold 99%
+// of the next walk's), each joining the memo's frames a few steps up, where the memo holds the last walk's innermost
+// frames only. A walk that starts at a leaf's registers has the leaf's frames exactly when every stack word the leaf's
+// steps read still holds what it held (the rows they found are the same: the same pcs under the same tag); it then
+// joins the memo at the leaf's joined frame as a walk that stepped there would, where the memo still holds that frame
+// (its pc, stack pointer, RBP where it matters, and the sum of the frames from the root) and the stack from there to
+// the root (memoFirstChange). In sets by the start's pc and stack pointer, a few ways each: the same call at the same
+// depth may come through a few paths (callers), each its own leaf.
+constexpr uint32_t kLeafFrames = 8;
+constexpr uint32_t kLeafSets = 16;
+constexpr uint32_t kLeafWays = 4;
+struct WalkLeaf {
+    uint64_t pc, sp, bp;               // the walk's start (pc a return address; bp compared where bpMatters)
+    uint64_t joinPc, joinSp;           // the memo's frame the walk joined, at depth `join`
+    uint64_t joinBp;                   // compared where that frame's bpMatters
+    uint64_t joinSum;                  // its MemoFrame::sum
+    uint64_t sum;                      // the sum of the frames from the root through the leaf's first
+    uint32_t tag;                      // IndexView::tag of the rows its steps followed
+    uint16_t join;                     // depth of the memo frame joined
+    uint8_t frames;                    // the leaf's own frames (0: an empty slot)
+    uint8_t checkCount;                // of `checks`
+    bool bpMatters;                    // the walk from the start to the root depends on its RBP
+    uint64_t pcs[kLeafFrames];         // innermost first, as stepped (pcs[0] the return address itself)
+    MemoCheck checks[2 * kLeafFrames]; // the stack words the leaf's steps read, all in [sp, joinSp)
+};
+// The set of a walk that starts at `pc` and `sp`.
+inline uint32_t leafSet(uint64_t pc, uint64_t sp)
+{
+    uint64_t x = pc ^ (sp << 16) ^ (sp >> 4);
+    x *= 0x9E3779B97F4A7C15ull;
+    return uint32_t(x >> 60) & (kLeafSets - 1);
+}
+
 struct WalkMemo {
+    WalkLeaf leaves[kLeafSets][kLeafWays];
+    uint8_t leafNext[kLeafSets]; // the way each set replaces next
     MemoRow rows[kMemoRows];
     uint32_t depth;                // frames held (0: none)
     uint32_t tag;                  // IndexView::tag of the rows its steps followed

@@ -32,16 +32,17 @@ using namespace emberline::engine;
 
 // Two callers of the same shape (a frame of the same size, the same call): the stacks under them differ in one return
 // address only. Not folded into one function: each stores its own constant.
-__attribute__((noinline)) void viaLeft(test::StackProbe &probe, const test::StackProbe::AtPoint &atPoint)
+__attribute__((noinline)) void viaLeft(test::StackProbe &probe, const test::StackProbe::AtPoint &atPoint, int depth = 6)
 {
     volatile int mark = 1;
-    probe.underQsort(6, atPoint);
+    probe.underQsort(depth, atPoint);
     mark = mark + 1;
 }
-__attribute__((noinline)) void viaRight(test::StackProbe &probe, const test::StackProbe::AtPoint &atPoint)
+__attribute__((noinline)) void viaRight(test::StackProbe &probe, const test::StackProbe::AtPoint &atPoint,
+                                        int depth = 6)
 {
     volatile int mark = 2;
-    probe.underQsort(6, atPoint);
+    probe.underQsort(depth, atPoint);
     mark = mark + 2;
 }
 
@@ -267,6 +268,85 @@ private Q_SLOTS: // NOLINT(readability-redundant-access-specifiers): Q_SLOTS mar
         QVERIFY(left.memo != right.memo);
         agent::walkThreadEnd();
         QCOMPARE(t.walkMemo, agent::kNoWalkMemo); // its last calls walk without
+        t.walkMemo = 0;
+    }
+
+    // A walk from an allocation's call (a return address) that starts where an earlier walk of the thread started
+    // takes that walk's innermost frames from its leaf (agent_walk_memo.h: WalkLeaf) and joins the memo: its pcs and
+    // hash are libunwind's and those of a walk that stepped every frame, probe after probe. Two callers of the same
+    // shape start their walks at the same registers, and their stacks differ in one return address above: each gets
+    // its own frames, whichever left the leaf.
+    void leavesGiveTheirWalksAgain()
+    {
+        agent::ThreadState &t = agent::t_state;
+        t.totalsKeySet = true; // the memo is a thread's whose end gives it back
+        t.walkMemo = 0;
+        test::StackProbe probe(*m_tables);
+        struct Seen {
+            std::vector<uint64_t> walked, stepped, libunwind;
+            uint64_t hash = 0, steppedHash = 0;
+            uint32_t fromLeaf = 0;
+            agent::UnwindRegs start{};
+        };
+        const auto fromCaller = [&](Seen &seen) {
+            return [&](const unw_context_t &context, const agent::StackBounds &) {
+                unw_context_t copy = context;
+                unw_cursor_t cursor;
+                if (unw_init_local(&cursor, &copy) != 0 || unw_step(&cursor) <= 0)
+                    return;
+                unw_word_t ip = 0, sp = 0, bp = 0;
+                unw_get_reg(&cursor, UNW_REG_IP, &ip);
+                unw_get_reg(&cursor, UNW_REG_SP, &sp);
+                unw_get_reg(&cursor, UNW_X86_64_RBP, &bp);
+                seen.start = agent::UnwindRegs{uint64_t(ip), uint64_t(sp), uint64_t(bp)};
+                uint64_t pcs[agent::kMaxWalkFrames];
+                const agent::AgentWalk walk = agent::walkStack(seen.start, true, pcs, agent::kMaxWalkFrames);
+                QVERIFY(walk.whole);
+                seen.walked.assign(pcs, pcs + walk.frames);
+                seen.hash = walk.hash;
+                seen.fromLeaf = walk.fromLeaf;
+                t.memoBusy = true; // as a handler nested in a walk: no memo, every frame stepped
+                const agent::AgentWalk stepped = agent::walkStack(seen.start, true, pcs, agent::kMaxWalkFrames);
+                t.memoBusy = false;
+                QCOMPARE(stepped.fromMemo, 0u);
+                seen.stepped.assign(pcs, pcs + stepped.frames);
+                seen.steppedHash = stepped.hash;
+                unw_context_t again = context;
+                const size_t n = test::StackProbe::libunwindFrom(again, pcs);
+                QVERIFY(n > 2);
+                seen.libunwind.assign(pcs + 1, pcs + n); // from the caller's frame on, its pc the call's
+                seen.libunwind[0] -= 1;
+            };
+        };
+        const auto agrees = [](const Seen &seen) {
+            return !seen.walked.empty() && seen.walked == seen.libunwind && seen.stepped == seen.libunwind &&
+                   seen.hash == seen.steppedHash;
+        };
+        uint32_t leafWalks = 0;
+        for (const int depth : {1, 2, 1, 2, 1, 2, 1}) {
+            Seen seen;
+            probe.underQsort(depth, fromCaller(seen));
+            QVERIFY(agrees(seen));
+            leafWalks += seen.fromLeaf != 0 ? 1 : 0;
+        }
+        QVERIFY(leafWalks >= 3); // after the first two, each depth's walk starts at its earlier one's leaf
+
+        Seen left[2], right[2];
+        for (int round = 0; round < 2; ++round) {
+            viaLeft(probe, fromCaller(left[round]), 1); // shallow: the frames under the two callers fit a leaf
+            viaRight(probe, fromCaller(right[round]), 1);
+        }
+        for (int round = 0; round < 2; ++round) {
+            QVERIFY(agrees(left[round]));
+            QVERIFY(agrees(right[round]));
+            QCOMPARE(right[round].start.pc, left[round].start.pc);
+            QCOMPARE(right[round].start.sp, left[round].start.sp);
+            QVERIFY(left[round].walked != right[round].walked);
+            QVERIFY(left[round].hash != right[round].hash);
+        }
+        QCOMPARE(left[1].hash, left[0].hash);
+        QCOMPARE(right[1].hash, right[0].hash);
+        agent::walkThreadEnd();
         t.walkMemo = 0;
     }
 
