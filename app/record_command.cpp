@@ -95,11 +95,12 @@ void printAgentStacks(const engine::AgentStacksSummary &a)
         copied += (i ? ", " : "") + a.copiedBecause[i].first + " " + std::to_string(a.copiedBecause[i].second);
     std::fprintf(stderr,
                  "emberline: agent stacks: %llu of %llu (%.2f%%) walked in the program (%llu of them as a stack "
-                 "written before, %llu copied too for the check), %llu (%.2f%%) copied%s%s%s\n",
+                 "written before, %llu from the innermost frames of a thread's earlier walk, %llu copied too for the "
+                 "check), %llu (%.2f%%) copied%s%s%s\n",
                  static_cast<unsigned long long>(walked), static_cast<unsigned long long>(total), share(walked),
-                 static_cast<unsigned long long>(a.stackRefs), static_cast<unsigned long long>(a.checks),
-                 static_cast<unsigned long long>(a.copied), share(a.copied), copied.empty() ? "" : " (", copied.c_str(),
-                 copied.empty() ? "" : ")");
+                 static_cast<unsigned long long>(a.stackRefs), static_cast<unsigned long long>(a.leafWalks),
+                 static_cast<unsigned long long>(a.checks), static_cast<unsigned long long>(a.copied), share(a.copied),
+                 copied.empty() ? "" : " (", copied.c_str(), copied.empty() ? "" : ")");
     if (a.handlerSamples > 0)
         std::fprintf(stderr, "emberline: in-process sampler: its handler took p50 %s, p99 %s a sample (%llu samples)\n",
                      engine::formatValue(static_cast<int64_t>(a.handlerP50Ns), "nanoseconds").c_str(),

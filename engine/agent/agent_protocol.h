@@ -166,6 +166,8 @@ enum WalkFlag : uint8_t {
     WalkTruncated = 1u << 0, // the walk stopped at its depth limit (kMaxWalkFrames): the outermost frames are missing
     WalkDefines = 1u << 1,   // the stack is written out for later references: the session keeps it for the ring's life
                              // (without it, a stack written out is not referred to again)
+    WalkFromLeaf = 1u << 2,  // its innermost frames came from a leaf of the thread's earlier walks (agent_walk_memo.h),
+                             // not stepped: counted by the session; not in the hash
 };
 inline constexpr uint32_t kMaxWalkFrames = 512;
 

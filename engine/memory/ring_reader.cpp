@@ -203,6 +203,7 @@ bool RingReader::walkedStack(Ring &ring, uint64_t hash, uint8_t flags, std::span
 {
     ++m_counters.walked;
     m_counters.stackRefs += pcs.empty() ? 1 : 0;
+    m_counters.leafWalks += (flags & agent::WalkFromLeaf) != 0 ? 1 : 0;
     if (ring.stacks.resolve(hash, flags, pcs, stack, python))
         return true;
     ++m_counters.unknownStackRefs;

@@ -154,6 +154,7 @@ struct RingCounters {
     // agent::WalkFallback, and references to a stack the ring never wrote out (a damaged ring: dropped).
     uint64_t walked = 0;
     uint64_t stackRefs = 0;
+    uint64_t leafWalks = 0; // of the walked, those whose innermost frames a leaf of the thread's earlier walks gave
     uint64_t checked = 0;
     std::array<uint64_t, agent::kWalkFallbackCount> walkFallbacks{};
     uint64_t unknownStackRefs = 0;

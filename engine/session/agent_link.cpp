@@ -465,6 +465,7 @@ std::shared_ptr<const AgentStacksSummary> agentStacksSummary(const RingReader &r
     s->walking = walking;
     s->walked = c.walked;
     s->stackRefs = c.stackRefs;
+    s->leafWalks = c.leafWalks;
     for (int i = 0; i < agent::kWalkFallbackCount; ++i) {
         const uint64_t n = c.walkFallbacks[size_t(i)];
         s->copied += n;

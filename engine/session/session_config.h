@@ -61,6 +61,7 @@ struct AgentStacksSummary {
     bool walking = false;   // the walk was asked for (SessionConfig::agentWalks)
     uint64_t walked = 0;    // samples the agent wrote as program counters
     uint64_t stackRefs = 0; // of those, written as a reference to a stack written before
+    uint64_t leafWalks = 0; // of those, walks whose innermost frames came from a leaf of the thread's earlier walks
     uint64_t copied = 0;    // samples copied instead (all of them when not walking)
     std::vector<std::pair<std::string, uint64_t>> copiedBecause; // why, largest first
     uint64_t checks = 0;      // checked samples: the session's own unwind of the copy against the walk

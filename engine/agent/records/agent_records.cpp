@@ -121,7 +121,8 @@ __attribute__((noinline)) bool writeAllocWalked(const AllocFields &f, const Pyth
         g_ring->tracked.fetch_add(1, std::memory_order_relaxed);
     fill(*record, f);
     record->frames = uint16_t(frames);
-    record->flags = uint8_t(walk.flags | (claim == StackClaim::Claimed ? WalkDefines : 0));
+    record->flags = uint8_t(walk.flags | (claim == StackClaim::Claimed ? WalkDefines : 0) |
+                            (walk.fromLeaf != 0 ? WalkFromLeaf : 0));
     record->reserved = 0;
     record->stackHash = hash;
     if (frames != 0)

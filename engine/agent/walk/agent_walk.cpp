@@ -239,12 +239,12 @@ bool leafHolds(const WalkMemo &memo, const WalkLeaf &leaf, uint32_t tag, UnwindR
 bool walkFromLeaf(const WalkMemo &memo, uint32_t tag, UnwindRegs regs, const StackBounds &stack, uint64_t *pcs,
                   uint32_t maxFrames, StackClaim *claim, uint64_t python, AgentWalk &walk)
 {
+    const uint64_t key = leafKey(regs.pc, regs.sp);
+    const uint32_t set = leafSet(key);
     const WalkLeaf *leaf = nullptr;
-    for (const WalkLeaf &way : memo.leaves[leafSet(regs.pc, regs.sp)])
-        if (leafHolds(memo, way, tag, regs, stack, maxFrames)) {
-            leaf = &way;
-            break;
-        }
+    for (uint32_t way = 0; way < kLeafWays && !leaf; ++way)
+        if (memo.leafKeys[set].key[way] == key && leafHolds(memo, memo.leaves[set][way], tag, regs, stack, maxFrames))
+            leaf = &memo.leaves[set][way];
     if (!leaf)
         return false;
     const uint32_t join = leaf->join;
@@ -286,8 +286,11 @@ void keepLeaf(WalkMemo &memo, UnwindRegs start, const uint64_t *pcs, uint32_t fr
     for (uint32_t i = from; i < to; ++i)
         if (memo.checks[i].address < start.sp || memo.checks[i].address + 8 > joinedFrame.sp)
             return;
-    const uint32_t set = leafSet(start.pc, start.sp);
-    WalkLeaf &leaf = memo.leaves[set][memo.leafNext[set]++ % kLeafWays];
+    const uint64_t key = leafKey(start.pc, start.sp);
+    const uint32_t set = leafSet(key);
+    const uint32_t way = memo.leafNext[set]++ % kLeafWays;
+    memo.leafKeys[set].key[way] = 0;
+    WalkLeaf &leaf = memo.leaves[set][way];
     leaf.frames = 0;
     leaf.pc = start.pc;
     leaf.sp = start.sp;
@@ -306,6 +309,7 @@ void keepLeaf(WalkMemo &memo, UnwindRegs start, const uint64_t *pcs, uint32_t fr
     for (uint32_t i = from; i < to; ++i)
         leaf.checks[i - from] = memo.checks[i];
     leaf.frames = uint8_t(fresh);
+    memo.leafKeys[set].key[way] = key;
 }
 
 } // namespace

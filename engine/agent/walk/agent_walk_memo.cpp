@@ -39,9 +39,9 @@ WalkMemo *threadMemoSlow()
                                                            std::memory_order_acq_rel)) {
                     t.walkMemo = uint8_t(word * 64 + bit + 1);
                     memos[t.walkMemo - 1].depth = 0;
-                    for (auto &set : memos[t.walkMemo - 1].leaves)
-                        for (WalkLeaf &leaf : set)
-                            leaf.frames = 0;
+                    for (LeafKeys &set : memos[t.walkMemo - 1].leafKeys)
+                        for (uint64_t &key : set.key)
+                            key = 0;
                     break;
                 }
             }

@@ -61,11 +61,12 @@ struct MemoCheck {
 // steps read still holds what it held (the rows they found are the same: the same pcs under the same tag); it then
 // joins the memo at the leaf's joined frame as a walk that stepped there would, where the memo still holds that frame
 // (its pc, stack pointer, RBP where it matters, and the sum of the frames from the root) and the stack from there to
-// the root (memoFirstChange). In sets by the start's pc and stack pointer, a few ways each: the same call at the same
-// depth may come through a few paths (callers), each its own leaf.
+// the root (memoFirstChange). In sets by the start's pc and stack pointer, several ways each: the same call at the same
+// depth may come through a few paths (callers), each its own leaf. A set's keys share a cache line, looked through
+// before any leaf is read.
 constexpr uint32_t kLeafFrames = 8;
 constexpr uint32_t kLeafSets = 16;
-constexpr uint32_t kLeafWays = 4;
+constexpr uint32_t kLeafWays = 8;
 struct WalkLeaf {
     uint64_t pc, sp, bp;               // the walk's start (pc a return address; bp compared where bpMatters)
     uint64_t joinPc, joinSp;           // the memo's frame the walk joined, at depth `join`
@@ -80,15 +81,21 @@ struct WalkLeaf {
     uint64_t pcs[kLeafFrames];         // innermost first, as stepped (pcs[0] the return address itself)
     MemoCheck checks[2 * kLeafFrames]; // the stack words the leaf's steps read, all in [sp, joinSp)
 };
-// The set of a walk that starts at `pc` and `sp`.
-inline uint32_t leafSet(uint64_t pc, uint64_t sp)
+// The key of a walk that starts at `pc` and `sp` (a leaf's, in its set's keys), and its set.
+inline uint64_t leafKey(uint64_t pc, uint64_t sp)
 {
-    uint64_t x = pc ^ (sp << 16) ^ (sp >> 4);
-    x *= 0x9E3779B97F4A7C15ull;
-    return uint32_t(x >> 60) & (kLeafSets - 1);
+    return (pc ^ (sp << 16) ^ (sp >> 4)) * 0x9E3779B97F4A7C15ull;
 }
+inline uint32_t leafSet(uint64_t key)
+{
+    return uint32_t(key >> 60) & (kLeafSets - 1);
+}
+struct alignas(64) LeafKeys {
+    uint64_t key[kLeafWays]; // each way's leaf's leafKey (0: none)
+};
 
 struct WalkMemo {
+    LeafKeys leafKeys[kLeafSets];
     WalkLeaf leaves[kLeafSets][kLeafWays];
     uint8_t leafNext[kLeafSets]; // the way each set replaces next
     MemoRow rows[kMemoRows];

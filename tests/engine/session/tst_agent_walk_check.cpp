@@ -77,6 +77,12 @@ private Q_SLOTS: // NOLINT(readability-redundant-access-specifiers): Q_SLOTS mar
         verifyChecks(r.summary, 10000, "CPython, exact", 90);
         // Most stacks after the first few are written as a reference to one written before.
         QVERIFY(r.summary.agentStacks->stackRefs * 2 > r.summary.agentStacks->walked);
+        // Most walks start where one of the thread's earlier walks started, and take its innermost frames from that
+        // walk's leaf: the checked ones, leaves or not, agree with the session's unwind (verifyChecks above).
+        QVERIFY2(
+            r.summary.agentStacks->leafWalks * 2 > r.summary.agentStacks->walked,
+            qPrintable(
+                QStringLiteral("%1 of %2").arg(r.summary.agentStacks->leafWalks).arg(r.summary.agentStacks->walked)));
         // Most Python chains are the thread's last one again (its instructions moved at most), given from the words its
         // walk kept: one in seven of those walked anew too, and compared.
         const AgentStacksSummary &a = *r.summary.agentStacks;
