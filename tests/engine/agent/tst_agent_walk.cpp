@@ -64,6 +64,29 @@ private:
         const greg_t *g = uc->uc_mcontext.gregs;
         return {uint64_t(g[REG_RIP]), uint64_t(g[REG_RSP]), uint64_t(g[REG_RBP])};
     }
+    // A walk as a signal handler's nested in a walk takes it: without the thread's memo, every frame stepped.
+    static agent::AgentWalk walkWithoutMemo(agent::UnwindRegs regs, bool firstIsReturn, uint64_t *pcs)
+    {
+        agent::t_state.memoBusy = true;
+        const agent::AgentWalk walk = agent::walkStack(regs, firstIsReturn, pcs, agent::kMaxWalkFrames);
+        agent::t_state.memoBusy = false;
+        return walk;
+    }
+    // The registers of the caller of the frame `context` was taken in (libunwind's step): where an allocation's walk
+    // starts, at the program's call of the allocator.
+    static bool callerRegs(const unw_context_t &context, agent::UnwindRegs &caller)
+    {
+        unw_context_t copy = context;
+        unw_cursor_t cursor;
+        if (unw_init_local(&cursor, &copy) != 0 || unw_step(&cursor) <= 0)
+            return false;
+        unw_word_t ip = 0, sp = 0, bp = 0;
+        unw_get_reg(&cursor, UNW_REG_IP, &ip);
+        unw_get_reg(&cursor, UNW_REG_SP, &sp);
+        unw_get_reg(&cursor, UNW_X86_64_RBP, &bp);
+        caller = agent::UnwindRegs{uint64_t(ip), uint64_t(sp), uint64_t(bp)};
+        return true;
+    }
 
 private Q_SLOTS: // NOLINT(readability-redundant-access-specifiers): Q_SLOTS marks the section below for moc
     void initTestCase()
@@ -164,15 +187,9 @@ private Q_SLOTS: // NOLINT(readability-redundant-access-specifiers): Q_SLOTS mar
         uint64_t fromReturn = 0, interrupted = 0;
         bool whole = false;
         probe.underQsort(8, [&](const unw_context_t &context, const agent::StackBounds &) {
-            unw_context_t copy = context;
-            unw_cursor_t cursor;
-            if (unw_init_local(&cursor, &copy) != 0 || unw_step(&cursor) <= 0)
+            agent::UnwindRegs caller{};
+            if (!callerRegs(context, caller))
                 return;
-            unw_word_t ip = 0, sp = 0, bp = 0;
-            unw_get_reg(&cursor, UNW_REG_IP, &ip);
-            unw_get_reg(&cursor, UNW_REG_SP, &sp);
-            unw_get_reg(&cursor, UNW_X86_64_RBP, &bp);
-            const agent::UnwindRegs caller{uint64_t(ip), uint64_t(sp), uint64_t(bp)};
             uint64_t pcs[agent::kMaxWalkFrames];
             const agent::AgentWalk walk = agent::walkStack(caller, true, pcs, agent::kMaxWalkFrames);
             whole = walk.whole;
@@ -233,9 +250,7 @@ private Q_SLOTS: // NOLINT(readability-redundant-access-specifiers): Q_SLOTS mar
                 QCOMPARE(known.hash, claimed.hash);
                 QCOMPARE(known.frames, claimed.frames);
                 seen.knownSkipsMemo = known.fromMemo != 0 && pcs[known.frames - 1] == 0;
-                t.memoBusy = true; // as a handler nested in a walk: no memo
-                const agent::AgentWalk fresh = agent::walkStack(regsOf(context), false, pcs, agent::kMaxWalkFrames);
-                t.memoBusy = false;
+                const agent::AgentWalk fresh = walkWithoutMemo(regsOf(context), false, pcs);
                 QCOMPARE(fresh.fromMemo, 0u);
                 seen.fresh.assign(pcs, pcs + fresh.frames);
                 seen.freshHash = fresh.hash;
@@ -290,24 +305,15 @@ private Q_SLOTS: // NOLINT(readability-redundant-access-specifiers): Q_SLOTS mar
         };
         const auto fromCaller = [&](Seen &seen) {
             return [&](const unw_context_t &context, const agent::StackBounds &) {
-                unw_context_t copy = context;
-                unw_cursor_t cursor;
-                if (unw_init_local(&cursor, &copy) != 0 || unw_step(&cursor) <= 0)
+                if (!callerRegs(context, seen.start))
                     return;
-                unw_word_t ip = 0, sp = 0, bp = 0;
-                unw_get_reg(&cursor, UNW_REG_IP, &ip);
-                unw_get_reg(&cursor, UNW_REG_SP, &sp);
-                unw_get_reg(&cursor, UNW_X86_64_RBP, &bp);
-                seen.start = agent::UnwindRegs{uint64_t(ip), uint64_t(sp), uint64_t(bp)};
                 uint64_t pcs[agent::kMaxWalkFrames];
                 const agent::AgentWalk walk = agent::walkStack(seen.start, true, pcs, agent::kMaxWalkFrames);
                 QVERIFY(walk.whole);
                 seen.walked.assign(pcs, pcs + walk.frames);
                 seen.hash = walk.hash;
                 seen.fromLeaf = walk.fromLeaf;
-                t.memoBusy = true; // as a handler nested in a walk: no memo, every frame stepped
-                const agent::AgentWalk stepped = agent::walkStack(seen.start, true, pcs, agent::kMaxWalkFrames);
-                t.memoBusy = false;
+                const agent::AgentWalk stepped = walkWithoutMemo(seen.start, true, pcs);
                 QCOMPARE(stepped.fromMemo, 0u);
                 seen.stepped.assign(pcs, pcs + stepped.frames);
                 seen.steppedHash = stepped.hash;
