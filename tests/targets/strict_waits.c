@@ -2,7 +2,8 @@
 // a little CPU work (so that CPU timers tick on it) with a wait in poll, epoll_wait, select, nanosleep or a pipe
 // read, or (the sixth thread) in vfork, whose parent waits for the child uninterruptibly: the kernel shows it in
 // disk wait (D). A signal that interrupted any of those waits would make the program exit with status 3 and name the
-// call. Usage: strict_waits [SECONDS]; prints "strict_waits ok N" (the waits completed) and exits 0.
+// call. Usage: strict_waits [SECONDS] [WORK]; WORK is the steps of CPU work before each wait (20000 by default, some
+// 30 us here). Prints "strict_waits ok N" (the waits completed) and exits 0.
 #include "target_common.h"
 
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 static double g_end;
+static uint64_t g_work = 20000;
 static int g_pipe[2];
 static long g_waits[6];
 
@@ -83,7 +85,7 @@ static void *run(void *arg)
     const long kind = (long)arg;
     const int ep = kind == 1 ? epoll_create1(0) : -1;
     while (target_now() < g_end) {
-        burn(20000);
+        burn(g_work);
         switch (kind) {
         case 0:
             wait_poll();
@@ -112,6 +114,8 @@ static void *run(void *arg)
 int main(int argc, char **argv)
 {
     g_end = target_now() + target_seconds(argc, argv, 3);
+    if (argc > 2)
+        g_work = strtoull(argv[2], NULL, 10);
     if (pipe(g_pipe) != 0)
         return 1;
     pthread_t threads[6];

@@ -285,12 +285,14 @@ private Q_SLOTS:
     void eintrStrictWaits()
     {
         QTemporaryDir dir;
-        const Recorded r = record(inprocess({targetPath("strict_waits"), QStringLiteral("3")}), dir.path());
+        // Some 300 us of work before each wait of about a millisecond: with the default 30 us, the waits' system calls
+        // took from 25% of the program's CPU time on a quiet machine to 87% on a slow one (a CI run).
+        const Recorded r =
+            record(inprocess({targetPath("strict_waits"), QStringLiteral("3"), QStringLiteral("200000")}), dir.path());
         QCOMPARE(r.summary.exitStatus, 0);
-        // The CPU samples land in the work, which takes most of the CPU time (70% on a quiet machine; on a loaded one
-        // the waits' system calls, the vfork above all, take more of it): more than any wait, and a third at least.
+        // The CPU samples land in the work, which takes most of the CPU time: more than any wait, and half at least.
         const double burn = share(r.profile, "burn");
-        QVERIFY2(burn > 0.33, qPrintable(QString::number(burn)));
+        QVERIFY2(burn > 0.5, qPrintable(QString::number(burn)));
         for (const char *wait : {"wait_poll", "wait_epoll", "wait_select", "wait_nanosleep", "wait_read", "wait_vfork"})
             QVERIFY2(share(r.profile, wait) < burn, wait);
         for (const char *wait : {"wait_poll", "wait_epoll", "wait_select", "wait_nanosleep", "wait_read"})
