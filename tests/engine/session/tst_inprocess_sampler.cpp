@@ -286,7 +286,7 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         // Some 300 us of work before each wait of about a millisecond: with the default 30 us, the waits' system calls
-        // took from 25% of the program's CPU time on a quiet machine to 87% on a slow one (a CI run).
+        // took from 25% of the program's CPU time on a quiet machine to 87% on a slow one (a run of the whole suite).
         const Recorded r =
             record(inprocess({targetPath("strict_waits"), QStringLiteral("3"), QStringLiteral("200000")}), dir.path());
         QCOMPARE(r.summary.exitStatus, 0);
