@@ -92,12 +92,17 @@ struct alignas(4) HookFlags {
     uint8_t filtered;
     uint8_t reserved;
 };
-extern HookFlags g_hookFlags;
+// Hidden in its declaration too: a declaration of default visibility is read through the global offset table, an
+// instruction more on every malloc and free.
+extern HookFlags g_hookFlags __attribute__((visibility("hidden")));
 inline constexpr uint8_t &g_markNow = g_hookFlags.markNow;
 using HookFlagsWord = uint32_t __attribute__((may_alias));
+// One load of all four flags (a relaxed load: a hook that sees a change late is one that was under way at it).
 inline uint32_t hookFlagsSet()
 {
-    return __atomic_load_n(reinterpret_cast<const HookFlagsWord *>(&g_hookFlags), __ATOMIC_RELAXED);
+    uint32_t flags = 0;
+    asm volatile("movl %1, %0" : "=r"(flags) : "m"(g_hookFlags));
+    return flags;
 }
 // Whether the sampled blocks of the malloc family are marked (allocated larger, past their mark) now.
 inline bool marksSamples()
