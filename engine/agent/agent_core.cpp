@@ -53,6 +53,7 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.stat
                                                                            .bytes = 0,
                                                                            .rng = 0,
                                                                            .slot = nullptr,
+                                                                           .fast = nullptr,
                                                                            .ownSlot = nullptr,
                                                                            .heapEpoch = 0,
                                                                            .tid = 0,
@@ -106,6 +107,7 @@ void passThroughWhileOff()
                        !g_marksRefused.load(std::memory_order_acquire);
     __atomic_store_n(&g_hookFlags.filtered, uint8_t(marks ? 0 : 1), __ATOMIC_RELEASE);
     __atomic_store_n(&g_passThrough, uint8_t(mode == int(Mode::Off)), __ATOMIC_RELEASE);
+    hookFlagsRaised();
 }
 
 // The next sampling point, in bytes: an exponential draw with the mean interval.
@@ -262,6 +264,7 @@ void refuseMarks()
 {
     g_marksRefused.store(true, std::memory_order_release);
     __atomic_store_n(&g_hookFlags.filtered, uint8_t(1), __ATOMIC_RELEASE);
+    hookFlagsRaised();
 }
 
 void setForeignBlocks(const void *begin, const void *end)
@@ -435,6 +438,7 @@ void agentStop()
     // Not started: the next allocation's countdown starts the agent from the environment again.
     __atomic_store_n(&g_hookFlags.filtered, uint8_t(1), __ATOMIC_RELEASE);
     __atomic_store_n(&g_passThrough, uint8_t(0), __ATOMIC_RELEASE);
+    hookFlagsRaised();
     g_initialized.store(0, std::memory_order_release);
 }
 

@@ -258,21 +258,35 @@ template <typename Next> __attribute__((noinline)) void *allocateMeasured(size_t
         countPredictionMisses(address, size);
     return address;
 }
-// One load of the flags first: the fast path, with none set, counts the block from its request before the
-// allocator's call and leaves by a tail call.
-template <typename Next> inline void *allocate(size_t size, Next next)
+// malloc without the thread's fast pointer (ThreadState::fast): the flags read, the pointer set again where it may be.
+template <typename Next> __attribute__((noinline)) void *allocateOff(size_t size, Next next)
 {
     if (const uint32_t flags = hookFlagsSet(); __builtin_expect(flags != 0, 0)) {
         if ((flags & 0xff) != 0) // passThrough (HookFlags' first byte), from the same load
             return next(size);
         return allocateMarked(size, next);
     }
+    refreshFast();
     if (__builtin_expect(countDown(t_state, size), 0))
         return allocateSlow(size, next);
     HeapSlot *slot = t_state.slot;
     if (__builtin_expect(slot == nullptr || size >= kPredictedBelow || probeDue(t_state), 0))
         return allocateMeasured(size, next);
     addToSum(slot->allocated, predictedChunk(size));
+    return next(size);
+}
+// The thread's fast pointer first, which stands for "a slot, and no flag set" (no flag read here): the fast path
+// counts the block from its request before the allocator's call and leaves by a tail call.
+template <typename Next> inline void *allocate(size_t size, Next next)
+{
+    HeapSlot *fast = __atomic_load_n(&t_state.fast, __ATOMIC_RELAXED);
+    if (__builtin_expect(fast == nullptr, 0))
+        return allocateOff(size, next);
+    if (__builtin_expect(countDown(t_state, size), 0))
+        return allocateSlow(size, next);
+    if (__builtin_expect(size >= kPredictedBelow || probeDue(t_state), 0))
+        return allocateMeasured(size, next);
+    addToSum(fast->allocated, predictedChunk(size));
     return next(size);
 }
 
@@ -326,13 +340,13 @@ template <typename Next> __attribute__((noinline)) void releaseAttached(uint32_t
 }
 // With no flag set (the agent marks its samples), the fast path reads the block's chunk size, which tells a marked
 // block too, and leaves by a tail call.
-template <typename Next> inline void release(void *address, Next next)
+// free without the thread's fast pointer: the flags read, the pointer set again where it may be.
+template <typename Next> __attribute__((noinline)) void releaseOff(void *address, Next next)
 {
-    if (__builtin_expect(address == nullptr, 0))
-        return next(address); // nothing to count, nothing to ask the filter (it holds no null block)
-    HeapSlot *slot = t_state.slot;
     const uint32_t flags = hookFlagsSet();
-    // Two branches, not the two tests or-ed into one condition (three instructions more to build it).
+    if (flags == 0)
+        refreshFast();
+    HeapSlot *slot = t_state.slot;
     if (__builtin_expect(slot == nullptr, 0) || __builtin_expect(flags != 0, 0)) {
         // Told apart here, so that a free passed through (memory off: CPU profiling alone) jumps straight on.
         if (onlyAttachedMarks(flags))
@@ -343,6 +357,19 @@ template <typename Next> inline void release(void *address, Next next)
     if (__builtin_expect((field & kMarkedBit) != 0, 0))
         return releaseMarked(address, next);
     addToSum(slot->freed, field & ~uint64_t(7));
+    next(address);
+}
+template <typename Next> inline void release(void *address, Next next)
+{
+    if (__builtin_expect(address == nullptr, 0))
+        return next(address); // nothing to count, nothing to ask the filter (it holds no null block)
+    HeapSlot *fast = __atomic_load_n(&t_state.fast, __ATOMIC_RELAXED);
+    if (__builtin_expect(fast == nullptr, 0))
+        return releaseOff(address, next);
+    const uint64_t field = static_cast<const uint64_t *>(address)[-1];
+    if (__builtin_expect((field & kMarkedBit) != 0, 0))
+        return releaseMarked(address, next);
+    addToSum(fast->freed, field & ~uint64_t(7));
     next(address);
 }
 

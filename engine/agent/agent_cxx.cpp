@@ -125,6 +125,7 @@ template <int Op, typename... Extra> inline void *cxxNew(size_t size, bool nothr
     const AllocationCount count = allocationCount();
     HeapSlot *const slot = t_state.slot; // nor counted in the heap there (the slow path counts nothing meanwhile)
     t_state.slot = nullptr;
+    __atomic_store_n(&t_state.fast, nullptr, __ATOMIC_RELAXED); // set again by the next hook's other path
     ++t_state.inCxx;
     void *address = next(size, extra...);
     --t_state.inCxx;
@@ -149,6 +150,7 @@ template <int Op, typename... Extra> inline void cxxDelete(void *address, Extra.
         return;
     HeapSlot *const slot = t_state.slot;
     t_state.slot = nullptr;
+    __atomic_store_n(&t_state.fast, nullptr, __ATOMIC_RELAXED);
     ++t_state.inCxx;
     next(address, extra...);
     --t_state.inCxx;

@@ -17,8 +17,12 @@
 #include <errno.h>
 #include <gnu/libc-version.h>
 #include <link.h>
+#include <linux/membarrier.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 
@@ -166,8 +170,79 @@ namespace {
 void stopAttachedMarks();
 } // namespace
 
+namespace {
+
+// The fast paths' pointer (ThreadState::fast) is set by its thread and cleared by whoever raises a flag, without a
+// fence on the thread's side: the raiser's membarrier (private, expedited) puts a full barrier in every running thread
+// of the process between the flag's store and its clearing, so that a thread that set its pointer either sees the
+// flag when it looks again or has its pointer cleared (refreshFast). Registered once per process image, before
+// counting starts; where it is not (a kernel older than 4.14, a seccomp filter), no thread takes the fast pointer and
+// every malloc and free reads the flags (some five instructions more a malloc and free).
+// 0: not asked yet; 1: registered; 2: refused.
+std::atomic<int> g_fastPaths{0};
+
+void registerFastPaths()
+{
+    if (g_fastPaths.load(std::memory_order_acquire) != 0)
+        return;
+    const int savedErrno = errno;
+    // Not asked under a seccomp filter, which may kill the process for a system call it does not allow (systemd's
+    // filters do by default): there the hooks read the flags on every call.
+    const bool registered = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 0 &&
+                            syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    errno = savedErrno;
+    g_fastPaths.store(registered ? 1 : 2, std::memory_order_release);
+}
+
+// A full barrier in every thread of the process that runs now (false: none could be made).
+bool barrierInEveryThread()
+{
+    if (g_fastPaths.load(std::memory_order_acquire) != 1)
+        return false;
+    const int savedErrno = errno;
+    const bool done = syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
+    errno = savedErrno;
+    return done;
+}
+
+// Every thread that holds a slot sent off the fast paths (after a flag was raised, or counting stopped).
+void clearFastPointers()
+{
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (!barrierInEveryThread() && g_fastPaths.load(std::memory_order_acquire) == 1)
+        g_fastPaths.store(2, std::memory_order_release); // no barrier: no thread takes the pointer again
+    for (std::atomic<ThreadState *> &entry : g_slotThreads)
+        if (ThreadState *t = entry.load(std::memory_order_acquire))
+            __atomic_store_n(&t->fast, nullptr, __ATOMIC_RELAXED);
+}
+
+} // namespace
+
+void refreshFast()
+{
+    ThreadState &t = t_state;
+    HeapSlot *slot = t.slot;
+    if (slot == nullptr || slot == &t_nowhere || t.internal != 0 || t.inCxx != 0 ||
+        g_fastPaths.load(std::memory_order_relaxed) != 1)
+        return;
+    __atomic_store_n(&t.fast, slot, __ATOMIC_RELAXED);
+    // A compiler barrier only: the raiser's membarrier orders the store before the loads below (clearFastPointers).
+    asm volatile("" ::: "memory");
+    if (hookFlagsSet() != 0 || g_heapState.load(std::memory_order_relaxed) != 1 ||
+        g_fastPaths.load(std::memory_order_relaxed) != 1 || t.slot != slot)
+        __atomic_store_n(&t.fast, nullptr, __ATOMIC_RELAXED);
+}
+
+void hookFlagsRaised()
+{
+    if (hookFlagsSet() != 0)
+        clearFastPointers();
+}
+
 void startHeapCounting(bool counting)
 {
+    if (counting)
+        registerFastPaths();
     // Not counting (the agent may run for CPU alone): counts go nowhere, and another allocator is not asked.
     g_usable = counting ? g_resolvedUsable : noUsable;
     if (!counting)
@@ -246,6 +321,7 @@ bool startAttachedMarks()
         g_lastMark = 1;
     }
     __atomic_store_n(&g_markNow, g_lastMark, __ATOMIC_RELEASE);
+    hookFlagsRaised();
     return true;
 }
 
@@ -342,6 +418,7 @@ void giveHeapSlotBack()
     if (t.ownSlot && t.ownSlot != &t_nowhere)
         t.ownSlot->owner.store(0, std::memory_order_release);
     t.slot = nullptr;
+    __atomic_store_n(&t.fast, nullptr, __ATOMIC_RELAXED);
     t.ownSlot = nullptr;
     t.slotGiven = true;
 }
@@ -349,6 +426,7 @@ void giveHeapSlotBack()
 void heapResetThreads()
 {
     std::atomic_thread_fence(std::memory_order_seq_cst); // after the counting stopped (countHeapSlow's other half)
+    clearFastPointers();                                 // refreshFast's other half
     for (std::atomic<ThreadState *> &entry : g_slotThreads) {
         ThreadState *t = entry.exchange(nullptr, std::memory_order_acq_rel);
         if (!t)
@@ -362,6 +440,7 @@ void heapResetThreads()
         t->allocations = 0;
         t->bytes = 0;
         t->slot = nullptr;
+        __atomic_store_n(&t->fast, nullptr, __ATOMIC_RELAXED);
         t->ownSlot = nullptr;
     }
 }
@@ -371,8 +450,12 @@ void heapForkChild()
     // The parent's slots stay in the parent's ring; the child counts in its own (which says the counts are not
     // whole: the child frees blocks that its parent allocated).
     t_state.slot = nullptr;
+    __atomic_store_n(&t_state.fast, nullptr, __ATOMIC_RELAXED);
     t_state.ownSlot = nullptr;
     t_state.slotGiven = false;
+    // Whether the kernel keeps the parent's registration for the child or not, the child asks for its own.
+    g_fastPaths.store(0, std::memory_order_release);
+    registerFastPaths();
 }
 
 } // namespace emberline::agent

@@ -104,6 +104,13 @@ inline uint32_t hookFlagsSet()
     asm volatile("movl %1, %0" : "=r"(flags) : "m"(g_hookFlags));
     return flags;
 }
+// The thread's fast-path pointer (ThreadState::fast) set to its slot where it may be: a slot of its own, counting on,
+// no hook flag set, not inside the agent's work or an allocator's operator (agent_heap.cpp). Called by the hooks' other
+// paths when they find no flag set.
+void refreshFast();
+// After a flag was stored that may have set one: every thread sent off the fast paths (their pointers cleared).
+void hookFlagsRaised();
+
 // Whether the sampled blocks of the malloc family are marked (allocated larger, past their mark) now.
 inline bool marksSamples()
 {

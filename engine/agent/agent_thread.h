@@ -42,6 +42,11 @@ struct ThreadState {
     // Where the fast path counts the thread's heap (agent_heap.h). Null is the "go slow" sign: no slot taken yet,
     // the agent's own work (InternalWork), an allocator's C++ operator at work, another allocator's sizes.
     HeapSlot *slot;
+    // The slot again, for malloc's and free's fast paths alone: set only while no hook flag is set (agent_heap.h's
+    // HookFlags), so that those paths test this one pointer and no flag. Null sends them to their other path, which
+    // reads the flags and sets it again when it may (agent_heap.h: refreshFast); whoever raises a flag clears it in
+    // every thread that holds a slot (hookFlagsRaised). Written by other threads too: read and written atomically.
+    HeapSlot *fast;
     HeapSlot *ownSlot;  // the thread's slot (or one that counts nowhere); null: none taken yet
     uint32_t heapEpoch; // the start of counting (agent_heap.cpp: g_heapEpoch) under which ownSlot was chosen
     uint32_t tid;       // the thread's id, cached (0: not known yet, and after fork)
@@ -153,6 +158,7 @@ public:
     {
         ++t_state.internal;
         t_state.slot = nullptr; // the slow path, which counts nothing while `internal` is up
+        __atomic_store_n(&t_state.fast, nullptr, __ATOMIC_RELAXED); // set again by the next hook's other path
     }
     ~InternalWork()
     {
