@@ -2,8 +2,8 @@
 # Installs what is missing, builds Emberline with its tests, and runs the whole suite: the unit, gui, process
 # and package tiers through ctest (labels; see tests/CMakeLists.txt); clang-tidy over the C++ files that the
 # last commit (or merge) changed (tests/run_clang_tidy.sh: any finding fails); the unit and gui tiers again under
-# AddressSanitizer and UndefinedBehaviorSanitizer (tests/run_asan.sh); then the reader's fuzzer for a bounded
-# time. Used by CI (.ci/run) exactly as a developer runs it.
+# AddressSanitizer and UndefinedBehaviorSanitizer (tests/run_asan.sh), with the reader's fuzzer for a bounded time
+# beside them. Used by CI (.ci/run) exactly as a developer runs it.
 #
 # The closing line counts test functions: QtTest's passed and skipped functions of every test (read from
 # the JUnit report ctest writes, which keeps every test's output), plus one for each test that is not a QtTest
@@ -45,26 +45,44 @@ step_done "clang-tidy"
 ctest --preset ci -R '^installer_deb$' --timeout 900 --output-junit "$PWD/build/ci/ctest-junit-deb.xml" \
     --test-output-size-passed 4194304 --test-output-size-failed 4194304 > build/ci/ctest-summary-deb.log 2>&1 &
 deb_pid=$!
+# The fuzzer is built with the sanitizer run's tests (the same tree), and fuzzes beside their run: neither times
+# anything.
+fuzz=0
+fuzzing=0
+[[ -x tests/fuzz/run_fuzz.sh ]] && fuzzing=1
 asan_status=0
-tests/run_asan.sh --test-output-size-failed 4194304 || asan_status=$?
+extra=()
+if (( fuzzing )); then
+    extra=(fuzz_pprof_reader)
+fi
+EMBERLINE_ASAN_STEP=build EMBERLINE_ASAN_EXTRA_TARGETS="${extra[*]}" tests/run_asan.sh || asan_status=$?
+fuzz_pid=0
+if (( asan_status == 0 && fuzzing )); then
+    EMBERLINE_FUZZ_BUILT=1 tests/fuzz/run_fuzz.sh "${EMBERLINE_FUZZ_SECONDS:-60}" > build/asan/fuzz.log 2>&1 &
+    fuzz_pid=$!
+fi
+if (( asan_status == 0 )); then
+    EMBERLINE_ASAN_STEP="test" tests/run_asan.sh --test-output-size-failed 4194304 || asan_status=$?
+fi
+fuzz_status=0
+if (( fuzz_pid != 0 )); then
+    wait "$fuzz_pid" || fuzz_status=$?
+    cat build/asan/fuzz.log
+fi
 deb_status=0
 wait "$deb_pid" || deb_status=$?
 cat build/ci/ctest-summary-deb.log
 (( asan_status == 0 )) || { echo "run_all: the sanitizer run failed"; exit "$asan_status"; }
 (( deb_status == 0 )) || { echo "run_all: installer_deb failed"; exit "$deb_status"; }
+(( fuzz_status == 0 )) || { echo "run_all: the fuzzer found something (build/asan/artifacts)"; exit "$fuzz_status"; }
 asan=1
-step_done "the sanitizer build and run, with installer_deb beside it"
+fuzz=$fuzzing
+step_done "the sanitizer build and run, with installer_deb and the fuzzer beside it"
 tests=$(cat build/ci/ctest-summary-fast.log build/ci/ctest-summary-slow.log build/ci/ctest-summary-deb.log |
     sed -n 's/.* tests failed out of \([0-9]*\)$/\1/p' | awk '{ n += $1 } END { print n + 0 }')
 read -r qtPassed qtSkipped qtPrograms < <(cat build/ci/ctest-junit-fast.xml build/ci/ctest-junit-slow.xml \
     build/ci/ctest-junit-deb.xml | grep -oE 'Totals: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' |
     awk '{ p += $2; s += $6; n++ } END { print p + 0, s + 0, n + 0 }')
-fuzz=0
-if [[ -x tests/fuzz/run_fuzz.sh ]]; then
-    tests/fuzz/run_fuzz.sh "${EMBERLINE_FUZZ_SECONDS:-60}"
-    fuzz=1
-    step_done "the fuzzer build and run"
-fi
 others=$((tests - qtPrograms))
 (( others < 0 )) && others=0
 echo "ctest: $tests tests ($qtPrograms QtTest programs: $qtPassed functions passed, $qtSkipped skipped; $others others)"

@@ -5,6 +5,8 @@
 # UBSan stop the program at the first error (halt_on_error, set by the asan test preset), LeakSanitizer reports
 # leaks at exit.
 #   tests/run_asan.sh [CTEST ARGS...]     e.g. tests/run_asan.sh -R tst_merge
+# EMBERLINE_ASAN_STEP=build builds and stops, =test only runs the tests (built before); EMBERLINE_ASAN_EXTRA_TARGETS
+# names more targets of the tree to build with the tests (CI builds the fuzzer with them: tests/run_all.sh).
 # Configure, build and test take /tmp/emberline-build.lock (the workspace builds one thing at a time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,5 +29,11 @@ if [[ ${#targets[@]} -eq 0 ]]; then
     echo "asan: no unit or gui tests found" >&2
     exit 1
 fi
-flock "$LOCK" cmake --build build/asan --parallel "$(nproc)" --target "${targets[@]}"
-flock "$LOCK" ctest --preset asan --parallel 2 --timeout 900 "$@"
+STEP=${EMBERLINE_ASAN_STEP:-all}
+if [[ $STEP != test ]]; then
+    # shellcheck disable=SC2086 # a list of target names
+    flock "$LOCK" cmake --build build/asan --parallel "$(nproc)" --target "${targets[@]}" ${EMBERLINE_ASAN_EXTRA_TARGETS:-}
+fi
+if [[ $STEP != build ]]; then
+    flock "$LOCK" ctest --preset asan --parallel 2 --timeout 900 "$@"
+fi

@@ -6,14 +6,18 @@
 # The fuzzer is built in the asan preset's tree, which the sanitizer run (tests/run_asan.sh) has built already:
 # only the fuzzer's own source is compiled then. EMBERLINE_FUZZ_PRESET=fuzz builds it alone instead (ASan only,
 # no UBSan). Configure and build take /tmp/emberline-build.lock (the workspace builds one thing at a time).
+# EMBERLINE_FUZZ_BUILT=1 skips both: the fuzzer was built already (CI builds it with the sanitizer run's tests, and
+# fuzzes beside their run: tests/run_all.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 SECONDS_TO_RUN=${1:-60}
 LOCK=/tmp/emberline-build.lock
 PRESET=${EMBERLINE_FUZZ_PRESET:-asan}
-flock "$LOCK" cmake --preset "$PRESET" >/dev/null
-flock "$LOCK" cmake --build "build/$PRESET" --target fuzz_pprof_reader
+if [[ ${EMBERLINE_FUZZ_BUILT:-0} != 1 ]]; then
+    flock "$LOCK" cmake --preset "$PRESET" >/dev/null
+    flock "$LOCK" cmake --build "build/$PRESET" --target fuzz_pprof_reader
+fi
 
 ARTIFACTS=build/$PRESET/artifacts
 WORK_CORPUS=build/$PRESET/corpus # new inputs go here; the committed seed corpus stays as it is
