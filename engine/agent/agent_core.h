@@ -338,8 +338,16 @@ template <typename Next> __attribute__((noinline)) void releaseAttached(uint32_t
     }
     return releaseFiltered(address, next);
 }
-// With no flag set (the agent marks its samples), the fast path reads the block's chunk size, which tells a marked
-// block too, and leaves by a tail call.
+// With no flag set (the agent marks its samples), a free reads the block's chunk size, which tells a marked block too,
+// counts it in `slot` and leaves by a tail call.
+template <typename Next> inline void releaseCounted(HeapSlot *slot, void *address, Next next)
+{
+    const uint64_t field = static_cast<const uint64_t *>(address)[-1];
+    if (__builtin_expect((field & kMarkedBit) != 0, 0))
+        return releaseMarked(address, next);
+    addToSum(slot->freed, field & ~uint64_t(7));
+    next(address);
+}
 // free without the thread's fast pointer: the flags read, the pointer set again where it may be.
 template <typename Next> __attribute__((noinline)) void releaseOff(void *address, Next next)
 {
@@ -353,11 +361,7 @@ template <typename Next> __attribute__((noinline)) void releaseOff(void *address
             return releaseAttached(flags, address, next);
         return releaseFiltered(address, next);
     }
-    const uint64_t field = static_cast<const uint64_t *>(address)[-1];
-    if (__builtin_expect((field & kMarkedBit) != 0, 0))
-        return releaseMarked(address, next);
-    addToSum(slot->freed, field & ~uint64_t(7));
-    next(address);
+    releaseCounted(slot, address, next);
 }
 template <typename Next> inline void release(void *address, Next next)
 {
@@ -366,11 +370,7 @@ template <typename Next> inline void release(void *address, Next next)
     HeapSlot *fast = __atomic_load_n(&t_state.fast, __ATOMIC_RELAXED);
     if (__builtin_expect(fast == nullptr, 0))
         return releaseOff(address, next);
-    const uint64_t field = static_cast<const uint64_t *>(address)[-1];
-    if (__builtin_expect((field & kMarkedBit) != 0, 0))
-        return releaseMarked(address, next);
-    addToSum(fast->freed, field & ~uint64_t(7));
-    next(address);
+    releaseCounted(fast, address, next);
 }
 
 // The other allocation hooks' form where sampled blocks are marked (the agent's own front end): the countdown before

@@ -312,10 +312,13 @@ private Q_SLOTS:
         int64_t heldBytes = 0;
         for (int i = 0; i < 300; ++i) {
             held.push_back(agent::allocate(100 + size_t(i) * 8, next));
-            heldBytes += int64_t(chunkBytes(held.back()));
+            // A sampled block is handed out past its mark: its chunk is the allocator's block under it.
+            void *block = agent::isMarked(held.back()) ? agent::markedBlockOf(held.back()) : held.back();
+            heldBytes += int64_t(chunkBytes(block));
         }
-        // Counted by prediction, corrected by probes: within a few chunks' misses (16 bytes each).
-        QVERIFY2(std::abs(heapLiveOf(*agent::g_ring).value_or(-1) - before - heldBytes) < 512,
+        // Counted by prediction, corrected by probes (a probe that finds a miss counts it 63 times over: 1,008 bytes),
+        // where the blocks hold some 400 KB.
+        QVERIFY2(std::abs(heapLiveOf(*agent::g_ring).value_or(-1) - before - heldBytes) < 4096,
                  qPrintable(QString::number(heapLiveOf(*agent::g_ring).value_or(-1) - before - heldBytes)));
 
         std::atomic<int> step{0};
@@ -345,7 +348,7 @@ private Q_SLOTS:
         for (void *p : held)
             agent::release(p, freeNext);
         // Every block was freed: the counts, fast or not, are whole (within the predictions' misses, as above).
-        QVERIFY2(std::abs(heapLiveOf(*agent::g_ring).value_or(-1) - before) < 512,
+        QVERIFY2(std::abs(heapLiveOf(*agent::g_ring).value_or(-1) - before) < 4096,
                  qPrintable(QString::number(heapLiveOf(*agent::g_ring).value_or(-1) - before)));
     }
 };
