@@ -54,6 +54,7 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = {.stat
                                                                            .rng = 0,
                                                                            .slot = nullptr,
                                                                            .fast = nullptr,
+                                                                           .probeTick = 0,
                                                                            .ownSlot = nullptr,
                                                                            .heapEpoch = 0,
                                                                            .tid = 0,

@@ -137,16 +137,11 @@ inline int64_t countdownOf(const ThreadState &t)
     return t.state >> kCountBits; // arithmetic: the count bits below stay out
 }
 
-// The countdown armed anew at `bytes` (the count bits taken into `allocations` first, but for their residue modulo
-// kProbeEvery: malloc's probes, which fall where the count bits are a multiple of it, keep falling on every
-// kProbeEvery-th allocation of the thread across its samples; with the count started at 0 at every sample, the
-// allocations after a sample's last probe had no probe to stand for them, and the estimate of the predictions'
-// misses came out some 3% low).
+// The countdown armed anew at `bytes` (the count bits taken into `allocations` first).
 inline void arm(ThreadState &t, int64_t bytes)
 {
-    const uint64_t kept = uint64_t(t.state) & uint64_t(kProbeEvery - 1);
-    t.allocations += (uint64_t(t.state) & kCountMask) - kept;
-    t.state = int64_t((uint64_t(bytes) << kCountBits) | kept);
+    t.allocations += uint64_t(t.state) & kCountMask;
+    t.state = int64_t(uint64_t(bytes) << kCountBits);
     t.armed = bytes;
 }
 
@@ -248,14 +243,20 @@ template <typename Next> __attribute__((noinline)) void *allocateMarked(size_t s
     return address;
 }
 // An allocation the fast path does not count from its request (agent_heap.h: predictedChunk): a thread without a
-// slot yet, a large request, and every kProbeEvery-th one, which measures the block the C library gave and adds what
-// the prediction would have missed for it and for those since the last one (the estimate of the predicted ones').
+// slot yet, a large request.
 template <typename Next> __attribute__((noinline)) void *allocateMeasured(size_t size, Next next)
 {
     void *address = next(size);
     countAllocatedUnmarked(address);
-    if (size < kPredictedBelow)
-        countPredictionMisses(address, size);
+    return address;
+}
+// Malloc's probe (agent_heap.h: probeNow): measures the block the C library gave and adds what the prediction would
+// have missed for it and for the predicted ones since the last probe (the estimate of theirs).
+template <typename Next> __attribute__((noinline)) void *allocateProbed(size_t size, Next next)
+{
+    void *address = next(size);
+    countAllocatedUnmarked(address);
+    countPredictionMisses(address, size);
     return address;
 }
 // malloc without the thread's fast pointer (ThreadState::fast): the flags read, the pointer set again where it may be.
@@ -270,8 +271,10 @@ template <typename Next> __attribute__((noinline)) void *allocateOff(size_t size
     if (__builtin_expect(countDown(t_state, size), 0))
         return allocateSlow(size, next);
     HeapSlot *slot = t_state.slot;
-    if (__builtin_expect(slot == nullptr || size >= kPredictedBelow || probeDue(t_state), 0))
+    if (__builtin_expect(slot == nullptr || size >= kPredictedBelow, 0))
         return allocateMeasured(size, next);
+    if (__builtin_expect(probeNow(t_state), 0))
+        return allocateProbed(size, next);
     addToSum(slot->allocated, predictedChunk(size));
     return next(size);
 }
@@ -284,8 +287,10 @@ template <typename Next> inline void *allocate(size_t size, Next next)
         return allocateOff(size, next);
     if (__builtin_expect(countDown(t_state, size), 0))
         return allocateSlow(size, next);
-    if (__builtin_expect(size >= kPredictedBelow || probeDue(t_state), 0))
+    if (__builtin_expect(size >= kPredictedBelow, 0))
         return allocateMeasured(size, next);
+    if (__builtin_expect(probeNow(t_state), 0))
+        return allocateProbed(size, next);
     addToSum(fast->allocated, predictedChunk(size));
     return next(size);
 }

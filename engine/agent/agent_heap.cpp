@@ -393,9 +393,9 @@ void countHeapSlow(void *address, bool freed, uint64_t bytes)
 
 void countPredictionMisses(void *address, size_t size)
 {
-    // Only where the fast path predicts: a slot, the C library's chunk sizes, no marks, a probe by count.
+    // Only where the fast path predicts: a slot, the C library's chunk sizes, no marks.
     HeapSlot *slot = t_state.slot;
-    if (slot == nullptr || !probeDue(t_state) || hookFlagsSet() != 0)
+    if (slot == nullptr || hookFlagsSet() != 0)
         return;
     const uint64_t predicted = predictedChunk(size);
     const uint64_t given = address ? chunkSize(address) : 0;

@@ -40,7 +40,7 @@ inline uint64_t heapBytesOf(void *address)
 // (reading the chunk after the call cost CPython JSON some 1.4 points more of its time: bench_agent_split.sh). The
 // rules miss two cases, which the free then counts by the block's real chunk: a free chunk handed out whole because
 // splitting it would leave too little (16 bytes more; some 0.4% of CPython's allocations), and a block mapped on its
-// own (page-rounded: only requests from kPredictedBelow on are predicted, far below the C library's threshold for
+// own (page-rounded: only requests below kPredictedBelow are predicted, far below the C library's threshold for
 // mapping unless a program lowers it). A failed allocation is predicted too. So one allocation in kProbeEvery is
 // measured after its call, and what the rules missed for it counts for the kProbeEvery - 1 predicted before it: an
 // unbiased estimate (the probes are chosen by count, not by anything the allocator does), its error some 1.8 MB after
@@ -52,9 +52,15 @@ inline uint64_t predictedChunk(size_t size)
     const uint64_t chunk = (uint64_t(size) + 8 + 15) & ~uint64_t(15);
     return chunk < 32 ? 32 : chunk;
 }
-inline bool probeDue(const ThreadState &t)
+// One tick of the thread's probe clock (ThreadState::probeTick), on every allocation the fast path would predict:
+// true on every kProbeEvery-th, whose block is measured instead. One add to a byte of its own, whose flags say so
+// (the state's count bits, tested for it before, were read back right after their store).
+static_assert(256 % kProbeEvery == 0);
+inline bool probeNow(ThreadState &t)
 {
-    return (t.state & (kProbeEvery - 1)) == 0; // the count bits of the thread's state (agent_thread.h)
+    bool due = false;
+    asm("addb %2, %0" : "+m"(t.probeTick), "=@ccz"(due) : "i"(256 / kProbeEvery));
+    return due;
 }
 // After a probe's call: what the rules missed for its block, kProbeEvery - 1 times over (agent_heap.cpp).
 void countPredictionMisses(void *address, size_t size);

@@ -228,14 +228,16 @@ using namespace emberline::agent;
 
 // The hottest two start on a cache line of their own: where their branches fall against 32-byte boundaries cost a
 // malloc+free pair some 0.3 ns (bench_agent), with the same instructions.
+constexpr auto kNextMalloc = [](size_t n) { return g_mallocFn.load(std::memory_order_relaxed)(n); };
+constexpr auto kNextFree = [](void *block) { g_freeFn.load(std::memory_order_relaxed)(block); };
 EMBERLINE_EXPORT __attribute__((aligned(64))) void *malloc(size_t size)
 {
-    return allocate(size, [](size_t n) { return g_mallocFn.load(std::memory_order_relaxed)(n); });
+    return allocate(size, kNextMalloc);
 }
 
 EMBERLINE_EXPORT __attribute__((aligned(64))) void free(void *address)
 {
-    release(address, [](void *block) { g_freeFn.load(std::memory_order_relaxed)(block); });
+    release(address, kNextFree);
 }
 
 namespace {
@@ -451,17 +453,14 @@ EMBERLINE_EXPORT size_t malloc_usable_size(void *address)
 EMBERLINE_EXPORT void *dlopen(const char *file, int flags)
 {
     ensureNext();
+    const bool deepBind = (flags & RTLD_DEEPBIND) != 0; // glibc's (the agent serves glibc's programs alone)
     if (g_ring) {
-#ifdef RTLD_DEEPBIND
-        if ((flags & RTLD_DEEPBIND) != 0)
+        if (deepBind)
             g_ring->problems.fetch_or(ProblemDeepBind, std::memory_order_relaxed);
-#endif
         g_ring->mapsChanges.fetch_add(1, std::memory_order_acq_rel);
     }
-#ifdef RTLD_DEEPBIND
-    if ((flags & RTLD_DEEPBIND) != 0 && deepBindBegins(file, __builtin_return_address(0)))
+    if (deepBind && deepBindBegins(file, __builtin_return_address(0)))
         return deepBindOpened(g_next.dlopen(file, flags));
-#endif
     EMBERLINE_TAIL_CALL return g_next.dlopen(file, flags);
 }
 
@@ -518,10 +517,17 @@ EMBERLINE_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *att
 
 // --- The injected front end's hooks ------------------------------------------------------------------------------
 // The same hooks, by hidden names of their own (agent_got.h), which agent_attach.cpp writes into the modules' global
-// offset tables.
+// offset tables. There a hook flag is always set (the attached marks, frees filtered): malloc and free read the flags
+// at once, without the fast pointer's test first.
 extern "C" {
-void *hook_malloc(size_t) EMBERLINE_HOOK_ALIAS(malloc);
-void hook_free(void *) EMBERLINE_HOOK_ALIAS(free);
+__attribute__((visibility("hidden"))) void *hook_malloc(size_t size)
+{
+    return allocateOff(size, kNextMalloc);
+}
+__attribute__((visibility("hidden"))) void hook_free(void *address)
+{
+    return address ? releaseOff(address, kNextFree) : kNextFree(address);
+}
 void *hook_calloc(size_t, size_t) EMBERLINE_HOOK_ALIAS(calloc);
 void *hook_realloc(void *, size_t) EMBERLINE_HOOK_ALIAS(realloc);
 int hook_posix_memalign(void **, size_t, size_t) EMBERLINE_HOOK_ALIAS(posix_memalign);

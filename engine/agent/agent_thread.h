@@ -47,6 +47,9 @@ struct ThreadState {
     // reads the flags and sets it again when it may (agent_heap.h: refreshFast); whoever raises a flag clears it in
     // every thread that holds a slot (hookFlagsRaised). Written by other threads too: read and written atomically.
     HeapSlot *fast;
+    // Malloc's probe clock (agent_heap.h: probeNow): kProbeEvery ticks a turn, one at every allocation the fast path
+    // predicts; never reset, so that every probe stands for the kProbeEvery - 1 predicted since the one before.
+    uint8_t probeTick;
     HeapSlot *ownSlot;  // the thread's slot (or one that counts nowhere); null: none taken yet
     uint32_t heapEpoch; // the start of counting (agent_heap.cpp: g_heapEpoch) under which ownSlot was chosen
     uint32_t tid;       // the thread's id, cached (0: not known yet, and after fork)
