@@ -31,10 +31,8 @@ if [[ ${#targets[@]} -eq 0 ]]; then
 fi
 STEP=${EMBERLINE_ASAN_STEP:-all}
 if [[ $STEP != test ]]; then
-    # The extra targets first: ninja builds in the order it is given, and one named last (the fuzzer's one big file)
-    # compiled alone at the end while the other CPU waited.
     # shellcheck disable=SC2086 # a list of target names
-    flock "$LOCK" cmake --build build/asan --parallel "$(nproc)" --target ${EMBERLINE_ASAN_EXTRA_TARGETS:-} "${targets[@]}"
+    flock "$LOCK" cmake --build build/asan --parallel "$(nproc)" --target "${targets[@]}" ${EMBERLINE_ASAN_EXTRA_TARGETS:-}
 fi
 if [[ $STEP != build ]]; then
     flock "$LOCK" ctest --preset asan --parallel 2 --timeout 900 "$@"
